@@ -1,0 +1,189 @@
+// The handler's configuration: one definition of every environment variable, used both
+// by the handler at cold start and by the CDK construct that writes the function's
+// environment, so the two can never drift apart.
+import { ConfigError } from './errors.js';
+
+export interface Config {
+  /** EKS cluster name: the token's x-k8s-aws-id and the DescribeCluster target. */
+  readonly clusterName: string;
+  /** Auto Scaling groups this deployment acts for; anything else is refused. */
+  readonly autoScalingGroupNames: ReadonlySet<string>;
+  /** Lifecycle hook names this deployment acts for. */
+  readonly lifecycleHookNames: ReadonlySet<string>;
+  /** Upper bound on evicting and waiting for pods. */
+  readonly drainTimeoutSeconds: number;
+  /** Wait after the drain so load balancers stop sending traffic (EKS waits 60 s). */
+  readonly loadBalancerDelaySeconds: number;
+  /** Kept free at the end of an invocation to complete the lifecycle action. */
+  readonly invocationMarginSeconds: number;
+  /** Evictions in flight at once per node. */
+  readonly evictionConcurrency: number;
+  /** Use this kubeconfig instead of EKS (tests, the local demo, non-EKS clusters). */
+  readonly kubeconfigPath: string | undefined;
+  /** Context in that kubeconfig; its current context when unset. */
+  readonly kubeconfigContext: string | undefined;
+}
+
+/** The settings a deployer chooses; names are the camelCase twins of the variables. */
+export type ConfigInput = {
+  readonly clusterName: string;
+  readonly autoScalingGroupNames: readonly string[];
+  readonly lifecycleHookNames: readonly string[];
+  readonly drainTimeoutSeconds?: number;
+  readonly loadBalancerDelaySeconds?: number;
+  readonly invocationMarginSeconds?: number;
+  readonly evictionConcurrency?: number;
+  readonly kubeconfigPath?: string;
+  readonly kubeconfigContext?: string;
+};
+
+interface Variable<T> {
+  readonly name: string;
+  readonly description: string;
+  readonly accepts: string;
+  readonly default?: T;
+  parse(raw: string): T | undefined;
+  format(value: T): string;
+}
+
+const names = (raw: string): Set<string> | undefined => {
+  const list = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  return list.length > 0 ? new Set(list) : undefined;
+};
+
+const integer =
+  (min: number, max: number) =>
+  (raw: string): number | undefined => {
+    if (!/^\d+$/.test(raw.trim())) return undefined;
+    const n = Number(raw.trim());
+    return n >= min && n <= max ? n : undefined;
+  };
+
+const text = (raw: string): string | undefined => (raw.trim().length > 0 ? raw.trim() : undefined);
+
+function variable<T>(v: Variable<T>): Variable<T> {
+  return v;
+}
+
+/** Every variable the handler reads, in the order the README documents them. */
+export const configVariables = {
+  clusterName: variable<string>({
+    name: 'CLUSTER_NAME',
+    description: 'EKS cluster the node groups belong to.',
+    accepts: 'a non-empty cluster name',
+    parse: text,
+    format: String,
+  }),
+  autoScalingGroupNames: variable<ReadonlySet<string>>({
+    name: 'AUTO_SCALING_GROUP_NAMES',
+    description: 'Auto Scaling groups to act for; notifications for others are refused.',
+    accepts: 'a comma-separated list of group names',
+    parse: names,
+    format: (v) => [...v].join(','),
+  }),
+  lifecycleHookNames: variable<ReadonlySet<string>>({
+    name: 'LIFECYCLE_HOOK_NAMES',
+    description: 'Lifecycle hook names to act for; notifications from others are refused.',
+    accepts: 'a comma-separated list of hook names',
+    parse: names,
+    format: (v) => [...v].join(','),
+  }),
+  drainTimeoutSeconds: variable<number>({
+    name: 'DRAIN_TIMEOUT_SECONDS',
+    description: 'Longest time spent evicting and waiting for pods before completing anyway.',
+    accepts: 'an integer from 0 to 172800',
+    default: 900,
+    parse: integer(0, 172_800),
+    format: String,
+  }),
+  loadBalancerDelaySeconds: variable<number>({
+    name: 'LOAD_BALANCER_DELAY_SECONDS',
+    description: 'Wait after the drain so load balancers deregister the node (EKS: 60).',
+    accepts: 'an integer from 0 to 3600',
+    default: 60,
+    parse: integer(0, 3600),
+    format: String,
+  }),
+  invocationMarginSeconds: variable<number>({
+    name: 'INVOCATION_MARGIN_SECONDS',
+    description: 'Time kept free before the Lambda timeout to complete the lifecycle action.',
+    accepts: 'an integer from 1 to 300',
+    default: 20,
+    parse: integer(1, 300),
+    format: String,
+  }),
+  evictionConcurrency: variable<number>({
+    name: 'EVICTION_CONCURRENCY',
+    description: 'Evictions in flight at once for one node.',
+    accepts: 'an integer from 1 to 256',
+    default: 32,
+    parse: integer(1, 256),
+    format: String,
+  }),
+  kubeconfigPath: variable<string>({
+    name: 'KUBECONFIG_PATH',
+    description: 'Use this kubeconfig file instead of EKS authentication (tests, demo, non-EKS).',
+    accepts: 'a file path',
+    parse: text,
+    format: String,
+  }),
+  kubeconfigContext: variable<string>({
+    name: 'KUBECONFIG_CONTEXT',
+    description: "Context to use from KUBECONFIG_PATH (default: the file's current context).",
+    accepts: 'a context name',
+    parse: text,
+    format: String,
+  }),
+} as const;
+
+const required: ReadonlySet<keyof typeof configVariables> = new Set([
+  'clusterName',
+  'autoScalingGroupNames',
+  'lifecycleHookNames',
+]);
+
+/**
+ * Parses and validates the whole environment at once. Throws one ConfigError naming
+ * every bad variable and what it accepts, so a deployer fixes them in one go.
+ */
+export function parseConfig(env: Readonly<Record<string, string | undefined>>): Config {
+  const problems: string[] = [];
+  const values: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(configVariables) as [
+    keyof typeof configVariables,
+    Variable<unknown>,
+  ][]) {
+    const raw = env[v.name];
+    if (raw === undefined || raw.trim() === '') {
+      if (required.has(key)) problems.push(`${v.name} is required (${v.accepts})`);
+      values[key] = v.default;
+      continue;
+    }
+    const parsed = v.parse(raw);
+    if (parsed === undefined) problems.push(`${v.name}=${JSON.stringify(raw)} is invalid: expected ${v.accepts}`);
+    values[key] = parsed;
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return values as unknown as Config;
+}
+
+/** The environment that makes parseConfig return these settings (used by the CDK construct). */
+export function toEnvironment(input: ConfigInput): Record<string, string> {
+  const env: Record<string, string> = {};
+  const set = <T>(v: Variable<T>, value: T | undefined): void => {
+    if (value !== undefined) env[v.name] = v.format(value);
+  };
+  set(configVariables.clusterName, input.clusterName);
+  set(configVariables.autoScalingGroupNames, new Set(input.autoScalingGroupNames));
+  set(configVariables.lifecycleHookNames, new Set(input.lifecycleHookNames));
+  set(configVariables.drainTimeoutSeconds, input.drainTimeoutSeconds);
+  set(configVariables.loadBalancerDelaySeconds, input.loadBalancerDelaySeconds);
+  set(configVariables.invocationMarginSeconds, input.invocationMarginSeconds);
+  set(configVariables.evictionConcurrency, input.evictionConcurrency);
+  set(configVariables.kubeconfigPath, input.kubeconfigPath);
+  set(configVariables.kubeconfigContext, input.kubeconfigContext);
+  return env;
+}

@@ -1,0 +1,29 @@
+// Exceptions are for bad configuration, malformed input and infrastructure failures that
+// retrying will not fix; recoverable outcomes of a drain are values (see ports.ts).
+
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid configuration: ${problems.join('; ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** The cluster refused us (RBAC 403, 401): the setup is wrong and retrying will not help. */
+export class AccessDeniedError extends Error {
+  constructor(
+    message: string,
+    readonly statusCode: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'AccessDeniedError';
+  }
+}
+
+/** A Kubernetes or AWS call failed in a way worth retrying (5xx, throttling, network). */
+export class TransientError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'TransientError';
+  }
+}

@@ -1,0 +1,192 @@
+// Routes each SNS record to a use case. One bad or failing record never stops the others.
+import type { Config } from './config.js';
+import { AccessDeniedError } from './errors.js';
+import { parseLifecycleRecord, type LifecycleNotification } from './lifecycle-event.js';
+import type { Clock, EventRecorder, LifecycleActionRef, LifecycleActions, Log, NodeGateway, PodGateway } from './ports.js';
+import { terminateNode, type TerminateOutcome } from './terminate-node.js';
+
+export type ClusterGateway = NodeGateway & PodGateway & EventRecorder;
+
+export interface RecordLogger extends Log {
+  appendKeys(keys: Record<string, unknown>): void;
+  removeKeys(keys: string[]): void;
+}
+
+export interface HandlerDeps {
+  readonly config: Config;
+  readonly log: RecordLogger;
+  readonly clock: Clock;
+  readonly lifecycle: LifecycleActions;
+  /** Connects lazily (and once per container): launches and refusals need no cluster. */
+  readonly cluster: () => Promise<ClusterGateway>;
+}
+
+export interface InvocationContext {
+  getRemainingTimeInMillis(): number;
+}
+
+export type RecordStatus =
+  | 'malformed'
+  | 'test-notification'
+  | 'refused'
+  | 'launch-continued'
+  | TerminateOutcome
+  | 'failed';
+
+export interface HandlerResult {
+  readonly records: readonly { readonly status: RecordStatus; readonly instanceId?: string }[];
+}
+
+const recordKeys = ['instanceId', 'autoScalingGroupName', 'lifecycleHookName', 'lifecycleActionToken', 'transition', 'node'];
+
+export function createHandler(deps: HandlerDeps) {
+  const { config, log, clock } = deps;
+  return async function handle(event: unknown, context: InvocationContext): Promise<HandlerResult> {
+    const records = (event as { Records?: unknown } | null)?.Records;
+    if (!Array.isArray(records)) {
+      log.error('malformed lifecycle notification', { field: 'Records', reason: 'is missing or not an array' });
+      return { records: [] };
+    }
+    const results: { status: RecordStatus; instanceId?: string }[] = [];
+    const failures: unknown[] = [];
+    for (const [index, record] of records.entries()) {
+      const parsed = parseLifecycleRecord(record);
+      if (!parsed.ok) {
+        // Logged, never thrown: a retry would fail the same way.
+        log.error('malformed lifecycle notification', {
+          field: parsed.field,
+          reason: parsed.reason,
+          recordIndex: index,
+          messageId: (record as { Sns?: { MessageId?: unknown } } | null)?.Sns?.MessageId,
+        });
+        results.push({ status: 'malformed' });
+        continue;
+      }
+      const n = parsed.notification;
+      if (n.kind === 'test') {
+        log.info('Auto Scaling test notification received; the hook reaches this function', {
+          autoScalingGroupName: n.autoScalingGroupName,
+        });
+        results.push({ status: 'test-notification' });
+        continue;
+      }
+      log.appendKeys({
+        instanceId: n.instanceId,
+        autoScalingGroupName: n.autoScalingGroupName,
+        lifecycleHookName: n.lifecycleHookName,
+        lifecycleActionToken: n.lifecycleActionToken,
+        transition: n.transition,
+      });
+      try {
+        results.push({ status: await handleLifecycle(n, context), instanceId: n.instanceId });
+      } catch (error) {
+        failures.push(error);
+        results.push({ status: 'failed', instanceId: n.instanceId });
+      } finally {
+        log.removeKeys(recordKeys);
+      }
+    }
+    // Failing the invocation makes Lambda retry (twice, asynchronously), raises the Errors
+    // alarm and finally sends the event to the failure destination. The hook's
+    // DefaultResult CONTINUE bounds how long an instance can be held meanwhile.
+    if (failures.length > 0) {
+      throw failures.length === 1 ? failures[0] : new AggregateError(failures, `${failures.length} lifecycle notifications failed`);
+    }
+    return { records: results };
+  };
+
+  async function handleLifecycle(n: LifecycleNotification, context: InvocationContext): Promise<RecordStatus> {
+    const refusal = refuse(n, config);
+    if (refusal) {
+      // A forged or misrouted message must not drain a node, and must not be completed
+      // either: the action (if any) belongs to somebody else.
+      log.warn('notification refused', { reason: refusal });
+      return 'refused';
+    }
+    const action: LifecycleActionRef = n;
+    if (n.transition === 'launching') {
+      const result = await deps.lifecycle.complete(action, 'CONTINUE');
+      log.info('launch admitted', { lifecycleAction: result });
+      return 'launch-continued';
+    }
+    // One deadline for evicting and waiting, leaving room in this invocation for the
+    // load-balancer wait and the CompleteLifecycleAction call.
+    const now = clock.now();
+    const invocationEndMs = now + context.getRemainingTimeInMillis();
+    const drainDeadlineMs = Math.max(
+      now,
+      Math.min(
+        now + config.drainTimeoutSeconds * 1000,
+        invocationEndMs - (config.invocationMarginSeconds + config.loadBalancerDelaySeconds) * 1000,
+      ),
+    );
+    try {
+      const cluster = await deps.cluster();
+      const report = await terminateNode(
+        {
+          action,
+          drainDeadlineMs,
+          loadBalancerDelaySeconds: config.loadBalancerDelaySeconds,
+          evictionConcurrency: config.evictionConcurrency,
+        },
+        { nodes: cluster, pods: cluster, events: cluster, lifecycle: deps.lifecycle, clock, log },
+      );
+      log.info('termination handled', {
+        outcome: report.outcome,
+        lifecycleAction: report.lifecycleAction,
+        durationMs: report.durationMs,
+        podsEvicted: report.drain?.evicted ?? 0,
+      });
+      return report.outcome;
+    } catch (error) {
+      if (error instanceof AccessDeniedError) {
+        // The setup is wrong (RBAC, access entry): holding the instance helps nobody.
+        log.error('the cluster refused the drainer; check its access entry and ClusterRole', { error: error.message });
+        await completeQuietly(action);
+      } else {
+        log.error('terminate failed; Lambda retries the notification', { error: describe(error) });
+      }
+      throw error;
+    }
+  }
+
+  async function completeQuietly(action: LifecycleActionRef): Promise<void> {
+    try {
+      const result = await deps.lifecycle.complete(action, 'CONTINUE');
+      log.warn('lifecycle action completed without draining', { lifecycleAction: result });
+    } catch (error) {
+      log.error('could not complete the lifecycle action either', { error: describe(error) });
+    }
+  }
+}
+
+/** Why this deployment must not act on the notification, or undefined when it may. */
+export function refuse(n: LifecycleNotification, config: Config): string | undefined {
+  if (!config.autoScalingGroupNames.has(n.autoScalingGroupName)) {
+    return `Auto Scaling group ${n.autoScalingGroupName} is not one this deployment was configured for`;
+  }
+  if (!config.lifecycleHookNames.has(n.lifecycleHookName)) {
+    return `lifecycle hook ${n.lifecycleHookName} is not one this deployment was configured for`;
+  }
+  const metadataCluster = clusterFromMetadata(n.notificationMetadata);
+  if (metadataCluster !== undefined && metadataCluster !== config.clusterName) {
+    return `the hook's metadata names cluster ${metadataCluster}, this deployment serves ${config.clusterName}`;
+  }
+  return undefined;
+}
+
+/** The construct writes {"clusterName": "..."} into NotificationMetadata; other metadata is ignored. */
+function clusterFromMetadata(metadata: string | undefined): string | undefined {
+  if (metadata === undefined) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(metadata);
+    const name = (parsed as { clusterName?: unknown } | null)?.clusterName;
+    return typeof name === 'string' ? name : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

@@ -1,0 +1,98 @@
+// Parses one SNS record carrying an Auto Scaling lifecycle notification.
+// https://docs.aws.amazon.com/autoscaling/ec2/userguide/prepare-for-lifecycle-notifications.html
+// Bad input is a value, not an exception: the handler logs it with the offending field
+// and moves on to the next record, so one malformed message never causes a retry storm.
+
+export type LifecycleTransition = 'launching' | 'terminating';
+
+export interface LifecycleNotification {
+  readonly kind: 'lifecycle';
+  readonly transition: LifecycleTransition;
+  readonly autoScalingGroupName: string;
+  readonly lifecycleHookName: string;
+  readonly instanceId: string;
+  readonly lifecycleActionToken: string;
+  /** When Auto Scaling sent it: deadlines are measured from here. */
+  readonly time: Date;
+  readonly notificationMetadata: string | undefined;
+}
+
+export interface TestNotification {
+  readonly kind: 'test';
+  readonly autoScalingGroupName: string | undefined;
+}
+
+export type ParseResult =
+  | { readonly ok: true; readonly notification: LifecycleNotification | TestNotification }
+  | { readonly ok: false; readonly field: string; readonly reason: string };
+
+const transitions: Readonly<Record<string, LifecycleTransition>> = {
+  'autoscaling:EC2_INSTANCE_LAUNCHING': 'launching',
+  'autoscaling:EC2_INSTANCE_TERMINATING': 'terminating',
+};
+
+const instanceIdPattern = /^i-[0-9a-f]{8,17}$/;
+
+const bad = (field: string, reason: string): ParseResult => ({ ok: false, field, reason });
+
+/** Accepts an SNS record (`Records[i]`), as Lambda hands it over. */
+export function parseLifecycleRecord(record: unknown): ParseResult {
+  if (!isObject(record)) return bad('Records[]', 'is not an object');
+  const sns = record['Sns'];
+  if (!isObject(sns)) return bad('Sns', 'is missing or not an object');
+  const raw = sns['Message'];
+  if (typeof raw !== 'string') return bad('Sns.Message', 'is missing or not a string');
+  let message: unknown;
+  try {
+    message = JSON.parse(raw);
+  } catch (error) {
+    return bad('Sns.Message', `is not valid JSON (${(error as Error).message})`);
+  }
+  return parseLifecycleMessage(message);
+}
+
+export function parseLifecycleMessage(message: unknown): ParseResult {
+  if (!isObject(message)) return bad('Sns.Message', 'is not a JSON object');
+  if (message['Event'] === 'autoscaling:TEST_NOTIFICATION') {
+    const group = message['AutoScalingGroupName'];
+    return {
+      ok: true,
+      notification: { kind: 'test', autoScalingGroupName: typeof group === 'string' ? group : undefined },
+    };
+  }
+  const transitionRaw = message['LifecycleTransition'];
+  if (typeof transitionRaw !== 'string') return bad('LifecycleTransition', 'is missing or not a string');
+  const transition = transitions[transitionRaw];
+  if (transition === undefined) {
+    return bad('LifecycleTransition', `is ${JSON.stringify(transitionRaw)}, expected one of ${Object.keys(transitions).join(', ')}`);
+  }
+  const fields = ['AutoScalingGroupName', 'LifecycleHookName', 'EC2InstanceId', 'LifecycleActionToken', 'Time'] as const;
+  const values: Partial<Record<(typeof fields)[number], string>> = {};
+  for (const field of fields) {
+    const value = message[field];
+    if (typeof value !== 'string' || value.trim() === '') return bad(field, 'is missing or empty');
+    values[field] = value;
+  }
+  const instanceId = values.EC2InstanceId!;
+  if (!instanceIdPattern.test(instanceId)) return bad('EC2InstanceId', `is ${JSON.stringify(instanceId)}, not an EC2 instance id`);
+  const time = new Date(values.Time!);
+  if (Number.isNaN(time.getTime())) return bad('Time', `is ${JSON.stringify(values.Time)}, not an ISO 8601 time`);
+  const metadata = message['NotificationMetadata'];
+  return {
+    ok: true,
+    notification: {
+      kind: 'lifecycle',
+      transition,
+      autoScalingGroupName: values.AutoScalingGroupName!,
+      lifecycleHookName: values.LifecycleHookName!,
+      instanceId,
+      lifecycleActionToken: values.LifecycleActionToken!,
+      time,
+      notificationMetadata: typeof metadata === 'string' ? metadata : undefined,
+    },
+  };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,122 @@
+// The smallest interfaces the use cases need. Only adapters/ import the AWS SDK or the
+// Kubernetes client; everything else is plain functions over these.
+
+export interface NodeInfo {
+  readonly name: string;
+  readonly uid: string;
+  readonly providerId: string;
+  readonly unschedulable: boolean;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+export interface Toleration {
+  readonly key?: string | undefined;
+  readonly operator?: string | undefined;
+  readonly effect?: string | undefined;
+}
+
+export interface PodInfo {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly phase: string;
+  /** Kind of the owner reference marked controller, if any (DaemonSet, ReplicaSet, Job...). */
+  readonly controllerKind: string | undefined;
+  readonly annotations: Readonly<Record<string, string>>;
+  readonly priorityClassName: string | undefined;
+  readonly deletionTimestamp: Date | undefined;
+  readonly tolerations: readonly Toleration[];
+}
+
+export type PatchResult = 'patched' | 'node-gone';
+
+export interface NodeGateway {
+  /** Finds the node whose spec.providerID ends in /<instanceId>; never by name. */
+  findNodeByInstanceId(instanceId: string): Promise<NodeInfo | undefined>;
+  /** Sets node.kubernetes.io/exclude-from-external-load-balancers=true (merge patch). */
+  excludeFromLoadBalancers(nodeName: string): Promise<PatchResult>;
+  /** Sets spec.unschedulable=true (merge patch). */
+  cordon(nodeName: string): Promise<PatchResult>;
+}
+
+/** A live view of the pods bound to one node: one list, then one watch. */
+export interface PodWatch {
+  /** The pods on the node as last seen. */
+  current(): readonly PodInfo[];
+  /** Resolves at the next change on the node, or after timeoutMs, whichever is first. */
+  changed(timeoutMs: number): Promise<void>;
+  close(): void;
+}
+
+export type BlockReason =
+  | 'disruption-budget'
+  | 'multiple-budgets'
+  | 'throttled'
+  | 'namespace-terminating'
+  | 'server-error';
+
+export type EvictionResult =
+  | { readonly kind: 'evicted' }
+  /** 404 (already deleted) or 409 (UID precondition failed: it is another pod now). */
+  | { readonly kind: 'gone' }
+  | {
+      readonly kind: 'blocked';
+      readonly reason: BlockReason;
+      readonly message: string;
+      readonly retryAfterSeconds: number | undefined;
+      readonly budgetName: string | undefined;
+    };
+
+export interface PodGateway {
+  watchPodsOnNode(nodeName: string): Promise<PodWatch>;
+  /** policy/v1 Eviction with a UID precondition. Throws AccessDeniedError on RBAC 403. */
+  evictPod(pod: PodInfo): Promise<EvictionResult>;
+}
+
+export interface ObjectRef {
+  readonly kind: 'Node' | 'Pod';
+  readonly name: string;
+  readonly uid: string;
+  readonly namespace?: string | undefined;
+}
+
+export interface ClusterEvent {
+  readonly regarding: ObjectRef;
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly message: string;
+}
+
+export interface EventRecorder {
+  /** Best effort: never throws, an Event must not fail a drain. */
+  record(event: ClusterEvent): Promise<void>;
+}
+
+export interface LifecycleActionRef {
+  readonly autoScalingGroupName: string;
+  readonly lifecycleHookName: string;
+  readonly lifecycleActionToken: string;
+  readonly instanceId: string;
+}
+
+export type LifecycleResult = 'CONTINUE' | 'ABANDON';
+
+export interface LifecycleActions {
+  /** 'already-completed' when Auto Scaling has no active action (completed twice, timed out). */
+  complete(action: LifecycleActionRef, result: LifecycleResult): Promise<'completed' | 'already-completed'>;
+}
+
+export interface Clock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+/** What the use cases log through; Powertools Logger satisfies it. */
+export interface Log {
+  debug(message: string, ...extra: Record<string, unknown>[]): void;
+  info(message: string, ...extra: Record<string, unknown>[]): void;
+  warn(message: string, ...extra: Record<string, unknown>[]): void;
+  error(message: string, ...extra: Record<string, unknown>[]): void;
+  /** Adds keys to every later line (Powertools Logger's appendKeys). */
+  appendKeys?(keys: Record<string, unknown>): void;
+}

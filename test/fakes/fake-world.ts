@@ -1,0 +1,262 @@
+// An in-memory cluster, lifecycle actions, clock and log for fast unit tests of the drain
+// logic. It is a discrete-event simulation: time only moves when the code under test
+// sleeps or waits for a change, so scenarios that take minutes run in milliseconds and
+// always the same way. Kubernetes behaviour itself is proven in test/cluster/.
+import type {
+  ClusterEvent,
+  Clock,
+  EvictionResult,
+  LifecycleActionRef,
+  LifecycleActions,
+  LifecycleResult,
+  NodeInfo,
+  PodInfo,
+  PodWatch,
+} from '../../lambda/ports.js';
+import type { RecordLogger } from '../../lambda/handler.js';
+
+export class FakeClock implements Clock {
+  private scheduled: { atMs: number; run: () => void }[] = [];
+  constructor(public nowMs = Date.parse('2026-11-22T10:00:00Z')) {}
+
+  now(): number {
+    return this.nowMs;
+  }
+
+  async sleep(ms: number): Promise<void> {
+    this.advanceTo(this.nowMs + ms);
+  }
+
+  at(atMs: number, run: () => void): void {
+    this.scheduled.push({ atMs, run });
+    this.scheduled.sort((a, b) => a.atMs - b.atMs);
+  }
+
+  after(ms: number, run: () => void): void {
+    this.at(this.nowMs + ms, run);
+  }
+
+  nextScheduledMs(): number | undefined {
+    return this.scheduled[0]?.atMs;
+  }
+
+  /** Runs everything scheduled up to atMs, in order, then sets the time to atMs. */
+  advanceTo(atMs: number): void {
+    for (let next = this.scheduled[0]; next && next.atMs <= atMs; next = this.scheduled[0]) {
+      this.scheduled.shift();
+      this.nowMs = Math.max(this.nowMs, next.atMs);
+      next.run();
+    }
+    this.nowMs = Math.max(this.nowMs, atMs);
+  }
+}
+
+export interface FakePod extends PodInfo {
+  nodeName: string;
+  /** How long the pod takes to go once deleted (its grace period in practice). */
+  terminationMs: number;
+}
+
+export type EvictionRule = (pod: FakePod) => EvictionResult | 'accept';
+
+export interface Call {
+  readonly atMs: number;
+  readonly op: 'list-nodes' | 'label' | 'cordon' | 'watch-pods' | 'evict';
+  readonly target: string;
+}
+
+let uidCounter = 0;
+export const newUid = (): string => `uid-${++uidCounter}`;
+
+export function pod(overrides: Partial<FakePod> & { name: string }): FakePod {
+  return {
+    namespace: 'default',
+    uid: newUid(),
+    phase: 'Running',
+    controllerKind: 'ReplicaSet',
+    annotations: {},
+    priorityClassName: undefined,
+    deletionTimestamp: undefined,
+    tolerations: [],
+    nodeName: 'node-a',
+    terminationMs: 0,
+    ...overrides,
+  };
+}
+
+export class FakeCluster {
+  readonly nodes = new Map<string, NodeInfo & { providerId: string }>();
+  readonly pods = new Map<string, FakePod>();
+  readonly events: ClusterEvent[] = [];
+  readonly calls: Call[] = [];
+  evictionRules: EvictionRule[] = [];
+  /** Called after every eviction the fake accepts, e.g. to start a replacement. */
+  onEvicted: (pod: FakePod) => void = () => {};
+  private version = 0;
+
+  constructor(readonly clock: FakeClock) {}
+
+  addNode(name: string, instanceId: string, extra: Partial<NodeInfo> = {}): NodeInfo {
+    const node: NodeInfo = {
+      name,
+      uid: `node-uid-${name}`,
+      providerId: `aws:///eu-west-1a/${instanceId}`,
+      unschedulable: false,
+      labels: {},
+      ...extra,
+    };
+    this.nodes.set(name, node);
+    return node;
+  }
+
+  addPod(p: FakePod): FakePod {
+    this.pods.set(p.uid, p);
+    this.version++;
+    return p;
+  }
+
+  removePod(uid: string): void {
+    if (this.pods.delete(uid)) this.version++;
+  }
+
+  podsOn(nodeName: string): FakePod[] {
+    return [...this.pods.values()].filter((p) => p.nodeName === nodeName);
+  }
+
+  private log(op: Call['op'], target: string): void {
+    this.calls.push({ atMs: this.clock.now(), op, target });
+  }
+
+  // --- NodeGateway
+  async findNodeByInstanceId(instanceId: string): Promise<NodeInfo | undefined> {
+    this.log('list-nodes', instanceId);
+    return [...this.nodes.values()].find((n) => n.providerId.endsWith(`/${instanceId}`));
+  }
+
+  async excludeFromLoadBalancers(name: string): Promise<'patched' | 'node-gone'> {
+    this.log('label', name);
+    const node = this.nodes.get(name);
+    if (!node) return 'node-gone';
+    this.nodes.set(name, { ...node, labels: { ...node.labels, 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' } });
+    return 'patched';
+  }
+
+  async cordon(name: string): Promise<'patched' | 'node-gone'> {
+    this.log('cordon', name);
+    const node = this.nodes.get(name);
+    if (!node) return 'node-gone';
+    this.nodes.set(name, { ...node, unschedulable: true });
+    return 'patched';
+  }
+
+  // --- PodGateway
+  async watchPodsOnNode(nodeName: string): Promise<PodWatch> {
+    this.log('watch-pods', nodeName);
+    let seen = this.version;
+    return {
+      current: () => this.podsOn(nodeName),
+      changed: async (timeoutMs: number) => {
+        // Let concurrently running drains (duplicate deliveries) take their turn first.
+        await new Promise((resolve) => setImmediate(resolve));
+        if (this.version !== seen) {
+          seen = this.version;
+          return;
+        }
+        const until = this.clock.now() + timeoutMs;
+        const next = this.clock.nextScheduledMs();
+        this.clock.advanceTo(next !== undefined && next <= until ? next : until);
+        seen = this.version;
+      },
+      close: () => {},
+    };
+  }
+
+  async evictPod(target: PodInfo): Promise<EvictionResult> {
+    this.log('evict', `${target.namespace}/${target.name}`);
+    const current = [...this.pods.values()].find((p) => p.namespace === target.namespace && p.name === target.name);
+    if (!current || current.uid !== target.uid) return { kind: 'gone' };
+    if (current.deletionTimestamp) return { kind: 'evicted' };
+    for (const rule of this.evictionRules) {
+      const verdict = rule(current);
+      if (verdict !== 'accept') return verdict;
+    }
+    this.pods.set(current.uid, { ...current, deletionTimestamp: new Date(this.clock.now()) });
+    this.version++;
+    if (current.terminationMs === 0) this.removePod(current.uid);
+    else this.clock.after(current.terminationMs, () => this.removePod(current.uid));
+    this.onEvicted(current);
+    return { kind: 'evicted' };
+  }
+
+  // --- EventRecorder
+  async record(event: ClusterEvent): Promise<void> {
+    this.events.push(event);
+  }
+
+  reasons(): string[] {
+    return this.events.map((e) => `${e.regarding.kind}/${e.reason}`);
+  }
+}
+
+export const pdbBlocks = (budgetName: string, matches: (p: FakePod) => boolean): EvictionRule => (p) =>
+  matches(p)
+    ? {
+        kind: 'blocked',
+        reason: 'disruption-budget',
+        message: `Cannot evict pod as it would violate the pod's disruption budget. The disruption budget ${budgetName} needs 2 healthy pods and has 2 currently`,
+        retryAfterSeconds: undefined,
+        budgetName,
+      }
+    : 'accept';
+
+export class FakeLifecycleActions implements LifecycleActions {
+  readonly completions: { action: LifecycleActionRef; result: LifecycleResult; atMs: number }[] = [];
+  private readonly done = new Set<string>();
+  failWith: Error | undefined;
+
+  constructor(private readonly clock: Clock) {}
+
+  async complete(action: LifecycleActionRef, result: LifecycleResult): Promise<'completed' | 'already-completed'> {
+    if (this.failWith) throw this.failWith;
+    if (this.done.has(action.lifecycleActionToken)) return 'already-completed';
+    this.done.add(action.lifecycleActionToken);
+    this.completions.push({ action, result, atMs: this.clock.now() });
+    return 'completed';
+  }
+}
+
+export interface LogLine {
+  level: 'debug' | 'info' | 'warn' | 'error';
+  message: string;
+  fields: Record<string, unknown>;
+}
+
+export class MemoryLog implements RecordLogger {
+  readonly lines: LogLine[] = [];
+  private keys: Record<string, unknown> = {};
+
+  private write(level: LogLine['level'], message: string, extra: Record<string, unknown>[]): void {
+    this.lines.push({ level, message, fields: Object.assign({}, this.keys, ...extra) });
+  }
+  debug(message: string, ...extra: Record<string, unknown>[]) {
+    this.write('debug', message, extra);
+  }
+  info(message: string, ...extra: Record<string, unknown>[]) {
+    this.write('info', message, extra);
+  }
+  warn(message: string, ...extra: Record<string, unknown>[]) {
+    this.write('warn', message, extra);
+  }
+  error(message: string, ...extra: Record<string, unknown>[]) {
+    this.write('error', message, extra);
+  }
+  appendKeys(keys: Record<string, unknown>) {
+    this.keys = { ...this.keys, ...keys };
+  }
+  removeKeys(names: string[]) {
+    for (const name of names) delete this.keys[name];
+  }
+  messages(level?: LogLine['level']): string[] {
+    return this.lines.filter((l) => !level || l.level === level).map((l) => l.message);
+  }
+}

@@ -1,0 +1,159 @@
+// Request shapes the Kubernetes adapter sends, captured by a loopback HTTP server.
+import { KubeConfig } from '@kubernetes/client-node';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createKubernetesGateway, type KubernetesGateway } from '../../lambda/adapters/kubernetes.js';
+import { AccessDeniedError } from '../../lambda/errors.js';
+import { MemoryLog, pod } from '../fakes/fake-world.js';
+
+interface Seen {
+  method: string;
+  url: URL;
+  headers: IncomingMessage['headers'];
+  body: unknown;
+}
+
+describe('Kubernetes adapter', () => {
+  let server: Server;
+  let seen: Seen[];
+  let respond: (req: Seen, res: ServerResponse) => void;
+  let gateway: KubernetesGateway;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c) => (raw += c));
+      req.on('end', () => {
+        const entry = { method: req.method ?? '', url: new URL(req.url ?? '/', 'http://x'), headers: req.headers, body: raw ? JSON.parse(raw) : undefined };
+        seen.push(entry);
+        respond(entry, res);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      // Plain HTTP on loopback needs skipTLSVerify (the client refuses HTTP otherwise).
+      clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+      users: [{ name: 'u', token: 'test-token' }],
+      contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
+      currentContext: 'c',
+    });
+    gateway = createKubernetesGateway(kc, { requestTimeoutMs: 5_000, log: new MemoryLog() });
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  beforeEach(() => {
+    seen = [];
+    respond = (_req, res) => json(res, 200, {});
+  });
+
+  it('labels the node with a JSON merge patch', async () => {
+    await expect(gateway.excludeFromLoadBalancers('node-a')).resolves.toBe('patched');
+
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({ method: 'PATCH', body: { metadata: { labels: { 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' } } } });
+    expect(seen[0]!.url.pathname).toBe('/api/v1/nodes/node-a');
+    expect(seen[0]!.headers['content-type']).toBe('application/merge-patch+json');
+    expect(seen[0]!.headers['authorization']).toBe('Bearer test-token');
+    expect(seen[0]!.headers['user-agent']).toMatch(/^graceful-node-termination\//);
+  });
+
+  it('cordons with a merge patch of spec.unschedulable', async () => {
+    await gateway.cordon('node-a');
+    expect(seen[0]).toMatchObject({ method: 'PATCH', body: { spec: { unschedulable: true } } });
+    expect(seen[0]!.headers['content-type']).toBe('application/merge-patch+json');
+  });
+
+  it('reports a node deleted meanwhile as node-gone', async () => {
+    respond = (_req, res) => json(res, 404, { kind: 'Status', code: 404, message: 'nodes "node-a" not found' });
+    await expect(gateway.cordon('node-a')).resolves.toBe('node-gone');
+  });
+
+  it('sends a policy/v1 Eviction with a UID precondition', async () => {
+    respond = (_req, res) => json(res, 201, { kind: 'Status', status: 'Success' });
+    const target = pod({ name: 'web-1', namespace: 'shop', uid: 'c1f0e8a4-uid' });
+
+    await expect(gateway.evictPod(target)).resolves.toEqual({ kind: 'evicted' });
+
+    expect(seen[0]!.method).toBe('POST');
+    expect(seen[0]!.url.pathname).toBe('/api/v1/namespaces/shop/pods/web-1/eviction');
+    expect(seen[0]!.body).toEqual({
+      apiVersion: 'policy/v1',
+      kind: 'Eviction',
+      metadata: { name: 'web-1', namespace: 'shop' },
+      deleteOptions: { preconditions: { uid: 'c1f0e8a4-uid' } },
+    });
+  });
+
+  it('fails loudly on an RBAC 403 from the eviction subresource', async () => {
+    respond = (_req, res) =>
+      json(res, 403, { kind: 'Status', code: 403, reason: 'Forbidden', message: 'pods "web-1" is forbidden: User "x" cannot create resource "pods/eviction"', details: { name: 'web-1', kind: 'pods' } });
+    await expect(gateway.evictPod(pod({ name: 'web-1' }))).rejects.toBeInstanceOf(AccessDeniedError);
+  });
+
+  it('finds the node by providerID across pages, never listing by name', async () => {
+    respond = (req, res) => {
+      if (!req.url.searchParams.get('continue')) {
+        json(res, 200, { metadata: { continue: 'page2' }, items: [{ metadata: { name: 'other', uid: '1' }, spec: { providerID: 'aws:///eu-west-1a/i-0aaaaaaaaaaaaaaaa' } }] });
+      } else {
+        json(res, 200, { metadata: {}, items: [{ metadata: { name: 'ip-10-0-0-1', uid: '2', labels: { a: 'b' } }, spec: { providerID: 'aws:///eu-west-1b/i-0123456789abcdef0', unschedulable: true } }] });
+      }
+    };
+
+    const node = await gateway.findNodeByInstanceId('i-0123456789abcdef0');
+
+    expect(node).toEqual({ name: 'ip-10-0-0-1', uid: '2', providerId: 'aws:///eu-west-1b/i-0123456789abcdef0', unschedulable: true, labels: { a: 'b' } });
+    expect(seen.map((s) => s.url.pathname)).toEqual(['/api/v1/nodes', '/api/v1/nodes']);
+    expect(seen[0]!.url.searchParams.get('limit')).toBe('500');
+  });
+
+  it('lists and watches only the pods bound to the node', async () => {
+    respond = (req, res) => {
+      if (req.url.searchParams.get('watch') === 'true') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write(JSON.stringify({ type: 'DELETED', object: { metadata: { name: 'web-1', namespace: 'default', uid: 'u1', resourceVersion: '11' } } }) + '\n');
+        return; // keep the stream open like a real watch
+      }
+      json(res, 200, {
+        metadata: { resourceVersion: '10' },
+        items: [{ metadata: { name: 'web-1', namespace: 'default', uid: 'u1', ownerReferences: [{ kind: 'ReplicaSet', controller: true, name: 'rs', uid: 'r', apiVersion: 'apps/v1' }] }, spec: { priorityClassName: 'x' }, status: { phase: 'Running' } }],
+      });
+    };
+
+    const watch = await gateway.watchPodsOnNode('node-a');
+    try {
+      await watch.changed(5_000);
+      expect(watch.current()).toEqual([]);
+    } finally {
+      watch.close();
+    }
+
+    const list = seen[0]!.url;
+    expect(list.pathname).toBe('/api/v1/pods');
+    expect(list.searchParams.get('fieldSelector')).toBe('spec.nodeName=node-a');
+    const watchUrl = seen[1]!.url;
+    expect(watchUrl.pathname).toBe('/api/v1/pods');
+    expect(Object.fromEntries(watchUrl.searchParams)).toMatchObject({ watch: 'true', fieldSelector: 'spec.nodeName=node-a', resourceVersion: '10', allowWatchBookmarks: 'true' });
+  });
+
+  it('writes core/v1 Events on the node in the default namespace and never throws', async () => {
+    respond = (_req, res) => json(res, 201, {});
+    await gateway.record({ regarding: { kind: 'Node', name: 'node-a', uid: 'n1' }, type: 'Normal', reason: 'Cordoned', message: 'cordoned' });
+    expect(seen[0]!.url.pathname).toBe('/api/v1/namespaces/default/events');
+    expect(seen[0]!.body).toMatchObject({
+      involvedObject: { kind: 'Node', name: 'node-a', uid: 'n1' },
+      reason: 'Cordoned',
+      type: 'Normal',
+      source: { component: 'graceful-node-termination' },
+    });
+
+    respond = (_req, res) => json(res, 500, { message: 'etcd down' });
+    await expect(gateway.record({ regarding: { kind: 'Pod', name: 'p', namespace: 'shop', uid: 'p1' }, type: 'Warning', reason: 'EvictionBlocked', message: 'x' })).resolves.toBeUndefined();
+    expect(seen[1]!.url.pathname).toBe('/api/v1/namespaces/shop/events');
+  });
+});
+
+function json(res: ServerResponse, code: number, body: unknown): void {
+  res.writeHead(code, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { parseLifecycleRecord } from '../../lambda/lifecycle-event.js';
+import { instanceId, lifecycleMessage, snsRecord, testMessage } from '../fixtures/notifications.js';
+
+describe('parseLifecycleRecord', () => {
+  it('parses a terminate notification', () => {
+    expect(parseLifecycleRecord(snsRecord(lifecycleMessage()))).toEqual({
+      ok: true,
+      notification: {
+        kind: 'lifecycle',
+        transition: 'terminating',
+        autoScalingGroupName: 'workers',
+        lifecycleHookName: 'workers-terminate',
+        instanceId,
+        lifecycleActionToken: '71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff',
+        time: new Date('2026-11-22T10:00:00.000Z'),
+        notificationMetadata: '{"clusterName":"prod"}',
+      },
+    });
+  });
+
+  it('parses a launch notification', () => {
+    const result = parseLifecycleRecord(snsRecord(lifecycleMessage({ LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING' })));
+    expect(result).toMatchObject({ ok: true, notification: { transition: 'launching' } });
+  });
+
+  it('recognises the test notification Auto Scaling sends when a hook is created', () => {
+    expect(parseLifecycleRecord(snsRecord(testMessage))).toEqual({
+      ok: true,
+      notification: { kind: 'test', autoScalingGroupName: 'workers' },
+    });
+  });
+
+  it('accepts a message without NotificationMetadata', () => {
+    const message = lifecycleMessage();
+    delete message['NotificationMetadata'];
+    expect(parseLifecycleRecord(snsRecord(message))).toMatchObject({ ok: true, notification: { notificationMetadata: undefined } });
+  });
+
+  const malformed: [string, unknown, string][] = [
+    ['a record that is not an object', 'nope', 'Records[]'],
+    ['a record that is null', null, 'Records[]'],
+    ['a record without Sns', { EventSource: 'aws:sns' }, 'Sns'],
+    ['an Sns without Message', { Sns: { MessageId: 'x' } }, 'Sns.Message'],
+    ['a Message that is not a string', { Sns: { Message: { a: 1 } } }, 'Sns.Message'],
+    ['a Message that is not JSON', snsRecord('{"Origin": '), 'Sns.Message'],
+    ['a Message that is a JSON array', snsRecord('[1,2]'), 'Sns.Message'],
+    ['a Message that is JSON null', snsRecord('null'), 'Sns.Message'],
+    ['a missing LifecycleTransition', snsRecord(lifecycleMessage({ LifecycleTransition: undefined })), 'LifecycleTransition'],
+    ['an unknown LifecycleTransition', snsRecord(lifecycleMessage({ LifecycleTransition: 'autoscaling:EC2_INSTANCE_WARMING' })), 'LifecycleTransition'],
+    ['a numeric LifecycleTransition', snsRecord(lifecycleMessage({ LifecycleTransition: 7 })), 'LifecycleTransition'],
+    ['a missing AutoScalingGroupName', snsRecord(lifecycleMessage({ AutoScalingGroupName: undefined })), 'AutoScalingGroupName'],
+    ['an empty LifecycleHookName', snsRecord(lifecycleMessage({ LifecycleHookName: '' })), 'LifecycleHookName'],
+    ['a missing EC2InstanceId', snsRecord(lifecycleMessage({ EC2InstanceId: undefined })), 'EC2InstanceId'],
+    ['an EC2InstanceId that is not an instance id', snsRecord(lifecycleMessage({ EC2InstanceId: 'node-a' })), 'EC2InstanceId'],
+    ['a missing LifecycleActionToken', snsRecord(lifecycleMessage({ LifecycleActionToken: undefined })), 'LifecycleActionToken'],
+    ['a missing Time', snsRecord(lifecycleMessage({ Time: undefined })), 'Time'],
+    ['a Time that is not a date', snsRecord(lifecycleMessage({ Time: 'yesterday' })), 'Time'],
+  ];
+
+  it.each(malformed)('names the field for %s', (_what, record, field) => {
+    const result = parseLifecycleRecord(record);
+    expect(result.ok).toBe(false);
+    expect(result).toMatchObject({ field, reason: expect.any(String) });
+  });
+});

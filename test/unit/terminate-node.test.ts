@@ -1,0 +1,284 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { terminateNode, type TerminateDeps, type TerminateOptions } from '../../lambda/terminate-node.js';
+import {
+  FakeClock,
+  FakeCluster,
+  FakeLifecycleActions,
+  MemoryLog,
+  pdbBlocks,
+  pod,
+} from '../fakes/fake-world.js';
+
+const instanceId = 'i-0123456789abcdef0';
+const action = {
+  autoScalingGroupName: 'workers',
+  lifecycleHookName: 'workers-terminate',
+  lifecycleActionToken: 'token-1',
+  instanceId,
+};
+
+describe('terminateNode', () => {
+  let clock: FakeClock;
+  let cluster: FakeCluster;
+  let lifecycle: FakeLifecycleActions;
+  let log: MemoryLog;
+  let deps: TerminateDeps;
+  let options: TerminateOptions;
+
+  beforeEach(() => {
+    clock = new FakeClock();
+    cluster = new FakeCluster(clock);
+    lifecycle = new FakeLifecycleActions(clock);
+    log = new MemoryLog();
+    deps = { nodes: cluster, pods: cluster, events: cluster, lifecycle, clock, log };
+    options = {
+      action,
+      drainDeadlineMs: clock.now() + 300_000,
+      loadBalancerDelaySeconds: 60,
+      evictionConcurrency: 8,
+    };
+    cluster.addNode('node-a', instanceId);
+  });
+
+  it('labels, cordons, evicts non-DaemonSet pods, waits 60 s, then completes CONTINUE', async () => {
+    // Prepare: the managed-node-group story from the audit log.
+    cluster.addPod(pod({ name: 'nginx-1', terminationMs: 4_000 }));
+    cluster.addPod(pod({ name: 'coredns-1', namespace: 'kube-system', priorityClassName: 'system-cluster-critical' }));
+    cluster.addPod(pod({ name: 'aws-node-x', namespace: 'kube-system', controllerKind: 'DaemonSet' }));
+    cluster.addPod(pod({ name: 'kube-proxy-x', namespace: 'kube-system', controllerKind: 'DaemonSet' }));
+    const start = clock.now();
+
+    // Act
+    const report = await terminateNode(options, deps);
+
+    // Assess
+    expect(report.outcome).toBe('drained');
+    expect(report.lifecycleAction).toBe('completed');
+    expect(cluster.calls.filter((c) => c.op !== 'list-nodes' && c.op !== 'watch-pods').map((c) => `${c.op} ${c.target}`)).toEqual([
+      'label node-a',
+      'cordon node-a',
+      'evict default/nginx-1',
+      'evict kube-system/coredns-1',
+    ]);
+    // coredns (critical) waits until nginx has finished terminating.
+    const corednsEviction = cluster.calls.find((c) => c.target === 'kube-system/coredns-1')!;
+    expect(corednsEviction.atMs - start).toBe(4_000);
+    expect(lifecycle.completions).toEqual([{ action, result: 'CONTINUE', atMs: start + 4_000 + 60_000 }]);
+    expect(cluster.podsOn('node-a').map((p) => p.name).sort()).toEqual(['aws-node-x', 'kube-proxy-x']);
+    expect(cluster.nodes.get('node-a')).toMatchObject({
+      unschedulable: true,
+      labels: { 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' },
+    });
+    expect(cluster.reasons()).toEqual(['Node/DrainStarted', 'Node/Cordoned', 'Node/Drained', 'Node/LifecycleActionCompleted']);
+  });
+
+  it('skips mirror and finished pods, evicts unmanaged and emptyDir pods', async () => {
+    cluster.addPod(pod({ name: 'static', annotations: { 'kubernetes.io/config.mirror': 'abc' }, controllerKind: 'Node' }));
+    cluster.addPod(pod({ name: 'job-done', phase: 'Succeeded', controllerKind: 'Job' }));
+    cluster.addPod(pod({ name: 'job-failed', phase: 'Failed', controllerKind: 'Job' }));
+    cluster.addPod(pod({ name: 'bare', controllerKind: undefined }));
+
+    const report = await terminateNode(options, deps);
+
+    expect(report.outcome).toBe('drained');
+    expect(cluster.calls.filter((c) => c.op === 'evict').map((c) => c.target)).toEqual(['default/bare']);
+  });
+
+  it('waits for pods that were already terminating without evicting them again', async () => {
+    const terminating = cluster.addPod(pod({ name: 'leaving', deletionTimestamp: new Date(clock.now()) }));
+    clock.after(20_000, () => cluster.removePod(terminating.uid));
+
+    const report = await terminateNode({ ...options, loadBalancerDelaySeconds: 0 }, deps);
+
+    expect(report.outcome).toBe('drained');
+    expect(cluster.calls.some((c) => c.op === 'evict')).toBe(false);
+    expect(lifecycle.completions[0]!.atMs - report.durationMs).toBe(clock.now() - report.durationMs);
+    expect(report.durationMs).toBe(20_000);
+  });
+
+  it('completes CONTINUE when no node has the instance in its providerID', async () => {
+    const report = await terminateNode({ ...options, action: { ...action, instanceId: 'i-00000000000000000' } }, deps);
+
+    expect(report.outcome).toBe('node-not-found');
+    expect(lifecycle.completions).toHaveLength(1);
+    expect(cluster.calls.map((c) => c.op)).toEqual(['list-nodes']);
+    expect(log.messages('warn')).toContain('no node has this instance in spec.providerID; completing so the instance is not held');
+  });
+
+  it('finds the node by providerID even when its name is not the instance DNS name', async () => {
+    cluster.nodes.clear();
+    cluster.addNode('ip-10-0-0-1.custom.internal', instanceId);
+    cluster.addPod(pod({ name: 'web', nodeName: 'ip-10-0-0-1.custom.internal' }));
+
+    const report = await terminateNode(options, deps);
+
+    expect(report).toMatchObject({ outcome: 'drained', nodeName: 'ip-10-0-0-1.custom.internal' });
+  });
+
+  it('retries a PDB-blocked pod until the deadline, names the budget, then completes CONTINUE', async () => {
+    const web = cluster.addPod(pod({ name: 'web-1' }));
+    cluster.addPod(pod({ name: 'other' }));
+    cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
+    const start = clock.now();
+
+    const report = await terminateNode({ ...options, drainDeadlineMs: start + 120_000 }, deps);
+
+    expect(report.outcome).toBe('timed-out');
+    expect(report.drain?.stuck).toEqual([
+      { pod: 'default/web-1', reason: 'disruption-budget', budgetName: 'web-pdb', message: expect.stringContaining('web-pdb') },
+    ]);
+    const evictions = cluster.calls.filter((c) => c.target === 'default/web-1');
+    expect(evictions.length).toBeGreaterThan(5); // retried with backoff...
+    expect(evictions.length).toBeLessThan(40); // ...but not in a hot loop
+    const gaps = evictions.slice(1).map((c, i) => c.atMs - evictions[i]!.atMs);
+    expect(Math.max(...gaps)).toBe(10_000);
+    expect(lifecycle.completions).toEqual([{ action, result: 'CONTINUE', atMs: start + 120_000 + 60_000 }]);
+    const timedOut = cluster.events.find((e) => e.reason === 'DrainTimedOut');
+    expect(timedOut?.message).toContain('default/web-1 (disruption-budget: PodDisruptionBudget web-pdb)');
+    // The blocked pod carries an Event too, written once, not on every retry.
+    expect(cluster.events.filter((e) => e.reason === 'EvictionBlocked' && e.regarding.kind === 'Pod')).toHaveLength(1);
+    expect(log.lines.find((l) => l.message.startsWith('drain deadline reached'))?.level).toBe('error');
+  });
+
+  it('evicts a blocked pod once the budget allows it', async () => {
+    const web = cluster.addPod(pod({ name: 'web-1' }));
+    let budgetOpen = false;
+    cluster.evictionRules.push((p) => (p.uid === web.uid && !budgetOpen ? pdbBlocks('web-pdb', () => true)(p) : 'accept'));
+    clock.after(30_000, () => (budgetOpen = true));
+
+    const report = await terminateNode(options, deps);
+
+    expect(report.outcome).toBe('drained');
+    expect(report.durationMs).toBeGreaterThanOrEqual(30_000 + 60_000);
+    expect(report.durationMs).toBeLessThanOrEqual(40_000 + 60_000);
+  });
+
+  it('honours Retry-After from the server', async () => {
+    const web = cluster.addPod(pod({ name: 'web-1' }));
+    let refused = 0;
+    cluster.evictionRules.push((p) =>
+      p.uid === web.uid && refused++ < 1
+        ? { kind: 'blocked', reason: 'disruption-budget', message: 'still being processed', retryAfterSeconds: 10, budgetName: 'web-pdb' }
+        : 'accept',
+    );
+
+    await terminateNode({ ...options, loadBalancerDelaySeconds: 0 }, deps);
+
+    const evictions = cluster.calls.filter((c) => c.op === 'evict');
+    expect(evictions).toHaveLength(2);
+    expect(evictions[1]!.atMs - evictions[0]!.atMs).toBe(10_000);
+  });
+
+  it('reports two budgets over one pod loudly and keeps trying until the deadline', async () => {
+    cluster.addPod(pod({ name: 'web-1' }));
+    cluster.evictionRules.push(() => ({
+      kind: 'blocked',
+      reason: 'multiple-budgets',
+      message: 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.',
+      retryAfterSeconds: undefined,
+      budgetName: undefined,
+    }));
+
+    const report = await terminateNode({ ...options, drainDeadlineMs: clock.now() + 30_000 }, deps);
+
+    expect(report.outcome).toBe('timed-out');
+    expect(report.drain?.stuck[0]?.reason).toBe('multiple-budgets');
+    expect(log.messages('error')).toContain('eviction impossible: more than one PodDisruptionBudget selects the pod');
+    expect(cluster.events.find((e) => e.reason === 'EvictionBlocked' && e.regarding.kind === 'Node')?.message).toContain(
+      'more than one PodDisruptionBudget',
+    );
+  });
+
+  it('reports a pod that tolerates the cordon and lands back, without chasing it', async () => {
+    const tolerateAll = [{ operator: 'Exists' }];
+    cluster.addPod(pod({ name: 'sticky-1', tolerations: tolerateAll }));
+    // Its controller recreates it on the same (cordoned) node, every time.
+    cluster.onEvicted = (p) => {
+      if (p.name.startsWith('sticky')) cluster.addPod(pod({ name: `sticky-${cluster.calls.length}`, tolerations: tolerateAll }));
+    };
+
+    const report = await terminateNode({ ...options, loadBalancerDelaySeconds: 0 }, deps);
+
+    expect(report.outcome).toBe('drained');
+    expect(report.drain?.returned).toHaveLength(1);
+    expect(cluster.calls.filter((c) => c.op === 'evict')).toHaveLength(1);
+    expect(cluster.reasons()).toContain('Node/PodRescheduledOnDrainingNode');
+  });
+
+  it('ends in CONTINUE when the node is deleted before it is cordoned', async () => {
+    const original = cluster.cordon.bind(cluster);
+    cluster.cordon = async (name) => {
+      cluster.nodes.delete(name);
+      return original(name);
+    };
+
+    const report = await terminateNode(options, deps);
+
+    expect(report.outcome).toBe('node-gone');
+    expect(lifecycle.completions).toHaveLength(1);
+  });
+
+  it('treats an action that was already completed as success', async () => {
+    await lifecycle.complete(action, 'CONTINUE');
+
+    const report = await terminateNode({ ...options, loadBalancerDelaySeconds: 0 }, deps);
+
+    expect(report.lifecycleAction).toBe('already-completed');
+    expect(log.messages('error')).toEqual([]);
+  });
+
+  it('is idempotent: a duplicate delivery after the first ends in the same state without error', async () => {
+    cluster.addPod(pod({ name: 'web-1' }));
+    cluster.addPod(pod({ name: 'web-2' }));
+
+    const first = await terminateNode(options, deps);
+    const second = await terminateNode(options, deps);
+
+    expect(first).toMatchObject({ outcome: 'drained', lifecycleAction: 'completed' });
+    expect(second).toMatchObject({ outcome: 'drained', lifecycleAction: 'already-completed' });
+    // The second run found the node labelled and cordoned already and sent no patch.
+    expect(cluster.calls.filter((c) => c.op === 'label' || c.op === 'cordon')).toHaveLength(2);
+    expect(lifecycle.completions).toHaveLength(1);
+  });
+
+  it('is idempotent under concurrent duplicate deliveries', async () => {
+    for (let i = 0; i < 5; i++) cluster.addPod(pod({ name: `web-${i}`, terminationMs: 1_000 * i }));
+
+    const [a, b] = await Promise.all([terminateNode(options, deps), terminateNode(options, deps)]);
+
+    expect([a.outcome, b.outcome]).toEqual(['drained', 'drained']);
+    expect([a.lifecycleAction, b.lifecycleAction].sort()).toEqual(['already-completed', 'completed']);
+    expect(lifecycle.completions).toHaveLength(1);
+    expect(cluster.podsOn('node-a')).toEqual([]);
+    expect(log.messages('error')).toEqual([]);
+  });
+
+  it('keeps its deadline when pods never finish terminating', async () => {
+    cluster.addPod(pod({ name: 'slow', terminationMs: 3_600_000 }));
+    const start = clock.now();
+
+    const report = await terminateNode({ ...options, drainDeadlineMs: start + 90_000, loadBalancerDelaySeconds: 0 }, deps);
+
+    expect(report.outcome).toBe('timed-out');
+    expect(report.drain?.stuck).toEqual([{ pod: 'default/slow', reason: 'terminating', budgetName: undefined, message: undefined }]);
+    expect(report.durationMs).toBe(90_000);
+  });
+
+  it('evicts the pods of a tier in parallel, bounded by the concurrency setting', async () => {
+    let inFlight = 0;
+    let peak = 0;
+    const evict = cluster.evictPod.bind(cluster);
+    cluster.evictPod = async (p) => {
+      peak = Math.max(peak, ++inFlight);
+      await new Promise((resolve) => setImmediate(resolve));
+      inFlight--;
+      return evict(p);
+    };
+    for (let i = 0; i < 20; i++) cluster.addPod(pod({ name: `web-${i}` }));
+
+    await terminateNode({ ...options, evictionConcurrency: 8, loadBalancerDelaySeconds: 0 }, deps);
+
+    expect(peak).toBe(8);
+    expect(cluster.podsOn('node-a')).toEqual([]);
+  });
+});
