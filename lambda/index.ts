@@ -1,47 +1,5 @@
-// The composition root: configuration parsed once at cold start, clients built once per
-// container, the cluster connection made on first need and kept.
-import { Logger } from '@aws-lambda-powertools/logger';
-import { AutoScalingClient } from '@aws-sdk/client-auto-scaling';
-import { EKSClient } from '@aws-sdk/client-eks';
-import type { KubeConfig } from '@kubernetes/client-node';
-import { createLifecycleActions } from './adapters/auto-scaling.js';
-import { connectToEks, loadKubeconfig } from './adapters/cluster-connection.js';
-import { createKubernetesGateway } from './adapters/kubernetes.js';
-import { systemClock } from './clock.js';
-import { parseConfig } from './config.js';
-import { createHandler, type ClusterGateway, type InvocationContext } from './handler.js';
+// The Lambda entry point. Configuration is parsed at cold start: a bad variable fails the
+// init with one error naming every problem, before any notification is touched.
+import { createRuntime } from './runtime.js';
 
-const logger = new Logger({ serviceName: 'graceful-node-termination' });
-const config = parseConfig(process.env);
-const region = process.env['AWS_REGION'] ?? process.env['AWS_DEFAULT_REGION'] ?? 'us-east-1';
-// Each request is bounded; the SDK's own retries (3 attempts, backoff with jitter) apply.
-const requestHandler = { requestTimeout: 10_000, connectionTimeout: 3_000 };
-const autoScaling = new AutoScalingClient({ region, requestHandler });
-const eks = new EKSClient({ region, requestHandler });
-
-let gateway: Promise<ClusterGateway> | undefined;
-function cluster(): Promise<ClusterGateway> {
-  gateway ??= (async () => {
-    const kc: KubeConfig =
-      config.kubeconfigPath !== undefined
-        ? loadKubeconfig(config.kubeconfigPath, config.kubeconfigContext)
-        : await connectToEks({ clusterName: config.clusterName, region, eks });
-    return createKubernetesGateway(kc, { requestTimeoutMs: 15_000, log: logger });
-  })();
-  // A failed connection is not cached: the next record or retry tries again.
-  gateway.catch(() => (gateway = undefined));
-  return gateway;
-}
-
-const handle = createHandler({
-  config,
-  log: logger,
-  clock: systemClock,
-  lifecycle: createLifecycleActions(autoScaling),
-  cluster,
-});
-
-export async function handler(event: unknown, context: InvocationContext & { awsRequestId?: string }) {
-  logger.addContext(context as Parameters<Logger['addContext']>[0]);
-  return handle(event, context);
-}
+export const handler = createRuntime(process.env);

@@ -42,7 +42,10 @@ k8s_ldflags() {
 
 has_version() { # binary, expected substring, version args...
   local b="$bin_dir/$1" want="$2"; shift 2
-  [ -x "$b" ] && "$b" "$@" 2>&1 | grep -q -- "$want"
+  [ -x "$b" ] || return 1
+  # Captured first: with pipefail, grep -q closing the pipe early would fail the check.
+  local out; out="$("$b" "$@" 2>&1)" || return 1
+  [[ "$out" == *"$want"* ]]
 }
 
 build_k8s() {

@@ -1,0 +1,45 @@
+// Builds the handler from an environment: configuration parsed and validated once,
+// clients built once, the cluster connection made on first need and kept for the
+// container's life. lambda/index.ts calls it at cold start; tests call it directly.
+import { Logger } from '@aws-lambda-powertools/logger';
+import { AutoScalingClient } from '@aws-sdk/client-auto-scaling';
+import { EKSClient } from '@aws-sdk/client-eks';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { createLifecycleActions } from './adapters/auto-scaling.js';
+import { connectToEks, loadKubeconfig } from './adapters/cluster-connection.js';
+import { createKubernetesGateway } from './adapters/kubernetes.js';
+import { systemClock } from './clock.js';
+import { parseConfig } from './config.js';
+import { createHandler, type ClusterGateway, type HandlerResult, type InvocationContext } from './handler.js';
+
+export type LambdaHandler = (event: unknown, context: InvocationContext) => Promise<HandlerResult>;
+
+export function createRuntime(env: Readonly<Record<string, string | undefined>>): LambdaHandler {
+  const logger = new Logger({ serviceName: 'graceful-node-termination' });
+  const config = parseConfig(env);
+  const region = env['AWS_REGION'] ?? env['AWS_DEFAULT_REGION'] ?? 'us-east-1';
+  // Each request is bounded; the SDK's own retries (3 attempts, backoff with jitter) apply.
+  const requestHandler = { requestTimeout: 10_000, connectionTimeout: 3_000 };
+  const autoScaling = new AutoScalingClient({ region, requestHandler });
+  const eks = new EKSClient({ region, requestHandler });
+
+  let gateway: Promise<ClusterGateway> | undefined;
+  const cluster = (): Promise<ClusterGateway> => {
+    gateway ??= (async () => {
+      const kc: KubeConfig =
+        config.kubeconfigPath !== undefined
+          ? loadKubeconfig(config.kubeconfigPath, config.kubeconfigContext)
+          : await connectToEks({ clusterName: config.clusterName, region, eks });
+      return createKubernetesGateway(kc, { requestTimeoutMs: 15_000, log: logger });
+    })();
+    // A failed connection is not kept: the next record or retry tries again.
+    gateway.catch(() => (gateway = undefined));
+    return gateway;
+  };
+
+  const handle = createHandler({ config, log: logger, clock: systemClock, lifecycle: createLifecycleActions(autoScaling), cluster });
+  return async (event, context) => {
+    logger.addContext(context as Parameters<Logger['addContext']>[0]);
+    return handle(event, context);
+  };
+}

@@ -1,0 +1,120 @@
+// Runs the real handler (lambda/runtime.ts, exactly what the Lambda runs) against the local
+// plane in EKS mode: DescribeCluster and the Auto Scaling calls are answered at the SDK
+// edge, the token is minted by the handler and checked by the plane's webhook.
+import { AutoScalingClient, AutoScalingServiceException, CompleteLifecycleActionCommand } from '@aws-sdk/client-auto-scaling';
+import { DescribeClusterCommand, EKSClient } from '@aws-sdk/client-eks';
+import { mockClient } from 'aws-sdk-client-mock';
+import { randomUUID } from 'node:crypto';
+import { createRuntime, type LambdaHandler } from '../../lambda/runtime.js';
+import { lifecycleMessage, snsEvent } from '../fixtures/notifications.js';
+import type { PlaneInfo } from './plane/plane.js';
+import { testAws } from './plane/token-webhook.js';
+
+export interface Completion {
+  readonly instanceId: string;
+  readonly token: string;
+  readonly result: string;
+  readonly atMs: number;
+  readonly outcome: 'completed' | 'already-completed';
+}
+
+export interface DrainerOptions {
+  readonly drainTimeoutSeconds?: number;
+  readonly loadBalancerDelaySeconds?: number;
+}
+
+export interface Drainer {
+  readonly completions: Completion[];
+  /** Log lines the handler wrote (Powertools JSON), parsed. */
+  readonly logs: Record<string, unknown>[];
+  terminate(instanceId: string, options?: { remainingMs?: number; token?: string }): Promise<unknown>;
+  restore(): void;
+}
+
+export const autoScalingGroupName = 'workers';
+export const terminateHookName = 'workers-terminate';
+
+export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Drainer {
+  const completions: Completion[] = [];
+  const active = new Set<string>();
+  const eks = mockClient(EKSClient);
+  eks.on(DescribeClusterCommand, { name: testAws.clusterName }).resolves({
+    cluster: {
+      name: testAws.clusterName,
+      status: 'ACTIVE',
+      endpoint: plane.server,
+      certificateAuthority: { data: Buffer.from(plane.caPem).toString('base64') },
+    },
+  });
+  const asg = mockClient(AutoScalingClient);
+  // Behaves like Auto Scaling: an action can be completed once; afterwards (or for an
+  // unknown token) the answer is the ValidationError the handler must take as "done".
+  asg.on(CompleteLifecycleActionCommand).callsFake(async (input) => {
+    const token = String(input.LifecycleActionToken);
+    if (!active.has(token)) {
+      completions.push({ instanceId: input.InstanceId, token, result: input.LifecycleActionResult, atMs: Date.now(), outcome: 'already-completed' });
+      throw new AutoScalingServiceException({
+        name: 'ValidationError',
+        $fault: 'client',
+        $metadata: { httpStatusCode: 400 },
+        message: `No active Lifecycle Action found with instance ID ${input.InstanceId}`,
+      });
+    }
+    active.delete(token);
+    completions.push({ instanceId: input.InstanceId, token, result: input.LifecycleActionResult, atMs: Date.now(), outcome: 'completed' });
+    return {};
+  });
+
+  const logs: Record<string, unknown>[] = [];
+  const write = process.stdout.write.bind(process.stdout);
+  // Powertools Logger writes JSON lines to stdout: keep them for assertions.
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+    for (const line of text.split('\n')) {
+      if (line.startsWith('{') && line.includes('"service":"graceful-node-termination"')) {
+        logs.push(JSON.parse(line));
+        return true;
+      }
+    }
+    return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
+  }) as typeof process.stdout.write;
+
+  // The default credential chain picks these up: the webhook knows the same test key.
+  process.env['AWS_ACCESS_KEY_ID'] = testAws.accessKeyId;
+  process.env['AWS_SECRET_ACCESS_KEY'] = testAws.secretAccessKey;
+  const handler: LambdaHandler = createRuntime({
+    CLUSTER_NAME: testAws.clusterName,
+    AUTO_SCALING_GROUP_NAMES: autoScalingGroupName,
+    LIFECYCLE_HOOK_NAMES: `${terminateHookName},workers-launch`,
+    DRAIN_TIMEOUT_SECONDS: String(options.drainTimeoutSeconds ?? 60),
+    LOAD_BALANCER_DELAY_SECONDS: String(options.loadBalancerDelaySeconds ?? 0),
+    INVOCATION_MARGIN_SECONDS: '5',
+    AWS_REGION: testAws.region,
+  });
+
+  return {
+    completions,
+    logs,
+    async terminate(instanceId, o = {}) {
+      const token = o.token ?? randomUUID();
+      active.add(token);
+      const event = snsEvent(
+        lifecycleMessage({
+          EC2InstanceId: instanceId,
+          LifecycleActionToken: token,
+          AutoScalingGroupName: autoScalingGroupName,
+          LifecycleHookName: terminateHookName,
+          Time: new Date().toISOString(),
+          NotificationMetadata: JSON.stringify({ clusterName: testAws.clusterName }),
+        }),
+      );
+      const end = Date.now() + (o.remainingMs ?? 900_000);
+      return handler(event, { getRemainingTimeInMillis: () => end - Date.now() });
+    },
+    restore() {
+      process.stdout.write = write;
+      eks.restore();
+      asg.restore();
+    },
+  };
+}

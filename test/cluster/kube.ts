@@ -1,0 +1,252 @@
+// Admin-side helpers for the cluster suite, the demo and the benchmark: kwok nodes,
+// workloads, budgets, waiting, and reading the audit log.
+import {
+  AppsV1Api,
+  BatchV1Api,
+  CoreV1Api,
+  KubeConfig,
+  PolicyV1Api,
+  type V1Pod,
+  type V1PodSpec,
+} from '@kubernetes/client-node';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { PlaneInfo } from './plane/plane.js';
+import { drainerGroup } from './plane/token-webhook.js';
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const rbacFile = join(repo, 'infra', 'kubernetes', 'rbac.yaml');
+
+export interface Admin {
+  readonly kc: KubeConfig;
+  readonly core: CoreV1Api;
+  readonly apps: AppsV1Api;
+  readonly policy: PolicyV1Api;
+  readonly batch: BatchV1Api;
+  kubectl(...args: string[]): string;
+}
+
+export function admin(plane: PlaneInfo): Admin {
+  const kc = new KubeConfig();
+  kc.loadFromFile(plane.adminKubeconfig);
+  return {
+    kc,
+    core: kc.makeApiClient(CoreV1Api),
+    apps: kc.makeApiClient(AppsV1Api),
+    policy: kc.makeApiClient(PolicyV1Api),
+    batch: kc.makeApiClient(BatchV1Api),
+    kubectl: (...args) => execFileSync(plane.kubectl, ['--kubeconfig', plane.adminKubeconfig, ...args], { encoding: 'utf8' }),
+  };
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined | false>, intervalMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+    } catch (error) {
+      last = error;
+    }
+    await sleep(intervalMs);
+  }
+  throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+}
+
+/** A fresh EC2-shaped instance id (17 hex digits, like current instances). */
+export function newInstanceId(): string {
+  return `i-0${randomBytes(8).toString('hex')}`;
+}
+
+/** A node that kwok keeps Ready and whose pods kwok runs; its providerID names the instance. */
+export async function createKwokNode(a: Admin, name: string, instanceId: string, labels: Record<string, string> = {}): Promise<void> {
+  await a.core.createNode({
+    body: {
+      metadata: {
+        name,
+        annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+        labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', type: 'kwok', 'topology.kubernetes.io/zone': 'eu-west-1a', ...labels },
+      },
+      spec: { providerID: `aws:///eu-west-1a/${instanceId}` },
+      status: {
+        allocatable: { cpu: '32', memory: '256Gi', pods: '250' },
+        capacity: { cpu: '32', memory: '256Gi', pods: '250' },
+      },
+    },
+  });
+}
+
+export async function waitNodeReady(a: Admin, name: string, timeoutMs = 30_000): Promise<void> {
+  await until(`node ${name} Ready`, timeoutMs, async () => {
+    const node = await a.core.readNode({ name });
+    return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+  });
+}
+
+export async function ensureNamespace(a: Admin, name: string): Promise<void> {
+  try {
+    await a.core.createNamespace({ body: { metadata: { name } } });
+  } catch (error) {
+    if ((error as { code?: number }).code !== 409) throw error;
+  }
+  await until(`default ServiceAccount in ${name}`, 30_000, async () => {
+    await a.core.readNamespacedServiceAccount({ namespace: name, name: 'default' });
+    return true;
+  });
+}
+
+export interface PodTemplateOptions {
+  readonly nodeName?: string;
+  readonly nodeSelector?: Record<string, string>;
+  readonly priorityClassName?: string;
+  readonly terminationGracePeriodSeconds?: number;
+  /** kwok deletes the pod this long after its deletion starts (a slow shutdown). */
+  readonly deleteDelay?: string;
+  readonly tolerations?: V1PodSpec['tolerations'];
+  readonly emptyDir?: boolean;
+  readonly annotations?: Record<string, string>;
+}
+
+export function podSpec(o: PodTemplateOptions): V1PodSpec {
+  return {
+    containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }],
+    nodeName: o.nodeName,
+    nodeSelector: o.nodeSelector,
+    priorityClassName: o.priorityClassName,
+    terminationGracePeriodSeconds: o.terminationGracePeriodSeconds ?? 30,
+    tolerations: o.tolerations,
+    volumes: o.emptyDir ? [{ name: 'scratch', emptyDir: {} }] : undefined,
+    automountServiceAccountToken: false,
+  };
+}
+
+export function podAnnotations(o: PodTemplateOptions): Record<string, string> {
+  return { ...(o.deleteDelay ? { 'pod-delete.stage.kwok.x-k8s.io/delay': o.deleteDelay } : {}), ...o.annotations };
+}
+
+export async function createDeployment(a: Admin, namespace: string, name: string, replicas: number, o: PodTemplateOptions = {}): Promise<void> {
+  await a.apps.createNamespacedDeployment({
+    namespace,
+    body: {
+      metadata: { name },
+      spec: {
+        replicas,
+        selector: { matchLabels: { app: name } },
+        // Replace evicted pods at once, like a real rollout would not: we want surge capacity.
+        template: { metadata: { labels: { app: name }, annotations: podAnnotations(o) }, spec: podSpec(o) },
+      },
+    },
+  });
+}
+
+export async function createDaemonSet(a: Admin, namespace: string, name: string, o: PodTemplateOptions = {}): Promise<void> {
+  await a.apps.createNamespacedDaemonSet({
+    namespace,
+    body: {
+      metadata: { name },
+      spec: {
+        selector: { matchLabels: { app: name } },
+        template: {
+          metadata: { labels: { app: name }, annotations: podAnnotations(o) },
+          spec: { ...podSpec(o), tolerations: [{ operator: 'Exists' }] },
+        },
+      },
+    },
+  });
+}
+
+export async function createPod(a: Admin, namespace: string, name: string, o: PodTemplateOptions = {}): Promise<V1Pod> {
+  return a.core.createNamespacedPod({
+    namespace,
+    body: { metadata: { name, labels: { app: name }, annotations: podAnnotations(o) }, spec: podSpec(o) },
+  });
+}
+
+export async function createPdb(a: Admin, namespace: string, name: string, app: string, minAvailable: number): Promise<void> {
+  await a.policy.createNamespacedPodDisruptionBudget({
+    namespace,
+    body: { metadata: { name }, spec: { minAvailable, selector: { matchLabels: { app } } } },
+  });
+  // Until the disruption controller has processed it, every eviction is refused (429).
+  await until(`PDB ${namespace}/${name} observed`, 30_000, async () => {
+    const pdb = await a.policy.readNamespacedPodDisruptionBudget({ namespace, name });
+    return pdb.status?.observedGeneration === pdb.metadata?.generation;
+  });
+}
+
+export async function podsOn(a: Admin, nodeName: string): Promise<V1Pod[]> {
+  return (await a.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${nodeName}` })).items;
+}
+
+export async function readyReplicas(a: Admin, namespace: string, name: string): Promise<number> {
+  return (await a.apps.readNamespacedDeployment({ namespace, name })).status?.readyReplicas ?? 0;
+}
+
+export async function waitDeploymentReady(a: Admin, namespace: string, name: string, replicas: number, timeoutMs = 60_000): Promise<void> {
+  await until(`${namespace}/${name} ${replicas} ready`, timeoutMs, async () => (await readyReplicas(a, namespace, name)) >= replicas);
+}
+
+/** The drainer's Events about an object, in the order they were written. */
+export async function eventsFor(a: Admin, kind: 'Node' | 'Pod', name: string, namespace = 'default'): Promise<{ reason: string; message: string; type: string }[]> {
+  const list = await a.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${name}` });
+  // Timestamps have second resolution; the resourceVersion (etcd revision) orders exactly.
+  return list.items
+    .filter((e) => e.source?.component === 'graceful-node-termination')
+    .sort((x, y) => Number(x.metadata?.resourceVersion) - Number(y.metadata?.resourceVersion))
+    .map((e) => ({ reason: e.reason ?? '', message: e.message ?? '', type: e.type ?? '' }));
+}
+
+export interface AuditEntry {
+  readonly verb: string;
+  readonly user: string;
+  readonly groups: readonly string[];
+  readonly userAgent: string;
+  readonly code: number;
+  readonly resource: string;
+  readonly subresource: string | undefined;
+  readonly namespace: string | undefined;
+  readonly name: string | undefined;
+  readonly requestURI: string;
+  readonly requestObject: unknown;
+  readonly atMs: number;
+}
+
+/** Audit log entries (ResponseComplete stage) in the order the server finished them. */
+export function readAudit(plane: PlaneInfo, filter: (e: AuditEntry) => boolean = () => true): AuditEntry[] {
+  let text = '';
+  try {
+    text = readFileSync(plane.auditLog, 'utf8');
+  } catch {
+    return [];
+  }
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line))
+    .filter((e) => e.stage === 'ResponseComplete')
+    .map(
+      (e): AuditEntry => ({
+        verb: e.verb,
+        user: e.user?.username ?? '',
+        groups: e.user?.groups ?? [],
+        userAgent: e.userAgent ?? '',
+        code: e.responseStatus?.code ?? 0,
+        resource: e.objectRef?.resource ?? '',
+        subresource: e.objectRef?.subresource,
+        namespace: e.objectRef?.namespace,
+        name: e.objectRef?.name,
+        requestURI: e.requestURI,
+        requestObject: e.requestObject,
+        atMs: Date.parse(e.stageTimestamp),
+      }),
+    )
+    .filter(filter);
+}
+
+export const byDrainer = (e: AuditEntry) => e.groups.includes(drainerGroup);

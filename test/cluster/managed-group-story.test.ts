@@ -1,0 +1,103 @@
+// Scenario a: what EKS does for a managed node, read back from the audit log.
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import {
+  admin,
+  byDrainer,
+  createDaemonSet,
+  createDeployment,
+  createKwokNode,
+  ensureNamespace,
+  eventsFor,
+  newInstanceId,
+  podsOn,
+  readAudit,
+  until,
+  waitDeploymentReady,
+  waitNodeReady,
+} from './kube.js';
+import { startDrainer, type Drainer } from './drainer.js';
+
+const plane = inject('plane');
+const a = admin(plane);
+
+describe('the managed-node-group story', () => {
+  const node = 'story-1';
+  const instanceId = newInstanceId();
+  let drainer: Drainer;
+
+  beforeAll(async () => {
+    await ensureNamespace(a, 'story');
+    await createKwokNode(a, node, instanceId, { scenario: 'story' });
+    await waitNodeReady(a, node);
+    const onStory = { nodeSelector: { scenario: 'story' } };
+    await createDeployment(a, 'story', 'nginx', 1, onStory);
+    await createDeployment(a, 'kube-system', 'coredns-story', 1, { ...onStory, priorityClassName: 'system-cluster-critical' });
+    await createDaemonSet(a, 'kube-system', 'aws-node-story', onStory);
+    await createDaemonSet(a, 'kube-system', 'kube-proxy-story', onStory);
+    await waitDeploymentReady(a, 'story', 'nginx', 1);
+    await waitDeploymentReady(a, 'kube-system', 'coredns-story', 1);
+    await until('DaemonSet pods on the node', 30_000, async () => (await podsOn(a, node)).filter((p) => p.status?.phase === 'Running').length === 4);
+    // Somewhere for the replacements to go.
+    await createKwokNode(a, 'story-2', newInstanceId(), { scenario: 'story' });
+    await waitNodeReady(a, 'story-2');
+    drainer = startDrainer(plane, { loadBalancerDelaySeconds: 3 });
+  });
+  afterAll(() => drainer?.restore());
+
+  it('labels, cordons, evicts exactly the two non-DaemonSet pods, then completes CONTINUE', async () => {
+    const before = (await podsOn(a, node)).map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`);
+    const since = Date.now();
+
+    const result = await drainer.terminate(instanceId);
+
+    expect(result).toEqual({ records: [{ status: 'drained', instanceId }] });
+    const writes = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since - 1000 && !['get', 'list', 'watch'].includes(e.verb) && e.resource !== 'events');
+    expect(writes.map((e) => [e.verb, e.resource, e.subresource ?? '', e.name, e.code])).toEqual([
+      ['patch', 'nodes', '', node, 200],
+      ['patch', 'nodes', '', node, 200],
+      ['create', 'pods', 'eviction', before.find((p) => p.startsWith('story/nginx'))!.split('/')[1], 201],
+      ['create', 'pods', 'eviction', before.find((p) => p.includes('coredns-story'))!.split('/')[1], 201],
+    ]);
+    expect(writes[0]!.requestObject).toEqual({ metadata: { labels: { 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' } } });
+    expect(writes[1]!.requestObject).toEqual({ spec: { unschedulable: true } });
+    expect(writes.every((e) => e.userAgent.startsWith('graceful-node-termination/'))).toBe(true);
+
+    // Then, after the load-balancer wait, CompleteLifecycleAction CONTINUE, once.
+    expect(drainer.completions).toHaveLength(1);
+    expect(drainer.completions[0]).toMatchObject({ instanceId, result: 'CONTINUE', outcome: 'completed' });
+    expect(drainer.completions[0]!.atMs - writes.at(-1)!.atMs).toBeGreaterThanOrEqual(3_000);
+
+    // DaemonSet pods stay; the evicted ones were replaced on the other node.
+    const after = (await podsOn(a, node)).map((p) => p.metadata?.name ?? '');
+    expect(after.every((name) => name.startsWith('aws-node-story') || name.startsWith('kube-proxy-story'))).toBe(true);
+    await waitDeploymentReady(a, 'story', 'nginx', 1);
+
+    const events = await eventsFor(a, 'Node', node);
+    expect(events.map((e) => e.reason)).toEqual(['DrainStarted', 'Cordoned', 'Drained', 'LifecycleActionCompleted']);
+    const node1 = await a.core.readNode({ name: node });
+    expect(node1.spec?.unschedulable).toBe(true);
+  });
+
+  it('the same notification delivered twice, even concurrently, ends in the same state without error', async () => {
+    const token = 'duplicate-token';
+    const instance2 = newInstanceId();
+    await createKwokNode(a, 'story-3', instance2, { scenario: 'story' });
+    await waitNodeReady(a, 'story-3');
+    await createDeployment(a, 'story', 'web', 2, { nodeSelector: { 'kubernetes.io/hostname': 'story-3' } });
+    await waitDeploymentReady(a, 'story', 'web', 2);
+    // Replacements may go anywhere in the scenario, but not back to story-3 (cordoned).
+    await a.apps.patchNamespacedDeployment(
+      { namespace: 'story', name: 'web', body: [{ op: 'replace', path: '/spec/template/spec/nodeSelector', value: { scenario: 'story' } }] },
+    );
+
+    const results = await Promise.all([drainer.terminate(instance2, { token }), drainer.terminate(instance2, { token })]);
+
+    expect(results).toEqual([
+      { records: [{ status: 'drained', instanceId: instance2 }] },
+      { records: [{ status: 'drained', instanceId: instance2 }] },
+    ]);
+    const forToken = drainer.completions.filter((c) => c.token === token);
+    expect(forToken.map((c) => c.outcome).sort()).toEqual(['already-completed', 'completed']);
+    expect(drainer.logs.filter((l) => l['level'] === 'ERROR')).toEqual([]);
+  });
+});
