@@ -2,10 +2,10 @@
 // Every pass is re-evaluated from the live pod list, so a retry or a duplicate delivery
 // simply picks up where the cluster is.
 import { evictionTier, isDrainable, isTerminating, podKey, toleratesUnschedulable } from './pods.js';
-import type { BlockReason, Clock, EventRecorder, EvictionResult, Log, NodeInfo, PodGateway, PodInfo } from './ports.js';
+import type { BlockReason, Clock, EventRecorder, EvictionResult, Log, NodeInfo, PodGateway, PodInfo, PodWatch } from './ports.js';
 
 export interface DrainDeps {
-  readonly pods: PodGateway;
+  readonly pods: Pick<PodGateway, 'evictPod'>;
   readonly events: EventRecorder;
   readonly clock: Clock;
   readonly log: Log;
@@ -13,6 +13,10 @@ export interface DrainDeps {
 
 export interface DrainOptions {
   readonly node: NodeInfo;
+  /** The live pod view of the node, opened by the caller and kept for the load-balancer wait. */
+  readonly watch: PodWatch;
+  /** Notices pods that come back onto the cordoned node; shared with the load-balancer wait. */
+  readonly returns: ReturnedPods;
   /** Epoch milliseconds after which the drain stops waiting. */
   readonly deadlineMs: number;
   readonly evictionConcurrency: number;
@@ -53,93 +57,116 @@ export function retryDelayMs(attempt: number, retryAfterSeconds: number | undefi
   return Math.max(backoff, (retryAfterSeconds ?? 0) * 1000);
 }
 
-export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise<DrainResult> {
-  const { node, deadlineMs, evictionConcurrency } = options;
-  const { pods, events, clock, log } = deps;
-  const watch = await pods.watchPodsOnNode(node.name);
-  try {
-    const attempts = new Map<string, Attempt>();
-    const accepted = new Set<string>();
-    const initial = new Set(watch.current().map((p) => p.uid));
-    const returned = new Map<string, PodInfo>();
-    let evicted = 0;
-    let lastProgressLogMs = 0;
+/**
+ * Pods that tolerate the cordon and were not on the node when the drain began have come
+ * back (for example a Deployment tolerating every taint). Evicting them again would only
+ * start another round trip, so each is reported once and not waited for.
+ */
+export class ReturnedPods {
+  private readonly initial: ReadonlySet<string>;
+  private readonly seen = new Map<string, PodInfo>();
 
-    for (;;) {
-      // A pod that tolerates the cordon and was not here when the drain began has come
-      // back (for example a Deployment tolerating every taint). Evicting it again would
-      // only start another round trip, so report it once and do not wait for it.
-      for (const pod of watch.current()) {
-        if (!initial.has(pod.uid) && isDrainable(pod) && toleratesUnschedulable(pod) && !returned.has(pod.uid)) {
-          returned.set(pod.uid, pod);
-          log.warn('pod tolerating the cordon was scheduled back onto the draining node', { pod: podKey(pod) });
-          await events.record({
-            regarding: { kind: 'Node', name: node.name, uid: node.uid },
-            type: 'Warning',
-            reason: 'PodRescheduledOnDrainingNode',
-            message: `Pod ${podKey(pod)} tolerates node.kubernetes.io/unschedulable and was scheduled back onto this draining node; it is not waited for and ends with the instance.`,
-          });
-        }
-      }
-      const remaining = watch.current().filter((p) => isDrainable(p) && !returned.has(p.uid));
-      const now = clock.now();
-      if (remaining.length === 0) {
-        return { outcome: 'drained', evicted, stuck: [], returned: [...returned.values()].map(podKey) };
-      }
-      if (now >= deadlineMs) {
-        return {
-          outcome: 'timed-out',
-          evicted,
-          stuck: remaining.map((pod) => describeStuck(pod, attempts.get(pod.uid), accepted.has(pod.uid))),
-          returned: [...returned.values()].map(podKey),
-        };
-      }
-      if (now - lastProgressLogMs >= 10_000) {
-        lastProgressLogMs = now;
-        log.info('drain progress', {
-          podsRemaining: remaining.length,
-          terminating: remaining.filter(isTerminating).length,
-          secondsToDeadline: Math.round((deadlineMs - now) / 1000),
-        });
-      }
+  constructor(
+    initialPods: readonly PodInfo[],
+    private readonly node: NodeInfo,
+    private readonly deps: Pick<DrainDeps, 'events' | 'log'>,
+  ) {
+    this.initial = new Set(initialPods.map((p) => p.uid));
+  }
 
-      // Only the lowest tier still present is evicted: critical pods such as coredns keep
-      // serving until everything else has left, as Karpenter does.
-      const tier = Math.min(...remaining.map(evictionTier));
-      const due = remaining.filter(
-        (p) =>
-          evictionTier(p) === tier &&
-          !isTerminating(p) &&
-          !accepted.has(p.uid) &&
-          (attempts.get(p.uid)?.nextAtMs ?? 0) <= now,
-      );
-      const results = await mapWithConcurrency(due, evictionConcurrency, (pod) => pods.evictPod(pod));
-      for (const [i, result] of results.entries()) {
-        const pod = due[i]!;
-        if (result.kind === 'evicted' || result.kind === 'gone') {
-          accepted.add(pod.uid);
-          if (result.kind === 'evicted') evicted++;
-          log.info(result.kind === 'evicted' ? 'pod evicted' : 'pod already gone', { pod: podKey(pod) });
-          continue;
-        }
-        const previous = attempts.get(pod.uid);
-        const count = (previous?.count ?? 0) + 1;
-        attempts.set(pod.uid, { count, nextAtMs: clock.now() + retryDelayMs(count, result.retryAfterSeconds), lastBlock: result });
-        if (previous?.lastBlock?.reason !== result.reason || previous.lastBlock.budgetName !== result.budgetName) {
-          await reportBlocked(node, pod, result, deps);
-        }
-      }
+  has(pod: PodInfo): boolean {
+    return this.seen.has(pod.uid);
+  }
 
-      const nextAttemptMs = Math.min(
-        deadlineMs,
-        ...remaining.map((p) => attempts.get(p.uid)?.nextAtMs ?? deadlineMs).filter((t) => t > clock.now()),
-      );
-      // Wake on any change of the node's pods (a pod gone, a new one bound), on the next
-      // retry, or at the deadline.
-      await watch.changed(Math.max(0, nextAttemptMs - clock.now()));
+  names(): string[] {
+    return [...this.seen.values()].map(podKey);
+  }
+
+  async notice(pods: readonly PodInfo[]): Promise<void> {
+    for (const pod of pods) {
+      if (this.initial.has(pod.uid) || this.seen.has(pod.uid) || !isDrainable(pod) || !toleratesUnschedulable(pod)) continue;
+      this.seen.set(pod.uid, pod);
+      this.deps.log.warn('pod tolerating the cordon was scheduled back onto the draining node', { pod: podKey(pod) });
+      await this.deps.events.record({
+        regarding: { kind: 'Node', name: this.node.name, uid: this.node.uid },
+        type: 'Warning',
+        reason: 'PodRescheduledOnDrainingNode',
+        message: `Pod ${podKey(pod)} tolerates node.kubernetes.io/unschedulable and was scheduled back onto this draining node; it is not waited for and ends with the instance.`,
+      });
     }
-  } finally {
-    watch.close();
+  }
+}
+
+/** Waits until untilMs while still noticing pods that come back (the load-balancer wait). */
+export async function waitWatching(watch: PodWatch, returns: ReturnedPods, untilMs: number, clock: Clock): Promise<void> {
+  for (let now = clock.now(); now < untilMs; now = clock.now()) {
+    await watch.changed(untilMs - now);
+    await returns.notice(watch.current());
+  }
+}
+
+export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise<DrainResult> {
+  const { node, deadlineMs, evictionConcurrency, watch, returns } = options;
+  const { clock, log } = deps;
+  const attempts = new Map<string, Attempt>();
+  const accepted = new Set<string>();
+  let evicted = 0;
+  let lastProgressLogMs = 0;
+
+  for (;;) {
+    await returns.notice(watch.current());
+    const remaining = watch.current().filter((p) => isDrainable(p) && !returns.has(p));
+    const now = clock.now();
+    if (remaining.length === 0) {
+      return { outcome: 'drained', evicted, stuck: [], returned: returns.names() };
+    }
+    if (now >= deadlineMs) {
+      return {
+        outcome: 'timed-out',
+        evicted,
+        stuck: remaining.map((pod) => describeStuck(pod, attempts.get(pod.uid), accepted.has(pod.uid))),
+        returned: returns.names(),
+      };
+    }
+    if (now - lastProgressLogMs >= 10_000) {
+      lastProgressLogMs = now;
+      log.info('drain progress', {
+        podsRemaining: remaining.length,
+        terminating: remaining.filter(isTerminating).length,
+        secondsToDeadline: Math.round((deadlineMs - now) / 1000),
+      });
+    }
+
+    // Only the lowest tier still present is evicted: critical pods such as coredns keep
+    // serving until everything else has left, as Karpenter does.
+    const tier = Math.min(...remaining.map(evictionTier));
+    const due = remaining.filter(
+      (p) => evictionTier(p) === tier && !isTerminating(p) && !accepted.has(p.uid) && (attempts.get(p.uid)?.nextAtMs ?? 0) <= now,
+    );
+    const results = await mapWithConcurrency(due, evictionConcurrency, (pod) => deps.pods.evictPod(pod));
+    for (const [i, result] of results.entries()) {
+      const pod = due[i]!;
+      if (result.kind === 'evicted' || result.kind === 'gone') {
+        accepted.add(pod.uid);
+        if (result.kind === 'evicted') evicted++;
+        log.info(result.kind === 'evicted' ? 'pod evicted' : 'pod already gone', { pod: podKey(pod) });
+        continue;
+      }
+      const previous = attempts.get(pod.uid);
+      const count = (previous?.count ?? 0) + 1;
+      attempts.set(pod.uid, { count, nextAtMs: clock.now() + retryDelayMs(count, result.retryAfterSeconds), lastBlock: result });
+      if (previous?.lastBlock?.reason !== result.reason || previous.lastBlock.budgetName !== result.budgetName) {
+        await reportBlocked(node, pod, result, deps);
+      }
+    }
+
+    const nextAttemptMs = Math.min(
+      deadlineMs,
+      ...remaining.map((p) => attempts.get(p.uid)?.nextAtMs ?? deadlineMs).filter((t) => t > clock.now()),
+    );
+    // Wake on any change of the node's pods (a pod gone, a new one bound), on the next
+    // retry, or at the deadline.
+    await watch.changed(Math.max(0, nextAttemptMs - clock.now()));
   }
 }
 

@@ -1,7 +1,7 @@
 // The terminate use case, in the order EKS managed node groups follow: label the node out
 // of load balancers, cordon, evict (PDB-aware), wait for the pods, wait for load balancers,
 // then let Auto Scaling terminate the instance.
-import { drainNode, type DrainResult } from './drain.js';
+import { drainNode, ReturnedPods, waitWatching, type DrainResult } from './drain.js';
 import type {
   Clock,
   EventRecorder,
@@ -84,36 +84,43 @@ export async function terminateNode(options: TerminateOptions, deps: TerminateDe
   log.info('node cordoned');
   await onNode('Normal', 'Cordoned', 'Node excluded from external load balancers and marked unschedulable.');
 
-  const drain = await drainNode(
-    { node, deadlineMs: options.drainDeadlineMs, evictionConcurrency: options.evictionConcurrency },
-    deps,
-  );
-  if (drain.outcome === 'drained') {
-    log.info('node drained', { podsEvicted: drain.evicted, seconds: seconds(clock.now() - startedMs) });
-    await onNode('Normal', 'Drained', `All pods left the node in ${seconds(clock.now() - startedMs)} s (${drain.evicted} evicted).`);
-  } else {
-    const summary = drain.stuck
-      .map((s) => `${s.pod} (${s.reason}${s.budgetName ? `: PodDisruptionBudget ${s.budgetName}` : ''})`)
-      .join(', ');
-    log.error('drain deadline reached with pods still on the node; completing anyway', { stuck: drain.stuck });
-    await onNode(
-      'Warning',
-      'DrainTimedOut',
-      `Drain deadline reached after ${seconds(clock.now() - startedMs)} s; ${drain.stuck.length} pod(s) remain: ${summary}. The instance terminates with them.`,
+  const watch = await deps.pods.watchPodsOnNode(node.name);
+  try {
+    const returns = new ReturnedPods(watch.current(), node, deps);
+    const drain = await drainNode(
+      { node, watch, returns, deadlineMs: options.drainDeadlineMs, evictionConcurrency: options.evictionConcurrency },
+      deps,
     );
-  }
+    if (drain.outcome === 'drained') {
+      log.info('node drained', { podsEvicted: drain.evicted, seconds: seconds(clock.now() - startedMs) });
+      await onNode('Normal', 'Drained', `All pods left the node in ${seconds(clock.now() - startedMs)} s (${drain.evicted} evicted).`);
+    } else {
+      const summary = drain.stuck
+        .map((s) => `${s.pod} (${s.reason}${s.budgetName ? `: PodDisruptionBudget ${s.budgetName}` : ''})`)
+        .join(', ');
+      log.error('drain deadline reached with pods still on the node; completing anyway', { stuck: drain.stuck });
+      await onNode(
+        'Warning',
+        'DrainTimedOut',
+        `Drain deadline reached after ${seconds(clock.now() - startedMs)} s; ${drain.stuck.length} pod(s) remain: ${summary}. The instance terminates with them.`,
+      );
+    }
 
-  if (options.loadBalancerDelaySeconds > 0) {
-    log.info('waiting for load balancers to deregister the node', { seconds: options.loadBalancerDelaySeconds });
-    await clock.sleep(options.loadBalancerDelaySeconds * 1000);
+    if (options.loadBalancerDelaySeconds > 0) {
+      log.info('waiting for load balancers to deregister the node', { seconds: options.loadBalancerDelaySeconds });
+      // Still watching: a pod that tolerates the cordon often lands back only now.
+      await waitWatching(watch, returns, clock.now() + options.loadBalancerDelaySeconds * 1000, clock);
+    }
+    const report = await finish(drain.outcome, node, { ...drain, returned: returns.names() });
+    await onNode(
+      'Normal',
+      'LifecycleActionCompleted',
+      `Lifecycle action ${report.lifecycleAction === 'completed' ? 'completed' : 'was already completed'} with CONTINUE after ${seconds(report.durationMs)} s (${drain.outcome}).`,
+    );
+    return report;
+  } finally {
+    watch.close();
   }
-  const report = await finish(drain.outcome, node, drain);
-  await onNode(
-    'Normal',
-    'LifecycleActionCompleted',
-    `Lifecycle action ${report.lifecycleAction === 'completed' ? 'completed' : 'was already completed'} with CONTINUE after ${seconds(report.durationMs)} s (${drain.outcome}).`,
-  );
-  return report;
 
   async function nodeGone(n: NodeInfo): Promise<TerminateReport> {
     log.warn('node was deleted while draining; completing');

@@ -66,18 +66,19 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
   });
 
   const logs: Record<string, unknown>[] = [];
-  const write = process.stdout.write.bind(process.stdout);
-  // Powertools Logger writes JSON lines to stdout: keep them for assertions.
-  process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-    for (const line of text.split('\n')) {
-      if (line.startsWith('{') && line.includes('"service":"graceful-node-termination"')) {
-        logs.push(JSON.parse(line));
-        return true;
-      }
-    }
-    return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
-  }) as typeof process.stdout.write;
+  // Powertools Logger writes JSON lines, INFO to stdout and WARN/ERROR to stderr: keep
+  // ours for assertions instead of printing them.
+  const streams = [process.stdout, process.stderr] as const;
+  const originals = streams.map((stream) => stream.write.bind(stream));
+  streams.forEach((stream, i) => {
+    stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+      const ours = text.split('\n').filter((line) => line.startsWith('{') && line.includes('"service":"graceful-node-termination"'));
+      if (ours.length === 0) return (originals[i] as (...args: unknown[]) => boolean)(chunk, ...rest);
+      for (const line of ours) logs.push(JSON.parse(line));
+      return true;
+    }) as typeof stream.write;
+  });
 
   // The default credential chain picks these up: the webhook knows the same test key.
   process.env['AWS_ACCESS_KEY_ID'] = testAws.accessKeyId;
@@ -112,7 +113,7 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
       return handler(event, { getRemainingTimeInMillis: () => end - Date.now() });
     },
     restore() {
-      process.stdout.write = write;
+      streams.forEach((stream, i) => (stream.write = originals[i] as typeof stream.write));
       eks.restore();
       asg.restore();
     },

@@ -205,6 +205,27 @@ describe('terminateNode', () => {
     expect(cluster.reasons()).toContain('Node/PodRescheduledOnDrainingNode');
   });
 
+  it('notices a pod that lands back during the load-balancer wait', async () => {
+    const sticky = cluster.addPod(pod({ name: 'sticky-1', tolerations: [{ operator: 'Exists' }] }));
+    cluster.onEvicted = (p) => {
+      if (p.uid === sticky.uid) clock.after(2_000, () => cluster.addPod(pod({ name: 'sticky-2', tolerations: [{ operator: 'Exists' }] })));
+    };
+
+    const report = await terminateNode(options, deps);
+
+    expect(report.outcome).toBe('drained');
+    expect(report.drain?.returned).toEqual(['default/sticky-2']);
+    expect(cluster.reasons()).toEqual([
+      'Node/DrainStarted',
+      'Node/Cordoned',
+      'Node/Drained',
+      'Node/PodRescheduledOnDrainingNode',
+      'Node/LifecycleActionCompleted',
+    ]);
+    expect(lifecycle.completions[0]!.atMs - report.durationMs).toBe(clock.now() - report.durationMs);
+    expect(report.durationMs).toBe(60_000);
+  });
+
   it('ends in CONTINUE when the node is deleted before it is cordoned', async () => {
     const original = cluster.cordon.bind(cluster);
     cluster.cordon = async (name) => {

@@ -1,0 +1,168 @@
+// Scenarios b, c, d: PodDisruptionBudgets as the real disruption controller and eviction
+// handler enforce them.
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import {
+  admin,
+  byDrainer,
+  createDeployment,
+  createKwokNode,
+  createPdb,
+  ensureNamespace,
+  eventsFor,
+  newInstanceId,
+  podsOn,
+  readAudit,
+  until,
+  waitDeploymentReady,
+  waitNodeReady,
+} from './kube.js';
+import { startDrainer, type Drainer } from './drainer.js';
+
+const plane = inject('plane');
+const a = admin(plane);
+
+async function readyPods(namespace: string, app: string): Promise<number> {
+  const pods = await a.core.listNamespacedPod({ namespace, labelSelector: `app=${app}` });
+  return pods.items.filter(
+    (p) => !p.metadata?.deletionTimestamp && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+  ).length;
+}
+
+describe('budgets hold (b)', () => {
+  let drainer: Drainer;
+  const nodes = ['pdb-1', 'pdb-2', 'pdb-3'].map((name) => ({ name, instanceId: newInstanceId() }));
+
+  beforeAll(async () => {
+    await ensureNamespace(a, 'budgets');
+    for (const n of nodes) await createKwokNode(a, n.name, n.instanceId, { scenario: 'budgets' });
+    for (const n of nodes) await waitNodeReady(a, n.name);
+    await a.apps.createNamespacedDeployment({
+      namespace: 'budgets',
+      body: {
+        metadata: { name: 'shop' },
+        spec: {
+          replicas: 6,
+          selector: { matchLabels: { app: 'shop' } },
+          template: {
+            metadata: { labels: { app: 'shop' } },
+            spec: {
+              containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }],
+              nodeSelector: { scenario: 'budgets' },
+              automountServiceAccountToken: false,
+              // Two per node, so two nodes hold four of the six replicas.
+              // Honor: cordoned nodes (tainted unschedulable) must not count as empty
+              // domains, or no replacement could ever be placed and the budget would
+              // block forever (the default, Ignore, is a real-world drain deadlock).
+              topologySpreadConstraints: [
+                {
+                  maxSkew: 1,
+                  topologyKey: 'kubernetes.io/hostname',
+                  whenUnsatisfiable: 'DoNotSchedule',
+                  nodeTaintsPolicy: 'Honor',
+                  labelSelector: { matchLabels: { app: 'shop' } },
+                },
+              ],
+            },
+          },
+        },
+      },
+    });
+    await waitDeploymentReady(a, 'budgets', 'shop', 6);
+    await createPdb(a, 'budgets', 'shop', 'shop', 5);
+    // Capacity for the replacements once the two nodes are cordoned.
+    for (const name of ['pdb-4', 'pdb-5']) await createKwokNode(a, name, newInstanceId(), { scenario: 'budgets' });
+    for (const name of ['pdb-4', 'pdb-5']) await waitNodeReady(a, name);
+    drainer = startDrainer(plane, { drainTimeoutSeconds: 120 });
+  });
+  afterAll(() => drainer?.restore());
+
+  it('never lets Ready replicas drop below minAvailable while two nodes drain at once', async () => {
+    // The two nodes hold at least three replicas, so the budget (one disruption at a time)
+    // must make the drains wait for replacements.
+    const onDrainedNodes = (await podsOn(a, 'pdb-1')).length + (await podsOn(a, 'pdb-2')).length;
+    expect(onDrainedNodes).toBeGreaterThanOrEqual(3);
+    let minimum = Infinity;
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        minimum = Math.min(minimum, await readyPods('budgets', 'shop'));
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    })();
+
+    const results = await Promise.all([drainer.terminate(nodes[0]!.instanceId), drainer.terminate(nodes[1]!.instanceId)]);
+    watching = false;
+    await watcher;
+
+    expect(results).toEqual([
+      { records: [{ status: 'drained', instanceId: nodes[0]!.instanceId }] },
+      { records: [{ status: 'drained', instanceId: nodes[1]!.instanceId }] },
+    ]);
+    expect(minimum).toBeGreaterThanOrEqual(5);
+    expect(await readyPods('budgets', 'shop')).toBe(6);
+    expect((await podsOn(a, 'pdb-1')).length + (await podsOn(a, 'pdb-2')).length).toBe(0);
+    // The budget really pushed back: some evictions were refused with 429 and retried.
+    const evictions = readAudit(plane, (e) => byDrainer(e) && e.subresource === 'eviction' && e.namespace === 'budgets');
+    expect(evictions.filter((e) => e.code === 429).length).toBeGreaterThan(0);
+    expect(evictions.filter((e) => e.code === 201)).toHaveLength(onDrainedNodes);
+  });
+});
+
+describe('deadlock (c) and two budgets over one pod (d)', () => {
+  let drainer: Drainer;
+
+  beforeAll(async () => {
+    await ensureNamespace(a, 'deadlock');
+    drainer = startDrainer(plane, { drainTimeoutSeconds: 6 });
+  });
+  afterAll(() => drainer?.restore());
+
+  it('stops at its deadline, names the blocking budget in Events and the log, and completes CONTINUE', async () => {
+    const instanceId = newInstanceId();
+    await createKwokNode(a, 'deadlock-1', instanceId, { scenario: 'deadlock' });
+    await waitNodeReady(a, 'deadlock-1');
+    await createDeployment(a, 'deadlock', 'ledger', 2, { nodeSelector: { scenario: 'deadlock' } });
+    await waitDeploymentReady(a, 'deadlock', 'ledger', 2);
+    await createPdb(a, 'deadlock', 'ledger-pdb', 'ledger', 2);
+    const started = Date.now();
+
+    const result = await drainer.terminate(instanceId);
+
+    expect(result).toEqual({ records: [{ status: 'timed-out', instanceId }] });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(6_000);
+    expect(drainer.completions.filter((c) => c.instanceId === instanceId)).toMatchObject([{ result: 'CONTINUE', outcome: 'completed' }]);
+    const nodeEvents = await eventsFor(a, 'Node', 'deadlock-1');
+    expect(nodeEvents.map((e) => e.reason)).toEqual(['DrainStarted', 'Cordoned', 'EvictionBlocked', 'EvictionBlocked', 'DrainTimedOut', 'LifecycleActionCompleted']);
+    const timedOut = nodeEvents.find((e) => e.reason === 'DrainTimedOut')!;
+    expect(timedOut.type).toBe('Warning');
+    expect(timedOut.message.match(/PodDisruptionBudget ledger-pdb/g)).toHaveLength(2);
+    const pod = (await podsOn(a, 'deadlock-1'))[0]!;
+    const podEvents = await eventsFor(a, 'Pod', pod.metadata!.name!, 'deadlock');
+    expect(podEvents[0]).toMatchObject({ reason: 'EvictionBlocked', type: 'Warning', message: expect.stringContaining('ledger-pdb needs 2 healthy pods and has 2 currently') });
+    const stuckLog = drainer.logs.find((l) => l['message'] === 'drain deadline reached with pods still on the node; completing anyway');
+    expect(stuckLog).toMatchObject({ level: 'ERROR', instanceId, node: 'deadlock-1' });
+    expect(JSON.stringify(stuckLog?.['stuck'])).toContain('"budgetName":"ledger-pdb"');
+  });
+
+  it('reports a pod selected by two budgets as such', async () => {
+    const instanceId = newInstanceId();
+    await createKwokNode(a, 'twopdb-1', instanceId, { scenario: 'twopdb' });
+    await waitNodeReady(a, 'twopdb-1');
+    await createDeployment(a, 'deadlock', 'search', 1, { nodeSelector: { scenario: 'twopdb' } });
+    await waitDeploymentReady(a, 'deadlock', 'search', 1);
+    await createPdb(a, 'deadlock', 'search-a', 'search', 0);
+    await createPdb(a, 'deadlock', 'search-b', 'search', 0);
+
+    const result = await drainer.terminate(instanceId);
+
+    expect(result).toEqual({ records: [{ status: 'timed-out', instanceId }] });
+    const evictions = readAudit(plane, (e) => byDrainer(e) && e.subresource === 'eviction' && e.namespace === 'deadlock' && e.name?.startsWith('search') === true);
+    expect(evictions.length).toBeGreaterThan(1);
+    expect(evictions.every((e) => e.code === 500)).toBe(true);
+    const nodeEvents = await eventsFor(a, 'Node', 'twopdb-1');
+    expect(nodeEvents.find((e) => e.reason === 'EvictionBlocked')?.message).toContain('more than one PodDisruptionBudget');
+    expect(nodeEvents.find((e) => e.reason === 'DrainTimedOut')?.message).toContain('(multiple-budgets)');
+    expect(drainer.logs.some((l) => l['level'] === 'ERROR' && l['message'] === 'eviction impossible: more than one PodDisruptionBudget selects the pod')).toBe(true);
+    await until('action completed', 5_000, async () => drainer.completions.some((c) => c.instanceId === instanceId && c.outcome === 'completed'));
+  });
+});

@@ -1,0 +1,71 @@
+// Scenario i: the drainer's identity, authenticated the EKS way through the plane's token
+// webhook and bound only by the shipped ClusterRole, may do what a drain needs and nothing more.
+import { ApiException, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { describe, expect, inject, it } from 'vitest';
+import { mintEksToken } from '../../lambda/adapters/eks-token.js';
+import { admin, byDrainer, readAudit } from './kube.js';
+import { drainerUsername, testAws } from './plane/token-webhook.js';
+
+const plane = inject('plane');
+
+async function drainerApi(clusterName: string = testAws.clusterName): Promise<CoreV1Api> {
+  const token = await mintEksToken({
+    clusterName,
+    region: testAws.region,
+    credentials: { accessKeyId: testAws.accessKeyId, secretAccessKey: testAws.secretAccessKey },
+  });
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'plane', server: plane.server, caData: Buffer.from(plane.caPem).toString('base64') }],
+    users: [{ name: 'drainer', token }],
+    contexts: [{ name: 'plane', cluster: 'plane', user: 'drainer' }],
+    currentContext: 'plane',
+  });
+  return kc.makeApiClient(CoreV1Api);
+}
+
+async function status(call: Promise<unknown>): Promise<number> {
+  try {
+    await call;
+    return 200;
+  } catch (error) {
+    if (error instanceof ApiException) return error.code;
+    throw error;
+  }
+}
+
+describe('least privilege', () => {
+  it('authenticates a handler-minted token as the drainer group', async () => {
+    const api = await drainerApi();
+    expect(await status(api.listNode({ limit: 1 }))).toBe(200);
+  });
+
+  it('rejects a token minted for another cluster (401)', async () => {
+    const api = await drainerApi('some-other-cluster');
+    expect(await status(api.listNode({ limit: 1 }))).toBe(401);
+  });
+
+  it.each([
+    ['delete a node', (api: CoreV1Api) => api.deleteNode({ name: 'anything' })],
+    ['delete a pod directly (bypassing budgets)', (api: CoreV1Api) => api.deleteNamespacedPod({ namespace: 'default', name: 'anything' })],
+    ['read secrets', (api: CoreV1Api) => api.listNamespacedSecret({ namespace: 'kube-system' })],
+    ['update a node wholesale', (api: CoreV1Api) => api.replaceNode({ name: 'anything', body: { metadata: { name: 'anything' } } })],
+    ['create pods', (api: CoreV1Api) => api.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'x' }, spec: { containers: [{ name: 'x', image: 'x' }] } } })],
+  ])('is forbidden to %s (403)', async (_what, call) => {
+    expect(await status(call(await drainerApi()))).toBe(403);
+  });
+
+  it('every rule of the shipped ClusterRole was used by the suite (no unused rights)', async () => {
+    // This file runs last (test/cluster/sequencer.ts), after every scenario.
+    const role = JSON.parse(admin(plane).kubectl('get', 'clusterrole', 'graceful-node-termination', '-o', 'json')) as {
+      rules: { resources: string[]; verbs: string[] }[];
+    };
+    const used = new Set(
+      readAudit(plane, (e) => byDrainer(e) && e.user === drainerUsername && e.code < 400).map(
+        (e) => `${e.resource}${e.subresource ? `/${e.subresource}` : ''}:${e.verb}`,
+      ),
+    );
+    const granted = role.rules.flatMap((r) => r.resources.flatMap((res) => r.verbs.map((v) => `${res}:${v}`)));
+    expect(granted.filter((g) => !used.has(g))).toEqual([]);
+  });
+});
