@@ -43,7 +43,12 @@ export interface NodeGateway {
 export interface PodWatch {
   /** The pods on the node as last seen. */
   current(): readonly PodInfo[];
-  /** Resolves at the next change on the node, or after timeoutMs, whichever is first. */
+  /**
+   * Resolves once the node's pods changed since the previous call returned (or since the
+   * watch opened), at once if that already happened, or after timeoutMs. A change that
+   * lands while the caller is busy evicting must not be lost: that would stall the drain
+   * until its next timeout.
+   */
   changed(timeoutMs: number): Promise<void>;
   close(): void;
 }

@@ -4,9 +4,8 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { AutoScalingClient } from '@aws-sdk/client-auto-scaling';
 import { EKSClient } from '@aws-sdk/client-eks';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { createLifecycleActions } from './adapters/auto-scaling.js';
-import { connectToEks, loadKubeconfig } from './adapters/cluster-connection.js';
+import { connectToEks, connectWithKubeconfig } from './adapters/cluster-connection.js';
 import { createKubernetesGateway } from './adapters/kubernetes.js';
 import { systemClock } from './clock.js';
 import { parseConfig } from './config.js';
@@ -26,11 +25,11 @@ export function createRuntime(env: Readonly<Record<string, string | undefined>>)
   let gateway: Promise<ClusterGateway> | undefined;
   const cluster = (): Promise<ClusterGateway> => {
     gateway ??= (async () => {
-      const kc: KubeConfig =
+      const endpoint =
         config.kubeconfigPath !== undefined
-          ? loadKubeconfig(config.kubeconfigPath, config.kubeconfigContext)
+          ? await connectWithKubeconfig(config.kubeconfigPath, config.kubeconfigContext)
           : await connectToEks({ clusterName: config.clusterName, region, eks });
-      return createKubernetesGateway(kc, { requestTimeoutMs: 15_000, log: logger });
+      return createKubernetesGateway(endpoint, { requestTimeoutMs: 15_000, log: logger });
     })();
     // A failed connection is not kept: the next record or retry tries again.
     gateway.catch(() => (gateway = undefined));

@@ -7,11 +7,15 @@ import { fileURLToPath } from 'node:url';
 import { lambdaBundling } from '../infra/bundling.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const outfile = join(root, 'dist', 'lambda', 'index.mjs');
-mkdirSync(dirname(outfile), { recursive: true });
+const outdir = join(root, 'dist', 'lambda');
+const outfile = join(outdir, 'index.mjs');
+mkdirSync(outdir, { recursive: true });
 const result = await build({
   entryPoints: [join(root, 'lambda', 'index.ts')],
-  outfile,
+  outdir,
+  outExtension: { '.js': '.mjs' },
+  // Kubeconfig mode's loader (@kubernetes/client-node) goes to a chunk EKS never loads.
+  splitting: true,
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -24,8 +28,9 @@ const result = await build({
   logLevel: 'warning',
 });
 const bytes = statSync(outfile).size;
-const inputs = Object.entries(result.metafile.outputs[Object.keys(result.metafile.outputs)[0]!]!.inputs)
+const entry = Object.entries(result.metafile.outputs).find(([, o]) => o.entryPoint)![1];
+const inputs = Object.entries(entry.inputs)
   .map(([path, v]) => [path.replace(/^node_modules\//, '').split('/').slice(0, path.includes('@') ? 2 : 1).join('/'), v.bytesInOutput] as const)
   .reduce((acc, [pkg, n]) => acc.set(pkg, (acc.get(pkg) ?? 0) + n), new Map<string, number>());
-console.log(`bundle: ${outfile} ${(bytes / 1024).toFixed(0)} KiB`);
+console.log(`bundle: ${outfile} ${(bytes / 1024).toFixed(0)} KiB (entry; chunks loaded only in kubeconfig mode: ${Object.keys(result.metafile.outputs).length - 1})`);
 for (const [pkg, n] of [...inputs].sort((a, b) => b[1] - a[1]).slice(0, 8)) console.log(`  ${(n / 1024).toFixed(0).padStart(6)} KiB  ${pkg}`);

@@ -1,13 +1,9 @@
 // Where the cluster is and how to authenticate: EKS (DescribeCluster + a minted token) in
 // production, or an explicitly configured kubeconfig for tests, the demo and non-EKS clusters.
 import { DescribeClusterCommand, type EKSClient } from '@aws-sdk/client-eks';
-import { KubeConfig, type User } from '@kubernetes/client-node';
 import { TransientError } from '../errors.js';
 import { EksTokenSource } from './eks-token.js';
-
-type Authenticator = Parameters<KubeConfig['addAuthenticator']>[0];
-
-const eksUserName = 'eks-lifecycle-drainer';
+import type { KubeEndpoint, TlsAndHeaders } from './kube-http.js';
 
 export interface EksConnectionOptions {
   readonly clusterName: string;
@@ -15,8 +11,8 @@ export interface EksConnectionOptions {
   readonly eks: EKSClient;
 }
 
-/** Endpoint and CA come from eks:DescribeCluster; the token is minted and refreshed per request. */
-export async function connectToEks(options: EksConnectionOptions): Promise<KubeConfig> {
+/** Endpoint and CA come from eks:DescribeCluster (once); the token is minted and refreshed per request. */
+export async function connectToEks(options: EksConnectionOptions): Promise<KubeEndpoint> {
   let cluster;
   try {
     ({ cluster } = await options.eks.send(new DescribeClusterCommand({ name: options.clusterName })));
@@ -28,35 +24,36 @@ export async function connectToEks(options: EksConnectionOptions): Promise<KubeC
   if (!endpoint || !caData) {
     throw new TransientError(`eks:DescribeCluster ${options.clusterName} returned no endpoint or CA (status ${cluster?.status ?? 'unknown'})`);
   }
-  const tokens = new EksTokenSource({
-    clusterName: options.clusterName,
-    region: options.region,
-    credentials: options.eks.config.credentials,
-  });
-  // Runs on every request, so a container that lives for hours never sends an expired token.
-  const authenticator: Authenticator = {
-    isAuthProvider: (user: User) => user.name === eksUserName,
-    applyAuthentication: async (_user, opts) => {
-      opts.headers = { ...opts.headers, Authorization: `Bearer ${await tokens.token()}` };
-    },
+  const ca = Buffer.from(caData, 'base64');
+  const tokens = new EksTokenSource({ clusterName: options.clusterName, region: options.region, credentials: options.eks.config.credentials });
+  return {
+    server: endpoint,
+    // Runs before every request, so a container that lives for hours never sends an expired token.
+    requestOptions: async () => ({ ca, headers: { Authorization: `Bearer ${await tokens.token()}` } }),
   };
-  const kc = new KubeConfig();
-  kc.addAuthenticator(authenticator);
-  kc.loadFromOptions({
-    clusters: [{ name: options.clusterName, server: endpoint, caData, skipTLSVerify: false }],
-    users: [{ name: eksUserName }],
-    contexts: [{ name: options.clusterName, cluster: options.clusterName, user: eksUserName }],
-    currentContext: options.clusterName,
-  });
-  return kc;
 }
 
-export function loadKubeconfig(path: string, context: string | undefined): KubeConfig {
+/**
+ * Uses @kubernetes/client-node's kubeconfig loader (every auth method it knows). Imported
+ * lazily: EKS deployments never load it, which keeps it out of their cold start.
+ */
+export async function connectWithKubeconfig(path: string, context: string | undefined): Promise<KubeEndpoint> {
+  const { KubeConfig } = await import('@kubernetes/client-node');
   const kc = new KubeConfig();
   kc.loadFromFile(path);
   if (context !== undefined) {
     if (!kc.getContextObject(context)) throw new Error(`KUBECONFIG_CONTEXT ${context} is not in ${path}`);
     kc.setCurrentContext(context);
   }
-  return kc;
+  const server = kc.getCurrentCluster()?.server;
+  if (!server) throw new Error(`kubeconfig ${path} has no current cluster`);
+  return {
+    server,
+    requestOptions: async () => {
+      const opts: Record<string, unknown> & { headers?: Record<string, string> } = {};
+      await kc.applyToHTTPSOptions(opts);
+      const { ca, cert, key, rejectUnauthorized, servername, headers } = opts as TlsAndHeaders;
+      return { ca, cert, key, rejectUnauthorized, servername, headers: { ...headers } };
+    },
+  };
 }

@@ -1,17 +1,6 @@
 // Kubernetes side effects behind the ports: node lookup and patches, a live pod view per
 // node (one list, then one watch), evictions, Events.
-import {
-  ApiException,
-  CoreV1Api,
-  PatchStrategy,
-  ServerConfiguration,
-  Watch,
-  Observable,
-  createConfiguration,
-  type KubeConfig,
-  type V1Pod,
-  type ObservableMiddleware,
-} from '@kubernetes/client-node';
+import type { CoreV1Event, V1Eviction, V1Node, V1Pod } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { AccessDeniedError, TransientError } from '../errors.js';
 import type {
@@ -26,12 +15,23 @@ import type {
   PodInfo,
   PodWatch,
 } from '../ports.js';
-
-const of = <T>(value: T): Observable<T> => new Observable(Promise.resolve(value));
+import { KubeApiError, createKubeHttp, type KubeEndpoint, type KubeHttp, type StatusBody } from './kube-http.js';
 
 export const reportingComponent = 'graceful-node-termination';
+/** Shows in the API server's audit log, as EKS's own drainer shows as vpcLambda. */
 export const userAgent = `${reportingComponent}/0.1`;
 const excludeLabel = 'node.kubernetes.io/exclude-from-external-load-balancers';
+const mergePatch = 'application/merge-patch+json';
+
+/**
+ * Lists as they come over the wire. client-node's model types are used for the items, but
+ * its list metadata names `continue` as `_continue` (it renames reserved words when it
+ * deserializes, which this client does not do).
+ */
+interface WireList<T> {
+  readonly metadata?: { readonly continue?: string; readonly resourceVersion?: string };
+  readonly items: readonly T[];
+}
 
 export interface KubernetesOptions {
   /** Every request is aborted after this long (watches excepted: they idle-timeout). */
@@ -41,43 +41,13 @@ export interface KubernetesOptions {
 
 export type KubernetesGateway = NodeGateway & PodGateway & EventRecorder;
 
-export function createKubernetesGateway(kc: KubeConfig, options: KubernetesOptions): KubernetesGateway {
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error('kubeconfig has no current cluster');
-  // Built by hand instead of kc.makeApiClient so every call carries our user agent (it
-  // shows in the audit log, like EKS's vpcLambda) and a timeout.
-  const middleware: ObservableMiddleware = {
-    pre: (ctx) => {
-      ctx.setHeaderParam('User-Agent', userAgent);
-      ctx.setSignal(AbortSignal.timeout(options.requestTimeoutMs));
-      return of(ctx);
-    },
-    post: (res) => of(res),
-  };
-  const api = new CoreV1Api(
-    createConfiguration({
-      baseServer: new ServerConfiguration(cluster.server, {}),
-      authMethods: { default: kc },
-      middleware: [middleware],
-    }),
-  );
-  const mergePatch = {
-    middleware: [
-      {
-        pre: (ctx: Parameters<ObservableMiddleware['pre']>[0]) => {
-          // The client defaults to JSON patch; a merge patch needs this exact header.
-          ctx.setHeaderParam('Content-Type', PatchStrategy.MergePatch);
-          return of(ctx);
-        },
-        post: (res: Parameters<ObservableMiddleware['post']>[0]) => of(res),
-      },
-    ],
-    middlewareMergeStrategy: 'append' as const,
-  };
+export function createKubernetesGateway(endpoint: KubeEndpoint, options: KubernetesOptions): KubernetesGateway {
+  const kube = createKubeHttp(endpoint, { userAgent, timeoutMs: options.requestTimeoutMs });
 
   const patchNode = async (name: string, body: object): Promise<PatchResult> => {
     try {
-      await api.patchNode({ name, body }, mergePatch);
+      // A JSON merge patch: it sets one label or field and leaves the rest alone.
+      await kube.request<V1Node>('PATCH', `/api/v1/nodes/${encodeURIComponent(name)}`, { body, contentType: mergePatch });
       return 'patched';
     } catch (error) {
       if (statusOf(error) === 404) return 'node-gone';
@@ -91,7 +61,7 @@ export function createKubernetesGateway(kc: KubeConfig, options: KubernetesOptio
       // spec.providerID (aws:///<az>/<instance-id>): node names need not be the DNS name.
       let cont: string | undefined;
       do {
-        const page = await call(`list nodes`, () => api.listNode({ limit: 500, _continue: cont }));
+        const page = await call('list nodes', () => kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', { query: { limit: 500, continue: cont } }));
         for (const node of page.items) {
           if (node.spec?.providerID?.endsWith(`/${instanceId}`)) {
             return {
@@ -103,7 +73,7 @@ export function createKubernetesGateway(kc: KubeConfig, options: KubernetesOptio
             } satisfies NodeInfo;
           }
         }
-        cont = page.metadata?._continue || undefined;
+        cont = page.metadata?.continue || undefined;
       } while (cont);
       return undefined;
     },
@@ -112,21 +82,18 @@ export function createKubernetesGateway(kc: KubeConfig, options: KubernetesOptio
 
     cordon: (name) => patchNode(name, { spec: { unschedulable: true } }),
 
-    watchPodsOnNode: (nodeName) => openPodWatch(kc, api, nodeName, options.log),
+    watchPodsOnNode: (nodeName) => openPodWatch(kube, nodeName, options.log),
 
     async evictPod(pod) {
+      const body: V1Eviction = {
+        apiVersion: 'policy/v1',
+        kind: 'Eviction',
+        metadata: { name: pod.name, namespace: pod.namespace },
+        // Never evict a same-named replacement: the server answers 409 if the UID moved on.
+        deleteOptions: { preconditions: { uid: pod.uid } },
+      };
       try {
-        await api.createNamespacedPodEviction({
-          name: pod.name,
-          namespace: pod.namespace,
-          body: {
-            apiVersion: 'policy/v1',
-            kind: 'Eviction',
-            metadata: { name: pod.name, namespace: pod.namespace },
-            // Never evict a same-named replacement: the server answers 409 if the UID moved on.
-            deleteOptions: { preconditions: { uid: pod.uid } },
-          },
-        });
+        await kube.request('POST', `/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods/${encodeURIComponent(pod.name)}/eviction`, { body });
         return { kind: 'evicted' };
       } catch (error) {
         return mapEvictionError(error, `${pod.namespace}/${pod.name}`);
@@ -134,8 +101,9 @@ export function createKubernetesGateway(kc: KubeConfig, options: KubernetesOptio
     },
 
     async record(event) {
+      const namespace = event.regarding.namespace ?? 'default';
       try {
-        await api.createNamespacedEvent({ namespace: event.regarding.namespace ?? 'default', body: toCoreEvent(event) });
+        await kube.request('POST', `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, { body: toCoreEvent(event) });
       } catch (error) {
         options.log.warn('could not write Kubernetes Event', { reason: event.reason, error: describe(error) });
       }
@@ -180,46 +148,22 @@ export function mapEvictionError(error: unknown, pod: string): EvictionResult {
   return blocked('server-error');
 }
 
-interface StatusBody {
-  message?: string;
-  reason?: string;
-  details?: {
-    name?: string;
-    kind?: string;
-    retryAfterSeconds?: number;
-    causes?: { reason?: string; type?: string; message?: string }[];
-  };
-}
-
 function statusOf(error: unknown): number | undefined {
-  if (error instanceof ApiException) return error.code;
-  const code = (error as { statusCode?: unknown; code?: unknown } | null)?.statusCode;
-  return typeof code === 'number' ? code : undefined;
+  return error instanceof KubeApiError ? error.statusCode : undefined;
 }
 
 function statusBody(error: unknown): StatusBody | undefined {
-  if (!(error instanceof ApiException)) return undefined;
-  const body: unknown = error.body;
-  if (typeof body === 'string') {
-    try {
-      return JSON.parse(body) as StatusBody;
-    } catch {
-      return { message: body };
-    }
-  }
-  return typeof body === 'object' && body !== null ? (body as StatusBody) : undefined;
+  return error instanceof KubeApiError ? error.status : undefined;
 }
 
 function retryAfterHeader(error: unknown): number | undefined {
-  if (!(error instanceof ApiException)) return undefined;
-  const headers = error.headers as Record<string, string> | undefined;
-  const raw = headers?.['retry-after'] ?? headers?.['Retry-After'];
-  const n = raw === undefined ? NaN : Number(raw);
-  return Number.isFinite(n) ? n : undefined;
+  if (!(error instanceof KubeApiError)) return undefined;
+  const n = Number(error.headers['retry-after']);
+  return Number.isFinite(n) && n > 0 ? n : undefined;
 }
 
 function describe(error: unknown): string {
-  if (error instanceof ApiException) return `HTTP ${error.code}: ${statusBody(error)?.message ?? ''}`.trim();
+  if (error instanceof KubeApiError) return `HTTP ${error.statusCode}: ${error.status?.message ?? ''}`.trim();
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
@@ -256,41 +200,48 @@ export function toPodInfo(pod: V1Pod): PodInfo {
 }
 
 /** One list, then a watch resumed from the last resourceVersion; re-lists only on 410 Gone. */
-async function openPodWatch(kc: KubeConfig, api: CoreV1Api, nodeName: string, log: Log): Promise<PodWatch> {
+async function openPodWatch(kube: KubeHttp, nodeName: string, log: Log): Promise<PodWatch> {
   const fieldSelector = `spec.nodeName=${nodeName}`;
   const pods = new Map<string, PodInfo>();
   let resourceVersion = '';
   let waiters: (() => void)[] = [];
+  // Changes counted, so a change that arrives between two changed() calls still wakes.
+  let version = 0;
+  let seen = 0;
   let closed = false;
-  let abort: AbortController | undefined;
+  let handle: { abort(): void } | undefined;
   let failures = 0;
   const notify = () => {
+    version++;
     const w = waiters;
     waiters = [];
     for (const resolve of w) resolve();
   };
 
   const list = async () => {
-    pods.clear();
+    const next = new Map<string, PodInfo>();
     let cont: string | undefined;
     do {
       const page = await call(`list pods on node ${nodeName}`, () =>
-        api.listPodForAllNamespaces({ fieldSelector, limit: 500, _continue: cont }),
+        kube.request<WireList<V1Pod>>('GET', '/api/v1/pods', { query: { fieldSelector, limit: 500, continue: cont } }),
       );
-      for (const pod of page.items) pods.set(pod.metadata?.uid ?? '', toPodInfo(pod));
+      for (const pod of page.items) next.set(pod.metadata?.uid ?? '', toPodInfo(pod));
       resourceVersion = page.metadata?.resourceVersion ?? '';
-      cont = page.metadata?._continue || undefined;
+      cont = page.metadata?.continue || undefined;
     } while (cont);
+    pods.clear();
+    for (const [uid, pod] of next) pods.set(uid, pod);
   };
 
-  const watch = async (): Promise<void> => {
+  const watch = () => {
     if (closed) return;
     let gone = false;
-    abort = await new Watch(kc).watch(
+    handle = kube.watch(
       '/api/v1/pods',
-      // The server closes the watch cleanly before the client's 30 s idle timeout.
+      // The server ends the watch cleanly before our idle timeout; we resume from here.
       { fieldSelector, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 25 },
-      (type, obj: V1Pod & { code?: number }) => {
+      ({ type, object }) => {
+        const obj = object as V1Pod & { code?: number };
         if (type === 'ERROR') {
           if (obj.code === 410) gone = true;
           return;
@@ -303,52 +254,56 @@ async function openPodWatch(kc: KubeConfig, api: CoreV1Api, nodeName: string, lo
         else pods.set(uid, toPodInfo(obj));
         notify();
       },
-      (err: unknown) => {
+      (error) => {
         if (closed) return;
-        if (err) {
+        if (error) {
           failures++;
-          log.debug('pod watch ended, resuming', { error: describe(err), failures });
+          log.debug('pod watch ended, resuming', { error: describe(error), failures });
         }
         const resume = async () => {
           if (closed) return;
           try {
-            if (gone || statusOf(err) === 410) {
+            if (gone || statusOf(error) === 410) {
               await list();
               notify();
             }
-            await watch();
-          } catch (error) {
+            watch();
+          } catch (e) {
             failures++;
-            log.warn('pod watch could not resume, retrying', { error: describe(error), failures });
+            log.warn('pod watch could not resume, retrying', { error: describe(e), failures });
             setTimeout(() => void resume(), Math.min(5000, 200 * 2 ** failures)).unref();
           }
         };
-        setTimeout(() => void resume(), err ? Math.min(5000, 100 * 2 ** failures) : 0).unref();
+        setTimeout(() => void resume(), error ? Math.min(5000, 100 * 2 ** failures) : 0).unref();
       },
     );
   };
 
   await list();
-  await watch();
+  watch();
   return {
     current: () => [...pods.values()],
-    changed: (timeoutMs) =>
-      new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, timeoutMs);
-        waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
+    changed: async (timeoutMs) => {
+      if (version === seen && !closed) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, timeoutMs);
+          waiters.push(() => {
+            clearTimeout(timer);
+            resolve();
+          });
         });
-      }),
+      }
+      seen = version;
+    },
     close: () => {
       closed = true;
-      abort?.abort();
+      handle?.abort();
       notify();
     },
   };
 }
 
-function toCoreEvent(event: ClusterEvent) {
+function toCoreEvent(event: ClusterEvent): CoreV1Event {
   const now = new Date();
   const r = event.regarding;
   return {

@@ -28,6 +28,24 @@ async function readyPods(namespace: string, app: string): Promise<number> {
   ).length;
 }
 
+/** What a person would look at when a drain in this namespace stalls. */
+async function diagnose(namespace: string, app: string): Promise<string> {
+  const pods = await a.core.listNamespacedPod({ namespace, labelSelector: `app=${app}` });
+  const pdbs = await a.policy.listNamespacedPodDisruptionBudget({ namespace });
+  const events = await a.core.listNamespacedEvent({ namespace });
+  const nodes = await a.core.listNode({ labelSelector: 'scenario=budgets' });
+  return JSON.stringify(
+    {
+      pods: pods.items.map((p) => [p.metadata?.name, p.spec?.nodeName, p.status?.phase, p.metadata?.deletionTimestamp, p.status?.conditions?.find((c) => c.type === 'Ready')?.status]),
+      pdbs: pdbs.items.map((p) => [p.metadata?.name, p.status]),
+      nodes: nodes.items.map((n) => [n.metadata?.name, n.spec?.unschedulable, n.spec?.taints]),
+      events: events.items.filter((e) => e.type === 'Warning').map((e) => [e.involvedObject.name, e.reason, e.message]),
+    },
+    null,
+    1,
+  );
+}
+
 describe('budgets hold (b)', () => {
   let drainer: Drainer;
   const nodes = ['pdb-1', 'pdb-2', 'pdb-3'].map((name) => ({ name, instanceId: newInstanceId() }));
@@ -93,6 +111,7 @@ describe('budgets hold (b)', () => {
     const results = await Promise.all([drainer.terminate(nodes[0]!.instanceId), drainer.terminate(nodes[1]!.instanceId)]);
     watching = false;
     await watcher;
+    if (JSON.stringify(results).includes('timed-out')) console.error(await diagnose('budgets', 'shop'));
 
     expect(results).toEqual([
       { records: [{ status: 'drained', instanceId: nodes[0]!.instanceId }] },

@@ -1,11 +1,11 @@
-import { ApiException } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { KubeApiError } from '../../lambda/adapters/kube-http.js';
 import { mapEvictionError } from '../../lambda/adapters/kubernetes.js';
 import { AccessDeniedError } from '../../lambda/errors.js';
 
 // Status bodies as the API server's eviction handler writes them (v1.34, eviction.go).
 const status = (code: number, message: string, details: object = {}, reason = '') =>
-  new ApiException(code, 'Unknown API Status Code!', JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message, reason, details, code }), {});
+  new KubeApiError(code, { message, reason, details }, {}, 'POST /api/v1/namespaces/default/pods/web/eviction');
 
 describe('mapEvictionError', () => {
   it('maps 404 and 409 (UID precondition) to gone', () => {
@@ -35,7 +35,7 @@ describe('mapEvictionError', () => {
   });
 
   it('maps a plain 429 to throttled, honouring the Retry-After header', () => {
-    const error = new ApiException(429, 'Too Many Requests', '{"message":"too many requests"}', { 'retry-after': '3' });
+    const error = new KubeApiError(429, { message: 'too many requests' }, { 'retry-after': '3' }, 'POST eviction');
     expect(mapEvictionError(error, 'default/web')).toMatchObject({ kind: 'blocked', reason: 'throttled', retryAfterSeconds: 3 });
   });
 

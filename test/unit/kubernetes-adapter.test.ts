@@ -1,8 +1,7 @@
 // Request shapes the Kubernetes adapter sends, captured by a loopback HTTP server.
-import { KubeConfig } from '@kubernetes/client-node';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createKubernetesGateway, type KubernetesGateway } from '../../lambda/adapters/kubernetes.js';
 import { AccessDeniedError } from '../../lambda/errors.js';
 import { MemoryLog, pod } from '../fakes/fake-world.js';
@@ -23,6 +22,7 @@ describe('Kubernetes adapter', () => {
   beforeAll(async () => {
     server = createServer((req, res) => {
       let raw = '';
+      req.on('error', () => {}); // the client aborting a watch resets the connection
       req.on('data', (c) => (raw += c));
       req.on('end', () => {
         const entry = { method: req.method ?? '', url: new URL(req.url ?? '/', 'http://x'), headers: req.headers, body: raw ? JSON.parse(raw) : undefined };
@@ -31,15 +31,11 @@ describe('Kubernetes adapter', () => {
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      // Plain HTTP on loopback needs skipTLSVerify (the client refuses HTTP otherwise).
-      clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
-      users: [{ name: 'u', token: 'test-token' }],
-      contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
-      currentContext: 'c',
-    });
-    gateway = createKubernetesGateway(kc, { requestTimeoutMs: 5_000, log: new MemoryLog() });
+    const endpoint = {
+      server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      requestOptions: async () => ({ headers: { Authorization: 'Bearer test-token' } }),
+    };
+    gateway = createKubernetesGateway(endpoint, { requestTimeoutMs: 5_000, log: new MemoryLog() });
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
   beforeEach(() => {
@@ -134,6 +130,29 @@ describe('Kubernetes adapter', () => {
     const watchUrl = seen[1]!.url;
     expect(watchUrl.pathname).toBe('/api/v1/pods');
     expect(Object.fromEntries(watchUrl.searchParams)).toMatchObject({ watch: 'true', fieldSelector: 'spec.nodeName=node-a', resourceVersion: '10', allowWatchBookmarks: 'true' });
+  });
+
+  it('does not lose a change that arrives while the caller is busy (no lost wake-up)', async () => {
+    let sent = false;
+    respond = (req, res) => {
+      if (req.url.searchParams.get('watch') === 'true') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write(JSON.stringify({ type: 'DELETED', object: { metadata: { name: 'web-1', namespace: 'default', uid: 'u1', resourceVersion: '11' } } }) + '\n', () => {
+          sent = true;
+        });
+        return;
+      }
+      json(res, 200, { metadata: { resourceVersion: '10' }, items: [{ metadata: { name: 'web-1', namespace: 'default', uid: 'u1' }, spec: {}, status: { phase: 'Running' } }] });
+    };
+    const watch = await gateway.watchPodsOnNode('node-a');
+    try {
+      // The deletion is delivered before anyone waits for it (as during an eviction round).
+      await vi.waitUntil(() => sent && watch.current().length === 0, { timeout: 5_000 });
+      // Without the change counter this waits the full hour and the test times out.
+      await watch.changed(3_600_000);
+    } finally {
+      watch.close();
+    }
   });
 
   it('writes core/v1 Events on the node in the default namespace and never throws', async () => {

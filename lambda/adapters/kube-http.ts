@@ -1,0 +1,157 @@
+// A small Kubernetes REST client over node:https for the handful of calls a drain makes.
+//
+// Why not @kubernetes/client-node's generated CoreV1Api at run time: bundled, it brings
+// every API group, every model and undici (2.3 MB), and compiling that took about 540 ms
+// of the cold start on this machine (npm run bench). These six endpoints need none of it.
+// client-node still provides the object types and, for kubeconfig mode, its loader.
+import type { IncomingHttpHeaders } from 'node:http';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import { createInterface } from 'node:readline';
+
+/** Where the API server is and how to reach it; called before every request. */
+export interface KubeEndpoint {
+  readonly server: string;
+  /** TLS material and headers (Authorization) for the next request. */
+  requestOptions(): Promise<TlsAndHeaders>;
+}
+
+export type TlsAndHeaders = Pick<https.RequestOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized' | 'servername'> & {
+  readonly headers?: Readonly<Record<string, string>>;
+};
+
+export interface StatusBody {
+  readonly message?: string;
+  readonly reason?: string;
+  readonly details?: {
+    readonly name?: string;
+    readonly kind?: string;
+    readonly retryAfterSeconds?: number;
+    readonly causes?: readonly { readonly reason?: string; readonly type?: string; readonly message?: string }[];
+  };
+}
+
+/** A non-2xx answer from the API server, with its Status body when it sent one. */
+export class KubeApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly status: StatusBody | undefined,
+    readonly headers: IncomingHttpHeaders,
+    what: string,
+  ) {
+    super(`${what}: HTTP ${statusCode}${status?.message ? `: ${status.message}` : ''}`);
+    this.name = 'KubeApiError';
+  }
+}
+
+export interface RequestOptions {
+  readonly query?: Readonly<Record<string, string | number | boolean | undefined>>;
+  readonly body?: unknown;
+  readonly contentType?: string;
+}
+
+export interface WatchHandle {
+  abort(): void;
+}
+
+export interface KubeHttp {
+  request<T>(method: string, path: string, options?: RequestOptions): Promise<T>;
+  /** Streams watch events (one JSON object a line) until the server or abort ends it. */
+  watch(path: string, query: RequestOptions['query'], onEvent: (event: { type: string; object: unknown }) => void, onEnd: (error?: Error) => void): WatchHandle;
+}
+
+export interface KubeHttpOptions {
+  readonly userAgent: string;
+  /** A request that sends nothing back for this long is aborted. */
+  readonly timeoutMs: number;
+}
+
+export function createKubeHttp(endpoint: KubeEndpoint, options: KubeHttpOptions): KubeHttp {
+  const base = new URL(endpoint.server);
+  const secure = base.protocol === 'https:';
+  // Connections are reused across the many evictions of one drain.
+  const agent = secure ? new https.Agent({ keepAlive: true, maxSockets: 64 }) : new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+  const url = (path: string, query: RequestOptions['query']) => {
+    const u = new URL(base.pathname.replace(/\/$/, '') + path, base);
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) u.searchParams.set(k, String(v));
+    return u;
+  };
+
+  const open = async (method: string, target: URL, o: RequestOptions, accept = 'application/json') => {
+    const tls = await endpoint.requestOptions();
+    const headers: http.OutgoingHttpHeaders = { ...tls.headers, Accept: accept, 'User-Agent': options.userAgent };
+    if (o.body !== undefined) headers['Content-Type'] = o.contentType ?? 'application/json';
+    return (secure ? https : http).request(target, { ...tls, method, headers, agent, timeout: options.timeoutMs });
+  };
+
+  return {
+    async request<T>(method: string, path: string, o: RequestOptions = {}): Promise<T> {
+      const what = `${method} ${path}`;
+      const req = await open(method, url(path, o.query), o);
+      return new Promise<T>((resolve, reject) => {
+        req.on('timeout', () => req.destroy(new Error(`${what}: no answer within ${options.timeoutMs} ms`)));
+        req.on('error', reject);
+        req.on('response', (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', reject);
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            const code = res.statusCode ?? 0;
+            let parsed: unknown;
+            try {
+              parsed = text ? JSON.parse(text) : undefined;
+            } catch {
+              parsed = code >= 400 ? { message: text } : undefined;
+            }
+            if (code >= 200 && code < 300) resolve(parsed as T);
+            else reject(new KubeApiError(code, parsed as StatusBody | undefined, res.headers, what));
+          });
+        });
+        req.end(o.body === undefined ? undefined : JSON.stringify(o.body));
+      });
+    },
+
+    watch(path, query, onEvent, onEnd) {
+      let ended = false;
+      let req: http.ClientRequest | undefined;
+      const end = (error?: Error) => {
+        if (ended) return;
+        ended = true;
+        req?.destroy();
+        onEnd(error);
+      };
+      void open('GET', url(path, { ...query, watch: true }), {})
+        .then((r) => {
+          req = r;
+          if (ended) return r.destroy();
+          r.on('timeout', () => end(new Error(`watch ${path}: idle for ${options.timeoutMs} ms`)));
+          r.on('error', (e) => end(e));
+          r.on('response', (res) => {
+            // An aborted stream errors with ECONNRESET "aborted": expected, and ours to end.
+            res.on('error', (e) => end(e));
+            if ((res.statusCode ?? 0) !== 200) {
+              res.resume();
+              return end(new KubeApiError(res.statusCode ?? 0, undefined, res.headers, `watch ${path}`));
+            }
+            const lines = createInterface({ input: res });
+            // readline re-emits the input's errors on itself.
+            lines.on('error', (e) => end(e));
+            lines.on('line', (line) => {
+              if (!line.trim()) return;
+              try {
+                onEvent(JSON.parse(line) as { type: string; object: unknown });
+              } catch {
+                /* a torn line at abort: the next list/watch recovers */
+              }
+            });
+            lines.on('close', () => end());
+          });
+          r.end();
+        })
+        .catch((e: Error) => end(e));
+      return { abort: () => end() };
+    },
+  };
+}
