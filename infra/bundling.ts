@@ -1,9 +1,59 @@
-// How the Lambda is bundled, shared by the CDK construct and scripts/bundle.ts so the
-// measured bundle is the deployed one.
-export const lambdaBundling = {
-  target: 'node24',
-  minify: true,
-  // @kubernetes/client-node is ESM and some of its dependencies still call require():
-  // an ESM bundle needs a real require or it fails with "Dynamic require of ... is not supported".
-  esmBanner: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+// How the Lambda code is bundled, shared by the CDK construct (local bundling, no Docker)
+// and scripts/bundle.ts, so the bundle measured by the benchmark is the one deployed.
+import { buildSync, type Metafile } from 'esbuild';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Entry points in one asset: the drainer and the RBAC installer custom resource. */
+export const lambdaEntries = {
+  index: join(root, 'lambda', 'index.ts'),
+  'rbac-installer': join(root, 'lambda', 'rbac-installer.ts'),
 } as const;
+
+/** Handler strings for lambda.Function, matching the entry names above. */
+export const lambdaHandlers = { drainer: 'index.handler', rbacInstaller: 'rbac-installer.handler' } as const;
+
+export const lambdaTarget = 'node24';
+
+/** Bundles both entries into outdir as ESM (.mjs) with shared chunks; synchronous for CDK. */
+export function bundleLambda(outdir: string): Metafile {
+  const result = buildSync({
+    entryPoints: lambdaEntries,
+    outdir,
+    outExtension: { '.js': '.mjs' },
+    // Kubeconfig mode's loader (@kubernetes/client-node) goes to a chunk EKS never loads.
+    splitting: true,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: lambdaTarget,
+    minify: true,
+    sourcemap: false,
+    // Some dependencies still call require(); an ESM bundle needs a real one or fails with
+    // "Dynamic require of ... is not supported".
+    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+    mainFields: ['module', 'main'],
+    metafile: true,
+    logLevel: 'warning',
+  });
+  return result.metafile;
+}
+
+/**
+ * Bytes a cold start loads for one entry: the entry and every chunk it imports statically
+ * (dynamic imports, such as the kubeconfig loader, are only loaded when used).
+ */
+export function coldStartBytes(metafile: Metafile, entryFile: string): { bytes: number; files: string[] } {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const imp of metafile.outputs[file]?.imports ?? []) if (imp.kind === 'import-statement' && !imp.external) visit(imp.path);
+  };
+  const key = Object.keys(metafile.outputs).find((path) => path.endsWith(`/${entryFile}`));
+  if (!key) throw new Error(`bundle has no output ${entryFile}`);
+  visit(key);
+  return { bytes: [...seen].reduce((n, f) => n + (metafile.outputs[f]?.bytes ?? 0), 0), files: [...seen] };
+}

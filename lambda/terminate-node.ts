@@ -13,6 +13,9 @@ import type {
   PodGateway,
 } from './ports.js';
 
+/** Logged when a drain hits its deadline; the CDK construct's alarm filters on it. */
+export const drainTimedOutMessage = 'drain deadline reached with pods still on the node; completing anyway';
+
 export const excludeFromLoadBalancersLabel = 'node.kubernetes.io/exclude-from-external-load-balancers';
 
 export interface TerminateDeps {
@@ -98,7 +101,7 @@ export async function terminateNode(options: TerminateOptions, deps: TerminateDe
       const summary = drain.stuck
         .map((s) => `${s.pod} (${s.reason}${s.budgetName ? `: PodDisruptionBudget ${s.budgetName}` : ''})`)
         .join(', ');
-      log.error('drain deadline reached with pods still on the node; completing anyway', { stuck: drain.stuck });
+      log.error(drainTimedOutMessage, { stuck: drain.stuck });
       await onNode(
         'Warning',
         'DrainTimedOut',

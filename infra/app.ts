@@ -1,0 +1,68 @@
+// The CDK app that cdk.json runs: one stack with the construct, configured from context.
+//   npx cdk deploy -c clusterName=prod -c autoScalingGroupNames=nodes-a,nodes-b
+import { App, Duration, Stack, Validations, aws_sns as sns } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { GracefulNodeTermination } from './graceful-node-termination.js';
+
+export interface AppContext {
+  readonly clusterName: string;
+  readonly autoScalingGroupNames: readonly string[];
+  readonly alarmTopicArn?: string;
+  readonly loadBalancerDelaySeconds?: number;
+  readonly drainTimeoutSeconds?: number;
+  readonly manageKubernetesAccess: boolean;
+}
+
+/** Reads and checks the context values; names the missing or bad one and how to pass it. */
+export function readContext(app: App): AppContext {
+  const get = (key: string): string | undefined => {
+    const value: unknown = app.node.tryGetContext(key);
+    if (value === undefined || value === null || value === '') return undefined;
+    return Array.isArray(value) ? value.join(',') : String(value);
+  };
+  const clusterName = get('clusterName');
+  if (!clusterName) throw new Error('context clusterName is required: cdk deploy -c clusterName=<your EKS cluster>');
+  const autoScalingGroupNames = (get('autoScalingGroupNames') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  if (autoScalingGroupNames.length === 0) {
+    throw new Error('context autoScalingGroupNames is required: cdk deploy -c autoScalingGroupNames=<group>,<group>');
+  }
+  const seconds = (key: string): number | undefined => {
+    const raw = get(key);
+    if (raw === undefined) return undefined;
+    if (!/^\d+$/.test(raw)) throw new Error(`context ${key}=${raw} is invalid: expected a whole number of seconds`);
+    return Number(raw);
+  };
+  const manage = get('manageKubernetesAccess') ?? 'true';
+  if (manage !== 'true' && manage !== 'false') throw new Error(`context manageKubernetesAccess=${manage} is invalid: expected true or false`);
+  return {
+    clusterName,
+    autoScalingGroupNames,
+    alarmTopicArn: get('alarmTopicArn'),
+    loadBalancerDelaySeconds: seconds('loadBalancerDelaySeconds'),
+    drainTimeoutSeconds: seconds('drainTimeoutSeconds'),
+    manageKubernetesAccess: manage === 'true',
+  };
+}
+
+export function buildApp(app: App): Stack {
+  const context = readContext(app);
+  const stack = new Stack(app, String(app.node.tryGetContext('stackName') ?? 'GracefulNodeTermination'), {
+    description: `Graceful termination for self-managed node groups of EKS cluster ${context.clusterName}`,
+  });
+  new GracefulNodeTermination(stack, 'GracefulNodeTermination', {
+    clusterName: context.clusterName,
+    autoScalingGroupNames: context.autoScalingGroupNames,
+    alarmTopic: context.alarmTopicArn ? sns.Topic.fromTopicArn(stack, 'AlarmTopic', context.alarmTopicArn) : undefined,
+    loadBalancerDelay: context.loadBalancerDelaySeconds !== undefined ? Duration.seconds(context.loadBalancerDelaySeconds) : undefined,
+    drainTimeout: context.drainTimeoutSeconds !== undefined ? Duration.seconds(context.drainTimeoutSeconds) : undefined,
+    manageKubernetesAccess: context.manageKubernetesAccess,
+  });
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  return stack;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const app = new App();
+  buildApp(app);
+  app.synth();
+}

@@ -1,0 +1,493 @@
+// The construct: launch and terminate lifecycle hooks on existing self-managed node groups,
+// one encrypted SNS topic, the drainer Lambda, its Kubernetes access, and alarms.
+import { createHash } from 'node:crypto';
+import {
+  ArnFormat,
+  AssetHashType,
+  CfnElement,
+  CustomResource,
+  DockerImage,
+  Duration,
+  Lazy,
+  RemovalPolicy,
+  Stack,
+  Token,
+  Validations,
+  aws_autoscaling as autoscaling,
+  aws_cloudwatch as cloudwatch,
+  aws_cloudwatch_actions as cloudwatchActions,
+  aws_ec2 as ec2,
+  aws_eks as eks,
+  aws_iam as iam,
+  aws_kms as kms,
+  aws_lambda as lambda,
+  aws_lambda_destinations as destinations,
+  aws_lambda_event_sources as sources,
+  aws_logs as logs,
+  aws_sns as sns,
+  aws_sqs as sqs,
+  type ILocalBundling,
+} from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { configVariables, toEnvironment } from '../lambda/config.js';
+import { rbacName, renderRbacYaml } from '../lambda/rbac.js';
+import { drainTimedOutMessage } from '../lambda/terminate-node.js';
+import { bundleLambda, lambdaHandlers } from './bundling.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+
+export interface GracefulNodeTerminationProps {
+  /** Name of the EKS cluster the node groups join. */
+  readonly clusterName: string;
+  /**
+   * Existing Auto Scaling groups, by name (eksctl, Terraform, CloudFormation groups).
+   * @default - none; pass groups here, in `autoScalingGroups`, or with `addAutoScalingGroup`
+   */
+  readonly autoScalingGroupNames?: readonly string[];
+  /**
+   * Auto Scaling groups defined in or imported into this CDK app.
+   * @default - none
+   */
+  readonly autoScalingGroups?: readonly autoscaling.IAutoScalingGroup[];
+  /**
+   * How long Auto Scaling waits for the handler before applying CONTINUE on its own.
+   * EKS managed node groups use 30 minutes. Between 30 seconds and 2 hours, and longer
+   * than the function's timeout (the handler does not send heartbeats yet).
+   * @default Duration.minutes(30)
+   */
+  readonly heartbeatTimeout?: Duration;
+  /**
+   * Longest time spent evicting and waiting for pods before completing anyway. A drain
+   * also ends before the function's own timeout.
+   * @default Duration.minutes(15)
+   */
+  readonly drainTimeout?: Duration;
+  /**
+   * Wait after the drain so load balancers deregister the node. EKS waits 60 seconds.
+   * @default Duration.seconds(60)
+   */
+  readonly loadBalancerDelay?: Duration;
+  /**
+   * Evictions in flight at once for one node.
+   * @default 32
+   */
+  readonly evictionConcurrency?: number;
+  /**
+   * Memory of the drainer function, in MiB.
+   * @default 256
+   */
+  readonly memorySizeMiB?: number;
+  /**
+   * Kubernetes group the drainer's role is mapped to; the shipped ClusterRole is bound to it.
+   * @default 'graceful-node-termination'
+   */
+  readonly kubernetesGroup?: string;
+  /**
+   * Create EKS access entries and install the ClusterRole and ClusterRoleBinding during
+   * deployment. Requires the cluster's authentication mode to be API or
+   * API_AND_CONFIG_MAP. Set to false for aws-auth clusters and apply
+   * infra/kubernetes/rbac.yaml yourself (README, "Clusters on aws-auth").
+   * @default true
+   */
+  readonly manageKubernetesAccess?: boolean;
+  /**
+   * Where alarms are sent.
+   * @default - alarms are created without actions
+   */
+  readonly alarmTopic?: sns.ITopic;
+  /**
+   * Place the functions in this VPC (private cluster endpoints). The subnets then need a
+   * route to the autoscaling, eks, sts and logs APIs (NAT or VPC endpoints), and the
+   * cluster security group must admit the functions' security group on 443.
+   * @default - not in a VPC
+   */
+  readonly vpc?: ec2.IVpc;
+  /**
+   * Subnets for the functions, when `vpc` is set.
+   * @default - the VPC's private subnets
+   */
+  readonly vpcSubnets?: ec2.SubnetSelection;
+  /**
+   * Security groups for the functions, when `vpc` is set.
+   * @default - one security group with all outbound traffic allowed
+   */
+  readonly securityGroups?: readonly ec2.ISecurityGroup[];
+  /**
+   * How long the functions' logs are kept.
+   * @default logs.RetentionDays.ONE_MONTH
+   */
+  readonly logRetention?: logs.RetentionDays;
+}
+
+const hookNames = { launch: `${rbacName}-launch`, terminate: `${rbacName}-terminate` } as const;
+
+/**
+ * Gives self-managed node groups the graceful termination of EKS managed node groups:
+ * label, cordon, evict (PodDisruptionBudgets hold), wait for load balancers, then let the
+ * instance go.
+ */
+export class GracefulNodeTermination extends Construct {
+  /** The topic both lifecycle hooks of every group notify. */
+  readonly topic: sns.Topic;
+  /** The drainer. */
+  readonly function: lambda.Function;
+  /** The drainer's role: the IAM principal mapped to the Kubernetes group. */
+  readonly role: iam.Role;
+  /** Notifications the function could not process after its retries. */
+  readonly failedNotifications: sqs.Queue;
+  /** Alarms: function errors, failed notifications, drains that hit their deadline. */
+  readonly alarms: readonly cloudwatch.Alarm[];
+
+  private readonly groupNames: string[] = [];
+  private readonly clusterName: string;
+  private readonly heartbeatTimeout: Duration;
+  private readonly hookRole: iam.Role;
+  private readonly groupPolicy: iam.Policy;
+
+  constructor(scope: Construct, id: string, props: GracefulNodeTerminationProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+    validateProps(props);
+    this.clusterName = props.clusterName;
+    this.heartbeatTimeout = props.heartbeatTimeout ?? Duration.minutes(30);
+    const drainTimeout = props.drainTimeout ?? Duration.minutes(15);
+    const loadBalancerDelay = props.loadBalancerDelay ?? Duration.seconds(60);
+    const kubernetesGroup = props.kubernetesGroup ?? rbacName;
+    const functionTimeout = Duration.minutes(15);
+    const retention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
+    if (this.heartbeatTimeout.toSeconds() <= functionTimeout.toSeconds()) {
+      throw new Error(
+        `heartbeatTimeout ${this.heartbeatTimeout.toSeconds()} s must be longer than the function timeout (${functionTimeout.toSeconds()} s): ` +
+          'otherwise Auto Scaling ends the hook while a drain is still running. Use at least Duration.minutes(16).',
+      );
+    }
+
+    const key = new kms.Key(this, 'Key', {
+      description: `Encrypts the lifecycle notifications and failed notifications of ${id}`,
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+
+    this.topic = new sns.Topic(this, 'Topic', { masterKey: key, enforceSSL: true, displayName: 'Node group lifecycle notifications' });
+
+    // Auto Scaling assumes this role to publish the hooks' notifications.
+    this.hookRole = new iam.Role(this, 'HookRole', {
+      assumedBy: new iam.ServicePrincipal('autoscaling.amazonaws.com'),
+      description: 'Lets the lifecycle hooks publish to the graceful node termination topic',
+    });
+    this.topic.grantPublish(this.hookRole);
+    // Only the hook role may publish: a forged notification must not reach the drainer.
+    this.topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'PublishOnlyByTheHookRole',
+        effect: iam.Effect.DENY,
+        principals: [new iam.AnyPrincipal()],
+        actions: ['sns:Publish'],
+        resources: [this.topic.topicArn],
+        conditions: { ArnNotEquals: { 'aws:PrincipalArn': this.hookRole.roleArn } },
+      }),
+    );
+
+    this.failedNotifications = new sqs.Queue(this, 'FailedNotifications', {
+      encryption: sqs.QueueEncryption.KMS,
+      encryptionMasterKey: key,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+
+    const logGroup = new logs.LogGroup(this, 'Logs', { retention, removalPolicy: RemovalPolicy.DESTROY });
+    this.role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `Graceful node termination for ${props.clusterName}: completes lifecycle actions, reads the cluster endpoint`,
+    });
+    grantLogs(this.role, logGroup);
+    const clusterArn = stack.formatArn({ service: 'eks', resource: 'cluster', resourceName: props.clusterName });
+    this.role.addToPolicy(new iam.PolicyStatement({ actions: ['eks:DescribeCluster'], resources: [clusterArn] }));
+    this.groupPolicy = new iam.Policy(this, 'LifecyclePolicy', {
+      statements: [
+        new iam.PolicyStatement({
+          actions: ['autoscaling:CompleteLifecycleAction', 'autoscaling:RecordLifecycleActionHeartbeat'],
+          resources: Lazy.list({ produce: () => this.groupNames.map((name) => groupArn(stack, name)) }),
+        }),
+      ],
+    });
+    this.role.attachInlinePolicy(this.groupPolicy);
+
+    const vpcConfig = props.vpc
+      ? { vpc: props.vpc, vpcSubnets: props.vpcSubnets, securityGroups: props.securityGroups ? [...props.securityGroups] : undefined }
+      : {};
+    const code = lambdaCode();
+
+    this.function = new lambda.Function(this, 'Function', {
+      description: `Drains nodes of ${props.clusterName} before Auto Scaling terminates them`,
+      runtime: lambda.Runtime.NODEJS_24_X,
+      architecture: lambda.Architecture.ARM_64,
+      code,
+      handler: lambdaHandlers.drainer,
+      role: this.role,
+      logGroup,
+      // A drain may take minutes; the handler keeps a margin to complete the action itself.
+      timeout: functionTimeout,
+      memorySize: props.memorySizeMiB ?? 256,
+      environment: {
+        ...toEnvironment({
+          clusterName: props.clusterName,
+          // Resolved at synthesis, after addAutoScalingGroup calls.
+          autoScalingGroupNames: [Lazy.string({ produce: () => this.groupNames.join(',') })],
+          lifecycleHookNames: [hookNames.launch, hookNames.terminate],
+          drainTimeoutSeconds: drainTimeout.toSeconds(),
+          loadBalancerDelaySeconds: loadBalancerDelay.toSeconds(),
+          evictionConcurrency: props.evictionConcurrency,
+        }),
+        POWERTOOLS_SERVICE_NAME: rbacName,
+      },
+      // SNS invokes asynchronously: two retries, then the notification is kept in the queue.
+      retryAttempts: 2,
+      onFailure: new destinations.SqsDestination(this.failedNotifications),
+      ...vpcConfig,
+    });
+    this.function.addEventSource(new sources.SnsEventSource(this.topic));
+
+    for (const name of props.autoScalingGroupNames ?? []) this.addAutoScalingGroup(name);
+    for (const group of props.autoScalingGroups ?? []) this.addAutoScalingGroup(group);
+    this.node.addValidation({
+      validate: () =>
+        this.groupNames.length === 0
+          ? ['GracefulNodeTermination has no Auto Scaling group: pass autoScalingGroupNames or autoScalingGroups, or call addAutoScalingGroup()']
+          : [],
+    });
+
+    if (props.manageKubernetesAccess ?? true) {
+      this.installKubernetesAccess({ clusterArn, kubernetesGroup, code, retention, vpcConfig });
+    }
+
+    this.alarms = this.createAlarms(logGroup, props.alarmTopic);
+    this.acknowledgeNagFindings(props);
+  }
+
+  /** Puts a launch and a terminate hook on one more group and lets the function complete them. */
+  addAutoScalingGroup(group: autoscaling.IAutoScalingGroup | string): void {
+    const name = typeof group === 'string' ? group : group.autoScalingGroupName;
+    if (!Token.isUnresolved(name)) validateGroupName(name);
+    if (this.groupNames.includes(name)) throw new Error(`Auto Scaling group ${name} was added twice`);
+    this.groupNames.push(name);
+    const id = Token.isUnresolved(name) ? `Group${this.groupNames.length}` : `Group-${name}`;
+    // Group ARNs carry a generated id we cannot know for groups created elsewhere: "*" stands
+    // only in that position, the name is exact. cdk-nag names the finding by the flattened ARN.
+    const nagName = Token.isUnresolved(name) && typeof group !== 'string' && group.node.defaultChild instanceof CfnElement
+      ? `<${Stack.of(this).getLogicalId(group.node.defaultChild)}>`
+      : name;
+    Validations.of(this.groupPolicy).acknowledge({
+      id: `AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:autoscaling:<AWS::Region>:<AWS::AccountId>:autoScalingGroup:*:autoScalingGroupName/${nagName}]`,
+      reason: 'Auto Scaling group ARNs contain a generated id: the group is matched by its exact name with "*" only in the id position.',
+    });
+    const scope = new Construct(this, id);
+    for (const [transition, hookName] of [
+      ['autoscaling:EC2_INSTANCE_LAUNCHING', hookNames.launch],
+      ['autoscaling:EC2_INSTANCE_TERMINATING', hookNames.terminate],
+    ] as const) {
+      const hook = new autoscaling.CfnLifecycleHook(scope, transition.endsWith('LAUNCHING') ? 'Launch' : 'Terminate', {
+        autoScalingGroupName: name,
+        lifecycleHookName: hookName,
+        lifecycleTransition: transition,
+        heartbeatTimeout: this.heartbeatTimeout.toSeconds(),
+        // Explicit: the API default is ABANDON, and a broken handler must never hold or
+        // fail a node for nothing.
+        defaultResult: 'CONTINUE',
+        notificationTargetArn: this.topic.topicArn,
+        roleArn: this.hookRole.roleArn,
+        // The handler refuses notifications naming another cluster.
+        notificationMetadata: JSON.stringify({ clusterName: this.clusterName }),
+      });
+      // The role must be able to publish before Auto Scaling sends the test notification.
+      const publishGrant = this.hookRole.node.tryFindChild('DefaultPolicy');
+      if (publishGrant) hook.node.addDependency(publishGrant);
+      if (typeof group !== 'string' && group.node.defaultChild) hook.node.addDependency(group);
+    }
+  }
+
+  private installKubernetesAccess(options: {
+    clusterArn: string;
+    kubernetesGroup: string;
+    code: lambda.Code;
+    retention: logs.RetentionDays;
+    vpcConfig: Partial<Pick<lambda.FunctionProps, 'vpc' | 'vpcSubnets' | 'securityGroups'>>;
+  }): void {
+    // The drainer: a STANDARD entry mapped to a group that only the shipped ClusterRole binds.
+    const drainerEntry = new eks.CfnAccessEntry(this, 'AccessEntry', {
+      clusterName: this.clusterName,
+      principalArn: this.role.roleArn,
+      type: 'STANDARD',
+      kubernetesGroups: [options.kubernetesGroup],
+    });
+
+    // The installer needs cluster admin to create a ClusterRole; it is a separate role that
+    // only CloudFormation invokes, and its code applies only the two RBAC objects.
+    const installerLogs = new logs.LogGroup(this, 'RbacInstallerLogs', { retention: options.retention, removalPolicy: RemovalPolicy.DESTROY });
+    const installerRole = new iam.Role(this, 'RbacInstallerRole', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `Installs the graceful node termination ClusterRole in ${this.clusterName} during deployment`,
+    });
+    grantLogs(installerRole, installerLogs);
+    installerRole.addToPolicy(new iam.PolicyStatement({ actions: ['eks:DescribeCluster'], resources: [options.clusterArn] }));
+    const installerEntry = new eks.CfnAccessEntry(this, 'RbacInstallerAccessEntry', {
+      clusterName: this.clusterName,
+      principalArn: installerRole.roleArn,
+      type: 'STANDARD',
+      accessPolicies: [
+        {
+          policyArn: `arn:${Stack.of(this).partition}:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy`,
+          accessScope: { type: 'cluster' },
+        },
+      ],
+    });
+    const installer = new lambda.Function(this, 'RbacInstaller', {
+      description: `Installs the graceful node termination RBAC in ${this.clusterName} (CloudFormation custom resource)`,
+      runtime: lambda.Runtime.NODEJS_24_X,
+      architecture: lambda.Architecture.ARM_64,
+      code: options.code,
+      handler: lambdaHandlers.rbacInstaller,
+      role: installerRole,
+      logGroup: installerLogs,
+      timeout: Duration.minutes(5),
+      memorySize: 256,
+      ...options.vpcConfig,
+    });
+    const rbac = new CustomResource(this, 'Rbac', {
+      serviceToken: installer.functionArn,
+      resourceType: 'Custom::KubernetesRbac',
+      properties: {
+        ClusterName: this.clusterName,
+        KubernetesGroup: options.kubernetesGroup,
+        // A new rule set re-applies the objects.
+        RbacDigest: createHash('sha256').update(renderRbacYaml(options.kubernetesGroup)).digest('hex').slice(0, 16),
+      },
+    });
+    rbac.node.addDependency(installerEntry, drainerEntry, installerRole);
+  }
+
+  private createAlarms(logGroup: logs.ILogGroup, alarmTopic: sns.ITopic | undefined): cloudwatch.Alarm[] {
+    const timedOut = new logs.MetricFilter(this, 'DrainTimedOutFilter', {
+      logGroup,
+      filterPattern: logs.FilterPattern.stringValue('$.message', '=', drainTimedOutMessage),
+      metricNamespace: 'GracefulNodeTermination',
+      metricName: 'DrainsTimedOut',
+      metricValue: '1',
+    });
+    const fiveMinutes = Duration.minutes(5);
+    // Each alarm fires on the first occurrence: none of these should ever happen quietly.
+    const alarm = (id: string, alarmDescription: string, metric: cloudwatch.IMetric) =>
+      new cloudwatch.Alarm(this, id, {
+        alarmDescription,
+        metric,
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+    const alarms = [
+      alarm(
+        'FunctionErrors',
+        'The drainer failed on a notification (it retries twice, then keeps it in the failed-notifications queue).',
+        this.function.metricErrors({ period: fiveMinutes, statistic: 'Sum' }),
+      ),
+      alarm(
+        'FailedNotificationsVisible',
+        'Lifecycle notifications the drainer could not process are waiting in the queue.',
+        this.failedNotifications.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes, statistic: 'Maximum' }),
+      ),
+      alarm(
+        'DrainsTimedOut',
+        'A drain reached its deadline with pods still on the node (see the DrainTimedOut Event for the blocking PDBs).',
+        timedOut.metric({ period: fiveMinutes, statistic: 'Sum' }),
+      ),
+    ];
+    if (alarmTopic) for (const alarm of alarms) alarm.addAlarmAction(new cloudwatchActions.SnsAction(alarmTopic));
+    return alarms;
+  }
+
+  /** Every cdk-nag finding we accept, with the reason; anything else fails the synth. */
+  private acknowledgeNagFindings(props: GracefulNodeTerminationProps): void {
+    const acknowledge = (construct: Construct, rule: string, reason: string) =>
+      Validations.of(construct).acknowledge({ id: `AwsSolutions::AwsSolutions-${rule}`, reason });
+    const kmsReason = 'Generated by CDK grants on the one customer managed key of this construct (the key policy and the resource are that key only); the wildcard is in the action name (GenerateDataKey*, ReEncrypt*), not the resource.';
+    acknowledge(this.hookRole, 'IAM5[Action::kms:GenerateDataKey*]', kmsReason);
+    acknowledge(this.role, 'IAM5[Action::kms:GenerateDataKey*]', kmsReason);
+    acknowledge(this.role, 'IAM5[Action::kms:ReEncrypt*]', kmsReason);
+    acknowledge(this.failedNotifications, 'SQS3', 'This queue is itself the on-failure (dead-letter) destination of the function.');
+    if (props.vpc) {
+      for (const role of [this.role, ...this.node.findAll().filter((c): c is iam.Role => c instanceof iam.Role && c.node.id === 'RbacInstallerRole')]) {
+        acknowledge(role, 'IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]', 'In a VPC, Lambda needs this AWS managed policy to manage its network interfaces; CDK adds it.');
+      }
+    }
+  }
+}
+
+function lambdaCode(): lambda.Code {
+  // esbuild on the local machine; the image is never used (no Docker here or in CI).
+  const local: ILocalBundling = {
+    tryBundle(outputDir: string): boolean {
+      bundleLambda(outputDir);
+      return true;
+    },
+  };
+  return lambda.Code.fromAsset(join(root, 'lambda'), {
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: { image: DockerImage.fromRegistry('unused-local-bundling-only'), local },
+  });
+}
+
+function grantLogs(role: iam.Role, logGroup: logs.LogGroup): void {
+  role.addToPolicy(new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [`${logGroup.logGroupArn}`] }));
+}
+
+function groupArn(stack: Stack, name: string): string {
+  return stack.formatArn({
+    service: 'autoscaling',
+    resource: 'autoScalingGroup',
+    resourceName: `*:autoScalingGroupName/${name}`,
+    arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+  });
+}
+
+const clusterNamePattern = /^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/;
+
+function validateProps(props: GracefulNodeTerminationProps): void {
+  if (!Token.isUnresolved(props.clusterName) && !clusterNamePattern.test(props.clusterName)) {
+    throw new Error(`clusterName ${JSON.stringify(props.clusterName)} is not an EKS cluster name: use 1 to 100 letters, digits, "-" or "_", starting with a letter or digit`);
+  }
+  const heartbeat = props.heartbeatTimeout?.toSeconds();
+  if (heartbeat !== undefined && (heartbeat < 30 || heartbeat > 7200)) {
+    throw new Error(`heartbeatTimeout ${heartbeat} s is outside what Auto Scaling accepts: use between Duration.seconds(30) and Duration.hours(2)`);
+  }
+  const checkSeconds = (value: Duration | undefined, field: string, variable: { accepts: string; parse(raw: string): unknown }) => {
+    if (value !== undefined && variable.parse(String(value.toSeconds())) === undefined) {
+      throw new Error(`${field} ${value.toSeconds()} s is invalid: expected ${variable.accepts} seconds`);
+    }
+  };
+  checkSeconds(props.drainTimeout, 'drainTimeout', configVariables.drainTimeoutSeconds);
+  checkSeconds(props.loadBalancerDelay, 'loadBalancerDelay', configVariables.loadBalancerDelaySeconds);
+  if (props.evictionConcurrency !== undefined && configVariables.evictionConcurrency.parse(String(props.evictionConcurrency)) === undefined) {
+    throw new Error(`evictionConcurrency ${props.evictionConcurrency} is invalid: expected ${configVariables.evictionConcurrency.accepts}`);
+  }
+  const memory = props.memorySizeMiB;
+  if (memory !== undefined && (!Number.isInteger(memory) || memory < 128 || memory > 10240)) {
+    throw new Error(`memorySizeMiB ${memory} is invalid: Lambda accepts an integer from 128 to 10240`);
+  }
+  const group = props.kubernetesGroup;
+  if (group !== undefined && (group.trim() === '' || group.startsWith('system:'))) {
+    throw new Error(`kubernetesGroup ${JSON.stringify(group)} is invalid: EKS access entries need a non-empty group that does not start with "system:"`);
+  }
+  if (!props.vpc && (props.vpcSubnets || props.securityGroups)) {
+    throw new Error('vpcSubnets and securityGroups need vpc: pass the VPC the subnets belong to');
+  }
+}
+
+function validateGroupName(name: string): void {
+  if (name.trim() === '' || name.length > 255 || name.includes(',')) {
+    throw new Error(`Auto Scaling group name ${JSON.stringify(name)} is invalid: use 1 to 255 characters without commas`);
+  }
+}

@@ -1,0 +1,153 @@
+// CloudFormation custom resource that installs the drainer's ClusterRole and
+// ClusterRoleBinding during `cdk deploy`, so no kubectl step is needed.
+//
+// It runs as its own function with its own role, never as the drainer: that role holds
+// an EKS access entry with AmazonEKSClusterAdminPolicy, because creating a ClusterRole
+// needs at least the rights it grants. Its code applies only the two objects of
+// lambda/rbac.ts (the group name is the one input), so the admin right cannot be steered
+// into anything else by whoever edits the stack's properties.
+import { request } from 'node:https';
+import { EKSClient } from '@aws-sdk/client-eks';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { connectToEks } from './adapters/cluster-connection.js';
+import { createKubeHttp, KubeApiError, type KubeEndpoint, type KubeHttp } from './adapters/kube-http.js';
+import { rbacName, rbacObjects } from './rbac.js';
+
+/** The fields of a CloudFormation custom resource request that we use. */
+export interface CustomResourceEvent {
+  readonly RequestType: 'Create' | 'Update' | 'Delete';
+  readonly ResponseURL: string;
+  readonly StackId: string;
+  readonly RequestId: string;
+  readonly LogicalResourceId: string;
+  readonly PhysicalResourceId?: string;
+  readonly ResourceProperties: { readonly ClusterName?: unknown; readonly KubernetesGroup?: unknown };
+}
+
+export interface CustomResourceResponse {
+  readonly Status: 'SUCCESS' | 'FAILED';
+  readonly Reason?: string;
+  readonly PhysicalResourceId: string;
+  readonly StackId: string;
+  readonly RequestId: string;
+  readonly LogicalResourceId: string;
+  readonly Data?: Record<string, string>;
+}
+
+const fieldManager = rbacName;
+const paths = {
+  ClusterRole: `/apis/rbac.authorization.k8s.io/v1/clusterroles/${rbacName}`,
+  ClusterRoleBinding: `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${rbacName}`,
+} as const;
+
+/**
+ * Server-side apply: one idempotent call per object, whether it exists or not.
+ * https://kubernetes.io/docs/reference/using-api/server-side-apply/
+ */
+export async function applyRbac(kube: KubeHttp, group: string): Promise<void> {
+  for (const object of rbacObjects(group)) {
+    await kube.request('PATCH', paths[object.kind as keyof typeof paths], {
+      query: { fieldManager, force: true },
+      body: object,
+      contentType: 'application/apply-patch+yaml',
+    });
+  }
+}
+
+/** Deletes both objects; already gone counts as deleted. */
+export async function deleteRbac(kube: KubeHttp): Promise<void> {
+  for (const path of [paths.ClusterRoleBinding, paths.ClusterRole]) {
+    try {
+      await kube.request('DELETE', path);
+    } catch (error) {
+      if (!(error instanceof KubeApiError && error.statusCode === 404)) throw error;
+    }
+  }
+}
+
+export interface InstallerDeps {
+  connect(clusterName: string): Promise<KubeEndpoint>;
+  respond(url: string, response: CustomResourceResponse): Promise<void>;
+  log: Pick<Logger, 'info' | 'warn' | 'error'>;
+  sleep(ms: number): Promise<void>;
+  /** How long to retry 401/403 while a new access entry propagates. */
+  readonly authRetryMs: number;
+}
+
+export function createInstallerHandler(deps: InstallerDeps): (event: CustomResourceEvent) => Promise<void> {
+  return async (event) => {
+    const physicalId = event.PhysicalResourceId ?? `${rbacName}-rbac`;
+    const base = { PhysicalResourceId: physicalId, StackId: event.StackId, RequestId: event.RequestId, LogicalResourceId: event.LogicalResourceId };
+    try {
+      const clusterName = requireText(event.ResourceProperties.ClusterName, 'ClusterName');
+      const group = requireText(event.ResourceProperties.KubernetesGroup, 'KubernetesGroup');
+      if (group.startsWith('system:')) throw new Error(`KubernetesGroup ${group}: EKS access entries refuse groups starting with "system:"`);
+      const kube = createKubeHttp(await deps.connect(clusterName), { userAgent: `${rbacName}-installer/0.1`, timeoutMs: 15_000 });
+      if (event.RequestType === 'Delete') {
+        try {
+          await withAuthRetry(() => deleteRbac(kube), deps);
+        } catch (error) {
+          // Failing a delete would wedge the stack; the leftovers bind a group nobody maps to
+          // once the access entry is gone.
+          deps.log.warn('could not delete the RBAC objects; leaving them', { error: String(error) });
+        }
+      } else {
+        await withAuthRetry(() => applyRbac(kube, group), deps);
+      }
+      deps.log.info('RBAC request handled', { requestType: event.RequestType, clusterName, group });
+      await deps.respond(event.ResponseURL, { ...base, Status: 'SUCCESS', Data: { ClusterRole: rbacName, Group: group } });
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      deps.log.error('RBAC request failed', { requestType: event.RequestType, reason });
+      // A Delete that cannot even connect (cluster already deleted) must not block the stack.
+      const status = event.RequestType === 'Delete' ? 'SUCCESS' : 'FAILED';
+      await deps.respond(event.ResponseURL, { ...base, Status: status, Reason: reason.slice(0, 900) });
+    }
+  };
+}
+
+function requireText(value: unknown, field: string): string {
+  if (typeof value !== 'string' || value.trim() === '') throw new Error(`ResourceProperties.${field} must be a non-empty string, got ${JSON.stringify(value)}`);
+  return value.trim();
+}
+
+/** A fresh access entry can take a little while before the API server honours it. */
+async function withAuthRetry(work: () => Promise<void>, deps: InstallerDeps): Promise<void> {
+  const started = Date.now();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      const code = error instanceof KubeApiError ? error.statusCode : 0;
+      const retryable = code === 401 || code === 403 || code === 429 || code >= 500 || code === 0;
+      if (!retryable || Date.now() - started > deps.authRetryMs) throw error;
+      deps.log.warn('RBAC apply not accepted yet, retrying', { attempt, error: String(error) });
+      await deps.sleep(Math.min(15_000, 1000 * 2 ** attempt));
+    }
+  }
+}
+
+/** PUTs the result to CloudFormation's presigned S3 URL (an empty Content-Type, as it requires). */
+export function respondToCloudFormation(url: string, response: CustomResourceResponse): Promise<void> {
+  const body = JSON.stringify(response);
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'PUT', headers: { 'Content-Type': '', 'Content-Length': Buffer.byteLength(body) }, timeout: 10_000 }, (res) => {
+      res.resume();
+      res.on('end', () => ((res.statusCode ?? 0) < 300 ? resolve() : reject(new Error(`CloudFormation response: HTTP ${res.statusCode}`))));
+    });
+    req.on('timeout', () => req.destroy(new Error('CloudFormation response: timed out')));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const region = process.env['AWS_REGION'] ?? 'us-east-1';
+const eks = new EKSClient({ region, requestHandler: { requestTimeout: 10_000, connectionTimeout: 3_000 } });
+
+export const handler = createInstallerHandler({
+  connect: (clusterName) => connectToEks({ clusterName, region, eks }),
+  respond: respondToCloudFormation,
+  log: new Logger({ serviceName: `${rbacName}-installer` }),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  authRetryMs: 180_000,
+});

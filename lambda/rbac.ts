@@ -1,0 +1,88 @@
+// The Kubernetes RBAC the drainer needs, defined once. infra/kubernetes/rbac.yaml is
+// rendered from this (scripts/write-rbac-yaml.ts; a unit test keeps it current), the cluster
+// suite binds exactly that file, and the RBAC installer applies these same objects.
+
+/** The ClusterRole, ClusterRoleBinding and default Kubernetes group share this name. */
+export const rbacName = 'graceful-node-termination';
+
+export interface RbacRule {
+  readonly apiGroups: readonly string[];
+  readonly resources: readonly string[];
+  readonly verbs: readonly string[];
+  /** Why the drainer needs it; rendered as a comment in rbac.yaml. */
+  readonly why: string;
+}
+
+/** Every verb here is used by lambda/adapters/kubernetes.ts; nothing more. */
+export const rbacRules: readonly RbacRule[] = [
+  { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'patch'], why: 'Find the node by spec.providerID (list), label it and cordon it (patch).' },
+  { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'], why: 'List and watch the pods bound to the draining node (field selector spec.nodeName).' },
+  { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'], why: 'Evict through the eviction API so PodDisruptionBudgets hold. No pods/delete.' },
+  { apiGroups: [''], resources: ['events'], verbs: ['create'], why: 'Tell the story in `kubectl describe node` and `kubectl get events`.' },
+];
+
+const labels = { 'app.kubernetes.io/name': rbacName, 'app.kubernetes.io/managed-by': rbacName };
+
+export interface KubernetesObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { readonly name: string; readonly labels: Readonly<Record<string, string>> };
+  readonly [field: string]: unknown;
+}
+
+/** The ClusterRole and its binding to `group`, the Kubernetes group the Lambda role maps to. */
+export function rbacObjects(group: string = rbacName): readonly [KubernetesObject, KubernetesObject] {
+  return [
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: rbacName, labels },
+      rules: rbacRules.map(({ apiGroups, resources, verbs }) => ({ apiGroups, resources, verbs })),
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: rbacName, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: rbacName },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: group }],
+    },
+  ];
+}
+
+/** rbac.yaml, rendered for people who apply it with kubectl (aws-auth clusters). */
+export function renderRbacYaml(group: string = rbacName): string {
+  const [role, binding] = rbacObjects(group);
+  const q = (s: string) => JSON.stringify(s);
+  const list = (xs: readonly string[]) => `[${xs.map(q).join(', ')}]`;
+  const meta = (name: string) => [`metadata:`, `  name: ${name}`, `  labels:`, ...Object.entries(labels).map(([k, v]) => `    ${k}: ${v}`)];
+  return [
+    '# Least-privilege RBAC for the drainer. Generated from lambda/rbac.ts by',
+    '# `npx tsx scripts/write-rbac-yaml.ts`; do not edit by hand.',
+    '# The Lambda role is mapped (EKS access entry or aws-auth) to the Kubernetes group',
+    `# "${group}"; this ClusterRole is all that group may do. The cluster test suite`,
+    '# binds exactly this file, so a missing verb fails it.',
+    `apiVersion: ${role.apiVersion}`,
+    `kind: ${role.kind}`,
+    ...meta(role.metadata.name),
+    'rules:',
+    ...rbacRules.flatMap((r) => [
+      `  # ${r.why}`,
+      `  - apiGroups: ${list(r.apiGroups)}`,
+      `    resources: ${list(r.resources)}`,
+      `    verbs: ${list(r.verbs)}`,
+    ]),
+    '---',
+    `apiVersion: ${binding.apiVersion}`,
+    `kind: ${binding.kind}`,
+    ...meta(binding.metadata.name),
+    'roleRef:',
+    '  apiGroup: rbac.authorization.k8s.io',
+    '  kind: ClusterRole',
+    `  name: ${rbacName}`,
+    'subjects:',
+    '  - apiGroup: rbac.authorization.k8s.io',
+    '    kind: Group',
+    `    name: ${group}`,
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,71 @@
+// The RBAC installer against the real API server: server-side apply creates exactly the
+// shipped ClusterRole and binding, is idempotent, and Delete removes them. It ends by
+// re-installing them, as the rest of the suite relies on them.
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import type { KubeEndpoint } from '../../lambda/adapters/kube-http.js';
+import { createInstallerHandler, type CustomResourceEvent, type CustomResourceResponse } from '../../lambda/rbac-installer.js';
+import { rbacName, rbacRules } from '../../lambda/rbac.js';
+import { MemoryLog } from '../fakes/fake-world.js';
+import { admin } from './kube.js';
+import { adminToken } from './plane/plane.js';
+
+const plane = inject('plane');
+const a = admin(plane);
+
+const endpoint: KubeEndpoint = {
+  server: plane.server,
+  requestOptions: async () => ({ ca: plane.caPem, headers: { Authorization: `Bearer ${adminToken}` } }),
+};
+
+const responses: CustomResourceResponse[] = [];
+const handle = createInstallerHandler({
+  connect: async () => endpoint,
+  respond: async (_url, response) => void responses.push(response),
+  log: new MemoryLog(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  authRetryMs: 0,
+});
+
+const request = (type: CustomResourceEvent['RequestType']): CustomResourceEvent => ({
+  RequestType: type,
+  ResponseURL: 'https://example.invalid/response',
+  StackId: 'stack',
+  RequestId: `req-${responses.length}`,
+  LogicalResourceId: 'Rbac',
+  PhysicalResourceId: type === 'Create' ? undefined : `${rbacName}-rbac`,
+  ResourceProperties: { ClusterName: 'local-plane', KubernetesGroup: rbacName },
+});
+
+const get = (kind: 'clusterrole' | 'clusterrolebinding') => {
+  try {
+    return JSON.parse(a.kubectl('get', kind, rbacName, '-o', 'json', '--show-managed-fields')) as Record<string, unknown> & { metadata: { managedFields?: { manager: string }[] } };
+  } catch {
+    return undefined;
+  }
+};
+
+describe('the RBAC installer (CloudFormation custom resource) on a real API server', () => {
+  afterAll(async () => {
+    // Whatever happened above, leave the drainer's RBAC installed.
+    await handle(request('Create'));
+  });
+
+  it('applies exactly the shipped ClusterRole and binding, idempotently', async () => {
+    await handle(request('Create'));
+    await handle(request('Update'));
+    expect(responses.map((r) => r.Status)).toEqual(['SUCCESS', 'SUCCESS']);
+    const role = get('clusterrole')!;
+    expect(role['rules']).toEqual(rbacRules.map(({ apiGroups, resources, verbs }) => ({ apiGroups, resources, verbs })));
+    expect(role.metadata.managedFields?.map((f) => f.manager)).toContain(rbacName);
+    expect(get('clusterrolebinding')!['subjects']).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: rbacName }]);
+  });
+
+  it('removes both on Delete, and a second Delete still succeeds', async () => {
+    responses.length = 0;
+    await handle(request('Delete'));
+    await handle(request('Delete'));
+    expect(responses.map((r) => r.Status)).toEqual(['SUCCESS', 'SUCCESS']);
+    expect(get('clusterrole')).toBeUndefined();
+    expect(get('clusterrolebinding')).toBeUndefined();
+  });
+});

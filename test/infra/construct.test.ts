@@ -1,0 +1,268 @@
+// Template checks for the CDK construct and app: hooks, topic, least-privilege IAM, the
+// function's environment (read back by the handler's own parser), cdk-nag, validation.
+import { App, Duration, Stack, Validations, aws_autoscaling as autoscaling, aws_ec2 as ec2, aws_iam as iam } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { Construct } from 'constructs';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../infra/app.js';
+import { GracefulNodeTermination, type GracefulNodeTerminationProps } from '../../infra/graceful-node-termination.js';
+import { parseConfig } from '../../lambda/config.js';
+import { renderRbacYaml } from '../../lambda/rbac.js';
+
+type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
+
+const root = join(import.meta.dirname, '..', '..');
+const exampleContext = JSON.parse(readFileSync(join(root, 'cdk.json'), 'utf8')).context as Record<string, string>;
+
+function exampleStack(context: Record<string, string> = exampleContext): { app: App; stack: Stack } {
+  const app = new App({ context });
+  return { app, stack: buildApp(app) };
+}
+
+function stackWith(props: Partial<GracefulNodeTerminationProps> & { setup?: (stack: Stack) => Partial<GracefulNodeTerminationProps> }) {
+  const app = new App();
+  const stack = new Stack(app, 'Test');
+  const extra = props.setup?.(stack) ?? {};
+  const construct = new GracefulNodeTermination(stack, 'Gnt', { clusterName: 'prod', autoScalingGroupNames: ['nodes-a'], ...props, ...extra });
+  return { app, stack, construct };
+}
+
+function statements(resources: Resources): { Action: string | string[]; Resource: unknown; Effect: string }[] {
+  return Object.values(resources)
+    .filter((r) => r.Type === 'AWS::IAM::Policy')
+    .flatMap((r) => (r.Properties['PolicyDocument'] as { Statement: { Action: string | string[]; Resource: unknown; Effect: string }[] }).Statement);
+}
+
+/**
+ * Synthesizes with cdk-nag's AwsSolutions pack as a validation plugin, the way the app
+ * runs it: any unacknowledged finding makes synth throw, naming the rule.
+ */
+function synthWithNag(app: App): void {
+  if (!appsWithNag.has(app)) Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  appsWithNag.add(app);
+  app.synth({ force: true });
+}
+const appsWithNag = new WeakSet<App>();
+
+/** The test's own VPC and group are fixtures, not part of what we ship. */
+function fixtureOnly(construct: Construct, ...rules: string[]): void {
+  for (const rule of rules) Validations.of(construct).acknowledge({ id: `AwsSolutions::AwsSolutions-${rule}`, reason: 'test fixture, not part of the construct' });
+}
+
+describe('the example stack from cdk.json', () => {
+  let template: Template;
+  let resources: Resources;
+  let app: App;
+
+  beforeAll(() => {
+    const built = exampleStack();
+    app = built.app;
+    template = Template.fromStack(built.stack);
+    resources = template.toJSON()['Resources'] as Resources;
+  });
+
+  it('puts a launch and a terminate hook on each group: 1800 s, CONTINUE, metadata naming the cluster', () => {
+    template.resourceCountIs('AWS::AutoScaling::LifecycleHook', 4);
+    for (const group of exampleContext['autoScalingGroupNames']!.split(',')) {
+      for (const transition of ['autoscaling:EC2_INSTANCE_LAUNCHING', 'autoscaling:EC2_INSTANCE_TERMINATING']) {
+        template.hasResourceProperties('AWS::AutoScaling::LifecycleHook', {
+          AutoScalingGroupName: group,
+          LifecycleTransition: transition,
+          HeartbeatTimeout: 1800,
+          DefaultResult: 'CONTINUE',
+          NotificationMetadata: JSON.stringify({ clusterName: exampleContext['clusterName'] }),
+          NotificationTargetARN: { Ref: Match.stringLikeRegexp('Topic') },
+          RoleARN: { 'Fn::GetAtt': [Match.stringLikeRegexp('HookRole'), 'Arn'] },
+        });
+      }
+    }
+  });
+
+  it('has one topic, encrypted with a rotating customer managed key, TLS only, published only by the hook role', () => {
+    template.resourceCountIs('AWS::SNS::Topic', 1);
+    template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('Key'), 'Arn'] } });
+    template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
+    const policy = Object.values(resources).find((r) => r.Type === 'AWS::SNS::TopicPolicy')!;
+    const denies = (policy.Properties['PolicyDocument'] as { Statement: Record<string, unknown>[] }).Statement.filter((s) => s['Effect'] === 'Deny');
+    expect(denies).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        expect.objectContaining({ Action: 'sns:Publish', Condition: { ArnNotEquals: { 'aws:PrincipalArn': { 'Fn::GetAtt': [expect.stringMatching(/HookRole/), 'Arn'] } } } }),
+      ]),
+    );
+  });
+
+  it('never grants autoscaling or eks actions on "*"', () => {
+    const scoped = statements(resources).filter((s) => [s.Action].flat().some((a) => a.startsWith('autoscaling:') || a.startsWith('eks:')));
+    expect(scoped.length).toBeGreaterThanOrEqual(3);
+    for (const s of scoped) expect([s.Resource].flat()).not.toContain('*');
+    const lifecycle = scoped.find((s) => [s.Action].flat().includes('autoscaling:CompleteLifecycleAction'))!;
+    expect(JSON.stringify(lifecycle.Resource)).toContain(':autoScalingGroup:*:autoScalingGroupName/example-nodes-a');
+    expect([lifecycle.Resource].flat()).toHaveLength(2);
+  });
+
+  it("gives the function an environment the handler's parser accepts, naming the groups and hooks", () => {
+    const fn = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties['Handler'] === 'index.handler')!;
+    expect(fn.Properties).toMatchObject({ Runtime: 'nodejs24.x', Architectures: ['arm64'], Timeout: 900, MemorySize: 256 });
+    const env = (fn.Properties['Environment'] as { Variables: Record<string, string> }).Variables;
+    const config = parseConfig(env);
+    expect(config.clusterName).toBe('example-cluster');
+    expect([...config.autoScalingGroupNames]).toEqual(['example-nodes-a', 'example-nodes-b']);
+    const hookNames = Object.values(resources).filter((r) => r.Type === 'AWS::AutoScaling::LifecycleHook').map((r) => r.Properties['LifecycleHookName']);
+    expect(new Set(hookNames)).toEqual(config.lifecycleHookNames);
+  });
+
+  it('keeps failed notifications in an encrypted queue and alarms on errors, that queue and timed-out drains', () => {
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      MaximumRetryAttempts: 2,
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('FailedNotifications'), 'Arn'] } } },
+    });
+    template.hasResourceProperties('AWS::SQS::Queue', { KmsMasterKeyId: Match.anyValue() });
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 3);
+    template.hasResourceProperties('AWS::Logs::MetricFilter', { MetricTransformations: [Match.objectLike({ MetricName: 'DrainsTimedOut' })] });
+  });
+
+  it('maps the function role to the Kubernetes group and installs the RBAC with a separate role', () => {
+    template.hasResourceProperties('AWS::EKS::AccessEntry', {
+      ClusterName: 'example-cluster',
+      Type: 'STANDARD',
+      KubernetesGroups: ['graceful-node-termination'],
+      PrincipalArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('GracefulNodeTerminationRole'), 'Arn'] },
+    });
+    // Cluster admin goes to the installer only, never to the drainer.
+    template.hasResourceProperties('AWS::EKS::AccessEntry', {
+      PrincipalArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('RbacInstallerRole'), 'Arn'] },
+      AccessPolicies: [Match.objectLike({ PolicyArn: Match.objectLike({}), AccessScope: { Type: 'cluster' } })],
+    });
+    const drainerEntry = Object.values(resources).find((r) => r.Type === 'AWS::EKS::AccessEntry' && JSON.stringify(r.Properties['PrincipalArn']).includes('GracefulNodeTerminationRole'))!;
+    expect(drainerEntry.Properties['AccessPolicies']).toBeUndefined();
+    template.hasResourceProperties('Custom::KubernetesRbac', { ClusterName: 'example-cluster', KubernetesGroup: 'graceful-node-termination' });
+  });
+
+  it('has zero unacknowledged cdk-nag AwsSolutions findings', () => {
+    appsWithNag.add(app); // buildApp registered the pack
+    expect(() => app.synth({ force: true })).not.toThrow();
+  });
+
+  it('would fail the synth on an unacknowledged finding (the check is live)', () => {
+    const built = exampleStack();
+    new iam.Policy(built.stack, 'TooBroad', { statements: [new iam.PolicyStatement({ actions: ['autoscaling:*'], resources: ['*'] })] }).attachToRole(
+      new iam.Role(built.stack, 'SomeRole', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') }),
+    );
+    appsWithNag.add(built.app);
+    expect(() => built.app.synth({ force: true })).toThrow(/AwsSolutions-IAM5/);
+  });
+});
+
+describe('the construct', () => {
+  it('attaches to groups defined in the same app and to groups added later', () => {
+    const { app, stack, construct } = stackWith({
+      autoScalingGroupNames: [],
+      setup: (s) => {
+        const vpc = new ec2.Vpc(s, 'Vpc', { maxAzs: 2, natGateways: 0, subnetConfiguration: [{ name: 'p', subnetType: ec2.SubnetType.PUBLIC }] });
+        const group = new autoscaling.AutoScalingGroup(s, 'Nodes', {
+          vpc,
+          instanceType: new ec2.InstanceType('m7g.large'),
+          machineImage: ec2.MachineImage.latestAmazonLinux2023({ cpuType: ec2.AmazonLinuxCpuType.ARM_64 }),
+        });
+        fixtureOnly(vpc, 'VPC7');
+        fixtureOnly(group, 'AS3', 'EC26');
+        return { autoScalingGroups: [group] };
+      },
+    });
+    construct.addAutoScalingGroup('legacy-nodes');
+    const template = Template.fromStack(stack);
+    template.resourceCountIs('AWS::AutoScaling::LifecycleHook', 4);
+    template.hasResourceProperties('AWS::AutoScaling::LifecycleHook', { AutoScalingGroupName: { Ref: Match.stringLikeRegexp('NodesASG') }, DefaultResult: 'CONTINUE' });
+    template.hasResourceProperties('AWS::AutoScaling::LifecycleHook', { AutoScalingGroupName: 'legacy-nodes' });
+    // The hooks' role and the function's environment follow the added group.
+    const fn = Object.values(template.toJSON()['Resources'] as Resources).find((r) => r.Properties['Handler'] === 'index.handler')!;
+    expect(JSON.stringify(fn.Properties['Environment'])).toContain('legacy-nodes');
+    expect(() => synthWithNag(app)).not.toThrow();
+  });
+
+  it('places both functions in a VPC when asked, with a clean cdk-nag report', () => {
+    const { app, stack } = stackWith({
+      setup: (s) => {
+        const vpc = new ec2.Vpc(s, 'Vpc', { maxAzs: 2, natGateways: 1 });
+        fixtureOnly(vpc, 'VPC7');
+        return { vpc };
+      },
+    });
+    const functions = Object.values(Template.fromStack(stack).toJSON()['Resources'] as Resources).filter((r) => r.Type === 'AWS::Lambda::Function');
+    expect(functions).toHaveLength(2);
+    for (const fn of functions) expect(fn.Properties['VpcConfig']).toBeDefined();
+    expect(() => synthWithNag(app)).not.toThrow();
+  });
+
+  it('leaves Kubernetes access out when manageKubernetesAccess is false (aws-auth clusters)', () => {
+    const { stack } = stackWith({ manageKubernetesAccess: false });
+    const template = Template.fromStack(stack);
+    template.resourceCountIs('AWS::EKS::AccessEntry', 0);
+    template.resourceCountIs('Custom::KubernetesRbac', 0);
+    template.resourceCountIs('AWS::Lambda::Function', 1);
+  });
+
+  it('honours a custom heartbeat timeout, drain timeout and load-balancer delay', () => {
+    const { stack } = stackWith({ heartbeatTimeout: Duration.hours(1), drainTimeout: Duration.minutes(10), loadBalancerDelay: Duration.seconds(0) });
+    const template = Template.fromStack(stack);
+    template.hasResourceProperties('AWS::AutoScaling::LifecycleHook', { HeartbeatTimeout: 3600 });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ DRAIN_TIMEOUT_SECONDS: '600', LOAD_BALANCER_DELAY_SECONDS: '0' }) },
+    });
+  });
+
+  it('fails when the cluster name is not an EKS cluster name', () => {
+    expect(() => stackWith({ clusterName: 'prod cluster!' })).toThrow(/clusterName "prod cluster!" is not an EKS cluster name/);
+  });
+
+  it('fails when the heartbeat timeout is not longer than the function timeout', () => {
+    expect(() => stackWith({ heartbeatTimeout: Duration.minutes(10) })).toThrow(/heartbeatTimeout 600 s must be longer than the function timeout/);
+  });
+
+  it('fails when the heartbeat timeout is beyond what Auto Scaling accepts', () => {
+    expect(() => stackWith({ heartbeatTimeout: Duration.hours(3) })).toThrow(/heartbeatTimeout 10800 s is outside what Auto Scaling accepts/);
+  });
+
+  it('fails when the drain timeout or load-balancer delay is out of range', () => {
+    expect(() => stackWith({ drainTimeout: Duration.days(3) })).toThrow(/drainTimeout 259200 s is invalid: expected an integer from 0 to 172800/);
+    expect(() => stackWith({ loadBalancerDelay: Duration.hours(2) })).toThrow(/loadBalancerDelay 7200 s is invalid/);
+  });
+
+  it('fails when the Kubernetes group is reserved', () => {
+    expect(() => stackWith({ kubernetesGroup: 'system:masters' })).toThrow(/kubernetesGroup "system:masters" is invalid/);
+  });
+
+  it('fails when a group is added twice or has a comma in its name', () => {
+    expect(() => stackWith({ autoScalingGroupNames: ['a', 'a'] })).toThrow(/Auto Scaling group a was added twice/);
+    expect(() => stackWith({ autoScalingGroupNames: ['a,b'] })).toThrow(/Auto Scaling group name "a,b" is invalid/);
+  });
+
+  it('fails when no Auto Scaling group is given', () => {
+    const { app } = stackWith({ autoScalingGroupNames: [] });
+    expect(() => app.synth()).toThrow(/has no Auto Scaling group/);
+  });
+
+  it('fails when subnets are given without a VPC', () => {
+    expect(() => stackWith({ vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS } })).toThrow(/vpcSubnets and securityGroups need vpc/);
+  });
+});
+
+describe('the app', () => {
+  it('fails when the cluster name is missing from the context', () => {
+    expect(() => exampleStack({ autoScalingGroupNames: 'a' })).toThrow(/context clusterName is required: cdk deploy -c clusterName=/);
+  });
+
+  it('fails when no group names are in the context', () => {
+    expect(() => exampleStack({ clusterName: 'prod' })).toThrow(/context autoScalingGroupNames is required/);
+  });
+});
+
+describe('infra/kubernetes/rbac.yaml', () => {
+  it('is the rendering of lambda/rbac.ts (run `npx tsx scripts/write-rbac-yaml.ts` after changing it)', () => {
+    expect(readFileSync(join(root, 'infra', 'kubernetes', 'rbac.yaml'), 'utf8')).toBe(renderRbacYaml());
+  });
+});
