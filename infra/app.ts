@@ -1,6 +1,6 @@
 // The CDK app that cdk.json runs: one stack with the construct, configured from context.
 //   npx cdk deploy -c clusterName=prod -c autoScalingGroupNames=nodes-a,nodes-b
-import { App, Duration, Stack, Validations, aws_sns as sns } from 'aws-cdk-lib';
+import { App, CfnOutput, Duration, Stack, Validations, aws_sns as sns } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { GracefulNodeTermination } from './graceful-node-termination.js';
 
@@ -49,7 +49,7 @@ export function buildApp(app: App): Stack {
   const stack = new Stack(app, String(app.node.tryGetContext('stackName') ?? 'GracefulNodeTermination'), {
     description: `Graceful termination for self-managed node groups of EKS cluster ${context.clusterName}`,
   });
-  new GracefulNodeTermination(stack, 'GracefulNodeTermination', {
+  const construct = new GracefulNodeTermination(stack, 'GracefulNodeTermination', {
     clusterName: context.clusterName,
     autoScalingGroupNames: context.autoScalingGroupNames,
     alarmTopic: context.alarmTopicArn ? sns.Topic.fromTopicArn(stack, 'AlarmTopic', context.alarmTopicArn) : undefined,
@@ -57,6 +57,10 @@ export function buildApp(app: App): Stack {
     drainTimeout: context.drainTimeoutSeconds !== undefined ? Duration.seconds(context.drainTimeoutSeconds) : undefined,
     manageKubernetesAccess: context.manageKubernetesAccess,
   });
+  // What the README's "check it works" steps need.
+  new CfnOutput(stack, 'FunctionName', { value: construct.function.functionName });
+  new CfnOutput(stack, 'LogGroupName', { value: construct.function.logGroup.logGroupName });
+  new CfnOutput(stack, 'FailedNotificationsQueueUrl', { value: construct.failedNotifications.queueUrl });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   return stack;
 }

@@ -143,14 +143,14 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
     const due = remaining.filter(
       (p) => evictionTier(p) === tier && !isTerminating(p) && !accepted.has(p.uid) && (attempts.get(p.uid)?.nextAtMs ?? 0) <= now,
     );
-    const results = await mapWithConcurrency(due, evictionConcurrency, (pod) => deps.pods.evictPod(pod));
-    for (const [i, result] of results.entries()) {
-      const pod = due[i]!;
+    // Each answer is handled as it arrives, so the log and Events follow the evictions live.
+    await mapWithConcurrency(due, evictionConcurrency, async (pod) => {
+      const result = await deps.pods.evictPod(pod);
       if (result.kind === 'evicted' || result.kind === 'gone') {
         accepted.add(pod.uid);
         if (result.kind === 'evicted') evicted++;
         log.info(result.kind === 'evicted' ? 'pod evicted' : 'pod already gone', { pod: podKey(pod) });
-        continue;
+        return;
       }
       const previous = attempts.get(pod.uid);
       const count = (previous?.count ?? 0) + 1;
@@ -158,7 +158,7 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
       if (previous?.lastBlock?.reason !== result.reason || previous.lastBlock.budgetName !== result.budgetName) {
         await reportBlocked(node, pod, result, deps);
       }
-    }
+    });
 
     const nextAttemptMs = Math.min(
       deadlineMs,

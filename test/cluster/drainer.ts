@@ -7,6 +7,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { randomUUID } from 'node:crypto';
 import { createRuntime, type LambdaHandler } from '../../lambda/runtime.js';
 import { lifecycleMessage, snsEvent } from '../fixtures/notifications.js';
+import { captureHandlerLogs } from './handler-logs.js';
 import type { PlaneInfo } from './plane/plane.js';
 import { testAws } from './plane/token-webhook.js';
 
@@ -66,19 +67,7 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
   });
 
   const logs: Record<string, unknown>[] = [];
-  // Powertools Logger writes JSON lines, INFO to stdout and WARN/ERROR to stderr: keep
-  // ours for assertions instead of printing them.
-  const streams = [process.stdout, process.stderr] as const;
-  const originals = streams.map((stream) => stream.write.bind(stream));
-  streams.forEach((stream, i) => {
-    stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-      const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-      const ours = text.split('\n').filter((line) => line.startsWith('{') && line.includes('"service":"graceful-node-termination"'));
-      if (ours.length === 0) return (originals[i] as (...args: unknown[]) => boolean)(chunk, ...rest);
-      for (const line of ours) logs.push(JSON.parse(line));
-      return true;
-    }) as typeof stream.write;
-  });
+  const stopCapture = captureHandlerLogs((entry) => logs.push(entry));
 
   // The default credential chain picks these up: the webhook knows the same test key.
   process.env['AWS_ACCESS_KEY_ID'] = testAws.accessKeyId;
@@ -113,7 +102,7 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
       return handler(event, { getRemainingTimeInMillis: () => end - Date.now() });
     },
     restore() {
-      streams.forEach((stream, i) => (stream.write = originals[i] as typeof stream.write));
+      stopCapture();
       eks.restore();
       asg.restore();
     },

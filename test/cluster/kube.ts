@@ -214,6 +214,9 @@ export interface AuditEntry {
   readonly name: string | undefined;
   readonly requestURI: string;
   readonly requestObject: unknown;
+  /** When the server received the request. */
+  readonly receivedMs: number;
+  /** When it finished answering (ResponseComplete). */
   readonly atMs: number;
 }
 
@@ -243,6 +246,7 @@ export function readAudit(plane: PlaneInfo, filter: (e: AuditEntry) => boolean =
         name: e.objectRef?.name,
         requestURI: e.requestURI,
         requestObject: e.requestObject,
+        receivedMs: Date.parse(e.requestReceivedTimestamp),
         atMs: Date.parse(e.stageTimestamp),
       }),
     )

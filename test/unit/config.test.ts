@@ -73,3 +73,15 @@ describe('parseConfig', () => {
     }
   });
 });
+
+describe('the README', () => {
+  it('documents every variable the handler reads, with its default', async () => {
+    const { readFileSync } = await import('node:fs');
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    for (const v of Object.values(configVariables)) {
+      const row = readme.split('\n').find((line) => line.startsWith(`| \`${v.name}\` |`));
+      expect(row, `README row for ${v.name}`).toBeDefined();
+      if (v.default !== undefined) expect(row).toContain(`| ${String(v.default)} |`);
+    }
+  });
+});

@@ -1,0 +1,216 @@
+// npm run bench: our handler beside `kubectl drain`, on the same local control plane, in
+// one run. Writes bench/results/latest.json and prints a markdown table.
+//   npm run bench -- --pods 110 --scale-nodes 20 --pods-per-scale-node 10 --cold-runs 20
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
+import { bundleLambda, coldStartBytes } from '../infra/bundling.js';
+import { createDaemonSet, createDeployment, createKwokNode, newInstanceId, readAudit, until, waitNodeReady, byDrainer, type AuditEntry } from '../test/cluster/kube.js';
+import { startEnvironment, groupName } from '../demo/environment.js';
+import { measureColdStart } from './cold-start.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const { values } = parseArgs({
+  options: {
+    pods: { type: 'string', default: '110' },
+    'scale-nodes': { type: 'string', default: '20' },
+    'pods-per-scale-node': { type: 'string', default: '10' },
+    'cold-runs': { type: 'string', default: '20' },
+    out: { type: 'string', default: join(root, 'bench', 'results', 'latest.json') },
+  },
+});
+const int = (name: string, raw: string | undefined, min: number) => {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} ${raw} is invalid: expected an integer >= ${min}`);
+  return n;
+};
+const pods = int('pods', values.pods, 5);
+const scaleNodes = int('scale-nodes', values['scale-nodes'], 1);
+const podsPerScaleNode = int('pods-per-scale-node', values['pods-per-scale-node'], 1);
+const coldRuns = int('cold-runs', values['cold-runs'], 3);
+
+// Pods shut down in 1 to 5 s (kwok deletes each this long after its deletion starts).
+const shutdownDelaysSeconds = [1, 2, 3, 4, 5];
+const slowestShutdownSeconds = Math.max(...shutdownDelaysSeconds);
+
+const t0 = Date.now();
+const say = (line: string) => console.log(`[bench ${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${line}`);
+const run = promisify(execFile);
+
+// --- d: cold start, first: with the control plane running, its controllers would take CPU
+// from the fresh processes and inflate the numbers.
+say(`cold start: bundling and timing ${coldRuns} fresh processes (interleaved with empty ones)`);
+const outdir = join(root, 'dist', 'lambda');
+const metafile = bundleLambda(outdir);
+const cold = measureColdStart(join(outdir, 'index.mjs'), coldRuns);
+const bundleBytes = coldStartBytes(metafile, 'index.mjs').bytes;
+say(`cold start: median ${cold.initMsMedian.toFixed(0)} ms, empty node ${cold.emptyNodeMsMedian.toFixed(0)} ms`);
+
+const env = await startEnvironment({ log: say, loadBalancerDelaySeconds: 0, drainTimeoutSeconds: 600, auditUsers: ['plane-admin'] });
+const drainedAt = new Map<string, number>();
+env.onHandlerLog((log) => {
+  if (log['message'] === 'node drained' && typeof log['node'] === 'string') drainedAt.set(log['node'], Date.parse(String(log['timestamp'])));
+});
+
+try {
+  const a = env.admin;
+  await createDaemonSet(a, 'kube-system', 'aws-node');
+  await createDaemonSet(a, 'kube-system', 'kube-proxy');
+
+  /** A node with `count` pods from five Deployments whose pods take 1..5 s to shut down. */
+  const fillNode = async (node: string, count: number, pool: string) => {
+    const per = Math.ceil(count / shutdownDelaysSeconds.length);
+    let left = count;
+    for (const delay of shutdownDelaysSeconds) {
+      const replicas = Math.min(per, left);
+      left -= replicas;
+      if (replicas > 0) await createDeployment(a, 'default', `${node}-${delay}s`, replicas, { nodeSelector: { 'bench-pool': pool }, deleteDelay: `${delay}s` });
+    }
+  };
+  const runningOn = async (node: string) =>
+    (await a.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node},status.phase=Running` })).items.filter((p) => p.metadata?.namespace === 'default').length;
+
+  // --- a and b: one node, ours vs kubectl drain
+  const oursNode = { name: 'bench-ours', instanceId: newInstanceId() };
+  const kubectlNode = { name: 'bench-kubectl', instanceId: newInstanceId() };
+  for (const n of [oursNode, kubectlNode]) {
+    await createKwokNode(a, n.name, n.instanceId, { 'bench-pool': n.name, 'eks.amazonaws.com/nodegroup': groupName });
+    await waitNodeReady(a, n.name);
+    await fillNode(n.name, pods, n.name);
+    say(`${n.name}: waiting for ${pods} pods to run`);
+    await until(`${pods} pods Running on ${n.name}`, 180_000, async () => (await runningOn(n.name)) === pods, 500);
+  }
+
+  say(`draining ${oursNode.name} (${pods} pods) with our handler`);
+  const oursStart = Date.now();
+  const ours = await env.terminate(oursNode.instanceId);
+  const oursEnd = drainedAt.get(oursNode.name);
+  if (oursEnd === undefined) throw new Error(`our handler did not drain ${oursNode.name}: ${JSON.stringify(ours.result)}`);
+  const oursSeconds = (oursEnd - ours.notifiedMs) / 1000;
+  const oursRequests = readAudit(env.plane, (e) => byDrainer(e) && e.atMs >= oursStart - 50);
+  say(`ours: drained in ${oursSeconds.toFixed(2)} s with ${oursRequests.length} API requests`);
+
+  say(`draining ${kubectlNode.name} (${pods} pods) with kubectl drain --ignore-daemonsets --delete-emptydir-data --force`);
+  const kubectlStart = Date.now();
+  await run(env.plane.kubectl, ['--kubeconfig', env.plane.adminKubeconfig, 'drain', kubectlNode.name, '--ignore-daemonsets', '--delete-emptydir-data', '--force', '--timeout=10m'], {
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const kubectlSeconds = (Date.now() - kubectlStart) / 1000;
+  const kubectlRequests = readAudit(env.plane, (e) => e.userAgent.startsWith('kubectl') && e.atMs >= kubectlStart - 50 && e.receivedMs >= kubectlStart - 50);
+  say(`kubectl: drained in ${kubectlSeconds.toFixed(2)} s with ${kubectlRequests.length} API requests`);
+
+  // Their replacements cannot schedule (the pools are cordoned); remove them so they do not
+  // load the scheduler during the next measurement.
+  for (const n of [oursNode, kubectlNode]) {
+    a.kubectl('delete', 'deployment', '-n', 'default', ...shutdownDelaysSeconds.map((d) => `${n.name}-${d}s`), '--ignore-not-found', '--wait=false');
+  }
+
+  // --- c: a scale-in of many nodes at once
+  say(`scale-in: ${scaleNodes} nodes with ${podsPerScaleNode} pods each`);
+  const scale = Array.from({ length: scaleNodes }, (_, i) => ({ name: `bench-scale-${i + 1}`, instanceId: newInstanceId() }));
+  for (const n of scale) await createKwokNode(a, n.name, n.instanceId, { 'bench-pool': n.name, 'eks.amazonaws.com/nodegroup': groupName });
+  for (const n of scale) await waitNodeReady(a, n.name);
+  for (const n of scale) await fillNode(n.name, podsPerScaleNode, n.name);
+  await until(`${scaleNodes * podsPerScaleNode} pods Running on the scale-in nodes`, 300_000, async () => {
+    const counts = await Promise.all(scale.map((n) => runningOn(n.name)));
+    return counts.every((c) => c === podsPerScaleNode);
+  }, 1000);
+  const scaleStart = Date.now();
+  const completionsBefore = env.aws.calls.length;
+  await Promise.all(scale.map((n) => env.terminate(n.instanceId)));
+  const completions = env.aws.calls.slice(completionsBefore).filter((c) => c.action === 'CompleteLifecycleAction' && c.outcome === 'ok');
+  if (completions.length !== scaleNodes) throw new Error(`scale-in: ${completions.length} of ${scaleNodes} lifecycle actions completed`);
+  const scaleSeconds = (Math.max(...completions.map((c) => c.atMs)) - scaleStart) / 1000;
+  const scaleRequests = readAudit(env.plane, (e) => byDrainer(e) && e.receivedMs >= scaleStart - 50);
+  const peakInFlight = peakConcurrency(scaleRequests.filter((e) => e.verb !== 'watch'));
+  say(`scale-in: last action completed after ${scaleSeconds.toFixed(2)} s; peak ${peakInFlight} requests in flight`);
+
+  const versions = Object.fromEntries(
+    readFileSync(join(root, 'test', 'cluster', 'plane', 'versions.env'), 'utf8')
+      .split('\n')
+      .filter((l) => /^[A-Z_]+=/.test(l))
+      .map((l) => l.split('=') as [string, string]),
+  );
+  const overhead = (seconds: number) => Math.max(0, seconds - slowestShutdownSeconds);
+  const result = {
+    measuredAt: new Date().toISOString(),
+    machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
+    versions: { kubernetes: versions['KUBERNETES_VERSION'], etcd: versions['ETCD_VERSION'], kwok: versions['KWOK_VERSION'] },
+    drain: {
+      pods,
+      slowestShutdownSeconds,
+      oursSeconds: round(oursSeconds),
+      kubectlSeconds: round(kubectlSeconds),
+      oursOverheadSeconds: round(overhead(oursSeconds)),
+      kubectlOverheadSeconds: round(overhead(kubectlSeconds)),
+      overheadRatio: round(overhead(oursSeconds) / Math.max(0.001, overhead(kubectlSeconds))),
+    },
+    requestsPerNode: { ours: oursRequests.length, kubectl: kubectlRequests.length, oursByKind: countBy(oursRequests), kubectlByKind: countBy(kubectlRequests) },
+    scaleIn: { nodes: scaleNodes, podsPerNode: podsPerScaleNode, seconds: round(scaleSeconds), peakRequestsInFlight: peakInFlight },
+    coldStart: { bundleBytes, initMsMedian: round(cold.initMsMedian), emptyNodeMsMedian: round(cold.emptyNodeMsMedian), initAboveEmptyMs: round(cold.initMsMedian - cold.emptyNodeMsMedian), runs: cold.runs },
+  };
+  mkdirSync(dirname(values.out!), { recursive: true });
+  writeFileSync(values.out!, JSON.stringify(result, null, 2) + '\n');
+  console.log('\n' + table(result) + '\n');
+  say(`written to ${values.out}`);
+} finally {
+  await env.stop();
+  say('control plane stopped');
+}
+
+function round(n: number): number {
+  return Math.round(n * 1000) / 1000;
+}
+
+function countBy(entries: readonly AuditEntry[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const e of entries) {
+    const key = `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ''}`;
+    out[key] = (out[key] ?? 0) + 1;
+  }
+  return out;
+}
+
+/** Most requests the API server was serving at once, from their received and completed times. */
+function peakConcurrency(entries: readonly AuditEntry[]): number {
+  const edges = entries.flatMap((e) => [
+    { t: e.receivedMs, d: 1 },
+    { t: e.atMs, d: -1 },
+  ]);
+  edges.sort((x, y) => x.t - y.t || x.d - y.d);
+  let now = 0;
+  let peak = 0;
+  for (const { d } of edges) {
+    now += d;
+    peak = Math.max(peak, now);
+  }
+  return peak;
+}
+
+function table(r: {
+  machine: { cpu: string; cores: number; memoryGiB: number; node: string };
+  versions: Record<string, string | undefined>;
+  drain: { pods: number; oursSeconds: number; kubectlSeconds: number; oursOverheadSeconds: number; kubectlOverheadSeconds: number; overheadRatio: number; slowestShutdownSeconds: number };
+  requestsPerNode: { ours: number; kubectl: number };
+  scaleIn: { nodes: number; podsPerNode: number; seconds: number; peakRequestsInFlight: number };
+  coldStart: { bundleBytes: number; initMsMedian: number; emptyNodeMsMedian: number; initAboveEmptyMs: number; runs: number };
+}): string {
+  const d = r.drain;
+  return [
+    `| measure | ours | kubectl drain |`,
+    `|---|---|---|`,
+    `| drain ${d.pods} pods (slowest shuts down in ${d.slowestShutdownSeconds} s), wall | ${d.oursSeconds.toFixed(2)} s | ${d.kubectlSeconds.toFixed(2)} s |`,
+    `| overhead (wall minus slowest pod) | ${d.oursOverheadSeconds.toFixed(2)} s | ${d.kubectlOverheadSeconds.toFixed(2)} s |`,
+    `| overhead ratio ours/kubectl | ${d.overheadRatio.toFixed(2)} | 1 |`,
+    `| API requests for the node | ${r.requestsPerNode.ours} | ${r.requestsPerNode.kubectl} |`,
+    `| scale-in: ${r.scaleIn.nodes} nodes x ${r.scaleIn.podsPerNode} pods, until the last action completes | ${r.scaleIn.seconds.toFixed(2)} s | |`,
+    `| scale-in: peak requests in flight at the API server | ${r.scaleIn.peakRequestsInFlight} | |`,
+    `| cold start: bytes loaded | ${(r.coldStart.bundleBytes / 1024).toFixed(0)} KiB | |`,
+    `| cold start: import + construct, median of ${r.coldStart.runs} (empty node: ${r.coldStart.emptyNodeMsMedian.toFixed(0)} ms) | ${r.coldStart.initMsMedian.toFixed(0)} ms (+${r.coldStart.initAboveEmptyMs.toFixed(0)} ms) | |`,
+    '',
+    `Measured on ${r.machine.cores} x ${r.machine.cpu}, ${r.machine.memoryGiB} GiB, Node ${r.machine.node}; Kubernetes ${r.versions['kubernetes']}, etcd ${r.versions['etcd']}, kwok ${r.versions['kwok']}.`,
+  ].join('\n');
+}

@@ -1,0 +1,111 @@
+// A local stand-in for the two AWS APIs the handler calls, reached through the SDK's
+// standard endpoint configuration (AWS_ENDPOINT_URL_AUTO_SCALING, AWS_ENDPOINT_URL_EKS), so
+// the handler runs unpatched. Auto Scaling speaks the Query protocol (form body, XML
+// answers); EKS DescribeCluster is REST-JSON. Lifecycle actions behave as in AWS: each can be
+// completed once; afterwards the answer is ValidationError "No active Lifecycle Action".
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface AwsCall {
+  readonly action: 'CompleteLifecycleAction' | 'RecordLifecycleActionHeartbeat' | 'DescribeCluster';
+  readonly atMs: number;
+  readonly params: Readonly<Record<string, string>>;
+  readonly outcome: 'ok' | 'no-active-action';
+}
+
+export interface LocalAws {
+  readonly endpointUrl: string;
+  readonly calls: AwsCall[];
+  /** A lifecycle action that may now be completed (what Auto Scaling does before notifying). */
+  openAction(token: string): void;
+  onCall(listener: (call: AwsCall) => void): void;
+  stop(): Promise<void>;
+}
+
+export interface ClusterForEks {
+  readonly name: string;
+  readonly endpoint: string;
+  readonly caPem: string;
+}
+
+const xmlns = 'http://autoscaling.amazonaws.com/doc/2011-01-01/';
+
+export async function startLocalAws(cluster: ClusterForEks): Promise<LocalAws> {
+  const open = new Set<string>();
+  const calls: AwsCall[] = [];
+  const listeners: ((call: AwsCall) => void)[] = [];
+  const record = (call: AwsCall) => {
+    calls.push(call);
+    for (const l of listeners) l(call);
+  };
+
+  const server = createServer((req, res) => {
+    void handle(req, res).catch((error: unknown) => {
+      res.writeHead(500, { 'content-type': 'text/plain' }).end(String(error));
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    const requestId = randomUUID();
+
+    if (req.method === 'GET' && req.url?.startsWith('/clusters/')) {
+      const name = decodeURIComponent(req.url.slice('/clusters/'.length).split('?')[0] ?? '');
+      record({ action: 'DescribeCluster', atMs: Date.now(), params: { name }, outcome: 'ok' });
+      if (name !== cluster.name) {
+        res.writeHead(404, { 'content-type': 'application/json', 'x-amzn-errortype': 'ResourceNotFoundException' });
+        res.end(JSON.stringify({ message: `No cluster found for name: ${name}.` }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json', 'x-amzn-requestid': requestId });
+      res.end(
+        JSON.stringify({
+          cluster: { name, status: 'ACTIVE', endpoint: cluster.endpoint, certificateAuthority: { data: Buffer.from(cluster.caPem).toString('base64') } },
+        }),
+      );
+      return;
+    }
+
+    const params = Object.fromEntries(new URLSearchParams(body));
+    const action = params['Action'];
+    if (action !== 'CompleteLifecycleAction' && action !== 'RecordLifecycleActionHeartbeat') {
+      return queryError(res, 400, 'InvalidAction', `local endpoint does not implement ${action ?? '(no Action)'}`, requestId);
+    }
+    const token = params['LifecycleActionToken'] ?? '';
+    if (!open.has(token)) {
+      record({ action, atMs: Date.now(), params, outcome: 'no-active-action' });
+      return queryError(res, 400, 'ValidationError', `No active Lifecycle Action found with instance ID ${params['InstanceId'] ?? ''}`, requestId);
+    }
+    if (action === 'CompleteLifecycleAction') open.delete(token);
+    record({ action, atMs: Date.now(), params, outcome: 'ok' });
+    res.writeHead(200, { 'content-type': 'text/xml' });
+    res.end(`<${action}Response xmlns="${xmlns}"><${action}Result/><ResponseMetadata><RequestId>${requestId}</RequestId></ResponseMetadata></${action}Response>`);
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpointUrl: `http://127.0.0.1:${port}`,
+    calls,
+    openAction: (token) => void open.add(token),
+    onCall: (listener) => void listeners.push(listener),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function queryError(res: ServerResponse, status: number, code: string, message: string, requestId: string): void {
+  res.writeHead(status, { 'content-type': 'text/xml' });
+  res.end(`<ErrorResponse xmlns="${xmlns}"><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>${requestId}</RequestId></ErrorResponse>`);
+}
+
+/** The environment that points the handler's SDK clients at the local endpoint. */
+export function localAwsEnvironment(aws: LocalAws): Record<string, string> {
+  return { AWS_ENDPOINT_URL_AUTO_SCALING: aws.endpointUrl, AWS_ENDPOINT_URL_EKS: aws.endpointUrl };
+}

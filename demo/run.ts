@@ -1,0 +1,204 @@
+// npm run demo: an Auto Scaling scale-in on a local cluster, told as a live timeline.
+//   npm run demo -- --nodes 3 --replicas 6 --lb-delay 10
+// Starts the local control plane (etcd, kube-apiserver, controllers, kwok nodes), creates a
+// small node group with realistic workloads, then sends the real handler the notification
+// Auto Scaling sends when it terminates one instance. No AWS account: the Auto Scaling and
+// EKS APIs are served locally through the SDK's standard endpoint settings.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { V1Pod } from '@kubernetes/client-node';
+import { createDaemonSet, createDeployment, createKwokNode, createPdb, ensureNamespace, newInstanceId, until, waitDeploymentReady, waitNodeReady } from '../test/cluster/kube.js';
+import { startEnvironment, groupName } from './environment.js';
+
+interface TimelineEntry {
+  readonly atSeconds: number;
+  readonly source: 'handler' | 'cluster' | 'autoscaling';
+  readonly what: string;
+  readonly detail?: string;
+}
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const { values } = parseArgs({
+  options: {
+    nodes: { type: 'string', default: '3' },
+    replicas: { type: 'string', default: '6' },
+    'lb-delay': { type: 'string', default: '10' },
+    out: { type: 'string', default: join(root, 'demo', 'out', 'timeline.json') },
+  },
+});
+const positive = (name: string, raw: string | undefined, min: number): number => {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} ${raw} is invalid: expected an integer >= ${min}`);
+  return n;
+};
+const nodeCount = positive('nodes', values.nodes, 2);
+const replicas = positive('replicas', values.replicas, 2);
+const lbDelaySeconds = positive('lb-delay', values['lb-delay'], 0);
+
+/** coredns first, then the most nginx pods. */
+const score = (pods: readonly V1Pod[]) =>
+  pods.filter((p) => p.metadata?.name?.startsWith('coredns')).length * 100 + pods.filter((p) => p.metadata?.namespace === 'shop').length;
+
+const t0 = Date.now();
+const say = (line: string) => console.log(`[demo ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${line}`);
+
+const env = await startEnvironment({ log: (line) => say(line), loadBalancerDelaySeconds: lbDelaySeconds });
+let exitCode = 1;
+try {
+  const a = env.admin;
+  say(`creating node group ${groupName}: ${nodeCount} kwok nodes`);
+  const nodes = Array.from({ length: nodeCount }, (_, i) => ({ name: `demo-node-${i + 1}`, instanceId: newInstanceId() }));
+  for (const n of nodes) await createKwokNode(a, n.name, n.instanceId, { 'eks.amazonaws.com/nodegroup': groupName });
+  for (const n of nodes) await waitNodeReady(a, n.name);
+
+  say(`workloads: nginx x${replicas} with a PDB minAvailable ${replicas - 1}, coredns x2, aws-node and kube-proxy DaemonSets, a batch Job`);
+  await ensureNamespace(a, 'shop');
+  await ensureNamespace(a, 'batch');
+  // Pods take 2 s to shut down, so the budget visibly holds evictions back.
+  await createDeployment(a, 'shop', 'nginx', replicas, { deleteDelay: '2s' });
+  await createDeployment(a, 'kube-system', 'coredns', 2, { priorityClassName: 'system-cluster-critical', deleteDelay: '1s' });
+  await createDaemonSet(a, 'kube-system', 'aws-node');
+  await createDaemonSet(a, 'kube-system', 'kube-proxy');
+  await waitDeploymentReady(a, 'shop', 'nginx', replicas);
+  await waitDeploymentReady(a, 'kube-system', 'coredns', 2);
+  const podsOnNode = async (node: string) => (await a.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` })).items;
+  // Scale-in picks one instance; we pick the one that tells the most: it runs coredns.
+  const withCoredns = await Promise.all(nodes.map(async (n) => ({ n, pods: await podsOnNode(n.name) })));
+  withCoredns.sort((x, y) => score(y.pods) - score(x.pods));
+  const target = withCoredns[0]!.n;
+  await a.batch.createNamespacedJob({
+    namespace: 'batch',
+    body: {
+      metadata: { name: 'nightly-report' },
+      spec: {
+        template: {
+          // kwok reads the jitter as the latest end: both set, the job runs exactly 10 minutes.
+          metadata: { annotations: { 'pod-complete.stage.kwok.x-k8s.io/delay': '10m', 'pod-complete.stage.kwok.x-k8s.io/jitter-delay': '10m' } },
+          spec: {
+            restartPolicy: 'Never',
+            // Preferred, not pinned: once the node is cordoned, the Job's next pod goes elsewhere.
+            affinity: {
+              nodeAffinity: {
+                preferredDuringSchedulingIgnoredDuringExecution: [
+                  { weight: 100, preference: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [target.name] }] } },
+                ],
+              },
+            },
+            containers: [{ name: 'report', image: 'registry.k8s.io/pause:3.10' }],
+            automountServiceAccountToken: false,
+          },
+        },
+      },
+    },
+  });
+  await createPdb(a, 'shop', 'nginx', 'nginx', replicas - 1);
+  await until('batch Job pod Running', 30_000, async () => (await podsOnNode(target.name)).some((p) => p.metadata?.namespace === 'batch' && p.status?.phase === 'Running')).catch(async (e: unknown) => {
+    console.log(a.kubectl('get', 'pods,jobs', '-n', 'batch', '-o', 'wide'), a.kubectl('get', 'events', '-n', 'batch'));
+    throw e;
+  });
+  const before = await podsOnNode(target.name);
+  say(`${target.name} (${target.instanceId}) runs ${before.length} pods: ${before.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`).join(', ')}`);
+
+  // The timeline: handler logs, cluster changes, Auto Scaling calls, stamped from the notification.
+  const timeline: TimelineEntry[] = [];
+  let notifiedMs = Date.now();
+  const add = (source: TimelineEntry['source'], what: string, detail?: string) => {
+    const entry = { atSeconds: Math.round((Date.now() - notifiedMs) / 10) / 100, source, what, detail };
+    timeline.push(entry);
+    console.log(`  +${entry.atSeconds.toFixed(2).padStart(6)}s  ${source.padEnd(11)} ${what}${detail ? `  ${detail}` : ''}`);
+  };
+  const blockedSeen = new Set<string>();
+  env.onHandlerLog((log) => {
+    const message = String(log['message']);
+    const pod = typeof log['pod'] === 'string' ? log['pod'] : undefined;
+    switch (message) {
+      case 'drain started':
+        return add('handler', 'drain started', `node ${String(log['node'] ?? target.name)}, ${String(log['secondsToDeadline'])} s to the deadline`);
+      case 'node labelled for exclusion from external load balancers':
+        return add('handler', 'labelled', 'node.kubernetes.io/exclude-from-external-load-balancers=true');
+      case 'node cordoned':
+        return add('handler', 'cordoned', 'spec.unschedulable=true');
+      case 'pod evicted':
+        return add('handler', 'evicted', pod);
+      case 'eviction blocked, will retry': {
+        const key = `${pod}/${String(log['budget'])}`;
+        if (blockedSeen.has(key)) return;
+        blockedSeen.add(key);
+        return add('handler', 'PDB wait', `${pod} held by budget ${String(log['budget'] ?? log['reason'])}; retrying`);
+      }
+      case 'drain progress':
+        return add('handler', 'progress', `${String(log['podsRemaining'])} pods left (${String(log['terminating'])} terminating)`);
+      case 'node drained':
+        return add('handler', 'drained', `${String(log['podsEvicted'])} pods evicted in ${String(log['seconds'])} s`);
+      case 'waiting for load balancers to deregister the node':
+        return add('handler', 'LB wait', `${String(log['seconds'])} s for load balancers to deregister the node`);
+      case 'lifecycle action completed':
+        return add('handler', 'completed', 'CompleteLifecycleAction CONTINUE');
+      default:
+        if (log['level'] === 'WARN' || log['level'] === 'ERROR') return add('handler', String(log['level']).toLowerCase(), message);
+    }
+  });
+  env.aws.onCall((call) => {
+    if (call.action !== 'DescribeCluster') add('autoscaling', `${call.action} ${call.params['LifecycleActionResult'] ?? ''}`.trim(), `instance ${call.params['InstanceId']} (${call.outcome})`);
+  });
+
+  // Replacements: pods that become Ready on other nodes after the notification.
+  const known = new Set((await a.core.listPodForAllNamespaces()).items.map((p) => p.metadata?.uid));
+  let watching = true;
+  const replacements: string[] = [];
+  const watcher = (async () => {
+    while (watching) {
+      const pods: V1Pod[] = (await a.core.listPodForAllNamespaces()).items;
+      for (const p of pods) {
+        const ready = p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+        if (!known.has(p.metadata?.uid) && ready && p.spec?.nodeName !== target.name) {
+          known.add(p.metadata?.uid);
+          replacements.push(`${p.metadata?.namespace}/${p.metadata?.name}`);
+          add('cluster', 'replacement Ready', `${p.metadata?.namespace}/${p.metadata?.name} on ${p.spec?.nodeName}`);
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  })();
+
+  say(`Auto Scaling scale-in: terminating ${target.instanceId}; the lifecycle hook notifies the handler`);
+  console.log('');
+  notifiedMs = Date.now();
+  add('autoscaling', 'notification', `EC2_INSTANCE_TERMINATING ${target.instanceId} (hook ${'graceful-node-termination-terminate'})`);
+  const { result } = await env.terminate(target.instanceId);
+  await new Promise((resolve) => setTimeout(resolve, 1500)); // let the last replacements show
+  watching = false;
+  await watcher;
+  console.log('');
+
+  const after = await podsOnNode(target.name);
+  const completed = env.aws.calls.filter((c) => c.action === 'CompleteLifecycleAction' && c.outcome === 'ok');
+  const summary = {
+    node: target.name,
+    instanceId: target.instanceId,
+    secondsToCompletion: completed[0] ? Math.round((completed[0].atMs - notifiedMs) / 10) / 100 : undefined,
+    podsEvicted: timeline.filter((e) => e.what === 'evicted').length,
+    budgetWaits: blockedSeen.size,
+    replacementsReady: replacements.length,
+    podsLeftOnNode: after.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`),
+    lifecycleResult: completed[0]?.params['LifecycleActionResult'],
+    handlerResult: result,
+  };
+  say(
+    `summary: ${summary.podsEvicted} pods evicted, ${summary.budgetWaits} budget waits, ${summary.replacementsReady} replacements Ready elsewhere, ` +
+      `lifecycle action completed ${summary.lifecycleResult ?? 'NEVER'} ${summary.secondsToCompletion ?? '?'} s after the notification; ` +
+      `left on the node: ${summary.podsLeftOnNode.join(', ') || 'nothing'}`,
+  );
+  const described = a.kubectl('describe', 'node', target.name);
+  console.log(`\n$ kubectl describe node ${target.name}   (Events)\n${described.slice(described.indexOf('Events:'))}`);
+  mkdirSync(dirname(values.out!), { recursive: true });
+  writeFileSync(values.out!, JSON.stringify({ options: { nodes: nodeCount, replicas, loadBalancerDelaySeconds: lbDelaySeconds }, summary, timeline }, null, 2));
+  say(`timeline written to ${values.out}`);
+  exitCode = completed.length === 1 && summary.lifecycleResult === 'CONTINUE' ? 0 : 1;
+} finally {
+  await env.stop();
+  say('control plane stopped');
+}
+process.exit(exitCode);
