@@ -34,6 +34,7 @@ import { fileURLToPath } from 'node:url';
 import { configVariables, toEnvironment } from '../lambda/config.js';
 import { rbacName, renderRbacYaml } from '../lambda/rbac.js';
 import { drainTimedOutMessage } from '../lambda/terminate-node.js';
+import { launchAbandonedMessage, launchUncheckedMessage } from '../lambda/admit-node.js';
 import { bundleLambda, lambdaHandlers } from './bundling.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -70,6 +71,13 @@ export interface GracefulNodeTerminationProps {
    * @default Duration.seconds(60)
    */
   readonly loadBalancerDelay?: Duration;
+  /**
+   * How long a new node has to join Ready without startup taints before its launch is
+   * abandoned (the group then replaces the instance). At most the function timeout minus
+   * the invocation margin.
+   * @default Duration.minutes(10)
+   */
+  readonly launchTimeout?: Duration;
   /**
    * Evictions in flight at once for one node.
    * @default 32
@@ -241,6 +249,7 @@ export class GracefulNodeTermination extends Construct {
           drainTimeoutSeconds: drainTimeout.toSeconds(),
           loadBalancerDelaySeconds: loadBalancerDelay.toSeconds(),
           evictionConcurrency: props.evictionConcurrency,
+          launchTimeoutSeconds: (props.launchTimeout ?? Duration.minutes(10)).toSeconds(),
         }),
         POWERTOOLS_SERVICE_NAME: rbacName,
       },
@@ -370,14 +379,16 @@ export class GracefulNodeTermination extends Construct {
   }
 
   private createAlarms(logGroup: logs.ILogGroup, alarmTopic: sns.ITopic | undefined): cloudwatch.Alarm[] {
-    const timedOut = new logs.MetricFilter(this, 'DrainTimedOutFilter', {
-      logGroup,
-      filterPattern: logs.FilterPattern.stringValue('$.message', '=', drainTimedOutMessage),
-      metricNamespace: 'GracefulNodeTermination',
-      metricName: 'DrainsTimedOut',
-      metricValue: '1',
-    });
     const fiveMinutes = Duration.minutes(5);
+    // Counts of one exact log message (Powertools JSON), as metrics.
+    const logCount = (metricName: string, message: string) =>
+      new logs.MetricFilter(this, `${metricName}Filter`, {
+        logGroup,
+        filterPattern: logs.FilterPattern.stringValue('$.message', '=', message),
+        metricNamespace: 'GracefulNodeTermination',
+        metricName,
+        metricValue: '1',
+      }).metric({ period: fiveMinutes, statistic: 'Sum' });
     // Each alarm fires on the first occurrence: none of these should ever happen quietly.
     const alarm = (id: string, alarmDescription: string, metric: cloudwatch.IMetric) =>
       new cloudwatch.Alarm(this, id, {
@@ -402,7 +413,17 @@ export class GracefulNodeTermination extends Construct {
       alarm(
         'DrainsTimedOut',
         'A drain reached its deadline with pods still on the node (see the DrainTimedOut Event for the blocking PDBs).',
-        timedOut.metric({ period: fiveMinutes, statistic: 'Sum' }),
+        logCount('DrainsTimedOut', drainTimedOutMessage),
+      ),
+      alarm(
+        'LaunchesUnchecked',
+        'A launch was admitted without a health check because the cluster could not be reached (access entry, RBAC, network, endpoint).',
+        logCount('LaunchesUnchecked', launchUncheckedMessage),
+      ),
+      alarm(
+        'LaunchesAbandoned',
+        'A new node did not join Ready in time and its launch was abandoned (NodeCreationFailure): check the AMI, user data and bootstrap.',
+        logCount('LaunchesAbandoned', launchAbandonedMessage),
       ),
     ];
     if (alarmTopic) for (const alarm of alarms) alarm.addAlarmAction(new cloudwatchActions.SnsAction(alarmTopic));
@@ -470,6 +491,10 @@ function validateProps(props: GracefulNodeTerminationProps): void {
   };
   checkSeconds(props.drainTimeout, 'drainTimeout', configVariables.drainTimeoutSeconds);
   checkSeconds(props.loadBalancerDelay, 'loadBalancerDelay', configVariables.loadBalancerDelaySeconds);
+  checkSeconds(props.launchTimeout, 'launchTimeout', configVariables.launchTimeoutSeconds);
+  if (props.launchTimeout !== undefined && props.launchTimeout.toSeconds() > 15 * 60 - 20) {
+    throw new Error(`launchTimeout ${props.launchTimeout.toSeconds()} s is longer than one invocation allows (880 s): use at most Duration.seconds(880)`);
+  }
   if (props.evictionConcurrency !== undefined && configVariables.evictionConcurrency.parse(String(props.evictionConcurrency)) === undefined) {
     throw new Error(`evictionConcurrency ${props.evictionConcurrency} is invalid: expected ${configVariables.evictionConcurrency.accepts}`);
   }

@@ -18,6 +18,8 @@ export interface Config {
   readonly invocationMarginSeconds: number;
   /** Evictions in flight at once per node. */
   readonly evictionConcurrency: number;
+  /** How long a new node has to join Ready before its launch is abandoned. */
+  readonly launchTimeoutSeconds: number;
   /** Use this kubeconfig instead of EKS (tests, the local demo, non-EKS clusters). */
   readonly kubeconfigPath: string | undefined;
   /** Context in that kubeconfig; its current context when unset. */
@@ -33,6 +35,7 @@ export type ConfigInput = {
   readonly loadBalancerDelaySeconds?: number;
   readonly invocationMarginSeconds?: number;
   readonly evictionConcurrency?: number;
+  readonly launchTimeoutSeconds?: number;
   readonly kubeconfigPath?: string;
   readonly kubeconfigContext?: string;
 };
@@ -123,6 +126,14 @@ export const configVariables = {
     parse: integer(1, 256),
     format: String,
   }),
+  launchTimeoutSeconds: variable<number>({
+    name: 'LAUNCH_TIMEOUT_SECONDS',
+    description: 'Time a new node has to join Ready without startup taints; then the launch is abandoned and the group replaces it.',
+    accepts: 'an integer from 30 to 3600',
+    default: 600,
+    parse: integer(30, 3600),
+    format: String,
+  }),
   kubeconfigPath: variable<string>({
     name: 'KUBECONFIG_PATH',
     description: 'Use this kubeconfig file instead of EKS authentication (tests, demo, non-EKS).',
@@ -183,6 +194,7 @@ export function toEnvironment(input: ConfigInput): Record<string, string> {
   set(configVariables.loadBalancerDelaySeconds, input.loadBalancerDelaySeconds);
   set(configVariables.invocationMarginSeconds, input.invocationMarginSeconds);
   set(configVariables.evictionConcurrency, input.evictionConcurrency);
+  set(configVariables.launchTimeoutSeconds, input.launchTimeoutSeconds);
   set(configVariables.kubeconfigPath, input.kubeconfigPath);
   set(configVariables.kubeconfigContext, input.kubeconfigContext);
   return env;

@@ -1,5 +1,6 @@
 // Routes each SNS record to a use case. One bad or failing record never stops the others.
 import type { Config } from './config.js';
+import { admitNode, launchUncheckedMessage } from './admit-node.js';
 import { AccessDeniedError } from './errors.js';
 import { parseLifecycleRecord, type LifecycleNotification } from './lifecycle-event.js';
 import type { Clock, EventRecorder, LifecycleActionRef, LifecycleActions, Log, NodeGateway, PodGateway } from './ports.js';
@@ -29,7 +30,9 @@ export type RecordStatus =
   | 'malformed'
   | 'test-notification'
   | 'refused'
-  | 'launch-continued'
+  | 'launch-admitted'
+  | 'launch-abandoned'
+  | 'launch-admitted-unchecked'
   | TerminateOutcome
   | 'failed';
 
@@ -104,11 +107,7 @@ export function createHandler(deps: HandlerDeps) {
       return 'refused';
     }
     const action: LifecycleActionRef = n;
-    if (n.transition === 'launching') {
-      const result = await deps.lifecycle.complete(action, 'CONTINUE');
-      log.info('launch admitted', { lifecycleAction: result });
-      return 'launch-continued';
-    }
+    if (n.transition === 'launching') return handleLaunch(n, context);
     // One deadline for evicting and waiting, leaving room in this invocation for the
     // load-balancer wait and the CompleteLifecycleAction call.
     const now = clock.now();
@@ -148,6 +147,32 @@ export function createHandler(deps: HandlerDeps) {
       }
       throw error;
     }
+  }
+
+  async function handleLaunch(n: LifecycleNotification, context: InvocationContext): Promise<RecordStatus> {
+    const now = clock.now();
+    const invocationStopMs = now + context.getRemainingTimeInMillis() - config.invocationMarginSeconds * 1000;
+    let cluster: ClusterGateway;
+    try {
+      cluster = await deps.cluster();
+    } catch (error) {
+      // A broken handler must never block scale-out.
+      log.error(launchUncheckedMessage, { error: describe(error) });
+      const result = await deps.lifecycle.complete(n, 'CONTINUE');
+      log.warn('launch admitted without a health check', { lifecycleAction: result });
+      return 'launch-admitted-unchecked';
+    }
+    const outcome = await admitNode(
+      { action: n, deadlineMs: n.time.getTime() + config.launchTimeoutSeconds * 1000, invocationStopMs, pollIntervalMs: 5_000 },
+      { nodes: cluster, events: cluster, lifecycle: deps.lifecycle, clock, log },
+    );
+    if (outcome === 'continue-later') {
+      // Only when LAUNCH_TIMEOUT_SECONDS outlasts the invocation: do not hold the launch on our limit.
+      log.warn('the invocation ends before the launch deadline; admitting the node unchecked');
+      await deps.lifecycle.complete(n, 'CONTINUE');
+      return 'launch-admitted-unchecked';
+    }
+    return outcome === 'admitted' ? 'launch-admitted' : outcome === 'abandoned' ? 'launch-abandoned' : 'launch-admitted-unchecked';
   }
 
   async function completeQuietly(action: LifecycleActionRef): Promise<void> {

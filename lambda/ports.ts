@@ -7,6 +7,9 @@ export interface NodeInfo {
   readonly providerId: string;
   readonly unschedulable: boolean;
   readonly labels: Readonly<Record<string, string>>;
+  /** The Ready condition is True. */
+  readonly ready: boolean;
+  readonly taints: readonly { readonly key: string; readonly effect: string }[];
 }
 
 export interface Toleration {

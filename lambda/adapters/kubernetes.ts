@@ -70,6 +70,8 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
               providerId: node.spec.providerID,
               unschedulable: node.spec.unschedulable === true,
               labels: node.metadata?.labels ?? {},
+              ready: node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+              taints: (node.spec.taints ?? []).map((t) => ({ key: t.key, effect: t.effect })),
             } satisfies NodeInfo;
           }
         }

@@ -22,6 +22,7 @@ export interface Completion {
 export interface DrainerOptions {
   readonly drainTimeoutSeconds?: number;
   readonly loadBalancerDelaySeconds?: number;
+  readonly launchTimeoutSeconds?: number;
 }
 
 export interface Drainer {
@@ -29,11 +30,14 @@ export interface Drainer {
   /** Log lines the handler wrote (Powertools JSON), parsed. */
   readonly logs: Record<string, unknown>[];
   terminate(instanceId: string, options?: { remainingMs?: number; token?: string }): Promise<unknown>;
+  /** Sends the EC2_INSTANCE_LAUNCHING notification of the launch hook. */
+  launch(instanceId: string): Promise<unknown>;
   restore(): void;
 }
 
 export const autoScalingGroupName = 'workers';
 export const terminateHookName = 'workers-terminate';
+export const launchHookName = 'workers-launch';
 
 export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Drainer {
   const completions: Completion[] = [];
@@ -75,10 +79,11 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
   const handler: LambdaHandler = createRuntime({
     CLUSTER_NAME: testAws.clusterName,
     AUTO_SCALING_GROUP_NAMES: autoScalingGroupName,
-    LIFECYCLE_HOOK_NAMES: `${terminateHookName},workers-launch`,
+    LIFECYCLE_HOOK_NAMES: `${terminateHookName},${launchHookName}`,
     DRAIN_TIMEOUT_SECONDS: String(options.drainTimeoutSeconds ?? 60),
     LOAD_BALANCER_DELAY_SECONDS: String(options.loadBalancerDelaySeconds ?? 0),
     INVOCATION_MARGIN_SECONDS: '5',
+    LAUNCH_TIMEOUT_SECONDS: String(options.launchTimeoutSeconds ?? 60),
     AWS_REGION: testAws.region,
   });
 
@@ -99,6 +104,23 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
         }),
       );
       const end = Date.now() + (o.remainingMs ?? 900_000);
+      return handler(event, { getRemainingTimeInMillis: () => end - Date.now() });
+    },
+    async launch(instanceId) {
+      const token = randomUUID();
+      active.add(token);
+      const event = snsEvent(
+        lifecycleMessage({
+          EC2InstanceId: instanceId,
+          LifecycleActionToken: token,
+          AutoScalingGroupName: autoScalingGroupName,
+          LifecycleHookName: launchHookName,
+          LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING',
+          Time: new Date().toISOString(),
+          NotificationMetadata: JSON.stringify({ clusterName: testAws.clusterName }),
+        }),
+      );
+      const end = Date.now() + 900_000;
       return handler(event, { getRemainingTimeInMillis: () => end - Date.now() });
     },
     restore() {

@@ -65,7 +65,13 @@ export function newInstanceId(): string {
 }
 
 /** A node that kwok keeps Ready and whose pods kwok runs; its providerID names the instance. */
-export async function createKwokNode(a: Admin, name: string, instanceId: string, labels: Record<string, string> = {}): Promise<void> {
+export async function createKwokNode(
+  a: Admin,
+  name: string,
+  instanceId: string,
+  labels: Record<string, string> = {},
+  taints: { key: string; effect: string; value?: string }[] = [],
+): Promise<void> {
   await a.core.createNode({
     body: {
       metadata: {
@@ -73,7 +79,7 @@ export async function createKwokNode(a: Admin, name: string, instanceId: string,
         annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
         labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', type: 'kwok', 'topology.kubernetes.io/zone': 'eu-west-1a', ...labels },
       },
-      spec: { providerID: `aws:///eu-west-1a/${instanceId}` },
+      spec: { providerID: `aws:///eu-west-1a/${instanceId}`, taints: taints.length ? taints : undefined },
       status: {
         allocatable: { cpu: '32', memory: '256Gi', pods: '250' },
         capacity: { cpu: '32', memory: '256Gi', pods: '250' },

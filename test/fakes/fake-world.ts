@@ -96,6 +96,14 @@ export class FakeCluster {
 
   constructor(readonly clock: FakeClock) {}
 
+  /** Changes a node in place (registration, readiness, taints) and wakes watchers. */
+  updateNode(name: string, change: Partial<NodeInfo>): void {
+    const node = this.nodes.get(name);
+    if (!node) throw new Error(`no node ${name}`);
+    this.nodes.set(name, { ...node, ...change });
+    this.version++;
+  }
+
   addNode(name: string, instanceId: string, extra: Partial<NodeInfo> = {}): NodeInfo {
     const node: NodeInfo = {
       name,
@@ -103,6 +111,8 @@ export class FakeCluster {
       providerId: `aws:///eu-west-1a/${instanceId}`,
       unschedulable: false,
       labels: {},
+      ready: true,
+      taints: [],
       ...extra,
     };
     this.nodes.set(name, node);

@@ -121,7 +121,7 @@ describe('the example stack from cdk.json', () => {
       DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('FailedNotifications'), 'Arn'] } } },
     });
     template.hasResourceProperties('AWS::SQS::Queue', { KmsMasterKeyId: Match.anyValue() });
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 3);
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 5);
     template.hasResourceProperties('AWS::Logs::MetricFilter', { MetricTransformations: [Match.objectLike({ MetricName: 'DrainsTimedOut' })] });
   });
 
@@ -230,6 +230,10 @@ describe('the construct', () => {
   it('fails when the drain timeout or load-balancer delay is out of range', () => {
     expect(() => stackWith({ drainTimeout: Duration.days(3) })).toThrow(/drainTimeout 259200 s is invalid: expected an integer from 0 to 172800/);
     expect(() => stackWith({ loadBalancerDelay: Duration.hours(2) })).toThrow(/loadBalancerDelay 7200 s is invalid/);
+  });
+
+  it('fails when the launch timeout is longer than one invocation', () => {
+    expect(() => stackWith({ launchTimeout: Duration.minutes(20) })).toThrow(/launchTimeout 1200 s is longer than one invocation allows/);
   });
 
   it('fails when the Kubernetes group is reserved', () => {

@@ -19,6 +19,7 @@ describe('parseConfig', () => {
       loadBalancerDelaySeconds: 60,
       invocationMarginSeconds: 20,
       evictionConcurrency: 32,
+      launchTimeoutSeconds: 600,
       kubeconfigPath: undefined,
       kubeconfigContext: undefined,
     });

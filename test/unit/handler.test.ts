@@ -64,17 +64,6 @@ describe('handler', () => {
     expect(log.lines[0]).toMatchObject({ level: 'info', fields: { autoScalingGroupName: 'workers' } });
   });
 
-  it('completes a launch with CONTINUE at once', async () => {
-    const result = await handler()(
-      snsEvent(lifecycleMessage({ LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING', LifecycleHookName: 'workers-launch' })),
-      context(),
-    );
-
-    expect(result.records).toEqual([{ status: 'launch-continued', instanceId }]);
-    expect(lifecycle.completions.map((c) => c.result)).toEqual(['CONTINUE']);
-    expect(connections).toBe(0);
-  });
-
   it.each([
     ['another Auto Scaling group', { AutoScalingGroupName: 'someone-elses' }, 'Auto Scaling group someone-elses'],
     ['another hook', { LifecycleHookName: 'forged-hook' }, 'lifecycle hook forged-hook'],

@@ -92,13 +92,25 @@ describe('Kubernetes adapter', () => {
       if (!req.url.searchParams.get('continue')) {
         json(res, 200, { metadata: { continue: 'page2' }, items: [{ metadata: { name: 'other', uid: '1' }, spec: { providerID: 'aws:///eu-west-1a/i-0aaaaaaaaaaaaaaaa' } }] });
       } else {
-        json(res, 200, { metadata: {}, items: [{ metadata: { name: 'ip-10-0-0-1', uid: '2', labels: { a: 'b' } }, spec: { providerID: 'aws:///eu-west-1b/i-0123456789abcdef0', unschedulable: true } }] });
+        json(res, 200, { metadata: {}, items: [{
+            metadata: { name: 'ip-10-0-0-1', uid: '2', labels: { a: 'b' } },
+            spec: { providerID: 'aws:///eu-west-1b/i-0123456789abcdef0', unschedulable: true, taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' }] },
+            status: { conditions: [{ type: 'Ready', status: 'True' }] },
+          }] });
       }
     };
 
     const node = await gateway.findNodeByInstanceId('i-0123456789abcdef0');
 
-    expect(node).toEqual({ name: 'ip-10-0-0-1', uid: '2', providerId: 'aws:///eu-west-1b/i-0123456789abcdef0', unschedulable: true, labels: { a: 'b' } });
+    expect(node).toEqual({
+      name: 'ip-10-0-0-1',
+      uid: '2',
+      providerId: 'aws:///eu-west-1b/i-0123456789abcdef0',
+      unschedulable: true,
+      labels: { a: 'b' },
+      ready: true,
+      taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' }],
+    });
     expect(seen.map((s) => s.url.pathname)).toEqual(['/api/v1/nodes', '/api/v1/nodes']);
     expect(seen[0]!.url.searchParams.get('limit')).toBe('500');
   });

@@ -1,0 +1,107 @@
+// The launch use case: admit a new instance only once its node has joined the cluster
+// healthy, as managed node groups do (NodeCreationFailure otherwise). A broken handler or an
+// unreachable cluster must never block scale-out, so those end in CONTINUE with an alarm.
+import { AccessDeniedError } from './errors.js';
+import type { Clock, EventRecorder, LifecycleActionRef, LifecycleActions, Log, NodeGateway, NodeInfo } from './ports.js';
+
+/** Taints a node carries until it has finished starting. */
+export const startupTaints: ReadonlySet<string> = new Set([
+  'node.kubernetes.io/not-ready',
+  'node.kubernetes.io/unreachable',
+  'node.kubernetes.io/network-unavailable',
+  'node.cloudprovider.kubernetes.io/uninitialized',
+]);
+
+/** Logged when the cluster could not be asked; the construct's alarm filters on it. */
+export const launchUncheckedMessage = 'could not reach the cluster to check the new node; admitting it unchecked';
+
+/** Logged when a launch is abandoned (NodeCreationFailure); the construct's alarm filters on it. */
+export const launchAbandonedMessage = 'new node did not become healthy in time; abandoning the launch so the group replaces the instance';
+
+export interface AdmitOptions {
+  readonly action: LifecycleActionRef;
+  /** Epoch ms after which a node that is still not healthy is abandoned. */
+  readonly deadlineMs: number;
+  /** Epoch ms by which this invocation must stop (the deadline may lie beyond it). */
+  readonly invocationStopMs: number;
+  readonly pollIntervalMs: number;
+}
+
+export interface AdmitDeps {
+  readonly nodes: NodeGateway;
+  readonly events: EventRecorder;
+  readonly lifecycle: LifecycleActions;
+  readonly clock: Clock;
+  readonly log: Log;
+}
+
+export type AdmitOutcome = 'admitted' | 'abandoned' | 'admitted-unchecked' | 'continue-later';
+
+/** Why a node is not (yet) healthy, or undefined when it is. */
+export function unhealthyReason(node: NodeInfo | undefined): string | undefined {
+  if (node === undefined) return 'no node with this instance in spec.providerID has registered';
+  if (!node.ready) return `node ${node.name} is not Ready`;
+  const starting = node.taints.filter((t) => startupTaints.has(t.key));
+  if (starting.length > 0) return `node ${node.name} still has startup taints ${starting.map((t) => `${t.key}:${t.effect}`).join(', ')}`;
+  return undefined;
+}
+
+export async function admitNode(options: AdmitOptions, deps: AdmitDeps): Promise<AdmitOutcome> {
+  const { action } = options;
+  const { nodes, events, lifecycle, clock, log } = deps;
+  let reason = 'the cluster was not asked yet';
+  let reachedCluster = false;
+  let lastError: string | undefined;
+  let node: NodeInfo | undefined;
+
+  for (;;) {
+    try {
+      node = await nodes.findNodeByInstanceId(action.instanceId);
+      reachedCluster = true;
+      const why = unhealthyReason(node);
+      if (why === undefined) {
+        const result = await lifecycle.complete(action, 'CONTINUE');
+        log.info('new node is Ready; launch admitted', { node: node!.name, lifecycleAction: result });
+        await events.record({
+          regarding: { kind: 'Node', name: node!.name, uid: node!.uid },
+          type: 'Normal',
+          reason: 'LaunchAdmitted',
+          message: `Node joined Ready without startup taints; lifecycle action completed with CONTINUE.`,
+        });
+        return 'admitted';
+      }
+      reason = why;
+    } catch (error) {
+      if (error instanceof AccessDeniedError) {
+        lastError = error.message;
+        break; // setup error: waiting will not fix it
+      }
+      lastError = error instanceof Error ? error.message : String(error);
+      log.warn('could not ask the cluster about the new node; retrying', { error: lastError });
+    }
+    const now = clock.now();
+    if (now >= options.deadlineMs) break;
+    if (now >= options.invocationStopMs) return 'continue-later';
+    await clock.sleep(Math.min(options.pollIntervalMs, options.deadlineMs - now, Math.max(0, options.invocationStopMs - now)));
+  }
+
+  if (!reachedCluster) {
+    log.error(launchUncheckedMessage, { error: lastError });
+    const result = await lifecycle.complete(action, 'CONTINUE');
+    log.warn('launch admitted without a health check', { lifecycleAction: result });
+    return 'admitted-unchecked';
+  }
+  // Like managed node groups' NodeCreationFailure: the group replaces the instance.
+  log.error(launchAbandonedMessage, { reason });
+  if (node !== undefined) {
+    await events.record({
+      regarding: { kind: 'Node', name: node.name, uid: node.uid },
+      type: 'Warning',
+      reason: 'LaunchAbandoned',
+      message: `Not healthy in time (${reason}); lifecycle action completed with ABANDON, Auto Scaling replaces the instance.`,
+    });
+  }
+  const result = await lifecycle.complete(action, 'ABANDON');
+  log.info('lifecycle action completed', { result: 'ABANDON', lifecycleAction: result });
+  return 'abandoned';
+}

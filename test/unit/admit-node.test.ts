@@ -1,0 +1,99 @@
+// The launch hook: admit only a node that joined healthy; abandon one that never does;
+// never block scale-out when the cluster cannot be asked.
+import { beforeEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../lambda/config.js';
+import { TransientError } from '../../lambda/errors.js';
+import { createHandler, type ClusterGateway } from '../../lambda/handler.js';
+import { launchUncheckedMessage } from '../../lambda/admit-node.js';
+import { FakeClock, FakeCluster, FakeLifecycleActions, MemoryLog } from '../fakes/fake-world.js';
+import { instanceId, lifecycleMessage, snsEvent } from '../fixtures/notifications.js';
+
+const config = parseConfig({
+  CLUSTER_NAME: 'prod',
+  AUTO_SCALING_GROUP_NAMES: 'workers',
+  LIFECYCLE_HOOK_NAMES: 'workers-terminate,workers-launch',
+  LAUNCH_TIMEOUT_SECONDS: '300',
+});
+const launch = () => snsEvent(lifecycleMessage({ LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING', LifecycleHookName: 'workers-launch' }));
+const context = (remainingMs = 900_000) => ({ getRemainingTimeInMillis: () => remainingMs });
+
+describe('launch admission', () => {
+  let clock: FakeClock;
+  let cluster: FakeCluster;
+  let lifecycle: FakeLifecycleActions;
+  let log: MemoryLog;
+  let gateway: () => Promise<ClusterGateway>;
+
+  beforeEach(() => {
+    clock = new FakeClock();
+    cluster = new FakeCluster(clock);
+    lifecycle = new FakeLifecycleActions(clock);
+    log = new MemoryLog();
+    gateway = async () => cluster;
+  });
+  const handler = () => createHandler({ config, log, clock, lifecycle, cluster: gateway });
+  const startMs = () => Date.parse('2026-11-22T10:00:00.000Z');
+
+  it('admits at once a node that is already Ready', async () => {
+    cluster.addNode('new-node', instanceId);
+    const result = await handler()(launch(), context());
+    expect(result.records).toEqual([{ status: 'launch-admitted', instanceId }]);
+    expect(lifecycle.completions.map((c) => c.result)).toEqual(['CONTINUE']);
+    expect(cluster.reasons()).toEqual(['Node/LaunchAdmitted']);
+  });
+
+  it('waits for the node to register, become Ready and lose its startup taints', async () => {
+    clock.after(20_000, () => cluster.addNode('new-node', instanceId, { ready: false, taints: [{ key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' }] }));
+    clock.after(45_000, () => cluster.updateNode('new-node', { ready: true }));
+    clock.after(70_000, () => cluster.updateNode('new-node', { taints: [{ key: 'node.cloudprovider.kubernetes.io/uninitialized', effect: 'NoSchedule' }] }));
+    clock.after(90_000, () => cluster.updateNode('new-node', { taints: [{ key: 'dedicated', effect: 'NoSchedule' }] }));
+
+    const result = await handler()(launch(), context());
+
+    expect(result.records).toEqual([{ status: 'launch-admitted', instanceId }]);
+    // Admitted only once every startup taint was gone (an ordinary taint does not matter).
+    expect(lifecycle.completions[0]!.atMs - startMs()).toBeGreaterThanOrEqual(90_000);
+    expect(lifecycle.completions[0]!.atMs - startMs()).toBeLessThanOrEqual(95_000);
+  });
+
+  it('abandons a node that never becomes Ready, with a Warning Event and an error log', async () => {
+    cluster.addNode('new-node', instanceId, { ready: false });
+    const result = await handler()(launch(), context());
+    expect(result.records).toEqual([{ status: 'launch-abandoned', instanceId }]);
+    expect(lifecycle.completions.map((c) => [c.result, c.atMs - startMs()])).toEqual([['ABANDON', 300_000]]);
+    expect(cluster.events.find((e) => e.reason === 'LaunchAbandoned')?.message).toMatch(/node new-node is not Ready/);
+    expect(log.lines.find((l) => l.level === 'error')?.fields['reason']).toBe('node new-node is not Ready');
+  });
+
+  it('abandons when no node ever registers', async () => {
+    const result = await handler()(launch(), context());
+    expect(result.records).toEqual([{ status: 'launch-abandoned', instanceId }]);
+    expect(log.lines.find((l) => l.level === 'error')?.fields['reason']).toMatch(/no node with this instance/);
+  });
+
+  it('admits unchecked, with the alarm log line, when the cluster cannot be reached at all', async () => {
+    gateway = async () => {
+      throw new TransientError('eks:DescribeCluster prod failed: connect ETIMEDOUT');
+    };
+    const result = await handler()(launch(), context());
+    expect(result.records).toEqual([{ status: 'launch-admitted-unchecked', instanceId }]);
+    expect(lifecycle.completions.map((c) => c.result)).toEqual(['CONTINUE']);
+    expect(log.lines.some((l) => l.level === 'error' && l.message === launchUncheckedMessage)).toBe(true);
+  });
+
+  it('admits unchecked when every request fails until the deadline, never ABANDON on our own failure', async () => {
+    cluster.findNodeByInstanceId = async () => {
+      throw new TransientError('list nodes: socket hang up');
+    };
+    const result = await handler()(launch(), context());
+    expect(result.records).toEqual([{ status: 'launch-admitted-unchecked', instanceId }]);
+    expect(lifecycle.completions.map((c) => c.result)).toEqual(['CONTINUE']);
+  });
+
+  it('never holds the launch past its invocation', async () => {
+    cluster.addNode('new-node', instanceId, { ready: false });
+    const result = await handler()(launch(), context(120_000));
+    expect(result.records).toEqual([{ status: 'launch-admitted-unchecked', instanceId }]);
+    expect(lifecycle.completions[0]!.atMs - startMs()).toBeLessThanOrEqual(120_000);
+  });
+});
