@@ -36,6 +36,7 @@ import { rbacName, renderRbacYaml } from '../lambda/rbac.js';
 import { drainTimedOutMessage } from '../lambda/terminate-node.js';
 import { launchAbandonedMessage, launchUncheckedMessage } from '../lambda/admit-node.js';
 import { bundleLambda, lambdaHandlers } from './bundling.js';
+import { actionCapSeconds } from '../lambda/handler.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -55,14 +56,15 @@ export interface GracefulNodeTerminationProps {
   readonly autoScalingGroups?: readonly autoscaling.IAutoScalingGroup[];
   /**
    * How long Auto Scaling waits for the handler before applying CONTINUE on its own.
-   * EKS managed node groups use 30 minutes. Between 30 seconds and 2 hours, and longer
-   * than the function's timeout (the handler does not send heartbeats yet).
+   * EKS managed node groups use 30 minutes. Between 30 seconds and 2 hours. The handler
+   * heartbeats and hands long drains on before it runs out; a lifecycle action lives at most
+   * min(48 h, 100 x heartbeatTimeout).
    * @default Duration.minutes(30)
    */
   readonly heartbeatTimeout?: Duration;
   /**
-   * Longest time spent evicting and waiting for pods before completing anyway. A drain
-   * also ends before the function's own timeout.
+   * Longest time spent evicting and waiting for pods before completing anyway, measured
+   * from the notification. Drains longer than one invocation continue in fresh ones.
    * @default Duration.minutes(15)
    */
   readonly drainTimeout?: Duration;
@@ -166,10 +168,11 @@ export class GracefulNodeTermination extends Construct {
     const kubernetesGroup = props.kubernetesGroup ?? rbacName;
     const functionTimeout = Duration.minutes(15);
     const retention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
-    if (this.heartbeatTimeout.toSeconds() <= functionTimeout.toSeconds()) {
+    const capSeconds = actionCapSeconds(this.heartbeatTimeout.toSeconds());
+    if (drainTimeout.toSeconds() + loadBalancerDelay.toSeconds() + 20 > capSeconds) {
       throw new Error(
-        `heartbeatTimeout ${this.heartbeatTimeout.toSeconds()} s must be longer than the function timeout (${functionTimeout.toSeconds()} s): ` +
-          'otherwise Auto Scaling ends the hook while a drain is still running. Use at least Duration.minutes(16).',
+        `drainTimeout ${drainTimeout.toSeconds()} s plus the load-balancer delay exceeds what Auto Scaling lets a lifecycle action live ` +
+          `(min(48 h, 100 x heartbeatTimeout) = ${capSeconds} s): shorten drainTimeout or lengthen heartbeatTimeout.`,
       );
     }
 
@@ -187,17 +190,6 @@ export class GracefulNodeTermination extends Construct {
       description: 'Lets the lifecycle hooks publish to the graceful node termination topic',
     });
     this.topic.grantPublish(this.hookRole);
-    // Only the hook role may publish: a forged notification must not reach the drainer.
-    this.topic.addToResourcePolicy(
-      new iam.PolicyStatement({
-        sid: 'PublishOnlyByTheHookRole',
-        effect: iam.Effect.DENY,
-        principals: [new iam.AnyPrincipal()],
-        actions: ['sns:Publish'],
-        resources: [this.topic.topicArn],
-        conditions: { ArnNotEquals: { 'aws:PrincipalArn': this.hookRole.roleArn } },
-      }),
-    );
 
     this.failedNotifications = new sqs.Queue(this, 'FailedNotifications', {
       encryption: sqs.QueueEncryption.KMS,
@@ -212,6 +204,19 @@ export class GracefulNodeTermination extends Construct {
       description: `Graceful node termination for ${props.clusterName}: completes lifecycle actions, reads the cluster endpoint`,
     });
     grantLogs(this.role, logGroup);
+    // Only the hook role (notifications) and the drainer (its own hand-offs) may publish: a
+    // forged notification must not reach the drainer.
+    this.topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'PublishOnlyByTheHookRole',
+        effect: iam.Effect.DENY,
+        principals: [new iam.AnyPrincipal()],
+        actions: ['sns:Publish'],
+        resources: [this.topic.topicArn],
+        conditions: { ArnNotEquals: { 'aws:PrincipalArn': [this.hookRole.roleArn, this.role.roleArn] } },
+      }),
+    );
+    this.topic.grantPublish(this.role);
     const clusterArn = stack.formatArn({ service: 'eks', resource: 'cluster', resourceName: props.clusterName });
     this.role.addToPolicy(new iam.PolicyStatement({ actions: ['eks:DescribeCluster'], resources: [clusterArn] }));
     this.groupPolicy = new iam.Policy(this, 'LifecyclePolicy', {
@@ -250,6 +255,9 @@ export class GracefulNodeTermination extends Construct {
           loadBalancerDelaySeconds: loadBalancerDelay.toSeconds(),
           evictionConcurrency: props.evictionConcurrency,
           launchTimeoutSeconds: (props.launchTimeout ?? Duration.minutes(10)).toSeconds(),
+          heartbeatTimeoutSeconds: this.heartbeatTimeout.toSeconds(),
+          // Drains longer than one invocation continue through the same topic.
+          handOffTopicArn: this.topic.topicArn,
         }),
         POWERTOOLS_SERVICE_NAME: rbacName,
       },

@@ -20,6 +20,10 @@ export interface Config {
   readonly evictionConcurrency: number;
   /** How long a new node has to join Ready before its launch is abandoned. */
   readonly launchTimeoutSeconds: number;
+  /** The hooks' HeartbeatTimeout: heartbeats and hand-offs are paced by it. */
+  readonly heartbeatTimeoutSeconds: number;
+  /** Topic that carries hand-offs to a fresh invocation; unset: a drain ends with its invocation. */
+  readonly handOffTopicArn: string | undefined;
   /** Use this kubeconfig instead of EKS (tests, the local demo, non-EKS clusters). */
   readonly kubeconfigPath: string | undefined;
   /** Context in that kubeconfig; its current context when unset. */
@@ -36,6 +40,8 @@ export type ConfigInput = {
   readonly invocationMarginSeconds?: number;
   readonly evictionConcurrency?: number;
   readonly launchTimeoutSeconds?: number;
+  readonly heartbeatTimeoutSeconds?: number;
+  readonly handOffTopicArn?: string;
   readonly kubeconfigPath?: string;
   readonly kubeconfigContext?: string;
 };
@@ -134,6 +140,21 @@ export const configVariables = {
     parse: integer(30, 3600),
     format: String,
   }),
+  heartbeatTimeoutSeconds: variable<number>({
+    name: 'HEARTBEAT_TIMEOUT_SECONDS',
+    description: "The lifecycle hooks' HeartbeatTimeout; the handler heartbeats and hands on before it runs out.",
+    accepts: 'an integer from 30 to 7200',
+    default: 1800,
+    parse: integer(30, 7200),
+    format: String,
+  }),
+  handOffTopicArn: variable<string>({
+    name: 'HAND_OFF_TOPIC_ARN',
+    description: 'SNS topic through which a drain longer than one invocation continues in a fresh one (the hooks\' topic).',
+    accepts: 'an SNS topic ARN',
+    parse: (raw) => (/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/.test(raw.trim()) ? raw.trim() : undefined),
+    format: String,
+  }),
   kubeconfigPath: variable<string>({
     name: 'KUBECONFIG_PATH',
     description: 'Use this kubeconfig file instead of EKS authentication (tests, demo, non-EKS).',
@@ -195,6 +216,8 @@ export function toEnvironment(input: ConfigInput): Record<string, string> {
   set(configVariables.invocationMarginSeconds, input.invocationMarginSeconds);
   set(configVariables.evictionConcurrency, input.evictionConcurrency);
   set(configVariables.launchTimeoutSeconds, input.launchTimeoutSeconds);
+  set(configVariables.heartbeatTimeoutSeconds, input.heartbeatTimeoutSeconds);
+  set(configVariables.handOffTopicArn, input.handOffTopicArn);
   set(configVariables.kubeconfigPath, input.kubeconfigPath);
   set(configVariables.kubeconfigContext, input.kubeconfigContext);
   return env;

@@ -2,8 +2,8 @@
 import type { Config } from './config.js';
 import { admitNode, launchUncheckedMessage } from './admit-node.js';
 import { AccessDeniedError } from './errors.js';
-import { parseLifecycleRecord, type LifecycleNotification } from './lifecycle-event.js';
-import type { Clock, EventRecorder, LifecycleActionRef, LifecycleActions, Log, NodeGateway, PodGateway } from './ports.js';
+import { handOffMessage, parseLifecycleRecord, type LifecycleNotification } from './lifecycle-event.js';
+import type { Clock, EventRecorder, HandOffs, LifecycleActionRef, LifecycleActions, Log, NodeGateway, PodGateway } from './ports.js';
 import { terminateNode, type TerminateOutcome } from './terminate-node.js';
 
 export type ClusterGateway = NodeGateway & PodGateway & EventRecorder;
@@ -20,6 +20,8 @@ export interface HandlerDeps {
   readonly lifecycle: LifecycleActions;
   /** Connects lazily (and once per container): launches and refusals need no cluster. */
   readonly cluster: () => Promise<ClusterGateway>;
+  /** Where a drain longer than one invocation continues; absent: it ends with the invocation. */
+  readonly handOffs?: HandOffs | undefined;
 }
 
 export interface InvocationContext {
@@ -35,6 +37,7 @@ export type RecordStatus =
   | 'launch-admitted-unchecked'
   | TerminateOutcome
   | 'failed';
+
 
 export interface HandlerResult {
   readonly records: readonly { readonly status: RecordStatus; readonly instanceId?: string }[];
@@ -108,25 +111,34 @@ export function createHandler(deps: HandlerDeps) {
     }
     const action: LifecycleActionRef = n;
     if (n.transition === 'launching') return handleLaunch(n, context);
-    // One deadline for evicting and waiting, leaving room in this invocation for the
-    // load-balancer wait and the CompleteLifecycleAction call.
     const now = clock.now();
-    const invocationEndMs = now + context.getRemainingTimeInMillis();
-    const drainDeadlineMs = Math.max(
-      now,
-      Math.min(
-        now + config.drainTimeoutSeconds * 1000,
-        invocationEndMs - (config.invocationMarginSeconds + config.loadBalancerDelaySeconds) * 1000,
-      ),
-    );
+    const plan = planTermination(n, config, now, now + context.getRemainingTimeInMillis(), deps.handOffs !== undefined);
     try {
+      if (n.handOff !== undefined) {
+        // A resumed drain first restarts the hook's timer; an action already over ends it.
+        if ((await deps.lifecycle.heartbeat(action)) === 'no-active-action') {
+          log.info('the lifecycle action is already over (completed or timed out); nothing left to do', { handOff: n.handOff.count });
+          return 'superseded';
+        }
+        log.info('lifecycle action heartbeat recorded', { handOff: n.handOff.count });
+      }
       const cluster = await deps.cluster();
+      const handOffs = deps.handOffs;
       const report = await terminateNode(
         {
           action,
-          drainDeadlineMs,
+          drainDeadlineMs: plan.drainDeadlineMs,
+          invocationStopMs: plan.invocationStopMs,
           loadBalancerDelaySeconds: config.loadBalancerDelaySeconds,
           evictionConcurrency: config.evictionConcurrency,
+          resume: n.handOff,
+          handOff: handOffs
+            ? async (next) => {
+                if ((await deps.lifecycle.heartbeat(action)) === 'no-active-action') return 'action-over';
+                await handOffs.send(handOffMessage(n, next));
+                return 'sent';
+              }
+            : undefined,
         },
         { nodes: cluster, pods: cluster, events: cluster, lifecycle: deps.lifecycle, clock, log },
       );
@@ -183,6 +195,38 @@ export function createHandler(deps: HandlerDeps) {
       log.error('could not complete the lifecycle action either', { error: describe(error) });
     }
   }
+}
+
+/** Auto Scaling's cap on how long one lifecycle action can be kept alive. */
+export function actionCapSeconds(heartbeatTimeoutSeconds: number): number {
+  return Math.min(48 * 3600, 100 * heartbeatTimeoutSeconds);
+}
+
+export interface TerminationPlan {
+  /** When evicting and waiting for pods stops, whatever happens. */
+  readonly drainDeadlineMs: number;
+  /** When this invocation stops and hands the rest on. */
+  readonly invocationStopMs: number;
+}
+
+/**
+ * Deadlines for one terminate notification. The drain deadline is measured from the
+ * notification's Time (which travels with hand-offs), so it holds across invocations, and
+ * leaves room for the load-balancer wait before the hook's global cap. Without a hand-off
+ * path it must also fit this invocation, as before.
+ */
+export function planTermination(n: LifecycleNotification, config: Config, nowMs: number, invocationEndMs: number, canHandOff: boolean): TerminationPlan {
+  const timeMs = n.time.getTime();
+  const marginMs = config.invocationMarginSeconds * 1000;
+  const loadBalancerMs = config.loadBalancerDelaySeconds * 1000;
+  const capMs = timeMs + actionCapSeconds(config.heartbeatTimeoutSeconds) * 1000;
+  let drainDeadlineMs = Math.min(timeMs + config.drainTimeoutSeconds * 1000, capMs - loadBalancerMs - marginMs);
+  // Heartbeats restart the hook's timer at the start of a resumed invocation; the first one
+  // runs on the timer Auto Scaling started at Time. Hand on well before it runs out.
+  const heartbeatBaseMs = n.handOff !== undefined ? nowMs : timeMs;
+  const invocationStopMs = Math.min(invocationEndMs - marginMs, heartbeatBaseMs + config.heartbeatTimeoutSeconds * 800);
+  if (!canHandOff) drainDeadlineMs = Math.min(drainDeadlineMs, invocationEndMs - marginMs - loadBalancerMs);
+  return { drainDeadlineMs: Math.max(nowMs, drainDeadlineMs), invocationStopMs: Math.max(nowMs, invocationStopMs) };
 }
 
 /** Why this deployment must not act on the notification, or undefined when it may. */

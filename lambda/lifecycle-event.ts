@@ -15,7 +15,12 @@ export interface LifecycleNotification {
   /** When Auto Scaling sent it: deadlines are measured from here. */
   readonly time: Date;
   readonly notificationMetadata: string | undefined;
+  /** Present when an earlier invocation of ours handed this drain on. */
+  readonly handOff?: { readonly count: number; readonly loadBalancerWaitUntilMs?: number | undefined } | undefined;
 }
+
+/** The field our hand-off messages add to the original notification. */
+export const handOffField = 'GracefulNodeTerminationHandOff';
 
 export interface TestNotification {
   readonly kind: 'test';
@@ -78,6 +83,19 @@ export function parseLifecycleMessage(message: unknown): ParseResult {
   const time = new Date(values.Time!);
   if (Number.isNaN(time.getTime())) return bad('Time', `is ${JSON.stringify(values.Time)}, not an ISO 8601 time`);
   const metadata = message['NotificationMetadata'];
+  let handOff: LifecycleNotification['handOff'];
+  if (message[handOffField] !== undefined) {
+    const h = message[handOffField];
+    if (!isObject(h) || !Number.isInteger(h['count']) || (h['count'] as number) < 1) {
+      return bad(handOffField, 'must be an object with an integer count >= 1');
+    }
+    const until = h['loadBalancerWaitUntil'];
+    const untilMs = typeof until === 'string' ? Date.parse(until) : undefined;
+    if (until !== undefined && (untilMs === undefined || Number.isNaN(untilMs))) {
+      return bad(`${handOffField}.loadBalancerWaitUntil`, `is ${JSON.stringify(until)}, not an ISO 8601 time`);
+    }
+    handOff = { count: h['count'] as number, loadBalancerWaitUntilMs: untilMs };
+  }
   return {
     ok: true,
     notification: {
@@ -89,6 +107,27 @@ export function parseLifecycleMessage(message: unknown): ParseResult {
       lifecycleActionToken: values.LifecycleActionToken!,
       time,
       notificationMetadata: typeof metadata === 'string' ? metadata : undefined,
+      handOff,
+    },
+  };
+}
+
+/** The message a hand-off publishes: the original notification plus where the work stands. */
+export function handOffMessage(n: LifecycleNotification, next: { count: number; loadBalancerWaitUntilMs?: number | undefined }): Record<string, unknown> {
+  return {
+    Origin: 'AutoScalingGroup',
+    Service: 'graceful-node-termination',
+    LifecycleTransition: n.transition === 'terminating' ? 'autoscaling:EC2_INSTANCE_TERMINATING' : 'autoscaling:EC2_INSTANCE_LAUNCHING',
+    AutoScalingGroupName: n.autoScalingGroupName,
+    LifecycleHookName: n.lifecycleHookName,
+    EC2InstanceId: n.instanceId,
+    LifecycleActionToken: n.lifecycleActionToken,
+    // The original time travels on: every deadline is measured from it.
+    Time: n.time.toISOString(),
+    ...(n.notificationMetadata !== undefined ? { NotificationMetadata: n.notificationMetadata } : {}),
+    [handOffField]: {
+      count: next.count,
+      ...(next.loadBalancerWaitUntilMs !== undefined ? { loadBalancerWaitUntil: new Date(next.loadBalancerWaitUntilMs).toISOString() } : {}),
     },
   };
 }

@@ -10,6 +10,8 @@ export interface NodeInfo {
   /** The Ready condition is True. */
   readonly ready: boolean;
   readonly taints: readonly { readonly key: string; readonly effect: string }[];
+  /** Value of the hand-off annotation: which invocation chain carries this drain. */
+  readonly handOff?: string | undefined;
 }
 
 export interface Toleration {
@@ -40,7 +42,15 @@ export interface NodeGateway {
   excludeFromLoadBalancers(nodeName: string): Promise<PatchResult>;
   /** Sets spec.unschedulable=true (merge patch). */
   cordon(nodeName: string): Promise<PatchResult>;
+  /**
+   * Compare-and-swap of the node's hand-off annotation (optimistic concurrency on the
+   * node's resourceVersion): only the invocation that finds `expected` there moves it to
+   * `next` (undefined removes it). Two deliveries of one hand-off therefore never both carry on.
+   */
+  claimHandOff(nodeName: string, expected: string | undefined, next: string | undefined): Promise<'claimed' | 'lost' | 'node-gone'>;
 }
+
+export const handOffAnnotation = 'graceful-node-termination/hand-off';
 
 /** A live view of the pods bound to one node: one list, then one watch. */
 export interface PodWatch {
@@ -112,6 +122,13 @@ export type LifecycleResult = 'CONTINUE' | 'ABANDON';
 export interface LifecycleActions {
   /** 'already-completed' when Auto Scaling has no active action (completed twice, timed out). */
   complete(action: LifecycleActionRef, result: LifecycleResult): Promise<'completed' | 'already-completed'>;
+  /** Restarts the hook's heartbeat timer; 'no-active-action' when it is already over. */
+  heartbeat(action: LifecycleActionRef): Promise<'recorded' | 'no-active-action'>;
+}
+
+/** Where the remaining work goes when one invocation cannot finish it. */
+export interface HandOffs {
+  send(message: Readonly<Record<string, unknown>>): Promise<void>;
 }
 
 export interface Clock {

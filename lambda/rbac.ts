@@ -15,7 +15,12 @@ export interface RbacRule {
 
 /** Every verb here is used by lambda/adapters/kubernetes.ts; nothing more. */
 export const rbacRules: readonly RbacRule[] = [
-  { apiGroups: [''], resources: ['nodes'], verbs: ['list', 'patch'], why: 'Find the node by spec.providerID (list), label it and cordon it (patch).' },
+  {
+    apiGroups: [''],
+    resources: ['nodes'],
+    verbs: ['get', 'list', 'patch'],
+    why: 'Find the node by spec.providerID (list), label and cordon it (patch), hand a long drain on (get, patch of an annotation).',
+  },
   { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'], why: 'List and watch the pods bound to the draining node (field selector spec.nodeName).' },
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'], why: 'Evict through the eviction API so PodDisruptionBudgets hold. No pods/delete.' },
   { apiGroups: [''], resources: ['events'], verbs: ['create'], why: 'Tell the story in `kubectl describe node` and `kubectl get events`.' },

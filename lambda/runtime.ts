@@ -4,9 +4,11 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { AutoScalingClient } from '@aws-sdk/client-auto-scaling';
 import { EKSClient } from '@aws-sdk/client-eks';
+import { SNSClient } from '@aws-sdk/client-sns';
 import { createLifecycleActions } from './adapters/auto-scaling.js';
 import { connectToEks, connectWithKubeconfig } from './adapters/cluster-connection.js';
 import { createKubernetesGateway } from './adapters/kubernetes.js';
+import { createSnsHandOffs } from './adapters/sns-hand-offs.js';
 import { systemClock } from './clock.js';
 import { parseConfig } from './config.js';
 import { createHandler, type ClusterGateway, type HandlerResult, type InvocationContext } from './handler.js';
@@ -36,7 +38,8 @@ export function createRuntime(env: Readonly<Record<string, string | undefined>>)
     return gateway;
   };
 
-  const handle = createHandler({ config, log: logger, clock: systemClock, lifecycle: createLifecycleActions(autoScaling), cluster });
+  const handOffs = config.handOffTopicArn !== undefined ? createSnsHandOffs(new SNSClient({ region, requestHandler }), config.handOffTopicArn) : undefined;
+  const handle = createHandler({ config, log: logger, clock: systemClock, lifecycle: createLifecycleActions(autoScaling), cluster, handOffs });
   return async (event, context) => {
     logger.addContext(context as Parameters<Logger['addContext']>[0]);
     return handle(event, context);

@@ -33,14 +33,32 @@ export interface TerminateOptions {
   readonly drainDeadlineMs: number;
   readonly loadBalancerDelaySeconds: number;
   readonly evictionConcurrency: number;
+  /**
+   * Epoch milliseconds at which this invocation must stop and hand the rest on (its own
+   * time limit, or the hook's heartbeat timeout). Ignored without `handOff`.
+   */
+  readonly invocationStopMs?: number;
+  /** Set when this invocation continues a drain an earlier invocation handed on. */
+  readonly resume?: HandOffState;
+  /** Sends the rest of the work to a fresh invocation; absent when there is nowhere to send it. */
+  readonly handOff?: (next: HandOffState) => Promise<'sent' | 'action-over'>;
 }
 
-export type TerminateOutcome = 'drained' | 'timed-out' | 'node-not-found' | 'node-gone';
+/** What travels from one invocation to the next. */
+export interface HandOffState {
+  /** 1 for the first hand-off, then 2, 3, ... */
+  readonly count: number;
+  /** Set once the node is drained: the load-balancer wait ends then. */
+  readonly loadBalancerWaitUntilMs?: number | undefined;
+}
+
+export type TerminateOutcome = 'drained' | 'timed-out' | 'node-not-found' | 'node-gone' | 'handed-off' | 'superseded';
 
 export interface TerminateReport {
   readonly outcome: TerminateOutcome;
   readonly nodeName: string | undefined;
-  readonly lifecycleAction: 'completed' | 'already-completed';
+  /** 'pending' when the work was handed on or belongs to another invocation. */
+  readonly lifecycleAction: 'completed' | 'already-completed' | 'pending';
   readonly drain: DrainResult | undefined;
   readonly durationMs: number;
 }
@@ -67,52 +85,84 @@ export async function terminateNode(options: TerminateOptions, deps: TerminateDe
   log.appendKeys?.({ node: node.name });
   const onNode = (type: 'Normal' | 'Warning', reason: string, message: string) =>
     events.record({ regarding: { kind: 'Node', name: node.name, uid: node.uid }, type, reason, message });
+  const resume = options.resume;
+  const stopMs = options.handOff ? (options.invocationStopMs ?? Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY;
+  const chainValue = (count: number) => `${action.lifecycleActionToken}/${count}`;
 
-  log.info('drain started', { secondsToDeadline: Math.round((options.drainDeadlineMs - startedMs) / 1000) });
-  await onNode(
-    'Normal',
-    'DrainStarted',
-    `Auto Scaling group ${action.autoScalingGroupName} is terminating instance ${action.instanceId}; draining before it goes.`,
-  );
+  if (resume !== undefined) {
+    // Duplicate deliveries of one hand-off must not fork the work: the node's annotation
+    // names the one invocation chain that carries it.
+    if (node.handOff !== chainValue(resume.count)) {
+      log.info('this hand-off was already taken up by another delivery; nothing to do', { handOff: resume.count, current: node.handOff });
+      return pending('superseded');
+    }
+    log.info('drain resumed', { handOff: resume.count, secondsToDeadline: Math.round((options.drainDeadlineMs - startedMs) / 1000) });
+  } else {
+    log.info('drain started', { secondsToDeadline: Math.round((options.drainDeadlineMs - startedMs) / 1000) });
+    await onNode(
+      'Normal',
+      'DrainStarted',
+      `Auto Scaling group ${action.autoScalingGroupName} is terminating instance ${action.instanceId}; draining before it goes.`,
+    );
+  }
 
   // Label first: pods can be gone in seconds, deregistration from load balancers takes minutes.
   // https://kubernetes.io/docs/reference/labels-annotations-taints/#node-kubernetes-io-exclude-from-external-load-balancers
+  // Both steps are skipped when already done (duplicates, resumed drains).
   if (node.labels[excludeFromLoadBalancersLabel] !== 'true') {
     if ((await nodes.excludeFromLoadBalancers(node.name)) === 'node-gone') return nodeGone(node);
     log.info('node labelled for exclusion from external load balancers');
   }
   if (!node.unschedulable) {
     if ((await nodes.cordon(node.name)) === 'node-gone') return nodeGone(node);
+    log.info('node cordoned');
+    await onNode('Normal', 'Cordoned', 'Node excluded from external load balancers and marked unschedulable.');
+  } else if (resume === undefined) {
+    log.info('node cordoned');
+    await onNode('Normal', 'Cordoned', 'Node excluded from external load balancers and marked unschedulable.');
   }
-  log.info('node cordoned');
-  await onNode('Normal', 'Cordoned', 'Node excluded from external load balancers and marked unschedulable.');
 
   const watch = await deps.pods.watchPodsOnNode(node.name);
   try {
     const returns = new ReturnedPods(watch.current(), node, deps);
-    const drain = await drainNode(
-      { node, watch, returns, deadlineMs: options.drainDeadlineMs, evictionConcurrency: options.evictionConcurrency },
-      deps,
-    );
-    if (drain.outcome === 'drained') {
-      log.info('node drained', { podsEvicted: drain.evicted, seconds: seconds(clock.now() - startedMs) });
-      await onNode('Normal', 'Drained', `All pods left the node in ${seconds(clock.now() - startedMs)} s (${drain.evicted} evicted).`);
-    } else {
-      const summary = drain.stuck
-        .map((s) => `${s.pod} (${s.reason}${s.budgetName ? `: PodDisruptionBudget ${s.budgetName}` : ''})`)
-        .join(', ');
-      log.error(drainTimedOutMessage, { stuck: drain.stuck });
-      await onNode(
-        'Warning',
-        'DrainTimedOut',
-        `Drain deadline reached after ${seconds(clock.now() - startedMs)} s; ${drain.stuck.length} pod(s) remain: ${summary}. The instance terminates with them.`,
+    let drain: DrainResult;
+    let loadBalancerWaitUntilMs = resume?.loadBalancerWaitUntilMs;
+    if (loadBalancerWaitUntilMs === undefined) {
+      drain = await drainNode(
+        { node, watch, returns, deadlineMs: Math.min(options.drainDeadlineMs, stopMs), evictionConcurrency: options.evictionConcurrency },
+        deps,
       );
+      if (drain.outcome === 'timed-out' && clock.now() < options.drainDeadlineMs) {
+        // Stopped by this invocation's limit, not by the drain deadline: carry on elsewhere.
+        return await handOn(node, { count: (resume?.count ?? 0) + 1 }, drain);
+      }
+      if (drain.outcome === 'drained') {
+        log.info('node drained', { podsEvicted: drain.evicted, seconds: seconds(clock.now() - startedMs) });
+        await onNode('Normal', 'Drained', `All pods left the node in ${seconds(clock.now() - startedMs)} s (${drain.evicted} evicted).`);
+      } else {
+        const summary = drain.stuck
+          .map((s) => `${s.pod} (${s.reason}${s.budgetName ? `: PodDisruptionBudget ${s.budgetName}` : ''})`)
+          .join(', ');
+        log.error(drainTimedOutMessage, { stuck: drain.stuck });
+        await onNode(
+          'Warning',
+          'DrainTimedOut',
+          `Drain deadline reached after ${seconds(clock.now() - startedMs)} s; ${drain.stuck.length} pod(s) remain: ${summary}. The instance terminates with them.`,
+        );
+      }
+      loadBalancerWaitUntilMs = clock.now() + options.loadBalancerDelaySeconds * 1000;
+      if (options.loadBalancerDelaySeconds > 0) {
+        log.info('waiting for load balancers to deregister the node', { seconds: options.loadBalancerDelaySeconds });
+      }
+    } else {
+      drain = { outcome: 'drained', evicted: 0, stuck: [], returned: [] };
+      log.info('still waiting for load balancers to deregister the node', { secondsLeft: seconds(loadBalancerWaitUntilMs - clock.now()) });
     }
 
-    if (options.loadBalancerDelaySeconds > 0) {
-      log.info('waiting for load balancers to deregister the node', { seconds: options.loadBalancerDelaySeconds });
-      // Still watching: a pod that tolerates the cordon often lands back only now.
-      await waitWatching(watch, returns, clock.now() + options.loadBalancerDelaySeconds * 1000, clock);
+    // Still watching: a pod that tolerates the cordon often lands back only now.
+    await waitWatching(watch, returns, Math.min(loadBalancerWaitUntilMs, stopMs), clock);
+    if (clock.now() < loadBalancerWaitUntilMs) {
+      return await handOn(node, { count: (resume?.count ?? 0) + 1, loadBalancerWaitUntilMs }, drain);
     }
     const report = await finish(drain.outcome, node, { ...drain, returned: returns.names() });
     await onNode(
@@ -123,6 +173,35 @@ export async function terminateNode(options: TerminateOptions, deps: TerminateDe
     return report;
   } finally {
     watch.close();
+  }
+
+  async function handOn(n: NodeInfo, next: HandOffState, drain: DrainResult): Promise<TerminateReport> {
+    const claim = await nodes.claimHandOff(n.name, resume ? chainValue(resume.count) : undefined, chainValue(next.count));
+    if (claim === 'node-gone') return nodeGone(n);
+    if (claim === 'lost') {
+      log.info('another delivery carries this drain on; stopping here', { handOff: next.count });
+      return pending('superseded');
+    }
+    try {
+      if ((await options.handOff!(next)) === 'action-over') {
+        log.info('the lifecycle action is already over (completed or timed out); stopping');
+        return pending('superseded', drain);
+      }
+    } catch (error) {
+      // Give the claim back so a retry of this invocation can hand on again.
+      await nodes.claimHandOff(n.name, chainValue(next.count), resume ? chainValue(resume.count) : undefined).catch(() => undefined);
+      throw error;
+    }
+    log.info('handed the drain on to a fresh invocation', {
+      handOff: next.count,
+      phase: next.loadBalancerWaitUntilMs === undefined ? 'drain' : 'load-balancer wait',
+      podsLeft: drain.stuck.length,
+    });
+    return pending('handed-off', drain);
+  }
+
+  function pending(outcome: 'handed-off' | 'superseded', drain?: DrainResult): TerminateReport {
+    return { outcome, nodeName: node?.name, lifecycleAction: 'pending', drain, durationMs: clock.now() - startedMs };
   }
 
   async function nodeGone(n: NodeInfo): Promise<TerminateReport> {

@@ -1,6 +1,11 @@
-// Auto Scaling side effects: completing lifecycle actions.
-import { AutoScalingServiceException, CompleteLifecycleActionCommand, type AutoScalingClient } from '@aws-sdk/client-auto-scaling';
-import type { LifecycleActions } from '../ports.js';
+// Auto Scaling side effects: completing lifecycle actions and keeping them alive.
+import {
+  AutoScalingServiceException,
+  CompleteLifecycleActionCommand,
+  RecordLifecycleActionHeartbeatCommand,
+  type AutoScalingClient,
+} from '@aws-sdk/client-auto-scaling';
+import type { LifecycleActionRef, LifecycleActions } from '../ports.js';
 
 /**
  * Completing twice, after the hook timed out, or with a wrong hook name all answer
@@ -14,22 +19,37 @@ export function isNoActiveLifecycleAction(error: unknown): boolean {
   );
 }
 
+/** The lifecycle action both calls name: by token, with the instance id as well. */
+function actionInput(action: LifecycleActionRef) {
+  return {
+    AutoScalingGroupName: action.autoScalingGroupName,
+    LifecycleHookName: action.lifecycleHookName,
+    LifecycleActionToken: action.lifecycleActionToken,
+    InstanceId: action.instanceId,
+  };
+}
+
 export function createLifecycleActions(client: AutoScalingClient): LifecycleActions {
   return {
     async complete(action, result) {
       try {
         await client.send(
-          new CompleteLifecycleActionCommand({
-            AutoScalingGroupName: action.autoScalingGroupName,
-            LifecycleHookName: action.lifecycleHookName,
-            LifecycleActionToken: action.lifecycleActionToken,
-            InstanceId: action.instanceId,
-            LifecycleActionResult: result,
-          }),
+          new CompleteLifecycleActionCommand({ ...actionInput(action), LifecycleActionResult: result }),
         );
         return 'completed';
       } catch (error) {
         if (isNoActiveLifecycleAction(error)) return 'already-completed';
+        throw error;
+      }
+    },
+    async heartbeat(action) {
+      try {
+        await client.send(
+          new RecordLifecycleActionHeartbeatCommand(actionInput(action)),
+        );
+        return 'recorded';
+      } catch (error) {
+        if (isNoActiveLifecycleAction(error)) return 'no-active-action';
         throw error;
       }
     },

@@ -3,6 +3,7 @@
 import type { CoreV1Event, V1Eviction, V1Node, V1Pod } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { AccessDeniedError, TransientError } from '../errors.js';
+import { handOffAnnotation } from '../ports.js';
 import type {
   ClusterEvent,
   EventRecorder,
@@ -72,6 +73,7 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
               labels: node.metadata?.labels ?? {},
               ready: node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
               taints: (node.spec.taints ?? []).map((t) => ({ key: t.key, effect: t.effect })),
+              handOff: node.metadata?.annotations?.[handOffAnnotation],
             } satisfies NodeInfo;
           }
         }
@@ -83,6 +85,31 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
     excludeFromLoadBalancers: (name) => patchNode(name, { metadata: { labels: { [excludeLabel]: 'true' } } }),
 
     cordon: (name) => patchNode(name, { spec: { unschedulable: true } }),
+
+    async claimHandOff(name, expected, next) {
+      // Read, compare, then write with the resourceVersion read: the server refuses (409) a
+      // write based on a stale read, and we compare again. Unrelated changes to the node
+      // (status updates) only cost a retry.
+      for (let attempt = 0; attempt < 8; attempt++) {
+        let node: V1Node;
+        try {
+          node = await kube.request<V1Node>('GET', `/api/v1/nodes/${encodeURIComponent(name)}`);
+        } catch (error) {
+          if (statusOf(error) === 404) return 'node-gone';
+          throw classify(error, `get node ${name}`);
+        }
+        if (node.metadata?.annotations?.[handOffAnnotation] !== expected) return 'lost';
+        const body = { metadata: { resourceVersion: node.metadata?.resourceVersion, annotations: { [handOffAnnotation]: next ?? null } } };
+        try {
+          await kube.request<V1Node>('PATCH', `/api/v1/nodes/${encodeURIComponent(name)}`, { body, contentType: mergePatch });
+          return 'claimed';
+        } catch (error) {
+          if (statusOf(error) === 404) return 'node-gone';
+          if (statusOf(error) !== 409) throw classify(error, `annotate node ${name}`);
+        }
+      }
+      throw new TransientError(`annotate node ${name}: the node kept changing; giving up for now`);
+    },
 
     watchPodsOnNode: (nodeName) => openPodWatch(kube, nodeName, options.log),
 

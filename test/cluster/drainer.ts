@@ -1,7 +1,13 @@
 // Runs the real handler (lambda/runtime.ts, exactly what the Lambda runs) against the local
 // plane in EKS mode: DescribeCluster and the Auto Scaling calls are answered at the SDK
 // edge, the token is minted by the handler and checked by the plane's webhook.
-import { AutoScalingClient, AutoScalingServiceException, CompleteLifecycleActionCommand } from '@aws-sdk/client-auto-scaling';
+import {
+  AutoScalingClient,
+  AutoScalingServiceException,
+  CompleteLifecycleActionCommand,
+  RecordLifecycleActionHeartbeatCommand,
+} from '@aws-sdk/client-auto-scaling';
+import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { DescribeClusterCommand, EKSClient } from '@aws-sdk/client-eks';
 import { mockClient } from 'aws-sdk-client-mock';
 import { randomUUID } from 'node:crypto';
@@ -23,6 +29,9 @@ export interface DrainerOptions {
   readonly drainTimeoutSeconds?: number;
   readonly loadBalancerDelaySeconds?: number;
   readonly launchTimeoutSeconds?: number;
+  /** Hand long drains on through a (stubbed) SNS topic, as deployed. */
+  readonly handOff?: boolean;
+  readonly heartbeatTimeoutSeconds?: number;
 }
 
 export interface Drainer {
@@ -30,6 +39,12 @@ export interface Drainer {
   /** Log lines the handler wrote (Powertools JSON), parsed. */
   readonly logs: Record<string, unknown>[];
   terminate(instanceId: string, options?: { remainingMs?: number; token?: string }): Promise<unknown>;
+  /** Hand-off messages the handler published, in order. */
+  readonly handOffs: Record<string, unknown>[];
+  /** Heartbeats the handler recorded. */
+  readonly heartbeats: { token: string; atMs: number }[];
+  /** Delivers one published hand-off (as SNS would) to a fresh invocation. */
+  deliver(message: Record<string, unknown>, options?: { remainingMs?: number }): Promise<unknown>;
   /** Sends the EC2_INSTANCE_LAUNCHING notification of the launch hook. */
   launch(instanceId: string): Promise<unknown>;
   restore(): void;
@@ -38,6 +53,7 @@ export interface Drainer {
 export const autoScalingGroupName = 'workers';
 export const terminateHookName = 'workers-terminate';
 export const launchHookName = 'workers-launch';
+const handOffTopicArn = `arn:aws:sns:${testAws.region}:${testAws.accountId}:graceful-node-termination`;
 
 export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Drainer {
   const completions: Completion[] = [];
@@ -70,6 +86,27 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
     return {};
   });
 
+  const heartbeats: { token: string; atMs: number }[] = [];
+  asg.on(RecordLifecycleActionHeartbeatCommand).callsFake(async (input) => {
+    const token = String(input.LifecycleActionToken);
+    if (!active.has(token)) {
+      throw new AutoScalingServiceException({
+        name: 'ValidationError',
+        $fault: 'client',
+        $metadata: { httpStatusCode: 400 },
+        message: `No active Lifecycle Action found with instance ID ${input.InstanceId}`,
+      });
+    }
+    heartbeats.push({ token, atMs: Date.now() });
+    return {};
+  });
+  const handOffs: Record<string, unknown>[] = [];
+  const sns = mockClient(SNSClient);
+  sns.on(PublishCommand, { TopicArn: handOffTopicArn }).callsFake(async (input) => {
+    handOffs.push(JSON.parse(String(input.Message)) as Record<string, unknown>);
+    return { MessageId: randomUUID() };
+  });
+
   const logs: Record<string, unknown>[] = [];
   const stopCapture = captureHandlerLogs((entry) => logs.push(entry));
 
@@ -84,49 +121,45 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
     LOAD_BALANCER_DELAY_SECONDS: String(options.loadBalancerDelaySeconds ?? 0),
     INVOCATION_MARGIN_SECONDS: '5',
     LAUNCH_TIMEOUT_SECONDS: String(options.launchTimeoutSeconds ?? 60),
+    HEARTBEAT_TIMEOUT_SECONDS: String(options.heartbeatTimeoutSeconds ?? 1800),
+    ...(options.handOff ? { HAND_OFF_TOPIC_ARN: handOffTopicArn } : {}),
     AWS_REGION: testAws.region,
   });
+
+  /** Sends a notification shaped as Auto Scaling sends it and runs the handler on it. */
+  const notify = (instanceId: string, transition: 'LAUNCHING' | 'TERMINATING', token: string, remainingMs: number) => {
+    active.add(token);
+    const event = snsEvent(
+      lifecycleMessage({
+        EC2InstanceId: instanceId,
+        LifecycleActionToken: token,
+        AutoScalingGroupName: autoScalingGroupName,
+        LifecycleHookName: transition === 'LAUNCHING' ? launchHookName : terminateHookName,
+        LifecycleTransition: `autoscaling:EC2_INSTANCE_${transition}`,
+        Time: new Date().toISOString(),
+        NotificationMetadata: JSON.stringify({ clusterName: testAws.clusterName }),
+      }),
+    );
+    const end = Date.now() + remainingMs;
+    return handler(event, { getRemainingTimeInMillis: () => end - Date.now() });
+  };
 
   return {
     completions,
     logs,
-    async terminate(instanceId, o = {}) {
-      const token = o.token ?? randomUUID();
-      active.add(token);
-      const event = snsEvent(
-        lifecycleMessage({
-          EC2InstanceId: instanceId,
-          LifecycleActionToken: token,
-          AutoScalingGroupName: autoScalingGroupName,
-          LifecycleHookName: terminateHookName,
-          Time: new Date().toISOString(),
-          NotificationMetadata: JSON.stringify({ clusterName: testAws.clusterName }),
-        }),
-      );
+    handOffs,
+    heartbeats,
+    deliver: (message, o = {}) => {
       const end = Date.now() + (o.remainingMs ?? 900_000);
-      return handler(event, { getRemainingTimeInMillis: () => end - Date.now() });
+      return handler(snsEvent(message), { getRemainingTimeInMillis: () => end - Date.now() });
     },
-    async launch(instanceId) {
-      const token = randomUUID();
-      active.add(token);
-      const event = snsEvent(
-        lifecycleMessage({
-          EC2InstanceId: instanceId,
-          LifecycleActionToken: token,
-          AutoScalingGroupName: autoScalingGroupName,
-          LifecycleHookName: launchHookName,
-          LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING',
-          Time: new Date().toISOString(),
-          NotificationMetadata: JSON.stringify({ clusterName: testAws.clusterName }),
-        }),
-      );
-      const end = Date.now() + 900_000;
-      return handler(event, { getRemainingTimeInMillis: () => end - Date.now() });
-    },
+    terminate: (instanceId, o = {}) => notify(instanceId, 'TERMINATING', o.token ?? randomUUID(), o.remainingMs ?? 900_000),
+    launch: (instanceId) => notify(instanceId, 'LAUNCHING', randomUUID(), 900_000),
     restore() {
       stopCapture();
       eks.restore();
       asg.restore();
+      sns.restore();
     },
   };
 }

@@ -12,6 +12,7 @@ import type {
   NodeInfo,
   PodInfo,
   PodWatch,
+  HandOffs,
 } from '../../lambda/ports.js';
 import type { RecordLogger } from '../../lambda/handler.js';
 
@@ -61,7 +62,7 @@ export type EvictionRule = (pod: FakePod) => EvictionResult | 'accept';
 
 export interface Call {
   readonly atMs: number;
-  readonly op: 'list-nodes' | 'label' | 'cordon' | 'watch-pods' | 'evict';
+  readonly op: 'list-nodes' | 'label' | 'cordon' | 'watch-pods' | 'evict' | 'claim-hand-off';
   readonly target: string;
 }
 
@@ -151,6 +152,15 @@ export class FakeCluster {
     return 'patched';
   }
 
+  async claimHandOff(name: string, expected: string | undefined, next: string | undefined): Promise<'claimed' | 'lost' | 'node-gone'> {
+    this.log('claim-hand-off', `${name} ${expected ?? '-'} -> ${next}`);
+    const node = this.nodes.get(name);
+    if (!node) return 'node-gone';
+    if (node.handOff !== expected) return 'lost';
+    this.nodes.set(name, { ...node, handOff: next });
+    return 'claimed';
+  }
+
   async cordon(name: string): Promise<'patched' | 'node-gone'> {
     this.log('cordon', name);
     const node = this.nodes.get(name);
@@ -226,12 +236,29 @@ export class FakeLifecycleActions implements LifecycleActions {
 
   constructor(private readonly clock: Clock) {}
 
+  readonly heartbeats: { action: LifecycleActionRef; atMs: number }[] = [];
+
+  async heartbeat(action: LifecycleActionRef): Promise<'recorded' | 'no-active-action'> {
+    if (this.failWith) throw this.failWith;
+    if (this.done.has(action.lifecycleActionToken)) return 'no-active-action';
+    this.heartbeats.push({ action, atMs: this.clock.now() });
+    return 'recorded';
+  }
+
   async complete(action: LifecycleActionRef, result: LifecycleResult): Promise<'completed' | 'already-completed'> {
     if (this.failWith) throw this.failWith;
     if (this.done.has(action.lifecycleActionToken)) return 'already-completed';
     this.done.add(action.lifecycleActionToken);
     this.completions.push({ action, result, atMs: this.clock.now() });
     return 'completed';
+  }
+}
+
+/** Hand-off messages as they would be published to the topic. */
+export class FakeHandOffs implements HandOffs {
+  readonly sent: Record<string, unknown>[] = [];
+  async send(message: Readonly<Record<string, unknown>>): Promise<void> {
+    this.sent.push({ ...message });
   }
 }
 

@@ -90,7 +90,14 @@ describe('the example stack from cdk.json', () => {
     expect(denies).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
-        expect.objectContaining({ Action: 'sns:Publish', Condition: { ArnNotEquals: { 'aws:PrincipalArn': { 'Fn::GetAtt': [expect.stringMatching(/HookRole/), 'Arn'] } } } }),
+        expect.objectContaining({
+          Action: 'sns:Publish',
+          Condition: {
+            ArnNotEquals: {
+              'aws:PrincipalArn': [{ 'Fn::GetAtt': [expect.stringMatching(/HookRole/), 'Arn'] }, { 'Fn::GetAtt': [expect.stringMatching(/GracefulNodeTerminationRole/), 'Arn'] }],
+            },
+          },
+        }),
       ]),
     );
   });
@@ -108,8 +115,12 @@ describe('the example stack from cdk.json', () => {
     const fn = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties['Handler'] === 'index.handler')!;
     expect(fn.Properties).toMatchObject({ Runtime: 'nodejs24.x', Architectures: ['arm64'], Timeout: 900, MemorySize: 256 });
     const env = (fn.Properties['Environment'] as { Variables: Record<string, string> }).Variables;
-    const config = parseConfig(env);
+    // The topic ARN is a reference until deployment; give the parser the shape it will have.
+    const config = parseConfig({ ...env, HAND_OFF_TOPIC_ARN: 'arn:aws:sns:eu-west-1:123456789012:GracefulNodeTermination-Topic' });
     expect(config.clusterName).toBe('example-cluster');
+    expect(config.heartbeatTimeoutSeconds).toBe(1800);
+    expect(env['HAND_OFF_TOPIC_ARN']).toEqual({ Ref: expect.stringMatching(/Topic/) });
+    expect(config.handOffTopicArn).toBeDefined();
     expect([...config.autoScalingGroupNames]).toEqual(['example-nodes-a', 'example-nodes-b']);
     const hookNames = Object.values(resources).filter((r) => r.Type === 'AWS::AutoScaling::LifecycleHook').map((r) => r.Properties['LifecycleHookName']);
     expect(new Set(hookNames)).toEqual(config.lifecycleHookNames);
@@ -219,8 +230,10 @@ describe('the construct', () => {
     expect(() => stackWith({ clusterName: 'prod cluster!' })).toThrow(/clusterName "prod cluster!" is not an EKS cluster name/);
   });
 
-  it('fails when the heartbeat timeout is not longer than the function timeout', () => {
-    expect(() => stackWith({ heartbeatTimeout: Duration.minutes(10) })).toThrow(/heartbeatTimeout 600 s must be longer than the function timeout/);
+  it("fails when the drain timeout exceeds the hook's global cap", () => {
+    expect(() => stackWith({ heartbeatTimeout: Duration.minutes(1), drainTimeout: Duration.hours(2) })).toThrow(
+      /drainTimeout 7200 s plus the load-balancer delay exceeds .* = 6000 s/,
+    );
   });
 
   it('fails when the heartbeat timeout is beyond what Auto Scaling accepts', () => {

@@ -1,4 +1,6 @@
-import { AutoScalingClient, AutoScalingServiceException, CompleteLifecycleActionCommand } from '@aws-sdk/client-auto-scaling';
+import { AutoScalingClient, AutoScalingServiceException, CompleteLifecycleActionCommand, RecordLifecycleActionHeartbeatCommand } from '@aws-sdk/client-auto-scaling';
+import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import { createSnsHandOffs } from '../../lambda/adapters/sns-hand-offs.js';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createLifecycleActions } from '../../lambda/adapters/auto-scaling.js';
@@ -35,5 +37,34 @@ describe('lifecycle actions adapter', () => {
     asg.on(CompleteLifecycleActionCommand).rejects(validationError('Invalid LifecycleActionResult'));
 
     await expect(createLifecycleActions(new AutoScalingClient({ region: 'eu-west-1' })).complete(action, 'CONTINUE')).rejects.toThrow('Invalid LifecycleActionResult');
+  });
+
+  it('records a heartbeat for the action, and reports an action that is over', async () => {
+    const actions = createLifecycleActions(new AutoScalingClient({ region: 'eu-west-1' }));
+    asg.on(RecordLifecycleActionHeartbeatCommand).resolvesOnce({}).rejects(validationError('No active Lifecycle Action found with instance ID i-0123456789abcdef0'));
+
+    await expect(actions.heartbeat(action)).resolves.toBe('recorded');
+    await expect(actions.heartbeat(action)).resolves.toBe('no-active-action');
+    expect(asg.commandCalls(RecordLifecycleActionHeartbeatCommand)[0]!.args[0].input).toEqual({
+      AutoScalingGroupName: 'workers',
+      LifecycleHookName: 'workers-terminate',
+      LifecycleActionToken: 'tok',
+      InstanceId: 'i-0123456789abcdef0',
+    });
+  });
+});
+
+describe('hand-offs adapter', () => {
+  it('publishes the hand-off message as JSON to the configured topic', async () => {
+    const sns = mockClient(SNSClient);
+    sns.on(PublishCommand).resolves({ MessageId: 'm-1' });
+    const topic = 'arn:aws:sns:eu-west-1:123456789012:gnt';
+
+    await createSnsHandOffs(new SNSClient({ region: 'eu-west-1' }), topic).send({ EC2InstanceId: 'i-0123456789abcdef0', GracefulNodeTerminationHandOff: { count: 1 } });
+
+    const input = sns.commandCalls(PublishCommand)[0]!.args[0].input;
+    expect(input.TopicArn).toBe(topic);
+    expect(JSON.parse(String(input.Message))).toEqual({ EC2InstanceId: 'i-0123456789abcdef0', GracefulNodeTerminationHandOff: { count: 1 } });
+    sns.restore();
   });
 });

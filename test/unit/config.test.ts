@@ -20,6 +20,8 @@ describe('parseConfig', () => {
       invocationMarginSeconds: 20,
       evictionConcurrency: 32,
       launchTimeoutSeconds: 600,
+      heartbeatTimeoutSeconds: 1800,
+      handOffTopicArn: undefined,
       kubeconfigPath: undefined,
       kubeconfigContext: undefined,
     });

@@ -167,6 +167,34 @@ describe('Kubernetes adapter', () => {
     }
   });
 
+  it('claims a hand-off by compare-and-swap on the resourceVersion, retrying a conflict', async () => {
+    let version = 5;
+    let patches = 0;
+    respond = (req, res) => {
+      if (req.method === 'GET') return json(res, 200, { metadata: { name: 'node-a', resourceVersion: String(version), annotations: { 'graceful-node-termination/hand-off': 'tok/1' } } });
+      patches++;
+      if (patches === 1) {
+        version++; // a status update landed between our read and our write
+        return json(res, 409, { kind: 'Status', code: 409, reason: 'Conflict', message: 'the object has been modified' });
+      }
+      return json(res, 200, {});
+    };
+
+    await expect(gateway.claimHandOff('node-a', 'tok/1', 'tok/2')).resolves.toBe('claimed');
+
+    const writes = seen.filter((r) => r.method === 'PATCH');
+    expect(writes.map((w) => w.body)).toEqual([
+      { metadata: { resourceVersion: '5', annotations: { 'graceful-node-termination/hand-off': 'tok/2' } } },
+      { metadata: { resourceVersion: '6', annotations: { 'graceful-node-termination/hand-off': 'tok/2' } } },
+    ]);
+  });
+
+  it('loses the claim when another invocation moved the annotation on', async () => {
+    respond = (_req, res) => json(res, 200, { metadata: { name: 'node-a', resourceVersion: '9', annotations: { 'graceful-node-termination/hand-off': 'tok/2' } } });
+    await expect(gateway.claimHandOff('node-a', 'tok/1', 'tok/2')).resolves.toBe('lost');
+    expect(seen.filter((r) => r.method === 'PATCH')).toEqual([]);
+  });
+
   it('writes core/v1 Events on the node in the default namespace and never throws', async () => {
     respond = (_req, res) => json(res, 201, {});
     await gateway.record({ regarding: { kind: 'Node', name: 'node-a', uid: 'n1' }, type: 'Normal', reason: 'Cordoned', message: 'cordoned' });
