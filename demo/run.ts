@@ -53,7 +53,7 @@ try {
   for (const n of nodes) await createKwokNode(a, n.name, n.instanceId, { 'eks.amazonaws.com/nodegroup': groupName });
   for (const n of nodes) await waitNodeReady(a, n.name);
 
-  say(`workloads: nginx x${replicas} with a PDB minAvailable ${replicas - 1}, coredns x2, aws-node and kube-proxy DaemonSets, a batch Job`);
+  say(`workloads: nginx x${replicas} with a PDB minAvailable ${replicas - 1}, coredns x2, aws-node and kube-proxy DaemonSets, a batch Job (15 s)`);
   await ensureNamespace(a, 'shop');
   await ensureNamespace(a, 'batch');
   // Pods take 2 s to shut down, so the budget visibly holds evictions back.
@@ -74,8 +74,8 @@ try {
       metadata: { name: 'nightly-report' },
       spec: {
         template: {
-          // kwok reads the jitter as the latest end: both set, the job runs exactly 10 minutes.
-          metadata: { annotations: { 'pod-complete.stage.kwok.x-k8s.io/delay': '10m', 'pod-complete.stage.kwok.x-k8s.io/jitter-delay': '10m' } },
+          // kwok reads the jitter as the latest end: both set, the job runs exactly 15 s.
+          metadata: { annotations: { 'pod-complete.stage.kwok.x-k8s.io/delay': '15s', 'pod-complete.stage.kwok.x-k8s.io/jitter-delay': '15s' } },
           spec: {
             restartPolicy: 'Never',
             // Preferred, not pinned: once the node is cordoned, the Job's next pod goes elsewhere.
@@ -128,6 +128,8 @@ try {
         blockedSeen.add(key);
         return add('handler', 'PDB wait', `${pod} held by budget ${String(log['budget'] ?? log['reason'])}; retrying`);
       }
+      case 'waiting for batch pods to finish before evicting them':
+        return add('handler', 'batch wait', `not evicting ${(log['pods'] as string[]).join(', ')}: letting it finish (up to ${String(log['batchWaitUntil'])})`);
       case 'drain progress':
         return add('handler', 'progress', `${String(log['podsRemaining'])} pods left (${String(log['terminating'])} terminating)`);
       case 'node drained':
@@ -144,14 +146,20 @@ try {
     if (call.action !== 'DescribeCluster') add('autoscaling', `${call.action} ${call.params['LifecycleActionResult'] ?? ''}`.trim(), `instance ${call.params['InstanceId']} (${call.outcome})`);
   });
 
-  // Replacements: pods that become Ready on other nodes after the notification.
+  // Replacements: pods that become Ready on other nodes after the notification; batch pods
+  // that finish.
   const known = new Set((await a.core.listPodForAllNamespaces()).items.map((p) => p.metadata?.uid));
+  const finished = new Set<string | undefined>();
   let watching = true;
   const replacements: string[] = [];
   const watcher = (async () => {
     while (watching) {
       const pods: V1Pod[] = (await a.core.listPodForAllNamespaces()).items;
       for (const p of pods) {
+        if (p.status?.phase === 'Succeeded' && !finished.has(p.metadata?.uid)) {
+          finished.add(p.metadata?.uid);
+          add('cluster', 'batch pod finished', `${p.metadata?.namespace}/${p.metadata?.name} Succeeded on ${p.spec?.nodeName}`);
+        }
         const ready = p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
         if (!known.has(p.metadata?.uid) && ready && p.spec?.nodeName !== target.name) {
           known.add(p.metadata?.uid);
@@ -180,16 +188,19 @@ try {
     instanceId: target.instanceId,
     secondsToCompletion: completed[0] ? Math.round((completed[0].atMs - notifiedMs) / 10) / 100 : undefined,
     podsEvicted: timeline.filter((e) => e.what === 'evicted').length,
+    batchPodsFinished: finished.size,
     budgetWaits: blockedSeen.size,
     replacementsReady: replacements.length,
-    podsLeftOnNode: after.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`),
+    // Finished pods stay as API objects until their owner cleans them up; they run nothing.
+    podsLeftOnNode: after.filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed').map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`),
     lifecycleResult: completed[0]?.params['LifecycleActionResult'],
     handlerResult: result,
   };
   say(
-    `summary: ${summary.podsEvicted} pods evicted, ${summary.budgetWaits} budget waits, ${summary.replacementsReady} replacements Ready elsewhere, ` +
+    `summary: ${summary.podsEvicted} pods evicted, ${summary.batchPodsFinished} batch pod finished in place, ${summary.budgetWaits} budget waits, ` +
+      `${summary.replacementsReady} replacements Ready elsewhere, ` +
       `lifecycle action completed ${summary.lifecycleResult ?? 'NEVER'} ${summary.secondsToCompletion ?? '?'} s after the notification; ` +
-      `left on the node: ${summary.podsLeftOnNode.join(', ') || 'nothing'}`,
+      `still running on the node: ${summary.podsLeftOnNode.join(', ') || 'nothing'}`,
   );
   const described = a.kubectl('describe', 'node', target.name);
   console.log(`\n$ kubectl describe node ${target.name}   (Events)\n${described.slice(described.indexOf('Events:'))}`);

@@ -74,6 +74,13 @@ export interface GracefulNodeTerminationProps {
    */
   readonly loadBalancerDelay?: Duration;
   /**
+   * How long pods of Jobs and pods annotated `karpenter.sh/do-not-disrupt: "true"` (or
+   * `graceful-node-termination/wait-for-completion: "true"`) may run to completion before
+   * they are evicted. Zero evicts them at once, as managed node groups do.
+   * @default Duration.hours(1)
+   */
+  readonly batchWait?: Duration;
+  /**
    * How long a new node has to join Ready without startup taints before its launch is
    * abandoned (the group then replaces the instance). At most the function timeout minus
    * the invocation margin.
@@ -168,11 +175,18 @@ export class GracefulNodeTermination extends Construct {
     const kubernetesGroup = props.kubernetesGroup ?? rbacName;
     const functionTimeout = Duration.minutes(15);
     const retention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
+    const batchWait = props.batchWait ?? Duration.hours(1);
     const capSeconds = actionCapSeconds(this.heartbeatTimeout.toSeconds());
     if (drainTimeout.toSeconds() + loadBalancerDelay.toSeconds() + 20 > capSeconds) {
       throw new Error(
         `drainTimeout ${drainTimeout.toSeconds()} s plus the load-balancer delay exceeds what Auto Scaling lets a lifecycle action live ` +
           `(min(48 h, 100 x heartbeatTimeout) = ${capSeconds} s): shorten drainTimeout or lengthen heartbeatTimeout.`,
+      );
+    }
+    if (batchWait.toSeconds() + drainTimeout.toSeconds() + loadBalancerDelay.toSeconds() + 20 > capSeconds) {
+      throw new Error(
+        `batchWait ${batchWait.toSeconds()} s plus drainTimeout and the load-balancer delay exceeds what Auto Scaling lets a lifecycle action live ` +
+          `(${capSeconds} s): shorten batchWait or lengthen heartbeatTimeout.`,
       );
     }
 
@@ -255,6 +269,7 @@ export class GracefulNodeTermination extends Construct {
           loadBalancerDelaySeconds: loadBalancerDelay.toSeconds(),
           evictionConcurrency: props.evictionConcurrency,
           launchTimeoutSeconds: (props.launchTimeout ?? Duration.minutes(10)).toSeconds(),
+          batchWaitSeconds: batchWait.toSeconds(),
           heartbeatTimeoutSeconds: this.heartbeatTimeout.toSeconds(),
           // Drains longer than one invocation continue through the same topic.
           handOffTopicArn: this.topic.topicArn,

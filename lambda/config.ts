@@ -20,6 +20,8 @@ export interface Config {
   readonly evictionConcurrency: number;
   /** How long a new node has to join Ready before its launch is abandoned. */
   readonly launchTimeoutSeconds: number;
+  /** How long Job and do-not-disrupt pods may run on before they are evicted anyway. */
+  readonly batchWaitSeconds: number;
   /** The hooks' HeartbeatTimeout: heartbeats and hand-offs are paced by it. */
   readonly heartbeatTimeoutSeconds: number;
   /** Topic that carries hand-offs to a fresh invocation; unset: a drain ends with its invocation. */
@@ -40,6 +42,7 @@ export type ConfigInput = {
   readonly invocationMarginSeconds?: number;
   readonly evictionConcurrency?: number;
   readonly launchTimeoutSeconds?: number;
+  readonly batchWaitSeconds?: number;
   readonly heartbeatTimeoutSeconds?: number;
   readonly handOffTopicArn?: string;
   readonly kubeconfigPath?: string;
@@ -140,6 +143,14 @@ export const configVariables = {
     parse: integer(30, 3600),
     format: String,
   }),
+  batchWaitSeconds: variable<number>({
+    name: 'BATCH_WAIT_SECONDS',
+    description: 'How long pods of Jobs and pods annotated karpenter.sh/do-not-disrupt or graceful-node-termination/wait-for-completion may run to completion before they are evicted.',
+    accepts: 'an integer from 0 to 172800',
+    default: 3600,
+    parse: integer(0, 172_800),
+    format: String,
+  }),
   heartbeatTimeoutSeconds: variable<number>({
     name: 'HEARTBEAT_TIMEOUT_SECONDS',
     description: "The lifecycle hooks' HeartbeatTimeout; the handler heartbeats and hands on before it runs out.",
@@ -216,6 +227,7 @@ export function toEnvironment(input: ConfigInput): Record<string, string> {
   set(configVariables.invocationMarginSeconds, input.invocationMarginSeconds);
   set(configVariables.evictionConcurrency, input.evictionConcurrency);
   set(configVariables.launchTimeoutSeconds, input.launchTimeoutSeconds);
+  set(configVariables.batchWaitSeconds, input.batchWaitSeconds);
   set(configVariables.heartbeatTimeoutSeconds, input.heartbeatTimeoutSeconds);
   set(configVariables.handOffTopicArn, input.handOffTopicArn);
   set(configVariables.kubeconfigPath, input.kubeconfigPath);

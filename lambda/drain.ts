@@ -1,7 +1,7 @@
 // Evicts the pods of one cordoned node and waits until they are gone, within a deadline.
 // Every pass is re-evaluated from the live pod list, so a retry or a duplicate delivery
 // simply picks up where the cluster is.
-import { evictionTier, isDrainable, isTerminating, podKey, toleratesUnschedulable } from './pods.js';
+import { evictionTier, isBatchPod, isDrainable, isTerminating, podKey, toleratesUnschedulable } from './pods.js';
 import type { BlockReason, Clock, EventRecorder, EvictionResult, Log, NodeInfo, PodGateway, PodInfo, PodWatch } from './ports.js';
 
 export interface DrainDeps {
@@ -19,6 +19,13 @@ export interface DrainOptions {
   readonly returns: ReturnedPods;
   /** Epoch milliseconds after which the drain stops waiting. */
   readonly deadlineMs: number;
+  /** Epoch milliseconds at which this invocation stops (outcome 'stopped'); default never. */
+  readonly stopMs?: number | undefined;
+  /**
+   * Batch pods (isBatchPod) are not evicted before `untilMs`; while any is on the node the
+   * deadline is `deadlineMs` here if later, so they can still be drained after the wait.
+   */
+  readonly batch?: { readonly untilMs: number; readonly deadlineMs: number } | undefined;
   readonly evictionConcurrency: number;
 }
 
@@ -31,7 +38,8 @@ export interface StuckPod {
 }
 
 export interface DrainResult {
-  readonly outcome: 'drained' | 'timed-out';
+  /** 'stopped': this invocation's time is up before the deadline (the caller hands on). */
+  readonly outcome: 'drained' | 'timed-out' | 'stopped';
   /** Evictions the API server accepted in this run. */
   readonly evicted: number;
   /** Pods still on the node at the deadline, each with what blocked it. */
@@ -106,10 +114,12 @@ export async function waitWatching(watch: PodWatch, returns: ReturnedPods, until
 }
 
 export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise<DrainResult> {
-  const { node, deadlineMs, evictionConcurrency, watch, returns } = options;
+  const { node, evictionConcurrency, watch, returns, batch } = options;
+  const stopMs = options.stopMs ?? Number.POSITIVE_INFINITY;
   const { clock, log } = deps;
   const attempts = new Map<string, Attempt>();
   const accepted = new Set<string>();
+  const announcedBatch = new Set<string>();
   let evicted = 0;
   let lastProgressLogMs = 0;
 
@@ -117,30 +127,38 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
     await returns.notice(watch.current());
     const remaining = watch.current().filter((p) => isDrainable(p) && !returns.has(p));
     const now = clock.now();
+    const stuck = () => remaining.map((pod) => describeStuck(pod, attempts.get(pod.uid), accepted.has(pod.uid)));
     if (remaining.length === 0) {
       return { outcome: 'drained', evicted, stuck: [], returned: returns.names() };
     }
-    if (now >= deadlineMs) {
-      return {
-        outcome: 'timed-out',
-        evicted,
-        stuck: remaining.map((pod) => describeStuck(pod, attempts.get(pod.uid), accepted.has(pod.uid))),
-        returned: returns.names(),
-      };
+    const batchPods = batch ? remaining.filter(isBatchPod) : [];
+    const batchWaiting = batch !== undefined && now < batch.untilMs;
+    const deadlineMs = batchPods.length > 0 ? Math.max(options.deadlineMs, batch!.deadlineMs) : options.deadlineMs;
+    if (now >= deadlineMs) return { outcome: 'timed-out', evicted, stuck: stuck(), returned: returns.names() };
+    if (now >= stopMs) return { outcome: 'stopped', evicted, stuck: stuck(), returned: returns.names() };
+
+    const waiting = batchWaiting ? batchPods.filter((p) => !isTerminating(p)) : [];
+    const fresh = waiting.filter((p) => !announcedBatch.has(p.uid));
+    if (fresh.length > 0) {
+      for (const p of fresh) announcedBatch.add(p.uid);
+      await reportBatchWait(node, fresh, batch!.untilMs, deps);
     }
     if (now - lastProgressLogMs >= 10_000) {
       lastProgressLogMs = now;
       log.info('drain progress', {
         podsRemaining: remaining.length,
         terminating: remaining.filter(isTerminating).length,
+        batchPodsWaitedFor: waiting.length,
         secondsToDeadline: Math.round((deadlineMs - now) / 1000),
       });
     }
 
     // Only the lowest tier still present is evicted: critical pods such as coredns keep
-    // serving until everything else has left, as Karpenter does.
-    const tier = Math.min(...remaining.map(evictionTier));
-    const due = remaining.filter(
+    // serving until everything else has left, as Karpenter does. Batch pods being waited
+    // for do not hold the tiers back.
+    const evictable = remaining.filter((p) => !waiting.includes(p));
+    const tier = Math.min(...evictable.map(evictionTier));
+    const due = evictable.filter(
       (p) => evictionTier(p) === tier && !isTerminating(p) && !accepted.has(p.uid) && (attempts.get(p.uid)?.nextAtMs ?? 0) <= now,
     );
     // Each answer is handled as it arrives, so the log and Events follow the evictions live.
@@ -162,12 +180,26 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
 
     const nextAttemptMs = Math.min(
       deadlineMs,
+      stopMs,
+      batchWaiting ? batch!.untilMs : Number.POSITIVE_INFINITY,
       ...remaining.map((p) => attempts.get(p.uid)?.nextAtMs ?? deadlineMs).filter((t) => t > clock.now()),
     );
-    // Wake on any change of the node's pods (a pod gone, a new one bound), on the next
-    // retry, or at the deadline.
+    // Wake on any change of the node's pods (a pod gone or finished, a new one bound), on
+    // the next retry, at the end of the batch wait, or at the deadline.
     await watch.changed(Math.max(0, nextAttemptMs - clock.now()));
   }
+}
+
+async function reportBatchWait(node: NodeInfo, pods: readonly PodInfo[], untilMs: number, deps: DrainDeps): Promise<void> {
+  const names = pods.map(podKey);
+  const until = new Date(untilMs).toISOString();
+  deps.log.info('waiting for batch pods to finish before evicting them', { pods: names, batchWaitUntil: until });
+  await deps.events.record({
+    regarding: { kind: 'Node', name: node.name, uid: node.uid },
+    type: 'Normal',
+    reason: 'WaitingForBatchPods',
+    message: `Not evicting ${names.join(', ')} (Job or do-not-disrupt) until they finish or ${until}; the rest of the node drains meanwhile.`,
+  });
 }
 
 async function reportBlocked(

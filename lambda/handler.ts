@@ -129,6 +129,7 @@ export function createHandler(deps: HandlerDeps) {
           action,
           drainDeadlineMs: plan.drainDeadlineMs,
           invocationStopMs: plan.invocationStopMs,
+          batch: plan.batch,
           loadBalancerDelaySeconds: config.loadBalancerDelaySeconds,
           evictionConcurrency: config.evictionConcurrency,
           resume: n.handOff,
@@ -207,6 +208,8 @@ export interface TerminationPlan {
   readonly drainDeadlineMs: number;
   /** When this invocation stops and hands the rest on. */
   readonly invocationStopMs: number;
+  /** Batch pods are waited for until untilMs, then drained by deadlineMs. */
+  readonly batch: { readonly untilMs: number; readonly deadlineMs: number };
 }
 
 /**
@@ -220,13 +223,21 @@ export function planTermination(n: LifecycleNotification, config: Config, nowMs:
   const marginMs = config.invocationMarginSeconds * 1000;
   const loadBalancerMs = config.loadBalancerDelaySeconds * 1000;
   const capMs = timeMs + actionCapSeconds(config.heartbeatTimeoutSeconds) * 1000;
-  let drainDeadlineMs = Math.min(timeMs + config.drainTimeoutSeconds * 1000, capMs - loadBalancerMs - marginMs);
+  let drainDeadlineMs = timeMs + config.drainTimeoutSeconds * 1000;
   // Heartbeats restart the hook's timer at the start of a resumed invocation; the first one
   // runs on the timer Auto Scaling started at Time. Hand on well before it runs out.
   const heartbeatBaseMs = n.handOff !== undefined ? nowMs : timeMs;
   const invocationStopMs = Math.min(invocationEndMs - marginMs, heartbeatBaseMs + config.heartbeatTimeoutSeconds * 800);
-  if (!canHandOff) drainDeadlineMs = Math.min(drainDeadlineMs, invocationEndMs - marginMs - loadBalancerMs);
-  return { drainDeadlineMs: Math.max(nowMs, drainDeadlineMs), invocationStopMs: Math.max(nowMs, invocationStopMs) };
+  // Batch pods: waited for up to BATCH_WAIT_SECONDS, then drained within DRAIN_TIMEOUT_SECONDS.
+  const latestMs = canHandOff ? capMs - loadBalancerMs - marginMs : invocationEndMs - marginMs - loadBalancerMs;
+  const batchUntilMs = Math.min(timeMs + config.batchWaitSeconds * 1000, latestMs);
+  const batchDeadlineMs = Math.min(batchUntilMs + config.drainTimeoutSeconds * 1000, latestMs);
+  drainDeadlineMs = Math.min(drainDeadlineMs, latestMs);
+  return {
+    drainDeadlineMs: Math.max(nowMs, drainDeadlineMs),
+    invocationStopMs: Math.max(nowMs, invocationStopMs),
+    batch: { untilMs: batchUntilMs, deadlineMs: Math.max(nowMs, batchDeadlineMs) },
+  };
 }
 
 /** Why this deployment must not act on the notification, or undefined when it may. */

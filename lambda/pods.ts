@@ -51,6 +51,17 @@ function tolerates(t: Toleration, key: string, effect: string): boolean {
   return keyMatches && effectMatches;
 }
 
+/** Annotations that ask for a pod to be left running until it finishes (Karpenter's and ours). */
+export const waitForCompletionAnnotations: readonly string[] = ['karpenter.sh/do-not-disrupt', 'graceful-node-termination/wait-for-completion'];
+
+/**
+ * Batch work that a drain waits for instead of evicting: pods of Jobs, and pods annotated
+ * to finish first. Evicting a Job pod restarts it from scratch elsewhere.
+ */
+export function isBatchPod(pod: PodInfo): boolean {
+  return pod.controllerKind === 'Job' || waitForCompletionAnnotations.some((a) => pod.annotations[a] === 'true');
+}
+
 export function podKey(pod: Pick<PodInfo, 'namespace' | 'name'>): string {
   return `${pod.namespace}/${pod.name}`;
 }

@@ -38,6 +38,8 @@ export interface TerminateOptions {
    * time limit, or the hook's heartbeat timeout). Ignored without `handOff`.
    */
   readonly invocationStopMs?: number;
+  /** Batch pods are waited for until `untilMs`, then drained by `deadlineMs` (see drainNode). */
+  readonly batch?: { readonly untilMs: number; readonly deadlineMs: number } | undefined;
   /** Set when this invocation continues a drain an earlier invocation handed on. */
   readonly resume?: HandOffState;
   /** Sends the rest of the work to a fresh invocation; absent when there is nowhere to send it. */
@@ -129,10 +131,10 @@ export async function terminateNode(options: TerminateOptions, deps: TerminateDe
     let loadBalancerWaitUntilMs = resume?.loadBalancerWaitUntilMs;
     if (loadBalancerWaitUntilMs === undefined) {
       drain = await drainNode(
-        { node, watch, returns, deadlineMs: Math.min(options.drainDeadlineMs, stopMs), evictionConcurrency: options.evictionConcurrency },
+        { node, watch, returns, deadlineMs: options.drainDeadlineMs, stopMs, batch: options.batch, evictionConcurrency: options.evictionConcurrency },
         deps,
       );
-      if (drain.outcome === 'timed-out' && clock.now() < options.drainDeadlineMs) {
+      if (drain.outcome === 'stopped') {
         // Stopped by this invocation's limit, not by the drain deadline: carry on elsewhere.
         return await handOn(node, { count: (resume?.count ?? 0) + 1 }, drain);
       }
@@ -164,11 +166,12 @@ export async function terminateNode(options: TerminateOptions, deps: TerminateDe
     if (clock.now() < loadBalancerWaitUntilMs) {
       return await handOn(node, { count: (resume?.count ?? 0) + 1, loadBalancerWaitUntilMs }, drain);
     }
-    const report = await finish(drain.outcome, node, { ...drain, returned: returns.names() });
+    const outcome = drain.outcome === 'timed-out' ? 'timed-out' : 'drained';
+    const report = await finish(outcome, node, { ...drain, returned: returns.names() });
     await onNode(
       'Normal',
       'LifecycleActionCompleted',
-      `Lifecycle action ${report.lifecycleAction === 'completed' ? 'completed' : 'was already completed'} with CONTINUE after ${seconds(report.durationMs)} s (${drain.outcome}).`,
+      `Lifecycle action ${report.lifecycleAction === 'completed' ? 'completed' : 'was already completed'} with CONTINUE after ${seconds(report.durationMs)} s (${outcome}).`,
     );
     return report;
   } finally {

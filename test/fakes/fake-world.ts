@@ -14,7 +14,9 @@ import type {
   PodWatch,
   HandOffs,
 } from '../../lambda/ports.js';
-import type { RecordLogger } from '../../lambda/handler.js';
+import { createHandler, type RecordLogger } from '../../lambda/handler.js';
+import { parseConfig } from '../../lambda/config.js';
+import { lifecycleMessage, snsEvent } from '../fixtures/notifications.js';
 
 export class FakeClock implements Clock {
   private scheduled: { atMs: number; run: () => void }[] = [];
@@ -124,6 +126,14 @@ export class FakeCluster {
     this.pods.set(p.uid, p);
     this.version++;
     return p;
+  }
+
+  /** The pod's containers exit: it stays on the node as Succeeded, like a finished Job pod. */
+  finishPod(uid: string): void {
+    const p = this.pods.get(uid);
+    if (!p) return;
+    this.pods.set(uid, { ...p, phase: 'Succeeded' });
+    this.version++;
   }
 
   removePod(uid: string): void {
@@ -296,4 +306,37 @@ export class MemoryLog implements RecordLogger {
   messages(level?: LogLine['level']): string[] {
     return this.lines.filter((l) => !level || l.level === level).map((l) => l.message);
   }
+}
+
+/**
+ * A fake world wired to the real handler with a hand-off topic, and a runner that delivers
+ * the notification and then every hand-off it publishes, as SNS would, each in a fresh
+ * 15-minute invocation. Returns each invocation's status.
+ */
+export function chainWorld(env: Record<string, string>) {
+  const clock = new FakeClock();
+  const cluster = new FakeCluster(clock);
+  const lifecycle = new FakeLifecycleActions(clock);
+  const handOffs = new FakeHandOffs();
+  const log = new MemoryLog();
+  const handler = (extra: Record<string, string> = {}) =>
+    createHandler({ config: parseConfig({ ...env, ...extra }), log, clock, lifecycle, cluster: async () => cluster, handOffs });
+  const invoke = (handle: ReturnType<typeof handler>, message: Record<string, unknown>, invocationMs = 900_000) => {
+    const end = clock.now() + invocationMs;
+    return handle(snsEvent(message), { getRemainingTimeInMillis: () => end - clock.now() });
+  };
+  async function runChain(extra: Record<string, string> = {}, first: Record<string, unknown> = lifecycleMessage()): Promise<string[]> {
+    const handle = handler(extra);
+    const statuses: string[] = [];
+    let message: Record<string, unknown> | undefined = first;
+    while (message) {
+      const before = handOffs.sent.length;
+      const end = clock.now() + 900_000;
+      statuses.push((await invoke(handle, message)).records[0]!.status);
+      if (clock.now() > end) throw new Error('an invocation ran past its end');
+      message = handOffs.sent.length > before ? handOffs.sent.at(-1) : undefined;
+    }
+    return statuses;
+  }
+  return { clock, cluster, lifecycle, handOffs, log, handler, invoke, runChain };
 }

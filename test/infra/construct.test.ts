@@ -222,7 +222,7 @@ describe('the construct', () => {
     const template = Template.fromStack(stack);
     template.hasResourceProperties('AWS::AutoScaling::LifecycleHook', { HeartbeatTimeout: 3600 });
     template.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ DRAIN_TIMEOUT_SECONDS: '600', LOAD_BALANCER_DELAY_SECONDS: '0' }) },
+      Environment: { Variables: Match.objectLike({ DRAIN_TIMEOUT_SECONDS: '600', LOAD_BALANCER_DELAY_SECONDS: '0', HEARTBEAT_TIMEOUT_SECONDS: '3600', BATCH_WAIT_SECONDS: '3600' }) },
     });
   });
 
@@ -247,6 +247,10 @@ describe('the construct', () => {
 
   it('fails when the launch timeout is longer than one invocation', () => {
     expect(() => stackWith({ launchTimeout: Duration.minutes(20) })).toThrow(/launchTimeout 1200 s is longer than one invocation allows/);
+  });
+
+  it("fails when the batch wait does not fit the hook's global cap", () => {
+    expect(() => stackWith({ heartbeatTimeout: Duration.minutes(10), batchWait: Duration.hours(17) })).toThrow(/batchWait 61200 s plus drainTimeout .* exceeds .*\(60000 s\)/);
   });
 
   it('fails when the Kubernetes group is reserved', () => {

@@ -20,6 +20,7 @@ describe('parseConfig', () => {
       invocationMarginSeconds: 20,
       evictionConcurrency: 32,
       launchTimeoutSeconds: 600,
+      batchWaitSeconds: 3600,
       heartbeatTimeoutSeconds: 1800,
       handOffTopicArn: undefined,
       kubeconfigPath: undefined,

@@ -3,9 +3,9 @@
 // and duplicate hand-off deliveries that never fork the work.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../lambda/config.js';
-import { createHandler, planTermination, type HandlerResult } from '../../lambda/handler.js';
+import { createHandler, planTermination } from '../../lambda/handler.js';
 import { parseLifecycleMessage, type LifecycleNotification } from '../../lambda/lifecycle-event.js';
-import { FakeClock, FakeCluster, FakeHandOffs, FakeLifecycleActions, MemoryLog, pdbBlocks, pod } from '../fakes/fake-world.js';
+import { chainWorld, FakeClock, FakeCluster, FakeHandOffs, FakeLifecycleActions, MemoryLog, pdbBlocks, pod } from '../fakes/fake-world.js';
 import { instanceId, lifecycleMessage, snsEvent } from '../fixtures/notifications.js';
 
 const baseEnv = {
@@ -25,34 +25,14 @@ describe('drains longer than one invocation', () => {
   let handOffs: FakeHandOffs;
   let log: MemoryLog;
   let t0: number;
+  let handlerWith: ReturnType<typeof chainWorld>['handler'];
+  let runChain: ReturnType<typeof chainWorld>['runChain'];
 
   beforeEach(() => {
-    clock = new FakeClock();
+    ({ clock, cluster, lifecycle, handOffs, log, handler: handlerWith, runChain } = chainWorld(baseEnv));
     t0 = clock.now();
-    cluster = new FakeCluster(clock);
-    lifecycle = new FakeLifecycleActions(clock);
-    handOffs = new FakeHandOffs();
-    log = new MemoryLog();
     cluster.addNode('node-a', instanceId);
   });
-
-  const handlerWith = (env: Record<string, string> = {}) =>
-    createHandler({ config: parseConfig({ ...baseEnv, ...env }), log, clock, lifecycle, cluster: async () => cluster, handOffs });
-
-  /** Runs the notification, then every hand-off it publishes, as SNS would deliver them. */
-  async function runChain(env: Record<string, string> = {}): Promise<HandlerResult[]> {
-    const handle = handlerWith(env);
-    const results: HandlerResult[] = [];
-    let message: Record<string, unknown> | undefined = lifecycleMessage();
-    while (message) {
-      const sentBefore = handOffs.sent.length;
-      const end = clock.now() + invocationMs;
-      results.push(await handle(snsEvent(message), { getRemainingTimeInMillis: () => end - clock.now() }));
-      expect(clock.now()).toBeLessThanOrEqual(end);
-      message = handOffs.sent.length > sentBefore ? handOffs.sent.at(-1) : undefined;
-    }
-    return results;
-  }
 
   it('hands a 40-minute PDB wait on twice, heart-beating before each timeout, and completes once', async () => {
     const web = cluster.addPod(pod({ name: 'web' }));
@@ -62,7 +42,7 @@ describe('drains longer than one invocation', () => {
 
     const results = await runChain({ DRAIN_TIMEOUT_SECONDS: '7200' });
 
-    expect(results.map((r) => r.records[0]!.status)).toEqual(['handed-off', 'handed-off', 'drained']);
+    expect(results).toEqual(['handed-off', 'handed-off', 'drained']);
     expect(handOffs.sent).toHaveLength(2);
     // The original Time travels with every hand-off.
     expect(handOffs.sent.map((m) => m['Time'])).toEqual(['2026-11-22T10:00:00.000Z', '2026-11-22T10:00:00.000Z']);
@@ -83,7 +63,7 @@ describe('drains longer than one invocation', () => {
 
     const results = await runChain({ DRAIN_TIMEOUT_SECONDS: '1500' });
 
-    expect(results.map((r) => r.records[0]!.status)).toEqual(['handed-off', 'timed-out']);
+    expect(results).toEqual(['handed-off', 'timed-out']);
     expect(cluster.reasons()).toContain('Node/DrainTimedOut');
     // Deadline at +1500 s, then the 60 s load-balancer wait.
     expect(lifecycle.completions.map((c) => (c.atMs - t0) / 1000)).toEqual([1560]);
@@ -97,7 +77,7 @@ describe('drains longer than one invocation', () => {
 
     const results = await runChain({ DRAIN_TIMEOUT_SECONDS: '3600' });
 
-    expect(results.map((r) => r.records[0]!.status)).toEqual(['handed-off', 'drained']);
+    expect(results).toEqual(['handed-off', 'drained']);
     expect(handOffs.sent[0]!['GracefulNodeTerminationHandOff']).toMatchObject({ count: 1, loadBalancerWaitUntil: expect.any(String) });
     const waitUntil = Date.parse(String((handOffs.sent[0]!['GracefulNodeTerminationHandOff'] as { loadBalancerWaitUntil: string }).loadBalancerWaitUntil));
     expect(lifecycle.completions[0]!.atMs).toBeGreaterThanOrEqual(waitUntil);
