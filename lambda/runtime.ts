@@ -19,10 +19,12 @@ export function createRuntime(env: Readonly<Record<string, string | undefined>>)
   const logger = new Logger({ serviceName: 'graceful-node-termination' });
   const config = parseConfig(env);
   const region = env['AWS_REGION'] ?? env['AWS_DEFAULT_REGION'] ?? 'us-east-1';
-  // Each request is bounded; the SDK's own retries (3 attempts, backoff with jitter) apply.
+  // Each request is bounded; the SDK's standard retry mode (capped exponential backoff with
+  // jitter, throttling-aware) gets 5 attempts instead of 3.
   const requestHandler = { requestTimeout: 10_000, connectionTimeout: 3_000 };
-  const autoScaling = new AutoScalingClient({ region, requestHandler });
-  const eks = new EKSClient({ region, requestHandler });
+  const sdk = { region, requestHandler, maxAttempts: 5 };
+  const autoScaling = new AutoScalingClient(sdk);
+  const eks = new EKSClient(sdk);
 
   let gateway: Promise<ClusterGateway> | undefined;
   const cluster = (): Promise<ClusterGateway> => {
@@ -38,7 +40,7 @@ export function createRuntime(env: Readonly<Record<string, string | undefined>>)
     return gateway;
   };
 
-  const handOffs = config.handOffTopicArn !== undefined ? createSnsHandOffs(new SNSClient({ region, requestHandler }), config.handOffTopicArn) : undefined;
+  const handOffs = config.handOffTopicArn !== undefined ? createSnsHandOffs(new SNSClient(sdk), config.handOffTopicArn) : undefined;
   const handle = createHandler({ config, log: logger, clock: systemClock, lifecycle: createLifecycleActions(autoScaling), cluster, handOffs });
   return async (event, context) => {
     logger.addContext(context as Parameters<Logger['addContext']>[0]);

@@ -48,6 +48,11 @@ export interface RequestOptions {
   readonly query?: Readonly<Record<string, string | number | boolean | undefined>>;
   readonly body?: unknown;
   readonly contentType?: string;
+  /**
+   * Retry network failures, timeouts, 429 and 5xx in place. Default: yes, except for POST,
+   * whose answers can carry meaning the caller handles itself (an eviction's 429 or 500).
+   */
+  readonly retry?: boolean;
 }
 
 export interface WatchHandle {
@@ -64,6 +69,30 @@ export interface KubeHttpOptions {
   readonly userAgent: string;
   /** A request that sends nothing back for this long is aborted. */
   readonly timeoutMs: number;
+  /** Tries per request, the first included, for retryable failures (default 5). */
+  readonly maxAttempts?: number;
+  /** Told about each retry (logging, the fault test's counts). */
+  readonly onRetry?: (what: string, attempt: number, error: Error, delayMs: number) => void;
+  /** Waits between tries; tests replace it. */
+  readonly sleep?: (ms: number) => Promise<void>;
+  readonly random?: () => number;
+}
+
+/** Network failures, timeouts, throttling and server errors are worth another try. */
+export function isRetryable(error: unknown, method: string): boolean {
+  if (!(error instanceof KubeApiError)) return true;
+  const code = error.statusCode;
+  return code === 429 || code === 502 || code === 503 || code === 504 || (code === 500 && method !== 'POST');
+}
+
+/**
+ * Capped exponential backoff with full jitter, honouring Retry-After (capped too).
+ * https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/
+ */
+export function backoffMs(attempt: number, error: unknown, random: () => number): number {
+  const retryAfter = error instanceof KubeApiError ? Number(error.headers['retry-after']) : Number.NaN;
+  if (Number.isFinite(retryAfter) && retryAfter > 0) return Math.min(10_000, retryAfter * 1000);
+  return Math.round(random() * Math.min(5_000, 200 * 2 ** attempt));
 }
 
 export function createKubeHttp(endpoint: KubeEndpoint, options: KubeHttpOptions): KubeHttp {
@@ -85,32 +114,50 @@ export function createKubeHttp(endpoint: KubeEndpoint, options: KubeHttpOptions)
     return (secure ? https : http).request(target, { ...tls, method, headers, agent, timeout: options.timeoutMs });
   };
 
+  const once = async <T>(method: string, path: string, o: RequestOptions): Promise<T> => {
+    const what = `${method} ${path}`;
+    const req = await open(method, url(path, o.query), o);
+    return new Promise<T>((resolve, reject) => {
+      req.on('timeout', () => req.destroy(new Error(`${what}: no answer within ${options.timeoutMs} ms`)));
+      req.on('error', reject);
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const code = res.statusCode ?? 0;
+          let parsed: unknown;
+          try {
+            parsed = text ? JSON.parse(text) : undefined;
+          } catch {
+            parsed = code >= 400 ? { message: text } : undefined;
+          }
+          if (code >= 200 && code < 300) resolve(parsed as T);
+          else reject(new KubeApiError(code, parsed as StatusBody | undefined, res.headers, what));
+        });
+      });
+      req.end(o.body === undefined ? undefined : JSON.stringify(o.body));
+    });
+  };
+
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const random = options.random ?? Math.random;
+  const maxAttempts = options.maxAttempts ?? 5;
+
   return {
     async request<T>(method: string, path: string, o: RequestOptions = {}): Promise<T> {
-      const what = `${method} ${path}`;
-      const req = await open(method, url(path, o.query), o);
-      return new Promise<T>((resolve, reject) => {
-        req.on('timeout', () => req.destroy(new Error(`${what}: no answer within ${options.timeoutMs} ms`)));
-        req.on('error', reject);
-        req.on('response', (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('error', reject);
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            const code = res.statusCode ?? 0;
-            let parsed: unknown;
-            try {
-              parsed = text ? JSON.parse(text) : undefined;
-            } catch {
-              parsed = code >= 400 ? { message: text } : undefined;
-            }
-            if (code >= 200 && code < 300) resolve(parsed as T);
-            else reject(new KubeApiError(code, parsed as StatusBody | undefined, res.headers, what));
-          });
-        });
-        req.end(o.body === undefined ? undefined : JSON.stringify(o.body));
-      });
+      const retry = o.retry ?? method !== 'POST';
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await once<T>(method, path, o);
+        } catch (error) {
+          if (!retry || attempt >= maxAttempts || !isRetryable(error, method)) throw error;
+          const delayMs = backoffMs(attempt, error, random);
+          options.onRetry?.(`${method} ${path}`, attempt, error as Error, delayMs);
+          await sleep(delayMs);
+        }
+      }
     },
 
     watch(path, query, onEvent, onEnd) {

@@ -43,7 +43,11 @@ export interface KubernetesOptions {
 export type KubernetesGateway = NodeGateway & PodGateway & EventRecorder;
 
 export function createKubernetesGateway(endpoint: KubeEndpoint, options: KubernetesOptions): KubernetesGateway {
-  const kube = createKubeHttp(endpoint, { userAgent, timeoutMs: options.requestTimeoutMs });
+  const kube = createKubeHttp(endpoint, {
+    userAgent,
+    timeoutMs: options.requestTimeoutMs,
+    onRetry: (what, attempt, error, delayMs) => options.log.info('retrying Kubernetes request', { request: what, attempt, error: describe(error), delayMs }),
+  });
 
   const patchNode = async (name: string, body: object): Promise<PatchResult> => {
     try {
@@ -132,7 +136,8 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
     async record(event) {
       const namespace = event.regarding.namespace ?? 'default';
       try {
-        await kube.request('POST', `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, { body: toCoreEvent(event) });
+        // Each Event has a unique name, so a retried create is at worst a 409.
+        await kube.request('POST', `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, { body: toCoreEvent(event), retry: true });
       } catch (error) {
         options.log.warn('could not write Kubernetes Event', { reason: event.reason, error: describe(error) });
       }

@@ -32,6 +32,8 @@ export interface DrainerOptions {
   /** Hand long drains on through a (stubbed) SNS topic, as deployed. */
   readonly handOff?: boolean;
   readonly heartbeatTimeoutSeconds?: number;
+  /** Where DescribeCluster says the API server is (a fault-injecting proxy, say). */
+  readonly endpoint?: string;
 }
 
 export interface Drainer {
@@ -63,7 +65,7 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
     cluster: {
       name: testAws.clusterName,
       status: 'ACTIVE',
-      endpoint: plane.server,
+      endpoint: options.endpoint ?? plane.server,
       certificateAuthority: { data: Buffer.from(plane.caPem).toString('base64') },
     },
   });

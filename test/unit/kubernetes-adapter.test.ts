@@ -195,6 +195,24 @@ describe('Kubernetes adapter', () => {
     expect(seen.filter((r) => r.method === 'PATCH')).toEqual([]);
   });
 
+  it('retries a list through 503s and resets, then succeeds', async () => {
+    let calls = 0;
+    respond = (req, res) => {
+      calls++;
+      if (calls === 1) return json(res, 503, { kind: 'Status', code: 503, message: 'unavailable' });
+      if (calls === 2) return res.socket?.destroy();
+      json(res, 200, { metadata: {}, items: [{ metadata: { name: 'n', uid: '1' }, spec: { providerID: 'aws:///eu-west-1a/i-0123456789abcdef0' } }] });
+    };
+    await expect(gateway.findNodeByInstanceId('i-0123456789abcdef0')).resolves.toMatchObject({ name: 'n' });
+    expect(calls).toBe(3);
+  });
+
+  it('does not retry an eviction in place: its 429 and 500 answers mean something', async () => {
+    respond = (_req, res) => json(res, 503, { kind: 'Status', code: 503, message: 'unavailable' });
+    await expect(gateway.evictPod(pod({ name: 'web-1' }))).resolves.toMatchObject({ kind: 'blocked', reason: 'server-error' });
+    expect(seen).toHaveLength(1);
+  });
+
   it('writes core/v1 Events on the node in the default namespace and never throws', async () => {
     respond = (_req, res) => json(res, 201, {});
     await gateway.record({ regarding: { kind: 'Node', name: 'node-a', uid: 'n1' }, type: 'Normal', reason: 'Cordoned', message: 'cordoned' });

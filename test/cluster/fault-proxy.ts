@@ -1,0 +1,74 @@
+// A loopback HTTP proxy in front of the API server that fails a share of requests on
+// purpose: some get a 503, some have their connection reset before any answer. The rest are
+// forwarded (streams too, so watches work) to the real API server over TLS.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { AddressInfo } from 'node:net';
+
+export interface FaultCounts {
+  requests: number;
+  answered503: number;
+  reset: number;
+  forwarded: number;
+}
+
+export interface FaultProxy {
+  readonly url: string;
+  readonly counts: FaultCounts;
+  stop(): Promise<void>;
+}
+
+/** Deterministic, so a failing run can be replayed (mulberry32). */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export async function startFaultProxy(target: { server: string; caPem: string }, rates: { unavailable: number; reset: number; seed: number }): Promise<FaultProxy> {
+  const random = seeded(rates.seed);
+  const counts: FaultCounts = { requests: 0, answered503: 0, reset: 0, forwarded: 0 };
+  const upstream = new URL(target.server);
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    counts.requests++;
+    const roll = random();
+    if (roll < rates.reset) {
+      counts.reset++;
+      req.socket.destroy();
+      return;
+    }
+    if (roll < rates.reset + rates.unavailable) {
+      counts.answered503++;
+      req.resume();
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 503, reason: 'ServiceUnavailable', message: 'injected by the fault proxy' }));
+      return;
+    }
+    counts.forwarded++;
+    const forward = httpsRequest(
+      { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: { ...req.headers, host: upstream.host }, ca: target.caPem },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    forward.on('error', () => res.destroy());
+    res.on('close', () => forward.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    counts,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
