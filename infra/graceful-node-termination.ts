@@ -31,7 +31,7 @@ import {
 import { Construct } from 'constructs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { configVariables, toEnvironment } from '../lambda/config.js';
+import { configVariables, toEnvironment, type DeadlinePolicy } from '../lambda/config.js';
 import { rbacName, renderRbacYaml } from '../lambda/rbac.js';
 import { drainTimedOutMessage } from '../lambda/terminate-node.js';
 import { launchAbandonedMessage, launchUncheckedMessage } from '../lambda/admit-node.js';
@@ -73,6 +73,13 @@ export interface GracefulNodeTerminationProps {
    * @default Duration.seconds(60)
    */
   readonly loadBalancerDelay?: Duration;
+  /**
+   * What happens to pods still on the node at the drain deadline: 'force' deletes them
+   * (bypassing their PodDisruptionBudgets, grace period clamped to the time left), as
+   * managed node groups do; 'leave' lets them die with the instance.
+   * @default 'force'
+   */
+  readonly deadlinePolicy?: DeadlinePolicy;
   /**
    * How long pods of Jobs and pods annotated `karpenter.sh/do-not-disrupt: "true"` (or
    * `graceful-node-termination/wait-for-completion: "true"`) may run to completion before
@@ -270,6 +277,7 @@ export class GracefulNodeTermination extends Construct {
           evictionConcurrency: props.evictionConcurrency,
           launchTimeoutSeconds: (props.launchTimeout ?? Duration.minutes(10)).toSeconds(),
           batchWaitSeconds: batchWait.toSeconds(),
+          deadlinePolicy: props.deadlinePolicy,
           heartbeatTimeoutSeconds: this.heartbeatTimeout.toSeconds(),
           // Drains longer than one invocation continue through the same topic.
           handOffTopicArn: this.topic.topicArn,

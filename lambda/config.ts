@@ -3,6 +3,9 @@
 // environment, so the two can never drift apart.
 import { ConfigError } from './errors.js';
 
+/** force: delete the remaining pods (grace clamped to the time left), as managed groups do; leave: let them die with the instance. */
+export type DeadlinePolicy = 'force' | 'leave';
+
 export interface Config {
   /** EKS cluster name: the token's x-k8s-aws-id and the DescribeCluster target. */
   readonly clusterName: string;
@@ -22,6 +25,8 @@ export interface Config {
   readonly launchTimeoutSeconds: number;
   /** How long Job and do-not-disrupt pods may run on before they are evicted anyway. */
   readonly batchWaitSeconds: number;
+  /** What happens to pods still there at the drain deadline. */
+  readonly deadlinePolicy: DeadlinePolicy;
   /** The hooks' HeartbeatTimeout: heartbeats and hand-offs are paced by it. */
   readonly heartbeatTimeoutSeconds: number;
   /** Topic that carries hand-offs to a fresh invocation; unset: a drain ends with its invocation. */
@@ -43,6 +48,7 @@ export type ConfigInput = {
   readonly evictionConcurrency?: number;
   readonly launchTimeoutSeconds?: number;
   readonly batchWaitSeconds?: number;
+  readonly deadlinePolicy?: DeadlinePolicy;
   readonly heartbeatTimeoutSeconds?: number;
   readonly handOffTopicArn?: string;
   readonly kubeconfigPath?: string;
@@ -151,6 +157,14 @@ export const configVariables = {
     parse: integer(0, 172_800),
     format: String,
   }),
+  deadlinePolicy: variable<DeadlinePolicy>({
+    name: 'DEADLINE_POLICY',
+    description: 'At the drain deadline: force deletes the remaining pods (grace period clamped to the time left, PodDisruptionBudgets bypassed), leave lets them die with the instance.',
+    accepts: 'force or leave',
+    default: 'force',
+    parse: (raw) => (raw.trim() === 'force' || raw.trim() === 'leave' ? (raw.trim() as DeadlinePolicy) : undefined),
+    format: String,
+  }),
   heartbeatTimeoutSeconds: variable<number>({
     name: 'HEARTBEAT_TIMEOUT_SECONDS',
     description: "The lifecycle hooks' HeartbeatTimeout; the handler heartbeats and hands on before it runs out.",
@@ -228,6 +242,7 @@ export function toEnvironment(input: ConfigInput): Record<string, string> {
   set(configVariables.evictionConcurrency, input.evictionConcurrency);
   set(configVariables.launchTimeoutSeconds, input.launchTimeoutSeconds);
   set(configVariables.batchWaitSeconds, input.batchWaitSeconds);
+  set(configVariables.deadlinePolicy, input.deadlinePolicy);
   set(configVariables.heartbeatTimeoutSeconds, input.heartbeatTimeoutSeconds);
   set(configVariables.handOffTopicArn, input.handOffTopicArn);
   set(configVariables.kubeconfigPath, input.kubeconfigPath);

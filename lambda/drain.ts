@@ -42,6 +42,8 @@ export interface DrainResult {
   readonly outcome: 'drained' | 'timed-out' | 'stopped';
   /** Evictions the API server accepted in this run. */
   readonly evicted: number;
+  /** Eviction answers in this run that refused (budgets, throttling, server errors). */
+  readonly blocked?: number;
   /** Pods still on the node at the deadline, each with what blocked it. */
   readonly stuck: readonly StuckPod[];
   /** Pods that tolerate the cordon and landed back on the node: reported, not chased. */
@@ -121,6 +123,7 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
   const accepted = new Set<string>();
   const announcedBatch = new Set<string>();
   let evicted = 0;
+  let blocked = 0;
   let lastProgressLogMs = 0;
 
   for (;;) {
@@ -129,13 +132,13 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
     const now = clock.now();
     const stuck = () => remaining.map((pod) => describeStuck(pod, attempts.get(pod.uid), accepted.has(pod.uid)));
     if (remaining.length === 0) {
-      return { outcome: 'drained', evicted, stuck: [], returned: returns.names() };
+      return { outcome: 'drained', evicted, blocked, stuck: [], returned: returns.names() };
     }
     const batchPods = batch ? remaining.filter(isBatchPod) : [];
     const batchWaiting = batch !== undefined && now < batch.untilMs;
     const deadlineMs = batchPods.length > 0 ? Math.max(options.deadlineMs, batch!.deadlineMs) : options.deadlineMs;
-    if (now >= deadlineMs) return { outcome: 'timed-out', evicted, stuck: stuck(), returned: returns.names() };
-    if (now >= stopMs) return { outcome: 'stopped', evicted, stuck: stuck(), returned: returns.names() };
+    if (now >= deadlineMs) return { outcome: 'timed-out', evicted, blocked, stuck: stuck(), returned: returns.names() };
+    if (now >= stopMs) return { outcome: 'stopped', evicted, blocked, stuck: stuck(), returned: returns.names() };
 
     const waiting = batchWaiting ? batchPods.filter((p) => !isTerminating(p)) : [];
     const fresh = waiting.filter((p) => !announcedBatch.has(p.uid));
@@ -170,6 +173,7 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
         log.info(result.kind === 'evicted' ? 'pod evicted' : 'pod already gone', { pod: podKey(pod) });
         return;
       }
+      blocked++;
       const previous = attempts.get(pod.uid);
       const count = (previous?.count ?? 0) + 1;
       attempts.set(pod.uid, { count, nextAtMs: clock.now() + retryDelayMs(count, result.retryAfterSeconds), lastBlock: result });

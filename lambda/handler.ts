@@ -3,7 +3,7 @@ import type { Config } from './config.js';
 import { admitNode, launchUncheckedMessage } from './admit-node.js';
 import { AccessDeniedError } from './errors.js';
 import { handOffMessage, parseLifecycleRecord, type LifecycleNotification } from './lifecycle-event.js';
-import type { Clock, EventRecorder, HandOffs, LifecycleActionRef, LifecycleActions, Log, NodeGateway, PodGateway } from './ports.js';
+import type { Clock, EventRecorder, HandOffs, LifecycleActionRef, LifecycleActions, Log, MetricsSink, NodeGateway, PodGateway } from './ports.js';
 import { terminateNode, type TerminateOutcome } from './terminate-node.js';
 
 export type ClusterGateway = NodeGateway & PodGateway & EventRecorder;
@@ -22,6 +22,7 @@ export interface HandlerDeps {
   readonly cluster: () => Promise<ClusterGateway>;
   /** Where a drain longer than one invocation continues; absent: it ends with the invocation. */
   readonly handOffs?: HandOffs | undefined;
+  readonly metrics?: MetricsSink | undefined;
 }
 
 export interface InvocationContext {
@@ -130,6 +131,8 @@ export function createHandler(deps: HandlerDeps) {
           drainDeadlineMs: plan.drainDeadlineMs,
           invocationStopMs: plan.invocationStopMs,
           batch: plan.batch,
+          deadlinePolicy: config.deadlinePolicy,
+          completeByMs: plan.completeByMs,
           loadBalancerDelaySeconds: config.loadBalancerDelaySeconds,
           evictionConcurrency: config.evictionConcurrency,
           resume: n.handOff,
@@ -142,6 +145,16 @@ export function createHandler(deps: HandlerDeps) {
             : undefined,
         },
         { nodes: cluster, pods: cluster, events: cluster, lifecycle: deps.lifecycle, clock, log },
+      );
+      // Per invocation: a drain handed on emits once per invocation, with its outcome.
+      deps.metrics?.emit(
+        { Transition: 'terminating', Outcome: report.outcome },
+        {
+          Terminations: { unit: 'Count', value: 1 },
+          SecondsSinceNotification: { unit: 'Seconds', value: Math.round((clock.now() - n.time.getTime()) / 100) / 10 },
+          PodsEvicted: { unit: 'Count', value: report.drain?.evicted ?? 0 },
+          EvictionsBlocked: { unit: 'Count', value: report.drain?.blocked ?? 0 },
+        },
       );
       log.info('termination handled', {
         outcome: report.outcome,
@@ -173,19 +186,30 @@ export function createHandler(deps: HandlerDeps) {
       log.error(launchUncheckedMessage, { error: describe(error) });
       const result = await deps.lifecycle.complete(n, 'CONTINUE');
       log.warn('launch admitted without a health check', { lifecycleAction: result });
+      emitLaunch(n, 'launch-admitted-unchecked');
       return 'launch-admitted-unchecked';
     }
-    const outcome = await admitNode(
+    const launchOutcome = await admitNode(
       { action: n, deadlineMs: n.time.getTime() + config.launchTimeoutSeconds * 1000, invocationStopMs, pollIntervalMs: 5_000 },
       { nodes: cluster, events: cluster, lifecycle: deps.lifecycle, clock, log },
     );
-    if (outcome === 'continue-later') {
+    let status: RecordStatus =
+      launchOutcome === 'admitted' ? 'launch-admitted' : launchOutcome === 'abandoned' ? 'launch-abandoned' : 'launch-admitted-unchecked';
+    if (launchOutcome === 'continue-later') {
       // Only when LAUNCH_TIMEOUT_SECONDS outlasts the invocation: do not hold the launch on our limit.
       log.warn('the invocation ends before the launch deadline; admitting the node unchecked');
       await deps.lifecycle.complete(n, 'CONTINUE');
-      return 'launch-admitted-unchecked';
+      status = 'launch-admitted-unchecked';
     }
-    return outcome === 'admitted' ? 'launch-admitted' : outcome === 'abandoned' ? 'launch-abandoned' : 'launch-admitted-unchecked';
+    emitLaunch(n, status);
+    return status;
+  }
+
+  function emitLaunch(n: LifecycleNotification, status: RecordStatus): void {
+    deps.metrics?.emit(
+      { Transition: 'launching', Outcome: status.replace(/^launch-/, '') },
+      { Launches: { unit: 'Count', value: 1 }, SecondsSinceNotification: { unit: 'Seconds', value: Math.round((clock.now() - n.time.getTime()) / 100) / 10 } },
+    );
   }
 
   async function completeQuietly(action: LifecycleActionRef): Promise<void> {
@@ -210,6 +234,8 @@ export interface TerminationPlan {
   readonly invocationStopMs: number;
   /** Batch pods are waited for until untilMs, then drained by deadlineMs. */
   readonly batch: { readonly untilMs: number; readonly deadlineMs: number };
+  /** Latest time the action can be completed (the action's cap, or this invocation's end). */
+  readonly completeByMs: number;
 }
 
 /**
@@ -237,6 +263,7 @@ export function planTermination(n: LifecycleNotification, config: Config, nowMs:
     drainDeadlineMs: Math.max(nowMs, drainDeadlineMs),
     invocationStopMs: Math.max(nowMs, invocationStopMs),
     batch: { untilMs: batchUntilMs, deadlineMs: Math.max(nowMs, batchDeadlineMs) },
+    completeByMs: latestMs + loadBalancerMs,
   };
 }
 

@@ -31,6 +31,8 @@ export interface PodInfo {
   readonly priorityClassName: string | undefined;
   readonly deletionTimestamp: Date | undefined;
   readonly tolerations: readonly Toleration[];
+  /** spec.terminationGracePeriodSeconds (the server's default, 30, when unset). */
+  readonly terminationGracePeriodSeconds?: number | undefined;
 }
 
 export type PatchResult = 'patched' | 'node-gone';
@@ -89,6 +91,11 @@ export interface PodGateway {
   watchPodsOnNode(nodeName: string): Promise<PodWatch>;
   /** policy/v1 Eviction with a UID precondition. Throws AccessDeniedError on RBAC 403. */
   evictPod(pod: PodInfo): Promise<EvictionResult>;
+  /**
+   * Deletes the pod directly (no PodDisruptionBudget check) with a UID precondition and the
+   * given grace period: the force policy at the drain deadline only.
+   */
+  deletePod(pod: PodInfo, gracePeriodSeconds: number): Promise<'deleted' | 'gone'>;
 }
 
 export interface ObjectRef {
@@ -124,6 +131,11 @@ export interface LifecycleActions {
   complete(action: LifecycleActionRef, result: LifecycleResult): Promise<'completed' | 'already-completed'>;
   /** Restarts the hook's heartbeat timer; 'no-active-action' when it is already over. */
   heartbeat(action: LifecycleActionRef): Promise<'recorded' | 'no-active-action'>;
+}
+
+/** One metric data point set, with the dimensions that classify it (EMF in production). */
+export interface MetricsSink {
+  emit(dimensions: Readonly<Record<string, string>>, values: Readonly<Record<string, { readonly unit: 'Count' | 'Seconds'; readonly value: number }>>): void;
 }
 
 /** Where the remaining work goes when one invocation cannot finish it. */

@@ -21,8 +21,13 @@ export const rbacRules: readonly RbacRule[] = [
     verbs: ['get', 'list', 'patch'],
     why: 'Find the node by spec.providerID (list), label and cordon it (patch), hand a long drain on (get, patch of an annotation).',
   },
-  { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'], why: 'List and watch the pods bound to the draining node (field selector spec.nodeName).' },
-  { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'], why: 'Evict through the eviction API so PodDisruptionBudgets hold. No pods/delete.' },
+  {
+    apiGroups: [''],
+    resources: ['pods'],
+    verbs: ['list', 'watch', 'delete'],
+    why: 'List and watch the pods bound to the draining node; delete only at the drain deadline with DEADLINE_POLICY=force.',
+  },
+  { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'], why: 'Evict through the eviction API so PodDisruptionBudgets hold.' },
   { apiGroups: [''], resources: ['events'], verbs: ['create'], why: 'Tell the story in `kubectl describe node` and `kubectl get events`.' },
 ];
 

@@ -9,6 +9,7 @@ import { createLifecycleActions } from './adapters/auto-scaling.js';
 import { connectToEks, connectWithKubeconfig } from './adapters/cluster-connection.js';
 import { createKubernetesGateway } from './adapters/kubernetes.js';
 import { createSnsHandOffs } from './adapters/sns-hand-offs.js';
+import { createEmfMetrics } from './adapters/emf-metrics.js';
 import { systemClock } from './clock.js';
 import { parseConfig } from './config.js';
 import { createHandler, type ClusterGateway, type HandlerResult, type InvocationContext } from './handler.js';
@@ -41,7 +42,8 @@ export function createRuntime(env: Readonly<Record<string, string | undefined>>)
   };
 
   const handOffs = config.handOffTopicArn !== undefined ? createSnsHandOffs(new SNSClient(sdk), config.handOffTopicArn) : undefined;
-  const handle = createHandler({ config, log: logger, clock: systemClock, lifecycle: createLifecycleActions(autoScaling), cluster, handOffs });
+  const metrics = createEmfMetrics('graceful-node-termination');
+  const handle = createHandler({ config, log: logger, clock: systemClock, lifecycle: createLifecycleActions(autoScaling), cluster, handOffs, metrics });
   return async (event, context) => {
     logger.addContext(context as Parameters<Logger['addContext']>[0]);
     return handle(event, context);

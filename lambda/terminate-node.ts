@@ -1,7 +1,9 @@
 // The terminate use case, in the order EKS managed node groups follow: label the node out
 // of load balancers, cordon, evict (PDB-aware), wait for the pods, wait for load balancers,
 // then let Auto Scaling terminate the instance.
+import type { DeadlinePolicy } from './config.js';
 import { drainNode, ReturnedPods, waitWatching, type DrainResult } from './drain.js';
+import { isDrainable, podKey } from './pods.js';
 import type {
   Clock,
   EventRecorder,
@@ -11,6 +13,7 @@ import type {
   NodeGateway,
   NodeInfo,
   PodGateway,
+  PodInfo,
 } from './ports.js';
 
 /** Logged when a drain hits its deadline; the CDK construct's alarm filters on it. */
@@ -40,6 +43,10 @@ export interface TerminateOptions {
   readonly invocationStopMs?: number;
   /** Batch pods are waited for until `untilMs`, then drained by `deadlineMs` (see drainNode). */
   readonly batch?: { readonly untilMs: number; readonly deadlineMs: number } | undefined;
+  /** At the drain deadline: 'force' deletes the remaining pods, 'leave' (default) does not. */
+  readonly deadlinePolicy?: DeadlinePolicy;
+  /** Latest epoch ms by which the action must be completed; bounds force-delete grace periods. */
+  readonly completeByMs?: number;
   /** Set when this invocation continues a drain an earlier invocation handed on. */
   readonly resume?: HandOffState;
   /** Sends the rest of the work to a fresh invocation; absent when there is nowhere to send it. */
@@ -145,12 +152,15 @@ export async function terminateNode(options: TerminateOptions, deps: TerminateDe
         const summary = drain.stuck
           .map((s) => `${s.pod} (${s.reason}${s.budgetName ? `: PodDisruptionBudget ${s.budgetName}` : ''})`)
           .join(', ');
-        log.error(drainTimedOutMessage, { stuck: drain.stuck });
+        log.error(drainTimedOutMessage, { stuck: drain.stuck, policy: options.deadlinePolicy ?? 'leave' });
+        const force = options.deadlinePolicy === 'force';
         await onNode(
           'Warning',
           'DrainTimedOut',
-          `Drain deadline reached after ${seconds(clock.now() - startedMs)} s; ${drain.stuck.length} pod(s) remain: ${summary}. The instance terminates with them.`,
+          `Drain deadline reached after ${seconds(clock.now() - startedMs)} s; ${drain.stuck.length} pod(s) remain: ${summary}. ` +
+            (force ? 'Deleting them (DEADLINE_POLICY=force).' : 'The instance terminates with them (DEADLINE_POLICY=leave).'),
         );
+        if (force) await forceDelete(watch.current().filter((p) => isDrainable(p) && !returns.has(p)));
       }
       loadBalancerWaitUntilMs = clock.now() + options.loadBalancerDelaySeconds * 1000;
       if (options.loadBalancerDelaySeconds > 0) {
@@ -176,6 +186,29 @@ export async function terminateNode(options: TerminateOptions, deps: TerminateDe
     return report;
   } finally {
     watch.close();
+  }
+
+  /**
+   * Managed node groups' behaviour at their deadline: delete what is left, bypassing
+   * PodDisruptionBudgets, each with its own grace period clamped to the time left before
+   * the load-balancer wait must begin.
+   */
+  async function forceDelete(pods: readonly PodInfo[]): Promise<void> {
+    const completeByMs = options.completeByMs ?? Number.POSITIVE_INFINITY;
+    const leftSeconds = Math.max(0, Math.floor((completeByMs - options.loadBalancerDelaySeconds * 1000 - clock.now()) / 1000));
+    for (const pod of pods) {
+      const grace = Math.min(pod.terminationGracePeriodSeconds ?? 30, leftSeconds);
+      const result = await deps.pods.deletePod(pod, grace);
+      if (result === 'gone') continue;
+      log.warn('pod deleted at the drain deadline (force policy)', { pod: podKey(pod), gracePeriodSeconds: grace });
+      await onNode('Warning', 'PodForceDeleted', `Deleted pod ${podKey(pod)} at the drain deadline with a ${grace} s grace period (DEADLINE_POLICY=force).`);
+      await events.record({
+        regarding: { kind: 'Pod', name: pod.name, namespace: pod.namespace, uid: pod.uid },
+        type: 'Warning',
+        reason: 'PodForceDeleted',
+        message: `Deleted at the drain deadline of node ${node!.name} with a ${grace} s grace period; its PodDisruptionBudget could not be satisfied in time.`,
+      });
+    }
   }
 
   async function handOn(n: NodeInfo, next: HandOffState, drain: DrainResult): Promise<TerminateReport> {

@@ -110,7 +110,12 @@ export function createKubeHttp(endpoint: KubeEndpoint, options: KubeHttpOptions)
   const open = async (method: string, target: URL, o: RequestOptions, accept = 'application/json') => {
     const tls = await endpoint.requestOptions();
     const headers: http.OutgoingHttpHeaders = { ...tls.headers, Accept: accept, 'User-Agent': options.userAgent };
-    if (o.body !== undefined) headers['Content-Type'] = o.contentType ?? 'application/json';
+    if (o.body !== undefined) {
+      headers['Content-Type'] = o.contentType ?? 'application/json';
+      // Always framed: Node sends a DELETE body neither chunked nor with a length unless told,
+      // and the server then reads it as the next request on the kept-alive connection.
+      headers['Content-Length'] = Buffer.byteLength(JSON.stringify(o.body));
+    }
     return (secure ? https : http).request(target, { ...tls, method, headers, agent, timeout: options.timeoutMs });
   };
 

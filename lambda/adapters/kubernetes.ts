@@ -133,6 +133,23 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
       }
     },
 
+    async deletePod(pod, gracePeriodSeconds) {
+      const body = { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds, preconditions: { uid: pod.uid } };
+      try {
+        // The grace period also goes in the query, where the audit log shows it.
+        await kube.request('DELETE', `/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods/${encodeURIComponent(pod.name)}`, {
+          body,
+          query: { gracePeriodSeconds },
+        });
+        return 'deleted';
+      } catch (error) {
+        const code = statusOf(error);
+        // 404: already gone; 409: the name now belongs to a replacement (UID precondition).
+        if (code === 404 || code === 409) return 'gone';
+        throw classify(error, `delete pod ${pod.namespace}/${pod.name}`);
+      }
+    },
+
     async record(event) {
       const namespace = event.regarding.namespace ?? 'default';
       try {
@@ -230,6 +247,7 @@ export function toPodInfo(pod: V1Pod): PodInfo {
     priorityClassName: pod.spec?.priorityClassName,
     deletionTimestamp: pod.metadata?.deletionTimestamp ? new Date(pod.metadata.deletionTimestamp) : undefined,
     tolerations: (pod.spec?.tolerations ?? []).map((t) => ({ key: t.key, operator: t.operator, effect: t.effect })),
+    terminationGracePeriodSeconds: pod.spec?.terminationGracePeriodSeconds,
   };
 }
 

@@ -62,7 +62,8 @@ describe('budgets hold (b)', () => {
           replicas: 6,
           selector: { matchLabels: { app: 'shop' } },
           template: {
-            metadata: { labels: { app: 'shop' } },
+            // Replacements take 2 s to become Ready, so the budget must push back (429).
+            metadata: { labels: { app: 'shop' }, annotations: { 'pod-ready.stage.kwok.x-k8s.io/delay': '2s' } },
             spec: {
               containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }],
               nodeSelector: { scenario: 'budgets' },
@@ -118,7 +119,8 @@ describe('budgets hold (b)', () => {
       { records: [{ status: 'drained', instanceId: nodes[1]!.instanceId }] },
     ]);
     expect(minimum).toBeGreaterThanOrEqual(5);
-    expect(await readyPods('budgets', 'shop')).toBe(6);
+    // The last replacement becomes Ready (2 s) after the last old pod is gone.
+    await until('all 6 replicas Ready again', 30_000, async () => (await readyPods('budgets', 'shop')) === 6);
     expect((await podsOn(a, 'pdb-1')).length + (await podsOn(a, 'pdb-2')).length).toBe(0);
     // The budget really pushed back: some evictions were refused with 429 and retried.
     const evictions = readAudit(plane, (e) => byDrainer(e) && e.subresource === 'eviction' && e.namespace === 'budgets');
@@ -127,12 +129,12 @@ describe('budgets hold (b)', () => {
   });
 });
 
-describe('deadlock (c) and two budgets over one pod (d)', () => {
+describe('deadlock (c) and two budgets over one pod (d), DEADLINE_POLICY=leave', () => {
   let drainer: Drainer;
 
   beforeAll(async () => {
     await ensureNamespace(a, 'deadlock');
-    drainer = startDrainer(plane, { drainTimeoutSeconds: 6 });
+    drainer = startDrainer(plane, { drainTimeoutSeconds: 6, deadlinePolicy: 'leave' });
   });
   afterAll(() => drainer?.restore());
 
@@ -183,5 +185,39 @@ describe('deadlock (c) and two budgets over one pod (d)', () => {
     expect(nodeEvents.find((e) => e.reason === 'DrainTimedOut')?.message).toContain('(multiple-budgets)');
     expect(drainer.logs.some((l) => l['level'] === 'ERROR' && l['message'] === 'eviction impossible: more than one PodDisruptionBudget selects the pod')).toBe(true);
     await until('action completed', 5_000, async () => drainer.completions.some((c) => c.instanceId === instanceId && c.outcome === 'completed'));
+  });
+});
+
+describe('deadlock with DEADLINE_POLICY=force (the default)', () => {
+  let drainer: Drainer;
+
+  beforeAll(async () => {
+    await ensureNamespace(a, 'forced');
+    drainer = startDrainer(plane, { drainTimeoutSeconds: 5, loadBalancerDelaySeconds: 2 });
+  });
+  afterAll(() => drainer?.restore());
+
+  it('deletes the pods the budget still protects at the deadline, with their grace clamped, then completes', async () => {
+    const instanceId = newInstanceId();
+    await createKwokNode(a, 'forced-1', instanceId, { scenario: 'forced' });
+    await waitNodeReady(a, 'forced-1');
+    await createDeployment(a, 'forced', 'vault', 2, { nodeSelector: { scenario: 'forced' }, terminationGracePeriodSeconds: 45 });
+    await waitDeploymentReady(a, 'forced', 'vault', 2);
+    await createPdb(a, 'forced', 'vault-pdb', 'vault', 2);
+    const before = (await podsOn(a, 'forced-1')).map((p) => p.metadata!.name!);
+    const since = Date.now();
+
+    const result = await drainer.terminate(instanceId);
+
+    expect(result).toEqual({ records: [{ status: 'timed-out', instanceId }] });
+    const deletes = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.verb === 'delete' && e.resource === 'pods' && e.namespace === 'forced');
+    expect(deletes.map((e) => e.name).sort()).toEqual([...before].sort());
+    expect(deletes.every((e) => e.code === 200)).toBe(true);
+    // The pods' own 45 s grace period, well within the time left (the action's cap is hours away).
+    expect(deletes.map((e) => new URL(e.requestURI, 'https://x').searchParams.get('gracePeriodSeconds'))).toEqual(['45', '45']);
+    const nodeEvents = (await eventsFor(a, 'Node', 'forced-1')).map((e) => e.reason);
+    expect(nodeEvents.filter((r) => r === 'PodForceDeleted')).toHaveLength(2);
+    expect(nodeEvents.at(-1)).toBe('LifecycleActionCompleted');
+    expect(drainer.completions.filter((c) => c.instanceId === instanceId)).toEqual([expect.objectContaining({ result: 'CONTINUE', outcome: 'completed' })]);
   });
 });

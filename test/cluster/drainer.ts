@@ -32,6 +32,7 @@ export interface DrainerOptions {
   /** Hand long drains on through a (stubbed) SNS topic, as deployed. */
   readonly handOff?: boolean;
   readonly heartbeatTimeoutSeconds?: number;
+  readonly deadlinePolicy?: 'force' | 'leave';
   /** Where DescribeCluster says the API server is (a fault-injecting proxy, say). */
   readonly endpoint?: string;
 }
@@ -124,6 +125,7 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
     INVOCATION_MARGIN_SECONDS: '5',
     LAUNCH_TIMEOUT_SECONDS: String(options.launchTimeoutSeconds ?? 60),
     HEARTBEAT_TIMEOUT_SECONDS: String(options.heartbeatTimeoutSeconds ?? 1800),
+    DEADLINE_POLICY: options.deadlinePolicy ?? 'force',
     ...(options.handOff ? { HAND_OFF_TOPIC_ARN: handOffTopicArn } : {}),
     AWS_REGION: testAws.region,
   });

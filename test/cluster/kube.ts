@@ -114,6 +114,8 @@ export interface PodTemplateOptions {
   readonly terminationGracePeriodSeconds?: number;
   /** kwok deletes the pod this long after its deletion starts (a slow shutdown). */
   readonly deleteDelay?: string;
+  /** kwok marks the pod Ready only this long after it is scheduled (a slow start). */
+  readonly readyDelay?: string;
   readonly tolerations?: V1PodSpec['tolerations'];
   readonly emptyDir?: boolean;
   readonly annotations?: Record<string, string>;
@@ -133,7 +135,11 @@ export function podSpec(o: PodTemplateOptions): V1PodSpec {
 }
 
 export function podAnnotations(o: PodTemplateOptions): Record<string, string> {
-  return { ...(o.deleteDelay ? { 'pod-delete.stage.kwok.x-k8s.io/delay': o.deleteDelay } : {}), ...o.annotations };
+  return {
+    ...(o.deleteDelay ? { 'pod-delete.stage.kwok.x-k8s.io/delay': o.deleteDelay } : {}),
+    ...(o.readyDelay ? { 'pod-ready.stage.kwok.x-k8s.io/delay': o.readyDelay } : {}),
+    ...o.annotations,
+  };
 }
 
 export async function createDeployment(a: Admin, namespace: string, name: string, replicas: number, o: PodTemplateOptions = {}): Promise<void> {

@@ -47,7 +47,8 @@ describe('least privilege', () => {
 
   it.each([
     ['delete a node', (api: CoreV1Api) => api.deleteNode({ name: 'anything' })],
-    ['delete a pod directly (bypassing budgets)', (api: CoreV1Api) => api.deleteNamespacedPod({ namespace: 'default', name: 'anything' })],
+    ['delete a namespace', (api: CoreV1Api) => api.deleteNamespace({ name: 'kube-system' })],
+    ['update a pod', (api: CoreV1Api) => api.patchNamespacedPod({ namespace: 'default', name: 'anything', body: { metadata: { labels: { a: 'b' } } } })],
     ['read secrets', (api: CoreV1Api) => api.listNamespacedSecret({ namespace: 'kube-system' })],
     ['update a node wholesale', (api: CoreV1Api) => api.replaceNode({ name: 'anything', body: { metadata: { name: 'anything' } } })],
     ['create pods', (api: CoreV1Api) => api.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'x' }, spec: { containers: [{ name: 'x', image: 'x' }] } } })],

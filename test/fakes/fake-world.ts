@@ -64,7 +64,7 @@ export type EvictionRule = (pod: FakePod) => EvictionResult | 'accept';
 
 export interface Call {
   readonly atMs: number;
-  readonly op: 'list-nodes' | 'label' | 'cordon' | 'watch-pods' | 'evict' | 'claim-hand-off';
+  readonly op: 'list-nodes' | 'label' | 'cordon' | 'watch-pods' | 'evict' | 'claim-hand-off' | 'delete';
   readonly target: string;
 }
 
@@ -216,6 +216,23 @@ export class FakeCluster {
     else this.clock.after(current.terminationMs, () => this.removePod(current.uid));
     this.onEvicted(current);
     return { kind: 'evicted' };
+  }
+
+  readonly deletions: { pod: string; gracePeriodSeconds: number; atMs: number }[] = [];
+
+  async deletePod(target: PodInfo, gracePeriodSeconds: number): Promise<'deleted' | 'gone'> {
+    this.log('delete', `${target.namespace}/${target.name}`);
+    const current = this.pods.get(target.uid);
+    if (!current) return 'gone';
+    this.deletions.push({ pod: `${target.namespace}/${target.name}`, gracePeriodSeconds, atMs: this.clock.now() });
+    if (!current.deletionTimestamp) {
+      this.pods.set(current.uid, { ...current, deletionTimestamp: new Date(this.clock.now()) });
+      this.version++;
+    }
+    const goneInMs = Math.min(current.terminationMs, gracePeriodSeconds * 1000);
+    if (goneInMs === 0) this.removePod(current.uid);
+    else this.clock.after(goneInMs, () => this.removePod(current.uid));
+    return 'deleted';
   }
 
   // --- EventRecorder

@@ -21,6 +21,7 @@ describe('parseConfig', () => {
       evictionConcurrency: 32,
       launchTimeoutSeconds: 600,
       batchWaitSeconds: 3600,
+      deadlinePolicy: 'force',
       heartbeatTimeoutSeconds: 1800,
       handOffTopicArn: undefined,
       kubeconfigPath: undefined,

@@ -213,6 +213,26 @@ describe('Kubernetes adapter', () => {
     expect(seen).toHaveLength(1);
   });
 
+  it('deletes a pod with a framed DeleteOptions body (UID precondition, grace period), keeping the connection usable', async () => {
+    respond = (req, res) => json(res, 200, req.method === 'DELETE' ? { kind: 'Pod' } : { metadata: {}, items: [] });
+    const target = pod({ name: 'web-1', namespace: 'shop', uid: 'u-1' });
+
+    await expect(gateway.deletePod(target, 12)).resolves.toBe('deleted');
+    await expect(gateway.findNodeByInstanceId('i-0123456789abcdef0')).resolves.toBeUndefined();
+
+    expect(seen[0]!.method).toBe('DELETE');
+    expect(seen[0]!.url.pathname).toBe('/api/v1/namespaces/shop/pods/web-1');
+    expect(seen[0]!.url.searchParams.get('gracePeriodSeconds')).toBe('12');
+    expect(seen[0]!.headers['content-length']).toBeDefined();
+    expect(seen[0]!.body).toEqual({ apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 12, preconditions: { uid: 'u-1' } });
+    expect(seen[1]!.method).toBe('GET');
+  });
+
+  it('takes 404 and a moved-on UID (409) on delete as gone', async () => {
+    respond = (_req, res) => json(res, 409, { kind: 'Status', code: 409, reason: 'Conflict', message: 'Precondition failed: UID in precondition: u-1, UID in object meta: u-2' });
+    await expect(gateway.deletePod(pod({ name: 'web-1', uid: 'u-1' }), 30)).resolves.toBe('gone');
+  });
+
   it('writes core/v1 Events on the node in the default namespace and never throws', async () => {
     respond = (_req, res) => json(res, 201, {});
     await gateway.record({ regarding: { kind: 'Node', name: 'node-a', uid: 'n1' }, type: 'Normal', reason: 'Cordoned', message: 'cordoned' });

@@ -140,6 +140,39 @@ describe('terminateNode', () => {
     expect(log.lines.find((l) => l.message.startsWith('drain deadline reached'))?.level).toBe('error');
   });
 
+  it('with the force policy, deletes what is left at the deadline, grace clamped to the time left', async () => {
+    const web = cluster.addPod(pod({ name: 'web-1', terminationGracePeriodSeconds: 120, terminationMs: 90_000 }));
+    const quick = cluster.addPod(pod({ name: 'quick', terminationGracePeriodSeconds: 10, terminationMs: 5_000 }));
+    cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid || p.uid === quick.uid));
+    const start = clock.now();
+
+    // 120 s deadline, the action must be complete by +225 s: 225 - 60 (LB wait) - 120 = 45 s left.
+    const report = await terminateNode(
+      { ...options, drainDeadlineMs: start + 120_000, deadlinePolicy: 'force', completeByMs: start + 225_000 },
+      deps,
+    );
+
+    expect(report.outcome).toBe('timed-out');
+    expect(cluster.deletions).toEqual([
+      { pod: 'default/web-1', gracePeriodSeconds: 45, atMs: start + 120_000 },
+      { pod: 'default/quick', gracePeriodSeconds: 10, atMs: start + 120_000 },
+    ]);
+    expect(cluster.events.filter((e) => e.reason === 'PodForceDeleted').map((e) => e.regarding.kind)).toEqual(['Node', 'Pod', 'Node', 'Pod']);
+    expect(cluster.events.find((e) => e.reason === 'DrainTimedOut')?.message).toContain('Deleting them (DEADLINE_POLICY=force)');
+    // Both are gone (45 s and 5 s) within the 60 s load-balancer wait that follows.
+    expect(cluster.podsOn('node-a')).toEqual([]);
+    expect(lifecycle.completions.map((c) => c.atMs - start)).toEqual([180_000]);
+  });
+
+  it('with the leave policy, deletes nothing', async () => {
+    const web = cluster.addPod(pod({ name: 'web-1' }));
+    cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
+    const report = await terminateNode({ ...options, drainDeadlineMs: clock.now() + 60_000, deadlinePolicy: 'leave' }, deps);
+    expect(report.outcome).toBe('timed-out');
+    expect(cluster.deletions).toEqual([]);
+    expect(cluster.events.find((e) => e.reason === 'DrainTimedOut')?.message).toContain('The instance terminates with them (DEADLINE_POLICY=leave)');
+  });
+
   it('evicts a blocked pod once the budget allows it', async () => {
     const web = cluster.addPod(pod({ name: 'web-1' }));
     let budgetOpen = false;
