@@ -27,6 +27,8 @@ export interface Config {
   readonly batchWaitSeconds: number;
   /** What happens to pods still there at the drain deadline. */
   readonly deadlinePolicy: DeadlinePolicy;
+  /** A budget refusing a pod this long is reported again, with pending replacements. */
+  readonly blockedReportSeconds: number;
   /** The hooks' HeartbeatTimeout: heartbeats and hand-offs are paced by it. */
   readonly heartbeatTimeoutSeconds: number;
   /** Topic that carries hand-offs to a fresh invocation; unset: a drain ends with its invocation. */
@@ -49,6 +51,7 @@ export type ConfigInput = {
   readonly launchTimeoutSeconds?: number;
   readonly batchWaitSeconds?: number;
   readonly deadlinePolicy?: DeadlinePolicy;
+  readonly blockedReportSeconds?: number;
   readonly heartbeatTimeoutSeconds?: number;
   readonly handOffTopicArn?: string;
   readonly kubeconfigPath?: string;
@@ -165,6 +168,14 @@ export const configVariables = {
     parse: (raw) => (raw.trim() === 'force' || raw.trim() === 'leave' ? (raw.trim() as DeadlinePolicy) : undefined),
     format: String,
   }),
+  blockedReportSeconds: variable<number>({
+    name: 'BLOCKED_REPORT_SECONDS',
+    description: 'A PodDisruptionBudget that refuses a pod this long gets a Warning Event naming its pending replacements and the scheduler\'s reason.',
+    accepts: 'an integer from 1 to 3600',
+    default: 120,
+    parse: integer(1, 3600),
+    format: String,
+  }),
   heartbeatTimeoutSeconds: variable<number>({
     name: 'HEARTBEAT_TIMEOUT_SECONDS',
     description: "The lifecycle hooks' HeartbeatTimeout; the handler heartbeats and hands on before it runs out.",
@@ -243,6 +254,7 @@ export function toEnvironment(input: ConfigInput): Record<string, string> {
   set(configVariables.launchTimeoutSeconds, input.launchTimeoutSeconds);
   set(configVariables.batchWaitSeconds, input.batchWaitSeconds);
   set(configVariables.deadlinePolicy, input.deadlinePolicy);
+  set(configVariables.blockedReportSeconds, input.blockedReportSeconds);
   set(configVariables.heartbeatTimeoutSeconds, input.heartbeatTimeoutSeconds);
   set(configVariables.handOffTopicArn, input.handOffTopicArn);
   set(configVariables.kubeconfigPath, input.kubeconfigPath);

@@ -5,7 +5,7 @@ import { evictionTier, isBatchPod, isDrainable, isTerminating, podKey, tolerates
 import type { BlockReason, Clock, EventRecorder, EvictionResult, Log, NodeInfo, PodGateway, PodInfo, PodWatch } from './ports.js';
 
 export interface DrainDeps {
-  readonly pods: Pick<PodGateway, 'evictPod'>;
+  readonly pods: Pick<PodGateway, 'evictPod' | 'pendingReplacements'>;
   readonly events: EventRecorder;
   readonly clock: Clock;
   readonly log: Log;
@@ -27,6 +27,8 @@ export interface DrainOptions {
    */
   readonly batch?: { readonly untilMs: number; readonly deadlineMs: number } | undefined;
   readonly evictionConcurrency: number;
+  /** A budget that refuses a pod this long is reported again, with pending replacements. */
+  readonly blockedReportMs?: number | undefined;
 }
 
 export interface StuckPod {
@@ -54,6 +56,10 @@ interface Attempt {
   count: number;
   nextAtMs: number;
   lastBlock: Extract<EvictionResult, { kind: 'blocked' }> | undefined;
+  /** When a budget first refused this pod (in this invocation). */
+  blockedSinceMs: number | undefined;
+  /** The long-block report was written. */
+  reportedLong: boolean;
 }
 
 export const maxRetryDelayMs = 10_000;
@@ -176,9 +182,22 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
       blocked++;
       const previous = attempts.get(pod.uid);
       const count = (previous?.count ?? 0) + 1;
-      attempts.set(pod.uid, { count, nextAtMs: clock.now() + retryDelayMs(count, result.retryAfterSeconds), lastBlock: result });
+      const budget = result.reason === 'disruption-budget' || result.reason === 'multiple-budgets';
+      const attempt: Attempt = {
+        count,
+        nextAtMs: clock.now() + retryDelayMs(count, result.retryAfterSeconds),
+        lastBlock: result,
+        blockedSinceMs: budget ? (previous?.blockedSinceMs ?? clock.now()) : undefined,
+        reportedLong: budget && (previous?.reportedLong ?? false),
+      };
+      attempts.set(pod.uid, attempt);
       if (previous?.lastBlock?.reason !== result.reason || previous.lastBlock.budgetName !== result.budgetName) {
         await reportBlocked(node, pod, result, deps);
+      }
+      const blockedForMs = attempt.blockedSinceMs === undefined ? 0 : clock.now() - attempt.blockedSinceMs;
+      if (budget && !attempt.reportedLong && blockedForMs >= (options.blockedReportMs ?? 120_000)) {
+        attempt.reportedLong = true;
+        await reportLongBlock(node, pod, result, blockedForMs, deps);
       }
     });
 
@@ -236,6 +255,41 @@ async function reportBlocked(
     type: 'Warning',
     reason: 'EvictionBlocked',
     message: `Eviction of pod ${podKey(pod)} is blocked: ${what}`,
+  });
+}
+
+/**
+ * A budget that allows no disruption for minutes usually means its replacements cannot
+ * start: say which, with the scheduler's reason, so nobody has to go looking.
+ */
+async function reportLongBlock(
+  node: NodeInfo,
+  pod: PodInfo,
+  result: Extract<EvictionResult, { kind: 'blocked' }>,
+  blockedForMs: number,
+  deps: DrainDeps,
+): Promise<void> {
+  let pending: readonly { pod: string; reason: string }[] = [];
+  try {
+    pending = await deps.pods.pendingReplacements(pod);
+  } catch (error) {
+    deps.log.debug('could not list pending replacements', { error: String(error) });
+  }
+  const minutes = Math.round(blockedForMs / 6_000) / 10;
+  const budget = result.budgetName ? `PodDisruptionBudget ${result.budgetName}` : 'its PodDisruptionBudgets';
+  const replacements = pending.length > 0 ? ` Replacements pending: ${pending.map((p) => `${p.pod} (${p.reason})`).join('; ')}.` : ' No replacement is pending.';
+  deps.log.warn('eviction blocked by a budget for minutes', {
+    pod: podKey(pod),
+    budget: result.budgetName,
+    minutes,
+    detail: result.message,
+    pendingReplacements: pending,
+  });
+  await deps.events.record({
+    regarding: { kind: 'Node', name: node.name, uid: node.uid },
+    type: 'Warning',
+    reason: 'EvictionBlockedLong',
+    message: `Eviction of ${podKey(pod)} has been refused by ${budget} for ${minutes} min: ${(result.message ?? '').replace(/\.$/, '')}.${replacements}`,
   });
 }
 

@@ -132,6 +132,7 @@ export function createHandler(deps: HandlerDeps) {
           invocationStopMs: plan.invocationStopMs,
           batch: plan.batch,
           deadlinePolicy: config.deadlinePolicy,
+          blockedReportMs: config.blockedReportSeconds * 1000,
           completeByMs: plan.completeByMs,
           loadBalancerDelaySeconds: config.loadBalancerDelaySeconds,
           evictionConcurrency: config.evictionConcurrency,

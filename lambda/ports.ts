@@ -27,6 +27,8 @@ export interface PodInfo {
   readonly phase: string;
   /** Kind of the owner reference marked controller, if any (DaemonSet, ReplicaSet, Job...). */
   readonly controllerKind: string | undefined;
+  /** UID of that controller: its other pods are this pod's replacements. */
+  readonly controllerUid?: string | undefined;
   readonly annotations: Readonly<Record<string, string>>;
   readonly priorityClassName: string | undefined;
   readonly deletionTimestamp: Date | undefined;
@@ -96,6 +98,8 @@ export interface PodGateway {
    * given grace period: the force policy at the drain deadline only.
    */
   deletePod(pod: PodInfo, gracePeriodSeconds: number): Promise<'deleted' | 'gone'>;
+  /** Pending pods of the same controller, with the scheduler's reason (diagnosis only). */
+  pendingReplacements(pod: PodInfo): Promise<readonly { readonly pod: string; readonly reason: string }[]>;
 }
 
 export interface ObjectRef {

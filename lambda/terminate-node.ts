@@ -43,6 +43,8 @@ export interface TerminateOptions {
   readonly invocationStopMs?: number;
   /** Batch pods are waited for until `untilMs`, then drained by `deadlineMs` (see drainNode). */
   readonly batch?: { readonly untilMs: number; readonly deadlineMs: number } | undefined;
+  /** A budget refusing a pod this long is reported again, with pending replacements. */
+  readonly blockedReportMs?: number;
   /** At the drain deadline: 'force' deletes the remaining pods, 'leave' (default) does not. */
   readonly deadlinePolicy?: DeadlinePolicy;
   /** Latest epoch ms by which the action must be completed; bounds force-delete grace periods. */
@@ -138,7 +140,16 @@ export async function terminateNode(options: TerminateOptions, deps: TerminateDe
     let loadBalancerWaitUntilMs = resume?.loadBalancerWaitUntilMs;
     if (loadBalancerWaitUntilMs === undefined) {
       drain = await drainNode(
-        { node, watch, returns, deadlineMs: options.drainDeadlineMs, stopMs, batch: options.batch, evictionConcurrency: options.evictionConcurrency },
+        {
+          node,
+          watch,
+          returns,
+          deadlineMs: options.drainDeadlineMs,
+          stopMs,
+          batch: options.batch,
+          evictionConcurrency: options.evictionConcurrency,
+          blockedReportMs: options.blockedReportMs,
+        },
         deps,
       );
       if (drain.outcome === 'stopped') {

@@ -150,6 +150,22 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
       }
     },
 
+    async pendingReplacements(pod) {
+      if (!pod.controllerUid) return [];
+      const list = await call(`list pending pods in ${pod.namespace}`, () =>
+        kube.request<WireList<V1Pod>>('GET', `/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods`, {
+          query: { fieldSelector: 'status.phase=Pending', limit: 500 },
+        }),
+      );
+      return list.items
+        .filter((p) => p.metadata?.ownerReferences?.some((o) => o.controller && o.uid === pod.controllerUid))
+        .map((p) => {
+          const scheduled = p.status?.conditions?.find((c) => c.type === 'PodScheduled');
+          const reason = scheduled?.status === 'False' ? `${scheduled.reason ?? 'Unschedulable'}: ${scheduled.message ?? ''}`.trim() : 'scheduled, not running yet';
+          return { pod: `${p.metadata?.namespace}/${p.metadata?.name}`, reason };
+        });
+    },
+
     async record(event) {
       const namespace = event.regarding.namespace ?? 'default';
       try {
@@ -243,6 +259,7 @@ export function toPodInfo(pod: V1Pod): PodInfo {
     uid: pod.metadata?.uid ?? '',
     phase: pod.status?.phase ?? 'Unknown',
     controllerKind: controller?.kind,
+    controllerUid: controller?.uid,
     annotations: pod.metadata?.annotations ?? {},
     priorityClassName: pod.spec?.priorityClassName,
     deletionTimestamp: pod.metadata?.deletionTimestamp ? new Date(pod.metadata.deletionTimestamp) : undefined,

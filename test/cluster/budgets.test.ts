@@ -221,3 +221,32 @@ describe('deadlock with DEADLINE_POLICY=force (the default)', () => {
     expect(drainer.completions.filter((c) => c.instanceId === instanceId)).toEqual([expect.objectContaining({ result: 'CONTINUE', outcome: 'completed' })]);
   });
 });
+
+describe('a budget blocked for minutes, because its replacement cannot be scheduled', () => {
+  let drainer: Drainer;
+
+  beforeAll(async () => {
+    await ensureNamespace(a, 'stuck');
+    drainer = startDrainer(plane, { drainTimeoutSeconds: 8, blockedReportSeconds: 3, deadlinePolicy: 'leave', loadBalancerDelaySeconds: 0 });
+  });
+  afterAll(() => drainer?.restore());
+
+  it("names the pending replacement and the scheduler's reason", async () => {
+    const instanceId = newInstanceId();
+    await createKwokNode(a, 'stuck-1', instanceId, { scenario: 'stuck' });
+    await waitNodeReady(a, 'stuck-1');
+    // Only this node matches: once it is cordoned, no replacement can be placed.
+    await createDeployment(a, 'stuck', 'pinned', 2, { nodeSelector: { scenario: 'stuck' } });
+    await waitDeploymentReady(a, 'stuck', 'pinned', 2);
+    await createPdb(a, 'stuck', 'pinned-pdb', 'pinned', 1);
+
+    const result = await drainer.terminate(instanceId);
+
+    expect(result).toEqual({ records: [{ status: 'timed-out', instanceId }] });
+    const long = (await eventsFor(a, 'Node', 'stuck-1')).filter((e) => e.reason === 'EvictionBlockedLong');
+    expect(long).toHaveLength(1);
+    expect(long[0]!.message).toMatch(/has been refused by PodDisruptionBudget pinned-pdb for \d+(\.\d)? min: .*pinned-pdb needs 1 healthy pods and has 1 currently/);
+    expect(long[0]!.message).toMatch(/Replacements pending: stuck\/pinned-[a-z0-9-]+ \(Unschedulable: 0\/\d+ nodes are available: .*(unschedulable|didn't match Pod's node affinity\/selector)/);
+    console.log(`[stuck budget] ${long[0]!.message}`);
+  });
+});

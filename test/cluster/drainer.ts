@@ -33,6 +33,7 @@ export interface DrainerOptions {
   readonly handOff?: boolean;
   readonly heartbeatTimeoutSeconds?: number;
   readonly deadlinePolicy?: 'force' | 'leave';
+  readonly blockedReportSeconds?: number;
   /** Where DescribeCluster says the API server is (a fault-injecting proxy, say). */
   readonly endpoint?: string;
 }
@@ -126,6 +127,7 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
     LAUNCH_TIMEOUT_SECONDS: String(options.launchTimeoutSeconds ?? 60),
     HEARTBEAT_TIMEOUT_SECONDS: String(options.heartbeatTimeoutSeconds ?? 1800),
     DEADLINE_POLICY: options.deadlinePolicy ?? 'force',
+    BLOCKED_REPORT_SECONDS: String(options.blockedReportSeconds ?? 120),
     ...(options.handOff ? { HAND_OFF_TOPIC_ARN: handOffTopicArn } : {}),
     AWS_REGION: testAws.region,
   });

@@ -219,6 +219,12 @@ export class FakeCluster {
   }
 
   readonly deletions: { pod: string; gracePeriodSeconds: number; atMs: number }[] = [];
+  /** What pendingReplacements answers (the scheduler's view, set by a test). */
+  pending: { pod: string; reason: string }[] = [];
+
+  async pendingReplacements(): Promise<readonly { pod: string; reason: string }[]> {
+    return this.pending;
+  }
 
   async deletePod(target: PodInfo, gracePeriodSeconds: number): Promise<'deleted' | 'gone'> {
     this.log('delete', `${target.namespace}/${target.name}`);

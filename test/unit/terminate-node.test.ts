@@ -173,6 +173,23 @@ describe('terminateNode', () => {
     expect(cluster.events.find((e) => e.reason === 'DrainTimedOut')?.message).toContain('The instance terminates with them (DEADLINE_POLICY=leave)');
   });
 
+  it('reports a budget that refuses a pod for minutes, once, with its pending replacements', async () => {
+    const web = cluster.addPod(pod({ name: 'web-1' }));
+    cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
+    cluster.pending = [{ pod: 'default/web-2', reason: 'Unschedulable: 0/3 nodes are available: 3 node(s) didn\'t match pod topology spread constraints.' }];
+    const start = clock.now();
+
+    await terminateNode({ ...options, drainDeadlineMs: start + 600_000, blockedReportMs: 120_000 }, deps);
+
+    const long = cluster.events.filter((e) => e.reason === 'EvictionBlockedLong');
+    expect(long).toHaveLength(1);
+    expect(long[0]!.message).toMatch(/default\/web-1 has been refused by PodDisruptionBudget web-pdb for 2(\.\d)? min: .*needs 2 healthy pods and has 2 currently/);
+    expect(long[0]!.message).toContain("Replacements pending: default/web-2 (Unschedulable: 0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints.)");
+    const line = log.lines.find((l) => l.message === 'eviction blocked by a budget for minutes')!;
+    expect(line.fields).toMatchObject({ pod: 'default/web-1', budget: 'web-pdb' });
+    expect((line.fields['minutes'] as number)).toBeGreaterThanOrEqual(2);
+  });
+
   it('evicts a blocked pod once the budget allows it', async () => {
     const web = cluster.addPod(pod({ name: 'web-1' }));
     let budgetOpen = false;
