@@ -4,7 +4,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { AutoScalingClient } from '@aws-sdk/client-auto-scaling';
 import { EKSClient } from '@aws-sdk/client-eks';
-import { SNSClient } from '@aws-sdk/client-sns';
 import { createLifecycleActions } from './adapters/auto-scaling.js';
 import { connectToEks, connectWithKubeconfig } from './adapters/cluster-connection.js';
 import { createKubernetesGateway } from './adapters/kubernetes.js';
@@ -41,11 +40,16 @@ export function createRuntime(env: Readonly<Record<string, string | undefined>>)
     return gateway;
   };
 
-  const handOffs = config.handOffTopicArn !== undefined ? createSnsHandOffs(new SNSClient(sdk), config.handOffTopicArn) : undefined;
+  const handOffs = config.handOffTopicArn !== undefined ? createSnsHandOffs(sdk, config.handOffTopicArn) : undefined;
   const metrics = createEmfMetrics('graceful-node-termination');
   const handle = createHandler({ config, log: logger, clock: systemClock, lifecycle: createLifecycleActions(autoScaling), cluster, handOffs, metrics });
   return async (event, context) => {
     logger.addContext(context as Parameters<Logger['addContext']>[0]);
-    return handle(event, context);
+    try {
+      return await handle(event, context);
+    } finally {
+      // The EMF lines must be written before the invocation ends.
+      await metrics.ready();
+    }
   };
 }

@@ -60,7 +60,7 @@ describe('hand-offs adapter', () => {
     sns.on(PublishCommand).resolves({ MessageId: 'm-1' });
     const topic = 'arn:aws:sns:eu-west-1:123456789012:gnt';
 
-    await createSnsHandOffs(new SNSClient({ region: 'eu-west-1' }), topic).send({ EC2InstanceId: 'i-0123456789abcdef0', GracefulNodeTerminationHandOff: { count: 1 } });
+    await createSnsHandOffs({ region: 'eu-west-1' }, topic).send({ EC2InstanceId: 'i-0123456789abcdef0', GracefulNodeTerminationHandOff: { count: 1 } });
 
     const input = sns.commandCalls(PublishCommand)[0]!.args[0].input;
     expect(input.TopicArn).toBe(topic);

@@ -9,12 +9,14 @@ import { instanceId, lifecycleMessage, snsEvent } from '../fixtures/notification
 describe('metrics', () => {
   afterEach(() => vi.restoreAllMocks());
 
-  it('writes one EMF document per data point set, with its dimensions', () => {
+  it('writes one EMF document per data point set, with its dimensions', async () => {
     const lines: string[] = [];
     vi.spyOn(console, 'log').mockImplementation((line: unknown) => void lines.push(String(line)));
     vi.spyOn(process.stdout, 'write').mockImplementation((chunk: unknown) => (lines.push(String(chunk)), true));
 
-    createEmfMetrics('gnt').emit({ Transition: 'terminating', Outcome: 'drained' }, { PodsEvicted: { unit: 'Count', value: 3 }, SecondsSinceNotification: { unit: 'Seconds', value: 42.5 } });
+    const sink = createEmfMetrics('gnt');
+    sink.emit({ Transition: 'terminating', Outcome: 'drained' }, { PodsEvicted: { unit: 'Count', value: 3 }, SecondsSinceNotification: { unit: 'Seconds', value: 42.5 } });
+    await sink.ready();
 
     const doc = JSON.parse(lines.find((l) => l.includes('"_aws"'))!) as Record<string, unknown> & { _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[] } };
     expect(doc._aws.CloudWatchMetrics[0]!.Namespace).toBe('GracefulNodeTermination');
