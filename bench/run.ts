@@ -11,6 +11,7 @@ import { bundleLambda, coldStartBytes } from '../infra/bundling.js';
 import { createDaemonSet, createDeployment, createKwokNode, newInstanceId, readAudit, until, waitNodeReady, byDrainer, type AuditEntry } from '../test/cluster/kube.js';
 import { startEnvironment, groupName } from '../demo/environment.js';
 import { measureColdStart } from './cold-start.js';
+import { measureDrainMemory } from './memory.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
@@ -104,9 +105,24 @@ try {
 
   // Their replacements cannot schedule (the pools are cordoned); remove them so they do not
   // load the scheduler during the next measurement.
-  for (const n of [oursNode, kubectlNode]) {
-    a.kubectl('delete', 'deployment', '-n', 'default', ...shutdownDelaysSeconds.map((d) => `${n.name}-${d}s`), '--ignore-not-found', '--wait=false');
-  }
+  const removeWorkloads = (node: string) =>
+    a.kubectl('delete', 'deployment', '-n', 'default', ...shutdownDelaysSeconds.map((d) => `${node}-${d}s`), '--ignore-not-found', '--wait=false');
+  for (const n of [oursNode, kubectlNode]) removeWorkloads(n.name);
+
+  // --- e: memory, the same drain run by the deployed bundle in a fresh process
+  const memoryNode = { name: 'bench-memory', instanceId: newInstanceId() };
+  await createKwokNode(a, memoryNode.name, memoryNode.instanceId, { 'bench-pool': memoryNode.name, 'eks.amazonaws.com/nodegroup': groupName });
+  await waitNodeReady(a, memoryNode.name);
+  await fillNode(memoryNode.name, pods, memoryNode.name);
+  await until(`${pods} pods Running on ${memoryNode.name}`, 180_000, async () => (await runningOn(memoryNode.name)) === pods, 500);
+  say(`memory: draining ${memoryNode.name} (${pods} pods) with the bundle in a fresh process`);
+  // Without the loaders tsx puts in NODE_OPTIONS for this process: the Lambda runtime has none.
+  const { NODE_OPTIONS: _loaders, ...bundleEnvironment } = env.handlerEnvironment;
+  const memory = await measureDrainMemory(join(outdir, 'index.mjs'), bundleEnvironment, env.notify(memoryNode.instanceId).event);
+  const memoryStatus = (memory.result as { records?: { status?: string }[] }).records?.[0]?.status;
+  if (memoryStatus !== 'drained') throw new Error(`memory: the bundled handler did not drain ${memoryNode.name}: ${JSON.stringify(memory.result)}`);
+  say(`memory: peak RSS ${memory.maxRssMiB} MiB, heap ${memory.heapUsedMiB} MiB (empty node: ${memory.emptyNodeMaxRssMiB} MiB)`);
+  removeWorkloads(memoryNode.name);
 
   // --- c: a scale-in of many nodes at once
   say(`scale-in: ${scaleNodes} nodes with ${podsPerScaleNode} pods each`);
@@ -150,6 +166,7 @@ try {
     },
     requestsPerNode: { ours: oursRequests.length, kubectl: kubectlRequests.length, oursByKind: countBy(oursRequests), kubectlByKind: countBy(kubectlRequests) },
     scaleIn: { nodes: scaleNodes, podsPerNode: podsPerScaleNode, seconds: round(scaleSeconds), peakRequestsInFlight: peakInFlight },
+    memory: { pods, maxRssMiB: memory.maxRssMiB, heapUsedMiB: memory.heapUsedMiB, emptyNodeMaxRssMiB: memory.emptyNodeMaxRssMiB },
     coldStart: { bundleBytes, initMsMedian: round(cold.initMsMedian), emptyNodeMsMedian: round(cold.emptyNodeMsMedian), initAboveEmptyMs: round(cold.initMsMedian - cold.emptyNodeMsMedian), runs: cold.runs },
   };
   mkdirSync(dirname(values.out!), { recursive: true });
@@ -196,6 +213,7 @@ function table(r: {
   drain: { pods: number; oursSeconds: number; kubectlSeconds: number; oursOverheadSeconds: number; kubectlOverheadSeconds: number; overheadRatio: number; slowestShutdownSeconds: number };
   requestsPerNode: { ours: number; kubectl: number };
   scaleIn: { nodes: number; podsPerNode: number; seconds: number; peakRequestsInFlight: number };
+  memory: { pods: number; maxRssMiB: number; heapUsedMiB: number; emptyNodeMaxRssMiB: number };
   coldStart: { bundleBytes: number; initMsMedian: number; emptyNodeMsMedian: number; initAboveEmptyMs: number; runs: number };
 }): string {
   const d = r.drain;
@@ -208,6 +226,7 @@ function table(r: {
     `| API requests for the node | ${r.requestsPerNode.ours} | ${r.requestsPerNode.kubectl} |`,
     `| scale-in: ${r.scaleIn.nodes} nodes x ${r.scaleIn.podsPerNode} pods, until the last action completes | ${r.scaleIn.seconds.toFixed(2)} s | |`,
     `| scale-in: peak requests in flight at the API server | ${r.scaleIn.peakRequestsInFlight} | |`,
+    `| memory: peak RSS of a fresh process draining ${r.memory.pods} pods (empty node: ${r.memory.emptyNodeMaxRssMiB.toFixed(0)} MiB) | ${r.memory.maxRssMiB.toFixed(0)} MiB | |`,
     `| cold start: bytes loaded | ${(r.coldStart.bundleBytes / 1024).toFixed(0)} KiB | |`,
     `| cold start: import + construct, median of ${r.coldStart.runs} (empty node: ${r.coldStart.emptyNodeMsMedian.toFixed(0)} ms) | ${r.coldStart.initMsMedian.toFixed(0)} ms (+${r.coldStart.initAboveEmptyMs.toFixed(0)} ms) | |`,
     '',

@@ -27,6 +27,10 @@ export interface Environment {
   readonly aws: LocalAws;
   /** Every log line the handler wrote, parsed, as it arrives. */
   onHandlerLog(listener: (entry: Record<string, unknown>) => void): void;
+  /** The environment the handler runs with (the Lambda function's variables, here). */
+  readonly handlerEnvironment: Readonly<Record<string, string | undefined>>;
+  /** Opens a lifecycle action and returns the SNS event Auto Scaling would send for it. */
+  notify(instanceId: string): { token: string; notifiedMs: number; event: unknown };
   /** Sends the terminate notification Auto Scaling would send, and runs the handler on it. */
   terminate(instanceId: string): Promise<{ token: string; notifiedMs: number; result: unknown }>;
   stop(): Promise<void>;
@@ -48,35 +52,42 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
       AWS_SECRET_ACCESS_KEY: testAws.secretAccessKey,
       AWS_REGION: testAws.region,
     });
-    const handler: LambdaHandler = createRuntime({
+    const handlerEnvironment = {
       ...process.env,
       CLUSTER_NAME: testAws.clusterName,
       AUTO_SCALING_GROUP_NAMES: groupName,
       LIFECYCLE_HOOK_NAMES: terminateHook,
       DRAIN_TIMEOUT_SECONDS: String(options.drainTimeoutSeconds ?? 600),
       LOAD_BALANCER_DELAY_SECONDS: String(options.loadBalancerDelaySeconds),
-    });
+    };
+    const handler: LambdaHandler = createRuntime(handlerEnvironment);
     const localAws = aws;
     const capture = stopCapture;
+    const notify = (instanceId: string) => {
+      const token = randomUUID();
+      localAws.openAction(token);
+      const notifiedMs = Date.now();
+      const event = snsEvent(
+        lifecycleMessage({
+          EC2InstanceId: instanceId,
+          LifecycleActionToken: token,
+          AutoScalingGroupName: groupName,
+          LifecycleHookName: terminateHook,
+          Time: new Date(notifiedMs).toISOString(),
+          NotificationMetadata: JSON.stringify({ clusterName: testAws.clusterName }),
+        }),
+      );
+      return { token, notifiedMs, event };
+    };
     return {
       plane,
       admin: a,
       aws: localAws,
+      handlerEnvironment,
+      notify,
       onHandlerLog: (listener) => void listeners.push(listener),
       async terminate(instanceId) {
-        const token = randomUUID();
-        localAws.openAction(token);
-        const notifiedMs = Date.now();
-        const event = snsEvent(
-          lifecycleMessage({
-            EC2InstanceId: instanceId,
-            LifecycleActionToken: token,
-            AutoScalingGroupName: groupName,
-            LifecycleHookName: terminateHook,
-            Time: new Date(notifiedMs).toISOString(),
-            NotificationMetadata: JSON.stringify({ clusterName: testAws.clusterName }),
-          }),
-        );
+        const { token, notifiedMs, event } = notify(instanceId);
         // Lambda's 15 minutes.
         const end = notifiedMs + 900_000;
         const result = await handler(event, { getRemainingTimeInMillis: () => end - Date.now() });

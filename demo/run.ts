@@ -197,8 +197,8 @@ try {
     handlerResult: result,
   };
   say(
-    `summary: ${summary.podsEvicted} pods evicted, ${summary.batchPodsFinished} batch pod finished in place, ${summary.budgetWaits} budget waits, ` +
-      `${summary.replacementsReady} replacements Ready elsewhere, ` +
+    `summary: ${plural(summary.podsEvicted, 'pod')} evicted, ${plural(summary.batchPodsFinished, 'batch pod')} finished in place, ` +
+      `${plural(summary.budgetWaits, 'budget wait')}, ${plural(summary.replacementsReady, 'replacement')} Ready elsewhere, ` +
       `lifecycle action completed ${summary.lifecycleResult ?? 'NEVER'} ${summary.secondsToCompletion ?? '?'} s after the notification; ` +
       `still running on the node: ${summary.podsLeftOnNode.join(', ') || 'nothing'}`,
   );
@@ -213,3 +213,7 @@ try {
   say('control plane stopped');
 }
 process.exit(exitCode);
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
