@@ -194,18 +194,29 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
       if (previous?.lastBlock?.reason !== result.reason || previous.lastBlock.budgetName !== result.budgetName) {
         await reportBlocked(node, pod, result, deps);
       }
-      const blockedForMs = attempt.blockedSinceMs === undefined ? 0 : clock.now() - attempt.blockedSinceMs;
-      if (budget && !attempt.reportedLong && blockedForMs >= (options.blockedReportMs ?? 120_000)) {
-        attempt.reportedLong = true;
-        await reportLongBlock(node, pod, result, blockedForMs, deps);
-      }
     });
+
+    // A budget still refusing a pod after blockedReportMs is reported when that time comes,
+    // not at the next retry (which backoff can put up to maxRetryDelayMs later).
+    const reportAtMs = (pod: PodInfo) => {
+      const attempt = attempts.get(pod.uid);
+      if (attempt?.blockedSinceMs === undefined || attempt.reportedLong || accepted.has(pod.uid)) return undefined;
+      return attempt.blockedSinceMs + (options.blockedReportMs ?? 120_000);
+    };
+    for (const pod of remaining) {
+      const at = reportAtMs(pod);
+      const attempt = attempts.get(pod.uid);
+      if (at === undefined || at > clock.now() || attempt?.lastBlock === undefined) continue;
+      attempt.reportedLong = true;
+      await reportLongBlock(node, pod, attempt.lastBlock, clock.now() - attempt.blockedSinceMs!, deps);
+    }
 
     const nextAttemptMs = Math.min(
       deadlineMs,
       stopMs,
       batchWaiting ? batch!.untilMs : Number.POSITIVE_INFINITY,
       ...remaining.map((p) => attempts.get(p.uid)?.nextAtMs ?? deadlineMs).filter((t) => t > clock.now()),
+      ...remaining.map((p) => reportAtMs(p) ?? Number.POSITIVE_INFINITY),
     );
     // Wake on any change of the node's pods (a pod gone or finished, a new one bound), on
     // the next retry, at the end of the batch wait, or at the deadline.
