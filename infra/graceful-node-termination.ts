@@ -100,7 +100,7 @@ export interface GracefulNodeTerminationProps {
    */
   readonly evictionConcurrency?: number;
   /**
-   * Memory of the drainer function, in MiB. A 110-pod drain peaks at about 86 MiB resident
+   * Memory of the drainer function, in MiB. A 110-pod drain peaks at about 88 MiB resident
    * (`npm run bench`); 256 also buys twice the CPU of 128 for the cold start.
    * @default 256
    */

@@ -193,7 +193,7 @@ export const configVariables = {
   }),
   kubeconfigPath: variable<string>({
     name: 'KUBECONFIG_PATH',
-    description: 'Use this kubeconfig file instead of EKS authentication (tests, demo, non-EKS).',
+    description: 'Use this kubeconfig file instead of EKS authentication (tests, clusters outside EKS); token, tokenFile or client certificate.',
     accepts: 'a file path',
     parse: text,
     format: String,

@@ -3,7 +3,7 @@
 import { DescribeClusterCommand, type EKSClient } from '@aws-sdk/client-eks';
 import { TransientError } from '../errors.js';
 import { EksTokenSource } from './eks-token.js';
-import type { KubeEndpoint, TlsAndHeaders } from './kube-http.js';
+import type { KubeEndpoint } from './kube-http.js';
 
 export interface EksConnectionOptions {
   readonly clusterName: string;
@@ -34,26 +34,10 @@ export async function connectToEks(options: EksConnectionOptions): Promise<KubeE
 }
 
 /**
- * Uses @kubernetes/client-node's kubeconfig loader (every auth method it knows). Imported
- * lazily: EKS deployments never load it, which keeps it out of their cold start.
+ * An explicitly configured kubeconfig (see kubeconfig.ts for what it may contain). Imported
+ * lazily: EKS deployments never load the reader or its YAML parser.
  */
 export async function connectWithKubeconfig(path: string, context: string | undefined): Promise<KubeEndpoint> {
-  const { KubeConfig } = await import('@kubernetes/client-node');
-  const kc = new KubeConfig();
-  kc.loadFromFile(path);
-  if (context !== undefined) {
-    if (!kc.getContextObject(context)) throw new Error(`KUBECONFIG_CONTEXT ${context} is not in ${path}`);
-    kc.setCurrentContext(context);
-  }
-  const server = kc.getCurrentCluster()?.server;
-  if (!server) throw new Error(`kubeconfig ${path} has no current cluster`);
-  return {
-    server,
-    requestOptions: async () => {
-      const opts: Record<string, unknown> & { headers?: Record<string, string> } = {};
-      await kc.applyToHTTPSOptions(opts);
-      const { ca, cert, key, rejectUnauthorized, servername, headers } = opts as TlsAndHeaders;
-      return { ca, cert, key, rejectUnauthorized, servername, headers: { ...headers } };
-    },
-  };
+  const { loadKubeconfig } = await import('./kubeconfig.js');
+  return loadKubeconfig(path, context);
 }

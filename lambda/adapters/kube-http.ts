@@ -3,7 +3,7 @@
 // Why not @kubernetes/client-node's generated CoreV1Api at run time: bundled, it brings
 // every API group, every model and undici (2.3 MB), and compiling that took about 540 ms
 // of the cold start on this machine (npm run bench). These six endpoints need none of it.
-// client-node still provides the object types and, for kubeconfig mode, its loader.
+// client-node still provides the object types (kubeconfig mode has its own reader: kubeconfig.ts).
 import type { IncomingHttpHeaders } from 'node:http';
 import * as http from 'node:http';
 import * as https from 'node:https';

@@ -36,6 +36,8 @@ export interface DrainerOptions {
   readonly blockedReportSeconds?: number;
   /** Where DescribeCluster says the API server is (a fault-injecting proxy, say). */
   readonly endpoint?: string;
+  /** Connect with this kubeconfig (KUBECONFIG_PATH) instead of as on EKS. */
+  readonly kubeconfig?: string;
 }
 
 export interface Drainer {
@@ -129,6 +131,7 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
     DEADLINE_POLICY: options.deadlinePolicy ?? 'force',
     BLOCKED_REPORT_SECONDS: String(options.blockedReportSeconds ?? 120),
     ...(options.handOff ? { HAND_OFF_TOPIC_ARN: handOffTopicArn } : {}),
+    ...(options.kubeconfig ? { KUBECONFIG_PATH: options.kubeconfig } : {}),
     AWS_REGION: testAws.region,
   });
 

@@ -40,6 +40,7 @@ export default async function setup(project: TestProject) {
     server: plane.server,
     caPem: plane.caPem,
     adminKubeconfig: plane.adminKubeconfig,
+    drainerKubeconfig: plane.drainerKubeconfig,
     auditLog: plane.auditLog,
     binDir: plane.binDir,
     kubectl: plane.kubectl,

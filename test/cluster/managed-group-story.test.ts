@@ -1,4 +1,5 @@
-// Scenario a: what EKS does for a managed node, read back from the audit log.
+// Scenario a: what EKS does for a managed node, read back from the audit log; then the same
+// drain authenticated through KUBECONFIG_PATH.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   admin,
@@ -16,6 +17,7 @@ import {
   waitNodeReady,
 } from './kube.js';
 import { startDrainer, type Drainer } from './drainer.js';
+import { kubeconfigDrainerUser } from './plane/plane.js';
 
 const plane = inject('plane');
 const a = admin(plane);
@@ -99,5 +101,41 @@ describe('the managed-node-group story', () => {
     expect(forToken.map((c) => c.outcome).sort()).toEqual(['already-completed', 'completed']);
     expect(drainer.logs.some((l) => l['message'] === 'lifecycle action was already completed (duplicate delivery or timed out); nothing left to do')).toBe(true);
     expect(drainer.logs.filter((l) => l['level'] === 'ERROR' || l['level'] === 'WARN')).toEqual([]);
+  });
+});
+
+// KUBECONFIG_PATH mode (clusters outside EKS): the same drain, authenticated by a kubeconfig
+// with a relative CA path and a token file, as a member of the shipped ClusterRole's group.
+describe('the same drain in kubeconfig mode', () => {
+  const node = 'kubeconfig-1';
+  const instanceId = newInstanceId();
+  let drainer: Drainer;
+
+  beforeAll(async () => {
+    await ensureNamespace(a, 'kubeconfig');
+    await createKwokNode(a, node, instanceId, { scenario: 'kubeconfig' });
+    await waitNodeReady(a, node);
+    await createDeployment(a, 'kubeconfig', 'web', 1, { nodeSelector: { scenario: 'kubeconfig' } });
+    await waitDeploymentReady(a, 'kubeconfig', 'web', 1);
+    await createKwokNode(a, 'kubeconfig-2', newInstanceId(), { scenario: 'kubeconfig' });
+    await waitNodeReady(a, 'kubeconfig-2');
+    drainer = startDrainer(plane, { kubeconfig: plane.drainerKubeconfig });
+  });
+  afterAll(() => drainer?.restore());
+
+  it('drains the node as the kubeconfig user and completes CONTINUE', async () => {
+    const since = Date.now();
+
+    const result = await drainer.terminate(instanceId);
+
+    expect(result).toEqual({ records: [{ status: 'drained', instanceId }] });
+    expect(drainer.completions.map((c) => [c.instanceId, c.result, c.outcome])).toEqual([[instanceId, 'CONTINUE', 'completed']]);
+    await until('the evicted pod gone from the node', 10_000, async () => (await podsOn(a, node)).length === 0);
+    // By arrival: a watch of the earlier drainer is logged when it ends, which can be now.
+    const requests = readAudit(plane, (e) => byDrainer(e) && e.receivedMs >= since);
+    expect(requests.length).toBeGreaterThan(0);
+    expect(new Set(requests.map((e) => e.user))).toEqual(new Set([kubeconfigDrainerUser]));
+    expect(requests.filter((e) => e.subresource === 'eviction').map((e) => e.code)).toEqual([201]);
+    expect((await eventsFor(a, 'Node', node)).map((e) => e.reason)).toContain('LifecycleActionCompleted');
   });
 });

@@ -17,6 +17,8 @@ export interface PlaneInfo {
   readonly server: string;
   readonly caPem: string;
   readonly adminKubeconfig: string;
+  /** A kubeconfig for the drainer's group with a static token (KUBECONFIG_PATH mode). */
+  readonly drainerKubeconfig: string;
   readonly auditLog: string;
   readonly binDir: string;
   readonly kubectl: string;
@@ -36,6 +38,9 @@ export interface PlaneOptions {
 }
 
 export const adminToken = 'plane-admin-token';
+/** The drainer's identity when it runs in kubeconfig mode: a static token in the drainer group. */
+export const kubeconfigDrainerUser = 'graceful-node-termination-kubeconfig';
+const kubeconfigDrainerToken = 'graceful-node-termination-kubeconfig-token';
 
 /** Runs build.sh (which skips work when the cached binaries are current) and returns the bin folder. */
 export function buildPlane(log: (line: string) => void = () => {}): string {
@@ -101,7 +106,11 @@ export async function startPlane(options: PlaneOptions = {}): Promise<Plane> {
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     writeFileSync(join(dir, 'sa.key'), privateKey.export({ type: 'pkcs1', format: 'pem' }));
     writeFileSync(join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
-    writeFileSync(join(dir, 'tokens.csv'), `${adminToken},plane-admin,plane-admin-uid,"system:masters"\n`);
+    writeFileSync(
+      join(dir, 'tokens.csv'),
+      `${adminToken},plane-admin,plane-admin-uid,"system:masters"\n` +
+        `${kubeconfigDrainerToken},${kubeconfigDrainerUser},${kubeconfigDrainerUser}-uid,"${drainerGroup}"\n`,
+    );
     writeFileSync(
       join(dir, 'webhook.kubeconfig'),
       kubeconfigYaml({ server: webhook.url, caFile: undefined, token: undefined, name: 'token-webhook' }),
@@ -160,6 +169,24 @@ export async function startPlane(options: PlaneOptions = {}): Promise<Plane> {
     const caPem = readFileSync(caFile, 'utf8');
     const adminKubeconfig = join(dir, 'admin.kubeconfig');
     writeFileSync(adminKubeconfig, kubeconfigYaml({ server, caFile, token: adminToken, name: 'plane' }));
+    // Relative paths and a token file, as a kubeconfig on a real machine often has them.
+    const drainerKubeconfig = join(dir, 'drainer.kubeconfig');
+    writeFileSync(join(dir, 'drainer.token'), `${kubeconfigDrainerToken}\n`);
+    writeFileSync(
+      drainerKubeconfig,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'current-context: drainer',
+        'clusters:',
+        `- { name: plane, cluster: { server: "${server}", certificate-authority: certs/apiserver.crt } }`,
+        'users:',
+        '- { name: drainer, user: { tokenFile: drainer.token } }',
+        'contexts:',
+        '- { name: drainer, context: { cluster: plane, user: drainer } }',
+        '',
+      ].join('\n'),
+    );
 
     log('starting kube-controller-manager, kube-scheduler and kwok');
     start('kube-controller-manager', [
@@ -190,6 +217,7 @@ export async function startPlane(options: PlaneOptions = {}): Promise<Plane> {
       server,
       caPem,
       adminKubeconfig,
+      drainerKubeconfig,
       auditLog,
       binDir,
       kubectl,
