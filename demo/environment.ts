@@ -19,6 +19,20 @@ export interface EnvironmentOptions {
   readonly drainTimeoutSeconds?: number;
   /** Users whose requests the audit log also records (the benchmark audits kubectl). */
   readonly auditUsers?: readonly string[];
+  /**
+   * Time each invocation gets (Lambda's timeout: 900). Shorter, a drain hands on through the
+   * local SNS endpoint to fresh invocations, as it does in AWS when it outlasts one run.
+   */
+  readonly invocationSeconds?: number;
+}
+
+export interface TerminateRun {
+  readonly token: string;
+  readonly notifiedMs: number;
+  /** What the last invocation of the chain returned. */
+  readonly result: unknown;
+  /** Invocations the termination took: 1, plus one per hand-off. */
+  readonly invocations: number;
 }
 
 export interface Environment {
@@ -31,12 +45,17 @@ export interface Environment {
   readonly handlerEnvironment: Readonly<Record<string, string | undefined>>;
   /** Opens a lifecycle action and returns the SNS event Auto Scaling would send for it. */
   notify(instanceId: string): { token: string; notifiedMs: number; event: unknown };
-  /** Sends the terminate notification Auto Scaling would send, and runs the handler on it. */
-  terminate(instanceId: string): Promise<{ token: string; notifiedMs: number; result: unknown }>;
+  /**
+   * Sends the terminate notification Auto Scaling would send, runs the handler on it and on
+   * every hand-off it publishes, and returns when the chain ends.
+   */
+  terminate(instanceId: string): Promise<TerminateRun>;
   stop(): Promise<void>;
 }
 
 export async function startEnvironment(options: EnvironmentOptions): Promise<Environment> {
+  const invocationSeconds = options.invocationSeconds ?? 900;
+  const handOffTopicArn = `arn:aws:sns:${testAws.region}:${testAws.accountId}:graceful-node-termination`;
   const plane = await startPlane({ log: options.log, auditUsers: options.auditUsers });
   let aws: LocalAws | undefined;
   let stopCapture: (() => void) | undefined;
@@ -59,8 +78,25 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
       LIFECYCLE_HOOK_NAMES: terminateHook,
       DRAIN_TIMEOUT_SECONDS: String(options.drainTimeoutSeconds ?? 600),
       LOAD_BALANCER_DELAY_SECONDS: String(options.loadBalancerDelaySeconds),
+      HAND_OFF_TOPIC_ARN: handOffTopicArn,
+      // What the invocation keeps free to complete the action: Lambda's default 20 s would not
+      // leave a short demo invocation any time to work.
+      INVOCATION_MARGIN_SECONDS: String(Math.min(20, Math.max(1, Math.floor(invocationSeconds / 5)))),
     };
     const handler: LambdaHandler = createRuntime(handlerEnvironment);
+    const invoke = (event: unknown) => {
+      const end = Date.now() + invocationSeconds * 1000;
+      return handler(event, { getRemainingTimeInMillis: () => end - Date.now() });
+    };
+    // SNS delivers each hand-off to a fresh invocation; terminate() waits for the chain.
+    const deliveries: { instanceId: string; run: Promise<unknown>; taken: boolean }[] = [];
+    aws.onPublish((topicArn, message) => {
+      if (topicArn !== handOffTopicArn) return;
+      const parsed = JSON.parse(message) as Record<string, unknown>;
+      const run = invoke(snsEvent(parsed));
+      run.catch(() => undefined); // awaited by terminate(); this only keeps Node from calling it unhandled first
+      deliveries.push({ instanceId: String(parsed['EC2InstanceId']), run, taken: false });
+    });
     const localAws = aws;
     const capture = stopCapture;
     const notify = (instanceId: string) => {
@@ -88,10 +124,15 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
       onHandlerLog: (listener) => void listeners.push(listener),
       async terminate(instanceId) {
         const { token, notifiedMs, event } = notify(instanceId);
-        // Lambda's 15 minutes.
-        const end = notifiedMs + 900_000;
-        const result = await handler(event, { getRemainingTimeInMillis: () => end - Date.now() });
-        return { token, notifiedMs, result };
+        let result: unknown = await invoke(event);
+        let invocations = 1;
+        // An invocation publishes its hand-off before it returns, so the next one is known here.
+        for (let next = deliveries.filter((d) => d.instanceId === instanceId && !d.taken); next.length > 0; next = deliveries.filter((d) => d.instanceId === instanceId && !d.taken)) {
+          for (const d of next) d.taken = true;
+          invocations += next.length;
+          result = (await Promise.all(next.map((d) => d.run))).at(-1);
+        }
+        return { token, notifiedMs, result, invocations };
       },
       async stop() {
         capture();

@@ -1,14 +1,16 @@
-// A local stand-in for the two AWS APIs the handler calls, reached through the SDK's
-// standard endpoint configuration (AWS_ENDPOINT_URL_AUTO_SCALING, AWS_ENDPOINT_URL_EKS), so
-// the handler runs unpatched. Auto Scaling speaks the Query protocol (form body, XML
-// answers); EKS DescribeCluster is REST-JSON. Lifecycle actions behave as in AWS: each can be
-// completed once; afterwards the answer is ValidationError "No active Lifecycle Action".
+// A local stand-in for the AWS APIs the handler calls, reached through the SDK's standard
+// endpoint configuration (AWS_ENDPOINT_URL_AUTO_SCALING, AWS_ENDPOINT_URL_EKS,
+// AWS_ENDPOINT_URL_SNS), so the handler runs unpatched. Auto Scaling and SNS speak the Query
+// protocol (form body, XML answers); EKS DescribeCluster is REST-JSON. Lifecycle actions
+// behave as in AWS: each can be completed once; afterwards the answer is ValidationError
+// "No active Lifecycle Action". A Publish (a hand-off) is passed to onPublish, which delivers
+// it as SNS would: to a fresh invocation.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface AwsCall {
-  readonly action: 'CompleteLifecycleAction' | 'RecordLifecycleActionHeartbeat' | 'DescribeCluster';
+  readonly action: 'CompleteLifecycleAction' | 'RecordLifecycleActionHeartbeat' | 'DescribeCluster' | 'Publish';
   readonly atMs: number;
   readonly params: Readonly<Record<string, string>>;
   readonly outcome: 'ok' | 'no-active-action';
@@ -20,6 +22,8 @@ export interface LocalAws {
   /** A lifecycle action that may now be completed (what Auto Scaling does before notifying). */
   openAction(token: string): void;
   onCall(listener: (call: AwsCall) => void): void;
+  /** Receives each message published to the topic (SNS's delivery to the function). */
+  onPublish(listener: (topicArn: string, message: string) => void): void;
   stop(): Promise<void>;
 }
 
@@ -30,11 +34,13 @@ export interface ClusterForEks {
 }
 
 const xmlns = 'http://autoscaling.amazonaws.com/doc/2011-01-01/';
+const snsXmlns = 'http://sns.amazonaws.com/doc/2010-03-31/';
 
 export async function startLocalAws(cluster: ClusterForEks): Promise<LocalAws> {
   const open = new Set<string>();
   const calls: AwsCall[] = [];
   const listeners: ((call: AwsCall) => void)[] = [];
+  const publishListeners: ((topicArn: string, message: string) => void)[] = [];
   const record = (call: AwsCall) => {
     calls.push(call);
     for (const l of listeners) l(call);
@@ -71,6 +77,15 @@ export async function startLocalAws(cluster: ClusterForEks): Promise<LocalAws> {
 
     const params = Object.fromEntries(new URLSearchParams(body));
     const action = params['Action'];
+    if (action === 'Publish') {
+      const messageId = randomUUID();
+      record({ action, atMs: Date.now(), params: { TopicArn: params['TopicArn'] ?? '', MessageId: messageId }, outcome: 'ok' });
+      res.writeHead(200, { 'content-type': 'text/xml' });
+      res.end(`<PublishResponse xmlns="${snsXmlns}"><PublishResult><MessageId>${messageId}</MessageId></PublishResult><ResponseMetadata><RequestId>${requestId}</RequestId></ResponseMetadata></PublishResponse>`);
+      // After the answer, as SNS: the publisher does not wait for the delivery.
+      for (const l of publishListeners) l(params['TopicArn'] ?? '', params['Message'] ?? '');
+      return;
+    }
     if (action !== 'CompleteLifecycleAction' && action !== 'RecordLifecycleActionHeartbeat') {
       return queryError(res, 400, 'InvalidAction', `local endpoint does not implement ${action ?? '(no Action)'}`, requestId);
     }
@@ -92,6 +107,7 @@ export async function startLocalAws(cluster: ClusterForEks): Promise<LocalAws> {
     calls,
     openAction: (token) => void open.add(token),
     onCall: (listener) => void listeners.push(listener),
+    onPublish: (listener) => void publishListeners.push(listener),
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -107,5 +123,5 @@ function queryError(res: ServerResponse, status: number, code: string, message: 
 
 /** The environment that points the handler's SDK clients at the local endpoint. */
 export function localAwsEnvironment(aws: LocalAws): Record<string, string> {
-  return { AWS_ENDPOINT_URL_AUTO_SCALING: aws.endpointUrl, AWS_ENDPOINT_URL_EKS: aws.endpointUrl };
+  return { AWS_ENDPOINT_URL_AUTO_SCALING: aws.endpointUrl, AWS_ENDPOINT_URL_EKS: aws.endpointUrl, AWS_ENDPOINT_URL_SNS: aws.endpointUrl };
 }

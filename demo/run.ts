@@ -1,5 +1,5 @@
 // npm run demo: an Auto Scaling scale-in on a local cluster, told as a live timeline.
-//   npm run demo -- --nodes 3 --replicas 6 --lb-delay 10
+//   npm run demo -- --nodes 3 --replicas 6 --lb-delay 10 --invocation-seconds 900
 // Starts the local control plane (etcd, kube-apiserver, controllers, kwok nodes), creates a
 // small node group with realistic workloads, then sends the real handler the notification
 // Auto Scaling sends when it terminates one instance. No AWS account: the Auto Scaling and
@@ -14,7 +14,7 @@ import { startEnvironment, groupName } from './environment.js';
 
 interface TimelineEntry {
   readonly atSeconds: number;
-  readonly source: 'handler' | 'cluster' | 'autoscaling';
+  readonly source: 'handler' | 'cluster' | 'autoscaling' | 'sns';
   readonly what: string;
   readonly detail?: string;
 }
@@ -25,6 +25,8 @@ const { values } = parseArgs({
     nodes: { type: 'string', default: '3' },
     replicas: { type: 'string', default: '6' },
     'lb-delay': { type: 'string', default: '10' },
+    // Lambda's timeout. Shorter (say 8), the drain outlasts one invocation and hands on.
+    'invocation-seconds': { type: 'string', default: '900' },
     out: { type: 'string', default: join(root, 'demo', 'out', 'timeline.json') },
   },
 });
@@ -36,6 +38,7 @@ const positive = (name: string, raw: string | undefined, min: number): number =>
 const nodeCount = positive('nodes', values.nodes, 2);
 const replicas = positive('replicas', values.replicas, 2);
 const lbDelaySeconds = positive('lb-delay', values['lb-delay'], 0);
+const invocationSeconds = positive('invocation-seconds', values['invocation-seconds'], 5);
 
 /** coredns first, then the most nginx pods. */
 const score = (pods: readonly V1Pod[]) =>
@@ -44,7 +47,7 @@ const score = (pods: readonly V1Pod[]) =>
 const t0 = Date.now();
 const say = (line: string) => console.log(`[demo ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${line}`);
 
-const env = await startEnvironment({ log: (line) => say(line), loadBalancerDelaySeconds: lbDelaySeconds });
+const env = await startEnvironment({ log: (line) => say(line), loadBalancerDelaySeconds: lbDelaySeconds, invocationSeconds });
 let exitCode = 1;
 try {
   const a = env.admin;
@@ -110,6 +113,7 @@ try {
     console.log(`  +${entry.atSeconds.toFixed(2).padStart(6)}s  ${source.padEnd(11)} ${what}${detail ? `  ${detail}` : ''}`);
   };
   const blockedSeen = new Set<string>();
+  let handOffsDelivered = 0;
   env.onHandlerLog((log) => {
     const message = String(log['message']);
     const pod = typeof log['pod'] === 'string' ? log['pod'] : undefined;
@@ -136,6 +140,12 @@ try {
         return add('handler', 'drained', `${String(log['podsEvicted'])} pods evicted in ${String(log['seconds'])} s`);
       case 'waiting for load balancers to deregister the node':
         return add('handler', 'LB wait', `${String(log['seconds'])} s for load balancers to deregister the node`);
+      case 'handed the drain on to a fresh invocation':
+        return add('handler', 'handed on', `hand-off ${String(log['handOff'])} (${String(log['phase'])}, ${String(log['podsLeft'])} pods left): this invocation's time is nearly up`);
+      case 'drain resumed':
+        return add('handler', 'resumed', `invocation ${Number(log['handOff']) + 1} carries the drain on`);
+      case 'still waiting for load balancers to deregister the node':
+        return add('handler', 'resumed', `invocation ${handOffsDelivered + 1}: ${String(log['secondsLeft'])} s of the LB wait left`);
       case 'lifecycle action completed':
         return add('handler', 'completed', 'CompleteLifecycleAction CONTINUE');
       default:
@@ -143,6 +153,10 @@ try {
     }
   });
   env.aws.onCall((call) => {
+    if (call.action === 'Publish') {
+      handOffsDelivered++;
+      return add('sns', 'hand-off delivered', 'the topic invokes a fresh handler');
+    }
     if (call.action !== 'DescribeCluster') add('autoscaling', `${call.action} ${call.params['LifecycleActionResult'] ?? ''}`.trim(), `instance ${call.params['InstanceId']} (${call.outcome})`);
   });
 
@@ -175,7 +189,7 @@ try {
   console.log('');
   notifiedMs = Date.now();
   add('autoscaling', 'notification', `EC2_INSTANCE_TERMINATING ${target.instanceId} (hook ${'graceful-node-termination-terminate'})`);
-  const { result } = await env.terminate(target.instanceId);
+  const { result, invocations } = await env.terminate(target.instanceId);
   await new Promise((resolve) => setTimeout(resolve, 1500)); // let the last replacements show
   watching = false;
   await watcher;
@@ -194,18 +208,20 @@ try {
     // Finished pods stay as API objects until their owner cleans them up; they run nothing.
     podsLeftOnNode: after.filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed').map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`),
     lifecycleResult: completed[0]?.params['LifecycleActionResult'],
+    invocations,
     handlerResult: result,
   };
   say(
     `summary: ${plural(summary.podsEvicted, 'pod')} evicted, ${plural(summary.batchPodsFinished, 'batch pod')} finished in place, ` +
       `${plural(summary.budgetWaits, 'budget wait')}, ${plural(summary.replacementsReady, 'replacement')} Ready elsewhere, ` +
-      `lifecycle action completed ${summary.lifecycleResult ?? 'NEVER'} ${summary.secondsToCompletion ?? '?'} s after the notification; ` +
+      `lifecycle action completed ${summary.lifecycleResult ?? 'NEVER'} ${summary.secondsToCompletion ?? '?'} s after the notification ` +
+      `(${plural(summary.invocations, 'invocation')}); ` +
       `still running on the node: ${summary.podsLeftOnNode.join(', ') || 'nothing'}`,
   );
   const described = a.kubectl('describe', 'node', target.name);
   console.log(`\n$ kubectl describe node ${target.name}   (Events)\n${described.slice(described.indexOf('Events:'))}`);
   mkdirSync(dirname(values.out!), { recursive: true });
-  writeFileSync(values.out!, JSON.stringify({ options: { nodes: nodeCount, replicas, loadBalancerDelaySeconds: lbDelaySeconds }, summary, timeline }, null, 2));
+  writeFileSync(values.out!, JSON.stringify({ options: { nodes: nodeCount, replicas, loadBalancerDelaySeconds: lbDelaySeconds, invocationSeconds }, summary, timeline }, null, 2));
   say(`timeline written to ${values.out}`);
   exitCode = completed.length === 1 && summary.lifecycleResult === 'CONTINUE' ? 0 : 1;
 } finally {

@@ -29,6 +29,8 @@ export interface DrainOptions {
   readonly evictionConcurrency: number;
   /** A budget that refuses a pod this long is reported again, with pending replacements. */
   readonly blockedReportMs?: number | undefined;
+  /** An earlier invocation ran this drain and already told its batch wait as an Event. */
+  readonly resumed?: boolean;
 }
 
 export interface StuckPod {
@@ -150,7 +152,7 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
     const fresh = waiting.filter((p) => !announcedBatch.has(p.uid));
     if (fresh.length > 0) {
       for (const p of fresh) announcedBatch.add(p.uid);
-      await reportBatchWait(node, fresh, batch!.untilMs, deps);
+      await reportBatchWait(node, fresh, batch!.untilMs, deps, options.resumed === true);
     }
     if (now - lastProgressLogMs >= 10_000) {
       lastProgressLogMs = now;
@@ -224,9 +226,13 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
   }
 }
 
-async function reportBatchWait(node: NodeInfo, pods: readonly PodInfo[], untilMs: number, deps: DrainDeps): Promise<void> {
+async function reportBatchWait(node: NodeInfo, pods: readonly PodInfo[], untilMs: number, deps: DrainDeps, resumed: boolean): Promise<void> {
   const names = pods.map(podKey);
   const until = new Date(untilMs).toISOString();
+  if (resumed) {
+    deps.log.info('still waiting for batch pods to finish', { pods: names, batchWaitUntil: until });
+    return;
+  }
   deps.log.info('waiting for batch pods to finish before evicting them', { pods: names, batchWaitUntil: until });
   await deps.events.record({
     regarding: { kind: 'Node', name: node.name, uid: node.uid },

@@ -137,6 +137,7 @@ export function createHandler(deps: HandlerDeps) {
           loadBalancerDelaySeconds: config.loadBalancerDelaySeconds,
           evictionConcurrency: config.evictionConcurrency,
           resume: n.handOff,
+          notifiedAtMs: n.time.getTime(),
           handOff: handOffs
             ? async (next) => {
                 if ((await deps.lifecycle.heartbeat(action)) === 'no-active-action') return 'action-over';

@@ -16,7 +16,7 @@ export interface LifecycleNotification {
   readonly time: Date;
   readonly notificationMetadata: string | undefined;
   /** Present when an earlier invocation of ours handed this drain on. */
-  readonly handOff?: { readonly count: number; readonly loadBalancerWaitUntilMs?: number | undefined } | undefined;
+  readonly handOff?: { readonly count: number; readonly loadBalancerWaitUntilMs?: number | undefined; readonly evicted?: number | undefined } | undefined;
 }
 
 /** The field our hand-off messages add to the original notification. */
@@ -94,7 +94,11 @@ export function parseLifecycleMessage(message: unknown): ParseResult {
     if (until !== undefined && (untilMs === undefined || Number.isNaN(untilMs))) {
       return bad(`${handOffField}.loadBalancerWaitUntil`, `is ${JSON.stringify(until)}, not an ISO 8601 time`);
     }
-    handOff = { count: h['count'] as number, loadBalancerWaitUntilMs: untilMs };
+    const evicted = h['evicted'];
+    if (evicted !== undefined && (!Number.isInteger(evicted) || (evicted as number) < 0)) {
+      return bad(`${handOffField}.evicted`, `is ${JSON.stringify(evicted)}, not an integer >= 0`);
+    }
+    handOff = { count: h['count'] as number, loadBalancerWaitUntilMs: untilMs, evicted: evicted as number | undefined };
   }
   return {
     ok: true,
@@ -113,7 +117,10 @@ export function parseLifecycleMessage(message: unknown): ParseResult {
 }
 
 /** The message a hand-off publishes: the original notification plus where the work stands. */
-export function handOffMessage(n: LifecycleNotification, next: { count: number; loadBalancerWaitUntilMs?: number | undefined }): Record<string, unknown> {
+export function handOffMessage(
+  n: LifecycleNotification,
+  next: { count: number; loadBalancerWaitUntilMs?: number | undefined; evicted?: number | undefined },
+): Record<string, unknown> {
   return {
     Origin: 'AutoScalingGroup',
     Service: 'graceful-node-termination',
@@ -128,6 +135,8 @@ export function handOffMessage(n: LifecycleNotification, next: { count: number; 
     [handOffField]: {
       count: next.count,
       ...(next.loadBalancerWaitUntilMs !== undefined ? { loadBalancerWaitUntil: new Date(next.loadBalancerWaitUntilMs).toISOString() } : {}),
+      // Pods evicted so far, so the last invocation's Drained Event counts the whole drain.
+      ...(next.evicted ? { evicted: next.evicted } : {}),
     },
   };
 }

@@ -51,6 +51,8 @@ export interface TerminateOptions {
   readonly completeByMs?: number;
   /** Set when this invocation continues a drain an earlier invocation handed on. */
   readonly resume?: HandOffState;
+  /** The notification's Time (epoch ms): the Events tell durations from it. Default: now. */
+  readonly notifiedAtMs?: number;
   /** Sends the rest of the work to a fresh invocation; absent when there is nowhere to send it. */
   readonly handOff?: (next: HandOffState) => Promise<'sent' | 'action-over'>;
 }
@@ -61,6 +63,8 @@ export interface HandOffState {
   readonly count: number;
   /** Set once the node is drained: the load-balancer wait ends then. */
   readonly loadBalancerWaitUntilMs?: number | undefined;
+  /** Pods evicted by the earlier invocations of this drain. */
+  readonly evicted?: number | undefined;
 }
 
 export type TerminateOutcome = 'drained' | 'timed-out' | 'node-not-found' | 'node-gone' | 'handed-off' | 'superseded';
@@ -78,6 +82,8 @@ export async function terminateNode(options: TerminateOptions, deps: TerminateDe
   const { action } = options;
   const { nodes, events, lifecycle, clock, log } = deps;
   const startedMs = clock.now();
+  const notifiedAtMs = options.notifiedAtMs ?? startedMs;
+  const sinceNotification = () => seconds(clock.now() - notifiedAtMs);
   const finish = async (outcome: TerminateOutcome, node: NodeInfo | undefined, drain?: DrainResult) => {
     const lifecycleAction = await lifecycle.complete(action, 'CONTINUE');
     if (lifecycleAction === 'already-completed') {
@@ -97,6 +103,7 @@ export async function terminateNode(options: TerminateOptions, deps: TerminateDe
   const onNode = (type: 'Normal' | 'Warning', reason: string, message: string) =>
     events.record({ regarding: { kind: 'Node', name: node.name, uid: node.uid }, type, reason, message });
   const resume = options.resume;
+  const evictedBefore = resume?.evicted ?? 0;
   const stopMs = options.handOff ? (options.invocationStopMs ?? Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY;
   const chainValue = (count: number) => `${action.lifecycleActionToken}/${count}`;
 
@@ -149,16 +156,18 @@ export async function terminateNode(options: TerminateOptions, deps: TerminateDe
           batch: options.batch,
           evictionConcurrency: options.evictionConcurrency,
           blockedReportMs: options.blockedReportMs,
+          resumed: resume !== undefined,
         },
         deps,
       );
       if (drain.outcome === 'stopped') {
         // Stopped by this invocation's limit, not by the drain deadline: carry on elsewhere.
-        return await handOn(node, { count: (resume?.count ?? 0) + 1 }, drain);
+        return await handOn(node, { count: (resume?.count ?? 0) + 1, evicted: evictedBefore + drain.evicted }, drain);
       }
       if (drain.outcome === 'drained') {
-        log.info('node drained', { podsEvicted: drain.evicted, seconds: seconds(clock.now() - startedMs) });
-        await onNode('Normal', 'Drained', `All pods left the node in ${seconds(clock.now() - startedMs)} s (${drain.evicted} evicted).`);
+        const evicted = evictedBefore + drain.evicted;
+        log.info('node drained', { podsEvicted: evicted, seconds: sinceNotification() });
+        await onNode('Normal', 'Drained', `All pods left the node in ${sinceNotification()} s (${evicted} evicted).`);
       } else {
         const summary = drain.stuck
           .map((s) => `${s.pod} (${s.reason}${s.budgetName ? `: PodDisruptionBudget ${s.budgetName}` : ''})`)
@@ -168,7 +177,7 @@ export async function terminateNode(options: TerminateOptions, deps: TerminateDe
         await onNode(
           'Warning',
           'DrainTimedOut',
-          `Drain deadline reached after ${seconds(clock.now() - startedMs)} s; ${drain.stuck.length} pod(s) remain: ${summary}. ` +
+          `Drain deadline reached after ${sinceNotification()} s; ${drain.stuck.length} pod(s) remain: ${summary}. ` +
             (force ? 'Deleting them (DEADLINE_POLICY=force).' : 'The instance terminates with them (DEADLINE_POLICY=leave).'),
         );
         if (force) await forceDelete(watch.current().filter((p) => isDrainable(p) && !returns.has(p)));
@@ -185,14 +194,14 @@ export async function terminateNode(options: TerminateOptions, deps: TerminateDe
     // Still watching: a pod that tolerates the cordon often lands back only now.
     await waitWatching(watch, returns, Math.min(loadBalancerWaitUntilMs, stopMs), clock);
     if (clock.now() < loadBalancerWaitUntilMs) {
-      return await handOn(node, { count: (resume?.count ?? 0) + 1, loadBalancerWaitUntilMs }, drain);
+      return await handOn(node, { count: (resume?.count ?? 0) + 1, loadBalancerWaitUntilMs, evicted: evictedBefore + drain.evicted }, drain);
     }
     const outcome = drain.outcome === 'timed-out' ? 'timed-out' : 'drained';
     const report = await finish(outcome, node, { ...drain, returned: returns.names() });
     await onNode(
       'Normal',
       'LifecycleActionCompleted',
-      `Lifecycle action ${report.lifecycleAction === 'completed' ? 'completed' : 'was already completed'} with CONTINUE after ${seconds(report.durationMs)} s (${outcome}).`,
+      `Lifecycle action ${report.lifecycleAction === 'completed' ? 'completed' : 'was already completed'} with CONTINUE ${sinceNotification()} s after the notification (${outcome}).`,
     );
     return report;
   } finally {

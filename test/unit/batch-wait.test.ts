@@ -47,6 +47,14 @@ describe('batch pods', () => {
     expect((lifecycle.completions[0]!.atMs - t0) / 1000).toBe(20 * 60 + 60);
     // Kept alive meanwhile: heartbeats at the hand-off and at the resumed start.
     expect(lifecycle.heartbeats).toHaveLength(2);
+    // The last invocation's Events tell the whole drain, once: both evictions of the first
+    // invocation (carried by the hand-off), durations from the notification, one batch-wait Event.
+    expect(world.handOffs.sent.map((m) => m['GracefulNodeTerminationHandOff'])).toEqual([{ count: 1, evicted: 2 }]);
+    expect(cluster.reasons().filter((r) => r === 'Node/WaitingForBatchPods')).toHaveLength(1);
+    expect(cluster.events.find((e) => e.reason === 'Drained')?.message).toBe('All pods left the node in 1200 s (2 evicted).');
+    expect(cluster.events.find((e) => e.reason === 'LifecycleActionCompleted')?.message).toBe(
+      'Lifecycle action completed with CONTINUE 1260 s after the notification (drained).',
+    );
   });
 
   it('evicts a do-not-disrupt pod that is still running when the batch wait ends', async () => {

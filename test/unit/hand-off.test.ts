@@ -166,5 +166,10 @@ describe('planTermination', () => {
   it('rejects a malformed hand-off field with the field named', () => {
     const parsed = parseLifecycleMessage(lifecycleMessage({ GracefulNodeTerminationHandOff: { count: 0 } }));
     expect(parsed).toEqual({ ok: false, field: 'GracefulNodeTerminationHandOff', reason: 'must be an object with an integer count >= 1' });
+    expect(parseLifecycleMessage(lifecycleMessage({ GracefulNodeTerminationHandOff: { count: 1, evicted: -1 } }))).toEqual({
+      ok: false,
+      field: 'GracefulNodeTerminationHandOff.evicted',
+      reason: 'is -1, not an integer >= 0',
+    });
   });
 });
