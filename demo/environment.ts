@@ -127,7 +127,8 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
         let result: unknown = await invoke(event);
         let invocations = 1;
         // An invocation publishes its hand-off before it returns, so the next one is known here.
-        for (let next = deliveries.filter((d) => d.instanceId === instanceId && !d.taken); next.length > 0; next = deliveries.filter((d) => d.instanceId === instanceId && !d.taken)) {
+        const waiting = () => deliveries.filter((d) => d.instanceId === instanceId && !d.taken);
+        for (let next = waiting(); next.length > 0; next = waiting()) {
           for (const d of next) d.taken = true;
           invocations += next.length;
           result = (await Promise.all(next.map((d) => d.run))).at(-1);

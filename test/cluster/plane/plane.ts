@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startKwokWatchdog } from './kwok-watchdog.js';
 import { drainerGroup, startTokenWebhook, type TokenWebhook } from './token-webhook.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -65,7 +66,9 @@ export async function startPlane(options: PlaneOptions = {}): Promise<Plane> {
   let webhook: TokenWebhook | undefined;
   const t0 = Date.now();
 
+  let stopWatchdog = () => {};
   const stop = async () => {
+    stopWatchdog();
     for (const { child } of [...processes].reverse()) await terminate(child);
     await webhook?.close();
     if (!options.keepDir) rmSync(dir, { recursive: true, force: true });
@@ -210,6 +213,7 @@ export async function startPlane(options: PlaneOptions = {}): Promise<Plane> {
       '--cidr=10.244.0.0/16',
     ]);
     await waitFor('the default ServiceAccount', 60_000, async () => (await adminGet(server, caFile, '/api/v1/namespaces/default/serviceaccounts/default')).status === 200);
+    stopWatchdog = startKwokWatchdog({ server, ca: caPem, token: adminToken, kwokLog: join(dir, 'kwok.log'), log });
     const kubectl = bin('kubectl');
     log(`control plane ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (${dir})`);
     return {
