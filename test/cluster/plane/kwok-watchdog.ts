@@ -1,9 +1,10 @@
-// kwok plays each pod's next stage from a delay queue. A play that fails (an API timeout or
-// 429 on a busy 2-core machine) is retried with a backoff that grows to 32 minutes, and a pod
-// that gets no further event waits that long: seen once in CI as a replacement pod left
-// Pending for minutes, which held a PodDisruptionBudget and the drain behind it.
+// Seen once in CI: a replacement pod bound to a kwok node stayed Pending for minutes, which
+// held a PodDisruptionBudget and the drain behind it. kwok plays each pod's next stage from a
+// delay queue, and a play that fails (an API timeout or 429 on a busy 2-core machine) is
+// retried with a backoff that grows to 32 minutes while the pod gets no further event
 // (sigs.k8s.io/kwok v0.8.0: pkg/kwok/controllers/pod_controller.go playStageWorker,
-// utils.go defaultBackoff.) A real kubelet keeps syncing its pods, so the plane stands in for
+// utils.go defaultBackoff); that is the likely cause, unconfirmed because kwok's log went with
+// the plane's folder. A real kubelet keeps syncing its pods, so the plane stands in for
 // that: a pod bound to a node that stays Pending well past its start delay gets an annotation
 // touched, which is a fresh event, and kwok plays its stage again at once. Every touch is logged
 // with kwok's own lines about the pod, so the cause stays visible.
