@@ -9,12 +9,10 @@
 // touched, which is a fresh event, and kwok plays its stage again at once. Every touch is logged
 // with kwok's own lines about the pod, so the cause stays visible.
 import { readFileSync } from 'node:fs';
-import { request } from 'node:https';
+import { adminRequest, type AdminTarget } from './admin-request.js';
 
 export interface WatchdogOptions {
-  readonly server: string;
-  readonly ca: string;
-  readonly token: string;
+  readonly target: AdminTarget;
   readonly kwokLog: string;
   readonly log: (line: string) => void;
   /** How long past its start delay a bound pod may stay Pending. */
@@ -36,30 +34,7 @@ export function startKwokWatchdog(options: WatchdogOptions): () => void {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
 
-  const call = (method: string, path: string, body?: unknown) =>
-    new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const payload = body === undefined ? undefined : JSON.stringify(body);
-      const req = request(
-        `${options.server}${path}`,
-        {
-          method,
-          ca: options.ca,
-          timeout: 5_000,
-          headers: {
-            Authorization: `Bearer ${options.token}`,
-            ...(payload ? { 'Content-Type': 'application/merge-patch+json', 'Content-Length': Buffer.byteLength(payload) } : {}),
-          },
-        },
-        (res) => {
-          let text = '';
-          res.on('data', (c) => (text += c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-        },
-      );
-      req.on('error', reject);
-      req.on('timeout', () => req.destroy(new Error('timeout')));
-      req.end(payload);
-    });
+  const call = (method: string, path: string, body?: unknown) => adminRequest(options.target, method, path, body);
 
   // Only nodes kwok plays (kwok.x-k8s.io/node=fake); a node nobody plays keeps its pods Pending on purpose.
   const kwokNodes = new Map<string, boolean>();

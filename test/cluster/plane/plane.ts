@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { adminRequest } from './admin-request.js';
 import { startKwokWatchdog } from './kwok-watchdog.js';
 import { drainerGroup, startTokenWebhook, type TokenWebhook } from './token-webhook.js';
 
@@ -213,7 +214,7 @@ export async function startPlane(options: PlaneOptions = {}): Promise<Plane> {
       '--cidr=10.244.0.0/16',
     ]);
     await waitFor('the default ServiceAccount', 60_000, async () => (await adminGet(server, caFile, '/api/v1/namespaces/default/serviceaccounts/default')).status === 200);
-    stopWatchdog = startKwokWatchdog({ server, ca: caPem, token: adminToken, kwokLog: join(dir, 'kwok.log'), log });
+    stopWatchdog = startKwokWatchdog({ target: { server, ca: caPem, token: adminToken }, kwokLog: join(dir, 'kwok.log'), log });
     const kubectl = bin('kubectl');
     log(`control plane ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (${dir})`);
     return {
@@ -262,18 +263,9 @@ export async function waitFor(what: string, timeoutMs: number, check: () => Prom
   throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`);
 }
 
-async function adminGet(server: string, caFile: string, path: string): Promise<{ status: number; body: string }> {
-  const { request } = await import('node:https');
-  return new Promise((resolve, reject) => {
-    const req = request(`${server}${path}`, { ca: readFileSync(caFile), headers: { Authorization: `Bearer ${adminToken}` }, timeout: 5_000 }, (res) => {
-      let body = '';
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.end();
-  });
+/** The CA file appears only once kube-apiserver has written its certificates. */
+function adminGet(server: string, caFile: string, path: string): Promise<{ status: number; body: string }> {
+  return adminRequest({ server, ca: readFileSync(caFile), token: adminToken }, 'GET', path);
 }
 
 function kubeconfigYaml(o: { server: string; caFile: string | undefined; token: string | undefined; name: string }): string {
