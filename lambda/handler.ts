@@ -153,7 +153,7 @@ export function createHandler(deps: HandlerDeps) {
         { Transition: 'terminating', Outcome: report.outcome },
         {
           Terminations: { unit: 'Count', value: 1 },
-          SecondsSinceNotification: { unit: 'Seconds', value: Math.round((clock.now() - n.time.getTime()) / 100) / 10 },
+          SecondsSinceNotification: secondsSinceNotification(n),
           PodsEvicted: { unit: 'Count', value: report.drain?.evicted ?? 0 },
           EvictionsBlocked: { unit: 'Count', value: report.drain?.blocked ?? 0 },
         },
@@ -207,10 +207,14 @@ export function createHandler(deps: HandlerDeps) {
     return status;
   }
 
+  function secondsSinceNotification(n: LifecycleNotification) {
+    return { unit: 'Seconds' as const, value: Math.round((clock.now() - n.time.getTime()) / 100) / 10 };
+  }
+
   function emitLaunch(n: LifecycleNotification, status: RecordStatus): void {
     deps.metrics?.emit(
       { Transition: 'launching', Outcome: status.replace(/^launch-/, '') },
-      { Launches: { unit: 'Count', value: 1 }, SecondsSinceNotification: { unit: 'Seconds', value: Math.round((clock.now() - n.time.getTime()) / 100) / 10 } },
+      { Launches: { unit: 'Count', value: 1 }, SecondsSinceNotification: secondsSinceNotification(n) },
     );
   }
 

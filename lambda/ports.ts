@@ -56,6 +56,9 @@ export interface NodeGateway {
 
 export const handOffAnnotation = 'graceful-node-termination/hand-off';
 
+/** https://kubernetes.io/docs/reference/labels-annotations-taints/#node-kubernetes-io-exclude-from-external-load-balancers */
+export const excludeFromLoadBalancersLabel = 'node.kubernetes.io/exclude-from-external-load-balancers';
+
 /** A live view of the pods bound to one node: one list, then one watch. */
 export interface PodWatch {
   /** The pods on the node as last seen. */

@@ -4,6 +4,7 @@
 import type { DeadlinePolicy } from './config.js';
 import { drainNode, ReturnedPods, waitWatching, type DrainResult } from './drain.js';
 import { isDrainable, podKey } from './pods.js';
+import { excludeFromLoadBalancersLabel } from './ports.js';
 import type {
   Clock,
   EventRecorder,
@@ -18,8 +19,6 @@ import type {
 
 /** Logged when a drain hits its deadline; the CDK construct's alarm filters on it. */
 export const drainTimedOutMessage = 'drain deadline reached with pods still on the node; completing anyway';
-
-export const excludeFromLoadBalancersLabel = 'node.kubernetes.io/exclude-from-external-load-balancers';
 
 export interface TerminateDeps {
   readonly nodes: NodeGateway;

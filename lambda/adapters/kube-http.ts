@@ -107,21 +107,23 @@ export function createKubeHttp(endpoint: KubeEndpoint, options: KubeHttpOptions)
     return u;
   };
 
-  const open = async (method: string, target: URL, o: RequestOptions, accept = 'application/json') => {
+  /** `payload` is the body already serialised (once per request, not per header and write). */
+  const open = async (method: string, target: URL, o: RequestOptions, payload?: string) => {
     const tls = await endpoint.requestOptions();
-    const headers: http.OutgoingHttpHeaders = { ...tls.headers, Accept: accept, 'User-Agent': options.userAgent };
-    if (o.body !== undefined) {
+    const headers: http.OutgoingHttpHeaders = { ...tls.headers, Accept: 'application/json', 'User-Agent': options.userAgent };
+    if (payload !== undefined) {
       headers['Content-Type'] = o.contentType ?? 'application/json';
       // Always framed: Node sends a DELETE body neither chunked nor with a length unless told,
       // and the server then reads it as the next request on the kept-alive connection.
-      headers['Content-Length'] = Buffer.byteLength(JSON.stringify(o.body));
+      headers['Content-Length'] = Buffer.byteLength(payload);
     }
     return (secure ? https : http).request(target, { ...tls, method, headers, agent, timeout: options.timeoutMs });
   };
 
   const once = async <T>(method: string, path: string, o: RequestOptions): Promise<T> => {
     const what = `${method} ${path}`;
-    const req = await open(method, url(path, o.query), o);
+    const payload = o.body === undefined ? undefined : JSON.stringify(o.body);
+    const req = await open(method, url(path, o.query), o, payload);
     return new Promise<T>((resolve, reject) => {
       req.on('timeout', () => req.destroy(new Error(`${what}: no answer within ${options.timeoutMs} ms`)));
       req.on('error', reject);
@@ -142,7 +144,7 @@ export function createKubeHttp(endpoint: KubeEndpoint, options: KubeHttpOptions)
           else reject(new KubeApiError(code, parsed as StatusBody | undefined, res.headers, what));
         });
       });
-      req.end(o.body === undefined ? undefined : JSON.stringify(o.body));
+      req.end(payload);
     });
   };
 

@@ -3,7 +3,7 @@
 import type { CoreV1Event, V1Eviction, V1Node, V1Pod } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { AccessDeniedError, TransientError } from '../errors.js';
-import { handOffAnnotation } from '../ports.js';
+import { excludeFromLoadBalancersLabel, handOffAnnotation } from '../ports.js';
 import type {
   ClusterEvent,
   EventRecorder,
@@ -21,7 +21,6 @@ import { KubeApiError, createKubeHttp, type KubeEndpoint, type KubeHttp, type St
 export const reportingComponent = 'graceful-node-termination';
 /** Shows in the API server's audit log, as EKS's own drainer shows as vpcLambda. */
 export const userAgent = `${reportingComponent}/0.1`;
-const excludeLabel = 'node.kubernetes.io/exclude-from-external-load-balancers';
 const mergePatch = 'application/merge-patch+json';
 
 /**
@@ -86,7 +85,7 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
       return undefined;
     },
 
-    excludeFromLoadBalancers: (name) => patchNode(name, { metadata: { labels: { [excludeLabel]: 'true' } } }),
+    excludeFromLoadBalancers: (name) => patchNode(name, { metadata: { labels: { [excludeFromLoadBalancersLabel]: 'true' } } }),
 
     cordon: (name) => patchNode(name, { spec: { unschedulable: true } }),
 
