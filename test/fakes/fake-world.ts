@@ -14,7 +14,7 @@ import type {
   PodWatch,
   HandOffs,
 } from '../../lambda/ports.js';
-import { createHandler, type RecordLogger } from '../../lambda/handler.js';
+import { createHandler, type ClusterGateway, type RecordLogger } from '../../lambda/handler.js';
 import { parseConfig } from '../../lambda/config.js';
 import { lifecycleMessage, snsEvent } from '../fixtures/notifications.js';
 
@@ -332,18 +332,21 @@ export class MemoryLog implements RecordLogger {
 }
 
 /**
- * A fake world wired to the real handler with a hand-off topic, and a runner that delivers
- * the notification and then every hand-off it publishes, as SNS would, each in a fresh
- * 15-minute invocation. Returns each invocation's status.
+ * A fake world wired to the real handler as lambda/runtime.ts wires it (a hand-off topic only
+ * when HAND_OFF_TOPIC_ARN is set), and a runner that delivers the notification and then every
+ * hand-off it publishes, as SNS would, each in a fresh 15-minute invocation. `connect`
+ * replaces the cluster connection (one that fails, one that counts).
  */
-export function chainWorld(env: Record<string, string>) {
+export function handlerWorld(env: Record<string, string>) {
   const clock = new FakeClock();
   const cluster = new FakeCluster(clock);
   const lifecycle = new FakeLifecycleActions(clock);
   const handOffs = new FakeHandOffs();
   const log = new MemoryLog();
-  const handler = (extra: Record<string, string> = {}) =>
-    createHandler({ config: parseConfig({ ...env, ...extra }), log, clock, lifecycle, cluster: async () => cluster, handOffs });
+  const handler = (extra: Record<string, string> = {}, connect: () => Promise<ClusterGateway> = async () => cluster) => {
+    const config = parseConfig({ ...env, ...extra });
+    return createHandler({ config, log, clock, lifecycle, cluster: connect, handOffs: config.handOffTopicArn !== undefined ? handOffs : undefined });
+  };
   const invoke = (handle: ReturnType<typeof handler>, message: Record<string, unknown>, invocationMs = 900_000) => {
     const end = clock.now() + invocationMs;
     return handle(snsEvent(message), { getRemainingTimeInMillis: () => end - clock.now() });

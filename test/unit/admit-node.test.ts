@@ -1,19 +1,18 @@
 // The launch hook: admit only a node that joined healthy; abandon one that never does;
 // never block scale-out when the cluster cannot be asked.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../lambda/config.js';
 import { TransientError } from '../../lambda/errors.js';
-import { createHandler, type ClusterGateway } from '../../lambda/handler.js';
+import type { ClusterGateway } from '../../lambda/handler.js';
 import { launchUncheckedMessage } from '../../lambda/admit-node.js';
-import { FakeClock, FakeCluster, FakeLifecycleActions, MemoryLog } from '../fakes/fake-world.js';
+import { handlerWorld, type FakeClock, type FakeCluster, type FakeLifecycleActions, type MemoryLog } from '../fakes/fake-world.js';
 import { instanceId, lifecycleMessage, snsEvent } from '../fixtures/notifications.js';
 
-const config = parseConfig({
+const env = {
   CLUSTER_NAME: 'prod',
   AUTO_SCALING_GROUP_NAMES: 'workers',
   LIFECYCLE_HOOK_NAMES: 'workers-terminate,workers-launch',
   LAUNCH_TIMEOUT_SECONDS: '300',
-});
+};
 const launch = () => snsEvent(lifecycleMessage({ LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING', LifecycleHookName: 'workers-launch' }));
 const context = (remainingMs = 900_000) => ({ getRemainingTimeInMillis: () => remainingMs });
 
@@ -22,16 +21,15 @@ describe('launch admission', () => {
   let cluster: FakeCluster;
   let lifecycle: FakeLifecycleActions;
   let log: MemoryLog;
-  let gateway: () => Promise<ClusterGateway>;
+  let world: ReturnType<typeof handlerWorld>;
+  let connect: (() => Promise<ClusterGateway>) | undefined;
 
   beforeEach(() => {
-    clock = new FakeClock();
-    cluster = new FakeCluster(clock);
-    lifecycle = new FakeLifecycleActions(clock);
-    log = new MemoryLog();
-    gateway = async () => cluster;
+    world = handlerWorld(env);
+    ({ clock, cluster, lifecycle, log } = world);
+    connect = undefined;
   });
-  const handler = () => createHandler({ config, log, clock, lifecycle, cluster: gateway });
+  const handler = () => world.handler({}, connect);
   const startMs = () => Date.parse('2026-11-22T10:00:00.000Z');
 
   it('admits at once a node that is already Ready', async () => {
@@ -72,7 +70,7 @@ describe('launch admission', () => {
   });
 
   it('admits unchecked, with the alarm log line, when the cluster cannot be reached at all', async () => {
-    gateway = async () => {
+    connect = async () => {
       throw new TransientError('eks:DescribeCluster prod failed: connect ETIMEDOUT');
     };
     const result = await handler()(launch(), context());

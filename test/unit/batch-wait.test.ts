@@ -2,7 +2,7 @@
 // they finish or the batch wait ends, while the rest of the node drains and the lifecycle
 // action is kept alive across invocations.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { chainWorld, FakeClock, FakeCluster, FakeLifecycleActions, pod } from '../fakes/fake-world.js';
+import { handlerWorld, FakeClock, FakeCluster, FakeLifecycleActions, pod } from '../fakes/fake-world.js';
 import { instanceId } from '../fixtures/notifications.js';
 
 const env = {
@@ -14,15 +14,15 @@ const env = {
 };
 
 describe('batch pods', () => {
-  let world: ReturnType<typeof chainWorld>;
+  let world: ReturnType<typeof handlerWorld>;
   let clock: FakeClock;
   let cluster: FakeCluster;
   let lifecycle: FakeLifecycleActions;
   let t0: number;
-  let runChain: ReturnType<typeof chainWorld>['runChain'];
+  let runChain: ReturnType<typeof handlerWorld>['runChain'];
 
   beforeEach(() => {
-    world = chainWorld(env);
+    world = handlerWorld(env);
     ({ clock, cluster, lifecycle, runChain } = world);
     t0 = clock.now();
     cluster.addNode('node-a', instanceId);

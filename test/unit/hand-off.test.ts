@@ -3,9 +3,9 @@
 // and duplicate hand-off deliveries that never fork the work.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../lambda/config.js';
-import { createHandler, planTermination } from '../../lambda/handler.js';
+import { planTermination } from '../../lambda/handler.js';
 import { parseLifecycleMessage, type LifecycleNotification } from '../../lambda/lifecycle-event.js';
-import { chainWorld, FakeClock, FakeCluster, FakeHandOffs, FakeLifecycleActions, MemoryLog, pdbBlocks, pod } from '../fakes/fake-world.js';
+import { handlerWorld, FakeClock, FakeCluster, FakeHandOffs, FakeLifecycleActions, MemoryLog, pdbBlocks, pod } from '../fakes/fake-world.js';
 import { instanceId, lifecycleMessage, snsEvent } from '../fixtures/notifications.js';
 
 const baseEnv = {
@@ -25,11 +25,11 @@ describe('drains longer than one invocation', () => {
   let handOffs: FakeHandOffs;
   let log: MemoryLog;
   let t0: number;
-  let handlerWith: ReturnType<typeof chainWorld>['handler'];
-  let runChain: ReturnType<typeof chainWorld>['runChain'];
+  let handlerWith: ReturnType<typeof handlerWorld>['handler'];
+  let runChain: ReturnType<typeof handlerWorld>['runChain'];
 
   beforeEach(() => {
-    ({ clock, cluster, lifecycle, handOffs, log, handler: handlerWith, runChain } = chainWorld(baseEnv));
+    ({ clock, cluster, lifecycle, handOffs, log, handler: handlerWith, runChain } = handlerWorld(baseEnv));
     t0 = clock.now();
     cluster.addNode('node-a', instanceId);
   });
@@ -126,13 +126,7 @@ describe('drains longer than one invocation', () => {
   it('without a hand-off topic, a drain still ends within its invocation', async () => {
     cluster.addPod(pod({ name: 'web' }));
     cluster.evictionRules.push(pdbBlocks('web-pdb', () => true));
-    const handle = createHandler({
-      config: parseConfig({ ...baseEnv, HAND_OFF_TOPIC_ARN: '', DRAIN_TIMEOUT_SECONDS: '7200' }),
-      log,
-      clock,
-      lifecycle,
-      cluster: async () => cluster,
-    });
+    const handle = handlerWith({ HAND_OFF_TOPIC_ARN: '', DRAIN_TIMEOUT_SECONDS: '7200' });
     const result = await handle(snsEvent(lifecycleMessage()), { getRemainingTimeInMillis: () => invocationMs });
     expect(result.records[0]!.status).toBe('timed-out');
     expect(lifecycle.completions[0]!.atMs - t0).toBeLessThanOrEqual(invocationMs);

@@ -1,17 +1,16 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../lambda/config.js';
 import { AccessDeniedError, TransientError } from '../../lambda/errors.js';
-import { createHandler, type ClusterGateway } from '../../lambda/handler.js';
-import { FakeClock, FakeCluster, FakeLifecycleActions, MemoryLog, pod } from '../fakes/fake-world.js';
+import type { ClusterGateway } from '../../lambda/handler.js';
+import { handlerWorld, pod, type FakeClock, type FakeCluster, type FakeLifecycleActions, type MemoryLog } from '../fakes/fake-world.js';
 import { instanceId, lifecycleMessage, snsEvent, snsRecord, testMessage } from '../fixtures/notifications.js';
 
-const config = parseConfig({
+const env = {
   CLUSTER_NAME: 'prod',
   AUTO_SCALING_GROUP_NAMES: 'workers',
   LIFECYCLE_HOOK_NAMES: 'workers-terminate,workers-launch',
   LOAD_BALANCER_DELAY_SECONDS: '60',
   DRAIN_TIMEOUT_SECONDS: '900',
-});
+};
 const context = (remainingMs = 900_000) => ({ getRemainingTimeInMillis: () => remainingMs });
 
 describe('handler', () => {
@@ -19,14 +18,13 @@ describe('handler', () => {
   let cluster: FakeCluster;
   let lifecycle: FakeLifecycleActions;
   let log: MemoryLog;
+  let world: ReturnType<typeof handlerWorld>;
   let connections: number;
   let gateway: () => Promise<ClusterGateway>;
 
   beforeEach(() => {
-    clock = new FakeClock();
-    cluster = new FakeCluster(clock);
-    lifecycle = new FakeLifecycleActions(clock);
-    log = new MemoryLog();
+    world = handlerWorld(env);
+    ({ clock, cluster, lifecycle, log } = world);
     connections = 0;
     gateway = async () => {
       connections++;
@@ -35,7 +33,7 @@ describe('handler', () => {
     cluster.addNode('node-a', instanceId);
   });
 
-  const handler = () => createHandler({ config, log, clock, lifecycle, cluster: gateway });
+  const handler = () => world.handler({}, gateway);
 
   it('drains and completes a terminate notification, logging the action keys on every line', async () => {
     cluster.addPod(pod({ name: 'web' }));
