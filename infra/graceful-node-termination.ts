@@ -37,6 +37,7 @@ import { drainTimedOutMessage } from '../lambda/terminate-node.js';
 import { launchAbandonedMessage, launchUncheckedMessage } from '../lambda/admit-node.js';
 import { bundleLambda, lambdaHandlers } from './bundling.js';
 import { actionCapSeconds } from '../lambda/handler.js';
+import { metricsNamespace } from '../lambda/adapters/emf-metrics.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -177,21 +178,23 @@ export class GracefulNodeTermination extends Construct {
     const stack = Stack.of(this);
     validateProps(props);
     this.clusterName = props.clusterName;
-    this.heartbeatTimeout = props.heartbeatTimeout ?? Duration.minutes(30);
-    const drainTimeout = props.drainTimeout ?? Duration.minutes(15);
-    const loadBalancerDelay = props.loadBalancerDelay ?? Duration.seconds(60);
+    this.heartbeatTimeout = props.heartbeatTimeout ?? defaultSeconds(configVariables.heartbeatTimeoutSeconds);
+    const drainTimeout = props.drainTimeout ?? defaultSeconds(configVariables.drainTimeoutSeconds);
+    const loadBalancerDelay = props.loadBalancerDelay ?? defaultSeconds(configVariables.loadBalancerDelaySeconds);
     const kubernetesGroup = props.kubernetesGroup ?? rbacName;
     const functionTimeout = Duration.minutes(15);
     const retention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
-    const batchWait = props.batchWait ?? Duration.hours(1);
+    const batchWait = props.batchWait ?? defaultSeconds(configVariables.batchWaitSeconds);
     const capSeconds = actionCapSeconds(this.heartbeatTimeout.toSeconds());
-    if (drainTimeout.toSeconds() + loadBalancerDelay.toSeconds() + 20 > capSeconds) {
+    // The handler keeps this much of an invocation free to complete the action.
+    const marginSeconds = configVariables.invocationMarginSeconds.default!;
+    if (drainTimeout.toSeconds() + loadBalancerDelay.toSeconds() + marginSeconds > capSeconds) {
       throw new Error(
         `drainTimeout ${drainTimeout.toSeconds()} s plus the load-balancer delay exceeds what Auto Scaling lets a lifecycle action live ` +
           `(min(48 h, 100 x heartbeatTimeout) = ${capSeconds} s): shorten drainTimeout or lengthen heartbeatTimeout.`,
       );
     }
-    if (batchWait.toSeconds() + drainTimeout.toSeconds() + loadBalancerDelay.toSeconds() + 20 > capSeconds) {
+    if (batchWait.toSeconds() + drainTimeout.toSeconds() + loadBalancerDelay.toSeconds() + marginSeconds > capSeconds) {
       throw new Error(
         `batchWait ${batchWait.toSeconds()} s plus drainTimeout and the load-balancer delay exceeds what Auto Scaling lets a lifecycle action live ` +
           `(${capSeconds} s): shorten batchWait or lengthen heartbeatTimeout.`,
@@ -276,7 +279,7 @@ export class GracefulNodeTermination extends Construct {
           drainTimeoutSeconds: drainTimeout.toSeconds(),
           loadBalancerDelaySeconds: loadBalancerDelay.toSeconds(),
           evictionConcurrency: props.evictionConcurrency,
-          launchTimeoutSeconds: (props.launchTimeout ?? Duration.minutes(10)).toSeconds(),
+          launchTimeoutSeconds: (props.launchTimeout ?? defaultSeconds(configVariables.launchTimeoutSeconds)).toSeconds(),
           batchWaitSeconds: batchWait.toSeconds(),
           deadlinePolicy: props.deadlinePolicy,
           heartbeatTimeoutSeconds: this.heartbeatTimeout.toSeconds(),
@@ -417,7 +420,7 @@ export class GracefulNodeTermination extends Construct {
       new logs.MetricFilter(this, `${metricName}Filter`, {
         logGroup,
         filterPattern: logs.FilterPattern.stringValue('$.message', '=', message),
-        metricNamespace: 'GracefulNodeTermination',
+        metricNamespace: metricsNamespace,
         metricName,
         metricValue: '1',
       }).metric({ period: fiveMinutes, statistic: 'Sum' });
@@ -477,6 +480,11 @@ export class GracefulNodeTermination extends Construct {
       }
     }
   }
+}
+
+/** The handler's own default for a variable, so the construct's defaults cannot drift from it. */
+function defaultSeconds(variable: { readonly default?: number }): Duration {
+  return Duration.seconds(variable.default!);
 }
 
 function lambdaCode(): lambda.Code {
