@@ -85,12 +85,7 @@ export async function admitNode(options: AdmitOptions, deps: AdmitDeps): Promise
     await clock.sleep(Math.min(options.pollIntervalMs, options.deadlineMs - now, Math.max(0, options.invocationStopMs - now)));
   }
 
-  if (!reachedCluster) {
-    log.error(launchUncheckedMessage, { error: lastError });
-    const result = await lifecycle.complete(action, 'CONTINUE');
-    log.warn('launch admitted without a health check', { lifecycleAction: result });
-    return 'admitted-unchecked';
-  }
+  if (!reachedCluster) return admitUnchecked(action, lastError, deps);
   // Like managed node groups' NodeCreationFailure: the group replaces the instance.
   log.error(launchAbandonedMessage, { reason });
   if (node !== undefined) {
@@ -104,4 +99,15 @@ export async function admitNode(options: AdmitOptions, deps: AdmitDeps): Promise
   const result = await lifecycle.complete(action, 'ABANDON');
   log.info('lifecycle action completed', { result: 'ABANDON', lifecycleAction: result });
   return 'abandoned';
+}
+
+/**
+ * The cluster could not be asked (no connection, every request failed, access denied): a
+ * broken handler must never block scale-out, so CONTINUE, with the line the alarm counts.
+ */
+export async function admitUnchecked(action: LifecycleActionRef, error: string | undefined, deps: Pick<AdmitDeps, 'lifecycle' | 'log'>): Promise<'admitted-unchecked'> {
+  deps.log.error(launchUncheckedMessage, { error });
+  const result = await deps.lifecycle.complete(action, 'CONTINUE');
+  deps.log.warn('launch admitted without a health check', { lifecycleAction: result });
+  return 'admitted-unchecked';
 }

@@ -1,6 +1,6 @@
 // Routes each SNS record to a use case. One bad or failing record never stops the others.
 import type { Config } from './config.js';
-import { admitNode, launchUncheckedMessage } from './admit-node.js';
+import { admitNode, admitUnchecked } from './admit-node.js';
 import { AccessDeniedError } from './errors.js';
 import { handOffMessage, parseLifecycleRecord, type LifecycleNotification } from './lifecycle-event.js';
 import type { Clock, EventRecorder, HandOffs, LifecycleActionRef, LifecycleActions, Log, MetricsSink, NodeGateway, PodGateway } from './ports.js';
@@ -184,10 +184,7 @@ export function createHandler(deps: HandlerDeps) {
     try {
       cluster = await deps.cluster();
     } catch (error) {
-      // A broken handler must never block scale-out.
-      log.error(launchUncheckedMessage, { error: describe(error) });
-      const result = await deps.lifecycle.complete(n, 'CONTINUE');
-      log.warn('launch admitted without a health check', { lifecycleAction: result });
+      await admitUnchecked(n, describe(error), { lifecycle: deps.lifecycle, log });
       emitLaunch(n, 'launch-admitted-unchecked');
       return 'launch-admitted-unchecked';
     }
