@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { bundleLambda, coldStartBytes } from '../infra/bundling.js';
 import { createDaemonSet, createDeployment, createKwokNode, newInstanceId, readAudit, until, waitNodeReady, byDrainer, type AuditEntry } from '../test/cluster/kube.js';
-import { startEnvironment, groupName } from '../demo/environment.js';
+import { startEnvironment, groupName, integerOption } from '../demo/environment.js';
 import { measureColdStart } from './cold-start.js';
 import { measureDrainMemory } from './memory.js';
 
@@ -23,15 +23,10 @@ const { values } = parseArgs({
     out: { type: 'string', default: join(root, 'bench', 'results', 'latest.json') },
   },
 });
-const int = (name: string, raw: string | undefined, min: number) => {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} ${raw} is invalid: expected an integer >= ${min}`);
-  return n;
-};
-const pods = int('pods', values.pods, 5);
-const scaleNodes = int('scale-nodes', values['scale-nodes'], 1);
-const podsPerScaleNode = int('pods-per-scale-node', values['pods-per-scale-node'], 1);
-const coldRuns = int('cold-runs', values['cold-runs'], 3);
+const pods = integerOption('pods', values.pods, 5);
+const scaleNodes = integerOption('scale-nodes', values['scale-nodes'], 1);
+const podsPerScaleNode = integerOption('pods-per-scale-node', values['pods-per-scale-node'], 1);
+const coldRuns = integerOption('cold-runs', values['cold-runs'], 3);
 
 // Pods shut down in 1 to 5 s (kwok deletes each this long after its deletion starts).
 const shutdownDelaysSeconds = [1, 2, 3, 4, 5];

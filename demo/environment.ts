@@ -53,6 +53,13 @@ export interface Environment {
   stop(): Promise<void>;
 }
 
+/** A command-line option that must be an integer >= min; the error names the option. */
+export function integerOption(name: string, raw: string | undefined, min: number): number {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} ${raw} is invalid: expected an integer >= ${min}`);
+  return n;
+}
+
 export async function startEnvironment(options: EnvironmentOptions): Promise<Environment> {
   const invocationSeconds = options.invocationSeconds ?? 900;
   const handOffTopicArn = `arn:aws:sns:${testAws.region}:${testAws.accountId}:graceful-node-termination`;

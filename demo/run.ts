@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { V1Pod } from '@kubernetes/client-node';
 import { createDaemonSet, createDeployment, createKwokNode, createPdb, ensureNamespace, newInstanceId, until, waitDeploymentReady, waitNodeReady } from '../test/cluster/kube.js';
-import { startEnvironment, groupName } from './environment.js';
+import { startEnvironment, groupName, integerOption } from './environment.js';
 
 interface TimelineEntry {
   readonly atSeconds: number;
@@ -30,15 +30,10 @@ const { values } = parseArgs({
     out: { type: 'string', default: join(root, 'demo', 'out', 'timeline.json') },
   },
 });
-const positive = (name: string, raw: string | undefined, min: number): number => {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} ${raw} is invalid: expected an integer >= ${min}`);
-  return n;
-};
-const nodeCount = positive('nodes', values.nodes, 2);
-const replicas = positive('replicas', values.replicas, 2);
-const lbDelaySeconds = positive('lb-delay', values['lb-delay'], 0);
-const invocationSeconds = positive('invocation-seconds', values['invocation-seconds'], 5);
+const nodeCount = integerOption('nodes', values.nodes, 2);
+const replicas = integerOption('replicas', values.replicas, 2);
+const lbDelaySeconds = integerOption('lb-delay', values['lb-delay'], 0);
+const invocationSeconds = integerOption('invocation-seconds', values['invocation-seconds'], 5);
 
 /** coredns first, then the most nginx pods. */
 const score = (pods: readonly V1Pod[]) =>
