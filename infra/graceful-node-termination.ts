@@ -33,7 +33,7 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configVariables, toEnvironment, type DeadlinePolicy } from '../lambda/config.js';
 import { rbacName, renderRbacYaml } from '../lambda/rbac.js';
-import { drainTimedOutMessage } from '../lambda/terminate-node.js';
+import { drainTimedOutMessage } from '../lambda/termination/drain.js';
 import { launchAbandonedMessage, launchUncheckedMessage } from '../lambda/admit-node.js';
 import { bundleLambda, lambdaHandlers } from './bundling.js';
 import { actionCapSeconds } from '../lambda/handler.js';

@@ -35,7 +35,8 @@ export interface AdmitDeps {
   readonly log: Log;
 }
 
-export type AdmitOutcome = 'admitted' | 'abandoned' | 'admitted-unchecked' | 'continue-later';
+/** 'already-over': the action was completed or timed out before our ABANDON took effect. */
+export type AdmitOutcome = 'admitted' | 'abandoned' | 'already-over' | 'admitted-unchecked' | 'continue-later';
 
 /** Why a node is not (yet) healthy, or undefined when it is. */
 export function unhealthyReason(node: NodeInfo | undefined): string | undefined {
@@ -50,14 +51,17 @@ export async function admitNode(options: AdmitOptions, deps: AdmitDeps): Promise
   const { action } = options;
   const { nodes, events, lifecycle, clock, log } = deps;
   let reason = 'the cluster was not asked yet';
-  let reachedCluster = false;
+  // Evidence for ABANDON: the last request we made was answered. A node that never became
+  // healthy while the API answered is the instance's fault; one we could not see because our
+  // own requests failed (APF 429, overload) is not, and killing it would only add load.
+  let lastAnswered = false;
   let lastError: string | undefined;
   let node: NodeInfo | undefined;
 
   for (;;) {
     try {
       node = await nodes.findNodeByInstanceId(action.instanceId);
-      reachedCluster = true;
+      lastAnswered = true;
       const why = unhealthyReason(node);
       if (why === undefined) {
         const result = await lifecycle.complete(action, 'CONTINUE');
@@ -72,11 +76,9 @@ export async function admitNode(options: AdmitOptions, deps: AdmitDeps): Promise
       }
       reason = why;
     } catch (error) {
-      if (error instanceof AccessDeniedError) {
-        lastError = error.message;
-        break; // setup error: waiting will not fix it
-      }
+      lastAnswered = false;
       lastError = error instanceof Error ? error.message : String(error);
+      if (error instanceof AccessDeniedError) break; // setup error: waiting will not fix it
       log.warn('could not ask the cluster about the new node; retrying', { error: lastError });
     }
     const now = clock.now();
@@ -85,9 +87,14 @@ export async function admitNode(options: AdmitOptions, deps: AdmitDeps): Promise
     await clock.sleep(Math.min(options.pollIntervalMs, options.deadlineMs - now, Math.max(0, options.invocationStopMs - now)));
   }
 
-  if (!reachedCluster) return admitUnchecked(action, lastError, deps);
+  if (!lastAnswered) return admitUnchecked(action, lastError, deps);
   // Like managed node groups' NodeCreationFailure: the group replaces the instance.
-  log.error(launchAbandonedMessage, { reason });
+  const result = await lifecycle.complete(action, 'ABANDON');
+  if (result === 'already-completed') {
+    log.info('the launch action was already over when the timeout came; nothing abandoned', { reason });
+    return 'already-over';
+  }
+  log.error(launchAbandonedMessage, { reason, lifecycleAction: result });
   if (node !== undefined) {
     await events.record({
       regarding: { kind: 'Node', name: node.name, uid: node.uid },
@@ -96,8 +103,6 @@ export async function admitNode(options: AdmitOptions, deps: AdmitDeps): Promise
       message: `Not healthy in time (${reason}); lifecycle action completed with ABANDON, Auto Scaling replaces the instance.`,
     });
   }
-  const result = await lifecycle.complete(action, 'ABANDON');
-  log.info('lifecycle action completed', { result: 'ABANDON', lifecycleAction: result });
   return 'abandoned';
 }
 

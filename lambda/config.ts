@@ -27,6 +27,8 @@ export interface Config {
   readonly batchWaitSeconds: number;
   /** What happens to pods still there at the drain deadline. */
   readonly deadlinePolicy: DeadlinePolicy;
+  /** No pod is force-deleted before it had this long from when the drain first saw the node. */
+  readonly minEvictionWindowSeconds: number;
   /** A budget refusing a pod this long is reported again, with pending replacements. */
   readonly blockedReportSeconds: number;
   /** The hooks' HeartbeatTimeout: heartbeats and hand-offs are paced by it. */
@@ -51,6 +53,7 @@ export type ConfigInput = {
   readonly launchTimeoutSeconds?: number;
   readonly batchWaitSeconds?: number;
   readonly deadlinePolicy?: DeadlinePolicy;
+  readonly minEvictionWindowSeconds?: number;
   readonly blockedReportSeconds?: number;
   readonly heartbeatTimeoutSeconds?: number;
   readonly handOffTopicArn?: string;
@@ -162,10 +165,18 @@ export const configVariables = {
   }),
   deadlinePolicy: variable<DeadlinePolicy>({
     name: 'DEADLINE_POLICY',
-    description: 'At the drain deadline: force deletes the remaining pods (grace period clamped to the time left, PodDisruptionBudgets bypassed), leave lets them die with the instance.',
+    description: 'At the drain deadline: force deletes each remaining pod at the deadline minus its grace period (PodDisruptionBudgets bypassed, never inside MIN_EVICTION_WINDOW_SECONDS, never before one eviction attempt), leave lets them die with the instance.',
     accepts: 'force or leave',
     default: 'force',
     parse: (raw) => (raw.trim() === 'force' || raw.trim() === 'leave' ? (raw.trim() as DeadlinePolicy) : undefined),
+    format: String,
+  }),
+  minEvictionWindowSeconds: variable<number>({
+    name: 'MIN_EVICTION_WINDOW_SECONDS',
+    description: 'Every pod gets at least this long to be evicted, from when the drain first saw the node, before the force policy may delete it; the drain deadline moves out to fit it (a notification that waited in a queue still gets a fair drain), within the lifecycle action\'s cap.',
+    accepts: 'an integer from 0 to 3600',
+    default: 60,
+    parse: integer(0, 3600),
     format: String,
   }),
   blockedReportSeconds: variable<number>({
@@ -254,6 +265,7 @@ export function toEnvironment(input: ConfigInput): Record<string, string> {
   set(configVariables.launchTimeoutSeconds, input.launchTimeoutSeconds);
   set(configVariables.batchWaitSeconds, input.batchWaitSeconds);
   set(configVariables.deadlinePolicy, input.deadlinePolicy);
+  set(configVariables.minEvictionWindowSeconds, input.minEvictionWindowSeconds);
   set(configVariables.blockedReportSeconds, input.blockedReportSeconds);
   set(configVariables.heartbeatTimeoutSeconds, input.heartbeatTimeoutSeconds);
   set(configVariables.handOffTopicArn, input.handOffTopicArn);

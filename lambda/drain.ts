@@ -2,10 +2,11 @@
 // Every pass is re-evaluated from the live pod list, so a retry or a duplicate delivery
 // simply picks up where the cluster is.
 import { evictionTier, isBatchPod, isDrainable, isTerminating, podKey, toleratesUnschedulable } from './pods.js';
+import type { DeadlinePolicy } from './config.js';
 import type { BlockReason, Clock, EventRecorder, EvictionResult, Log, NodeInfo, PodGateway, PodInfo, PodWatch } from './ports.js';
 
 export interface DrainDeps {
-  readonly pods: Pick<PodGateway, 'evictPod' | 'pendingReplacements'>;
+  readonly pods: Pick<PodGateway, 'evictPod' | 'deletePod' | 'pendingReplacements'>;
   readonly events: EventRecorder;
   readonly clock: Clock;
   readonly log: Log;
@@ -31,6 +32,20 @@ export interface DrainOptions {
   readonly blockedReportMs?: number | undefined;
   /** An earlier invocation ran this drain and already told its batch wait as an Event. */
   readonly resumed?: boolean;
+  /**
+   * 'force': a pod still on the node is deleted (PodDisruptionBudgets bypassed) at the
+   * deadline minus its own grace period, so its shutdown ends by the deadline (Karpenter does
+   * the same); never before `windowEndMs` and never before one eviction attempt. 'leave'
+   * (default): nothing is deleted.
+   */
+  readonly deadlinePolicy?: DeadlinePolicy | undefined;
+  /** End of the fair eviction window: no pod is force-deleted before it. Default: no window. */
+  readonly windowEndMs?: number | undefined;
+  /**
+   * The node's kubelet is gone (NotReady or tainted unreachable when the drain started): a pod
+   * whose deletion began will never finish it, so evicting it is the end of our part.
+   */
+  readonly kubeletGone?: boolean | undefined;
 }
 
 export interface StuckPod {
@@ -48,10 +63,14 @@ export interface DrainResult {
   readonly evicted: number;
   /** Eviction answers in this run that refused (budgets, throttling, server errors). */
   readonly blocked?: number;
+  /** Pods deleted by the force policy in this run (only DELETEs that changed something). */
+  readonly forced?: number;
   /** Pods still on the node at the deadline, each with what blocked it. */
   readonly stuck: readonly StuckPod[];
   /** Pods that tolerate the cordon and landed back on the node: reported, not chased. */
   readonly returned: readonly string[];
+  /** Terminating pods no longer waited for (past their grace period, or no kubelet to stop them). */
+  readonly notWaitedFor?: readonly string[];
 }
 
 interface Attempt {
@@ -67,12 +86,25 @@ interface Attempt {
 export const maxRetryDelayMs = 10_000;
 
 /**
+ * A terminating pod still there this long after its deletionTimestamp will not leave by
+ * itself: a finalizer nobody removes, a kubelet that is gone. The API server sets
+ * deletionTimestamp to the deletion time plus the grace period, so this is a margin past it.
+ * https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/object-meta/#System
+ */
+export const stuckTerminatingMarginMs = 30_000;
+
+/**
  * Delay before evicting a blocked pod again: exponential from 500 ms to 10 s (Karpenter
  * uses 100 ms to 10 s, kubectl a flat 5 s), never sooner than the server's Retry-After.
  */
 export function retryDelayMs(attempt: number, retryAfterSeconds: number | undefined): number {
   const backoff = Math.min(maxRetryDelayMs, 250 * 2 ** Math.max(1, attempt));
   return Math.max(backoff, (retryAfterSeconds ?? 0) * 1000);
+}
+
+/** The pod's own grace period (the server's default when unset). */
+export function gracePeriodMs(pod: PodInfo): number {
+  return (pod.terminationGracePeriodSeconds ?? 30) * 1000;
 }
 
 /**
@@ -126,27 +158,44 @@ export async function waitWatching(watch: PodWatch, returns: ReturnedPods, until
 export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise<DrainResult> {
   const { node, evictionConcurrency, watch, returns, batch } = options;
   const stopMs = options.stopMs ?? Number.POSITIVE_INFINITY;
+  const force = options.deadlinePolicy === 'force';
+  const windowEndMs = options.windowEndMs ?? Number.NEGATIVE_INFINITY;
   const { clock, log } = deps;
   const attempts = new Map<string, Attempt>();
   const accepted = new Set<string>();
+  /** Pods the force policy deleted, as they stood: the drain did not get them out by eviction. */
+  const forcedPods = new Map<string, StuckPod>();
+  const forcedUids = { has: (uid: string) => forcedPods.has(uid) };
+  const notWaitedFor = new Map<string, string>();
   const announcedBatch = new Set<string>();
   let evicted = 0;
   let blocked = 0;
+  let forced = 0;
   let lastProgressLogMs = 0;
+  const result = (outcome: DrainResult['outcome'], stuck: readonly StuckPod[]): DrainResult => ({
+    outcome,
+    evicted,
+    blocked,
+    forced,
+    stuck,
+    returned: returns.names(),
+    notWaitedFor: [...notWaitedFor.values()],
+  });
 
   for (;;) {
     await returns.notice(watch.current());
-    const remaining = watch.current().filter((p) => isDrainable(p) && !returns.has(p));
     const now = clock.now();
+    const onNode = watch.current().filter((p) => isDrainable(p) && !returns.has(p));
+    await giveUpOnPodsThatCannotLeave(onNode, now);
+    const remaining = onNode.filter((p) => !notWaitedFor.has(p.uid));
     const stuck = () => remaining.map((pod) => describeStuck(pod, attempts.get(pod.uid), accepted.has(pod.uid)));
-    if (remaining.length === 0) {
-      return { outcome: 'drained', evicted, blocked, stuck: [], returned: returns.names() };
-    }
+    // Gone, but not all by eviction: budgets were bypassed, which is a timed-out drain.
+    if (remaining.length === 0) return forcedPods.size > 0 ? result('timed-out', [...forcedPods.values()]) : result('drained', []);
     const batchPods = batch ? remaining.filter(isBatchPod) : [];
     const batchWaiting = batch !== undefined && now < batch.untilMs;
     const deadlineMs = batchPods.length > 0 ? Math.max(options.deadlineMs, batch!.deadlineMs) : options.deadlineMs;
-    if (now >= deadlineMs) return { outcome: 'timed-out', evicted, blocked, stuck: stuck(), returned: returns.names() };
-    if (now >= stopMs) return { outcome: 'stopped', evicted, blocked, stuck: stuck(), returned: returns.names() };
+    if (now >= deadlineMs) return result('timed-out', [...stuck(), ...[...forcedPods.entries()].filter(([uid]) => !remaining.some((p) => p.uid === uid)).map(([, v]) => v)]);
+    if (now >= stopMs) return result('stopped', stuck());
 
     const waiting = batchWaiting ? batchPods.filter((p) => !isTerminating(p)) : [];
     const fresh = waiting.filter((p) => !announcedBatch.has(p.uid));
@@ -164,38 +213,58 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
       });
     }
 
+    // When the force policy may delete a pod: at the deadline minus its own grace period (so
+    // its shutdown still ends by the deadline), never inside the fair eviction window.
+    const forceAtMs = (pod: PodInfo) => (force ? Math.max(windowEndMs, deadlineMs - gracePeriodMs(pod)) : Number.POSITIVE_INFINITY);
+
     // Only the lowest tier still present is evicted: critical pods such as coredns keep
     // serving until everything else has left, as Karpenter does. Batch pods being waited
-    // for do not hold the tiers back.
+    // for do not hold the tiers back. A pod whose force time has come is tried whatever its
+    // tier: nothing is deleted without one eviction attempt first.
     const evictable = remaining.filter((p) => !waiting.includes(p));
     const tier = Math.min(...evictable.map(evictionTier));
-    const due = evictable.filter(
-      (p) => evictionTier(p) === tier && !isTerminating(p) && !accepted.has(p.uid) && (attempts.get(p.uid)?.nextAtMs ?? 0) <= now,
-    );
+    const eligible = (p: PodInfo, at: number) =>
+      !isTerminating(p) && !accepted.has(p.uid) && (evictionTier(p) === tier || at >= forceAtMs(p));
+    const attempted = (p: PodInfo) => (attempts.get(p.uid)?.count ?? 0) > 0;
+    const toForce = force
+      ? remaining.filter((p) => !forcedUids.has(p.uid) && now >= forceAtMs(p) && (attempted(p) || accepted.has(p.uid)) && outlivesDeadline(p, deadlineMs))
+      : [];
+    const due = evictable.filter((p) => eligible(p, now) && !toForce.includes(p) && (attempts.get(p.uid)?.nextAtMs ?? 0) <= now);
     // Each answer is handled as it arrives, so the log and Events follow the evictions live.
     await mapWithConcurrency(due, evictionConcurrency, async (pod) => {
-      const result = await deps.pods.evictPod(pod);
-      if (result.kind === 'evicted' || result.kind === 'gone') {
+      const answer = await deps.pods.evictPod(pod);
+      if (answer.kind === 'evicted' || answer.kind === 'gone') {
         accepted.add(pod.uid);
-        if (result.kind === 'evicted') evicted++;
-        log.info(result.kind === 'evicted' ? 'pod evicted' : 'pod already gone', { pod: podKey(pod) });
+        if (answer.kind === 'evicted') evicted++;
+        log.info(answer.kind === 'evicted' ? 'pod evicted' : 'pod already gone', { pod: podKey(pod) });
         return;
       }
       blocked++;
       const previous = attempts.get(pod.uid);
       const count = (previous?.count ?? 0) + 1;
-      const budget = result.reason === 'disruption-budget' || result.reason === 'multiple-budgets';
+      const budget = answer.reason === 'disruption-budget' || answer.reason === 'multiple-budgets';
       const attempt: Attempt = {
         count,
-        nextAtMs: clock.now() + retryDelayMs(count, result.retryAfterSeconds),
-        lastBlock: result,
+        nextAtMs: clock.now() + retryDelayMs(count, answer.retryAfterSeconds),
+        lastBlock: answer,
         blockedSinceMs: budget ? (previous?.blockedSinceMs ?? clock.now()) : undefined,
         reportedLong: budget && (previous?.reportedLong ?? false),
       };
       attempts.set(pod.uid, attempt);
-      if (previous?.lastBlock?.reason !== result.reason || previous.lastBlock.budgetName !== result.budgetName) {
-        await reportBlocked(node, pod, result, deps);
+      if (previous?.lastBlock?.reason !== answer.reason || previous.lastBlock.budgetName !== answer.budgetName) {
+        await reportBlocked(node, pod, answer, deps);
       }
+    });
+    await mapWithConcurrency(toForce, evictionConcurrency, async (pod) => {
+      forcedPods.set(pod.uid, describeStuck(pod, attempts.get(pod.uid), accepted.has(pod.uid)));
+      const graceSeconds = Math.max(0, Math.min(gracePeriodMs(pod), deadlineMs - clock.now()) / 1000) | 0;
+      const outcome = await deps.pods.deletePod(pod, graceSeconds);
+      if (outcome !== 'deleted') {
+        if (outcome === 'gone') forcedPods.delete(pod.uid);
+        return;
+      }
+      forced++;
+      await reportForced(node, pod, graceSeconds, attempts.get(pod.uid)?.lastBlock, deps);
     });
 
     // A budget still refusing a pod after blockedReportMs is reported when that time comes,
@@ -213,17 +282,82 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
       await reportLongBlock(node, pod, attempt.lastBlock, clock.now() - attempt.blockedSinceMs!, deps);
     }
 
+    // The next moment something is due. A retry whose time has already come (the pass took
+    // longer than its backoff) makes the next pass start at once: it is never skipped.
+    const later = clock.now();
     const nextAttemptMs = Math.min(
       deadlineMs,
       stopMs,
       batchWaiting ? batch!.untilMs : Number.POSITIVE_INFINITY,
-      ...remaining.map((p) => attempts.get(p.uid)?.nextAtMs ?? deadlineMs).filter((t) => t > clock.now()),
+      ...evictable.filter((p) => eligible(p, later)).map((p) => attempts.get(p.uid)?.nextAtMs ?? later),
+      // The force time of a pod that will be deleted then, and of one held back by its tier.
+      ...remaining.filter((p) => !forcedUids.has(p.uid) && (attempted(p) || accepted.has(p.uid)) && outlivesDeadline(p, deadlineMs)).map(forceAtMs),
+      ...evictable.filter((p) => !isTerminating(p) && !accepted.has(p.uid) && !eligible(p, later)).map(forceAtMs),
+      ...remaining.filter(isTerminating).map((p) => p.deletionTimestamp!.getTime() + stuckTerminatingMarginMs),
       ...remaining.map((p) => reportAtMs(p) ?? Number.POSITIVE_INFINITY),
     );
     // Wake on any change of the node's pods (a pod gone or finished, a new one bound), on
     // the next retry, at the end of the batch wait, or at the deadline.
     await watch.changed(Math.max(0, nextAttemptMs - clock.now()));
   }
+
+  /**
+   * A terminating pod that no kubelet will stop (the node's is gone) or that outlived its
+   * grace period by stuckTerminatingMarginMs (a finalizer nobody removes) holds nothing up:
+   * it is reported once, with its finalizers, and no longer waited for.
+   */
+  async function giveUpOnPodsThatCannotLeave(pods: readonly PodInfo[], now: number): Promise<void> {
+    const newly = pods.filter(
+      (p) => isTerminating(p) && !notWaitedFor.has(p.uid) && (options.kubeletGone === true || now >= p.deletionTimestamp!.getTime() + stuckTerminatingMarginMs),
+    );
+    if (newly.length === 0) return;
+    const describePod = (p: PodInfo) => `${podKey(p)}${p.finalizers && p.finalizers.length > 0 ? ` (finalizers: ${p.finalizers.join(', ')})` : ''}`;
+    for (const p of newly) notWaitedFor.set(p.uid, describePod(p));
+    const names = newly.map(describePod);
+    const why = options.kubeletGone
+      ? 'the node is NotReady or unreachable, so no kubelet will stop them'
+      : `they are still terminating ${stuckTerminatingMarginMs / 1000} s past the end of their grace period`;
+    log.warn('terminating pods are not waited for', { pods: names, reason: why });
+    await deps.events.record({
+      regarding: { kind: 'Node', name: node.name, uid: node.uid },
+      type: 'Warning',
+      reason: 'PodsNotWaitedFor',
+      message: `Not waiting for ${listed(names)}: ${why}.`,
+    });
+  }
+}
+
+/** A pod that is not terminating, or whose deletion would end after the deadline. */
+function outlivesDeadline(pod: PodInfo, deadlineMs: number): boolean {
+  return pod.deletionTimestamp === undefined || pod.deletionTimestamp.getTime() > deadlineMs + 1_000;
+}
+
+/** At most ten names in an Event, then how many more. */
+export function listed(names: readonly string[]): string {
+  return names.length <= 10 ? names.join(', ') : `${names.slice(0, 10).join(', ')} and ${names.length - 10} more`;
+}
+
+async function reportForced(
+  node: NodeInfo,
+  pod: PodInfo,
+  graceSeconds: number,
+  lastBlock: Extract<EvictionResult, { kind: 'blocked' }> | undefined,
+  deps: DrainDeps,
+): Promise<void> {
+  const why = lastBlock ? ` (last eviction answer: ${lastBlock.reason}${lastBlock.budgetName ? `, PodDisruptionBudget ${lastBlock.budgetName}` : ''})` : '';
+  deps.log.warn('pod deleted before the drain deadline (force policy)', { pod: podKey(pod), gracePeriodSeconds: graceSeconds, lastBlock: lastBlock?.reason });
+  await deps.events.record({
+    regarding: { kind: 'Node', name: node.name, uid: node.uid },
+    type: 'Warning',
+    reason: 'PodForceDeleted',
+    message: `Deleted pod ${podKey(pod)} with a ${graceSeconds} s grace period so it is gone by the drain deadline${why} (DEADLINE_POLICY=force).`,
+  });
+  await deps.events.record({
+    regarding: { kind: 'Pod', name: pod.name, namespace: pod.namespace, uid: pod.uid },
+    type: 'Warning',
+    reason: 'PodForceDeleted',
+    message: `Deleted with a ${graceSeconds} s grace period so it is gone by the drain deadline of node ${node.name}${why}; eviction could not succeed in time.`,
+  });
 }
 
 async function reportBatchWait(node: NodeInfo, pods: readonly PodInfo[], untilMs: number, deps: DrainDeps, resumed: boolean): Promise<void> {
@@ -256,11 +390,13 @@ async function reportBlocked(
   } else {
     log.warn('eviction blocked, will retry', fields);
   }
-  if (result.reason !== 'disruption-budget' && result.reason !== 'multiple-budgets') return;
+  if (result.reason !== 'disruption-budget' && result.reason !== 'multiple-budgets' && result.reason !== 'admission-denied') return;
   const what =
     result.reason === 'multiple-budgets'
       ? 'more than one PodDisruptionBudget selects it (the eviction API refuses such pods; fix the budgets)'
-      : `PodDisruptionBudget ${result.budgetName ?? '(unnamed)'} allows no disruption now: ${result.message}`;
+      : result.reason === 'admission-denied'
+        ? `admission denied it (retried until the drain deadline; the rest of the node drains meanwhile): ${result.message}`
+        : `PodDisruptionBudget ${result.budgetName ?? '(unnamed)'} allows no disruption now: ${result.message}`;
   await events.record({
     regarding: { kind: 'Pod', name: pod.name, namespace: pod.namespace, uid: pod.uid },
     type: 'Warning',

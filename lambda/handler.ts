@@ -1,10 +1,12 @@
 // Routes each SNS record to a use case. One bad or failing record never stops the others.
 import type { Config } from './config.js';
 import { admitNode, admitUnchecked } from './admit-node.js';
+import { randomUUID } from 'node:crypto';
 import { AccessDeniedError } from './errors.js';
 import { handOffMessage, parseLifecycleRecord, type LifecycleNotification } from './lifecycle-event.js';
 import type { Clock, EventRecorder, HandOffs, LifecycleActionRef, LifecycleActions, Log, MetricsSink, NodeGateway, PodGateway } from './ports.js';
-import { terminateNode, type TerminateOutcome } from './terminate-node.js';
+import { terminate, type TerminateReport } from './termination/run.js';
+import type { TerminateOutcome } from './termination/termination.js';
 
 export type ClusterGateway = NodeGateway & PodGateway & EventRecorder;
 
@@ -27,6 +29,8 @@ export interface HandlerDeps {
 
 export interface InvocationContext {
   getRemainingTimeInMillis(): number;
+  /** The same in Lambda's own retries of an asynchronous invocation. */
+  readonly awsRequestId?: string;
 }
 
 export type RecordStatus =
@@ -36,6 +40,7 @@ export type RecordStatus =
   | 'launch-admitted'
   | 'launch-abandoned'
   | 'launch-admitted-unchecked'
+  | 'launch-already-over'
   | TerminateOutcome
   | 'failed';
 
@@ -84,12 +89,15 @@ export function createHandler(deps: HandlerDeps) {
         lifecycleActionToken: n.lifecycleActionToken,
         transition: n.transition,
       });
+      const connected: { gateway?: ClusterGateway } = {};
       try {
-        results.push({ status: await handleLifecycle(n, context), instanceId: n.instanceId });
+        results.push({ status: await handleLifecycle(n, context, connected), instanceId: n.instanceId });
       } catch (error) {
         failures.push(error);
         results.push({ status: 'failed', instanceId: n.instanceId });
       } finally {
+        // Events are queued so they never hold a drain up; they are written before we return.
+        await connected.gateway?.flush?.(Math.max(0, Math.min(5_000, context.getRemainingTimeInMillis() - 2_000)));
         log.removeKeys(recordKeys);
       }
     }
@@ -102,7 +110,7 @@ export function createHandler(deps: HandlerDeps) {
     return { records: results };
   };
 
-  async function handleLifecycle(n: LifecycleNotification, context: InvocationContext): Promise<RecordStatus> {
+  async function handleLifecycle(n: LifecycleNotification, context: InvocationContext, connected: { gateway?: ClusterGateway }): Promise<RecordStatus> {
     const refusal = refuse(n, config);
     if (refusal) {
       // A forged or misrouted message must not drain a node, and must not be completed
@@ -110,34 +118,33 @@ export function createHandler(deps: HandlerDeps) {
       log.warn('notification refused', { reason: refusal });
       return 'refused';
     }
+    const connect = async () => (connected.gateway = await deps.cluster());
+    if (n.transition === 'launching') return handleLaunch(n, context, connect);
+    return handleTermination(n, context, connect);
+  }
+
+  async function handleTermination(n: LifecycleNotification, context: InvocationContext, connect: () => Promise<ClusterGateway>): Promise<RecordStatus> {
     const action: LifecycleActionRef = n;
-    if (n.transition === 'launching') return handleLaunch(n, context);
     const now = clock.now();
     const plan = planTermination(n, config, now, now + context.getRemainingTimeInMillis(), deps.handOffs !== undefined);
     try {
-      if (n.handOff !== undefined) {
-        // A resumed drain first restarts the hook's timer; an action already over ends it.
-        if ((await deps.lifecycle.heartbeat(action)) === 'no-active-action') {
-          log.info('the lifecycle action is already over (completed or timed out); nothing left to do', { handOff: n.handOff.count });
-          return 'superseded';
-        }
-        log.info('lifecycle action heartbeat recorded', { handOff: n.handOff.count });
-      }
-      const cluster = await deps.cluster();
+      const cluster = await connect();
       const handOffs = deps.handOffs;
-      const report = await terminateNode(
+      const report = await terminate(
         {
           action,
+          notifiedAtMs: n.time.getTime(),
+          requestId: context.awsRequestId ?? randomUUID(),
           drainDeadlineMs: plan.drainDeadlineMs,
+          latestDrainEndMs: plan.latestDrainEndMs,
+          minEvictionWindowMs: config.minEvictionWindowSeconds * 1000,
           invocationStopMs: plan.invocationStopMs,
           batch: plan.batch,
           deadlinePolicy: config.deadlinePolicy,
           blockedReportMs: config.blockedReportSeconds * 1000,
-          completeByMs: plan.completeByMs,
           loadBalancerDelaySeconds: config.loadBalancerDelaySeconds,
           evictionConcurrency: config.evictionConcurrency,
           resume: n.handOff,
-          notifiedAtMs: n.time.getTime(),
           handOff: handOffs
             ? async (next) => {
                 if ((await deps.lifecycle.heartbeat(action)) === 'no-active-action') return 'action-over';
@@ -148,26 +155,17 @@ export function createHandler(deps: HandlerDeps) {
         },
         { nodes: cluster, pods: cluster, events: cluster, lifecycle: deps.lifecycle, clock, log },
       );
-      // Per invocation: a drain handed on emits once per invocation, with its outcome.
-      deps.metrics?.emit(
-        { Transition: 'terminating', Outcome: report.outcome },
-        {
-          Terminations: { unit: 'Count', value: 1 },
-          SecondsSinceNotification: secondsSinceNotification(n),
-          PodsEvicted: { unit: 'Count', value: report.drain?.evicted ?? 0 },
-          EvictionsBlocked: { unit: 'Count', value: report.drain?.blocked ?? 0 },
-        },
-      );
+      emitTermination(n, report);
       log.info('termination handled', {
         outcome: report.outcome,
         lifecycleAction: report.lifecycleAction,
         durationMs: report.durationMs,
-        podsEvicted: report.drain?.evicted ?? 0,
+        podsEvicted: report.evictedTotal,
       });
       return report.outcome;
     } catch (error) {
       if (error instanceof AccessDeniedError) {
-        // The setup is wrong (RBAC, access entry): holding the instance helps nobody.
+        // Our own RBAC or access entry is wrong: holding the instance helps nobody.
         log.error('the cluster refused the drainer; check its access entry and ClusterRole', { error: error.message });
         await completeQuietly(action);
       } else {
@@ -177,12 +175,27 @@ export function createHandler(deps: HandlerDeps) {
     }
   }
 
-  async function handleLaunch(n: LifecycleNotification, context: InvocationContext): Promise<RecordStatus> {
+  /** Once per lifecycle action: by the invocation that completed it (or found it over). */
+  function emitTermination(n: LifecycleNotification, report: TerminateReport): void {
+    if (report.lifecycleAction === 'pending') return;
+    deps.metrics?.emit(
+      { Transition: 'terminating', Outcome: report.outcome },
+      {
+        Terminations: { unit: 'Count', value: 1 },
+        SecondsSinceNotification: secondsSinceNotification(n),
+        PodsEvicted: { unit: 'Count', value: report.evictedTotal },
+        EvictionsBlocked: { unit: 'Count', value: report.drain?.blocked ?? 0 },
+        PodsForceDeleted: { unit: 'Count', value: report.drain?.forced ?? 0 },
+      },
+    );
+  }
+
+  async function handleLaunch(n: LifecycleNotification, context: InvocationContext, connect: () => Promise<ClusterGateway>): Promise<RecordStatus> {
     const now = clock.now();
     const invocationStopMs = now + context.getRemainingTimeInMillis() - config.invocationMarginSeconds * 1000;
     let cluster: ClusterGateway;
     try {
-      cluster = await deps.cluster();
+      cluster = await connect();
     } catch (error) {
       await admitUnchecked(n, describe(error), { lifecycle: deps.lifecycle, log });
       emitLaunch(n, 'launch-admitted-unchecked');
@@ -192,8 +205,7 @@ export function createHandler(deps: HandlerDeps) {
       { action: n, deadlineMs: n.time.getTime() + config.launchTimeoutSeconds * 1000, invocationStopMs, pollIntervalMs: 5_000 },
       { nodes: cluster, events: cluster, lifecycle: deps.lifecycle, clock, log },
     );
-    let status: RecordStatus =
-      launchOutcome === 'admitted' ? 'launch-admitted' : launchOutcome === 'abandoned' ? 'launch-abandoned' : 'launch-admitted-unchecked';
+    let status: RecordStatus = `launch-${launchOutcome === 'continue-later' ? 'admitted-unchecked' : launchOutcome}`;
     if (launchOutcome === 'continue-later') {
       // Only when LAUNCH_TIMEOUT_SECONDS outlasts the invocation: do not hold the launch on our limit.
       log.warn('the invocation ends before the launch deadline; admitting the node unchecked');
@@ -231,8 +243,10 @@ export function actionCapSeconds(heartbeatTimeoutSeconds: number): number {
 }
 
 export interface TerminationPlan {
-  /** When evicting and waiting for pods stops, whatever happens. */
+  /** When evicting and waiting for pods stops by DRAIN_TIMEOUT_SECONDS from the notification. */
   readonly drainDeadlineMs: number;
+  /** The latest a drain may run, fair window or not: the load-balancer wait must still fit. */
+  readonly latestDrainEndMs: number;
   /** When this invocation stops and hands the rest on. */
   readonly invocationStopMs: number;
   /** Batch pods are waited for until untilMs, then drained by deadlineMs. */
@@ -245,25 +259,22 @@ export interface TerminationPlan {
  * Deadlines for one terminate notification. The drain deadline is measured from the
  * notification's Time (which travels with hand-offs), so it holds across invocations, and
  * leaves room for the load-balancer wait before the hook's global cap. Without a hand-off
- * path it must also fit this invocation, as before.
+ * path it must also fit this invocation. Every invocation starts with a heartbeat (verify),
+ * which restarts the hook's timer: it hands on well before that runs out again.
  */
 export function planTermination(n: LifecycleNotification, config: Config, nowMs: number, invocationEndMs: number, canHandOff: boolean): TerminationPlan {
   const timeMs = n.time.getTime();
   const marginMs = config.invocationMarginSeconds * 1000;
   const loadBalancerMs = config.loadBalancerDelaySeconds * 1000;
   const capMs = timeMs + actionCapSeconds(config.heartbeatTimeoutSeconds) * 1000;
-  let drainDeadlineMs = timeMs + config.drainTimeoutSeconds * 1000;
-  // Heartbeats restart the hook's timer at the start of a resumed invocation; the first one
-  // runs on the timer Auto Scaling started at Time. Hand on well before it runs out.
-  const heartbeatBaseMs = n.handOff !== undefined ? nowMs : timeMs;
-  const invocationStopMs = Math.min(invocationEndMs - marginMs, heartbeatBaseMs + config.heartbeatTimeoutSeconds * 800);
+  const invocationStopMs = Math.min(invocationEndMs - marginMs, nowMs + config.heartbeatTimeoutSeconds * 800);
   // Batch pods: waited for up to BATCH_WAIT_SECONDS, then drained within DRAIN_TIMEOUT_SECONDS.
   const latestMs = canHandOff ? capMs - loadBalancerMs - marginMs : invocationEndMs - marginMs - loadBalancerMs;
   const batchUntilMs = Math.min(timeMs + config.batchWaitSeconds * 1000, latestMs);
   const batchDeadlineMs = Math.min(batchUntilMs + config.drainTimeoutSeconds * 1000, latestMs);
-  drainDeadlineMs = Math.min(drainDeadlineMs, latestMs);
   return {
-    drainDeadlineMs: Math.max(nowMs, drainDeadlineMs),
+    drainDeadlineMs: Math.min(timeMs + config.drainTimeoutSeconds * 1000, latestMs),
+    latestDrainEndMs: Math.max(nowMs, latestMs),
     invocationStopMs: Math.max(nowMs, invocationStopMs),
     batch: { untilMs: batchUntilMs, deadlineMs: Math.max(nowMs, batchDeadlineMs) },
     completeByMs: latestMs + loadBalancerMs,

@@ -1,5 +1,7 @@
 // Parses one SNS record carrying an Auto Scaling lifecycle notification.
 // https://docs.aws.amazon.com/autoscaling/ec2/userguide/prepare-for-lifecycle-notifications.html
+import type { HandOffState } from './termination/hand-off.js';
+
 // Bad input is a value, not an exception: the handler logs it with the offending field
 // and moves on to the next record, so one malformed message never causes a retry storm.
 
@@ -15,8 +17,8 @@ export interface LifecycleNotification {
   /** When Auto Scaling sent it: deadlines are measured from here. */
   readonly time: Date;
   readonly notificationMetadata: string | undefined;
-  /** Present when an earlier invocation of ours handed this drain on. */
-  readonly handOff?: { readonly count: number; readonly loadBalancerWaitUntilMs?: number | undefined; readonly evicted?: number | undefined } | undefined;
+  /** Present when an earlier invocation of ours handed this termination on. */
+  readonly handOff?: HandOffState | undefined;
 }
 
 /** The field our hand-off messages add to the original notification. */
@@ -85,20 +87,9 @@ export function parseLifecycleMessage(message: unknown): ParseResult {
   const metadata = message['NotificationMetadata'];
   let handOff: LifecycleNotification['handOff'];
   if (message[handOffField] !== undefined) {
-    const h = message[handOffField];
-    if (!isObject(h) || !Number.isInteger(h['count']) || (h['count'] as number) < 1) {
-      return bad(handOffField, 'must be an object with an integer count >= 1');
-    }
-    const until = h['loadBalancerWaitUntil'];
-    const untilMs = typeof until === 'string' ? Date.parse(until) : undefined;
-    if (until !== undefined && (untilMs === undefined || Number.isNaN(untilMs))) {
-      return bad(`${handOffField}.loadBalancerWaitUntil`, `is ${JSON.stringify(until)}, not an ISO 8601 time`);
-    }
-    const evicted = h['evicted'];
-    if (evicted !== undefined && (!Number.isInteger(evicted) || (evicted as number) < 0)) {
-      return bad(`${handOffField}.evicted`, `is ${JSON.stringify(evicted)}, not an integer >= 0`);
-    }
-    handOff = { count: h['count'] as number, loadBalancerWaitUntilMs: untilMs, evicted: evicted as number | undefined };
+    const parsedHandOff = parseHandOff(message[handOffField], values.LifecycleActionToken!);
+    if ('field' in parsedHandOff) return bad(parsedHandOff.field, parsedHandOff.reason);
+    handOff = parsedHandOff;
   }
   return {
     ok: true,
@@ -116,11 +107,42 @@ export function parseLifecycleMessage(message: unknown): ParseResult {
   };
 }
 
+/**
+ * Reads our hand-off field. Messages from before phases and claims were recorded (no
+ * `phase`: a load-balancer wait when `loadBalancerWaitUntil` is set; claim `<token>/<count>`)
+ * still resume, so an upgrade never strands a drain in flight.
+ */
+function parseHandOff(h: unknown, token: string): HandOffState | { field: string; reason: string } {
+  if (!isObject(h) || !Number.isInteger(h['count']) || (h['count'] as number) < 1) {
+    return { field: handOffField, reason: 'must be an object with an integer count >= 1' };
+  }
+  const count = h['count'] as number;
+  const until = h['loadBalancerWaitUntil'];
+  const untilMs = typeof until === 'string' ? Date.parse(until) : undefined;
+  if (until !== undefined && (untilMs === undefined || Number.isNaN(untilMs))) {
+    return { field: `${handOffField}.loadBalancerWaitUntil`, reason: `is ${JSON.stringify(until)}, not an ISO 8601 time` };
+  }
+  const evicted = h['evicted'] ?? 0;
+  if (!Number.isInteger(evicted) || (evicted as number) < 0) {
+    return { field: `${handOffField}.evicted`, reason: `is ${JSON.stringify(evicted)}, not an integer >= 0` };
+  }
+  const claim = h['claim'] ?? `${token}/${count}`;
+  if (typeof claim !== 'string' || !claim.startsWith(`${token}/`)) {
+    return { field: `${handOffField}.claim`, reason: `is ${JSON.stringify(claim)}, not a claim for this lifecycle action token` };
+  }
+  const phase = h['phase'] ?? (untilMs !== undefined ? 'settle' : 'drain');
+  if (phase === 'drain') return { phase, count, claim, evicted: evicted as number };
+  if (phase !== 'settle') return { field: `${handOffField}.phase`, reason: `is ${JSON.stringify(phase)}, expected drain or settle` };
+  if (untilMs === undefined) return { field: `${handOffField}.loadBalancerWaitUntil`, reason: 'is required in the settle phase' };
+  const drainOutcome = h['drainOutcome'] ?? 'drained';
+  if (drainOutcome !== 'drained' && drainOutcome !== 'timed-out') {
+    return { field: `${handOffField}.drainOutcome`, reason: `is ${JSON.stringify(drainOutcome)}, expected drained or timed-out` };
+  }
+  return { phase, count, claim, evicted: evicted as number, loadBalancerWaitUntilMs: untilMs, drainOutcome };
+}
+
 /** The message a hand-off publishes: the original notification plus where the work stands. */
-export function handOffMessage(
-  n: LifecycleNotification,
-  next: { count: number; loadBalancerWaitUntilMs?: number | undefined; evicted?: number | undefined },
-): Record<string, unknown> {
+export function handOffMessage(n: LifecycleNotification, next: HandOffState): Record<string, unknown> {
   return {
     Origin: 'AutoScalingGroup',
     Service: 'graceful-node-termination',
@@ -133,10 +155,12 @@ export function handOffMessage(
     Time: n.time.toISOString(),
     ...(n.notificationMetadata !== undefined ? { NotificationMetadata: n.notificationMetadata } : {}),
     [handOffField]: {
+      phase: next.phase,
       count: next.count,
-      ...(next.loadBalancerWaitUntilMs !== undefined ? { loadBalancerWaitUntil: new Date(next.loadBalancerWaitUntilMs).toISOString() } : {}),
+      claim: next.claim,
       // Pods evicted so far, so the last invocation's Drained Event counts the whole drain.
       ...(next.evicted ? { evicted: next.evicted } : {}),
+      ...(next.phase === 'settle' ? { loadBalancerWaitUntil: new Date(next.loadBalancerWaitUntilMs).toISOString(), drainOutcome: next.drainOutcome } : {}),
     },
   };
 }

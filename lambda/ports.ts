@@ -10,8 +10,28 @@ export interface NodeInfo {
   /** The Ready condition is True. */
   readonly ready: boolean;
   readonly taints: readonly { readonly key: string; readonly effect: string }[];
-  /** Value of the hand-off annotation: which invocation chain carries this drain. */
+  /** Value of the hand-off annotation: which invocation claimed the drain's next hand-off. */
   readonly handOff?: string | undefined;
+  /** Our drain record on the node (drainAnnotation), when a drain of ours marked it. */
+  readonly drain?: DrainRecord | undefined;
+}
+
+/**
+ * What a drain of ours wrote on the node: for which lifecycle action, when it first saw the
+ * node (the fair eviction window runs from here, shared by retries and hand-offs), and which
+ * marks it set itself (so only those are ever taken back).
+ */
+export interface DrainRecord {
+  readonly token: string;
+  readonly startedAtMs: number;
+  readonly set: readonly ('exclude-from-load-balancers' | 'cordon')[];
+}
+
+/** The node marks one merge patch applies. */
+export interface NodeMarks {
+  readonly excludeFromLoadBalancers: boolean;
+  readonly cordon: boolean;
+  readonly drain: DrainRecord;
 }
 
 export interface Toleration {
@@ -35,6 +55,8 @@ export interface PodInfo {
   readonly tolerations: readonly Toleration[];
   /** spec.terminationGracePeriodSeconds (the server's default, 30, when unset). */
   readonly terminationGracePeriodSeconds?: number | undefined;
+  /** metadata.finalizers: what a pod that cannot go away is waiting for. */
+  readonly finalizers?: readonly string[] | undefined;
 }
 
 export type PatchResult = 'patched' | 'node-gone';
@@ -42,10 +64,11 @@ export type PatchResult = 'patched' | 'node-gone';
 export interface NodeGateway {
   /** Finds the node whose spec.providerID ends in /<instanceId>; never by name. */
   findNodeByInstanceId(instanceId: string): Promise<NodeInfo | undefined>;
-  /** Sets node.kubernetes.io/exclude-from-external-load-balancers=true (merge patch). */
-  excludeFromLoadBalancers(nodeName: string): Promise<PatchResult>;
-  /** Sets spec.unschedulable=true (merge patch). */
-  cordon(nodeName: string): Promise<PatchResult>;
+  /**
+   * One merge patch: the load-balancer exclusion label and spec.unschedulable=true where
+   * asked, and the drain record annotation.
+   */
+  mark(nodeName: string, marks: NodeMarks): Promise<PatchResult>;
   /**
    * Compare-and-swap of the node's hand-off annotation (optimistic concurrency on the
    * node's resourceVersion): only the invocation that finds `expected` there moves it to
@@ -55,6 +78,7 @@ export interface NodeGateway {
 }
 
 export const handOffAnnotation = 'graceful-node-termination/hand-off';
+export const drainAnnotation = 'graceful-node-termination/drain';
 
 /** https://kubernetes.io/docs/reference/labels-annotations-taints/#node-kubernetes-io-exclude-from-external-load-balancers */
 export const excludeFromLoadBalancersLabel = 'node.kubernetes.io/exclude-from-external-load-balancers';
@@ -78,11 +102,17 @@ export type BlockReason =
   | 'multiple-budgets'
   | 'throttled'
   | 'namespace-terminating'
+  /** An admission webhook, ValidatingAdmissionPolicy or policy engine denied this pod's eviction. */
+  | 'admission-denied'
+  /** 409 on the budget's status under concurrent evictions: the server gave up, we retry. */
+  | 'conflict'
+  /** 401 that persisted through a fresh token: access is still propagating, or the token is refused. */
+  | 'unauthorized'
   | 'server-error';
 
 export type EvictionResult =
   | { readonly kind: 'evicted' }
-  /** 404 (already deleted) or 409 (UID precondition failed: it is another pod now). */
+  /** 404 (already deleted) or 409 whose precondition names the UID (it is another pod now). */
   | { readonly kind: 'gone' }
   | {
       readonly kind: 'blocked';
@@ -94,13 +124,14 @@ export type EvictionResult =
 
 export interface PodGateway {
   watchPodsOnNode(nodeName: string): Promise<PodWatch>;
-  /** policy/v1 Eviction with a UID precondition. Throws AccessDeniedError on RBAC 403. */
+  /** policy/v1 Eviction with a UID precondition. Throws AccessDeniedError only on our own RBAC 403. */
   evictPod(pod: PodInfo): Promise<EvictionResult>;
   /**
    * Deletes the pod directly (no PodDisruptionBudget check) with a UID precondition and the
-   * given grace period: the force policy at the drain deadline only.
+   * given grace period: the force policy at the drain deadline only. 'unchanged' when the
+   * pod was already terminating and the DELETE moved nothing earlier.
    */
-  deletePod(pod: PodInfo, gracePeriodSeconds: number): Promise<'deleted' | 'gone'>;
+  deletePod(pod: PodInfo, gracePeriodSeconds: number): Promise<'deleted' | 'unchanged' | 'gone'>;
   /** Pending pods of the same controller, with the scheduler's reason (diagnosis only). */
   pendingReplacements(pod: PodInfo): Promise<readonly { readonly pod: string; readonly reason: string }[]>;
 }
@@ -120,8 +151,10 @@ export interface ClusterEvent {
 }
 
 export interface EventRecorder {
-  /** Best effort: never throws, an Event must not fail a drain. */
+  /** Best effort: never throws and never holds a drain up (queued, dropped on overload). */
   record(event: ClusterEvent): Promise<void>;
+  /** Waits (bounded) until queued Events are written; called before an invocation returns. */
+  flush?(timeoutMs: number): Promise<void>;
 }
 
 export interface LifecycleActionRef {

@@ -30,6 +30,7 @@ export async function connectToEks(options: EksConnectionOptions): Promise<KubeE
     server: endpoint,
     // Runs before every request, so a container that lives for hours never sends an expired token.
     requestOptions: async () => ({ ca, headers: { Authorization: `Bearer ${await tokens.token()}` } }),
+    refreshCredentials: () => tokens.invalidate(),
   };
 }
 

@@ -60,6 +60,11 @@ export class EksTokenSource {
     private readonly refreshAfterMs = 10 * 60 * 1000,
   ) {}
 
+  /** The server refused the cached token (401): the next call mints a new one. */
+  invalidate(): void {
+    this.cached = undefined;
+  }
+
   async token(): Promise<string> {
     const now = this.now();
     if (this.cached && now - this.cached.mintedMs < this.refreshAfterMs) return this.cached.token;

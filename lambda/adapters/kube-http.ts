@@ -14,6 +14,11 @@ export interface KubeEndpoint {
   readonly server: string;
   /** TLS material and headers (Authorization) for the next request. */
   requestOptions(): Promise<TlsAndHeaders>;
+  /**
+   * The server answered 401: forget cached credentials so the next request mints fresh ones
+   * (an EKS token the server no longer accepts, an access entry that was still propagating).
+   */
+  refreshCredentials?(): void;
 }
 
 export type TlsAndHeaders = Pick<https.RequestOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized' | 'servername'> & {
@@ -78,11 +83,14 @@ export interface KubeHttpOptions {
   readonly random?: () => number;
 }
 
-/** Network failures, timeouts, throttling and server errors are worth another try. */
+/**
+ * Network failures, timeouts, throttling and server errors are worth another try; so is a
+ * 401 once credentials are refreshed (the server did nothing with the request, POST or not).
+ */
 export function isRetryable(error: unknown, method: string): boolean {
   if (!(error instanceof KubeApiError)) return true;
   const code = error.statusCode;
-  return code === 429 || code === 502 || code === 503 || code === 504 || (code === 500 && method !== 'POST');
+  return code === 401 || code === 429 || code === 502 || code === 503 || code === 504 || (code === 500 && method !== 'POST');
 }
 
 /**
@@ -108,7 +116,7 @@ export function createKubeHttp(endpoint: KubeEndpoint, options: KubeHttpOptions)
   };
 
   /** `payload` is the body already serialised (once per request, not per header and write). */
-  const open = async (method: string, target: URL, o: RequestOptions, payload?: string) => {
+  const open = async (method: string, target: URL, o: RequestOptions, payload?: string, timeoutMs = options.timeoutMs) => {
     const tls = await endpoint.requestOptions();
     const headers: http.OutgoingHttpHeaders = { ...tls.headers, Accept: 'application/json', 'User-Agent': options.userAgent };
     if (payload !== undefined) {
@@ -117,7 +125,7 @@ export function createKubeHttp(endpoint: KubeEndpoint, options: KubeHttpOptions)
       // and the server then reads it as the next request on the kept-alive connection.
       headers['Content-Length'] = Buffer.byteLength(payload);
     }
-    return (secure ? https : http).request(target, { ...tls, method, headers, agent, timeout: options.timeoutMs });
+    return (secure ? https : http).request(target, { ...tls, method, headers, agent, timeout: timeoutMs });
   };
 
   const once = async <T>(method: string, path: string, o: RequestOptions): Promise<T> => {
@@ -159,7 +167,9 @@ export function createKubeHttp(endpoint: KubeEndpoint, options: KubeHttpOptions)
         try {
           return await once<T>(method, path, o);
         } catch (error) {
-          if (!retry || attempt >= maxAttempts || !isRetryable(error, method)) throw error;
+          const unauthorized = error instanceof KubeApiError && error.statusCode === 401 && endpoint.refreshCredentials !== undefined;
+          if (unauthorized) endpoint.refreshCredentials!();
+          if ((!retry && !unauthorized) || attempt >= maxAttempts || !isRetryable(error, method)) throw error;
           const delayMs = backoffMs(attempt, error, random);
           options.onRetry?.(`${method} ${path}`, attempt, error as Error, delayMs);
           await sleep(delayMs);
@@ -176,16 +186,21 @@ export function createKubeHttp(endpoint: KubeEndpoint, options: KubeHttpOptions)
         req?.destroy();
         onEnd(error);
       };
-      void open('GET', url(path, { ...query, watch: true }), {})
+      // The server closes a watch after its timeoutSeconds; idle out only well after that, so
+      // a quiet watch ends cleanly instead of being torn down as a failure.
+      const serverSeconds = Number(query?.['timeoutSeconds']);
+      const idleMs = Number.isFinite(serverSeconds) && serverSeconds > 0 ? Math.max(options.timeoutMs, (serverSeconds + 15) * 1000) : options.timeoutMs;
+      void open('GET', url(path, { ...query, watch: true }), {}, undefined, idleMs)
         .then((r) => {
           req = r;
           if (ended) return r.destroy();
-          r.on('timeout', () => end(new Error(`watch ${path}: idle for ${options.timeoutMs} ms`)));
+          r.on('timeout', () => end(new Error(`watch ${path}: idle for ${idleMs} ms`)));
           r.on('error', (e) => end(e));
           r.on('response', (res) => {
             // An aborted stream errors with ECONNRESET "aborted": expected, and ours to end.
             res.on('error', (e) => end(e));
             if ((res.statusCode ?? 0) !== 200) {
+              if (res.statusCode === 401) endpoint.refreshCredentials?.();
               res.resume();
               return end(new KubeApiError(res.statusCode ?? 0, undefined, res.headers, `watch ${path}`));
             }

@@ -3,9 +3,10 @@
 import type { CoreV1Event, V1Eviction, V1Node, V1Pod } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { AccessDeniedError, TransientError } from '../errors.js';
-import { excludeFromLoadBalancersLabel, handOffAnnotation } from '../ports.js';
+import { drainAnnotation, excludeFromLoadBalancersLabel, handOffAnnotation } from '../ports.js';
 import type {
   ClusterEvent,
+  DrainRecord,
   EventRecorder,
   EvictionResult,
   Log,
@@ -16,6 +17,7 @@ import type {
   PodInfo,
   PodWatch,
 } from '../ports.js';
+import { createEventQueue } from './event-queue.js';
 import { KubeApiError, createKubeHttp, type KubeEndpoint, type KubeHttp, type StatusBody } from './kube-http.js';
 
 export const reportingComponent = 'graceful-node-termination';
@@ -39,7 +41,7 @@ export interface KubernetesOptions {
   readonly log: Log;
 }
 
-export type KubernetesGateway = NodeGateway & PodGateway & EventRecorder;
+export type KubernetesGateway = NodeGateway & PodGateway & Required<EventRecorder>;
 
 export function createKubernetesGateway(endpoint: KubeEndpoint, options: KubernetesOptions): KubernetesGateway {
   const kube = createKubeHttp(endpoint, {
@@ -47,6 +49,20 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
     timeoutMs: options.requestTimeoutMs,
     onRetry: (what, attempt, error, delayMs) => options.log.info('retrying Kubernetes request', { request: what, attempt, error: describe(error), delayMs }),
   });
+  // Events go through a bounded queue: writing one (and retrying it under 429) never holds
+  // an eviction worker or a phase up; on overload the oldest wait and new ones are dropped.
+  const events = createEventQueue(
+    async (event: ClusterEvent) => {
+      const namespace = event.regarding.namespace ?? 'default';
+      try {
+        // Each Event has a unique name, so a retried create is at worst a 409.
+        await kube.request('POST', `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, { body: toCoreEvent(event), retry: true });
+      } catch (error) {
+        options.log.warn('could not write Kubernetes Event', { reason: event.reason, error: describe(error) });
+      }
+    },
+    { capacity: 200, concurrency: 4, onDrop: (event, dropped) => options.log.warn('Kubernetes Event dropped: too many queued', { reason: event.reason, dropped }) },
+  );
 
   const patchNode = async (name: string, body: object): Promise<PatchResult> => {
     try {
@@ -77,6 +93,7 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
               ready: node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
               taints: (node.spec.taints ?? []).map((t) => ({ key: t.key, effect: t.effect })),
               handOff: node.metadata?.annotations?.[handOffAnnotation],
+              drain: parseDrainRecord(node.metadata?.annotations?.[drainAnnotation]),
             } satisfies NodeInfo;
           }
         }
@@ -85,9 +102,14 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
       return undefined;
     },
 
-    excludeFromLoadBalancers: (name) => patchNode(name, { metadata: { labels: { [excludeFromLoadBalancersLabel]: 'true' } } }),
-
-    cordon: (name) => patchNode(name, { spec: { unschedulable: true } }),
+    mark: (name, marks) =>
+      patchNode(name, {
+        metadata: {
+          ...(marks.excludeFromLoadBalancers ? { labels: { [excludeFromLoadBalancersLabel]: 'true' } } : {}),
+          annotations: { [drainAnnotation]: formatDrainRecord(marks.drain) },
+        },
+        ...(marks.cordon ? { spec: { unschedulable: true } } : {}),
+      }),
 
     async claimHandOff(name, expected, next) {
       // Read, compare, then write with the resourceVersion read: the server refuses (409) a
@@ -134,19 +156,24 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
 
     async deletePod(pod, gracePeriodSeconds) {
       const body = { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds, preconditions: { uid: pod.uid } };
+      let answer: V1Pod | { kind?: string } | undefined;
       try {
         // The grace period also goes in the query, where the audit log shows it.
-        await kube.request('DELETE', `/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods/${encodeURIComponent(pod.name)}`, {
+        answer = await kube.request<V1Pod>('DELETE', `/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods/${encodeURIComponent(pod.name)}`, {
           body,
           query: { gracePeriodSeconds },
         });
-        return 'deleted';
       } catch (error) {
         const code = statusOf(error);
         // 404: already gone; 409: the name now belongs to a replacement (UID precondition).
         if (code === 404 || code === 409) return 'gone';
         throw classify(error, `delete pod ${pod.namespace}/${pod.name}`);
       }
+      // The server answers the pod as it now is (or a Status when it removed it at once). A
+      // DELETE of a pod already terminating only ever moves its deletionTimestamp earlier.
+      const after = (answer as V1Pod | undefined)?.metadata?.deletionTimestamp;
+      if (pod.deletionTimestamp === undefined || after === undefined) return 'deleted';
+      return new Date(after).getTime() < pod.deletionTimestamp.getTime() ? 'deleted' : 'unchanged';
     },
 
     async pendingReplacements(pod) {
@@ -165,21 +192,43 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
         });
     },
 
-    async record(event) {
-      const namespace = event.regarding.namespace ?? 'default';
-      try {
-        // Each Event has a unique name, so a retried create is at worst a 409.
-        await kube.request('POST', `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, { body: toCoreEvent(event), retry: true });
-      } catch (error) {
-        options.log.warn('could not write Kubernetes Event', { reason: event.reason, error: describe(error) });
-      }
-    },
+    record: async (event) => events.push(event),
+    flush: (timeoutMs) => events.flush(timeoutMs),
   };
+}
+
+/** The drain record as stored on the node; anything unreadable is treated as absent. */
+export function parseDrainRecord(raw: string | undefined): DrainRecord | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const v = JSON.parse(raw) as { token?: unknown; startedAt?: unknown; set?: unknown };
+    const startedAtMs = typeof v.startedAt === 'string' ? Date.parse(v.startedAt) : Number.NaN;
+    if (typeof v.token !== 'string' || Number.isNaN(startedAtMs)) return undefined;
+    const set = Array.isArray(v.set) ? v.set.filter((m): m is DrainRecord['set'][number] => m === 'exclude-from-load-balancers' || m === 'cordon') : [];
+    return { token: v.token, startedAtMs, set };
+  } catch {
+    return undefined;
+  }
+}
+
+export function formatDrainRecord(record: DrainRecord): string {
+  return JSON.stringify({ token: record.token, startedAt: new Date(record.startedAtMs).toISOString(), set: record.set });
 }
 
 /**
  * Maps an eviction answer to a value. Facts from the API server's eviction handler:
  * https://github.com/kubernetes/kubernetes/blob/v1.34.4/pkg/registry/core/pod/storage/eviction.go
+ * - 429 with a DisruptionBudget cause: the budget allows no disruption now (or is not yet
+ *   processed); 500 "more than one PodDisruptionBudget"; 403 on a poddisruptionbudget: the
+ *   budget is in a bad state.
+ * - 409 is two different things. The store's precondition check answers "Precondition
+ *   failed: UID in precondition" when the name now belongs to another pod: that pod is gone.
+ *   But the handler retries its own conflicts on the budget's status (20 x 500 ms) and, when
+ *   they never stop, client-go's retry.OnError hands back the last conflict, a 409 about
+ *   poddisruptionbudgets: the pod is still there and must be evicted again.
+ * - 403 is ours only when RBAC says so ("User ... cannot create resource ..."). An admission
+ *   webhook, a ValidatingAdmissionPolicy or a policy engine denies one pod: blocked, retried.
+ * - 401 reaches here only after the HTTP client minted a fresh token and tried again.
  */
 export function mapEvictionError(error: unknown, pod: string): EvictionResult {
   const code = statusOf(error);
@@ -194,7 +243,11 @@ export function mapEvictionError(error: unknown, pod: string): EvictionResult {
     retryAfterSeconds: retryAfterSeconds || undefined,
     budgetName,
   });
-  if (code === 404 || code === 409) return { kind: 'gone' };
+  if (code === 404) return { kind: 'gone' };
+  if (code === 409) {
+    if (isUidPreconditionFailure(status)) return { kind: 'gone' };
+    return blocked('conflict', /poddisruptionbudget/i.test(status?.details?.kind ?? '') ? status?.details?.name : undefined);
+  }
   if (code === 429) {
     const budgetCause = causes.find((c) => c.reason === 'DisruptionBudget' || c.type === 'DisruptionBudget');
     if (budgetCause) return blocked('disruption-budget', /disruption budget (\S+)/.exec(budgetCause.message ?? '')?.[1]);
@@ -208,10 +261,28 @@ export function mapEvictionError(error: unknown, pod: string): EvictionResult {
     // The eviction handler also answers 403 for a budget in a bad state (negative
     // disruptionsAllowed, too many unconfirmed evictions): a budget problem, not RBAC.
     if (status?.details?.kind === 'poddisruptionbudget') return blocked('disruption-budget', status.details.name);
-    throw new AccessDeniedError(`evicting pod ${pod} was forbidden: ${message}`, 403, { cause: error });
+    if (isRbacDenial(message)) throw new AccessDeniedError(`evicting pod ${pod} was forbidden: ${message}`, 403, { cause: error });
+    return blocked('admission-denied');
   }
-  if (code === 401) throw new AccessDeniedError(`evicting pod ${pod}: unauthorized (${message})`, 401, { cause: error });
+  if (code === 401) return blocked('unauthorized');
+  // Admission can also answer 400 or 422 (a webhook's own code, a policy's reason: Invalid).
+  if ((code === 400 || code === 422) && isAdmissionDenial(message)) return blocked('admission-denied');
   return blocked('server-error');
+}
+
+/** The RBAC authorizer's wording: `User "x" cannot create resource "pods/eviction" in API group ""...`. */
+export function isRbacDenial(message: string): boolean {
+  return /\bcannot [a-z]+ resource "/i.test(message);
+}
+
+function isAdmissionDenial(message: string): boolean {
+  return /admission webhook .* denied|ValidatingAdmissionPolicy .* denied|denied the request|denied request/i.test(message);
+}
+
+/** The store's "Precondition failed: UID in precondition: ..., UID in object meta: ..." (a pods 409). */
+function isUidPreconditionFailure(status: StatusBody | undefined): boolean {
+  const kind = status?.details?.kind;
+  return (kind === undefined || kind === 'pods') && /UID in precondition/i.test(status?.message ?? '');
 }
 
 function statusOf(error: unknown): number | undefined {
@@ -233,13 +304,17 @@ function describe(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
-/** 401/403 are setup errors, everything else is worth retrying. */
+/**
+ * Only our own RBAC denial is a setup error. A 401 (after a fresh token: an access entry
+ * still propagating) and a 403 from admission are worth another try, so transient.
+ */
 function classify(error: unknown, what: string): Error {
   const code = statusOf(error);
-  if (code === 401 || code === 403) {
-    return new AccessDeniedError(`${what}: ${code === 401 ? 'unauthorized' : 'forbidden'} (${describe(error)})`, code, { cause: error });
+  if (code === 403 && isRbacDenial(statusBody(error)?.message ?? '')) {
+    return new AccessDeniedError(`${what}: forbidden (${describe(error)})`, code, { cause: error });
   }
-  return new TransientError(`${what} failed: ${describe(error)}`, { cause: error });
+  const hint = code === 401 ? ' (unauthorized even with a fresh token; access may still be propagating)' : code === 403 ? ' (denied, not by RBAC: admission)' : '';
+  return new TransientError(`${what} failed: ${describe(error)}${hint}`, { cause: error });
 }
 
 async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
@@ -264,8 +339,12 @@ export function toPodInfo(pod: V1Pod): PodInfo {
     deletionTimestamp: pod.metadata?.deletionTimestamp ? new Date(pod.metadata.deletionTimestamp) : undefined,
     tolerations: (pod.spec?.tolerations ?? []).map((t) => ({ key: t.key, operator: t.operator, effect: t.effect })),
     terminationGracePeriodSeconds: pod.spec?.terminationGracePeriodSeconds,
+    finalizers: pod.metadata?.finalizers ?? [],
   };
 }
+
+/** What the server is asked to keep a quiet watch open for (kube.watch idles out later). */
+export const watchTimeoutSeconds = 25;
 
 /** One list, then a watch resumed from the last resourceVersion; re-lists only on 410 Gone. */
 async function openPodWatch(kube: KubeHttp, nodeName: string, log: Log): Promise<PodWatch> {
@@ -306,8 +385,9 @@ async function openPodWatch(kube: KubeHttp, nodeName: string, log: Log): Promise
     let gone = false;
     handle = kube.watch(
       '/api/v1/pods',
-      // The server ends the watch cleanly before our idle timeout; we resume from here.
-      { fieldSelector, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 25 },
+      // The server ends the watch cleanly after timeoutSeconds and we resume from here; our
+      // own idle timeout (kube.watch) is longer, so a quiet watch is never torn down early.
+      { fieldSelector, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: watchTimeoutSeconds },
       ({ type, object }) => {
         const obj = object as V1Pod & { code?: number };
         if (type === 'ERROR') {
@@ -327,6 +407,9 @@ async function openPodWatch(kube: KubeHttp, nodeName: string, log: Log): Promise
         if (error) {
           failures++;
           log.debug('pod watch ended, resuming', { error: describe(error), failures });
+        } else {
+          // A clean end is the server's timeout: resume at once, no backoff to grow.
+          failures = 0;
         }
         const resume = async () => {
           if (closed) return;

@@ -6,6 +6,7 @@ import type {
   ClusterEvent,
   Clock,
   EvictionResult,
+  NodeMarks,
   LifecycleActionRef,
   LifecycleActions,
   LifecycleResult,
@@ -64,7 +65,7 @@ export type EvictionRule = (pod: FakePod) => EvictionResult | 'accept';
 
 export interface Call {
   readonly atMs: number;
-  readonly op: 'list-nodes' | 'label' | 'cordon' | 'watch-pods' | 'evict' | 'claim-hand-off' | 'delete';
+  readonly op: 'list-nodes' | 'mark' | 'watch-pods' | 'evict' | 'claim-hand-off' | 'delete';
   readonly target: string;
 }
 
@@ -154,11 +155,16 @@ export class FakeCluster {
     return [...this.nodes.values()].find((n) => n.providerId.endsWith(`/${instanceId}`));
   }
 
-  async excludeFromLoadBalancers(name: string): Promise<'patched' | 'node-gone'> {
-    this.log('label', name);
+  async mark(name: string, marks: NodeMarks): Promise<'patched' | 'node-gone'> {
+    this.log('mark', `${name}${marks.excludeFromLoadBalancers ? ' label' : ''}${marks.cordon ? ' cordon' : ''}`);
     const node = this.nodes.get(name);
     if (!node) return 'node-gone';
-    this.nodes.set(name, { ...node, labels: { ...node.labels, 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' } });
+    this.nodes.set(name, {
+      ...node,
+      labels: marks.excludeFromLoadBalancers ? { ...node.labels, 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' } : node.labels,
+      unschedulable: node.unschedulable || marks.cordon,
+      drain: marks.drain,
+    });
     return 'patched';
   }
 
@@ -171,13 +177,6 @@ export class FakeCluster {
     return 'claimed';
   }
 
-  async cordon(name: string): Promise<'patched' | 'node-gone'> {
-    this.log('cordon', name);
-    const node = this.nodes.get(name);
-    if (!node) return 'node-gone';
-    this.nodes.set(name, { ...node, unschedulable: true });
-    return 'patched';
-  }
 
   // --- PodGateway
   async watchPodsOnNode(nodeName: string): Promise<PodWatch> {
@@ -210,7 +209,8 @@ export class FakeCluster {
       const verdict = rule(current);
       if (verdict !== 'accept') return verdict;
     }
-    this.pods.set(current.uid, { ...current, deletionTimestamp: new Date(this.clock.now()) });
+    // As the API server does: deletionTimestamp is when the grace period ends.
+    this.pods.set(current.uid, { ...current, deletionTimestamp: new Date(this.clock.now() + (current.terminationGracePeriodSeconds ?? 30) * 1000) });
     this.version++;
     if (current.terminationMs === 0) this.removePod(current.uid);
     else this.clock.after(current.terminationMs, () => this.removePod(current.uid));
@@ -226,15 +226,15 @@ export class FakeCluster {
     return this.pending;
   }
 
-  async deletePod(target: PodInfo, gracePeriodSeconds: number): Promise<'deleted' | 'gone'> {
+  async deletePod(target: PodInfo, gracePeriodSeconds: number): Promise<'deleted' | 'unchanged' | 'gone'> {
     this.log('delete', `${target.namespace}/${target.name}`);
     const current = this.pods.get(target.uid);
     if (!current) return 'gone';
+    const endsMs = this.clock.now() + gracePeriodSeconds * 1000;
+    if (current.deletionTimestamp && current.deletionTimestamp.getTime() <= endsMs) return 'unchanged';
     this.deletions.push({ pod: `${target.namespace}/${target.name}`, gracePeriodSeconds, atMs: this.clock.now() });
-    if (!current.deletionTimestamp) {
-      this.pods.set(current.uid, { ...current, deletionTimestamp: new Date(this.clock.now()) });
-      this.version++;
-    }
+    this.pods.set(current.uid, { ...current, deletionTimestamp: new Date(endsMs) });
+    this.version++;
     const goneInMs = Math.min(current.terminationMs, gracePeriodSeconds * 1000);
     if (goneInMs === 0) this.removePod(current.uid);
     else this.clock.after(goneInMs, () => this.removePod(current.uid));
@@ -347,9 +347,10 @@ export function handlerWorld(env: Record<string, string>) {
     const config = parseConfig({ ...env, ...extra });
     return createHandler({ config, log, clock, lifecycle, cluster: connect, handOffs: config.handOffTopicArn !== undefined ? handOffs : undefined });
   };
-  const invoke = (handle: ReturnType<typeof handler>, message: Record<string, unknown>, invocationMs = 900_000) => {
+  let invocations = 0;
+  const invoke = (handle: ReturnType<typeof handler>, message: Record<string, unknown>, invocationMs = 900_000, awsRequestId = `request-${++invocations}`) => {
     const end = clock.now() + invocationMs;
-    return handle(snsEvent(message), { getRemainingTimeInMillis: () => end - clock.now() });
+    return handle(snsEvent(message), { getRemainingTimeInMillis: () => end - clock.now(), awsRequestId });
   };
   async function runChain(extra: Record<string, string> = {}, first: Record<string, unknown> = lifecycleMessage()): Promise<string[]> {
     const handle = handler(extra);

@@ -45,11 +45,13 @@ describe('batch pods', () => {
     expect(cluster.events.find((e) => e.reason === 'WaitingForBatchPods')?.message).toMatch(/default\/report-x/);
     expect(lifecycle.completions).toHaveLength(1);
     expect((lifecycle.completions[0]!.atMs - t0) / 1000).toBe(20 * 60 + 60);
-    // Kept alive meanwhile: heartbeats at the hand-off and at the resumed start.
-    expect(lifecycle.heartbeats).toHaveLength(2);
+    // Kept alive meanwhile: heartbeats as each invocation starts (verify) and at the hand-off.
+    expect(lifecycle.heartbeats).toHaveLength(3);
     // The last invocation's Events tell the whole drain, once: both evictions of the first
     // invocation (carried by the hand-off), durations from the notification, one batch-wait Event.
-    expect(world.handOffs.sent.map((m) => m['GracefulNodeTerminationHandOff'])).toEqual([{ count: 1, evicted: 2 }]);
+    expect(world.handOffs.sent.map((m) => m['GracefulNodeTerminationHandOff'])).toEqual([
+      { phase: 'drain', count: 1, claim: '71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff/1/request-1', evicted: 2 },
+    ]);
     expect(cluster.reasons().filter((r) => r === 'Node/WaitingForBatchPods')).toHaveLength(1);
     expect(cluster.events.find((e) => e.reason === 'Drained')?.message).toBe('All pods left the node in 1200 s (2 evicted).');
     expect(cluster.events.find((e) => e.reason === 'LifecycleActionCompleted')?.message).toBe(
@@ -75,8 +77,9 @@ describe('batch pods', () => {
     const statuses = await runChain({ BATCH_WAIT_SECONDS: '600', DRAIN_TIMEOUT_SECONDS: '300' });
 
     expect(statuses).toEqual(['handed-off', 'timed-out']);
-    // Batch wait 600 s, then 300 s of trying to drain it, then the LB wait.
-    expect((lifecycle.completions[0]!.atMs - t0) / 1000).toBe(600 + 300 + 60);
+    // Batch wait 600 s, then 300 s of trying to drain it (force deletes it 30 s, its grace,
+    // before that deadline), then the LB wait.
+    expect((lifecycle.completions[0]!.atMs - t0) / 1000).toBe(600 + 300 - 30 + 60);
     expect(cluster.events.find((e) => e.reason === 'DrainTimedOut')?.message).toMatch(/default\/etl .*etl-pdb/);
   });
 

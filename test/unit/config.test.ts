@@ -22,6 +22,7 @@ describe('parseConfig', () => {
       launchTimeoutSeconds: 600,
       batchWaitSeconds: 3600,
       deadlinePolicy: 'force',
+      minEvictionWindowSeconds: 60,
       blockedReportSeconds: 120,
       heartbeatTimeoutSeconds: 1800,
       handOffTopicArn: undefined,

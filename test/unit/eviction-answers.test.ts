@@ -11,6 +11,37 @@ describe('mapEvictionError', () => {
   it('maps 404 and 409 (UID precondition) to gone', () => {
     expect(mapEvictionError(status(404, 'pods "web" not found'), 'default/web')).toEqual({ kind: 'gone' });
     expect(mapEvictionError(status(409, 'Precondition failed: UID in precondition: a, UID in object meta: b'), 'default/web')).toEqual({ kind: 'gone' });
+    // The store's wording in full, as the cluster suite sees it.
+    const stored = status(409, 'Operation cannot be fulfilled on pods "web": Precondition failed: UID in precondition: a, UID in object meta: b', { name: 'web', kind: 'pods' }, 'Conflict');
+    expect(mapEvictionError(stored, 'default/web')).toEqual({ kind: 'gone' });
+  });
+
+  it('retries a 409 about the budget (the server gave up on conflicts updating its status): the pod is still there', () => {
+    const error = status(
+      409,
+      'Operation cannot be fulfilled on poddisruptionbudgets.policy "web-pdb": the object has been modified; please apply your changes to the latest version and try again',
+      { name: 'web-pdb', group: 'policy', kind: 'poddisruptionbudgets' },
+      'Conflict',
+    );
+    expect(mapEvictionError(error, 'default/web')).toMatchObject({ kind: 'blocked', reason: 'conflict', budgetName: 'web-pdb' });
+  });
+
+  it('retries a 409 that names no UID precondition (a resourceVersion precondition: the pod changed)', () => {
+    const error = status(409, 'Operation cannot be fulfilled on pods "web": Precondition failed: ResourceVersion in precondition: 10, ResourceVersion in object meta: 11', { name: 'web', kind: 'pods' }, 'Conflict');
+    expect(mapEvictionError(error, 'default/web')).toMatchObject({ kind: 'blocked', reason: 'conflict' });
+  });
+
+  it('maps an admission denial of one pod (webhook, ValidatingAdmissionPolicy) to blocked, not to access denied', () => {
+    const webhook = status(403, 'admission webhook "deny.example.com" denied the request: pod web is protected', {}, 'Forbidden');
+    expect(mapEvictionError(webhook, 'default/web')).toMatchObject({ kind: 'blocked', reason: 'admission-denied', message: expect.stringContaining('pod web is protected') });
+    const policy = status(403, "pods \"web\" is forbidden: ValidatingAdmissionPolicy 'protect' with binding 'protect' denied request: protected", {}, 'Forbidden');
+    expect(mapEvictionError(policy, 'default/web')).toMatchObject({ reason: 'admission-denied' });
+    const invalid = status(422, "ValidatingAdmissionPolicy 'protect' with binding 'protect' denied request: protected", {}, 'Invalid');
+    expect(mapEvictionError(invalid, 'default/web')).toMatchObject({ reason: 'admission-denied' });
+  });
+
+  it('maps a 401 that outlived a fresh token to a retry, never to access denied', () => {
+    expect(mapEvictionError(status(401, 'Unauthorized', {}, 'Unauthorized'), 'default/web')).toMatchObject({ kind: 'blocked', reason: 'unauthorized' });
   });
 
   it('maps a PDB 429 to blocked with the budget name', () => {

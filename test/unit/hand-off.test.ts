@@ -46,11 +46,16 @@ describe('drains longer than one invocation', () => {
     expect(handOffs.sent).toHaveLength(2);
     // The original Time travels with every hand-off.
     expect(handOffs.sent.map((m) => m['Time'])).toEqual(['2026-11-22T10:00:00.000Z', '2026-11-22T10:00:00.000Z']);
-    expect(handOffs.sent.map((m) => m['GracefulNodeTerminationHandOff'])).toEqual([{ count: 1 }, { count: 2 }]);
-    // Heartbeats: one before each hand-off and one as each resumed invocation starts; the
+    // The phase to resume in, and the claim on the node (token, number, claiming request id).
+    const token = '71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff';
+    expect(handOffs.sent.map((m) => m['GracefulNodeTerminationHandOff'])).toEqual([
+      { phase: 'drain', count: 1, claim: `${token}/1/request-1` },
+      { phase: 'drain', count: 2, claim: `${token}/2/request-2` },
+    ]);
+    // Heartbeats: one as each invocation starts (verify) and one before each hand-off; the
     // timer (1800 s) never runs out between two of them or since the notification.
     const beats = [t0, ...lifecycle.heartbeats.map((h) => h.atMs), lifecycle.completions[0]!.atMs];
-    expect(lifecycle.heartbeats).toHaveLength(4);
+    expect(lifecycle.heartbeats).toHaveLength(5);
     for (let i = 1; i < beats.length; i++) expect(beats[i]! - beats[i - 1]!).toBeLessThan(1_800_000);
     expect(lifecycle.completions).toEqual([expect.objectContaining({ result: 'CONTINUE' })]);
     expect(lifecycle.completions[0]!.atMs - t0).toBeGreaterThanOrEqual(40 * 60_000 + 60_000);
@@ -65,8 +70,10 @@ describe('drains longer than one invocation', () => {
 
     expect(results).toEqual(['handed-off', 'timed-out']);
     expect(cluster.reasons()).toContain('Node/DrainTimedOut');
-    // Deadline at +1500 s, then the 60 s load-balancer wait.
-    expect(lifecycle.completions.map((c) => (c.atMs - t0) / 1000)).toEqual([1560]);
+    // Deadline at +1500 s; under the force policy the pod (30 s grace) is deleted at 1470 s so
+    // its grace ends by the deadline; it leaves at once, then the 60 s load-balancer wait.
+    expect(lifecycle.completions.map((c) => (c.atMs - t0) / 1000)).toEqual([1470 + 60]);
+    expect(cluster.deletions.map((d) => [(d.atMs - t0) / 1000, d.gracePeriodSeconds])).toEqual([[1470, 30]]);
   });
 
   it('hands on a load-balancer wait that does not fit the invocation', async () => {

@@ -33,7 +33,7 @@ describe('handler', () => {
     cluster.addNode('node-a', instanceId);
   });
 
-  const handler = () => world.handler({}, gateway);
+  const handler = (extra: Record<string, string> = {}) => world.handler(extra, gateway);
 
   it('drains and completes a terminate notification, logging the action keys on every line', async () => {
     cluster.addPod(pod({ name: 'web' }));
@@ -106,7 +106,7 @@ describe('handler', () => {
     const start = clock.now();
 
     // 300 s left in the invocation: 300 - 20 margin - 60 LB wait = 220 s of drain.
-    const result = await handler()(snsEvent(lifecycleMessage()), context(300_000));
+    const result = await handler({ DEADLINE_POLICY: 'leave' })(snsEvent(lifecycleMessage()), context(300_000));
 
     expect(result.records[0]?.status).toBe('timed-out');
     expect(lifecycle.completions[0]!.atMs - start).toBe(220_000 + 60_000);

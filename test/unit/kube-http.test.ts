@@ -4,12 +4,13 @@ import { backoffMs, isRetryable, KubeApiError } from '../../lambda/adapters/kube
 const apiError = (code: number, headers: Record<string, string> = {}) => new KubeApiError(code, undefined, headers, 'GET /x');
 
 describe('retry policy', () => {
-  it('retries network failures, throttling and gateway errors, never client errors', () => {
+  it('retries network failures, throttling, gateway errors and a 401 (after fresh credentials), never other client errors', () => {
     expect(isRetryable(new Error('socket hang up'), 'GET')).toBe(true);
     for (const code of [429, 502, 503, 504]) expect(isRetryable(apiError(code), 'GET')).toBe(true);
     expect(isRetryable(apiError(500), 'GET')).toBe(true);
     expect(isRetryable(apiError(500), 'POST')).toBe(false);
-    for (const code of [400, 401, 403, 404, 409, 422]) expect(isRetryable(apiError(code), 'GET')).toBe(false);
+    for (const code of [400, 403, 404, 409, 422]) expect(isRetryable(apiError(code), 'GET')).toBe(false);
+    expect(isRetryable(apiError(401), 'POST')).toBe(true);
   });
 
   it('backs off exponentially with full jitter, capped at 5 s, and honours Retry-After up to 10 s', () => {

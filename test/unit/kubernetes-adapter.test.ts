@@ -18,6 +18,7 @@ describe('Kubernetes adapter', () => {
   let seen: Seen[];
   let respond: (req: Seen, res: ServerResponse) => void;
   let gateway: KubernetesGateway;
+  let gatewayServer: () => string = () => "";
 
   beforeAll(async () => {
     server = createServer((req, res) => {
@@ -36,6 +37,7 @@ describe('Kubernetes adapter', () => {
       requestOptions: async () => ({ headers: { Authorization: 'Bearer test-token' } }),
     };
     gateway = createKubernetesGateway(endpoint, { requestTimeoutMs: 5_000, log: new MemoryLog() });
+    gatewayServer = () => endpoint.server;
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
   beforeEach(() => {
@@ -43,26 +45,35 @@ describe('Kubernetes adapter', () => {
     respond = (_req, res) => json(res, 200, {});
   });
 
-  it('labels the node with a JSON merge patch', async () => {
-    await expect(gateway.excludeFromLoadBalancers('node-a')).resolves.toBe('patched');
+  it('marks the node with one JSON merge patch: label, cordon and our drain record', async () => {
+    const drain = { token: 't-1', startedAtMs: Date.parse('2026-11-22T10:00:00Z'), set: ['exclude-from-load-balancers', 'cordon'] as const };
+    await expect(gateway.mark('node-a', { excludeFromLoadBalancers: true, cordon: true, drain: { ...drain, set: [...drain.set] } })).resolves.toBe('patched');
 
     expect(seen).toHaveLength(1);
-    expect(seen[0]).toMatchObject({ method: 'PATCH', body: { metadata: { labels: { 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' } } } });
+    expect(seen[0]).toMatchObject({
+      method: 'PATCH',
+      body: {
+        metadata: {
+          labels: { 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' },
+          annotations: { 'graceful-node-termination/drain': '{"token":"t-1","startedAt":"2026-11-22T10:00:00.000Z","set":["exclude-from-load-balancers","cordon"]}' },
+        },
+        spec: { unschedulable: true },
+      },
+    });
     expect(seen[0]!.url.pathname).toBe('/api/v1/nodes/node-a');
     expect(seen[0]!.headers['content-type']).toBe('application/merge-patch+json');
     expect(seen[0]!.headers['authorization']).toBe('Bearer test-token');
     expect(seen[0]!.headers['user-agent']).toMatch(/^graceful-node-termination\//);
   });
 
-  it('cordons with a merge patch of spec.unschedulable', async () => {
-    await gateway.cordon('node-a');
-    expect(seen[0]).toMatchObject({ method: 'PATCH', body: { spec: { unschedulable: true } } });
-    expect(seen[0]!.headers['content-type']).toBe('application/merge-patch+json');
+  it('leaves out of the patch what is already there (a cordon somebody else set stays theirs)', async () => {
+    await gateway.mark('node-a', { excludeFromLoadBalancers: false, cordon: false, drain: { token: 't', startedAtMs: 0, set: [] } });
+    expect(seen[0]!.body).toEqual({ metadata: { annotations: { 'graceful-node-termination/drain': '{"token":"t","startedAt":"1970-01-01T00:00:00.000Z","set":[]}' } } });
   });
 
   it('reports a node deleted meanwhile as node-gone', async () => {
     respond = (_req, res) => json(res, 404, { kind: 'Status', code: 404, message: 'nodes "node-a" not found' });
-    await expect(gateway.cordon('node-a')).resolves.toBe('node-gone');
+    await expect(gateway.mark('node-a', { excludeFromLoadBalancers: true, cordon: true, drain: { token: 't', startedAtMs: 0, set: [] } })).resolves.toBe('node-gone');
   });
 
   it('sends a policy/v1 Eviction with a UID precondition', async () => {
@@ -228,6 +239,14 @@ describe('Kubernetes adapter', () => {
     expect(seen[1]!.method).toBe('GET');
   });
 
+  it('tells a DELETE that moved a terminating pod\'s end earlier from one that changed nothing', async () => {
+    const terminating = pod({ name: 'web-1', uid: 'u-1', deletionTimestamp: new Date('2026-11-22T10:05:00Z') });
+    respond = (_req, res) => json(res, 200, { kind: 'Pod', metadata: { deletionTimestamp: '2026-11-22T10:05:00Z' } });
+    await expect(gateway.deletePod(terminating, 30)).resolves.toBe('unchanged');
+    respond = (_req, res) => json(res, 200, { kind: 'Pod', metadata: { deletionTimestamp: '2026-11-22T10:01:00Z' } });
+    await expect(gateway.deletePod(terminating, 30)).resolves.toBe('deleted');
+  });
+
   it('takes 404 and a moved-on UID (409) on delete as gone', async () => {
     respond = (_req, res) => json(res, 409, { kind: 'Status', code: 409, reason: 'Conflict', message: 'Precondition failed: UID in precondition: u-1, UID in object meta: u-2' });
     await expect(gateway.deletePod(pod({ name: 'web-1', uid: 'u-1' }), 30)).resolves.toBe('gone');
@@ -236,6 +255,7 @@ describe('Kubernetes adapter', () => {
   it('writes core/v1 Events on the node in the default namespace and never throws', async () => {
     respond = (_req, res) => json(res, 201, {});
     await gateway.record({ regarding: { kind: 'Node', name: 'node-a', uid: 'n1' }, type: 'Normal', reason: 'Cordoned', message: 'cordoned' });
+    await gateway.flush(5_000);
     expect(seen[0]!.url.pathname).toBe('/api/v1/namespaces/default/events');
     expect(seen[0]!.body).toMatchObject({
       involvedObject: { kind: 'Node', name: 'node-a', uid: 'n1' },
@@ -246,7 +266,40 @@ describe('Kubernetes adapter', () => {
 
     respond = (_req, res) => json(res, 500, { message: 'etcd down' });
     await expect(gateway.record({ regarding: { kind: 'Pod', name: 'p', namespace: 'shop', uid: 'p1' }, type: 'Warning', reason: 'EvictionBlocked', message: 'x' })).resolves.toBeUndefined();
+    await gateway.flush(20_000);
     expect(seen[1]!.url.pathname).toBe('/api/v1/namespaces/shop/events');
+  }, 30_000);
+
+  it('never holds the caller up on an Event: record returns while the write is still waiting', async () => {
+    let release: () => void = () => {};
+    respond = (_req, res) => {
+      release = () => json(res, 201, {});
+    };
+    const started = Date.now();
+    await gateway.record({ regarding: { kind: 'Node', name: 'node-a', uid: 'n1' }, type: 'Normal', reason: 'Cordoned', message: 'x' });
+    expect(Date.now() - started).toBeLessThan(1_000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(seen).toHaveLength(1);
+    release();
+    await gateway.flush(5_000);
+  });
+
+  it('mints fresh credentials and retries once a request is answered 401', async () => {
+    let refreshed = 0;
+    const endpoint = {
+      server: gatewayServer(),
+      requestOptions: async () => ({ headers: { Authorization: `Bearer token-${refreshed}` } }),
+      refreshCredentials: () => void refreshed++,
+    };
+    const g = createKubernetesGateway(endpoint, { requestTimeoutMs: 5_000, log: new MemoryLog() });
+    respond = (req, res) =>
+      req.headers['authorization'] === 'Bearer token-0'
+        ? json(res, 401, { kind: 'Status', code: 401, reason: 'Unauthorized', message: 'Unauthorized' })
+        : json(res, 201, { kind: 'Status', status: 'Success' });
+
+    await expect(g.evictPod(pod({ name: 'web-1' }))).resolves.toEqual({ kind: 'evicted' });
+    expect(refreshed).toBe(1);
+    expect(seen.map((r) => r.headers['authorization'])).toEqual(['Bearer token-0', 'Bearer token-1']);
   });
 });
 

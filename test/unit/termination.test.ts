@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { terminateNode, type TerminateDeps, type TerminateOptions } from '../../lambda/terminate-node.js';
+import { terminate } from '../../lambda/termination/run.js';
+import type { TerminateDeps, TerminateOptions } from '../../lambda/termination/termination.js';
 import {
   FakeClock,
   FakeCluster,
@@ -17,7 +18,10 @@ const action = {
   instanceId,
 };
 
-describe('terminateNode', () => {
+/** The runner with this test's options: the phases verify -> mark -> drain -> settle -> complete. */
+const terminateNode = (options: TerminateOptions, deps: TerminateDeps) => terminate(options, deps);
+
+describe('a termination (verify, mark, drain, settle, complete)', () => {
   let clock: FakeClock;
   let cluster: FakeCluster;
   let lifecycle: FakeLifecycleActions;
@@ -33,7 +37,13 @@ describe('terminateNode', () => {
     deps = { nodes: cluster, pods: cluster, events: cluster, lifecycle, clock, log };
     options = {
       action,
+      notifiedAtMs: clock.now(),
+      requestId: 'request-1',
       drainDeadlineMs: clock.now() + 300_000,
+      latestDrainEndMs: clock.now() + 48 * 3600_000,
+      minEvictionWindowMs: 0,
+      invocationStopMs: Number.POSITIVE_INFINITY,
+      deadlinePolicy: 'leave',
       loadBalancerDelaySeconds: 60,
       evictionConcurrency: 8,
     };
@@ -55,8 +65,7 @@ describe('terminateNode', () => {
     expect(report.outcome).toBe('drained');
     expect(report.lifecycleAction).toBe('completed');
     expect(cluster.calls.filter((c) => c.op !== 'list-nodes' && c.op !== 'watch-pods').map((c) => `${c.op} ${c.target}`)).toEqual([
-      'label node-a',
-      'cordon node-a',
+      'mark node-a label cordon',
       'evict default/nginx-1',
       'evict kube-system/coredns-1',
     ]);
@@ -102,6 +111,7 @@ describe('terminateNode', () => {
     expect(report.outcome).toBe('node-not-found');
     expect(lifecycle.completions).toHaveLength(1);
     expect(cluster.calls.map((c) => c.op)).toEqual(['list-nodes']);
+    expect(lifecycle.heartbeats).toHaveLength(1);
     expect(log.messages('warn')).toContain('no node has this instance in spec.providerID; completing so the instance is not held');
   });
 
@@ -140,27 +150,25 @@ describe('terminateNode', () => {
     expect(log.lines.find((l) => l.message.startsWith('drain deadline reached'))?.level).toBe('error');
   });
 
-  it('with the force policy, deletes what is left at the deadline, grace clamped to the time left', async () => {
+  it('with the force policy, deletes each pod at the deadline minus its grace, never inside the eviction window', async () => {
     const web = cluster.addPod(pod({ name: 'web-1', terminationGracePeriodSeconds: 120, terminationMs: 90_000 }));
     const quick = cluster.addPod(pod({ name: 'quick', terminationGracePeriodSeconds: 10, terminationMs: 5_000 }));
     cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid || p.uid === quick.uid));
     const start = clock.now();
 
-    // 120 s deadline, the action must be complete by +225 s: 225 - 60 (LB wait) - 120 = 45 s left.
-    const report = await terminateNode(
-      { ...options, drainDeadlineMs: start + 120_000, deadlinePolicy: 'force', completeByMs: start + 225_000 },
-      deps,
-    );
+    const report = await terminateNode({ ...options, drainDeadlineMs: start + 120_000, deadlinePolicy: 'force', minEvictionWindowMs: 60_000 }, deps);
 
+    // web-1 (120 s grace) would be due at 0 s but waits out the 60 s window, then gets the
+    // 60 s left; quick (10 s grace) goes at 110 s. Both are gone by the 120 s deadline.
     expect(report.outcome).toBe('timed-out');
     expect(cluster.deletions).toEqual([
-      { pod: 'default/web-1', gracePeriodSeconds: 45, atMs: start + 120_000 },
-      { pod: 'default/quick', gracePeriodSeconds: 10, atMs: start + 120_000 },
+      { pod: 'default/web-1', gracePeriodSeconds: 60, atMs: start + 60_000 },
+      { pod: 'default/quick', gracePeriodSeconds: 10, atMs: start + 110_000 },
     ]);
     expect(cluster.events.filter((e) => e.reason === 'PodForceDeleted').map((e) => e.regarding.kind)).toEqual(['Node', 'Pod', 'Node', 'Pod']);
-    expect(cluster.events.find((e) => e.reason === 'DrainTimedOut')?.message).toContain('Deleting them (DEADLINE_POLICY=force)');
-    // Both are gone (45 s and 5 s) within the 60 s load-balancer wait that follows.
+    expect(cluster.events.find((e) => e.reason === 'DrainTimedOut')?.message).toContain('DEADLINE_POLICY=force: 2 pod(s) were deleted at the deadline minus their grace period');
     expect(cluster.podsOn('node-a')).toEqual([]);
+    // The load-balancer wait starts when the last forced pod is gone, at the deadline.
     expect(lifecycle.completions.map((c) => c.atMs - start)).toEqual([180_000]);
   });
 
@@ -278,10 +286,10 @@ describe('terminateNode', () => {
   });
 
   it('ends in CONTINUE when the node is deleted before it is cordoned', async () => {
-    const original = cluster.cordon.bind(cluster);
-    cluster.cordon = async (name) => {
+    const original = cluster.mark.bind(cluster);
+    cluster.mark = async (name, marks) => {
       cluster.nodes.delete(name);
-      return original(name);
+      return original(name, marks);
     };
 
     const report = await terminateNode(options, deps);
@@ -290,12 +298,29 @@ describe('terminateNode', () => {
     expect(lifecycle.completions).toHaveLength(1);
   });
 
-  it('treats an action that was already completed as success', async () => {
+  it('touches nothing for an action Auto Scaling no longer has (forged, stale or already completed)', async () => {
+    cluster.addPod(pod({ name: 'web-1' }));
     await lifecycle.complete(action, 'CONTINUE');
 
     const report = await terminateNode({ ...options, loadBalancerDelaySeconds: 0 }, deps);
 
-    expect(report.lifecycleAction).toBe('already-completed');
+    expect(report).toMatchObject({ outcome: 'no-active-action', lifecycleAction: 'pending' });
+    expect(cluster.calls).toEqual([]);
+    expect(cluster.events).toEqual([]);
+    expect(lifecycle.completions).toHaveLength(1);
+    const warning = log.lines.find((l) => l.level === 'warn')!;
+    expect(warning.message).toBe('Auto Scaling has no active lifecycle action for this notification; not touching the cluster');
+    expect(warning.fields).toMatchObject({ instanceId, lifecycleActionToken: 'token-1' });
+    expect(log.messages('error')).toEqual([]);
+  });
+
+  it('treats an action completed by another delivery while it drained as success', async () => {
+    cluster.addPod(pod({ name: 'web-1', terminationMs: 5_000 }));
+    clock.after(1_000, () => void lifecycle.complete(action, 'CONTINUE'));
+
+    const report = await terminateNode({ ...options, loadBalancerDelaySeconds: 0 }, deps);
+
+    expect(report).toMatchObject({ outcome: 'drained', lifecycleAction: 'already-completed' });
     expect(log.messages('error')).toEqual([]);
   });
 
@@ -307,9 +332,9 @@ describe('terminateNode', () => {
     const second = await terminateNode(options, deps);
 
     expect(first).toMatchObject({ outcome: 'drained', lifecycleAction: 'completed' });
-    expect(second).toMatchObject({ outcome: 'drained', lifecycleAction: 'already-completed' });
-    // The second run found the node labelled and cordoned already and sent no patch.
-    expect(cluster.calls.filter((c) => c.op === 'label' || c.op === 'cordon')).toHaveLength(2);
+    // The action is over: verify stops the late duplicate before any request to the cluster.
+    expect(second).toMatchObject({ outcome: 'no-active-action', lifecycleAction: 'pending' });
+    expect(cluster.calls.filter((c) => c.op === 'mark')).toHaveLength(1);
     expect(lifecycle.completions).toHaveLength(1);
   });
 
@@ -325,14 +350,27 @@ describe('terminateNode', () => {
     expect(log.messages('error')).toEqual([]);
   });
 
-  it('keeps its deadline when pods never finish terminating', async () => {
-    cluster.addPod(pod({ name: 'slow', terminationMs: 3_600_000 }));
+  it('stops waiting for a pod still terminating 30 s past its grace period, naming its finalizers', async () => {
+    cluster.addPod(pod({ name: 'slow', terminationGracePeriodSeconds: 30, terminationMs: 3_600_000, finalizers: ['example.com/cleanup'] }));
+    const start = clock.now();
+
+    const report = await terminateNode({ ...options, drainDeadlineMs: start + 900_000, loadBalancerDelaySeconds: 0 }, deps);
+
+    expect(report.outcome).toBe('drained');
+    expect(report.drain?.notWaitedFor).toEqual(['default/slow (finalizers: example.com/cleanup)']);
+    // Evicted at 0 s, grace ends at 30 s, given up at 60 s: not held for the 900 s deadline.
+    expect(report.durationMs).toBe(60_000);
+    expect(cluster.events.find((e) => e.reason === 'PodsNotWaitedFor')?.message).toContain('30 s past the end of their grace period');
+  });
+
+  it('keeps its deadline when a pod never leaves and has no deadline policy to end it', async () => {
+    const web = cluster.addPod(pod({ name: 'web-1' }));
+    cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
     const start = clock.now();
 
     const report = await terminateNode({ ...options, drainDeadlineMs: start + 90_000, loadBalancerDelaySeconds: 0 }, deps);
 
     expect(report.outcome).toBe('timed-out');
-    expect(report.drain?.stuck).toEqual([{ pod: 'default/slow', reason: 'terminating', budgetName: undefined, message: undefined }]);
     expect(report.durationMs).toBe(90_000);
   });
 

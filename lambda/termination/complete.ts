@@ -1,0 +1,24 @@
+// Phase 5, complete: let Auto Scaling go on with CONTINUE. "No active Lifecycle Action" here
+// means another delivery completed it or the hook timed out: the work is done either way.
+import { onNode, secondsSince, type Step, type Termination } from './termination.js';
+
+export async function complete(t: Termination): Promise<Step> {
+  const { lifecycle, log } = t.deps;
+  const result = await lifecycle.complete(t.options.action, 'CONTINUE');
+  t.lifecycleAction = result;
+  if (result === 'already-completed') {
+    log.info('lifecycle action was already completed (duplicate delivery or timed out); nothing left to do');
+  } else {
+    log.info('lifecycle action completed', { result: 'CONTINUE' });
+  }
+  const outcome = t.drainOutcome ?? 'drained';
+  if (t.node !== undefined && (outcome === 'drained' || outcome === 'timed-out')) {
+    await onNode(
+      t,
+      'Normal',
+      'LifecycleActionCompleted',
+      `Lifecycle action ${result === 'completed' ? 'completed' : 'was already completed'} with CONTINUE ${secondsSince(t, t.options.notifiedAtMs)} s after the notification (${outcome}).`,
+    );
+  }
+  return { end: outcome };
+}
