@@ -89,12 +89,27 @@ export interface GracefulNodeTerminationProps {
    */
   readonly batchWait?: Duration;
   /**
+   * Every pod gets at least this long to be evicted, from when the drain first saw the node,
+   * before the 'force' policy may delete it; the drain deadline moves out to fit it (a
+   * notification that waited in Lambda's queue still gets a fair drain), within the action's cap.
+   * @default Duration.seconds(60)
+   */
+  readonly minEvictionWindow?: Duration;
+  /**
    * How long a new node has to join Ready without startup taints before its launch is
    * abandoned (the group then replaces the instance). At most the function timeout minus
-   * the invocation margin.
-   * @default Duration.minutes(10)
+   * the invocation margin, and it must fit in the hooks' heartbeatTimeout (the launch wait
+   * does not heartbeat).
+   * @default - Duration.minutes(10), or the heartbeatTimeout less 20 s when that is shorter
    */
   readonly launchTimeout?: Duration;
+  /**
+   * Reserved concurrency for the drainer. A mass termination then neither waits for other
+   * functions of the account (notifications queue while concurrency is exhausted) nor starves
+   * them. Size it for the most instances terminating at once, plus launches.
+   * @default - unreserved: the account's shared pool
+   */
+  readonly reservedConcurrency?: number;
   /**
    * Evictions in flight at once for one node.
    * @default 32
@@ -188,6 +203,16 @@ export class GracefulNodeTermination extends Construct {
     const capSeconds = actionCapSeconds(this.heartbeatTimeout.toSeconds());
     // The handler keeps this much of an invocation free to complete the action.
     const marginSeconds = configVariables.invocationMarginSeconds.default!;
+    // The launch wait runs on the timer Auto Scaling starts at the notification and does not
+    // heartbeat: it must end (ABANDON or CONTINUE) before the hook's DefaultResult would.
+    const launchTimeout =
+      props.launchTimeout ?? Duration.seconds(Math.min(configVariables.launchTimeoutSeconds.default!, this.heartbeatTimeout.toSeconds() - marginSeconds));
+    if (launchTimeout.toSeconds() + marginSeconds > this.heartbeatTimeout.toSeconds()) {
+      throw new Error(
+        `launchTimeout ${launchTimeout.toSeconds()} s does not fit in the hooks' heartbeatTimeout ${this.heartbeatTimeout.toSeconds()} s ` +
+          `(the launch wait needs ${marginSeconds} s more to complete the action): shorten launchTimeout or lengthen heartbeatTimeout.`,
+      );
+    }
     if (drainTimeout.toSeconds() + loadBalancerDelay.toSeconds() + marginSeconds > capSeconds) {
       throw new Error(
         `drainTimeout ${drainTimeout.toSeconds()} s plus the load-balancer delay exceeds what Auto Scaling lets a lifecycle action live ` +
@@ -279,7 +304,8 @@ export class GracefulNodeTermination extends Construct {
           drainTimeoutSeconds: drainTimeout.toSeconds(),
           loadBalancerDelaySeconds: loadBalancerDelay.toSeconds(),
           evictionConcurrency: props.evictionConcurrency,
-          launchTimeoutSeconds: (props.launchTimeout ?? defaultSeconds(configVariables.launchTimeoutSeconds)).toSeconds(),
+          launchTimeoutSeconds: launchTimeout.toSeconds(),
+          minEvictionWindowSeconds: props.minEvictionWindow?.toSeconds(),
           batchWaitSeconds: batchWait.toSeconds(),
           deadlinePolicy: props.deadlinePolicy,
           heartbeatTimeoutSeconds: this.heartbeatTimeout.toSeconds(),
@@ -290,6 +316,11 @@ export class GracefulNodeTermination extends Construct {
       },
       // SNS invokes asynchronously: two retries, then the notification is kept in the queue.
       retryAttempts: 2,
+      // A notification still queued after the hooks' heartbeatTimeout is moot: Auto Scaling has
+      // applied DefaultResult already (every invocation heartbeats first, hand-offs included).
+      // It goes to the failed-notifications queue instead of running late. Lambda: 60 s to 6 h.
+      maxEventAge: Duration.seconds(Math.min(21_600, Math.max(60, this.heartbeatTimeout.toSeconds()))),
+      reservedConcurrentExecutions: props.reservedConcurrency,
       onFailure: new destinations.SqsDestination(this.failedNotifications),
       ...vpcConfig,
     });
@@ -532,6 +563,11 @@ function validateProps(props: GracefulNodeTerminationProps): void {
   checkSeconds(props.drainTimeout, 'drainTimeout', configVariables.drainTimeoutSeconds);
   checkSeconds(props.loadBalancerDelay, 'loadBalancerDelay', configVariables.loadBalancerDelaySeconds);
   checkSeconds(props.launchTimeout, 'launchTimeout', configVariables.launchTimeoutSeconds);
+  checkSeconds(props.minEvictionWindow, 'minEvictionWindow', configVariables.minEvictionWindowSeconds);
+  const reserved = props.reservedConcurrency;
+  if (reserved !== undefined && (!Number.isInteger(reserved) || reserved < 1)) {
+    throw new Error(`reservedConcurrency ${reserved} is invalid: use an integer >= 1 (0 would stop the drainer altogether)`);
+  }
   if (props.launchTimeout !== undefined && props.launchTimeout.toSeconds() > 15 * 60 - 20) {
     throw new Error(`launchTimeout ${props.launchTimeout.toSeconds()} s is longer than one invocation allows (880 s): use at most Duration.seconds(880)`);
   }

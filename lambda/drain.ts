@@ -41,6 +41,13 @@ export interface DrainOptions {
   readonly deadlinePolicy?: DeadlinePolicy | undefined;
   /** End of the fair eviction window: no pod is force-deleted before it. Default: no window. */
   readonly windowEndMs?: number | undefined;
+  /** The window's length: past the deadline, a pod deleted when the window ends gets at most this long of its grace. */
+  readonly windowMs?: number | undefined;
+  /**
+   * Nothing runs past this (the action's cap less the load-balancer wait). Under 'force' a pod
+   * deleted at the end of the window still gets its grace period, up to here.
+   */
+  readonly hardDeadlineMs?: number | undefined;
   /**
    * The node's kubelet is gone (NotReady or tainted unreachable when the drain started): a pod
    * whose deletion began will never finish it, so evicting it is the end of our part.
@@ -160,6 +167,8 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
   const stopMs = options.stopMs ?? Number.POSITIVE_INFINITY;
   const force = options.deadlinePolicy === 'force';
   const windowEndMs = options.windowEndMs ?? Number.NEGATIVE_INFINITY;
+  const hardDeadlineMs = options.hardDeadlineMs ?? Number.POSITIVE_INFINITY;
+  const windowMs = options.windowMs ?? 0;
   const { clock, log } = deps;
   const attempts = new Map<string, Attempt>();
   const accepted = new Set<string>();
@@ -193,7 +202,14 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
     if (remaining.length === 0) return forcedPods.size > 0 ? result('timed-out', [...forcedPods.values()]) : result('drained', []);
     const batchPods = batch ? remaining.filter(isBatchPod) : [];
     const batchWaiting = batch !== undefined && now < batch.untilMs;
-    const deadlineMs = batchPods.length > 0 ? Math.max(options.deadlineMs, batch!.deadlineMs) : options.deadlineMs;
+    const baseDeadlineMs = batchPods.length > 0 ? Math.max(options.deadlineMs, batch!.deadlineMs) : options.deadlineMs;
+    // Under 'force' a pod is deleted at its deadline minus its grace period, its grace clamped
+    // to the deadline (as Karpenter does). Only when the fair window ends near the deadline (a
+    // notification that waited in a queue) does a pod's deadline move out, by at most one more
+    // window, so the pod deleted when the window ends still gets time to shut down.
+    const podDeadlineMs = (pod: PodInfo) =>
+      force ? Math.min(hardDeadlineMs, Math.max(baseDeadlineMs, windowEndMs + Math.min(gracePeriodMs(pod), windowMs))) : baseDeadlineMs;
+    const deadlineMs = Math.max(baseDeadlineMs, ...remaining.map(podDeadlineMs));
     if (now >= deadlineMs) return result('timed-out', [...stuck(), ...[...forcedPods.entries()].filter(([uid]) => !remaining.some((p) => p.uid === uid)).map(([, v]) => v)]);
     if (now >= stopMs) return result('stopped', stuck());
 
@@ -215,7 +231,7 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
 
     // When the force policy may delete a pod: at the deadline minus its own grace period (so
     // its shutdown still ends by the deadline), never inside the fair eviction window.
-    const forceAtMs = (pod: PodInfo) => (force ? Math.max(windowEndMs, deadlineMs - gracePeriodMs(pod)) : Number.POSITIVE_INFINITY);
+    const forceAtMs = (pod: PodInfo) => (force ? Math.max(windowEndMs, podDeadlineMs(pod) - gracePeriodMs(pod)) : Number.POSITIVE_INFINITY);
 
     // Only the lowest tier still present is evicted: critical pods such as coredns keep
     // serving until everything else has left, as Karpenter does. Batch pods being waited
@@ -227,7 +243,7 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
       !isTerminating(p) && !accepted.has(p.uid) && (evictionTier(p) === tier || at >= forceAtMs(p));
     const attempted = (p: PodInfo) => (attempts.get(p.uid)?.count ?? 0) > 0;
     const toForce = force
-      ? remaining.filter((p) => !forcedUids.has(p.uid) && now >= forceAtMs(p) && (attempted(p) || accepted.has(p.uid)) && outlivesDeadline(p, deadlineMs))
+      ? remaining.filter((p) => !forcedUids.has(p.uid) && now >= forceAtMs(p) && (attempted(p) || accepted.has(p.uid)) && outlivesDeadline(p, podDeadlineMs(p)))
       : [];
     const due = evictable.filter((p) => eligible(p, now) && !toForce.includes(p) && (attempts.get(p.uid)?.nextAtMs ?? 0) <= now);
     // Each answer is handled as it arrives, so the log and Events follow the evictions live.
@@ -257,7 +273,7 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
     });
     await mapWithConcurrency(toForce, evictionConcurrency, async (pod) => {
       forcedPods.set(pod.uid, describeStuck(pod, attempts.get(pod.uid), accepted.has(pod.uid)));
-      const graceSeconds = Math.max(0, Math.min(gracePeriodMs(pod), deadlineMs - clock.now()) / 1000) | 0;
+      const graceSeconds = Math.max(0, Math.min(gracePeriodMs(pod), podDeadlineMs(pod) - clock.now()) / 1000) | 0;
       const outcome = await deps.pods.deletePod(pod, graceSeconds);
       if (outcome !== 'deleted') {
         if (outcome === 'gone') forcedPods.delete(pod.uid);
@@ -291,7 +307,7 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
       batchWaiting ? batch!.untilMs : Number.POSITIVE_INFINITY,
       ...evictable.filter((p) => eligible(p, later)).map((p) => attempts.get(p.uid)?.nextAtMs ?? later),
       // The force time of a pod that will be deleted then, and of one held back by its tier.
-      ...remaining.filter((p) => !forcedUids.has(p.uid) && (attempted(p) || accepted.has(p.uid)) && outlivesDeadline(p, deadlineMs)).map(forceAtMs),
+      ...remaining.filter((p) => !forcedUids.has(p.uid) && (attempted(p) || accepted.has(p.uid)) && outlivesDeadline(p, podDeadlineMs(p))).map(forceAtMs),
       ...evictable.filter((p) => !isTerminating(p) && !accepted.has(p.uid) && !eligible(p, later)).map(forceAtMs),
       ...remaining.filter(isTerminating).map((p) => p.deletionTimestamp!.getTime() + stuckTerminatingMarginMs),
       ...remaining.map((p) => reportAtMs(p) ?? Number.POSITIVE_INFINITY),

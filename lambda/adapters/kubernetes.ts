@@ -49,7 +49,8 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
     timeoutMs: options.requestTimeoutMs,
     onRetry: (what, attempt, error, delayMs) => options.log.info('retrying Kubernetes request', { request: what, attempt, error: describe(error), delayMs }),
   });
-  // Events go through a bounded queue: writing one (and retrying it under 429) never holds
+  // Events go through a bounded queue with one writer (so they land in the order they were
+  // made): writing one (and retrying it under 429) never holds
   // an eviction worker or a phase up; on overload the oldest wait and new ones are dropped.
   const events = createEventQueue(
     async (event: ClusterEvent) => {
@@ -61,7 +62,7 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
         options.log.warn('could not write Kubernetes Event', { reason: event.reason, error: describe(error) });
       }
     },
-    { capacity: 200, concurrency: 4, onDrop: (event, dropped) => options.log.warn('Kubernetes Event dropped: too many queued', { reason: event.reason, dropped }) },
+    { capacity: 200, concurrency: 1, onDrop: (event, dropped) => options.log.warn('Kubernetes Event dropped: too many queued', { reason: event.reason, dropped }) },
   );
 
   const patchNode = async (name: string, body: object): Promise<PatchResult> => {

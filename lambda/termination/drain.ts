@@ -43,6 +43,8 @@ export async function drain(t: Termination): Promise<Step> {
       resumed: options.resume !== undefined,
       deadlinePolicy: options.deadlinePolicy,
       windowEndMs,
+      windowMs: options.minEvictionWindowMs,
+      hardDeadlineMs: options.latestDrainEndMs,
       kubeletGone,
     },
     deps,

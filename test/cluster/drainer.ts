@@ -34,6 +34,8 @@ export interface DrainerOptions {
   readonly heartbeatTimeoutSeconds?: number;
   readonly deadlinePolicy?: 'force' | 'leave';
   readonly blockedReportSeconds?: number;
+  /** MIN_EVICTION_WINDOW_SECONDS; 0 unless a scenario is about the window, so deadlines stay short. */
+  readonly minEvictionWindowSeconds?: number;
   /** Where DescribeCluster says the API server is (a fault-injecting proxy, say). */
   readonly endpoint?: string;
   /** Connect with this kubeconfig (KUBECONFIG_PATH) instead of as on EKS. */
@@ -44,16 +46,29 @@ export interface Drainer {
   readonly completions: Completion[];
   /** Log lines the handler wrote (Powertools JSON), parsed. */
   readonly logs: Record<string, unknown>[];
-  terminate(instanceId: string, options?: { remainingMs?: number; token?: string }): Promise<unknown>;
+  terminate(instanceId: string, options?: TerminateOptions): Promise<unknown>;
   /** Hand-off messages the handler published, in order. */
   readonly handOffs: Record<string, unknown>[];
   /** Heartbeats the handler recorded. */
   readonly heartbeats: { token: string; atMs: number }[];
   /** Delivers one published hand-off (as SNS would) to a fresh invocation. */
-  deliver(message: Record<string, unknown>, options?: { remainingMs?: number }): Promise<unknown>;
+  deliver(message: Record<string, unknown>, options?: { remainingMs?: number; requestId?: string }): Promise<unknown>;
+  /** The next SNS Publish never answers (the invocation dies there, as in a crash or timeout). */
+  hangNextPublish(): { release(): void };
   /** Sends the EC2_INSTANCE_LAUNCHING notification of the launch hook. */
   launch(instanceId: string): Promise<unknown>;
   restore(): void;
+}
+
+export interface TerminateOptions {
+  readonly remainingMs?: number;
+  readonly token?: string;
+  /** Lambda's request id: the same in Lambda's own retry of an invocation. */
+  readonly requestId?: string;
+  /** The notification's Time, when it is not now (a notification that waited in a queue). */
+  readonly time?: Date;
+  /** The token is not one Auto Scaling has (a forged or made-up notification). */
+  readonly unknownToAutoScaling?: boolean;
 }
 
 export const autoScalingGroupName = 'workers';
@@ -108,7 +123,14 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
   });
   const handOffs: Record<string, unknown>[] = [];
   const sns = mockClient(SNSClient);
+  let hang: Promise<void> | undefined;
   sns.on(PublishCommand, { TopicArn: handOffTopicArn }).callsFake(async (input) => {
+    if (hang) {
+      const waiting = hang;
+      hang = undefined;
+      await waiting;
+      throw new Error('the invocation died while publishing (released by the test)');
+    }
     handOffs.push(JSON.parse(String(input.Message)) as Record<string, unknown>);
     return { MessageId: randomUUID() };
   });
@@ -130,14 +152,15 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
     HEARTBEAT_TIMEOUT_SECONDS: String(options.heartbeatTimeoutSeconds ?? 1800),
     DEADLINE_POLICY: options.deadlinePolicy ?? 'force',
     BLOCKED_REPORT_SECONDS: String(options.blockedReportSeconds ?? 120),
+    MIN_EVICTION_WINDOW_SECONDS: String(options.minEvictionWindowSeconds ?? 0),
     ...(options.handOff ? { HAND_OFF_TOPIC_ARN: handOffTopicArn } : {}),
     ...(options.kubeconfig ? { KUBECONFIG_PATH: options.kubeconfig } : {}),
     AWS_REGION: testAws.region,
   });
 
   /** Sends a notification shaped as Auto Scaling sends it and runs the handler on it. */
-  const notify = (instanceId: string, transition: 'LAUNCHING' | 'TERMINATING', token: string, remainingMs: number) => {
-    active.add(token);
+  const notify = (instanceId: string, transition: 'LAUNCHING' | 'TERMINATING', token: string, remainingMs: number, o: Omit<TerminateOptions, 'token' | 'remainingMs'> = {}) => {
+    if (!o.unknownToAutoScaling) active.add(token);
     const event = snsEvent(
       lifecycleMessage({
         EC2InstanceId: instanceId,
@@ -145,12 +168,12 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
         AutoScalingGroupName: autoScalingGroupName,
         LifecycleHookName: transition === 'LAUNCHING' ? launchHookName : terminateHookName,
         LifecycleTransition: `autoscaling:EC2_INSTANCE_${transition}`,
-        Time: new Date().toISOString(),
+        Time: (o.time ?? new Date()).toISOString(),
         NotificationMetadata: JSON.stringify({ clusterName: testAws.clusterName }),
       }),
     );
     const end = Date.now() + remainingMs;
-    return handler(event, { getRemainingTimeInMillis: () => end - Date.now() });
+    return handler(event, { getRemainingTimeInMillis: () => end - Date.now(), awsRequestId: o.requestId ?? randomUUID() });
   };
 
   return {
@@ -160,9 +183,14 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
     heartbeats,
     deliver: (message, o = {}) => {
       const end = Date.now() + (o.remainingMs ?? 900_000);
-      return handler(snsEvent(message), { getRemainingTimeInMillis: () => end - Date.now() });
+      return handler(snsEvent(message), { getRemainingTimeInMillis: () => end - Date.now(), awsRequestId: o.requestId ?? randomUUID() });
     },
-    terminate: (instanceId, o = {}) => notify(instanceId, 'TERMINATING', o.token ?? randomUUID(), o.remainingMs ?? 900_000),
+    hangNextPublish() {
+      let release: () => void = () => {};
+      hang = new Promise<void>((resolve) => (release = resolve));
+      return { release: () => release() };
+    },
+    terminate: (instanceId, o = {}) => notify(instanceId, 'TERMINATING', o.token ?? randomUUID(), o.remainingMs ?? 900_000, o),
     launch: (instanceId) => notify(instanceId, 'LAUNCHING', randomUUID(), 900_000),
     restore() {
       stopCapture();

@@ -12,6 +12,14 @@ export interface FaultCounts {
   forwarded: number;
 }
 
+/**
+ * What to do with one request, decided before the random faults: answer it ourselves (a
+ * Status body shaped as the API server writes it), or forward it after a delay.
+ */
+export type Intercept =
+  | { readonly answer: { readonly status: number; readonly body: unknown; readonly headers?: Record<string, string> }; readonly delayMs?: number }
+  | { readonly forwardAfterMs: number };
+
 export interface FaultProxy {
   readonly url: string;
   readonly counts: FaultCounts;
@@ -30,12 +38,29 @@ function seeded(seed: number): () => number {
   };
 }
 
-export async function startFaultProxy(target: { server: string; caPem: string }, rates: { unavailable: number; reset: number; seed: number }): Promise<FaultProxy> {
+export async function startFaultProxy(
+  target: { server: string; caPem: string },
+  rates: { unavailable: number; reset: number; seed: number; intercept?: (req: { method: string; url: URL }) => Intercept | undefined },
+): Promise<FaultProxy> {
   const random = seeded(rates.seed);
   const counts: FaultCounts = { requests: 0, answered503: 0, reset: 0, forwarded: 0 };
   const upstream = new URL(target.server);
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     counts.requests++;
+    const decision = rates.intercept?.({ method: req.method ?? 'GET', url: new URL(req.url ?? '/', 'http://proxy') });
+    if (decision && 'answer' in decision) {
+      req.resume();
+      setTimeout(() => {
+        res.writeHead(decision.answer.status, { 'content-type': 'application/json', ...decision.answer.headers });
+        res.end(JSON.stringify(decision.answer.body));
+      }, decision.delayMs ?? 0);
+      return;
+    }
+    if (decision) {
+      req.pause();
+      setTimeout(() => forwardRequest(req, res), decision.forwardAfterMs);
+      return;
+    }
     const roll = random();
     if (roll < rates.reset) {
       counts.reset++;
@@ -49,6 +74,9 @@ export async function startFaultProxy(target: { server: string; caPem: string },
       res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 503, reason: 'ServiceUnavailable', message: 'injected by the fault proxy' }));
       return;
     }
+    forwardRequest(req, res);
+  });
+  const forwardRequest = (req: IncomingMessage, res: ServerResponse) => {
     counts.forwarded++;
     const forward = httpsRequest(
       { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: { ...req.headers, host: upstream.host }, ca: target.caPem },
@@ -60,7 +88,8 @@ export async function startFaultProxy(target: { server: string; caPem: string },
     forward.on('error', () => res.destroy());
     res.on('close', () => forward.destroy());
     req.pipe(forward);
-  });
+    req.resume();
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,

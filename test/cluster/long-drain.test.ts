@@ -44,8 +44,8 @@ describe('a drain longer than one invocation', () => {
     expect(outcomes.slice(0, -1).every((s) => s === 'handed-off')).toBe(true);
     const handOffs = drainer.handOffs.length;
     expect(handOffs).toBeGreaterThanOrEqual(2);
-    // One heartbeat before each hand-off and one as each resumed invocation starts.
-    expect(drainer.heartbeats).toHaveLength(2 * handOffs);
+    // One heartbeat as each invocation starts (verify) and one before each hand-off.
+    expect(drainer.heartbeats).toHaveLength(2 * handOffs + 1);
     expect(drainer.completions.filter((c) => c.instanceId === instanceId)).toEqual([expect.objectContaining({ result: 'CONTINUE', outcome: 'completed' })]);
     // The eviction happened once; later invocations found it terminating and waited.
     const evictions = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.subresource === 'eviction' && e.namespace === 'long');

@@ -56,12 +56,17 @@ describe('the managed-node-group story', () => {
     const writes = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since - 1000 && !['get', 'list', 'watch'].includes(e.verb) && e.resource !== 'events');
     expect(writes.map((e) => [e.verb, e.resource, e.subresource ?? '', e.name, e.code])).toEqual([
       ['patch', 'nodes', '', node, 200],
-      ['patch', 'nodes', '', node, 200],
       ['create', 'pods', 'eviction', before.find((p) => p.startsWith('story/nginx'))!.split('/')[1], 201],
       ['create', 'pods', 'eviction', before.find((p) => p.includes('coredns-story'))!.split('/')[1], 201],
     ]);
-    expect(writes[0]!.requestObject).toEqual({ metadata: { labels: { 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' } } });
-    expect(writes[1]!.requestObject).toEqual({ spec: { unschedulable: true } });
+    // One merge patch: the load-balancer label, the cordon, and our drain record.
+    expect(writes[0]!.requestObject).toEqual({
+      metadata: {
+        labels: { 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' },
+        annotations: { 'graceful-node-termination/drain': expect.stringMatching(/^\{"token":"[^"]+","startedAt":"[^"]+","set":\["exclude-from-load-balancers","cordon"\]\}$/) },
+      },
+      spec: { unschedulable: true },
+    });
     expect(writes.every((e) => e.userAgent.startsWith('graceful-node-termination/'))).toBe(true);
 
     // Then, after the load-balancer wait, CompleteLifecycleAction CONTINUE, once.

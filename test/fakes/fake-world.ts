@@ -14,6 +14,7 @@ import type {
   PodInfo,
   PodWatch,
   HandOffs,
+  MetricsSink,
 } from '../../lambda/ports.js';
 import { createHandler, type ClusterGateway, type RecordLogger } from '../../lambda/handler.js';
 import { parseConfig } from '../../lambda/config.js';
@@ -343,9 +344,11 @@ export function handlerWorld(env: Record<string, string>) {
   const lifecycle = new FakeLifecycleActions(clock);
   const handOffs = new FakeHandOffs();
   const log = new MemoryLog();
+  const metrics: { dimensions: Record<string, string>; values: Record<string, { unit: string; value: number }> }[] = [];
+  const metricsSink: MetricsSink = { emit: (dimensions, values) => void metrics.push({ dimensions: { ...dimensions }, values: { ...values } }) };
   const handler = (extra: Record<string, string> = {}, connect: () => Promise<ClusterGateway> = async () => cluster) => {
     const config = parseConfig({ ...env, ...extra });
-    return createHandler({ config, log, clock, lifecycle, cluster: connect, handOffs: config.handOffTopicArn !== undefined ? handOffs : undefined });
+    return createHandler({ config, log, clock, lifecycle, cluster: connect, handOffs: config.handOffTopicArn !== undefined ? handOffs : undefined, metrics: metricsSink });
   };
   let invocations = 0;
   const invoke = (handle: ReturnType<typeof handler>, message: Record<string, unknown>, invocationMs = 900_000, awsRequestId = `request-${++invocations}`) => {
@@ -365,5 +368,5 @@ export function handlerWorld(env: Record<string, string>) {
     }
     return statuses;
   }
-  return { clock, cluster, lifecycle, handOffs, log, handler, invoke, runChain };
+  return { clock, cluster, lifecycle, handOffs, log, metrics, handler, invoke, runChain };
 }

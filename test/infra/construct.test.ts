@@ -129,6 +129,8 @@ describe('the example stack from cdk.json', () => {
   it('keeps failed notifications in an encrypted queue and alarms on errors, that queue and timed-out drains', () => {
     template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
       MaximumRetryAttempts: 2,
+      // Not above the hooks' heartbeat timeout (1800 s): later, the action is over anyway.
+      MaximumEventAgeInSeconds: 1800,
       DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('FailedNotifications'), 'Arn'] } } },
     });
     template.hasResourceProperties('AWS::SQS::Queue', { KmsMasterKeyId: Match.anyValue() });
@@ -224,6 +226,27 @@ describe('the construct', () => {
     template.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ DRAIN_TIMEOUT_SECONDS: '600', LOAD_BALANCER_DELAY_SECONDS: '0', HEARTBEAT_TIMEOUT_SECONDS: '3600', BATCH_WAIT_SECONDS: '3600' }) },
     });
+  });
+
+  it('sets reserved concurrency and the eviction window when asked', () => {
+    const { stack } = stackWith({ reservedConcurrency: 50, minEvictionWindow: Duration.minutes(2) });
+    const template = Template.fromStack(stack);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      ReservedConcurrentExecutions: 50,
+      Environment: { Variables: Match.objectLike({ MIN_EVICTION_WINDOW_SECONDS: '120' }) },
+    });
+    expect(() => stackWith({ reservedConcurrency: 0 })).toThrow(/reservedConcurrency 0 is invalid/);
+  });
+
+  it("fits the default launch timeout in a short heartbeat timeout, and refuses an explicit one that does not fit", () => {
+    const { stack } = stackWith({ heartbeatTimeout: Duration.minutes(5) });
+    Template.fromStack(stack).hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ LAUNCH_TIMEOUT_SECONDS: '280' }) },
+    });
+    Template.fromStack(stack).hasResourceProperties('AWS::Lambda::EventInvokeConfig', { MaximumEventAgeInSeconds: 300 });
+    expect(() => stackWith({ heartbeatTimeout: Duration.minutes(5), launchTimeout: Duration.minutes(5) })).toThrow(
+      /launchTimeout 300 s does not fit in the hooks' heartbeatTimeout 300 s/,
+    );
   });
 
   it('fails when the cluster name is not an EKS cluster name', () => {

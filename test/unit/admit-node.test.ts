@@ -3,7 +3,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { TransientError } from '../../lambda/errors.js';
 import type { ClusterGateway } from '../../lambda/handler.js';
-import { launchUncheckedMessage } from '../../lambda/admit-node.js';
+import { launchAbandonedMessage, launchUncheckedMessage } from '../../lambda/admit-node.js';
 import { handlerWorld, type FakeClock, type FakeCluster, type FakeLifecycleActions, type MemoryLog } from '../fakes/fake-world.js';
 import { instanceId, lifecycleMessage, snsEvent } from '../fixtures/notifications.js';
 
@@ -86,6 +86,42 @@ describe('launch admission', () => {
     const result = await handler()(launch(), context());
     expect(result.records).toEqual([{ status: 'launch-admitted-unchecked', instanceId }]);
     expect(lifecycle.completions.map((c) => c.result)).toEqual(['CONTINUE']);
+  });
+
+  it('admits unchecked when our requests start failing after a first answer (APF 429): no ABANDON without evidence', async () => {
+    const find = cluster.findNodeByInstanceId.bind(cluster);
+    let asked = 0;
+    cluster.findNodeByInstanceId = async (id) => {
+      if (asked++ === 0) return find(id); // not registered yet: a real answer
+      throw new TransientError('list nodes failed: HTTP 429: Too many requests, please try again later.');
+    };
+    const result = await handler()(launch(), context());
+    expect(result.records).toEqual([{ status: 'launch-admitted-unchecked', instanceId }]);
+    expect(lifecycle.completions.map((c) => c.result)).toEqual(['CONTINUE']);
+    expect(log.lines.some((l) => l.level === 'error' && l.message === launchUncheckedMessage)).toBe(true);
+    expect(log.messages('error')).not.toContain(launchAbandonedMessage);
+  });
+
+  it('still abandons when requests failed for a while but the API answered again before the timeout', async () => {
+    const find = cluster.findNodeByInstanceId.bind(cluster);
+    cluster.findNodeByInstanceId = async (id) => {
+      if (clock.now() - startMs() < 120_000) throw new TransientError('list nodes failed: HTTP 503');
+      return find(id);
+    };
+    const result = await handler()(launch(), context());
+    expect(result.records).toEqual([{ status: 'launch-abandoned', instanceId }]);
+  });
+
+  it('raises LaunchesAbandoned only when the ABANDON took effect (the action may be over already)', async () => {
+    cluster.addNode('new-node', instanceId, { ready: false });
+    // The hook timed out (or somebody completed it) just before our timeout.
+    const complete = lifecycle.complete.bind(lifecycle);
+    lifecycle.complete = async (action, result) => (result === 'ABANDON' ? 'already-completed' : complete(action, result));
+    const result = await handler()(launch(), context());
+    expect(result.records).toEqual([{ status: 'launch-already-over', instanceId }]);
+    expect(log.messages('error')).not.toContain(launchAbandonedMessage);
+    expect(cluster.events.filter((e) => e.reason === 'LaunchAbandoned')).toEqual([]);
+    expect(world.metrics.map((m) => m.dimensions['Outcome'])).toEqual(['already-over']);
   });
 
   it('never holds the launch past its invocation', async () => {

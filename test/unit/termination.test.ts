@@ -159,7 +159,7 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     const report = await terminateNode({ ...options, drainDeadlineMs: start + 120_000, deadlinePolicy: 'force', minEvictionWindowMs: 60_000 }, deps);
 
     // web-1 (120 s grace) would be due at 0 s but waits out the 60 s window, then gets the
-    // 60 s left; quick (10 s grace) goes at 110 s. Both are gone by the 120 s deadline.
+    // 60 s left of its grace; quick (10 s grace) goes at 110 s. Both are gone by 120 s.
     expect(report.outcome).toBe('timed-out');
     expect(cluster.deletions).toEqual([
       { pod: 'default/web-1', gracePeriodSeconds: 60, atMs: start + 60_000 },
@@ -169,7 +169,19 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     expect(cluster.events.find((e) => e.reason === 'DrainTimedOut')?.message).toContain('DEADLINE_POLICY=force: 2 pod(s) were deleted at the deadline minus their grace period');
     expect(cluster.podsOn('node-a')).toEqual([]);
     // The load-balancer wait starts when the last forced pod is gone, at the deadline.
-    expect(lifecycle.completions.map((c) => c.atMs - start)).toEqual([180_000]);
+    expect(lifecycle.completions.map((c) => c.atMs - start)).toEqual([120_000 + 60_000]);
+  });
+
+  it('with the force policy and a pod whose grace outlasts the drain, deletes it after the window with the grace clamped to the deadline', async () => {
+    const web = cluster.addPod(pod({ name: 'web-1', terminationGracePeriodSeconds: 600, terminationMs: 600_000 }));
+    cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
+    const start = clock.now();
+
+    const report = await terminateNode({ ...options, drainDeadlineMs: start + 120_000, latestDrainEndMs: start + 300_000, deadlinePolicy: 'force', minEvictionWindowMs: 60_000 }, deps);
+
+    expect(report.outcome).toBe('timed-out');
+    expect(cluster.deletions).toEqual([{ pod: 'default/web-1', gracePeriodSeconds: 60, atMs: start + 60_000 }]);
+    expect(lifecycle.completions.map((c) => c.atMs - start)).toEqual([120_000 + 60_000]);
   });
 
   it('with the leave policy, deletes nothing', async () => {
