@@ -113,12 +113,12 @@ try {
     const message = String(log['message']);
     const pod = typeof log['pod'] === 'string' ? log['pod'] : undefined;
     switch (message) {
+      case 'lifecycle action verified (heartbeat recorded)':
+        return add('handler', 'verified', 'Auto Scaling knows the action (heartbeat recorded): the cluster may be touched');
       case 'drain started':
         return add('handler', 'drain started', `node ${String(log['node'] ?? target.name)}, ${String(log['secondsToDeadline'])} s to the deadline`);
-      case 'node labelled for exclusion from external load balancers':
-        return add('handler', 'labelled', 'node.kubernetes.io/exclude-from-external-load-balancers=true');
-      case 'node cordoned':
-        return add('handler', 'cordoned', 'spec.unschedulable=true');
+      case 'node labelled for exclusion from external load balancers and cordoned':
+        return add('handler', 'marked', 'one patch: node.kubernetes.io/exclude-from-external-load-balancers=true, spec.unschedulable=true');
       case 'pod evicted':
         return add('handler', 'evicted', pod);
       case 'eviction blocked, will retry': {
@@ -135,7 +135,7 @@ try {
         return add('handler', 'drained', `${String(log['podsEvicted'])} pods evicted in ${String(log['seconds'])} s`);
       case 'waiting for load balancers to deregister the node':
         return add('handler', 'LB wait', `${String(log['seconds'])} s for load balancers to deregister the node`);
-      case 'handed the drain on to a fresh invocation':
+      case 'handed the termination on to a fresh invocation':
         return add('handler', 'handed on', `hand-off ${String(log['handOff'])} (${String(log['phase'])}, ${String(log['podsLeft'])} pods left): this invocation's time is nearly up`);
       case 'drain resumed':
         return add('handler', 'resumed', `invocation ${Number(log['handOff']) + 1} carries the drain on`);

@@ -109,7 +109,9 @@ describe('budgets hold (b)', () => {
       }
     })();
 
+    const t0 = Date.now();
     const results = await Promise.all([drainer.terminate(nodes[0]!.instanceId), drainer.terminate(nodes[1]!.instanceId)]);
+    if (process.env['DEBUG_BUDGETS']) for (const l of drainer.logs) console.log(((Date.parse(String(l['timestamp'])) - t0) / 1000).toFixed(2), l['node'], l['message'], l['pod'] ?? '', l['reason'] ?? '', l['podsRemaining'] ?? '');
     watching = false;
     await watcher;
     if (JSON.stringify(results).includes('timed-out')) console.error(await diagnose('budgets', 'shop'));
