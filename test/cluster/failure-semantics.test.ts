@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startDrainer, type Drainer } from './drainer.js';
-import { startFaultProxy, type FaultProxy, type Intercept } from './fault-proxy.js';
+import { apiFailure, startFaultProxy, type FaultProxy, type Intercept } from './fault-proxy.js';
 import {
   admin,
   byDrainer,
@@ -144,20 +144,12 @@ describe('failure semantics (issue 11)', () => {
           if (method !== 'POST' || !match || conflicted.has(match[1]!)) return undefined;
           conflicted.add(match[1]!);
           // What client-go's retry.OnError hands back after 20 conflicts updating the budget.
-          return {
-            answer: {
-              status: 409,
-              body: {
-                kind: 'Status',
-                apiVersion: 'v1',
-                status: 'Failure',
-                message: 'Operation cannot be fulfilled on poddisruptionbudgets.policy "cart-pdb": the object has been modified; please apply your changes to the latest version and try again',
-                reason: 'Conflict',
-                details: { name: 'cart-pdb', group: 'policy', kind: 'poddisruptionbudgets' },
-                code: 409,
-              },
-            },
-          };
+          return apiFailure(
+            409,
+            'Conflict',
+            'Operation cannot be fulfilled on poddisruptionbudgets.policy "cart-pdb": the object has been modified; please apply your changes to the latest version and try again',
+            { name: 'cart-pdb', group: 'policy', kind: 'poddisruptionbudgets' },
+          );
         },
       });
     });
@@ -230,13 +222,7 @@ describe('failure semantics (issue 11)', () => {
         intercept: ({ method, url }): Intercept | undefined => {
           if (method !== 'GET' || url.pathname !== '/api/v1/nodes' || url.searchParams.has('watch')) return undefined;
           if (nodeGets++ === 0) return undefined;
-          return {
-            answer: {
-              status: 429,
-              headers: { 'retry-after': '1' },
-              body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'Too many requests, please try again later.', reason: 'TooManyRequests', code: 429, details: { retryAfterSeconds: 1 } },
-            },
-          };
+          return apiFailure(429, 'TooManyRequests', 'Too many requests, please try again later.', { retryAfterSeconds: 1 }, { 'retry-after': '1' });
         },
       });
     });
@@ -311,28 +297,14 @@ describe('failure semantics (issue 11)', () => {
             quickAttempts.push(Date.now());
             if (quickAttempts.length > 1) return undefined;
             // A budget refuses it once, at once.
-            return {
-              answer: {
-                status: 429,
-                body: {
-                  kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 429, reason: 'TooManyRequests',
-                  message: "Cannot evict pod as it would violate the pod's disruption budget.",
-                  details: { causes: [{ reason: 'DisruptionBudget', message: 'The disruption budget quick-pdb needs 1 healthy pods and has 1 currently' }] },
-                },
-              },
-            };
+            return apiFailure(429, 'TooManyRequests', "Cannot evict pod as it would violate the pod's disruption budget.", {
+              causes: [{ reason: 'DisruptionBudget', message: 'The disruption budget quick-pdb needs 1 healthy pods and has 1 currently' }],
+            });
           }
           if (url.pathname === '/api/v1/namespaces/due/pods/slow/eviction' && !slowAnswered) {
             slowAnswered = true;
             // Answered after 3 s, with "come back in 20 s".
-            return {
-              delayMs: 3_000,
-              answer: {
-                status: 429,
-                headers: { 'retry-after': '20' },
-                body: { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 429, reason: 'TooManyRequests', message: 'Too many requests, please try again later.', details: { retryAfterSeconds: 20 } },
-              },
-            };
+            return { ...apiFailure(429, 'TooManyRequests', 'Too many requests, please try again later.', { retryAfterSeconds: 20 }, { 'retry-after': '20' }), delayMs: 3_000 };
           }
           return undefined;
         },

@@ -20,6 +20,11 @@ export type Intercept =
   | { readonly answer: { readonly status: number; readonly body: unknown; readonly headers?: Record<string, string> }; readonly delayMs?: number }
   | { readonly forwardAfterMs: number };
 
+/** An answer shaped as the API server writes a failure (a metav1.Status). */
+export function apiFailure(code: number, reason: string, message: string, details?: object, headers?: Record<string, string>): Intercept {
+  return { answer: { status: code, headers, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code, ...(details ? { details } : {}) } } };
+}
+
 export interface FaultProxy {
   readonly url: string;
   readonly counts: FaultCounts;

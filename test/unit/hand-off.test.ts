@@ -172,5 +172,29 @@ describe('planTermination', () => {
       field: 'GracefulNodeTerminationHandOff.evicted',
       reason: 'is -1, not an integer >= 0',
     });
+    const token = '71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff';
+    expect(parseLifecycleMessage(lifecycleMessage({ GracefulNodeTerminationHandOff: { phase: 'drain', count: 1, claim: 'another-token/1/r' } }))).toMatchObject({
+      ok: false,
+      field: 'GracefulNodeTerminationHandOff.claim',
+    });
+    expect(parseLifecycleMessage(lifecycleMessage({ GracefulNodeTerminationHandOff: { phase: 'verify', count: 1, claim: `${token}/1/r` } }))).toMatchObject({
+      ok: false,
+      field: 'GracefulNodeTerminationHandOff.phase',
+    });
+    expect(parseLifecycleMessage(lifecycleMessage({ GracefulNodeTerminationHandOff: { phase: 'settle', count: 1, claim: `${token}/1/r` } }))).toMatchObject({
+      ok: false,
+      field: 'GracefulNodeTerminationHandOff.loadBalancerWaitUntil',
+    });
+  });
+
+  it('resumes a hand-off written before phases and claims were recorded (an upgrade never strands a drain)', () => {
+    const token = '71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff';
+    const drain = parseLifecycleMessage(lifecycleMessage({ GracefulNodeTerminationHandOff: { count: 2, evicted: 3 } }));
+    expect(drain).toMatchObject({ ok: true, notification: { handOff: { phase: 'drain', count: 2, claim: `${token}/2`, evicted: 3 } } });
+    const settle = parseLifecycleMessage(lifecycleMessage({ GracefulNodeTerminationHandOff: { count: 3, loadBalancerWaitUntil: '2026-11-22T10:05:00.000Z' } }));
+    expect(settle).toMatchObject({
+      ok: true,
+      notification: { handOff: { phase: 'settle', count: 3, claim: `${token}/3`, loadBalancerWaitUntilMs: Date.parse('2026-11-22T10:05:00.000Z'), drainOutcome: 'drained' } },
+    });
   });
 });
