@@ -8,6 +8,8 @@ export interface AppContext {
   readonly clusterName: string;
   readonly autoScalingGroupNames: readonly string[];
   readonly alarmTopicArn?: string;
+  readonly alarmEmail?: string;
+  readonly spotInterruptions: boolean;
   readonly loadBalancerDelaySeconds?: number;
   readonly drainTimeoutSeconds?: number;
   readonly manageKubernetesAccess: boolean;
@@ -34,10 +36,16 @@ export function readContext(app: App): AppContext {
   };
   const manage = get('manageKubernetesAccess') ?? 'true';
   if (manage !== 'true' && manage !== 'false') throw new Error(`context manageKubernetesAccess=${manage} is invalid: expected true or false`);
+  const alarmEmail = get('alarmEmail');
+  if (alarmEmail !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(alarmEmail)) throw new Error(`context alarmEmail=${alarmEmail} is invalid: expected an email address`);
+  const spot = get('spotInterruptions') ?? 'false';
+  if (spot !== 'true' && spot !== 'false') throw new Error(`context spotInterruptions=${spot} is invalid: expected true or false`);
   return {
     clusterName,
     autoScalingGroupNames,
     alarmTopicArn: get('alarmTopicArn'),
+    alarmEmail,
+    spotInterruptions: spot === 'true',
     loadBalancerDelaySeconds: seconds('loadBalancerDelaySeconds'),
     drainTimeoutSeconds: seconds('drainTimeoutSeconds'),
     manageKubernetesAccess: manage === 'true',
@@ -53,6 +61,8 @@ export function buildApp(app: App): Stack {
     clusterName: context.clusterName,
     autoScalingGroupNames: context.autoScalingGroupNames,
     alarmTopic: context.alarmTopicArn ? sns.Topic.fromTopicArn(stack, 'AlarmTopic', context.alarmTopicArn) : undefined,
+    alarmEmail: context.alarmEmail,
+    spotInterruptions: context.spotInterruptions,
     loadBalancerDelay: context.loadBalancerDelaySeconds !== undefined ? Duration.seconds(context.loadBalancerDelaySeconds) : undefined,
     drainTimeout: context.drainTimeoutSeconds !== undefined ? Duration.seconds(context.drainTimeoutSeconds) : undefined,
     manageKubernetesAccess: context.manageKubernetesAccess,

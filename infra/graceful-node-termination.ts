@@ -8,6 +8,7 @@ import {
   CustomResource,
   DockerImage,
   Duration,
+  Annotations,
   Lazy,
   RemovalPolicy,
   Stack,
@@ -18,6 +19,8 @@ import {
   aws_cloudwatch_actions as cloudwatchActions,
   aws_ec2 as ec2,
   aws_eks as eks,
+  aws_events as events,
+  aws_events_targets as eventTargets,
   aws_iam as iam,
   aws_kms as kms,
   aws_lambda as lambda,
@@ -25,6 +28,7 @@ import {
   aws_lambda_event_sources as sources,
   aws_logs as logs,
   aws_sns as sns,
+  aws_sns_subscriptions as subscriptions,
   aws_sqs as sqs,
   type ILocalBundling,
 } from 'aws-cdk-lib';
@@ -140,8 +144,25 @@ export interface GracefulNodeTerminationProps {
    */
   readonly alarmTopic?: sns.ITopic;
   /**
+   * Where alarms are sent by email: the construct creates an encrypted alarm topic with this
+   * subscription (confirm the email AWS sends). Without this or `alarmTopic`, the synth warns:
+   * alarms nobody receives protect nobody.
+   * @default - none
+   */
+  readonly alarmEmail?: string;
+  /**
+   * Drain on EC2 Spot interruption warnings (two minutes' notice, no lifecycle action) and
+   * count rebalance recommendations: EventBridge rules for `EC2 Spot Instance Interruption
+   * Warning` and `EC2 Instance Rebalance Recommendation` invoke the function. Only instances of
+   * the configured groups are drained (the function asks Auto Scaling which group an instance
+   * is in). Off by default: groups without Spot capacity need none of it.
+   * @default false
+   */
+  readonly spotInterruptions?: boolean;
+  /**
    * Place the functions in this VPC (private cluster endpoints). The subnets then need a
-   * route to the autoscaling, eks, sts and logs APIs (NAT or VPC endpoints), and the
+   * route to the cluster endpoint and to the autoscaling, eks and sns APIs (NAT or VPC
+   * endpoints; sns carries the hand-offs of long drains; the README lists every route), and the
    * cluster security group must admit the functions' security group on 443.
    * @default - not in a VPC
    */
@@ -278,6 +299,10 @@ export class GracefulNodeTermination extends Construct {
       ],
     });
     this.role.attachInlinePolicy(this.groupPolicy);
+    // Spot warnings name only the instance. DescribeAutoScalingInstances supports no resource
+    // scoping in IAM (Service Authorization Reference): "*" it must be, read-only, and the
+    // handler refuses instances of groups it was not configured for.
+    this.role.addToPolicy(new iam.PolicyStatement({ actions: ['autoscaling:DescribeAutoScalingInstances'], resources: ['*'] }));
 
     const vpcConfig = props.vpc
       ? { vpc: props.vpc, vpcSubnets: props.vpcSubnets, securityGroups: props.securityGroups ? [...props.securityGroups] : undefined }
@@ -339,7 +364,23 @@ export class GracefulNodeTermination extends Construct {
       this.installKubernetesAccess({ clusterArn, kubernetesGroup, code, retention, vpcConfig });
     }
 
-    this.alarms = this.createAlarms(logGroup, props.alarmTopic);
+    if (props.spotInterruptions) {
+      new events.Rule(this, 'SpotInterruptions', {
+        description: 'Spot interruption warnings and rebalance recommendations, to the drainer',
+        eventPattern: { source: ['aws.ec2'], detailType: ['EC2 Spot Instance Interruption Warning', 'EC2 Instance Rebalance Recommendation'] },
+        // Two retries at most: a warning older than two minutes is moot.
+        targets: [new eventTargets.LambdaFunction(this.function, { retryAttempts: 2, maxEventAge: Duration.minutes(2) })],
+      });
+    }
+
+    const alarmTopic = props.alarmTopic ?? (props.alarmEmail !== undefined ? this.createAlarmTopic(props.alarmEmail, key) : undefined);
+    if (alarmTopic === undefined) {
+      Annotations.of(this).addWarningV2(
+        'graceful-node-termination:alarms-unrouted',
+        'The alarms notify no one: pass alarmEmail (cdk deploy -c alarmEmail=you@example.com) or alarmTopic.',
+      );
+    }
+    this.alarms = this.createAlarms(logGroup, alarmTopic);
     this.acknowledgeNagFindings(props);
   }
 
@@ -444,6 +485,15 @@ export class GracefulNodeTermination extends Construct {
     rbac.node.addDependency(installerEntry, drainerEntry, installerRole);
   }
 
+  /** An encrypted topic for the alarms, with one email subscription. */
+  private createAlarmTopic(email: string, key: kms.IKey): sns.Topic {
+    const topic = new sns.Topic(this, 'AlarmTopic', { masterKey: key, enforceSSL: true, displayName: 'Graceful node termination alarms' });
+    topic.addSubscription(new subscriptions.EmailSubscription(email));
+    // CloudWatch publishes the alarms: it must be able to use the key.
+    key.grant(new iam.ServicePrincipal('cloudwatch.amazonaws.com'), 'kms:Decrypt', 'kms:GenerateDataKey*');
+    return topic;
+  }
+
   private createAlarms(logGroup: logs.ILogGroup, alarmTopic: sns.ITopic | undefined): cloudwatch.Alarm[] {
     const fiveMinutes = Duration.minutes(5);
     // Counts of one exact log message (Powertools JSON), as metrics.
@@ -504,6 +554,11 @@ export class GracefulNodeTermination extends Construct {
     acknowledge(this.hookRole, 'IAM5[Action::kms:GenerateDataKey*]', kmsReason);
     acknowledge(this.role, 'IAM5[Action::kms:GenerateDataKey*]', kmsReason);
     acknowledge(this.role, 'IAM5[Action::kms:ReEncrypt*]', kmsReason);
+    acknowledge(
+      this.role,
+      'IAM5[Resource::*]',
+      'autoscaling:DescribeAutoScalingInstances (read-only) supports no resource-level permissions; Spot warnings name only the instance, and the handler refuses groups it was not configured for.',
+    );
     acknowledge(this.failedNotifications, 'SQS3', 'This queue is itself the on-failure (dead-letter) destination of the function.');
     if (props.vpc) {
       for (const role of [this.role, ...this.node.findAll().filter((c): c is iam.Role => c instanceof iam.Role && c.node.id === 'RbacInstallerRole')]) {

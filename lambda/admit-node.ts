@@ -2,7 +2,7 @@
 // healthy, as managed node groups do (NodeCreationFailure otherwise). A broken handler or an
 // unreachable cluster must never block scale-out, so those end in CONTINUE with an alarm.
 import { AccessDeniedError } from './errors.js';
-import type { Clock, EventRecorder, LifecycleActionRef, LifecycleActions, Log, NodeGateway, NodeInfo } from './ports.js';
+import { excludeFromLoadBalancersLabel, type Clock, type EventRecorder, type LifecycleActionRef, type LifecycleActions, type Log, type NodeGateway, type NodeInfo } from './ports.js';
 
 /** Taints a node carries until it has finished starting. */
 export const startupTaints: ReadonlySet<string> = new Set([
@@ -62,6 +62,7 @@ export async function admitNode(options: AdmitOptions, deps: AdmitDeps): Promise
     try {
       node = await nodes.findNodeByInstanceId(action.instanceId);
       lastAnswered = true;
+      if (node?.drain !== undefined) node = await giveNodeBack(node, node.drain, deps);
       const why = unhealthyReason(node);
       if (why === undefined) {
         const result = await lifecycle.complete(action, 'CONTINUE');
@@ -104,6 +105,29 @@ export async function admitNode(options: AdmitOptions, deps: AdmitDeps): Promise
     });
   }
   return 'abandoned';
+}
+
+/**
+ * The instance came back (out of a warm pool, a reused or retained instance, a root-volume
+ * replacement) and its Node object still carries the marks of our last drain of it. Take
+ * back exactly what we set, as our drain record says, and nothing anybody else set.
+ */
+async function giveNodeBack(node: NodeInfo, record: NonNullable<NodeInfo['drain']>, deps: AdmitDeps): Promise<NodeInfo | undefined> {
+  if ((await deps.nodes.unmark(node.name, record)) === 'node-gone') return undefined;
+  const removed = [
+    ...(record.set.includes('exclude-from-load-balancers') ? [`label ${excludeFromLoadBalancersLabel}`] : []),
+    ...(record.set.includes('cordon') ? ['cordon'] : []),
+  ];
+  deps.log.info('the instance came back: removed the marks of our last drain of its node', { node: node.name, removed });
+  await deps.events.record({
+    regarding: { kind: 'Node', name: node.name, uid: node.uid },
+    type: 'Normal',
+    reason: 'DrainMarksRemoved',
+    message: `The instance came back; removed what our last drain set (${removed.length > 0 ? removed.join(', ') : 'only its annotations'}). Marks set by others are left as they are.`,
+  });
+  const labels = { ...node.labels };
+  if (record.set.includes('exclude-from-load-balancers')) delete labels[excludeFromLoadBalancersLabel];
+  return { ...node, labels, unschedulable: record.set.includes('cordon') ? false : node.unschedulable, drain: undefined, handOff: undefined };
 }
 
 /**

@@ -100,6 +100,9 @@ export const maxRetryDelayMs = 10_000;
  */
 export const stuckTerminatingMarginMs = 30_000;
 
+/** How long before its deadline a pod already terminating is hurried (force policy). */
+export const hurryLeadMs = 10_000;
+
 /**
  * Delay before evicting a blocked pod again: exponential from 500 ms to 10 s (Karpenter
  * uses 100 ms to 10 s, kubectl a flat 5 s), never sooner than the server's Retry-After.
@@ -231,7 +234,13 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
 
     // When the force policy may delete a pod: at the deadline minus its own grace period (so
     // its shutdown still ends by the deadline), never inside the fair eviction window.
-    const forceAtMs = (pod: PodInfo) => (force ? Math.max(windowEndMs, podDeadlineMs(pod) - gracePeriodMs(pod)) : Number.POSITIVE_INFINITY);
+    // A pod already shutting down (its eviction accepted) is only hurried in the last moments
+    // before its deadline, if its shutdown would outlast it: it may well be gone by then.
+    const forceAtMs = (pod: PodInfo) => {
+      if (!force) return Number.POSITIVE_INFINITY;
+      const leadMs = isTerminating(pod) || accepted.has(pod.uid) ? Math.min(gracePeriodMs(pod), hurryLeadMs) : gracePeriodMs(pod);
+      return Math.max(windowEndMs, podDeadlineMs(pod) - leadMs);
+    };
 
     // Only the lowest tier still present is evicted: critical pods such as coredns keep
     // serving until everything else has left, as Karpenter does. Batch pods being waited

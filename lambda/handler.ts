@@ -3,8 +3,9 @@ import type { Config } from './config.js';
 import { admitNode, admitUnchecked } from './admit-node.js';
 import { randomUUID } from 'node:crypto';
 import { AccessDeniedError } from './errors.js';
-import { handOffMessage, parseLifecycleRecord, type LifecycleNotification } from './lifecycle-event.js';
-import type { Clock, EventRecorder, HandOffs, LifecycleActionRef, LifecycleActions, Log, MetricsSink, NodeGateway, PodGateway } from './ports.js';
+import { toDeliveries, UnsupportedEventError, type Delivery } from './delivery.js';
+import { handOffMessage, parseLifecycleMessage, type LifecycleNotification } from './lifecycle-event.js';
+import type { AutoScalingInstances, Clock, EventRecorder, HandOffs, LifecycleActionRef, LifecycleActions, Log, MetricsSink, NodeGateway, PodGateway } from './ports.js';
 import { terminate, type TerminateReport } from './termination/run.js';
 import type { TerminateOutcome } from './termination/termination.js';
 
@@ -24,6 +25,8 @@ export interface HandlerDeps {
   readonly cluster: () => Promise<ClusterGateway>;
   /** Where a drain longer than one invocation continues; absent: it ends with the invocation. */
   readonly handOffs?: HandOffs | undefined;
+  /** Which Auto Scaling group an instance is in (Spot warnings name only the instance). */
+  readonly instances?: AutoScalingInstances | undefined;
   readonly metrics?: MetricsSink | undefined;
 }
 
@@ -41,6 +44,9 @@ export type RecordStatus =
   | 'launch-abandoned'
   | 'launch-admitted-unchecked'
   | 'launch-already-over'
+  | 'launch-into-warm-pool'
+  | 'rebalance-recommendation'
+  | 'spot-warning-expired'
   | TerminateOutcome
   | 'failed';
 
@@ -54,22 +60,54 @@ const recordKeys = ['instanceId', 'autoScalingGroupName', 'lifecycleHookName', '
 export function createHandler(deps: HandlerDeps) {
   const { config, log, clock } = deps;
   return async function handle(event: unknown, context: InvocationContext): Promise<HandlerResult> {
-    const records = (event as { Records?: unknown } | null)?.Records;
-    if (!Array.isArray(records)) {
-      log.error('malformed lifecycle notification', { field: 'Records', reason: 'is missing or not an array' });
-      return { records: [] };
+    let deliveries: Delivery[];
+    try {
+      deliveries = toDeliveries(event);
+    } catch (error) {
+      // Nothing we know: fail, so Lambda retries, the errors alarm fires and the event ends
+      // in the failed-notifications queue, instead of an empty success nobody notices.
+      if (error instanceof UnsupportedEventError) log.error('unsupported event shape; this function takes lifecycle notifications', { shape: error.shape });
+      throw error;
     }
     const results: { status: RecordStatus; instanceId?: string }[] = [];
     const failures: unknown[] = [];
-    for (const [index, record] of records.entries()) {
-      const parsed = parseLifecycleRecord(record);
-      if (!parsed.ok) {
+    for (const [index, delivery] of deliveries.entries()) {
+      if (delivery.kind === 'malformed') {
         // Logged, never thrown: a retry would fail the same way.
+        log.error('malformed lifecycle notification', { field: delivery.field, reason: delivery.reason, recordIndex: index, messageId: delivery.id });
+        results.push({ status: 'malformed' });
+        continue;
+      }
+      if (delivery.kind === 'rebalance-recommendation') {
+        // With Capacity Rebalancing on, the group launches a replacement and then terminates
+        // this instance through its terminate hook, which drains it: nothing to do here.
+        log.info('EC2 rebalance recommendation: the instance is at elevated risk of a Spot interruption', { instanceId: delivery.instanceId, time: delivery.time.toISOString() });
+        deps.metrics?.emit({ Transition: 'rebalance-recommendation', Outcome: 'logged' }, { RebalanceRecommendations: { unit: 'Count', value: 1 } });
+        results.push({ status: 'rebalance-recommendation', instanceId: delivery.instanceId });
+        continue;
+      }
+      if (delivery.kind === 'spot-interruption') {
+        log.appendKeys({ instanceId: delivery.instanceId, transition: 'spot-interruption' });
+        const connected: { gateway?: ClusterGateway } = {};
+        try {
+          results.push({ status: await handleSpotInterruption(delivery, connected), instanceId: delivery.instanceId });
+        } catch (error) {
+          failures.push(error);
+          results.push({ status: 'failed', instanceId: delivery.instanceId });
+        } finally {
+          await connected.gateway?.flush?.(Math.max(0, Math.min(5_000, context.getRemainingTimeInMillis() - 2_000)));
+          log.removeKeys(recordKeys);
+        }
+        continue;
+      }
+      const parsed = parseLifecycleMessage(delivery.message);
+      if (!parsed.ok) {
         log.error('malformed lifecycle notification', {
-          field: parsed.field,
+          field: parsed.field === 'Sns.Message' ? delivery.field : parsed.field,
           reason: parsed.reason,
           recordIndex: index,
-          messageId: (record as { Sns?: { MessageId?: unknown } } | null)?.Sns?.MessageId,
+          via: delivery.via,
+          messageId: delivery.id,
         });
         results.push({ status: 'malformed' });
         continue;
@@ -144,6 +182,7 @@ export function createHandler(deps: HandlerDeps) {
           blockedReportMs: config.blockedReportSeconds * 1000,
           loadBalancerDelaySeconds: config.loadBalancerDelaySeconds,
           evictionConcurrency: config.evictionConcurrency,
+          intoWarmPool: n.destination === 'WarmPool',
           resume: n.handOff,
           handOff: handOffs
             ? async (next) => {
@@ -190,7 +229,62 @@ export function createHandler(deps: HandlerDeps) {
     );
   }
 
+  /**
+   * EC2 reclaims a Spot instance two minutes after its warning, and no lifecycle action waits
+   * for us: drain at once, with a deadline that ends before the two minutes are up (grace
+   * periods clamped to it), a short load-balancer wait, and nothing to complete. The group is
+   * asked which group the instance is in; only ours are drained.
+   */
+  async function handleSpotInterruption(d: Extract<Delivery, { kind: 'spot-interruption' }>, connected: { gateway?: ClusterGateway }): Promise<RecordStatus> {
+    const reclaimAtMs = d.time.getTime() + spotWarningSeconds * 1000;
+    const group = deps.instances ? await deps.instances.groupOf(d.instanceId) : undefined;
+    if (group === undefined || !config.autoScalingGroupNames.has(group)) {
+      log.warn('Spot interruption warning refused: the instance is in no Auto Scaling group this deployment serves', { group: group ?? null });
+      return 'refused';
+    }
+    log.appendKeys({ autoScalingGroupName: group });
+    const now = clock.now();
+    if (now >= reclaimAtMs) {
+      log.warn('Spot interruption warning arrived after the instance was reclaimed; nothing left to drain', { reclaimAt: new Date(reclaimAtMs).toISOString() });
+      return 'spot-warning-expired';
+    }
+    const cluster = (connected.gateway = await deps.cluster());
+    // Leave the last seconds to the load balancers: label first (mark), drain, then wait what is left.
+    const drainEndMs = reclaimAtMs - spotSettleSeconds * 1000;
+    const report = await terminate(
+      {
+        action: { autoScalingGroupName: group, lifecycleHookName: '', lifecycleActionToken: `spot-${d.instanceId}`, instanceId: d.instanceId },
+        trigger: 'spot-interruption',
+        notifiedAtMs: d.time.getTime(),
+        requestId: randomUUID(),
+        drainDeadlineMs: drainEndMs,
+        latestDrainEndMs: drainEndMs,
+        minEvictionWindowMs: 0,
+        invocationStopMs: Number.POSITIVE_INFINITY,
+        deadlinePolicy: 'force',
+        blockedReportMs: config.blockedReportSeconds * 1000,
+        loadBalancerDelaySeconds: Math.max(0, Math.min(config.loadBalancerDelaySeconds, spotSettleSeconds - 2)),
+        evictionConcurrency: config.evictionConcurrency,
+      },
+      { nodes: cluster, pods: cluster, events: cluster, lifecycle: deps.lifecycle, clock, log },
+    );
+    deps.metrics?.emit(
+      { Transition: 'spot-interruption', Outcome: report.outcome },
+      { SpotInterruptions: { unit: 'Count', value: 1 }, PodsEvicted: { unit: 'Count', value: report.evictedTotal }, PodsForceDeleted: { unit: 'Count', value: report.drain?.forced ?? 0 } },
+    );
+    log.info('Spot interruption handled', { outcome: report.outcome, podsEvicted: report.evictedTotal, secondsBeforeReclaim: Math.round((reclaimAtMs - clock.now()) / 1000) });
+    return report.outcome;
+  }
+
   async function handleLaunch(n: LifecycleNotification, context: InvocationContext, connect: () => Promise<ClusterGateway>): Promise<RecordStatus> {
+    if (n.destination === 'WarmPool') {
+      // Launched into the warm pool: Auto Scaling stops it next, and its user data often
+      // keeps kubelet from joining. Nothing to admit; it is checked when it leaves the pool.
+      const result = await deps.lifecycle.complete(n, 'CONTINUE');
+      log.info('launch into the warm pool: completed CONTINUE at once; admission runs when it leaves the pool', { lifecycleAction: result });
+      emitLaunch(n, 'launch-into-warm-pool');
+      return 'launch-into-warm-pool';
+    }
     const now = clock.now();
     const invocationStopMs = now + context.getRemainingTimeInMillis() - config.invocationMarginSeconds * 1000;
     let cluster: ClusterGateway;
@@ -236,6 +330,11 @@ export function createHandler(deps: HandlerDeps) {
     }
   }
 }
+
+/** EC2's notice before it reclaims a Spot instance. */
+export const spotWarningSeconds = 120;
+/** The last seconds before a Spot reclaim, kept for load balancers to let the node go. */
+export const spotSettleSeconds = 15;
 
 /** Auto Scaling's cap on how long one lifecycle action can be kept alive. */
 export function actionCapSeconds(heartbeatTimeoutSeconds: number): number {

@@ -17,6 +17,14 @@ export interface LifecycleNotification {
   /** When Auto Scaling sent it: deadlines are measured from here. */
   readonly time: Date;
   readonly notificationMetadata: string | undefined;
+  /**
+   * Where the instance comes from and goes to: `EC2`, `AutoScalingGroup` or `WarmPool`.
+   * A launch into the warm pool is `EC2` -> `WarmPool`; out of it `WarmPool` ->
+   * `AutoScalingGroup`; a scale-in that reuses the instance `AutoScalingGroup` -> `WarmPool`.
+   * https://docs.aws.amazon.com/autoscaling/ec2/userguide/warm-pools-eventbridge-events.html
+   */
+  readonly origin?: string | undefined;
+  readonly destination?: string | undefined;
   /** Present when an earlier invocation of ours handed this termination on. */
   readonly handOff?: HandOffState | undefined;
 }
@@ -102,6 +110,8 @@ export function parseLifecycleMessage(message: unknown): ParseResult {
       lifecycleActionToken: values.LifecycleActionToken!,
       time,
       notificationMetadata: typeof metadata === 'string' ? metadata : undefined,
+      origin: typeof message['Origin'] === 'string' ? message['Origin'] : undefined,
+      destination: typeof message['Destination'] === 'string' ? message['Destination'] : undefined,
       handOff,
     },
   };
@@ -144,7 +154,8 @@ function parseHandOff(h: unknown, token: string): HandOffState | { field: string
 /** The message a hand-off publishes: the original notification plus where the work stands. */
 export function handOffMessage(n: LifecycleNotification, next: HandOffState): Record<string, unknown> {
   return {
-    Origin: 'AutoScalingGroup',
+    Origin: n.origin ?? 'AutoScalingGroup',
+    ...(n.destination !== undefined ? { Destination: n.destination } : {}),
     Service: 'graceful-node-termination',
     LifecycleTransition: n.transition === 'terminating' ? 'autoscaling:EC2_INSTANCE_TERMINATING' : 'autoscaling:EC2_INSTANCE_LAUNCHING',
     AutoScalingGroupName: n.autoScalingGroupName,

@@ -70,6 +70,11 @@ export interface NodeGateway {
    */
   mark(nodeName: string, marks: NodeMarks): Promise<PatchResult>;
   /**
+   * Takes back exactly what our drain record says we set (the load-balancer label, the
+   * cordon) and removes our drain record and hand-off annotations: the instance came back.
+   */
+  unmark(nodeName: string, record: DrainRecord): Promise<PatchResult>;
+  /**
    * Compare-and-swap of the node's hand-off annotation (optimistic concurrency on the
    * node's resourceVersion): only the invocation that finds `expected` there moves it to
    * `next` (undefined removes it). Two deliveries of one hand-off therefore never both carry on.
@@ -171,6 +176,12 @@ export interface LifecycleActions {
   complete(action: LifecycleActionRef, result: LifecycleResult): Promise<'completed' | 'already-completed'>;
   /** Restarts the hook's heartbeat timer; 'no-active-action' when it is already over. */
   heartbeat(action: LifecycleActionRef): Promise<'recorded' | 'no-active-action'>;
+}
+
+/** Auto Scaling's view of one instance (Spot warnings name the instance, not its group). */
+export interface AutoScalingInstances {
+  /** The group the instance is in, or undefined when it is in none. */
+  groupOf(instanceId: string): Promise<string | undefined>;
 }
 
 /** One metric data point set, with the dimensions that classify it (EMF in production). */

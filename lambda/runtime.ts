@@ -4,7 +4,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { AutoScalingClient } from '@aws-sdk/client-auto-scaling';
 import { EKSClient } from '@aws-sdk/client-eks';
-import { createLifecycleActions } from './adapters/auto-scaling.js';
+import { createAutoScalingInstances, createLifecycleActions } from './adapters/auto-scaling.js';
 import { connectToEks, connectWithKubeconfig } from './adapters/cluster-connection.js';
 import { createKubernetesGateway } from './adapters/kubernetes.js';
 import { createSnsHandOffs } from './adapters/sns-hand-offs.js';
@@ -42,7 +42,16 @@ export function createRuntime(env: Readonly<Record<string, string | undefined>>)
 
   const handOffs = config.handOffTopicArn !== undefined ? createSnsHandOffs(sdk, config.handOffTopicArn) : undefined;
   const metrics = createEmfMetrics('graceful-node-termination');
-  const handle = createHandler({ config, log: logger, clock: systemClock, lifecycle: createLifecycleActions(autoScaling), cluster, handOffs, metrics });
+  const handle = createHandler({
+    config,
+    log: logger,
+    clock: systemClock,
+    lifecycle: createLifecycleActions(autoScaling),
+    instances: createAutoScalingInstances(autoScaling),
+    cluster,
+    handOffs,
+    metrics,
+  });
   return async (event, context) => {
     logger.addContext(context as Parameters<Logger['addContext']>[0]);
     try {

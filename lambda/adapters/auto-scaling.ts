@@ -2,10 +2,11 @@
 import {
   AutoScalingServiceException,
   CompleteLifecycleActionCommand,
+  DescribeAutoScalingInstancesCommand,
   RecordLifecycleActionHeartbeatCommand,
   type AutoScalingClient,
 } from '@aws-sdk/client-auto-scaling';
-import type { LifecycleActionRef, LifecycleActions } from '../ports.js';
+import type { AutoScalingInstances, LifecycleActionRef, LifecycleActions } from '../ports.js';
 
 /**
  * Completing twice, after the hook timed out, or with a wrong hook name all answer
@@ -52,6 +53,16 @@ export function createLifecycleActions(client: AutoScalingClient): LifecycleActi
         if (isNoActiveLifecycleAction(error)) return 'no-active-action';
         throw error;
       }
+    },
+  };
+}
+
+/** DescribeAutoScalingInstances cannot be scoped to groups in IAM: the handler refuses other groups. */
+export function createAutoScalingInstances(client: AutoScalingClient): AutoScalingInstances {
+  return {
+    async groupOf(instanceId) {
+      const { AutoScalingInstances } = await client.send(new DescribeAutoScalingInstancesCommand({ InstanceIds: [instanceId] }));
+      return AutoScalingInstances?.[0]?.AutoScalingGroupName;
     },
   };
 }

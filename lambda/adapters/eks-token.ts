@@ -3,6 +3,7 @@
 // thing `aws eks get-token` does; it needs no network call.
 // https://github.com/kubernetes-sigs/aws-iam-authenticator#api-authorization-from-outside-a-cluster
 import { Sha256 } from '@aws-crypto/sha256-js';
+import { partition } from '@aws-sdk/core/client';
 import { HttpRequest } from '@smithy/protocol-http';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
@@ -19,8 +20,15 @@ export interface TokenOptions {
   readonly signingDate?: Date;
 }
 
+/**
+ * The regional STS host, from the SDK's own partition data (the same table its endpoint
+ * resolution uses), so every partition gets its own DNS suffix: aws and aws-us-gov
+ * amazonaws.com, aws-cn amazonaws.com.cn, aws-iso c2s.ic.gov, aws-iso-b sc2s.sgov.gov, the
+ * EU Sovereign Cloud amazonaws.eu. aws-iam-authenticator accepts exactly these hosts.
+ * https://github.com/kubernetes-sigs/aws-iam-authenticator/blob/master/pkg/token/token.go
+ */
 export function stsHostname(region: string): string {
-  return region.startsWith('cn-') ? `sts.${region}.amazonaws.com.cn` : `sts.${region}.amazonaws.com`;
+  return `sts.${region}.${partition(region).dnsSuffix}`;
 }
 
 export async function mintEksToken(options: TokenOptions): Promise<string> {

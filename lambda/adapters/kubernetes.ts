@@ -112,6 +112,16 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
         ...(marks.cordon ? { spec: { unschedulable: true } } : {}),
       }),
 
+    unmark: (name, record) =>
+      patchNode(name, {
+        metadata: {
+          ...(record.set.includes('exclude-from-load-balancers') ? { labels: { [excludeFromLoadBalancersLabel]: null } } : {}),
+          annotations: { [drainAnnotation]: null, [handOffAnnotation]: null },
+        },
+        // null removes the field: unschedulable as if never set, as `kubectl uncordon` leaves it.
+        ...(record.set.includes('cordon') ? { spec: { unschedulable: null } } : {}),
+      }),
+
     async claimHandOff(name, expected, next) {
       // Read, compare, then write with the resourceVersion read: the server refuses (409) a
       // write based on a stale read, and we compare again. Unrelated changes to the node

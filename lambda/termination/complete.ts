@@ -4,6 +4,15 @@ import { onNode, secondsSince, type Step, type Termination } from './termination
 
 export async function complete(t: Termination): Promise<Step> {
   const { lifecycle, log } = t.deps;
+  if (t.options.trigger === 'spot-interruption') {
+    // No action to complete: EC2 reclaims the instance on its own schedule.
+    const outcome = t.drainOutcome ?? 'drained';
+    log.info('drained ahead of the Spot interruption; EC2 reclaims the instance', { outcome });
+    if (t.node !== undefined && (outcome === 'drained' || outcome === 'timed-out')) {
+      await onNode(t, 'Normal', 'SpotInterruptionDrained', `Drained ${secondsSince(t, t.options.notifiedAtMs)} s after the Spot interruption warning (${outcome}); EC2 reclaims the instance at the two-minute mark.`);
+    }
+    return { end: outcome };
+  }
   const result = await lifecycle.complete(t.options.action, 'CONTINUE');
   t.lifecycleAction = result;
   if (result === 'already-completed') {

@@ -33,7 +33,13 @@ export interface TerminateDeps {
 }
 
 export interface TerminateOptions {
+  /** For a Spot interruption, a stand-in: its token names the drain, there is no action. */
   readonly action: LifecycleActionRef;
+  /**
+   * What asked for this termination: a lifecycle hook (verified and completed through Auto
+   * Scaling), or a Spot interruption warning (no action to verify or complete).
+   */
+  readonly trigger?: 'lifecycle-hook' | 'spot-interruption';
   /** The notification's Time (epoch ms): deadlines and the Events' durations run from it. */
   readonly notifiedAtMs: number;
   /** Lambda's request id for this invocation (the same in Lambda's own retries of it). */
@@ -51,6 +57,8 @@ export interface TerminateOptions {
   readonly deadlinePolicy: DeadlinePolicy;
   readonly loadBalancerDelaySeconds: number;
   readonly evictionConcurrency: number;
+  /** The instance goes back to the group's warm pool (stopped, its Node object kept). */
+  readonly intoWarmPool?: boolean | undefined;
   /** Set when this invocation continues a termination an earlier one handed on. */
   readonly resume?: HandOffState | undefined;
   /** Sends the rest to a fresh invocation; absent when there is nowhere to send it. */

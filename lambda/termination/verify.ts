@@ -9,6 +9,18 @@ import { parseClaim } from './hand-off.js';
 export async function verify(t: Termination): Promise<Step> {
   const { action, resume, requestId } = t.options;
   const { lifecycle, nodes, log } = t.deps;
+  if (t.options.trigger === 'spot-interruption') {
+    // No lifecycle action exists; the handler checked the instance's group with Auto Scaling.
+    const node = await nodes.findNodeByInstanceId(action.instanceId);
+    if (node === undefined) {
+      log.warn('no node has this instance in spec.providerID; nothing to drain');
+      t.drainOutcome = 'node-not-found';
+      return { next: 'complete' };
+    }
+    t.node = node;
+    log.appendKeys?.({ node: node.name });
+    return { next: 'mark' };
+  }
   if ((await lifecycle.heartbeat(action)) === 'no-active-action') {
     if (resume !== undefined) {
       log.info('the lifecycle action is already over (completed or timed out); nothing left to do', { handOff: resume.count });

@@ -56,7 +56,7 @@ export interface Drainer {
   /** The next SNS Publish never answers (the invocation dies there, as in a crash or timeout). */
   hangNextPublish(): { release(): void };
   /** Sends the EC2_INSTANCE_LAUNCHING notification of the launch hook. */
-  launch(instanceId: string): Promise<unknown>;
+  launch(instanceId: string, options?: Pick<TerminateOptions, 'origin' | 'destination'>): Promise<unknown>;
   restore(): void;
 }
 
@@ -69,6 +69,9 @@ export interface TerminateOptions {
   readonly time?: Date;
   /** The token is not one Auto Scaling has (a forged or made-up notification). */
   readonly unknownToAutoScaling?: boolean;
+  /** Warm pools: `EC2` -> `WarmPool` into the pool, `WarmPool` -> `AutoScalingGroup` out of it. */
+  readonly origin?: string;
+  readonly destination?: string;
 }
 
 export const autoScalingGroupName = 'workers';
@@ -170,6 +173,8 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
         LifecycleTransition: `autoscaling:EC2_INSTANCE_${transition}`,
         Time: (o.time ?? new Date()).toISOString(),
         NotificationMetadata: JSON.stringify({ clusterName: testAws.clusterName }),
+        ...(o.origin ? { Origin: o.origin } : {}),
+        ...(o.destination ? { Destination: o.destination } : {}),
       }),
     );
     const end = Date.now() + remainingMs;
@@ -191,7 +196,7 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
       return { release: () => release() };
     },
     terminate: (instanceId, o = {}) => notify(instanceId, 'TERMINATING', o.token ?? randomUUID(), o.remainingMs ?? 900_000, o),
-    launch: (instanceId) => notify(instanceId, 'LAUNCHING', randomUUID(), 900_000),
+    launch: (instanceId, o = {}) => notify(instanceId, 'LAUNCHING', randomUUID(), 900_000, o),
     restore() {
       stopCapture();
       eks.restore();

@@ -5,6 +5,7 @@
 import type {
   ClusterEvent,
   Clock,
+  DrainRecord,
   EvictionResult,
   NodeMarks,
   LifecycleActionRef,
@@ -66,7 +67,7 @@ export type EvictionRule = (pod: FakePod) => EvictionResult | 'accept';
 
 export interface Call {
   readonly atMs: number;
-  readonly op: 'list-nodes' | 'mark' | 'watch-pods' | 'evict' | 'claim-hand-off' | 'delete';
+  readonly op: 'list-nodes' | 'mark' | 'unmark' | 'watch-pods' | 'evict' | 'claim-hand-off' | 'delete';
   readonly target: string;
 }
 
@@ -166,6 +167,23 @@ export class FakeCluster {
       unschedulable: node.unschedulable || marks.cordon,
       drain: marks.drain,
     });
+    return 'patched';
+  }
+
+  async unmark(name: string, record: DrainRecord): Promise<'patched' | 'node-gone'> {
+    this.log('unmark', `${name} ${record.set.join(' ')}`);
+    const node = this.nodes.get(name);
+    if (!node) return 'node-gone';
+    const labels = { ...node.labels };
+    if (record.set.includes('exclude-from-load-balancers')) delete labels['node.kubernetes.io/exclude-from-external-load-balancers'];
+    this.nodes.set(name, {
+      ...node,
+      labels,
+      unschedulable: record.set.includes('cordon') ? false : node.unschedulable,
+      drain: undefined,
+      handOff: undefined,
+    });
+    this.version++;
     return 'patched';
   }
 
@@ -346,9 +364,20 @@ export function handlerWorld(env: Record<string, string>) {
   const log = new MemoryLog();
   const metrics: { dimensions: Record<string, string>; values: Record<string, { unit: string; value: number }> }[] = [];
   const metricsSink: MetricsSink = { emit: (dimensions, values) => void metrics.push({ dimensions: { ...dimensions }, values: { ...values } }) };
+  /** Which group each instance is in, as DescribeAutoScalingInstances would say. */
+  const groups = new Map<string, string>();
   const handler = (extra: Record<string, string> = {}, connect: () => Promise<ClusterGateway> = async () => cluster) => {
     const config = parseConfig({ ...env, ...extra });
-    return createHandler({ config, log, clock, lifecycle, cluster: connect, handOffs: config.handOffTopicArn !== undefined ? handOffs : undefined, metrics: metricsSink });
+    return createHandler({
+      config,
+      log,
+      clock,
+      lifecycle,
+      instances: { groupOf: async (id) => groups.get(id) },
+      cluster: connect,
+      handOffs: config.handOffTopicArn !== undefined ? handOffs : undefined,
+      metrics: metricsSink,
+    });
   };
   let invocations = 0;
   const invoke = (handle: ReturnType<typeof handler>, message: Record<string, unknown>, invocationMs = 900_000, awsRequestId = `request-${++invocations}`) => {
@@ -368,5 +397,9 @@ export function handlerWorld(env: Record<string, string>) {
     }
     return statuses;
   }
-  return { clock, cluster, lifecycle, handOffs, log, metrics, handler, invoke, runChain };
+  const invokeRaw = (handle: ReturnType<typeof handler>, event: unknown, invocationMs = 900_000) => {
+    const end = clock.now() + invocationMs;
+    return handle(event, { getRemainingTimeInMillis: () => end - clock.now(), awsRequestId: `request-${++invocations}` });
+  };
+  return { clock, cluster, lifecycle, handOffs, log, metrics, groups, handler, invoke, invokeRaw, runChain };
 }

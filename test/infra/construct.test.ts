@@ -1,7 +1,7 @@
 // Template checks for the CDK construct and app: hooks, topic, least-privilege IAM, the
 // function's environment (read back by the handler's own parser), cdk-nag, validation.
 import { App, Duration, Stack, Validations, aws_autoscaling as autoscaling, aws_ec2 as ec2, aws_iam as iam } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { readFileSync } from 'node:fs';
@@ -102,8 +102,11 @@ describe('the example stack from cdk.json', () => {
     );
   });
 
-  it('never grants autoscaling or eks actions on "*"', () => {
-    const scoped = statements(resources).filter((s) => [s.Action].flat().some((a) => a.startsWith('autoscaling:') || a.startsWith('eks:')));
+  it('grants autoscaling and eks actions on "*" only for the one read that cannot be scoped (DescribeAutoScalingInstances)', () => {
+    const all = statements(resources).filter((s) => [s.Action].flat().some((a) => a.startsWith('autoscaling:') || a.startsWith('eks:')));
+    const onEverything = all.filter((s) => [s.Resource].flat().includes('*'));
+    expect(onEverything.map((s) => s.Action)).toEqual(['autoscaling:DescribeAutoScalingInstances']);
+    const scoped = all.filter((s) => !onEverything.includes(s));
     expect(scoped.length).toBeGreaterThanOrEqual(3);
     for (const s of scoped) expect([s.Resource].flat()).not.toContain('*');
     const lifecycle = scoped.find((s) => [s.Action].flat().includes('autoscaling:CompleteLifecycleAction'))!;
@@ -247,6 +250,27 @@ describe('the construct', () => {
     expect(() => stackWith({ heartbeatTimeout: Duration.minutes(5), launchTimeout: Duration.minutes(5) })).toThrow(
       /launchTimeout 300 s does not fit in the hooks' heartbeatTimeout 300 s/,
     );
+  });
+
+  it('routes the alarms to an encrypted email topic when alarmEmail is given, and warns at synth when nothing receives them', () => {
+    const { stack } = stackWith({ alarmEmail: 'oncall@example.com' });
+    const template = Template.fromStack(stack);
+    template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@example.com' });
+    template.hasResourceProperties('AWS::SNS::Topic', { DisplayName: 'Graceful node termination alarms', KmsMasterKeyId: Match.anyValue() });
+    const alarms = template.findResources('AWS::CloudWatch::Alarm');
+    expect(Object.values(alarms).every((a) => (a.Properties.AlarmActions as unknown[] | undefined)?.length === 1)).toBe(true);
+    expect(Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('alarms notify no one'))).toEqual([]);
+    const { stack: silent } = stackWith({});
+    expect(Annotations.fromStack(silent).findWarning('*', Match.stringLikeRegexp('alarms notify no one: pass alarmEmail'))).toHaveLength(1);
+  });
+
+  it('sends Spot interruption warnings and rebalance recommendations to the function when spotInterruptions is on', () => {
+    const { stack } = stackWith({ spotInterruptions: true });
+    Template.fromStack(stack).hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: { source: ['aws.ec2'], 'detail-type': ['EC2 Spot Instance Interruption Warning', 'EC2 Instance Rebalance Recommendation'] },
+      Targets: [Match.objectLike({ RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 120 } })],
+    });
+    Template.fromStack(stackWith({}).stack).resourceCountIs('AWS::Events::Rule', 0);
   });
 
   it('fails when the cluster name is not an EKS cluster name', () => {

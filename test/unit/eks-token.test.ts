@@ -42,6 +42,18 @@ describe('mintEksToken', () => {
     expect(a.searchParams.get('X-Amz-Signature')).not.toBe(b.searchParams.get('X-Amz-Signature'));
   });
 
+  it.each([
+    ['us-east-1', 'sts.us-east-1.amazonaws.com'],
+    ['eu-west-1', 'sts.eu-west-1.amazonaws.com'],
+    ['cn-north-1', 'sts.cn-north-1.amazonaws.com.cn'],
+    ['us-gov-west-1', 'sts.us-gov-west-1.amazonaws.com'],
+    ['us-iso-east-1', 'sts.us-iso-east-1.c2s.ic.gov'],
+    ['us-isob-east-1', 'sts.us-isob-east-1.sc2s.sgov.gov'],
+    ['eusc-de-east-1', 'sts.eusc-de-east-1.amazonaws.eu'],
+  ])('uses the partition\'s STS host for %s', (region, host) => {
+    expect(stsHostname(region)).toBe(host);
+  });
+
   it('uses the China partition host for cn- regions', () => {
     expect(stsHostname('cn-north-1')).toBe('sts.cn-north-1.amazonaws.com.cn');
   });

@@ -91,9 +91,12 @@ describe('handler', () => {
     expect(errors[0]!.fields['messageId']).toBe('c0ffee00-0000-0000-0000-000000000001');
   });
 
-  it('does not throw on an event that is not SNS at all (no retry storm)', async () => {
-    await expect(handler()({ detail: {} }, context())).resolves.toEqual({ records: [] });
-    expect(log.lines[0]).toMatchObject({ level: 'error', fields: { field: 'Records' } });
+  it('fails, with one error line naming the shape, on an event that is no shape it knows (never an empty success)', async () => {
+    // Lambda retries it twice and then keeps it in the failed-notifications queue, with the
+    // errors alarm: bounded, and somebody hears of it.
+    await expect(handler()({ detail: {} }, context())).rejects.toThrow(/unsupported event shape: an object with keys detail/);
+    expect(log.lines).toHaveLength(1);
+    expect(log.lines[0]).toMatchObject({ level: 'error', fields: { shape: 'an object with keys detail' } });
   });
 
   it('keeps the drain deadline inside the invocation, leaving room for the LB wait and the completion', async () => {

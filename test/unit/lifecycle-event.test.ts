@@ -15,6 +15,9 @@ describe('parseLifecycleRecord', () => {
         lifecycleActionToken: '71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff',
         time: new Date('2026-11-22T10:00:00.000Z'),
         notificationMetadata: '{"clusterName":"prod"}',
+        origin: 'AutoScalingGroup',
+        destination: 'EC2',
+        handOff: undefined,
       },
     });
   });

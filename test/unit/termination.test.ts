@@ -184,6 +184,25 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     expect(lifecycle.completions.map((c) => c.atMs - start)).toEqual([120_000 + 60_000]);
   });
 
+  it('with the force policy, lets a pod already shutting down finish before its deadline, hurrying it only in the last 10 s', async () => {
+    // Evicted at once; its shutdown takes 8 s although its grace (60 s) outlasts the 30 s drain.
+    cluster.addPod(pod({ name: 'slow', terminationGracePeriodSeconds: 60, terminationMs: 8_000 }));
+    const start = clock.now();
+    const report = await terminateNode({ ...options, drainDeadlineMs: start + 30_000, deadlinePolicy: 'force', loadBalancerDelaySeconds: 0 }, deps);
+    expect(report.outcome).toBe('drained');
+    expect(cluster.deletions).toEqual([]);
+    expect(report.durationMs).toBe(8_000);
+  });
+
+  it('with the force policy, hurries a pod whose shutdown would outlast the deadline, 10 s before it', async () => {
+    cluster.addPod(pod({ name: 'slower', terminationGracePeriodSeconds: 60, terminationMs: 50_000 }));
+    const start = clock.now();
+    const report = await terminateNode({ ...options, drainDeadlineMs: start + 30_000, deadlinePolicy: 'force', loadBalancerDelaySeconds: 0 }, deps);
+    expect(report.outcome).toBe('timed-out');
+    expect(cluster.deletions).toEqual([{ pod: 'default/slower', gracePeriodSeconds: 10, atMs: start + 20_000 }]);
+    expect(report.durationMs).toBe(30_000);
+  });
+
   it('with the leave policy, deletes nothing', async () => {
     const web = cluster.addPod(pod({ name: 'web-1' }));
     cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));

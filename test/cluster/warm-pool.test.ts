@@ -1,0 +1,64 @@
+// Warm pools on the real plane: a launch into the pool is completed at once (no node ever
+// registers); a scale-in that returns the instance to the pool drains it, and when it leaves
+// the pool again its node gets back exactly what our drain took: others' marks stay.
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startDrainer, type Drainer } from './drainer.js';
+import { admin, byDrainer, createDeployment, createKwokNode, ensureNamespace, eventsFor, newInstanceId, podsOn, readAudit, waitDeploymentReady, waitNodeReady } from './kube.js';
+
+const plane = inject('plane');
+const a = admin(plane);
+const statusOf = (result: unknown) => (result as { records: { status: string }[] }).records[0]!.status;
+const lbLabel = 'node.kubernetes.io/exclude-from-external-load-balancers';
+
+describe('warm pools', () => {
+  let drainer: Drainer;
+  beforeAll(async () => {
+    await ensureNamespace(a, 'warm');
+    drainer = startDrainer(plane, { loadBalancerDelaySeconds: 1, launchTimeoutSeconds: 30 });
+  });
+  afterAll(() => drainer?.restore());
+
+  it('completes a launch into the warm pool at once, though no node ever registers', async () => {
+    const instanceId = newInstanceId();
+    const since = Date.now();
+    const result = await drainer.launch(instanceId, { origin: 'EC2', destination: 'WarmPool' });
+
+    expect(statusOf(result)).toBe('launch-into-warm-pool');
+    expect(drainer.completions.filter((c) => c.instanceId === instanceId)).toEqual([expect.objectContaining({ result: 'CONTINUE', outcome: 'completed' })]);
+    expect(Date.now() - since).toBeLessThan(5_000);
+    expect(readAudit(plane, (e) => byDrainer(e) && e.atMs >= since)).toEqual([]);
+  });
+
+  it('drains an instance going back to the pool, and gives its node back when it leaves the pool', async () => {
+    const instanceId = newInstanceId();
+    // Somebody else's marks: a label and a taint.
+    await createKwokNode(a, 'warm-1', instanceId, { scenario: 'warm', team: 'payments' }, [{ key: 'dedicated', value: 'payments', effect: 'PreferNoSchedule' }]);
+    await createKwokNode(a, 'warm-2', newInstanceId(), { scenario: 'warm' });
+    await waitNodeReady(a, 'warm-1');
+    await waitNodeReady(a, 'warm-2');
+    a.kubectl('cordon', 'warm-2');
+    await createDeployment(a, 'warm', 'api', 2, { nodeSelector: { scenario: 'warm' } });
+    await waitDeploymentReady(a, 'warm', 'api', 2);
+    a.kubectl('uncordon', 'warm-2');
+
+    const back = await drainer.terminate(instanceId, { origin: 'AutoScalingGroup', destination: 'WarmPool' });
+    expect(statusOf(back)).toBe('drained');
+    const stopped = await a.core.readNode({ name: 'warm-1' });
+    expect(stopped.spec?.unschedulable).toBe(true);
+    expect(stopped.metadata?.labels?.[lbLabel]).toBe('true');
+    expect((await podsOn(a, 'warm-1')).filter((p) => p.metadata?.namespace === 'warm')).toEqual([]);
+    expect((await eventsFor(a, 'Node', 'warm-1'))[0]?.message).toMatch(/returning instance .* to its warm pool/);
+
+    // It leaves the pool: the launch hook fires for it, its Node object is still there.
+    const out = await drainer.launch(instanceId, { origin: 'WarmPool', destination: 'AutoScalingGroup' });
+
+    expect(statusOf(out)).toBe('launch-admitted');
+    const node = await a.core.readNode({ name: 'warm-1' });
+    expect(node.spec?.unschedulable).toBeFalsy();
+    expect(node.metadata?.labels?.[lbLabel]).toBeUndefined();
+    expect(node.metadata?.labels?.['team']).toBe('payments');
+    expect(node.spec?.taints).toEqual([expect.objectContaining({ key: 'dedicated', value: 'payments', effect: 'PreferNoSchedule' })]);
+    expect(Object.keys(node.metadata?.annotations ?? {}).filter((k) => k.startsWith('graceful-node-termination/'))).toEqual([]);
+    expect((await eventsFor(a, 'Node', 'warm-1')).map((e) => e.reason)).toContain('DrainMarksRemoved');
+  });
+});
