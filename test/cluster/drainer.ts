@@ -5,6 +5,7 @@ import {
   AutoScalingClient,
   AutoScalingServiceException,
   CompleteLifecycleActionCommand,
+  DescribeAutoScalingInstancesCommand,
   RecordLifecycleActionHeartbeatCommand,
 } from '@aws-sdk/client-auto-scaling';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
@@ -55,6 +56,10 @@ export interface Drainer {
   deliver(message: Record<string, unknown>, options?: { remainingMs?: number; requestId?: string }): Promise<unknown>;
   /** The next SNS Publish never answers (the invocation dies there, as in a crash or timeout). */
   hangNextPublish(): { release(): void };
+  /** Runs the handler on any event (EventBridge, SQS, ...); its lifecycle token is made active first. */
+  invoke(event: unknown, options?: { remainingMs?: number; activeToken?: string }): Promise<unknown>;
+  /** Which group each instance is in, as DescribeAutoScalingInstances answers. */
+  readonly groups: Map<string, string>;
   /** Sends the EC2_INSTANCE_LAUNCHING notification of the launch hook. */
   launch(instanceId: string, options?: Pick<TerminateOptions, 'origin' | 'destination'>): Promise<unknown>;
   restore(): void;
@@ -108,6 +113,13 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
     active.delete(token);
     completions.push({ instanceId: input.InstanceId, token, result: input.LifecycleActionResult, atMs: Date.now(), outcome: 'completed' });
     return {};
+  });
+
+  const groups = new Map<string, string>();
+  asg.on(DescribeAutoScalingInstancesCommand).callsFake(async (input) => {
+    const id = String(input.InstanceIds?.[0]);
+    const group = groups.get(id);
+    return { AutoScalingInstances: group ? [{ InstanceId: id, AutoScalingGroupName: group, LifecycleState: 'InService' }] : [] };
   });
 
   const heartbeats: { token: string; atMs: number }[] = [];
@@ -189,6 +201,12 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
     deliver: (message, o = {}) => {
       const end = Date.now() + (o.remainingMs ?? 900_000);
       return handler(snsEvent(message), { getRemainingTimeInMillis: () => end - Date.now(), awsRequestId: o.requestId ?? randomUUID() });
+    },
+    groups,
+    invoke: (event, o = {}) => {
+      if (o.activeToken) active.add(o.activeToken);
+      const end = Date.now() + (o.remainingMs ?? 900_000);
+      return handler(event, { getRemainingTimeInMillis: () => end - Date.now(), awsRequestId: randomUUID() });
     },
     hangNextPublish() {
       let release: () => void = () => {};
