@@ -88,16 +88,7 @@ export function createHandler(deps: HandlerDeps) {
       }
       if (delivery.kind === 'spot-interruption') {
         log.appendKeys({ instanceId: delivery.instanceId, transition: 'spot-interruption' });
-        const connected: { gateway?: ClusterGateway } = {};
-        try {
-          results.push({ status: await handleSpotInterruption(delivery, connected), instanceId: delivery.instanceId });
-        } catch (error) {
-          failures.push(error);
-          results.push({ status: 'failed', instanceId: delivery.instanceId });
-        } finally {
-          await connected.gateway?.flush?.(Math.max(0, Math.min(5_000, context.getRemainingTimeInMillis() - 2_000)));
-          log.removeKeys(recordKeys);
-        }
+        results.push(await handleRecord(delivery.instanceId, (connected) => handleSpotInterruption(delivery, connected)));
         continue;
       }
       const parsed = parseLifecycleMessage(delivery.message);
@@ -127,14 +118,18 @@ export function createHandler(deps: HandlerDeps) {
         lifecycleActionToken: n.lifecycleActionToken,
         transition: n.transition,
       });
+      results.push(await handleRecord(n.instanceId, (connected) => handleLifecycle(n, context, connected)));
+    }
+    /** One record: its failure is collected (the others still run), its Events written before the next. */
+    async function handleRecord(instanceId: string, work: (connected: { gateway?: ClusterGateway }) => Promise<RecordStatus>) {
       const connected: { gateway?: ClusterGateway } = {};
       try {
-        results.push({ status: await handleLifecycle(n, context, connected), instanceId: n.instanceId });
+        return { status: await work(connected), instanceId };
       } catch (error) {
         failures.push(error);
-        results.push({ status: 'failed', instanceId: n.instanceId });
+        return { status: 'failed' as const, instanceId };
       } finally {
-        // Events are queued so they never hold a drain up; they are written before we return.
+        // Events are queued so they never hold a drain up; they are written before we go on.
         await connected.gateway?.flush?.(Math.max(0, Math.min(5_000, context.getRemainingTimeInMillis() - 2_000)));
         log.removeKeys(recordKeys);
       }

@@ -8,18 +8,10 @@ import { parseClaim } from './hand-off.js';
 
 export async function verify(t: Termination): Promise<Step> {
   const { action, resume, requestId } = t.options;
-  const { lifecycle, nodes, log } = t.deps;
+  const { lifecycle, log } = t.deps;
   if (t.options.trigger === 'spot-interruption') {
     // No lifecycle action exists; the handler checked the instance's group with Auto Scaling.
-    const node = await nodes.findNodeByInstanceId(action.instanceId);
-    if (node === undefined) {
-      log.warn('no node has this instance in spec.providerID; nothing to drain');
-      t.drainOutcome = 'node-not-found';
-      return { next: 'complete' };
-    }
-    t.node = node;
-    log.appendKeys?.({ node: node.name });
-    return { next: 'mark' };
+    return (await findNode(t, 'nothing to drain')) ?? { next: 'mark' };
   }
   if ((await lifecycle.heartbeat(action)) === 'no-active-action') {
     if (resume !== undefined) {
@@ -34,14 +26,9 @@ export async function verify(t: Termination): Promise<Step> {
   }
   log.info('lifecycle action verified (heartbeat recorded)', resume ? { handOff: resume.count } : {});
 
-  const node = await nodes.findNodeByInstanceId(action.instanceId);
-  if (node === undefined) {
-    log.warn('no node has this instance in spec.providerID; completing so the instance is not held');
-    t.drainOutcome = 'node-not-found';
-    return { next: 'complete' };
-  }
-  t.node = node;
-  log.appendKeys?.({ node: node.name });
+  const missing = await findNode(t, 'completing so the instance is not held');
+  if (missing) return missing;
+  const node = t.node!;
 
   // Whose claim is on the node? Ours from a crashed earlier attempt of this very invocation
   // (Lambda retried it with the same request id): carry on and publish what it could not.
@@ -71,4 +58,17 @@ export async function verify(t: Termination): Promise<Step> {
   // A claim of an earlier, finished termination of this instance (it came back) is replaced.
   t.claim = node.handOff;
   return { next: 'mark' };
+}
+
+/** Finds the node by providerID (never by name); a step to take when there is none. */
+async function findNode(t: Termination, whenMissing: string): Promise<Step | undefined> {
+  const node = await t.deps.nodes.findNodeByInstanceId(t.options.action.instanceId);
+  if (node === undefined) {
+    t.deps.log.warn(`no node has this instance in spec.providerID; ${whenMissing}`);
+    t.drainOutcome = 'node-not-found';
+    return { next: 'complete' };
+  }
+  t.node = node;
+  t.deps.log.appendKeys?.({ node: node.name });
+  return undefined;
 }
