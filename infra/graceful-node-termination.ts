@@ -204,6 +204,13 @@ export class GracefulNodeTermination extends Construct {
   readonly alarms: readonly cloudwatch.Alarm[];
 
   private readonly groupNames: string[] = [];
+  /**
+   * What must exist before a hook may fire: the topic's subscription, the access entries and
+   * the RBAC custom resource. A termination during the first deploy must reach a drainer that
+   * can act. Filled as the constructor builds them; every hook depends on all of them.
+   */
+  private readonly hookPrerequisites: Construct[] = [];
+  private readonly hooks: autoscaling.CfnLifecycleHook[] = [];
   private readonly clusterName: string;
   private readonly heartbeatTimeout: Duration;
   private readonly hookRole: iam.Role;
@@ -350,6 +357,7 @@ export class GracefulNodeTermination extends Construct {
       ...vpcConfig,
     });
     this.function.addEventSource(new sources.SnsEventSource(this.topic));
+    this.hookPrerequisites.push(...this.function.node.findAll().filter((c) => c instanceof sns.Subscription));
 
     for (const name of props.autoScalingGroupNames ?? []) this.addAutoScalingGroup(name);
     for (const group of props.autoScalingGroups ?? []) this.addAutoScalingGroup(group);
@@ -361,7 +369,7 @@ export class GracefulNodeTermination extends Construct {
     });
 
     if (props.manageKubernetesAccess ?? true) {
-      this.installKubernetesAccess({ clusterArn, kubernetesGroup, code, retention, vpcConfig });
+      this.installKubernetesAccess({ clusterArn, kubernetesGroup, code, retention, vpcConfig, deadlinePolicy: props.deadlinePolicy ?? 'force' });
     }
 
     if (props.spotInterruptions) {
@@ -422,7 +430,15 @@ export class GracefulNodeTermination extends Construct {
       const publishGrant = this.hookRole.node.tryFindChild('DefaultPolicy');
       if (publishGrant) hook.node.addDependency(publishGrant);
       if (typeof group !== 'string' && group.node.defaultChild) hook.node.addDependency(group);
+      hook.node.addDependency(...this.hookPrerequisites);
+      this.hooks.push(hook);
     }
+  }
+
+  /** Adds a prerequisite to every hook made so far and every hook made later. */
+  private requireBeforeHooks(...constructs: Construct[]): void {
+    this.hookPrerequisites.push(...constructs);
+    for (const hook of this.hooks) hook.node.addDependency(...constructs);
   }
 
   private installKubernetesAccess(options: {
@@ -431,6 +447,7 @@ export class GracefulNodeTermination extends Construct {
     code: lambda.Code;
     retention: logs.RetentionDays;
     vpcConfig: Partial<Pick<lambda.FunctionProps, 'vpc' | 'vpcSubnets' | 'securityGroups'>>;
+    deadlinePolicy: DeadlinePolicy;
   }): void {
     // The drainer: a STANDARD entry mapped to a group that only the shipped ClusterRole binds.
     const drainerEntry = new eks.CfnAccessEntry(this, 'AccessEntry', {
@@ -470,19 +487,24 @@ export class GracefulNodeTermination extends Construct {
       logGroup: installerLogs,
       timeout: Duration.minutes(5),
       memorySize: 256,
+      // What it installs comes from here, never from the invoking event (rbac-installer.ts).
+      environment: { CLUSTER_NAME: this.clusterName, KUBERNETES_GROUP: options.kubernetesGroup, DEADLINE_POLICY: options.deadlinePolicy },
       ...options.vpcConfig,
     });
     const rbac = new CustomResource(this, 'Rbac', {
       serviceToken: installer.functionArn,
       resourceType: 'Custom::KubernetesRbac',
+      // CloudFormation's own default wait is an hour; the installer gives up after 5 minutes.
+      serviceTimeout: Duration.minutes(6),
       properties: {
+        // Informational; a change (new rules, another group) triggers an Update that re-applies.
         ClusterName: this.clusterName,
         KubernetesGroup: options.kubernetesGroup,
-        // A new rule set re-applies the objects.
-        RbacDigest: createHash('sha256').update(renderRbacYaml(options.kubernetesGroup)).digest('hex').slice(0, 16),
+        RbacDigest: createHash('sha256').update(renderRbacYaml(options.kubernetesGroup, options.deadlinePolicy)).digest('hex').slice(0, 16),
       },
     });
     rbac.node.addDependency(installerEntry, drainerEntry, installerRole);
+    this.requireBeforeHooks(drainerEntry, rbac);
   }
 
   /** An encrypted topic for the alarms, with one email subscription. */

@@ -21,7 +21,8 @@ export interface CustomResourceEvent {
   readonly RequestId: string;
   readonly LogicalResourceId: string;
   readonly PhysicalResourceId?: string;
-  readonly ResourceProperties: { readonly ClusterName?: unknown; readonly KubernetesGroup?: unknown };
+  /** Informational only (they trigger an Update when they change); the installer reads its own environment. */
+  readonly ResourceProperties: Readonly<Record<string, unknown>>;
 }
 
 export interface CustomResourceResponse {
@@ -44,8 +45,8 @@ const paths = {
  * Server-side apply: one idempotent call per object, whether it exists or not.
  * https://kubernetes.io/docs/reference/using-api/server-side-apply/
  */
-export async function applyRbac(kube: KubeHttp, group: string): Promise<void> {
-  for (const object of rbacObjects(group)) {
+export async function applyRbac(kube: KubeHttp, group: string, deadlinePolicy = 'force'): Promise<void> {
+  for (const object of rbacObjects(group, deadlinePolicy)) {
     await kube.request('PATCH', paths[object.kind as keyof typeof paths], {
       query: { fieldManager, force: true },
       body: object,
@@ -65,7 +66,37 @@ export async function deleteRbac(kube: KubeHttp): Promise<void> {
   }
 }
 
+/**
+ * What the installer installs comes from its own environment, set by the construct, never
+ * from the invoking event: whoever can invoke it cannot steer its cluster-admin right to
+ * another cluster or another group.
+ */
+export interface InstallerSettings {
+  readonly clusterName: string;
+  readonly group: string;
+  readonly deadlinePolicy: string;
+}
+
+/**
+ * CloudFormation's presigned response URLs live in its regional response buckets; anything
+ * else is refused (nothing is sent to it), so the installer cannot be made to PUT elsewhere.
+ * https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/crpg-ref-responses.html
+ */
+export function isCloudFormationResponseUrl(url: string): boolean {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  return (
+    u.protocol === 'https:' &&
+    /^cloudformation-custom-resource-response-[a-z0-9]+\.s3([.-][a-z0-9-]+)*\.amazonaws\.com(\.cn)?$/.test(u.hostname)
+  );
+}
+
 export interface InstallerDeps {
+  readonly settings: InstallerSettings;
   connect(clusterName: string): Promise<KubeEndpoint>;
   respond(url: string, response: CustomResourceResponse): Promise<void>;
   log: Pick<Logger, 'info' | 'warn' | 'error'>;
@@ -78,9 +109,14 @@ export function createInstallerHandler(deps: InstallerDeps): (event: CustomResou
   return async (event) => {
     const physicalId = event.PhysicalResourceId ?? `${rbacName}-rbac`;
     const base = { PhysicalResourceId: physicalId, StackId: event.StackId, RequestId: event.RequestId, LogicalResourceId: event.LogicalResourceId };
+    if (!isCloudFormationResponseUrl(String(event.ResponseURL))) {
+      deps.log.error('refused: the ResponseURL is not a CloudFormation response URL; nothing applied, nothing sent', { host: safeHost(event.ResponseURL) });
+      return;
+    }
     try {
-      const clusterName = requireText(event.ResourceProperties.ClusterName, 'ClusterName');
-      const group = requireText(event.ResourceProperties.KubernetesGroup, 'KubernetesGroup');
+      const { clusterName, group, deadlinePolicy } = deps.settings;
+      requireText(clusterName, 'CLUSTER_NAME');
+      requireText(group, 'KUBERNETES_GROUP');
       if (group.startsWith('system:')) throw new Error(`KubernetesGroup ${group}: EKS access entries refuse groups starting with "system:"`);
       const kube = createKubeHttp(await deps.connect(clusterName), { userAgent: `${rbacName}-installer/0.1`, timeoutMs: 15_000 });
       if (event.RequestType === 'Delete') {
@@ -92,7 +128,7 @@ export function createInstallerHandler(deps: InstallerDeps): (event: CustomResou
           deps.log.warn('could not delete the RBAC objects; leaving them', { error: String(error) });
         }
       } else {
-        await withAuthRetry(() => applyRbac(kube, group), deps);
+        await withAuthRetry(() => applyRbac(kube, group, deadlinePolicy), deps);
       }
       deps.log.info('RBAC request handled', { requestType: event.RequestType, clusterName, group });
       await deps.respond(event.ResponseURL, { ...base, Status: 'SUCCESS', Data: { ClusterRole: rbacName, Group: group } });
@@ -107,8 +143,16 @@ export function createInstallerHandler(deps: InstallerDeps): (event: CustomResou
 }
 
 function requireText(value: unknown, field: string): string {
-  if (typeof value !== 'string' || value.trim() === '') throw new Error(`ResourceProperties.${field} must be a non-empty string, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'string' || value.trim() === '') throw new Error(`${field} must be a non-empty string in the installer's environment, got ${JSON.stringify(value)}`);
   return value.trim();
+}
+
+function safeHost(url: unknown): string {
+  try {
+    return new URL(String(url)).hostname;
+  } catch {
+    return '(not a URL)';
+  }
 }
 
 /** A fresh access entry can take a little while before the API server honours it. */
@@ -145,6 +189,11 @@ const region = process.env['AWS_REGION'] ?? 'us-east-1';
 const eks = new EKSClient({ region, requestHandler: { requestTimeout: 10_000, connectionTimeout: 3_000 } });
 
 export const handler = createInstallerHandler({
+  settings: {
+    clusterName: process.env['CLUSTER_NAME'] ?? '',
+    group: process.env['KUBERNETES_GROUP'] ?? '',
+    deadlinePolicy: process.env['DEADLINE_POLICY'] ?? 'force',
+  },
   connect: (clusterName) => connectToEks({ clusterName, region, eks }),
   respond: respondToCloudFormation,
   log: new Logger({ serviceName: `${rbacName}-installer` }),

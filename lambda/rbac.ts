@@ -13,7 +13,7 @@ export interface RbacRule {
   readonly why: string;
 }
 
-/** Every verb here is used by lambda/adapters/kubernetes.ts; nothing more. */
+/** Every verb here is used by lambda/adapters/kubernetes.ts; nothing more (the force policy's). */
 export const rbacRules: readonly RbacRule[] = [
   {
     apiGroups: [''],
@@ -31,6 +31,17 @@ export const rbacRules: readonly RbacRule[] = [
   { apiGroups: [''], resources: ['events'], verbs: ['create'], why: 'Tell the story in `kubectl describe node` and `kubectl get events`.' },
 ];
 
+/**
+ * The rules for a deadline policy: `pods delete` is only for `force` (deleting at the
+ * deadline); with any other policy the drainer never deletes and is not allowed to.
+ */
+export function rbacRulesFor(deadlinePolicy: string = 'force'): readonly RbacRule[] {
+  if (deadlinePolicy === 'force') return rbacRules;
+  return rbacRules.map((r) =>
+    r.resources.includes('pods') ? { ...r, verbs: r.verbs.filter((v) => v !== 'delete'), why: 'List and watch the pods bound to the draining node (no delete: the deadline policy never deletes).' } : r,
+  );
+}
+
 const labels = { 'app.kubernetes.io/name': rbacName, 'app.kubernetes.io/managed-by': rbacName };
 
 export interface KubernetesObject {
@@ -41,13 +52,13 @@ export interface KubernetesObject {
 }
 
 /** The ClusterRole and its binding to `group`, the Kubernetes group the Lambda role maps to. */
-export function rbacObjects(group: string = rbacName): readonly [KubernetesObject, KubernetesObject] {
+export function rbacObjects(group: string = rbacName, deadlinePolicy: string = 'force'): readonly [KubernetesObject, KubernetesObject] {
   return [
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
       metadata: { name: rbacName, labels },
-      rules: rbacRules.map(({ apiGroups, resources, verbs }) => ({ apiGroups, resources, verbs })),
+      rules: rbacRulesFor(deadlinePolicy).map(({ apiGroups, resources, verbs }) => ({ apiGroups, resources, verbs })),
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -60,8 +71,8 @@ export function rbacObjects(group: string = rbacName): readonly [KubernetesObjec
 }
 
 /** rbac.yaml, rendered for people who apply it with kubectl (aws-auth clusters). */
-export function renderRbacYaml(group: string = rbacName): string {
-  const [role, binding] = rbacObjects(group);
+export function renderRbacYaml(group: string = rbacName, deadlinePolicy: string = 'force'): string {
+  const [role, binding] = rbacObjects(group, deadlinePolicy);
   const q = (s: string) => JSON.stringify(s);
   const list = (xs: readonly string[]) => `[${xs.map(q).join(', ')}]`;
   const meta = (name: string) => [`metadata:`, `  name: ${name}`, `  labels:`, ...Object.entries(labels).map(([k, v]) => `    ${k}: ${v}`)];
@@ -75,7 +86,7 @@ export function renderRbacYaml(group: string = rbacName): string {
     `kind: ${role.kind}`,
     ...meta(role.metadata.name),
     'rules:',
-    ...rbacRules.flatMap((r) => [
+    ...rbacRulesFor(deadlinePolicy).flatMap((r) => [
       `  # ${r.why}`,
       `  - apiGroups: ${list(r.apiGroups)}`,
       `    resources: ${list(r.resources)}`,

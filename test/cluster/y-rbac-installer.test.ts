@@ -19,6 +19,7 @@ const endpoint: KubeEndpoint = {
 
 const responses: CustomResourceResponse[] = [];
 const handle = createInstallerHandler({
+  settings: { clusterName: 'local-plane', group: rbacName, deadlinePolicy: 'force' },
   connect: async () => endpoint,
   respond: async (_url, response) => void responses.push(response),
   log: new MemoryLog(),
@@ -28,7 +29,7 @@ const handle = createInstallerHandler({
 
 const request = (type: CustomResourceEvent['RequestType']): CustomResourceEvent => ({
   RequestType: type,
-  ResponseURL: 'https://example.invalid/response',
+  ResponseURL: 'https://cloudformation-custom-resource-response-euwest1.s3.eu-west-1.amazonaws.com/response',
   StackId: 'stack',
   RequestId: `req-${responses.length}`,
   LogicalResourceId: 'Rbac',

@@ -231,6 +231,30 @@ describe('the construct', () => {
     });
   });
 
+  it('makes every lifecycle hook wait for the subscription, the access entry and the RBAC (no termination reaches a drainer that cannot act)', () => {
+    const resources = Template.fromStack(stackWith({}).stack).toJSON()['Resources'] as Record<string, { Type: string; DependsOn?: string[]; Properties: Record<string, unknown> }>;
+    const hooks = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::AutoScaling::LifecycleHook');
+    expect(hooks).toHaveLength(2);
+    const idOf = (type: string, match: (id: string) => boolean = () => true) => Object.entries(resources).find(([id, r]) => r.Type === type && match(id))![0];
+    const subscription = idOf('AWS::SNS::Subscription');
+    const drainerEntry = idOf('AWS::EKS::AccessEntry', (id) => !id.includes('Installer'));
+    const rbac = idOf('Custom::KubernetesRbac');
+    for (const [, hook] of hooks) expect(hook.DependsOn).toEqual(expect.arrayContaining([subscription, drainerEntry, rbac]));
+  });
+
+  it('gives the RBAC installer its cluster, group and policy in its environment, a service timeout, and pods delete only with force', () => {
+    const template = Template.fromStack(stackWith({}).stack);
+    const resources = template.toJSON()['Resources'] as Record<string, { Type: string; Properties: Record<string, unknown> }>;
+    const installer = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties['Handler'] === 'rbac-installer.handler')!;
+    expect(installer.Properties['Environment']).toEqual({ Variables: { CLUSTER_NAME: 'prod', KUBERNETES_GROUP: 'graceful-node-termination', DEADLINE_POLICY: 'force' } });
+    const rbac = Object.values(resources).find((r) => r.Type === 'Custom::KubernetesRbac')!;
+    expect(rbac.Properties['ServiceTimeout']).toBe('360');
+    const leave = Template.fromStack(stackWith({ deadlinePolicy: 'leave' }).stack);
+    leave.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ DEADLINE_POLICY: 'leave' }) }, Handler: 'rbac-installer.handler' });
+    const digests = [template, leave].map((t) => Object.values(t.findResources('Custom::KubernetesRbac'))[0]!.Properties['RbacDigest']);
+    expect(digests[0]).not.toEqual(digests[1]);
+  });
+
   it('sets reserved concurrency and the eviction window when asked', () => {
     const { stack } = stackWith({ reservedConcurrency: 50, minEvictionWindow: Duration.minutes(2) });
     const template = Template.fromStack(stack);

@@ -1,13 +1,14 @@
 // The RBAC installer's CloudFormation contract: it always answers, names bad input, and a
 // Delete never wedges the stack. Applying to a real API server is in the cluster suite.
 import { describe, expect, it } from 'vitest';
-import { createInstallerHandler, type CustomResourceEvent, type CustomResourceResponse } from '../../lambda/rbac-installer.js';
+import { createInstallerHandler, isCloudFormationResponseUrl, type CustomResourceEvent, type CustomResourceResponse, type InstallerSettings } from '../../lambda/rbac-installer.js';
+import { rbacObjects, rbacRulesFor } from '../../lambda/rbac.js';
 import { MemoryLog } from '../fakes/fake-world.js';
 
 function event(overrides: Partial<CustomResourceEvent> = {}): CustomResourceEvent {
   return {
     RequestType: 'Create',
-    ResponseURL: 'https://cloudformation-custom-resource-response.example/abc',
+    ResponseURL: 'https://cloudformation-custom-resource-response-euwest1.s3.eu-west-1.amazonaws.com/arn%3Aaws%3Acloudformation%3Aeu-west-1%3A123456789012%3Astack/gnt/1%7CRbac%7Creq-1?X-Amz-Signature=abc',
     StackId: 'arn:aws:cloudformation:eu-west-1:123456789012:stack/gnt/1',
     RequestId: 'req-1',
     LogicalResourceId: 'Rbac',
@@ -16,30 +17,60 @@ function event(overrides: Partial<CustomResourceEvent> = {}): CustomResourceEven
   };
 }
 
-function installer(connect: () => Promise<never>) {
+function installer(connect: (clusterName: string) => Promise<never>, settings: Partial<InstallerSettings> = {}) {
   const responses: CustomResourceResponse[] = [];
+  const log = new MemoryLog();
   const handle = createInstallerHandler({
+    settings: { clusterName: 'prod', group: 'graceful-node-termination', deadlinePolicy: 'force', ...settings },
     connect,
     respond: async (_url, response) => void responses.push(response),
-    log: new MemoryLog(),
+    log,
     sleep: async () => {},
     authRetryMs: 0,
   });
-  return { handle, responses };
+  return { handle, responses, log };
 }
 
 describe('RBAC installer custom resource', () => {
-  it('answers FAILED naming the field when a property is missing', async () => {
-    const { handle, responses } = installer(() => Promise.reject(new Error('must not connect')));
-    await handle(event({ ResourceProperties: { ClusterName: 'prod' } }));
+  it('answers FAILED naming the setting when its environment lacks one', async () => {
+    const { handle, responses } = installer(() => Promise.reject(new Error('must not connect')), { group: '' });
+    await handle(event());
     expect(responses).toEqual([expect.objectContaining({ Status: 'FAILED', RequestId: 'req-1', LogicalResourceId: 'Rbac' })]);
-    expect(responses[0]!.Reason).toMatch(/ResourceProperties.KubernetesGroup must be a non-empty string/);
+    expect(responses[0]!.Reason).toMatch(/KUBERNETES_GROUP must be a non-empty string/);
   });
 
   it('refuses a system: group', async () => {
-    const { handle, responses } = installer(() => Promise.reject(new Error('must not connect')));
-    await handle(event({ ResourceProperties: { ClusterName: 'prod', KubernetesGroup: 'system:masters' } }));
+    const { handle, responses } = installer(() => Promise.reject(new Error('must not connect')), { group: 'system:masters' });
+    await handle(event());
     expect(responses[0]).toMatchObject({ Status: 'FAILED', Reason: expect.stringMatching(/system:/) });
+  });
+
+  it('takes its cluster and group from its own environment, never from the invoking event', async () => {
+    const asked: string[] = [];
+    const { handle } = installer(async (clusterName) => {
+      asked.push(clusterName);
+      throw new Error('stop here');
+    });
+    await handle(event({ ResourceProperties: { ClusterName: 'someone-elses-cluster', KubernetesGroup: 'system:masters' } }));
+    expect(asked).toEqual(['prod']);
+  });
+
+  it('refuses a ResponseURL that is not CloudFormation\'s: nothing applied, nothing sent', async () => {
+    const { handle, responses, log } = installer(() => Promise.reject(new Error('must not connect')));
+    await handle(event({ ResponseURL: 'https://attacker.example/collect' }));
+    expect(responses).toEqual([]);
+    expect(log.lines[0]).toMatchObject({ level: 'error', fields: { host: 'attacker.example' } });
+    expect(isCloudFormationResponseUrl('https://cloudformation-custom-resource-response-useast1.s3.amazonaws.com/x')).toBe(true);
+    expect(isCloudFormationResponseUrl('https://cloudformation-custom-resource-response-cnnorth1.s3.cn-north-1.amazonaws.com.cn/x')).toBe(true);
+    expect(isCloudFormationResponseUrl('http://cloudformation-custom-resource-response-useast1.s3.amazonaws.com/x')).toBe(false);
+    expect(isCloudFormationResponseUrl('https://cloudformation-custom-resource-response-useast1.s3.amazonaws.com.evil.example/x')).toBe(false);
+  });
+
+  it('grants pods delete only with the force policy', () => {
+    const verbs = (policy: string) => rbacRulesFor(policy).find((r) => r.resources.includes('pods'))!.verbs;
+    expect(verbs('force')).toContain('delete');
+    expect(verbs('leave')).not.toContain('delete');
+    expect(JSON.stringify(rbacObjects('g', 'leave')[0])).not.toContain('delete');
   });
 
   it('answers FAILED with the reason when the cluster cannot be reached on Create', async () => {
