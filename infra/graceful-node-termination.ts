@@ -37,7 +37,7 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configVariables, toEnvironment, type DeadlinePolicy } from '../lambda/config.js';
 import { rbacName, renderRbacYaml } from '../lambda/rbac.js';
-import { drainTimedOutMessage } from '../lambda/termination/drain.js';
+import { drainTimedOutMessage, instanceRetainedMessage } from '../lambda/termination/drain.js';
 import { launchAbandonedMessage, launchUncheckedMessage } from '../lambda/admit-node.js';
 import { bundleLambda, lambdaHandlers } from './bundling.js';
 import { actionCapSeconds } from '../lambda/handler.js';
@@ -79,9 +79,19 @@ export interface GracefulNodeTerminationProps {
    */
   readonly loadBalancerDelay?: Duration;
   /**
-   * What happens to pods still on the node at the drain deadline: 'force' deletes them
-   * (bypassing their PodDisruptionBudgets, grace period clamped to the time left), as
-   * managed node groups do; 'leave' lets them die with the instance.
+   * With `deadlinePolicy: 'retain'` and groups given by name: their instance lifecycle policy
+   * is already set to retain on ABANDON (the construct cannot set it on a group it does not
+   * define). Without that policy an ABANDON terminates the instance like CONTINUE.
+   * @default false
+   */
+  readonly retentionSetOutside?: boolean;
+  /**
+   * What happens to pods still on the node at the drain deadline: 'force' deletes each at
+   * the deadline minus its grace period (bypassing its PodDisruptionBudget, grace clamped to
+   * the deadline), as managed node groups and Karpenter do; 'leave' lets them die with the
+   * instance; 'retain' deletes nothing and completes with ABANDON, so the group keeps the
+   * instance cordoned (its instance lifecycle policy must retain on ABANDON: set here for groups
+   * of this app, see retentionSetOutside; without it ABANDON terminates like CONTINUE).
    * @default 'force'
    */
   readonly deadlinePolicy?: DeadlinePolicy;
@@ -211,6 +221,8 @@ export class GracefulNodeTermination extends Construct {
    */
   private readonly hookPrerequisites: Construct[] = [];
   private readonly hooks: autoscaling.CfnLifecycleHook[] = [];
+  private readonly deadlinePolicy: DeadlinePolicy;
+  private readonly retentionSetOutside: boolean;
   private readonly clusterName: string;
   private readonly heartbeatTimeout: Duration;
   private readonly hookRole: iam.Role;
@@ -221,6 +233,8 @@ export class GracefulNodeTermination extends Construct {
     const stack = Stack.of(this);
     validateProps(props);
     this.clusterName = props.clusterName;
+    this.deadlinePolicy = props.deadlinePolicy ?? 'force';
+    this.retentionSetOutside = props.retentionSetOutside ?? false;
     this.heartbeatTimeout = props.heartbeatTimeout ?? defaultSeconds(configVariables.heartbeatTimeoutSeconds);
     const drainTimeout = props.drainTimeout ?? defaultSeconds(configVariables.drainTimeoutSeconds);
     const loadBalancerDelay = props.loadBalancerDelay ?? defaultSeconds(configVariables.loadBalancerDelaySeconds);
@@ -395,6 +409,7 @@ export class GracefulNodeTermination extends Construct {
   /** Puts a launch and a terminate hook on one more group and lets the function complete them. */
   addAutoScalingGroup(group: autoscaling.IAutoScalingGroup | string): void {
     const name = typeof group === 'string' ? group : group.autoScalingGroupName;
+    if (this.deadlinePolicy === 'retain') this.retainOnAbandon(group, name);
     if (!Token.isUnresolved(name)) validateGroupName(name);
     if (this.groupNames.includes(name)) throw new Error(`Auto Scaling group ${name} was added twice`);
     this.groupNames.push(name);
@@ -433,6 +448,27 @@ export class GracefulNodeTermination extends Construct {
       hook.node.addDependency(...this.hookPrerequisites);
       this.hooks.push(hook);
     }
+  }
+
+  /**
+   * DEADLINE_POLICY=retain only keeps an instance when the group's instance lifecycle policy
+   * retains on a terminate hook's ABANDON. Set it on groups this app defines; for groups by
+   * name, refuse unless the deployer says it is set (we will not change, and then have to
+   * restore, a setting of a group we do not own).
+   * https://docs.aws.amazon.com/autoscaling/ec2/userguide/instance-lifecycle-policy.html
+   */
+  private retainOnAbandon(group: autoscaling.IAutoScalingGroup | string, name: string): void {
+    const cfn = typeof group === 'string' ? undefined : group.node.defaultChild;
+    if (cfn instanceof autoscaling.CfnAutoScalingGroup) {
+      cfn.instanceLifecyclePolicy = { retentionTriggers: { terminateHookAbandon: 'retain' } };
+      return;
+    }
+    if (this.retentionSetOutside) return;
+    throw new Error(
+      `deadlinePolicy 'retain' needs group ${name} to retain instances on ABANDON, and this construct cannot set that on a group it does not define. ` +
+        `Set it (aws autoscaling update-auto-scaling-group --auto-scaling-group-name ${name} --instance-lifecycle-policy 'RetentionTriggers={TerminateHookAbandon=retain}') ` +
+        `and pass retentionSetOutside: true, or define the group in this app.`,
+    );
   }
 
   /** Adds a prerequisite to every hook made so far and every hook made later. */
@@ -564,6 +600,15 @@ export class GracefulNodeTermination extends Construct {
         logCount('LaunchesAbandoned', launchAbandonedMessage),
       ),
     ];
+    if (this.deadlinePolicy === 'retain') {
+      alarms.push(
+        alarm(
+          'InstancesRetained',
+          'A drain reached its deadline and the instance was retained (DEADLINE_POLICY=retain): it stays cordoned, outside desired capacity, until you fix what held its pods and terminate it (README, Operations).',
+          logCount('InstancesRetained', instanceRetainedMessage),
+        ),
+      );
+    }
     if (alarmTopic) for (const alarm of alarms) alarm.addAlarmAction(new cloudwatchActions.SnsAction(alarmTopic));
     return alarms;
   }

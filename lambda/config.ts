@@ -4,7 +4,13 @@
 import { ConfigError } from './errors.js';
 
 /** force: delete the remaining pods (grace clamped to the time left), as managed groups do; leave: let them die with the instance. */
-export type DeadlinePolicy = 'force' | 'leave';
+/**
+ * force: delete the remaining pods (grace clamped to the deadline), as managed node groups do;
+ * leave: let them die with the instance; retain: delete nothing and complete the action with
+ * ABANDON, so a group whose instance lifecycle policy retains on ABANDON keeps the instance
+ * (Terminating:Retained, out of desired capacity) cordoned until someone fixes what held it.
+ */
+export type DeadlinePolicy = 'force' | 'leave' | 'retain';
 
 export interface Config {
   /** EKS cluster name: the token's x-k8s-aws-id and the DescribeCluster target. */
@@ -165,10 +171,10 @@ export const configVariables = {
   }),
   deadlinePolicy: variable<DeadlinePolicy>({
     name: 'DEADLINE_POLICY',
-    description: 'At the drain deadline: force deletes each remaining pod at the deadline minus its grace period (PodDisruptionBudgets bypassed, never inside MIN_EVICTION_WINDOW_SECONDS, never before one eviction attempt), leave lets them die with the instance.',
-    accepts: 'force or leave',
+    description: 'At the drain deadline: force deletes each remaining pod at the deadline minus its grace period (PodDisruptionBudgets bypassed, never inside MIN_EVICTION_WINDOW_SECONDS, never before one eviction attempt); leave lets them die with the instance; retain deletes nothing and completes the action with ABANDON, so a group with an instance lifecycle policy that retains on ABANDON keeps the instance, cordoned (without that policy ABANDON terminates it like CONTINUE).',
+    accepts: 'force, leave or retain',
     default: 'force',
-    parse: (raw) => (raw.trim() === 'force' || raw.trim() === 'leave' ? (raw.trim() as DeadlinePolicy) : undefined),
+    parse: (raw) => (['force', 'leave', 'retain'].includes(raw.trim()) ? (raw.trim() as DeadlinePolicy) : undefined),
     format: String,
   }),
   minEvictionWindowSeconds: variable<number>({

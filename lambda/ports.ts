@@ -172,7 +172,7 @@ export interface LifecycleActionRef {
 export type LifecycleResult = 'CONTINUE' | 'ABANDON';
 
 export interface LifecycleActions {
-  /** 'already-completed' when Auto Scaling has no active action (completed twice, timed out). */
+  /** 'already-completed' when Auto Scaling has no active action (completed twice, timed out). ABANDON is for DEADLINE_POLICY=retain. */
   complete(action: LifecycleActionRef, result: LifecycleResult): Promise<'completed' | 'already-completed'>;
   /** Restarts the hook's heartbeat timer; 'no-active-action' when it is already over. */
   heartbeat(action: LifecycleActionRef): Promise<'recorded' | 'no-active-action'>;

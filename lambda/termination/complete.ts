@@ -13,21 +13,22 @@ export async function complete(t: Termination): Promise<Step> {
     }
     return { end: outcome };
   }
-  const result = await lifecycle.complete(t.options.action, 'CONTINUE');
+  const verdict = t.completeWith ?? 'CONTINUE';
+  const result = await lifecycle.complete(t.options.action, verdict);
   t.lifecycleAction = result;
   if (result === 'already-completed') {
     log.info('lifecycle action was already completed (duplicate delivery or timed out); nothing left to do');
   } else {
-    log.info('lifecycle action completed', { result: 'CONTINUE' });
+    log.info('lifecycle action completed', { result: verdict });
   }
-  const outcome = t.drainOutcome ?? 'drained';
-  if (t.node !== undefined && (outcome === 'drained' || outcome === 'timed-out')) {
+  const drainOutcome = t.drainOutcome ?? 'drained';
+  if (t.node !== undefined && (drainOutcome === 'drained' || drainOutcome === 'timed-out')) {
     await onNode(
       t,
-      'Normal',
+      verdict === 'ABANDON' ? 'Warning' : 'Normal',
       'LifecycleActionCompleted',
-      `Lifecycle action ${result === 'completed' ? 'completed' : 'was already completed'} with CONTINUE ${secondsSince(t, t.options.notifiedAtMs)} s after the notification (${outcome}).`,
+      `Lifecycle action ${result === 'completed' ? 'completed' : 'was already completed'} with ${verdict} ${secondsSince(t, t.options.notifiedAtMs)} s after the notification (${drainOutcome}).`,
     );
   }
-  return { end: outcome };
+  return { end: verdict === 'ABANDON' ? 'retained' : drainOutcome };
 }

@@ -8,6 +8,9 @@ import { onNode, secondsSince, stopMs, type Step, type Termination } from './ter
 /** Logged when a drain hits its deadline; the CDK construct's alarm filters on it. */
 export const drainTimedOutMessage = 'drain deadline reached with pods still on the node; completing anyway';
 
+/** Logged when DEADLINE_POLICY=retain abandons the action; the construct's InstancesRetained alarm filters on it. */
+export const instanceRetainedMessage = 'drain deadline reached: completing with ABANDON so the group retains the instance, cordoned (DEADLINE_POLICY=retain)';
+
 /** The drain deadline for a drain that first saw the node at firstSeenMs. */
 export function drainDeadlineMs(o: Pick<Termination['options'], 'drainDeadlineMs' | 'minEvictionWindowMs' | 'latestDrainEndMs'>, firstSeenMs: number): number {
   return Math.min(o.latestDrainEndMs, Math.max(o.drainDeadlineMs, firstSeenMs + o.minEvictionWindowMs));
@@ -63,10 +66,18 @@ export async function drain(t: Termination): Promise<Step> {
     const policy =
       options.deadlinePolicy === 'force'
         ? `DEADLINE_POLICY=force: ${result.forced ?? 0} pod(s) were deleted at the deadline minus their grace period; the rest terminate with the instance.`
-        : 'The instance terminates with them (DEADLINE_POLICY=leave).';
+        : options.deadlinePolicy === 'retain'
+          ? `DEADLINE_POLICY=retain: nothing is deleted; the lifecycle action completes with ABANDON and, with the group's instance lifecycle policy set to retain, the instance stays (Terminating:Retained) with this node cordoned while a replacement launches. Fix what held the pods, then: aws autoscaling terminate-instance-in-auto-scaling-group --instance-id ${options.action.instanceId} --no-should-decrement-desired-capacity`
+          : 'The instance terminates with them (DEADLINE_POLICY=leave).';
     await onNode(t, 'Warning', 'DrainTimedOut', `Drain deadline reached after ${since} s; ${result.stuck.length} pod(s) did not leave by eviction: ${summary}. ${policy}`);
   }
   t.drainOutcome = result.outcome;
+  if (result.outcome === 'timed-out' && options.deadlinePolicy === 'retain' && options.trigger !== 'spot-interruption') {
+    // The instance stays and its pods keep serving: no load-balancer wait, ABANDON now.
+    log.error(instanceRetainedMessage, { stuck: result.stuck });
+    t.completeWith = 'ABANDON';
+    return { next: 'complete' };
+  }
   t.loadBalancerWaitUntilMs = clock.now() + options.loadBalancerDelaySeconds * 1000;
   return { next: 'settle' };
 }

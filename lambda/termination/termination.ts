@@ -10,6 +10,8 @@ export type PhaseName = 'verify' | 'mark' | 'drain' | 'settle' | 'complete';
 export type TerminateOutcome =
   | 'drained'
   | 'timed-out'
+  /** DEADLINE_POLICY=retain at the deadline: completed with ABANDON, the node left cordoned. */
+  | 'retained'
   | 'node-not-found'
   | 'node-gone'
   | 'handed-off'
@@ -85,6 +87,8 @@ export interface Termination {
   watch?: PodWatch;
   returns?: ReturnedPods;
   lifecycleAction?: 'completed' | 'already-completed';
+  /** ABANDON only for DEADLINE_POLICY=retain at the deadline; CONTINUE otherwise. */
+  completeWith?: 'CONTINUE' | 'ABANDON';
 }
 
 /** When this invocation must stop working on the termination. */

@@ -227,6 +227,37 @@ describe('deadlock with DEADLINE_POLICY=force (the default)', () => {
   });
 });
 
+describe('deadlock with DEADLINE_POLICY=retain', () => {
+  let drainer: Drainer;
+
+  beforeAll(async () => {
+    await ensureNamespace(a, 'retained');
+    drainer = startDrainer(plane, { drainTimeoutSeconds: 5, loadBalancerDelaySeconds: 2, deadlinePolicy: 'retain' });
+  });
+  afterAll(() => drainer?.restore());
+
+  it('deletes nothing, completes ABANDON at the deadline, leaves the node cordoned and names the budget', async () => {
+    const instanceId = newInstanceId();
+    await createKwokNode(a, 'retained-1', instanceId, { scenario: 'retained' });
+    await waitNodeReady(a, 'retained-1');
+    await createDeployment(a, 'retained', 'ledger', 2, { nodeSelector: { scenario: 'retained' } });
+    await waitDeploymentReady(a, 'retained', 'ledger', 2);
+    await createPdb(a, 'retained', 'ledger-pdb', 'ledger', 2);
+    const since = Date.now();
+
+    const result = await drainer.terminate(instanceId);
+
+    expect(result).toEqual({ records: [{ status: 'retained', instanceId }] });
+    expect(drainer.completions.filter((c) => c.instanceId === instanceId)).toEqual([expect.objectContaining({ result: 'ABANDON', outcome: 'completed' })]);
+    expect(readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.verb === 'delete')).toEqual([]);
+    expect((await podsOn(a, 'retained-1')).filter((p) => p.metadata?.namespace === 'retained')).toHaveLength(2);
+    expect((await a.core.readNode({ name: 'retained-1' })).spec?.unschedulable).toBe(true);
+    const events = await eventsFor(a, 'Node', 'retained-1');
+    expect(events.find((e) => e.reason === 'DrainTimedOut')?.message).toMatch(/PodDisruptionBudget ledger-pdb.*DEADLINE_POLICY=retain/);
+    expect(events.at(-1)).toMatchObject({ reason: 'LifecycleActionCompleted', type: 'Warning', message: expect.stringContaining('ABANDON') });
+  });
+});
+
 describe('a budget blocked for minutes, because its replacement cannot be scheduled', () => {
   let drainer: Drainer;
 

@@ -33,7 +33,7 @@ export interface DrainerOptions {
   /** Hand long drains on through a (stubbed) SNS topic, as deployed. */
   readonly handOff?: boolean;
   readonly heartbeatTimeoutSeconds?: number;
-  readonly deadlinePolicy?: 'force' | 'leave';
+  readonly deadlinePolicy?: 'force' | 'leave' | 'retain';
   readonly blockedReportSeconds?: number;
   /** MIN_EVICTION_WINDOW_SECONDS; 0 unless a scenario is about the window, so deadlines stay short. */
   readonly minEvictionWindowSeconds?: number;

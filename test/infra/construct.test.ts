@@ -255,6 +255,24 @@ describe('the construct', () => {
     expect(digests[0]).not.toEqual(digests[1]);
   });
 
+  it('with deadlinePolicy retain: sets the retention policy on groups of this app, refuses groups by name unless told it is set, adds the InstancesRetained alarm', () => {
+    const { stack } = stackWith({
+      autoScalingGroupNames: [],
+      deadlinePolicy: 'retain',
+      setup: (s) => {
+        const vpc = new ec2.Vpc(s, 'Vpc', { maxAzs: 1, natGateways: 0 });
+        const workers = new autoscaling.AutoScalingGroup(s, 'Workers', { vpc, instanceType: new ec2.InstanceType('m7g.large'), machineImage: ec2.MachineImage.latestAmazonLinux2023({ cpuType: ec2.AmazonLinuxCpuType.ARM_64 }) });
+        return { autoScalingGroups: [workers] };
+      },
+    });
+    const template = Template.fromStack(stack);
+    template.hasResourceProperties('AWS::AutoScaling::AutoScalingGroup', { InstanceLifecyclePolicy: { RetentionTriggers: { TerminateHookAbandon: 'retain' } } });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmDescription: Match.stringLikeRegexp('DEADLINE_POLICY=retain') });
+    template.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ DEADLINE_POLICY: 'retain' }) }, Handler: 'index.handler' });
+    expect(() => stackWith({ deadlinePolicy: 'retain' })).toThrow(/deadlinePolicy 'retain' needs group nodes-a to retain instances on ABANDON.*retentionSetOutside: true/);
+    expect(() => stackWith({ deadlinePolicy: 'retain', retentionSetOutside: true })).not.toThrow();
+  });
+
   it('sets reserved concurrency and the eviction window when asked', () => {
     const { stack } = stackWith({ reservedConcurrency: 50, minEvictionWindow: Duration.minutes(2) });
     const template = Template.fromStack(stack);

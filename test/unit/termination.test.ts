@@ -203,6 +203,25 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     expect(report.durationMs).toBe(30_000);
   });
 
+  it('with the retain policy, deletes nothing and completes ABANDON at the deadline, leaving the node cordoned', async () => {
+    const web = cluster.addPod(pod({ name: 'web-1' }));
+    cluster.addPod(pod({ name: 'other' }));
+    cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
+    const start = clock.now();
+
+    const report = await terminateNode({ ...options, drainDeadlineMs: start + 120_000, deadlinePolicy: 'retain' }, deps);
+
+    expect(report).toMatchObject({ outcome: 'retained', lifecycleAction: 'completed' });
+    // At the deadline, without the load-balancer wait: the instance stays and keeps serving.
+    expect(lifecycle.completions).toEqual([{ action, result: 'ABANDON', atMs: start + 120_000 }]);
+    expect(cluster.deletions).toEqual([]);
+    expect(cluster.podsOn('node-a').map((p) => p.name)).toEqual(['web-1']);
+    expect(cluster.nodes.get('node-a')).toMatchObject({ unschedulable: true });
+    expect(cluster.events.find((e) => e.reason === 'DrainTimedOut')?.message).toMatch(/web-1 \(disruption-budget: PodDisruptionBudget web-pdb\).*DEADLINE_POLICY=retain.*terminate-instance-in-auto-scaling-group --instance-id i-0123456789abcdef0/);
+    expect(cluster.events.at(-1)).toMatchObject({ type: 'Warning', reason: 'LifecycleActionCompleted', message: expect.stringContaining('with ABANDON') });
+    expect(log.messages('error')).toContain('drain deadline reached: completing with ABANDON so the group retains the instance, cordoned (DEADLINE_POLICY=retain)');
+  });
+
   it('with the leave policy, deletes nothing', async () => {
     const web = cluster.addPod(pod({ name: 'web-1' }));
     cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
