@@ -69,6 +69,8 @@ export function buildApp(app: App): Stack {
   });
   // What the README's "check it works" steps need.
   new CfnOutput(stack, 'FunctionName', { value: construct.function.functionName });
+  // aws-auth clusters: map the role to this group and apply `npm run rbac:yaml -- --name <DeploymentName>`.
+  new CfnOutput(stack, 'DeploymentName', { value: construct.deploymentName });
   new CfnOutput(stack, 'LogGroupName', { value: construct.function.logGroup.logGroupName });
   new CfnOutput(stack, 'FailedNotificationsQueueUrl', { value: construct.failedNotifications.queueUrl });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -36,7 +36,7 @@ import { Construct } from 'constructs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configVariables, toEnvironment, type DeadlinePolicy } from '../lambda/config.js';
-import { rbacName, renderRbacYaml } from '../lambda/rbac.js';
+import { deploymentNamePattern, rbacName, renderRbacYaml } from '../lambda/rbac.js';
 import { drainTimedOutMessage, instanceRetainedMessage } from '../lambda/termination/drain.js';
 import { launchAbandonedMessage, launchUncheckedMessage } from '../lambda/admit-node.js';
 import { bundleLambda, lambdaHandlers } from './bundling.js';
@@ -136,8 +136,16 @@ export interface GracefulNodeTerminationProps {
    */
   readonly memorySizeMiB?: number;
   /**
-   * Kubernetes group the drainer's role is mapped to; the shipped ClusterRole is bound to it.
-   * @default 'graceful-node-termination'
+   * This deployment's name: its ClusterRole, ClusterRoleBinding, default Kubernetes group,
+   * hook names (`<name>-launch`, `<name>-terminate`) and the `service` of its logs and metrics.
+   * Two deployments for one cluster (two teams, two stacks) then never share or delete each
+   * other's objects. A DNS label.
+   * @default - `graceful-node-termination-` and 8 hex digits of a hash of the stack name and this construct's path
+   */
+  readonly deploymentName?: string;
+  /**
+   * Kubernetes group the drainer's role is mapped to; this deployment's ClusterRole is bound to it.
+   * @default - the deployment name
    */
   readonly kubernetesGroup?: string;
   /**
@@ -194,7 +202,6 @@ export interface GracefulNodeTerminationProps {
   readonly logRetention?: logs.RetentionDays;
 }
 
-const hookNames = { launch: `${rbacName}-launch`, terminate: `${rbacName}-terminate` } as const;
 
 /**
  * Gives self-managed node groups the graceful termination of EKS managed node groups:
@@ -223,6 +230,9 @@ export class GracefulNodeTermination extends Construct {
   private readonly hooks: autoscaling.CfnLifecycleHook[] = [];
   private readonly deadlinePolicy: DeadlinePolicy;
   private readonly retentionSetOutside: boolean;
+  /** This deployment's name (see the deploymentName prop). */
+  readonly deploymentName: string;
+  private readonly hookNames: { readonly launch: string; readonly terminate: string };
   private readonly clusterName: string;
   private readonly heartbeatTimeout: Duration;
   private readonly hookRole: iam.Role;
@@ -234,11 +244,14 @@ export class GracefulNodeTermination extends Construct {
     validateProps(props);
     this.clusterName = props.clusterName;
     this.deadlinePolicy = props.deadlinePolicy ?? 'force';
+    this.deploymentName =
+      props.deploymentName ?? `${rbacName}-${createHash('sha256').update(`${stack.stackName}/${this.node.path}`).digest('hex').slice(0, 8)}`;
+    this.hookNames = { launch: `${this.deploymentName}-launch`, terminate: `${this.deploymentName}-terminate` };
     this.retentionSetOutside = props.retentionSetOutside ?? false;
     this.heartbeatTimeout = props.heartbeatTimeout ?? defaultSeconds(configVariables.heartbeatTimeoutSeconds);
     const drainTimeout = props.drainTimeout ?? defaultSeconds(configVariables.drainTimeoutSeconds);
     const loadBalancerDelay = props.loadBalancerDelay ?? defaultSeconds(configVariables.loadBalancerDelaySeconds);
-    const kubernetesGroup = props.kubernetesGroup ?? rbacName;
+    const kubernetesGroup = props.kubernetesGroup ?? this.deploymentName;
     const functionTimeout = Duration.minutes(15);
     const retention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
     const batchWait = props.batchWait ?? defaultSeconds(configVariables.batchWaitSeconds);
@@ -346,7 +359,7 @@ export class GracefulNodeTermination extends Construct {
           clusterName: props.clusterName,
           // Resolved at synthesis, after addAutoScalingGroup calls.
           autoScalingGroupNames: [Lazy.string({ produce: () => this.groupNames.join(',') })],
-          lifecycleHookNames: [hookNames.launch, hookNames.terminate],
+          lifecycleHookNames: [this.hookNames.launch, this.hookNames.terminate],
           drainTimeoutSeconds: drainTimeout.toSeconds(),
           loadBalancerDelaySeconds: loadBalancerDelay.toSeconds(),
           evictionConcurrency: props.evictionConcurrency,
@@ -358,7 +371,7 @@ export class GracefulNodeTermination extends Construct {
           // Drains longer than one invocation continue through the same topic.
           handOffTopicArn: this.topic.topicArn,
         }),
-        POWERTOOLS_SERVICE_NAME: rbacName,
+        POWERTOOLS_SERVICE_NAME: this.deploymentName,
       },
       // SNS invokes asynchronously: two retries, then the notification is kept in the queue.
       retryAttempts: 2,
@@ -425,8 +438,8 @@ export class GracefulNodeTermination extends Construct {
     });
     const scope = new Construct(this, id);
     for (const [transition, hookName] of [
-      ['autoscaling:EC2_INSTANCE_LAUNCHING', hookNames.launch],
-      ['autoscaling:EC2_INSTANCE_TERMINATING', hookNames.terminate],
+      ['autoscaling:EC2_INSTANCE_LAUNCHING', this.hookNames.launch],
+      ['autoscaling:EC2_INSTANCE_TERMINATING', this.hookNames.terminate],
     ] as const) {
       const hook = new autoscaling.CfnLifecycleHook(scope, transition.endsWith('LAUNCHING') ? 'Launch' : 'Terminate', {
         autoScalingGroupName: name,
@@ -524,7 +537,7 @@ export class GracefulNodeTermination extends Construct {
       timeout: Duration.minutes(5),
       memorySize: 256,
       // What it installs comes from here, never from the invoking event (rbac-installer.ts).
-      environment: { CLUSTER_NAME: this.clusterName, KUBERNETES_GROUP: options.kubernetesGroup, DEADLINE_POLICY: options.deadlinePolicy },
+      environment: { RBAC_NAME: this.deploymentName, CLUSTER_NAME: this.clusterName, KUBERNETES_GROUP: options.kubernetesGroup, DEADLINE_POLICY: options.deadlinePolicy },
       ...options.vpcConfig,
     });
     const rbac = new CustomResource(this, 'Rbac', {
@@ -536,7 +549,7 @@ export class GracefulNodeTermination extends Construct {
         // Informational; a change (new rules, another group) triggers an Update that re-applies.
         ClusterName: this.clusterName,
         KubernetesGroup: options.kubernetesGroup,
-        RbacDigest: createHash('sha256').update(renderRbacYaml(options.kubernetesGroup, options.deadlinePolicy)).digest('hex').slice(0, 16),
+        RbacDigest: createHash('sha256').update(renderRbacYaml(options.kubernetesGroup, options.deadlinePolicy, this.deploymentName)).digest('hex').slice(0, 16),
       },
     });
     rbac.node.addDependency(installerEntry, drainerEntry, installerRole);
@@ -554,15 +567,19 @@ export class GracefulNodeTermination extends Construct {
 
   private createAlarms(logGroup: logs.ILogGroup, alarmTopic: sns.ITopic | undefined): cloudwatch.Alarm[] {
     const fiveMinutes = Duration.minutes(5);
-    // Counts of one exact log message (Powertools JSON), as metrics.
-    const logCount = (metricName: string, message: string) =>
+    // Counts of one exact log message (Powertools JSON), as metrics, with this deployment's
+    // name (the log line's `service`) as a dimension: two deployments never count each other.
+    const logCount = (metricName: string, message: string) => {
       new logs.MetricFilter(this, `${metricName}Filter`, {
         logGroup,
         filterPattern: logs.FilterPattern.stringValue('$.message', '=', message),
         metricNamespace: metricsNamespace,
         metricName,
         metricValue: '1',
-      }).metric({ period: fiveMinutes, statistic: 'Sum' });
+        dimensions: { service: '$.service' },
+      });
+      return new cloudwatch.Metric({ namespace: metricsNamespace, metricName, dimensionsMap: { service: this.deploymentName }, period: fiveMinutes, statistic: 'Sum' });
+    };
     // Each alarm fires on the first occurrence: none of these should ever happen quietly.
     const alarm = (id: string, alarmDescription: string, metric: cloudwatch.IMetric) =>
       new cloudwatch.Alarm(this, id, {
@@ -699,6 +716,9 @@ function validateProps(props: GracefulNodeTerminationProps): void {
   const memory = props.memorySizeMiB;
   if (memory !== undefined && (!Number.isInteger(memory) || memory < 128 || memory > 10240)) {
     throw new Error(`memorySizeMiB ${memory} is invalid: Lambda accepts an integer from 128 to 10240`);
+  }
+  if (props.deploymentName !== undefined && !deploymentNamePattern.test(props.deploymentName)) {
+    throw new Error(`deploymentName ${JSON.stringify(props.deploymentName)} is invalid: use a DNS label (lowercase letters, digits and "-", at most 63, starting and ending alphanumeric)`);
   }
   const group = props.kubernetesGroup;
   if (group !== undefined && (group.trim() === '' || group.startsWith('system:'))) {

@@ -35,20 +35,22 @@ export interface CustomResourceResponse {
   readonly Data?: Record<string, string>;
 }
 
-const fieldManager = rbacName;
-const paths = {
-  ClusterRole: `/apis/rbac.authorization.k8s.io/v1/clusterroles/${rbacName}`,
-  ClusterRoleBinding: `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${rbacName}`,
-} as const;
+const pathsFor = (name: string) =>
+  ({
+    ClusterRole: `/apis/rbac.authorization.k8s.io/v1/clusterroles/${encodeURIComponent(name)}`,
+    ClusterRoleBinding: `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${encodeURIComponent(name)}`,
+  }) as const;
 
 /**
  * Server-side apply: one idempotent call per object, whether it exists or not.
  * https://kubernetes.io/docs/reference/using-api/server-side-apply/
  */
-export async function applyRbac(kube: KubeHttp, group: string, deadlinePolicy = 'force'): Promise<void> {
-  for (const object of rbacObjects(group, deadlinePolicy)) {
+export async function applyRbac(kube: KubeHttp, group: string, deadlinePolicy = 'force', name = rbacName): Promise<void> {
+  const paths = pathsFor(name);
+  for (const object of rbacObjects(group, deadlinePolicy, name)) {
     await kube.request('PATCH', paths[object.kind as keyof typeof paths], {
-      query: { fieldManager, force: true },
+      // Our own objects only: force takes back fields another manager changed on them.
+      query: { fieldManager: name, force: true },
       body: object,
       contentType: 'application/apply-patch+yaml',
     });
@@ -56,7 +58,8 @@ export async function applyRbac(kube: KubeHttp, group: string, deadlinePolicy = 
 }
 
 /** Deletes both objects; already gone counts as deleted. */
-export async function deleteRbac(kube: KubeHttp): Promise<void> {
+export async function deleteRbac(kube: KubeHttp, name = rbacName): Promise<void> {
+  const paths = pathsFor(name);
   for (const path of [paths.ClusterRoleBinding, paths.ClusterRole]) {
     try {
       await kube.request('DELETE', path);
@@ -72,6 +75,8 @@ export async function deleteRbac(kube: KubeHttp): Promise<void> {
  * another cluster or another group.
  */
 export interface InstallerSettings {
+  /** The deployment's name: its ClusterRole and ClusterRoleBinding are named after it. */
+  readonly name: string;
   readonly clusterName: string;
   readonly group: string;
   readonly deadlinePolicy: string;
@@ -107,7 +112,9 @@ export interface InstallerDeps {
 
 export function createInstallerHandler(deps: InstallerDeps): (event: CustomResourceEvent) => Promise<void> {
   return async (event) => {
-    const physicalId = event.PhysicalResourceId ?? `${rbacName}-rbac`;
+    // The physical id names the objects, so when a deployment's name changes CloudFormation's
+    // Delete of the old physical id removes the old objects, and only those.
+    const physicalId = event.RequestType === 'Delete' ? (event.PhysicalResourceId ?? `${deps.settings.name}-rbac`) : `${deps.settings.name}-rbac`;
     const base = { PhysicalResourceId: physicalId, StackId: event.StackId, RequestId: event.RequestId, LogicalResourceId: event.LogicalResourceId };
     if (!isCloudFormationResponseUrl(String(event.ResponseURL))) {
       deps.log.error('refused: the ResponseURL is not a CloudFormation response URL; nothing applied, nothing sent', { host: safeHost(event.ResponseURL) });
@@ -120,18 +127,20 @@ export function createInstallerHandler(deps: InstallerDeps): (event: CustomResou
       if (group.startsWith('system:')) throw new Error(`KubernetesGroup ${group}: EKS access entries refuse groups starting with "system:"`);
       const kube = createKubeHttp(await deps.connect(clusterName), { userAgent: `${rbacName}-installer/0.1`, timeoutMs: 15_000 });
       if (event.RequestType === 'Delete') {
+        const name = objectsOf(physicalId, deps.settings.name);
         try {
-          await withAuthRetry(() => deleteRbac(kube), deps);
+          if (name === undefined) throw new Error(`physical id ${physicalId} names no objects of ours`);
+          await withAuthRetry(() => deleteRbac(kube, name), deps);
         } catch (error) {
           // Failing a delete would wedge the stack; the leftovers bind a group nobody maps to
           // once the access entry is gone.
           deps.log.warn('could not delete the RBAC objects; leaving them', { error: String(error) });
         }
       } else {
-        await withAuthRetry(() => applyRbac(kube, group, deadlinePolicy), deps);
+        await withAuthRetry(() => applyRbac(kube, group, deadlinePolicy, deps.settings.name), deps);
       }
       deps.log.info('RBAC request handled', { requestType: event.RequestType, clusterName, group });
-      await deps.respond(event.ResponseURL, { ...base, Status: 'SUCCESS', Data: { ClusterRole: rbacName, Group: group } });
+      await deps.respond(event.ResponseURL, { ...base, Status: 'SUCCESS', Data: { ClusterRole: deps.settings.name, Group: group } });
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       deps.log.error('RBAC request failed', { requestType: event.RequestType, reason });
@@ -145,6 +154,16 @@ export function createInstallerHandler(deps: InstallerDeps): (event: CustomResou
 function requireText(value: unknown, field: string): string {
   if (typeof value !== 'string' || value.trim() === '') throw new Error(`${field} must be a non-empty string in the installer's environment, got ${JSON.stringify(value)}`);
   return value.trim();
+}
+
+/**
+ * The objects a physical id stands for: ours (this deployment's name), or the fixed name of
+ * the versions before deployment names. Anything else is not ours to delete.
+ */
+export function objectsOf(physicalId: string, ownName: string): string | undefined {
+  const name = physicalId.replace(/-rbac$/, '');
+  if (name === physicalId) return undefined;
+  return name === ownName || name === rbacName || name.startsWith(`${rbacName}-`) ? name : undefined;
 }
 
 function safeHost(url: unknown): string {
@@ -190,13 +209,14 @@ const eks = new EKSClient({ region, requestHandler: { requestTimeout: 10_000, co
 
 export const handler = createInstallerHandler({
   settings: {
+    name: process.env['RBAC_NAME'] ?? rbacName,
     clusterName: process.env['CLUSTER_NAME'] ?? '',
     group: process.env['KUBERNETES_GROUP'] ?? '',
     deadlinePolicy: process.env['DEADLINE_POLICY'] ?? 'force',
   },
   connect: (clusterName) => connectToEks({ clusterName, region, eks }),
   respond: respondToCloudFormation,
-  log: new Logger({ serviceName: `${rbacName}-installer` }),
+  log: new Logger({ serviceName: `${process.env['RBAC_NAME'] ?? rbacName}-installer` }),
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   authRetryMs: 180_000,
 });

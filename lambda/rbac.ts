@@ -2,8 +2,15 @@
 // rendered from this (scripts/write-rbac-yaml.ts; a unit test keeps it current), the cluster
 // suite binds exactly that file, and the RBAC installer applies these same objects.
 
-/** The ClusterRole, ClusterRoleBinding and default Kubernetes group share this name. */
+/**
+ * The product's name, and the ClusterRole, ClusterRoleBinding and Kubernetes group of the
+ * shipped rbac.yaml. A deployment by the construct uses its own name (deploymentName), so two
+ * deployments on one cluster never share or delete each other's objects.
+ */
 export const rbacName = 'graceful-node-termination';
+
+/** A deployment name: a DNS label, as Kubernetes object names and hook names allow. */
+export const deploymentNamePattern = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 export interface RbacRule {
   readonly apiGroups: readonly string[];
@@ -42,7 +49,7 @@ export function rbacRulesFor(deadlinePolicy: string = 'force'): readonly RbacRul
   );
 }
 
-const labels = { 'app.kubernetes.io/name': rbacName, 'app.kubernetes.io/managed-by': rbacName };
+const labelsFor = (name: string) => ({ 'app.kubernetes.io/name': rbacName, 'app.kubernetes.io/instance': name, 'app.kubernetes.io/managed-by': rbacName });
 
 export interface KubernetesObject {
   readonly apiVersion: string;
@@ -52,27 +59,29 @@ export interface KubernetesObject {
 }
 
 /** The ClusterRole and its binding to `group`, the Kubernetes group the Lambda role maps to. */
-export function rbacObjects(group: string = rbacName, deadlinePolicy: string = 'force'): readonly [KubernetesObject, KubernetesObject] {
+export function rbacObjects(group: string = rbacName, deadlinePolicy: string = 'force', name: string = rbacName): readonly [KubernetesObject, KubernetesObject] {
+  const labels = labelsFor(name);
   return [
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
-      metadata: { name: rbacName, labels },
+      metadata: { name, labels },
       rules: rbacRulesFor(deadlinePolicy).map(({ apiGroups, resources, verbs }) => ({ apiGroups, resources, verbs })),
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRoleBinding',
-      metadata: { name: rbacName, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: rbacName },
+      metadata: { name, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
       subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: group }],
     },
   ];
 }
 
 /** rbac.yaml, rendered for people who apply it with kubectl (aws-auth clusters). */
-export function renderRbacYaml(group: string = rbacName, deadlinePolicy: string = 'force'): string {
-  const [role, binding] = rbacObjects(group, deadlinePolicy);
+export function renderRbacYaml(group: string = rbacName, deadlinePolicy: string = 'force', name: string = rbacName): string {
+  const [role, binding] = rbacObjects(group, deadlinePolicy, name);
+  const labels = labelsFor(name);
   const q = (s: string) => JSON.stringify(s);
   const list = (xs: readonly string[]) => `[${xs.map(q).join(', ')}]`;
   const meta = (name: string) => [`metadata:`, `  name: ${name}`, `  labels:`, ...Object.entries(labels).map(([k, v]) => `    ${k}: ${v}`)];
@@ -99,7 +108,7 @@ export function renderRbacYaml(group: string = rbacName, deadlinePolicy: string 
     'roleRef:',
     '  apiGroup: rbac.authorization.k8s.io',
     '  kind: ClusterRole',
-    `  name: ${rbacName}`,
+    `  name: ${name}`,
     'subjects:',
     '  - apiGroup: rbac.authorization.k8s.io',
     '    kind: Group',

@@ -16,7 +16,10 @@ import { createHandler, type ClusterGateway, type HandlerResult, type Invocation
 export type LambdaHandler = (event: unknown, context: InvocationContext) => Promise<HandlerResult>;
 
 export function createRuntime(env: Readonly<Record<string, string | undefined>>): LambdaHandler {
-  const logger = new Logger({ serviceName: 'graceful-node-termination' });
+  // The deployment's name (the construct sets it): log lines and metrics of two deployments
+  // on one account never mix (the metric filters and EMF both key on it).
+  const serviceName = env['POWERTOOLS_SERVICE_NAME'] ?? 'graceful-node-termination';
+  const logger = new Logger({ serviceName });
   const config = parseConfig(env);
   const region = env['AWS_REGION'] ?? env['AWS_DEFAULT_REGION'] ?? 'us-east-1';
   // Each request is bounded; the SDK's standard retry mode (capped exponential backoff with
@@ -41,7 +44,7 @@ export function createRuntime(env: Readonly<Record<string, string | undefined>>)
   };
 
   const handOffs = config.handOffTopicArn !== undefined ? createSnsHandOffs(sdk, config.handOffTopicArn) : undefined;
-  const metrics = createEmfMetrics('graceful-node-termination');
+  const metrics = createEmfMetrics(serviceName);
   const handle = createHandler({
     config,
     log: logger,

@@ -6,7 +6,7 @@ import type { KubeEndpoint } from '../../lambda/adapters/kube-http.js';
 import { createInstallerHandler, type CustomResourceEvent, type CustomResourceResponse } from '../../lambda/rbac-installer.js';
 import { rbacName, rbacRules } from '../../lambda/rbac.js';
 import { MemoryLog } from '../fakes/fake-world.js';
-import { admin } from './kube.js';
+import { admin, until } from './kube.js';
 import { adminToken } from './plane/plane.js';
 
 const plane = inject('plane');
@@ -19,7 +19,7 @@ const endpoint: KubeEndpoint = {
 
 const responses: CustomResourceResponse[] = [];
 const handle = createInstallerHandler({
-  settings: { clusterName: 'local-plane', group: rbacName, deadlinePolicy: 'force' },
+  settings: { name: rbacName, clusterName: 'local-plane', group: rbacName, deadlinePolicy: 'force' },
   connect: async () => endpoint,
   respond: async (_url, response) => void responses.push(response),
   log: new MemoryLog(),
@@ -68,5 +68,42 @@ describe('the RBAC installer (CloudFormation custom resource) on a real API serv
     expect(responses.map((r) => r.Status)).toEqual(['SUCCESS', 'SUCCESS']);
     expect(get('clusterrole')).toBeUndefined();
     expect(get('clusterrolebinding')).toBeUndefined();
+  });
+
+  it('lets two deployments share the cluster: deleting one leaves the other installed and granting', async () => {
+    const installerOf = (name: string) =>
+      createInstallerHandler({
+        settings: { name, clusterName: 'local-plane', group: name, deadlinePolicy: 'force' },
+        connect: async () => endpoint,
+        respond: async (_url, response) => void responses.push(response),
+        log: new MemoryLog(),
+        sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+        authRetryMs: 0,
+      });
+    const [teamA, teamB] = ['graceful-node-termination-0000aaaa', 'graceful-node-termination-0000bbbb'];
+    const event = (type: CustomResourceEvent['RequestType'], name: string): CustomResourceEvent => ({ ...request(type), PhysicalResourceId: type === 'Create' ? undefined : `${name}-rbac` });
+    const canEvict = (group: string) => {
+      try {
+        return a.kubectl('auth', 'can-i', 'create', 'pods', '--subresource=eviction', '--as=probe', `--as-group=${group}`).trim();
+      } catch (error) {
+        return String((error as { stdout?: string }).stdout ?? '').trim();
+      }
+    };
+    responses.length = 0;
+    await installerOf(teamA)(event('Create', teamA));
+    await installerOf(teamB)(event('Create', teamB));
+    expect(responses.map((r) => [r.Status, r.Reason])).toEqual([['SUCCESS', undefined], ['SUCCESS', undefined]]);
+    // The authorizer's cache follows RBAC objects through a watch: give it a moment.
+    await until('both groups may evict', 10_000, async () => canEvict(teamA) === 'yes' && canEvict(teamB) === 'yes');
+
+    await installerOf(teamA)(event('Delete', teamA));
+
+    expect(responses.map((r) => r.Status)).toEqual(['SUCCESS', 'SUCCESS', 'SUCCESS']);
+    await until('team A no longer may evict', 10_000, async () => canEvict(teamA) === 'no');
+    expect(canEvict(teamB)).toBe('yes');
+    const names = (kind: string) => JSON.parse(a.kubectl('get', kind, '-l', 'app.kubernetes.io/name=graceful-node-termination', '-o', 'json')).items.map((i: { metadata: { name: string } }) => i.metadata.name);
+    expect(names('clusterrolebinding')).toContain(teamB);
+    expect(names('clusterrolebinding')).not.toContain(teamA);
+    await installerOf(teamB)(event('Delete', teamB));
   });
 });

@@ -145,7 +145,8 @@ describe('the example stack from cdk.json', () => {
     template.hasResourceProperties('AWS::EKS::AccessEntry', {
       ClusterName: 'example-cluster',
       Type: 'STANDARD',
-      KubernetesGroups: ['graceful-node-termination'],
+      // The deployment's own group, derived from the stack name and the construct's path.
+      KubernetesGroups: [Match.stringLikeRegexp('^graceful-node-termination-[0-9a-f]{8}$')],
       PrincipalArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('GracefulNodeTerminationRole'), 'Arn'] },
     });
     // Cluster admin goes to the installer only, never to the drainer.
@@ -155,7 +156,7 @@ describe('the example stack from cdk.json', () => {
     });
     const drainerEntry = Object.values(resources).find((r) => r.Type === 'AWS::EKS::AccessEntry' && JSON.stringify(r.Properties['PrincipalArn']).includes('GracefulNodeTerminationRole'))!;
     expect(drainerEntry.Properties['AccessPolicies']).toBeUndefined();
-    template.hasResourceProperties('Custom::KubernetesRbac', { ClusterName: 'example-cluster', KubernetesGroup: 'graceful-node-termination' });
+    template.hasResourceProperties('Custom::KubernetesRbac', { ClusterName: 'example-cluster', KubernetesGroup: Match.stringLikeRegexp('^graceful-node-termination-[0-9a-f]{8}$') });
   });
 
   it('has zero unacknowledged cdk-nag AwsSolutions findings', () => {
@@ -246,7 +247,9 @@ describe('the construct', () => {
     const template = Template.fromStack(stackWith({}).stack);
     const resources = template.toJSON()['Resources'] as Record<string, { Type: string; Properties: Record<string, unknown> }>;
     const installer = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties['Handler'] === 'rbac-installer.handler')!;
-    expect(installer.Properties['Environment']).toEqual({ Variables: { CLUSTER_NAME: 'prod', KUBERNETES_GROUP: 'graceful-node-termination', DEADLINE_POLICY: 'force' } });
+    const name = (installer.Properties['Environment'] as { Variables: Record<string, string> }).Variables['RBAC_NAME']!;
+    expect(name).toMatch(/^graceful-node-termination-[0-9a-f]{8}$/);
+    expect(installer.Properties['Environment']).toEqual({ Variables: { RBAC_NAME: name, CLUSTER_NAME: 'prod', KUBERNETES_GROUP: name, DEADLINE_POLICY: 'force' } });
     const rbac = Object.values(resources).find((r) => r.Type === 'Custom::KubernetesRbac')!;
     expect(rbac.Properties['ServiceTimeout']).toBe('360');
     const leave = Template.fromStack(stackWith({ deadlinePolicy: 'leave' }).stack);
@@ -271,6 +274,33 @@ describe('the construct', () => {
     template.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ DEADLINE_POLICY: 'retain' }) }, Handler: 'index.handler' });
     expect(() => stackWith({ deadlinePolicy: 'retain' })).toThrow(/deadlinePolicy 'retain' needs group nodes-a to retain instances on ABANDON.*retentionSetOutside: true/);
     expect(() => stackWith({ deadlinePolicy: 'retain', retentionSetOutside: true })).not.toThrow();
+  });
+
+  it('lets two deployments for one cluster coexist: every Kubernetes name, hook name and metric dimension is their own', () => {
+    const app = new App();
+    const built = ['TeamA', 'TeamB'].map((id) => {
+      const stack = new Stack(app, id);
+      return { stack, construct: new GracefulNodeTermination(stack, 'Gnt', { clusterName: 'prod', autoScalingGroupNames: [`${id.toLowerCase()}-nodes`] }) };
+    });
+    const names = built.map(({ stack, construct }) => {
+      const t = Template.fromStack(stack).toJSON()['Resources'] as Record<string, { Type: string; Properties: Record<string, unknown> }>;
+      const of = (type: string) => Object.values(t).filter((r) => r.Type === type);
+      return {
+        deployment: construct.deploymentName,
+        hooks: of('AWS::AutoScaling::LifecycleHook').map((r) => r.Properties['LifecycleHookName']),
+        groups: of('AWS::EKS::AccessEntry').flatMap((r) => (r.Properties['KubernetesGroups'] as string[] | undefined) ?? []),
+        rbac: (of('AWS::Lambda::Function').find((r) => r.Properties['Handler'] === 'rbac-installer.handler')!.Properties['Environment'] as { Variables: Record<string, string> }).Variables['RBAC_NAME'],
+        alarmDimensions: of('AWS::CloudWatch::Alarm').flatMap((r) => ((r.Properties['Dimensions'] as { Name: string; Value: string }[] | undefined) ?? []).filter((d) => d.Name === 'service').map((d) => d.Value)),
+      };
+    });
+    const [a, b] = names as [(typeof names)[0], (typeof names)[0]];
+    expect(a.deployment).not.toBe(b.deployment);
+    expect(a.hooks).toEqual([`${a.deployment}-launch`, `${a.deployment}-terminate`]);
+    expect(b.hooks).toEqual([`${b.deployment}-launch`, `${b.deployment}-terminate`]);
+    expect([a.groups, a.rbac, b.groups, b.rbac]).toEqual([[a.deployment], a.deployment, [b.deployment], b.deployment]);
+    expect(new Set(a.alarmDimensions)).toEqual(new Set([a.deployment]));
+    expect(new Set(b.alarmDimensions)).toEqual(new Set([b.deployment]));
+    expect(() => stackWith({ deploymentName: 'Team_A' })).toThrow(/deploymentName "Team_A" is invalid/);
   });
 
   it('sets reserved concurrency and the eviction window when asked', () => {

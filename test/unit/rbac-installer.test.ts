@@ -21,7 +21,7 @@ function installer(connect: (clusterName: string) => Promise<never>, settings: P
   const responses: CustomResourceResponse[] = [];
   const log = new MemoryLog();
   const handle = createInstallerHandler({
-    settings: { clusterName: 'prod', group: 'graceful-node-termination', deadlinePolicy: 'force', ...settings },
+    settings: { name: 'graceful-node-termination-0a1b2c3d', clusterName: 'prod', group: 'graceful-node-termination', deadlinePolicy: 'force', ...settings },
     connect,
     respond: async (_url, response) => void responses.push(response),
     log,
@@ -64,6 +64,15 @@ describe('RBAC installer custom resource', () => {
     expect(isCloudFormationResponseUrl('https://cloudformation-custom-resource-response-cnnorth1.s3.cn-north-1.amazonaws.com.cn/x')).toBe(true);
     expect(isCloudFormationResponseUrl('http://cloudformation-custom-resource-response-useast1.s3.amazonaws.com/x')).toBe(false);
     expect(isCloudFormationResponseUrl('https://cloudformation-custom-resource-response-useast1.s3.amazonaws.com.evil.example/x')).toBe(false);
+  });
+
+  it('deletes only objects of ours: its own name, or the fixed name of versions before deployment names', async () => {
+    const { objectsOf } = await import('../../lambda/rbac-installer.js');
+    expect(objectsOf('graceful-node-termination-0a1b2c3d-rbac', 'graceful-node-termination-0a1b2c3d')).toBe('graceful-node-termination-0a1b2c3d');
+    expect(objectsOf('graceful-node-termination-rbac', 'graceful-node-termination-0a1b2c3d')).toBe('graceful-node-termination');
+    expect(objectsOf('team-a-drainer-rbac', 'team-a-drainer')).toBe('team-a-drainer');
+    expect(objectsOf('cluster-admin-rbac', 'team-a-drainer')).toBeUndefined();
+    expect(objectsOf('something-else', 'team-a-drainer')).toBeUndefined();
   });
 
   it('grants pods delete only with the force policy', () => {
