@@ -366,7 +366,7 @@ export class GracefulNodeTermination extends Construct {
           launchTimeoutSeconds: launchTimeout.toSeconds(),
           minEvictionWindowSeconds: props.minEvictionWindow?.toSeconds(),
           batchWaitSeconds: batchWait.toSeconds(),
-          deadlinePolicy: props.deadlinePolicy,
+          deadlinePolicy: this.deadlinePolicy,
           heartbeatTimeoutSeconds: this.heartbeatTimeout.toSeconds(),
           // Drains longer than one invocation continue through the same topic.
           handOffTopicArn: this.topic.topicArn,
@@ -384,7 +384,7 @@ export class GracefulNodeTermination extends Construct {
       ...vpcConfig,
     });
     this.function.addEventSource(new sources.SnsEventSource(this.topic));
-    this.hookPrerequisites.push(...this.function.node.findAll().filter((c) => c instanceof sns.Subscription));
+    this.requireBeforeHooks(...this.function.node.findAll().filter((c) => c instanceof sns.Subscription));
 
     for (const name of props.autoScalingGroupNames ?? []) this.addAutoScalingGroup(name);
     for (const group of props.autoScalingGroups ?? []) this.addAutoScalingGroup(group);
@@ -396,7 +396,7 @@ export class GracefulNodeTermination extends Construct {
     });
 
     if (props.manageKubernetesAccess ?? true) {
-      this.installKubernetesAccess({ clusterArn, kubernetesGroup, code, retention, vpcConfig, deadlinePolicy: props.deadlinePolicy ?? 'force' });
+      this.installKubernetesAccess({ clusterArn, kubernetesGroup, code, retention, vpcConfig });
     }
 
     if (props.spotInterruptions) {
@@ -496,7 +496,6 @@ export class GracefulNodeTermination extends Construct {
     code: lambda.Code;
     retention: logs.RetentionDays;
     vpcConfig: Partial<Pick<lambda.FunctionProps, 'vpc' | 'vpcSubnets' | 'securityGroups'>>;
-    deadlinePolicy: DeadlinePolicy;
   }): void {
     // The drainer: a STANDARD entry mapped to a group that only the shipped ClusterRole binds.
     const drainerEntry = new eks.CfnAccessEntry(this, 'AccessEntry', {
@@ -537,7 +536,7 @@ export class GracefulNodeTermination extends Construct {
       timeout: Duration.minutes(5),
       memorySize: 256,
       // What it installs comes from here, never from the invoking event (rbac-installer.ts).
-      environment: { RBAC_NAME: this.deploymentName, CLUSTER_NAME: this.clusterName, KUBERNETES_GROUP: options.kubernetesGroup, DEADLINE_POLICY: options.deadlinePolicy },
+      environment: { RBAC_NAME: this.deploymentName, CLUSTER_NAME: this.clusterName, KUBERNETES_GROUP: options.kubernetesGroup, DEADLINE_POLICY: this.deadlinePolicy },
       ...options.vpcConfig,
     });
     const rbac = new CustomResource(this, 'Rbac', {
@@ -549,7 +548,7 @@ export class GracefulNodeTermination extends Construct {
         // Informational; a change (new rules, another group) triggers an Update that re-applies.
         ClusterName: this.clusterName,
         KubernetesGroup: options.kubernetesGroup,
-        RbacDigest: createHash('sha256').update(renderRbacYaml(options.kubernetesGroup, options.deadlinePolicy, this.deploymentName)).digest('hex').slice(0, 16),
+        RbacDigest: createHash('sha256').update(renderRbacYaml(options.kubernetesGroup, this.deadlinePolicy, this.deploymentName)).digest('hex').slice(0, 16),
       },
     });
     rbac.node.addDependency(installerEntry, drainerEntry, installerRole);

@@ -177,7 +177,6 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
   const accepted = new Set<string>();
   /** Pods the force policy deleted, as they stood: the drain did not get them out by eviction. */
   const forcedPods = new Map<string, StuckPod>();
-  const forcedUids = { has: (uid: string) => forcedPods.has(uid) };
   const notWaitedFor = new Map<string, string>();
   const announcedBatch = new Set<string>();
   let evicted = 0;
@@ -200,9 +199,13 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
     const onNode = watch.current().filter((p) => isDrainable(p) && !returns.has(p));
     await giveUpOnPodsThatCannotLeave(onNode, now);
     const remaining = onNode.filter((p) => !notWaitedFor.has(p.uid));
-    const stuck = () => remaining.map((pod) => describeStuck(pod, attempts.get(pod.uid), accepted.has(pod.uid)));
+    // Pods still here, and those that left only because the force policy deleted them.
+    const stuck = () => [
+      ...remaining.map((pod) => describeStuck(pod, attempts.get(pod.uid), accepted.has(pod.uid))),
+      ...[...forcedPods].filter(([uid]) => !remaining.some((p) => p.uid === uid)).map(([, s]) => s),
+    ];
     // Gone, but not all by eviction: budgets were bypassed, which is a timed-out drain.
-    if (remaining.length === 0) return forcedPods.size > 0 ? result('timed-out', [...forcedPods.values()]) : result('drained', []);
+    if (remaining.length === 0) return forcedPods.size > 0 ? result('timed-out', stuck()) : result('drained', []);
     const batchPods = batch ? remaining.filter(isBatchPod) : [];
     const batchWaiting = batch !== undefined && now < batch.untilMs;
     const baseDeadlineMs = batchPods.length > 0 ? Math.max(options.deadlineMs, batch!.deadlineMs) : options.deadlineMs;
@@ -213,8 +216,8 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
     const podDeadlineMs = (pod: PodInfo) =>
       force ? Math.min(hardDeadlineMs, Math.max(baseDeadlineMs, windowEndMs + Math.min(gracePeriodMs(pod), windowMs))) : baseDeadlineMs;
     const deadlineMs = Math.max(baseDeadlineMs, ...remaining.map(podDeadlineMs));
-    if (now >= deadlineMs) return result('timed-out', [...stuck(), ...[...forcedPods.entries()].filter(([uid]) => !remaining.some((p) => p.uid === uid)).map(([, v]) => v)]);
-    if (now >= stopMs) return result('stopped', stuck());
+    if (now >= deadlineMs) return result('timed-out', stuck());
+    if (now >= stopMs) return result('stopped', remaining.map((pod) => describeStuck(pod, attempts.get(pod.uid), accepted.has(pod.uid))));
 
     const waiting = batchWaiting ? batchPods.filter((p) => !isTerminating(p)) : [];
     const fresh = waiting.filter((p) => !announcedBatch.has(p.uid));
@@ -250,10 +253,11 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
     const tier = Math.min(...evictable.map(evictionTier));
     const eligible = (p: PodInfo, at: number) =>
       !isTerminating(p) && !accepted.has(p.uid) && (evictionTier(p) === tier || at >= forceAtMs(p));
-    const attempted = (p: PodInfo) => (attempts.get(p.uid)?.count ?? 0) > 0;
-    const toForce = force
-      ? remaining.filter((p) => !forcedUids.has(p.uid) && now >= forceAtMs(p) && (attempted(p) || accepted.has(p.uid)) && outlivesDeadline(p, podDeadlineMs(p)))
-      : [];
+    // A pod the force policy will delete when its time comes: not yet deleted, tried at least
+    // once, and its shutdown (if begun) would outlast its deadline.
+    const forceCandidate = (p: PodInfo) =>
+      force && !forcedPods.has(p.uid) && ((attempts.get(p.uid)?.count ?? 0) > 0 || accepted.has(p.uid)) && outlivesDeadline(p, podDeadlineMs(p));
+    const toForce = remaining.filter((p) => forceCandidate(p) && now >= forceAtMs(p));
     const due = evictable.filter((p) => eligible(p, now) && !toForce.includes(p) && (attempts.get(p.uid)?.nextAtMs ?? 0) <= now);
     // Each answer is handled as it arrives, so the log and Events follow the evictions live.
     await mapWithConcurrency(due, evictionConcurrency, async (pod) => {
@@ -316,7 +320,7 @@ export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise
       batchWaiting ? batch!.untilMs : Number.POSITIVE_INFINITY,
       ...evictable.filter((p) => eligible(p, later)).map((p) => attempts.get(p.uid)?.nextAtMs ?? later),
       // The force time of a pod that will be deleted then, and of one held back by its tier.
-      ...remaining.filter((p) => !forcedUids.has(p.uid) && (attempted(p) || accepted.has(p.uid)) && outlivesDeadline(p, podDeadlineMs(p))).map(forceAtMs),
+      ...remaining.filter(forceCandidate).map(forceAtMs),
       ...evictable.filter((p) => !isTerminating(p) && !accepted.has(p.uid) && !eligible(p, later)).map(forceAtMs),
       ...remaining.filter(isTerminating).map((p) => p.deletionTimestamp!.getTime() + stuckTerminatingMarginMs),
       ...remaining.map((p) => reportAtMs(p) ?? Number.POSITIVE_INFINITY),

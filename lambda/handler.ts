@@ -345,8 +345,6 @@ export interface TerminationPlan {
   readonly invocationStopMs: number;
   /** Batch pods are waited for until untilMs, then drained by deadlineMs. */
   readonly batch: { readonly untilMs: number; readonly deadlineMs: number };
-  /** Latest time the action can be completed (the action's cap, or this invocation's end). */
-  readonly completeByMs: number;
 }
 
 /**
@@ -371,7 +369,6 @@ export function planTermination(n: LifecycleNotification, config: Config, nowMs:
     latestDrainEndMs: Math.max(nowMs, latestMs),
     invocationStopMs: Math.max(nowMs, invocationStopMs),
     batch: { untilMs: batchUntilMs, deadlineMs: Math.max(nowMs, batchDeadlineMs) },
-    completeByMs: latestMs + loadBalancerMs,
   };
 }
 

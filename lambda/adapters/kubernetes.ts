@@ -167,7 +167,7 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
 
     async deletePod(pod, gracePeriodSeconds) {
       const body = { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds, preconditions: { uid: pod.uid } };
-      let answer: V1Pod | { kind?: string } | undefined;
+      let answer: V1Pod | undefined;
       try {
         // The grace period also goes in the query, where the audit log shows it.
         answer = await kube.request<V1Pod>('DELETE', `/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods/${encodeURIComponent(pod.name)}`, {
@@ -182,7 +182,7 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
       }
       // The server answers the pod as it now is (or a Status when it removed it at once). A
       // DELETE of a pod already terminating only ever moves its deletionTimestamp earlier.
-      const after = (answer as V1Pod | undefined)?.metadata?.deletionTimestamp;
+      const after = answer?.metadata?.deletionTimestamp;
       if (pod.deletionTimestamp === undefined || after === undefined) return 'deleted';
       return new Date(after).getTime() < pod.deletionTimestamp.getTime() ? 'deleted' : 'unchanged';
     },

@@ -72,7 +72,7 @@ export async function drain(t: Termination): Promise<Step> {
     await onNode(t, 'Warning', 'DrainTimedOut', `Drain deadline reached after ${since} s; ${result.stuck.length} pod(s) did not leave by eviction: ${summary}. ${policy}`);
   }
   t.drainOutcome = result.outcome;
-  if (result.outcome === 'timed-out' && options.deadlinePolicy === 'retain' && options.trigger !== 'spot-interruption') {
+  if (result.outcome === 'timed-out' && options.deadlinePolicy === 'retain') {
     // The instance stays and its pods keep serving: no load-balancer wait, ABANDON now.
     log.error(instanceRetainedMessage, { stuck: result.stuck });
     t.completeWith = 'ABANDON';

@@ -36,7 +36,6 @@ export async function verify(t: Termination): Promise<Step> {
   const ours = onNodeClaim?.token === action.lifecycleActionToken && onNodeClaim.requestId === requestId && onNodeClaim.count > (resume?.count ?? 0);
   if (ours) {
     log.info('found our own hand-off claim from an earlier attempt of this invocation; carrying on', { claim: node.handOff });
-    t.claim = resume?.claim;
     t.ownPendingClaim = node.handOff;
     return { next: 'mark' };
   }
