@@ -44,7 +44,8 @@ function fromRecord(record: unknown, index: number): Delivery {
     const id = typeof record['messageId'] === 'string' ? record['messageId'] : undefined;
     return parseBody(record['body'], 'sqs', 'body', id);
   }
-  if (record['EventSource'] === undefined && record['eventSource'] === undefined) {
+  // An SNS record (or one that names no source at all) whose Sns object is missing.
+  if (record['EventSource'] === 'aws:sns' || (record['EventSource'] === undefined && record['eventSource'] === undefined)) {
     return { kind: 'malformed', field: 'Sns', reason: 'is missing or not an object', id: undefined };
   }
   return { kind: 'malformed', field: `Records[${index}].eventSource`, reason: `is ${JSON.stringify(record['eventSource'] ?? record['EventSource'])}, expected aws:sns or aws:sqs`, id: undefined };

@@ -91,10 +91,10 @@ export function createHandler(deps: HandlerDeps) {
         results.push(await handleRecord(delivery.instanceId, (connected) => handleSpotInterruption(delivery, connected)));
         continue;
       }
-      const parsed = parseLifecycleMessage(delivery.message);
+      const parsed = parseLifecycleMessage(delivery.message, delivery.field);
       if (!parsed.ok) {
         log.error('malformed lifecycle notification', {
-          field: parsed.field === 'Sns.Message' ? delivery.field : parsed.field,
+          field: parsed.field,
           reason: parsed.reason,
           recordIndex: index,
           via: delivery.via,

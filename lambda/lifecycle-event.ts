@@ -1,4 +1,4 @@
-// Parses one SNS record carrying an Auto Scaling lifecycle notification.
+// Parses one Auto Scaling lifecycle notification.
 // https://docs.aws.amazon.com/autoscaling/ec2/userguide/prepare-for-lifecycle-notifications.html
 import type { HandOffState } from './termination/hand-off.js';
 
@@ -50,24 +50,12 @@ const instanceIdPattern = /^i-[0-9a-f]{8,17}$/;
 
 const bad = (field: string, reason: string): ParseResult => ({ ok: false, field, reason });
 
-/** Accepts an SNS record (`Records[i]`), as Lambda hands it over. */
-export function parseLifecycleRecord(record: unknown): ParseResult {
-  if (!isObject(record)) return bad('Records[]', 'is not an object');
-  const sns = record['Sns'];
-  if (!isObject(sns)) return bad('Sns', 'is missing or not an object');
-  const raw = sns['Message'];
-  if (typeof raw !== 'string') return bad('Sns.Message', 'is missing or not a string');
-  let message: unknown;
-  try {
-    message = JSON.parse(raw);
-  } catch (error) {
-    return bad('Sns.Message', `is not valid JSON (${(error as Error).message})`);
-  }
-  return parseLifecycleMessage(message);
-}
-
-export function parseLifecycleMessage(message: unknown): ParseResult {
-  if (!isObject(message)) return bad('Sns.Message', 'is not a JSON object');
+/**
+ * Parses one lifecycle message, however it arrived (delivery.ts unwraps SNS, SQS and
+ * EventBridge). `field` names the message itself in errors: `Sns.Message`, `body`, `detail`.
+ */
+export function parseLifecycleMessage(message: unknown, field = 'Sns.Message'): ParseResult {
+  if (!isObject(message)) return bad(field, 'is not a JSON object');
   if (message['Event'] === 'autoscaling:TEST_NOTIFICATION') {
     const group = message['AutoScalingGroupName'];
     return {

@@ -1,8 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { parseLifecycleRecord } from '../../lambda/lifecycle-event.js';
+import { toDeliveries } from '../../lambda/delivery.js';
+import { parseLifecycleMessage, type ParseResult } from '../../lambda/lifecycle-event.js';
 import { instanceId, lifecycleMessage, snsRecord, testMessage } from '../fixtures/notifications.js';
 
-describe('parseLifecycleRecord', () => {
+/** One SNS record through the path the handler takes: unwrap the delivery, then parse the message. */
+function parseLifecycleRecord(record: unknown): ParseResult {
+  const delivery = toDeliveries({ Records: [record] })[0]!;
+  if (delivery.kind === 'malformed') return { ok: false, field: delivery.field, reason: delivery.reason };
+  if (delivery.kind !== 'lifecycle') throw new Error(`not a lifecycle message: ${delivery.kind}`);
+  return parseLifecycleMessage(delivery.message, delivery.field);
+}
+
+describe('an SNS record of a lifecycle notification', () => {
   it('parses a terminate notification', () => {
     expect(parseLifecycleRecord(snsRecord(lifecycleMessage()))).toEqual({
       ok: true,
@@ -41,8 +50,8 @@ describe('parseLifecycleRecord', () => {
   });
 
   const malformed: [string, unknown, string][] = [
-    ['a record that is not an object', 'nope', 'Records[]'],
-    ['a record that is null', null, 'Records[]'],
+    ['a record that is not an object', 'nope', 'Records[0]'],
+    ['a record that is null', null, 'Records[0]'],
     ['a record without Sns', { EventSource: 'aws:sns' }, 'Sns'],
     ['an Sns without Message', { Sns: { MessageId: 'x' } }, 'Sns.Message'],
     ['a Message that is not a string', { Sns: { Message: { a: 1 } } }, 'Sns.Message'],
