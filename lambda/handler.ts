@@ -8,6 +8,7 @@ import { handOffMessage, parseLifecycleMessage, type LifecycleNotification } fro
 import type { AutoScalingInstances, Clock, EventRecorder, HandOffs, LifecycleActionRef, LifecycleActions, Log, MetricsSink, NodeGateway, PodGateway } from './ports.js';
 import { terminate, type TerminateReport } from './termination/run.js';
 import type { TerminateOutcome } from './termination/termination.js';
+import { lifecycleHook, spotInterruption } from './termination/triggers.js';
 
 export type ClusterGateway = NodeGateway & PodGateway & EventRecorder;
 
@@ -177,7 +178,7 @@ export function createHandler(deps: HandlerDeps) {
           blockedReportMs: config.blockedReportSeconds * 1000,
           loadBalancerDelaySeconds: config.loadBalancerDelaySeconds,
           evictionConcurrency: config.evictionConcurrency,
-          intoWarmPool: n.destination === 'WarmPool',
+          trigger: lifecycleHook({ intoWarmPool: n.destination === 'WarmPool' }),
           resume: n.handOff,
           handOff: handOffs
             ? async (next) => {
@@ -249,7 +250,7 @@ export function createHandler(deps: HandlerDeps) {
     const report = await terminate(
       {
         action: { autoScalingGroupName: group, lifecycleHookName: '', lifecycleActionToken: `spot-${d.instanceId}`, instanceId: d.instanceId },
-        trigger: 'spot-interruption',
+        trigger: spotInterruption,
         notifiedAtMs: d.time.getTime(),
         requestId: randomUUID(),
         drainDeadlineMs: drainEndMs,

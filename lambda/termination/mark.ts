@@ -14,16 +14,7 @@ export async function mark(t: Termination): Promise<Step> {
   const needCordon = !node.unschedulable;
   t.firstSeenMs = ours?.startedAtMs ?? clock.now();
   if (resume === undefined && ours === undefined) {
-    await onNode(
-      t,
-      'Normal',
-      'DrainStarted',
-      t.options.trigger === 'spot-interruption'
-        ? `EC2 reclaims Spot instance ${action.instanceId} of group ${action.autoScalingGroupName} in two minutes; draining before it goes.`
-        : t.options.intoWarmPool
-        ? `Auto Scaling group ${action.autoScalingGroupName} is returning instance ${action.instanceId} to its warm pool; draining before it stops. Our marks are removed when it comes back.`
-        : `Auto Scaling group ${action.autoScalingGroupName} is terminating instance ${action.instanceId}; draining before it goes.`,
-    );
+    await onNode(t, 'Normal', 'DrainStarted', t.options.trigger.startedMessage(t));
   }
   if (needLabel || needCordon || ours === undefined) {
     const set = new Set<DrainRecord['set'][number]>(ours?.set ?? []);

@@ -4,6 +4,7 @@ import type { DeadlinePolicy } from '../config.js';
 import type { DrainResult, ReturnedPods } from '../drain.js';
 import type { Clock, EventRecorder, LifecycleActionRef, LifecycleActions, Log, NodeGateway, NodeInfo, PodGateway, PodWatch } from '../ports.js';
 import type { HandOffState } from './hand-off.js';
+import type { Trigger } from './triggers.js';
 
 export type PhaseName = 'verify' | 'mark' | 'drain' | 'settle' | 'complete';
 
@@ -37,11 +38,8 @@ export interface TerminateDeps {
 export interface TerminateOptions {
   /** For a Spot interruption, a stand-in: its token names the drain, there is no action. */
   readonly action: LifecycleActionRef;
-  /**
-   * What asked for this termination: a lifecycle hook (verified and completed through Auto
-   * Scaling), or a Spot interruption warning (no action to verify or complete).
-   */
-  readonly trigger?: 'lifecycle-hook' | 'spot-interruption';
+  /** What asked for this termination: how it is confirmed and how it ends (triggers.ts). */
+  readonly trigger: Trigger;
   /** The notification's Time (epoch ms): deadlines and the Events' durations run from it. */
   readonly notifiedAtMs: number;
   /** Lambda's request id for this invocation (the same in Lambda's own retries of it). */
@@ -59,8 +57,6 @@ export interface TerminateOptions {
   readonly deadlinePolicy: DeadlinePolicy;
   readonly loadBalancerDelaySeconds: number;
   readonly evictionConcurrency: number;
-  /** The instance goes back to the group's warm pool (stopped, its Node object kept). */
-  readonly intoWarmPool?: boolean | undefined;
   /** Set when this invocation continues a termination an earlier one handed on. */
   readonly resume?: HandOffState | undefined;
   /** Sends the rest to a fresh invocation; absent when there is nowhere to send it. */

@@ -1,34 +1,23 @@
-// Phase 1, verify: before anything is written to the cluster, Auto Scaling must confirm the
-// lifecycle action is live. A heartbeat does that (and restarts the hook's timer): a forged
-// or stale notification (group and hook names are no secret) gets "No active Lifecycle
-// Action" and the termination ends here, with no write of any kind and no completion.
-// Then the node is found, and a hand-off is checked against the claim on the node.
+// Phase 1, verify: before anything is written to the cluster, the trigger confirms the
+// termination is real (for a lifecycle hook, a heartbeat that Auto Scaling answers). Then the
+// node is found, and a hand-off is checked against the claim on the node.
 import type { Step, Termination } from './termination.js';
 import { parseClaim } from './hand-off.js';
 
 export async function verify(t: Termination): Promise<Step> {
   const { action, resume, requestId } = t.options;
-  const { lifecycle, log } = t.deps;
-  if (t.options.trigger === 'spot-interruption') {
-    // No lifecycle action exists; the handler checked the instance's group with Auto Scaling.
-    return (await findNode(t, 'nothing to drain')) ?? { next: 'mark' };
-  }
-  if ((await lifecycle.heartbeat(action)) === 'no-active-action') {
-    if (resume !== undefined) {
-      log.info('the lifecycle action is already over (completed or timed out); nothing left to do', { handOff: resume.count });
-      return { end: 'superseded' };
-    }
-    log.warn('Auto Scaling has no active lifecycle action for this notification; not touching the cluster', {
-      instanceId: action.instanceId,
-      lifecycleActionToken: action.lifecycleActionToken,
-    });
-    return { end: 'no-active-action' };
-  }
-  log.info('lifecycle action verified (heartbeat recorded)', resume ? { handOff: resume.count } : {});
+  const { log } = t.deps;
+  const stop = await t.options.trigger.confirm(t);
+  if (stop !== undefined) return { end: stop };
 
-  const missing = await findNode(t, 'completing so the instance is not held');
-  if (missing) return missing;
-  const node = t.node!;
+  const node = await t.deps.nodes.findNodeByInstanceId(action.instanceId);
+  if (node === undefined) {
+    log.warn('no node has this instance in spec.providerID; completing so the instance is not held');
+    t.drainOutcome = 'node-not-found';
+    return { next: 'complete' };
+  }
+  t.node = node;
+  log.appendKeys?.({ node: node.name });
 
   // Whose claim is on the node? Ours from a crashed earlier attempt of this very invocation
   // (Lambda retried it with the same request id): carry on and publish what it could not.
@@ -57,17 +46,4 @@ export async function verify(t: Termination): Promise<Step> {
   // A claim of an earlier, finished termination of this instance (it came back) is replaced.
   t.claim = node.handOff;
   return { next: 'mark' };
-}
-
-/** Finds the node by providerID (never by name); a step to take when there is none. */
-async function findNode(t: Termination, whenMissing: string): Promise<Step | undefined> {
-  const node = await t.deps.nodes.findNodeByInstanceId(t.options.action.instanceId);
-  if (node === undefined) {
-    t.deps.log.warn(`no node has this instance in spec.providerID; ${whenMissing}`);
-    t.drainOutcome = 'node-not-found';
-    return { next: 'complete' };
-  }
-  t.node = node;
-  t.deps.log.appendKeys?.({ node: node.name });
-  return undefined;
 }

@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { terminate } from '../../lambda/termination/run.js';
 import type { TerminateDeps, TerminateOptions } from '../../lambda/termination/termination.js';
+import { lifecycleHook } from '../../lambda/termination/triggers.js';
 import {
   FakeClock,
   FakeCluster,
@@ -37,6 +38,7 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     deps = { nodes: cluster, pods: cluster, events: cluster, lifecycle, clock, log };
     options = {
       action,
+      trigger: lifecycleHook(),
       notifiedAtMs: clock.now(),
       requestId: 'request-1',
       drainDeadlineMs: clock.now() + 300_000,
