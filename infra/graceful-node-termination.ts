@@ -333,10 +333,6 @@ export class GracefulNodeTermination extends Construct {
       ],
     });
     this.role.attachInlinePolicy(this.groupPolicy);
-    // Spot warnings name only the instance. DescribeAutoScalingInstances supports no resource
-    // scoping in IAM (Service Authorization Reference): "*" it must be, read-only, and the
-    // handler refuses instances of groups it was not configured for.
-    this.role.addToPolicy(new iam.PolicyStatement({ actions: ['autoscaling:DescribeAutoScalingInstances'], resources: ['*'] }));
 
     const vpcConfig = props.vpc
       ? { vpc: props.vpc, vpcSubnets: props.vpcSubnets, securityGroups: props.securityGroups ? [...props.securityGroups] : undefined }
@@ -400,6 +396,14 @@ export class GracefulNodeTermination extends Construct {
     }
 
     if (props.spotInterruptions) {
+      // Spot warnings name only the instance. DescribeAutoScalingInstances supports no resource
+      // scoping in IAM (Service Authorization Reference): "*" it must be, read-only, granted
+      // only here, and the handler refuses instances of groups it was not configured for.
+      this.role.addToPolicy(new iam.PolicyStatement({ actions: ['autoscaling:DescribeAutoScalingInstances'], resources: ['*'] }));
+      Validations.of(this.role).acknowledge({
+        id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
+        reason: 'autoscaling:DescribeAutoScalingInstances (read-only) supports no resource-level permissions; Spot warnings name only the instance, and the handler refuses groups it was not configured for.',
+      });
       new events.Rule(this, 'SpotInterruptions', {
         description: 'Spot interruption warnings and rebalance recommendations, to the drainer',
         eventPattern: { source: ['aws.ec2'], detailType: ['EC2 Spot Instance Interruption Warning', 'EC2 Instance Rebalance Recommendation'] },
@@ -637,11 +641,6 @@ export class GracefulNodeTermination extends Construct {
     acknowledge(this.hookRole, 'IAM5[Action::kms:GenerateDataKey*]', kmsReason);
     acknowledge(this.role, 'IAM5[Action::kms:GenerateDataKey*]', kmsReason);
     acknowledge(this.role, 'IAM5[Action::kms:ReEncrypt*]', kmsReason);
-    acknowledge(
-      this.role,
-      'IAM5[Resource::*]',
-      'autoscaling:DescribeAutoScalingInstances (read-only) supports no resource-level permissions; Spot warnings name only the instance, and the handler refuses groups it was not configured for.',
-    );
     acknowledge(this.failedNotifications, 'SQS3', 'This queue is itself the on-failure (dead-letter) destination of the function.');
     if (props.vpc) {
       for (const role of [this.role, ...this.node.findAll().filter((c): c is iam.Role => c instanceof iam.Role && c.node.id === 'RbacInstallerRole')]) {
