@@ -15,6 +15,7 @@ import {
   until,
   waitDeploymentReady,
   waitNodeReady,
+  type PodTemplateOptions,
 } from './kube.js';
 import { startDrainer, type Drainer } from './drainer.js';
 
@@ -44,6 +45,20 @@ async function diagnose(namespace: string, app: string): Promise<string> {
     null,
     1,
   );
+}
+
+/**
+ * A node `<scenario>-1` whose only pods are two of `app`, under a budget that allows no
+ * disruption (minAvailable 2): no drain can finish by eviction.
+ */
+async function nodeHeldByBudget(scenario: string, app: string, pdb: string, o: PodTemplateOptions = {}): Promise<string> {
+  const instanceId = newInstanceId();
+  await createKwokNode(a, `${scenario}-1`, instanceId, { scenario });
+  await waitNodeReady(a, `${scenario}-1`);
+  await createDeployment(a, scenario, app, 2, { nodeSelector: { scenario }, ...o });
+  await waitDeploymentReady(a, scenario, app, 2);
+  await createPdb(a, scenario, pdb, app, 2);
+  return instanceId;
 }
 
 describe('budgets hold (b)', () => {
@@ -141,12 +156,7 @@ describe('deadlock (c) and two budgets over one pod (d), DEADLINE_POLICY=leave',
   afterAll(() => drainer?.restore());
 
   it('stops at its deadline, names the blocking budget in Events and the log, and completes CONTINUE', async () => {
-    const instanceId = newInstanceId();
-    await createKwokNode(a, 'deadlock-1', instanceId, { scenario: 'deadlock' });
-    await waitNodeReady(a, 'deadlock-1');
-    await createDeployment(a, 'deadlock', 'ledger', 2, { nodeSelector: { scenario: 'deadlock' } });
-    await waitDeploymentReady(a, 'deadlock', 'ledger', 2);
-    await createPdb(a, 'deadlock', 'ledger-pdb', 'ledger', 2);
+    const instanceId = await nodeHeldByBudget('deadlock', 'ledger', 'ledger-pdb');
     const started = Date.now();
 
     const result = await drainer.terminate(instanceId);
@@ -200,12 +210,7 @@ describe('deadlock with DEADLINE_POLICY=force (the default)', () => {
   afterAll(() => drainer?.restore());
 
   it('deletes the pods the budget still protects at the deadline minus their grace, clamped to the deadline, then completes', async () => {
-    const instanceId = newInstanceId();
-    await createKwokNode(a, 'forced-1', instanceId, { scenario: 'forced' });
-    await waitNodeReady(a, 'forced-1');
-    await createDeployment(a, 'forced', 'vault', 2, { nodeSelector: { scenario: 'forced' }, terminationGracePeriodSeconds: 45 });
-    await waitDeploymentReady(a, 'forced', 'vault', 2);
-    await createPdb(a, 'forced', 'vault-pdb', 'vault', 2);
+    const instanceId = await nodeHeldByBudget('forced', 'vault', 'vault-pdb', { terminationGracePeriodSeconds: 45 });
     const before = (await podsOn(a, 'forced-1')).map((p) => p.metadata!.name!);
     const since = Date.now();
 
@@ -237,12 +242,7 @@ describe('deadlock with DEADLINE_POLICY=retain', () => {
   afterAll(() => drainer?.restore());
 
   it('deletes nothing, completes ABANDON at the deadline, leaves the node cordoned and names the budget', async () => {
-    const instanceId = newInstanceId();
-    await createKwokNode(a, 'retained-1', instanceId, { scenario: 'retained' });
-    await waitNodeReady(a, 'retained-1');
-    await createDeployment(a, 'retained', 'ledger', 2, { nodeSelector: { scenario: 'retained' } });
-    await waitDeploymentReady(a, 'retained', 'ledger', 2);
-    await createPdb(a, 'retained', 'ledger-pdb', 'ledger', 2);
+    const instanceId = await nodeHeldByBudget('retained', 'ledger', 'ledger-pdb');
     const since = Date.now();
 
     const result = await drainer.terminate(instanceId);

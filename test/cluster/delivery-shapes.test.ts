@@ -5,26 +5,13 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { eventBridgeLifecycle, spotInterruptionWarning, sqsEvent } from '../fixtures/deliveries.js';
 import { lifecycleMessage } from '../fixtures/notifications.js';
-import { autoScalingGroupName, startDrainer, terminateHookName, type Drainer } from './drainer.js';
-import { admin, byDrainer, createDeployment, createKwokNode, ensureNamespace, eventsFor, newInstanceId, podsOn, readAudit, waitDeploymentReady, waitNodeReady } from './kube.js';
+import { autoScalingGroupName, startDrainer, statusOf, terminateHookName, type Drainer } from './drainer.js';
+import { admin, byDrainer, ensureNamespace, eventsFor, newInstanceId, nodeWithDeployment, podsOn, readAudit } from './kube.js';
 import { testAws } from './plane/token-webhook.js';
 
 const plane = inject('plane');
 const a = admin(plane);
-const statusOf = (result: unknown) => (result as { records: { status: string }[] }).records[0]!.status;
-
-async function nodeWithPods(name: string) {
-  const instanceId = newInstanceId();
-  await createKwokNode(a, `${name}-1`, instanceId, { scenario: name });
-  await createKwokNode(a, `${name}-2`, newInstanceId(), { scenario: name });
-  await waitNodeReady(a, `${name}-1`);
-  await waitNodeReady(a, `${name}-2`);
-  a.kubectl('cordon', `${name}-2`);
-  await createDeployment(a, 'shapes', name, 2, { nodeSelector: { scenario: name } });
-  await waitDeploymentReady(a, 'shapes', name, 2);
-  a.kubectl('uncordon', `${name}-2`);
-  return { instanceId, node: `${name}-1` };
-}
+const nodeWithPods = (name: string) => nodeWithDeployment(a, 'shapes', name, 2);
 
 const ours = (instanceId: string, token: string) => ({
   EC2InstanceId: instanceId,

@@ -79,6 +79,9 @@ export interface TerminateOptions {
   readonly destination?: string;
 }
 
+/** The status of the first (usually only) record of a handler result. */
+export const statusOf = (result: unknown): string => (result as { records: { status: string }[] }).records[0]!.status;
+
 export const autoScalingGroupName = 'workers';
 export const terminateHookName = 'workers-terminate';
 export const launchHookName = 'workers-launch';
@@ -193,21 +196,21 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
     return handler(event, { getRemainingTimeInMillis: () => end - Date.now(), awsRequestId: o.requestId ?? randomUUID() });
   };
 
+  /** Runs the handler on any event, as Lambda would, with its own request id unless given. */
+  const invoke = (event: unknown, o: { remainingMs?: number; activeToken?: string; requestId?: string } = {}) => {
+    if (o.activeToken) active.add(o.activeToken);
+    const end = Date.now() + (o.remainingMs ?? 900_000);
+    return handler(event, { getRemainingTimeInMillis: () => end - Date.now(), awsRequestId: o.requestId ?? randomUUID() });
+  };
+
   return {
     completions,
     logs,
     handOffs,
     heartbeats,
-    deliver: (message, o = {}) => {
-      const end = Date.now() + (o.remainingMs ?? 900_000);
-      return handler(snsEvent(message), { getRemainingTimeInMillis: () => end - Date.now(), awsRequestId: o.requestId ?? randomUUID() });
-    },
+    deliver: (message, o = {}) => invoke(snsEvent(message), o),
     groups,
-    invoke: (event, o = {}) => {
-      if (o.activeToken) active.add(o.activeToken);
-      const end = Date.now() + (o.remainingMs ?? 900_000);
-      return handler(event, { getRemainingTimeInMillis: () => end - Date.now(), awsRequestId: randomUUID() });
-    },
+    invoke,
     hangNextPublish() {
       let release: () => void = () => {};
       hang = new Promise<void>((resolve) => (release = resolve));

@@ -5,43 +5,31 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startDrainer, type Drainer } from './drainer.js';
+import { startDrainer, statusOf } from './drainer.js';
 import { apiFailure, startFaultProxy, type FaultProxy, type Intercept } from './fault-proxy.js';
 import {
   admin,
   byDrainer,
-  createDeployment,
   createKwokNode,
   createPod,
   ensureNamespace,
   eventsFor,
   newInstanceId,
+  nodeWithDeployment,
   podsOn,
+  type PodTemplateOptions,
   readAudit,
   sleep,
   until,
-  waitDeploymentReady,
   waitNodeReady,
 } from './kube.js';
 
 const plane = inject('plane');
 const a = admin(plane);
-const statusOf = (result: unknown) => (result as { records: { status: string }[] }).records[0]!.status;
 const drainerWrites = (since: number) =>
   readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && ['create', 'update', 'patch', 'delete'].includes(e.verb) && e.resource !== 'events');
 
-/** A kwok node with `replicas` pods of a Deployment on it, and a spare node for replacements. */
-async function nodeWithPods(namespace: string, name: string, replicas: number, o: { deleteDelay?: string; terminationGracePeriodSeconds?: number } = {}) {
-  await ensureNamespace(a, namespace);
-  const instanceId = newInstanceId();
-  await createKwokNode(a, `${name}-1`, instanceId, { scenario: name });
-  await waitNodeReady(a, `${name}-1`);
-  await createDeployment(a, namespace, name, replicas, { nodeSelector: { scenario: name }, ...o });
-  await waitDeploymentReady(a, namespace, name, replicas);
-  await createKwokNode(a, `${name}-2`, newInstanceId(), { scenario: name });
-  await waitNodeReady(a, `${name}-2`);
-  return { instanceId, node: `${name}-1` };
-}
+const nodeWithPods = (namespace: string, name: string, replicas: number, o: PodTemplateOptions = {}) => nodeWithDeployment(a, namespace, name, replicas, o);
 
 describe('failure semantics (issue 11)', () => {
   it('2. verify: a direct invocation with a made-up token writes nothing to the cluster and completes nothing', async () => {
@@ -136,9 +124,6 @@ describe('failure semantics (issue 11)', () => {
     const conflicted = new Set<string>();
     beforeAll(async () => {
       proxy = await startFaultProxy(plane, {
-        unavailable: 0,
-        reset: 0,
-        seed: 1,
         intercept: ({ method, url }) => {
           const match = /\/namespaces\/conflict\/pods\/([^/]+)\/eviction$/.exec(url.pathname);
           if (method !== 'POST' || !match || conflicted.has(match[1]!)) return undefined;
@@ -216,9 +201,6 @@ describe('failure semantics (issue 11)', () => {
     let nodeGets = 0;
     beforeAll(async () => {
       proxy = await startFaultProxy(plane, {
-        unavailable: 0,
-        reset: 0,
-        seed: 2,
         intercept: ({ method, url }): Intercept | undefined => {
           if (method !== 'GET' || url.pathname !== '/api/v1/nodes' || url.searchParams.has('watch')) return undefined;
           if (nodeGets++ === 0) return undefined;
@@ -288,9 +270,6 @@ describe('failure semantics (issue 11)', () => {
     let slowAnswered = false;
     beforeAll(async () => {
       proxy = await startFaultProxy(plane, {
-        unavailable: 0,
-        reset: 0,
-        seed: 3,
         intercept: ({ method, url }): Intercept | undefined => {
           if (method !== 'POST') return undefined;
           if (url.pathname === '/api/v1/namespaces/due/pods/quick/eviction') {

@@ -45,9 +45,11 @@ function seeded(seed: number): () => number {
 
 export async function startFaultProxy(
   target: { server: string; caPem: string },
-  rates: { unavailable: number; reset: number; seed: number; intercept?: (req: { method: string; url: URL }) => Intercept | undefined },
+  rates: { unavailable?: number; reset?: number; seed?: number; intercept?: (req: { method: string; url: URL }) => Intercept | undefined },
 ): Promise<FaultProxy> {
-  const random = seeded(rates.seed);
+  const random = seeded(rates.seed ?? 1);
+  const resetRate = rates.reset ?? 0;
+  const unavailableRate = rates.unavailable ?? 0;
   const counts: FaultCounts = { requests: 0, answered503: 0, reset: 0, forwarded: 0 };
   const upstream = new URL(target.server);
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -67,12 +69,12 @@ export async function startFaultProxy(
       return;
     }
     const roll = random();
-    if (roll < rates.reset) {
+    if (roll < resetRate) {
       counts.reset++;
       req.socket.destroy();
       return;
     }
-    if (roll < rates.reset + rates.unavailable) {
+    if (roll < resetRate + unavailableRate) {
       counts.answered503++;
       req.resume();
       res.writeHead(503, { 'content-type': 'application/json' });

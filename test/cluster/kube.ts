@@ -266,3 +266,29 @@ export function readAudit(plane: PlaneInfo, filter: (e: AuditEntry) => boolean =
 }
 
 export const byDrainer = (e: AuditEntry) => e.groups.includes(drainerGroup);
+
+/**
+ * A node `<name>-1` (its instance returned) running `replicas` pods of Deployment `name`, and
+ * a spare node `<name>-2` for their replacements, cordoned while the pods start so they all
+ * land on the first. Both carry the label scenario=<name>; the first also `labels`/`taints`.
+ */
+export async function nodeWithDeployment(
+  a: Admin,
+  namespace: string,
+  name: string,
+  replicas: number,
+  o: PodTemplateOptions & { labels?: Record<string, string>; taints?: { key: string; effect: string; value?: string }[] } = {},
+): Promise<{ instanceId: string; node: string }> {
+  const { labels = {}, taints = [], ...pod } = o;
+  await ensureNamespace(a, namespace);
+  const instanceId = newInstanceId();
+  await createKwokNode(a, `${name}-1`, instanceId, { scenario: name, ...labels }, taints);
+  await createKwokNode(a, `${name}-2`, newInstanceId(), { scenario: name });
+  await waitNodeReady(a, `${name}-1`);
+  await waitNodeReady(a, `${name}-2`);
+  a.kubectl('cordon', `${name}-2`);
+  await createDeployment(a, namespace, name, replicas, { nodeSelector: { scenario: name }, ...pod });
+  await waitDeploymentReady(a, namespace, name, replicas);
+  a.kubectl('uncordon', `${name}-2`);
+  return { instanceId, node: `${name}-1` };
+}

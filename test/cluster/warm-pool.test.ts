@@ -2,12 +2,11 @@
 // registers); a scale-in that returns the instance to the pool drains it, and when it leaves
 // the pool again its node gets back exactly what our drain took: others' marks stay.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startDrainer, type Drainer } from './drainer.js';
-import { admin, byDrainer, createDeployment, createKwokNode, ensureNamespace, eventsFor, newInstanceId, podsOn, readAudit, waitDeploymentReady, waitNodeReady } from './kube.js';
+import { startDrainer, statusOf, type Drainer } from './drainer.js';
+import { admin, byDrainer, ensureNamespace, eventsFor, newInstanceId, nodeWithDeployment, podsOn, readAudit } from './kube.js';
 
 const plane = inject('plane');
 const a = admin(plane);
-const statusOf = (result: unknown) => (result as { records: { status: string }[] }).records[0]!.status;
 const lbLabel = 'node.kubernetes.io/exclude-from-external-load-balancers';
 
 describe('warm pools', () => {
@@ -30,16 +29,11 @@ describe('warm pools', () => {
   });
 
   it('drains an instance going back to the pool, and gives its node back when it leaves the pool', async () => {
-    const instanceId = newInstanceId();
     // Somebody else's marks: a label and a taint.
-    await createKwokNode(a, 'warm-1', instanceId, { scenario: 'warm', team: 'payments' }, [{ key: 'dedicated', value: 'payments', effect: 'PreferNoSchedule' }]);
-    await createKwokNode(a, 'warm-2', newInstanceId(), { scenario: 'warm' });
-    await waitNodeReady(a, 'warm-1');
-    await waitNodeReady(a, 'warm-2');
-    a.kubectl('cordon', 'warm-2');
-    await createDeployment(a, 'warm', 'api', 2, { nodeSelector: { scenario: 'warm' } });
-    await waitDeploymentReady(a, 'warm', 'api', 2);
-    a.kubectl('uncordon', 'warm-2');
+    const { instanceId } = await nodeWithDeployment(a, 'warm', 'warm', 2, {
+      labels: { team: 'payments' },
+      taints: [{ key: 'dedicated', value: 'payments', effect: 'PreferNoSchedule' }],
+    });
 
     const back = await drainer.terminate(instanceId, { origin: 'AutoScalingGroup', destination: 'WarmPool' });
     expect(statusOf(back)).toBe('drained');

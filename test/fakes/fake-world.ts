@@ -380,10 +380,14 @@ export function handlerWorld(env: Record<string, string>) {
     });
   };
   let invocations = 0;
-  const invoke = (handle: ReturnType<typeof handler>, message: Record<string, unknown>, invocationMs = 900_000, awsRequestId = `request-${++invocations}`) => {
+  /** Any event, as Lambda invokes the function: a fresh request id unless given (a retry keeps it). */
+  const invokeRaw = (handle: ReturnType<typeof handler>, event: unknown, invocationMs = 900_000, awsRequestId = `request-${++invocations}`) => {
     const end = clock.now() + invocationMs;
-    return handle(snsEvent(message), { getRemainingTimeInMillis: () => end - clock.now(), awsRequestId });
+    return handle(event, { getRemainingTimeInMillis: () => end - clock.now(), awsRequestId });
   };
+  /** A lifecycle message delivered through SNS. */
+  const invoke = (handle: ReturnType<typeof handler>, message: Record<string, unknown>, invocationMs?: number, awsRequestId?: string) =>
+    invokeRaw(handle, snsEvent(message), invocationMs, awsRequestId);
   async function runChain(extra: Record<string, string> = {}, first: Record<string, unknown> = lifecycleMessage()): Promise<string[]> {
     const handle = handler(extra);
     const statuses: string[] = [];
@@ -397,9 +401,5 @@ export function handlerWorld(env: Record<string, string>) {
     }
     return statuses;
   }
-  const invokeRaw = (handle: ReturnType<typeof handler>, event: unknown, invocationMs = 900_000) => {
-    const end = clock.now() + invocationMs;
-    return handle(event, { getRemainingTimeInMillis: () => end - clock.now(), awsRequestId: `request-${++invocations}` });
-  };
   return { clock, cluster, lifecycle, handOffs, log, metrics, groups, handler, invoke, invokeRaw, runChain };
 }
