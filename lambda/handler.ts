@@ -233,17 +233,16 @@ export function createHandler(deps: HandlerDeps) {
    */
   async function handleSpotInterruption(d: Extract<Delivery, { kind: 'spot-interruption' }>, connected: { gateway?: ClusterGateway }): Promise<RecordStatus> {
     const reclaimAtMs = d.time.getTime() + spotWarningSeconds * 1000;
+    if (clock.now() >= reclaimAtMs) {
+      log.warn('Spot interruption warning arrived after the instance was reclaimed; nothing left to drain', { reclaimAt: new Date(reclaimAtMs).toISOString() });
+      return 'spot-warning-expired';
+    }
     const group = deps.instances ? await deps.instances.groupOf(d.instanceId) : undefined;
     if (group === undefined || !config.autoScalingGroupNames.has(group)) {
       log.warn('Spot interruption warning refused: the instance is in no Auto Scaling group this deployment serves', { group: group ?? null });
       return 'refused';
     }
     log.appendKeys({ autoScalingGroupName: group });
-    const now = clock.now();
-    if (now >= reclaimAtMs) {
-      log.warn('Spot interruption warning arrived after the instance was reclaimed; nothing left to drain', { reclaimAt: new Date(reclaimAtMs).toISOString() });
-      return 'spot-warning-expired';
-    }
     const cluster = (connected.gateway = await deps.cluster());
     // Leave the last seconds to the load balancers: label first (mark), drain, then wait what is left.
     const drainEndMs = reclaimAtMs - spotSettleSeconds * 1000;
