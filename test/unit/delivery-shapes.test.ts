@@ -85,10 +85,14 @@ describe('delivery shapes', () => {
     expect(cluster.calls).toEqual([]);
   });
 
-  it('does nothing for a Spot warning that arrives after the two minutes', async () => {
+  it('does nothing for a Spot warning that arrives after the two minutes, not even ask Auto Scaling', async () => {
     world.groups.set(instanceId, 'workers');
+    let asked = 0;
+    const get = world.groups.get.bind(world.groups);
+    world.groups.get = (id) => (asked++, get(id));
     const result = await world.invokeRaw(world.handler(), spotInterruptionWarning(instanceId, new Date(t0 - 130_000).toISOString()));
     expect(result.records).toEqual([{ status: 'spot-warning-expired', instanceId }]);
+    expect(asked).toBe(0);
     expect(cluster.calls).toEqual([]);
   });
 
