@@ -110,6 +110,14 @@ export interface GracefulNodeTerminationProps {
    */
   readonly minEvictionWindow?: Duration;
   /**
+   * Before the first eviction, label and cordon the nodes of the group's other instances in
+   * Terminating or Terminating:Wait, so a pod evicted from one doomed node never lands on
+   * another (each sibling's own drain adopts those marks). Needs
+   * autoscaling:DescribeAutoScalingGroups, which IAM cannot scope to groups.
+   * @default true
+   */
+  readonly cordonDoomedSiblings?: boolean;
+  /**
    * How long a new node has to join Ready without startup taints before its launch is
    * abandoned (the group then replaces the instance). At most the function timeout minus
    * the invocation margin, and it must fit in the hooks' heartbeatTimeout (the launch wait
@@ -361,6 +369,7 @@ export class GracefulNodeTermination extends Construct {
           evictionConcurrency: props.evictionConcurrency,
           launchTimeoutSeconds: launchTimeout.toSeconds(),
           minEvictionWindowSeconds: props.minEvictionWindow?.toSeconds(),
+          cordonDoomedSiblings: props.cordonDoomedSiblings,
           batchWaitSeconds: batchWait.toSeconds(),
           deadlinePolicy: this.deadlinePolicy,
           heartbeatTimeoutSeconds: this.heartbeatTimeout.toSeconds(),
@@ -395,15 +404,32 @@ export class GracefulNodeTermination extends Construct {
       this.installKubernetesAccess({ clusterArn, kubernetesGroup, code, retention, vpcConfig });
     }
 
+    // Reads that IAM cannot scope to a resource (the Service Authorization Reference lists
+    // none for them), so "*", limited to this stack's region (aws:RequestedRegion, the only
+    // condition they take). ec2:DescribeInstances: the instance's private DNS name, which
+    // is its node's name, so a lookup is one GET and not a list of the cluster.
+    // DescribeAutoScalingGroups: the group's other terminating instances (sibling cordoning).
+    // DescribeAutoScalingInstances: Spot warnings name only the instance. The handler only
+    // ever asks about its own groups and refuses instances of others.
+    const unscopedReads = [
+      'ec2:DescribeInstances',
+      ...((props.cordonDoomedSiblings ?? true) ? ['autoscaling:DescribeAutoScalingGroups'] : []),
+      ...(props.spotInterruptions ? ['autoscaling:DescribeAutoScalingInstances'] : []),
+    ];
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'ReadsWithoutResourceScope',
+        actions: unscopedReads,
+        resources: ['*'],
+        conditions: { StringEquals: { 'aws:RequestedRegion': stack.region } },
+      }),
+    );
+    Validations.of(this.role).acknowledge({
+      id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
+      reason: `${unscopedReads.join(', ')}: read-only actions with no resource-level permissions in IAM, limited to this region; the handler asks only about its own groups and refuses instances of others.`,
+    });
+
     if (props.spotInterruptions) {
-      // Spot warnings name only the instance. DescribeAutoScalingInstances supports no resource
-      // scoping in IAM (Service Authorization Reference): "*" it must be, read-only, granted
-      // only here, and the handler refuses instances of groups it was not configured for.
-      this.role.addToPolicy(new iam.PolicyStatement({ actions: ['autoscaling:DescribeAutoScalingInstances'], resources: ['*'] }));
-      Validations.of(this.role).acknowledge({
-        id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
-        reason: 'autoscaling:DescribeAutoScalingInstances (read-only) supports no resource-level permissions; Spot warnings name only the instance, and the handler refuses groups it was not configured for.',
-      });
       new events.Rule(this, 'SpotInterruptions', {
         description: 'Spot interruption warnings and rebalance recommendations, to the drainer',
         eventPattern: { source: ['aws.ec2'], detailType: ['EC2 Spot Instance Interruption Warning', 'EC2 Instance Rebalance Recommendation'] },

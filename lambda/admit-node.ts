@@ -2,7 +2,7 @@
 // healthy, as managed node groups do (NodeCreationFailure otherwise). A broken handler or an
 // unreachable cluster must never block scale-out, so those end in CONTINUE with an alarm.
 import { AccessDeniedError } from './errors.js';
-import { excludeFromLoadBalancersLabel, type Clock, type EventRecorder, type LifecycleActionRef, type LifecycleActions, type Log, type NodeGateway, type NodeInfo } from './ports.js';
+import { excludeFromLoadBalancersLabel, type Clock, type EventRecorder, type LifecycleActionRef, type LifecycleActions, type Log, type NodeGateway, type NodeInfo, type NodeWatch } from './ports.js';
 
 /** Taints a node carries until it has finished starting. */
 export const startupTaints: ReadonlySet<string> = new Set([
@@ -18,13 +18,15 @@ export const launchUncheckedMessage = 'could not reach the cluster to check the 
 /** Logged when a launch is abandoned (NodeCreationFailure); the construct's alarm filters on it. */
 export const launchAbandonedMessage = 'new node did not become healthy in time; abandoning the launch so the group replaces the instance';
 
+/** How long to wait before opening the node watch again when it could not be opened. */
+const retryWithoutWatchMs = 5_000;
+
 export interface AdmitOptions {
   readonly action: LifecycleActionRef;
   /** Epoch ms after which a node that is still not healthy is abandoned. */
   readonly deadlineMs: number;
   /** Epoch ms by which this invocation must stop (the deadline may lie beyond it). */
   readonly invocationStopMs: number;
-  readonly pollIntervalMs: number;
 }
 
 export interface AdmitDeps {
@@ -57,35 +59,45 @@ export async function admitNode(options: AdmitOptions, deps: AdmitDeps): Promise
   let lastAnswered = false;
   let lastError: string | undefined;
   let node: NodeInfo | undefined;
-
-  for (;;) {
-    try {
-      node = await nodes.findNodeByInstanceId(action.instanceId);
-      lastAnswered = true;
-      if (node?.drain !== undefined) node = await giveNodeBack(node, node.drain, deps);
-      const why = unhealthyReason(node);
-      if (why === undefined) {
-        const result = await lifecycle.complete(action, 'CONTINUE');
-        log.info('new node is Ready; launch admitted', { node: node!.name, lifecycleAction: result });
-        await events.record({
-          regarding: { kind: 'Node', name: node!.name, uid: node!.uid },
-          type: 'Normal',
-          reason: 'LaunchAdmitted',
-          message: `Node joined Ready without startup taints; lifecycle action completed with CONTINUE.`,
-        });
-        return 'admitted';
+  // One list+watch of the instance's node (node-lookup.ts), not a poll of the node list: the
+  // cost of waiting for a node to join does not grow with the cluster.
+  let watch: NodeWatch | undefined;
+  try {
+    for (;;) {
+      try {
+        watch ??= await nodes.watchNodeOf(action.instanceId);
+        node = watch.current();
+        lastAnswered = true;
+        if (node?.drain !== undefined) node = await giveNodeBack(node, node.drain, deps);
+        const why = unhealthyReason(node);
+        if (why === undefined) {
+          const result = await lifecycle.complete(action, 'CONTINUE');
+          log.info('new node is Ready; launch admitted', { node: node!.name, lifecycleAction: result });
+          await events.record({
+            regarding: { kind: 'Node', name: node!.name, uid: node!.uid },
+            type: 'Normal',
+            reason: 'LaunchAdmitted',
+            message: `Node joined Ready without startup taints; lifecycle action completed with CONTINUE.`,
+          });
+          return 'admitted';
+        }
+        reason = why;
+      } catch (error) {
+        lastAnswered = false;
+        lastError = error instanceof Error ? error.message : String(error);
+        if (error instanceof AccessDeniedError) break; // setup error: waiting will not fix it
+        log.warn('could not ask the cluster about the new node; retrying', { error: lastError });
       }
-      reason = why;
-    } catch (error) {
-      lastAnswered = false;
-      lastError = error instanceof Error ? error.message : String(error);
-      if (error instanceof AccessDeniedError) break; // setup error: waiting will not fix it
-      log.warn('could not ask the cluster about the new node; retrying', { error: lastError });
+      const now = clock.now();
+      if (now >= options.deadlineMs) break;
+      if (now >= options.invocationStopMs) return 'continue-later';
+      const waitMs = Math.min(options.deadlineMs - now, Math.max(0, options.invocationStopMs - now));
+      // Without a watch (it could not be opened) wait a little before trying again.
+      if (watch !== undefined) await watch.changed(waitMs);
+      else await clock.sleep(Math.min(retryWithoutWatchMs, waitMs));
     }
-    const now = clock.now();
-    if (now >= options.deadlineMs) break;
-    if (now >= options.invocationStopMs) return 'continue-later';
-    await clock.sleep(Math.min(options.pollIntervalMs, options.deadlineMs - now, Math.max(0, options.invocationStopMs - now)));
+  } finally {
+    watch?.close();
   }
 
   if (!lastAnswered) return admitUnchecked(action, lastError, deps);

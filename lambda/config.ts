@@ -35,6 +35,8 @@ export interface Config {
   readonly deadlinePolicy: DeadlinePolicy;
   /** No pod is force-deleted before it had this long from when the drain first saw the node. */
   readonly minEvictionWindowSeconds: number;
+  /** Cordon the group's other terminating instances before evicting (Terminating:Wait). */
+  readonly cordonDoomedSiblings: boolean;
   /** A budget refusing a pod this long is reported again, with pending replacements. */
   readonly blockedReportSeconds: number;
   /** The hooks' HeartbeatTimeout: heartbeats and hand-offs are paced by it. */
@@ -60,6 +62,7 @@ export type ConfigInput = {
   readonly batchWaitSeconds?: number;
   readonly deadlinePolicy?: DeadlinePolicy;
   readonly minEvictionWindowSeconds?: number;
+  readonly cordonDoomedSiblings?: boolean;
   readonly blockedReportSeconds?: number;
   readonly heartbeatTimeoutSeconds?: number;
   readonly handOffTopicArn?: string;
@@ -185,6 +188,14 @@ export const configVariables = {
     parse: integer(0, 3600),
     format: String,
   }),
+  cordonDoomedSiblings: variable<boolean>({
+    name: 'CORDON_DOOMED_SIBLINGS',
+    description: 'Before evicting anything, label and cordon the nodes of the other instances the group is terminating too (Terminating, Terminating:Wait), so a pod evicted from one doomed node never lands on another and moves twice.',
+    accepts: 'true or false',
+    default: true,
+    parse: (raw) => (raw.trim() === 'true' ? true : raw.trim() === 'false' ? false : undefined),
+    format: String,
+  }),
   blockedReportSeconds: variable<number>({
     name: 'BLOCKED_REPORT_SECONDS',
     description: 'A PodDisruptionBudget that refuses a pod this long gets a Warning Event naming its pending replacements and the scheduler\'s reason.',
@@ -272,6 +283,7 @@ export function toEnvironment(input: ConfigInput): Record<string, string> {
   set(configVariables.batchWaitSeconds, input.batchWaitSeconds);
   set(configVariables.deadlinePolicy, input.deadlinePolicy);
   set(configVariables.minEvictionWindowSeconds, input.minEvictionWindowSeconds);
+  set(configVariables.cordonDoomedSiblings, input.cordonDoomedSiblings);
   set(configVariables.blockedReportSeconds, input.blockedReportSeconds);
   set(configVariables.heartbeatTimeoutSeconds, input.heartbeatTimeoutSeconds);
   set(configVariables.handOffTopicArn, input.handOffTopicArn);

@@ -178,6 +178,7 @@ export function createHandler(deps: HandlerDeps) {
           blockedReportMs: config.blockedReportSeconds * 1000,
           loadBalancerDelaySeconds: config.loadBalancerDelaySeconds,
           evictionConcurrency: config.evictionConcurrency,
+          cordonDoomedSiblings: config.cordonDoomedSiblings,
           trigger: lifecycleHook({ intoWarmPool: n.destination === 'WarmPool' }),
           resume: n.handOff,
           handOff: handOffs
@@ -188,7 +189,7 @@ export function createHandler(deps: HandlerDeps) {
               }
             : undefined,
         },
-        { nodes: cluster, pods: cluster, events: cluster, lifecycle: deps.lifecycle, clock, log },
+        { nodes: cluster, pods: cluster, events: cluster, lifecycle: deps.lifecycle, clock, log, instances: deps.instances },
       );
       emitTermination(n, report);
       log.info('termination handled', {
@@ -260,8 +261,9 @@ export function createHandler(deps: HandlerDeps) {
         blockedReportMs: config.blockedReportSeconds * 1000,
         loadBalancerDelaySeconds: Math.max(0, Math.min(config.loadBalancerDelaySeconds, spotSettleSeconds - 2)),
         evictionConcurrency: config.evictionConcurrency,
+        cordonDoomedSiblings: config.cordonDoomedSiblings,
       },
-      { nodes: cluster, pods: cluster, events: cluster, lifecycle: deps.lifecycle, clock, log },
+      { nodes: cluster, pods: cluster, events: cluster, lifecycle: deps.lifecycle, clock, log, instances: deps.instances },
     );
     deps.metrics?.emit(
       { Transition: 'spot-interruption', Outcome: report.outcome },
@@ -291,7 +293,7 @@ export function createHandler(deps: HandlerDeps) {
       return 'launch-admitted-unchecked';
     }
     const launchOutcome = await admitNode(
-      { action: n, deadlineMs: n.time.getTime() + config.launchTimeoutSeconds * 1000, invocationStopMs, pollIntervalMs: 5_000 },
+      { action: n, deadlineMs: n.time.getTime() + config.launchTimeoutSeconds * 1000, invocationStopMs },
       { nodes: cluster, events: cluster, lifecycle: deps.lifecycle, clock, log },
     );
     let status: RecordStatus = `launch-${launchOutcome === 'continue-later' ? 'admitted-unchecked' : launchOutcome}`;

@@ -14,6 +14,8 @@ export interface NodeInfo {
   readonly handOff?: string | undefined;
   /** Our drain record on the node (drainAnnotation), when a drain of ours marked it. */
   readonly drain?: DrainRecord | undefined;
+  /** metadata.resourceVersion as read: a write can be made conditional on it. */
+  readonly resourceVersion?: string | undefined;
 }
 
 /**
@@ -22,9 +24,12 @@ export interface NodeInfo {
  * marks it set itself (so only those are ever taken back).
  */
 export interface DrainRecord {
+  /** The lifecycle action's token; empty when the node was marked ahead of its own drain. */
   readonly token: string;
   readonly startedAtMs: number;
   readonly set: readonly ('exclude-from-load-balancers' | 'cordon')[];
+  /** Marked ahead by the drain of this sibling instance (same group, also terminating). */
+  readonly markedBy?: string | undefined;
 }
 
 /** The node marks one merge patch applies. */
@@ -59,16 +64,27 @@ export interface PodInfo {
   readonly finalizers?: readonly string[] | undefined;
 }
 
-export type PatchResult = 'patched' | 'node-gone';
+/** 'changed': the write was conditional on a resourceVersion and the node had moved on. */
+export type PatchResult = 'patched' | 'node-gone' | 'changed';
 
 export interface NodeGateway {
-  /** Finds the node whose spec.providerID ends in /<instanceId>; never by name. */
+  /**
+   * Finds the node whose spec.providerID ends in /<instanceId>. A name may be tried first
+   * (EC2's private DNS name), but only the providerID decides: never by name alone.
+   */
   findNodeByInstanceId(instanceId: string): Promise<NodeInfo | undefined>;
+  /**
+   * The nodes of several instances at once, by the same rule, in requests that do not grow
+   * with the cluster: an instance whose node is not under its EC2 name is left out (no scan).
+   */
+  findNodesOfInstances(instanceIds: readonly string[]): Promise<ReadonlyMap<string, NodeInfo>>;
+  /** Follows one instance's node (one list, then a watch) until closed: launch admission. */
+  watchNodeOf(instanceId: string): Promise<NodeWatch>;
   /**
    * One merge patch: the load-balancer exclusion label and spec.unschedulable=true where
    * asked, and the drain record annotation.
    */
-  mark(nodeName: string, marks: NodeMarks): Promise<PatchResult>;
+  mark(nodeName: string, marks: NodeMarks, ifResourceVersion?: string): Promise<PatchResult>;
   /**
    * Takes back exactly what our drain record says we set (the load-balancer label, the
    * cordon) and removes our drain record and hand-off annotations: the instance came back.
@@ -80,6 +96,19 @@ export interface NodeGateway {
    * `next` (undefined removes it). Two deliveries of one hand-off therefore never both carry on.
    */
   claimHandOff(nodeName: string, expected: string | undefined, next: string | undefined): Promise<'claimed' | 'lost' | 'node-gone'>;
+}
+
+/** A live view of one instance's node. */
+export interface NodeWatch {
+  /**
+   * The node as last seen (undefined: none with this instance has registered). Throws the
+   * last error while the view cannot be kept current (our requests fail): no answer is not
+   * "no node", and launch admission must not abandon an instance on our own failure.
+   */
+  current(): NodeInfo | undefined;
+  /** Resolves when the node may have changed since the last call, or after timeoutMs. */
+  changed(timeoutMs: number): Promise<void>;
+  close(): void;
 }
 
 export const handOffAnnotation = 'graceful-node-termination/hand-off';
@@ -182,6 +211,14 @@ export interface LifecycleActions {
 export interface AutoScalingInstances {
   /** The group the instance is in, or undefined when it is in none. */
   groupOf(instanceId: string): Promise<string | undefined>;
+  /** Instances of the group on their way out (Terminating, Terminating:Wait): their nodes are doomed. */
+  terminatingIn(group: string): Promise<readonly string[]>;
+}
+
+/** EC2's view of instances: the private DNS name is what the kubelet registers as the node's name on EKS. */
+export interface InstanceDirectory {
+  /** Private DNS names by instance id; an instance EC2 does not know (or has no name yet) is absent. */
+  privateDnsNames(instanceIds: readonly string[]): Promise<ReadonlyMap<string, string>>;
 }
 
 /** One metric data point set, with the dimensions that classify it (EMF in production). */

@@ -1,9 +1,9 @@
-// CloudFormation custom resource that installs the drainer's ClusterRole and
-// ClusterRoleBinding during `cdk deploy`, so no kubectl step is needed.
+// CloudFormation custom resource that installs the drainer's ClusterRole, ClusterRoleBinding,
+// FlowSchema and PriorityLevelConfiguration during `cdk deploy`, so no kubectl step is needed.
 //
 // It runs as its own function with its own role, never as the drainer: that role holds
 // an EKS access entry with AmazonEKSClusterAdminPolicy, because creating a ClusterRole
-// needs at least the rights it grants. Its code applies only the two objects of
+// needs at least the rights it grants. Its code applies only the objects of
 // lambda/rbac.ts (the group name is the one input), so the admin right cannot be steered
 // into anything else by whoever edits the stack's properties.
 import { request } from 'node:https';
@@ -11,7 +11,7 @@ import { EKSClient } from '@aws-sdk/client-eks';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { connectToEks } from './adapters/cluster-connection.js';
 import { createKubeHttp, KubeApiError, type KubeEndpoint, type KubeHttp } from './adapters/kube-http.js';
-import { rbacName, rbacObjects } from './rbac.js';
+import { installedObjects, rbacName } from './rbac.js';
 
 /** The fields of a CloudFormation custom resource request that we use. */
 export interface CustomResourceEvent {
@@ -39,6 +39,8 @@ const pathsFor = (name: string) =>
   ({
     ClusterRole: `/apis/rbac.authorization.k8s.io/v1/clusterroles/${encodeURIComponent(name)}`,
     ClusterRoleBinding: `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${encodeURIComponent(name)}`,
+    PriorityLevelConfiguration: `/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations/${encodeURIComponent(name)}`,
+    FlowSchema: `/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/${encodeURIComponent(name)}`,
   }) as const;
 
 /**
@@ -47,7 +49,7 @@ const pathsFor = (name: string) =>
  */
 export async function applyRbac(kube: KubeHttp, group: string, deadlinePolicy = 'force', name = rbacName): Promise<void> {
   const paths = pathsFor(name);
-  for (const object of rbacObjects(group, deadlinePolicy, name)) {
+  for (const object of installedObjects(group, deadlinePolicy, name)) {
     await kube.request('PATCH', paths[object.kind as keyof typeof paths], {
       // Our own objects only: force takes back fields another manager changed on them.
       query: { fieldManager: name, force: true },
@@ -57,10 +59,10 @@ export async function applyRbac(kube: KubeHttp, group: string, deadlinePolicy = 
   }
 }
 
-/** Deletes both objects; already gone counts as deleted. */
+/** Deletes every object, the FlowSchema first; already gone counts as deleted. */
 export async function deleteRbac(kube: KubeHttp, name = rbacName): Promise<void> {
   const paths = pathsFor(name);
-  for (const path of [paths.ClusterRoleBinding, paths.ClusterRole]) {
+  for (const path of [paths.FlowSchema, paths.PriorityLevelConfiguration, paths.ClusterRoleBinding, paths.ClusterRole]) {
     try {
       await kube.request('DELETE', path);
     } catch (error) {

@@ -25,8 +25,8 @@ export const rbacRules: readonly RbacRule[] = [
   {
     apiGroups: [''],
     resources: ['nodes'],
-    verbs: ['get', 'list', 'patch'],
-    why: 'Find the node by spec.providerID (list), label and cordon it (patch), hand a long drain on (get, patch of an annotation).',
+    verbs: ['get', 'list', 'watch', 'patch'],
+    why: 'Read the node under its EC2 name (get; list by spec.providerID only when the name does not lead to it), follow a launching node (watch), label and cordon it and its terminating siblings (patch), hand a long drain on (annotation).',
   },
   {
     apiGroups: [''],
@@ -78,6 +78,77 @@ export function rbacObjects(group: string = rbacName, deadlinePolicy: string = '
   ];
 }
 
+/**
+ * API Priority and Fairness for the drainer's group: its own priority level, so a mass
+ * termination (N drains x 32 evictions in flight) queues there instead of in
+ * `global-default` beside kubectl users, and is not starved by them either.
+ *
+ * The numbers: the built-in levels' nominalConcurrencyShares sum to 245 (system 30,
+ * node-high 40, leader-election 10, workload-high 40, workload-low 100, global-default 20,
+ * catch-all 5). 20 more shares give this level 20/265 = 7.5 % of the server's seats: 45 of
+ * the default 600 (400 + 200 in flight), as many as global-default keeps (it had 20/245: 49).
+ * That is one full drain (32 evictions, a list, a watch, Events) without queueing; ten at
+ * once queue in our own 16 queues (up to 50 each) and hold no seat of anybody else's.
+ * lendablePercent 50: we are idle nearly always, so half our seats serve others meanwhile;
+ * borrowingLimitPercent 100: a burst may borrow up to as many seats again, only from what
+ * other levels lend (never what they use). Precedence 1000: after the system schemas
+ * (exempt 1 ... kube-system-service-accounts 900), before service-accounts (9000) and
+ * global-default (9900); only our group matches it.
+ * https://kubernetes.io/docs/concepts/cluster-administration/flow-control/
+ */
+export const flowControl = {
+  nominalConcurrencyShares: 20,
+  lendablePercent: 50,
+  borrowingLimitPercent: 100,
+  queues: 16,
+  handSize: 4,
+  queueLengthLimit: 50,
+  matchingPrecedence: 1000,
+} as const;
+
+/** The PriorityLevelConfiguration and the FlowSchema that puts `group`'s requests in it. */
+export function flowControlObjects(group: string = rbacName, name: string = rbacName): readonly [KubernetesObject, KubernetesObject] {
+  const labels = labelsFor(name);
+  const f = flowControl;
+  return [
+    {
+      apiVersion: 'flowcontrol.apiserver.k8s.io/v1',
+      kind: 'PriorityLevelConfiguration',
+      metadata: { name, labels },
+      spec: {
+        type: 'Limited',
+        limited: {
+          nominalConcurrencyShares: f.nominalConcurrencyShares,
+          lendablePercent: f.lendablePercent,
+          borrowingLimitPercent: f.borrowingLimitPercent,
+          limitResponse: { type: 'Queue', queuing: { queues: f.queues, handSize: f.handSize, queueLengthLimit: f.queueLengthLimit } },
+        },
+      },
+    },
+    {
+      apiVersion: 'flowcontrol.apiserver.k8s.io/v1',
+      kind: 'FlowSchema',
+      metadata: { name, labels },
+      spec: {
+        priorityLevelConfiguration: { name },
+        matchingPrecedence: f.matchingPrecedence,
+        distinguisherMethod: { type: 'ByUser' },
+        rules: [
+          {
+            subjects: [{ kind: 'Group', group: { name: group } }],
+            resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], clusterScope: true, namespaces: ['*'] }],
+          },
+        ],
+      },
+    },
+  ];
+}
+
+/** Every object a deployment installs, in the order they are applied (deleted in reverse). */
+export function installedObjects(group: string, deadlinePolicy: string, name: string): readonly KubernetesObject[] {
+  return [...rbacObjects(group, deadlinePolicy, name), ...flowControlObjects(group, name)];
+}
+
 /** rbac.yaml, rendered for people who apply it with kubectl (aws-auth clusters). */
 export function renderRbacYaml(group: string = rbacName, deadlinePolicy: string = 'force', name: string = rbacName): string {
   const [role, binding] = rbacObjects(group, deadlinePolicy, name);
@@ -113,6 +184,34 @@ export function renderRbacYaml(group: string = rbacName, deadlinePolicy: string 
     '  - apiGroup: rbac.authorization.k8s.io',
     '    kind: Group',
     `    name: ${group}`,
+    '---',
+    '# API Priority and Fairness: the drainer\'s requests get a priority level of their own',
+    '# (lambda/rbac.ts explains the numbers).',
+    ...flowControlObjects(group, name).flatMap((o, i) => [...(i > 0 ? ['---'] : []), ...yamlOf(o)]),
     '',
   ].join('\n');
+}
+
+/** A small YAML writer for our own objects (maps, lists, strings, numbers, booleans). */
+function yamlOf(value: unknown, indent = ''): string[] {
+  const scalar = (v: unknown) => (typeof v === 'string' ? (/^[A-Za-z0-9./_-]+$/.test(v) && !/^(true|false|null|\d.*)$/.test(v) ? v : JSON.stringify(v)) : String(v));
+  const lines: string[] = [];
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    if (Array.isArray(v)) {
+      if (v.length > 0 && v.every((x) => typeof x !== 'object')) {
+        lines.push(`${indent}${k}: [${v.map(scalar).join(', ')}]`);
+        continue;
+      }
+      lines.push(`${indent}${k}:`);
+      for (const item of v) {
+        const [first, ...rest] = yamlOf(item, `${indent}    `);
+        lines.push(`${indent}  - ${first!.trimStart()}`, ...rest);
+      }
+    } else if (typeof v === 'object' && v !== null) {
+      lines.push(`${indent}${k}:`, ...yamlOf(v, `${indent}  `));
+    } else {
+      lines.push(`${indent}${k}: ${scalar(v)}`);
+    }
+  }
+  return lines;
 }

@@ -6,7 +6,10 @@ import { AutoScalingClient } from '@aws-sdk/client-auto-scaling';
 import { EKSClient } from '@aws-sdk/client-eks';
 import { createAutoScalingInstances, createLifecycleActions } from './adapters/auto-scaling.js';
 import { connectToEks, connectWithKubeconfig } from './adapters/cluster-connection.js';
+import { createEc2Instances } from './adapters/ec2-instances.js';
 import { createKubernetesGateway } from './adapters/kubernetes.js';
+import { createNodeLookup } from './node-lookup.js';
+import type { InstanceDirectory } from './ports.js';
 import { createSnsHandOffs } from './adapters/sns-hand-offs.js';
 import { createEmfMetrics } from './adapters/emf-metrics.js';
 import { systemClock } from './clock.js';
@@ -15,7 +18,12 @@ import { createHandler, type ClusterGateway, type HandlerResult, type Invocation
 
 export type LambdaHandler = (event: unknown, context: InvocationContext) => Promise<HandlerResult>;
 
-export function createRuntime(env: Readonly<Record<string, string | undefined>>): LambdaHandler {
+/** What tests put in place of an AWS service that has no local stand-in in their harness. */
+export interface RuntimeOverrides {
+  readonly instanceDirectory?: InstanceDirectory;
+}
+
+export function createRuntime(env: Readonly<Record<string, string | undefined>>, overrides: RuntimeOverrides = {}): LambdaHandler {
   // The deployment's name (the construct sets it): log lines and metrics of two deployments
   // on one account never mix (the metric filters and EMF both key on it).
   const serviceName = env['POWERTOOLS_SERVICE_NAME'] ?? 'graceful-node-termination';
@@ -28,6 +36,9 @@ export function createRuntime(env: Readonly<Record<string, string | undefined>>)
   const sdk = { region, requestHandler, maxAttempts: 5 };
   const autoScaling = new AutoScalingClient(sdk);
   const eks = new EKSClient(sdk);
+  // EC2's private DNS names: the node's name on EKS, so a lookup is one GET (node-lookup.ts).
+  const instanceDirectory =
+    overrides.instanceDirectory ?? createEc2Instances({ region, credentials: autoScaling.config.credentials, endpoint: env['AWS_ENDPOINT_URL_EC2'] });
 
   let gateway: Promise<ClusterGateway> | undefined;
   const cluster = (): Promise<ClusterGateway> => {
@@ -36,7 +47,8 @@ export function createRuntime(env: Readonly<Record<string, string | undefined>>)
         config.kubeconfigPath !== undefined
           ? await connectWithKubeconfig(config.kubeconfigPath, config.kubeconfigContext)
           : await connectToEks({ clusterName: config.clusterName, region, eks });
-      return createKubernetesGateway(endpoint, { requestTimeoutMs: 15_000, log: logger });
+      const kubernetes = createKubernetesGateway(endpoint, { requestTimeoutMs: 15_000, log: logger });
+      return { ...kubernetes, ...createNodeLookup(kubernetes, instanceDirectory, systemClock, logger) };
     })();
     // A failed connection is not kept: the next record or retry tries again.
     gateway.catch(() => (gateway = undefined));

@@ -2,6 +2,7 @@
 import {
   AutoScalingServiceException,
   CompleteLifecycleActionCommand,
+  DescribeAutoScalingGroupsCommand,
   DescribeAutoScalingInstancesCommand,
   RecordLifecycleActionHeartbeatCommand,
   type AutoScalingClient,
@@ -57,12 +58,26 @@ export function createLifecycleActions(client: AutoScalingClient): LifecycleActi
   };
 }
 
-/** DescribeAutoScalingInstances cannot be scoped to groups in IAM: the handler refuses other groups. */
+/**
+ * The states of an instance the group is terminating: Terminating until a terminate hook
+ * fires, Terminating:Wait while the hook holds it (Terminating:Proceed is past its drain).
+ * https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-lifecycle.html
+ */
+export const terminatingStates: ReadonlySet<string> = new Set(['Terminating', 'Terminating:Wait']);
+
+/**
+ * The Describe calls cannot be scoped to groups in IAM (they take no resource): the handler
+ * refuses instances of other groups, and asks only about groups it serves.
+ */
 export function createAutoScalingInstances(client: AutoScalingClient): AutoScalingInstances {
   return {
     async groupOf(instanceId) {
       const { AutoScalingInstances } = await client.send(new DescribeAutoScalingInstancesCommand({ InstanceIds: [instanceId] }));
       return AutoScalingInstances?.[0]?.AutoScalingGroupName;
+    },
+    async terminatingIn(group) {
+      const { AutoScalingGroups } = await client.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [group] }));
+      return (AutoScalingGroups?.[0]?.Instances ?? []).filter((i) => terminatingStates.has(i.LifecycleState ?? '')).flatMap((i) => (i.InstanceId ? [i.InstanceId] : []));
     },
   };
 }

@@ -18,6 +18,7 @@ import type {
   PodWatch,
 } from '../ports.js';
 import { createEventQueue } from './event-queue.js';
+import { instanceMatches, type NodeLookup, type NodeReader } from '../node-lookup.js';
 import { KubeApiError, createKubeHttp, type KubeEndpoint, type KubeHttp, type StatusBody } from './kube-http.js';
 
 export const reportingComponent = 'graceful-node-termination';
@@ -41,7 +42,13 @@ export interface KubernetesOptions {
   readonly log: Log;
 }
 
-export type KubernetesGateway = NodeGateway & PodGateway & Required<EventRecorder>;
+/** What the Kubernetes adapter offers for nodes; node-lookup.ts turns it into the NodeGateway. */
+export type KubernetesGateway = NodeReader & Omit<NodeGateway, keyof NodeLookup> & PodGateway & Required<EventRecorder>;
+
+/** Nodes per page when a lookup must scan: one page in memory at a time (~1.5 MB of JSON). */
+export const scanPageSize = 100;
+/** A launch watches its node this long per request: one watch covers a typical join. */
+export const nodeWatchTimeoutSeconds = 240;
 
 export function createKubernetesGateway(endpoint: KubeEndpoint, options: KubernetesOptions): KubernetesGateway {
   const kube = createKubeHttp(endpoint, {
@@ -72,40 +79,53 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
       return 'patched';
     } catch (error) {
       if (statusOf(error) === 404) return 'node-gone';
+      // Only a patch that names a resourceVersion can conflict: the node changed since it was read.
+      if (statusOf(error) === 409) return 'changed';
       throw classify(error, `patch node ${name}`);
     }
   };
 
   return {
-    async findNodeByInstanceId(instanceId) {
-      // Nodes can be field-selected only by name and spec.unschedulable, so list and match
-      // spec.providerID (aws:///<az>/<instance-id>): node names need not be the DNS name.
+    async getNode(name) {
+      try {
+        return toNodeInfo(await kube.request<V1Node>('GET', `/api/v1/nodes/${encodeURIComponent(name)}`));
+      } catch (error) {
+        if (statusOf(error) === 404) return undefined;
+        throw classify(error, `get node ${name}`);
+      }
+    },
+
+    async scanForInstance(instanceId) {
+      // Nodes can be field-selected only by name and spec.unschedulable, so this lists and
+      // matches spec.providerID (aws:///<az>/<instance-id>). Only when the node is not under
+      // its EC2 name (node-lookup.ts). Small pages, so memory holds one page and not the
+      // cluster; gzip (kube-http) cuts the bytes on the wire ~16x for node objects.
       let cont: string | undefined;
       do {
-        const page = await call('list nodes', () => kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', { query: { limit: 500, continue: cont } }));
-        for (const node of page.items) {
-          if (node.spec?.providerID?.endsWith(`/${instanceId}`)) {
-            return {
-              name: node.metadata?.name ?? '',
-              uid: node.metadata?.uid ?? '',
-              providerId: node.spec.providerID,
-              unschedulable: node.spec.unschedulable === true,
-              labels: node.metadata?.labels ?? {},
-              ready: node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
-              taints: (node.spec.taints ?? []).map((t) => ({ key: t.key, effect: t.effect })),
-              handOff: node.metadata?.annotations?.[handOffAnnotation],
-              drain: parseDrainRecord(node.metadata?.annotations?.[drainAnnotation]),
-            } satisfies NodeInfo;
-          }
-        }
+        const page = await call('list nodes', () => kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', { query: { limit: scanPageSize, continue: cont } }));
+        const node = page.items.find((n) => n.spec?.providerID !== undefined && instanceMatches(n.spec.providerID, instanceId));
+        if (node !== undefined) return toNodeInfo(node);
         cont = page.metadata?.continue || undefined;
       } while (cont);
       return undefined;
     },
 
-    mark: (name, marks) =>
+    async watchNodeNamed(name) {
+      const watch = await openListWatch(kube, {
+        what: `node ${name}`,
+        path: '/api/v1/nodes',
+        fieldSelector: `metadata.name=${name}`,
+        timeoutSeconds: nodeWatchTimeoutSeconds,
+        toInfo: toNodeInfo,
+        log: options.log,
+      });
+      return { current: () => watch.current()[0], changed: watch.changed, close: watch.close };
+    },
+
+    mark: (name, marks, ifResourceVersion) =>
       patchNode(name, {
         metadata: {
+          ...(ifResourceVersion !== undefined ? { resourceVersion: ifResourceVersion } : {}),
           ...(marks.excludeFromLoadBalancers ? { labels: { [excludeFromLoadBalancersLabel]: 'true' } } : {}),
           annotations: { [drainAnnotation]: formatDrainRecord(marks.drain) },
         },
@@ -208,22 +228,37 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
   };
 }
 
+export function toNodeInfo(node: V1Node): NodeInfo {
+  return {
+    name: node.metadata?.name ?? '',
+    uid: node.metadata?.uid ?? '',
+    providerId: node.spec?.providerID ?? '',
+    unschedulable: node.spec?.unschedulable === true,
+    labels: node.metadata?.labels ?? {},
+    ready: node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+    taints: (node.spec?.taints ?? []).map((t) => ({ key: t.key, effect: t.effect })),
+    handOff: node.metadata?.annotations?.[handOffAnnotation],
+    drain: parseDrainRecord(node.metadata?.annotations?.[drainAnnotation]),
+    resourceVersion: node.metadata?.resourceVersion,
+  };
+}
+
 /** The drain record as stored on the node; anything unreadable is treated as absent. */
 export function parseDrainRecord(raw: string | undefined): DrainRecord | undefined {
   if (raw === undefined) return undefined;
   try {
-    const v = JSON.parse(raw) as { token?: unknown; startedAt?: unknown; set?: unknown };
+    const v = JSON.parse(raw) as { token?: unknown; startedAt?: unknown; set?: unknown; markedBy?: unknown };
     const startedAtMs = typeof v.startedAt === 'string' ? Date.parse(v.startedAt) : Number.NaN;
     if (typeof v.token !== 'string' || Number.isNaN(startedAtMs)) return undefined;
     const set = Array.isArray(v.set) ? v.set.filter((m): m is DrainRecord['set'][number] => m === 'exclude-from-load-balancers' || m === 'cordon') : [];
-    return { token: v.token, startedAtMs, set };
+    return { token: v.token, startedAtMs, set, ...(typeof v.markedBy === 'string' ? { markedBy: v.markedBy } : {}) };
   } catch {
     return undefined;
   }
 }
 
 export function formatDrainRecord(record: DrainRecord): string {
-  return JSON.stringify({ token: record.token, startedAt: new Date(record.startedAtMs).toISOString(), set: record.set });
+  return JSON.stringify({ token: record.token, startedAt: new Date(record.startedAtMs).toISOString(), set: record.set, ...(record.markedBy ? { markedBy: record.markedBy } : {}) });
 }
 
 /**
@@ -357,10 +392,33 @@ export function toPodInfo(pod: V1Pod): PodInfo {
 /** What the server is asked to keep a quiet watch open for (kube.watch idles out later). */
 export const watchTimeoutSeconds = 25;
 
-/** One list, then a watch resumed from the last resourceVersion; re-lists only on 410 Gone. */
-async function openPodWatch(kube: KubeHttp, nodeName: string, log: Log): Promise<PodWatch> {
-  const fieldSelector = `spec.nodeName=${nodeName}`;
-  const pods = new Map<string, PodInfo>();
+interface ListWatchOptions<T> {
+  /** For messages: "pods on node x", "node x". */
+  readonly what: string;
+  readonly path: string;
+  readonly fieldSelector: string;
+  /** What the server is asked to keep a quiet watch open for (kube.watch idles out later). */
+  readonly timeoutSeconds: number;
+  readonly toInfo: (object: never) => T;
+  readonly log: Log;
+}
+
+interface ListWatch<T> {
+  /** The objects as last seen. Throws the last error while the view cannot be resumed. */
+  current(): T[];
+  changed(timeoutMs: number): Promise<void>;
+  close(): void;
+}
+
+/**
+ * One list, then a watch resumed from the last resourceVersion; re-lists only on 410 Gone.
+ * The objects are keyed by UID. A failure to resume is retried with backoff; until it
+ * succeeds, current() throws it (no answer is not an empty answer).
+ */
+async function openListWatch<T>(kube: KubeHttp, o: ListWatchOptions<T>): Promise<ListWatch<T>> {
+  const { fieldSelector, what, log } = o;
+  const toInfo = o.toInfo as (object: unknown) => T;
+  const objects = new Map<string, T>();
   let resourceVersion = '';
   let waiters: (() => void)[] = [];
   // Changes counted, so a change that arrives between two changed() calls still wakes.
@@ -369,6 +427,7 @@ async function openPodWatch(kube: KubeHttp, nodeName: string, log: Log): Promise
   let closed = false;
   let handle: { abort(): void } | undefined;
   let failures = 0;
+  let broken: Error | undefined;
   const notify = () => {
     version++;
     const w = waiters;
@@ -377,47 +436,51 @@ async function openPodWatch(kube: KubeHttp, nodeName: string, log: Log): Promise
   };
 
   const list = async () => {
-    const next = new Map<string, PodInfo>();
+    const next = new Map<string, T>();
     let cont: string | undefined;
     do {
-      const page = await call(`list pods on node ${nodeName}`, () =>
-        kube.request<WireList<V1Pod>>('GET', '/api/v1/pods', { query: { fieldSelector, limit: 500, continue: cont } }),
+      const page = await call(`list ${what}`, () =>
+        kube.request<WireList<{ metadata?: { uid?: string } }>>('GET', o.path, { query: { fieldSelector, limit: 500, continue: cont } }),
       );
-      for (const pod of page.items) next.set(pod.metadata?.uid ?? '', toPodInfo(pod));
+      for (const item of page.items) next.set(item.metadata?.uid ?? '', toInfo(item));
       resourceVersion = page.metadata?.resourceVersion ?? '';
       cont = page.metadata?.continue || undefined;
     } while (cont);
-    pods.clear();
-    for (const [uid, pod] of next) pods.set(uid, pod);
+    objects.clear();
+    for (const [uid, item] of next) objects.set(uid, item);
   };
 
   const watch = () => {
     if (closed) return;
     let gone = false;
     handle = kube.watch(
-      '/api/v1/pods',
+      o.path,
       // The server ends the watch cleanly after timeoutSeconds and we resume from here; our
       // own idle timeout (kube.watch) is longer, so a quiet watch is never torn down early.
-      { fieldSelector, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: watchTimeoutSeconds },
+      { fieldSelector, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: o.timeoutSeconds },
       ({ type, object }) => {
-        const obj = object as V1Pod & { code?: number };
+        const obj = object as { code?: number; metadata?: { uid?: string; resourceVersion?: string } };
         if (type === 'ERROR') {
           if (obj.code === 410) gone = true;
           return;
         }
         failures = 0;
+        if (broken !== undefined) {
+          broken = undefined;
+          notify();
+        }
         if (obj.metadata?.resourceVersion) resourceVersion = obj.metadata.resourceVersion;
         if (type === 'BOOKMARK') return;
         const uid = obj.metadata?.uid ?? '';
-        if (type === 'DELETED') pods.delete(uid);
-        else pods.set(uid, toPodInfo(obj));
+        if (type === 'DELETED') objects.delete(uid);
+        else objects.set(uid, toInfo(obj));
         notify();
       },
       (error) => {
         if (closed) return;
         if (error) {
           failures++;
-          log.debug('pod watch ended, resuming', { error: describe(error), failures });
+          log.debug('watch ended, resuming', { watch: what, error: describe(error), failures });
         } else {
           // A clean end is the server's timeout: resume at once, no backoff to grow.
           failures = 0;
@@ -432,7 +495,9 @@ async function openPodWatch(kube: KubeHttp, nodeName: string, log: Log): Promise
             watch();
           } catch (e) {
             failures++;
-            log.warn('pod watch could not resume, retrying', { error: describe(e), failures });
+            broken = e instanceof Error ? e : new Error(String(e));
+            notify();
+            log.warn('watch could not resume, retrying', { watch: what, error: describe(e), failures });
             setTimeout(() => void resume(), Math.min(5000, 200 * 2 ** failures)).unref();
           }
         };
@@ -444,7 +509,10 @@ async function openPodWatch(kube: KubeHttp, nodeName: string, log: Log): Promise
   await list();
   watch();
   return {
-    current: () => [...pods.values()],
+    current: () => {
+      if (broken !== undefined) throw broken;
+      return [...objects.values()];
+    },
     changed: async (timeoutMs) => {
       if (version === seen && !closed) {
         await new Promise<void>((resolve) => {
@@ -462,6 +530,31 @@ async function openPodWatch(kube: KubeHttp, nodeName: string, log: Log): Promise
       handle?.abort();
       notify();
     },
+  };
+}
+
+/** The pods bound to one node. Never throws from current(): the drain keeps its last view. */
+async function openPodWatch(kube: KubeHttp, nodeName: string, log: Log): Promise<PodWatch> {
+  const watch = await openListWatch(kube, {
+    what: `pods on node ${nodeName}`,
+    path: '/api/v1/pods',
+    fieldSelector: `spec.nodeName=${nodeName}`,
+    timeoutSeconds: watchTimeoutSeconds,
+    toInfo: toPodInfo,
+    log,
+  });
+  let last: PodInfo[] = [];
+  return {
+    current: () => {
+      try {
+        last = watch.current();
+      } catch {
+        /* resuming: the last view stands, as before the watch broke */
+      }
+      return last;
+    },
+    changed: watch.changed,
+    close: watch.close,
   };
 }
 

@@ -3,6 +3,7 @@
 // ourselves). Label first in spirit: deregistration takes minutes, pods can be gone in seconds.
 // https://kubernetes.io/docs/reference/labels-annotations-taints/#node-kubernetes-io-exclude-from-external-load-balancers
 import { excludeFromLoadBalancersLabel, type DrainRecord } from '../ports.js';
+import { markDoomedSiblings } from './siblings.js';
 import { onNode, type Step, type Termination } from './termination.js';
 
 export async function mark(t: Termination): Promise<Step> {
@@ -17,7 +18,9 @@ export async function mark(t: Termination): Promise<Step> {
     await onNode(t, 'Normal', 'DrainStarted', t.options.trigger.startedMessage(t));
   }
   if (needLabel || needCordon || ours === undefined) {
-    const set = new Set<DrainRecord['set'][number]>(ours?.set ?? []);
+    // Marks a drain of ours set earlier stay ours to take back: a sibling's drain that marked
+    // this node ahead (siblings.ts), or an earlier termination of an instance that came back.
+    const set = new Set<DrainRecord['set'][number]>(node.drain?.set ?? []);
     if (needLabel) set.add('exclude-from-load-balancers');
     if (needCordon) set.add('cordon');
     const record: DrainRecord = { token: action.lifecycleActionToken, startedAtMs: t.firstSeenMs, set: [...set] };
@@ -30,7 +33,9 @@ export async function mark(t: Termination): Promise<Step> {
   }
   if (resume === undefined && (needCordon || ours === undefined)) {
     log.info('node labelled for exclusion from external load balancers and cordoned');
-    await onNode(t, 'Normal', 'Cordoned', 'Node excluded from external load balancers and marked unschedulable.');
+    const ahead = node.drain?.markedBy !== undefined && node.drain.token === '' ? ` (already cordoned ahead by the drain of ${node.drain.markedBy})` : '';
+    await onNode(t, 'Normal', 'Cordoned', `Node excluded from external load balancers and marked unschedulable${ahead}.`);
   }
+  if (resume === undefined) await markDoomedSiblings(t);
   return { next: resume?.phase === 'settle' ? 'settle' : 'drain' };
 }

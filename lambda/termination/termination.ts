@@ -2,7 +2,7 @@
 // what earlier phases found out. Each phase re-derives the rest from the cluster.
 import type { DeadlinePolicy } from '../config.js';
 import type { DrainResult, ReturnedPods } from '../drain.js';
-import type { Clock, EventRecorder, LifecycleActionRef, LifecycleActions, Log, NodeGateway, NodeInfo, PodGateway, PodWatch } from '../ports.js';
+import type { AutoScalingInstances, Clock, EventRecorder, LifecycleActionRef, LifecycleActions, Log, NodeGateway, NodeInfo, PodGateway, PodWatch } from '../ports.js';
 import type { HandOffState } from './hand-off.js';
 import type { Trigger } from './triggers.js';
 
@@ -33,6 +33,8 @@ export interface TerminateDeps {
   readonly lifecycle: LifecycleActions;
   readonly clock: Clock;
   readonly log: Log;
+  /** Which instances the group is terminating too (sibling marking); absent: not asked. */
+  readonly instances?: Pick<AutoScalingInstances, 'terminatingIn'> | undefined;
 }
 
 export interface TerminateOptions {
@@ -57,6 +59,8 @@ export interface TerminateOptions {
   readonly deadlinePolicy: DeadlinePolicy;
   readonly loadBalancerDelaySeconds: number;
   readonly evictionConcurrency: number;
+  /** Mark the group's other terminating instances' nodes before evicting (siblings.ts). */
+  readonly cordonDoomedSiblings?: boolean;
   /** Set when this invocation continues a termination an earlier one handed on. */
   readonly resume?: HandOffState | undefined;
   /** Sends the rest to a fresh invocation; absent when there is nowhere to send it. */

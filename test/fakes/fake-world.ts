@@ -12,6 +12,7 @@ import type {
   LifecycleActions,
   LifecycleResult,
   NodeInfo,
+  NodeWatch,
   PodInfo,
   PodWatch,
   HandOffs,
@@ -67,7 +68,7 @@ export type EvictionRule = (pod: FakePod) => EvictionResult | 'accept';
 
 export interface Call {
   readonly atMs: number;
-  readonly op: 'list-nodes' | 'mark' | 'unmark' | 'watch-pods' | 'evict' | 'claim-hand-off' | 'delete';
+  readonly op: 'list-nodes' | 'get-nodes' | 'mark' | 'unmark' | 'watch-pods' | 'evict' | 'claim-hand-off' | 'delete';
   readonly target: string;
 }
 
@@ -155,6 +156,48 @@ export class FakeCluster {
   async findNodeByInstanceId(instanceId: string): Promise<NodeInfo | undefined> {
     this.log('list-nodes', instanceId);
     return [...this.nodes.values()].find((n) => n.providerId.endsWith(`/${instanceId}`));
+  }
+
+  async findNodesOfInstances(instanceIds: readonly string[]): Promise<ReadonlyMap<string, NodeInfo>> {
+    this.log('get-nodes', instanceIds.join(' '));
+    const found = new Map<string, NodeInfo>();
+    for (const id of instanceIds) {
+      const node = [...this.nodes.values()].find((n) => n.providerId.endsWith(`/${id}`));
+      if (node) found.set(id, node);
+    }
+    return found;
+  }
+
+  /**
+   * A watch as the lookup keeps one: the node as last looked up (through
+   * findNodeByInstanceId, so a test that makes lookups fail makes the watch fail), looked up
+   * again when something is scheduled or at the latest every 5 s (a broken watch resumes).
+   */
+  async watchNodeOf(instanceId: string): Promise<NodeWatch> {
+    let node: NodeInfo | undefined;
+    let error: unknown;
+    const refresh = async () => {
+      try {
+        node = await this.findNodeByInstanceId(instanceId);
+        error = undefined;
+      } catch (e) {
+        error = e;
+      }
+    };
+    await refresh();
+    return {
+      current: () => {
+        if (error !== undefined) throw error;
+        return node;
+      },
+      changed: async (timeoutMs: number) => {
+        const until = this.clock.now() + Math.min(timeoutMs, 5_000);
+        const next = this.clock.nextScheduledMs();
+        this.clock.advanceTo(next !== undefined && next <= until ? next : until);
+        await refresh();
+      },
+      close: () => {},
+    };
   }
 
   async mark(name: string, marks: NodeMarks): Promise<'patched' | 'node-gone'> {
@@ -366,6 +409,8 @@ export function handlerWorld(env: Record<string, string>) {
   const metricsSink: MetricsSink = { emit: (dimensions, values) => void metrics.push({ dimensions: { ...dimensions }, values: { ...values } }) };
   /** Which group each instance is in, as DescribeAutoScalingInstances would say. */
   const groups = new Map<string, string>();
+  /** Instances in Terminating:Wait, as DescribeAutoScalingGroups would list them (with `groups`). */
+  const terminating = new Set<string>();
   const handler = (extra: Record<string, string> = {}, connect: () => Promise<ClusterGateway> = async () => cluster) => {
     const config = parseConfig({ ...env, ...extra });
     return createHandler({
@@ -373,7 +418,7 @@ export function handlerWorld(env: Record<string, string>) {
       log,
       clock,
       lifecycle,
-      instances: { groupOf: async (id) => groups.get(id) },
+      instances: { groupOf: async (id) => groups.get(id), terminatingIn: async (group) => [...terminating].filter((id) => groups.get(id) === group) },
       cluster: connect,
       handOffs: config.handOffTopicArn !== undefined ? handOffs : undefined,
       metrics: metricsSink,
@@ -401,5 +446,5 @@ export function handlerWorld(env: Record<string, string>) {
     }
     return statuses;
   }
-  return { clock, cluster, lifecycle, handOffs, log, metrics, groups, handler, invoke, invokeRaw, runChain };
+  return { clock, cluster, lifecycle, handOffs, log, metrics, groups, terminating, handler, invoke, invokeRaw, runChain };
 }

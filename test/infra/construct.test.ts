@@ -30,10 +30,11 @@ function stackWith(props: Partial<GracefulNodeTerminationProps> & { setup?: (sta
   return { app, stack, construct };
 }
 
-function statements(resources: Resources): { Action: string | string[]; Resource: unknown; Effect: string }[] {
+type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Sid?: string; Condition?: unknown };
+function statements(resources: Resources): Statement[] {
   return Object.values(resources)
     .filter((r) => r.Type === 'AWS::IAM::Policy')
-    .flatMap((r) => (r.Properties['PolicyDocument'] as { Statement: { Action: string | string[]; Resource: unknown; Effect: string }[] }).Statement);
+    .flatMap((r) => (r.Properties['PolicyDocument'] as { Statement: Statement[] }).Statement);
 }
 
 /**
@@ -102,8 +103,24 @@ describe('the example stack from cdk.json', () => {
     );
   });
 
-  it('never grants autoscaling or eks actions on "*" (Spot, below, adds the one read that cannot be scoped)', () => {
-    const scoped = statements(resources).filter((s) => [s.Action].flat().some((a) => a.startsWith('autoscaling:') || a.startsWith('eks:')));
+  it('grants on "*" only the reads IAM cannot scope, in this region: EC2 names and the group\'s terminating instances', () => {
+    const onEverything = statements(resources).filter((s) => [s.Resource].flat().includes('*'));
+    expect(onEverything).toEqual([
+      expect.objectContaining({
+        Sid: 'ReadsWithoutResourceScope',
+        Effect: 'Allow',
+        Action: ['ec2:DescribeInstances', 'autoscaling:DescribeAutoScalingGroups'],
+        Condition: { StringEquals: { 'aws:RequestedRegion': expect.anything() } },
+      }),
+    ]);
+    const { stack } = stackWith({ cordonDoomedSiblings: false });
+    const without = statements(Template.fromStack(stack).toJSON()['Resources'] as Resources).filter((s) => [s.Resource].flat().includes('*'));
+    expect(without.map((s) => s.Action)).toEqual(['ec2:DescribeInstances']);
+    Template.fromStack(stack).hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ CORDON_DOOMED_SIBLINGS: 'false' }) } });
+  });
+
+  it('never grants autoscaling or eks writes on "*"', () => {
+    const scoped = statements(resources).filter((s) => [s.Action].flat().some((a) => a.startsWith('autoscaling:') || a.startsWith('eks:')) && !([s.Resource].flat().includes('*') && s.Sid === 'ReadsWithoutResourceScope'));
     expect(scoped.length).toBeGreaterThanOrEqual(3);
     for (const s of scoped) expect([s.Resource].flat()).not.toContain('*');
     const lifecycle = scoped.find((s) => [s.Action].flat().includes('autoscaling:CompleteLifecycleAction'))!;
@@ -337,7 +354,7 @@ describe('the construct', () => {
     const { app, stack } = stackWith({ spotInterruptions: true });
     expect(() => synthWithNag(app)).not.toThrow();
     const onEverything = statements(Template.fromStack(stack).toJSON()['Resources'] as Resources).filter((s) => [s.Resource].flat().includes('*'));
-    expect(onEverything.map((s) => [s.Action, s.Effect])).toEqual([['autoscaling:DescribeAutoScalingInstances', 'Allow']]);
+    expect(onEverything.map((s) => [s.Action, s.Effect])).toEqual([[['ec2:DescribeInstances', 'autoscaling:DescribeAutoScalingGroups', 'autoscaling:DescribeAutoScalingInstances'], 'Allow']]);
     expect(statements(Template.fromStack(stackWith({}).stack).toJSON()['Resources'] as Resources).some((s) => [s.Action].flat().includes('autoscaling:DescribeAutoScalingInstances'))).toBe(false);
     Template.fromStack(stack).hasResourceProperties('AWS::Events::Rule', {
       EventPattern: { source: ['aws.ec2'], 'detail-type': ['EC2 Spot Instance Interruption Warning', 'EC2 Instance Rebalance Recommendation'] },

@@ -23,6 +23,7 @@ describe('parseConfig', () => {
       batchWaitSeconds: 3600,
       deadlinePolicy: 'force',
       minEvictionWindowSeconds: 60,
+      cordonDoomedSiblings: true,
       blockedReportSeconds: 120,
       heartbeatTimeoutSeconds: 1800,
       handOffTopicArn: undefined,

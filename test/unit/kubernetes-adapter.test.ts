@@ -98,7 +98,7 @@ describe('Kubernetes adapter', () => {
     await expect(gateway.evictPod(pod({ name: 'web-1' }))).rejects.toBeInstanceOf(AccessDeniedError);
   });
 
-  it('finds the node by providerID across pages, never listing by name', async () => {
+  it('scans for the node by providerID across small pages, asking for gzip (the fallback lookup)', async () => {
     respond = (req, res) => {
       if (!req.url.searchParams.get('continue')) {
         json(res, 200, { metadata: { continue: 'page2' }, items: [{ metadata: { name: 'other', uid: '1' }, spec: { providerID: 'aws:///eu-west-1a/i-0aaaaaaaaaaaaaaaa' } }] });
@@ -111,7 +111,7 @@ describe('Kubernetes adapter', () => {
       }
     };
 
-    const node = await gateway.findNodeByInstanceId('i-0123456789abcdef0');
+    const node = await gateway.scanForInstance('i-0123456789abcdef0');
 
     expect(node).toEqual({
       name: 'ip-10-0-0-1',
@@ -123,7 +123,8 @@ describe('Kubernetes adapter', () => {
       taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' }],
     });
     expect(seen.map((s) => s.url.pathname)).toEqual(['/api/v1/nodes', '/api/v1/nodes']);
-    expect(seen[0]!.url.searchParams.get('limit')).toBe('500');
+    expect(seen[0]!.url.searchParams.get('limit')).toBe('100');
+    expect(seen[0]!.headers['accept-encoding']).toBe('gzip');
   });
 
   it('lists and watches only the pods bound to the node', async () => {
@@ -214,7 +215,7 @@ describe('Kubernetes adapter', () => {
       if (calls === 2) return res.socket?.destroy();
       json(res, 200, { metadata: {}, items: [{ metadata: { name: 'n', uid: '1' }, spec: { providerID: 'aws:///eu-west-1a/i-0123456789abcdef0' } }] });
     };
-    await expect(gateway.findNodeByInstanceId('i-0123456789abcdef0')).resolves.toMatchObject({ name: 'n' });
+    await expect(gateway.scanForInstance('i-0123456789abcdef0')).resolves.toMatchObject({ name: 'n' });
     expect(calls).toBe(3);
   });
 
@@ -229,7 +230,7 @@ describe('Kubernetes adapter', () => {
     const target = pod({ name: 'web-1', namespace: 'shop', uid: 'u-1' });
 
     await expect(gateway.deletePod(target, 12)).resolves.toBe('deleted');
-    await expect(gateway.findNodeByInstanceId('i-0123456789abcdef0')).resolves.toBeUndefined();
+    await expect(gateway.scanForInstance('i-0123456789abcdef0')).resolves.toBeUndefined();
 
     expect(seen[0]!.method).toBe('DELETE');
     expect(seen[0]!.url.pathname).toBe('/api/v1/namespaces/shop/pods/web-1');

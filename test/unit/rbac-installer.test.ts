@@ -94,3 +94,17 @@ describe('RBAC installer custom resource', () => {
     expect(responses).toEqual([expect.objectContaining({ Status: 'SUCCESS', PhysicalResourceId: 'graceful-node-termination-rbac' })]);
   });
 });
+
+describe('flow control for the drainer', () => {
+  it('renders in rbac.yaml exactly the FlowSchema and PriorityLevelConfiguration the installer applies, for the drainer\'s group only', async () => {
+    const { loadAll } = await import('js-yaml');
+    const { renderRbacYaml, flowControlObjects, installedObjects } = await import('../../lambda/rbac.js');
+    const docs = loadAll(renderRbacYaml('team-drainers', 'force', 'gnt-1')) as { kind: string }[];
+    expect(docs.map((d) => d.kind)).toEqual(['ClusterRole', 'ClusterRoleBinding', 'PriorityLevelConfiguration', 'FlowSchema']);
+    expect(docs.slice(2)).toEqual(JSON.parse(JSON.stringify(flowControlObjects('team-drainers', 'gnt-1'))));
+    expect(installedObjects('team-drainers', 'force', 'gnt-1').map((o) => o.kind)).toEqual(docs.map((d) => d.kind));
+    const schema = flowControlObjects('team-drainers', 'gnt-1')[1] as unknown as { spec: { rules: { subjects: unknown[] }[]; priorityLevelConfiguration: { name: string } } };
+    expect(schema.spec.rules.map((r) => r.subjects)).toEqual([[{ kind: 'Group', group: { name: 'team-drainers' } }]]);
+    expect(schema.spec.priorityLevelConfiguration.name).toBe('gnt-1');
+  });
+});
