@@ -5,6 +5,7 @@ import {
   AutoScalingClient,
   AutoScalingServiceException,
   CompleteLifecycleActionCommand,
+  DescribeAutoScalingGroupsCommand,
   DescribeAutoScalingInstancesCommand,
   RecordLifecycleActionHeartbeatCommand,
 } from '@aws-sdk/client-auto-scaling';
@@ -17,6 +18,8 @@ import { lifecycleMessage, snsEvent } from '../fixtures/notifications.js';
 import { captureHandlerLogs } from './handler-logs.js';
 import type { PlaneInfo } from './plane/plane.js';
 import { testAws } from './plane/token-webhook.js';
+import { admin } from './kube.js';
+import type { InstanceDirectory } from '../../lambda/ports.js';
 
 export interface Completion {
   readonly instanceId: string;
@@ -41,6 +44,8 @@ export interface DrainerOptions {
   readonly endpoint?: string;
   /** Connect with this kubeconfig (KUBECONFIG_PATH) instead of as on EKS. */
   readonly kubeconfig?: string;
+  /** CORDON_DOOMED_SIBLINGS (default: the handler's, true). */
+  readonly cordonDoomedSiblings?: boolean;
 }
 
 export interface Drainer {
@@ -60,6 +65,16 @@ export interface Drainer {
   invoke(event: unknown, options?: { remainingMs?: number; activeToken?: string }): Promise<unknown>;
   /** Which group each instance is in, as DescribeAutoScalingInstances answers. */
   readonly groups: Map<string, string>;
+  /** Instances in Terminating:Wait, as DescribeAutoScalingGroups lists them (with `groups`). */
+  readonly terminating: Set<string>;
+  /**
+   * EC2's private DNS name per instance, where a scenario sets it (null: EC2 gives none).
+   * Otherwise the stand-in answers as EC2 on EKS would: the name of the node whose
+   * providerID names the instance (the kubelet registers under the private DNS name).
+   */
+  readonly ec2Names: Map<string, string | null>;
+  /** Instance ids EC2 was asked about, per call. */
+  readonly ec2Calls: string[][];
   /** Sends the EC2_INSTANCE_LAUNCHING notification of the launch hook. */
   launch(instanceId: string, options?: Pick<TerminateOptions, 'origin' | 'destination'>): Promise<unknown>;
   restore(): void;
@@ -125,6 +140,31 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
     return { AutoScalingInstances: group ? [{ InstanceId: id, AutoScalingGroupName: group, LifecycleState: 'InService' }] : [] };
   });
 
+  const terminating = new Set<string>();
+  asg.on(DescribeAutoScalingGroupsCommand).callsFake(async (input) => {
+    const group = String(input.AutoScalingGroupNames?.[0]);
+    const instances = [...groups].filter(([, g]) => g === group).map(([id]) => ({ InstanceId: id, LifecycleState: terminating.has(id) ? 'Terminating:Wait' : 'InService' }));
+    return { AutoScalingGroups: [{ AutoScalingGroupName: group, Instances: instances }] };
+  });
+
+  // EC2 has no stand-in in this harness: the runtime's one test seam (RuntimeOverrides).
+  const ec2Names = new Map<string, string | null>();
+  const ec2Calls: string[][] = [];
+  const nodeAdmin = admin(plane);
+  const instanceDirectory: InstanceDirectory = {
+    async privateDnsNames(ids) {
+      ec2Calls.push([...ids]);
+      const unknown = ids.filter((id) => !ec2Names.has(id));
+      const nodes = unknown.length > 0 ? (await nodeAdmin.core.listNode()).items : [];
+      const names = new Map<string, string>();
+      for (const id of ids) {
+        const name = ec2Names.has(id) ? ec2Names.get(id) : nodes.find((n) => n.spec?.providerID?.endsWith(`/${id}`))?.metadata?.name;
+        if (name) names.set(id, name);
+      }
+      return names;
+    },
+  };
+
   const heartbeats: { token: string; atMs: number }[] = [];
   asg.on(RecordLifecycleActionHeartbeatCommand).callsFake(async (input) => {
     const token = String(input.LifecycleActionToken);
@@ -173,8 +213,9 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
     MIN_EVICTION_WINDOW_SECONDS: String(options.minEvictionWindowSeconds ?? 0),
     ...(options.handOff ? { HAND_OFF_TOPIC_ARN: handOffTopicArn } : {}),
     ...(options.kubeconfig ? { KUBECONFIG_PATH: options.kubeconfig } : {}),
+    ...(options.cordonDoomedSiblings !== undefined ? { CORDON_DOOMED_SIBLINGS: String(options.cordonDoomedSiblings) } : {}),
     AWS_REGION: testAws.region,
-  });
+  }, { instanceDirectory });
 
   /** Sends a notification shaped as Auto Scaling sends it and runs the handler on it. */
   const notify = (instanceId: string, transition: 'LAUNCHING' | 'TERMINATING', token: string, remainingMs: number, o: Omit<TerminateOptions, 'token' | 'remainingMs'> = {}) => {
@@ -210,6 +251,9 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
     heartbeats,
     deliver: (message, o = {}) => invoke(snsEvent(message), o),
     groups,
+    terminating,
+    ec2Names,
+    ec2Calls,
     invoke,
     hangNextPublish() {
       let release: () => void = () => {};

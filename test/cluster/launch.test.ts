@@ -16,6 +16,8 @@ describe('the launch hook', () => {
 
   it('waits for the node to register and become Ready, then completes CONTINUE', async () => {
     const instanceId = newInstanceId();
+    // EC2 knows the instance's private DNS name at launch; the kubelet registers under it.
+    drainer.ec2Names.set(instanceId, 'launch-ok');
     // The instance boots: its node registers only a few seconds after the notification.
     const registering = sleep(3_000).then(() => createKwokNode(a, 'launch-ok', instanceId, { scenario: 'launch' }));
 

@@ -4,7 +4,7 @@
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { KubeEndpoint } from '../../lambda/adapters/kube-http.js';
 import { createInstallerHandler, type CustomResourceEvent, type CustomResourceResponse } from '../../lambda/rbac-installer.js';
-import { rbacName, rbacRules } from '../../lambda/rbac.js';
+import { flowControlObjects, rbacName, rbacRules } from '../../lambda/rbac.js';
 import { MemoryLog } from '../fakes/fake-world.js';
 import { admin, until } from './kube.js';
 import { adminToken } from './plane/plane.js';
@@ -37,7 +37,7 @@ const request = (type: CustomResourceEvent['RequestType']): CustomResourceEvent 
   ResourceProperties: { ClusterName: 'local-plane', KubernetesGroup: rbacName },
 });
 
-const get = (kind: 'clusterrole' | 'clusterrolebinding') => {
+const get = (kind: 'clusterrole' | 'clusterrolebinding' | 'flowschema' | 'prioritylevelconfiguration') => {
   try {
     return JSON.parse(a.kubectl('get', kind, rbacName, '-o', 'json', '--show-managed-fields')) as Record<string, unknown> & { metadata: { managedFields?: { manager: string }[] } };
   } catch {
@@ -51,7 +51,7 @@ describe('the RBAC installer (CloudFormation custom resource) on a real API serv
     await handle(request('Create'));
   });
 
-  it('applies exactly the shipped ClusterRole and binding, idempotently', async () => {
+  it('applies exactly the shipped ClusterRole, binding, FlowSchema and priority level, idempotently', async () => {
     await handle(request('Create'));
     await handle(request('Update'));
     expect(responses.map((r) => r.Status)).toEqual(['SUCCESS', 'SUCCESS']);
@@ -59,6 +59,10 @@ describe('the RBAC installer (CloudFormation custom resource) on a real API serv
     expect(role['rules']).toEqual(rbacRules.map(({ apiGroups, resources, verbs }) => ({ apiGroups, resources, verbs })));
     expect(role.metadata.managedFields?.map((f) => f.manager)).toContain(rbacName);
     expect(get('clusterrolebinding')!['subjects']).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: rbacName }]);
+    const [level, schema] = flowControlObjects(rbacName, rbacName) as unknown as { spec: Record<string, unknown> }[];
+    // The server defaults nothing we set differently: our spec is a subset of what it stored.
+    expect(get('prioritylevelconfiguration')!['spec']).toMatchObject(level!.spec);
+    expect(get('flowschema')!['spec']).toMatchObject(schema!.spec);
   });
 
   it('removes both on Delete, and a second Delete still succeeds', async () => {
@@ -68,6 +72,8 @@ describe('the RBAC installer (CloudFormation custom resource) on a real API serv
     expect(responses.map((r) => r.Status)).toEqual(['SUCCESS', 'SUCCESS']);
     expect(get('clusterrole')).toBeUndefined();
     expect(get('clusterrolebinding')).toBeUndefined();
+    expect(get('flowschema')).toBeUndefined();
+    expect(get('prioritylevelconfiguration')).toBeUndefined();
   });
 
   it('lets two deployments share the cluster: deleting one leaves the other installed and granting', async () => {

@@ -159,7 +159,8 @@ export async function startPlane(options: PlaneOptions = {}): Promise<Plane> {
       `--audit-log-path=${auditLog}`,
       '--audit-log-format=json',
       '--audit-log-maxsize=0',
-      '--enable-priority-and-fairness=false',
+      // API Priority and Fairness on, as in every real cluster: the drainer's FlowSchema
+      // (installed with its RBAC) is proven to classify its requests.
     ]);
     const caFile = join(dir, 'certs', 'apiserver.crt');
     await waitFor('kube-apiserver /readyz', 90_000, async () => {

@@ -1,0 +1,162 @@
+// Fleet-aware behaviour on the real plane (issue 13): the node is found by its EC2 name in
+// one GET and the providerID decides; a launch waits on a watch of its one node; a drain
+// cordons the group's other terminating nodes before its first eviction; the drainer's
+// requests run in a priority level of their own.
+import { request } from 'node:https';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { mintEksToken } from '../../lambda/adapters/eks-token.js';
+import { testAws } from './plane/token-webhook.js';
+import { autoScalingGroupName, startDrainer, statusOf, type Drainer } from './drainer.js';
+import { admin, byDrainer, createDeployment, createKwokNode, ensureNamespace, eventsFor, newInstanceId, readAudit, sleep, until, waitDeploymentReady, waitNodeReady } from './kube.js';
+
+const plane = inject('plane');
+const a = admin(plane);
+const lbLabel = 'node.kubernetes.io/exclude-from-external-load-balancers';
+
+/** One request as the drainer (a token minted as the handler mints it): the classification headers. */
+async function asDrainer(path: string): Promise<{ flowSchemaUid: unknown; priorityLevelUid: unknown }> {
+  const token = await mintEksToken({ clusterName: testAws.clusterName, region: testAws.region, credentials: { accessKeyId: testAws.accessKeyId, secretAccessKey: testAws.secretAccessKey } });
+  return new Promise((resolve, reject) => {
+    const req = request(`${plane.server}${path}`, { ca: plane.caPem, headers: { Authorization: `Bearer ${token}` } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ flowSchemaUid: res.headers['x-kubernetes-pf-flowschema-uid'], priorityLevelUid: res.headers['x-kubernetes-pf-prioritylevel-uid'] }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const requestsSince = (startMs: number) => readAudit(plane, (e) => byDrainer(e) && e.receivedMs >= startMs - 50);
+const describeRequest = (e: { verb: string; resource: string; subresource?: string | undefined; name?: string | undefined }) =>
+  `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ''}${e.name ? ` ${e.name}` : ''}`;
+
+describe('fleet-aware lookup, admission and marking', () => {
+  let drainer: Drainer;
+  beforeAll(() => {
+    drainer = startDrainer(plane, { launchTimeoutSeconds: 30 });
+  });
+  afterAll(() => drainer?.restore());
+
+  it('finds the node under its EC2 name with one GET: no list of the cluster\'s nodes', async () => {
+    const instanceId = newInstanceId();
+    await createKwokNode(a, 'fleet-byname', instanceId, { scenario: 'fleet' });
+    await waitNodeReady(a, 'fleet-byname');
+    drainer.ec2Names.set(instanceId, 'fleet-byname');
+    const started = Date.now();
+
+    expect(statusOf(await drainer.terminate(instanceId))).toBe('drained');
+
+    const nodeReads = requestsSince(started).filter((e) => e.resource === 'nodes' && (e.verb === 'get' || e.verb === 'list'));
+    expect(nodeReads.map(describeRequest)).toEqual(['get nodes fleet-byname']);
+  });
+
+  it('never by name alone: the EC2 name now belongs to an old node of another instance, so it scans and drains the right node', async () => {
+    const instanceId = newInstanceId();
+    const other = newInstanceId();
+    // A stale Node object holds the name (its IP was reused); ours registered under another name.
+    await createKwokNode(a, 'fleet-reused-ip', other, { scenario: 'fleet' });
+    await createKwokNode(a, 'fleet-custom-name', instanceId, { scenario: 'fleet' });
+    await waitNodeReady(a, 'fleet-custom-name');
+    drainer.ec2Names.set(instanceId, 'fleet-reused-ip');
+    const started = Date.now();
+
+    expect(statusOf(await drainer.terminate(instanceId))).toBe('drained');
+
+    expect((await a.core.readNode({ name: 'fleet-custom-name' })).spec?.unschedulable).toBe(true);
+    const stale = await a.core.readNode({ name: 'fleet-reused-ip' });
+    expect(stale.spec?.unschedulable).toBeUndefined();
+    expect(stale.metadata?.labels?.[lbLabel]).toBeUndefined();
+    const reads = requestsSince(started).filter((e) => e.resource === 'nodes' && (e.verb === 'get' || e.verb === 'list'));
+    expect(reads.map(describeRequest)).toEqual(['get nodes fleet-reused-ip', expect.stringMatching(/^list nodes/)]);
+    expect(reads[1]!.requestURI).toMatch(/limit=100/);
+  });
+
+  it('a providerID collision never matches: i-0abc... is not i-0abc...d, under its EC2 name or in the scan', async () => {
+    const longer = newInstanceId();
+    const instanceId = longer.slice(0, -1); // a prefix of another instance's id
+    await createKwokNode(a, 'fleet-prefix', longer, { scenario: 'fleet' });
+    drainer.ec2Names.set(instanceId, 'fleet-prefix');
+
+    expect(statusOf(await drainer.terminate(instanceId))).toBe('node-not-found');
+
+    const node = await a.core.readNode({ name: 'fleet-prefix' });
+    expect(node.spec?.unschedulable).toBeUndefined();
+    expect(node.metadata?.labels?.[lbLabel]).toBeUndefined();
+  });
+
+  it('admits a launch by watching its one node: a handful of requests, whatever the wait', async () => {
+    const instanceId = newInstanceId();
+    drainer.ec2Names.set(instanceId, 'fleet-launch');
+    await sleep(200); // the audit's clock is coarse: keep the last scenario's requests out
+    const started = Date.now();
+    const registering = sleep(4_000).then(() => createKwokNode(a, 'fleet-launch', instanceId, { scenario: 'fleet' }));
+
+    const result = await drainer.launch(instanceId);
+    await registering;
+
+    expect(result).toEqual({ records: [{ status: 'launch-admitted', instanceId }] });
+    const requests = requestsSince(started);
+    expect(requests.map(describeRequest)).toEqual(['list nodes fleet-launch', 'watch nodes fleet-launch', expect.stringMatching(/^create events fleet-launch\./)]);
+    expect(requests[0]!.requestURI).toMatch(/fieldSelector=metadata.name%3Dfleet-launch/);
+    expect(drainer.ec2Calls.at(-1)).toEqual([instanceId]);
+  });
+
+  it('cordons every other terminating node of the group before the first eviction, so no evicted pod lands on one', async () => {
+    await ensureNamespace(a, 'fleet');
+    const doomed = ['fleet-doomed-1', 'fleet-doomed-2', 'fleet-doomed-3'].map((name) => ({ name, instanceId: newInstanceId() }));
+    const keep = { name: 'fleet-keep', instanceId: newInstanceId() };
+    for (const n of [...doomed, keep]) {
+      await createKwokNode(a, n.name, n.instanceId, { scenario: 'fleet-siblings' });
+      drainer.groups.set(n.instanceId, autoScalingGroupName);
+    }
+    for (const n of [...doomed, keep]) await waitNodeReady(a, n.name);
+    // Four pods on the first doomed node only: the others wait cordoned until they run.
+    for (const n of [...doomed.slice(1), keep]) a.kubectl('cordon', n.name);
+    await createDeployment(a, 'fleet', 'web', 4, { nodeSelector: { scenario: 'fleet-siblings' } });
+    await waitDeploymentReady(a, 'fleet', 'web', 4);
+    for (const n of [...doomed.slice(1), keep]) a.kubectl('uncordon', n.name);
+    // A scale-in of three: Auto Scaling moved all three to Terminating:Wait at once.
+    for (const n of doomed) drainer.terminating.add(n.instanceId);
+    const started = Date.now();
+
+    expect(statusOf(await drainer.terminate(doomed[0]!.instanceId))).toBe('drained');
+
+    const requests = requestsSince(started);
+    const firstEviction = requests.find((e) => e.subresource === 'eviction')!;
+    const siblingPatches = requests.filter((e) => e.verb === 'patch' && (e.name === 'fleet-doomed-2' || e.name === 'fleet-doomed-3'));
+    expect(siblingPatches).toHaveLength(2);
+    expect(siblingPatches.every((p) => p.atMs <= firstEviction.receivedMs)).toBe(true);
+    for (const name of ['fleet-doomed-2', 'fleet-doomed-3']) {
+      const node = await a.core.readNode({ name });
+      expect(node.spec?.unschedulable).toBe(true);
+      expect(node.metadata?.labels?.[lbLabel]).toBe('true');
+      expect(JSON.parse(node.metadata?.annotations?.['graceful-node-termination/drain'] ?? '{}')).toMatchObject({ token: '', set: ['exclude-from-load-balancers', 'cordon'], markedBy: doomed[0]!.instanceId });
+      expect((await eventsFor(a, 'Node', name)).map((e) => e.reason)).toEqual(['CordonedAhead']);
+    }
+    expect((await a.core.readNode({ name: keep.name })).spec?.unschedulable).toBeUndefined();
+    // Every replacement ran on the node that stays.
+    await until('4 replacements Running', 60_000, async () => {
+      const pods = (await a.core.listNamespacedPod({ namespace: 'fleet', labelSelector: 'app=web' })).items.filter((p) => !p.metadata?.deletionTimestamp && p.status?.phase === 'Running');
+      return pods.length === 4 && pods;
+    });
+    const placed = (await a.core.listNamespacedPod({ namespace: 'fleet', labelSelector: 'app=web' })).items.map((p) => p.spec?.nodeName);
+    expect(new Set(placed)).toEqual(new Set([keep.name]));
+
+    // The sibling's own drain adopts the marks: only its drain record changes hands.
+    const second = Date.now();
+    expect(statusOf(await drainer.terminate(doomed[1]!.instanceId))).toBe('drained');
+    const node = await a.core.readNode({ name: 'fleet-doomed-2' });
+    expect(JSON.parse(node.metadata?.annotations?.['graceful-node-termination/drain'] ?? '{}')).toMatchObject({ set: ['exclude-from-load-balancers', 'cordon'] });
+    expect(requestsSince(second).filter((e) => e.verb === 'patch' && e.name === 'fleet-doomed-2')).toHaveLength(1);
+    for (const n of doomed) drainer.terminating.delete(n.instanceId);
+  });
+
+  it('sends the drainer\'s requests to its own priority level (FlowSchema installed with the RBAC)', async () => {
+    const schema = JSON.parse(a.kubectl('get', 'flowschema', 'graceful-node-termination', '-o', 'json')) as { metadata: { uid: string }; status?: { conditions?: { type: string; status: string }[] } };
+    const level = JSON.parse(a.kubectl('get', 'prioritylevelconfiguration', 'graceful-node-termination', '-o', 'json')) as { metadata: { uid: string } };
+    // The API server names the schema and level it classified a request into in these headers.
+    const seen = await asDrainer('/api/v1/nodes?limit=1');
+    expect(seen).toEqual({ flowSchemaUid: schema.metadata.uid, priorityLevelUid: level.metadata.uid });
+    expect(schema.status?.conditions?.find((c) => c.type === 'Dangling')?.status).toBe('False');
+  });
+});
