@@ -12,6 +12,7 @@ import { createDaemonSet, createDeployment, createKwokNode, newInstanceId, readA
 import { startEnvironment, groupName, integerOption } from '../demo/environment.js';
 import { measureColdStart } from './cold-start.js';
 import { measureDrainMemory } from './memory.js';
+import { peakConcurrency, runFleet } from './fleet.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
@@ -20,6 +21,9 @@ const { values } = parseArgs({
     'scale-nodes': { type: 'string', default: '20' },
     'pods-per-scale-node': { type: 'string', default: '10' },
     'cold-runs': { type: 'string', default: '20' },
+    'fleet-nodes': { type: 'string', default: '2000' },
+    /** Comma-separated: drain (the single-node, memory, scale-in and cold-start measures), fleet. */
+    sections: { type: 'string', default: 'drain,fleet' },
     out: { type: 'string', default: join(root, 'bench', 'results', 'latest.json') },
   },
 });
@@ -27,6 +31,9 @@ const pods = integerOption('pods', values.pods, 5);
 const scaleNodes = integerOption('scale-nodes', values['scale-nodes'], 1);
 const podsPerScaleNode = integerOption('pods-per-scale-node', values['pods-per-scale-node'], 1);
 const coldRuns = integerOption('cold-runs', values['cold-runs'], 3);
+const fleetNodes = integerOption('fleet-nodes', values['fleet-nodes'], 10);
+const sections = new Set(values.sections!.split(',').map((x) => x.trim()));
+for (const section of sections) if (section !== 'drain' && section !== 'fleet') throw new Error(`--sections ${values.sections} is invalid: expected drain and/or fleet`);
 
 // Pods shut down in 1 to 5 s (kwok deletes each this long after its deletion starts).
 const shutdownDelaysSeconds = [1, 2, 3, 4, 5];
@@ -36,142 +43,156 @@ const t0 = Date.now();
 const say = (line: string) => console.log(`[bench ${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${line}`);
 const run = promisify(execFile);
 
-// --- d: cold start, first: with the control plane running, its controllers would take CPU
-// from the fresh processes and inflate the numbers.
-say(`cold start: bundling and timing ${coldRuns} fresh processes (interleaved with empty ones)`);
-const outdir = join(root, 'dist', 'lambda');
-const metafile = bundleLambda(outdir);
-const cold = measureColdStart(join(outdir, 'index.mjs'), coldRuns);
-const bundleBytes = coldStartBytes(metafile, 'index.mjs').bytes;
-const assetBytes = Object.values(metafile.outputs).reduce((n, o) => n + o.bytes, 0);
-say(`cold start: median ${cold.initMsMedian.toFixed(0)} ms, empty node ${cold.emptyNodeMsMedian.toFixed(0)} ms`);
+const versions = Object.fromEntries(
+  readFileSync(join(root, 'test', 'cluster', 'plane', 'versions.env'), 'utf8')
+    .split('\n')
+    .filter((l) => /^[A-Z_]+=/.test(l))
+    .map((l) => l.split('=') as [string, string]),
+);
+const drain = sections.has('drain') ? await runDrain() : undefined;
+// The fleet section runs on a plane of its own, after the first one stopped (2 cores).
+if (sections.has('fleet') && !drain) bundleLambda(join(root, 'dist', 'lambda'));
+const fleet = sections.has('fleet') ? await runFleet({ say, bundlePath: join(root, 'dist', 'lambda', 'index.mjs'), largeNodes: fleetNodes }) : undefined;
+const output = {
+  measuredAt: new Date().toISOString(),
+  machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
+  versions: { kubernetes: versions['KUBERNETES_VERSION'], etcd: versions['ETCD_VERSION'], kwok: versions['KWOK_VERSION'] },
+  ...drain,
+  ...(fleet ? { fleet } : {}),
+};
+mkdirSync(dirname(values.out!), { recursive: true });
+writeFileSync(values.out!, JSON.stringify(output, null, 2) + '\n');
+if (drain) console.log('\n' + table(output as Parameters<typeof table>[0]) + '\n');
+if (fleet) console.log('\n' + fleetTable(fleet as Parameters<typeof fleetTable>[0]) + '\n');
+say(`written to ${values.out}`);
 
-const env = await startEnvironment({ log: say, loadBalancerDelaySeconds: 0, drainTimeoutSeconds: 600, auditUsers: ['plane-admin'] });
-const drainedAt = new Map<string, number>();
-env.onHandlerLog((log) => {
-  if (log['message'] === 'node drained' && typeof log['node'] === 'string') drainedAt.set(log['node'], Date.parse(String(log['timestamp'])));
-});
+/** The single-node drain beside kubectl, memory, the 20-node scale-in and the cold start. */
+async function runDrain() {
+  // --- d: cold start, first: with the control plane running, its controllers would take CPU
+  // from the fresh processes and inflate the numbers.
+  say(`cold start: bundling and timing ${coldRuns} fresh processes (interleaved with empty ones)`);
+  const outdir = join(root, 'dist', 'lambda');
+  const metafile = bundleLambda(outdir);
+  const cold = measureColdStart(join(outdir, 'index.mjs'), coldRuns);
+  const bundleBytes = coldStartBytes(metafile, 'index.mjs').bytes;
+  const assetBytes = Object.values(metafile.outputs).reduce((n, o) => n + o.bytes, 0);
+  say(`cold start: median ${cold.initMsMedian.toFixed(0)} ms, empty node ${cold.emptyNodeMsMedian.toFixed(0)} ms`);
 
-try {
-  const a = env.admin;
-  await createDaemonSet(a, 'kube-system', 'aws-node');
-  await createDaemonSet(a, 'kube-system', 'kube-proxy');
-
-  /** A node with `count` pods from five Deployments whose pods take 1..5 s to shut down. */
-  const fillNode = async (node: string, count: number, pool: string) => {
-    const per = Math.ceil(count / shutdownDelaysSeconds.length);
-    let left = count;
-    for (const delay of shutdownDelaysSeconds) {
-      const replicas = Math.min(per, left);
-      left -= replicas;
-      if (replicas > 0) await createDeployment(a, 'default', `${node}-${delay}s`, replicas, { nodeSelector: { 'bench-pool': pool }, deleteDelay: `${delay}s` });
-    }
-  };
-  const runningOn = async (node: string) =>
-    (await a.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node},status.phase=Running` })).items.filter((p) => p.metadata?.namespace === 'default').length;
-
-  // --- a and b: one node, ours vs kubectl drain
-  const oursNode = { name: 'bench-ours', instanceId: newInstanceId() };
-  const kubectlNode = { name: 'bench-kubectl', instanceId: newInstanceId() };
-  for (const n of [oursNode, kubectlNode]) {
-    await createKwokNode(a, n.name, n.instanceId, { 'bench-pool': n.name, 'eks.amazonaws.com/nodegroup': groupName });
-    await waitNodeReady(a, n.name);
-    await fillNode(n.name, pods, n.name);
-    say(`${n.name}: waiting for ${pods} pods to run`);
-    await until(`${pods} pods Running on ${n.name}`, 180_000, async () => (await runningOn(n.name)) === pods, 500);
-  }
-
-  say(`draining ${oursNode.name} (${pods} pods) with our handler`);
-  const oursStart = Date.now();
-  const ours = await env.terminate(oursNode.instanceId);
-  const oursEnd = drainedAt.get(oursNode.name);
-  if (oursEnd === undefined) throw new Error(`our handler did not drain ${oursNode.name}: ${JSON.stringify(ours.result)}`);
-  const oursSeconds = (oursEnd - ours.notifiedMs) / 1000;
-  const oursRequests = readAudit(env.plane, (e) => byDrainer(e) && e.atMs >= oursStart - 50);
-  say(`ours: drained in ${oursSeconds.toFixed(2)} s with ${oursRequests.length} API requests`);
-
-  say(`draining ${kubectlNode.name} (${pods} pods) with kubectl drain --ignore-daemonsets --delete-emptydir-data --force`);
-  const kubectlStart = Date.now();
-  await run(env.plane.kubectl, ['--kubeconfig', env.plane.adminKubeconfig, 'drain', kubectlNode.name, '--ignore-daemonsets', '--delete-emptydir-data', '--force', '--timeout=10m'], {
-    maxBuffer: 64 * 1024 * 1024,
+  const env = await startEnvironment({ log: say, loadBalancerDelaySeconds: 0, drainTimeoutSeconds: 600, auditUsers: ['plane-admin'] });
+  const drainedAt = new Map<string, number>();
+  env.onHandlerLog((log) => {
+    if (log['message'] === 'node drained' && typeof log['node'] === 'string') drainedAt.set(log['node'], Date.parse(String(log['timestamp'])));
   });
-  const kubectlSeconds = (Date.now() - kubectlStart) / 1000;
-  const kubectlRequests = readAudit(env.plane, (e) => e.userAgent.startsWith('kubectl') && e.atMs >= kubectlStart - 50 && e.receivedMs >= kubectlStart - 50);
-  say(`kubectl: drained in ${kubectlSeconds.toFixed(2)} s with ${kubectlRequests.length} API requests`);
 
-  // Their replacements cannot schedule (the pools are cordoned); remove them so they do not
-  // load the scheduler during the next measurement.
-  const removeWorkloads = (node: string) =>
-    a.kubectl('delete', 'deployment', '-n', 'default', ...shutdownDelaysSeconds.map((d) => `${node}-${d}s`), '--ignore-not-found', '--wait=false');
-  for (const n of [oursNode, kubectlNode]) removeWorkloads(n.name);
+  try {
+    const a = env.admin;
+    await createDaemonSet(a, 'kube-system', 'aws-node');
+    await createDaemonSet(a, 'kube-system', 'kube-proxy');
 
-  // --- e: memory, the same drain run by the deployed bundle in a fresh process
-  const memoryNode = { name: 'bench-memory', instanceId: newInstanceId() };
-  await createKwokNode(a, memoryNode.name, memoryNode.instanceId, { 'bench-pool': memoryNode.name, 'eks.amazonaws.com/nodegroup': groupName });
-  await waitNodeReady(a, memoryNode.name);
-  await fillNode(memoryNode.name, pods, memoryNode.name);
-  await until(`${pods} pods Running on ${memoryNode.name}`, 180_000, async () => (await runningOn(memoryNode.name)) === pods, 500);
-  say(`memory: draining ${memoryNode.name} (${pods} pods) with the bundle in a fresh process`);
-  // Without the loaders tsx puts in NODE_OPTIONS for this process: the Lambda runtime has none.
-  const { NODE_OPTIONS: _loaders, ...bundleEnvironment } = env.handlerEnvironment;
-  const memory = await measureDrainMemory(join(outdir, 'index.mjs'), bundleEnvironment, env.notify(memoryNode.instanceId).event);
-  const memoryStatus = (memory.result as { records?: { status?: string }[] }).records?.[0]?.status;
-  if (memoryStatus !== 'drained') throw new Error(`memory: the bundled handler did not drain ${memoryNode.name}: ${JSON.stringify(memory.result)}`);
-  say(`memory: peak RSS ${memory.maxRssMiB} MiB, heap ${memory.heapUsedMiB} MiB (empty node: ${memory.emptyNodeMaxRssMiB} MiB)`);
-  removeWorkloads(memoryNode.name);
+    /** A node with `count` pods from five Deployments whose pods take 1..5 s to shut down. */
+    const fillNode = async (node: string, count: number, pool: string) => {
+      const per = Math.ceil(count / shutdownDelaysSeconds.length);
+      let left = count;
+      for (const delay of shutdownDelaysSeconds) {
+        const replicas = Math.min(per, left);
+        left -= replicas;
+        if (replicas > 0) await createDeployment(a, 'default', `${node}-${delay}s`, replicas, { nodeSelector: { 'bench-pool': pool }, deleteDelay: `${delay}s` });
+      }
+    };
+    const runningOn = async (node: string) =>
+      (await a.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node},status.phase=Running` })).items.filter((p) => p.metadata?.namespace === 'default').length;
 
-  // --- c: a scale-in of many nodes at once
-  say(`scale-in: ${scaleNodes} nodes with ${podsPerScaleNode} pods each`);
-  const scale = Array.from({ length: scaleNodes }, (_, i) => ({ name: `bench-scale-${i + 1}`, instanceId: newInstanceId() }));
-  for (const n of scale) await createKwokNode(a, n.name, n.instanceId, { 'bench-pool': n.name, 'eks.amazonaws.com/nodegroup': groupName });
-  for (const n of scale) await waitNodeReady(a, n.name);
-  for (const n of scale) await fillNode(n.name, podsPerScaleNode, n.name);
-  await until(`${scaleNodes * podsPerScaleNode} pods Running on the scale-in nodes`, 300_000, async () => {
-    const counts = await Promise.all(scale.map((n) => runningOn(n.name)));
-    return counts.every((c) => c === podsPerScaleNode);
-  }, 1000);
-  const scaleStart = Date.now();
-  const completionsBefore = env.aws.calls.length;
-  await Promise.all(scale.map((n) => env.terminate(n.instanceId)));
-  const completions = env.aws.calls.slice(completionsBefore).filter((c) => c.action === 'CompleteLifecycleAction' && c.outcome === 'ok');
-  if (completions.length !== scaleNodes) throw new Error(`scale-in: ${completions.length} of ${scaleNodes} lifecycle actions completed`);
-  const scaleSeconds = (Math.max(...completions.map((c) => c.atMs)) - scaleStart) / 1000;
-  const scaleRequests = readAudit(env.plane, (e) => byDrainer(e) && e.receivedMs >= scaleStart - 50);
-  const peakInFlight = peakConcurrency(scaleRequests.filter((e) => e.verb !== 'watch'));
-  say(`scale-in: last action completed after ${scaleSeconds.toFixed(2)} s; peak ${peakInFlight} requests in flight`);
+    // --- a and b: one node, ours vs kubectl drain
+    const oursNode = { name: 'bench-ours', instanceId: newInstanceId() };
+    const kubectlNode = { name: 'bench-kubectl', instanceId: newInstanceId() };
+    for (const n of [oursNode, kubectlNode]) {
+      await env.addNode(n.name, n.instanceId, { 'bench-pool': n.name });
+      await waitNodeReady(a, n.name);
+      await fillNode(n.name, pods, n.name);
+      say(`${n.name}: waiting for ${pods} pods to run`);
+      await until(`${pods} pods Running on ${n.name}`, 180_000, async () => (await runningOn(n.name)) === pods, 500);
+    }
 
-  const versions = Object.fromEntries(
-    readFileSync(join(root, 'test', 'cluster', 'plane', 'versions.env'), 'utf8')
-      .split('\n')
-      .filter((l) => /^[A-Z_]+=/.test(l))
-      .map((l) => l.split('=') as [string, string]),
-  );
-  const overhead = (seconds: number) => Math.max(0, seconds - slowestShutdownSeconds);
-  const result = {
-    measuredAt: new Date().toISOString(),
-    machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
-    versions: { kubernetes: versions['KUBERNETES_VERSION'], etcd: versions['ETCD_VERSION'], kwok: versions['KWOK_VERSION'] },
-    drain: {
-      pods,
-      slowestShutdownSeconds,
-      oursSeconds: round(oursSeconds),
-      kubectlSeconds: round(kubectlSeconds),
-      oursOverheadSeconds: round(overhead(oursSeconds)),
-      kubectlOverheadSeconds: round(overhead(kubectlSeconds)),
-      overheadRatio: round(overhead(oursSeconds) / Math.max(0.001, overhead(kubectlSeconds))),
-    },
-    requestsPerNode: { ours: oursRequests.length, kubectl: kubectlRequests.length, oursByKind: countBy(oursRequests), kubectlByKind: countBy(kubectlRequests) },
-    scaleIn: { nodes: scaleNodes, podsPerNode: podsPerScaleNode, seconds: round(scaleSeconds), peakRequestsInFlight: peakInFlight },
-    memory: { pods, maxRssMiB: memory.maxRssMiB, heapUsedMiB: memory.heapUsedMiB, emptyNodeMaxRssMiB: memory.emptyNodeMaxRssMiB },
-    coldStart: { bundleBytes, assetBytes, initMsMedian: round(cold.initMsMedian), emptyNodeMsMedian: round(cold.emptyNodeMsMedian), initAboveEmptyMs: round(cold.initMsMedian - cold.emptyNodeMsMedian), runs: cold.runs },
-  };
-  mkdirSync(dirname(values.out!), { recursive: true });
-  writeFileSync(values.out!, JSON.stringify(result, null, 2) + '\n');
-  console.log('\n' + table(result) + '\n');
-  say(`written to ${values.out}`);
-} finally {
-  await env.stop();
-  say('control plane stopped');
+    say(`draining ${oursNode.name} (${pods} pods) with our handler`);
+    const oursStart = Date.now();
+    const ours = await env.terminate(oursNode.instanceId);
+    const oursEnd = drainedAt.get(oursNode.name);
+    if (oursEnd === undefined) throw new Error(`our handler did not drain ${oursNode.name}: ${JSON.stringify(ours.result)}`);
+    const oursSeconds = (oursEnd - ours.notifiedMs) / 1000;
+    const oursRequests = readAudit(env.plane, (e) => byDrainer(e) && e.atMs >= oursStart - 50);
+    say(`ours: drained in ${oursSeconds.toFixed(2)} s with ${oursRequests.length} API requests`);
+
+    say(`draining ${kubectlNode.name} (${pods} pods) with kubectl drain --ignore-daemonsets --delete-emptydir-data --force`);
+    const kubectlStart = Date.now();
+    await run(env.plane.kubectl, ['--kubeconfig', env.plane.adminKubeconfig, 'drain', kubectlNode.name, '--ignore-daemonsets', '--delete-emptydir-data', '--force', '--timeout=10m'], {
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    const kubectlSeconds = (Date.now() - kubectlStart) / 1000;
+    const kubectlRequests = readAudit(env.plane, (e) => e.userAgent.startsWith('kubectl') && e.atMs >= kubectlStart - 50 && e.receivedMs >= kubectlStart - 50);
+    say(`kubectl: drained in ${kubectlSeconds.toFixed(2)} s with ${kubectlRequests.length} API requests`);
+
+    // Their replacements cannot schedule (the pools are cordoned); remove them so they do not
+    // load the scheduler during the next measurement.
+    const removeWorkloads = (node: string) =>
+      a.kubectl('delete', 'deployment', '-n', 'default', ...shutdownDelaysSeconds.map((d) => `${node}-${d}s`), '--ignore-not-found', '--wait=false');
+    for (const n of [oursNode, kubectlNode]) removeWorkloads(n.name);
+
+    // --- e: memory, the same drain run by the deployed bundle in a fresh process
+    const memoryNode = { name: 'bench-memory', instanceId: newInstanceId() };
+    await env.addNode(memoryNode.name, memoryNode.instanceId, { 'bench-pool': memoryNode.name });
+    await waitNodeReady(a, memoryNode.name);
+    await fillNode(memoryNode.name, pods, memoryNode.name);
+    await until(`${pods} pods Running on ${memoryNode.name}`, 180_000, async () => (await runningOn(memoryNode.name)) === pods, 500);
+    say(`memory: draining ${memoryNode.name} (${pods} pods) with the bundle in a fresh process`);
+    // Without the loaders tsx puts in NODE_OPTIONS for this process: the Lambda runtime has none.
+    const { NODE_OPTIONS: _loaders, ...bundleEnvironment } = env.handlerEnvironment;
+    const memory = await measureDrainMemory(join(outdir, 'index.mjs'), bundleEnvironment, env.notify(memoryNode.instanceId).event);
+    const memoryStatus = (memory.result as { records?: { status?: string }[] }).records?.[0]?.status;
+    if (memoryStatus !== 'drained') throw new Error(`memory: the bundled handler did not drain ${memoryNode.name}: ${JSON.stringify(memory.result)}`);
+    say(`memory: peak RSS ${memory.maxRssMiB} MiB, heap ${memory.heapUsedMiB} MiB (empty node: ${memory.emptyNodeMaxRssMiB} MiB)`);
+    removeWorkloads(memoryNode.name);
+
+    // --- c: a scale-in of many nodes at once
+    say(`scale-in: ${scaleNodes} nodes with ${podsPerScaleNode} pods each`);
+    const scale = Array.from({ length: scaleNodes }, (_, i) => ({ name: `bench-scale-${i + 1}`, instanceId: newInstanceId() }));
+    for (const n of scale) await env.addNode(n.name, n.instanceId, { 'bench-pool': n.name });
+    for (const n of scale) await waitNodeReady(a, n.name);
+    for (const n of scale) await fillNode(n.name, podsPerScaleNode, n.name);
+    await until(`${scaleNodes * podsPerScaleNode} pods Running on the scale-in nodes`, 300_000, async () => {
+      const counts = await Promise.all(scale.map((n) => runningOn(n.name)));
+      return counts.every((c) => c === podsPerScaleNode);
+    }, 1000);
+    const scaleStart = Date.now();
+    const completionsBefore = env.aws.calls.length;
+    await Promise.all(scale.map((n) => env.terminate(n.instanceId)));
+    const completions = env.aws.calls.slice(completionsBefore).filter((c) => c.action === 'CompleteLifecycleAction' && c.outcome === 'ok');
+    if (completions.length !== scaleNodes) throw new Error(`scale-in: ${completions.length} of ${scaleNodes} lifecycle actions completed`);
+    const scaleSeconds = (Math.max(...completions.map((c) => c.atMs)) - scaleStart) / 1000;
+    const scaleRequests = readAudit(env.plane, (e) => byDrainer(e) && e.receivedMs >= scaleStart - 50);
+    const peakInFlight = peakConcurrency(scaleRequests.filter((e) => e.verb !== 'watch'));
+    say(`scale-in: last action completed after ${scaleSeconds.toFixed(2)} s; peak ${peakInFlight} requests in flight`);
+
+    const overhead = (seconds: number) => Math.max(0, seconds - slowestShutdownSeconds);
+    const result = {
+      drain: {
+        pods,
+        slowestShutdownSeconds,
+        oursSeconds: round(oursSeconds),
+        kubectlSeconds: round(kubectlSeconds),
+        oursOverheadSeconds: round(overhead(oursSeconds)),
+        kubectlOverheadSeconds: round(overhead(kubectlSeconds)),
+        overheadRatio: round(overhead(oursSeconds) / Math.max(0.001, overhead(kubectlSeconds))),
+      },
+      requestsPerNode: { ours: oursRequests.length, kubectl: kubectlRequests.length, oursByKind: countBy(oursRequests), kubectlByKind: countBy(kubectlRequests) },
+      scaleIn: { nodes: scaleNodes, podsPerNode: podsPerScaleNode, seconds: round(scaleSeconds), peakRequestsInFlight: peakInFlight },
+      memory: { pods, maxRssMiB: memory.maxRssMiB, heapUsedMiB: memory.heapUsedMiB, emptyNodeMaxRssMiB: memory.emptyNodeMaxRssMiB },
+      coldStart: { bundleBytes, assetBytes, initMsMedian: round(cold.initMsMedian), emptyNodeMsMedian: round(cold.emptyNodeMsMedian), initAboveEmptyMs: round(cold.initMsMedian - cold.emptyNodeMsMedian), runs: cold.runs },
+    };
+    return result;
+  } finally {
+    await env.stop();
+    say('control plane stopped');
+  }
 }
 
 function round(n: number): number {
@@ -187,20 +208,37 @@ function countBy(entries: readonly AuditEntry[]): Record<string, number> {
   return out;
 }
 
-/** Most requests the API server was serving at once, from their received and completed times. */
-function peakConcurrency(entries: readonly AuditEntry[]): number {
-  const edges = entries.flatMap((e) => [
-    { t: e.receivedMs, d: 1 },
-    { t: e.atMs, d: -1 },
-  ]);
-  edges.sort((x, y) => x.t - y.t || x.d - y.d);
-  let now = 0;
-  let peak = 0;
-  for (const { d } of edges) {
-    now += d;
-    peak = Math.max(peak, now);
-  }
-  return peak;
+function fleetTable(f: {
+  nodeJsonBytes: number;
+  lookup: { small: { nodes: number; requests: number; responseBytes: number; maxRssMiB: number }; large: { nodes: number; requests: number; responseBytes: number; maxRssMiB: number }; bytesRatio: number; missingNodeScan: { requests: number; responseBytes: number } };
+  launch: { requestsPerLaunch: number; nodeJoinsAfterSeconds: number; responseBytes: number };
+  scaleIn: { evictionsPerOriginalPod: number; podsEvictedTwice: number; seconds: number; peakRequestsInFlight: number; throttled429: number };
+  scaleInWithoutSiblingCordoning: { evictionsPerOriginalPod: number; podsEvictedTwice: number; seconds: number; peakRequestsInFlight: number; throttled429: number };
+  memory: { ratio: number };
+}): string {
+  const s = f.lookup.small;
+  const l = f.lookup.large;
+  const kb = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
+  const on = f.scaleIn;
+  const off = f.scaleInWithoutSiblingCordoning;
+  return [
+    `| fleet measure | ${s.nodes} nodes | ${l.nodes} nodes |`,
+    `|---|---|---|`,
+    `| one termination (5 pods): API requests | ${s.requests} | ${l.requests} |`,
+    `| one termination: response bytes on the wire | ${kb(s.responseBytes)} | ${kb(l.responseBytes)} (ratio ${f.lookup.bytesRatio.toFixed(2)}) |`,
+    `| one termination: peak RSS of the bundle in a fresh process | ${s.maxRssMiB.toFixed(1)} MiB | ${l.maxRssMiB.toFixed(1)} MiB (ratio ${f.memory.ratio.toFixed(2)}) |`,
+    `| an instance with no node (the fallback scan) | | ${f.lookup.missingNodeScan.requests} requests, ${kb(f.lookup.missingNodeScan.responseBytes)} |`,
+    `| a launch whose node joins ${f.launch.nodeJoinsAfterSeconds} s late: requests | | ${f.launch.requestsPerLaunch} (${kb(f.launch.responseBytes)}) |`,
+    '',
+    `| scale-in: 10 of 20 nodes, 50 replicas, notifications 0-2 s apart | siblings cordoned first | without |`,
+    `|---|---|---|`,
+    `| evictions per original pod | ${on.evictionsPerOriginalPod.toFixed(2)} | ${off.evictionsPerOriginalPod.toFixed(2)} |`,
+    `| pods evicted twice (replacements that landed on a doomed node) | ${on.podsEvictedTwice} | ${off.podsEvictedTwice} |`,
+    `| until the last action completed | ${on.seconds.toFixed(1)} s | ${off.seconds.toFixed(1)} s |`,
+    `| peak requests in flight / 429s | ${on.peakRequestsInFlight} / ${on.throttled429} | ${off.peakRequestsInFlight} / ${off.throttled429} |`,
+    '',
+    `A stand-in node is ${f.nodeJsonBytes} bytes of JSON (with managedFields).`,
+  ].join('\n');
 }
 
 function table(r: {

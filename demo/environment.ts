@@ -4,7 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { createRuntime, type LambdaHandler } from '../lambda/runtime.js';
 import { captureHandlerLogs } from '../test/cluster/handler-logs.js';
-import { admin, type Admin, rbacFile } from '../test/cluster/kube.js';
+import { startFaultProxy, type FaultProxy } from '../test/cluster/fault-proxy.js';
+import { admin, createKwokNode, type Admin, rbacFile } from '../test/cluster/kube.js';
 import { startPlane, type Plane } from '../test/cluster/plane/plane.js';
 import { testAws } from '../test/cluster/plane/token-webhook.js';
 import { lifecycleMessage, snsEvent } from '../test/fixtures/notifications.js';
@@ -12,6 +13,7 @@ import { localAwsEnvironment, startLocalAws, type LocalAws } from './local-aws.j
 
 export const groupName = 'demo-workers';
 export const terminateHook = 'graceful-node-termination-terminate';
+export const launchHook = 'graceful-node-termination-launch';
 
 export interface EnvironmentOptions {
   readonly log: (line: string) => void;
@@ -24,6 +26,18 @@ export interface EnvironmentOptions {
    * local SNS endpoint to fresh invocations, as it does in AWS when it outlasts one run.
    */
   readonly invocationSeconds?: number;
+  /** See PlaneOptions: the fleet benchmark's stand-in nodes have no kubelet. */
+  readonly nodeMonitorGracePeriod?: string;
+  /**
+   * Put a loopback proxy between the handler and the API server (DescribeCluster names it),
+   * counting the bytes of every answer as it came over the wire.
+   */
+  readonly countBytes?: boolean;
+}
+
+/** Handler variables for one call (CORDON_DOOMED_SIBLINGS=false, say); a handler is built per set. */
+export interface CallOptions {
+  readonly settings?: Readonly<Record<string, string>>;
 }
 
 export interface TerminateRun {
@@ -43,13 +57,19 @@ export interface Environment {
   onHandlerLog(listener: (entry: Record<string, unknown>) => void): void;
   /** The environment the handler runs with (the Lambda function's variables, here). */
   readonly handlerEnvironment: Readonly<Record<string, string | undefined>>;
+  /** The counting proxy in front of the API server (countBytes). */
+  readonly proxy: FaultProxy | undefined;
+  /** A kwok node for an instance of the group, known to EC2 under the node's name. */
+  addNode(name: string, instanceId: string, labels?: Record<string, string>, taints?: { key: string; effect: string; value?: string }[]): Promise<void>;
   /** Opens a lifecycle action and returns the SNS event Auto Scaling would send for it. */
-  notify(instanceId: string): { token: string; notifiedMs: number; event: unknown };
+  notify(instanceId: string, transition?: 'TERMINATING' | 'LAUNCHING'): { token: string; notifiedMs: number; event: unknown };
   /**
    * Sends the terminate notification Auto Scaling would send, runs the handler on it and on
    * every hand-off it publishes, and returns when the chain ends.
    */
-  terminate(instanceId: string): Promise<TerminateRun>;
+  terminate(instanceId: string, options?: CallOptions): Promise<TerminateRun>;
+  /** Sends the launch notification and returns what the handler answered. */
+  launch(instanceId: string, options?: CallOptions): Promise<unknown>;
   stop(): Promise<void>;
 }
 
@@ -63,13 +83,15 @@ export function integerOption(name: string, raw: string | undefined, min: number
 export async function startEnvironment(options: EnvironmentOptions): Promise<Environment> {
   const invocationSeconds = options.invocationSeconds ?? 900;
   const handOffTopicArn = `arn:aws:sns:${testAws.region}:${testAws.accountId}:graceful-node-termination`;
-  const plane = await startPlane({ log: options.log, auditUsers: options.auditUsers });
+  const plane = await startPlane({ log: options.log, auditUsers: options.auditUsers, nodeMonitorGracePeriod: options.nodeMonitorGracePeriod });
   let aws: LocalAws | undefined;
+  let proxy: FaultProxy | undefined;
   let stopCapture: (() => void) | undefined;
   try {
     const a = admin(plane);
     a.kubectl('apply', '-f', rbacFile);
-    aws = await startLocalAws({ name: testAws.clusterName, endpoint: plane.server, caPem: plane.caPem });
+    proxy = options.countBytes ? await startFaultProxy({ server: plane.server, caPem: plane.caPem }, {}) : undefined;
+    aws = await startLocalAws({ name: testAws.clusterName, endpoint: proxy?.url ?? plane.server, caPem: plane.caPem });
     const listeners: ((entry: Record<string, unknown>) => void)[] = [];
     stopCapture = captureHandlerLogs((entry) => listeners.forEach((l) => l(entry)));
     // The default credential chain reads these; the plane's webhook knows the same test key.
@@ -82,7 +104,7 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
       ...process.env,
       CLUSTER_NAME: testAws.clusterName,
       AUTO_SCALING_GROUP_NAMES: groupName,
-      LIFECYCLE_HOOK_NAMES: terminateHook,
+      LIFECYCLE_HOOK_NAMES: `${terminateHook},${launchHook}`,
       DRAIN_TIMEOUT_SECONDS: String(options.drainTimeoutSeconds ?? 600),
       LOAD_BALANCER_DELAY_SECONDS: String(options.loadBalancerDelaySeconds),
       HAND_OFF_TOPIC_ARN: handOffTopicArn,
@@ -90,10 +112,16 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
       // leave a short demo invocation any time to work.
       INVOCATION_MARGIN_SECONDS: String(Math.min(20, Math.max(1, Math.floor(invocationSeconds / 5)))),
     };
-    const handler: LambdaHandler = createRuntime(handlerEnvironment);
-    const invoke = (event: unknown) => {
+    const handlers = new Map<string, LambdaHandler>();
+    const handlerFor = (settings: Readonly<Record<string, string>> = {}): LambdaHandler => {
+      const key = JSON.stringify(settings);
+      let handler = handlers.get(key);
+      if (handler === undefined) handlers.set(key, (handler = createRuntime({ ...handlerEnvironment, ...settings })));
+      return handler;
+    };
+    const invoke = (event: unknown, settings?: Readonly<Record<string, string>>) => {
       const end = Date.now() + invocationSeconds * 1000;
-      return handler(event, { getRemainingTimeInMillis: () => end - Date.now() });
+      return handlerFor(settings)(event, { getRemainingTimeInMillis: () => end - Date.now() });
     };
     // SNS delivers each hand-off to a fresh invocation; terminate() waits for the chain.
     const deliveries: { instanceId: string; run: Promise<unknown>; taken: boolean }[] = [];
@@ -106,16 +134,20 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
     });
     const localAws = aws;
     const capture = stopCapture;
-    const notify = (instanceId: string) => {
+    const notify = (instanceId: string, transition: 'TERMINATING' | 'LAUNCHING' = 'TERMINATING') => {
       const token = randomUUID();
       localAws.openAction(token);
+      // As Auto Scaling: the instance waits on its hook while the notification is out.
+      const known = localAws.instances.get(instanceId);
+      if (known) known.lifecycleState = transition === 'TERMINATING' ? 'Terminating:Wait' : 'Pending:Wait';
       const notifiedMs = Date.now();
       const event = snsEvent(
         lifecycleMessage({
           EC2InstanceId: instanceId,
           LifecycleActionToken: token,
           AutoScalingGroupName: groupName,
-          LifecycleHookName: terminateHook,
+          LifecycleHookName: transition === 'TERMINATING' ? terminateHook : launchHook,
+          LifecycleTransition: `autoscaling:EC2_INSTANCE_${transition}`,
           Time: new Date(notifiedMs).toISOString(),
           NotificationMetadata: JSON.stringify({ clusterName: testAws.clusterName }),
         }),
@@ -127,11 +159,17 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
       admin: a,
       aws: localAws,
       handlerEnvironment,
+      proxy,
       notify,
       onHandlerLog: (listener) => void listeners.push(listener),
-      async terminate(instanceId) {
+      async addNode(name, instanceId, labels = {}, taints = []) {
+        await createKwokNode(a, name, instanceId, { 'eks.amazonaws.com/nodegroup': groupName, ...labels }, taints);
+        localAws.instances.set(instanceId, { privateDnsName: name, group: groupName, lifecycleState: 'InService' });
+      },
+      launch: (instanceId, o = {}) => invoke(notify(instanceId, 'LAUNCHING').event, o.settings),
+      async terminate(instanceId, o = {}) {
         const { token, notifiedMs, event } = notify(instanceId);
-        let result: unknown = await invoke(event);
+        let result: unknown = await invoke(event, o.settings);
         let invocations = 1;
         // An invocation publishes its hand-off before it returns, so the next one is known here.
         const waiting = () => deliveries.filter((d) => d.instanceId === instanceId && !d.taken);
@@ -145,12 +183,14 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
       async stop() {
         capture();
         await localAws.stop();
+        await proxy?.stop();
         await plane.stop();
       },
     };
   } catch (error) {
     stopCapture?.();
     await aws?.stop();
+    await proxy?.stop();
     await plane.stop();
     throw error;
   }

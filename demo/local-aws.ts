@@ -1,6 +1,8 @@
 // A local stand-in for the AWS APIs the handler calls, reached through the SDK's standard
 // endpoint configuration (AWS_ENDPOINT_URL_AUTO_SCALING, AWS_ENDPOINT_URL_EKS,
-// AWS_ENDPOINT_URL_SNS), so the handler runs unpatched. Auto Scaling and SNS speak the Query
+// AWS_ENDPOINT_URL_SNS, AWS_ENDPOINT_URL_EC2), so the handler runs unpatched. EC2
+// DescribeInstances and Auto Scaling DescribeAutoScalingGroups answer from `instances`,
+// which the demo and the benchmark fill as they create nodes (as EC2 and the group know). Auto Scaling and SNS speak the Query
 // protocol (form body, XML answers); EKS DescribeCluster is REST-JSON. Lifecycle actions
 // behave as in AWS: each can be completed once; afterwards the answer is ValidationError
 // "No active Lifecycle Action". A Publish (a hand-off) is passed to onPublish, which delivers
@@ -10,15 +12,25 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 
 export interface AwsCall {
-  readonly action: 'CompleteLifecycleAction' | 'RecordLifecycleActionHeartbeat' | 'DescribeCluster' | 'Publish';
+  readonly action: 'CompleteLifecycleAction' | 'RecordLifecycleActionHeartbeat' | 'DescribeCluster' | 'Publish' | 'DescribeInstances' | 'DescribeAutoScalingGroups';
   readonly atMs: number;
   readonly params: Readonly<Record<string, string>>;
   readonly outcome: 'ok' | 'no-active-action';
 }
 
+/** What EC2 and Auto Scaling know of one instance. */
+export interface LocalInstance {
+  /** Its private DNS name: the name its node registers under. */
+  readonly privateDnsName: string;
+  readonly group: string;
+  /** Auto Scaling's LifecycleState (InService, Terminating:Wait...). */
+  lifecycleState: string;
+}
+
 export interface LocalAws {
   readonly endpointUrl: string;
   readonly calls: AwsCall[];
+  readonly instances: Map<string, LocalInstance>;
   /** A lifecycle action that may now be completed (what Auto Scaling does before notifying). */
   openAction(token: string): void;
   onCall(listener: (call: AwsCall) => void): void;
@@ -35,10 +47,12 @@ export interface ClusterForEks {
 
 const xmlns = 'http://autoscaling.amazonaws.com/doc/2011-01-01/';
 const snsXmlns = 'http://sns.amazonaws.com/doc/2010-03-31/';
+const ec2Xmlns = 'http://ec2.amazonaws.com/doc/2016-11-15/';
 
 export async function startLocalAws(cluster: ClusterForEks): Promise<LocalAws> {
   const open = new Set<string>();
   const calls: AwsCall[] = [];
+  const instances = new Map<string, LocalInstance>();
   const listeners: ((call: AwsCall) => void)[] = [];
   const publishListeners: ((topicArn: string, message: string) => void)[] = [];
   const record = (call: AwsCall) => {
@@ -86,6 +100,26 @@ export async function startLocalAws(cluster: ClusterForEks): Promise<LocalAws> {
       for (const l of publishListeners) l(params['TopicArn'] ?? '', params['Message'] ?? '');
       return;
     }
+    if (action === 'DescribeInstances') {
+      // The instance-id filter (Filter.1.Value.N), as the handler asks.
+      const ids = Object.entries(params).filter(([k]) => /^Filter\.1\.Value\.\d+$/.test(k)).map(([, v]) => v);
+      record({ action, atMs: Date.now(), params: { InstanceIds: ids.join(',') }, outcome: 'ok' });
+      const known = ids.flatMap((id) => {
+        const i = instances.get(id);
+        return i ? [`<item><instanceId>${id}</instanceId><privateDnsName>${i.privateDnsName}</privateDnsName></item>`] : [];
+      });
+      res.writeHead(200, { 'content-type': 'text/xml' });
+      res.end(`<DescribeInstancesResponse xmlns="${ec2Xmlns}"><requestId>${requestId}</requestId><reservationSet>${known.length ? `<item><instancesSet>${known.join('')}</instancesSet></item>` : ''}</reservationSet></DescribeInstancesResponse>`);
+      return;
+    }
+    if (action === 'DescribeAutoScalingGroups') {
+      const group = params['AutoScalingGroupNames.member.1'] ?? '';
+      record({ action, atMs: Date.now(), params: { group }, outcome: 'ok' });
+      const members = [...instances].filter(([, i]) => i.group === group).map(([id, i]) => `<member><InstanceId>${id}</InstanceId><LifecycleState>${i.lifecycleState}</LifecycleState></member>`);
+      res.writeHead(200, { 'content-type': 'text/xml' });
+      res.end(`<DescribeAutoScalingGroupsResponse xmlns="${xmlns}"><DescribeAutoScalingGroupsResult><AutoScalingGroups>${members.length || group ? `<member><AutoScalingGroupName>${group}</AutoScalingGroupName><Instances>${members.join('')}</Instances></member>` : ''}</AutoScalingGroups></DescribeAutoScalingGroupsResult><ResponseMetadata><RequestId>${requestId}</RequestId></ResponseMetadata></DescribeAutoScalingGroupsResponse>`);
+      return;
+    }
     if (action !== 'CompleteLifecycleAction' && action !== 'RecordLifecycleActionHeartbeat') {
       return queryError(res, 400, 'InvalidAction', `local endpoint does not implement ${action ?? '(no Action)'}`, requestId);
     }
@@ -94,7 +128,12 @@ export async function startLocalAws(cluster: ClusterForEks): Promise<LocalAws> {
       record({ action, atMs: Date.now(), params, outcome: 'no-active-action' });
       return queryError(res, 400, 'ValidationError', `No active Lifecycle Action found with instance ID ${params['InstanceId'] ?? ''}`, requestId);
     }
-    if (action === 'CompleteLifecycleAction') open.delete(token);
+    if (action === 'CompleteLifecycleAction') {
+      open.delete(token);
+      // The instance moves on: a terminating one to Terminating:Proceed, a launching one in service.
+      const instance = instances.get(params['InstanceId'] ?? '');
+      if (instance) instance.lifecycleState = instance.lifecycleState.startsWith('Terminating') ? 'Terminating:Proceed' : 'InService';
+    }
     record({ action, atMs: Date.now(), params, outcome: 'ok' });
     res.writeHead(200, { 'content-type': 'text/xml' });
     res.end(`<${action}Response xmlns="${xmlns}"><${action}Result/><ResponseMetadata><RequestId>${requestId}</RequestId></ResponseMetadata></${action}Response>`);
@@ -105,6 +144,7 @@ export async function startLocalAws(cluster: ClusterForEks): Promise<LocalAws> {
   return {
     endpointUrl: `http://127.0.0.1:${port}`,
     calls,
+    instances,
     openAction: (token) => void open.add(token),
     onCall: (listener) => void listeners.push(listener),
     onPublish: (listener) => void publishListeners.push(listener),
@@ -123,5 +163,5 @@ function queryError(res: ServerResponse, status: number, code: string, message: 
 
 /** The environment that points the handler's SDK clients at the local endpoint. */
 export function localAwsEnvironment(aws: LocalAws): Record<string, string> {
-  return { AWS_ENDPOINT_URL_AUTO_SCALING: aws.endpointUrl, AWS_ENDPOINT_URL_EKS: aws.endpointUrl, AWS_ENDPOINT_URL_SNS: aws.endpointUrl };
+  return { AWS_ENDPOINT_URL_AUTO_SCALING: aws.endpointUrl, AWS_ENDPOINT_URL_EKS: aws.endpointUrl, AWS_ENDPOINT_URL_SNS: aws.endpointUrl, AWS_ENDPOINT_URL_EC2: aws.endpointUrl };
 }

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { V1Pod } from '@kubernetes/client-node';
-import { createDaemonSet, createDeployment, createKwokNode, createPdb, ensureNamespace, newInstanceId, until, waitDeploymentReady, waitNodeReady } from '../test/cluster/kube.js';
+import { createDaemonSet, createDeployment, createPdb, ensureNamespace, newInstanceId, until, waitDeploymentReady, waitNodeReady } from '../test/cluster/kube.js';
 import { startEnvironment, groupName, integerOption } from './environment.js';
 
 interface TimelineEntry {
@@ -48,7 +48,8 @@ try {
   const a = env.admin;
   say(`creating node group ${groupName}: ${nodeCount} kwok nodes`);
   const nodes = Array.from({ length: nodeCount }, (_, i) => ({ name: `demo-node-${i + 1}`, instanceId: newInstanceId() }));
-  for (const n of nodes) await createKwokNode(a, n.name, n.instanceId, { 'eks.amazonaws.com/nodegroup': groupName });
+  // EC2 (the local stand-in) knows each instance's private DNS name: the node's name.
+  for (const n of nodes) await env.addNode(n.name, n.instanceId);
   for (const n of nodes) await waitNodeReady(a, n.name);
 
   say(`workloads: nginx x${replicas} with a PDB minAvailable ${replicas - 1}, coredns x2, aws-node and kube-proxy DaemonSets, a batch Job (15 s)`);

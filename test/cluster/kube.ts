@@ -220,6 +220,8 @@ export interface AuditEntry {
   readonly groups: readonly string[];
   readonly userAgent: string;
   readonly code: number;
+  /** responseStatus.message: why a request failed (a budget's 429 or APF's). */
+  readonly message: string;
   readonly resource: string;
   readonly subresource: string | undefined;
   readonly namespace: string | undefined;
@@ -252,6 +254,7 @@ export function readAudit(plane: PlaneInfo, filter: (e: AuditEntry) => boolean =
         groups: e.user?.groups ?? [],
         userAgent: e.userAgent ?? '',
         code: e.responseStatus?.code ?? 0,
+        message: e.responseStatus?.message ?? '',
         resource: e.objectRef?.resource ?? '',
         subresource: e.objectRef?.subresource,
         namespace: e.objectRef?.namespace,
