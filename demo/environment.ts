@@ -27,7 +27,7 @@ export interface EnvironmentOptions {
    */
   readonly invocationSeconds?: number;
   /** See PlaneOptions: the fleet benchmark's stand-in nodes have no kubelet. */
-  readonly nodeMonitorGracePeriod?: string;
+  readonly manyNodesWithoutKubelet?: boolean;
   /**
    * Put a loopback proxy between the handler and the API server (DescribeCluster names it),
    * counting the bytes of every answer as it came over the wire.
@@ -83,7 +83,7 @@ export function integerOption(name: string, raw: string | undefined, min: number
 export async function startEnvironment(options: EnvironmentOptions): Promise<Environment> {
   const invocationSeconds = options.invocationSeconds ?? 900;
   const handOffTopicArn = `arn:aws:sns:${testAws.region}:${testAws.accountId}:graceful-node-termination`;
-  const plane = await startPlane({ log: options.log, auditUsers: options.auditUsers, nodeMonitorGracePeriod: options.nodeMonitorGracePeriod });
+  const plane = await startPlane({ log: options.log, auditUsers: options.auditUsers, manyNodesWithoutKubelet: options.manyNodesWithoutKubelet });
   let aws: LocalAws | undefined;
   let proxy: FaultProxy | undefined;
   let stopCapture: (() => void) | undefined;

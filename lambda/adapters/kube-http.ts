@@ -54,6 +54,8 @@ export interface RequestOptions {
   readonly query?: Readonly<Record<string, string | number | boolean | undefined>>;
   readonly body?: unknown;
   readonly contentType?: string;
+  /** Ask for a gzipped answer (large lists only). */
+  readonly compressed?: boolean;
   /**
    * Retry network failures, timeouts, 429 and 5xx in place. Default: yes, except for POST,
    * whose answers can carry meaning the caller handles itself (an eviction's 429 or 500).
@@ -134,9 +136,11 @@ export function createKubeHttp(endpoint: KubeEndpoint, options: KubeHttpOptions)
     const payload = o.body === undefined ? undefined : JSON.stringify(o.body);
     const req = await open(method, url(path, o.query), o, payload);
     // The API server gzips answers over 128 KiB when asked (APIResponseCompression, on by
-    // default): a page of node objects shrinks ~16x on the wire. Watches are not asked.
+    // default). Asked only where it pays: a page of 100 node objects (1.5 MB of JSON) shrinks
+    // ~5x on the wire. A node's own pods are not worth the CPU on both ends (measured: the
+    // bundle's peak RSS draining 110 pods 89.5 MiB without, 93.1 MiB with).
     // https://kubernetes.io/docs/reference/command-line-tools-reference/feature-gates/
-    req.setHeader('Accept-Encoding', 'gzip');
+    if (o.compressed) req.setHeader('Accept-Encoding', 'gzip');
     return new Promise<T>((resolve, reject) => {
       req.on('timeout', () => req.destroy(new Error(`${what}: no answer within ${options.timeoutMs} ms`)));
       req.on('error', reject);

@@ -102,7 +102,7 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
       // cluster; gzip (kube-http) cuts the bytes on the wire ~16x for node objects.
       let cont: string | undefined;
       do {
-        const page = await call('list nodes', () => kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', { query: { limit: scanPageSize, continue: cont } }));
+        const page = await call('list nodes', () => kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', { query: { limit: scanPageSize, continue: cont }, compressed: true }));
         const node = page.items.find((n) => n.spec?.providerID !== undefined && instanceMatches(n.spec.providerID, instanceId));
         if (node !== undefined) return toNodeInfo(node);
         cont = page.metadata?.continue || undefined;

@@ -1,6 +1,7 @@
 // Request shapes the Kubernetes adapter sends, captured by a loopback HTTP server.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createKubernetesGateway, type KubernetesGateway } from '../../lambda/adapters/kubernetes.js';
 import { AccessDeniedError } from '../../lambda/errors.js';
@@ -101,9 +102,9 @@ describe('Kubernetes adapter', () => {
   it('scans for the node by providerID across small pages, asking for gzip (the fallback lookup)', async () => {
     respond = (req, res) => {
       if (!req.url.searchParams.get('continue')) {
-        json(res, 200, { metadata: { continue: 'page2' }, items: [{ metadata: { name: 'other', uid: '1' }, spec: { providerID: 'aws:///eu-west-1a/i-0aaaaaaaaaaaaaaaa' } }] });
+        gzipped(res, 200, { metadata: { continue: 'page2' }, items: [{ metadata: { name: 'other', uid: '1' }, spec: { providerID: 'aws:///eu-west-1a/i-0aaaaaaaaaaaaaaaa' } }] });
       } else {
-        json(res, 200, { metadata: {}, items: [{
+        gzipped(res, 200, { metadata: {}, items: [{
             metadata: { name: 'ip-10-0-0-1', uid: '2', labels: { a: 'b' } },
             spec: { providerID: 'aws:///eu-west-1b/i-0123456789abcdef0', unschedulable: true, taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' }] },
             status: { conditions: [{ type: 'Ready', status: 'True' }] },
@@ -125,6 +126,13 @@ describe('Kubernetes adapter', () => {
     expect(seen.map((s) => s.url.pathname)).toEqual(['/api/v1/nodes', '/api/v1/nodes']);
     expect(seen[0]!.url.searchParams.get('limit')).toBe('100');
     expect(seen[0]!.headers['accept-encoding']).toBe('gzip');
+  });
+
+  it('does not ask for gzip where it does not pay (a node\'s own pods)', async () => {
+    respond = (_req, res) => json(res, 200, { metadata: { resourceVersion: '1' }, items: [] });
+    const watch = await gateway.watchPodsOnNode('n');
+    watch.close();
+    expect(seen[0]!.headers['accept-encoding']).toBeUndefined();
   });
 
   it('lists and watches only the pods bound to the node', async () => {
@@ -307,4 +315,10 @@ describe('Kubernetes adapter', () => {
 function json(res: ServerResponse, code: number, body: unknown): void {
   res.writeHead(code, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
+}
+
+/** As the API server answers a client that asked for gzip (APIResponseCompression). */
+function gzipped(res: ServerResponse, code: number, body: unknown): void {
+  res.writeHead(code, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+  res.end(gzipSync(JSON.stringify(body)));
 }

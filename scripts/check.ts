@@ -1,0 +1,89 @@
+// npm run check -- <group> [--json] [--region R] [--context C] [--nodes a,b]
+//
+// The drainability preflight: for each node of an Auto Scaling group, the pods that cannot
+// leave now and why (preflight.ts). Run it before an upgrade or a scale-in. It reads the group
+// with your AWS credentials and the cluster with your kubeconfig (KUBECONFIG, exec plugins such
+// as `aws eks get-token` included). `--nodes` names the nodes directly instead of asking Auto
+// Scaling (clusters outside AWS, the local plane). Exit code: 0, or 3 when there is a blocker.
+import { AutoScalingClient, DescribeAutoScalingGroupsCommand } from '@aws-sdk/client-auto-scaling';
+import { CoreV1Api, KubeConfig, PolicyV1Api, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
+import { parseArgs } from 'node:util';
+import { createEc2Instances } from '../lambda/adapters/ec2-instances.js';
+import { instanceMatches } from '../lambda/node-lookup.js';
+import { analyseDrainability, hasBlocker, renderFindings, type Finding } from './preflight.js';
+
+export interface CheckResult {
+  readonly nodes: readonly string[];
+  readonly findings: readonly Finding[];
+}
+
+/** Reads the pods and budgets of every namespace with a pod on the nodes, and analyses them. */
+export async function checkNodes(core: CoreV1Api, policy: PolicyV1Api, nodes: readonly string[]): Promise<CheckResult> {
+  const onNodes = (await Promise.all(nodes.map((n) => core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${n}` })))).flatMap((l) => l.items);
+  const namespaces = [...new Set(onNodes.map((p) => p.metadata?.namespace ?? ''))];
+  const pods: V1Pod[] = [];
+  const budgets: V1PodDisruptionBudget[] = [];
+  for (const namespace of namespaces) {
+    pods.push(...(await core.listNamespacedPod({ namespace })).items);
+    budgets.push(...(await policy.listNamespacedPodDisruptionBudget({ namespace })).items);
+  }
+  return { nodes, findings: analyseDrainability({ nodes, pods, budgets }) };
+}
+
+/** The group's nodes: instance ids from Auto Scaling, names from EC2, the providerID checked. */
+export async function nodesOfGroup(group: string, region: string, core: CoreV1Api): Promise<string[]> {
+  const autoScaling = new AutoScalingClient({ region });
+  const { AutoScalingGroups } = await autoScaling.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [group] }));
+  if (!AutoScalingGroups?.[0]) throw new Error(`no Auto Scaling group named ${group} in ${region}`);
+  const ids = (AutoScalingGroups[0].Instances ?? []).flatMap((i) => (i.InstanceId ? [i.InstanceId] : []));
+  const names = await createEc2Instances({ region, credentials: autoScaling.config.credentials }).privateDnsNames(ids);
+  const found: string[] = [];
+  const missing: string[] = [];
+  for (const id of ids) {
+    const name = names.get(id);
+    const node = name ? await core.readNode({ name }).catch(() => undefined) : undefined;
+    if (node?.spec?.providerID && instanceMatches(node.spec.providerID, id)) found.push(node.metadata!.name!);
+    else missing.push(id);
+  }
+  if (missing.length > 0) {
+    // Not under their EC2 names: one list of the nodes, matched by providerID.
+    const all = (await core.listNode()).items;
+    for (const id of missing) {
+      const node = all.find((n) => n.spec?.providerID && instanceMatches(n.spec.providerID, id));
+      if (node) found.push(node.metadata!.name!);
+    }
+  }
+  return found;
+}
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { json: { type: 'boolean', default: false }, region: { type: 'string' }, context: { type: 'string' }, nodes: { type: 'string' } },
+  });
+  const group = positionals[0];
+  if (group === undefined && values.nodes === undefined) {
+    console.error('usage: npm run check -- <auto-scaling-group> [--json] [--region R] [--context C] [--nodes node-a,node-b]');
+    return 2;
+  }
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  if (values.context) kc.setCurrentContext(values.context);
+  const core = kc.makeApiClient(CoreV1Api);
+  const policy = kc.makeApiClient(PolicyV1Api);
+  const region = values.region ?? process.env['AWS_REGION'] ?? process.env['AWS_DEFAULT_REGION'] ?? 'us-east-1';
+  const nodes = values.nodes ? values.nodes.split(',').filter(Boolean) : await nodesOfGroup(group!, region, core);
+  const result = await checkNodes(core, policy, nodes);
+  console.log(values.json ? JSON.stringify(result, null, 2) : renderFindings(result.nodes, result.findings));
+  return hasBlocker(result.findings) ? 3 : 0;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(`check failed: ${error instanceof Error ? error.message : String(error)}`);
+      process.exit(1);
+    },
+  );
+}
