@@ -118,6 +118,14 @@ export interface GracefulNodeTerminationProps {
    */
   readonly cordonDoomedSiblings?: boolean;
   /**
+   * When an instance refresh of a served group starts, taint the nodes not on its desired
+   * launch template version PreferNoSchedule (cordon them when `upgrade --strategy minimal`
+   * started it) so each pod moves once, and take exactly those marks back when it ends. Adds
+   * an EventBridge rule for the groups' refresh events and the reads it needs.
+   * @default true
+   */
+  readonly markOutdatedOnRefresh?: boolean;
+  /**
    * How long a new node has to join Ready without startup taints before its launch is
    * abandoned (the group then replaces the instance). At most the function timeout minus
    * the invocation margin, and it must fit in the hooks' heartbeatTimeout (the launch wait
@@ -370,6 +378,7 @@ export class GracefulNodeTermination extends Construct {
           launchTimeoutSeconds: launchTimeout.toSeconds(),
           minEvictionWindowSeconds: props.minEvictionWindow?.toSeconds(),
           cordonDoomedSiblings: props.cordonDoomedSiblings,
+          markOutdatedOnRefresh: props.markOutdatedOnRefresh,
           batchWaitSeconds: batchWait.toSeconds(),
           deadlinePolicy: this.deadlinePolicy,
           heartbeatTimeoutSeconds: this.heartbeatTimeout.toSeconds(),
@@ -411,9 +420,13 @@ export class GracefulNodeTermination extends Construct {
     // DescribeAutoScalingGroups: the group's other terminating instances (sibling cordoning).
     // DescribeAutoScalingInstances: Spot warnings name only the instance. The handler only
     // ever asks about its own groups and refuses instances of others.
+    // DescribeInstanceRefreshes and DescribeLaunchTemplates: which nodes a refresh replaces.
+    const refreshMarks = props.markOutdatedOnRefresh ?? true;
     const unscopedReads = [
       'ec2:DescribeInstances',
-      ...((props.cordonDoomedSiblings ?? true) ? ['autoscaling:DescribeAutoScalingGroups'] : []),
+      ...(refreshMarks ? ['ec2:DescribeLaunchTemplates'] : []),
+      ...((props.cordonDoomedSiblings ?? true) || refreshMarks ? ['autoscaling:DescribeAutoScalingGroups'] : []),
+      ...(refreshMarks ? ['autoscaling:DescribeInstanceRefreshes'] : []),
       ...(props.spotInterruptions ? ['autoscaling:DescribeAutoScalingInstances'] : []),
     ];
     this.role.addToPolicy(
@@ -428,6 +441,26 @@ export class GracefulNodeTermination extends Construct {
       id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
       reason: `${unscopedReads.join(', ')}: read-only actions with no resource-level permissions in IAM, limited to this region; the handler asks only about its own groups and refuses instances of others.`,
     });
+
+    if (refreshMarks) {
+      new events.Rule(this, 'InstanceRefreshes', {
+        description: 'Instance refresh events of the served groups, to the drainer (it marks the outdated nodes, then takes the marks back)',
+        eventPattern: {
+          source: ['aws.autoscaling'],
+          detailType: [
+            'EC2 Auto Scaling Instance Refresh Started',
+            'EC2 Auto Scaling Instance Refresh Succeeded',
+            'EC2 Auto Scaling Instance Refresh Failed',
+            'EC2 Auto Scaling Instance Refresh Cancelled',
+            'EC2 Auto Scaling Instance Refresh Rollback Started',
+            'EC2 Auto Scaling Instance Refresh Rollback Succeeded',
+            'EC2 Auto Scaling Instance Refresh Rollback Failed',
+          ],
+          detail: { AutoScalingGroupName: Lazy.list({ produce: () => this.groupNames }) },
+        },
+        targets: [new eventTargets.LambdaFunction(this.function, { retryAttempts: 2, maxEventAge: Duration.hours(1) })],
+      });
+    }
 
     if (props.spotInterruptions) {
       new events.Rule(this, 'SpotInterruptions', {
@@ -610,8 +643,11 @@ export class GracefulNodeTermination extends Construct {
       return new cloudwatch.Metric({ namespace: metricsNamespace, metricName, dimensionsMap: { service: this.deploymentName }, period: fiveMinutes, statistic: 'Sum' });
     };
     // Each alarm fires on the first occurrence: none of these should ever happen quietly.
+    // Named after the deployment: `upgrade` puts DrainsTimedOut and LaunchesAbandoned in the
+    // instance refresh's alarm specification by these names.
     const alarm = (id: string, alarmDescription: string, metric: cloudwatch.IMetric) =>
       new cloudwatch.Alarm(this, id, {
+        alarmName: `${this.deploymentName}-${id}`,
         alarmDescription,
         metric,
         threshold: 1,

@@ -37,6 +37,8 @@ export interface Config {
   readonly minEvictionWindowSeconds: number;
   /** Cordon the group's other terminating instances before evicting (Terminating:Wait). */
   readonly cordonDoomedSiblings: boolean;
+  /** Taint (or cordon, strategy minimal) the outdated nodes when an instance refresh starts. */
+  readonly markOutdatedOnRefresh: boolean;
   /** A budget refusing a pod this long is reported again, with pending replacements. */
   readonly blockedReportSeconds: number;
   /** The hooks' HeartbeatTimeout: heartbeats and hand-offs are paced by it. */
@@ -63,6 +65,7 @@ export type ConfigInput = {
   readonly deadlinePolicy?: DeadlinePolicy;
   readonly minEvictionWindowSeconds?: number;
   readonly cordonDoomedSiblings?: boolean;
+  readonly markOutdatedOnRefresh?: boolean;
   readonly blockedReportSeconds?: number;
   readonly heartbeatTimeoutSeconds?: number;
   readonly handOffTopicArn?: string;
@@ -196,6 +199,14 @@ export const configVariables = {
     parse: (raw) => (raw.trim() === 'true' ? true : raw.trim() === 'false' ? false : undefined),
     format: String,
   }),
+  markOutdatedOnRefresh: variable<boolean>({
+    name: 'MARK_OUTDATED_ON_REFRESH',
+    description: 'When an instance refresh of a served group starts (EventBridge), taint every node not on its desired launch template version graceful-node-termination/outdated:PreferNoSchedule (cordon it with `upgrade --strategy minimal`), so each pod moves once; when it ends, remove exactly those marks.',
+    accepts: 'true or false',
+    default: true,
+    parse: (raw) => (raw.trim() === 'true' ? true : raw.trim() === 'false' ? false : undefined),
+    format: String,
+  }),
   blockedReportSeconds: variable<number>({
     name: 'BLOCKED_REPORT_SECONDS',
     description: 'A PodDisruptionBudget that refuses a pod this long gets a Warning Event naming its pending replacements and the scheduler\'s reason.',
@@ -284,6 +295,7 @@ export function toEnvironment(input: ConfigInput): Record<string, string> {
   set(configVariables.deadlinePolicy, input.deadlinePolicy);
   set(configVariables.minEvictionWindowSeconds, input.minEvictionWindowSeconds);
   set(configVariables.cordonDoomedSiblings, input.cordonDoomedSiblings);
+  set(configVariables.markOutdatedOnRefresh, input.markOutdatedOnRefresh);
   set(configVariables.blockedReportSeconds, input.blockedReportSeconds);
   set(configVariables.heartbeatTimeoutSeconds, input.heartbeatTimeoutSeconds);
   set(configVariables.handOffTopicArn, input.handOffTopicArn);

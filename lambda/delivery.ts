@@ -13,6 +13,12 @@ export type Delivery =
   | { readonly kind: 'spot-interruption'; readonly instanceId: string; readonly time: Date; readonly id: string | undefined }
   /** EC2 says this Spot instance is at elevated risk of interruption. */
   | { readonly kind: 'rebalance-recommendation'; readonly instanceId: string; readonly time: Date; readonly id: string | undefined }
+  /** An instance refresh of a group began (EventBridge, best effort): mark its outdated nodes. */
+  | { readonly kind: 'refresh-started'; readonly group: string; readonly refreshId: string; readonly id: string | undefined }
+  /** It ended (succeeded, failed, cancelled, rolled back or rolling back): take our marks back. */
+  | { readonly kind: 'refresh-ended'; readonly group: string; readonly refreshId: string; readonly outcome: string; readonly id: string | undefined }
+  /** Worth a log line, nothing to do (a checkpoint reached). */
+  | { readonly kind: 'refresh-progress'; readonly group: string; readonly refreshId: string; readonly what: string; readonly id: string | undefined }
   /** A record or event we cannot use, with why. */
   | { readonly kind: 'malformed'; readonly field: string; readonly reason: string; readonly id: string | undefined };
 
@@ -25,6 +31,22 @@ export class UnsupportedEventError extends Error {
 }
 
 const lifecycleDetailTypes: ReadonlySet<string> = new Set(['EC2 Instance-launch Lifecycle Action', 'EC2 Instance-terminate Lifecycle Action']);
+
+/**
+ * Instance refresh events and what they mean for our marks. A rollback replaces the new
+ * instances with the old configuration: the forward refresh's marks go when it starts.
+ * https://docs.aws.amazon.com/autoscaling/ec2/userguide/instance-refresh-eventbridge-events.html
+ */
+const refreshEvents: Readonly<Record<string, 'started' | 'progress' | string>> = {
+  'EC2 Auto Scaling Instance Refresh Started': 'started',
+  'EC2 Auto Scaling Instance Refresh Checkpoint Reached': 'progress',
+  'EC2 Auto Scaling Instance Refresh Succeeded': 'succeeded',
+  'EC2 Auto Scaling Instance Refresh Failed': 'failed',
+  'EC2 Auto Scaling Instance Refresh Cancelled': 'cancelled',
+  'EC2 Auto Scaling Instance Refresh Rollback Started': 'rolling back',
+  'EC2 Auto Scaling Instance Refresh Rollback Succeeded': 'rolled back',
+  'EC2 Auto Scaling Instance Refresh Rollback Failed': 'rollback failed',
+};
 
 export function toDeliveries(event: unknown): Delivery[] {
   if (!isObject(event)) throw new UnsupportedEventError(describeShape(event));
@@ -81,6 +103,16 @@ function fromEventBridge(event: Record<string, unknown>): Delivery {
     }
     if (Number.isNaN(time.getTime())) return { kind: 'malformed', field: 'time', reason: `is ${JSON.stringify(event['time'])}, not an ISO 8601 time`, id };
     return { kind: type === 'EC2 Spot Instance Interruption Warning' ? 'spot-interruption' : 'rebalance-recommendation', instanceId, time, id };
+  }
+  const refresh = refreshEvents[type];
+  if (refresh !== undefined) {
+    const group = detail['AutoScalingGroupName'];
+    const refreshId = detail['InstanceRefreshId'];
+    if (typeof group !== 'string' || group === '') return { kind: 'malformed', field: 'detail.AutoScalingGroupName', reason: `is ${JSON.stringify(group)}, expected a group name`, id };
+    if (typeof refreshId !== 'string' || refreshId === '') return { kind: 'malformed', field: 'detail.InstanceRefreshId', reason: `is ${JSON.stringify(refreshId)}, expected an instance refresh id`, id };
+    if (refresh === 'started') return { kind: 'refresh-started', group, refreshId, id };
+    if (refresh === 'progress') return { kind: 'refresh-progress', group, refreshId, what: type, id };
+    return { kind: 'refresh-ended', group, refreshId, outcome: refresh, id };
   }
   throw new UnsupportedEventError(`EventBridge event with detail-type ${JSON.stringify(type)} from ${JSON.stringify(event['source'])}`);
 }

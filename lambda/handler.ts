@@ -6,6 +6,7 @@ import { AccessDeniedError } from './errors.js';
 import { toDeliveries, UnsupportedEventError, type Delivery } from './delivery.js';
 import { handOffMessage, parseLifecycleMessage, type LifecycleNotification } from './lifecycle-event.js';
 import type { AutoScalingInstances, Clock, EventRecorder, HandOffs, LifecycleActionRef, LifecycleActions, Log, MetricsSink, NodeGateway, PodGateway } from './ports.js';
+import { markOutdatedNodes, removeRefreshMarks } from './refresh-marks.js';
 import { terminate, type TerminateReport } from './termination/run.js';
 import type { TerminateOutcome } from './termination/termination.js';
 import { lifecycleHook, spotInterruption } from './termination/triggers.js';
@@ -48,6 +49,12 @@ export type RecordStatus =
   | 'launch-into-warm-pool'
   | 'rebalance-recommendation'
   | 'spot-warning-expired'
+  | 'refresh-marked'
+  | 'refresh-over'
+  | 'refresh-nothing-outdated'
+  | 'refresh-unmarked'
+  | 'refresh-progress'
+  | 'refresh-marks-off'
   | TerminateOutcome
   | 'failed';
 
@@ -56,7 +63,7 @@ export interface HandlerResult {
   readonly records: readonly { readonly status: RecordStatus; readonly instanceId?: string }[];
 }
 
-const recordKeys = ['instanceId', 'autoScalingGroupName', 'lifecycleHookName', 'lifecycleActionToken', 'transition', 'node'];
+const recordKeys = ['instanceRefreshId', 'instanceId', 'autoScalingGroupName', 'lifecycleHookName', 'lifecycleActionToken', 'transition', 'node'];
 
 export function createHandler(deps: HandlerDeps) {
   const { config, log, clock } = deps;
@@ -85,6 +92,11 @@ export function createHandler(deps: HandlerDeps) {
         log.info('EC2 rebalance recommendation: the instance is at elevated risk of a Spot interruption', { instanceId: delivery.instanceId, time: delivery.time.toISOString() });
         deps.metrics?.emit({ Transition: 'rebalance-recommendation', Outcome: 'logged' }, { RebalanceRecommendations: { unit: 'Count', value: 1 } });
         results.push({ status: 'rebalance-recommendation', instanceId: delivery.instanceId });
+        continue;
+      }
+      if (delivery.kind === 'refresh-started' || delivery.kind === 'refresh-ended' || delivery.kind === 'refresh-progress') {
+        log.appendKeys({ autoScalingGroupName: delivery.group, instanceRefreshId: delivery.refreshId });
+        results.push(await handleRecord(undefined, (connected) => handleRefresh(delivery, connected)));
         continue;
       }
       if (delivery.kind === 'spot-interruption') {
@@ -122,13 +134,13 @@ export function createHandler(deps: HandlerDeps) {
       results.push(await handleRecord(n.instanceId, (connected) => handleLifecycle(n, context, connected)));
     }
     /** One record: its failure is collected (the others still run), its Events written before the next. */
-    async function handleRecord(instanceId: string, work: (connected: { gateway?: ClusterGateway }) => Promise<RecordStatus>) {
+    async function handleRecord(instanceId: string | undefined, work: (connected: { gateway?: ClusterGateway }) => Promise<RecordStatus>) {
       const connected: { gateway?: ClusterGateway } = {};
       try {
-        return { status: await work(connected), instanceId };
+        return { status: await work(connected), ...(instanceId !== undefined ? { instanceId } : {}) };
       } catch (error) {
         failures.push(error);
-        return { status: 'failed' as const, instanceId };
+        return { status: 'failed' as const, ...(instanceId !== undefined ? { instanceId } : {}) };
       } finally {
         // Events are queued so they never hold a drain up; they are written before we go on.
         await connected.gateway?.flush?.(Math.max(0, Math.min(5_000, context.getRemainingTimeInMillis() - 2_000)));
@@ -143,6 +155,30 @@ export function createHandler(deps: HandlerDeps) {
     }
     return { records: results };
   };
+
+  /** Instance refresh events of a group we serve: mark its outdated nodes, take the marks back at the end. */
+  async function handleRefresh(d: Extract<Delivery, { kind: 'refresh-started' | 'refresh-ended' | 'refresh-progress' }>, connected: { gateway?: ClusterGateway }): Promise<RecordStatus> {
+    if (!config.autoScalingGroupNames.has(d.group)) {
+      log.warn('instance refresh event refused: the group is not one this deployment serves', { group: d.group });
+      return 'refused';
+    }
+    if (d.kind === 'refresh-progress') {
+      log.info('instance refresh progress', { what: d.what });
+      return 'refresh-progress';
+    }
+    if (!config.markOutdatedOnRefresh) {
+      log.info('instance refresh event: marking outdated nodes is off (MARK_OUTDATED_ON_REFRESH=false)', { event: d.kind });
+      return 'refresh-marks-off';
+    }
+    const cluster = (connected.gateway = await deps.cluster());
+    if (d.kind === 'refresh-ended') {
+      await removeRefreshMarks(d.group, d.refreshId, d.outcome, { nodes: cluster, events: cluster, log });
+      return 'refresh-unmarked';
+    }
+    if (deps.instances === undefined) throw new Error('instance refresh: no Auto Scaling client to describe the refresh');
+    const { outcome } = await markOutdatedNodes(d.group, d.refreshId, { nodes: cluster, events: cluster, instances: deps.instances, log });
+    return outcome === 'marked' ? 'refresh-marked' : outcome === 'refresh-over' ? 'refresh-over' : 'refresh-nothing-outdated';
+  }
 
   async function handleLifecycle(n: LifecycleNotification, context: InvocationContext, connected: { gateway?: ClusterGateway }): Promise<RecordStatus> {
     const refusal = refuse(n, config);

@@ -96,6 +96,16 @@ export interface NodeGateway {
    * `next` (undefined removes it). Two deliveries of one hand-off therefore never both carry on.
    */
   claimHandOff(nodeName: string, expected: string | undefined, next: string | undefined): Promise<'claimed' | 'lost' | 'node-gone'>;
+  /**
+   * Marks an outdated node for an instance refresh (label, record, and the taint or cordon
+   * asked for), conditional on the node as read; 'changed' when it moved on meanwhile.
+   */
+  markOutdated(node: NodeInfo, marks: OutdatedMarks): Promise<PatchResult>;
+  /**
+   * Takes back exactly what the refresh's records say it set, on every node still labelled
+   * for it. A node a drain of ours is draining keeps its cordon (the drain owns it now).
+   */
+  unmarkOutdated(refreshId: string): Promise<readonly { readonly node: string; readonly uid: string; readonly removed: readonly string[] }[]>;
 }
 
 /** A live view of one instance's node. */
@@ -110,6 +120,20 @@ export interface NodeWatch {
   changed(timeoutMs: number): Promise<void>;
   close(): void;
 }
+
+/** What a refresh of ours set on an outdated node (outdatedMarksAnnotation): only that is taken back. */
+export interface OutdatedMarks {
+  readonly refreshId: string;
+  /** Our PreferNoSchedule taint (outdatedTaintKey): evicted pods prefer new nodes, capacity is never refused. */
+  readonly taint: boolean;
+  /** spec.unschedulable, with the `minimal` strategy (managed groups' MINIMAL: cordon all first). */
+  readonly cordon: boolean;
+}
+
+export const outdatedTaintKey = 'graceful-node-termination/outdated';
+/** Label on every node a refresh of ours marked, so the end finds them without a list of the cluster. */
+export const refreshLabel = 'graceful-node-termination/refresh';
+export const outdatedMarksAnnotation = 'graceful-node-termination/refresh-marks';
 
 export const handOffAnnotation = 'graceful-node-termination/hand-off';
 export const drainAnnotation = 'graceful-node-termination/drain';
@@ -213,12 +237,29 @@ export interface AutoScalingInstances {
   groupOf(instanceId: string): Promise<string | undefined>;
   /** Instances of the group on their way out (Terminating, Terminating:Wait): their nodes are doomed. */
   terminatingIn(group: string): Promise<readonly string[]>;
+  /**
+   * An instance refresh of the group, while it is pending or in progress: which instances it
+   * will replace (those not on its desired launch template version) and whether it terminates
+   * before launching (MaxHealthyPercentage 100: the `minimal` strategy). Undefined once over.
+   */
+  refresh(group: string, refreshId: string): Promise<RefreshView | undefined>;
+}
+
+export interface RefreshView {
+  readonly status: string;
+  /** Terminate before launch: cordon the outdated nodes instead of only preferring others. */
+  readonly minimal: boolean;
+  readonly outdated: readonly string[];
+  /** The desired configuration, for messages: "lt-0abc version 7". */
+  readonly desired: string;
 }
 
 /** EC2's view of instances: the private DNS name is what the kubelet registers as the node's name on EKS. */
 export interface InstanceDirectory {
   /** Private DNS names by instance id; an instance EC2 does not know (or has no name yet) is absent. */
   privateDnsNames(instanceIds: readonly string[]): Promise<ReadonlyMap<string, string>>;
+  /** A launch template's latest and default version numbers ($Latest and $Default resolved). */
+  launchTemplateVersions?(template: { readonly id?: string | undefined; readonly name?: string | undefined }): Promise<{ readonly latest: string; readonly default: string } | undefined>;
 }
 
 /** One metric data point set, with the dimensions that classify it (EMF in production). */

@@ -1,5 +1,6 @@
 // EC2 DescribeInstances, for one fact: each instance's private DNS name, which is the name
-// the kubelet registers its Node under on EKS (both hostname types: ip-10-0-1-2.<region>
+// the kubelet registers its Node under on EKS (and DescribeLaunchTemplates, to resolve
+// $Latest and $Default when an instance refresh starts) (both hostname types: ip-10-0-1-2.<region>
 // .compute.internal and i-0123....<region>.compute.internal). With it a node is one GET
 // instead of a list of the whole cluster.
 //
@@ -94,6 +95,7 @@ export function createEc2Instances(options: Ec2Options): InstanceDirectory {
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
 
   const post = async (form: Record<string, string>): Promise<{ status: number; body: string }> => {
+    // Errors name the action of the call; the request names it in the form.
     const body = new URLSearchParams(form).toString();
     const signed = await signer.sign(
       new HttpRequest({
@@ -113,32 +115,46 @@ export function createEc2Instances(options: Ec2Options): InstanceDirectory {
         res.on('error', reject);
         res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
       });
-      req.on('timeout', () => req.destroy(new Error(`EC2 DescribeInstances: no answer within ${timeoutMs} ms`)));
+      req.on('timeout', () => req.destroy(new Error(`EC2 ${form['Action']}: no answer within ${timeoutMs} ms`)));
       req.on('error', reject);
       req.end(body);
     });
   };
 
-  /** One page, retried with capped, jittered backoff on throttling, 5xx and network failures. */
-  const describe = async (ids: readonly string[], nextToken: string | undefined) => {
+  /** One call, retried with capped, jittered backoff on throttling, 5xx and network failures. */
+  const call = async (action: string, query: Record<string, string>): Promise<string> => {
     for (let attempt = 1; ; attempt++) {
       let failure: string;
       try {
-        const answer = await post(describeInstancesQuery(ids, nextToken));
-        if (answer.status === 200) return parseDescribeInstances(answer.body);
+        const answer = await post(query);
+        if (answer.status === 200) return answer.body;
         const { code, message } = errorOf(answer.body);
         failure = `HTTP ${answer.status} ${code}: ${message}`;
-        if (!(answer.status >= 500 || retryableCodes.has(code))) throw new TransientError(`ec2:DescribeInstances failed: ${failure}`);
+        if (!(answer.status >= 500 || retryableCodes.has(code))) throw new TransientError(`ec2:${action} failed: ${failure}`);
       } catch (error) {
         if (error instanceof TransientError) throw error;
         failure = (error as Error).message;
       }
-      if (attempt >= maxAttempts) throw new TransientError(`ec2:DescribeInstances failed after ${attempt} attempts: ${failure}`);
+      if (attempt >= maxAttempts) throw new TransientError(`ec2:${action} failed after ${attempt} attempts: ${failure}`);
       await sleep(Math.round(Math.random() * Math.min(4000, 200 * 2 ** attempt)));
     }
   };
+  const describe = async (ids: readonly string[], nextToken: string | undefined) =>
+    parseDescribeInstances(await call('DescribeInstances', describeInstancesQuery(ids, nextToken)));
 
   return {
+    async launchTemplateVersions(template) {
+      const query: Record<string, string> = { Action: 'DescribeLaunchTemplates', Version: '2016-11-15' };
+      if (template.id) query['LaunchTemplateId.1'] = template.id;
+      else if (template.name) query['LaunchTemplateName.1'] = template.name;
+      else return undefined;
+      const xml = await call('DescribeLaunchTemplates', query);
+      const root = (parseXML(xml) as Xml)['DescribeLaunchTemplatesResponse'] as Xml | undefined;
+      const item = items(root?.['launchTemplates'])[0];
+      if (item === undefined) return undefined;
+      return { latest: String(item['latestVersionNumber']), default: String(item['defaultVersionNumber']) };
+    },
+
     async privateDnsNames(instanceIds) {
       const names = new Map<string, string>();
       for (let i = 0; i < instanceIds.length; i += idsPerCall) {

@@ -3,7 +3,7 @@
 import type { CoreV1Event, V1Eviction, V1Node, V1Pod } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { AccessDeniedError, TransientError } from '../errors.js';
-import { drainAnnotation, excludeFromLoadBalancersLabel, handOffAnnotation } from '../ports.js';
+import { drainAnnotation, excludeFromLoadBalancersLabel, handOffAnnotation, outdatedMarksAnnotation, outdatedTaintKey, refreshLabel } from '../ports.js';
 import type {
   ClusterEvent,
   DrainRecord,
@@ -25,6 +25,7 @@ export const reportingComponent = 'graceful-node-termination';
 /** Shows in the API server's audit log, as EKS's own drainer shows as vpcLambda. */
 export const userAgent = `${reportingComponent}/0.1`;
 const mergePatch = 'application/merge-patch+json';
+const jsonPatch = 'application/json-patch+json';
 
 /**
  * Lists as they come over the wire. client-node's model types are used for the items, but
@@ -167,6 +168,91 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
       throw new TransientError(`annotate node ${name}: the node kept changing; giving up for now`);
     },
 
+    async markOutdated(node, marks) {
+      // A JSON patch, so our taint is added to the node's taints (a merge patch would replace
+      // them all), conditional on the node as read (the replaced resourceVersion: 409 if it
+      // moved on). JSON pointers escape "/" as "~1".
+      const esc = (k: string) => k.replaceAll('~', '~0').replaceAll('/', '~1');
+      const set = [...(marks.taint ? ['taint'] : []), ...(marks.cordon ? ['cordon'] : [])];
+      const ops: object[] = [
+        { op: 'replace', path: '/metadata/resourceVersion', value: node.resourceVersion },
+        Object.keys(node.labels).length > 0
+          ? { op: 'add', path: `/metadata/labels/${esc(refreshLabel)}`, value: marks.refreshId }
+          : { op: 'add', path: '/metadata/labels', value: { [refreshLabel]: marks.refreshId } },
+        { op: 'add', path: `/metadata/annotations/${esc(outdatedMarksAnnotation)}`, value: JSON.stringify({ refreshId: marks.refreshId, set }) },
+      ];
+      if (marks.taint) {
+        const taint = { key: outdatedTaintKey, value: marks.refreshId, effect: 'PreferNoSchedule' };
+        ops.push(node.taints.length > 0 ? { op: 'add', path: '/spec/taints/-', value: taint } : { op: 'add', path: '/spec/taints', value: [taint] });
+      }
+      if (marks.cordon) ops.push({ op: 'add', path: '/spec/unschedulable', value: true });
+      try {
+        await kube.request('PATCH', `/api/v1/nodes/${encodeURIComponent(node.name)}`, { body: ops, contentType: jsonPatch });
+        return 'patched';
+      } catch (error) {
+        const code = statusOf(error);
+        if (code === 404) return 'node-gone';
+        // 409: it changed since read; 422: the annotations map was missing (a node nobody annotated).
+        if (code === 409) return 'changed';
+        if (code === 422 && /annotations/.test(statusBody(error)?.message ?? '')) {
+          await patchNode(node.name, { metadata: { annotations: {} } });
+          return 'changed';
+        }
+        throw classify(error, `mark node ${node.name} outdated`);
+      }
+    },
+
+    async unmarkOutdated(refreshId) {
+      const undone: { node: string; uid: string; removed: string[] }[] = [];
+      let cont: string | undefined;
+      const names: string[] = [];
+      do {
+        const page = await call('list nodes of the refresh', () =>
+          kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', { query: { labelSelector: `${refreshLabel}=${refreshId}`, limit: 500, continue: cont } }),
+        );
+        names.push(...page.items.map((n) => n.metadata?.name ?? ''));
+        cont = page.metadata?.continue || undefined;
+      } while (cont);
+      for (const name of names) {
+        for (let attempt = 0; attempt < 5; attempt++) {
+          let node: V1Node;
+          try {
+            node = await kube.request<V1Node>('GET', `/api/v1/nodes/${encodeURIComponent(name)}`);
+          } catch (error) {
+            if (statusOf(error) === 404) break;
+            throw classify(error, `get node ${name}`);
+          }
+          const record = parseOutdatedMarks(node.metadata?.annotations?.[outdatedMarksAnnotation]);
+          const esc = (k: string) => k.replaceAll('~', '~0').replaceAll('/', '~1');
+          const removed: string[] = [];
+          const ops: object[] = [{ op: 'replace', path: '/metadata/resourceVersion', value: node.metadata?.resourceVersion }];
+          ops.push({ op: 'remove', path: `/metadata/labels/${esc(refreshLabel)}` });
+          if (node.metadata?.annotations?.[outdatedMarksAnnotation] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${esc(outdatedMarksAnnotation)}` });
+          // Only our taint, and only as this refresh set it.
+          const index = (node.spec?.taints ?? []).findIndex((t) => t.key === outdatedTaintKey && t.value === refreshId);
+          if (record?.set.includes('taint') && index >= 0) {
+            ops.push({ op: 'test', path: `/spec/taints/${index}/key`, value: outdatedTaintKey }, { op: 'remove', path: `/spec/taints/${index}` });
+            removed.push(`taint ${outdatedTaintKey}:PreferNoSchedule`);
+          }
+          // A node a drain of ours is taking down keeps its cordon: the drain owns it now.
+          const draining = node.metadata?.annotations?.[drainAnnotation] !== undefined;
+          if (record?.set.includes('cordon') && node.spec?.unschedulable === true && !draining) {
+            ops.push({ op: 'remove', path: '/spec/unschedulable' });
+            removed.push('cordon');
+          }
+          try {
+            await kube.request('PATCH', `/api/v1/nodes/${encodeURIComponent(name)}`, { body: ops, contentType: jsonPatch });
+            undone.push({ node: name, uid: node.metadata?.uid ?? '', removed });
+            break;
+          } catch (error) {
+            if (statusOf(error) === 404) break;
+            if (statusOf(error) !== 409) throw classify(error, `unmark node ${name}`);
+          }
+        }
+      }
+      return undone;
+    },
+
     watchPodsOnNode: (nodeName) => openPodWatch(kube, nodeName, options.log),
 
     async evictPod(pod) {
@@ -241,6 +327,18 @@ export function toNodeInfo(node: V1Node): NodeInfo {
     drain: parseDrainRecord(node.metadata?.annotations?.[drainAnnotation]),
     resourceVersion: node.metadata?.resourceVersion,
   };
+}
+
+/** What a refresh set on a node, as stored; anything unreadable is treated as absent. */
+export function parseOutdatedMarks(raw: string | undefined): { refreshId: string; set: string[] } | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const v = JSON.parse(raw) as { refreshId?: unknown; set?: unknown };
+    if (typeof v.refreshId !== 'string' || !Array.isArray(v.set)) return undefined;
+    return { refreshId: v.refreshId, set: v.set.filter((x): x is string => typeof x === 'string') };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The drain record as stored on the node; anything unreadable is treated as absent. */

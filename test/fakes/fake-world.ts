@@ -13,12 +13,15 @@ import type {
   LifecycleResult,
   NodeInfo,
   NodeWatch,
+  OutdatedMarks,
   PodInfo,
+  RefreshView,
   PodWatch,
   HandOffs,
   MetricsSink,
 } from '../../lambda/ports.js';
 import { createHandler, type ClusterGateway, type RecordLogger } from '../../lambda/handler.js';
+import { outdatedTaintKey } from '../../lambda/ports.js';
 import { parseConfig } from '../../lambda/config.js';
 import { lifecycleMessage, snsEvent } from '../fixtures/notifications.js';
 
@@ -68,7 +71,7 @@ export type EvictionRule = (pod: FakePod) => EvictionResult | 'accept';
 
 export interface Call {
   readonly atMs: number;
-  readonly op: 'list-nodes' | 'get-nodes' | 'mark' | 'unmark' | 'watch-pods' | 'evict' | 'claim-hand-off' | 'delete';
+  readonly op: 'list-nodes' | 'get-nodes' | 'mark-outdated' | 'mark' | 'unmark' | 'watch-pods' | 'evict' | 'claim-hand-off' | 'delete';
   readonly target: string;
 }
 
@@ -228,6 +231,44 @@ export class FakeCluster {
     });
     this.version++;
     return 'patched';
+  }
+
+  /** What each refresh set, per node (the fake's stand-in for the label and annotation). */
+  readonly refreshMarks = new Map<string, { refreshId: string; set: string[] }>();
+
+  async markOutdated(node: NodeInfo, marks: OutdatedMarks): Promise<'patched' | 'node-gone' | 'changed'> {
+    this.log('mark-outdated', `${node.name}${marks.taint ? ' taint' : ''}${marks.cordon ? ' cordon' : ''}`);
+    const current = this.nodes.get(node.name);
+    if (!current) return 'node-gone';
+    this.nodes.set(node.name, {
+      ...current,
+      taints: marks.taint ? [...current.taints, { key: outdatedTaintKey, effect: 'PreferNoSchedule' }] : current.taints,
+      unschedulable: current.unschedulable || marks.cordon,
+    });
+    this.refreshMarks.set(node.name, { refreshId: marks.refreshId, set: [...(marks.taint ? ['taint'] : []), ...(marks.cordon ? ['cordon'] : [])] });
+    return 'patched';
+  }
+
+  async unmarkOutdated(refreshId: string): Promise<{ node: string; uid: string; removed: string[] }[]> {
+    const undone: { node: string; uid: string; removed: string[] }[] = [];
+    for (const [name, record] of [...this.refreshMarks]) {
+      const node = this.nodes.get(name);
+      if (record.refreshId !== refreshId || !node) continue;
+      const removed: string[] = [];
+      let { taints, unschedulable } = node;
+      if (record.set.includes('taint')) {
+        taints = taints.filter((t) => t.key !== outdatedTaintKey);
+        removed.push(`taint ${outdatedTaintKey}:PreferNoSchedule`);
+      }
+      if (record.set.includes('cordon') && node.drain === undefined) {
+        unschedulable = false;
+        removed.push('cordon');
+      }
+      this.nodes.set(name, { ...node, taints, unschedulable });
+      this.refreshMarks.delete(name);
+      undone.push({ node: name, uid: node.uid, removed });
+    }
+    return undone;
   }
 
   async claimHandOff(name: string, expected: string | undefined, next: string | undefined): Promise<'claimed' | 'lost' | 'node-gone'> {
@@ -411,6 +452,8 @@ export function handlerWorld(env: Record<string, string>) {
   const groups = new Map<string, string>();
   /** Instances in Terminating:Wait, as DescribeAutoScalingGroups would list them (with `groups`). */
   const terminating = new Set<string>();
+  /** Instance refreshes in progress, as DescribeInstanceRefreshes and the group would describe them. */
+  const refreshes = new Map<string, RefreshView>();
   const handler = (extra: Record<string, string> = {}, connect: () => Promise<ClusterGateway> = async () => cluster) => {
     const config = parseConfig({ ...env, ...extra });
     return createHandler({
@@ -418,7 +461,7 @@ export function handlerWorld(env: Record<string, string>) {
       log,
       clock,
       lifecycle,
-      instances: { groupOf: async (id) => groups.get(id), terminatingIn: async (group) => [...terminating].filter((id) => groups.get(id) === group) },
+      instances: { groupOf: async (id) => groups.get(id), terminatingIn: async (group) => [...terminating].filter((id) => groups.get(id) === group), refresh: async (_group, id) => refreshes.get(id) },
       cluster: connect,
       handOffs: config.handOffTopicArn !== undefined ? handOffs : undefined,
       metrics: metricsSink,
@@ -446,5 +489,5 @@ export function handlerWorld(env: Record<string, string>) {
     }
     return statuses;
   }
-  return { clock, cluster, lifecycle, handOffs, log, metrics, groups, terminating, handler, invoke, invokeRaw, runChain };
+  return { clock, cluster, lifecycle, handOffs, log, metrics, groups, terminating, refreshes, handler, invoke, invokeRaw, runChain };
 }

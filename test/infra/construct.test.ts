@@ -103,19 +103,20 @@ describe('the example stack from cdk.json', () => {
     );
   });
 
-  it('grants on "*" only the reads IAM cannot scope, in this region: EC2 names and the group\'s terminating instances', () => {
+  it('grants on "*" only the reads IAM cannot scope, in this region: EC2 names, the group\'s terminating instances, its refreshes', () => {
     const onEverything = statements(resources).filter((s) => [s.Resource].flat().includes('*'));
     expect(onEverything).toEqual([
       expect.objectContaining({
         Sid: 'ReadsWithoutResourceScope',
         Effect: 'Allow',
-        Action: ['ec2:DescribeInstances', 'autoscaling:DescribeAutoScalingGroups'],
+        Action: ['ec2:DescribeInstances', 'ec2:DescribeLaunchTemplates', 'autoscaling:DescribeAutoScalingGroups', 'autoscaling:DescribeInstanceRefreshes'],
         Condition: { StringEquals: { 'aws:RequestedRegion': expect.anything() } },
       }),
     ]);
-    const { stack } = stackWith({ cordonDoomedSiblings: false });
+    const { stack } = stackWith({ cordonDoomedSiblings: false, markOutdatedOnRefresh: false });
     const without = statements(Template.fromStack(stack).toJSON()['Resources'] as Resources).filter((s) => [s.Resource].flat().includes('*'));
     expect(without.map((s) => s.Action)).toEqual(['ec2:DescribeInstances']);
+    Template.fromStack(stack).resourceCountIs('AWS::Events::Rule', 0);
     Template.fromStack(stack).hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ CORDON_DOOMED_SIBLINGS: 'false' }) } });
   });
 
@@ -354,13 +355,30 @@ describe('the construct', () => {
     const { app, stack } = stackWith({ spotInterruptions: true });
     expect(() => synthWithNag(app)).not.toThrow();
     const onEverything = statements(Template.fromStack(stack).toJSON()['Resources'] as Resources).filter((s) => [s.Resource].flat().includes('*'));
-    expect(onEverything.map((s) => [s.Action, s.Effect])).toEqual([[['ec2:DescribeInstances', 'autoscaling:DescribeAutoScalingGroups', 'autoscaling:DescribeAutoScalingInstances'], 'Allow']]);
+    expect(onEverything.map((s) => [s.Action, s.Effect])).toEqual([
+      [['ec2:DescribeInstances', 'ec2:DescribeLaunchTemplates', 'autoscaling:DescribeAutoScalingGroups', 'autoscaling:DescribeInstanceRefreshes', 'autoscaling:DescribeAutoScalingInstances'], 'Allow'],
+    ]);
     expect(statements(Template.fromStack(stackWith({}).stack).toJSON()['Resources'] as Resources).some((s) => [s.Action].flat().includes('autoscaling:DescribeAutoScalingInstances'))).toBe(false);
     Template.fromStack(stack).hasResourceProperties('AWS::Events::Rule', {
       EventPattern: { source: ['aws.ec2'], 'detail-type': ['EC2 Spot Instance Interruption Warning', 'EC2 Instance Rebalance Recommendation'] },
       Targets: [Match.objectLike({ RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 120 } })],
     });
-    Template.fromStack(stackWith({}).stack).resourceCountIs('AWS::Events::Rule', 0);
+    // Without Spot, the only rule is the instance refresh one.
+    Template.fromStack(stackWith({}).stack).resourceCountIs('AWS::Events::Rule', 1);
+  });
+
+  it('sends the served groups\' instance refresh events to the function, and names the alarms upgrade puts in a refresh', () => {
+    const { stack, construct } = stackWith({});
+    const template = Template.fromStack(stack);
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: {
+        source: ['aws.autoscaling'],
+        'detail-type': Match.arrayWith(['EC2 Auto Scaling Instance Refresh Started', 'EC2 Auto Scaling Instance Refresh Cancelled']),
+        detail: { AutoScalingGroupName: ['nodes-a'] },
+      },
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: `${construct.deploymentName}-DrainsTimedOut` });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: `${construct.deploymentName}-LaunchesAbandoned` });
   });
 
   it('fails when the cluster name is not an EKS cluster name', () => {

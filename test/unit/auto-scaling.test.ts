@@ -1,9 +1,9 @@
-import { AutoScalingClient, AutoScalingServiceException, CompleteLifecycleActionCommand, RecordLifecycleActionHeartbeatCommand } from '@aws-sdk/client-auto-scaling';
+import { AutoScalingClient, AutoScalingServiceException, CompleteLifecycleActionCommand, DescribeAutoScalingGroupsCommand, DescribeInstanceRefreshesCommand, RecordLifecycleActionHeartbeatCommand, type LifecycleState } from '@aws-sdk/client-auto-scaling';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { createSnsHandOffs } from '../../lambda/adapters/sns-hand-offs.js';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createLifecycleActions } from '../../lambda/adapters/auto-scaling.js';
+import { createAutoScalingInstances, createLifecycleActions, refreshStrategyTag } from '../../lambda/adapters/auto-scaling.js';
 
 const action = { autoScalingGroupName: 'workers', lifecycleHookName: 'workers-terminate', lifecycleActionToken: 'tok', instanceId: 'i-0123456789abcdef0' };
 const validationError = (message: string) =>
@@ -66,5 +66,36 @@ describe('hand-offs adapter', () => {
     expect(input.TopicArn).toBe(topic);
     expect(JSON.parse(String(input.Message))).toEqual({ EC2InstanceId: 'i-0123456789abcdef0', GracefulNodeTerminationHandOff: { count: 1 } });
     sns.restore();
+  });
+});
+
+describe('instance refresh view', () => {
+  const asg = mockClient(AutoScalingClient);
+  beforeEach(() => asg.reset());
+  const instance = (id: string, version: string, state: LifecycleState = 'InService') => ({ InstanceId: id, LifecycleState: state, LaunchTemplate: { LaunchTemplateId: 'lt-0abc', LaunchTemplateName: 'workers', Version: version }, AvailabilityZone: 'eu-west-1a', HealthStatus: 'Healthy', ProtectedFromScaleIn: false });
+
+  it('finds the instances not on the desired version, resolving $Latest through EC2, and reads the strategy tag', async () => {
+    asg.on(DescribeInstanceRefreshesCommand).resolves({ InstanceRefreshes: [{ InstanceRefreshId: 'r-1', Status: 'InProgress', DesiredConfiguration: { LaunchTemplate: { LaunchTemplateId: 'lt-0abc', Version: '$Latest' } } }] });
+    asg.on(DescribeAutoScalingGroupsCommand).resolves({
+      AutoScalingGroups: [
+        {
+          AutoScalingGroupName: 'workers', MinSize: 0, MaxSize: 9, DesiredCapacity: 4, DefaultCooldown: 300, AvailabilityZones: ['eu-west-1a'], HealthCheckType: 'EC2', CreatedTime: new Date(),
+          LaunchTemplate: { LaunchTemplateId: 'lt-0abc', Version: '6' },
+          Instances: [instance('i-01', '6'), instance('i-02', '7'), instance('i-03', '6', 'Terminating:Wait'), { ...instance('i-04', '7'), LaunchTemplate: { LaunchTemplateId: 'lt-0other', Version: '7' } }],
+          Tags: [{ Key: refreshStrategyTag, Value: 'minimal', ResourceId: 'workers', ResourceType: 'auto-scaling-group', PropagateAtLaunch: false }],
+        },
+      ],
+    });
+    const asked: unknown[] = [];
+    const ec2 = { privateDnsNames: async () => new Map(), launchTemplateVersions: async (t: unknown) => (asked.push(t), { latest: '7', default: '6' }) };
+    const view = await createAutoScalingInstances(new AutoScalingClient({ region: 'eu-west-1' }), ec2).refresh('workers', 'r-1');
+    expect(view).toEqual({ status: 'InProgress', minimal: true, outdated: ['i-01', 'i-04'], desired: 'lt-0abc version 7' });
+    expect(asked).toEqual([{ id: 'lt-0abc', name: undefined }]);
+  });
+
+  it('says nothing once the refresh is over', async () => {
+    asg.on(DescribeInstanceRefreshesCommand).resolves({ InstanceRefreshes: [{ InstanceRefreshId: 'r-1', Status: 'Successful' }] });
+    await expect(createAutoScalingInstances(new AutoScalingClient({ region: 'eu-west-1' })).refresh('workers', 'r-1')).resolves.toBeUndefined();
+    expect(asg.commandCalls(DescribeAutoScalingGroupsCommand)).toHaveLength(0);
   });
 });

@@ -24,6 +24,7 @@ describe('parseConfig', () => {
       deadlinePolicy: 'force',
       minEvictionWindowSeconds: 60,
       cordonDoomedSiblings: true,
+      markOutdatedOnRefresh: true,
       blockedReportSeconds: 120,
       heartbeatTimeoutSeconds: 1800,
       handOffTopicArn: undefined,

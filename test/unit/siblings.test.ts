@@ -76,7 +76,7 @@ describe('cordon every doomed node first', () => {
 
   it('drains its own node when Auto Scaling cannot be asked, with a warning', async () => {
     // The world's handler, with a DescribeAutoScalingGroups that fails (throttled past its retries).
-    const instances = { groupOf: async () => 'workers', terminatingIn: async () => Promise.reject(new Error('Rate exceeded')) };
+    const instances = { groupOf: async () => 'workers', terminatingIn: async () => Promise.reject(new Error('Rate exceeded')), refresh: async () => undefined };
     const failing = createHandler({ config: parseConfig(env), log: world.log, clock: world.clock, lifecycle: world.lifecycle, instances, cluster: async () => cluster });
     const result = await world.invoke(failing, lifecycleMessage());
     expect(result.records[0]!.status).toBe('drained');
