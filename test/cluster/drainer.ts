@@ -7,6 +7,7 @@ import {
   CompleteLifecycleActionCommand,
   DescribeAutoScalingGroupsCommand,
   DescribeAutoScalingInstancesCommand,
+  DescribeInstanceRefreshesCommand,
   RecordLifecycleActionHeartbeatCommand,
 } from '@aws-sdk/client-auto-scaling';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
@@ -75,6 +76,12 @@ export interface Drainer {
   readonly ec2Names: Map<string, string | null>;
   /** Instance ids EC2 was asked about, per call. */
   readonly ec2Calls: string[][];
+  /** Each instance's launch template version, as the group reports it (default "1"). */
+  readonly versions: Map<string, string>;
+  /** Instance refreshes, as DescribeInstanceRefreshes answers (desired version, status). */
+  readonly refreshes: Map<string, { status: string; desiredVersion: string }>;
+  /** The group's tags (the strategy tag `upgrade --strategy minimal` sets). */
+  readonly groupTags: Map<string, string>;
   /** Sends the EC2_INSTANCE_LAUNCHING notification of the launch hook. */
   launch(instanceId: string, options?: Pick<TerminateOptions, 'origin' | 'destination'>): Promise<unknown>;
   restore(): void;
@@ -141,10 +148,25 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
   });
 
   const terminating = new Set<string>();
+  const versions = new Map<string, string>();
+  const refreshes = new Map<string, { status: string; desiredVersion: string }>();
+  const groupTags = new Map<string, string>();
+  const template = { LaunchTemplateId: 'lt-0123456789abcdef0', LaunchTemplateName: 'workers' };
   asg.on(DescribeAutoScalingGroupsCommand).callsFake(async (input) => {
     const group = String(input.AutoScalingGroupNames?.[0]);
-    const instances = [...groups].filter(([, g]) => g === group).map(([id]) => ({ InstanceId: id, LifecycleState: terminating.has(id) ? 'Terminating:Wait' : 'InService' }));
-    return { AutoScalingGroups: [{ AutoScalingGroupName: group, Instances: instances }] };
+    const instances = [...groups]
+      .filter(([, g]) => g === group)
+      .map(([id]) => ({ InstanceId: id, LifecycleState: terminating.has(id) ? 'Terminating:Wait' : 'InService', LaunchTemplate: { ...template, Version: versions.get(id) ?? '1' } }));
+    return {
+      AutoScalingGroups: [
+        { AutoScalingGroupName: group, Instances: instances, LaunchTemplate: { ...template, Version: '1' }, Tags: [...groupTags].map(([Key, Value]) => ({ Key, Value, ResourceId: group, ResourceType: 'auto-scaling-group' })) },
+      ],
+    };
+  });
+  asg.on(DescribeInstanceRefreshesCommand).callsFake(async (input) => {
+    const id = String(input.InstanceRefreshIds?.[0]);
+    const refresh = refreshes.get(id);
+    return { InstanceRefreshes: refresh ? [{ InstanceRefreshId: id, Status: refresh.status, DesiredConfiguration: { LaunchTemplate: { LaunchTemplateId: template.LaunchTemplateId, Version: refresh.desiredVersion } } }] : [] };
   });
 
   // EC2 has no stand-in in this harness: the runtime's one test seam (RuntimeOverrides).
@@ -254,6 +276,9 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
     terminating,
     ec2Names,
     ec2Calls,
+    versions,
+    refreshes,
+    groupTags,
     invoke,
     hangNextPublish() {
       let release: () => void = () => {};
