@@ -1,0 +1,265 @@
+// npm run upgrade -- <group> [--launch-template-version V] [--max-unavailable N |
+//   --max-unavailable-percentage P] [--strategy default|minimal] [--force] [--auto-rollback]
+//   [--deployment NAME] [--region R] [--context C]
+//
+// A node group upgrade with managed-group parity on Auto Scaling instance refresh: the
+// drainability preflight first (refuses on a certain blocker without --force), then a
+// refresh whose preferences mirror managed groups (refresh-preferences.ts), with the
+// deployment's DrainsTimedOut and LaunchesAbandoned alarms in its alarm specification, so a
+// drain in trouble stops it (and with --auto-rollback rolls it back), naming the blocking pod
+// and budget in the Events it shows. It follows the refresh with a progress bar until it ends
+// and exits non-zero with the reason when it fails. Ctrl-C leaves the refresh running.
+import {
+  AutoScalingClient,
+  CreateOrUpdateTagsCommand,
+  DeleteTagsCommand,
+  DescribeAutoScalingGroupsCommand,
+  DescribeInstanceRefreshesCommand,
+  StartInstanceRefreshCommand,
+} from '@aws-sdk/client-auto-scaling';
+import { CoreV1Api, KubeConfig, PolicyV1Api, type CoreV1Event } from '@kubernetes/client-node';
+import type { RequestOptions } from 'node:https';
+import { parseArgs } from 'node:util';
+import type { KubeEndpoint } from '../lambda/adapters/kube-http.js';
+import type { Log } from '../lambda/ports.js';
+import { refreshStrategyTag } from '../lambda/adapters/auto-scaling.js';
+import { createKubernetesGateway, reportingComponent } from '../lambda/adapters/kubernetes.js';
+import { checkNodes, nodesOfGroup } from './check.js';
+import { hasBlocker, renderFindings } from './preflight.js';
+import { startRefreshInput, UpgradeOptionsError, type UpgradeStrategy } from './refresh-preferences.js';
+
+export interface UpgradeRequest {
+  readonly group: string;
+  readonly strategy: UpgradeStrategy;
+  readonly maxUnavailable?: number | undefined;
+  readonly maxUnavailablePercentage?: number | undefined;
+  readonly launchTemplateVersion?: string | undefined;
+  readonly force: boolean;
+  readonly autoRollback: boolean;
+  /** The deployment's name (the stack's DeploymentName output): its alarms go in the refresh. */
+  readonly deployment?: string | undefined;
+}
+
+export interface UpgradeDeps {
+  readonly autoScaling: AutoScalingClient;
+  readonly core: CoreV1Api;
+  readonly policy: PolicyV1Api;
+  /** The group's nodes (Auto Scaling + EC2 + providerID by default). */
+  readonly nodesOf: (group: string) => Promise<string[]>;
+  /** Takes back the refresh's marks if the handler did not (its ending event is best effort). */
+  readonly unmarkOutdated?: (refreshId: string) => Promise<readonly { node: string }[]>;
+  readonly out: (line: string) => void;
+  /** Redraws the progress line in place (a terminal); otherwise a line per change. */
+  readonly tty: boolean;
+  readonly pollMs?: number;
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** Set by Ctrl-C: stop following, leave the refresh running. */
+  readonly interrupted?: () => boolean;
+}
+
+export interface UpgradeResult {
+  readonly exitCode: number;
+  readonly refreshId?: string | undefined;
+  readonly status?: string | undefined;
+  readonly reason?: string | undefined;
+}
+
+const quietLog: Log = { debug: () => {}, info: () => {}, warn: (m) => console.error(m), error: (m) => console.error(m) };
+
+const ended: ReadonlySet<string> = new Set(['Successful', 'Failed', 'Cancelled', 'RollbackSuccessful', 'RollbackFailed', 'Baking']);
+/** Reasons of our Events that say where a drain stands. */
+const progressReasons: ReadonlySet<string> = new Set(['DrainStarted', 'EvictionBlocked', 'EvictionBlockedLong', 'DrainTimedOut', 'Drained', 'LaunchAdmitted', 'LaunchAbandoned']);
+
+export function progressBar(percent: number, width = 24): string {
+  const filled = Math.round((Math.max(0, Math.min(100, percent)) / 100) * width);
+  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(Math.round(percent)).padStart(3)}%`;
+}
+
+/** The last word of our Events per node since the refresh began: what each drain is doing now. */
+export function currentDrains(events: readonly CoreV1Event[], sinceMs: number): string[] {
+  const latest = new Map<string, CoreV1Event>();
+  for (const e of events) {
+    const at = new Date(e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? 0).getTime();
+    if (at < sinceMs - 1000 || !progressReasons.has(e.reason ?? '')) continue;
+    const node = e.involvedObject.kind === 'Node' ? e.involvedObject.name : `${e.involvedObject.namespace}/${e.involvedObject.name}`;
+    if (node) latest.set(node ?? '', e);
+  }
+  return [...latest.entries()]
+    .filter(([, e]) => e.reason !== 'Drained' && e.reason !== 'LaunchAdmitted')
+    .map(([what, e]) => `${what}: ${e.reason} ${(e.message ?? '').slice(0, 160)}`);
+}
+
+export async function runUpgrade(request: UpgradeRequest, deps: UpgradeDeps): Promise<UpgradeResult> {
+  const { autoScaling, out } = deps;
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const { AutoScalingGroups } = await autoScaling.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [request.group] }));
+  const group = AutoScalingGroups?.[0];
+  if (group === undefined) return { exitCode: 2, reason: `no Auto Scaling group named ${request.group}` };
+
+  // 1. The preflight.
+  const nodes = await deps.nodesOf(request.group);
+  out(`preflight: ${nodes.length} node(s) of ${request.group}`);
+  const check = await checkNodes(deps.core, deps.policy, nodes);
+  for (const line of renderFindings(check.nodes, check.findings).split('\n')) out(`  ${line}`);
+  if (hasBlocker(check.findings) && !request.force) {
+    out('refusing to start: the preflight found a certain blocker (fix it, or pass --force to start anyway)');
+    return { exitCode: 3, reason: 'preflight blocker' };
+  }
+
+  // 2. The refresh.
+  const alarms = request.deployment ? [`${request.deployment}-DrainsTimedOut`, `${request.deployment}-LaunchesAbandoned`] : [];
+  if (alarms.length === 0) out('warning: no --deployment given: the refresh has no alarms, a drain in trouble will not stop it');
+  let input;
+  try {
+    input = startRefreshInput({
+      group: request.group,
+      strategy: request.strategy,
+      maxUnavailable: request.maxUnavailable,
+      maxUnavailablePercentage: request.maxUnavailablePercentage,
+      desiredCapacity: group.DesiredCapacity ?? 0,
+      launchTemplateVersion: request.launchTemplateVersion,
+      launchTemplate: group.LaunchTemplate ? { id: group.LaunchTemplate.LaunchTemplateId, name: group.LaunchTemplate.LaunchTemplateName } : undefined,
+      autoRollback: request.autoRollback,
+      alarms,
+    });
+  } catch (error) {
+    if (error instanceof UpgradeOptionsError) return { exitCode: 2, reason: error.message };
+    throw error;
+  }
+  const tagged = request.strategy === 'minimal';
+  const tag = { ResourceId: request.group, ResourceType: 'auto-scaling-group', Key: refreshStrategyTag, PropagateAtLaunch: false };
+  // The drainer cordons all outdated nodes at the start only when this tag says so.
+  if (tagged) await autoScaling.send(new CreateOrUpdateTagsCommand({ Tags: [{ ...tag, Value: 'minimal' }] }));
+  const startedMs = Date.now();
+  const { InstanceRefreshId: refreshId } = await autoScaling.send(new StartInstanceRefreshCommand(input));
+  const p = input.Preferences!;
+  out(
+    `instance refresh ${refreshId} started: strategy ${request.strategy} (MinHealthyPercentage ${p.MinHealthyPercentage}, MaxHealthyPercentage ${p.MaxHealthyPercentage}), ` +
+      `skip matching, alarms: ${alarms.length > 0 ? alarms.join(', ') : 'none'}${p.AutoRollback ? ', auto rollback' : ''}`,
+  );
+
+  // 3. Follow it.
+  let last = '';
+  let status = 'Pending';
+  let reason: string | undefined;
+  try {
+    for (;;) {
+      if (deps.interrupted?.()) {
+        out('');
+        out(`stopped following; the instance refresh ${refreshId} keeps running. Follow it with: aws autoscaling describe-instance-refreshes --auto-scaling-group-name ${request.group}`);
+        out(`cancel it with: aws autoscaling cancel-instance-refresh --auto-scaling-group-name ${request.group}`);
+        return { exitCode: 130, refreshId, status: 'following-stopped' };
+      }
+      const { InstanceRefreshes } = await autoScaling.send(new DescribeInstanceRefreshesCommand({ AutoScalingGroupName: request.group, InstanceRefreshIds: [refreshId!] }));
+      const refresh = InstanceRefreshes?.[0];
+      status = refresh?.Status ?? 'unknown';
+      reason = refresh?.StatusReason;
+      const events = (await deps.core.listEventForAllNamespaces({ fieldSelector: `source=${reportingComponent}` })).items;
+      const drains = currentDrains(events, startedMs);
+      const line = `${progressBar(refresh?.PercentageComplete ?? 0)}  ${status}  ${refresh?.InstancesToUpdate ?? '?'} instance(s) still to replace`;
+      const text = [line, ...drains.map((d) => `    ${d}`)].join('\n');
+      if (text !== last) {
+        out(text);
+        last = text;
+      }
+      if (ended.has(status)) break;
+      await sleep(deps.pollMs ?? 5_000);
+    }
+  } finally {
+    // The drainer read the tag when the refresh started; it is not left on the group.
+    if (tagged) await autoScaling.send(new DeleteTagsCommand({ Tags: [tag] })).catch(() => undefined);
+  }
+  const undone = (await deps.unmarkOutdated?.(refreshId!)) ?? [];
+  if (undone.length > 0) out(`took back the refresh's marks on ${undone.length} node(s) its ending event had not reached`);
+  const seconds = Math.round((Date.now() - startedMs) / 1000);
+  if (status === 'Successful' || status === 'Baking') {
+    out(`instance refresh ${refreshId} ${status === 'Baking' ? 'replaced every instance (baking)' : 'succeeded'} after ${seconds} s`);
+    return { exitCode: 0, refreshId, status };
+  }
+  out(`instance refresh ${refreshId} ended ${status} after ${seconds} s${reason ? `: ${reason}` : ''}`);
+  return { exitCode: 1, refreshId, status, reason };
+}
+
+/** Our Kubernetes client over a kubeconfig client-node loaded (exec plugins included). */
+export function endpointFromKubeConfig(kc: KubeConfig): KubeEndpoint {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('the kubeconfig has no current cluster');
+  return {
+    server: cluster.server,
+    requestOptions: async () => {
+      const o: RequestOptions = {};
+      await kc.applyToHTTPSOptions(o);
+      return { ca: o.ca, cert: o.cert, key: o.key, rejectUnauthorized: o.rejectUnauthorized, headers: (o.headers ?? {}) as Record<string, string> };
+    },
+  };
+}
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      'launch-template-version': { type: 'string' },
+      'max-unavailable': { type: 'string' },
+      'max-unavailable-percentage': { type: 'string' },
+      strategy: { type: 'string', default: 'default' },
+      force: { type: 'boolean', default: false },
+      'auto-rollback': { type: 'boolean', default: false },
+      deployment: { type: 'string' },
+      region: { type: 'string' },
+      context: { type: 'string' },
+    },
+  });
+  const group = positionals[0];
+  const strategy = values.strategy;
+  if (group === undefined || (strategy !== 'default' && strategy !== 'minimal')) {
+    console.error('usage: npm run upgrade -- <group> [--launch-template-version V] [--max-unavailable N | --max-unavailable-percentage P] [--strategy default|minimal] [--force] [--auto-rollback] [--deployment NAME]');
+    return 2;
+  }
+  const int = (name: string, raw: string | undefined) => {
+    if (raw === undefined) return undefined;
+    const n = Number(raw);
+    if (!Number.isInteger(n)) throw new UpgradeOptionsError(`--${name} ${raw} is invalid: expected an integer`);
+    return n;
+  };
+  const region = values.region ?? process.env['AWS_REGION'] ?? process.env['AWS_DEFAULT_REGION'] ?? 'us-east-1';
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  if (values.context) kc.setCurrentContext(values.context);
+  const core = kc.makeApiClient(CoreV1Api);
+  let interrupted = false;
+  process.on('SIGINT', () => (interrupted = true));
+  const result = await runUpgrade(
+    {
+      group,
+      strategy,
+      maxUnavailable: int('max-unavailable', values['max-unavailable']),
+      maxUnavailablePercentage: int('max-unavailable-percentage', values['max-unavailable-percentage']),
+      launchTemplateVersion: values['launch-template-version'],
+      force: values.force!,
+      autoRollback: values['auto-rollback']!,
+      deployment: values.deployment,
+    },
+    {
+      autoScaling: new AutoScalingClient({ region }),
+      core,
+      policy: kc.makeApiClient(PolicyV1Api),
+      nodesOf: (g) => nodesOfGroup(g, region, core),
+      unmarkOutdated: (id) => createKubernetesGateway(endpointFromKubeConfig(kc), { requestTimeoutMs: 15_000, log: quietLog }).unmarkOutdated(id),
+      out: (line) => console.log(line),
+      tty: process.stdout.isTTY === true,
+      interrupted: () => interrupted,
+    },
+  );
+  if (result.reason && result.exitCode === 2) console.error(result.reason);
+  return result.exitCode;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(`upgrade failed: ${error instanceof Error ? error.message : String(error)}`);
+      process.exit(1);
+    },
+  );
+}
