@@ -70,6 +70,8 @@ export interface Environment {
   terminate(instanceId: string, options?: CallOptions): Promise<TerminateRun>;
   /** Sends the launch notification and returns what the handler answered. */
   launch(instanceId: string, options?: CallOptions): Promise<unknown>;
+  /** Runs the handler on any event (an EventBridge event, say), as its rule would. */
+  deliver(event: unknown, options?: CallOptions): Promise<unknown>;
   stop(): Promise<void>;
 }
 
@@ -164,9 +166,11 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
       onHandlerLog: (listener) => void listeners.push(listener),
       async addNode(name, instanceId, labels = {}, taints = []) {
         await createKwokNode(a, name, instanceId, { 'eks.amazonaws.com/nodegroup': groupName, ...labels }, taints);
-        localAws.instances.set(instanceId, { privateDnsName: name, group: groupName, lifecycleState: 'InService' });
+        const known = localAws.instances.get(instanceId);
+        localAws.instances.set(instanceId, { privateDnsName: name, group: groupName, lifecycleState: known?.lifecycleState ?? 'InService', version: known?.version ?? labels['node-version'] ?? '1' });
       },
       launch: (instanceId, o = {}) => invoke(notify(instanceId, 'LAUNCHING').event, o.settings),
+      deliver: (event, o = {}) => invoke(event, o.settings),
       async terminate(instanceId, o = {}) {
         const { token, notifiedMs, event } = notify(instanceId);
         let result: unknown = await invoke(event, o.settings);

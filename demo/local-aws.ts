@@ -12,7 +12,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 
 export interface AwsCall {
-  readonly action: 'CompleteLifecycleAction' | 'RecordLifecycleActionHeartbeat' | 'DescribeCluster' | 'Publish' | 'DescribeInstances' | 'DescribeAutoScalingGroups';
+  readonly action: string;
   readonly atMs: number;
   readonly params: Readonly<Record<string, string>>;
   readonly outcome: 'ok' | 'no-active-action';
@@ -25,12 +25,36 @@ export interface LocalInstance {
   readonly group: string;
   /** Auto Scaling's LifecycleState (InService, Terminating:Wait...). */
   lifecycleState: string;
+  /** The launch template version it was launched from (default "1"). */
+  version?: string;
 }
+
+/** An instance refresh as the local endpoint keeps it; the demo's player moves it along. */
+export interface LocalRefresh {
+  readonly id: string;
+  readonly group: string;
+  status: string;
+  statusReason?: string;
+  percentageComplete: number;
+  instancesToUpdate: number;
+  readonly desiredVersion: string;
+  readonly minHealthyPercentage: number;
+  readonly maxHealthyPercentage: number;
+  readonly alarms: readonly string[];
+}
+
+/** The one launch template every local group uses. */
+export const localLaunchTemplate = { id: 'lt-0123456789abcdef0', name: 'demo-workers' };
 
 export interface LocalAws {
   readonly endpointUrl: string;
   readonly calls: AwsCall[];
   readonly instances: Map<string, LocalInstance>;
+  readonly refreshes: Map<string, LocalRefresh>;
+  /** Group tags (CreateOrUpdateTags / DeleteTags), by group. */
+  readonly tags: Map<string, Map<string, string>>;
+  /** Called when StartInstanceRefresh is answered (the demo's player runs the refresh). */
+  onStartInstanceRefresh(listener: (refresh: LocalRefresh) => void): void;
   /** A lifecycle action that may now be completed (what Auto Scaling does before notifying). */
   openAction(token: string): void;
   onCall(listener: (call: AwsCall) => void): void;
@@ -53,6 +77,21 @@ export async function startLocalAws(cluster: ClusterForEks): Promise<LocalAws> {
   const open = new Set<string>();
   const calls: AwsCall[] = [];
   const instances = new Map<string, LocalInstance>();
+  const refreshes = new Map<string, LocalRefresh>();
+  const tags = new Map<string, Map<string, string>>();
+  const refreshListeners: ((refresh: LocalRefresh) => void)[] = [];
+  const ok = (res: ServerResponse, action: string, result: string, requestId: string) => {
+    res.writeHead(200, { 'content-type': 'text/xml' });
+    res.end(`<${action}Response xmlns="${xmlns}"><${action}Result>${result}</${action}Result><ResponseMetadata><RequestId>${requestId}</RequestId></ResponseMetadata></${action}Response>`);
+  };
+  const template = (version: string) => `<LaunchTemplate><LaunchTemplateId>${localLaunchTemplate.id}</LaunchTemplateId><LaunchTemplateName>${localLaunchTemplate.name}</LaunchTemplateName><Version>${version}</Version></LaunchTemplate>`;
+  const tagsOf = (params: Record<string, string>) => {
+    const out: { group: string; key: string; value: string }[] = [];
+    for (let i = 1; params[`Tags.member.${i}.Key`] !== undefined; i++) {
+      out.push({ group: params[`Tags.member.${i}.ResourceId`] ?? '', key: params[`Tags.member.${i}.Key`]!, value: params[`Tags.member.${i}.Value`] ?? '' });
+    }
+    return out;
+  };
   const listeners: ((call: AwsCall) => void)[] = [];
   const publishListeners: ((topicArn: string, message: string) => void)[] = [];
   const record = (call: AwsCall) => {
@@ -115,10 +154,47 @@ export async function startLocalAws(cluster: ClusterForEks): Promise<LocalAws> {
     if (action === 'DescribeAutoScalingGroups') {
       const group = params['AutoScalingGroupNames.member.1'] ?? '';
       record({ action, atMs: Date.now(), params: { group }, outcome: 'ok' });
-      const members = [...instances].filter(([, i]) => i.group === group).map(([id, i]) => `<member><InstanceId>${id}</InstanceId><LifecycleState>${i.lifecycleState}</LifecycleState></member>`);
-      res.writeHead(200, { 'content-type': 'text/xml' });
-      res.end(`<DescribeAutoScalingGroupsResponse xmlns="${xmlns}"><DescribeAutoScalingGroupsResult><AutoScalingGroups>${members.length || group ? `<member><AutoScalingGroupName>${group}</AutoScalingGroupName><Instances>${members.join('')}</Instances></member>` : ''}</AutoScalingGroups></DescribeAutoScalingGroupsResult><ResponseMetadata><RequestId>${requestId}</RequestId></ResponseMetadata></DescribeAutoScalingGroupsResponse>`);
+      const inGroup = [...instances].filter(([, i]) => i.group === group);
+      const members = inGroup.map(([id, i]) => `<member><InstanceId>${id}</InstanceId><LifecycleState>${i.lifecycleState}</LifecycleState>${template(i.version ?? '1')}</member>`);
+      const desired = inGroup.filter(([, i]) => !i.lifecycleState.startsWith('Terminating')).length;
+      const tagXml = [...(tags.get(group) ?? [])].map(([k, v]) => `<member><Key>${k}</Key><Value>${v}</Value><ResourceId>${group}</ResourceId><ResourceType>auto-scaling-group</ResourceType><PropagateAtLaunch>false</PropagateAtLaunch></member>`);
+      return ok(res, 'DescribeAutoScalingGroups', `<AutoScalingGroups>${group ? `<member><AutoScalingGroupName>${group}</AutoScalingGroupName><MinSize>0</MinSize><MaxSize>100</MaxSize><DesiredCapacity>${desired}</DesiredCapacity>${template('1')}<Instances>${members.join('')}</Instances><Tags>${tagXml.join('')}</Tags></member>` : ''}</AutoScalingGroups>`, requestId);
+    }
+    if (action === 'CreateOrUpdateTags' || action === 'DeleteTags') {
+      record({ action, atMs: Date.now(), params: {}, outcome: 'ok' });
+      for (const t of tagsOf(params)) {
+        const groupTags = tags.get(t.group) ?? new Map<string, string>();
+        if (action === 'DeleteTags') groupTags.delete(t.key);
+        else groupTags.set(t.key, t.value);
+        tags.set(t.group, groupTags);
+      }
+      return ok(res, action, '', requestId);
+    }
+    if (action === 'StartInstanceRefresh') {
+      const refresh: LocalRefresh = {
+        id: randomUUID(),
+        group: params['AutoScalingGroupName'] ?? '',
+        status: 'Pending',
+        percentageComplete: 0,
+        instancesToUpdate: 0,
+        desiredVersion: params['DesiredConfiguration.LaunchTemplate.Version'] ?? '1',
+        minHealthyPercentage: Number(params['Preferences.MinHealthyPercentage'] ?? 90),
+        maxHealthyPercentage: Number(params['Preferences.MaxHealthyPercentage'] ?? 100),
+        alarms: Object.entries(params).filter(([k]) => k.startsWith('Preferences.AlarmSpecification.Alarms.member.')).map(([, v]) => v),
+      };
+      refreshes.set(refresh.id, refresh);
+      record({ action, atMs: Date.now(), params: { group: refresh.group, id: refresh.id }, outcome: 'ok' });
+      ok(res, action, `<InstanceRefreshId>${refresh.id}</InstanceRefreshId>`, requestId);
+      for (const l of refreshListeners) l(refresh);
       return;
+    }
+    if (action === 'DescribeInstanceRefreshes') {
+      const id = params['InstanceRefreshIds.member.1'];
+      const list = [...refreshes.values()].filter((r) => r.group === params['AutoScalingGroupName'] && (id === undefined || r.id === id));
+      record({ action, atMs: Date.now(), params: { id: id ?? '' }, outcome: 'ok' });
+      const member = (r: LocalRefresh) =>
+        `<member><InstanceRefreshId>${r.id}</InstanceRefreshId><AutoScalingGroupName>${r.group}</AutoScalingGroupName><Status>${r.status}</Status>${r.statusReason ? `<StatusReason>${r.statusReason}</StatusReason>` : ''}<PercentageComplete>${r.percentageComplete}</PercentageComplete><InstancesToUpdate>${r.instancesToUpdate}</InstancesToUpdate><DesiredConfiguration>${template(r.desiredVersion)}</DesiredConfiguration><Preferences><MinHealthyPercentage>${r.minHealthyPercentage}</MinHealthyPercentage><MaxHealthyPercentage>${r.maxHealthyPercentage}</MaxHealthyPercentage><SkipMatching>true</SkipMatching></Preferences></member>`;
+      return ok(res, action, `<InstanceRefreshes>${list.map(member).join('')}</InstanceRefreshes>`, requestId);
     }
     if (action !== 'CompleteLifecycleAction' && action !== 'RecordLifecycleActionHeartbeat') {
       return queryError(res, 400, 'InvalidAction', `local endpoint does not implement ${action ?? '(no Action)'}`, requestId);
@@ -145,6 +221,9 @@ export async function startLocalAws(cluster: ClusterForEks): Promise<LocalAws> {
     endpointUrl: `http://127.0.0.1:${port}`,
     calls,
     instances,
+    refreshes,
+    tags,
+    onStartInstanceRefresh: (listener) => void refreshListeners.push(listener),
     openAction: (token) => void open.add(token),
     onCall: (listener) => void listeners.push(listener),
     onPublish: (listener) => void publishListeners.push(listener),

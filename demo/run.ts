@@ -28,8 +28,15 @@ const { values } = parseArgs({
     // Lambda's timeout. Shorter (say 8), the drain outlasts one invocation and hands on.
     'invocation-seconds': { type: 'string', default: '900' },
     out: { type: 'string', default: join(root, 'demo', 'out', 'timeline.json') },
+    // A node group upgrade instead of a scale-in (demo/upgrade.ts reads its own options).
+    upgrade: { type: 'boolean', default: false },
+    strategy: { type: 'string' },
+    'max-unavailable': { type: 'string' },
   },
 });
+if (values.upgrade) {
+  await import('./upgrade.js');
+}
 const nodeCount = integerOption('nodes', values.nodes, 2);
 const replicas = integerOption('replicas', values.replicas, 2);
 const lbDelaySeconds = integerOption('lb-delay', values['lb-delay'], 0);

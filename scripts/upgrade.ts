@@ -68,7 +68,7 @@ const quietLog: Log = { debug: () => {}, info: () => {}, warn: (m) => console.er
 
 const ended: ReadonlySet<string> = new Set(['Successful', 'Failed', 'Cancelled', 'RollbackSuccessful', 'RollbackFailed', 'Baking']);
 /** Reasons of our Events that say where a drain stands. */
-const progressReasons: ReadonlySet<string> = new Set(['DrainStarted', 'EvictionBlocked', 'EvictionBlockedLong', 'DrainTimedOut', 'Drained', 'LaunchAdmitted', 'LaunchAbandoned']);
+const progressReasons: ReadonlySet<string> = new Set(['DrainStarted', 'Cordoned', 'EvictionBlocked', 'EvictionBlockedLong', 'WaitingForBatchPods', 'DrainTimedOut', 'Drained', 'LaunchAdmitted', 'LaunchAbandoned']);
 
 export function progressBar(percent: number, width = 24): string {
   const filled = Math.round((Math.max(0, Math.min(100, percent)) / 100) * width);
@@ -78,7 +78,9 @@ export function progressBar(percent: number, width = 24): string {
 /** The last word of our Events per node since the refresh began: what each drain is doing now. */
 export function currentDrains(events: readonly CoreV1Event[], sinceMs: number): string[] {
   const latest = new Map<string, CoreV1Event>();
-  for (const e of events) {
+  // In the order they were written (the etcd revision; timestamps have second resolution).
+  const ordered = [...events].sort((x, y) => Number(x.metadata?.resourceVersion ?? 0) - Number(y.metadata?.resourceVersion ?? 0));
+  for (const e of ordered) {
     const at = new Date(e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? 0).getTime();
     if (at < sinceMs - 1000 || !progressReasons.has(e.reason ?? '')) continue;
     const node = e.involvedObject.kind === 'Node' ? e.involvedObject.name : `${e.involvedObject.namespace}/${e.involvedObject.name}`;
@@ -167,7 +169,13 @@ export async function runUpgrade(request: UpgradeRequest, deps: UpgradeDeps): Pr
     }
   } finally {
     // The drainer read the tag when the refresh started; it is not left on the group.
-    if (tagged) await autoScaling.send(new DeleteTagsCommand({ Tags: [tag] })).catch(() => undefined);
+    if (tagged) {
+      try {
+        await autoScaling.send(new DeleteTagsCommand({ Tags: [tag] }));
+      } catch (error) {
+        out(`warning: could not remove the tag ${refreshStrategyTag} from ${request.group}: ${(error as Error).message}`);
+      }
+    }
   }
   const undone = (await deps.unmarkOutdated?.(refreshId!)) ?? [];
   if (undone.length > 0) out(`took back the refresh's marks on ${undone.length} node(s) its ending event had not reached`);
