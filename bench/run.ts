@@ -13,6 +13,7 @@ import { startEnvironment, groupName, integerOption } from '../demo/environment.
 import { measureColdStart } from './cold-start.js';
 import { measureDrainMemory } from './memory.js';
 import { peakConcurrency, runFleet } from './fleet.js';
+import { runUpgradeBench, type UpgradeRun } from './upgrade.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
@@ -22,8 +23,8 @@ const { values } = parseArgs({
     'pods-per-scale-node': { type: 'string', default: '10' },
     'cold-runs': { type: 'string', default: '20' },
     'fleet-nodes': { type: 'string', default: '2000' },
-    /** Comma-separated: drain (the single-node, memory, scale-in and cold-start measures), fleet. */
-    sections: { type: 'string', default: 'drain,fleet' },
+    /** Comma-separated: drain (the single-node, memory, scale-in and cold-start measures), fleet, upgrade. */
+    sections: { type: 'string', default: 'drain,fleet,upgrade' },
     out: { type: 'string', default: join(root, 'bench', 'results', 'latest.json') },
   },
 });
@@ -33,7 +34,7 @@ const podsPerScaleNode = integerOption('pods-per-scale-node', values['pods-per-s
 const coldRuns = integerOption('cold-runs', values['cold-runs'], 3);
 const fleetNodes = integerOption('fleet-nodes', values['fleet-nodes'], 10);
 const sections = new Set(values.sections!.split(',').map((x) => x.trim()));
-for (const section of sections) if (section !== 'drain' && section !== 'fleet') throw new Error(`--sections ${values.sections} is invalid: expected drain and/or fleet`);
+for (const section of sections) if (!['drain', 'fleet', 'upgrade'].includes(section)) throw new Error(`--sections ${values.sections} is invalid: expected drain, fleet and/or upgrade`);
 
 // Pods shut down in 1 to 5 s (kwok deletes each this long after its deletion starts).
 const shutdownDelaysSeconds = [1, 2, 3, 4, 5];
@@ -53,17 +54,20 @@ const drain = sections.has('drain') ? await runDrain() : undefined;
 // The fleet section runs on a plane of its own, after the first one stopped (2 cores).
 if (sections.has('fleet') && !drain) bundleLambda(join(root, 'dist', 'lambda'));
 const fleet = sections.has('fleet') ? await runFleet({ say, bundlePath: join(root, 'dist', 'lambda', 'index.mjs'), largeNodes: fleetNodes }) : undefined;
+const upgrade = sections.has('upgrade') ? await runUpgradeBench(say) : undefined;
 const output = {
   measuredAt: new Date().toISOString(),
   machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
   versions: { kubernetes: versions['KUBERNETES_VERSION'], etcd: versions['ETCD_VERSION'], kwok: versions['KWOK_VERSION'] },
   ...drain,
   ...(fleet ? { fleet } : {}),
+  ...(upgrade ? { upgrade } : {}),
 };
 mkdirSync(dirname(values.out!), { recursive: true });
 writeFileSync(values.out!, JSON.stringify(output, null, 2) + '\n');
 if (drain) console.log('\n' + table(output as Parameters<typeof table>[0]) + '\n');
 if (fleet) console.log('\n' + fleetTable(fleet as Parameters<typeof fleetTable>[0]) + '\n');
+if (upgrade) console.log('\n' + upgradeTable(upgrade as Parameters<typeof upgradeTable>[0]) + '\n');
 say(`written to ${values.out}`);
 
 /** The single-node drain beside kubectl, memory, the 20-node scale-in and the cold start. */
@@ -206,6 +210,14 @@ function countBy(entries: readonly AuditEntry[]): Record<string, number> {
     out[key] = (out[key] ?? 0) + 1;
   }
   return out;
+}
+
+function upgradeTable(u: { runs: UpgradeRun[] }): string {
+  return [
+    `| upgrade: 6 nodes, 24 replicas under budgets, one instance at a time | evictions per pod | pods moved twice or more | wall |`,
+    `|---|---|---|---|`,
+    ...u.runs.map((r) => `| strategy ${r.strategy}, outdated nodes ${r.marking ? 'marked' : 'not marked'} | ${r.evictionsPerPod.toFixed(2)} | ${r.podsMovedTwiceOrMore} | ${r.seconds.toFixed(1)} s |`),
+  ].join('\n');
 }
 
 function fleetTable(f: {
