@@ -214,7 +214,7 @@ function countBy(entries: readonly AuditEntry[]): Record<string, number> {
 
 function upgradeTable(u: { runs: UpgradeRun[] }): string {
   return [
-    `| upgrade: 6 nodes, 24 replicas under budgets, one instance at a time | evictions per pod | pods moved twice or more | wall |`,
+    `| upgrade: 6 nodes, 24 replicas spread over them, budgets minAvailable 4 of 6, one instance at a time | evictions per pod | pods moved twice or more | wall |`,
     `|---|---|---|---|`,
     ...u.runs.map((r) => `| strategy ${r.strategy}, outdated nodes ${r.marking ? 'marked' : 'not marked'} | ${r.evictionsPerPod.toFixed(2)} | ${r.podsMovedTwiceOrMore} | ${r.seconds.toFixed(1)} s |`),
   ].join('\n');

@@ -1,5 +1,5 @@
 // The upgrade section of `npm run bench` (issue 14): a 6-node group running 24 Deployment
-// replicas under budgets, upgraded by the real `upgrade` command through the local instance
+// replicas under budgets (spread over the nodes, two may go at a time), upgraded by the real `upgrade` command through the local instance
 // refresh (demo/instance-refresh.ts), with the outdated nodes marked at the start and, the
 // same refresh, without (MARK_OUTDATED_ON_REFRESH=false); both strategies. Evictions come
 // from the API server's audit log: per original pod, 1.0 means every pod moved once.
@@ -36,12 +36,19 @@ async function once(strategy: 'default' | 'minimal', marking: boolean, say: (lin
     for (let i = 1; i <= nodeCount; i++) await waitNodeReady(a, `${groupName}-v1-${i}`);
     await ensureNamespace(a, 'apps');
     for (const app of apps) {
-      await createDeployment(a, 'apps', app, replicas, { deleteDelay: '1s' });
-      await createPdb(a, 'apps', app, app, replicas - 1);
+      // Spread over the nodes, as HA apps are, and budgets that let two go at a time: with the
+      // minimal strategy every old node is cordoned and a node running more pods of a budget
+      // than it allows at once could not drain until its deadline (the preflight refuses that:
+      // budget-deadlock-terminate-first).
+      await createDeployment(a, 'apps', app, replicas, { deleteDelay: '1s', spreadOverNodes: true });
+      await createPdb(a, 'apps', app, app, replicas - 2);
     }
     const running = async () => (await a.core.listNamespacedPod({ namespace: 'apps' })).items.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
     await until(`${apps.length * replicas} replicas Running`, 120_000, async () => (await running()).length === apps.length * replicas, 500);
-    await until('budgets computed', 60_000, async () => (await a.policy.listNamespacedPodDisruptionBudget({ namespace: 'apps' })).items.every((b) => b.status?.currentHealthy === replicas), 500);
+    await until('budgets computed', 60_000, async () => {
+      const budgets = (await a.policy.listNamespacedPodDisruptionBudget({ namespace: 'apps' })).items;
+      return budgets.length === apps.length && budgets.every((b) => b.status?.currentHealthy === replicas && b.status?.disruptionsAllowed === 2);
+    }, 500);
     const originals = new Set((await running()).map((p) => p.metadata!.name!));
     playInstanceRefreshes(env, { say: () => {}, settings: { MARK_OUTDATED_ON_REFRESH: String(marking) } });
     const started = Date.now();
@@ -79,7 +86,7 @@ async function once(strategy: 'default' | 'minimal', marking: boolean, say: (lin
 }
 
 export async function runUpgradeBench(say: (line: string) => void): Promise<Record<string, unknown>> {
-  say(`upgrade: ${nodeCount} nodes, ${apps.length} Deployments x ${replicas} replicas under budgets minAvailable ${replicas - 1}, one instance at a time, each run on a fresh plane`);
+  say(`upgrade: ${nodeCount} nodes, ${apps.length} Deployments x ${replicas} replicas spread over them, budgets minAvailable ${replicas - 2}, one instance at a time, each run on a fresh plane`);
   const marked = await once('default', true, say);
   const naive = await once('default', false, say);
   const minimalMarked = await once('minimal', true, say);

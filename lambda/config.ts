@@ -98,6 +98,8 @@ const integer =
     return n >= min && n <= max ? n : undefined;
   };
 
+const flag = (raw: string): boolean | undefined => (raw.trim() === 'true' ? true : raw.trim() === 'false' ? false : undefined);
+
 const text = (raw: string): string | undefined => (raw.trim().length > 0 ? raw.trim() : undefined);
 
 function variable<T>(v: Variable<T>): Variable<T> {
@@ -196,7 +198,7 @@ export const configVariables = {
     description: 'Before evicting anything, label and cordon the nodes of the other instances the group is terminating too (Terminating, Terminating:Wait), so a pod evicted from one doomed node never lands on another and moves twice.',
     accepts: 'true or false',
     default: true,
-    parse: (raw) => (raw.trim() === 'true' ? true : raw.trim() === 'false' ? false : undefined),
+    parse: flag,
     format: String,
   }),
   markOutdatedOnRefresh: variable<boolean>({
@@ -204,7 +206,7 @@ export const configVariables = {
     description: 'When an instance refresh of a served group starts (EventBridge), taint every node not on its desired launch template version graceful-node-termination/outdated:PreferNoSchedule (cordon it with `upgrade --strategy minimal`), so each pod moves once; when it ends, remove exactly those marks.',
     accepts: 'true or false',
     default: true,
-    parse: (raw) => (raw.trim() === 'true' ? true : raw.trim() === 'false' ? false : undefined),
+    parse: flag,
     format: String,
   }),
   blockedReportSeconds: variable<number>({

@@ -1,4 +1,4 @@
-// npm run check -- <group> [--json] [--region R] [--context C] [--nodes a,b]
+// npm run check -- <group> [--json] [--strategy default|minimal] [--region R] [--context C] [--nodes a,b]
 //
 // The drainability preflight: for each node of an Auto Scaling group, the pods that cannot
 // leave now and why (preflight.ts). Run it before an upgrade or a scale-in. It reads the group
@@ -18,7 +18,7 @@ export interface CheckResult {
 }
 
 /** Reads the pods and budgets of every namespace with a pod on the nodes, and analyses them. */
-export async function checkNodes(core: CoreV1Api, policy: PolicyV1Api, nodes: readonly string[]): Promise<CheckResult> {
+export async function checkNodes(core: CoreV1Api, policy: PolicyV1Api, nodes: readonly string[], o: { terminateFirst?: boolean } = {}): Promise<CheckResult> {
   const onNodes = (await Promise.all(nodes.map((n) => core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${n}` })))).flatMap((l) => l.items);
   const namespaces = [...new Set(onNodes.map((p) => p.metadata?.namespace ?? ''))];
   const pods: V1Pod[] = [];
@@ -27,7 +27,7 @@ export async function checkNodes(core: CoreV1Api, policy: PolicyV1Api, nodes: re
     pods.push(...(await core.listNamespacedPod({ namespace })).items);
     budgets.push(...(await policy.listNamespacedPodDisruptionBudget({ namespace })).items);
   }
-  return { nodes, findings: analyseDrainability({ nodes, pods, budgets }) };
+  return { nodes, findings: analyseDrainability({ nodes, pods, budgets, terminateFirst: o.terminateFirst }) };
 }
 
 /** The group's nodes: instance ids from Auto Scaling, names from EC2, the providerID checked. */
@@ -59,7 +59,7 @@ export async function nodesOfGroup(group: string, region: string, core: CoreV1Ap
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { json: { type: 'boolean', default: false }, region: { type: 'string' }, context: { type: 'string' }, nodes: { type: 'string' } },
+    options: { json: { type: 'boolean', default: false }, region: { type: 'string' }, context: { type: 'string' }, nodes: { type: 'string' }, strategy: { type: 'string', default: 'default' } },
   });
   const group = positionals[0];
   if (group === undefined && values.nodes === undefined) {
@@ -73,7 +73,7 @@ async function main(): Promise<number> {
   const policy = kc.makeApiClient(PolicyV1Api);
   const region = values.region ?? process.env['AWS_REGION'] ?? process.env['AWS_DEFAULT_REGION'] ?? 'us-east-1';
   const nodes = values.nodes ? values.nodes.split(',').filter(Boolean) : await nodesOfGroup(group!, region, core);
-  const result = await checkNodes(core, policy, nodes);
+  const result = await checkNodes(core, policy, nodes, { terminateFirst: values.strategy === 'minimal' });
   console.log(values.json ? JSON.stringify(result, null, 2) : renderFindings(result.nodes, result.findings));
   return hasBlocker(result.findings) ? 3 : 0;
 }

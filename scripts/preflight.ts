@@ -21,7 +21,8 @@ export type FindingKind =
   | 'multiple-budgets'
   | 'tolerates-cordon'
   | 'waits-for-completion'
-  | 'no-controller';
+  | 'no-controller'
+  | 'budget-deadlock-terminate-first';
 
 export interface Finding {
   readonly node: string;
@@ -40,6 +41,11 @@ export interface PreflightInput {
   /** Every pod of the namespaces concerned (not only those on the nodes: budgets count healthy pods anywhere). */
   readonly pods: readonly V1Pod[];
   readonly budgets: readonly V1PodDisruptionBudget[];
+  /**
+   * The upgrade terminates before it launches and cordons every outdated node first (strategy
+   * minimal): an evicted pod's replacement has nowhere to run until this node is gone.
+   */
+  readonly terminateFirst?: boolean;
 }
 
 /** A label selector as budgets use it (matchLabels and matchExpressions). */
@@ -117,7 +123,39 @@ export function analyseDrainability(input: PreflightInput): Finding[] {
       add({ kind: 'budget-allows-none', severity: 'warning', budget: name, why: `budget ${name} allows no disruption right now (${status}): the drain waits until a pod elsewhere is healthy again` });
     }
   }
+  if (input.terminateFirst) findings.push(...terminateFirstDeadlocks(input, leaving, budgetsOf));
   return findings;
+}
+
+/**
+ * With every outdated node cordoned and new nodes launched only after old ones are gone, a
+ * node that runs more pods of a budget than it allows at a time cannot drain: the first
+ * evictions' replacements stay Pending, so the budget never frees the rest, until the drain
+ * deadline. Managed groups' MINIMAL has the same trap (PodEvictionFailure after 15 minutes).
+ */
+function terminateFirstDeadlocks(input: PreflightInput, leaving: ReadonlySet<string>, budgetsOf: (pod: V1Pod) => V1PodDisruptionBudget[]): Finding[] {
+  const count = new Map<string, { node: string; budget: V1PodDisruptionBudget; pods: V1Pod[] }>();
+  for (const pod of input.pods) {
+    const node = pod.spec?.nodeName;
+    if (node === undefined || !leaving.has(node) || pod.metadata?.deletionTimestamp) continue;
+    const budgets = budgetsOf(pod);
+    if (budgets.length !== 1) continue;
+    const k = `${node}/${budgets[0]!.metadata?.name}`;
+    const entry = count.get(k) ?? { node, budget: budgets[0]!, pods: [] };
+    entry.pods.push(pod);
+    count.set(k, entry);
+  }
+  return [...count.values()]
+    .filter((e) => e.pods.length > (e.budget.status?.disruptionsAllowed ?? 0))
+    .map((e) => ({
+      node: e.node,
+      pod: e.pods.map(key).join(', '),
+      kind: 'budget-deadlock-terminate-first' as const,
+      severity: 'blocker' as const,
+      budget: e.budget.metadata?.name,
+      why: `with --strategy minimal every outdated node is cordoned and new ones come only after this one is gone, but it runs ${e.pods.length} pods of budget ${e.budget.metadata?.name}, which allows ${e.budget.status?.disruptionsAllowed ?? 0} at a time: the rest wait for replacements that cannot run`,
+      fix: 'use --strategy default (launch before terminate), or spread those pods one per node',
+    }));
 }
 
 /** True when the upgrade must not start without --force. */

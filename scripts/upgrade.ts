@@ -101,7 +101,7 @@ export async function runUpgrade(request: UpgradeRequest, deps: UpgradeDeps): Pr
   // 1. The preflight.
   const nodes = await deps.nodesOf(request.group);
   out(`preflight: ${nodes.length} node(s) of ${request.group}`);
-  const check = await checkNodes(deps.core, deps.policy, nodes);
+  const check = await checkNodes(deps.core, deps.policy, nodes, { terminateFirst: request.strategy === 'minimal' });
   for (const line of renderFindings(check.nodes, check.findings).split('\n')) out(`  ${line}`);
   if (hasBlocker(check.findings) && !request.force) {
     out('refusing to start: the preflight found a certain blocker (fix it, or pass --force to start anyway)');

@@ -119,6 +119,10 @@ export interface PodTemplateOptions {
   readonly tolerations?: V1PodSpec['tolerations'];
   readonly emptyDir?: boolean;
   readonly annotations?: Record<string, string>;
+  /** Spread the app's pods over nodes (topology spread on hostname, maxSkew 1, ScheduleAnyway), as HA apps do. */
+  readonly spreadOverNodes?: boolean;
+  /** The app label the spread counts (createDeployment sets it). */
+  readonly app?: string;
 }
 
 export function podSpec(o: PodTemplateOptions): V1PodSpec {
@@ -130,6 +134,7 @@ export function podSpec(o: PodTemplateOptions): V1PodSpec {
     terminationGracePeriodSeconds: o.terminationGracePeriodSeconds ?? 30,
     tolerations: o.tolerations,
     volumes: o.emptyDir ? [{ name: 'scratch', emptyDir: {} }] : undefined,
+    topologySpreadConstraints: o.spreadOverNodes && o.app ? [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: o.app } } }] : undefined,
     automountServiceAccountToken: false,
   };
 }
@@ -151,7 +156,7 @@ export async function createDeployment(a: Admin, namespace: string, name: string
         replicas,
         selector: { matchLabels: { app: name } },
         // Replace evicted pods at once, like a real rollout would not: we want surge capacity.
-        template: { metadata: { labels: { app: name }, annotations: podAnnotations(o) }, spec: podSpec(o) },
+        template: { metadata: { labels: { app: name }, annotations: podAnnotations(o) }, spec: podSpec({ ...o, app: name }) },
       },
     },
   });

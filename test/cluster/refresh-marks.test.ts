@@ -3,6 +3,7 @@
 // template version, cordons them with the minimal strategy, and at the end (success or cancel)
 // takes back exactly what it set, leaving other taints and other people's cordons alone.
 import { randomUUID } from 'node:crypto';
+import { refreshEvent as localRefreshEvent } from '../../demo/instance-refresh.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { refreshStrategyTag } from '../../lambda/adapters/auto-scaling.js';
 import { autoScalingGroupName, startDrainer, statusOf, type Drainer } from './drainer.js';
@@ -12,17 +13,7 @@ const plane = inject('plane');
 const a = admin(plane);
 const taintKey = 'graceful-node-termination/outdated';
 
-const refreshEvent = (what: string, refreshId: string) => ({
-  version: '0',
-  id: randomUUID(),
-  'detail-type': `EC2 Auto Scaling Instance Refresh ${what}`,
-  source: 'aws.autoscaling',
-  account: '123456789012',
-  time: new Date().toISOString(),
-  region: 'eu-west-1',
-  resources: [],
-  detail: { InstanceRefreshId: refreshId, AutoScalingGroupName: autoScalingGroupName },
-});
+const refreshEvent = (what: string, refreshId: string) => localRefreshEvent(what, { id: refreshId, group: autoScalingGroupName });
 
 describe('instance refresh marks', () => {
   let drainer: Drainer;

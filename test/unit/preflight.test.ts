@@ -69,6 +69,17 @@ describe('the drainability preflight', () => {
     ]);
   });
 
+  it('with the minimal strategy, names a node running more pods of a budget than it lets go at once: a deadlock, not a wait', () => {
+    const pods = [pod('web-1', 'old-1', { app: 'web' }), pod('web-2', 'old-1', { app: 'web' }), pod('web-3', 'old-2', { app: 'web' })];
+    const budgets = [{ ...budget('web', 'web', 1), status: { disruptionsAllowed: 1, currentHealthy: 3, desiredHealthy: 2, expectedPods: 3 } }];
+    expect(analyseDrainability({ nodes: ['old-1', 'old-2'], pods, budgets })).toEqual([]);
+    const findings = analyseDrainability({ nodes: ['old-1', 'old-2'], pods, budgets, terminateFirst: true });
+    expect(findings).toEqual([
+      expect.objectContaining({ node: 'old-1', pod: 'shop/web-1, shop/web-2', kind: 'budget-deadlock-terminate-first', severity: 'blocker', budget: 'web', fix: expect.stringMatching(/--strategy default/) }),
+    ]);
+    expect(findings[0]!.why).toMatch(/runs 2 pods of budget web, which allows 1 at a time/);
+  });
+
   it('reads selectors as policy/v1 does: null selects nothing, empty selects the namespace', () => {
     expect(selects(undefined, { app: 'x' })).toBe(false);
     expect(selects({}, { app: 'x' })).toBe(true);
