@@ -161,7 +161,8 @@ export async function runUpgrade(request: UpgradeRequest, deps: UpgradeDeps): Pr
       const line = `${progressBar(refresh?.PercentageComplete ?? 0)}  ${status}  ${refresh?.InstancesToUpdate ?? '?'} instance(s) still to replace`;
       const text = [line, ...drains.map((d) => `    ${d}`)].join('\n');
       if (text !== last) {
-        out(text);
+        // On a terminal the block is redrawn in place (cursor up over the last one, erase below).
+        out(deps.tty && last !== '' ? `\x1b[${last.split('\n').length}F\x1b[J${text}` : text);
         last = text;
       }
       if (ended.has(status)) break;

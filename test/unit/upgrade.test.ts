@@ -103,6 +103,18 @@ describe('upgrade', () => {
     expect(asg.commandCalls(StartInstanceRefreshCommand)[0]!.args[0].input.Preferences).toMatchObject({ MinHealthyPercentage: 75, MaxHealthyPercentage: 100 });
   });
 
+  it('redraws the progress in place on a terminal', async () => {
+    asg
+      .on(DescribeInstanceRefreshesCommand)
+      .resolvesOnce({ InstanceRefreshes: [{ InstanceRefreshId: 'r-1', Status: 'InProgress', PercentageComplete: 50, InstancesToUpdate: 2 }] })
+      .resolves({ InstanceRefreshes: [{ InstanceRefreshId: 'r-1', Status: 'Successful', PercentageComplete: 100, InstancesToUpdate: 0 }] });
+    const { d, lines } = deps();
+    await runUpgrade(request, { ...d, tty: true });
+    const bars = lines.filter((l) => l.includes('instance(s) still to replace'));
+    expect(bars[0]!.startsWith('[')).toBe(true);
+    expect(bars[1]).toBe(`\x1b[1F\x1b[J${progressBar(100)}  Successful  0 instance(s) still to replace`);
+  });
+
   it('Ctrl-C stops following and says how to cancel; the refresh keeps running', async () => {
     asg.on(DescribeInstanceRefreshesCommand).resolves({ InstanceRefreshes: [{ InstanceRefreshId: 'r-1', Status: 'InProgress' }] });
     let polls = 0;
