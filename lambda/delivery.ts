@@ -25,7 +25,7 @@ export type Delivery =
 /** The invocation is nothing we know: it must fail (Lambda retries, the errors alarm fires). */
 export class UnsupportedEventError extends Error {
   constructor(readonly shape: string) {
-    super(`unsupported event shape: ${shape}; expected SNS or SQS records of lifecycle notifications, an EventBridge lifecycle action, a Spot interruption warning or a rebalance recommendation`);
+    super(`unsupported event shape: ${shape}; expected SNS or SQS records of lifecycle notifications, an EventBridge lifecycle action, a Spot interruption warning, a rebalance recommendation or an instance refresh event`);
     this.name = 'UnsupportedEventError';
   }
 }
