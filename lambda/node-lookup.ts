@@ -5,6 +5,7 @@
 // providerID decides, never the name alone: a name can belong to an old node of a reused IP
 // address, or a cluster can name its nodes otherwise (--hostname-override). Then, and only
 // then, the lookup scans the node list (paged, gzipped; kubernetes.ts).
+import { mapWithConcurrency } from './drain.js';
 import type { Clock, InstanceDirectory, Log, NodeGateway, NodeInfo, NodeWatch } from './ports.js';
 
 /** What the Kubernetes adapter offers for nodes, below the lookup. */
@@ -70,16 +71,8 @@ export function createNodeLookup(reader: NodeReader, directory: InstanceDirector
 
     async findNodesOfInstances(instanceIds) {
       const names = await namesOf(instanceIds);
-      const found = new Map<string, NodeInfo>();
-      const queue = [...names];
-      const worker = async () => {
-        for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
-          const node = await byName(next[0], next[1]);
-          if (node !== undefined) found.set(next[0], node);
-        }
-      };
-      await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, worker));
-      return found;
+      const nodes = await mapWithConcurrency([...names], concurrency, async ([id, name]) => [id, await byName(id, name)] as const);
+      return new Map(nodes.filter((entry): entry is readonly [string, NodeInfo] => entry[1] !== undefined));
     },
 
     async watchNodeOf(instanceId) {

@@ -9,6 +9,7 @@
 // Best effort: whatever fails here is logged and the own drain goes on. Each sibling's own
 // invocation later finds its marks there (idempotent) and adopts them (mark.ts).
 import { excludeFromLoadBalancersLabel, type DrainRecord, type NodeInfo } from '../ports.js';
+import { mapWithConcurrency } from '../drain.js';
 import type { Termination } from './termination.js';
 
 /** Siblings marked per termination at most; a larger wave is marked by the siblings' own drains too. */
@@ -35,7 +36,6 @@ export async function markDoomedSiblings(t: Termination): Promise<void> {
   }
 
   const marked: string[] = [];
-  const queue = [...nodesOf.entries()];
   const markOne = async (instanceId: string, node: NodeInfo): Promise<void> => {
     // A drain of ours (its own, or another sibling's) already marked it: leave it.
     if (node.drain !== undefined) return;
@@ -56,16 +56,13 @@ export async function markDoomedSiblings(t: Termination): Promise<void> {
       message: `Instance ${instanceId} is terminating in group ${action.autoScalingGroupName} together with ${action.instanceId} (node ${t.node?.name}): excluded from external load balancers and cordoned before that node's pods are evicted, so none lands here only to move again.`,
     });
   };
-  const worker = async () => {
-    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
-      try {
-        await markOne(next[0], next[1]);
-      } catch (error) {
-        log.warn('could not mark a terminating sibling\'s node; its own drain will', { node: next[1].name, error: (error as Error).message });
-      }
+  await mapWithConcurrency([...nodesOf], concurrency, async ([instanceId, node]) => {
+    try {
+      await markOne(instanceId, node);
+    } catch (error) {
+      log.warn('could not mark a terminating sibling\'s node; its own drain will', { node: node.name, error: (error as Error).message });
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, worker));
+  });
   log.info('marked the nodes of the group\'s other terminating instances before evicting', {
     terminatingSiblings: ids.length,
     nodesFound: nodesOf.size,
