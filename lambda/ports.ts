@@ -121,7 +121,7 @@ export interface NodeWatch {
   close(): void;
 }
 
-/** What a refresh of ours set on an outdated node (outdatedMarksAnnotation): only that is taken back. */
+/** What a refresh of ours sets on an outdated node: only that is taken back. */
 export interface OutdatedMarks {
   readonly refreshId: string;
   /** Our PreferNoSchedule taint (outdatedTaintKey): evicted pods prefer new nodes, capacity is never refused. */
@@ -131,9 +131,10 @@ export interface OutdatedMarks {
 }
 
 export const outdatedTaintKey = 'graceful-node-termination/outdated';
-/** Label on every node a refresh of ours marked, so the end finds them without a list of the cluster. */
+/** Label on every node a refresh of ours marked (the refresh id), so the end finds them without a list of the cluster. */
 export const refreshLabel = 'graceful-node-termination/refresh';
-export const outdatedMarksAnnotation = 'graceful-node-termination/refresh-marks';
+/** Beside it when that refresh cordoned the node (strategy minimal): the cordon is ours to take back. */
+export const refreshCordonedLabel = 'graceful-node-termination/refresh-cordoned';
 
 export const handOffAnnotation = 'graceful-node-termination/hand-off';
 export const drainAnnotation = 'graceful-node-termination/drain';

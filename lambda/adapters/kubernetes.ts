@@ -3,7 +3,7 @@
 import type { CoreV1Event, V1Eviction, V1Node, V1Pod } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { AccessDeniedError, TransientError } from '../errors.js';
-import { drainAnnotation, excludeFromLoadBalancersLabel, handOffAnnotation, outdatedMarksAnnotation, outdatedTaintKey, refreshLabel } from '../ports.js';
+import { drainAnnotation, excludeFromLoadBalancersLabel, handOffAnnotation, outdatedTaintKey, refreshCordonedLabel, refreshLabel } from '../ports.js';
 import type {
   ClusterEvent,
   DrainRecord,
@@ -26,6 +26,8 @@ export const reportingComponent = 'graceful-node-termination';
 export const userAgent = `${reportingComponent}/0.1`;
 const mergePatch = 'application/merge-patch+json';
 const jsonPatch = 'application/json-patch+json';
+/** A key as a JSON pointer segment (RFC 6901: "~" is "~0", "/" is "~1"). */
+const pointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
 
 /**
  * Lists as they come over the wire. client-node's model types are used for the items, but
@@ -86,6 +88,16 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
     }
   };
 
+  /** Every page of a node list, handed over one page at a time (stops when onPage says so). */
+  const listNodes = async (query: Record<string, string | number | boolean>, what: string, onPage: (items: readonly V1Node[]) => boolean | void, compressed = false): Promise<void> => {
+    let cont: string | undefined;
+    do {
+      const page = await call(what, () => kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', { query: { ...query, continue: cont }, compressed }));
+      if (onPage(page.items) === true) return;
+      cont = page.metadata?.continue || undefined;
+    } while (cont);
+  };
+
   return {
     async getNode(name) {
       try {
@@ -100,15 +112,13 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
       // Nodes can be field-selected only by name and spec.unschedulable, so this lists and
       // matches spec.providerID (aws:///<az>/<instance-id>). Only when the node is not under
       // its EC2 name (node-lookup.ts). Small pages, so memory holds one page and not the
-      // cluster; gzip (kube-http) cuts the bytes on the wire ~16x for node objects.
-      let cont: string | undefined;
-      do {
-        const page = await call('list nodes', () => kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', { query: { limit: scanPageSize, continue: cont }, compressed: true }));
-        const node = page.items.find((n) => n.spec?.providerID !== undefined && instanceMatches(n.spec.providerID, instanceId));
-        if (node !== undefined) return toNodeInfo(node);
-        cont = page.metadata?.continue || undefined;
-      } while (cont);
-      return undefined;
+      // cluster; gzip (kube-http) cuts the bytes on the wire ~5x for node objects.
+      let found: V1Node | undefined;
+      await listNodes({ limit: scanPageSize }, 'list nodes', (items) => {
+        found = items.find((n) => n.spec?.providerID !== undefined && instanceMatches(n.spec.providerID, instanceId));
+        return found !== undefined;
+      }, true);
+      return found === undefined ? undefined : toNodeInfo(found);
     },
 
     async watchNodeNamed(name) {
@@ -169,17 +179,16 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
     },
 
     async markOutdated(node, marks) {
-      // A JSON patch, so our taint is added to the node's taints (a merge patch would replace
+      // A JSON patch, so our taint is appended to the node's taints (a merge patch would replace
       // them all), conditional on the node as read (the replaced resourceVersion: 409 if it
-      // moved on). JSON pointers escape "/" as "~1".
-      const esc = (k: string) => k.replaceAll('~', '~0').replaceAll('/', '~1');
-      const set = [...(marks.taint ? ['taint'] : []), ...(marks.cordon ? ['cordon'] : [])];
+      // moved on). What we set is readable from the node itself: the taint is ours by its key
+      // and value (the refresh id), the cordon by the cordoned label beside the refresh label.
+      const labels = { [refreshLabel]: marks.refreshId, ...(marks.cordon ? { [refreshCordonedLabel]: 'true' } : {}) };
       const ops: object[] = [
         { op: 'replace', path: '/metadata/resourceVersion', value: node.resourceVersion },
-        Object.keys(node.labels).length > 0
-          ? { op: 'add', path: `/metadata/labels/${esc(refreshLabel)}`, value: marks.refreshId }
-          : { op: 'add', path: '/metadata/labels', value: { [refreshLabel]: marks.refreshId } },
-        { op: 'add', path: `/metadata/annotations/${esc(outdatedMarksAnnotation)}`, value: JSON.stringify({ refreshId: marks.refreshId, set }) },
+        ...(Object.keys(node.labels).length > 0
+          ? Object.entries(labels).map(([k, v]) => ({ op: 'add', path: `/metadata/labels/${pointer(k)}`, value: v }))
+          : [{ op: 'add', path: '/metadata/labels', value: labels }]),
       ];
       if (marks.taint) {
         const taint = { key: outdatedTaintKey, value: marks.refreshId, effect: 'PreferNoSchedule' };
@@ -190,55 +199,39 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
         await kube.request('PATCH', `/api/v1/nodes/${encodeURIComponent(node.name)}`, { body: ops, contentType: jsonPatch });
         return 'patched';
       } catch (error) {
-        const code = statusOf(error);
-        if (code === 404) return 'node-gone';
-        // 409: it changed since read; 422: the annotations map was missing (a node nobody annotated).
-        if (code === 409) return 'changed';
-        if (code === 422 && /annotations/.test(statusBody(error)?.message ?? '')) {
-          await patchNode(node.name, { metadata: { annotations: {} } });
-          return 'changed';
-        }
+        if (statusOf(error) === 404) return 'node-gone';
+        if (statusOf(error) === 409) return 'changed';
         throw classify(error, `mark node ${node.name} outdated`);
       }
     },
 
     async unmarkOutdated(refreshId) {
       const undone: { node: string; uid: string; removed: string[] }[] = [];
-      let cont: string | undefined;
-      const names: string[] = [];
-      do {
-        const page = await call('list nodes of the refresh', () =>
-          kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', { query: { labelSelector: `${refreshLabel}=${refreshId}`, limit: 500, continue: cont } }),
-        );
-        names.push(...page.items.map((n) => n.metadata?.name ?? ''));
-        cont = page.metadata?.continue || undefined;
-      } while (cont);
-      for (const name of names) {
-        for (let attempt = 0; attempt < 5; attempt++) {
-          let node: V1Node;
-          try {
-            node = await kube.request<V1Node>('GET', `/api/v1/nodes/${encodeURIComponent(name)}`);
-          } catch (error) {
-            if (statusOf(error) === 404) break;
-            throw classify(error, `get node ${name}`);
-          }
-          const record = parseOutdatedMarks(node.metadata?.annotations?.[outdatedMarksAnnotation]);
-          const esc = (k: string) => k.replaceAll('~', '~0').replaceAll('/', '~1');
+      const marked: V1Node[] = [];
+      await listNodes({ labelSelector: `${refreshLabel}=${refreshId}`, limit: 500 }, 'list nodes of the refresh', (items) => void marked.push(...items));
+      for (const listed of marked) {
+        const name = listed.metadata?.name ?? '';
+        // The listed object first; after a conflict (the node moved on), a fresh read.
+        let node: V1Node | undefined = listed;
+        for (let attempt = 0; node !== undefined && attempt < 5; attempt++) {
           const removed: string[] = [];
-          const ops: object[] = [{ op: 'replace', path: '/metadata/resourceVersion', value: node.metadata?.resourceVersion }];
-          ops.push({ op: 'remove', path: `/metadata/labels/${esc(refreshLabel)}` });
-          if (node.metadata?.annotations?.[outdatedMarksAnnotation] !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${esc(outdatedMarksAnnotation)}` });
-          // Only our taint, and only as this refresh set it.
+          const ops: object[] = [
+            { op: 'replace', path: '/metadata/resourceVersion', value: node.metadata?.resourceVersion },
+            { op: 'remove', path: `/metadata/labels/${pointer(refreshLabel)}` },
+          ];
+          // Only our taint, as this refresh set it (tested in place: indexes are positional).
           const index = (node.spec?.taints ?? []).findIndex((t) => t.key === outdatedTaintKey && t.value === refreshId);
-          if (record?.set.includes('taint') && index >= 0) {
+          if (index >= 0) {
             ops.push({ op: 'test', path: `/spec/taints/${index}/key`, value: outdatedTaintKey }, { op: 'remove', path: `/spec/taints/${index}` });
             removed.push(`taint ${outdatedTaintKey}:PreferNoSchedule`);
           }
-          // A node a drain of ours is taking down keeps its cordon: the drain owns it now.
-          const draining = node.metadata?.annotations?.[drainAnnotation] !== undefined;
-          if (record?.set.includes('cordon') && node.spec?.unschedulable === true && !draining) {
-            ops.push({ op: 'remove', path: '/spec/unschedulable' });
-            removed.push('cordon');
+          if (node.metadata?.labels?.[refreshCordonedLabel] !== undefined) {
+            ops.push({ op: 'remove', path: `/metadata/labels/${pointer(refreshCordonedLabel)}` });
+            // A node a drain of ours is taking down keeps its cordon: the drain owns it now.
+            if (node.spec?.unschedulable === true && node.metadata?.annotations?.[drainAnnotation] === undefined) {
+              ops.push({ op: 'remove', path: '/spec/unschedulable' });
+              removed.push('cordon');
+            }
           }
           try {
             await kube.request('PATCH', `/api/v1/nodes/${encodeURIComponent(name)}`, { body: ops, contentType: jsonPatch });
@@ -248,6 +241,10 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
             if (statusOf(error) === 404) break;
             if (statusOf(error) !== 409) throw classify(error, `unmark node ${name}`);
           }
+          node = await kube.request<V1Node>('GET', `/api/v1/nodes/${encodeURIComponent(name)}`).catch((error: unknown) => {
+            if (statusOf(error) === 404) return undefined;
+            throw classify(error, `get node ${name}`);
+          });
         }
       }
       return undone;
@@ -327,18 +324,6 @@ export function toNodeInfo(node: V1Node): NodeInfo {
     drain: parseDrainRecord(node.metadata?.annotations?.[drainAnnotation]),
     resourceVersion: node.metadata?.resourceVersion,
   };
-}
-
-/** What a refresh set on a node, as stored; anything unreadable is treated as absent. */
-export function parseOutdatedMarks(raw: string | undefined): { refreshId: string; set: string[] } | undefined {
-  if (raw === undefined) return undefined;
-  try {
-    const v = JSON.parse(raw) as { refreshId?: unknown; set?: unknown };
-    if (typeof v.refreshId !== 'string' || !Array.isArray(v.set)) return undefined;
-    return { refreshId: v.refreshId, set: v.set.filter((x): x is string => typeof x === 'string') };
-  } catch {
-    return undefined;
-  }
 }
 
 /** The drain record as stored on the node; anything unreadable is treated as absent. */
