@@ -4,8 +4,8 @@
 // same refresh, without (MARK_OUTDATED_ON_REFRESH=false); both strategies. Evictions come
 // from the API server's audit log: per original pod, 1.0 means every pod moved once.
 import { AutoScalingClient } from '@aws-sdk/client-auto-scaling';
-import { createKubernetesGateway } from '../lambda/adapters/kubernetes.js';
-import { endpointFromKubeConfig, runUpgrade } from '../scripts/upgrade.js';
+import { kubeconfigGateway } from '../scripts/cluster-access.js';
+import { runUpgrade } from '../scripts/upgrade.js';
 import { groupName, startEnvironment } from '../demo/environment.js';
 import { playInstanceRefreshes } from '../demo/instance-refresh.js';
 import { byDrainer, createDeployment, createPdb, ensureNamespace, newInstanceId, readAudit, until, waitNodeReady } from '../test/cluster/kube.js';
@@ -58,8 +58,8 @@ async function once(strategy: 'default' | 'minimal', marking: boolean, say: (lin
         autoScaling: new AutoScalingClient({ region: testAws.region }),
         core: a.core,
         policy: a.policy,
-        nodesOf: async (group) => [...env.aws.instances.values()].filter((i) => i.group === group).map((i) => i.privateDnsName),
-        unmarkOutdated: (id) => createKubernetesGateway(endpointFromKubeConfig(a.kc), { requestTimeoutMs: 15_000, log: { debug() {}, info() {}, warn() {}, error() {} } }).unmarkOutdated(id),
+        nodesOf: async (ids) => ids.map((id) => env.aws.instances.get(id)!.privateDnsName),
+        unmarkOutdated: (id) => kubeconfigGateway(a.kc).unmarkOutdated(id),
         out: () => {},
         tty: false,
         pollMs: 500,

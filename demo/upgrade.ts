@@ -6,8 +6,8 @@
 // each new node, marking the outdated ones and draining each old one.
 import { AutoScalingClient } from '@aws-sdk/client-auto-scaling';
 import { parseArgs } from 'node:util';
-import { createKubernetesGateway } from '../lambda/adapters/kubernetes.js';
-import { endpointFromKubeConfig, runUpgrade } from '../scripts/upgrade.js';
+import { kubeconfigGateway } from '../scripts/cluster-access.js';
+import { runUpgrade } from '../scripts/upgrade.js';
 import { byDrainer, createDaemonSet, createDeployment, createPdb, ensureNamespace, newInstanceId, readAudit, waitDeploymentReady, waitNodeReady } from '../test/cluster/kube.js';
 import { testAws } from '../test/cluster/plane/token-webhook.js';
 import { groupName, integerOption, startEnvironment } from './environment.js';
@@ -64,8 +64,8 @@ try {
       autoScaling: new AutoScalingClient({ region: testAws.region }),
       core: a.core,
       policy: a.policy,
-      nodesOf: async (group) => [...env.aws.instances.values()].filter((i) => i.group === group).map((i) => i.privateDnsName),
-      unmarkOutdated: (id) => createKubernetesGateway(endpointFromKubeConfig(a.kc), { requestTimeoutMs: 15_000, log: { debug() {}, info() {}, warn() {}, error() {} } }).unmarkOutdated(id),
+      nodesOf: async (ids) => ids.map((id) => env.aws.instances.get(id)!.privateDnsName),
+      unmarkOutdated: (id) => kubeconfigGateway(a.kc).unmarkOutdated(id),
       out: (line) => console.log(line.split('\n').map((l) => `  upgrade | ${l}`).join('\n')),
       tty: false,
       pollMs: 1_000,

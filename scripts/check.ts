@@ -9,7 +9,7 @@ import { AutoScalingClient, DescribeAutoScalingGroupsCommand } from '@aws-sdk/cl
 import { CoreV1Api, KubeConfig, PolicyV1Api, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { parseArgs } from 'node:util';
 import { createEc2Instances } from '../lambda/adapters/ec2-instances.js';
-import { instanceMatches } from '../lambda/node-lookup.js';
+import { nodesOfInstances } from './cluster-access.js';
 import { analyseDrainability, hasBlocker, renderFindings, type Finding } from './preflight.js';
 
 export interface CheckResult {
@@ -30,30 +30,11 @@ export async function checkNodes(core: CoreV1Api, policy: PolicyV1Api, nodes: re
   return { nodes, findings: analyseDrainability({ nodes, pods, budgets, terminateFirst: o.terminateFirst }) };
 }
 
-/** The group's nodes: instance ids from Auto Scaling, names from EC2, the providerID checked. */
-export async function nodesOfGroup(group: string, region: string, core: CoreV1Api): Promise<string[]> {
-  const autoScaling = new AutoScalingClient({ region });
+/** The instance ids of a group, as Auto Scaling lists them. */
+export async function instancesOfGroup(autoScaling: AutoScalingClient, group: string): Promise<string[]> {
   const { AutoScalingGroups } = await autoScaling.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [group] }));
-  if (!AutoScalingGroups?.[0]) throw new Error(`no Auto Scaling group named ${group} in ${region}`);
-  const ids = (AutoScalingGroups[0].Instances ?? []).flatMap((i) => (i.InstanceId ? [i.InstanceId] : []));
-  const names = await createEc2Instances({ region, credentials: autoScaling.config.credentials }).privateDnsNames(ids);
-  const found: string[] = [];
-  const missing: string[] = [];
-  for (const id of ids) {
-    const name = names.get(id);
-    const node = name ? await core.readNode({ name }).catch(() => undefined) : undefined;
-    if (node?.spec?.providerID && instanceMatches(node.spec.providerID, id)) found.push(node.metadata!.name!);
-    else missing.push(id);
-  }
-  if (missing.length > 0) {
-    // Not under their EC2 names: one list of the nodes, matched by providerID.
-    const all = (await core.listNode()).items;
-    for (const id of missing) {
-      const node = all.find((n) => n.spec?.providerID && instanceMatches(n.spec.providerID, id));
-      if (node) found.push(node.metadata!.name!);
-    }
-  }
-  return found;
+  if (!AutoScalingGroups?.[0]) throw new Error(`no Auto Scaling group named ${group}`);
+  return (AutoScalingGroups[0].Instances ?? []).flatMap((i) => (i.InstanceId ? [i.InstanceId] : []));
 }
 
 async function main(): Promise<number> {
@@ -72,7 +53,10 @@ async function main(): Promise<number> {
   const core = kc.makeApiClient(CoreV1Api);
   const policy = kc.makeApiClient(PolicyV1Api);
   const region = values.region ?? process.env['AWS_REGION'] ?? process.env['AWS_DEFAULT_REGION'] ?? 'us-east-1';
-  const nodes = values.nodes ? values.nodes.split(',').filter(Boolean) : await nodesOfGroup(group!, region, core);
+  const autoScaling = new AutoScalingClient({ region });
+  const nodes = values.nodes
+    ? values.nodes.split(',').filter(Boolean)
+    : await nodesOfInstances(await instancesOfGroup(autoScaling, group!), kc, core, createEc2Instances({ region, credentials: autoScaling.config.credentials }));
   const result = await checkNodes(core, policy, nodes, { terminateFirst: values.strategy === 'minimal' });
   console.log(values.json ? JSON.stringify(result, null, 2) : renderFindings(result.nodes, result.findings));
   return hasBlocker(result.findings) ? 3 : 0;

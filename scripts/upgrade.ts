@@ -18,13 +18,12 @@ import {
   StartInstanceRefreshCommand,
 } from '@aws-sdk/client-auto-scaling';
 import { CoreV1Api, KubeConfig, PolicyV1Api, type CoreV1Event } from '@kubernetes/client-node';
-import type { RequestOptions } from 'node:https';
 import { parseArgs } from 'node:util';
-import type { KubeEndpoint } from '../lambda/adapters/kube-http.js';
-import type { Log } from '../lambda/ports.js';
 import { refreshStrategyTag } from '../lambda/adapters/auto-scaling.js';
-import { createKubernetesGateway, reportingComponent } from '../lambda/adapters/kubernetes.js';
-import { checkNodes, nodesOfGroup } from './check.js';
+import { reportingComponent } from '../lambda/adapters/kubernetes.js';
+import { createEc2Instances } from '../lambda/adapters/ec2-instances.js';
+import { checkNodes } from './check.js';
+import { kubeconfigGateway, nodesOfInstances } from './cluster-access.js';
 import { hasBlocker, renderFindings } from './preflight.js';
 import { startRefreshInput, UpgradeOptionsError, type UpgradeStrategy } from './refresh-preferences.js';
 
@@ -44,8 +43,8 @@ export interface UpgradeDeps {
   readonly autoScaling: AutoScalingClient;
   readonly core: CoreV1Api;
   readonly policy: PolicyV1Api;
-  /** The group's nodes (Auto Scaling + EC2 + providerID by default). */
-  readonly nodesOf: (group: string) => Promise<string[]>;
+  /** The nodes of these instances (EC2 names, the providerID checked, by default). */
+  readonly nodesOf: (instanceIds: readonly string[]) => Promise<string[]>;
   /** Takes back the refresh's marks if the handler did not (its ending event is best effort). */
   readonly unmarkOutdated?: (refreshId: string) => Promise<readonly { node: string }[]>;
   readonly out: (line: string) => void;
@@ -63,8 +62,6 @@ export interface UpgradeResult {
   readonly status?: string | undefined;
   readonly reason?: string | undefined;
 }
-
-const quietLog: Log = { debug: () => {}, info: () => {}, warn: (m) => console.error(m), error: (m) => console.error(m) };
 
 const ended: ReadonlySet<string> = new Set(['Successful', 'Failed', 'Cancelled', 'RollbackSuccessful', 'RollbackFailed', 'Baking']);
 /** Reasons of our Events that say where a drain stands. */
@@ -99,7 +96,7 @@ export async function runUpgrade(request: UpgradeRequest, deps: UpgradeDeps): Pr
   if (group === undefined) return { exitCode: 2, reason: `no Auto Scaling group named ${request.group}` };
 
   // 1. The preflight.
-  const nodes = await deps.nodesOf(request.group);
+  const nodes = await deps.nodesOf((group.Instances ?? []).flatMap((i) => (i.InstanceId ? [i.InstanceId] : [])));
   out(`preflight: ${nodes.length} node(s) of ${request.group}`);
   const check = await checkNodes(deps.core, deps.policy, nodes, { terminateFirst: request.strategy === 'minimal' });
   for (const line of renderFindings(check.nodes, check.findings).split('\n')) out(`  ${line}`);
@@ -189,20 +186,6 @@ export async function runUpgrade(request: UpgradeRequest, deps: UpgradeDeps): Pr
   return { exitCode: 1, refreshId, status, reason };
 }
 
-/** Our Kubernetes client over a kubeconfig client-node loaded (exec plugins included). */
-export function endpointFromKubeConfig(kc: KubeConfig): KubeEndpoint {
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error('the kubeconfig has no current cluster');
-  return {
-    server: cluster.server,
-    requestOptions: async () => {
-      const o: RequestOptions = {};
-      await kc.applyToHTTPSOptions(o);
-      return { ca: o.ca, cert: o.cert, key: o.key, rejectUnauthorized: o.rejectUnauthorized, headers: (o.headers ?? {}) as Record<string, string> };
-    },
-  };
-}
-
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
@@ -235,6 +218,7 @@ async function main(): Promise<number> {
   kc.loadFromDefault();
   if (values.context) kc.setCurrentContext(values.context);
   const core = kc.makeApiClient(CoreV1Api);
+  const autoScaling = new AutoScalingClient({ region });
   let interrupted = false;
   process.on('SIGINT', () => (interrupted = true));
   const result = await runUpgrade(
@@ -249,11 +233,11 @@ async function main(): Promise<number> {
       deployment: values.deployment,
     },
     {
-      autoScaling: new AutoScalingClient({ region }),
+      autoScaling,
       core,
       policy: kc.makeApiClient(PolicyV1Api),
-      nodesOf: (g) => nodesOfGroup(g, region, core),
-      unmarkOutdated: (id) => createKubernetesGateway(endpointFromKubeConfig(kc), { requestTimeoutMs: 15_000, log: quietLog }).unmarkOutdated(id),
+      nodesOf: (ids) => nodesOfInstances(ids, kc, core, createEc2Instances({ region, credentials: autoScaling.config.credentials })),
+      unmarkOutdated: (id) => kubeconfigGateway(kc).unmarkOutdated(id),
       out: (line) => console.log(line),
       tty: process.stdout.isTTY === true,
       interrupted: () => interrupted,

@@ -1,0 +1,48 @@
+// What the operator commands (check, upgrade) share to reach the cluster: our Kubernetes
+// client over the kubeconfig client-node loaded (exec plugins such as `aws eks get-token`
+// included), and the nodes of a group's instances found as the drainer finds them.
+import type { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { RequestOptions } from 'node:https';
+import type { KubeEndpoint } from '../lambda/adapters/kube-http.js';
+import { createKubernetesGateway, type KubernetesGateway } from '../lambda/adapters/kubernetes.js';
+import { systemClock } from '../lambda/clock.js';
+import { createNodeLookup, instanceMatches } from '../lambda/node-lookup.js';
+import type { InstanceDirectory, Log } from '../lambda/ports.js';
+
+/** Warnings and errors on stderr; the commands print their own progress. */
+const quietLog: Log = { debug: () => {}, info: () => {}, warn: (m) => console.error(m), error: (m) => console.error(m) };
+
+export function endpointFromKubeConfig(kc: KubeConfig): KubeEndpoint {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('the kubeconfig has no current cluster');
+  return {
+    server: cluster.server,
+    requestOptions: async () => {
+      const o: RequestOptions = {};
+      await kc.applyToHTTPSOptions(o);
+      return { ca: o.ca, cert: o.cert, key: o.key, rejectUnauthorized: o.rejectUnauthorized, headers: (o.headers ?? {}) as Record<string, string> };
+    },
+  };
+}
+
+export function kubeconfigGateway(kc: KubeConfig): KubernetesGateway {
+  return createKubernetesGateway(endpointFromKubeConfig(kc), { requestTimeoutMs: 15_000, log: quietLog });
+}
+
+/**
+ * The node names of these instances: under their EC2 names with the providerID checked
+ * (node-lookup.ts, a GET each); those not found so, by one list of the nodes.
+ */
+export async function nodesOfInstances(instanceIds: readonly string[], kc: KubeConfig, core: CoreV1Api, directory: InstanceDirectory): Promise<string[]> {
+  const found = await createNodeLookup(kubeconfigGateway(kc), directory, systemClock, quietLog).findNodesOfInstances(instanceIds);
+  const names = [...found.values()].map((n) => n.name);
+  const missing = instanceIds.filter((id) => !found.has(id));
+  if (missing.length > 0) {
+    const all = (await core.listNode()).items;
+    for (const id of missing) {
+      const node = all.find((n) => n.spec?.providerID && instanceMatches(n.spec.providerID, id));
+      if (node?.metadata?.name) names.push(node.metadata.name);
+    }
+  }
+  return names;
+}
