@@ -127,14 +127,16 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
       await until(`${pods} pods Running on ${name}`, 120_000, async () => (await a.core.listNamespacedPod({ namespace: 'fleet', fieldSelector: `spec.nodeName=${name},status.phase=Running` })).items.length === pods, 500);
       return { name, instanceId };
     };
+    /** Where the proxy's answers stand now, and the bytes of those answered since. */
+    const mark = () => env.proxy!.counts.answers.length;
+    const bytesSince = (at: number) => env.proxy!.counts.answers.slice(at).reduce((n, a) => n + a.bytes, 0);
     const countNodes = async () => (await a.core.listNode({ limit: 1 })).metadata?.remainingItemCount ?? 0;
 
     /** One termination run by the deployed bundle in a fresh process: requests, bytes, memory. */
     const measureLookup = async (target: { name: string; instanceId: string }): Promise<Lookup> => {
       const nodes = (await countNodes()) + 1;
       await sleep(300);
-      const bytesBefore = env.proxy!.counts.bytesForwarded;
-      const answersBefore = env.proxy!.counts.answers.length;
+      const answersBefore = mark();
       const started = Date.now();
       const { NODE_OPTIONS: _loaders, ...bundleEnvironment } = env.handlerEnvironment;
       const memory = await measureDrainMemory(o.bundlePath, bundleEnvironment, env.notify(target.instanceId).event);
@@ -144,7 +146,7 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
       return {
         nodes,
         requests: requests.length,
-        responseBytes: env.proxy!.counts.bytesForwarded - bytesBefore,
+        responseBytes: bytesSince(answersBefore),
         nodeReads: requests.filter((e) => e.resource === 'nodes' && (e.verb === 'get' || e.verb === 'list')).map((e) => `${e.verb} ${e.name ?? ''}`.trim()),
         bytesBy: bytesByKind(env.proxy!.counts.answers.slice(answersBefore)),
         maxRssMiB: memory.maxRssMiB,
@@ -192,12 +194,12 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
 
     // A termination whose node is not under its EC2 name: the scan, paged and gzipped.
     const missing = newInstanceId();
-    const bytesBefore = env.proxy!.counts.bytesForwarded;
+    const scanAnswers = mark();
     const missingStart = Date.now();
     const missingRun = await env.terminate(missing);
     const missingRequests = readAudit(env.plane, (e) => byDrainer(e) && e.receivedMs >= missingStart - 50);
-    const scan = { outcome: statusOf(missingRun.result), requests: missingRequests.length, responseBytes: env.proxy!.counts.bytesForwarded - bytesBefore };
-    say(`fleet: an instance with no node at 2,000 nodes (the fallback scan): ${scan.requests} requests, ${scan.responseBytes} bytes`);
+    const scan = { outcome: statusOf(missingRun.result), requests: missingRequests.length, responseBytes: bytesSince(scanAnswers) };
+    say(`fleet: an instance with no node at ${o.largeNodes} nodes (the fallback scan): ${scan.requests} requests, ${scan.responseBytes} bytes`);
 
     // --- a launch whose node joins 30 s after the notification
     const launchId = newInstanceId();
@@ -205,7 +207,7 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
     env.aws.instances.set(launchId, { privateDnsName: launchName, group: groupName, lifecycleState: 'Pending' });
     await sleep(300);
     const launchStart = Date.now();
-    const launchBytes = env.proxy!.counts.bytesForwarded;
+    const launchAnswers = mark();
     say('fleet: a launch whose node registers 30 s after the notification');
     const joining = sleep(30_000).then(() => env.addNode(launchName, launchId, { 'fleet-pool': 'launch' }));
     const launched = await env.launch(launchId);
@@ -215,7 +217,7 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
     const launch = {
       nodeJoinsAfterSeconds: 30,
       requestsPerLaunch: launchRequests.length,
-      responseBytes: env.proxy!.counts.bytesForwarded - launchBytes,
+      responseBytes: bytesSince(launchAnswers),
       requests: launchRequests.map((e) => `${e.verb} ${e.resource}`),
       seconds: round((Date.now() - launchStart) / 1000),
     };

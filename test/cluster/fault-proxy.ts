@@ -10,9 +10,7 @@ export interface FaultCounts {
   answered503: number;
   reset: number;
   forwarded: number;
-  /** Bytes of the forwarded answers' bodies as they came over the wire (gzipped when they were). */
-  bytesForwarded: number;
-  /** The same, per forwarded request, in the order they were answered. */
+  /** Each forwarded answer's body size as it came over the wire (gzipped when it was), in order. */
   answers: { method: string; path: string; bytes: number }[];
 }
 
@@ -54,7 +52,7 @@ export async function startFaultProxy(
   const random = seeded(rates.seed ?? 1);
   const resetRate = rates.reset ?? 0;
   const unavailableRate = rates.unavailable ?? 0;
-  const counts: FaultCounts = { requests: 0, answered503: 0, reset: 0, forwarded: 0, bytesForwarded: 0, answers: [] };
+  const counts: FaultCounts = { requests: 0, answered503: 0, reset: 0, forwarded: 0, answers: [] };
   const upstream = new URL(target.server);
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     counts.requests++;
@@ -95,10 +93,7 @@ export async function startFaultProxy(
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         const entry = { method: req.method ?? 'GET', path: req.url ?? '/', bytes: 0 };
         counts.answers.push(entry);
-        answer.on('data', (chunk: Buffer) => {
-          counts.bytesForwarded += chunk.length;
-          entry.bytes += chunk.length;
-        });
+        answer.on('data', (chunk: Buffer) => (entry.bytes += chunk.length));
         answer.pipe(res);
       },
     );
