@@ -80,9 +80,10 @@ export async function startLocalAws(cluster: ClusterForEks): Promise<LocalAws> {
   const refreshes = new Map<string, LocalRefresh>();
   const tags = new Map<string, Map<string, string>>();
   const refreshListeners: ((refresh: LocalRefresh) => void)[] = [];
-  const ok = (res: ServerResponse, action: string, result: string, requestId: string) => {
+  /** A Query API answer (Auto Scaling's namespace unless told). */
+  const ok = (res: ServerResponse, action: string, result: string, requestId: string, namespace = xmlns) => {
     res.writeHead(200, { 'content-type': 'text/xml' });
-    res.end(`<${action}Response xmlns="${xmlns}"><${action}Result>${result}</${action}Result><ResponseMetadata><RequestId>${requestId}</RequestId></ResponseMetadata></${action}Response>`);
+    res.end(`<${action}Response xmlns="${namespace}"><${action}Result>${result}</${action}Result><ResponseMetadata><RequestId>${requestId}</RequestId></ResponseMetadata></${action}Response>`);
   };
   const template = (version: string) => `<LaunchTemplate><LaunchTemplateId>${localLaunchTemplate.id}</LaunchTemplateId><LaunchTemplateName>${localLaunchTemplate.name}</LaunchTemplateName><Version>${version}</Version></LaunchTemplate>`;
   const tagsOf = (params: Record<string, string>) => {
@@ -133,8 +134,7 @@ export async function startLocalAws(cluster: ClusterForEks): Promise<LocalAws> {
     if (action === 'Publish') {
       const messageId = randomUUID();
       record({ action, atMs: Date.now(), params: { TopicArn: params['TopicArn'] ?? '', MessageId: messageId }, outcome: 'ok' });
-      res.writeHead(200, { 'content-type': 'text/xml' });
-      res.end(`<PublishResponse xmlns="${snsXmlns}"><PublishResult><MessageId>${messageId}</MessageId></PublishResult><ResponseMetadata><RequestId>${requestId}</RequestId></ResponseMetadata></PublishResponse>`);
+      ok(res, action, `<MessageId>${messageId}</MessageId>`, requestId, snsXmlns);
       // After the answer, as SNS: the publisher does not wait for the delivery.
       for (const l of publishListeners) l(params['TopicArn'] ?? '', params['Message'] ?? '');
       return;
@@ -211,8 +211,7 @@ export async function startLocalAws(cluster: ClusterForEks): Promise<LocalAws> {
       if (instance) instance.lifecycleState = instance.lifecycleState.startsWith('Terminating') ? 'Terminating:Proceed' : 'InService';
     }
     record({ action, atMs: Date.now(), params, outcome: 'ok' });
-    res.writeHead(200, { 'content-type': 'text/xml' });
-    res.end(`<${action}Response xmlns="${xmlns}"><${action}Result/><ResponseMetadata><RequestId>${requestId}</RequestId></ResponseMetadata></${action}Response>`);
+    ok(res, action, '', requestId);
   }
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
