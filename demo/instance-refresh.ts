@@ -14,8 +14,6 @@ export interface RefreshPlayOptions {
   readonly say: (line: string) => void;
   /** Handler settings for every call (MARK_OUTDATED_ON_REFRESH=false for the naive run). */
   readonly settings?: Readonly<Record<string, string>>;
-  /** Labels every new node carries (besides node-version). */
-  readonly labels?: Readonly<Record<string, string>>;
 }
 
 export function refreshEvent(what: string, refresh: Pick<LocalRefresh, 'id' | 'group'>): Record<string, unknown> {
@@ -48,7 +46,7 @@ async function play(env: Environment, refresh: LocalRefresh, o: RefreshPlayOptio
   const batch = Math.max(1, Math.floor((capacity * (launchFirst ? refresh.maxHealthyPercentage - 100 : 100 - refresh.minHealthyPercentage)) / 100));
   refresh.status = 'InProgress';
   refresh.instancesToUpdate = outdated.length;
-  o.say(`auto scaling: instance refresh ${refresh.id.slice(0, 8)} InProgress: ${outdated.length} of ${capacity} instance(s) to replace, ${batch} at a time, ${launchFirst ? 'launch before terminate' : 'terminate first'}`);
+  o.say(`auto scaling: instance refresh ${refresh.id.slice(0, 8)} InProgress: ${outdated.length} of ${capacity} instance(s) to replace, ${batch} at a time, ${launchFirst ? 'launch before terminate' : 'terminate first'}; alarms ${refresh.alarms.join(', ') || 'none'} (not evaluated by this stand-in)`);
   await env.deliver(refreshEvent('Started', refresh), call);
   let serial = 0;
   const launchOne = async () => {
@@ -56,7 +54,7 @@ async function play(env: Environment, refresh: LocalRefresh, o: RefreshPlayOptio
     const name = `${refresh.group}-v${refresh.desiredVersion}-${++serial}-${instanceId.slice(-4)}`;
     env.aws.instances.set(instanceId, { privateDnsName: name, group: refresh.group, lifecycleState: 'Pending:Wait', version: refresh.desiredVersion });
     // The instance boots while the launch hook waits for its node.
-    const joining = env.addNode(name, instanceId, { ...o.labels, 'node-version': refresh.desiredVersion }).then(() => waitNodeReady(env.admin, name));
+    const joining = env.addNode(name, instanceId, { 'node-version': refresh.desiredVersion }).then(() => waitNodeReady(env.admin, name));
     const admitted = await env.launch(instanceId, call);
     await joining;
     o.say(`auto scaling: launched ${instanceId} (${name}): ${JSON.stringify((admitted as { records?: { status?: string }[] }).records?.[0]?.status)}`);

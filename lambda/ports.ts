@@ -247,7 +247,6 @@ export interface AutoScalingInstances {
 }
 
 export interface RefreshView {
-  readonly status: string;
   /** Terminate before launch: cordon the outdated nodes instead of only preferring others. */
   readonly minimal: boolean;
   readonly outdated: readonly string[];

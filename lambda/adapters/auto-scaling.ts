@@ -121,7 +121,6 @@ export function createAutoScalingInstances(client: AutoScalingClient, ec2?: Inst
       });
       const strategy = g.Tags?.find((t) => t.Key === refreshStrategyTag)?.Value;
       return {
-        status: refresh.Status ?? 'InProgress',
         minimal: strategy === 'minimal',
         outdated: outdated.map((i) => i.InstanceId!),
         desired: desired === undefined ? 'the group\'s configuration' : `${desired.LaunchTemplateId ?? desired.LaunchTemplateName} version ${want}`,

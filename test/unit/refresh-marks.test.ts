@@ -28,7 +28,7 @@ describe('instance refresh marks', () => {
     cluster.addNode('old-1', 'i-0aaaaaaaaaaaaaaa1');
     cluster.addNode('old-2', 'i-0aaaaaaaaaaaaaaa2', { unschedulable: true }); // somebody cordoned it
     cluster.addNode('new-1', 'i-0bbbbbbbbbbbbbbb1');
-    world.refreshes.set(refreshId, { status: 'InProgress', minimal: false, outdated: ['i-0aaaaaaaaaaaaaaa1', 'i-0aaaaaaaaaaaaaaa2'], desired: 'lt-0abc version 7' });
+    world.refreshes.set(refreshId, { minimal: false, outdated: ['i-0aaaaaaaaaaaaaaa1', 'i-0aaaaaaaaaaaaaaa2'], desired: 'lt-0abc version 7' });
   });
 
   it('taints the outdated nodes PreferNoSchedule when the refresh starts, and only those', async () => {
@@ -71,7 +71,7 @@ describe('instance refresh marks', () => {
     expect((await world.invokeRaw(world.handler(), refreshEvent('Started'))).records).toEqual([{ status: 'refresh-over' }]);
     expect((await world.invokeRaw(world.handler(), refreshEvent('Started', 'someone-elses'))).records).toEqual([{ status: 'refused' }]);
     expect((await world.invokeRaw(world.handler(), refreshEvent('Checkpoint Reached'))).records).toEqual([{ status: 'refresh-progress' }]);
-    world.refreshes.set(refreshId, { status: 'InProgress', minimal: false, outdated: ['i-0aaaaaaaaaaaaaaa1'], desired: 'x' });
+    world.refreshes.set(refreshId, { minimal: false, outdated: ['i-0aaaaaaaaaaaaaaa1'], desired: 'x' });
     expect((await world.invokeRaw(world.handler({ MARK_OUTDATED_ON_REFRESH: 'false' }), refreshEvent('Started'))).records).toEqual([{ status: 'refresh-marks-off' }]);
     expect(cluster.nodes.get('old-1')!.taints).toEqual([]);
   });
