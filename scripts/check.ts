@@ -9,7 +9,7 @@ import { AutoScalingClient, DescribeAutoScalingGroupsCommand } from '@aws-sdk/cl
 import { CoreV1Api, KubeConfig, PolicyV1Api, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { parseArgs } from 'node:util';
 import { createEc2Instances } from '../lambda/adapters/ec2-instances.js';
-import { nodesOfInstances } from './cluster-access.js';
+import { nodesOfInstances, runAsCommand } from './cluster-access.js';
 import { analyseDrainability, hasBlocker, renderFindings, type Finding } from './preflight.js';
 
 export interface CheckResult {
@@ -62,12 +62,4 @@ async function main(): Promise<number> {
   return hasBlocker(result.findings) ? 3 : 0;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  main().then(
-    (code) => process.exit(code),
-    (error: unknown) => {
-      console.error(`check failed: ${error instanceof Error ? error.message : String(error)}`);
-      process.exit(1);
-    },
-  );
-}
+runAsCommand(import.meta.url, 'check', main);

@@ -1,4 +1,4 @@
-// What the operator commands (check, upgrade) share to reach the cluster: our Kubernetes
+// What the operator commands (check, upgrade) share: how they run, and to reach the cluster our Kubernetes
 // client over the kubeconfig client-node loaded (exec plugins such as `aws eks get-token`
 // included), and the nodes of a group's instances found as the drainer finds them.
 import type { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
@@ -8,6 +8,21 @@ import { createKubernetesGateway, type KubernetesGateway } from '../lambda/adapt
 import { systemClock } from '../lambda/clock.js';
 import { createNodeLookup, instanceMatches } from '../lambda/node-lookup.js';
 import type { InstanceDirectory, Log } from '../lambda/ports.js';
+
+/**
+ * Runs a command's main when its file is the entry point (npm run, or scripts/bin.mjs), and
+ * exits with its code; a failure is one line naming the command, exit code 1.
+ */
+export function runAsCommand(moduleUrl: string, name: string, main: () => Promise<number>): void {
+  if (moduleUrl !== `file://${process.argv[1]}`) return;
+  main().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(`${name} failed: ${error instanceof Error ? error.message : String(error)}`);
+      process.exit(1);
+    },
+  );
+}
 
 /** Warnings and errors on stderr; the commands print their own progress. */
 const quietLog: Log = { debug: () => {}, info: () => {}, warn: (m) => console.error(m), error: (m) => console.error(m) };

@@ -23,7 +23,7 @@ import { refreshStrategyTag } from '../lambda/adapters/auto-scaling.js';
 import { reportingComponent } from '../lambda/adapters/kubernetes.js';
 import { createEc2Instances } from '../lambda/adapters/ec2-instances.js';
 import { checkNodes } from './check.js';
-import { kubeconfigGateway, nodesOfInstances } from './cluster-access.js';
+import { kubeconfigGateway, nodesOfInstances, runAsCommand } from './cluster-access.js';
 import { hasBlocker, renderFindings } from './preflight.js';
 import { startRefreshInput, UpgradeOptionsError, type UpgradeStrategy } from './refresh-preferences.js';
 
@@ -247,12 +247,4 @@ async function main(): Promise<number> {
   return result.exitCode;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  main().then(
-    (code) => process.exit(code),
-    (error: unknown) => {
-      console.error(`upgrade failed: ${error instanceof Error ? error.message : String(error)}`);
-      process.exit(1);
-    },
-  );
-}
+runAsCommand(import.meta.url, 'upgrade', main);
