@@ -59,7 +59,7 @@ async function once(strategy: 'default' | 'minimal', marking: boolean, say: (lin
         core: a.core,
         policy: a.policy,
         nodesOf: async (ids) => ids.map((id) => env.aws.instances.get(id)!.privateDnsName),
-        unmarkOutdated: (id) => kubeconfigGateway(a.kc).unmarkOutdated(id),
+        unmarkOutdated: (g, id) => kubeconfigGateway(a.kc).unmarkOutdated(g, { refreshId: id }),
         out: () => {},
         tty: false,
         pollMs: 500,

@@ -1,22 +1,26 @@
-// Builds the handler from an environment: configuration parsed and validated once,
-// clients built once, the cluster connection made on first need and kept for the
-// container's life. lambda/index.ts calls it at cold start; tests call it directly.
+// The composition root: builds the handler from an environment. Configuration is parsed and
+// validated once, clients are built once, the cluster connection is made on first need and
+// kept for the container's life. lambda/index.ts calls it at cold start; the demo, the bench
+// and the tests call it directly.
 import { Logger } from '@aws-lambda-powertools/logger';
 import { AutoScalingClient } from '@aws-sdk/client-auto-scaling';
 import { EKSClient } from '@aws-sdk/client-eks';
-import { createAutoScalingInstances, createLifecycleActions } from './adapters/auto-scaling.js';
-import { connectToEks, connectWithKubeconfig } from './adapters/cluster-connection.js';
-import { createEc2Instances } from './adapters/ec2-instances.js';
-import { createKubernetesGateway } from './adapters/kubernetes.js';
-import { createNodeLookup } from './node-lookup.js';
-import type { InstanceDirectory } from './ports.js';
-import { createSnsHandOffs } from './adapters/sns-hand-offs.js';
-import { createEmfMetrics } from './adapters/emf-metrics.js';
-import { systemClock } from './clock.js';
-import { parseConfig } from './config.js';
-import { createHandler, type ClusterGateway, type HandlerResult, type InvocationContext } from './handler.js';
+import { createAutoScalingInstances, createLifecycleActions } from './adapters/aws/auto-scaling.js';
+import { createEc2Instances } from './adapters/aws/ec2-instances.js';
+import { connectToEks } from './adapters/aws/eks-connection.js';
+import { createEmfMetrics } from './adapters/aws/emf-metrics.js';
+import { createSnsHandOffs } from './adapters/aws/sns-hand-offs.js';
+import { createKubernetesGateway } from './adapters/kubernetes/gateway.js';
+import type { KubeEndpoint } from './adapters/kubernetes/kube-http.js';
+import type { ClusterGateway } from './cluster/cluster-ports.js';
+import { createNodeLookup } from './cluster/node-lookup.js';
+import { createRouter, type HandlerResult, type InvocationContext } from './router.js';
+import type { InstanceDirectory } from './shared/aws-ports.js';
+import { systemClock } from './shared/clock.js';
+import { parseConfig, type Config } from './shared/config.js';
 
 export type LambdaHandler = (event: unknown, context: InvocationContext) => Promise<HandlerResult>;
+export type { HandlerResult, InvocationContext };
 
 /** What tests put in place of an AWS service that has no local stand-in in their harness. */
 export interface RuntimeOverrides {
@@ -24,56 +28,62 @@ export interface RuntimeOverrides {
 }
 
 export function createRuntime(env: Readonly<Record<string, string | undefined>>, overrides: RuntimeOverrides = {}): LambdaHandler {
+  const config = parseConfig(env);
   // The deployment's name (the construct sets it): log lines and metrics of two deployments
   // on one account never mix (the metric filters and EMF both key on it).
-  const serviceName = env['POWERTOOLS_SERVICE_NAME'] ?? 'graceful-node-termination';
+  const serviceName = env['POWERTOOLS_SERVICE_NAME'] ?? config.deploymentName;
   const logger = new Logger({ serviceName });
-  const config = parseConfig(env);
   const region = env['AWS_REGION'] ?? env['AWS_DEFAULT_REGION'] ?? 'us-east-1';
   // Each request is bounded; the SDK's standard retry mode (capped exponential backoff with
-  // jitter, throttling-aware) gets 5 attempts instead of 3.
-  const requestHandler = { requestTimeout: 10_000, connectionTimeout: 3_000 };
-  const sdk = { region, requestHandler, maxAttempts: 5 };
+  // jitter, throttling-aware) gets 5 attempts instead of 3. The SDK reads
+  // AWS_ENDPOINT_URL_<SERVICE> itself; EC2's own client (ec2-instances.ts) is given it.
+  const sdk = { region, requestHandler: { requestTimeout: 10_000, connectionTimeout: 3_000 }, maxAttempts: 5 };
   const autoScaling = new AutoScalingClient(sdk);
   const eks = new EKSClient(sdk);
   // EC2's private DNS names: the node's name on EKS, so a lookup is one GET (node-lookup.ts).
-  const instanceDirectory =
-    overrides.instanceDirectory ?? createEc2Instances({ region, credentials: autoScaling.config.credentials, endpoint: env['AWS_ENDPOINT_URL_EC2'] });
-
-  let gateway: Promise<ClusterGateway> | undefined;
-  const cluster = (): Promise<ClusterGateway> => {
-    gateway ??= (async () => {
-      const endpoint =
-        config.kubeconfigPath !== undefined
-          ? await connectWithKubeconfig(config.kubeconfigPath, config.kubeconfigContext)
-          : await connectToEks({ clusterName: config.clusterName, region, eks });
-      const kubernetes = createKubernetesGateway(endpoint, { requestTimeoutMs: 15_000, log: logger });
-      return { ...kubernetes, ...createNodeLookup(kubernetes, instanceDirectory, systemClock, logger) };
-    })();
-    // A failed connection is not kept: the next record or retry tries again.
-    gateway.catch(() => (gateway = undefined));
-    return gateway;
-  };
-
-  const handOffs = config.handOffTopicArn !== undefined ? createSnsHandOffs(sdk, config.handOffTopicArn) : undefined;
+  const instanceDirectory = overrides.instanceDirectory ?? createEc2Instances({ region, credentials: autoScaling.config.credentials, endpoint: env['AWS_ENDPOINT_URL_EC2'] });
+  const cluster = connectOnce(async () => {
+    const endpoint = config.kubeconfigPath !== undefined ? await connectWithKubeconfig(config) : await connectToEks({ clusterName: config.clusterName, region, eks });
+    const kubernetes = createKubernetesGateway(endpoint, { requestTimeoutMs: 15_000, log: logger });
+    return { ...kubernetes, ...createNodeLookup(kubernetes, instanceDirectory, systemClock, logger) };
+  });
   const metrics = createEmfMetrics(serviceName);
-  const handle = createHandler({
+  const route = createRouter({
     config,
     log: logger,
     clock: systemClock,
     lifecycle: createLifecycleActions(autoScaling),
     instances: createAutoScalingInstances(autoScaling, instanceDirectory),
     cluster,
-    handOffs,
+    handOffs: config.handOffTopicArn !== undefined ? createSnsHandOffs(sdk, config.handOffTopicArn) : undefined,
     metrics,
   });
   return async (event, context) => {
     logger.addContext(context as Parameters<Logger['addContext']>[0]);
     try {
-      return await handle(event, context);
+      return await route(event, context);
     } finally {
       // The EMF lines must be written before the invocation ends.
       await metrics.ready();
     }
   };
+}
+
+/** Connects on first use; a failed connection is not kept, so the next record or retry tries again. */
+function connectOnce(connect: () => Promise<ClusterGateway>): () => Promise<ClusterGateway> {
+  let gateway: Promise<ClusterGateway> | undefined;
+  return () => {
+    gateway ??= connect();
+    gateway.catch(() => (gateway = undefined));
+    return gateway;
+  };
+}
+
+/**
+ * An explicitly configured kubeconfig (tests, the demo, clusters outside EKS). Imported
+ * lazily: EKS deployments never load the reader or its YAML parser.
+ */
+async function connectWithKubeconfig(config: Config): Promise<KubeEndpoint> {
+  const { loadKubeconfig } = await import('./adapters/kubernetes/kubeconfig.js');
+  return loadKubeconfig(config.kubeconfigPath!, config.kubeconfigContext);
 }

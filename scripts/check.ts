@@ -8,7 +8,7 @@
 import { AutoScalingClient, DescribeAutoScalingGroupsCommand } from '@aws-sdk/client-auto-scaling';
 import { CoreV1Api, KubeConfig, PolicyV1Api, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { parseArgs } from 'node:util';
-import { createEc2Instances } from '../lambda/adapters/ec2-instances.js';
+import { createEc2Instances } from '../lambda/adapters/aws/ec2-instances.js';
 import { nodesOfInstances, runAsCommand } from './cluster-access.js';
 import { analyseDrainability, hasBlocker, renderFindings, type Finding } from './preflight.js';
 
@@ -56,7 +56,7 @@ async function main(): Promise<number> {
   const autoScaling = new AutoScalingClient({ region });
   const nodes = values.nodes
     ? values.nodes.split(',').filter(Boolean)
-    : await nodesOfInstances(await instancesOfGroup(autoScaling, group!), kc, core, createEc2Instances({ region, credentials: autoScaling.config.credentials }));
+    : await nodesOfInstances(await instancesOfGroup(autoScaling, group!), kc, createEc2Instances({ region, credentials: autoScaling.config.credentials }));
   const result = await checkNodes(core, policy, nodes, { terminateFirst: values.strategy === 'minimal' });
   console.log(values.json ? JSON.stringify(result, null, 2) : renderFindings(result.nodes, result.findings));
   return hasBlocker(result.findings) ? 3 : 0;

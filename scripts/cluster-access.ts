@@ -1,13 +1,14 @@
 // What the operator commands (check, upgrade) share: how they run, and to reach the cluster our Kubernetes
 // client over the kubeconfig client-node loaded (exec plugins such as `aws eks get-token`
 // included), and the nodes of a group's instances found as the drainer finds them.
-import type { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { RequestOptions } from 'node:https';
-import type { KubeEndpoint } from '../lambda/adapters/kube-http.js';
-import { createKubernetesGateway, type KubernetesGateway } from '../lambda/adapters/kubernetes.js';
-import { systemClock } from '../lambda/clock.js';
-import { createNodeLookup, instanceMatches } from '../lambda/node-lookup.js';
-import type { InstanceDirectory, Log } from '../lambda/ports.js';
+import { createKubernetesGateway, type KubernetesGateway } from '../lambda/adapters/kubernetes/gateway.js';
+import type { KubeEndpoint } from '../lambda/adapters/kubernetes/kube-http.js';
+import { createNodeLookup } from '../lambda/cluster/node-lookup.js';
+import type { InstanceDirectory } from '../lambda/shared/aws-ports.js';
+import { systemClock } from '../lambda/shared/clock.js';
+import type { Log } from '../lambda/shared/log.js';
 
 /**
  * Runs a command's main when its file is the entry point (npm run, or scripts/bin.mjs), and
@@ -45,19 +46,10 @@ export function kubeconfigGateway(kc: KubeConfig): KubernetesGateway {
 }
 
 /**
- * The node names of these instances: under their EC2 names with the providerID checked
- * (node-lookup.ts, a GET each); those not found so, by one list of the nodes.
+ * The node names of these instances, found as the drainer finds them: under their EC2 names
+ * with the providerID checked (a GET each), the rest by one scan of the node list.
  */
-export async function nodesOfInstances(instanceIds: readonly string[], kc: KubeConfig, core: CoreV1Api, directory: InstanceDirectory): Promise<string[]> {
+export async function nodesOfInstances(instanceIds: readonly string[], kc: KubeConfig, directory: InstanceDirectory): Promise<string[]> {
   const found = await createNodeLookup(kubeconfigGateway(kc), directory, systemClock, quietLog).findNodesOfInstances(instanceIds);
-  const names = [...found.values()].map((n) => n.name);
-  const missing = instanceIds.filter((id) => !found.has(id));
-  if (missing.length > 0) {
-    const all = (await core.listNode()).items;
-    for (const id of missing) {
-      const node = all.find((n) => n.spec?.providerID && instanceMatches(n.spec.providerID, id));
-      if (node?.metadata?.name) names.push(node.metadata.name);
-    }
-  }
-  return names;
+  return [...found.values()].map((n) => n.name);
 }

@@ -4,8 +4,8 @@
 // cluster and prints the result. The pod rules are the drainer's own (lambda/pods.ts).
 // Operators ask for exactly this: https://github.com/kubernetes-sigs/karpenter/issues/1599
 import type { V1LabelSelector, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
-import { toPodInfo } from '../lambda/adapters/kubernetes.js';
-import { isBatchPod, isDaemonSetPod, isFinished, isMirrorPod, toleratesUnschedulable } from '../lambda/pods.js';
+import { toPodInfo } from '../lambda/adapters/kubernetes/object-codecs.js';
+import { isBatchPod, isDaemonSetPod, isFinished, isMirrorPod, toleratesUnschedulable } from '../lambda/cluster/pods.js';
 
 export type Severity =
   /** The drain cannot finish without a change: the upgrade refuses without --force. */

@@ -19,9 +19,10 @@ import {
 } from '@aws-sdk/client-auto-scaling';
 import { CoreV1Api, KubeConfig, PolicyV1Api, type CoreV1Event } from '@kubernetes/client-node';
 import { parseArgs } from 'node:util';
-import { refreshStrategyTag } from '../lambda/adapters/auto-scaling.js';
-import { reportingComponent } from '../lambda/adapters/kubernetes.js';
-import { createEc2Instances } from '../lambda/adapters/ec2-instances.js';
+import { createEc2Instances } from '../lambda/adapters/aws/ec2-instances.js';
+import { reportingComponent } from '../lambda/adapters/kubernetes/object-codecs.js';
+import { boundStrategyTag, pendingStrategyTag } from '../lambda/refresh/strategy-tag.js';
+import { refreshStrategyTag } from '../lambda/shared/group-tags.js';
 import { checkNodes } from './check.js';
 import { kubeconfigGateway, nodesOfInstances, runAsCommand } from './cluster-access.js';
 import { hasBlocker, renderFindings } from './preflight.js';
@@ -46,7 +47,7 @@ export interface UpgradeDeps {
   /** The nodes of these instances (EC2 names, the providerID checked, by default). */
   readonly nodesOf: (instanceIds: readonly string[]) => Promise<string[]>;
   /** Takes back the refresh's marks if the handler did not (its ending event is best effort). */
-  readonly unmarkOutdated?: (refreshId: string) => Promise<readonly { node: string }[]>;
+  readonly unmarkOutdated?: (group: string, refreshId: string) => Promise<readonly { node: string }[]>;
   readonly out: (line: string) => void;
   /** Redraws the progress line in place (a terminal); otherwise a line per change. */
   readonly tty: boolean;
@@ -125,57 +126,42 @@ export async function runUpgrade(request: UpgradeRequest, deps: UpgradeDeps): Pr
     if (error instanceof UpgradeOptionsError) return { exitCode: 2, reason: error.message };
     throw error;
   }
-  const tagged = request.strategy === 'minimal';
   const tag = { ResourceId: request.group, ResourceType: 'auto-scaling-group', Key: refreshStrategyTag, PropagateAtLaunch: false };
-  // The drainer cordons all outdated nodes at the start only when this tag says so.
-  if (tagged) await autoScaling.send(new CreateOrUpdateTagsCommand({ Tags: [{ ...tag, Value: 'minimal' }] }));
-  const startedMs = Date.now();
-  const { InstanceRefreshId: refreshId } = await autoScaling.send(new StartInstanceRefreshCommand(input));
-  const p = input.Preferences!;
-  out(
-    `instance refresh ${refreshId} started: strategy ${request.strategy} (MinHealthyPercentage ${p.MinHealthyPercentage}, MaxHealthyPercentage ${p.MaxHealthyPercentage}), ` +
-      `skip matching, alarms: ${alarms.length > 0 ? alarms.join(', ') : 'none'}${p.AutoRollback ? ', auto rollback' : ''}`,
-  );
-
-  // 3. Follow it.
-  let last = '';
-  let status = 'Pending';
-  let reason: string | undefined;
+  const setTag = (value: string) => autoScaling.send(new CreateOrUpdateTagsCommand({ Tags: [{ ...tag, Value: value }] }));
+  const tagged = request.strategy === 'minimal';
+  let started: { refreshId: string; startedMs: number } | undefined;
+  let followed: Followed | undefined;
   try {
-    for (;;) {
-      if (deps.interrupted?.()) {
-        out('');
-        out(`stopped following; the instance refresh ${refreshId} keeps running. Follow it with: aws autoscaling describe-instance-refreshes --auto-scaling-group-name ${request.group}`);
-        out(`cancel it with: aws autoscaling cancel-instance-refresh --auto-scaling-group-name ${request.group}`);
-        return { exitCode: 130, refreshId, status: 'following-stopped' };
-      }
-      const { InstanceRefreshes } = await autoScaling.send(new DescribeInstanceRefreshesCommand({ AutoScalingGroupName: request.group, InstanceRefreshIds: [refreshId!] }));
-      const refresh = InstanceRefreshes?.[0];
-      status = refresh?.Status ?? 'unknown';
-      reason = refresh?.StatusReason;
-      const events = (await deps.core.listEventForAllNamespaces({ fieldSelector: `source=${reportingComponent}` })).items;
-      const drains = currentDrains(events, startedMs);
-      const line = `${progressBar(refresh?.PercentageComplete ?? 0)}  ${status}  ${refresh?.InstancesToUpdate ?? '?'} instance(s) still to replace`;
-      const text = [line, ...drains.map((d) => `    ${d}`)].join('\n');
-      if (text !== last) {
-        // On a terminal the block is redrawn in place (cursor up over the last one, erase below).
-        out(deps.tty && last !== '' ? `\x1b[${last.split('\n').length}F\x1b[J${text}` : text);
-        last = text;
-      }
-      if (ended.has(status)) break;
-      await sleep(deps.pollMs ?? 5_000);
-    }
+    // The drainer cordons all outdated nodes at the start only when this tag names the refresh;
+    // until StartInstanceRefresh answers, it names the next few minutes (strategy-tag.ts).
+    if (tagged) await setTag(pendingStrategyTag(Date.now()));
+    if (deps.interrupted?.()) return { exitCode: 130, reason: 'interrupted before the refresh started' };
+    const startedMs = Date.now();
+    const { InstanceRefreshId: refreshId } = await autoScaling.send(new StartInstanceRefreshCommand(input));
+    started = { refreshId: refreshId!, startedMs };
+    if (tagged) await setTag(boundStrategyTag(refreshId!));
+    const p = input.Preferences!;
+    out(
+      `instance refresh ${refreshId} started: strategy ${request.strategy} (MinHealthyPercentage ${p.MinHealthyPercentage}, MaxHealthyPercentage ${p.MaxHealthyPercentage}), ` +
+        `skip matching, alarms: ${alarms.length > 0 ? alarms.join(', ') : 'none'}${p.AutoRollback ? ', auto rollback' : ''}`,
+    );
+    followed = await follow(request, deps, started);
   } finally {
-    // The drainer read the tag when the refresh started; it is not left on the group.
+    // Not left on the group: removed whether the start failed, the refresh ended or the
+    // command was interrupted (a tag that names a refresh only ever applies to it anyway).
     if (tagged) {
       try {
         await autoScaling.send(new DeleteTagsCommand({ Tags: [tag] }));
       } catch (error) {
-        out(`warning: could not remove the tag ${refreshStrategyTag} from ${request.group}: ${(error as Error).message}`);
+        out(`warning: could not remove the tag ${refreshStrategyTag} from ${request.group} (the reconciler removes it once its refresh is over): ${(error as Error).message}`);
       }
     }
   }
-  const undone = (await deps.unmarkOutdated?.(refreshId!)) ?? [];
+  if (started === undefined || followed === undefined) throw new Error('unreachable: the refresh neither started nor failed');
+  const { refreshId, startedMs } = started;
+  if (followed.interrupted) return { exitCode: 130, refreshId, status: 'following-stopped' };
+  const { status, reason } = followed;
+  const undone = (await deps.unmarkOutdated?.(request.group, refreshId)) ?? [];
   if (undone.length > 0) out(`took back the refresh's marks on ${undone.length} node(s) its ending event had not reached`);
   const seconds = Math.round((Date.now() - startedMs) / 1000);
   if (status === 'Successful' || status === 'Baking') {
@@ -184,6 +170,42 @@ export async function runUpgrade(request: UpgradeRequest, deps: UpgradeDeps): Pr
   }
   out(`instance refresh ${refreshId} ended ${status} after ${seconds} s${reason ? `: ${reason}` : ''}`);
   return { exitCode: 1, refreshId, status, reason };
+}
+
+interface Followed {
+  readonly interrupted: boolean;
+  readonly status: string;
+  readonly reason: string | undefined;
+}
+
+/** Follows the refresh with a progress block until it ends or the command is interrupted. */
+async function follow(request: UpgradeRequest, deps: UpgradeDeps, started: { refreshId: string; startedMs: number }): Promise<Followed> {
+  const { autoScaling, out } = deps;
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const { refreshId } = started;
+  let last = '';
+  for (;;) {
+    if (deps.interrupted?.()) {
+      out('');
+      out(`stopped following; the instance refresh ${refreshId} keeps running. Follow it with: aws autoscaling describe-instance-refreshes --auto-scaling-group-name ${request.group}`);
+      out(`cancel it with: aws autoscaling cancel-instance-refresh --auto-scaling-group-name ${request.group}`);
+      return { interrupted: true, status: 'following-stopped', reason: undefined };
+    }
+    const { InstanceRefreshes } = await autoScaling.send(new DescribeInstanceRefreshesCommand({ AutoScalingGroupName: request.group, InstanceRefreshIds: [refreshId] }));
+    const refresh = InstanceRefreshes?.[0];
+    const status = refresh?.Status ?? 'unknown';
+    const events = (await deps.core.listEventForAllNamespaces({ fieldSelector: `source=${reportingComponent}` })).items;
+    const drains = currentDrains(events, started.startedMs);
+    const line = `${progressBar(refresh?.PercentageComplete ?? 0)}  ${status}  ${refresh?.InstancesToUpdate ?? '?'} instance(s) still to replace`;
+    const text = [line, ...drains.map((d) => `    ${d}`)].join('\n');
+    if (text !== last) {
+      // On a terminal the block is redrawn in place (cursor up over the last one, erase below).
+      out(deps.tty && last !== '' ? `\x1b[${last.split('\n').length}F\x1b[J${text}` : text);
+      last = text;
+    }
+    if (ended.has(status)) return { interrupted: false, status, reason: refresh?.StatusReason };
+    await sleep(deps.pollMs ?? 5_000);
+  }
 }
 
 async function main(): Promise<number> {
@@ -219,8 +241,10 @@ async function main(): Promise<number> {
   if (values.context) kc.setCurrentContext(values.context);
   const core = kc.makeApiClient(CoreV1Api);
   const autoScaling = new AutoScalingClient({ region });
+  // Ctrl-C or a SIGTERM: before the start nothing is started (and the tag goes); after it,
+  // following stops and the refresh keeps running.
   let interrupted = false;
-  process.on('SIGINT', () => (interrupted = true));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => (interrupted = true));
   const result = await runUpgrade(
     {
       group,
@@ -236,8 +260,8 @@ async function main(): Promise<number> {
       autoScaling,
       core,
       policy: kc.makeApiClient(PolicyV1Api),
-      nodesOf: (ids) => nodesOfInstances(ids, kc, core, createEc2Instances({ region, credentials: autoScaling.config.credentials })),
-      unmarkOutdated: (id) => kubeconfigGateway(kc).unmarkOutdated(id),
+      nodesOf: (ids) => nodesOfInstances(ids, kc, createEc2Instances({ region, credentials: autoScaling.config.credentials })),
+      unmarkOutdated: (g, id) => kubeconfigGateway(kc).unmarkOutdated(g, { refreshId: id }),
       out: (line) => console.log(line),
       tty: process.stdout.isTTY === true,
       interrupted: () => interrupted,

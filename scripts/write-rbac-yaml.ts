@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { deploymentNamePattern, renderRbacYaml } from '../lambda/rbac.js';
+import { deploymentNamePattern, renderRbacYaml } from '../lambda/installer/rbac.js';
 
 const { values } = parseArgs({ options: { name: { type: 'string' }, group: { type: 'string' }, policy: { type: 'string', default: 'force' } } });
 if (values.name !== undefined) {

@@ -1,83 +1,100 @@
 // Phase 3, drain: evict every pod that must leave (PodDisruptionBudgets hold) and wait for
-// them, within the deadline. The deadline is the notification's, but never shorter than the
-// fair eviction window from when the drain first saw the node (a notification that waited in
-// Lambda's queue still gets its evictions), and never past what the action's cap allows.
-import { drainNode, ReturnedPods } from '../drain.js';
-import { onNode, secondsSince, stopMs, type Step, type Termination } from './termination.js';
-
-/** Logged when a drain hits its deadline; the CDK construct's alarm filters on it. */
-export const drainTimedOutMessage = 'drain deadline reached with pods still on the node; completing anyway';
-
-/** Logged when DEADLINE_POLICY=retain abandons the action; the construct's InstancesRetained alarm filters on it. */
-export const instanceRetainedMessage = 'drain deadline reached: completing with ABANDON so the group retains the instance, cordoned (DEADLINE_POLICY=retain)';
+// them, within the deadline. The deadline runs from the notification's time as our record
+// keeps it, but never shorter than the fair eviction window from when the drain first saw the
+// node (a notification that waited in Lambda's queue still gets its evictions), and never past
+// what the action's cap allows. A record that says the drain ended resumes in settle.
+import { drained as drainedEvent, drainTimedOut, drainTimedOutMessage, instanceRetainedMessage } from '../cluster/events.js';
+import type { DrainRecord } from '../cluster/node-marks.js';
+import { drainNode, type DrainResult } from '../eviction/drain-node.js';
+import { ReturnedPods } from '../eviction/returned-pods.js';
+import { DeadlinePolicy } from '../shared/deadline-policy.js';
+import { secondsSince, stopMs, type Deadlines, type Drained, type Marked, type Run, type Step } from './state.js';
 
 /** The drain deadline for a drain that first saw the node at firstSeenMs. */
-export function drainDeadlineMs(o: Pick<Termination['options'], 'drainDeadlineMs' | 'minEvictionWindowMs' | 'latestDrainEndMs'>, firstSeenMs: number): number {
-  return Math.min(o.latestDrainEndMs, Math.max(o.drainDeadlineMs, firstSeenMs + o.minEvictionWindowMs));
+export function drainDeadlineMs(d: Pick<Deadlines, 'drainDeadlineMs' | 'minEvictionWindowMs' | 'latestDrainEndMs'>, firstSeenMs: number): number {
+  return Math.min(d.latestDrainEndMs, Math.max(d.drainDeadlineMs, firstSeenMs + d.minEvictionWindowMs));
 }
 
-export async function drain(t: Termination): Promise<Step> {
-  const { options, deps } = t;
-  const node = t.node!;
-  const { clock, log } = deps;
-  const watch = (t.watch ??= await deps.pods.watchPodsOnNode(node.name));
-  const returns = (t.returns ??= new ReturnedPods(watch.current(), node, deps));
-  const deadlineMs = drainDeadlineMs(options, t.firstSeenMs!);
-  const windowEndMs = Math.min(t.firstSeenMs! + options.minEvictionWindowMs, deadlineMs);
+export async function drain(run: Run, m: Marked): Promise<Step<Drained>> {
+  const { record, deadlines, node } = m;
+  if (record.drained !== undefined) {
+    return { ...m, outcome: record.drained.outcome, drainedAtMs: record.drained.atMs, evictedTotal: record.evicted ?? 0, result: undefined };
+  }
+  const { clock, log } = run.deps;
+  const pods = await openPods(run, m);
+  const deadlineMs = drainDeadlineMs(deadlines, record.startedAtMs);
   const kubeletGone = !node.ready || node.taints.some((taint) => taint.key === 'node.kubernetes.io/unreachable');
-  if (options.resume !== undefined) {
-    log.info('drain resumed', { handOff: options.resume.count, secondsToDeadline: Math.round((deadlineMs - clock.now()) / 1000) });
-  } else {
-    log.info('drain started', { secondsToDeadline: Math.round((deadlineMs - clock.now()) / 1000), kubeletGone });
-  }
-  if (kubeletGone) {
-    log.warn('the node is NotReady or unreachable: pods are evicted (budgets hold) but not waited for once their deletion began');
-  }
+  const secondsToDeadline = Math.round((deadlineMs - clock.now()) / 1000);
+  if (run.request.resume !== undefined) log.info('drain resumed', { handOff: run.request.resume.count, secondsToDeadline });
+  else log.info('drain started', { secondsToDeadline, kubeletGone });
+  if (kubeletGone) log.warn('the node is NotReady or unreachable: pods are evicted (budgets hold) but not waited for once their deletion began');
   const result = await drainNode(
     {
       node,
-      watch,
-      returns,
+      ...pods,
       deadlineMs,
-      stopMs: stopMs(t),
-      batch: options.batch,
-      evictionConcurrency: options.evictionConcurrency,
-      blockedReportMs: options.blockedReportMs,
-      resumed: options.resume !== undefined,
-      deadlinePolicy: options.deadlinePolicy,
-      windowEndMs,
-      windowMs: options.minEvictionWindowMs,
-      hardDeadlineMs: options.latestDrainEndMs,
+      stopMs: stopMs(run, deadlines),
+      batch: deadlines.batch,
+      evictionConcurrency: run.request.evictionConcurrency,
+      blockedReportMs: run.request.blockedReportMs,
+      resumed: run.request.resume !== undefined,
+      deadlinePolicy: run.request.deadlinePolicy,
+      window: { startMs: record.startedAtMs, endMs: Math.min(record.startedAtMs + deadlines.minEvictionWindowMs, deadlineMs) },
+      hardDeadlineMs: deadlines.latestDrainEndMs,
       kubeletGone,
     },
-    deps,
+    run.deps,
   );
-  t.drain = result;
-  t.evictedTotal += result.evicted;
-  if (result.outcome === 'stopped') return { handOn: 'drain' };
+  const evictedTotal = (record.evicted ?? 0) + result.evicted;
+  if (result.outcome === 'stopped') return { stop: { handOn: 'drain', state: m, record: { ...record, evicted: evictedTotal }, evictedTotal, result } };
+  return ended(run, m, result, evictedTotal);
+}
 
-  const since = secondsSince(t, options.notifiedAtMs);
+async function ended(run: Run, m: Marked, result: DrainResult, evictedTotal: number): Promise<Step<Drained>> {
+  const { log, events, clock } = run.deps;
+  const { node } = m;
+  const since = secondsSince(clock, m.record.notifiedAtMs);
+  const policy = run.request.deadlinePolicy;
   if (result.outcome === 'drained') {
-    log.info('node drained', { podsEvicted: t.evictedTotal, seconds: since, notWaitedFor: result.notWaitedFor });
-    await onNode(t, 'Normal', 'Drained', `All pods left the node in ${since} s (${t.evictedTotal} evicted).`);
+    log.info('node drained', { podsEvicted: evictedTotal, seconds: since, notWaitedFor: result.notWaitedFor });
+    await events.record(drainedEvent(node, since, evictedTotal));
   } else {
-    const summary = result.stuck.map((s) => `${s.pod} (${s.reason}${s.budgetName ? `: PodDisruptionBudget ${s.budgetName}` : ''})`).join(', ');
-    log.error(drainTimedOutMessage, { stuck: result.stuck, policy: options.deadlinePolicy, forced: result.forced });
-    const policy =
-      options.deadlinePolicy === 'force'
-        ? `DEADLINE_POLICY=force: ${result.forced ?? 0} pod(s) were deleted at the deadline minus their grace period; the rest terminate with the instance.`
-        : options.deadlinePolicy === 'retain'
-          ? `DEADLINE_POLICY=retain: nothing is deleted; the lifecycle action completes with ABANDON and, with the group's instance lifecycle policy set to retain, the instance stays (Terminating:Retained) with this node cordoned while a replacement launches. Fix what held the pods, then: aws autoscaling terminate-instance-in-auto-scaling-group --instance-id ${options.action.instanceId} --no-should-decrement-desired-capacity`
-          : 'The instance terminates with them (DEADLINE_POLICY=leave).';
-    await onNode(t, 'Warning', 'DrainTimedOut', `Drain deadline reached after ${since} s; ${result.stuck.length} pod(s) did not leave by eviction: ${summary}. ${policy}`);
+    log.error(drainTimedOutMessage, { stuck: result.stuck, policy, forced: result.forced });
+    const stuck = result.stuck.map((s) => `${s.pod} (${s.reason}${s.budgetName ? `: PodDisruptionBudget ${s.budgetName}` : ''})`);
+    await events.record(drainTimedOut(node, { seconds: since, stuck, policy: policyText(run, result) }));
   }
-  t.drainOutcome = result.outcome;
-  if (result.outcome === 'timed-out' && options.deadlinePolicy === 'retain') {
+  const outcome = result.outcome === 'drained' ? 'drained' : 'timed-out';
+  if (outcome === 'timed-out' && policy === DeadlinePolicy.RETAIN) {
     // The instance stays and its pods keep serving: no load-balancer wait, ABANDON now.
     log.error(instanceRetainedMessage, { stuck: result.stuck });
-    t.completeWith = 'ABANDON';
-    return { next: 'complete' };
+    return { stop: { complete: { node, outcome: 'retained', verdict: 'ABANDON', evictedTotal, result } } };
   }
-  t.loadBalancerWaitUntilMs = clock.now() + options.loadBalancerDelaySeconds * 1000;
-  return { next: 'settle' };
+  return { ...m, outcome, drainedAtMs: clock.now(), evictedTotal, result };
+}
+
+function policyText(run: Run, result: DrainResult): string {
+  switch (run.request.deadlinePolicy) {
+    case DeadlinePolicy.FORCE:
+      return `DEADLINE_POLICY=force: ${result.forced} pod(s) were deleted at the deadline minus their grace period; the rest terminate with the instance.`;
+    case DeadlinePolicy.RETAIN:
+      return run.request.spot
+        ? 'DEADLINE_POLICY=retain: nothing is deleted; EC2 reclaims a Spot instance whatever we do.'
+        : `DEADLINE_POLICY=retain: nothing is deleted; the lifecycle action completes with ABANDON and, with the group's instance lifecycle policy set to retain, the instance stays (Terminating:Retained) with this node cordoned while a replacement launches. Fix what held the pods, then: aws autoscaling terminate-instance-in-auto-scaling-group --instance-id ${run.request.action.instanceId} --no-should-decrement-desired-capacity`;
+    default:
+      return 'The instance terminates with them (DEADLINE_POLICY=leave).';
+  }
+}
+
+/** The live pod view of the node, opened once and kept for the load-balancer wait. */
+export async function openPods(run: Run, m: Marked): Promise<NonNullable<Run['pods']>> {
+  if (run.pods === undefined) {
+    const watch = await run.deps.pods.watchPodsOnNode(m.node.name);
+    run.pods = { watch, returns: new ReturnedPods(watch.current(), m.node, run.deps) };
+  }
+  return run.pods;
+}
+
+/** The record as a hand-off in the load-balancer wait leaves it: the drain is over. */
+export function drainedRecord(d: Drained): DrainRecord {
+  return { ...d.record, evicted: d.evictedTotal, drained: { atMs: d.drainedAtMs, outcome: d.outcome } };
 }

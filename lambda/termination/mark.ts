@@ -1,41 +1,63 @@
 // Phase 2, mark: exclude the node from external load balancers and cordon it, in one merge
-// patch with our drain record (which action, when we first saw the node, which marks we set
-// ourselves). Label first in spirit: deregistration takes minutes, pods can be gone in seconds.
+// patch with our drain record (which action, when it was notified and first seen, which marks
+// we set ourselves and what the label was before). Label first in spirit: deregistration takes
+// minutes, pods can be gone in seconds. Then the group's other leaving nodes (siblings.ts).
 // https://kubernetes.io/docs/reference/labels-annotations-taints/#node-kubernetes-io-exclude-from-external-load-balancers
-import { excludeFromLoadBalancersLabel, type DrainRecord } from '../ports.js';
+import type { NodeInfo } from '../cluster/cluster-ports.js';
+import { cordoned, drainStarted } from '../cluster/events.js';
+import { excludeFromLoadBalancersLabel, type DrainMark, type DrainRecord } from '../cluster/node-marks.js';
 import { markDoomedSiblings } from './siblings.js';
-import { onNode, type Step, type Termination } from './termination.js';
+import type { Marked, Run, Step, Verified } from './state.js';
 
-export async function mark(t: Termination): Promise<Step> {
-  const node = t.node!;
-  const { action, resume } = t.options;
-  const { nodes, clock, log } = t.deps;
-  const ours = node.drain?.token === action.lifecycleActionToken ? node.drain : undefined;
-  const needLabel = node.labels[excludeFromLoadBalancersLabel] !== 'true';
+export async function mark(run: Run, v: Verified): Promise<Step<Marked>> {
+  const { request, deps } = run;
+  const { node } = v;
+  const ours = node.drain?.action === v.actionId ? node.drain : undefined;
+  const label = node.labels[excludeFromLoadBalancersLabel];
+  const needLabel = label !== 'true';
   const needCordon = !node.unschedulable;
-  t.firstSeenMs = ours?.startedAtMs ?? clock.now();
-  if (resume === undefined && ours === undefined) {
-    await onNode(t, 'Normal', 'DrainStarted', t.options.trigger.startedMessage(t));
-  }
+  const record = ours ?? newRecord(run, v, { label, needLabel, needCordon });
+  if (request.resume === undefined && ours === undefined) await deps.events.record(drainStarted(node, request.ending.startedMessage()));
+  let marked: NodeInfo = node;
   if (needLabel || needCordon || ours === undefined) {
-    // Marks a drain of ours set earlier stay ours to take back: a sibling's drain that marked
-    // this node ahead (siblings.ts), or an earlier termination of an instance that came back.
-    const set = new Set<DrainRecord['set'][number]>(node.drain?.set ?? []);
-    if (needLabel) set.add('exclude-from-load-balancers');
-    if (needCordon) set.add('cordon');
-    const record: DrainRecord = { token: action.lifecycleActionToken, startedAtMs: t.firstSeenMs, set: [...set] };
-    if ((await nodes.mark(node.name, { excludeFromLoadBalancers: needLabel, cordon: needCordon, drain: record })) === 'node-gone') {
-      log.warn('node was deleted while draining; completing');
-      t.drainOutcome = 'node-gone';
-      return { next: 'complete' };
+    const result = await deps.nodes.mark(node.name, { excludeFromLoadBalancers: needLabel, cordon: needCordon, drain: record, owner: request.owner });
+    if (result === 'node-gone') {
+      deps.log.warn('node was deleted while draining; completing');
+      return { stop: { complete: { node, outcome: 'node-gone', verdict: 'CONTINUE', evictedTotal: 0, result: undefined } } };
     }
-    t.node = { ...node, unschedulable: true, labels: { ...node.labels, [excludeFromLoadBalancersLabel]: 'true' }, drain: record };
+    marked = { ...node, unschedulable: true, labels: { ...node.labels, [excludeFromLoadBalancersLabel]: 'true' }, drain: record };
   }
-  if (resume === undefined && (needCordon || ours === undefined)) {
-    log.info('node labelled for exclusion from external load balancers and cordoned');
-    const ahead = node.drain?.markedBy !== undefined && node.drain.token === '' ? ` (already cordoned ahead by the drain of ${node.drain.markedBy})` : '';
-    await onNode(t, 'Normal', 'Cordoned', `Node excluded from external load balancers and marked unschedulable${ahead}.`);
+  if (request.resume === undefined && (needCordon || ours === undefined)) {
+    deps.log.info('node labelled for exclusion from external load balancers and cordoned');
+    await deps.events.record(cordoned(node, node.drain?.action === '' ? node.drain.aheadOf : undefined));
   }
-  if (resume === undefined) await markDoomedSiblings(t);
-  return { next: resume?.phase === 'settle' ? 'settle' : 'drain' };
+  const state: Marked = { ...v, node: marked, record, deadlines: request.plan(record.notifiedAtMs) };
+  if (request.resume === undefined && request.cordonDoomedSiblings) await markDoomedSiblings(run, state);
+  return state;
+}
+
+/**
+ * A new record for this action. Marks an earlier record of ours set stay ours to take back: a
+ * sibling's drain that marked this node ahead, or an earlier termination of an instance that
+ * came back; so does the label's value before any of them.
+ */
+function newRecord(run: Run, v: Verified, o: { label: string | undefined; needLabel: boolean; needCordon: boolean }): DrainRecord {
+  const now = run.deps.clock.now();
+  const earlier = v.node.drain;
+  const set = new Set<DrainMark>(earlier?.set ?? []);
+  if (o.needLabel) set.add('exclude-from-load-balancers');
+  if (o.needCordon) set.add('cordon');
+  const priorLabel = earlier?.priorLabel ?? (o.needLabel ? o.label : undefined);
+  return {
+    action: v.actionId,
+    hook: run.request.action.lifecycleHookName,
+    // A time in the future is not believed: deadlines never move out on a message's word.
+    notifiedAtMs: Math.min(run.request.notifiedAtMs, now),
+    startedAtMs: now,
+    updatedAtMs: now,
+    set: [...set],
+    ...(priorLabel !== undefined ? { priorLabel } : {}),
+    ...(earlier?.action === '' && earlier.aheadOf ? { aheadOf: earlier.aheadOf } : {}),
+    ...(run.request.spot ? { spot: true } : {}),
+  };
 }

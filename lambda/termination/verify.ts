@@ -1,49 +1,41 @@
-// Phase 1, verify: before anything is written to the cluster, the trigger confirms the
-// termination is real (for a lifecycle hook, a heartbeat that Auto Scaling answers). Then the
-// node is found, and a hand-off is checked against the claim on the node.
-import type { Step, Termination } from './termination.js';
-import { parseClaim } from './hand-off.js';
+// Phase 1, verify. The trigger confirmed the action with Auto Scaling before this runs (the
+// router's confirm step); here the node is found, and a hand-off is checked against the claim
+// on the node: duplicate deliveries of one hand-off never fork the work.
+import { parseClaim } from './claim.js';
+import type { Run, Step, Verified } from './state.js';
 
-export async function verify(t: Termination): Promise<Step> {
-  const { action, resume, requestId } = t.options;
-  const { log } = t.deps;
-  const stop = await t.options.trigger.confirm(t);
-  if (stop !== undefined) return { end: stop };
-
-  const node = await t.deps.nodes.findNodeByInstanceId(action.instanceId);
+export async function verify(run: Run): Promise<Step<Verified>> {
+  const { action, resume, requestId } = run.request;
+  const { log } = run.deps;
+  const node = await run.deps.nodes.findNodeByInstanceId(action.instanceId);
   if (node === undefined) {
     log.warn('no node has this instance in spec.providerID; completing so the instance is not held');
-    t.drainOutcome = 'node-not-found';
-    return { next: 'complete' };
+    return { stop: { complete: { node: undefined, outcome: 'node-not-found', verdict: 'CONTINUE', evictedTotal: 0, result: undefined } } };
   }
-  t.node = node;
   log.appendKeys?.({ node: node.name });
+  // A resume that names its action by instance (the reconciler's) carries on the record's action.
+  const actionId = run.request.actionId || node.drain?.action || `instance:${action.instanceId}`;
+  const base = { node, actionId };
 
-  // Whose claim is on the node? Ours from a crashed earlier attempt of this very invocation
-  // (Lambda retried it with the same request id): carry on and publish what it could not.
-  const onNodeClaim = parseClaim(node.handOff);
-  const ours = onNodeClaim?.token === action.lifecycleActionToken && onNodeClaim.requestId === requestId && onNodeClaim.count > (resume?.count ?? 0);
-  if (ours) {
+  // Ours from a crashed earlier attempt of this very invocation (Lambda retried it with the
+  // same request id): carry on and publish what it could not.
+  const onNode = parseClaim(node.handOff);
+  if (onNode?.actionId === actionId && onNode.requestId === requestId && onNode.count > (resume?.count ?? 0)) {
     log.info('found our own hand-off claim from an earlier attempt of this invocation; carrying on', { claim: node.handOff });
-    t.ownPendingClaim = node.handOff;
-    return { next: 'mark' };
+    return { ...base, claim: undefined, ownPendingClaim: node.handOff };
   }
   if (resume !== undefined) {
-    // Duplicate deliveries of one hand-off must not fork the work: the claim names the one
-    // invocation chain that carries it.
     if (node.handOff !== resume.claim) {
       log.info('this hand-off was already taken up by another delivery; nothing to do', { handOff: resume.count, current: node.handOff });
-      return { end: 'superseded' };
+      return { stop: { end: 'superseded' } };
     }
-    t.claim = resume.claim;
-    return { next: 'mark' };
+    return { ...base, claim: resume.claim, ownPendingClaim: undefined };
   }
-  if (onNodeClaim?.token === action.lifecycleActionToken) {
+  if (onNode?.actionId === actionId) {
     // A chain for this very action runs already: this is a late duplicate of the notification.
     log.info('a hand-off chain already carries this termination; this delivery stands down', { current: node.handOff });
-    return { end: 'superseded' };
+    return { stop: { end: 'superseded' } };
   }
   // A claim of an earlier, finished termination of this instance (it came back) is replaced.
-  t.claim = node.handOff;
-  return { next: 'mark' };
+  return { ...base, claim: node.handOff, ownPendingClaim: undefined };
 }

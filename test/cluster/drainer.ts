@@ -5,6 +5,7 @@ import {
   AutoScalingClient,
   AutoScalingServiceException,
   CompleteLifecycleActionCommand,
+  DeleteTagsCommand,
   DescribeAutoScalingGroupsCommand,
   DescribeAutoScalingInstancesCommand,
   DescribeInstanceRefreshesCommand,
@@ -20,7 +21,7 @@ import { captureHandlerLogs } from './handler-logs.js';
 import type { PlaneInfo } from './plane/plane.js';
 import { testAws } from './plane/token-webhook.js';
 import { admin } from './kube.js';
-import type { InstanceDirectory } from '../../lambda/ports.js';
+import type { InstanceDirectory } from '../../lambda/shared/aws-ports.js';
 
 export interface Completion {
   readonly instanceId: string;
@@ -47,6 +48,10 @@ export interface DrainerOptions {
   readonly kubeconfig?: string;
   /** CORDON_DOOMED_SIBLINGS (default: the handler's, true). */
   readonly cordonDoomedSiblings?: boolean;
+  /** RECONCILE_MARKS (default: the handler's, true). */
+  readonly reconcileMarks?: boolean;
+  /** DEPLOYMENT_NAME (default: the handler's). */
+  readonly deploymentName?: string;
 }
 
 export interface Drainer {
@@ -63,7 +68,15 @@ export interface Drainer {
   /** The next SNS Publish never answers (the invocation dies there, as in a crash or timeout). */
   hangNextPublish(): { release(): void };
   /** Runs the handler on any event (EventBridge, SQS, ...); its lifecycle token is made active first. */
-  invoke(event: unknown, options?: { remainingMs?: number; activeToken?: string }): Promise<unknown>;
+  invoke(event: unknown, options?: { remainingMs?: number; activeToken?: string; activeInstance?: string; requestId?: string }): Promise<unknown>;
+  /** Runs one reconcile pass: the Scheduled Event EventBridge sends. */
+  reconcile(): Promise<unknown>;
+  /** Ends a lifecycle action as Auto Scaling would (completed elsewhere, or timed out). */
+  expire(token: string): void;
+  /** Auto Scaling's LifecycleState per instance, where a scenario sets it (else InService, or Terminating:Wait for `terminating`). */
+  readonly states: Map<string, string>;
+  /** Tags Auto Scaling was asked to delete, per group. */
+  readonly deletedTags: { group: string; key: string }[];
   /** Which group each instance is in, as DescribeAutoScalingInstances answers. */
   readonly groups: Map<string, string>;
   /** Instances in Terminating:Wait, as DescribeAutoScalingGroups lists them (with `groups`). */
@@ -101,6 +114,21 @@ export interface TerminateOptions {
   readonly destination?: string;
 }
 
+/** EventBridge's scheduled event, as a rule with a rate schedule sends it. */
+export function scheduledEvent(): Record<string, unknown> {
+  return {
+    version: '0',
+    id: randomUUID(),
+    'detail-type': 'Scheduled Event',
+    source: 'aws.events',
+    account: testAws.accountId,
+    time: new Date().toISOString(),
+    region: testAws.region,
+    resources: [`arn:aws:events:${testAws.region}:${testAws.accountId}:rule/graceful-node-termination-reconcile`],
+    detail: {},
+  };
+}
+
 /** The status of the first (usually only) record of a handler result. */
 export const statusOf = (result: unknown): string => (result as { records: { status: string }[] }).records[0]!.status;
 
@@ -111,7 +139,15 @@ const handOffTopicArn = `arn:aws:sns:${testAws.region}:${testAws.accountId}:grac
 
 export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Drainer {
   const completions: Completion[] = [];
-  const active = new Set<string>();
+  /** Active lifecycle actions: token -> instance id ('' when a test did not say). */
+  const active = new Map<string, string>();
+  /** The action a call names: by its token, or (no token) the active one of its instance. */
+  const actionOf = (input: { LifecycleActionToken?: string; InstanceId?: string }): string | undefined => {
+    if (input.LifecycleActionToken) return active.has(input.LifecycleActionToken) ? input.LifecycleActionToken : undefined;
+    return [...active].find(([, id]) => id === input.InstanceId)?.[0];
+  };
+  const noActiveAction = (instanceId: string | undefined) =>
+    new AutoScalingServiceException({ name: 'ValidationError', $fault: 'client', $metadata: { httpStatusCode: 400 }, message: `No active Lifecycle Action found with instance ID ${instanceId}` });
   const eks = mockClient(EKSClient);
   eks.on(DescribeClusterCommand, { name: testAws.clusterName }).resolves({
     cluster: {
@@ -125,15 +161,10 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
   // Behaves like Auto Scaling: an action can be completed once; afterwards (or for an
   // unknown token) the answer is the ValidationError the handler must take as "done".
   asg.on(CompleteLifecycleActionCommand).callsFake(async (input) => {
-    const token = String(input.LifecycleActionToken);
-    if (!active.has(token)) {
-      completions.push({ instanceId: input.InstanceId, token, result: input.LifecycleActionResult, atMs: Date.now(), outcome: 'already-completed' });
-      throw new AutoScalingServiceException({
-        name: 'ValidationError',
-        $fault: 'client',
-        $metadata: { httpStatusCode: 400 },
-        message: `No active Lifecycle Action found with instance ID ${input.InstanceId}`,
-      });
+    const token = actionOf(input);
+    if (token === undefined) {
+      completions.push({ instanceId: input.InstanceId, token: String(input.LifecycleActionToken), result: input.LifecycleActionResult, atMs: Date.now(), outcome: 'already-completed' });
+      throw noActiveAction(input.InstanceId);
     }
     active.delete(token);
     completions.push({ instanceId: input.InstanceId, token, result: input.LifecycleActionResult, atMs: Date.now(), outcome: 'completed' });
@@ -141,33 +172,44 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
   });
 
   const groups = new Map<string, string>();
-  asg.on(DescribeAutoScalingInstancesCommand).callsFake(async (input) => {
-    const id = String(input.InstanceIds?.[0]);
-    const group = groups.get(id);
-    return { AutoScalingInstances: group ? [{ InstanceId: id, AutoScalingGroupName: group, LifecycleState: 'InService' }] : [] };
-  });
-
   const terminating = new Set<string>();
+  const states = new Map<string, string>();
+  const stateOf = (id: string) => states.get(id) ?? (terminating.has(id) ? 'Terminating:Wait' : 'InService');
+  asg.on(DescribeAutoScalingInstancesCommand).callsFake(async (input) => ({
+    AutoScalingInstances: (input.InstanceIds ?? []).flatMap((id: string) => {
+      const group = groups.get(id);
+      return group ? [{ InstanceId: id, AutoScalingGroupName: group, LifecycleState: stateOf(id) }] : [];
+    }),
+  }));
+
   const versions = new Map<string, string>();
   const refreshes = new Map<string, { status: string; desiredVersion: string }>();
   const groupTags = new Map<string, string>();
   const template = { LaunchTemplateId: 'lt-0123456789abcdef0', LaunchTemplateName: 'workers' };
-  asg.on(DescribeAutoScalingGroupsCommand).callsFake(async (input) => {
-    const group = String(input.AutoScalingGroupNames?.[0]);
-    const instances = [...groups]
-      .filter(([, g]) => g === group)
-      .map(([id]) => ({ InstanceId: id, LifecycleState: terminating.has(id) ? 'Terminating:Wait' : 'InService', LaunchTemplate: { ...template, Version: versions.get(id) ?? '1' } }));
-    return {
-      AutoScalingGroups: [
-        { AutoScalingGroupName: group, Instances: instances, LaunchTemplate: { ...template, Version: '1' }, Tags: [...groupTags].map(([Key, Value]) => ({ Key, Value, ResourceId: group, ResourceType: 'auto-scaling-group' })) },
-      ],
-    };
+  asg.on(DescribeAutoScalingGroupsCommand).callsFake(async (input) => ({
+    AutoScalingGroups: (input.AutoScalingGroupNames ?? []).map((group: string) => ({
+      AutoScalingGroupName: group,
+      Instances: [...groups]
+        .filter(([, g]) => g === group)
+        .map(([id]) => ({ InstanceId: id, LifecycleState: stateOf(id), LaunchTemplate: { ...template, Version: versions.get(id) ?? '1' } })),
+      LaunchTemplate: { ...template, Version: '1' },
+      Tags: group === autoScalingGroupName ? [...groupTags].map(([Key, Value]) => ({ Key, Value, ResourceId: group, ResourceType: 'auto-scaling-group' })) : [],
+    })),
+  }));
+  const deletedTags: { group: string; key: string }[] = [];
+  asg.on(DeleteTagsCommand).callsFake(async (input) => {
+    for (const t of input.Tags ?? []) {
+      deletedTags.push({ group: String(t.ResourceId), key: String(t.Key) });
+      if (t.ResourceId === autoScalingGroupName) groupTags.delete(String(t.Key));
+    }
+    return {};
   });
-  asg.on(DescribeInstanceRefreshesCommand).callsFake(async (input) => {
-    const id = String(input.InstanceRefreshIds?.[0]);
-    const refresh = refreshes.get(id);
-    return { InstanceRefreshes: refresh ? [{ InstanceRefreshId: id, Status: refresh.status, DesiredConfiguration: { LaunchTemplate: { LaunchTemplateId: template.LaunchTemplateId, Version: refresh.desiredVersion } } }] : [] };
-  });
+  asg.on(DescribeInstanceRefreshesCommand).callsFake(async (input) => ({
+    InstanceRefreshes: (input.InstanceRefreshIds ?? []).flatMap((id: string) => {
+      const refresh = refreshes.get(id);
+      return refresh ? [{ InstanceRefreshId: id, Status: refresh.status, DesiredConfiguration: { LaunchTemplate: { LaunchTemplateId: template.LaunchTemplateId, Version: refresh.desiredVersion } } }] : [];
+    }),
+  }));
 
   // EC2 has no stand-in in this harness: the runtime's one test seam (RuntimeOverrides).
   const ec2Names = new Map<string, string | null>();
@@ -189,15 +231,8 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
 
   const heartbeats: { token: string; atMs: number }[] = [];
   asg.on(RecordLifecycleActionHeartbeatCommand).callsFake(async (input) => {
-    const token = String(input.LifecycleActionToken);
-    if (!active.has(token)) {
-      throw new AutoScalingServiceException({
-        name: 'ValidationError',
-        $fault: 'client',
-        $metadata: { httpStatusCode: 400 },
-        message: `No active Lifecycle Action found with instance ID ${input.InstanceId}`,
-      });
-    }
+    const token = actionOf(input);
+    if (token === undefined) throw noActiveAction(input.InstanceId);
     heartbeats.push({ token, atMs: Date.now() });
     return {};
   });
@@ -236,12 +271,14 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
     ...(options.handOff ? { HAND_OFF_TOPIC_ARN: handOffTopicArn } : {}),
     ...(options.kubeconfig ? { KUBECONFIG_PATH: options.kubeconfig } : {}),
     ...(options.cordonDoomedSiblings !== undefined ? { CORDON_DOOMED_SIBLINGS: String(options.cordonDoomedSiblings) } : {}),
+    ...(options.reconcileMarks !== undefined ? { RECONCILE_MARKS: String(options.reconcileMarks) } : {}),
+    ...(options.deploymentName !== undefined ? { DEPLOYMENT_NAME: options.deploymentName } : {}),
     AWS_REGION: testAws.region,
   }, { instanceDirectory });
 
   /** Sends a notification shaped as Auto Scaling sends it and runs the handler on it. */
   const notify = (instanceId: string, transition: 'LAUNCHING' | 'TERMINATING', token: string, remainingMs: number, o: Omit<TerminateOptions, 'token' | 'remainingMs'> = {}) => {
-    if (!o.unknownToAutoScaling) active.add(token);
+    if (!o.unknownToAutoScaling) active.set(token, instanceId);
     const event = snsEvent(
       lifecycleMessage({
         EC2InstanceId: instanceId,
@@ -260,8 +297,8 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
   };
 
   /** Runs the handler on any event, as Lambda would, with its own request id unless given. */
-  const invoke = (event: unknown, o: { remainingMs?: number; activeToken?: string; requestId?: string } = {}) => {
-    if (o.activeToken) active.add(o.activeToken);
+  const invoke = (event: unknown, o: { remainingMs?: number; activeToken?: string; activeInstance?: string; requestId?: string } = {}) => {
+    if (o.activeToken) active.set(o.activeToken, o.activeInstance ?? '');
     const end = Date.now() + (o.remainingMs ?? 900_000);
     return handler(event, { getRemainingTimeInMillis: () => end - Date.now(), awsRequestId: o.requestId ?? randomUUID() });
   };
@@ -279,7 +316,11 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
     versions,
     refreshes,
     groupTags,
+    states,
+    deletedTags,
     invoke,
+    reconcile: () => invoke(scheduledEvent()),
+    expire: (token) => void active.delete(token),
     hangNextPublish() {
       let release: () => void = () => {};
       hang = new Promise<void>((resolve) => (release = resolve));

@@ -4,7 +4,7 @@
 // requests run in a priority level of their own.
 import { request } from 'node:https';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { mintEksToken } from '../../lambda/adapters/eks-token.js';
+import { mintEksToken } from '../../lambda/adapters/aws/eks-token.js';
 import { testAws } from './plane/token-webhook.js';
 import { autoScalingGroupName, startDrainer, statusOf, type Drainer } from './drainer.js';
 import { admin, byDrainer, createDeployment, createKwokNode, ensureNamespace, eventsFor, newInstanceId, readAudit, sleep, until, waitDeploymentReady, waitNodeReady } from './kube.js';

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { refreshEvent as localRefreshEvent } from '../../demo/instance-refresh.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { refreshStrategyTag } from '../../lambda/adapters/auto-scaling.js';
+import { refreshStrategyTag } from '../../lambda/shared/group-tags.js';
 import { autoScalingGroupName, startDrainer, statusOf, type Drainer } from './drainer.js';
 import { admin, createKwokNode, eventsFor, newInstanceId, waitNodeReady } from './kube.js';
 

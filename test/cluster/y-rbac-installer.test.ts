@@ -2,9 +2,10 @@
 // shipped ClusterRole and binding, is idempotent, and Delete removes them. It ends by
 // re-installing them, as the rest of the suite relies on them.
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import type { KubeEndpoint } from '../../lambda/adapters/kube-http.js';
-import { createInstallerHandler, type CustomResourceEvent, type CustomResourceResponse } from '../../lambda/rbac-installer.js';
-import { flowControlObjects, rbacName, rbacRules } from '../../lambda/rbac.js';
+import type { KubeEndpoint } from '../../lambda/adapters/kubernetes/kube-http.js';
+import { physicalIdFor } from '../../lambda/installer/custom-resource.js';
+import { createInstallerHandler, type CustomResourceEvent, type CustomResourceResponse } from '../../lambda/installer/rbac-installer.js';
+import { flowControlObjects, rbacName, rbacRules } from '../../lambda/installer/rbac.js';
 import { MemoryLog } from '../fakes/fake-world.js';
 import { admin, until } from './kube.js';
 import { adminToken } from './plane/plane.js';
@@ -19,7 +20,7 @@ const endpoint: KubeEndpoint = {
 
 const responses: CustomResourceResponse[] = [];
 const handle = createInstallerHandler({
-  settings: { name: rbacName, clusterName: 'local-plane', group: rbacName, deadlinePolicy: 'force' },
+  settings: { name: rbacName, clusterName: 'local-plane', group: rbacName, deadlinePolicy: 'force', region: 'eu-west-1', stackId: 'stack' },
   connect: async () => endpoint,
   respond: async (_url, response) => void responses.push(response),
   log: new MemoryLog(),
@@ -33,7 +34,7 @@ const request = (type: CustomResourceEvent['RequestType']): CustomResourceEvent 
   StackId: 'stack',
   RequestId: `req-${responses.length}`,
   LogicalResourceId: 'Rbac',
-  PhysicalResourceId: type === 'Create' ? undefined : `${rbacName}-rbac`,
+  PhysicalResourceId: type === 'Create' ? undefined : physicalIdFor(rbacName, rbacName),
   ResourceProperties: { ClusterName: 'local-plane', KubernetesGroup: rbacName },
 });
 
@@ -79,7 +80,7 @@ describe('the RBAC installer (CloudFormation custom resource) on a real API serv
   it('lets two deployments share the cluster: deleting one leaves the other installed and granting', async () => {
     const installerOf = (name: string) =>
       createInstallerHandler({
-        settings: { name, clusterName: 'local-plane', group: name, deadlinePolicy: 'force' },
+        settings: { name, clusterName: 'local-plane', group: name, deadlinePolicy: 'force', region: 'eu-west-1', stackId: 'stack' },
         connect: async () => endpoint,
         respond: async (_url, response) => void responses.push(response),
         log: new MemoryLog(),
@@ -87,7 +88,7 @@ describe('the RBAC installer (CloudFormation custom resource) on a real API serv
         authRetryMs: 0,
       });
     const [teamA, teamB] = ['graceful-node-termination-0000aaaa', 'graceful-node-termination-0000bbbb'];
-    const event = (type: CustomResourceEvent['RequestType'], name: string): CustomResourceEvent => ({ ...request(type), PhysicalResourceId: type === 'Create' ? undefined : `${name}-rbac` });
+    const event = (type: CustomResourceEvent['RequestType'], name: string): CustomResourceEvent => ({ ...request(type), PhysicalResourceId: type === 'Create' ? undefined : physicalIdFor(name, name) });
     const canEvict = (group: string) => {
       try {
         return a.kubectl('auth', 'can-i', 'create', 'pods', '--subresource=eviction', '--as=probe', `--as-group=${group}`).trim();

@@ -2,7 +2,7 @@
 // webhook and bound only by the shipped ClusterRole, may do what a drain needs and nothing more.
 import { ApiException, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, inject, it } from 'vitest';
-import { mintEksToken } from '../../lambda/adapters/eks-token.js';
+import { mintEksToken } from '../../lambda/adapters/aws/eks-token.js';
 import { admin, byDrainer, readAudit } from './kube.js';
 import { drainerUsername, testAws } from './plane/token-webhook.js';
 

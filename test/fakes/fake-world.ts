@@ -2,27 +2,13 @@
 // logic. It is a discrete-event simulation: time only moves when the code under test
 // sleeps or waits for a change, so scenarios that take minutes run in milliseconds and
 // always the same way. Kubernetes behaviour itself is proven in test/cluster/.
-import type {
-  ClusterEvent,
-  Clock,
-  DrainRecord,
-  EvictionResult,
-  NodeMarks,
-  LifecycleActionRef,
-  LifecycleActions,
-  LifecycleResult,
-  NodeInfo,
-  NodeWatch,
-  OutdatedMarks,
-  PodInfo,
-  RefreshView,
-  PodWatch,
-  HandOffs,
-  MetricsSink,
-} from '../../lambda/ports.js';
-import { createHandler, type ClusterGateway, type RecordLogger } from '../../lambda/handler.js';
-import { outdatedTaintKey } from '../../lambda/ports.js';
-import { parseConfig } from '../../lambda/config.js';
+import type { ClusterEvent, ClusterGateway, EvictionResult, NodeInfo, NodeMarks, NodeWatch, OutdatedMarks, OutdatedUnmarked, PatchResult, PodInfo, PodWatch } from '../../lambda/cluster/cluster-ports.js';
+import { excludeFromLoadBalancersLabel, outdatedTaintKey, ownerLabel, refreshCordonedLabel, refreshLabel, type DrainRecord } from '../../lambda/cluster/node-marks.js';
+import { createRouter } from '../../lambda/router.js';
+import type { AutoScalingInstances, GroupView, HandOffs, InstanceState, LifecycleActionRef, LifecycleActions, LifecycleResult, MetricsSink, RefreshView } from '../../lambda/shared/aws-ports.js';
+import type { Clock } from '../../lambda/shared/clock.js';
+import { parseConfig } from '../../lambda/shared/config.js';
+import type { LogExtra, RecordLogger } from '../../lambda/shared/log.js';
 import { lifecycleMessage, snsEvent } from '../fixtures/notifications.js';
 
 export class FakeClock implements Clock {
@@ -71,7 +57,7 @@ export type EvictionRule = (pod: FakePod) => EvictionResult | 'accept';
 
 export interface Call {
   readonly atMs: number;
-  readonly op: 'list-nodes' | 'get-nodes' | 'mark-outdated' | 'mark' | 'unmark' | 'watch-pods' | 'evict' | 'claim-hand-off' | 'delete';
+  readonly op: 'list-nodes' | 'get-nodes' | 'list-marked' | 'mark-outdated' | 'unmark-outdated' | 'mark' | 'unmark' | 'watch-pods' | 'evict' | 'claim-hand-off' | 'delete';
   readonly target: string;
 }
 
@@ -110,8 +96,7 @@ export class FakeCluster {
   updateNode(name: string, change: Partial<NodeInfo>): void {
     const node = this.nodes.get(name);
     if (!node) throw new Error(`no node ${name}`);
-    this.nodes.set(name, { ...node, ...change });
-    this.version++;
+    this.putNode({ ...node, ...change });
   }
 
   addNode(name: string, instanceId: string, extra: Partial<NodeInfo> = {}): NodeInfo {
@@ -203,83 +188,98 @@ export class FakeCluster {
     };
   }
 
-  async mark(name: string, marks: NodeMarks): Promise<'patched' | 'node-gone'> {
+  async listMarked(owner: string): Promise<readonly NodeInfo[]> {
+    this.log('list-marked', owner);
+    return [...this.nodes.values()].filter((n) => n.labels[ownerLabel] === owner);
+  }
+
+  async mark(name: string, marks: NodeMarks, ifResourceVersion?: string): Promise<PatchResult> {
     this.log('mark', `${name}${marks.excludeFromLoadBalancers ? ' label' : ''}${marks.cordon ? ' cordon' : ''}`);
     const node = this.nodes.get(name);
     if (!node) return 'node-gone';
-    this.nodes.set(name, {
+    if (ifResourceVersion !== undefined && node.resourceVersion !== undefined && ifResourceVersion !== node.resourceVersion) return 'changed';
+    this.putNode({
       ...node,
-      labels: marks.excludeFromLoadBalancers ? { ...node.labels, 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' } : node.labels,
+      labels: { ...node.labels, [ownerLabel]: marks.owner, ...(marks.excludeFromLoadBalancers ? { [excludeFromLoadBalancersLabel]: 'true' } : {}) },
       unschedulable: node.unschedulable || marks.cordon,
       drain: marks.drain,
     });
     return 'patched';
   }
 
-  async unmark(name: string, record: DrainRecord): Promise<'patched' | 'node-gone'> {
-    this.log('unmark', `${name} ${record.set.join(' ')}`);
-    const node = this.nodes.get(name);
+  async unmark(read: NodeInfo, record: DrainRecord): Promise<PatchResult> {
+    this.log('unmark', `${read.name} ${record.set.join(' ')}`);
+    const node = this.nodes.get(read.name);
     if (!node) return 'node-gone';
+    if (node.drain === undefined || node.drain.action !== record.action || node.drain.startedAtMs !== record.startedAtMs) return 'changed';
     const labels = { ...node.labels };
-    if (record.set.includes('exclude-from-load-balancers')) delete labels['node.kubernetes.io/exclude-from-external-load-balancers'];
-    this.nodes.set(name, {
-      ...node,
-      labels,
-      unschedulable: record.set.includes('cordon') ? false : node.unschedulable,
-      drain: undefined,
-      handOff: undefined,
-    });
-    this.version++;
+    if (record.set.includes('exclude-from-load-balancers')) {
+      if (record.priorLabel !== undefined) labels[excludeFromLoadBalancersLabel] = record.priorLabel;
+      else delete labels[excludeFromLoadBalancersLabel];
+    }
+    if (labels[refreshLabel] === undefined) delete labels[ownerLabel];
+    this.putNode({ ...node, labels, unschedulable: record.set.includes('cordon') ? false : node.unschedulable, drain: undefined, handOff: undefined });
     return 'patched';
   }
 
-  /** What each refresh set, per node (the fake's stand-in for the label and annotation). */
-  readonly refreshMarks = new Map<string, { refreshId: string; set: string[] }>();
-
-  async markOutdated(node: NodeInfo, marks: OutdatedMarks): Promise<'patched' | 'node-gone' | 'changed'> {
+  async markOutdated(node: NodeInfo, marks: OutdatedMarks): Promise<PatchResult> {
     this.log('mark-outdated', `${node.name}${marks.taint ? ' taint' : ''}${marks.cordon ? ' cordon' : ''}`);
     const current = this.nodes.get(node.name);
     if (!current) return 'node-gone';
-    this.nodes.set(node.name, {
+    if (node.resourceVersion !== undefined && current.resourceVersion !== node.resourceVersion) return 'changed';
+    this.putNode({
       ...current,
-      taints: marks.taint ? [...current.taints, { key: outdatedTaintKey, effect: 'PreferNoSchedule' }] : current.taints,
+      labels: { ...current.labels, [refreshLabel]: marks.refreshId, [ownerLabel]: marks.owner, ...(marks.cordon ? { [refreshCordonedLabel]: 'true' } : {}) },
+      refreshGroup: marks.group,
+      taints: marks.taint ? [...current.taints, { key: outdatedTaintKey, value: marks.refreshId, effect: 'PreferNoSchedule' }] : current.taints,
       unschedulable: current.unschedulable || marks.cordon,
     });
-    this.refreshMarks.set(node.name, { refreshId: marks.refreshId, set: [...(marks.taint ? ['taint'] : []), ...(marks.cordon ? ['cordon'] : [])] });
     return 'patched';
   }
 
-  async unmarkOutdated(refreshId: string): Promise<{ node: string; uid: string; removed: string[] }[]> {
-    const undone: { node: string; uid: string; removed: string[] }[] = [];
-    for (const [name, record] of [...this.refreshMarks]) {
-      const node = this.nodes.get(name);
-      if (record.refreshId !== refreshId || !node) continue;
+  async unmarkOutdated(group: string, select: { readonly refreshId?: string; readonly keep?: string; readonly nodes?: readonly NodeInfo[] }): Promise<readonly OutdatedUnmarked[]> {
+    this.log('unmark-outdated', `${group} ${select.refreshId ?? `all but ${select.keep ?? '-'}`}`);
+    const undone: OutdatedUnmarked[] = [];
+    const candidates = select.nodes ? select.nodes.map((n) => this.nodes.get(n.name)).filter((n): n is NodeInfo => n !== undefined) : [...this.nodes.values()];
+    for (const node of candidates) {
+      const refreshId = node.labels[refreshLabel];
+      if (refreshId === undefined || (node.refreshGroup !== undefined && node.refreshGroup !== group) || refreshId === select.keep) continue;
+      if (select.refreshId !== undefined && refreshId !== select.refreshId) continue;
       const removed: string[] = [];
-      let { taints, unschedulable } = node;
-      if (record.set.includes('taint')) {
-        taints = taints.filter((t) => t.key !== outdatedTaintKey);
-        removed.push(`taint ${outdatedTaintKey}:PreferNoSchedule`);
+      const labels = { ...node.labels };
+      delete labels[refreshLabel];
+      const taints = node.taints.filter((t) => t.key !== outdatedTaintKey);
+      if (taints.length !== node.taints.length) removed.push(`taint ${outdatedTaintKey}:PreferNoSchedule`);
+      let unschedulable = node.unschedulable;
+      if (labels[refreshCordonedLabel] !== undefined) {
+        delete labels[refreshCordonedLabel];
+        if (node.unschedulable && node.drain === undefined) {
+          unschedulable = false;
+          removed.push('cordon');
+        }
       }
-      if (record.set.includes('cordon') && node.drain === undefined) {
-        unschedulable = false;
-        removed.push('cordon');
-      }
-      this.nodes.set(name, { ...node, taints, unschedulable });
-      this.refreshMarks.delete(name);
-      undone.push({ node: name, uid: node.uid, removed });
+      if (node.drain === undefined) delete labels[ownerLabel];
+      this.putNode({ ...node, labels, taints, unschedulable, refreshGroup: undefined });
+      undone.push({ node: node.name, uid: node.uid, refreshId, removed });
     }
     return undone;
   }
 
-  async claimHandOff(name: string, expected: string | undefined, next: string | undefined): Promise<'claimed' | 'lost' | 'node-gone'> {
+  async claimHandOff(name: string, expected: string | undefined, next: string, record: DrainRecord): Promise<'claimed' | 'lost' | 'node-gone'> {
     this.log('claim-hand-off', `${name} ${expected ?? '-'} -> ${next}`);
     const node = this.nodes.get(name);
     if (!node) return 'node-gone';
     if (node.handOff !== expected) return 'lost';
-    this.nodes.set(name, { ...node, handOff: next });
+    this.putNode({ ...node, handOff: next, drain: record });
     return 'claimed';
   }
 
+  /** Every write moves the node's resourceVersion on, as the API server does. */
+  private putNode(node: NodeInfo & { providerId: string }): void {
+    this.nodes.set(node.name, { ...node, resourceVersion: String(++this.resourceVersion) });
+    this.version++;
+  }
+  private resourceVersion = 1;
 
   // --- PodGateway
   async watchPodsOnNode(nodeName: string): Promise<PodWatch> {
@@ -367,26 +367,94 @@ export const pdbBlocks = (budgetName: string, matches: (p: FakePod) => boolean):
 
 export class FakeLifecycleActions implements LifecycleActions {
   readonly completions: { action: LifecycleActionRef; result: LifecycleResult; atMs: number }[] = [];
+  /** Tokens whose action is over (completed, timed out, or never existed: expire() them). */
   private readonly done = new Set<string>();
+  /** Instances whose action is over, for calls that name the action by instance. */
+  private readonly doneInstances = new Set<string>();
   failWith: Error | undefined;
 
   constructor(private readonly clock: Clock) {}
 
   readonly heartbeats: { action: LifecycleActionRef; atMs: number }[] = [];
 
+  /** The action this token stands for is over (or Auto Scaling never had it). */
+  expire(token: string): void {
+    this.done.add(token);
+  }
+
+  private isOver(action: LifecycleActionRef): boolean {
+    return action.lifecycleActionToken !== undefined ? this.done.has(action.lifecycleActionToken) : this.doneInstances.has(action.instanceId);
+  }
+
   async heartbeat(action: LifecycleActionRef): Promise<'recorded' | 'no-active-action'> {
     if (this.failWith) throw this.failWith;
-    if (this.done.has(action.lifecycleActionToken)) return 'no-active-action';
+    if (this.isOver(action)) return 'no-active-action';
     this.heartbeats.push({ action, atMs: this.clock.now() });
     return 'recorded';
   }
 
   async complete(action: LifecycleActionRef, result: LifecycleResult): Promise<'completed' | 'already-completed'> {
     if (this.failWith) throw this.failWith;
-    if (this.done.has(action.lifecycleActionToken)) return 'already-completed';
-    this.done.add(action.lifecycleActionToken);
+    if (this.isOver(action)) return 'already-completed';
+    if (action.lifecycleActionToken !== undefined) this.done.add(action.lifecycleActionToken);
+    this.doneInstances.add(action.instanceId);
     this.completions.push({ action, result, atMs: this.clock.now() });
     return 'completed';
+  }
+}
+
+/** Auto Scaling's view of instances, refreshes and groups, as a test sets it. */
+export class FakeAutoScaling implements AutoScalingInstances {
+  /** Which group each instance is in, as DescribeAutoScalingInstances would say. */
+  readonly groups = new Map<string, string>();
+  /** Lifecycle states (default InService); `terminating` puts an instance in Terminating:Wait. */
+  readonly states = new Map<string, string>();
+  readonly terminating = new Set<string>();
+  /** Instance refreshes in progress, as DescribeInstanceRefreshes and the group would describe them. */
+  readonly refreshes = new Map<string, RefreshView>();
+  /** Refresh statuses by id (default: InProgress while in `refreshes`, else absent). */
+  readonly refreshStatus = new Map<string, string>();
+  readonly tags = new Map<string, Map<string, string>>();
+  readonly calls: string[] = [];
+
+  stateOf(id: string): string {
+    return this.terminating.has(id) ? 'Terminating:Wait' : (this.states.get(id) ?? 'InService');
+  }
+
+  async describe(ids: readonly string[]): Promise<ReadonlyMap<string, InstanceState>> {
+    this.calls.push('DescribeAutoScalingInstances');
+    const out = new Map<string, InstanceState>();
+    for (const id of ids) {
+      const group = this.groups.get(id);
+      if (group !== undefined) out.set(id, { instanceId: id, group, lifecycleState: this.stateOf(id) });
+    }
+    return out;
+  }
+  async leavingGroup(group: string): Promise<readonly string[]> {
+    this.calls.push('DescribeAutoScalingGroups');
+    return [...this.groups].filter(([id, g]) => g === group && /^(Terminating|Warmed:Pending)/.test(this.stateOf(id))).map(([id]) => id);
+  }
+  async refreshStatuses(_group: string, ids: readonly string[]): Promise<ReadonlyMap<string, string>> {
+    this.calls.push('DescribeInstanceRefreshes');
+    const out = new Map<string, string>();
+    for (const id of ids) {
+      const status = this.refreshStatus.get(id) ?? (this.refreshes.has(id) ? 'InProgress' : undefined);
+      if (status !== undefined) out.set(id, status);
+    }
+    return out;
+  }
+  async refresh(_group: string, id: string): Promise<RefreshView | undefined> {
+    this.calls.push('DescribeInstanceRefreshes');
+    const status = this.refreshStatus.get(id) ?? 'InProgress';
+    return status === 'InProgress' || status === 'Pending' ? this.refreshes.get(id) : undefined;
+  }
+  async describeGroups(names: readonly string[]): Promise<readonly GroupView[]> {
+    this.calls.push('DescribeAutoScalingGroups');
+    return names.map((name) => ({ name, tags: Object.fromEntries(this.tags.get(name) ?? []) }));
+  }
+  async removeTag(group: string, key: string): Promise<void> {
+    this.calls.push('DeleteTags');
+    this.tags.get(group)?.delete(key);
   }
 }
 
@@ -408,26 +476,27 @@ export class MemoryLog implements RecordLogger {
   readonly lines: LogLine[] = [];
   private keys: Record<string, unknown> = {};
 
-  private write(level: LogLine['level'], message: string, extra: Record<string, unknown>[]): void {
-    this.lines.push({ level, message, fields: Object.assign({}, this.keys, ...extra) });
+  private write(level: LogLine['level'], message: string, extra: LogExtra): void {
+    const fields = (extra as unknown[]).map((e) => (e instanceof Error ? { error: e } : (e as Record<string, unknown>)));
+    this.lines.push({ level, message, fields: Object.assign({}, this.keys, ...fields) });
   }
-  debug(message: string, ...extra: Record<string, unknown>[]) {
+  debug(message: string, ...extra: LogExtra) {
     this.write('debug', message, extra);
   }
-  info(message: string, ...extra: Record<string, unknown>[]) {
+  info(message: string, ...extra: LogExtra) {
     this.write('info', message, extra);
   }
-  warn(message: string, ...extra: Record<string, unknown>[]) {
+  warn(message: string, ...extra: LogExtra) {
     this.write('warn', message, extra);
   }
-  error(message: string, ...extra: Record<string, unknown>[]) {
+  error(message: string, ...extra: LogExtra) {
     this.write('error', message, extra);
   }
   appendKeys(keys: Record<string, unknown>) {
     this.keys = { ...this.keys, ...keys };
   }
-  removeKeys(names: string[]) {
-    for (const name of names) delete this.keys[name];
+  resetKeys() {
+    this.keys = {};
   }
   messages(level?: LogLine['level']): string[] {
     return this.lines.filter((l) => !level || l.level === level).map((l) => l.message);
@@ -448,20 +517,16 @@ export function handlerWorld(env: Record<string, string>) {
   const log = new MemoryLog();
   const metrics: { dimensions: Record<string, string>; values: Record<string, { unit: string; value: number }> }[] = [];
   const metricsSink: MetricsSink = { emit: (dimensions, values) => void metrics.push({ dimensions: { ...dimensions }, values: { ...values } }) };
-  /** Which group each instance is in, as DescribeAutoScalingInstances would say. */
-  const groups = new Map<string, string>();
-  /** Instances in Terminating:Wait, as DescribeAutoScalingGroups would list them (with `groups`). */
-  const terminating = new Set<string>();
-  /** Instance refreshes in progress, as DescribeInstanceRefreshes and the group would describe them. */
-  const refreshes = new Map<string, RefreshView>();
+  const autoScaling = new FakeAutoScaling();
+  const { groups, terminating, refreshes } = autoScaling;
   const handler = (extra: Record<string, string> = {}, connect: () => Promise<ClusterGateway> = async () => cluster) => {
     const config = parseConfig({ ...env, ...extra });
-    return createHandler({
+    return createRouter({
       config,
       log,
       clock,
       lifecycle,
-      instances: { groupOf: async (id) => groups.get(id), terminatingIn: async (group) => [...terminating].filter((id) => groups.get(id) === group), refresh: async (_group, id) => refreshes.get(id) },
+      instances: autoScaling,
       cluster: connect,
       handOffs: config.handOffTopicArn !== undefined ? handOffs : undefined,
       metrics: metricsSink,
@@ -489,5 +554,5 @@ export function handlerWorld(env: Record<string, string>) {
     }
     return statuses;
   }
-  return { clock, cluster, lifecycle, handOffs, log, metrics, groups, terminating, refreshes, handler, invoke, invokeRaw, runChain };
+  return { clock, cluster, lifecycle, autoScaling, handOffs, log, metrics, groups, terminating, refreshes, handler, invoke, invokeRaw, runChain };
 }

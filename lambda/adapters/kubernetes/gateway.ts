@@ -1,0 +1,38 @@
+// The Kubernetes adapter: one HTTP client shared by the node, pod and Event APIs. The node
+// lookup (cluster/node-lookup.ts) is composed on top of it by the runtime.
+import type { ClusterGateway } from '../../cluster/cluster-ports.js';
+import type { NodeLookup } from '../../cluster/node-lookup.js';
+import type { Log } from '../../shared/log.js';
+import { describe } from './api-errors.js';
+import { createEventWriter } from './event-writer.js';
+import { createKubeHttp, type KubeEndpoint } from './kube-http.js';
+import { createNodeApi, type NodeApi } from './node-api.js';
+import { reportingComponent } from './object-codecs.js';
+import { createOutdatedNodeApi } from './outdated-node-api.js';
+import { createPodApi } from './pod-api.js';
+
+/** Shows in the API server's audit log, as EKS's own drainer shows as vpcLambda. */
+export const userAgent = `${reportingComponent}/0.2`;
+
+export interface KubernetesOptions {
+  /** Every request is aborted after this long (watches excepted: they idle-timeout). */
+  readonly requestTimeoutMs: number;
+  readonly log: Log;
+}
+
+/** Everything but the lookup, which needs EC2 too: the runtime composes it from NodeApi. */
+export type KubernetesGateway = Omit<ClusterGateway, keyof NodeLookup> & NodeApi;
+
+export function createKubernetesGateway(endpoint: KubeEndpoint, options: KubernetesOptions): KubernetesGateway & Required<Pick<ClusterGateway, 'flush'>> {
+  const kube = createKubeHttp(endpoint, {
+    userAgent,
+    timeoutMs: options.requestTimeoutMs,
+    onRetry: (what, attempt, error, delayMs) => options.log.info('retrying Kubernetes request', { request: what, attempt, error: describe(error), delayMs }),
+  });
+  return {
+    ...createNodeApi(kube, options.log),
+    ...createOutdatedNodeApi(kube),
+    ...createPodApi(kube, options.log),
+    ...createEventWriter(kube, options.log),
+  };
+}

@@ -1,0 +1,71 @@
+// API objects to the cluster model and back. client-node provides the object types only.
+import type { CoreV1Event, V1Node, V1Pod } from '@kubernetes/client-node';
+import { randomBytes } from 'node:crypto';
+import type { ClusterEvent, NodeInfo, PodInfo } from '../../cluster/cluster-ports.js';
+import { drainAnnotation, handOffAnnotation, parseDrainRecord, refreshGroupAnnotation } from '../../cluster/node-marks.js';
+
+export const reportingComponent = 'graceful-node-termination';
+
+/**
+ * Lists as they come over the wire. client-node's model types are used for the items, but
+ * its list metadata names `continue` as `_continue` (it renames reserved words when it
+ * deserializes, which this client does not do).
+ */
+export interface WireList<T> {
+  readonly metadata?: { readonly continue?: string; readonly resourceVersion?: string };
+  readonly items: readonly T[];
+}
+
+export function toNodeInfo(node: V1Node): NodeInfo {
+  const annotations = node.metadata?.annotations ?? {};
+  return {
+    name: node.metadata?.name ?? '',
+    uid: node.metadata?.uid ?? '',
+    providerId: node.spec?.providerID ?? '',
+    unschedulable: node.spec?.unschedulable === true,
+    labels: node.metadata?.labels ?? {},
+    ready: node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+    taints: (node.spec?.taints ?? []).map((t) => ({ key: t.key, effect: t.effect, ...(t.value !== undefined ? { value: t.value } : {}) })),
+    handOff: annotations[handOffAnnotation],
+    drain: parseDrainRecord(annotations[drainAnnotation]),
+    refreshGroup: annotations[refreshGroupAnnotation],
+    hasAnnotations: node.metadata?.annotations !== undefined,
+    resourceVersion: node.metadata?.resourceVersion,
+  };
+}
+
+export function toPodInfo(pod: V1Pod): PodInfo {
+  const controller = pod.metadata?.ownerReferences?.find((o) => o.controller);
+  return {
+    namespace: pod.metadata?.namespace ?? '',
+    name: pod.metadata?.name ?? '',
+    uid: pod.metadata?.uid ?? '',
+    phase: pod.status?.phase ?? 'Unknown',
+    controllerKind: controller?.kind,
+    controllerUid: controller?.uid,
+    annotations: pod.metadata?.annotations ?? {},
+    priorityClassName: pod.spec?.priorityClassName,
+    deletionTimestamp: pod.metadata?.deletionTimestamp ? new Date(pod.metadata.deletionTimestamp) : undefined,
+    tolerations: (pod.spec?.tolerations ?? []).map((t) => ({ key: t.key, operator: t.operator, effect: t.effect })),
+    terminationGracePeriodSeconds: pod.spec?.terminationGracePeriodSeconds,
+    finalizers: pod.metadata?.finalizers ?? [],
+  };
+}
+
+export function toCoreEvent(event: ClusterEvent, reportingInstance: string): CoreV1Event {
+  const now = new Date();
+  const r = event.regarding;
+  return {
+    metadata: { name: `${r.name}.${randomBytes(8).toString('hex')}`, namespace: r.namespace ?? 'default' },
+    involvedObject: { apiVersion: 'v1', kind: r.kind, name: r.name, namespace: r.namespace, uid: r.uid },
+    type: event.type,
+    reason: event.reason,
+    message: event.message,
+    source: { component: reportingComponent },
+    reportingComponent,
+    reportingInstance,
+    firstTimestamp: now,
+    lastTimestamp: now,
+    count: 1,
+  };
+}

@@ -1,0 +1,115 @@
+// The marks of an instance refresh on its outdated nodes: our PreferNoSchedule taint (its
+// value the refresh id) or, with the minimal strategy, a cordon, plus labels and the group.
+// JSON patches, so our taint is appended to the node's taints and removed by its index (a
+// merge patch would replace the list, timeAdded of the controllers' taints included), each
+// conditional on the node as read (the replaced resourceVersion: 409 if it moved on).
+import type { V1Node } from '@kubernetes/client-node';
+import type { NodeGateway, NodeInfo, OutdatedUnmarked } from '../../cluster/cluster-ports.js';
+import { outdatedTaintKey, ownerLabel, refreshCordonedLabel, refreshGroupAnnotation, refreshLabel } from '../../cluster/node-marks.js';
+import { call, classify, statusOf } from './api-errors.js';
+import type { KubeHttp } from './kube-http.js';
+import { toNodeInfo, type WireList } from './object-codecs.js';
+
+const jsonPatch = 'application/json-patch+json';
+/** A key as a JSON pointer segment (RFC 6901: "~" is "~0", "/" is "~1"). */
+const pointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
+
+export function createOutdatedNodeApi(kube: KubeHttp): Pick<NodeGateway, 'markOutdated' | 'unmarkOutdated'> {
+  const patch = async (name: string, ops: object[], what: string): Promise<'patched' | 'node-gone' | 'changed'> => {
+    try {
+      await kube.request('PATCH', `/api/v1/nodes/${encodeURIComponent(name)}`, { body: ops, contentType: jsonPatch });
+      return 'patched';
+    } catch (error) {
+      if (statusOf(error) === 404) return 'node-gone';
+      if (statusOf(error) === 409) return 'changed';
+      throw classify(error, what);
+    }
+  };
+  const get = (name: string) =>
+    kube.request<V1Node>('GET', `/api/v1/nodes/${encodeURIComponent(name)}`).then(toNodeInfo, (error: unknown) => {
+      if (statusOf(error) === 404) return undefined;
+      throw classify(error, `get node ${name}`);
+    });
+
+  return {
+    markOutdated: (node, marks) => {
+      const labels = { [refreshLabel]: marks.refreshId, [ownerLabel]: marks.owner, ...(marks.cordon ? { [refreshCordonedLabel]: 'true' } : {}) };
+      const ops: object[] = [
+        { op: 'replace', path: '/metadata/resourceVersion', value: node.resourceVersion },
+        ...(Object.keys(node.labels).length > 0
+          ? Object.entries(labels).map(([k, v]) => ({ op: 'add', path: `/metadata/labels/${pointer(k)}`, value: v }))
+          : [{ op: 'add', path: '/metadata/labels', value: labels }]),
+        // Every registered node carries annotations (the kubelet's); an empty map is created otherwise.
+        node.hasAnnotations === false
+          ? { op: 'add', path: '/metadata/annotations', value: { [refreshGroupAnnotation]: marks.group } }
+          : { op: 'add', path: `/metadata/annotations/${pointer(refreshGroupAnnotation)}`, value: marks.group },
+      ];
+      if (marks.taint) {
+        const taint = { key: outdatedTaintKey, value: marks.refreshId, effect: 'PreferNoSchedule' };
+        ops.push(node.taints.length > 0 ? { op: 'add', path: '/spec/taints/-', value: taint } : { op: 'add', path: '/spec/taints', value: [taint] });
+      }
+      if (marks.cordon) ops.push({ op: 'add', path: '/spec/unschedulable', value: true });
+      return patch(node.name, ops, `mark node ${node.name} outdated`);
+    },
+
+    async unmarkOutdated(group, select) {
+      const candidates = select.nodes ?? (await listLabelled(select.refreshId));
+      const undone: OutdatedUnmarked[] = [];
+      for (const listed of candidates) {
+        let node: NodeInfo | undefined = listed;
+        // After a conflict (the node moved on), a fresh read.
+        for (let attempt = 0; node !== undefined && attempt < 5; attempt++) {
+          const refreshId = node.labels[refreshLabel];
+          if (refreshId === undefined || !ofGroup(node, group) || refreshId === select.keep || (select.refreshId !== undefined && refreshId !== select.refreshId)) break;
+          const { ops, removed } = unmarkOps(node);
+          const result = await patch(node.name, ops, `unmark node ${node.name}`);
+          if (result === 'patched') undone.push({ node: node.name, uid: node.uid, refreshId, removed });
+          if (result !== 'changed') break;
+          node = await get(node.name);
+        }
+      }
+      return undone;
+    },
+  };
+
+  async function listLabelled(refreshId: string | undefined): Promise<NodeInfo[]> {
+    const nodes: NodeInfo[] = [];
+    let cont: string | undefined;
+    do {
+      const query = { labelSelector: refreshId !== undefined ? `${refreshLabel}=${refreshId}` : refreshLabel, limit: 500, continue: cont };
+      const page = await call('list nodes of a refresh', () => kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', { query }));
+      nodes.push(...page.items.map(toNodeInfo));
+      cont = page.metadata?.continue || undefined;
+    } while (cont);
+    return nodes;
+  }
+}
+
+/** Marks from before groups were recorded carry no group: their refresh id alone names them. */
+function ofGroup(node: NodeInfo, group: string): boolean {
+  return node.refreshGroup === undefined || node.refreshGroup === group;
+}
+
+function unmarkOps(node: NodeInfo): { ops: object[]; removed: string[] } {
+  const removed: string[] = [];
+  const ops: object[] = [
+    { op: 'replace', path: '/metadata/resourceVersion', value: node.resourceVersion },
+    { op: 'remove', path: `/metadata/labels/${pointer(refreshLabel)}` },
+  ];
+  if (node.refreshGroup !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${pointer(refreshGroupAnnotation)}` });
+  // Our taints only (a refresh's value, tested in place: indexes are positional), from the
+  // last so earlier indexes stay valid; an older refresh's taint left behind goes too.
+  const ours = node.taints.flatMap((t, i) => (t.key === outdatedTaintKey ? [i] : [])).reverse();
+  for (const i of ours) ops.push({ op: 'test', path: `/spec/taints/${i}/key`, value: outdatedTaintKey }, { op: 'remove', path: `/spec/taints/${i}` });
+  if (ours.length > 0) removed.push(`taint ${outdatedTaintKey}:PreferNoSchedule`);
+  if (node.labels[refreshCordonedLabel] !== undefined) {
+    ops.push({ op: 'remove', path: `/metadata/labels/${pointer(refreshCordonedLabel)}` });
+    // A node a drain of ours is taking down keeps its cordon: the drain owns it now.
+    if (node.unschedulable && node.drain === undefined) {
+      ops.push({ op: 'remove', path: '/spec/unschedulable' });
+      removed.push('cordon');
+    }
+  }
+  if (node.drain === undefined && node.labels[ownerLabel] !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${pointer(ownerLabel)}` });
+  return { ops, removed };
+}

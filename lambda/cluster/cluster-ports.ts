@@ -1,0 +1,216 @@
+// The cluster as the use cases see it: plain data and the smallest interfaces they need.
+// Only adapters/kubernetes/ talks to the API server; everything else is functions over these.
+import type { DrainRecord } from './node-marks.js';
+
+export interface Taint {
+  readonly key: string;
+  readonly effect: string;
+  readonly value?: string | undefined;
+}
+
+export interface NodeInfo {
+  readonly name: string;
+  readonly uid: string;
+  readonly providerId: string;
+  readonly unschedulable: boolean;
+  readonly labels: Readonly<Record<string, string>>;
+  /** The Ready condition is True. */
+  readonly ready: boolean;
+  readonly taints: readonly Taint[];
+  /** Value of the hand-off annotation: which invocation claimed the drain's next hand-off. */
+  readonly handOff?: string | undefined;
+  /** Our drain record on the node, when a drain of ours marked it. */
+  readonly drain?: DrainRecord | undefined;
+  /** The group of the refresh whose marks the node carries (refreshGroupAnnotation). */
+  readonly refreshGroup?: string | undefined;
+  /** False when metadata.annotations is absent (a JSON patch must create the map first). */
+  readonly hasAnnotations?: boolean | undefined;
+  /** metadata.resourceVersion as read: a write can be made conditional on it. */
+  readonly resourceVersion?: string | undefined;
+}
+
+/** The node marks one drain patch applies, with the owner label and the record. */
+export interface NodeMarks {
+  readonly excludeFromLoadBalancers: boolean;
+  readonly cordon: boolean;
+  readonly drain: DrainRecord;
+  /** The deployment: the owner label's value. */
+  readonly owner: string;
+}
+
+export interface Toleration {
+  readonly key?: string | undefined;
+  readonly operator?: string | undefined;
+  readonly effect?: string | undefined;
+}
+
+export interface PodInfo {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly phase: string;
+  /** Kind of the owner reference marked controller, if any (DaemonSet, ReplicaSet, Job...). */
+  readonly controllerKind: string | undefined;
+  /** UID of that controller: its other pods are this pod's replacements. */
+  readonly controllerUid?: string | undefined;
+  readonly annotations: Readonly<Record<string, string>>;
+  readonly priorityClassName: string | undefined;
+  readonly deletionTimestamp: Date | undefined;
+  readonly tolerations: readonly Toleration[];
+  /** spec.terminationGracePeriodSeconds (the server's default, 30, when unset). */
+  readonly terminationGracePeriodSeconds?: number | undefined;
+  /** metadata.finalizers: what a pod that cannot go away is waiting for. */
+  readonly finalizers?: readonly string[] | undefined;
+}
+
+/** 'changed': the write was conditional on a resourceVersion and the node had moved on. */
+export type PatchResult = 'patched' | 'node-gone' | 'changed';
+
+/** What a refresh of ours sets on an outdated node: only that is taken back. */
+export interface OutdatedMarks {
+  readonly refreshId: string;
+  readonly group: string;
+  readonly owner: string;
+  /** Our PreferNoSchedule taint (outdatedTaintKey): evicted pods prefer new nodes, capacity is never refused. */
+  readonly taint: boolean;
+  /** spec.unschedulable, with the `minimal` strategy (managed groups' MINIMAL: cordon all first). */
+  readonly cordon: boolean;
+}
+
+export interface OutdatedUnmarked {
+  readonly node: string;
+  readonly uid: string;
+  readonly refreshId: string;
+  readonly removed: readonly string[];
+}
+
+export interface NodeGateway {
+  /**
+   * Finds the node whose spec.providerID ends in /<instanceId>. A name may be tried first
+   * (EC2's private DNS name), but only the providerID decides: never by name alone.
+   */
+  findNodeByInstanceId(instanceId: string): Promise<NodeInfo | undefined>;
+  /**
+   * The nodes of several instances at once, by the same rule: a GET per EC2 name, and one
+   * scan of the node list for all whose node is not under its EC2 name.
+   */
+  findNodesOfInstances(instanceIds: readonly string[]): Promise<ReadonlyMap<string, NodeInfo>>;
+  /** Follows one instance's node (one list, then a watch) until closed: launch admission. */
+  watchNodeOf(instanceId: string): Promise<NodeWatch>;
+  /** Every node carrying a mark of this owner: one label-selector list (the reconciler). */
+  listMarked(owner: string): Promise<readonly NodeInfo[]>;
+  /** One merge patch: the owner label, the exclusion label and cordon where asked, the record. */
+  mark(nodeName: string, marks: NodeMarks, ifResourceVersion?: string): Promise<PatchResult>;
+  /**
+   * Takes back exactly what our drain record says we set (the load-balancer label restored
+   * to its prior value, the cordon) and removes our record and hand-off annotations; the owner
+   * label too unless a refresh mark of ours remains. Conditional on the node as read.
+   */
+  unmark(node: NodeInfo, record: DrainRecord): Promise<PatchResult>;
+  /**
+   * Compare-and-swap of the node's hand-off annotation (optimistic concurrency on the
+   * node's resourceVersion): only the invocation that finds `expected` there moves it to
+   * `next`, writing the record beside it. Two deliveries of one hand-off never both carry on.
+   */
+  claimHandOff(nodeName: string, expected: string | undefined, next: string, record: DrainRecord): Promise<'claimed' | 'lost' | 'node-gone'>;
+  /** Marks an outdated node for an instance refresh, conditional on the node as read. */
+  markOutdated(node: NodeInfo, marks: OutdatedMarks): Promise<PatchResult>;
+  /**
+   * Takes back exactly what refresh marks of this group set, on every node labelled for one
+   * of them; `keep` names a refresh whose marks stay. A node a drain of ours is draining
+   * keeps its cordon (the drain owns it now).
+   */
+  unmarkOutdated(group: string, select: { readonly refreshId?: string; readonly keep?: string; readonly nodes?: readonly NodeInfo[] }): Promise<readonly OutdatedUnmarked[]>;
+}
+
+/** A live view of one instance's node. */
+export interface NodeWatch {
+  /**
+   * The node as last seen (undefined: none with this instance has registered). Throws the
+   * last error while the view cannot be kept current (our requests fail): no answer is not
+   * "no node", and launch admission must not abandon an instance on our own failure.
+   */
+  current(): NodeInfo | undefined;
+  /** Resolves when the node may have changed since the last call, or after timeoutMs. */
+  changed(timeoutMs: number): Promise<void>;
+  close(): void;
+}
+
+/** A live view of the pods bound to one node: one list, then one watch. */
+export interface PodWatch {
+  /** The pods on the node as last seen. */
+  current(): readonly PodInfo[];
+  /**
+   * Resolves once the node's pods changed since the previous call returned (or since the
+   * watch opened), at once if that already happened, or after timeoutMs. A change that
+   * lands while the caller is busy evicting must not be lost: that would stall the drain
+   * until its next timeout.
+   */
+  changed(timeoutMs: number): Promise<void>;
+  close(): void;
+}
+
+export type BlockReason =
+  | 'disruption-budget'
+  | 'multiple-budgets'
+  | 'throttled'
+  | 'namespace-terminating'
+  /** An admission webhook, ValidatingAdmissionPolicy or policy engine denied this pod's eviction. */
+  | 'admission-denied'
+  /** 409 on the budget's status under concurrent evictions: the server gave up, we retry. */
+  | 'conflict'
+  /** 401 that persisted through a fresh token: access is still propagating, or the token is refused. */
+  | 'unauthorized'
+  | 'server-error';
+
+export type Blocked = {
+  readonly kind: 'blocked';
+  readonly reason: BlockReason;
+  readonly message: string;
+  readonly retryAfterSeconds: number | undefined;
+  readonly budgetName: string | undefined;
+};
+
+export type EvictionResult =
+  | { readonly kind: 'evicted' }
+  /** 404 (already deleted) or 409 whose precondition names the UID (it is another pod now). */
+  | { readonly kind: 'gone' }
+  | Blocked;
+
+export interface PodGateway {
+  watchPodsOnNode(nodeName: string): Promise<PodWatch>;
+  /** policy/v1 Eviction with a UID precondition. Throws AccessDeniedError only on our own RBAC 403. */
+  evictPod(pod: PodInfo): Promise<EvictionResult>;
+  /**
+   * Deletes the pod directly (no PodDisruptionBudget check) with a UID precondition and the
+   * given grace period: the force policy at the drain deadline only. 'unchanged' when the
+   * pod was already terminating and the DELETE moved nothing earlier.
+   */
+  deletePod(pod: PodInfo, gracePeriodSeconds: number): Promise<'deleted' | 'unchanged' | 'gone'>;
+  /** Pending pods of the same controller, with the scheduler's reason (diagnosis only). */
+  pendingReplacements(pod: PodInfo): Promise<readonly { readonly pod: string; readonly reason: string }[]>;
+}
+
+export interface ObjectRef {
+  readonly kind: 'Node' | 'Pod';
+  readonly name: string;
+  readonly uid: string;
+  readonly namespace?: string | undefined;
+}
+
+export interface ClusterEvent {
+  readonly regarding: ObjectRef;
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly message: string;
+}
+
+export interface EventRecorder {
+  /** Best effort: never throws and never holds a drain up (queued, dropped on overload). */
+  record(event: ClusterEvent): Promise<void>;
+  /** Waits (bounded) until queued Events are written; called before an invocation returns. */
+  flush?(timeoutMs: number): Promise<void>;
+}
+
+/** Everything a use case may ask of the cluster. */
+export type ClusterGateway = NodeGateway & PodGateway & EventRecorder;

@@ -1,0 +1,130 @@
+// Every Kubernetes Event we write, as a named constructor, and the log lines the construct's
+// alarms count: what people read in `kubectl describe node` and what pages them is defined
+// here, once (Karpenter keeps its Events the same way:
+// https://github.com/kubernetes-sigs/karpenter/blob/main/pkg/controllers/node/termination/terminator/events/events.go).
+import type { ClusterEvent, NodeInfo, PodInfo } from './cluster-ports.js';
+import { podKey } from './pods.js';
+
+type NodeRef = Pick<NodeInfo, 'name' | 'uid'>;
+type PodRef = Pick<PodInfo, 'name' | 'namespace' | 'uid'>;
+
+/** Logged when a drain hits its deadline; the DrainsTimedOut alarm counts it. */
+export const drainTimedOutMessage = 'drain deadline reached with pods still on the node; completing anyway';
+/** Logged when DEADLINE_POLICY=retain abandons the action; the InstancesRetained alarm counts it. */
+export const instanceRetainedMessage = 'drain deadline reached: completing with ABANDON so the group retains the instance, cordoned (DEADLINE_POLICY=retain)';
+/** Logged when a launch could not be checked; the LaunchesUnchecked alarm counts it. */
+export const launchUncheckedMessage = 'could not reach the cluster to check the new node; admitting it unchecked';
+/** Logged when a launch is abandoned (NodeCreationFailure); the LaunchesAbandoned alarm counts it. */
+export const launchAbandonedMessage = 'new node did not become healthy in time; abandoning the launch so the group replaces the instance';
+/** Logged when the cluster refused the drainer (RBAC, access entry); the FunctionErrors alarm fires with it. */
+export const accessDeniedMessage = 'the cluster refused the drainer; check its access entry and ClusterRole';
+
+const onNode = (node: NodeRef, type: ClusterEvent['type'], reason: string, message: string): ClusterEvent => ({
+  regarding: { kind: 'Node', name: node.name, uid: node.uid },
+  type,
+  reason,
+  message,
+});
+
+const onPod = (pod: PodRef, type: ClusterEvent['type'], reason: string, message: string): ClusterEvent => ({
+  regarding: { kind: 'Pod', name: pod.name, namespace: pod.namespace, uid: pod.uid },
+  type,
+  reason,
+  message,
+});
+
+/** At most ten names in an Event, then how many more. */
+export function listed(names: readonly string[]): string {
+  return names.length <= 10 ? names.join(', ') : `${names.slice(0, 10).join(', ')} and ${names.length - 10} more`;
+}
+
+// --- termination -------------------------------------------------------------------------
+
+export const drainStarted = (node: NodeRef, why: string) => onNode(node, 'Normal', 'DrainStarted', why);
+
+export const cordoned = (node: NodeRef, aheadOf: string | undefined) =>
+  onNode(node, 'Normal', 'Cordoned', `Node excluded from external load balancers and marked unschedulable${aheadOf ? ` (already cordoned ahead by the drain of ${aheadOf})` : ''}.`);
+
+export const cordonedAhead = (node: NodeRef, o: { instanceId: string; group: string; drainedInstance: string; drainedNode: string }) =>
+  onNode(
+    node,
+    'Normal',
+    'CordonedAhead',
+    `Instance ${o.instanceId} is leaving group ${o.group} together with ${o.drainedInstance} (node ${o.drainedNode}): excluded from external load balancers and cordoned before that node's pods are evicted, so none lands here only to move again.`,
+  );
+
+export const drained = (node: NodeRef, seconds: number, evicted: number) =>
+  onNode(node, 'Normal', 'Drained', `All pods left the node in ${seconds} s (${evicted} evicted).`);
+
+export const drainTimedOut = (node: NodeRef, o: { seconds: number; stuck: readonly string[]; policy: string }) =>
+  onNode(node, 'Warning', 'DrainTimedOut', `Drain deadline reached after ${o.seconds} s; ${o.stuck.length} pod(s) did not leave by eviction: ${o.stuck.join(', ')}. ${o.policy}`);
+
+export const lifecycleActionCompleted = (node: NodeRef, o: { verdict: 'CONTINUE' | 'ABANDON'; alreadyCompleted: boolean; seconds: number; outcome: string }) =>
+  onNode(
+    node,
+    o.verdict === 'ABANDON' ? 'Warning' : 'Normal',
+    'LifecycleActionCompleted',
+    `Lifecycle action ${o.alreadyCompleted ? 'was already completed' : 'completed'} with ${o.verdict} ${o.seconds} s after the notification (${o.outcome}).`,
+  );
+
+export const spotInterruptionDrained = (node: NodeRef, seconds: number, outcome: string) =>
+  onNode(node, 'Normal', 'SpotInterruptionDrained', `Drained ${seconds} s after the Spot interruption warning (${outcome}); EC2 reclaims the instance at the two-minute mark.`);
+
+export const accessDenied = (node: NodeRef, verdict: 'CONTINUE' | 'ABANDON') =>
+  onNode(node, 'Warning', 'DrainerAccessDenied', `The cluster refused the drainer (RBAC or access entry); lifecycle action completed with ${verdict} without draining.`);
+
+// --- eviction ----------------------------------------------------------------------------
+
+export const podRescheduledOnDrainingNode = (node: NodeRef, pod: PodRef) =>
+  onNode(node, 'Warning', 'PodRescheduledOnDrainingNode', `Pod ${podKey(pod)} tolerates node.kubernetes.io/unschedulable and was scheduled back onto this draining node; it is not waited for and ends with the instance.`);
+
+export const podsNotWaitedFor = (node: NodeRef, pods: readonly string[], why: string) => onNode(node, 'Warning', 'PodsNotWaitedFor', `Not waiting for ${listed(pods)}: ${why}.`);
+
+export const podForceDeleted = (node: NodeRef, pod: PodRef, graceSeconds: number, why: string): ClusterEvent[] => [
+  onNode(node, 'Warning', 'PodForceDeleted', `Deleted pod ${podKey(pod)} with a ${graceSeconds} s grace period so it is gone by the drain deadline${why} (DEADLINE_POLICY=force).`),
+  onPod(pod, 'Warning', 'PodForceDeleted', `Deleted with a ${graceSeconds} s grace period so it is gone by the drain deadline of node ${node.name}${why}; eviction could not succeed in time.`),
+];
+
+export const waitingForBatchPods = (node: NodeRef, pods: readonly string[], until: string) =>
+  onNode(node, 'Normal', 'WaitingForBatchPods', `Not evicting ${pods.join(', ')} (Job or do-not-disrupt) until they finish or ${until}; the rest of the node drains meanwhile.`);
+
+export const evictionBlocked = (node: NodeRef, pod: PodRef, what: string): ClusterEvent[] => [
+  onPod(pod, 'Warning', 'EvictionBlocked', `Eviction for draining node ${node.name} is blocked: ${what}`),
+  onNode(node, 'Warning', 'EvictionBlocked', `Eviction of pod ${podKey(pod)} is blocked: ${what}`),
+];
+
+export const evictionBlockedLong = (node: NodeRef, pod: PodRef, o: { budget: string; minutes: number; detail: string; replacements: string }) =>
+  onNode(node, 'Warning', 'EvictionBlockedLong', `Eviction of ${podKey(pod)} has been refused by ${o.budget} for ${o.minutes} min: ${o.detail.replace(/\.$/, '')}.${o.replacements}`);
+
+// --- launch ------------------------------------------------------------------------------
+
+export const launchAdmitted = (node: NodeRef) => onNode(node, 'Normal', 'LaunchAdmitted', 'Node joined Ready without startup taints; lifecycle action completed with CONTINUE.');
+
+export const launchAbandoned = (node: NodeRef, reason: string) =>
+  onNode(node, 'Warning', 'LaunchAbandoned', `Not healthy in time (${reason}); lifecycle action completed with ABANDON, Auto Scaling replaces the instance.`);
+
+export const drainMarksRemoved = (node: NodeRef, removed: readonly string[], why: string) =>
+  onNode(
+    node,
+    'Normal',
+    'DrainMarksRemoved',
+    `${why}; removed what our last drain set (${removed.length > 0 ? removed.join(', ') : 'only its annotations'}). Marks set by others are left as they are.`,
+  );
+
+// --- refresh -----------------------------------------------------------------------------
+
+export const markedOutdated = (node: NodeRef, o: { refreshId: string; group: string; instanceId: string; desired: string; cordoned: boolean; taintKey: string }) =>
+  onNode(
+    node,
+    'Normal',
+    'MarkedOutdated',
+    `Instance refresh ${o.refreshId} of group ${o.group} replaces instance ${o.instanceId} (desired: ${o.desired}): ${o.cordoned ? 'cordoned (strategy minimal)' : `tainted ${o.taintKey}:PreferNoSchedule, so evicted pods prefer new nodes`}.`,
+  );
+
+export const outdatedMarksRemoved = (node: NodeRef, o: { refreshId: string; group: string; why: string; removed: readonly string[] }) =>
+  onNode(node, 'Normal', 'OutdatedMarksRemoved', `Instance refresh ${o.refreshId} of group ${o.group} ${o.why}: removed what it set (${o.removed.length > 0 ? o.removed.join(', ') : 'only its label'}).`);
+
+// --- reconcile ---------------------------------------------------------------------------
+
+export const drainResumed = (node: NodeRef, minutes: number) =>
+  onNode(node, 'Warning', 'DrainResumed', `The drain of this node made no progress for ${minutes} min while its lifecycle action was still waiting (its hand-off was lost); the reconciler handed it on again.`);

@@ -1,0 +1,121 @@
+// Everything we ever set on a Node, and who owns it. A mark carries its owner: this
+// deployment (the owner label, which also lets the reconciler find every marked node with
+// one label-selector list), and why (the drain record names the lifecycle action by a hash of
+// its token; a refresh's marks name the refresh and its group). Only what a record says we
+// set is ever taken back, and a label is restored to the value it had before.
+import { createHash } from 'node:crypto';
+
+/** https://kubernetes.io/docs/reference/labels-annotations-taints/#node-kubernetes-io-exclude-from-external-load-balancers */
+export const excludeFromLoadBalancersLabel = 'node.kubernetes.io/exclude-from-external-load-balancers';
+
+/** On every node carrying any mark of ours; its value is the deployment's name. */
+export const ownerLabel = 'graceful-node-termination/owner';
+/** Our drain record (JSON, DrainRecord). */
+export const drainAnnotation = 'graceful-node-termination/drain';
+/** Which invocation carries a long drain on next (claim.ts). */
+export const handOffAnnotation = 'graceful-node-termination/hand-off';
+/** Our PreferNoSchedule taint on nodes an instance refresh replaces; its value is the refresh id. */
+export const outdatedTaintKey = 'graceful-node-termination/outdated';
+/** On every node a refresh of ours marked (the refresh id), so its end finds them with one list. */
+export const refreshLabel = 'graceful-node-termination/refresh';
+/** Beside it when that refresh cordoned the node (strategy minimal): the cordon is ours to take back. */
+export const refreshCordonedLabel = 'graceful-node-termination/refresh-cordoned';
+/** The Auto Scaling group of that refresh (a group name can be longer than a label value). */
+export const refreshGroupAnnotation = 'graceful-node-termination/refresh-group';
+
+export type DrainMark = 'exclude-from-load-balancers' | 'cordon';
+
+/**
+ * What a drain of ours wrote on the node. The phase a resumed drain picks up in, its deadline,
+ * its fair eviction window and the end of its load-balancer wait are all read from here, never
+ * from a message: a hand-off only says "carry on this action".
+ */
+export interface DrainRecord {
+  /** Which lifecycle action (actionIdOf its token); '' when marked ahead of its own drain. */
+  readonly action: string;
+  /** The terminate hook, so the reconciler can address the action by instance id ('' for Spot). */
+  readonly hook: string;
+  /** The notification's time: the drain deadline runs from here. */
+  readonly notifiedAtMs: number;
+  /** When our drain first saw the node: the fair eviction window runs from here. */
+  readonly startedAtMs: number;
+  /** The last write of this drain (mark, hand-off): the reconciler's measure of progress. */
+  readonly updatedAtMs: number;
+  readonly set: readonly DrainMark[];
+  /** The load-balancer label's value before we set it ("false", say): restored, not removed. */
+  readonly priorLabel?: string | undefined;
+  /** Marked ahead by the drain of this sibling instance (same group, also terminating). */
+  readonly aheadOf?: string | undefined;
+  /** A Spot interruption: no lifecycle action; it ends when EC2 reclaims the instance. */
+  readonly spot?: boolean | undefined;
+  /** Pods evicted so far, over every invocation of this drain. */
+  readonly evicted?: number | undefined;
+  /** Set when the drain ended: the load-balancer wait runs from here. */
+  readonly drained?: { readonly atMs: number; readonly outcome: 'drained' | 'timed-out' } | undefined;
+}
+
+/**
+ * A lifecycle token identifies the action, and whoever holds it can complete it: it is never
+ * written where `get nodes` can read it. Tokens are random UUIDs, so a hash names the action
+ * without revealing it; every action re-proves its authority by presenting the token (or its
+ * instance) to Auto Scaling, never by what the node says.
+ */
+export function actionIdOf(token: string): string {
+  return `sha256:${createHash('sha256').update(token).digest('hex').slice(0, 32)}`;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function formatDrainRecord(r: DrainRecord): string {
+  return JSON.stringify({
+    action: r.action,
+    ...(r.hook ? { hook: r.hook } : {}),
+    notifiedAt: iso(r.notifiedAtMs),
+    startedAt: iso(r.startedAtMs),
+    updatedAt: iso(r.updatedAtMs),
+    set: r.set,
+    ...(r.priorLabel !== undefined ? { priorLabel: r.priorLabel } : {}),
+    ...(r.aheadOf ? { aheadOf: r.aheadOf } : {}),
+    ...(r.spot ? { spot: true } : {}),
+    ...(r.evicted ? { evicted: r.evicted } : {}),
+    ...(r.drained ? { drainedAt: iso(r.drained.atMs), outcome: r.drained.outcome } : {}),
+  });
+}
+
+/**
+ * The record as stored on the node; anything unreadable is treated as absent. Records of the
+ * versions before (a `token` in clear, `markedBy`) are read as the same record, token hashed.
+ */
+export function parseDrainRecord(raw: string | undefined): DrainRecord | undefined {
+  if (raw === undefined) return undefined;
+  let v: Record<string, unknown>;
+  try {
+    v = JSON.parse(raw) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  if (typeof v !== 'object' || v === null) return undefined;
+  const time = (key: string) => (typeof v[key] === 'string' ? Date.parse(v[key] as string) : Number.NaN);
+  const startedAtMs = time('startedAt');
+  const action = typeof v['action'] === 'string' ? v['action'] : typeof v['token'] === 'string' ? (v['token'] === '' ? '' : actionIdOf(v['token'])) : undefined;
+  if (action === undefined || Number.isNaN(startedAtMs)) return undefined;
+  const orStarted = (ms: number) => (Number.isNaN(ms) ? startedAtMs : ms);
+  const set = Array.isArray(v['set']) ? v['set'].filter((m): m is DrainMark => m === 'exclude-from-load-balancers' || m === 'cordon') : [];
+  const drainedAtMs = time('drainedAt');
+  const outcome = v['outcome'] === 'timed-out' ? 'timed-out' : 'drained';
+  const evicted = Number.isInteger(v['evicted']) ? (v['evicted'] as number) : 0;
+  const aheadOf = typeof v['aheadOf'] === 'string' ? v['aheadOf'] : typeof v['markedBy'] === 'string' ? v['markedBy'] : undefined;
+  return {
+    action,
+    hook: typeof v['hook'] === 'string' ? v['hook'] : '',
+    notifiedAtMs: orStarted(time('notifiedAt')),
+    startedAtMs,
+    updatedAtMs: orStarted(time('updatedAt')),
+    set,
+    ...(typeof v['priorLabel'] === 'string' ? { priorLabel: v['priorLabel'] } : {}),
+    ...(aheadOf !== undefined ? { aheadOf } : {}),
+    ...(v['spot'] === true ? { spot: true } : {}),
+    ...(evicted > 0 ? { evicted } : {}),
+    ...(!Number.isNaN(drainedAtMs) ? { drained: { atMs: drainedAtMs, outcome } } : {}),
+  };
+}

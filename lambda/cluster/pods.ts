@@ -1,0 +1,67 @@
+// Pure pod predicates: which pods a drain evicts, waits for or leaves alone, and in which
+// order. Mirrors `kubectl drain --ignore-daemonsets --delete-emptydir-data --force`, which
+// is what EKS managed node groups do.
+// https://github.com/kubernetes/kubectl/blob/master/pkg/drain/filters.go
+import type { PodInfo, Toleration } from './cluster-ports.js';
+
+export const mirrorPodAnnotation = 'kubernetes.io/config.mirror';
+export const unschedulableTaintKey = 'node.kubernetes.io/unschedulable';
+
+const criticalPriorityClasses: ReadonlySet<string> = new Set(['system-cluster-critical', 'system-node-critical']);
+
+export function isDaemonSetPod(pod: PodInfo): boolean {
+  return pod.controllerKind === 'DaemonSet';
+}
+
+/** Static pods seen through the API: the kubelet owns them, eviction cannot remove them. */
+export function isMirrorPod(pod: PodInfo): boolean {
+  return mirrorPodAnnotation in pod.annotations;
+}
+
+export function isFinished(pod: PodInfo): boolean {
+  return pod.phase === 'Succeeded' || pod.phase === 'Failed';
+}
+
+export function isTerminating(pod: PodInfo): boolean {
+  return pod.deletionTimestamp !== undefined;
+}
+
+/** Pods the drain must see gone before the node may go: everything but DaemonSet, mirror and finished pods. */
+export function isDrainable(pod: PodInfo): boolean {
+  return !isDaemonSetPod(pod) && !isMirrorPod(pod) && !isFinished(pod);
+}
+
+export function isCritical(pod: PodInfo): boolean {
+  return pod.priorityClassName !== undefined && criticalPriorityClasses.has(pod.priorityClassName);
+}
+
+/** Tier 0 goes first; critical pods (coredns, ...) keep serving until the rest are gone. */
+export function evictionTier(pod: PodInfo): 0 | 1 {
+  return isCritical(pod) ? 1 : 0;
+}
+
+/** True when a pod would be scheduled onto a cordoned node anyway. */
+export function toleratesUnschedulable(pod: PodInfo): boolean {
+  return pod.tolerations.some((t) => tolerates(t, unschedulableTaintKey, 'NoSchedule'));
+}
+
+function tolerates(t: Toleration, key: string, effect: string): boolean {
+  const keyMatches = t.operator === 'Exists' ? t.key === undefined || t.key === '' || t.key === key : t.key === key;
+  const effectMatches = t.effect === undefined || t.effect === '' || t.effect === effect;
+  return keyMatches && effectMatches;
+}
+
+/** Annotations that ask for a pod to be left running until it finishes (Karpenter's and ours). */
+export const waitForCompletionAnnotations: readonly string[] = ['karpenter.sh/do-not-disrupt', 'graceful-node-termination/wait-for-completion'];
+
+/**
+ * Batch work that a drain waits for instead of evicting: pods of Jobs, and pods annotated
+ * to finish first. Evicting a Job pod restarts it from scratch elsewhere.
+ */
+export function isBatchPod(pod: PodInfo): boolean {
+  return pod.controllerKind === 'Job' || waitForCompletionAnnotations.some((a) => pod.annotations[a] === 'true');
+}
+
+export function podKey(pod: Pick<PodInfo, 'namespace' | 'name'>): string {
+  return `${pod.namespace}/${pod.name}`;
+}

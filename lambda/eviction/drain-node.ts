@@ -1,0 +1,294 @@
+// Evicts the pods of one cordoned node and waits until they are gone, within a deadline.
+// Every pass is re-evaluated from the live pod list and the named rules (rules.ts), so a
+// retry or a duplicate delivery simply picks up where the cluster is.
+import type { BlockReason, EventRecorder, EvictionResult, NodeInfo, PodGateway, PodInfo, PodWatch } from '../cluster/cluster-ports.js';
+import { evictionTier, isBatchPod, isDrainable, isTerminating, podKey } from '../cluster/pods.js';
+import type { Clock } from '../shared/clock.js';
+import { mapWithConcurrency } from '../shared/concurrency.js';
+import { DeadlinePolicy } from '../shared/deadline-policy.js';
+import type { Log } from '../shared/log.js';
+import { reportBatchWait, reportBlocked, reportForced, reportLongBlock, reportNotWaitedFor } from './drain-reports.js';
+import type { ReturnedPods } from './returned-pods.js';
+import * as rules from './rules.js';
+import type { Attempt, DrainMoment } from './rules.js';
+
+export interface DrainDeps {
+  readonly pods: Pick<PodGateway, 'evictPod' | 'deletePod' | 'pendingReplacements'>;
+  readonly events: EventRecorder;
+  readonly clock: Clock;
+  readonly log: Log;
+}
+
+export interface DrainOptions {
+  readonly node: Pick<NodeInfo, 'name' | 'uid'>;
+  /** The live pod view of the node, opened by the caller and kept for the load-balancer wait. */
+  readonly watch: PodWatch;
+  /** Notices pods that come back onto the cordoned node; shared with the load-balancer wait. */
+  readonly returns: ReturnedPods;
+  /** Epoch milliseconds after which the drain stops waiting. */
+  readonly deadlineMs: number;
+  /** Epoch milliseconds at which this invocation stops (outcome 'stopped'). */
+  readonly stopMs: number;
+  /** Batch pods are not evicted before untilMs; while any is on the node the deadline is deadlineMs if later. */
+  readonly batch?: { readonly untilMs: number; readonly deadlineMs: number } | undefined;
+  readonly evictionConcurrency: number;
+  /** A budget that refuses a pod this long is reported again, with pending replacements. */
+  readonly blockedReportMs: number;
+  /** An earlier invocation ran this drain and already told its batch wait as an Event. */
+  readonly resumed: boolean;
+  readonly deadlinePolicy: DeadlinePolicy;
+  /** The fair eviction window, from when the drain first saw the node: no pod is forced inside it. */
+  readonly window: { readonly startMs: number; readonly endMs: number };
+  /** Nothing runs past this (the action's cap less the load-balancer wait). */
+  readonly hardDeadlineMs: number;
+  /** The node's kubelet is gone: a pod whose deletion began will never finish it. */
+  readonly kubeletGone: boolean;
+}
+
+export interface StuckPod {
+  readonly pod: string;
+  /** Why it is still there: the last eviction answer, or 'terminating' / 'not-attempted'. */
+  readonly reason: BlockReason | 'terminating' | 'not-attempted';
+  readonly budgetName: string | undefined;
+  readonly message: string | undefined;
+}
+
+export interface DrainResult {
+  /** 'stopped': this invocation's time is up before the deadline (the caller hands on). */
+  readonly outcome: 'drained' | 'timed-out' | 'stopped';
+  /** Evictions the API server accepted in this run. */
+  readonly evicted: number;
+  /** Eviction answers in this run that refused (budgets, throttling, server errors). */
+  readonly blocked: number;
+  /** Pods deleted by the force policy in this run (only DELETEs that changed something). */
+  readonly forced: number;
+  /** Pods still on the node at the deadline, each with what blocked it. */
+  readonly stuck: readonly StuckPod[];
+  /** Pods that tolerate the cordon and landed back on the node: reported, not chased. */
+  readonly returned: readonly string[];
+  /** Terminating pods no longer waited for (past their grace period, or no kubelet to stop them). */
+  readonly notWaitedFor: readonly string[];
+}
+
+export function drainNode(options: DrainOptions, deps: DrainDeps): Promise<DrainResult> {
+  return new NodeDrain(options, deps).run();
+}
+
+/** The pods as one pass sees them. */
+interface PassView {
+  readonly remaining: readonly PodInfo[];
+  /** Batch pods waited for (not evicted yet). */
+  readonly waiting: readonly PodInfo[];
+  readonly evictable: readonly PodInfo[];
+  readonly moment: DrainMoment;
+  readonly deadlineMs: number;
+}
+
+class NodeDrain {
+  private readonly attempts = new Map<string, Attempt>();
+  private readonly accepted = new Set<string>();
+  /** Pods the force policy deleted, as they stood: the drain did not get them out by eviction. */
+  private readonly forcedPods = new Map<string, StuckPod>();
+  private readonly notWaitedFor = new Map<string, string>();
+  private readonly announcedBatch = new Set<string>();
+  /** The first tier's window is the drain's own; later tiers are reached in this invocation. */
+  private readonly tierReachedMs: Map<number, number>;
+  private evicted = 0;
+  private blocked = 0;
+  private forced = 0;
+  private lastProgressLogMs = 0;
+
+  constructor(
+    private readonly o: DrainOptions,
+    private readonly deps: DrainDeps,
+  ) {
+    this.tierReachedMs = new Map([[0, o.window.startMs]]);
+  }
+
+  async run(): Promise<DrainResult> {
+    for (;;) {
+      await this.o.returns.notice(this.o.watch.current());
+      await this.giveUpOnPodsThatCannotLeave();
+      const view = this.view();
+      // Gone, but not all by eviction: budgets were bypassed, which is a timed-out drain.
+      if (view.remaining.length === 0) return this.result(this.forcedPods.size > 0 ? 'timed-out' : 'drained', view);
+      if (view.moment.nowMs >= view.deadlineMs) {
+        // Nothing ends without every pod asked once: a late Spot warning's pods still get the
+        // seconds of graceful shutdown they have; critical pods a stuck tier held back too.
+        await this.askEveryoneOnce(view);
+        return this.result('timed-out', this.view());
+      }
+      if (view.moment.nowMs >= this.o.stopMs) return this.result('stopped', view);
+      await this.announceBatchWait(view);
+      this.logProgress(view);
+      const toForce = view.remaining.filter((p) => this.isForceDue(p, view.moment));
+      await this.evictDue(view, toForce);
+      await this.force(toForce, view);
+      await this.reportLongBlocks(view);
+      const next = this.view();
+      const wakeMs = rules.nextWakeMs(next, next.moment, {
+        deadlineMs: next.deadlineMs,
+        stopMs: this.o.stopMs,
+        batchUntilMs: next.waiting.length > 0 ? this.o.batch?.untilMs : undefined,
+        reportAtMs: (pod) => this.reportAtMs(pod),
+      });
+      // Wake on any change of the node's pods (a pod gone or finished, a new one bound), on
+      // the next retry, at the end of the batch wait, or at the deadline.
+      await this.o.watch.changed(Math.max(0, wakeMs - this.deps.clock.now()));
+    }
+  }
+
+  private view(): PassView {
+    const nowMs = this.deps.clock.now();
+    const { batch } = this.o;
+    const remaining = this.o.watch.current().filter((p) => isDrainable(p) && !this.o.returns.has(p) && !this.notWaitedFor.has(p.uid));
+    const batchPods = batch ? remaining.filter(isBatchPod) : [];
+    const waiting = batch !== undefined && nowMs < batch.untilMs ? batchPods.filter((p) => !isTerminating(p)) : [];
+    // Batch pods being waited for do not hold the tiers back.
+    const evictable = remaining.filter((p) => !waiting.includes(p));
+    const tier = Math.min(...evictable.map(evictionTier));
+    if (Number.isFinite(tier) && !this.tierReachedMs.has(tier)) this.tierReachedMs.set(tier, nowMs);
+    const moment: DrainMoment = {
+      nowMs,
+      force: this.o.deadlinePolicy === DeadlinePolicy.FORCE,
+      baseDeadlineMs: batchPods.length > 0 && batch ? Math.max(this.o.deadlineMs, batch.deadlineMs) : this.o.deadlineMs,
+      windowEndMs: this.o.window.endMs,
+      windowMs: this.o.window.endMs - this.o.window.startMs,
+      hardDeadlineMs: this.o.hardDeadlineMs,
+      tier,
+      tierReachedMs: this.tierReachedMs,
+      attempts: this.attempts,
+      accepted: this.accepted,
+    };
+    return { remaining, waiting, evictable, moment, deadlineMs: rules.drainDeadlineMs(remaining, moment) };
+  }
+
+  /** Each answer is handled as it arrives, so the log and Events follow the evictions live. */
+  private async evictDue(view: PassView, toForce: readonly PodInfo[]): Promise<void> {
+    const due = view.evictable.filter((p) => rules.isDue(p, view.moment) && !toForce.includes(p));
+    await mapWithConcurrency(due, this.o.evictionConcurrency, (pod) => this.evict(pod));
+  }
+
+  private async askEveryoneOnce(view: PassView): Promise<void> {
+    const never = view.evictable.filter((p) => !isTerminating(p) && !rules.wasAsked(p, view.moment));
+    await mapWithConcurrency(never, this.o.evictionConcurrency, (pod) => this.evict(pod));
+  }
+
+  private async evict(pod: PodInfo): Promise<void> {
+    const answer = await this.deps.pods.evictPod(pod);
+    if (answer.kind === 'evicted' || answer.kind === 'gone') {
+      this.accepted.add(pod.uid);
+      if (answer.kind === 'evicted') this.evicted++;
+      this.deps.log.info(answer.kind === 'evicted' ? 'pod evicted' : 'pod already gone', { pod: podKey(pod) });
+      return;
+    }
+    this.blocked++;
+    const previous = this.attempts.get(pod.uid);
+    const count = (previous?.count ?? 0) + 1;
+    const budget = rules.isBudgetBlock(answer.reason);
+    const now = this.deps.clock.now();
+    this.attempts.set(pod.uid, {
+      count,
+      nextAtMs: now + rules.retryDelayMs(count, answer.retryAfterSeconds),
+      lastBlock: answer,
+      blockedSinceMs: budget ? (previous?.blockedSinceMs ?? now) : undefined,
+      reportedLong: budget && (previous?.reportedLong ?? false),
+    });
+    if (previous?.lastBlock?.reason !== answer.reason || previous.lastBlock.budgetName !== answer.budgetName) {
+      await reportBlocked(this.o.node, pod, answer, this.reportDeps());
+    }
+  }
+
+  private isForceDue(pod: PodInfo, m: DrainMoment): boolean {
+    return rules.isForceCandidate(pod, m) && !this.forcedPods.has(pod.uid) && m.nowMs >= rules.forceAtMs(pod, m);
+  }
+
+  /** Deleted at the deadline minus their grace (clamped to the time left), PodDisruptionBudgets bypassed. */
+  private async force(toForce: readonly PodInfo[], view: PassView): Promise<void> {
+    await mapWithConcurrency(toForce, this.o.evictionConcurrency, async (pod) => {
+      const attempt = this.attempts.get(pod.uid);
+      this.forcedPods.set(pod.uid, describeStuck(pod, attempt, this.accepted.has(pod.uid)));
+      const graceSeconds = Math.max(0, Math.min(rules.gracePeriodMs(pod), rules.podDeadlineMs(pod, view.moment) - this.deps.clock.now()) / 1000) | 0;
+      const outcome = await this.deps.pods.deletePod(pod, graceSeconds);
+      if (outcome === 'gone') this.forcedPods.delete(pod.uid);
+      if (outcome !== 'deleted') return;
+      this.forced++;
+      await reportForced(this.o.node, pod, graceSeconds, attempt?.lastBlock, this.reportDeps());
+    });
+  }
+
+  /** A budget still refusing a pod after blockedReportMs is reported when that time comes. */
+  private reportAtMs(pod: PodInfo): number | undefined {
+    const attempt = this.attempts.get(pod.uid);
+    if (attempt?.blockedSinceMs === undefined || attempt.reportedLong || this.accepted.has(pod.uid)) return undefined;
+    return attempt.blockedSinceMs + this.o.blockedReportMs;
+  }
+
+  private async reportLongBlocks(view: PassView): Promise<void> {
+    for (const pod of view.remaining) {
+      const at = this.reportAtMs(pod);
+      const attempt = this.attempts.get(pod.uid);
+      if (at === undefined || at > this.deps.clock.now() || attempt?.lastBlock === undefined || attempt.blockedSinceMs === undefined) continue;
+      attempt.reportedLong = true;
+      await reportLongBlock(this.o.node, pod, attempt.lastBlock, this.deps.clock.now() - attempt.blockedSinceMs, this.reportDeps());
+    }
+  }
+
+  /** Terminating pods no kubelet will stop, or past their grace period by a margin, hold nothing up. */
+  private async giveUpOnPodsThatCannotLeave(): Promise<void> {
+    const now = this.deps.clock.now();
+    const newly = this.o.watch.current().filter((p) => isDrainable(p) && !this.notWaitedFor.has(p.uid) && rules.cannotLeave(p, now, this.o.kubeletGone));
+    if (newly.length === 0) return;
+    const names = await reportNotWaitedFor(this.o.node, newly, this.o.kubeletGone, this.reportDeps());
+    newly.forEach((p, i) => this.notWaitedFor.set(p.uid, names[i]!));
+  }
+
+  private async announceBatchWait(view: PassView): Promise<void> {
+    const fresh = view.waiting.filter((p) => !this.announcedBatch.has(p.uid));
+    if (fresh.length === 0 || this.o.batch === undefined) return;
+    for (const p of fresh) this.announcedBatch.add(p.uid);
+    await reportBatchWait(this.o.node, fresh, this.o.batch.untilMs, this.reportDeps(), this.o.resumed);
+  }
+
+  private logProgress(view: PassView): void {
+    if (view.moment.nowMs - this.lastProgressLogMs < 10_000) return;
+    this.lastProgressLogMs = view.moment.nowMs;
+    this.deps.log.info('drain progress', {
+      podsRemaining: view.remaining.length,
+      terminating: view.remaining.filter(isTerminating).length,
+      batchPodsWaitedFor: view.waiting.length,
+      secondsToDeadline: Math.round((view.deadlineMs - view.moment.nowMs) / 1000),
+    });
+  }
+
+  private reportDeps() {
+    return { pods: this.deps.pods, events: this.deps.events, log: this.deps.log };
+  }
+
+  private result(outcome: DrainResult['outcome'], view: PassView): DrainResult {
+    const describe = (pod: PodInfo) => describeStuck(pod, this.attempts.get(pod.uid), this.accepted.has(pod.uid));
+    // Pods still here, and (unless handing on) those that left only because they were forced.
+    const stuck = outcome === 'drained' ? [] : [...view.remaining.map(describe), ...(outcome === 'stopped' ? [] : this.forcedGone(view))];
+    return {
+      outcome,
+      evicted: this.evicted,
+      blocked: this.blocked,
+      forced: this.forced,
+      stuck,
+      returned: this.o.returns.names(),
+      notWaitedFor: [...this.notWaitedFor.values()],
+    };
+  }
+
+  private forcedGone(view: PassView): StuckPod[] {
+    return [...this.forcedPods].filter(([uid]) => !view.remaining.some((p) => p.uid === uid)).map(([, s]) => s);
+  }
+}
+
+function describeStuck(pod: PodInfo, attempt: Attempt | undefined, accepted: boolean): StuckPod {
+  if (accepted || isTerminating(pod)) return { pod: podKey(pod), reason: 'terminating', budgetName: undefined, message: undefined };
+  const block = attempt?.lastBlock;
+  return { pod: podKey(pod), reason: block?.reason ?? 'not-attempted', budgetName: block?.budgetName, message: block?.message };
+}
+
+export type { EvictionResult };

@@ -1,0 +1,84 @@
+// What a drain tells as it goes: eviction answers that block, budgets that block for
+// minutes (with the replacements that cannot start), the force policy's deletions, batch
+// pods waited for, pods that cannot leave. A log line for each, and the Events people read.
+import type { Blocked, EventRecorder, NodeInfo, PodGateway, PodInfo } from '../cluster/cluster-ports.js';
+import { evictionBlocked, evictionBlockedLong, podForceDeleted, podsNotWaitedFor, waitingForBatchPods } from '../cluster/events.js';
+import { podKey } from '../cluster/pods.js';
+import { asError, type Log } from '../shared/log.js';
+import { stuckTerminatingMarginMs } from './rules.js';
+
+export interface ReportDeps {
+  readonly pods: Pick<PodGateway, 'pendingReplacements'>;
+  readonly events: EventRecorder;
+  readonly log: Log;
+}
+
+type NodeRef = Pick<NodeInfo, 'name' | 'uid'>;
+
+const recordAll = async (deps: ReportDeps, events: readonly Parameters<EventRecorder['record']>[0][]) => {
+  for (const event of events) await deps.events.record(event);
+};
+
+export async function reportBlocked(node: NodeRef, pod: PodInfo, result: Blocked, deps: ReportDeps): Promise<void> {
+  const fields = { pod: podKey(pod), reason: result.reason, budget: result.budgetName, detail: result.message };
+  if (result.reason === 'multiple-budgets') {
+    // Never succeeds on its own: the eviction subresource refuses pods under two PDBs.
+    deps.log.error('eviction impossible: more than one PodDisruptionBudget selects the pod', fields);
+  } else {
+    deps.log.warn('eviction blocked, will retry', fields);
+  }
+  if (result.reason !== 'disruption-budget' && result.reason !== 'multiple-budgets' && result.reason !== 'admission-denied') return;
+  const what =
+    result.reason === 'multiple-budgets'
+      ? 'more than one PodDisruptionBudget selects it (the eviction API refuses such pods; fix the budgets)'
+      : result.reason === 'admission-denied'
+        ? `admission denied it (retried until the drain deadline; the rest of the node drains meanwhile): ${result.message}`
+        : `PodDisruptionBudget ${result.budgetName ?? '(unnamed)'} allows no disruption now: ${result.message}`;
+  await recordAll(deps, evictionBlocked(node, pod, what));
+}
+
+/**
+ * A budget that allows no disruption for minutes usually means its replacements cannot
+ * start: say which, with the scheduler's reason, so nobody has to go looking.
+ */
+export async function reportLongBlock(node: NodeRef, pod: PodInfo, result: Blocked, blockedForMs: number, deps: ReportDeps): Promise<void> {
+  let pending: readonly { pod: string; reason: string }[] = [];
+  try {
+    pending = await deps.pods.pendingReplacements(pod);
+  } catch (error) {
+    deps.log.debug('could not list pending replacements', asError(error));
+  }
+  const minutes = Math.round(blockedForMs / 6_000) / 10;
+  const budget = result.budgetName ? `PodDisruptionBudget ${result.budgetName}` : 'its PodDisruptionBudgets';
+  const replacements = pending.length > 0 ? ` Replacements pending: ${pending.map((p) => `${p.pod} (${p.reason})`).join('; ')}.` : ' No replacement is pending.';
+  deps.log.warn('eviction blocked by a budget for minutes', { pod: podKey(pod), budget: result.budgetName, minutes, detail: result.message, pendingReplacements: pending });
+  await deps.events.record(evictionBlockedLong(node, pod, { budget, minutes, detail: result.message ?? '', replacements }));
+}
+
+export async function reportForced(node: NodeRef, pod: PodInfo, graceSeconds: number, lastBlock: Blocked | undefined, deps: ReportDeps): Promise<void> {
+  const why = lastBlock ? ` (last eviction answer: ${lastBlock.reason}${lastBlock.budgetName ? `, PodDisruptionBudget ${lastBlock.budgetName}` : ''})` : '';
+  deps.log.warn('pod deleted before the drain deadline (force policy)', { pod: podKey(pod), gracePeriodSeconds: graceSeconds, lastBlock: lastBlock?.reason });
+  await recordAll(deps, podForceDeleted(node, pod, graceSeconds, why));
+}
+
+export async function reportBatchWait(node: NodeRef, pods: readonly PodInfo[], untilMs: number, deps: ReportDeps, resumed: boolean): Promise<void> {
+  const names = pods.map(podKey);
+  const until = new Date(untilMs).toISOString();
+  if (resumed) {
+    deps.log.info('still waiting for batch pods to finish', { pods: names, batchWaitUntil: until });
+    return;
+  }
+  deps.log.info('waiting for batch pods to finish before evicting them', { pods: names, batchWaitUntil: until });
+  await deps.events.record(waitingForBatchPods(node, names, until));
+}
+
+/** Terminating pods no longer waited for: reported once, with their finalizers. */
+export async function reportNotWaitedFor(node: NodeRef, pods: readonly PodInfo[], kubeletGone: boolean, deps: ReportDeps): Promise<string[]> {
+  const names = pods.map((p) => `${podKey(p)}${p.finalizers && p.finalizers.length > 0 ? ` (finalizers: ${p.finalizers.join(', ')})` : ''}`);
+  const why = kubeletGone
+    ? 'the node is NotReady or unreachable, so no kubelet will stop them'
+    : `they are still terminating ${stuckTerminatingMarginMs / 1000} s past the end of their grace period`;
+  deps.log.warn('terminating pods are not waited for', { pods: names, reason: why });
+  await deps.events.record(podsNotWaitedFor(node, names, why));
+  return names;
+}

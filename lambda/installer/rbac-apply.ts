@@ -1,0 +1,85 @@
+// Applying and deleting the drainer's RBAC and flow-control objects with server-side apply,
+// and never anything that is not ours: a Delete takes away only objects whose owner
+// annotation names this stack, or (objects of the versions before) that carry our own name.
+import { KubeApiError, type KubeHttp } from '../adapters/kubernetes/kube-http.js';
+import { installedObjects, ownerAnnotation, type KubernetesObject } from './rbac.js';
+
+const paths = (name: string) =>
+  ({
+    ClusterRole: `/apis/rbac.authorization.k8s.io/v1/clusterroles/${encodeURIComponent(name)}`,
+    ClusterRoleBinding: `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${encodeURIComponent(name)}`,
+    PriorityLevelConfiguration: `/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations/${encodeURIComponent(name)}`,
+    FlowSchema: `/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/${encodeURIComponent(name)}`,
+  }) as const;
+
+type Kind = keyof ReturnType<typeof paths>;
+
+export interface ApplyRequest {
+  readonly name: string;
+  readonly group: string;
+  readonly deadlinePolicy: string;
+  /** The owner annotation's value: this stack and resource. */
+  readonly owner?: string;
+  /** Groups kept bound while the access entry switches (a group change under way). */
+  readonly alsoBound?: readonly string[];
+}
+
+/**
+ * Server-side apply: one idempotent call per object, whether it exists or not.
+ * https://kubernetes.io/docs/reference/using-api/server-side-apply/
+ */
+export async function applyRbac(kube: KubeHttp, r: ApplyRequest): Promise<void> {
+  const p = paths(r.name);
+  for (const object of installedObjects(r.group, r.deadlinePolicy, r.name, { ...(r.owner ? { owner: r.owner } : {}), ...(r.alsoBound ? { alsoBound: r.alsoBound } : {}) })) {
+    await kube.request('PATCH', p[object.kind as Kind], {
+      // Our own objects only: force takes back fields another manager changed on them.
+      query: { fieldManager: r.name, force: true },
+      body: object,
+      contentType: 'application/apply-patch+yaml',
+    });
+  }
+}
+
+async function read(kube: KubeHttp, path: string): Promise<KubernetesObject | undefined> {
+  try {
+    return await kube.request<KubernetesObject>('GET', path);
+  } catch (error) {
+    if (error instanceof KubeApiError && error.statusCode === 404) return undefined;
+    throw error;
+  }
+}
+
+/** The groups the binding binds now (a group change keeps the old one until it is done). */
+export async function boundGroups(kube: KubeHttp, name: string): Promise<string[]> {
+  const binding = (await read(kube, paths(name).ClusterRoleBinding)) as (KubernetesObject & { subjects?: { kind?: string; name?: string }[] }) | undefined;
+  return (binding?.subjects ?? []).filter((s) => s.kind === 'Group' && typeof s.name === 'string').map((s) => s.name!);
+}
+
+/** Whether an object is ours to delete: it names our stack, or it has no owner and our name is in `unowned`. */
+export function isOurs(object: KubernetesObject, owner: string, unownedOk: boolean): boolean {
+  const named = object.metadata.annotations?.[ownerAnnotation];
+  return named === undefined ? unownedOk : named === owner;
+}
+
+/**
+ * Deletes every object of `name` that is ours, the FlowSchema first; already gone counts as
+ * deleted. Returns what it left because it belongs to someone else.
+ */
+export async function deleteRbac(kube: KubeHttp, name: string, owner: string, unownedOk: boolean): Promise<string[]> {
+  const p = paths(name);
+  const leftAlone: string[] = [];
+  for (const kind of ['FlowSchema', 'PriorityLevelConfiguration', 'ClusterRoleBinding', 'ClusterRole'] as const) {
+    const object = await read(kube, p[kind]);
+    if (object === undefined) continue;
+    if (!isOurs(object, owner, unownedOk)) {
+      leftAlone.push(`${kind} ${name}`);
+      continue;
+    }
+    try {
+      await kube.request('DELETE', p[kind]);
+    } catch (error) {
+      if (!(error instanceof KubeApiError && error.statusCode === 404)) throw error;
+    }
+  }
+  return leftAlone;
+}

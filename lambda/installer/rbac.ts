@@ -1,0 +1,228 @@
+// The Kubernetes RBAC the drainer needs, defined once. infra/kubernetes/rbac.yaml is
+// rendered from this (scripts/write-rbac-yaml.ts; a unit test keeps it current), the cluster
+// suite binds exactly that file, and the RBAC installer applies these same objects.
+
+/**
+ * The product's name, and the ClusterRole, ClusterRoleBinding and Kubernetes group of the
+ * shipped rbac.yaml. A deployment by the construct uses its own name (deploymentName), so two
+ * deployments on one cluster never share or delete each other's objects.
+ */
+export const rbacName = 'graceful-node-termination';
+
+/** A deployment name: a DNS label, as Kubernetes object names and hook names allow. */
+export const deploymentNamePattern = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+export interface RbacRule {
+  readonly apiGroups: readonly string[];
+  readonly resources: readonly string[];
+  readonly verbs: readonly string[];
+  /** Why the drainer needs it; rendered as a comment in rbac.yaml. */
+  readonly why: string;
+}
+
+/** Every verb here is used by lambda/adapters/kubernetes.ts; nothing more (the force policy's). */
+export const rbacRules: readonly RbacRule[] = [
+  {
+    apiGroups: [''],
+    resources: ['nodes'],
+    verbs: ['get', 'list', 'watch', 'patch'],
+    why: 'Read the node under its EC2 name (get; list by spec.providerID only when the name does not lead to it), follow a launching node (watch), label and cordon it and its terminating siblings (patch), hand a long drain on (annotation).',
+  },
+  {
+    apiGroups: [''],
+    resources: ['pods'],
+    verbs: ['list', 'watch', 'delete'],
+    why: 'List and watch the pods bound to the draining node; delete only at the drain deadline with DEADLINE_POLICY=force.',
+  },
+  { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'], why: 'Evict through the eviction API so PodDisruptionBudgets hold.' },
+  { apiGroups: [''], resources: ['events'], verbs: ['create'], why: 'Tell the story in `kubectl describe node` and `kubectl get events`.' },
+];
+
+/**
+ * The rules for a deadline policy: `pods delete` is only for `force` (deleting at the
+ * deadline); with any other policy the drainer never deletes and is not allowed to.
+ */
+export function rbacRulesFor(deadlinePolicy: string = 'force'): readonly RbacRule[] {
+  if (deadlinePolicy === 'force') return rbacRules;
+  return rbacRules.map((r) =>
+    r.resources.includes('pods') ? { ...r, verbs: r.verbs.filter((v) => v !== 'delete'), why: 'List and watch the pods bound to the draining node (no delete: the deadline policy never deletes).' } : r,
+  );
+}
+
+const labelsFor = (name: string) => ({ 'app.kubernetes.io/name': rbacName, 'app.kubernetes.io/instance': name, 'app.kubernetes.io/managed-by': rbacName });
+
+export interface KubernetesObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { readonly name: string; readonly labels: Readonly<Record<string, string>>; readonly annotations?: Readonly<Record<string, string>> };
+  readonly [field: string]: unknown;
+}
+
+/**
+ * On every object the installer applies: the stack and resource that own it. A Delete takes
+ * away only objects that name its own stack (or, from the versions before, carry its name).
+ */
+export const ownerAnnotation = 'graceful-node-termination/owner';
+
+/**
+ * The ClusterRole and its binding to `group`, the Kubernetes group the Lambda role maps to.
+ * While a group change is under way the binding keeps the old group too (`alsoBound`), so the
+ * access entry can switch without a moment in which the drainer is bound to nothing.
+ */
+export function rbacObjects(group: string = rbacName, deadlinePolicy: string = 'force', name: string = rbacName, o: { readonly owner?: string; readonly alsoBound?: readonly string[] } = {}): readonly [KubernetesObject, KubernetesObject] {
+  const metadata = { name, labels: labelsFor(name), ...(o.owner !== undefined ? { annotations: { [ownerAnnotation]: o.owner } } : {}) };
+  const groups = [group, ...(o.alsoBound ?? []).filter((g) => g !== group)];
+  return [
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata,
+      rules: rbacRulesFor(deadlinePolicy).map(({ apiGroups, resources, verbs }) => ({ apiGroups, resources, verbs })),
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata,
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects: groups.map((g) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: g })),
+    },
+  ];
+}
+
+/**
+ * API Priority and Fairness for the drainer's group: its own priority level, so a mass
+ * termination (N drains x 32 evictions in flight) queues there instead of in
+ * `global-default` beside kubectl users, and is not starved by them either.
+ *
+ * The numbers: the built-in levels' nominalConcurrencyShares sum to 245 (system 30,
+ * node-high 40, leader-election 10, workload-high 40, workload-low 100, global-default 20,
+ * catch-all 5). 20 more shares give this level 20/265 = 7.5 % of the server's seats: 45 of
+ * the default 600 (400 + 200 in flight), as many as global-default keeps (it had 20/245: 49).
+ * That is one full drain (32 evictions, a list, a watch, Events) without queueing; ten at
+ * once queue in our own 16 queues (up to 50 each) and hold no seat of anybody else's.
+ * lendablePercent 50: we are idle nearly always, so half our seats serve others meanwhile;
+ * borrowingLimitPercent 100: a burst may borrow up to as many seats again, only from what
+ * other levels lend (never what they use). Precedence 1000: after the system schemas
+ * (exempt 1 ... kube-system-service-accounts 900), before service-accounts (9000) and
+ * global-default (9900); only our group matches it.
+ * https://kubernetes.io/docs/concepts/cluster-administration/flow-control/
+ */
+export const flowControl = {
+  nominalConcurrencyShares: 20,
+  lendablePercent: 50,
+  borrowingLimitPercent: 100,
+  queues: 16,
+  handSize: 4,
+  queueLengthLimit: 50,
+  matchingPrecedence: 1000,
+} as const;
+
+/** The PriorityLevelConfiguration and the FlowSchema that puts `group`'s requests in it. */
+export function flowControlObjects(group: string = rbacName, name: string = rbacName, owner?: string): readonly [KubernetesObject, KubernetesObject] {
+  const metadata = { name, labels: labelsFor(name), ...(owner !== undefined ? { annotations: { [ownerAnnotation]: owner } } : {}) };
+  const f = flowControl;
+  return [
+    {
+      apiVersion: 'flowcontrol.apiserver.k8s.io/v1',
+      kind: 'PriorityLevelConfiguration',
+      metadata,
+      spec: {
+        type: 'Limited',
+        limited: {
+          nominalConcurrencyShares: f.nominalConcurrencyShares,
+          lendablePercent: f.lendablePercent,
+          borrowingLimitPercent: f.borrowingLimitPercent,
+          limitResponse: { type: 'Queue', queuing: { queues: f.queues, handSize: f.handSize, queueLengthLimit: f.queueLengthLimit } },
+        },
+      },
+    },
+    {
+      apiVersion: 'flowcontrol.apiserver.k8s.io/v1',
+      kind: 'FlowSchema',
+      metadata,
+      spec: {
+        priorityLevelConfiguration: { name },
+        matchingPrecedence: f.matchingPrecedence,
+        distinguisherMethod: { type: 'ByUser' },
+        rules: [
+          {
+            subjects: [{ kind: 'Group', group: { name: group } }],
+            resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], clusterScope: true, namespaces: ['*'] }],
+          },
+        ],
+      },
+    },
+  ];
+}
+
+/** Every object a deployment installs, in the order they are applied (deleted in reverse). */
+export function installedObjects(group: string, deadlinePolicy: string, name: string, o: { readonly owner?: string; readonly alsoBound?: readonly string[] } = {}): readonly KubernetesObject[] {
+  return [...rbacObjects(group, deadlinePolicy, name, o), ...flowControlObjects(group, name, o.owner)];
+}
+
+/** rbac.yaml, rendered for people who apply it with kubectl (aws-auth clusters). */
+export function renderRbacYaml(group: string = rbacName, deadlinePolicy: string = 'force', name: string = rbacName): string {
+  const [role, binding] = rbacObjects(group, deadlinePolicy, name);
+  const labels = labelsFor(name);
+  const q = (s: string) => JSON.stringify(s);
+  const list = (xs: readonly string[]) => `[${xs.map(q).join(', ')}]`;
+  const meta = (name: string) => [`metadata:`, `  name: ${name}`, `  labels:`, ...Object.entries(labels).map(([k, v]) => `    ${k}: ${v}`)];
+  return [
+    '# Least-privilege RBAC for the drainer. Generated from lambda/rbac.ts by',
+    '# `npx tsx scripts/write-rbac-yaml.ts`; do not edit by hand.',
+    '# The Lambda role is mapped (EKS access entry or aws-auth) to the Kubernetes group',
+    `# "${group}"; this ClusterRole is all that group may do. The cluster test suite`,
+    '# binds exactly this file, so a missing verb fails it.',
+    `apiVersion: ${role.apiVersion}`,
+    `kind: ${role.kind}`,
+    ...meta(role.metadata.name),
+    'rules:',
+    ...rbacRulesFor(deadlinePolicy).flatMap((r) => [
+      `  # ${r.why}`,
+      `  - apiGroups: ${list(r.apiGroups)}`,
+      `    resources: ${list(r.resources)}`,
+      `    verbs: ${list(r.verbs)}`,
+    ]),
+    '---',
+    `apiVersion: ${binding.apiVersion}`,
+    `kind: ${binding.kind}`,
+    ...meta(binding.metadata.name),
+    'roleRef:',
+    '  apiGroup: rbac.authorization.k8s.io',
+    '  kind: ClusterRole',
+    `  name: ${name}`,
+    'subjects:',
+    '  - apiGroup: rbac.authorization.k8s.io',
+    '    kind: Group',
+    `    name: ${group}`,
+    '---',
+    '# API Priority and Fairness: the drainer\'s requests get a priority level of their own',
+    '# (lambda/rbac.ts explains the numbers).',
+    ...flowControlObjects(group, name).flatMap((o, i) => [...(i > 0 ? ['---'] : []), ...yamlOf(o)]),
+    '',
+  ].join('\n');
+}
+
+/** A small YAML writer for our own objects (maps, lists, strings, numbers, booleans). */
+function yamlOf(value: unknown, indent = ''): string[] {
+  const scalar = (v: unknown) => (typeof v === 'string' ? (/^[A-Za-z0-9./_-]+$/.test(v) && !/^(true|false|null|\d.*)$/.test(v) ? v : JSON.stringify(v)) : String(v));
+  const lines: string[] = [];
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    if (Array.isArray(v)) {
+      if (v.length > 0 && v.every((x) => typeof x !== 'object')) {
+        lines.push(`${indent}${k}: [${v.map(scalar).join(', ')}]`);
+        continue;
+      }
+      lines.push(`${indent}${k}:`);
+      for (const item of v) {
+        const [first, ...rest] = yamlOf(item, `${indent}    `);
+        lines.push(`${indent}  - ${first!.trimStart()}`, ...rest);
+      }
+    } else if (typeof v === 'object' && v !== null) {
+      lines.push(`${indent}${k}:`, ...yamlOf(v, `${indent}  `));
+    } else {
+      lines.push(`${indent}${k}: ${scalar(v)}`);
+    }
+  }
+  return lines;
+}

@@ -1,0 +1,39 @@
+// Whether a mark's owner is still there, decided from Auto Scaling's answers only: a drain's
+// marks belong to its lifecycle action (alive while the instance is leaving, retained or in the
+// warm pool), a refresh's to that refresh (alive while pending, in progress or cancelling).
+import type { DrainRecord } from '../cluster/node-marks.js';
+import type { InstanceState } from '../shared/aws-ports.js';
+import { keepsDrainMarks, mayHoldTerminateAction } from '../shared/lifecycle-states.js';
+
+/** A record this young is left alone: Auto Scaling's reads may not show its action yet. */
+export const freshRecordMs = 120_000;
+/** A Spot drain's owner is the two-minute warning; EC2 reclaims the instance shortly after. */
+export const spotOwnerMs = 10 * 60_000;
+
+export type DrainOwner =
+  /** The action (or the retention, or the warm pool) still holds the marks. */
+  | { readonly kind: 'alive' }
+  /** No owner: take the marks back. */
+  | { readonly kind: 'gone'; readonly why: string }
+  /** The action waits, but nothing carried the drain on for longer than a hand-off interval. */
+  | { readonly kind: 'stalled'; readonly group: string; readonly idleMs: number };
+
+export function drainOwner(record: DrainRecord, state: InstanceState | undefined, nowMs: number, staleAfterMs: number): DrainOwner {
+  const idleMs = nowMs - record.updatedAtMs;
+  if (idleMs < freshRecordMs) return { kind: 'alive' };
+  if (record.spot) {
+    if (nowMs - record.notifiedAtMs < spotOwnerMs) return { kind: 'alive' };
+    return state !== undefined && keepsDrainMarks(state.lifecycleState) ? { kind: 'alive' } : { kind: 'gone', why: 'the Spot interruption is long past and the instance is still running' };
+  }
+  if (state === undefined) return { kind: 'gone', why: 'the instance is in no Auto Scaling group any more' };
+  if (!keepsDrainMarks(state.lifecycleState)) return { kind: 'gone', why: `the instance is ${state.lifecycleState}: the terminate action is over` };
+  // Resumable only with the hook to heartbeat by instance id, and never a finished drain's wait.
+  if (mayHoldTerminateAction(state.lifecycleState) && record.hook !== '' && idleMs > staleAfterMs) return { kind: 'stalled', group: state.group, idleMs };
+  return { kind: 'alive' };
+}
+
+/** spec.providerID is aws:///<zone>/<instance-id>. */
+export function instanceIdOf(providerId: string): string | undefined {
+  const id = providerId.split('/').pop();
+  return id !== undefined && /^i-[0-9a-f]{8,17}$/.test(id) ? id : undefined;
+}

@@ -1,0 +1,136 @@
+// One reconcile pass: every mark of this deployment converges to what its owner says, even
+// when the event that should have taken it back was lost. One label-selector list finds the
+// marked nodes; Auto Scaling says which owners are alive (one DescribeAutoScalingInstances per
+// 50 marked instances, one DescribeInstanceRefreshes per group with refresh marks, one
+// DescribeAutoScalingGroups for the groups' tags); what no live owner holds is taken back,
+// conditionally on the node as read, with an Event; a drain whose hand-off chain was lost is
+// handed on again. With nothing marked, a pass costs one list and one describe.
+import type { ClusterGateway, NodeInfo } from '../cluster/cluster-ports.js';
+import { drainMarksRemoved, drainResumed } from '../cluster/events.js';
+import { refreshLabel, type DrainRecord } from '../cluster/node-marks.js';
+import { handOffMessage } from '../inbound/lifecycle-message.js';
+import { describeRemoved } from '../launch/give-back.js';
+import { activeRefreshStatuses } from '../refresh/refresh-event.js';
+import { removeRefreshMarks } from '../refresh/outdated-marks.js';
+import { boundRefresh, isStaleStrategyTag } from '../refresh/strategy-tag.js';
+import { refreshStrategyTag } from '../shared/group-tags.js';
+import type { AutoScalingInstances, HandOffs, InstanceState } from '../shared/aws-ports.js';
+import type { Clock } from '../shared/clock.js';
+import type { Config } from '../shared/config.js';
+import { asError, type Log } from '../shared/log.js';
+import { parseClaim } from '../termination/claim.js';
+import { handOffIntervalMs } from '../termination/plan.js';
+import { drainOwner, instanceIdOf } from './owners.js';
+
+export interface ReconcileDeps {
+  readonly cluster: ClusterGateway;
+  readonly instances: AutoScalingInstances;
+  readonly handOffs: HandOffs | undefined;
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly log: Log;
+}
+
+export interface ReconcileReport {
+  readonly markedNodes: number;
+  readonly drainMarksRemoved: readonly string[];
+  readonly refreshMarksRemoved: readonly string[];
+  readonly drainsResumed: readonly string[];
+  readonly tagsRemoved: readonly string[];
+}
+
+export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
+  const { cluster, instances, config } = deps;
+  const marked = await cluster.listMarked(config.deploymentName);
+  const ids = marked.flatMap((n) => instanceIdOf(n.providerId) ?? []);
+  const states = ids.length > 0 ? await instances.describe(ids) : new Map<string, InstanceState>();
+  const groups = await instances.describeGroups([...config.autoScalingGroupNames]);
+  const statuses = await refreshStatuses(deps, marked, states, groups);
+  const report = { markedNodes: marked.length, drainMarksRemoved: [] as string[], refreshMarksRemoved: [] as string[], drainsResumed: [] as string[], tagsRemoved: [] as string[] };
+  for (const node of marked) {
+    const state = states.get(instanceIdOf(node.providerId) ?? '');
+    try {
+      if (node.drain !== undefined) await reconcileDrain(deps, node, node.drain, state, report);
+      await reconcileRefresh(deps, node, state, statuses, report);
+    } catch (error) {
+      deps.log.warn('could not reconcile the marks of a node; the next pass tries again', { node: node.name, error: asError(error) });
+    }
+  }
+  for (const g of groups) {
+    const tag = g.tags[refreshStrategyTag];
+    if (tag === undefined || !isStaleStrategyTag(tag, activeOf(statuses.get(g.name)), deps.clock.now())) continue;
+    await instances.removeTag(g.name, refreshStrategyTag);
+    report.tagsRemoved.push(g.name);
+  }
+  return report;
+}
+
+/** Refresh statuses per group, for the refreshes our marks and tags name: one call per group. */
+async function refreshStatuses(deps: ReconcileDeps, marked: readonly NodeInfo[], states: ReadonlyMap<string, InstanceState>, groups: readonly { name: string; tags: Readonly<Record<string, string>> }[]) {
+  const wanted = new Map<string, Set<string>>();
+  const want = (group: string | undefined, id: string | undefined) => {
+    if (group !== undefined && id !== undefined) wanted.set(group, (wanted.get(group) ?? new Set()).add(id));
+  };
+  for (const node of marked) want(node.refreshGroup ?? states.get(instanceIdOf(node.providerId) ?? '')?.group, node.labels[refreshLabel]);
+  for (const g of groups) want(g.name, boundRefresh(g.tags[refreshStrategyTag] ?? ''));
+  const statuses = new Map<string, ReadonlyMap<string, string>>();
+  for (const [group, refreshIds] of wanted) statuses.set(group, await deps.instances.refreshStatuses(group, [...refreshIds]));
+  return statuses;
+}
+
+const activeOf = (statuses: ReadonlyMap<string, string> | undefined) => new Set([...(statuses ?? [])].filter(([, s]) => activeRefreshStatuses.has(s)).map(([id]) => id));
+
+async function reconcileDrain(deps: ReconcileDeps, node: NodeInfo, record: DrainRecord, state: InstanceState | undefined, report: { drainMarksRemoved: string[]; drainsResumed: string[] }) {
+  const owner = drainOwner(record, state, deps.clock.now(), handOffIntervalMs(deps.config) + 60_000);
+  if (owner.kind === 'alive') return;
+  if (owner.kind === 'stalled') {
+    if (await resumeDrain(deps, node, record, owner.group, owner.idleMs)) report.drainsResumed.push(node.name);
+    return;
+  }
+  if ((await deps.cluster.unmark(node, record)) !== 'patched') return;
+  const removed = describeRemoved(record);
+  deps.log.info('took back the marks of a drain whose owner is gone', { node: node.name, why: owner.why, removed });
+  await deps.cluster.record(drainMarksRemoved(node, removed, `The reconciler found no owner for our drain's marks (${owner.why})`));
+  report.drainMarksRemoved.push(node.name);
+}
+
+/**
+ * The lifecycle action still waits but no invocation carried the drain on: the record is
+ * touched (so the next pass does not resume it twice) and a hand-off that names the action by
+ * its instance is published. The resumed invocation verifies it like any other.
+ */
+async function resumeDrain(deps: ReconcileDeps, node: NodeInfo, record: DrainRecord, group: string, idleMs: number): Promise<boolean> {
+  const instanceId = instanceIdOf(node.providerId)!;
+  if (deps.handOffs === undefined) {
+    deps.log.warn('a drain lost its hand-off chain, and there is no hand-off topic to resume it through', { node: node.name });
+    return false;
+  }
+  const touched = { ...record, updatedAtMs: deps.clock.now() };
+  if ((await deps.cluster.mark(node.name, { excludeFromLoadBalancers: false, cordon: false, drain: touched, owner: deps.config.deploymentName }, node.resourceVersion)) !== 'patched') return false;
+  const claim = parseClaim(node.handOff);
+  const notification = {
+    transition: 'terminating' as const,
+    autoScalingGroupName: group,
+    lifecycleHookName: record.hook,
+    instanceId,
+    lifecycleActionToken: undefined,
+    time: new Date(record.notifiedAtMs),
+    notificationMetadata: JSON.stringify({ clusterName: deps.config.clusterName }),
+  };
+  await deps.handOffs.send(handOffMessage(notification, { count: Math.max(1, claim?.count ?? 1), claim: node.handOff, byReconciler: true }));
+  const minutes = Math.round(idleMs / 6_000) / 10;
+  deps.log.warn('resumed a drain whose hand-off chain was lost', { node: node.name, idleMinutes: minutes });
+  await deps.cluster.record(drainResumed(node, minutes));
+  return true;
+}
+
+async function reconcileRefresh(deps: ReconcileDeps, node: NodeInfo, state: InstanceState | undefined, statuses: ReadonlyMap<string, ReadonlyMap<string, string>>, report: { refreshMarksRemoved: string[] }) {
+  const refreshId = node.labels[refreshLabel];
+  const group = node.refreshGroup ?? state?.group;
+  if (refreshId === undefined || group === undefined) return;
+  const status = statuses.get(group)?.get(refreshId);
+  if (status !== undefined && activeRefreshStatuses.has(status)) return;
+  const why = `is over (${status ?? 'unknown to Auto Scaling'}); its ending event never took this back`;
+  const undone = await removeRefreshMarks(group, { nodes: [node] }, why, { nodes: deps.cluster, events: deps.cluster, log: deps.log });
+  report.refreshMarksRemoved.push(...undone);
+}

@@ -1,0 +1,104 @@
+// Routes each delivery to the trigger of its kind. One bad or failing record never stops the
+// others; each record's log keys are reset by the logger before the next; each record's Events
+// are written before the next begins. A new trigger is one file and one line in `routes`.
+import type { ClusterGateway } from './cluster/cluster-ports.js';
+import { toDeliveries, UnsupportedEventError, type Delivery, type DeliveryKind } from './inbound/deliveries.js';
+import { launchHook } from './launch/launch-hook.js';
+import { rebalanceRecommendation } from './notices/rebalance-recommendation.js';
+import { testNotification } from './notices/test-notification.js';
+import { reconcileSchedule } from './reconcile/reconcile-schedule.js';
+import { refreshEvent } from './refresh/refresh-event.js';
+import { asError, type RecordLogger } from './shared/log.js';
+import { spotInterruption } from './termination/spot-interruption.js';
+import { terminateHook } from './termination/terminate-hook.js';
+import { route, type RecordStatus, type RouteResult, type TriggerContext } from './trigger.js';
+
+type Routed = Exclude<DeliveryKind, 'malformed' | 'unsupported'>;
+
+/** Which trigger takes which delivery. */
+const routes: Readonly<Record<Routed, (delivery: never, ctx: TriggerContext) => Promise<RouteResult>>> = {
+  terminate: route(terminateHook),
+  launch: route(launchHook),
+  'test-notification': route(testNotification),
+  'spot-interruption': route(spotInterruption),
+  'rebalance-recommendation': route(rebalanceRecommendation),
+  refresh: route(refreshEvent),
+  schedule: route(reconcileSchedule),
+};
+
+export interface RouterDeps extends Omit<TriggerContext, 'invocation' | 'log'> {
+  readonly log: RecordLogger;
+}
+
+export interface InvocationContext {
+  getRemainingTimeInMillis(): number;
+  /** The same in Lambda's own retries of an asynchronous invocation. */
+  readonly awsRequestId?: string;
+}
+
+export type RecordResult = RouteResult;
+
+export interface HandlerResult {
+  readonly records: readonly RecordResult[];
+  /** SQS records that failed, for an event source mapping with ReportBatchItemFailures: only they are retried. */
+  readonly batchItemFailures?: readonly { readonly itemIdentifier: string }[];
+}
+
+const failedStatuses: ReadonlySet<RecordStatus> = new Set(['failed', 'unsupported']);
+
+export function createRouter(deps: RouterDeps): (event: unknown, context: InvocationContext) => Promise<HandlerResult> {
+  return async (event, context) => {
+    let deliveries: Delivery[];
+    try {
+      deliveries = toDeliveries(event);
+    } catch (error) {
+      // Nothing we know: fail, so Lambda retries, the errors alarm fires and the event ends
+      // in the failed-notifications queue, instead of an empty success nobody notices.
+      if (error instanceof UnsupportedEventError) deps.log.error('unsupported event shape', { shape: error.shape, error });
+      throw error;
+    }
+    const requestId = context.awsRequestId ?? crypto.randomUUID();
+    const records: RecordResult[] = [];
+    const errors: unknown[] = [];
+    const invocation = { requestId, remainingMs: () => context.getRemainingTimeInMillis() };
+    for (const [index, delivery] of deliveries.entries()) records.push(await handleRecord(deps, delivery, index, invocation, (error) => errors.push(error)));
+    // SQS records fail alone (batchItemFailures: only they are retried and, at last, kept in
+    // the queue's dead-letter queue); a malformed SQS record too, so nothing is lost.
+    const sqsFailures = deliveries.flatMap((d, i) => (d.via === 'sqs' && d.id !== undefined && (failedStatuses.has(records[i]!.status) || records[i]!.status === 'malformed') ? [{ itemIdentifier: d.id }] : []));
+    const otherFailures = deliveries.filter((d, i) => d.via !== 'sqs' && failedStatuses.has(records[i]!.status)).length;
+    // Failing the invocation makes Lambda retry (twice, asynchronously), raises the Errors
+    // alarm and finally sends the event to the failure destination; each record is idempotent.
+    if (otherFailures > 0) {
+      throw errors.length === 1 && deliveries.length === 1 ? errors[0] : new Error(`${otherFailures} of ${deliveries.length} records failed; see the log lines before this one`, { cause: errors[0] });
+    }
+    return deliveries.some((d) => d.via === 'sqs') ? { records, batchItemFailures: sqsFailures } : { records };
+  };
+}
+
+async function handleRecord(deps: RouterDeps, delivery: Delivery, index: number, invocation: TriggerContext['invocation'], failed: (error: unknown) => void): Promise<RecordResult> {
+  const { log } = deps;
+  log.resetKeys();
+  if (delivery.kind === 'malformed') {
+    // Logged, never retried from here: a retry would fail the same way.
+    log.error('malformed record', { field: delivery.field, reason: delivery.reason, recordIndex: index, via: delivery.via, messageId: delivery.id });
+    return { status: 'malformed' };
+  }
+  if (delivery.kind === 'unsupported') {
+    log.error('unsupported record: this function does not serve this kind of event', { shape: delivery.shape, recordIndex: index, via: delivery.via, messageId: delivery.id });
+    return { status: 'unsupported' };
+  }
+  let connected: ClusterGateway | undefined;
+  const cluster = async () => (connected = await deps.cluster());
+  const ctx: TriggerContext = { ...deps, cluster, invocation };
+  try {
+    const run = routes[delivery.kind] as (d: Delivery, c: TriggerContext) => Promise<RouteResult>;
+    return await run(delivery, ctx);
+  } catch (error) {
+    log.error('record failed; it is retried', asError(error));
+    failed(error);
+    return { status: 'failed' };
+  } finally {
+    // Events are queued so they never hold a drain up; they are written before we go on.
+    await connected?.flush?.(Math.max(0, Math.min(5_000, invocation.remainingMs() - 2_000)));
+  }
+}

@@ -1,0 +1,82 @@
+// The smallest interfaces the use cases need from AWS. Only adapters/aws/ implements them;
+// the use cases own them and test against fakes.
+
+/**
+ * One lifecycle action. Auto Scaling accepts the token or the instance id: a hand-off the
+ * reconciler starts knows no token (none is kept anywhere but in the notification) and
+ * names the action by its instance.
+ */
+export interface LifecycleActionRef {
+  readonly autoScalingGroupName: string;
+  readonly lifecycleHookName: string;
+  readonly lifecycleActionToken?: string | undefined;
+  readonly instanceId: string;
+}
+
+export type LifecycleResult = 'CONTINUE' | 'ABANDON';
+
+export interface LifecycleActions {
+  /** 'already-completed' when Auto Scaling has no active action (completed twice, timed out). */
+  complete(action: LifecycleActionRef, result: LifecycleResult): Promise<'completed' | 'already-completed'>;
+  /** Restarts the hook's heartbeat timer; 'no-active-action' when it is already over. */
+  heartbeat(action: LifecycleActionRef): Promise<'recorded' | 'no-active-action'>;
+}
+
+/** Auto Scaling's view of one instance (DescribeAutoScalingInstances). */
+export interface InstanceState {
+  readonly instanceId: string;
+  readonly group: string;
+  /** InService, Pending:Wait, Terminating:Wait, Terminating:Retained, Warmed:Pending:Wait, ... */
+  readonly lifecycleState: string;
+}
+
+/** One group as the reconciler needs it: the strategy tag `upgrade` sets. */
+export interface GroupView {
+  readonly name: string;
+  readonly tags: Readonly<Record<string, string>>;
+}
+
+export interface AutoScalingInstances {
+  /** The instances Auto Scaling knows, in batches of 50; an instance in no group is absent. */
+  describe(instanceIds: readonly string[]): Promise<ReadonlyMap<string, InstanceState>>;
+  /** Instances of the group on their way out of it (terminating, or returning to the warm pool). */
+  leavingGroup(group: string): Promise<readonly string[]>;
+  /** The statuses of instance refreshes of a group (Pending, InProgress, Successful, ...); unknown ids are absent. */
+  refreshStatuses(group: string, refreshIds: readonly string[]): Promise<ReadonlyMap<string, string>>;
+  /**
+   * An instance refresh of the group, while it is pending or in progress: which instances it
+   * will replace (those not on its desired launch template version) and the group's strategy
+   * tag. Undefined once over.
+   */
+  refresh(group: string, refreshId: string): Promise<RefreshView | undefined>;
+  /** The groups with their tags (DescribeAutoScalingGroups, 100 names a call). */
+  describeGroups(names: readonly string[]): Promise<readonly GroupView[]>;
+  /** Removes one of our tags from a group (the reconciler, when the refresh it names is over). */
+  removeTag(group: string, key: string): Promise<void>;
+}
+
+export interface RefreshView {
+  /** The group's strategy tag as `upgrade` left it (refresh/strategy-tag.ts reads it). */
+  readonly strategyTag: string | undefined;
+  readonly outdated: readonly string[];
+  /** The desired configuration, for messages: "lt-0abc version 7". */
+  readonly desired: string;
+}
+
+/** EC2's view of instances: the private DNS name is what the kubelet registers as the node's name on EKS. */
+export interface InstanceDirectory {
+  /** Private DNS names by instance id; an instance EC2 does not know (or has no name yet) is absent. */
+  privateDnsNames(instanceIds: readonly string[]): Promise<ReadonlyMap<string, string>>;
+  /** A launch template's latest and default version numbers ($Latest and $Default resolved). */
+  launchTemplateVersions?(template: { readonly id?: string | undefined; readonly name?: string | undefined }): Promise<{ readonly latest: string; readonly default: string } | undefined>;
+}
+
+/** One metric data point set, with the dimensions that classify it (EMF in production). */
+export interface MetricsSink {
+  emit(dimensions: Readonly<Record<string, string>>, values: Readonly<Record<string, { readonly unit: 'Count' | 'Seconds'; readonly value: number }>>): void;
+}
+
+/** Where the remaining work goes when one invocation cannot finish it. */
+export interface HandOffs {
+  send(message: Readonly<Record<string, unknown>>): Promise<void>;
+}

@@ -1,0 +1,142 @@
+// The handler's configuration: parsed and validated once, at cold start, from the variables
+// defined in config-variables.ts (the construct writes the same definitions).
+import { configVariables, type Variable } from './config-variables.js';
+import { DeadlinePolicy } from './deadline-policy.js';
+import { ConfigError } from './errors.js';
+
+export { configVariables, DeadlinePolicy };
+
+/** The CloudWatch namespace of our metrics (EMF lines and the log metric filters). */
+export const metricsNamespace = 'GracefulNodeTermination';
+
+/** Auto Scaling's cap on how long one lifecycle action can be kept alive. */
+export function actionCapSeconds(heartbeatTimeoutSeconds: number): number {
+  return Math.min(48 * 3600, 100 * heartbeatTimeoutSeconds);
+}
+
+export interface Config {
+  /** EKS cluster name: the token's x-k8s-aws-id and the DescribeCluster target. */
+  readonly clusterName: string;
+  /** Auto Scaling groups this deployment acts for; anything else is refused. */
+  readonly autoScalingGroupNames: ReadonlySet<string>;
+  /** Lifecycle hook names this deployment acts for. */
+  readonly lifecycleHookNames: ReadonlySet<string>;
+  /** Upper bound on evicting and waiting for pods. */
+  readonly drainTimeoutSeconds: number;
+  /** Wait after the drain so load balancers stop sending traffic (EKS waits 60 s). */
+  readonly loadBalancerDelaySeconds: number;
+  /** Kept free at the end of an invocation to complete the lifecycle action. */
+  readonly invocationMarginSeconds: number;
+  /** Evictions in flight at once per node. */
+  readonly evictionConcurrency: number;
+  /** How long a new node has to join Ready before its launch is abandoned. */
+  readonly launchTimeoutSeconds: number;
+  /** How long Job and do-not-disrupt pods may run on before they are evicted anyway. */
+  readonly batchWaitSeconds: number;
+  /** What happens to pods still there at the drain deadline. */
+  readonly deadlinePolicy: DeadlinePolicy;
+  /** No pod is force-deleted before it had this long from when the drain first saw the node. */
+  readonly minEvictionWindowSeconds: number;
+  /** Cordon the group's other terminating instances before evicting (Terminating:Wait). */
+  readonly cordonDoomedSiblings: boolean;
+  /** Taint (or cordon, strategy minimal) the outdated nodes when an instance refresh starts. */
+  readonly markOutdatedOnRefresh: boolean;
+  /** A budget refusing a pod this long is reported again, with pending replacements. */
+  readonly blockedReportSeconds: number;
+  /** The hooks' HeartbeatTimeout: heartbeats and hand-offs are paced by it. */
+  readonly heartbeatTimeoutSeconds: number;
+  /** Topic that carries hand-offs to a fresh invocation; unset: a drain ends with its invocation. */
+  readonly handOffTopicArn: string | undefined;
+  /** This deployment's name: the owner named on every mark it sets. */
+  readonly deploymentName: string;
+  /** Take back orphaned marks and resume lost drains on scheduled events. */
+  readonly reconcileMarks: boolean;
+  /** Use this kubeconfig instead of EKS (tests, the local demo, non-EKS clusters). */
+  readonly kubeconfigPath: string | undefined;
+  /** Context in that kubeconfig; its current context when unset. */
+  readonly kubeconfigContext: string | undefined;
+}
+
+/** The settings a deployer chooses; names are the camelCase twins of the variables. */
+export type ConfigInput = {
+  readonly clusterName: string;
+  readonly autoScalingGroupNames: readonly string[];
+  readonly lifecycleHookNames: readonly string[];
+  readonly drainTimeoutSeconds?: number;
+  readonly loadBalancerDelaySeconds?: number;
+  readonly invocationMarginSeconds?: number;
+  readonly evictionConcurrency?: number;
+  readonly launchTimeoutSeconds?: number;
+  readonly batchWaitSeconds?: number;
+  readonly deadlinePolicy?: DeadlinePolicy;
+  readonly minEvictionWindowSeconds?: number;
+  readonly cordonDoomedSiblings?: boolean;
+  readonly markOutdatedOnRefresh?: boolean;
+  readonly blockedReportSeconds?: number;
+  readonly heartbeatTimeoutSeconds?: number;
+  readonly handOffTopicArn?: string;
+  readonly deploymentName?: string;
+  readonly reconcileMarks?: boolean;
+  readonly kubeconfigPath?: string;
+  readonly kubeconfigContext?: string;
+};
+
+const required: ReadonlySet<keyof typeof configVariables> = new Set([
+  'clusterName',
+  'autoScalingGroupNames',
+  'lifecycleHookNames',
+]);
+
+/**
+ * Parses and validates the whole environment at once. Throws one ConfigError naming
+ * every bad variable and what it accepts, so a deployer fixes them in one go.
+ */
+export function parseConfig(env: Readonly<Record<string, string | undefined>>): Config {
+  const problems: string[] = [];
+  const values: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(configVariables) as [
+    keyof typeof configVariables,
+    Variable<unknown>,
+  ][]) {
+    const raw = env[v.name];
+    if (raw === undefined || raw.trim() === '') {
+      if (required.has(key)) problems.push(`${v.name} is required (${v.accepts})`);
+      values[key] = v.default;
+      continue;
+    }
+    const parsed = v.parse(raw);
+    if (parsed === undefined) problems.push(`${v.name}=${JSON.stringify(raw)} is invalid: expected ${v.accepts}`);
+    values[key] = parsed;
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return values as unknown as Config;
+}
+
+/** The environment that makes parseConfig return these settings (used by the CDK construct). */
+export function toEnvironment(input: ConfigInput): Record<string, string> {
+  const env: Record<string, string> = {};
+  const set = <T>(v: Variable<T>, value: T | undefined): void => {
+    if (value !== undefined) env[v.name] = v.format(value);
+  };
+  set(configVariables.clusterName, input.clusterName);
+  set(configVariables.autoScalingGroupNames, new Set(input.autoScalingGroupNames));
+  set(configVariables.lifecycleHookNames, new Set(input.lifecycleHookNames));
+  set(configVariables.drainTimeoutSeconds, input.drainTimeoutSeconds);
+  set(configVariables.loadBalancerDelaySeconds, input.loadBalancerDelaySeconds);
+  set(configVariables.invocationMarginSeconds, input.invocationMarginSeconds);
+  set(configVariables.evictionConcurrency, input.evictionConcurrency);
+  set(configVariables.launchTimeoutSeconds, input.launchTimeoutSeconds);
+  set(configVariables.batchWaitSeconds, input.batchWaitSeconds);
+  set(configVariables.deadlinePolicy, input.deadlinePolicy);
+  set(configVariables.minEvictionWindowSeconds, input.minEvictionWindowSeconds);
+  set(configVariables.cordonDoomedSiblings, input.cordonDoomedSiblings);
+  set(configVariables.markOutdatedOnRefresh, input.markOutdatedOnRefresh);
+  set(configVariables.blockedReportSeconds, input.blockedReportSeconds);
+  set(configVariables.heartbeatTimeoutSeconds, input.heartbeatTimeoutSeconds);
+  set(configVariables.handOffTopicArn, input.handOffTopicArn);
+  set(configVariables.deploymentName, input.deploymentName);
+  set(configVariables.reconcileMarks, input.reconcileMarks);
+  set(configVariables.kubeconfigPath, input.kubeconfigPath);
+  set(configVariables.kubeconfigContext, input.kubeconfigContext);
+  return env;
+}

@@ -1,0 +1,44 @@
+// Deadlines for a termination a lifecycle hook asked for. The drain deadline is measured from
+// the notification's time as our record keeps it, so it holds across invocations, and leaves
+// room for the load-balancer wait before the hook's global cap. Without a hand-off path it
+// must also fit this invocation. Every invocation starts with a heartbeat (confirm), which
+// restarts the hook's timer: it hands on well before that runs out again.
+import { actionCapSeconds, type Config } from '../shared/config.js';
+import type { Deadlines } from './state.js';
+
+export interface PlanInput {
+  readonly notifiedAtMs: number;
+  readonly nowMs: number;
+  /** When Lambda ends this invocation. */
+  readonly invocationEndMs: number;
+  readonly canHandOff: boolean;
+}
+
+export function planTermination(config: Config, p: PlanInput): Deadlines {
+  const { notifiedAtMs, nowMs, invocationEndMs } = p;
+  const marginMs = config.invocationMarginSeconds * 1000;
+  const loadBalancerMs = config.loadBalancerDelaySeconds * 1000;
+  const capMs = notifiedAtMs + actionCapSeconds(config.heartbeatTimeoutSeconds) * 1000;
+  const invocationStopMs = Math.min(invocationEndMs - marginMs, nowMs + config.heartbeatTimeoutSeconds * 800);
+  const latestMs = p.canHandOff ? capMs - loadBalancerMs - marginMs : invocationEndMs - marginMs - loadBalancerMs;
+  // Batch pods: waited for up to BATCH_WAIT_SECONDS, then drained within DRAIN_TIMEOUT_SECONDS.
+  const batchUntilMs = Math.min(notifiedAtMs + config.batchWaitSeconds * 1000, latestMs);
+  const batchDeadlineMs = Math.min(batchUntilMs + config.drainTimeoutSeconds * 1000, latestMs);
+  return {
+    drainDeadlineMs: Math.min(notifiedAtMs + config.drainTimeoutSeconds * 1000, latestMs),
+    latestDrainEndMs: Math.max(nowMs, latestMs),
+    invocationStopMs: p.canHandOff ? Math.max(nowMs, invocationStopMs) : Number.POSITIVE_INFINITY,
+    minEvictionWindowMs: config.minEvictionWindowSeconds * 1000,
+    batch: { untilMs: batchUntilMs, deadlineMs: Math.max(nowMs, batchDeadlineMs) },
+    loadBalancerDelayMs: loadBalancerMs,
+  };
+}
+
+/**
+ * How long a drain may go without a write before the reconciler takes its hand-off chain for
+ * lost: one invocation's stretch (it hands on before the heartbeat timer or Lambda's 15
+ * minutes run out) and a minute more.
+ */
+export function handOffIntervalMs(config: Pick<Config, 'heartbeatTimeoutSeconds' | 'invocationMarginSeconds'>): number {
+  return Math.min(15 * 60 - config.invocationMarginSeconds, config.heartbeatTimeoutSeconds * 0.8) * 1000;
+}

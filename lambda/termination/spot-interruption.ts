@@ -1,0 +1,124 @@
+// The trigger of an EC2 Spot interruption warning: EC2 reclaims the instance two minutes after
+// it, and no lifecycle action waits for us. Confirmed with Auto Scaling (which group is the
+// instance in? only ours are drained); the warning's time is never trusted beyond what EC2
+// promises (two minutes from now at most; an expired warning is dropped). Drained at once
+// with a deadline that ends before the two minutes are up and the configured policy (retain
+// cannot keep a Spot instance: it deletes nothing, as leave).
+// https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-instance-termination-notices.html
+import type { ClusterGateway } from '../cluster/cluster-ports.js';
+import { spotInterruptionDrained } from '../cluster/events.js';
+import type { DeliveryOf } from '../inbound/deliveries.js';
+import { instanceIdPattern } from '../inbound/lifecycle-message.js';
+import { DeadlinePolicy } from '../shared/deadline-policy.js';
+import { confirmed, type Confirmed, type Trigger, type TriggerContext } from '../trigger.js';
+import { terminate } from './pipeline.js';
+import { secondsSince, type Deadlines, type Ending, type TerminationRequest } from './state.js';
+
+/** EC2's notice before it reclaims a Spot instance. */
+export const spotWarningSeconds = 120;
+/** The last seconds before a Spot reclaim, kept for load balancers to let the node go. */
+export const spotSettleSeconds = 15;
+const instanceActions: ReadonlySet<string> = new Set(['terminate', 'stop', 'hibernate']);
+
+export interface SpotWarning {
+  readonly instanceId: string;
+  readonly instanceAction: string;
+  /** The warning's time, never later than when we received it. */
+  readonly warnedAtMs: number;
+  /** Filled by confirm: the instance's group, one we serve. */
+  readonly group: string;
+}
+
+export const spotInterruption: Trigger<DeliveryOf<'spot-interruption'>, SpotWarning> = {
+  parse(d, { clock, log }) {
+    const instanceId = d.detail['instance-id'];
+    const action = d.detail['instance-action'];
+    const timeMs = typeof d.time === 'string' ? Date.parse(d.time) : Number.NaN;
+    const problem =
+      d.source !== 'aws.ec2' ? { field: 'source', reason: `is ${JSON.stringify(d.source)}, expected aws.ec2` }
+      : typeof instanceId !== 'string' || !instanceIdPattern.test(instanceId) ? { field: 'detail.instance-id', reason: `is ${JSON.stringify(instanceId)}, not an EC2 instance id` }
+      : typeof action !== 'string' || !instanceActions.has(action) ? { field: 'detail.instance-action', reason: `is ${JSON.stringify(action)}, expected terminate, stop or hibernate` }
+      : Number.isNaN(timeMs) ? { field: 'time', reason: `is ${JSON.stringify(d.time)}, not an ISO 8601 time` }
+      : undefined;
+    if (problem !== undefined) {
+      log.error('malformed Spot interruption warning', { ...problem, messageId: d.id });
+      return { status: 'malformed' };
+    }
+    // A time in the future would extend the deadline past the reclaim: taken as now.
+    const warnedAtMs = Math.min(timeMs, clock.now());
+    if (clock.now() >= warnedAtMs + spotWarningSeconds * 1000) {
+      log.warn('Spot interruption warning arrived after the instance was reclaimed; nothing left to drain', { instanceId, reclaimAt: new Date(warnedAtMs + spotWarningSeconds * 1000).toISOString() });
+      return { status: 'spot-warning-expired', instanceId: instanceId as string };
+    }
+    return { work: { instanceId: instanceId as string, instanceAction: action as string, warnedAtMs, group: '' } };
+  },
+
+  keys: (w) => ({ instanceId: w.instanceId, transition: 'spot-interruption', instanceAction: w.instanceAction }),
+
+  async confirm(w, { instances, config, log }) {
+    const group = (await instances.describe([w.instanceId])).get(w.instanceId)?.group;
+    if (group === undefined || !config.autoScalingGroupNames.has(group)) {
+      log.warn('Spot interruption warning refused: the instance is in no Auto Scaling group this deployment serves', { group: group ?? null });
+      return { status: 'refused' };
+    }
+    log.appendKeys?.({ autoScalingGroupName: group });
+    return confirmed({ ...w, group });
+  },
+
+  async act(w, ctx) {
+    const cluster = await ctx.cluster();
+    const report = await terminate(spotRequest(w, ctx, cluster), { nodes: cluster, pods: cluster, events: cluster, lifecycle: ctx.lifecycle, clock: ctx.clock, log: ctx.log, instances: ctx.instances });
+    ctx.metrics?.emit(
+      { Transition: 'spot-interruption', Outcome: report.outcome },
+      { SpotInterruptions: { unit: 'Count', value: 1 }, PodsEvicted: { unit: 'Count', value: report.evictedTotal }, PodsForceDeleted: { unit: 'Count', value: report.drain?.forced ?? 0 } },
+    );
+    const reclaimAtMs = w.warnedAtMs + spotWarningSeconds * 1000;
+    ctx.log.info('Spot interruption handled', { outcome: report.outcome, podsEvicted: report.evictedTotal, secondsBeforeReclaim: Math.round((reclaimAtMs - ctx.clock.now()) / 1000) });
+    return report.outcome;
+  },
+};
+
+/** Leave the last seconds to the load balancers: label first (mark), drain, then wait what is left. */
+export function spotDeadlines(reclaimAtMs: number, loadBalancerDelaySeconds: number): Deadlines {
+  const drainEndMs = reclaimAtMs - spotSettleSeconds * 1000;
+  return {
+    drainDeadlineMs: drainEndMs,
+    latestDrainEndMs: drainEndMs,
+    invocationStopMs: Number.POSITIVE_INFINITY,
+    minEvictionWindowMs: 0,
+    batch: undefined,
+    loadBalancerDelayMs: Math.max(0, Math.min(loadBalancerDelaySeconds, spotSettleSeconds - 2)) * 1000,
+  };
+}
+
+function spotRequest(w: Confirmed<SpotWarning>, ctx: TriggerContext, cluster: ClusterGateway): TerminationRequest {
+  const { config } = ctx;
+  return {
+    action: { autoScalingGroupName: w.group, lifecycleHookName: '', instanceId: w.instanceId },
+    actionId: `spot:${w.instanceId}`,
+    spot: true,
+    notifiedAtMs: w.warnedAtMs,
+    requestId: ctx.invocation.requestId,
+    // A repeated warning keeps the first one's clock (the record's).
+    plan: (notifiedAtMs) => spotDeadlines(Math.min(notifiedAtMs, w.warnedAtMs) + spotWarningSeconds * 1000, config.loadBalancerDelaySeconds),
+    deadlinePolicy: config.deadlinePolicy === DeadlinePolicy.RETAIN ? DeadlinePolicy.LEAVE : config.deadlinePolicy,
+    blockedReportMs: config.blockedReportSeconds * 1000,
+    evictionConcurrency: config.evictionConcurrency,
+    cordonDoomedSiblings: config.cordonDoomedSiblings,
+    owner: config.deploymentName,
+    ending: spotEnding(w, ctx, cluster),
+  };
+}
+
+function spotEnding(w: SpotWarning, ctx: TriggerContext, cluster: ClusterGateway): Ending {
+  return {
+    startedMessage: () => `EC2 reclaims Spot instance ${w.instanceId} of group ${w.group} in two minutes (${w.instanceAction}); draining before it goes.`,
+    async finish(c) {
+      ctx.log.info('drained ahead of the Spot interruption; EC2 reclaims the instance', { outcome: c.outcome });
+      if (c.node !== undefined && c.outcome !== 'node-not-found' && c.outcome !== 'node-gone') {
+        await cluster.record(spotInterruptionDrained(c.node, secondsSince(ctx.clock, w.warnedAtMs), c.outcome));
+      }
+      return 'nothing-to-complete';
+    },
+  };
+}

@@ -1,0 +1,159 @@
+// What a termination carries from phase to phase, typed per phase: what the trigger asked
+// for (the request), what verify found (the node, the claim), what mark wrote (the record,
+// and the deadlines read from it), what drain left (the outcome, the live pod view).
+import type { EventRecorder, NodeGateway, NodeInfo, PodGateway, PodWatch } from '../cluster/cluster-ports.js';
+import type { DrainRecord } from '../cluster/node-marks.js';
+import type { DrainResult } from '../eviction/drain-node.js';
+import type { ReturnedPods } from '../eviction/returned-pods.js';
+import type { AutoScalingInstances, LifecycleActionRef, LifecycleActions } from '../shared/aws-ports.js';
+import type { Clock } from '../shared/clock.js';
+import type { DeadlinePolicy } from '../shared/deadline-policy.js';
+import type { Log } from '../shared/log.js';
+
+export type TerminateOutcome =
+  | 'drained'
+  | 'timed-out'
+  /** DEADLINE_POLICY=retain at the deadline: completed with ABANDON, the node left cordoned. */
+  | 'retained'
+  | 'node-not-found'
+  | 'node-gone'
+  | 'handed-off'
+  | 'superseded';
+
+/** When each part of a drain must end, from the notification's time as our record keeps it. */
+export interface Deadlines {
+  /** When evicting and waiting for pods stops (DRAIN_TIMEOUT_SECONDS), before the fair window. */
+  readonly drainDeadlineMs: number;
+  /** Nothing may run past this: the action's own cap less the load-balancer wait and margin. */
+  readonly latestDrainEndMs: number;
+  /** When this invocation stops and hands the rest on (infinite without a hand-off path). */
+  readonly invocationStopMs: number;
+  /** Every pod gets at least this long from when the drain first saw the node before force. */
+  readonly minEvictionWindowMs: number;
+  /** Batch pods are waited for until untilMs, then drained by deadlineMs. */
+  readonly batch?: { readonly untilMs: number; readonly deadlineMs: number } | undefined;
+  readonly loadBalancerDelayMs: number;
+}
+
+/** How a termination starts and ends, per trigger (a lifecycle hook, a Spot warning). */
+export interface Ending {
+  /** Who asks for the drain, for the DrainStarted Event. */
+  startedMessage(): string;
+  /** Completes what asked for the termination, if anything waits for it, and says so on the node. */
+  finish(completion: Completion): Promise<'completed' | 'already-completed' | 'nothing-to-complete'>;
+}
+
+/** What a trigger asks the termination to do. Nothing here is trusted beyond the confirmed action. */
+export interface TerminationRequest {
+  /** The action; for a Spot interruption a stand-in (nothing to complete). */
+  readonly action: LifecycleActionRef;
+  /** actionIdOf(token); '' when the action is addressed by its instance (the record says which). */
+  readonly actionId: string;
+  readonly spot: boolean;
+  /** The notification's time, for a drain that has no record yet. */
+  readonly notifiedAtMs: number;
+  /** A hand-off: which one, and the claim it was published under. Everything else is re-derived. */
+  readonly resume?: { readonly count: number; readonly claim: string | undefined } | undefined;
+  /** Lambda's request id for this invocation (the same in Lambda's own retries of it). */
+  readonly requestId: string;
+  /** The trigger's plan: deadlines from the notification's time as the record keeps it. */
+  plan(notifiedAtMs: number): Deadlines;
+  readonly deadlinePolicy: DeadlinePolicy;
+  readonly blockedReportMs: number;
+  readonly evictionConcurrency: number;
+  /** Mark the group's other leaving instances' nodes before evicting (siblings.ts). */
+  readonly cordonDoomedSiblings: boolean;
+  /** Owner of every mark (the deployment). */
+  readonly owner: string;
+  readonly ending: Ending;
+  /** Sends "carry on" to a fresh invocation; absent when there is nowhere to send it. */
+  readonly handOff?: ((pointer: { readonly count: number; readonly claim: string }) => Promise<'sent' | 'action-over'>) | undefined;
+}
+
+export interface TerminateDeps {
+  readonly nodes: NodeGateway;
+  readonly pods: PodGateway;
+  readonly events: EventRecorder;
+  readonly lifecycle: LifecycleActions;
+  readonly clock: Clock;
+  readonly log: Log;
+  /** Which instances the group is letting go too (sibling marking); absent: not asked. */
+  readonly instances?: Pick<AutoScalingInstances, 'leavingGroup'> | undefined;
+}
+
+/** One run of the pipeline in this invocation. */
+export interface Run {
+  readonly request: TerminationRequest;
+  readonly deps: TerminateDeps;
+  readonly startedMs: number;
+  /** The live pod view, opened by drain or settle, closed by the pipeline. */
+  pods?: { readonly watch: PodWatch; readonly returns: ReturnedPods } | undefined;
+}
+
+/** verify found the node, and which hand-off claim this invocation carries on from. */
+export interface Verified {
+  readonly node: NodeInfo;
+  /** The resolved action id (the request's, or the record's for a resume by instance). */
+  readonly actionId: string;
+  /** The claim on the node this invocation replaces when it hands on. */
+  readonly claim: string | undefined;
+  /** This invocation's own claim left by an earlier attempt of it that crashed before publishing. */
+  readonly ownPendingClaim: string | undefined;
+}
+
+/** mark wrote (or found) our record: the deadlines come from it. */
+export interface Marked extends Verified {
+  readonly record: DrainRecord;
+  readonly deadlines: Deadlines;
+}
+
+/** drain ended (or had ended in an earlier invocation, as the record says). */
+export interface Drained extends Marked {
+  readonly outcome: 'drained' | 'timed-out';
+  readonly drainedAtMs: number;
+  readonly evictedTotal: number;
+  /** This invocation's drain, if it ran one. */
+  readonly result: DrainResult | undefined;
+}
+
+/** Where a phase leaves the termination when it does not go on to the next. */
+export type Stop =
+  | { readonly end: TerminateOutcome }
+  | { readonly complete: Completion }
+  | { readonly handOn: 'drain' | 'settle'; readonly state: Marked; readonly record: DrainRecord; readonly evictedTotal: number; readonly result: DrainResult | undefined };
+
+/** What the complete phase ends with. */
+export interface Completion {
+  readonly node: NodeInfo | undefined;
+  readonly outcome: 'drained' | 'timed-out' | 'retained' | 'node-not-found' | 'node-gone';
+  readonly verdict: 'CONTINUE' | 'ABANDON';
+  readonly evictedTotal: number;
+  readonly result: DrainResult | undefined;
+}
+
+export type Step<T> = T | { readonly stop: Stop };
+
+export function isStop<T extends object>(step: Step<T>): step is { readonly stop: Stop } {
+  return 'stop' in step;
+}
+
+export interface TerminateReport {
+  readonly outcome: TerminateOutcome;
+  readonly nodeName: string | undefined;
+  /** 'pending' when the work was handed on, belongs to another invocation, or was never ours. */
+  readonly lifecycleAction: 'completed' | 'already-completed' | 'pending';
+  /** This invocation's drain, if it ran one. */
+  readonly drain: DrainResult | undefined;
+  /** Pods evicted over the whole termination (all its invocations). */
+  readonly evictedTotal: number;
+  readonly durationMs: number;
+}
+
+export function secondsSince(clock: Clock, fromMs: number): number {
+  return Math.round((clock.now() - fromMs) / 100) / 10;
+}
+
+/** When this invocation must stop working on the termination. */
+export function stopMs(run: Run, deadlines: Deadlines): number {
+  return run.request.handOff ? deadlines.invocationStopMs : Number.POSITIVE_INFINITY;
+}

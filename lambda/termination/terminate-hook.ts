@@ -1,0 +1,134 @@
+// The trigger of an Auto Scaling terminate hook (a notification, or a hand-off of ours that
+// points at the same action). A heartbeat confirms the action is live and restarts the hook's
+// timer: a forged or stale notification (group and hook names are no secret) gets "No active
+// Lifecycle Action" and ends before any write, with no completion. It ends by completing the
+// action; "No active Lifecycle Action" then means another delivery completed it or the hook
+// timed out: done either way.
+import type { ClusterGateway } from '../cluster/cluster-ports.js';
+import { accessDenied, accessDeniedMessage, lifecycleActionCompleted } from '../cluster/events.js';
+import { actionIdOf } from '../cluster/node-marks.js';
+import type { DeliveryOf } from '../inbound/deliveries.js';
+import { handOffMessage, type LifecycleNotification } from '../inbound/lifecycle-message.js';
+import { lifecycleKeys, parseOurs } from '../inbound/lifecycle-scope.js';
+import { undrainedVerdict } from '../shared/deadline-policy.js';
+import { AccessDeniedError } from '../shared/errors.js';
+import { asError } from '../shared/log.js';
+import { confirmed, type Confirmed, type Trigger, type TriggerContext } from '../trigger.js';
+import { terminate } from './pipeline.js';
+import { planTermination } from './plan.js';
+import { secondsSince, type Completion, type Ending, type TerminateReport, type TerminationRequest } from './state.js';
+
+export const terminateHook: Trigger<DeliveryOf<'terminate'>, LifecycleNotification> = {
+  parse: parseOurs,
+  keys: lifecycleKeys,
+
+  async confirm(n, { lifecycle, log }) {
+    if ((await lifecycle.heartbeat(n)) === 'no-active-action') {
+      if (n.handOff !== undefined) {
+        log.info('the lifecycle action is already over (completed or timed out); nothing left to do');
+        return { status: 'superseded' };
+      }
+      log.warn('Auto Scaling has no active lifecycle action for this notification; not touching the cluster');
+      return { status: 'no-active-action' };
+    }
+    log.info('lifecycle action verified (heartbeat recorded)');
+    return confirmed(n);
+  },
+
+  async act(n, ctx) {
+    const cluster = await ctx.cluster();
+    try {
+      const report = await terminate(terminationRequest(n, ctx, cluster), { nodes: cluster, pods: cluster, events: cluster, lifecycle: ctx.lifecycle, clock: ctx.clock, log: ctx.log, instances: ctx.instances });
+      emitTermination(n, report, ctx);
+      ctx.log.info('termination handled', { outcome: report.outcome, lifecycleAction: report.lifecycleAction, durationMs: report.durationMs, podsEvicted: report.evictedTotal });
+      return report.outcome;
+    } catch (error) {
+      if (error instanceof AccessDeniedError) await completeDenied(n, ctx, cluster, error);
+      throw error;
+    }
+  },
+};
+
+function terminationRequest(n: Confirmed<LifecycleNotification>, ctx: TriggerContext, cluster: ClusterGateway): TerminationRequest {
+  const { config, clock, handOffs } = ctx;
+  const nowMs = clock.now();
+  const invocationEndMs = nowMs + ctx.invocation.remainingMs();
+  return {
+    action: n,
+    actionId: n.lifecycleActionToken !== undefined ? actionIdOf(n.lifecycleActionToken) : '',
+    spot: false,
+    notifiedAtMs: n.time.getTime(),
+    resume: n.handOff !== undefined ? { count: n.handOff.count, claim: n.handOff.claim } : undefined,
+    requestId: ctx.invocation.requestId,
+    plan: (notifiedAtMs) => planTermination(config, { notifiedAtMs, nowMs, invocationEndMs, canHandOff: handOffs !== undefined }),
+    deadlinePolicy: config.deadlinePolicy,
+    blockedReportMs: config.blockedReportSeconds * 1000,
+    evictionConcurrency: config.evictionConcurrency,
+    cordonDoomedSiblings: config.cordonDoomedSiblings,
+    owner: config.deploymentName,
+    ending: lifecycleEnding(n, ctx, cluster),
+    handOff:
+      handOffs === undefined
+        ? undefined
+        : async (pointer) => {
+            if ((await ctx.lifecycle.heartbeat(n)) === 'no-active-action') return 'action-over';
+            await handOffs.send(handOffMessage(n, { ...pointer, byReconciler: n.handOff?.byReconciler ?? false }));
+            return 'sent';
+          },
+  };
+}
+
+/** How a termination a lifecycle hook asked for starts and ends: CONTINUE, or ABANDON to retain. */
+export function lifecycleEnding(n: Pick<LifecycleNotification, 'autoScalingGroupName' | 'lifecycleHookName' | 'lifecycleActionToken' | 'instanceId' | 'destination' | 'time'>, ctx: Pick<TriggerContext, 'lifecycle' | 'log' | 'clock'>, cluster: Pick<ClusterGateway, 'record'>): Ending {
+  return {
+    startedMessage: () =>
+      n.destination === 'WarmPool'
+        ? `Auto Scaling group ${n.autoScalingGroupName} is returning instance ${n.instanceId} to its warm pool; draining before it stops. Our marks are removed when it comes back.`
+        : `Auto Scaling group ${n.autoScalingGroupName} is terminating instance ${n.instanceId}; draining before it goes.`,
+
+    async finish(c: Completion) {
+      const { autoScalingGroupName, lifecycleHookName, lifecycleActionToken, instanceId } = n;
+      const result = await ctx.lifecycle.complete({ autoScalingGroupName, lifecycleHookName, lifecycleActionToken, instanceId }, c.verdict);
+      if (result === 'already-completed') ctx.log.info('lifecycle action was already completed (duplicate delivery or timed out); nothing left to do');
+      else ctx.log.info('lifecycle action completed', { result: c.verdict });
+      if (c.node !== undefined && c.outcome !== 'node-not-found' && c.outcome !== 'node-gone') {
+        const seconds = secondsSince(ctx.clock, c.node.drain?.notifiedAtMs ?? n.time.getTime());
+        await cluster.record(lifecycleActionCompleted(c.node, { verdict: c.verdict, alreadyCompleted: result === 'already-completed', seconds, outcome: c.outcome }));
+      }
+      return result;
+    },
+  };
+}
+
+/**
+ * Our own RBAC or access entry is wrong: holding the instance helps nobody, unless the
+ * deployer chose to retain (then ABANDON keeps it, cordoned or not, with its pods).
+ */
+async function completeDenied(n: LifecycleNotification, ctx: TriggerContext, cluster: ClusterGateway, error: AccessDeniedError): Promise<void> {
+  const verdict = undrainedVerdict(ctx.config.deadlinePolicy);
+  ctx.log.error(accessDeniedMessage, { error, verdict });
+  try {
+    const result = await ctx.lifecycle.complete(n, verdict);
+    ctx.log.warn('lifecycle action completed without draining', { lifecycleAction: result, result: verdict });
+    const node = await cluster.findNodeByInstanceId(n.instanceId).catch(() => undefined);
+    if (node !== undefined) await cluster.record(accessDenied(node, verdict));
+  } catch (completeError) {
+    ctx.log.error('could not complete the lifecycle action either', asError(completeError));
+  }
+}
+
+/** Once per lifecycle action: by the invocation that completed it (or found it over). */
+function emitTermination(n: LifecycleNotification, report: TerminateReport, ctx: TriggerContext): void {
+  if (report.lifecycleAction === 'pending') return;
+  ctx.metrics?.emit(
+    { Transition: 'terminating', Outcome: report.outcome },
+    {
+      Terminations: { unit: 'Count', value: 1 },
+      SecondsSinceNotification: { unit: 'Seconds', value: secondsSince(ctx.clock, n.time.getTime()) },
+      PodsEvicted: { unit: 'Count', value: report.evictedTotal },
+      EvictionsBlocked: { unit: 'Count', value: report.drain?.blocked ?? 0 },
+      PodsForceDeleted: { unit: 'Count', value: report.drain?.forced ?? 0 },
+    },
+  );
+}
+

@@ -1,0 +1,109 @@
+// The contract every trigger keeps: it parses its own payload, confirms with AWS that the work
+// is live and ours before anything is written anywhere, and only then acts. act() takes only
+// what confirm() returned (the Confirmed brand), so no path can skip the confirmation; the
+// router is the one place that runs the three in order (route()).
+import type { ClusterGateway } from './cluster/cluster-ports.js';
+import type { Delivery } from './inbound/deliveries.js';
+import type { AutoScalingInstances, HandOffs, LifecycleActions, MetricsSink } from './shared/aws-ports.js';
+import type { Clock } from './shared/clock.js';
+import type { Config } from './shared/config.js';
+import type { Log } from './shared/log.js';
+
+/** How one record ended, as the invocation's result lists it. */
+export type RecordStatus =
+  | 'malformed'
+  | 'unsupported'
+  | 'refused'
+  | 'failed'
+  | 'test-notification'
+  /** Auto Scaling has no such action: a forged, stale or misrouted notification. Nothing was written. */
+  | 'no-active-action'
+  | 'drained'
+  | 'timed-out'
+  | 'retained'
+  | 'node-not-found'
+  | 'node-gone'
+  | 'handed-off'
+  | 'superseded'
+  | 'access-denied'
+  | 'launch-admitted'
+  | 'launch-abandoned'
+  | 'launch-admitted-unchecked'
+  | 'launch-already-over'
+  | 'launch-into-warm-pool'
+  | 'rebalance-recommendation'
+  | 'spot-warning-expired'
+  | 'refresh-marked'
+  | 'refresh-over'
+  | 'refresh-nothing-outdated'
+  | 'refresh-unmarked'
+  | 'refresh-progress'
+  | 'refresh-still-active'
+  | 'refresh-marks-off'
+  | 'reconciled'
+  | 'reconcile-off';
+
+/** This invocation, as Lambda describes it. */
+export interface Invocation {
+  remainingMs(): number;
+  /** The same in Lambda's own retries of an asynchronous invocation. */
+  readonly requestId: string;
+}
+
+/** What a trigger works with: the runtime's ports and this invocation. */
+export interface TriggerContext {
+  readonly config: Config;
+  readonly log: Log;
+  readonly clock: Clock;
+  readonly lifecycle: LifecycleActions;
+  readonly instances: AutoScalingInstances;
+  /** Where a drain longer than one invocation continues; absent: it ends with the invocation. */
+  readonly handOffs: HandOffs | undefined;
+  readonly metrics: MetricsSink | undefined;
+  /** Connects on first use (once per container): confirming never needs the cluster. */
+  cluster(): Promise<ClusterGateway>;
+  readonly invocation: Invocation;
+}
+
+declare const confirmedBrand: unique symbol;
+/** Work AWS confirmed is live and ours: the only thing act() accepts. */
+export type Confirmed<W> = W & { readonly [confirmedBrand]: true };
+
+/** A parse that found work, or the status the record ends with (logged by the trigger). */
+export type Parsed<W> = { readonly work: W } | { readonly status: RecordStatus; readonly instanceId?: string };
+export type Confirmation<W> = { readonly confirmed: Confirmed<W> } | { readonly status: RecordStatus };
+
+export interface Trigger<D extends Delivery, W> {
+  /** Reads and checks what the delivery says, and whether it is ours at all; never throws on bad input. */
+  parse(delivery: D, ctx: TriggerContext): Parsed<W>;
+  /** The keys every log line of this record carries. */
+  keys(work: W): Record<string, unknown>;
+  /** Asks AWS whether the work is live and ours, before anything is written anywhere. */
+  confirm(work: W, ctx: TriggerContext): Promise<Confirmation<W>>;
+  /** Does the work, confirmed. */
+  act(work: Confirmed<W>, ctx: TriggerContext): Promise<RecordStatus>;
+}
+
+/** Only confirm() calls this, after AWS answered. */
+export function confirmed<W>(work: W): { readonly confirmed: Confirmed<W> } {
+  return { confirmed: work as Confirmed<W> };
+}
+
+export interface RouteResult {
+  readonly status: RecordStatus;
+  readonly instanceId?: string;
+}
+
+/** The one sequence every record goes through: parse, confirm, act. */
+export function route<D extends Delivery, W>(trigger: Trigger<D, W>): (delivery: D, ctx: TriggerContext) => Promise<RouteResult> {
+  return async (delivery, ctx) => {
+    const parsed = trigger.parse(delivery, ctx);
+    if ('status' in parsed) return parsed.instanceId !== undefined ? { status: parsed.status, instanceId: parsed.instanceId } : { status: parsed.status };
+    const keys = trigger.keys(parsed.work);
+    ctx.log.appendKeys?.(keys);
+    const instanceId = typeof keys['instanceId'] === 'string' ? { instanceId: keys['instanceId'] } : {};
+    const confirmation = await trigger.confirm(parsed.work, ctx);
+    if ('status' in confirmation) return { status: confirmation.status, ...instanceId };
+    return { status: await trigger.act(confirmation.confirmed, ctx), ...instanceId };
+  };
+}

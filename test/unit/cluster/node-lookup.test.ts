@@ -1,0 +1,148 @@
+// The node lookup (lambda/node-lookup.ts): by EC2's private DNS name in one GET, decided by
+// spec.providerID, scanning the node list only when the name does not lead to the node.
+import { describe, expect, it } from 'vitest';
+import { createNodeLookup, instanceMatches, type NodeReader } from '../../../lambda/cluster/node-lookup.js';
+import type { NodeInfo, NodeWatch } from '../../../lambda/cluster/cluster-ports.js';
+import type { InstanceDirectory } from '../../../lambda/shared/aws-ports.js';
+import { FakeClock, MemoryLog } from '../../fakes/fake-world.js';
+
+const node = (name: string, instanceId: string): NodeInfo => ({
+  name,
+  uid: `uid-${name}`,
+  providerId: `aws:///eu-west-1a/${instanceId}`,
+  unschedulable: false,
+  labels: {},
+  ready: true,
+  taints: [],
+});
+
+/** A reader over a fixed set of nodes that counts what it is asked. */
+function reader(nodes: NodeInfo[], clock = new FakeClock()) {
+  const calls: string[] = [];
+  const byName = () => new Map(nodes.map((n) => [n.name, n]));
+  const r: NodeReader = {
+    getNode: async (name) => {
+      calls.push(`get ${name}`);
+      return byName().get(name);
+    },
+    scanForInstances: async (ids) => {
+      calls.push(`scan ${ids.join(' ')}`);
+      return new Map(ids.flatMap((id) => nodes.filter((n) => instanceMatches(n.providerId, id)).map((n) => [id, n] as const)));
+    },
+    watchNodeNamed: async (name): Promise<NodeWatch> => {
+      calls.push(`watch ${name}`);
+      // A quiet watch: nothing changes until the wait is over.
+      return { current: () => byName().get(name), changed: (ms) => clock.sleep(ms), close: () => void calls.push(`close ${name}`) };
+    },
+  };
+  return { r, calls, nodes };
+}
+
+const ec2 = (names: Record<string, string>): InstanceDirectory & { asked: string[][] } => {
+  const asked: string[][] = [];
+  return {
+    asked,
+    privateDnsNames: async (ids) => {
+      asked.push([...ids]);
+      return new Map(ids.flatMap((id) => (names[id] ? [[id, names[id]!] as const] : [])));
+    },
+  };
+};
+
+describe('node lookup', () => {
+  const clock = new FakeClock();
+
+  it('reads one node by its EC2 name when the providerID matches: no list of the cluster', async () => {
+    const { r, calls } = reader([node('ip-10-0-0-1.eu-west-1.compute.internal', 'i-0aaa'), node('ip-10-0-0-2.eu-west-1.compute.internal', 'i-0bbb')]);
+    const lookup = createNodeLookup(r, ec2({ 'i-0bbb': 'ip-10-0-0-2.eu-west-1.compute.internal' }), clock, new MemoryLog());
+    await expect(lookup.findNodeByInstanceId('i-0bbb')).resolves.toMatchObject({ name: 'ip-10-0-0-2.eu-west-1.compute.internal' });
+    expect(calls).toEqual(['get ip-10-0-0-2.eu-west-1.compute.internal']);
+  });
+
+  it('never takes a node by name alone: a node under that name with another providerID (a reused IP) makes it scan', async () => {
+    // The name now belongs to an old node of another instance; ours registered as "custom-b".
+    const { r, calls } = reader([node('ip-10-0-0-2', 'i-0old'), node('custom-b', 'i-0bbb')]);
+    const log = new MemoryLog();
+    const lookup = createNodeLookup(r, ec2({ 'i-0bbb': 'ip-10-0-0-2' }), clock, log);
+    await expect(lookup.findNodeByInstanceId('i-0bbb')).resolves.toMatchObject({ name: 'custom-b' });
+    expect(calls).toEqual(['get ip-10-0-0-2', 'scan i-0bbb']);
+    expect(log.messages('info')).toContain("the node under the instance's EC2 name belongs to another instance; not this one");
+  });
+
+  it('matches the instance id exactly: i-0abc is not i-0abcd', async () => {
+    const { r } = reader([node('ip-10-0-0-9', 'i-0abcd')]);
+    const lookup = createNodeLookup(r, ec2({ 'i-0abc': 'ip-10-0-0-9' }), clock, new MemoryLog());
+    await expect(lookup.findNodeByInstanceId('i-0abc')).resolves.toBeUndefined();
+    expect(instanceMatches('aws:///eu-west-1a/i-0abcd', 'i-0abc')).toBe(false);
+    expect(instanceMatches('aws:///eu-west-1a/i-0abc', 'i-0abc')).toBe(true);
+  });
+
+  it('scans when EC2 cannot be asked, with a warning naming why', async () => {
+    const { r, calls } = reader([node('n1', 'i-0aaa')]);
+    const log = new MemoryLog();
+    const failing: InstanceDirectory = { privateDnsNames: async () => Promise.reject(new Error('ec2:DescribeInstances failed: HTTP 403 UnauthorizedOperation')) };
+    const lookup = createNodeLookup(r, failing, clock, log);
+    await expect(lookup.findNodeByInstanceId('i-0aaa')).resolves.toMatchObject({ name: 'n1' });
+    expect(calls).toEqual(['scan i-0aaa']);
+    expect((log.lines.find((l) => l.level === 'warn')?.fields['error'] as Error).message).toMatch(/UnauthorizedOperation/);
+  });
+
+  it('finds many instances\' nodes with one EC2 call and one GET each, and the rest (not under their EC2 name) with one scan for all', async () => {
+    const { r, calls } = reader([node('a', 'i-01'), node('b', 'i-0other'), node('c', 'i-03'), node('worker-4', 'i-04')]);
+    const directory = ec2({ 'i-01': 'a', 'i-02': 'b', 'i-03': 'c' });
+    const lookup = createNodeLookup(r, directory, clock, new MemoryLog());
+    const found = await lookup.findNodesOfInstances(['i-01', 'i-02', 'i-03', 'i-04']);
+    expect([...found.entries()].map(([id, n]) => `${id}=${n.name}`).sort()).toEqual(['i-01=a', 'i-03=c', 'i-04=worker-4']);
+    expect(directory.asked).toEqual([['i-01', 'i-02', 'i-03', 'i-04']]);
+    expect(calls.filter((c) => c.startsWith('scan'))).toEqual(['scan i-02 i-04']);
+    expect(calls.filter((c) => c.startsWith('get'))).toHaveLength(3);
+  });
+
+  it('watches a launching instance\'s node by name, and scans only after a minute with nothing under that name', async () => {
+    const c = new FakeClock();
+    const nodes: NodeInfo[] = [];
+    const { r, calls } = reader(nodes);
+    const lookup = createNodeLookup(r, ec2({ 'i-0new': 'ip-10-0-0-7' }), c, new MemoryLog());
+    const watch = await lookup.watchNodeOf('i-0new');
+    expect(watch.current()).toBeUndefined();
+    await watch.changed(30_000);
+    nodes.push(node('ip-10-0-0-7', 'i-0new'));
+    expect(watch.current()).toMatchObject({ name: 'ip-10-0-0-7' });
+    expect(calls).toEqual(['watch ip-10-0-0-7']);
+  });
+
+  it('follows a node that registered under another name, found by the scan a minute in', async () => {
+    const c = new FakeClock();
+    const nodes: NodeInfo[] = [];
+    const { r, calls } = reader(nodes, c);
+    const lookup = createNodeLookup(r, ec2({ 'i-0new': 'ip-10-0-0-7' }), c, new MemoryLog());
+    const watch = await lookup.watchNodeOf('i-0new');
+    nodes.push(node('worker-7', 'i-0new'));
+    await watch.changed(300_000); // waits until the scan is due (60 s), not the whole timeout
+    expect(c.now() - Date.parse('2026-11-22T10:00:00Z')).toBe(60_000);
+    await watch.changed(300_000); // the scan
+    expect(watch.current()).toMatchObject({ name: 'worker-7' });
+    expect(calls).toEqual(['watch ip-10-0-0-7', 'scan i-0new', 'close ip-10-0-0-7', 'watch worker-7']);
+  });
+
+  it('without an EC2 name, scans at once and then every 10 s; a failed scan is an error, not "no node"', async () => {
+    const c = new FakeClock();
+    let fail = false;
+    const { r, calls } = reader([], c);
+    const scan = r.scanForInstances;
+    r.scanForInstances = async (ids) => {
+      if (!fail) return scan(ids);
+      calls.push(`failed scan ${ids.join(' ')}`);
+      throw new Error('list nodes failed: HTTP 429');
+    };
+    const lookup = createNodeLookup(r, ec2({}), c, new MemoryLog());
+    const watch = await lookup.watchNodeOf('i-0new');
+    expect(watch.current()).toBeUndefined();
+    fail = true;
+    await watch.changed(300_000);
+    await watch.changed(300_000);
+    expect(() => watch.current()).toThrow(/429/);
+    expect(calls).toEqual(['scan i-0new', 'failed scan i-0new']);
+    expect(c.now() - Date.parse('2026-11-22T10:00:00Z')).toBe(10_000);
+  });
+});

@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { configVariables, parseConfig, toEnvironment } from '../../../lambda/shared/config.js';
+import { ConfigError } from '../../../lambda/shared/errors.js';
+
+const minimal = {
+  CLUSTER_NAME: 'prod',
+  AUTO_SCALING_GROUP_NAMES: 'workers-a, workers-b',
+  LIFECYCLE_HOOK_NAMES: 'workers-a-terminate,workers-a-launch',
+};
+
+describe('parseConfig', () => {
+  it('applies the documented defaults', () => {
+    const config = parseConfig(minimal);
+    expect(config).toEqual({
+      clusterName: 'prod',
+      autoScalingGroupNames: new Set(['workers-a', 'workers-b']),
+      lifecycleHookNames: new Set(['workers-a-terminate', 'workers-a-launch']),
+      drainTimeoutSeconds: 900,
+      loadBalancerDelaySeconds: 60,
+      invocationMarginSeconds: 20,
+      evictionConcurrency: 32,
+      launchTimeoutSeconds: 600,
+      batchWaitSeconds: 3600,
+      deadlinePolicy: 'force',
+      minEvictionWindowSeconds: 60,
+      cordonDoomedSiblings: true,
+      markOutdatedOnRefresh: true,
+      blockedReportSeconds: 120,
+      heartbeatTimeoutSeconds: 1800,
+      handOffTopicArn: undefined,
+      deploymentName: 'graceful-node-termination',
+      reconcileMarks: true,
+      kubeconfigPath: undefined,
+      kubeconfigContext: undefined,
+    });
+  });
+
+  it('accepts a load-balancer delay of 0', () => {
+    expect(parseConfig({ ...minimal, LOAD_BALANCER_DELAY_SECONDS: '0' }).loadBalancerDelaySeconds).toBe(0);
+  });
+
+  it('fails with one error naming every bad variable and what it accepts', () => {
+    let error: unknown;
+    try {
+      parseConfig({ AUTO_SCALING_GROUP_NAMES: ' , ', DRAIN_TIMEOUT_SECONDS: '15m', LOAD_BALANCER_DELAY_SECONDS: '-1', EVICTION_CONCURRENCY: '0' });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems;
+    expect(problems).toEqual([
+      'CLUSTER_NAME is required (a non-empty cluster name)',
+      'AUTO_SCALING_GROUP_NAMES=" , " is invalid: expected a comma-separated list of group names',
+      'LIFECYCLE_HOOK_NAMES is required (a comma-separated list of hook names)',
+      'DRAIN_TIMEOUT_SECONDS="15m" is invalid: expected an integer from 0 to 172800',
+      'LOAD_BALANCER_DELAY_SECONDS="-1" is invalid: expected an integer from 0 to 3600',
+      'EVICTION_CONCURRENCY="0" is invalid: expected an integer from 1 to 256',
+    ]);
+    expect((error as Error).message).toContain('DRAIN_TIMEOUT_SECONDS');
+  });
+
+  it('round-trips through toEnvironment, the function the CDK construct uses', () => {
+    const env = toEnvironment({
+      clusterName: 'prod',
+      autoScalingGroupNames: ['a', 'b'],
+      lifecycleHookNames: ['a-terminate'],
+      drainTimeoutSeconds: 600,
+      loadBalancerDelaySeconds: 0,
+    });
+    expect(env).toEqual({
+      CLUSTER_NAME: 'prod',
+      AUTO_SCALING_GROUP_NAMES: 'a,b',
+      LIFECYCLE_HOOK_NAMES: 'a-terminate',
+      DRAIN_TIMEOUT_SECONDS: '600',
+      LOAD_BALANCER_DELAY_SECONDS: '0',
+    });
+    expect(parseConfig(env)).toMatchObject({ drainTimeoutSeconds: 600, loadBalancerDelaySeconds: 0 });
+  });
+
+  it('documents every variable', () => {
+    for (const v of Object.values(configVariables)) {
+      expect(v.name).toMatch(/^[A-Z_]+$/);
+      expect(v.description.length).toBeGreaterThan(10);
+    }
+  });
+});
+
+describe('the configuration page', () => {
+  it('shows every variable the handler reads, generated from their one definition (npm run docs)', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { withTable } = await import('../../../scripts/config-table.js');
+    const page = readFileSync(new URL('../../../docs/configuration.md', import.meta.url), 'utf8');
+    expect(page).toBe(withTable(page));
+    for (const v of Object.values(configVariables)) expect(page).toContain(`| \`${v.name}\` |`);
+  });
+});

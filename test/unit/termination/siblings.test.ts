@@ -1,0 +1,104 @@
+// Cordoning every doomed node first (lambda/termination/siblings.ts): when a group
+// terminates several instances at once, the first drain marks the others' nodes before it
+// evicts anything, so no evicted pod lands on a node that is about to be drained too.
+import { beforeEach, describe, expect, it } from 'vitest';
+import { handlerWorld, pod, type FakeCluster } from '../../fakes/fake-world.js';
+import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
+import { actionIdOf } from '../../../lambda/cluster/node-marks.js';
+
+const env = { CLUSTER_NAME: 'prod', AUTO_SCALING_GROUP_NAMES: 'workers', LIFECYCLE_HOOK_NAMES: 'workers-terminate', LOAD_BALANCER_DELAY_SECONDS: '0' };
+const tokenB = '5b1d0f3e-bbbb-4bbb-8bbb-bbbbbbbbbbbb';
+const lbLabel = 'node.kubernetes.io/exclude-from-external-load-balancers';
+
+describe('cordon every doomed node first', () => {
+  let world: ReturnType<typeof handlerWorld>;
+  let cluster: FakeCluster;
+
+  beforeEach(() => {
+    world = handlerWorld(env);
+    cluster = world.cluster;
+    cluster.addNode('node-a', instanceId);
+    cluster.addNode('node-b', 'i-0bbbbbbbbbbbbbbbb');
+    cluster.addNode('node-c', 'i-0cccccccccccccccc');
+    cluster.addNode('node-keep', 'i-0dddddddddddddddd');
+    cluster.addPod(pod({ name: 'web-1', nodeName: 'node-a' }));
+    for (const id of [instanceId, 'i-0bbbbbbbbbbbbbbbb', 'i-0cccccccccccccccc', 'i-0dddddddddddddddd']) world.groups.set(id, 'workers');
+    for (const id of [instanceId, 'i-0bbbbbbbbbbbbbbbb', 'i-0cccccccccccccccc']) world.terminating.add(id);
+  });
+
+  it('marks the terminating siblings\' nodes before the first eviction, and only those, recording that a drain of ours set the marks', async () => {
+    expect(await world.runChain()).toEqual(['drained']);
+    const ops = cluster.calls.map((c) => `${c.op} ${c.target}`);
+    const firstEviction = ops.findIndex((o) => o.startsWith('evict'));
+    expect(ops.slice(0, firstEviction).filter((o) => o.startsWith('mark'))).toEqual(['mark node-a label cordon', expect.stringMatching(/^mark node-[bc] label cordon$/), expect.stringMatching(/^mark node-[bc] label cordon$/)]);
+    for (const name of ['node-b', 'node-c']) {
+      expect(cluster.nodes.get(name)).toMatchObject({ unschedulable: true, labels: { [lbLabel]: 'true' }, drain: { action: '', set: ['exclude-from-load-balancers', 'cordon'], aheadOf: instanceId } });
+    }
+    expect(cluster.nodes.get('node-keep')).toMatchObject({ unschedulable: false, labels: {} });
+    expect(cluster.events.filter((e) => e.reason === 'CordonedAhead').map((e) => e.regarding.name).sort()).toEqual(['node-b', 'node-c']);
+    expect(cluster.events.find((e) => e.reason === 'CordonedAhead')?.message).toMatch(/is leaving group workers together with i-0123456789abcdef0 \(node node-a\)/);
+  });
+
+  it('marks an instance returning to the warm pool too (Warmed:Pending:Wait is on its way out)', async () => {
+    world.terminating.delete('i-0cccccccccccccccc');
+    world.autoScaling.states.set('i-0cccccccccccccccc', 'Warmed:Pending:Wait');
+    await world.runChain();
+    expect(cluster.nodes.get('node-c')).toMatchObject({ unschedulable: true, drain: { action: '', aheadOf: instanceId } });
+  });
+
+  it('keeps a load-balancer label an operator set to "false" as it was: restored, not removed', async () => {
+    cluster.updateNode('node-b', { labels: { [lbLabel]: 'false' } });
+    await world.runChain();
+    expect(cluster.nodes.get('node-b')!.drain).toMatchObject({ priorLabel: 'false' });
+  });
+
+  it('a sibling\'s own drain adopts the marks (no second patch of them) and they stay ours to take back', async () => {
+    await world.runChain();
+    cluster.calls.length = 0;
+    expect(await world.runChain({}, lifecycleMessage({ EC2InstanceId: 'i-0bbbbbbbbbbbbbbbb', LifecycleActionToken: tokenB }))).toEqual(['drained']);
+    const node = cluster.nodes.get('node-b')!;
+    // Only the drain record changes hands: the label and cordon were already there.
+    expect(cluster.calls.filter((c) => c.op === 'mark').map((c) => c.target)).toEqual(['node-b']);
+    expect(node.drain).toMatchObject({ action: actionIdOf(tokenB), set: ['exclude-from-load-balancers', 'cordon'] });
+    expect(cluster.events.filter((e) => e.regarding.name === 'node-b' && e.reason === 'Cordoned').map((e) => e.message)).toEqual([
+      `Node excluded from external load balancers and marked unschedulable (already cordoned ahead by the drain of ${instanceId}).`,
+    ]);
+  });
+
+  it('leaves a sibling that somebody else cordoned and labelled alone, and one already marked by a drain of ours', async () => {
+    cluster.updateNode('node-b', { unschedulable: true, labels: { [lbLabel]: 'true' } });
+    cluster.updateNode('node-c', { unschedulable: true, drain: { action: 'sha256:c', hook: 'workers-terminate', notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: ['cordon'] } });
+    await world.runChain();
+    expect(cluster.calls.filter((c) => c.op === 'mark').map((c) => c.target)).toEqual(['node-a label cordon']);
+    expect(cluster.nodes.get('node-b')!.drain).toBeUndefined();
+    expect(cluster.nodes.get('node-c')!.drain?.action).toBe('sha256:c');
+  });
+
+  it('marks only what is missing on a half-marked sibling (cordoned by someone else: only the label is ours)', async () => {
+    cluster.updateNode('node-b', { unschedulable: true });
+    await world.runChain();
+    expect(cluster.nodes.get('node-b')!.drain?.set).toEqual(['exclude-from-load-balancers']);
+  });
+
+  it('is switched off by CORDON_DOOMED_SIBLINGS=false', async () => {
+    expect(await world.runChain({ CORDON_DOOMED_SIBLINGS: 'false' })).toEqual(['drained']);
+    expect(cluster.calls.filter((c) => c.op === 'mark').map((c) => c.target)).toEqual(['node-a label cordon']);
+    expect(cluster.calls.filter((c) => c.op === 'get-nodes')).toEqual([]);
+  });
+
+  it('drains its own node when Auto Scaling cannot be asked, with a warning', async () => {
+    // A DescribeAutoScalingGroups that fails (throttled past its retries).
+    world.autoScaling.leavingGroup = async () => Promise.reject(new Error('Rate exceeded'));
+    const result = await world.invoke(world.handler(), lifecycleMessage());
+    expect(result.records[0]!.status).toBe('drained');
+    expect((world.log.lines.find((l) => l.message.startsWith("could not look up the group's other leaving instances"))?.fields['error'] as Error).message).toBe('Rate exceeded');
+    expect(cluster.nodes.get('node-b')!.unschedulable).toBe(false);
+  });
+
+  it('does not mark again on a hand-off: the first invocation did', async () => {
+    cluster.addPod(pod({ name: 'slow', nodeName: 'node-a', terminationMs: 200_000, terminationGracePeriodSeconds: 300 }));
+    const statuses = await world.runChain({ HAND_OFF_TOPIC_ARN: 'arn:aws:sns:eu-west-1:123456789012:lifecycle', HEARTBEAT_TIMEOUT_SECONDS: '120' });
+    expect(statuses.length).toBeGreaterThan(1);
+    expect(cluster.events.filter((e) => e.reason === 'CordonedAhead')).toHaveLength(2);
+  });
+});
