@@ -47,7 +47,7 @@ export function createRuntime(env: Readonly<Record<string, string | undefined>>,
     const kubernetes = createKubernetesGateway(endpoint, { requestTimeoutMs: 15_000, log: logger });
     return { ...kubernetes, ...createNodeLookup(kubernetes, instanceDirectory, systemClock, logger) };
   });
-  const metrics = createEmfMetrics(serviceName);
+  const metrics = createEmfMetrics(serviceName, logger);
   const route = createRouter({
     config,
     log: logger,

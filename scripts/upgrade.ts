@@ -91,7 +91,6 @@ export function currentDrains(events: readonly CoreV1Event[], sinceMs: number): 
 
 export async function runUpgrade(request: UpgradeRequest, deps: UpgradeDeps): Promise<UpgradeResult> {
   const { autoScaling, out } = deps;
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const { AutoScalingGroups } = await autoScaling.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [request.group] }));
   const group = AutoScalingGroups?.[0];
   if (group === undefined) return { exitCode: 2, reason: `no Auto Scaling group named ${request.group}` };

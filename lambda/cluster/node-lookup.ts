@@ -87,58 +87,93 @@ export function createNodeLookup(reader: NodeReader, directory: InstanceDirector
       return found;
     },
 
-    async watchNodeOf(instanceId) {
-      let name = (await namesOf([instanceId])).get(instanceId);
-      let named = name !== undefined ? await reader.watchNodeNamed(name) : undefined;
-      let scanned: NodeInfo | undefined;
-      let scanError: Error | undefined;
-      // With a name, the watch answers; a scan only when nothing shows under it for a while.
-      let lastScanMs = named !== undefined ? clock.now() : Number.NEGATIVE_INFINITY;
-      const every = () => (named !== undefined ? scanEveryMs : scanWithoutNameEveryMs);
-      const fromWatch = () => {
-        const node = named?.current();
-        return node !== undefined && instanceMatches(node.providerId, instanceId) ? node : undefined;
-      };
-      const scan = async () => {
-        lastScanMs = clock.now();
-        try {
-          scanned = (await reader.scanForInstances([instanceId])).get(instanceId);
-          scanError = undefined;
-        } catch (error) {
-          scanError = error instanceof Error ? error : new Error(String(error));
-          return;
-        }
-        if (scanned !== undefined && scanned.name !== name) {
-          // Registered under another name: follow that one from now on.
-          log.info('found the node under a name other than the instance\'s EC2 name; watching it', { node: scanned.name, ec2Name: name ?? null });
-          named?.close();
-          name = scanned.name;
-          named = await reader.watchNodeNamed(name);
-        }
-      };
-      if (named === undefined) await scan();
-      return {
-        current() {
-          const node = fromWatch();
-          if (node !== undefined) return node;
-          if (named === undefined && scanError !== undefined) throw scanError;
-          return named === undefined ? scanned : undefined;
-        },
-        async changed(timeoutMs) {
-          let seen: NodeInfo | undefined;
-          try {
-            seen = fromWatch();
-          } catch {
-            /* the watch is resuming; current() reports it */
-          }
-          const dueInMs = lastScanMs + every() - clock.now();
-          if (seen === undefined && dueInMs <= 0) return scan();
-          const waitMs = seen === undefined ? Math.min(timeoutMs, dueInMs) : timeoutMs;
-          if (named !== undefined) await named.changed(waitMs);
-          else await clock.sleep(waitMs);
-        },
-        close: () => named?.close(),
-      };
-    },
+    watchNodeOf: (instanceId) => NamedNodeWatch.open(instanceId, reader, namesOf, clock, log, { scanEveryMs, scanWithoutNameEveryMs }),
   };
+}
+
+/**
+ * One list+watch of the node under the instance's EC2 name. A scan only when nothing shows
+ * under it for a while (scanEveryMs), or every scanWithoutNameEveryMs without a name; a node
+ * found under another name is followed from then on.
+ */
+class NamedNodeWatch implements NodeWatch {
+  private scanned: NodeInfo | undefined;
+  private scanError: Error | undefined;
+  private lastScanMs: number;
+
+  private constructor(
+    private readonly instanceId: string,
+    private name: string | undefined,
+    private named: NodeWatch | undefined,
+    private readonly reader: NodeReader,
+    private readonly clock: Clock,
+    private readonly log: Log,
+    private readonly every: { readonly scanEveryMs: number; readonly scanWithoutNameEveryMs: number },
+  ) {
+    this.lastScanMs = named !== undefined ? clock.now() : Number.NEGATIVE_INFINITY;
+  }
+
+  static async open(
+    instanceId: string,
+    reader: NodeReader,
+    namesOf: (ids: readonly string[]) => Promise<ReadonlyMap<string, string>>,
+    clock: Clock,
+    log: Log,
+    every: NamedNodeWatch['every'],
+  ): Promise<NodeWatch> {
+    const name = (await namesOf([instanceId])).get(instanceId);
+    const named = name !== undefined ? await reader.watchNodeNamed(name) : undefined;
+    const watch = new NamedNodeWatch(instanceId, name, named, reader, clock, log, every);
+    if (named === undefined) await watch.scan();
+    return watch;
+  }
+
+  current(): NodeInfo | undefined {
+    const node = this.fromWatch();
+    if (node !== undefined) return node;
+    if (this.named === undefined && this.scanError !== undefined) throw this.scanError;
+    return this.named === undefined ? this.scanned : undefined;
+  }
+
+  async changed(timeoutMs: number): Promise<void> {
+    let seen: NodeInfo | undefined;
+    try {
+      seen = this.fromWatch();
+    } catch {
+      /* the watch is resuming; current() reports it */
+    }
+    const every = this.named !== undefined ? this.every.scanEveryMs : this.every.scanWithoutNameEveryMs;
+    const dueInMs = this.lastScanMs + every - this.clock.now();
+    if (seen === undefined && dueInMs <= 0) return this.scan();
+    const waitMs = seen === undefined ? Math.min(timeoutMs, dueInMs) : timeoutMs;
+    if (this.named !== undefined) await this.named.changed(waitMs);
+    else await this.clock.sleep(waitMs);
+  }
+
+  close(): void {
+    this.named?.close();
+  }
+
+  private fromWatch(): NodeInfo | undefined {
+    const node = this.named?.current();
+    return node !== undefined && instanceMatches(node.providerId, this.instanceId) ? node : undefined;
+  }
+
+  private async scan(): Promise<void> {
+    this.lastScanMs = this.clock.now();
+    try {
+      this.scanned = (await this.reader.scanForInstances([this.instanceId])).get(this.instanceId);
+      this.scanError = undefined;
+    } catch (error) {
+      this.scanError = asError(error);
+      return;
+    }
+    if (this.scanned !== undefined && this.scanned.name !== this.name) {
+      // Registered under another name: follow that one from now on.
+      this.log.info("found the node under a name other than the instance's EC2 name; watching it", { node: this.scanned.name, ec2Name: this.name ?? null });
+      this.named?.close();
+      this.name = this.scanned.name;
+      this.named = await this.reader.watchNodeNamed(this.name);
+    }
+  }
 }

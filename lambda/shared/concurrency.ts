@@ -1,6 +1,6 @@
 /** Runs fn over items with at most `limit` calls in flight; results keep the input order. */
 export async function mapWithConcurrency<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
+  const results: R[] = [];
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < items.length) {

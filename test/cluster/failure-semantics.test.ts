@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { actionIdOf } from '../../lambda/cluster/node-marks.js';
 import { startDrainer, statusOf } from './drainer.js';
 import { apiFailure, startFaultProxy, type FaultProxy, type Intercept } from './fault-proxy.js';
 import {
@@ -243,9 +244,11 @@ describe('failure semantics (issue 11)', () => {
         () => 'died',
       );
       await until('the claim of hand-off 1 on the node', 30_000, async () =>
-        (await a.core.readNode({ name: node })).metadata?.annotations?.['graceful-node-termination/hand-off']?.startsWith(`${token}/1`),
+        (await a.core.readNode({ name: node })).metadata?.annotations?.['graceful-node-termination/hand-off']?.startsWith(`${actionIdOf(token)}/1`),
       );
-      expect((await a.core.readNode({ name: node })).metadata?.annotations?.['graceful-node-termination/hand-off']).toBe(`${token}/1/request-A`);
+      expect((await a.core.readNode({ name: node })).metadata?.annotations?.['graceful-node-termination/hand-off']).toBe(`${actionIdOf(token)}/1/request-A`);
+      // The token itself is nowhere on the node.
+      expect(JSON.stringify((await a.core.readNode({ name: node })).metadata)).not.toContain(token);
 
       // Lambda retries the invocation with the same request id.
       const statuses = [statusOf(await drainer.terminate(instanceId, { token, requestId: 'request-A', remainingMs }))];
@@ -253,7 +256,7 @@ describe('failure semantics (issue 11)', () => {
 
       expect(statuses[0]).toBe('handed-off');
       expect(statuses.at(-1)).toBe('drained');
-      expect((drainer.handOffs[0]!['GracefulNodeTerminationHandOff'] as { claim: string }).claim).toBe(`${token}/1/request-A`);
+      expect((drainer.handOffs[0]!['GracefulNodeTerminationHandOff'] as { claim: string }).claim).toBe(`${actionIdOf(token)}/1/request-A`);
       expect(drainer.completions.filter((c) => c.token === token)).toEqual([expect.objectContaining({ result: 'CONTINUE', outcome: 'completed' })]);
       hung.release();
       expect(await first).toBe('died');

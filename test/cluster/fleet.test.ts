@@ -130,7 +130,7 @@ describe('fleet-aware lookup, admission and marking', () => {
       const node = await a.core.readNode({ name });
       expect(node.spec?.unschedulable).toBe(true);
       expect(node.metadata?.labels?.[lbLabel]).toBe('true');
-      expect(JSON.parse(node.metadata?.annotations?.['graceful-node-termination/drain'] ?? '{}')).toMatchObject({ token: '', set: ['exclude-from-load-balancers', 'cordon'], markedBy: doomed[0]!.instanceId });
+      expect(JSON.parse(node.metadata?.annotations?.['graceful-node-termination/drain'] ?? '{}')).toMatchObject({ action: '', set: ['exclude-from-load-balancers', 'cordon'], aheadOf: doomed[0]!.instanceId });
       expect((await eventsFor(a, 'Node', name)).map((e) => e.reason)).toEqual(['CordonedAhead']);
     }
     expect((await a.core.readNode({ name: keep.name })).spec?.unschedulable).toBeUndefined();

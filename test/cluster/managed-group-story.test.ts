@@ -59,11 +59,12 @@ describe('the managed-node-group story', () => {
       ['create', 'pods', 'eviction', before.find((p) => p.startsWith('story/nginx'))!.split('/')[1], 201],
       ['create', 'pods', 'eviction', before.find((p) => p.includes('coredns-story'))!.split('/')[1], 201],
     ]);
-    // One merge patch: the load-balancer label, the cordon, and our drain record.
+    // One merge patch: our owner label, the load-balancer label, the cordon, and our drain
+    // record, which names the action by a hash of its token, never the token itself.
     expect(writes[0]!.requestObject).toEqual({
       metadata: {
-        labels: { 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' },
-        annotations: { 'graceful-node-termination/drain': expect.stringMatching(/^\{"token":"[^"]+","startedAt":"[^"]+","set":\["exclude-from-load-balancers","cordon"\]\}$/) },
+        labels: { 'graceful-node-termination/owner': 'graceful-node-termination', 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' },
+        annotations: { 'graceful-node-termination/drain': expect.stringMatching(/^\{"action":"sha256:[0-9a-f]{32}","hook":"workers-terminate","notifiedAt":"[^"]+","startedAt":"[^"]+","updatedAt":"[^"]+","set":\["exclude-from-load-balancers","cordon"\]\}$/) },
       },
       spec: { unschedulable: true },
     });

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { refreshEvent as localRefreshEvent } from '../../demo/instance-refresh.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { boundStrategyTag } from '../../lambda/refresh/strategy-tag.js';
 import { refreshStrategyTag } from '../../lambda/shared/group-tags.js';
 import { autoScalingGroupName, startDrainer, statusOf, type Drainer } from './drainer.js';
 import { admin, createKwokNode, eventsFor, newInstanceId, waitNodeReady } from './kube.js';
@@ -64,7 +65,7 @@ describe('instance refresh marks', () => {
   it('with the minimal strategy cordons them, and a cancelled refresh uncordons only what it cordoned', async () => {
     const refreshId = randomUUID();
     drainer.refreshes.set(refreshId, { status: 'InProgress', desiredVersion: '2' });
-    drainer.groupTags.set(refreshStrategyTag, 'minimal');
+    drainer.groupTags.set(refreshStrategyTag, boundStrategyTag(refreshId));
     a.kubectl('cordon', 'refresh-old-2'); // an operator's cordon, before the refresh
 
     expect(statusOf(await drainer.invoke(refreshEvent('Started', refreshId)))).toBe('refresh-marked');

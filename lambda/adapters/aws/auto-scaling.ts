@@ -11,7 +11,7 @@ import {
   type AutoScalingClient,
   type AutoScalingGroup,
 } from '@aws-sdk/client-auto-scaling';
-import type { AutoScalingInstances, InstanceDirectory, InstanceState, LifecycleActionRef, LifecycleActions } from '../../shared/aws-ports.js';
+import type { AutoScalingInstances, GroupView, InstanceDirectory, InstanceState, LifecycleActionRef, LifecycleActions } from '../../shared/aws-ports.js';
 import { chunks } from '../../shared/concurrency.js';
 import { refreshStrategyTag } from '../../shared/group-tags.js';
 import { leavingStates } from '../../shared/lifecycle-states.js';
@@ -112,23 +112,23 @@ export function createAutoScalingInstances(client: AutoScalingClient, ec2?: Inst
       return { outdated, desired, strategyTag: g.Tags?.find((t) => t.Key === refreshStrategyTag)?.Value };
     },
 
-    async describeGroups(names) {
-      const views = [];
-      for (const batch of chunks(names, groupsPerCall)) {
-        let token: string | undefined;
-        do {
-          const answer = await client.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: batch, NextToken: token }));
-          for (const g of answer.AutoScalingGroups ?? []) {
-            views.push({ name: g.AutoScalingGroupName ?? '', tags: Object.fromEntries((g.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? ''])) });
-          }
-          token = answer.NextToken;
-        } while (token);
-      }
-      return views;
-    },
+    describeGroups: (names) => describeGroups(client, names),
 
     async removeTag(group, key) {
       await client.send(new DeleteTagsCommand({ Tags: [{ ResourceId: group, ResourceType: 'auto-scaling-group', Key: key }] }));
     },
   };
+}
+
+async function describeGroups(client: AutoScalingClient, names: readonly string[]): Promise<GroupView[]> {
+  const views: GroupView[] = [];
+  for (const batch of chunks(names, groupsPerCall)) {
+    let token: string | undefined;
+    do {
+      const answer = await client.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: batch, NextToken: token }));
+      for (const g of answer.AutoScalingGroups ?? []) views.push({ name: g.AutoScalingGroupName ?? '', tags: Object.fromEntries((g.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? ''])) });
+      token = answer.NextToken;
+    } while (token);
+  }
+  return views;
 }

@@ -86,47 +86,65 @@ function errorOf(xml: string): { code: string; message: string } {
 const retryableCodes = new Set(['RequestLimitExceeded', 'Throttling', 'ThrottlingException', 'InternalError', 'Unavailable', 'ServiceUnavailable']);
 
 export function createEc2Instances(options: Ec2Options): InstanceDirectory {
-  const endpoint = ec2Endpoint(options.region, options.endpoint);
-  const signer = new SignatureV4({ credentials: options.credentials, region: options.region, service: 'ec2', sha256: Sha256 });
-  const secure = endpoint.protocol === 'https:';
-  const agent = secure ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  const maxAttempts = options.maxAttempts ?? 4;
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-
-  const post = async (form: Record<string, string>): Promise<{ status: number; body: string }> => {
-    // Errors name the action of the call; the request names it in the form.
-    const body = new URLSearchParams(form).toString();
-    const signed = await signer.sign(
-      new HttpRequest({
-        method: 'POST',
-        protocol: endpoint.protocol,
-        hostname: endpoint.hostname,
-        port: endpoint.port ? Number(endpoint.port) : undefined,
-        path: endpoint.pathname,
-        headers: { host: endpoint.host, 'content-type': 'application/x-www-form-urlencoded; charset=utf-8', 'content-length': String(Buffer.byteLength(body)) },
-        body,
-      }),
-    );
-    return new Promise((resolve, reject) => {
-      const req = (secure ? https : http).request(endpoint, { method: 'POST', headers: signed.headers, agent, timeout: timeoutMs }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      });
-      req.on('timeout', () => req.destroy(new Error(`EC2 ${form['Action']}: no answer within ${timeoutMs} ms`)));
-      req.on('error', reject);
-      req.end(body);
-    });
+  const ec2 = new Ec2Query(options);
+  return {
+    launchTemplateVersions: (template) => ec2.launchTemplateVersions(template),
+    privateDnsNames: (ids) => ec2.privateDnsNames(ids),
   };
+}
+
+/** EC2's Query protocol: a signed form POST, an XML answer. */
+class Ec2Query {
+  private readonly endpoint: URL;
+  private readonly signer: SignatureV4;
+  private readonly secure: boolean;
+  private readonly agent: http.Agent;
+  private readonly timeoutMs: number;
+  private readonly maxAttempts: number;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(options: Ec2Options) {
+    this.endpoint = ec2Endpoint(options.region, options.endpoint);
+    this.signer = new SignatureV4({ credentials: options.credentials, region: options.region, service: 'ec2', sha256: Sha256 });
+    this.secure = this.endpoint.protocol === 'https:';
+    this.agent = this.secure ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.maxAttempts = options.maxAttempts ?? 4;
+    this.sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  }
+
+  async launchTemplateVersions(template: { readonly id?: string | undefined; readonly name?: string | undefined }): Promise<{ latest: string; default: string } | undefined> {
+    const query: Record<string, string> = { Action: 'DescribeLaunchTemplates', Version: '2016-11-15' };
+    if (template.id) query['LaunchTemplateId.1'] = template.id;
+    else if (template.name) query['LaunchTemplateName.1'] = template.name;
+    else return undefined;
+    const xml = await this.call('DescribeLaunchTemplates', query);
+    const root = (parseXML(xml) as Xml)['DescribeLaunchTemplatesResponse'] as Xml | undefined;
+    const item = items(root?.['launchTemplates'])[0];
+    if (item === undefined) return undefined;
+    return { latest: String(item['latestVersionNumber']), default: String(item['defaultVersionNumber']) };
+  }
+
+  async privateDnsNames(instanceIds: readonly string[]): Promise<ReadonlyMap<string, string>> {
+    const names = new Map<string, string>();
+    for (let i = 0; i < instanceIds.length; i += idsPerCall) {
+      const chunk = instanceIds.slice(i, i + idsPerCall);
+      let nextToken: string | undefined;
+      do {
+        const page = parseDescribeInstances(await this.call('DescribeInstances', describeInstancesQuery(chunk, nextToken)));
+        for (const [id, name] of page.names) names.set(id, name);
+        nextToken = page.nextToken;
+      } while (nextToken);
+    }
+    return names;
+  }
 
   /** One call, retried with capped, jittered backoff on throttling, 5xx and network failures. */
-  const call = async (action: string, query: Record<string, string>): Promise<string> => {
+  private async call(action: string, query: Record<string, string>): Promise<string> {
     for (let attempt = 1; ; attempt++) {
       let failure: string;
       try {
-        const answer = await post(query);
+        const answer = await this.post(query);
         if (answer.status === 200) return answer.body;
         const { code, message } = errorOf(answer.body);
         failure = `HTTP ${answer.status} ${code}: ${message}`;
@@ -135,38 +153,36 @@ export function createEc2Instances(options: Ec2Options): InstanceDirectory {
         if (error instanceof TransientError) throw error;
         failure = (error as Error).message;
       }
-      if (attempt >= maxAttempts) throw new TransientError(`ec2:${action} failed after ${attempt} attempts: ${failure}`);
-      await sleep(Math.round(Math.random() * Math.min(4000, 200 * 2 ** attempt)));
+      if (attempt >= this.maxAttempts) throw new TransientError(`ec2:${action} failed after ${attempt} attempts: ${failure}`);
+      await this.sleep(Math.round(Math.random() * Math.min(4000, 200 * 2 ** attempt)));
     }
-  };
-  const describe = async (ids: readonly string[], nextToken: string | undefined) =>
-    parseDescribeInstances(await call('DescribeInstances', describeInstancesQuery(ids, nextToken)));
+  }
 
-  return {
-    async launchTemplateVersions(template) {
-      const query: Record<string, string> = { Action: 'DescribeLaunchTemplates', Version: '2016-11-15' };
-      if (template.id) query['LaunchTemplateId.1'] = template.id;
-      else if (template.name) query['LaunchTemplateName.1'] = template.name;
-      else return undefined;
-      const xml = await call('DescribeLaunchTemplates', query);
-      const root = (parseXML(xml) as Xml)['DescribeLaunchTemplatesResponse'] as Xml | undefined;
-      const item = items(root?.['launchTemplates'])[0];
-      if (item === undefined) return undefined;
-      return { latest: String(item['latestVersionNumber']), default: String(item['defaultVersionNumber']) };
-    },
-
-    async privateDnsNames(instanceIds) {
-      const names = new Map<string, string>();
-      for (let i = 0; i < instanceIds.length; i += idsPerCall) {
-        const chunk = instanceIds.slice(i, i + idsPerCall);
-        let nextToken: string | undefined;
-        do {
-          const page = await describe(chunk, nextToken);
-          for (const [id, name] of page.names) names.set(id, name);
-          nextToken = page.nextToken;
-        } while (nextToken);
-      }
-      return names;
-    },
-  };
+  private async post(form: Record<string, string>): Promise<{ status: number; body: string }> {
+    const body = new URLSearchParams(form).toString();
+    const e = this.endpoint;
+    const signed = await this.signer.sign(
+      new HttpRequest({
+        method: 'POST',
+        protocol: e.protocol,
+        hostname: e.hostname,
+        port: e.port ? Number(e.port) : undefined,
+        path: e.pathname,
+        headers: { host: e.host, 'content-type': 'application/x-www-form-urlencoded; charset=utf-8', 'content-length': String(Buffer.byteLength(body)) },
+        body,
+      }),
+    );
+    return new Promise((resolve, reject) => {
+      const req = (this.secure ? https : http).request(e, { method: 'POST', headers: signed.headers, agent: this.agent, timeout: this.timeoutMs }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      });
+      // Errors name the action of the call; the request names it in the form.
+      req.on('timeout', () => req.destroy(new Error(`EC2 ${form['Action']}: no answer within ${this.timeoutMs} ms`)));
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
 }

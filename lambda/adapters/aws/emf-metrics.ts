@@ -3,6 +3,7 @@
 // https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html
 import type { MetricsSink } from '../../shared/aws-ports.js';
 import { metricsNamespace } from '../../shared/config.js';
+import { asError, type Log } from '../../shared/log.js';
 
 type PowertoolsMetrics = typeof import('@aws-lambda-powertools/metrics');
 
@@ -10,7 +11,7 @@ type PowertoolsMetrics = typeof import('@aws-lambda-powertools/metrics');
  * Loaded on the first data point, after the work it measures, so the library stays out of
  * the cold start. `emit` returns once the line is written.
  */
-export function createEmfMetrics(serviceName: string): MetricsSink & { ready(): Promise<void> } {
+export function createEmfMetrics(serviceName: string, log: Pick<Log, 'warn'>): MetricsSink & { ready(): Promise<void> } {
   let library: Promise<PowertoolsMetrics> | undefined;
   let pending: Promise<void> = Promise.resolve();
   return {
@@ -27,7 +28,7 @@ export function createEmfMetrics(serviceName: string): MetricsSink & { ready(): 
         metrics.publishStoredMetrics();
       }).catch((error: unknown) => {
         // A metric must never fail the invocation (that would retry a finished drain).
-        console.warn(JSON.stringify({ level: 'WARN', message: 'could not write metrics', error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error) }));
+        log.warn('could not write metrics', { error: asError(error) });
       });
     },
     ready: () => pending,

@@ -107,131 +107,151 @@ export function backoffMs(attempt: number, error: unknown, random: () => number)
 }
 
 export function createKubeHttp(endpoint: KubeEndpoint, options: KubeHttpOptions): KubeHttp {
-  const base = new URL(endpoint.server);
-  const secure = base.protocol === 'https:';
-  // Connections are reused across the many evictions of one drain.
-  const agent = secure ? new https.Agent({ keepAlive: true, maxSockets: 64 }) : new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const client = new KubeClient(endpoint, options);
+  return { request: (method, path, o) => client.request(method, path, o), watch: (path, query, onEvent, onEnd) => client.watch(path, query, onEvent, onEnd) };
+}
 
-  const url = (path: string, query: RequestOptions['query']) => {
-    const u = new URL(base.pathname.replace(/\/$/, '') + path, base);
+type WatchEvent = { type: string; object: unknown };
+
+class KubeClient {
+  private readonly base: URL;
+  private readonly secure: boolean;
+  private readonly agent: http.Agent;
+  private readonly sleep: (ms: number) => Promise<void>;
+
+  constructor(
+    private readonly endpoint: KubeEndpoint,
+    private readonly options: KubeHttpOptions,
+  ) {
+    this.base = new URL(endpoint.server);
+    this.secure = this.base.protocol === 'https:';
+    // Connections are reused across the many evictions of one drain.
+    this.agent = this.secure ? new https.Agent({ keepAlive: true, maxSockets: 64 }) : new http.Agent({ keepAlive: true, maxSockets: 64 });
+    this.sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  }
+
+  async request<T>(method: string, path: string, o: RequestOptions = {}): Promise<T> {
+    const retry = o.retry ?? method !== 'POST';
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.once<T>(method, path, o);
+      } catch (error) {
+        const unauthorized = error instanceof KubeApiError && error.statusCode === 401 && this.endpoint.refreshCredentials !== undefined;
+        if (unauthorized) this.endpoint.refreshCredentials?.();
+        if ((!retry && !unauthorized) || attempt >= (this.options.maxAttempts ?? 5) || !isRetryable(error, method)) throw error;
+        const delayMs = backoffMs(attempt, error, this.options.random ?? Math.random);
+        this.options.onRetry?.(`${method} ${path}`, attempt, error as Error, delayMs);
+        await this.sleep(delayMs);
+      }
+    }
+  }
+
+  watch(path: string, query: RequestOptions['query'], onEvent: (event: WatchEvent) => void, onEnd: (error?: Error) => void): WatchHandle {
+    let ended = false;
+    let req: http.ClientRequest | undefined;
+    const end = (error?: Error) => {
+      if (ended) return;
+      ended = true;
+      req?.destroy();
+      onEnd(error);
+    };
+    // The server closes a watch after its timeoutSeconds; idle out only well after that, so
+    // a quiet watch ends cleanly instead of being torn down as a failure.
+    const serverSeconds = Number(query?.['timeoutSeconds']);
+    const idleMs = Number.isFinite(serverSeconds) && serverSeconds > 0 ? Math.max(this.options.timeoutMs, (serverSeconds + 15) * 1000) : this.options.timeoutMs;
+    void this.open('GET', this.url(path, { ...query, watch: true }), {}, undefined, idleMs)
+      .then((r) => {
+        req = r;
+        if (ended) return r.destroy();
+        r.on('timeout', () => end(new Error(`watch ${path}: idle for ${idleMs} ms`)));
+        r.on('error', (e) => end(e));
+        r.on('response', (res) => this.stream(path, res, onEvent, end));
+        r.end();
+      })
+      .catch((e: Error) => end(e));
+    return { abort: () => end() };
+  }
+
+  /** One watch event a line, until the server ends the stream or we abort it. */
+  private stream(path: string, res: http.IncomingMessage, onEvent: (event: WatchEvent) => void, end: (error?: Error) => void): void {
+    // An aborted stream errors with ECONNRESET "aborted": expected, and ours to end.
+    res.on('error', (e) => end(e));
+    if ((res.statusCode ?? 0) !== 200) {
+      if (res.statusCode === 401) this.endpoint.refreshCredentials?.();
+      res.resume();
+      return end(new KubeApiError(res.statusCode ?? 0, undefined, res.headers, `watch ${path}`));
+    }
+    const lines = createInterface({ input: res });
+    // readline re-emits the input's errors on itself.
+    lines.on('error', (e) => end(e));
+    lines.on('line', (line) => {
+      if (!line.trim()) return;
+      try {
+        onEvent(JSON.parse(line) as WatchEvent);
+      } catch {
+        /* a torn line at abort: the next list/watch recovers */
+      }
+    });
+    lines.on('close', () => end());
+  }
+
+  private url(path: string, query: RequestOptions['query']): URL {
+    const u = new URL(this.base.pathname.replace(/\/$/, '') + path, this.base);
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) u.searchParams.set(k, String(v));
     return u;
-  };
+  }
 
   /** `payload` is the body already serialised (once per request, not per header and write). */
-  const open = async (method: string, target: URL, o: RequestOptions, payload?: string, timeoutMs = options.timeoutMs) => {
-    const tls = await endpoint.requestOptions();
-    const headers: http.OutgoingHttpHeaders = { ...tls.headers, Accept: 'application/json', 'User-Agent': options.userAgent };
+  private async open(method: string, target: URL, o: RequestOptions, payload?: string, timeoutMs = this.options.timeoutMs): Promise<http.ClientRequest> {
+    const tls = await this.endpoint.requestOptions();
+    const headers: http.OutgoingHttpHeaders = { ...tls.headers, Accept: 'application/json', 'User-Agent': this.options.userAgent };
     if (payload !== undefined) {
       headers['Content-Type'] = o.contentType ?? 'application/json';
       // Always framed: Node sends a DELETE body neither chunked nor with a length unless told,
       // and the server then reads it as the next request on the kept-alive connection.
       headers['Content-Length'] = Buffer.byteLength(payload);
     }
-    return (secure ? https : http).request(target, { ...tls, method, headers, agent, timeout: timeoutMs });
-  };
+    return (this.secure ? https : http).request(target, { ...tls, method, headers, agent: this.agent, timeout: timeoutMs });
+  }
 
-  const once = async <T>(method: string, path: string, o: RequestOptions): Promise<T> => {
+  private async once<T>(method: string, path: string, o: RequestOptions): Promise<T> {
     const what = `${method} ${path}`;
     const payload = o.body === undefined ? undefined : JSON.stringify(o.body);
-    const req = await open(method, url(path, o.query), o, payload);
+    const req = await this.open(method, this.url(path, o.query), o, payload);
     // The API server gzips answers over 128 KiB when asked (APIResponseCompression, on by
     // default). Asked only where it pays: a page of 100 node objects (1.5 MB of JSON) shrinks
     // ~5x on the wire. A node's own pods are not worth the CPU on both ends (measured: the
     // bundle's peak RSS draining 110 pods 89.5 MiB without, 93.1 MiB with).
     // https://kubernetes.io/docs/reference/command-line-tools-reference/feature-gates/
     if (o.compressed) req.setHeader('Accept-Encoding', 'gzip');
-    return new Promise<T>((resolve, reject) => {
-      req.on('timeout', () => req.destroy(new Error(`${what}: no answer within ${options.timeoutMs} ms`)));
-      req.on('error', reject);
-      req.on('response', (res) => {
-        const chunks: Buffer[] = [];
-        res.on('error', reject);
-        const body = res.headers['content-encoding'] === 'gzip' ? res.pipe(createGunzip()) : res;
-        body.on('error', reject);
-        body.on('data', (c: Buffer) => chunks.push(c));
-        body.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          const code = res.statusCode ?? 0;
-          let parsed: unknown;
-          try {
-            parsed = text ? JSON.parse(text) : undefined;
-          } catch {
-            parsed = code >= 400 ? { message: text } : undefined;
-          }
-          if (code >= 200 && code < 300) resolve(parsed as T);
-          else reject(new KubeApiError(code, parsed as StatusBody | undefined, res.headers, what));
-        });
-      });
-      req.end(payload);
-    });
-  };
+    return answerOf<T>(req, what, this.options.timeoutMs, payload);
+  }
+}
 
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const random = options.random ?? Math.random;
-  const maxAttempts = options.maxAttempts ?? 5;
-
-  return {
-    async request<T>(method: string, path: string, o: RequestOptions = {}): Promise<T> {
-      const retry = o.retry ?? method !== 'POST';
-      for (let attempt = 1; ; attempt++) {
+/** Sends the request and reads its answer: the JSON body on 2xx, a KubeApiError otherwise. */
+function answerOf<T>(req: http.ClientRequest, what: string, timeoutMs: number, payload: string | undefined): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    req.on('timeout', () => req.destroy(new Error(`${what}: no answer within ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('error', reject);
+      const body = res.headers['content-encoding'] === 'gzip' ? res.pipe(createGunzip()) : res;
+      body.on('error', reject);
+      body.on('data', (c: Buffer) => chunks.push(c));
+      body.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const code = res.statusCode ?? 0;
+        let parsed: unknown;
         try {
-          return await once<T>(method, path, o);
-        } catch (error) {
-          const unauthorized = error instanceof KubeApiError && error.statusCode === 401 && endpoint.refreshCredentials !== undefined;
-          if (unauthorized) endpoint.refreshCredentials!();
-          if ((!retry && !unauthorized) || attempt >= maxAttempts || !isRetryable(error, method)) throw error;
-          const delayMs = backoffMs(attempt, error, random);
-          options.onRetry?.(`${method} ${path}`, attempt, error as Error, delayMs);
-          await sleep(delayMs);
+          parsed = text ? JSON.parse(text) : undefined;
+        } catch {
+          parsed = code >= 400 ? { message: text } : undefined;
         }
-      }
-    },
-
-    watch(path, query, onEvent, onEnd) {
-      let ended = false;
-      let req: http.ClientRequest | undefined;
-      const end = (error?: Error) => {
-        if (ended) return;
-        ended = true;
-        req?.destroy();
-        onEnd(error);
-      };
-      // The server closes a watch after its timeoutSeconds; idle out only well after that, so
-      // a quiet watch ends cleanly instead of being torn down as a failure.
-      const serverSeconds = Number(query?.['timeoutSeconds']);
-      const idleMs = Number.isFinite(serverSeconds) && serverSeconds > 0 ? Math.max(options.timeoutMs, (serverSeconds + 15) * 1000) : options.timeoutMs;
-      void open('GET', url(path, { ...query, watch: true }), {}, undefined, idleMs)
-        .then((r) => {
-          req = r;
-          if (ended) return r.destroy();
-          r.on('timeout', () => end(new Error(`watch ${path}: idle for ${idleMs} ms`)));
-          r.on('error', (e) => end(e));
-          r.on('response', (res) => {
-            // An aborted stream errors with ECONNRESET "aborted": expected, and ours to end.
-            res.on('error', (e) => end(e));
-            if ((res.statusCode ?? 0) !== 200) {
-              if (res.statusCode === 401) endpoint.refreshCredentials?.();
-              res.resume();
-              return end(new KubeApiError(res.statusCode ?? 0, undefined, res.headers, `watch ${path}`));
-            }
-            const lines = createInterface({ input: res });
-            // readline re-emits the input's errors on itself.
-            lines.on('error', (e) => end(e));
-            lines.on('line', (line) => {
-              if (!line.trim()) return;
-              try {
-                onEvent(JSON.parse(line) as { type: string; object: unknown });
-              } catch {
-                /* a torn line at abort: the next list/watch recovers */
-              }
-            });
-            lines.on('close', () => end());
-          });
-          r.end();
-        })
-        .catch((e: Error) => end(e));
-      return { abort: () => end() };
-    },
-  };
+        if (code >= 200 && code < 300) resolve(parsed as T);
+        else reject(new KubeApiError(code, parsed as StatusBody | undefined, res.headers, what));
+      });
+    });
+    req.end(payload);
+  });
 }

@@ -25,10 +25,15 @@ export function loadKubeconfig(path: string, context: string | undefined): KubeE
   return kubeconfigEndpoint(text, path, context);
 }
 
-export function kubeconfigEndpoint(text: string, path: string, context: string | undefined): KubeEndpoint {
-  const fail = (what: string): never => {
-    throw new Error(`kubeconfig ${path}: ${what}`);
-  };
+interface Selected {
+  readonly cluster: Fields;
+  readonly clusterName: string;
+  readonly user: Fields;
+  readonly userName: string | undefined;
+}
+
+/** The cluster and user the context names (KUBECONFIG_CONTEXT, or the file's current one). */
+function select(text: string, context: string | undefined, fail: (what: string) => never): Selected {
   let doc: unknown;
   try {
     doc = load(text);
@@ -48,8 +53,16 @@ export function kubeconfigEndpoint(text: string, path: string, context: string |
   const cluster = named(doc, 'clusters', 'cluster', clusterName, fail) ?? fail(`cluster ${clusterName} (from context ${contextName}) is not among its clusters`);
   const userName = stringField(ctx, 'user', `contexts[${contextName}].context.user`, fail);
   const user = userName === undefined ? {} : (named(doc, 'users', 'user', userName, fail) ?? fail(`user ${userName} (from context ${contextName}) is not among its users`));
+  return { cluster, clusterName, user, userName };
+}
 
-  const at = (section: string, name: string | undefined, field: string) => `${section}[${name ?? ''}].${section.slice(0, -1)}.${field}`;
+const at = (section: string, name: string | undefined, field: string) => `${section}[${name ?? ''}].${section.slice(0, -1)}.${field}`;
+
+export function kubeconfigEndpoint(text: string, path: string, context: string | undefined): KubeEndpoint {
+  const fail = (what: string): never => {
+    throw new Error(`kubeconfig ${path}: ${what}`);
+  };
+  const { cluster, clusterName, user, userName } = select(text, context, fail);
   const server = stringField(cluster, 'server', at('clusters', clusterName, 'server'), fail) ?? fail(`${at('clusters', clusterName, 'server')} is missing`);
   if (!/^https?:\/\//.test(server)) fail(`${at('clusters', clusterName, 'server')} ${server} is not an http(s) URL`);
   if (cluster['proxy-url'] !== undefined) fail(`${at('clusters', clusterName, 'proxy-url')} is not supported: reach the API server directly`);

@@ -2,7 +2,7 @@
 // resourceVersion, re-listing only on 410 Gone. Used for the pods of one draining node and the
 // one node a launch waits for, so waiting costs the same on a 2,000-node cluster.
 // https://kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes
-import type { Log } from '../../shared/log.js';
+import { asError, type Log } from '../../shared/log.js';
 import type { PodInfo, PodWatch } from '../../cluster/cluster-ports.js';
 import { call, describe, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
@@ -35,121 +35,139 @@ export interface ListWatch<T> {
  * succeeds, current() throws it (no answer is not an empty answer).
  */
 export async function openListWatch<T>(kube: KubeHttp, o: ListWatchOptions<T>): Promise<ListWatch<T>> {
-  const { fieldSelector, what, log } = o;
-  const toInfo = o.toInfo as (object: unknown) => T;
-  const objects = new Map<string, T>();
-  let resourceVersion = '';
-  let waiters: (() => void)[] = [];
-  // Changes counted, so a change that arrives between two changed() calls still wakes.
-  let version = 0;
-  let seen = 0;
-  let closed = false;
-  let handle: { abort(): void } | undefined;
-  let failures = 0;
-  let broken: Error | undefined;
-  const notify = () => {
-    version++;
-    const w = waiters;
-    waiters = [];
-    for (const resolve of w) resolve();
-  };
+  const view = new ListWatchView(kube, o);
+  await view.list();
+  view.watch();
+  return { current: () => view.current(), changed: (ms) => view.changed(ms), close: () => view.close() };
+}
 
-  const list = async () => {
+type WatchedObject = { code?: number; metadata?: { uid?: string; resourceVersion?: string } };
+
+class ListWatchView<T> {
+  private readonly objects = new Map<string, T>();
+  private readonly toInfo: (object: unknown) => T;
+  private resourceVersion = '';
+  private waiters: (() => void)[] = [];
+  // Changes counted, so a change that arrives between two changed() calls still wakes.
+  private version = 0;
+  private seen = 0;
+  private closed = false;
+  private handle: { abort(): void } | undefined;
+  private failures = 0;
+  private broken: Error | undefined;
+
+  constructor(
+    private readonly kube: KubeHttp,
+    private readonly o: ListWatchOptions<T>,
+  ) {
+    this.toInfo = o.toInfo as (object: unknown) => T;
+  }
+
+  current(): T[] {
+    if (this.broken !== undefined) throw this.broken;
+    return [...this.objects.values()];
+  }
+
+  async changed(timeoutMs: number): Promise<void> {
+    if (this.version === this.seen && !this.closed) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, timeoutMs);
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    this.seen = this.version;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.handle?.abort();
+    this.notify();
+  }
+
+  async list(): Promise<void> {
     const next = new Map<string, T>();
     let cont: string | undefined;
     do {
-      const page = await call(`list ${what}`, () =>
-        kube.request<WireList<{ metadata?: { uid?: string } }>>('GET', o.path, { query: { fieldSelector, limit: 500, continue: cont } }),
-      );
-      for (const item of page.items) next.set(item.metadata?.uid ?? '', toInfo(item));
-      resourceVersion = page.metadata?.resourceVersion ?? '';
+      const query = { fieldSelector: this.o.fieldSelector, limit: 500, continue: cont };
+      const page = await call(`list ${this.o.what}`, () => this.kube.request<WireList<{ metadata?: { uid?: string } }>>('GET', this.o.path, { query }));
+      for (const item of page.items) next.set(item.metadata?.uid ?? '', this.toInfo(item));
+      this.resourceVersion = page.metadata?.resourceVersion ?? '';
       cont = page.metadata?.continue || undefined;
     } while (cont);
-    objects.clear();
-    for (const [uid, item] of next) objects.set(uid, item);
-  };
+    this.objects.clear();
+    for (const [uid, item] of next) this.objects.set(uid, item);
+  }
 
-  const watch = () => {
-    if (closed) return;
-    let gone = false;
-    handle = kube.watch(
-      o.path,
+  watch(): void {
+    if (this.closed) return;
+    const state = { gone: false };
+    this.handle = this.kube.watch(
+      this.o.path,
       // The server ends the watch cleanly after timeoutSeconds and we resume from here; our
       // own idle timeout (kube.watch) is longer, so a quiet watch is never torn down early.
-      { fieldSelector, resourceVersion, allowWatchBookmarks: true, timeoutSeconds: o.timeoutSeconds },
-      ({ type, object }) => {
-        const obj = object as { code?: number; metadata?: { uid?: string; resourceVersion?: string } };
-        if (type === 'ERROR') {
-          if (obj.code === 410) gone = true;
-          return;
-        }
-        failures = 0;
-        if (broken !== undefined) {
-          broken = undefined;
-          notify();
-        }
-        if (obj.metadata?.resourceVersion) resourceVersion = obj.metadata.resourceVersion;
-        if (type === 'BOOKMARK') return;
-        const uid = obj.metadata?.uid ?? '';
-        if (type === 'DELETED') objects.delete(uid);
-        else objects.set(uid, toInfo(obj));
-        notify();
-      },
-      (error) => {
-        if (closed) return;
-        if (error) {
-          failures++;
-          log.debug('watch ended, resuming', { watch: what, error: describe(error), failures });
-        } else {
-          // A clean end is the server's timeout: resume at once, no backoff to grow.
-          failures = 0;
-        }
-        const resume = async () => {
-          if (closed) return;
-          try {
-            if (gone || statusOf(error) === 410) {
-              await list();
-              notify();
-            }
-            watch();
-          } catch (e) {
-            failures++;
-            broken = e instanceof Error ? e : new Error(String(e));
-            notify();
-            log.warn('watch could not resume, retrying', { watch: what, error: describe(e), failures });
-            setTimeout(() => void resume(), Math.min(5000, 200 * 2 ** failures)).unref();
-          }
-        };
-        setTimeout(() => void resume(), error ? Math.min(5000, 100 * 2 ** failures) : 0).unref();
-      },
+      { fieldSelector: this.o.fieldSelector, resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: this.o.timeoutSeconds },
+      ({ type, object }) => this.onEvent(type, object as WatchedObject, state),
+      (error) => this.onEnd(error, state),
     );
-  };
+  }
 
-  await list();
-  watch();
-  return {
-    current: () => {
-      if (broken !== undefined) throw broken;
-      return [...objects.values()];
-    },
-    changed: async (timeoutMs) => {
-      if (version === seen && !closed) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, timeoutMs);
-          waiters.push(() => {
-            clearTimeout(timer);
-            resolve();
-          });
-        });
+  private onEvent(type: string, obj: WatchedObject, state: { gone: boolean }): void {
+    if (type === 'ERROR') {
+      if (obj.code === 410) state.gone = true;
+      return;
+    }
+    this.failures = 0;
+    if (this.broken !== undefined) {
+      this.broken = undefined;
+      this.notify();
+    }
+    if (obj.metadata?.resourceVersion) this.resourceVersion = obj.metadata.resourceVersion;
+    if (type === 'BOOKMARK') return;
+    const uid = obj.metadata?.uid ?? '';
+    if (type === 'DELETED') this.objects.delete(uid);
+    else this.objects.set(uid, this.toInfo(obj));
+    this.notify();
+  }
+
+  private onEnd(error: Error | undefined, state: { gone: boolean }): void {
+    if (this.closed) return;
+    if (error) {
+      this.failures++;
+      this.o.log.debug('watch ended, resuming', { watch: this.o.what, error: describe(error), failures: this.failures });
+    } else {
+      // A clean end is the server's timeout: resume at once, no backoff to grow.
+      this.failures = 0;
+    }
+    const relist = state.gone || statusOf(error) === 410;
+    setTimeout(() => void this.resume(relist), error ? Math.min(5000, 100 * 2 ** this.failures) : 0).unref();
+  }
+
+  private async resume(relist: boolean): Promise<void> {
+    if (this.closed) return;
+    try {
+      if (relist) {
+        await this.list();
+        this.notify();
       }
-      seen = version;
-    },
-    close: () => {
-      closed = true;
-      handle?.abort();
-      notify();
-    },
-  };
+      this.watch();
+    } catch (e) {
+      this.failures++;
+      this.broken = asError(e);
+      this.notify();
+      this.o.log.warn('watch could not resume, retrying', { watch: this.o.what, error: this.broken, failures: this.failures });
+      setTimeout(() => void this.resume(relist), Math.min(5000, 200 * 2 ** this.failures)).unref();
+    }
+  }
+
+  private notify(): void {
+    this.version++;
+    const w = this.waiters;
+    this.waiters = [];
+    for (const resolve of w) resolve();
+  }
 }
 
 /** The pods bound to one node. Never throws from current(): the drain keeps its last view. */

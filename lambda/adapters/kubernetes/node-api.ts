@@ -1,7 +1,7 @@
 // Node reads and the drain's node patches: one GET by name, a paged scan only as the
 // lookup's fallback, the owner-label list, merge patches for our marks and the hand-off claim.
 import type { V1Node } from '@kubernetes/client-node';
-import type { NodeGateway, NodeInfo, PatchResult } from '../../cluster/cluster-ports.js';
+import type { NodeGateway, NodeInfo, NodeMarks, NodeWatch, PatchResult } from '../../cluster/cluster-ports.js';
 import type { NodeReader } from '../../cluster/node-lookup.js';
 import { instanceMatches } from '../../cluster/node-lookup.js';
 import { drainAnnotation, excludeFromLoadBalancersLabel, formatDrainRecord, handOffAnnotation, ownerLabel, refreshLabel, type DrainRecord } from '../../cluster/node-marks.js';
@@ -24,19 +24,119 @@ const conflictAttempts = 5;
 export type NodeApi = NodeReader & Pick<NodeGateway, 'listMarked' | 'mark' | 'unmark' | 'claimHandOff'>;
 
 export function createNodeApi(kube: KubeHttp, log: Log): NodeApi {
-  const path = (name: string) => `/api/v1/nodes/${encodeURIComponent(name)}`;
-  const getNode = async (name: string): Promise<NodeInfo | undefined> => {
+  const api = new NodeRequests(kube, log);
+  return {
+    getNode: (name) => api.getNode(name),
+    scanForInstances: (ids) => api.scanForInstances(ids),
+    watchNodeNamed: (name) => api.watchNodeNamed(name),
+    listMarked: (owner) => api.listMarked(owner),
+    mark: (name, marks, ifResourceVersion) => api.mark(name, marks, ifResourceVersion),
+    unmark: (node, record) => api.unmark(node, record),
+    claimHandOff: (name, expected, next, record) => api.claimHandOff(name, expected, next, record),
+  };
+}
+
+class NodeRequests {
+  constructor(
+    private readonly kube: KubeHttp,
+    private readonly log: Log,
+  ) {}
+
+  async getNode(name: string): Promise<NodeInfo | undefined> {
     try {
-      return toNodeInfo(await kube.request<V1Node>('GET', path(name)));
+      return toNodeInfo(await this.kube.request<V1Node>('GET', nodePath(name)));
     } catch (error) {
       if (statusOf(error) === 404) return undefined;
       throw classify(error, `get node ${name}`);
     }
-  };
-  const patchNode = async (name: string, body: object): Promise<PatchResult> => {
+  }
+
+  /**
+   * Nodes can be field-selected only by name and spec.unschedulable, so this lists and
+   * matches spec.providerID (aws:///<az>/<instance-id>), for all the instances at once. Only
+   * when a node is not under its EC2 name (node-lookup.ts). Small gzipped pages, so memory
+   * holds one page and not the cluster (~5x fewer bytes for node objects).
+   */
+  async scanForInstances(instanceIds: readonly string[]): Promise<ReadonlyMap<string, NodeInfo>> {
+    const found = new Map<string, NodeInfo>();
+    const wanted = new Set(instanceIds);
+    await this.listNodes({ limit: scanPageSize }, 'list nodes', true, (items) => {
+      for (const n of items) {
+        const id = n.spec?.providerID?.split('/').pop();
+        if (id !== undefined && wanted.has(id) && instanceMatches(n.spec?.providerID ?? '', id)) found.set(id, toNodeInfo(n));
+      }
+      return found.size === wanted.size;
+    });
+    return found;
+  }
+
+  async watchNodeNamed(name: string): Promise<NodeWatch> {
+    const watch = await openListWatch(this.kube, {
+      what: `node ${name}`,
+      path: '/api/v1/nodes',
+      fieldSelector: `metadata.name=${name}`,
+      timeoutSeconds: nodeWatchTimeoutSeconds,
+      toInfo: toNodeInfo,
+      log: this.log,
+    });
+    return { current: () => watch.current()[0], changed: (ms) => watch.changed(ms), close: () => watch.close() };
+  }
+
+  /** The watch cache answers a label-selected list without reading etcd; its size is the marked nodes', not the cluster's. */
+  async listMarked(owner: string): Promise<readonly NodeInfo[]> {
+    const marked: NodeInfo[] = [];
+    await this.listNodes({ labelSelector: `${ownerLabel}=${owner}`, limit: 500 }, 'list marked nodes', false, (items) => void marked.push(...items.map(toNodeInfo)));
+    return marked;
+  }
+
+  mark(name: string, marks: NodeMarks, ifResourceVersion?: string): Promise<PatchResult> {
+    return this.patch(name, {
+      metadata: {
+        ...(ifResourceVersion !== undefined ? { resourceVersion: ifResourceVersion } : {}),
+        labels: { [ownerLabel]: marks.owner, ...(marks.excludeFromLoadBalancers ? { [excludeFromLoadBalancersLabel]: 'true' } : {}) },
+        annotations: { [drainAnnotation]: formatDrainRecord(marks.drain) },
+      },
+      ...(marks.cordon ? { spec: { unschedulable: true } } : {}),
+    });
+  }
+
+  async unmark(first: NodeInfo, record: DrainRecord): Promise<PatchResult> {
+    let node: NodeInfo | undefined = first;
+    for (let attempt = 0; node !== undefined && attempt < conflictAttempts; attempt++) {
+      // Only the record we were asked to take back: a new drain's record is not ours to remove.
+      if (node.drain === undefined || node.drain.action !== record.action || node.drain.startedAtMs !== record.startedAtMs) return 'changed';
+      const result = await this.patch(node.name, unmarkPatch(node, record));
+      if (result !== 'changed') return result;
+      node = await this.getNode(node.name);
+    }
+    return node === undefined ? 'node-gone' : 'changed';
+  }
+
+  /**
+   * Read, compare, then write with the resourceVersion read: the server refuses (409) a write
+   * based on a stale read, and we compare again. Unrelated changes to the node (status
+   * updates) only cost a retry.
+   */
+  async claimHandOff(name: string, expected: string | undefined, next: string, record: DrainRecord): Promise<'claimed' | 'lost' | 'node-gone'> {
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const node = await this.kube.request<V1Node>('GET', nodePath(name)).catch((error: unknown) => {
+        if (statusOf(error) === 404) return undefined;
+        throw classify(error, `get node ${name}`);
+      });
+      if (node === undefined) return 'node-gone';
+      if (node.metadata?.annotations?.[handOffAnnotation] !== expected) return 'lost';
+      const body = { metadata: { resourceVersion: node.metadata?.resourceVersion, annotations: { [handOffAnnotation]: next, [drainAnnotation]: formatDrainRecord(record) } } };
+      const result = await this.patch(name, body);
+      if (result === 'patched') return 'claimed';
+      if (result === 'node-gone') return 'node-gone';
+    }
+    throw new TransientError(`annotate node ${name}: the node kept changing; giving up for now`);
+  }
+
+  /** A JSON merge patch: it sets what it names and leaves the rest alone. */
+  private async patch(name: string, body: object): Promise<PatchResult> {
     try {
-      // A JSON merge patch: it sets what it names and leaves the rest alone.
-      await kube.request<V1Node>('PATCH', path(name), { body, contentType: mergePatch });
+      await this.kube.request<V1Node>('PATCH', nodePath(name), { body, contentType: mergePatch });
       return 'patched';
     } catch (error) {
       if (statusOf(error) === 404) return 'node-gone';
@@ -44,99 +144,20 @@ export function createNodeApi(kube: KubeHttp, log: Log): NodeApi {
       if (statusOf(error) === 409) return 'changed';
       throw classify(error, `patch node ${name}`);
     }
-  };
+  }
+
   /** Every page of a node list, one page at a time (stops when onPage says so). */
-  const listNodes = async (query: Record<string, string | number>, what: string, onPage: (items: readonly V1Node[]) => boolean | void, compressed = false) => {
+  private async listNodes(query: Record<string, string | number>, what: string, compressed: boolean, onPage: (items: readonly V1Node[]) => boolean | void): Promise<void> {
     let cont: string | undefined;
     do {
-      const page = await call(what, () => kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', { query: { ...query, continue: cont }, compressed }));
+      const page = await call(what, () => this.kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', { query: { ...query, continue: cont }, compressed }));
       if (onPage(page.items) === true) return;
       cont = page.metadata?.continue || undefined;
     } while (cont);
-  };
-
-  return {
-    getNode,
-
-    async scanForInstances(instanceIds) {
-      // Nodes can be field-selected only by name and spec.unschedulable, so this lists and
-      // matches spec.providerID (aws:///<az>/<instance-id>), for all the instances at once.
-      // Only when a node is not under its EC2 name (node-lookup.ts). Small gzipped pages, so
-      // memory holds one page and not the cluster (~5x fewer bytes for node objects).
-      const found = new Map<string, NodeInfo>();
-      const wanted = new Set(instanceIds);
-      await listNodes({ limit: scanPageSize }, 'list nodes', (items) => {
-        for (const n of items) {
-          const id = n.spec?.providerID?.split('/').pop();
-          if (id !== undefined && wanted.has(id) && instanceMatches(n.spec?.providerID ?? '', id)) found.set(id, toNodeInfo(n));
-        }
-        return found.size === wanted.size;
-      }, true);
-      return found;
-    },
-
-    async watchNodeNamed(name) {
-      const watch = await openListWatch(kube, {
-        what: `node ${name}`,
-        path: '/api/v1/nodes',
-        fieldSelector: `metadata.name=${name}`,
-        timeoutSeconds: nodeWatchTimeoutSeconds,
-        toInfo: toNodeInfo,
-        log,
-      });
-      return { current: () => watch.current()[0], changed: watch.changed, close: watch.close };
-    },
-
-    async listMarked(owner) {
-      const marked: NodeInfo[] = [];
-      // The watch cache answers a label-selected list without reading etcd; its size is the
-      // marked nodes', not the cluster's.
-      await listNodes({ labelSelector: `${ownerLabel}=${owner}`, limit: 500 }, 'list marked nodes', (items) => void marked.push(...items.map(toNodeInfo)));
-      return marked;
-    },
-
-    mark: (name, marks, ifResourceVersion) =>
-      patchNode(name, {
-        metadata: {
-          ...(ifResourceVersion !== undefined ? { resourceVersion: ifResourceVersion } : {}),
-          labels: { [ownerLabel]: marks.owner, ...(marks.excludeFromLoadBalancers ? { [excludeFromLoadBalancersLabel]: 'true' } : {}) },
-          annotations: { [drainAnnotation]: formatDrainRecord(marks.drain) },
-        },
-        ...(marks.cordon ? { spec: { unschedulable: true } } : {}),
-      }),
-
-    async unmark(first, record) {
-      let node: NodeInfo | undefined = first;
-      for (let attempt = 0; node !== undefined && attempt < conflictAttempts; attempt++) {
-        // Only the record we were asked to take back: a new drain's record is not ours to remove.
-        if (node.drain === undefined || node.drain.action !== record.action || node.drain.startedAtMs !== record.startedAtMs) return 'changed';
-        const result = await patchNode(node.name, unmarkPatch(node, record));
-        if (result !== 'changed') return result;
-        node = await getNode(node.name);
-      }
-      return node === undefined ? 'node-gone' : 'changed';
-    },
-
-    async claimHandOff(name, expected, next, record) {
-      // Read, compare, then write with the resourceVersion read: the server refuses (409) a
-      // write based on a stale read, and we compare again. Unrelated changes to the node
-      // (status updates) only cost a retry.
-      for (let attempt = 0; attempt < 8; attempt++) {
-        const node = await kube.request<V1Node>('GET', path(name)).catch((error: unknown) => {
-          if (statusOf(error) === 404) return undefined;
-          throw classify(error, `get node ${name}`);
-        });
-        if (node === undefined) return 'node-gone';
-        if (node.metadata?.annotations?.[handOffAnnotation] !== expected) return 'lost';
-        const body = { metadata: { resourceVersion: node.metadata?.resourceVersion, annotations: { [handOffAnnotation]: next, [drainAnnotation]: formatDrainRecord(record) } } };
-        const result = await patchNode(name, body);
-        if (result === 'patched') return 'claimed';
-        if (result === 'node-gone') return 'node-gone';
-      }
-      throw new TransientError(`annotate node ${name}: the node kept changing; giving up for now`);
-    },
-  };
+  }
 }
+
+const nodePath = (name: string) => `/api/v1/nodes/${encodeURIComponent(name)}`;
 
 /** What takes back exactly what the record says we set, conditional on the node as read. */
 function unmarkPatch(node: NodeInfo, record: DrainRecord): object {

@@ -4,7 +4,7 @@
 // merge patch would replace the list, timeAdded of the controllers' taints included), each
 // conditional on the node as read (the replaced resourceVersion: 409 if it moved on).
 import type { V1Node } from '@kubernetes/client-node';
-import type { NodeGateway, NodeInfo, OutdatedUnmarked } from '../../cluster/cluster-ports.js';
+import type { NodeGateway, NodeInfo, OutdatedMarks, OutdatedUnmarked } from '../../cluster/cluster-ports.js';
 import { outdatedTaintKey, ownerLabel, refreshCordonedLabel, refreshGroupAnnotation, refreshLabel } from '../../cluster/node-marks.js';
 import { call, classify, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
@@ -32,25 +32,7 @@ export function createOutdatedNodeApi(kube: KubeHttp): Pick<NodeGateway, 'markOu
     });
 
   return {
-    markOutdated: (node, marks) => {
-      const labels = { [refreshLabel]: marks.refreshId, [ownerLabel]: marks.owner, ...(marks.cordon ? { [refreshCordonedLabel]: 'true' } : {}) };
-      const ops: object[] = [
-        { op: 'replace', path: '/metadata/resourceVersion', value: node.resourceVersion },
-        ...(Object.keys(node.labels).length > 0
-          ? Object.entries(labels).map(([k, v]) => ({ op: 'add', path: `/metadata/labels/${pointer(k)}`, value: v }))
-          : [{ op: 'add', path: '/metadata/labels', value: labels }]),
-        // Every registered node carries annotations (the kubelet's); an empty map is created otherwise.
-        node.hasAnnotations === false
-          ? { op: 'add', path: '/metadata/annotations', value: { [refreshGroupAnnotation]: marks.group } }
-          : { op: 'add', path: `/metadata/annotations/${pointer(refreshGroupAnnotation)}`, value: marks.group },
-      ];
-      if (marks.taint) {
-        const taint = { key: outdatedTaintKey, value: marks.refreshId, effect: 'PreferNoSchedule' };
-        ops.push(node.taints.length > 0 ? { op: 'add', path: '/spec/taints/-', value: taint } : { op: 'add', path: '/spec/taints', value: [taint] });
-      }
-      if (marks.cordon) ops.push({ op: 'add', path: '/spec/unschedulable', value: true });
-      return patch(node.name, ops, `mark node ${node.name} outdated`);
-    },
+    markOutdated: (node, marks) => patch(node.name, markOps(node, marks), `mark node ${node.name} outdated`),
 
     async unmarkOutdated(group, select) {
       const candidates = select.nodes ?? (await listLabelled(select.refreshId));
@@ -83,6 +65,26 @@ export function createOutdatedNodeApi(kube: KubeHttp): Pick<NodeGateway, 'markOu
     } while (cont);
     return nodes;
   }
+}
+
+function markOps(node: NodeInfo, marks: OutdatedMarks): object[] {
+  const labels = { [refreshLabel]: marks.refreshId, [ownerLabel]: marks.owner, ...(marks.cordon ? { [refreshCordonedLabel]: 'true' } : {}) };
+  const ops: object[] = [
+    { op: 'replace', path: '/metadata/resourceVersion', value: node.resourceVersion },
+    ...(Object.keys(node.labels).length > 0
+      ? Object.entries(labels).map(([k, v]) => ({ op: 'add', path: `/metadata/labels/${pointer(k)}`, value: v }))
+      : [{ op: 'add', path: '/metadata/labels', value: labels }]),
+    // Every registered node carries annotations (the kubelet's); an empty map is created otherwise.
+    node.hasAnnotations === false
+      ? { op: 'add', path: '/metadata/annotations', value: { [refreshGroupAnnotation]: marks.group } }
+      : { op: 'add', path: `/metadata/annotations/${pointer(refreshGroupAnnotation)}`, value: marks.group },
+  ];
+  if (marks.taint) {
+    const taint = { key: outdatedTaintKey, value: marks.refreshId, effect: 'PreferNoSchedule' };
+    ops.push(node.taints.length > 0 ? { op: 'add', path: '/spec/taints/-', value: taint } : { op: 'add', path: '/spec/taints', value: [taint] });
+  }
+  if (marks.cordon) ops.push({ op: 'add', path: '/spec/unschedulable', value: true });
+  return ops;
 }
 
 /** Marks from before groups were recorded carry no group: their refresh id alone names them. */

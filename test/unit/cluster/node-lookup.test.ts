@@ -84,7 +84,7 @@ describe('node lookup', () => {
     const lookup = createNodeLookup(r, failing, clock, log);
     await expect(lookup.findNodeByInstanceId('i-0aaa')).resolves.toMatchObject({ name: 'n1' });
     expect(calls).toEqual(['scan i-0aaa']);
-    expect((log.lines.find((l) => l.level === 'warn')?.fields['error'] as Error).message).toMatch(/UnauthorizedOperation/);
+    expect((log.lines.find((l) => l.level === 'warn')!.fields['error'] as Error).message).toMatch(/UnauthorizedOperation/);
   });
 
   it('finds many instances\' nodes with one EC2 call and one GET each, and the rest (not under their EC2 name) with one scan for all', async () => {

@@ -6,7 +6,7 @@ import { parseConfig } from '../../../lambda/shared/config.js';
 import { planTermination } from '../../../lambda/termination/plan.js';
 import { actionIdOf } from '../../../lambda/cluster/node-marks.js';
 import { parseLifecycleMessage } from '../../../lambda/inbound/lifecycle-message.js';
-import { handlerWorld, FakeClock, FakeCluster, FakeHandOffs, FakeLifecycleActions, MemoryLog, pdbBlocks, pod } from '../../fakes/fake-world.js';
+import { handlerWorld, FakeClock, FakeCluster, FakeHandOffs, FakeLifecycleActions, pdbBlocks, pod } from '../../fakes/fake-world.js';
 import { instanceId, lifecycleMessage, snsEvent } from '../../fixtures/notifications.js';
 
 const baseEnv = {
@@ -24,13 +24,12 @@ describe('drains longer than one invocation', () => {
   let cluster: FakeCluster;
   let lifecycle: FakeLifecycleActions;
   let handOffs: FakeHandOffs;
-  let log: MemoryLog;
   let t0: number;
   let handlerWith: ReturnType<typeof handlerWorld>['handler'];
   let runChain: ReturnType<typeof handlerWorld>['runChain'];
 
   beforeEach(() => {
-    ({ clock, cluster, lifecycle, handOffs, log, handler: handlerWith, runChain } = handlerWorld(baseEnv));
+    ({ clock, cluster, lifecycle, handOffs, handler: handlerWith, runChain } = handlerWorld(baseEnv));
     t0 = clock.now();
     cluster.addNode('node-a', instanceId);
   });

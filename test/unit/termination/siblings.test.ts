@@ -91,7 +91,7 @@ describe('cordon every doomed node first', () => {
     world.autoScaling.leavingGroup = async () => Promise.reject(new Error('Rate exceeded'));
     const result = await world.invoke(world.handler(), lifecycleMessage());
     expect(result.records[0]!.status).toBe('drained');
-    expect((world.log.lines.find((l) => l.message.startsWith("could not look up the group's other leaving instances"))?.fields['error'] as Error).message).toBe('Rate exceeded');
+    expect((world.log.lines.find((l) => l.message.startsWith("could not look up the group's other leaving instances"))!.fields['error'] as Error).message).toBe('Rate exceeded');
     expect(cluster.nodes.get('node-b')!.unschedulable).toBe(false);
   });
 

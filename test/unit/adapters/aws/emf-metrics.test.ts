@@ -14,7 +14,7 @@ describe('metrics', () => {
     vi.spyOn(console, 'log').mockImplementation((line: unknown) => void lines.push(String(line)));
     vi.spyOn(process.stdout, 'write').mockImplementation((chunk: unknown) => (lines.push(String(chunk)), true));
 
-    const sink = createEmfMetrics('gnt');
+    const sink = createEmfMetrics('gnt', new MemoryLog());
     sink.emit({ Transition: 'terminating', Outcome: 'drained' }, { PodsEvicted: { unit: 'Count', value: 3 }, SecondsSinceNotification: { unit: 'Seconds', value: 42.5 } });
     await sink.ready();
 

@@ -1,0 +1,56 @@
+// npm run lint (after oxlint): the layering the layout promises, checked on the import graph.
+// - adapters/ talk to Kubernetes and AWS behind the ports; they never import a use case;
+// - the use cases and the cluster model never import an adapter (only the runtime and the
+//   installer, the composition roots, wire them);
+// - infra/ imports only the shared configuration, the Event texts and the RBAC definition;
+// - nothing under lambda/ imports infra/, test/, scripts/, demo/ or bench/.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+function files(dir: string): string[] {
+  return readdirSync(join(root, dir)).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(join(root, path)).isDirectory()) return files(path);
+    return path.endsWith('.ts') && !path.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+/** Relative imports of a file, resolved to repository paths (.js -> .ts). */
+function importsOf(file: string): string[] {
+  const text = readFileSync(join(root, file), 'utf8');
+  const specs = [...text.matchAll(/(?:from\s+|import\s*\(\s*)'(\.[^']+)'/g)].map((m) => m[1]!);
+  return specs.map((s) => relative(root, resolve(root, dirname(file), s)).replace(/\.js$/, '.ts'));
+}
+
+const useCases = ['lambda/termination/', 'lambda/launch/', 'lambda/refresh/', 'lambda/reconcile/', 'lambda/notices/', 'lambda/eviction/'];
+const infraMayImport = new Set([
+  'lambda/shared/config.ts',
+  'lambda/shared/config-variables.ts',
+  'lambda/shared/deadline-policy.ts',
+  'lambda/shared/group-tags.ts',
+  'lambda/cluster/events.ts',
+  'lambda/installer/rbac.ts',
+]);
+
+const rules: { readonly applies: (file: string) => boolean; readonly forbids: (target: string) => boolean; readonly why: string }[] = [
+  { applies: (f) => f.startsWith('lambda/adapters/'), forbids: (t) => useCases.some((u) => t.startsWith(u)) || /^lambda\/(router|trigger|runtime)\.ts$/.test(t) || t.startsWith('lambda/inbound/'), why: 'an adapter imports a use case' },
+  { applies: (f) => useCases.some((u) => f.startsWith(u)) || f.startsWith('lambda/cluster/') || f.startsWith('lambda/shared/') || f.startsWith('lambda/inbound/'), forbids: (t) => t.startsWith('lambda/adapters/'), why: 'a use case or the model imports an adapter (only runtime.ts and the installer wire them)' },
+  { applies: (f) => f.startsWith('infra/'), forbids: (t) => t.startsWith('lambda/') && !infraMayImport.has(t), why: 'infra/ imports more of lambda/ than the configuration, the Event texts and the RBAC' },
+  { applies: (f) => f.startsWith('lambda/'), forbids: (t) => /^(infra|test|scripts|demo|bench)\//.test(t), why: 'lambda/ imports tooling' },
+];
+
+const problems: string[] = [];
+for (const file of [...files('lambda'), ...files('infra')]) {
+  for (const target of importsOf(file)) {
+    for (const rule of rules) if (rule.applies(file) && rule.forbids(target)) problems.push(`${file} imports ${target}: ${rule.why}`);
+  }
+}
+if (problems.length > 0) {
+  console.error(problems.join('\n'));
+  console.error(`${problems.length} layering problem(s)`);
+  process.exit(1);
+}
+console.log(`layering: ${files('lambda').length + files('infra').length} files, no problem`);

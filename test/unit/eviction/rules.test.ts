@@ -1,0 +1,88 @@
+// The drain's named rules, one moment at a time, and the tier rule through a whole drain:
+// critical pods get their own fair window once their tier is reached.
+import { describe, expect, it } from 'vitest';
+import * as rules from '../../../lambda/eviction/rules.js';
+import type { DrainMoment } from '../../../lambda/eviction/rules.js';
+import { phaseWorld, instanceId } from '../termination/phase-world.js';
+import { drain } from '../../../lambda/termination/drain.js';
+import { mark } from '../../../lambda/termination/mark.js';
+import type { Marked } from '../../../lambda/termination/state.js';
+import { DeadlinePolicy } from '../../../lambda/shared/deadline-policy.js';
+import { pdbBlocks, pod } from '../../fakes/fake-world.js';
+
+const t0 = 1_000_000;
+const moment = (o: Partial<DrainMoment> = {}): DrainMoment => ({
+  nowMs: t0,
+  force: true,
+  baseDeadlineMs: t0 + 120_000,
+  windowEndMs: t0 + 60_000,
+  windowMs: 60_000,
+  hardDeadlineMs: t0 + 3_600_000,
+  tier: 0,
+  tierReachedMs: new Map([[0, t0]]),
+  attempts: new Map(),
+  accepted: new Set(),
+  ...o,
+});
+const web = pod({ name: 'web', terminationGracePeriodSeconds: 30 });
+const coredns = pod({ name: 'coredns', priorityClassName: 'system-cluster-critical', terminationGracePeriodSeconds: 30 });
+
+describe('drain rules', () => {
+  it('forces a pod at its deadline minus its grace, never inside the window', () => {
+    expect(rules.forceAtMs(web, moment())).toBe(t0 + 90_000);
+    expect(rules.forceAtMs(web, moment({ baseDeadlineMs: t0 + 30_000 }))).toBe(t0 + 60_000);
+    expect(rules.forceAtMs(web, moment({ force: false }))).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('never forces a pod of a tier not reached yet, and gives a tier reached late its own window', () => {
+    expect(rules.forceAtMs(coredns, moment())).toBe(Number.POSITIVE_INFINITY);
+    expect(rules.isEligible(coredns, moment({ nowMs: t0 + 500_000 }))).toBe(false);
+    const reached = moment({ nowMs: t0 + 110_000, tier: 1, tierReachedMs: new Map([[0, t0], [1, t0 + 110_000]]) });
+    expect(rules.podWindowEndMs(coredns, reached)).toBe(t0 + 170_000);
+    expect(rules.forceAtMs(coredns, reached)).toBe(t0 + 170_000);
+    expect(rules.podDeadlineMs(coredns, reached)).toBe(t0 + 200_000);
+    expect(rules.isEligible(coredns, reached)).toBe(true);
+  });
+
+  it('forces only what was asked once and would outlast its deadline', () => {
+    const asked = moment({ attempts: new Map([[web.uid, { count: 1, nextAtMs: t0, lastBlock: undefined, blockedSinceMs: undefined, reportedLong: false }]]) });
+    expect(rules.isForceCandidate(web, moment())).toBe(false);
+    expect(rules.isForceCandidate(web, asked)).toBe(true);
+    const leaving = { ...web, deletionTimestamp: new Date(t0 + 10_000) };
+    expect(rules.isForceCandidate(leaving, asked)).toBe(false);
+  });
+
+  it('backs off from 500 ms to 10 s, never sooner than Retry-After', () => {
+    expect([1, 2, 3, 4, 5, 6].map((n) => rules.retryDelayMs(n, undefined))).toEqual([500, 1000, 2000, 4000, 8000, 10000]);
+    expect(rules.retryDelayMs(1, 30)).toBe(30_000);
+  });
+});
+
+describe('tiers through a drain', () => {
+  it('gives critical pods their own eviction window once the others are gone, instead of forcing them after one attempt', async () => {
+    const w = phaseWorld();
+    w.cluster.addNode('node-a', instanceId);
+    const start = w.clock.now();
+    const stuck = w.cluster.addPod(pod({ name: 'stuck', terminationGracePeriodSeconds: 5 }));
+    const critical = w.cluster.addPod(pod({ name: 'coredns', namespace: 'kube-system', priorityClassName: 'system-cluster-critical', terminationGracePeriodSeconds: 5 }));
+    // Both are held by budgets: the first until forced, coredns's until 40 s after it is asked.
+    w.cluster.evictionRules.push(pdbBlocks('stuck-pdb', (p) => p.uid === stuck.uid));
+    let corednsAskedAt: number | undefined;
+    w.cluster.evictionRules.push((p) => {
+      if (p.uid !== critical.uid) return 'accept';
+      corednsAskedAt ??= w.clock.now();
+      return w.clock.now() - corednsAskedAt >= 40_000 ? 'accept' : pdbBlocks('dns-pdb', () => true)(p);
+    });
+    const o = { deadlinePolicy: DeadlinePolicy.FORCE, plan: () => w.deadlines({ drainDeadlineMs: start + 60_000, minEvictionWindowMs: 60_000 }) };
+    const m = (await mark(w.run(o), w.verified())) as Marked;
+
+    const step = await drain(w.run(o), m);
+
+    // The stuck pod is forced at the deadline minus its grace; coredns is asked only then and
+    // gets its window (60 s), so its budget lets it go by eviction at +40 s: never deleted.
+    expect(w.cluster.deletions.map((d) => d.pod)).toEqual(['default/stuck']);
+    expect(corednsAskedAt! - start).toBeGreaterThanOrEqual(55_000);
+    expect(w.cluster.podsOn('node-a')).toEqual([]);
+    expect(step).toMatchObject({ outcome: 'timed-out' });
+  });
+});

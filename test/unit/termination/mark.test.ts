@@ -1,0 +1,68 @@
+// Phase 2, mark: one patch (owner, label, cordon, record), and where every later phase reads
+// its deadlines from: the record, never the message.
+import { describe, expect, it } from 'vitest';
+import { actionIdOf, excludeFromLoadBalancersLabel } from '../../../lambda/cluster/node-marks.js';
+import { mark } from '../../../lambda/termination/mark.js';
+import { instanceId, phaseWorld, token } from './phase-world.js';
+
+describe('mark', () => {
+  it('labels, cordons and writes the record with its owner in one patch, and says so on the node', async () => {
+    const w = phaseWorld();
+    w.cluster.addNode('node-a', instanceId);
+    const step = await mark(w.run(), w.verified());
+    expect(w.cluster.calls.map((c) => `${c.op} ${c.target}`)).toEqual(['mark node-a label cordon']);
+    expect(w.cluster.nodes.get('node-a')).toMatchObject({
+      unschedulable: true,
+      labels: { [excludeFromLoadBalancersLabel]: 'true', 'graceful-node-termination/owner': 'gnt-test' },
+      drain: { action: actionIdOf(token), hook: 'workers-terminate', set: ['exclude-from-load-balancers', 'cordon'] },
+    });
+    expect(w.cluster.reasons()).toEqual(['Node/DrainStarted', 'Node/Cordoned']);
+    expect(step).toMatchObject({ record: { action: actionIdOf(token) } });
+  });
+
+  it('never dates the notification in the future: a Time ahead of now is taken as now', async () => {
+    const w = phaseWorld();
+    w.cluster.addNode('node-a', instanceId);
+    await mark(w.run({ notifiedAtMs: w.clock.now() + 3_600_000 }), w.verified());
+    expect(w.cluster.nodes.get('node-a')!.drain!.notifiedAtMs).toBe(w.clock.now());
+  });
+
+  it('on a hand-off keeps the record: the deadlines come from when it was first notified, not from the message', async () => {
+    const w = phaseWorld();
+    const first = w.clock.now();
+    w.cluster.addNode('node-a', instanceId);
+    await mark(w.run(), w.verified());
+    w.clock.advanceTo(first + 600_000);
+    const planned: number[] = [];
+    // A forged or replayed hand-off with an old Time: the plan is still asked about the record's.
+    const step = await mark(w.run({ resume: { count: 1, claim: undefined }, notifiedAtMs: 0, plan: (ms) => (planned.push(ms), w.deadlines()) }), w.verified());
+    expect(planned).toEqual([first]);
+    expect(step).toMatchObject({ record: { notifiedAtMs: first, startedAtMs: first } });
+    expect(w.cluster.calls.filter((c) => c.op === 'mark')).toHaveLength(1);
+    expect(w.cluster.reasons()).toEqual(['Node/DrainStarted', 'Node/Cordoned']);
+  });
+
+  it('remembers a load-balancer label an operator set to "false", so it is restored, not removed', async () => {
+    const w = phaseWorld();
+    w.cluster.addNode('node-a', instanceId, { labels: { [excludeFromLoadBalancersLabel]: 'false' } });
+    await mark(w.run(), w.verified());
+    expect(w.cluster.nodes.get('node-a')!.drain).toMatchObject({ priorLabel: 'false', set: ['exclude-from-load-balancers', 'cordon'] });
+  });
+
+  it('adopts marks a sibling\'s drain set ahead, keeping them ours to take back', async () => {
+    const w = phaseWorld();
+    const ahead = { action: '', hook: 'workers-terminate', notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: ['exclude-from-load-balancers' as const, 'cordon' as const], aheadOf: 'i-0bbbbbbbbbbbbbbbb' };
+    w.cluster.addNode('node-a', instanceId, { unschedulable: true, labels: { [excludeFromLoadBalancersLabel]: 'true' }, drain: ahead });
+    await mark(w.run(), w.verified());
+    expect(w.cluster.nodes.get('node-a')!.drain).toMatchObject({ action: actionIdOf(token), set: ['exclude-from-load-balancers', 'cordon'], aheadOf: 'i-0bbbbbbbbbbbbbbbb' });
+    expect(w.cluster.events.find((e) => e.reason === 'Cordoned')?.message).toMatch(/cordoned ahead by the drain of i-0bbbbbbbbbbbbbbbb/);
+  });
+
+  it('completes when the node was deleted meanwhile', async () => {
+    const w = phaseWorld();
+    w.cluster.addNode('node-a', instanceId);
+    const verified = w.verified();
+    w.cluster.nodes.delete('node-a');
+    expect(await mark(w.run(), verified)).toEqual({ stop: { complete: expect.objectContaining({ outcome: 'node-gone', verdict: 'CONTINUE' }) } });
+  });
+});

@@ -1,0 +1,111 @@
+// The terminate hook as a trigger: confirmed with Auto Scaling before anything is written;
+// a hand-off is only a pointer (forged or replayed, it can at most cause one more verification);
+// under retain nothing ends in CONTINUE with pods left.
+import { beforeEach, describe, expect, it } from 'vitest';
+import { actionIdOf } from '../../../lambda/cluster/node-marks.js';
+import { AccessDeniedError } from '../../../lambda/shared/errors.js';
+import { handlerWorld, pdbBlocks, pod } from '../../fakes/fake-world.js';
+import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
+
+const token = '71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff';
+const env = {
+  CLUSTER_NAME: 'prod',
+  AUTO_SCALING_GROUP_NAMES: 'workers',
+  LIFECYCLE_HOOK_NAMES: 'workers-terminate,workers-launch',
+  HAND_OFF_TOPIC_ARN: 'arn:aws:sns:eu-west-1:123456789012:lifecycle',
+  DRAIN_TIMEOUT_SECONDS: '3600',
+};
+
+describe('the terminate hook', () => {
+  let world: ReturnType<typeof handlerWorld>;
+  beforeEach(() => {
+    world = handlerWorld(env);
+    world.cluster.addNode('node-a', instanceId);
+  });
+
+  it('touches nothing, completes nothing and names no token for an action Auto Scaling does not have', async () => {
+    world.cluster.addPod(pod({ name: 'web' }));
+    world.lifecycle.expire(token);
+    const result = await world.invoke(world.handler(), lifecycleMessage());
+    expect(result.records).toEqual([{ status: 'no-active-action', instanceId }]);
+    expect(world.cluster.calls).toEqual([]);
+    expect(world.lifecycle.completions).toEqual([]);
+    expect(world.log.messages('warn')).toEqual(['Auto Scaling has no active lifecycle action for this notification; not touching the cluster']);
+  });
+
+  it('ignores what a forged settle hand-off says: with pods still on the node it goes on draining, it does not complete', async () => {
+    const web = world.cluster.addPod(pod({ name: 'web' }));
+    world.cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
+    const handle = world.handler();
+    await world.invoke(handle, lifecycleMessage(), 200_000);
+    const claim = world.cluster.nodes.get('node-a')!.handOff;
+    expect(claim).toMatch(new RegExp(`^${actionIdOf(token)}/1/`));
+    // Somebody who can read the node and invoke the function (the token is no longer on the node,
+    // but say they had it) sends "settle, the wait is over" with the current claim.
+    const forged = lifecycleMessage({ GracefulNodeTerminationHandOff: { phase: 'settle', count: 1, claim, loadBalancerWaitUntil: new Date(world.clock.now()).toISOString(), drainOutcome: 'drained' } });
+    const result = await world.invoke(handle, forged, 200_000);
+    expect(result.records[0]!.status).toBe('handed-off');
+    expect(world.lifecycle.completions).toEqual([]);
+    expect(world.cluster.podsOn('node-a').map((p) => p.name)).toEqual(['web']);
+  });
+
+  it('ignores an old Time in a forged drain hand-off: nothing is forced before the record\'s deadline', async () => {
+    const web = world.cluster.addPod(pod({ name: 'web' }));
+    world.cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
+    const handle = world.handler({ DEADLINE_POLICY: 'force' });
+    await world.invoke(handle, lifecycleMessage({ Time: new Date(world.clock.now()).toISOString() }), 200_000);
+    const claim = world.cluster.nodes.get('node-a')!.handOff;
+    const forged = lifecycleMessage({ Time: '2020-01-01T00:00:00.000Z', GracefulNodeTerminationHandOff: { phase: 'drain', count: 1, claim } });
+    await world.invoke(handle, forged, 200_000);
+    expect(world.cluster.deletions).toEqual([]);
+  });
+
+  it('under retain, ABANDONs when the cluster refuses the drainer (RBAC), never CONTINUE with pods left', async () => {
+    world.cluster.addPod(pod({ name: 'web' }));
+    world.cluster.evictPod = async () => Promise.reject(new AccessDeniedError('evicting pod default/web was forbidden: User "x" cannot create resource "pods/eviction"', 403));
+    await expect(world.invoke(world.handler({ DEADLINE_POLICY: 'retain' }), lifecycleMessage())).rejects.toBeInstanceOf(AccessDeniedError);
+    expect(world.lifecycle.completions.map((c) => c.result)).toEqual(['ABANDON']);
+    expect(world.cluster.reasons()).toContain('Node/DrainerAccessDenied');
+  });
+
+  it('under force, completes CONTINUE on an RBAC refusal (holding the instance helps nobody) and fails the invocation', async () => {
+    world.cluster.addPod(pod({ name: 'web' }));
+    world.cluster.evictPod = async () => Promise.reject(new AccessDeniedError('forbidden', 403));
+    await expect(world.invoke(world.handler(), lifecycleMessage())).rejects.toBeInstanceOf(AccessDeniedError);
+    expect(world.lifecycle.completions.map((c) => c.result)).toEqual(['CONTINUE']);
+  });
+});
+
+describe('a stale launch notification', () => {
+  it('touches nothing while a drain is in flight: its token is not live', async () => {
+    const world = handlerWorld(env);
+    world.cluster.addNode('node-a', instanceId);
+    const web = world.cluster.addPod(pod({ name: 'web' }));
+    world.cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
+    const handle = world.handler();
+    await world.invoke(handle, lifecycleMessage(), 200_000);
+    const before = structuredClone(world.cluster.nodes.get('node-a'));
+    world.lifecycle.expire('old-launch-token');
+    world.cluster.calls.length = 0;
+
+    const launch = lifecycleMessage({ LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING', LifecycleHookName: 'workers-launch', LifecycleActionToken: 'old-launch-token' });
+    const result = await world.invoke(handle, launch);
+
+    expect(result.records).toEqual([{ status: 'no-active-action', instanceId }]);
+    expect(world.cluster.calls).toEqual([]);
+    expect(world.cluster.nodes.get('node-a')).toEqual(before);
+    // The drain's chain carries on.
+    expect((await world.invoke(handle, world.handOffs.sent.at(-1)!, 200_000)).records[0]!.status).toBe('handed-off');
+  });
+
+  it('leaves the marks of a live launch\'s node while Auto Scaling still holds the terminate action', async () => {
+    const world = handlerWorld(env);
+    world.cluster.addNode('node-a', instanceId, { unschedulable: true, drain: { action: 'sha256:x', hook: 'workers-terminate', notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: ['cordon'] } });
+    world.groups.set(instanceId, 'workers');
+    world.autoScaling.states.set(instanceId, 'Terminating:Retained');
+    const launch = lifecycleMessage({ LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING', LifecycleHookName: 'workers-launch', LifecycleActionToken: 'launch-token' });
+    await world.invoke(world.handler({ LAUNCH_TIMEOUT_SECONDS: '30' }), launch);
+    expect(world.cluster.nodes.get('node-a')).toMatchObject({ unschedulable: true, drain: { action: 'sha256:x' } });
+    expect(world.cluster.calls.filter((c) => c.op === 'unmark')).toEqual([]);
+  });
+});

@@ -1,0 +1,58 @@
+// Phase 1, verify: the node by providerID, and a hand-off checked against the claim on it.
+import { describe, expect, it } from 'vitest';
+import { actionIdOf } from '../../../lambda/cluster/node-marks.js';
+import { isStop } from '../../../lambda/termination/state.js';
+import { verify } from '../../../lambda/termination/verify.js';
+import { instanceId, phaseWorld, token } from './phase-world.js';
+
+const record = { action: actionIdOf(token), hook: 'workers-terminate', notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: [] };
+
+describe('verify', () => {
+  it('completes CONTINUE when no node has the instance (nothing to drain, nothing to hold)', async () => {
+    const w = phaseWorld();
+    const step = await verify(w.run());
+    expect(step).toEqual({ stop: { complete: expect.objectContaining({ outcome: 'node-not-found', verdict: 'CONTINUE', node: undefined }) } });
+  });
+
+  it('finds the node and the claim a first notification replaces (an earlier, finished termination\'s)', async () => {
+    const w = phaseWorld();
+    w.cluster.addNode('node-a', instanceId, { handOff: 'sha256:old/3/r-old' });
+    const step = await verify(w.run());
+    expect(step).toMatchObject({ node: { name: 'node-a' }, actionId: actionIdOf(token), claim: 'sha256:old/3/r-old', ownPendingClaim: undefined });
+  });
+
+  it('stands a hand-off down whose claim the node no longer holds (a duplicate, replayed or reordered delivery)', async () => {
+    const w = phaseWorld();
+    w.cluster.addNode('node-a', instanceId, { handOff: `${actionIdOf(token)}/2/request-2`, drain: record });
+    const step = await verify(w.run({ resume: { count: 1, claim: `${actionIdOf(token)}/1/request-1` } }));
+    expect(step).toEqual({ stop: { end: 'superseded' } });
+  });
+
+  it('carries a hand-off on whose claim is the node\'s', async () => {
+    const w = phaseWorld();
+    const claim = `${actionIdOf(token)}/2/request-2`;
+    w.cluster.addNode('node-a', instanceId, { handOff: claim, drain: record });
+    const step = await verify(w.run({ resume: { count: 2, claim } }));
+    expect(isStop(step)).toBe(false);
+    expect(step).toMatchObject({ claim });
+  });
+
+  it('recognises its own claim left by a crashed earlier attempt of the same request', async () => {
+    const w = phaseWorld();
+    const claim = `${actionIdOf(token)}/1/request-1`;
+    w.cluster.addNode('node-a', instanceId, { handOff: claim, drain: record });
+    expect(await verify(w.run())).toMatchObject({ ownPendingClaim: claim });
+  });
+
+  it('stands a late duplicate of the notification down while a chain carries the same action', async () => {
+    const w = phaseWorld();
+    w.cluster.addNode('node-a', instanceId, { handOff: `${actionIdOf(token)}/1/request-9`, drain: record });
+    expect(await verify(w.run())).toEqual({ stop: { end: 'superseded' } });
+  });
+
+  it('adopts the record\'s action for a resume that names the action by its instance (the reconciler\'s)', async () => {
+    const w = phaseWorld();
+    w.cluster.addNode('node-a', instanceId, { drain: record });
+    expect(await verify(w.run({ actionId: '', resume: { count: 1, claim: undefined } }))).toMatchObject({ actionId: actionIdOf(token) });
+  });
+});
