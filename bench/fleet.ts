@@ -67,12 +67,22 @@ export function fillerNode(i: number, zone: string): V1Node {
     metadata: {
       name,
       labels: {
-        'beta.kubernetes.io/arch': 'amd64', 'beta.kubernetes.io/instance-type': 'm6i.2xlarge', 'beta.kubernetes.io/os': 'linux',
-        'eks.amazonaws.com/capacityType': 'ON_DEMAND', 'eks.amazonaws.com/nodegroup-image': 'ami-0123456789abcdef0',
-        'failure-domain.beta.kubernetes.io/region': 'eu-west-1', 'failure-domain.beta.kubernetes.io/zone': zone,
-        'k8s.io/cloud-provider-aws': 'b1ba2ef1a08ac2e0bb7fda5e7fa4b3c0', 'kubernetes.io/arch': 'amd64', 'kubernetes.io/hostname': name,
-        'kubernetes.io/os': 'linux', 'node.kubernetes.io/instance-type': 'm6i.2xlarge', 'topology.ebs.csi.aws.com/zone': zone,
-        'topology.k8s.aws/zone-id': 'euw1-az2', 'topology.kubernetes.io/region': 'eu-west-1', 'topology.kubernetes.io/zone': zone,
+        'beta.kubernetes.io/arch': 'amd64',
+        'beta.kubernetes.io/instance-type': 'm6i.2xlarge',
+        'beta.kubernetes.io/os': 'linux',
+        'eks.amazonaws.com/capacityType': 'ON_DEMAND',
+        'eks.amazonaws.com/nodegroup-image': 'ami-0123456789abcdef0',
+        'failure-domain.beta.kubernetes.io/region': 'eu-west-1',
+        'failure-domain.beta.kubernetes.io/zone': zone,
+        'k8s.io/cloud-provider-aws': 'b1ba2ef1a08ac2e0bb7fda5e7fa4b3c0',
+        'kubernetes.io/arch': 'amd64',
+        'kubernetes.io/hostname': name,
+        'kubernetes.io/os': 'linux',
+        'node.kubernetes.io/instance-type': 'm6i.2xlarge',
+        'topology.ebs.csi.aws.com/zone': zone,
+        'topology.k8s.aws/zone-id': 'euw1-az2',
+        'topology.kubernetes.io/region': 'eu-west-1',
+        'topology.kubernetes.io/zone': zone,
         'bench/filler': 'true',
       },
       annotations: {
@@ -99,9 +109,16 @@ export function fillerNode(i: number, zone: string): V1Node {
       ],
       daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
       nodeInfo: {
-        machineID: randomBytes(16).toString('hex'), systemUUID: `ec2${randomBytes(13).toString('hex')}`, bootID: `${randomBytes(4).toString('hex')}-${randomBytes(2).toString('hex')}-${randomBytes(2).toString('hex')}-${randomBytes(2).toString('hex')}-${randomBytes(6).toString('hex')}`,
-        kernelVersion: '6.1.115-126.197.amzn2023.x86_64', osImage: 'Amazon Linux 2023.6.20241121', containerRuntimeVersion: 'containerd://1.7.23',
-        kubeletVersion: 'v1.34.4-eks-1234567', kubeProxyVersion: 'v1.34.4-eks-1234567', operatingSystem: 'linux', architecture: 'amd64',
+        machineID: randomBytes(16).toString('hex'),
+        systemUUID: `ec2${randomBytes(13).toString('hex')}`,
+        bootID: `${randomBytes(4).toString('hex')}-${randomBytes(2).toString('hex')}-${randomBytes(2).toString('hex')}-${randomBytes(2).toString('hex')}-${randomBytes(6).toString('hex')}`,
+        kernelVersion: '6.1.115-126.197.amzn2023.x86_64',
+        osImage: 'Amazon Linux 2023.6.20241121',
+        containerRuntimeVersion: 'containerd://1.7.23',
+        kubeletVersion: 'v1.34.4-eks-1234567',
+        kubeProxyVersion: 'v1.34.4-eks-1234567',
+        operatingSystem: 'linux',
+        architecture: 'amd64',
       },
       images: Array.from({ length: 44 }, (_, n) => image(n)),
     },
@@ -124,7 +141,12 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
       // carry a failed scheduling attempt in its status, and bytes must compare like with like.
       await until(`${name} untainted`, 60_000, async () => ((await a.core.readNode({ name })).spec?.taints ?? []).length === 0);
       await createDeployment(a, 'fleet', name, pods, { nodeSelector: { 'fleet-pool': name }, deleteDelay: '1s' });
-      await until(`${pods} pods Running on ${name}`, 120_000, async () => (await a.core.listNamespacedPod({ namespace: 'fleet', fieldSelector: `spec.nodeName=${name},status.phase=Running` })).items.length === pods, 500);
+      await until(
+        `${pods} pods Running on ${name}`,
+        120_000,
+        async () => (await a.core.listNamespacedPod({ namespace: 'fleet', fieldSelector: `spec.nodeName=${name},status.phase=Running` })).items.length === pods,
+        500,
+      );
       return { name, instanceId };
     };
     /** Where the proxy's answers stand now, and the bytes of those answered since. */
@@ -157,7 +179,7 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
     const small = await nodeWithPods('fleet-small', 5);
     const large = await nodeWithPods('fleet-large', 5);
     await env.addNode('fleet-spare', newInstanceId(), { 'fleet-pool': 'spare' });
-    say(`fleet: ${await countNodes() + 1} nodes; terminating ${small.name} (5 pods) with the bundle in a fresh process`);
+    say(`fleet: ${(await countNodes()) + 1} nodes; terminating ${small.name} (5 pods) with the bundle in a fresh process`);
     const lookupSmall = await measureLookup(small);
     say(`fleet: small cluster: ${lookupSmall.requests} requests, ${lookupSmall.responseBytes} bytes, peak RSS ${lookupSmall.maxRssMiB} MiB`);
 
@@ -175,20 +197,25 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
     await Promise.all(Array.from({ length: 16 }, createFillers));
     // The node lifecycle controller takes the not-ready taint (added to every new node) off
     // each: let it finish, so the measurements below do not run beside 2,000 of its writes.
-    await until('the stand-in nodes settled (not-ready taints removed)', 600_000, async () => {
-      let tainted = 0;
-      let cont: string | undefined;
-      do {
-        const page = await a.core.listNode({ limit: 500, _continue: cont, labelSelector: 'bench/filler=true' });
-        tainted += page.items.filter((n) => n.spec?.taints?.some((t) => t.key === 'node.kubernetes.io/not-ready')).length;
-        cont = page.metadata?._continue;
-      } while (cont);
-      if (tainted > 0) say(`fleet: ${tainted} stand-in nodes still carry the not-ready taint`);
-      return tainted === 0;
-    }, 5_000);
+    await until(
+      'the stand-in nodes settled (not-ready taints removed)',
+      600_000,
+      async () => {
+        let tainted = 0;
+        let cont: string | undefined;
+        do {
+          const page = await a.core.listNode({ limit: 500, _continue: cont, labelSelector: 'bench/filler=true' });
+          tainted += page.items.filter((n) => n.spec?.taints?.some((t) => t.key === 'node.kubernetes.io/not-ready')).length;
+          cont = page.metadata?._continue;
+        } while (cont);
+        if (tainted > 0) say(`fleet: ${tainted} stand-in nodes still carry the not-ready taint`);
+        return tainted === 0;
+      },
+      5_000,
+    );
     const sample = await a.core.readNode({ name: fillerNode(0, 'x').metadata!.name! });
     const nodeJsonBytes = Buffer.byteLength(JSON.stringify(sample));
-    say(`fleet: ${await countNodes() + 1} nodes; a stand-in node is ${nodeJsonBytes} bytes of JSON with its managedFields`);
+    say(`fleet: ${(await countNodes()) + 1} nodes; a stand-in node is ${nodeJsonBytes} bytes of JSON with its managedFields`);
     const lookupLarge = await measureLookup(large);
     say(`fleet: large cluster: ${lookupLarge.requests} requests, ${lookupLarge.responseBytes} bytes, peak RSS ${lookupLarge.maxRssMiB} MiB`);
 
@@ -236,13 +263,21 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
         await createDeployment(a, 'fleet', app, 10, { nodeSelector: { 'fleet-pool': pool }, deleteDelay: '1s' });
         await createPdb(a, 'fleet', app, app, 8);
       }
-      const running = async () => (await a.core.listNamespacedPod({ namespace: 'fleet', labelSelector: `app in (${apps.join(',')})` })).items.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
+      const running = async () =>
+        (await a.core.listNamespacedPod({ namespace: 'fleet', labelSelector: `app in (${apps.join(',')})` })).items.filter(
+          (p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp,
+        );
       await until(`50 replicas Running in pool ${pool}`, 180_000, async () => (await running()).length === 50, 1000);
       // Budgets computed for every app before anything is evicted.
-      await until('budgets computed', 60_000, async () => {
-        const budgets = (await a.policy.listNamespacedPodDisruptionBudget({ namespace: 'fleet' })).items.filter((b) => apps.includes(b.metadata?.name ?? ''));
-        return budgets.length === apps.length && budgets.every((b) => b.status?.currentHealthy === 10);
-      }, 500);
+      await until(
+        'budgets computed',
+        60_000,
+        async () => {
+          const budgets = (await a.policy.listNamespacedPodDisruptionBudget({ namespace: 'fleet' })).items.filter((b) => apps.includes(b.metadata?.name ?? ''));
+          return budgets.length === apps.length && budgets.every((b) => b.status?.currentHealthy === 10);
+        },
+        500,
+      );
       const before = await running();
       const originals = new Set(before.map((p) => p.metadata!.name!));
       const onDoomed = before.filter((p) => doomed.some((n) => n.name === p.spec?.nodeName)).length;
@@ -274,7 +309,9 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
         // APF's 429s, not a budget's (those are the eviction API's answer, counted as blocks).
         throttled429: requests.filter((e) => e.code === 429 && !/disruption budget/i.test(e.message)).length,
       };
-      say(`fleet: scale-in ${cordonDoomedSiblings ? 'with' : 'without'} sibling cordoning: ${evictions.length} evictions, ${twice.length} of replacements, last action after ${result.seconds} s`);
+      say(
+        `fleet: scale-in ${cordonDoomedSiblings ? 'with' : 'without'} sibling cordoning: ${evictions.length} evictions, ${twice.length} of replacements, last action after ${result.seconds} s`,
+      );
       return result;
     };
     const withSiblings = await scaleIn('a', true);
@@ -309,7 +346,10 @@ function bytesByKind(answers: readonly { method: string; path: string; bytes: nu
   const out: Record<string, number> = {};
   for (const a of answers) {
     const url = new URL(a.path, 'http://x');
-    const kind = `${a.method} ${url.pathname.replace(/\/nodes\/[^/]+/, '/nodes/{name}').replace(/\/namespaces\/[^/]+/, '/namespaces/{ns}').replace(/\/(pods|events)\/[^/]+/, '/$1/{name}')}${url.searchParams.get('watch') ? ' (watch)' : ''}`;
+    const kind = `${a.method} ${url.pathname
+      .replace(/\/nodes\/[^/]+/, '/nodes/{name}')
+      .replace(/\/namespaces\/[^/]+/, '/namespaces/{ns}')
+      .replace(/\/(pods|events)\/[^/]+/, '/$1/{name}')}${url.searchParams.get('watch') ? ' (watch)' : ''}`;
     out[kind] = (out[kind] ?? 0) + a.bytes;
   }
   return Object.fromEntries(Object.entries(out).sort((x, y) => y[1] - x[1]));

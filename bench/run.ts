@@ -34,7 +34,8 @@ const podsPerScaleNode = integerOption('pods-per-scale-node', values['pods-per-s
 const coldRuns = integerOption('cold-runs', values['cold-runs'], 3);
 const fleetNodes = integerOption('fleet-nodes', values['fleet-nodes'], 10);
 const sections = new Set(values.sections!.split(',').map((x) => x.trim()));
-for (const section of sections) if (!['drain', 'fleet', 'upgrade'].includes(section)) throw new Error(`--sections ${values.sections} is invalid: expected drain, fleet and/or upgrade`);
+for (const section of sections)
+  if (!['drain', 'fleet', 'upgrade'].includes(section)) throw new Error(`--sections ${values.sections} is invalid: expected drain, fleet and/or upgrade`);
 
 // Pods shut down in 1 to 5 s (kwok deletes each this long after its deletion starts).
 const shutdownDelaysSeconds = [1, 2, 3, 4, 5];
@@ -128,9 +129,13 @@ async function runDrain() {
 
     say(`draining ${kubectlNode.name} (${pods} pods) with kubectl drain --ignore-daemonsets --delete-emptydir-data --force`);
     const kubectlStart = Date.now();
-    await run(env.plane.kubectl, ['--kubeconfig', env.plane.adminKubeconfig, 'drain', kubectlNode.name, '--ignore-daemonsets', '--delete-emptydir-data', '--force', '--timeout=10m'], {
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    await run(
+      env.plane.kubectl,
+      ['--kubeconfig', env.plane.adminKubeconfig, 'drain', kubectlNode.name, '--ignore-daemonsets', '--delete-emptydir-data', '--force', '--timeout=10m'],
+      {
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
     const kubectlSeconds = (Date.now() - kubectlStart) / 1000;
     const kubectlRequests = readAudit(env.plane, (e) => e.userAgent.startsWith('kubectl') && e.atMs >= kubectlStart - 50 && e.receivedMs >= kubectlStart - 50);
     say(`kubectl: drained in ${kubectlSeconds.toFixed(2)} s with ${kubectlRequests.length} API requests`);
@@ -162,10 +167,15 @@ async function runDrain() {
     for (const n of scale) await env.addNode(n.name, n.instanceId, { 'bench-pool': n.name });
     for (const n of scale) await waitNodeReady(a, n.name);
     for (const n of scale) await fillNode(n.name, podsPerScaleNode, n.name);
-    await until(`${scaleNodes * podsPerScaleNode} pods Running on the scale-in nodes`, 300_000, async () => {
-      const counts = await Promise.all(scale.map((n) => runningOn(n.name)));
-      return counts.every((c) => c === podsPerScaleNode);
-    }, 1000);
+    await until(
+      `${scaleNodes * podsPerScaleNode} pods Running on the scale-in nodes`,
+      300_000,
+      async () => {
+        const counts = await Promise.all(scale.map((n) => runningOn(n.name)));
+        return counts.every((c) => c === podsPerScaleNode);
+      },
+      1000,
+    );
     const scaleStart = Date.now();
     const completionsBefore = env.aws.calls.length;
     await Promise.all(scale.map((n) => env.terminate(n.instanceId)));
@@ -190,7 +200,14 @@ async function runDrain() {
       requestsPerNode: { ours: oursRequests.length, kubectl: kubectlRequests.length, oursByKind: countBy(oursRequests), kubectlByKind: countBy(kubectlRequests) },
       scaleIn: { nodes: scaleNodes, podsPerNode: podsPerScaleNode, seconds: round(scaleSeconds), peakRequestsInFlight: peakInFlight },
       memory: { pods, maxRssMiB: memory.maxRssMiB, heapUsedMiB: memory.heapUsedMiB, emptyNodeMaxRssMiB: memory.emptyNodeMaxRssMiB },
-      coldStart: { bundleBytes, assetBytes, initMsMedian: round(cold.initMsMedian), emptyNodeMsMedian: round(cold.emptyNodeMsMedian), initAboveEmptyMs: round(cold.initMsMedian - cold.emptyNodeMsMedian), runs: cold.runs },
+      coldStart: {
+        bundleBytes,
+        assetBytes,
+        initMsMedian: round(cold.initMsMedian),
+        emptyNodeMsMedian: round(cold.emptyNodeMsMedian),
+        initAboveEmptyMs: round(cold.initMsMedian - cold.emptyNodeMsMedian),
+        runs: cold.runs,
+      },
     };
     return result;
   } finally {
@@ -216,13 +233,21 @@ function upgradeTable(u: { runs: UpgradeRun[] }): string {
   return [
     `| upgrade: 6 nodes, 24 replicas spread over them, budgets minAvailable 4 of 6, one instance at a time | evictions per pod | pods moved twice or more | wall |`,
     `|---|---|---|---|`,
-    ...u.runs.map((r) => `| strategy ${r.strategy}, outdated nodes ${r.marking ? 'marked' : 'not marked'} | ${r.evictionsPerPod.toFixed(2)} | ${r.podsMovedTwiceOrMore} | ${r.seconds.toFixed(1)} s |`),
+    ...u.runs.map(
+      (r) =>
+        `| strategy ${r.strategy}, outdated nodes ${r.marking ? 'marked' : 'not marked'} | ${r.evictionsPerPod.toFixed(2)} | ${r.podsMovedTwiceOrMore} | ${r.seconds.toFixed(1)} s |`,
+    ),
   ].join('\n');
 }
 
 function fleetTable(f: {
   nodeJsonBytes: number;
-  lookup: { small: { nodes: number; requests: number; responseBytes: number; maxRssMiB: number }; large: { nodes: number; requests: number; responseBytes: number; maxRssMiB: number }; bytesRatio: number; missingNodeScan: { requests: number; responseBytes: number } };
+  lookup: {
+    small: { nodes: number; requests: number; responseBytes: number; maxRssMiB: number };
+    large: { nodes: number; requests: number; responseBytes: number; maxRssMiB: number };
+    bytesRatio: number;
+    missingNodeScan: { requests: number; responseBytes: number };
+  };
   launch: { requestsPerLaunch: number; nodeJoinsAfterSeconds: number; responseBytes: number };
   scaleIn: { evictionsPerOriginalPod: number; podsEvictedTwice: number; seconds: number; peakRequestsInFlight: number; throttled429: number };
   scaleInWithoutSiblingCordoning: { evictionsPerOriginalPod: number; podsEvictedTwice: number; seconds: number; peakRequestsInFlight: number; throttled429: number };
@@ -256,7 +281,15 @@ function fleetTable(f: {
 function table(r: {
   machine: { cpu: string; cores: number; memoryGiB: number; node: string };
   versions: Record<string, string | undefined>;
-  drain: { pods: number; oursSeconds: number; kubectlSeconds: number; oursOverheadSeconds: number; kubectlOverheadSeconds: number; overheadRatio: number; slowestShutdownSeconds: number };
+  drain: {
+    pods: number;
+    oursSeconds: number;
+    kubectlSeconds: number;
+    oursOverheadSeconds: number;
+    kubectlOverheadSeconds: number;
+    overheadRatio: number;
+    slowestShutdownSeconds: number;
+  };
   requestsPerNode: { ours: number; kubectl: number };
   scaleIn: { nodes: number; podsPerNode: number; seconds: number; peakRequestsInFlight: number };
   memory: { pods: number; maxRssMiB: number; heapUsedMiB: number; emptyNodeMaxRssMiB: number };

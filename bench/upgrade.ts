@@ -45,10 +45,15 @@ async function once(strategy: 'default' | 'minimal', marking: boolean, say: (lin
     }
     const running = async () => (await a.core.listNamespacedPod({ namespace: 'apps' })).items.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
     await until(`${apps.length * replicas} replicas Running`, 120_000, async () => (await running()).length === apps.length * replicas, 500);
-    await until('budgets computed', 60_000, async () => {
-      const budgets = (await a.policy.listNamespacedPodDisruptionBudget({ namespace: 'apps' })).items;
-      return budgets.length === apps.length && budgets.every((b) => b.status?.currentHealthy === replicas && b.status?.disruptionsAllowed === 2);
-    }, 500);
+    await until(
+      'budgets computed',
+      60_000,
+      async () => {
+        const budgets = (await a.policy.listNamespacedPodDisruptionBudget({ namespace: 'apps' })).items;
+        return budgets.length === apps.length && budgets.every((b) => b.status?.currentHealthy === replicas && b.status?.disruptionsAllowed === 2);
+      },
+      500,
+    );
     const originals = new Set((await running()).map((p) => p.metadata!.name!));
     playInstanceRefreshes(env, { say: () => {}, settings: { MARK_OUTDATED_ON_REFRESH: String(marking) } });
     const started = Date.now();
@@ -78,7 +83,9 @@ async function once(strategy: 'default' | 'minimal', marking: boolean, say: (lin
       seconds: Math.round(seconds * 10) / 10,
       status: result.status ?? `exit ${result.exitCode}`,
     };
-    say(`upgrade: strategy ${strategy}, marking ${marking ? 'on' : 'off'}: ${run.evictions} evictions for ${run.originalPods} pods (${run.evictionsPerPod} per pod), ${run.seconds} s, ${run.status}`);
+    say(
+      `upgrade: strategy ${strategy}, marking ${marking ? 'on' : 'off'}: ${run.evictions} evictions for ${run.originalPods} pods (${run.evictionsPerPod} per pod), ${run.seconds} s, ${run.status}`,
+    );
     return run;
   } finally {
     await env.stop();
@@ -86,7 +93,9 @@ async function once(strategy: 'default' | 'minimal', marking: boolean, say: (lin
 }
 
 export async function runUpgradeBench(say: (line: string) => void): Promise<Record<string, unknown>> {
-  say(`upgrade: ${nodeCount} nodes, ${apps.length} Deployments x ${replicas} replicas spread over them, budgets minAvailable ${replicas - 2}, one instance at a time, each run on a fresh plane`);
+  say(
+    `upgrade: ${nodeCount} nodes, ${apps.length} Deployments x ${replicas} replicas spread over them, budgets minAvailable ${replicas - 2}, one instance at a time, each run on a fresh plane`,
+  );
   const marked = await once('default', true, say);
   const naive = await once('default', false, say);
   const minimalMarked = await once('minimal', true, say);
@@ -96,7 +105,12 @@ export async function runUpgradeBench(say: (line: string) => void): Promise<Reco
     naiveEvictionsPerPod: naive.evictionsPerPod,
     seconds: marked.seconds,
     naiveSeconds: naive.seconds,
-    minimal: { evictionsPerPod: minimalMarked.evictionsPerPod, naiveEvictionsPerPod: minimalNaive.evictionsPerPod, seconds: minimalMarked.seconds, naiveSeconds: minimalNaive.seconds },
+    minimal: {
+      evictionsPerPod: minimalMarked.evictionsPerPod,
+      naiveEvictionsPerPod: minimalNaive.evictionsPerPod,
+      seconds: minimalMarked.seconds,
+      naiveSeconds: minimalNaive.seconds,
+    },
     runs: [marked, naive, minimalMarked, minimalNaive],
   };
 }

@@ -167,7 +167,12 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
       async addNode(name, instanceId, labels = {}, taints = []) {
         await createKwokNode(a, name, instanceId, { 'eks.amazonaws.com/nodegroup': groupName, ...labels }, taints);
         const known = localAws.instances.get(instanceId);
-        localAws.instances.set(instanceId, { privateDnsName: name, group: groupName, lifecycleState: known?.lifecycleState ?? 'InService', version: known?.version ?? labels['node-version'] ?? '1' });
+        localAws.instances.set(instanceId, {
+          privateDnsName: name,
+          group: groupName,
+          lifecycleState: known?.lifecycleState ?? 'InService',
+          version: known?.version ?? labels['node-version'] ?? '1',
+        });
       },
       launch: (instanceId, o = {}) => invoke(notify(instanceId, 'LAUNCHING').event, o.settings),
       deliver: (event, o = {}) => invoke(event, o.settings),

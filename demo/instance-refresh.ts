@@ -46,7 +46,9 @@ async function play(env: Environment, refresh: LocalRefresh, o: RefreshPlayOptio
   const batch = Math.max(1, Math.floor((capacity * (launchFirst ? refresh.maxHealthyPercentage - 100 : 100 - refresh.minHealthyPercentage)) / 100));
   refresh.status = 'InProgress';
   refresh.instancesToUpdate = outdated.length;
-  o.say(`auto scaling: instance refresh ${refresh.id.slice(0, 8)} InProgress: ${outdated.length} of ${capacity} instance(s) to replace, ${batch} at a time, ${launchFirst ? 'launch before terminate' : 'terminate first'}; alarms ${refresh.alarms.join(', ') || 'none'} (not evaluated by this stand-in)`);
+  o.say(
+    `auto scaling: instance refresh ${refresh.id.slice(0, 8)} InProgress: ${outdated.length} of ${capacity} instance(s) to replace, ${batch} at a time, ${launchFirst ? 'launch before terminate' : 'terminate first'}; alarms ${refresh.alarms.join(', ') || 'none'} (not evaluated by this stand-in)`,
+  );
   await env.deliver(refreshEvent('Started', refresh), call);
   let serial = 0;
   const launchOne = async () => {
@@ -61,7 +63,9 @@ async function play(env: Environment, refresh: LocalRefresh, o: RefreshPlayOptio
   };
   const terminateOne = async (instanceId: string) => {
     const run = await env.terminate(instanceId, call);
-    o.say(`auto scaling: terminated ${instanceId} (${env.aws.instances.get(instanceId)?.privateDnsName}): ${JSON.stringify((run.result as { records?: { status?: string }[] }).records?.[0]?.status)}`);
+    o.say(
+      `auto scaling: terminated ${instanceId} (${env.aws.instances.get(instanceId)?.privateDnsName}): ${JSON.stringify((run.result as { records?: { status?: string }[] }).records?.[0]?.status)}`,
+    );
     env.aws.instances.delete(instanceId);
   };
   for (let i = 0; i < outdated.length; i += batch) {

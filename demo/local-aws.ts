@@ -83,9 +83,12 @@ export async function startLocalAws(cluster: ClusterForEks): Promise<LocalAws> {
   /** A Query API answer (Auto Scaling's namespace unless told). */
   const ok = (res: ServerResponse, action: string, result: string, requestId: string, namespace = xmlns) => {
     res.writeHead(200, { 'content-type': 'text/xml' });
-    res.end(`<${action}Response xmlns="${namespace}"><${action}Result>${result}</${action}Result><ResponseMetadata><RequestId>${requestId}</RequestId></ResponseMetadata></${action}Response>`);
+    res.end(
+      `<${action}Response xmlns="${namespace}"><${action}Result>${result}</${action}Result><ResponseMetadata><RequestId>${requestId}</RequestId></ResponseMetadata></${action}Response>`,
+    );
   };
-  const template = (version: string) => `<LaunchTemplate><LaunchTemplateId>${localLaunchTemplate.id}</LaunchTemplateId><LaunchTemplateName>${localLaunchTemplate.name}</LaunchTemplateName><Version>${version}</Version></LaunchTemplate>`;
+  const template = (version: string) =>
+    `<LaunchTemplate><LaunchTemplateId>${localLaunchTemplate.id}</LaunchTemplateId><LaunchTemplateName>${localLaunchTemplate.name}</LaunchTemplateName><Version>${version}</Version></LaunchTemplate>`;
   const tagsOf = (params: Record<string, string>) => {
     const out: { group: string; key: string; value: string }[] = [];
     for (let i = 1; params[`Tags.member.${i}.Key`] !== undefined; i++) {
@@ -141,14 +144,18 @@ export async function startLocalAws(cluster: ClusterForEks): Promise<LocalAws> {
     }
     if (action === 'DescribeInstances') {
       // The instance-id filter (Filter.1.Value.N), as the handler asks.
-      const ids = Object.entries(params).filter(([k]) => /^Filter\.1\.Value\.\d+$/.test(k)).map(([, v]) => v);
+      const ids = Object.entries(params)
+        .filter(([k]) => /^Filter\.1\.Value\.\d+$/.test(k))
+        .map(([, v]) => v);
       record({ action, atMs: Date.now(), params: { InstanceIds: ids.join(',') }, outcome: 'ok' });
       const known = ids.flatMap((id) => {
         const i = instances.get(id);
         return i ? [`<item><instanceId>${id}</instanceId><privateDnsName>${i.privateDnsName}</privateDnsName></item>`] : [];
       });
       res.writeHead(200, { 'content-type': 'text/xml' });
-      res.end(`<DescribeInstancesResponse xmlns="${ec2Xmlns}"><requestId>${requestId}</requestId><reservationSet>${known.length ? `<item><instancesSet>${known.join('')}</instancesSet></item>` : ''}</reservationSet></DescribeInstancesResponse>`);
+      res.end(
+        `<DescribeInstancesResponse xmlns="${ec2Xmlns}"><requestId>${requestId}</requestId><reservationSet>${known.length ? `<item><instancesSet>${known.join('')}</instancesSet></item>` : ''}</reservationSet></DescribeInstancesResponse>`,
+      );
       return;
     }
     if (action === 'DescribeAutoScalingGroups') {
@@ -157,8 +164,16 @@ export async function startLocalAws(cluster: ClusterForEks): Promise<LocalAws> {
       const inGroup = [...instances].filter(([, i]) => i.group === group);
       const members = inGroup.map(([id, i]) => `<member><InstanceId>${id}</InstanceId><LifecycleState>${i.lifecycleState}</LifecycleState>${template(i.version ?? '1')}</member>`);
       const desired = inGroup.filter(([, i]) => !i.lifecycleState.startsWith('Terminating')).length;
-      const tagXml = [...(tags.get(group) ?? [])].map(([k, v]) => `<member><Key>${k}</Key><Value>${v}</Value><ResourceId>${group}</ResourceId><ResourceType>auto-scaling-group</ResourceType><PropagateAtLaunch>false</PropagateAtLaunch></member>`);
-      return ok(res, 'DescribeAutoScalingGroups', `<AutoScalingGroups>${group ? `<member><AutoScalingGroupName>${group}</AutoScalingGroupName><MinSize>0</MinSize><MaxSize>100</MaxSize><DesiredCapacity>${desired}</DesiredCapacity>${template('1')}<Instances>${members.join('')}</Instances><Tags>${tagXml.join('')}</Tags></member>` : ''}</AutoScalingGroups>`, requestId);
+      const tagXml = [...(tags.get(group) ?? [])].map(
+        ([k, v]) =>
+          `<member><Key>${k}</Key><Value>${v}</Value><ResourceId>${group}</ResourceId><ResourceType>auto-scaling-group</ResourceType><PropagateAtLaunch>false</PropagateAtLaunch></member>`,
+      );
+      return ok(
+        res,
+        'DescribeAutoScalingGroups',
+        `<AutoScalingGroups>${group ? `<member><AutoScalingGroupName>${group}</AutoScalingGroupName><MinSize>0</MinSize><MaxSize>100</MaxSize><DesiredCapacity>${desired}</DesiredCapacity>${template('1')}<Instances>${members.join('')}</Instances><Tags>${tagXml.join('')}</Tags></member>` : ''}</AutoScalingGroups>`,
+        requestId,
+      );
     }
     if (action === 'CreateOrUpdateTags' || action === 'DeleteTags') {
       record({ action, atMs: Date.now(), params: {}, outcome: 'ok' });
@@ -180,7 +195,9 @@ export async function startLocalAws(cluster: ClusterForEks): Promise<LocalAws> {
         desiredVersion: params['DesiredConfiguration.LaunchTemplate.Version'] ?? '1',
         minHealthyPercentage: Number(params['Preferences.MinHealthyPercentage'] ?? 90),
         maxHealthyPercentage: Number(params['Preferences.MaxHealthyPercentage'] ?? 100),
-        alarms: Object.entries(params).filter(([k]) => k.startsWith('Preferences.AlarmSpecification.Alarms.member.')).map(([, v]) => v),
+        alarms: Object.entries(params)
+          .filter(([k]) => k.startsWith('Preferences.AlarmSpecification.Alarms.member.'))
+          .map(([, v]) => v),
       };
       refreshes.set(refresh.id, refresh);
       record({ action, atMs: Date.now(), params: { group: refresh.group, id: refresh.id }, outcome: 'ok' });

@@ -43,8 +43,7 @@ const lbDelaySeconds = integerOption('lb-delay', values['lb-delay'], 0);
 const invocationSeconds = integerOption('invocation-seconds', values['invocation-seconds'], 5);
 
 /** coredns first, then the most nginx pods. */
-const score = (pods: readonly V1Pod[]) =>
-  pods.filter((p) => p.metadata?.name?.startsWith('coredns')).length * 100 + pods.filter((p) => p.metadata?.namespace === 'shop').length;
+const score = (pods: readonly V1Pod[]) => pods.filter((p) => p.metadata?.name?.startsWith('coredns')).length * 100 + pods.filter((p) => p.metadata?.namespace === 'shop').length;
 
 const t0 = Date.now();
 const say = (line: string) => console.log(`[demo ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${line}`);
@@ -100,10 +99,12 @@ try {
     },
   });
   await createPdb(a, 'shop', 'nginx', 'nginx', replicas - 1);
-  await until('batch Job pod Running', 30_000, async () => (await podsOnNode(target.name)).some((p) => p.metadata?.namespace === 'batch' && p.status?.phase === 'Running')).catch(async (e: unknown) => {
-    console.log(a.kubectl('get', 'pods,jobs', '-n', 'batch', '-o', 'wide'), a.kubectl('get', 'events', '-n', 'batch'));
-    throw e;
-  });
+  await until('batch Job pod Running', 30_000, async () => (await podsOnNode(target.name)).some((p) => p.metadata?.namespace === 'batch' && p.status?.phase === 'Running')).catch(
+    async (e: unknown) => {
+      console.log(a.kubectl('get', 'pods,jobs', '-n', 'batch', '-o', 'wide'), a.kubectl('get', 'events', '-n', 'batch'));
+      throw e;
+    },
+  );
   const before = await podsOnNode(target.name);
   say(`${target.name} (${target.instanceId}) runs ${before.length} pods: ${before.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`).join(', ')}`);
 
@@ -144,7 +145,11 @@ try {
       case 'waiting for load balancers to deregister the node':
         return add('handler', 'LB wait', `${String(log['seconds'])} s for load balancers to deregister the node`);
       case 'handed the termination on to a fresh invocation':
-        return add('handler', 'handed on', `hand-off ${String(log['handOff'])} (${String(log['phase'])}, ${String(log['podsLeft'])} pods left): this invocation's time is nearly up`);
+        return add(
+          'handler',
+          'handed on',
+          `hand-off ${String(log['handOff'])} (${String(log['phase'])}, ${String(log['podsLeft'])} pods left): this invocation's time is nearly up`,
+        );
       case 'drain resumed':
         return add('handler', 'resumed', `invocation ${Number(log['handOff']) + 1} carries the drain on`);
       case 'still waiting for load balancers to deregister the node':
@@ -160,7 +165,8 @@ try {
       handOffsDelivered++;
       return add('sns', 'hand-off delivered', 'the topic invokes a fresh handler');
     }
-    if (call.action !== 'DescribeCluster') add('autoscaling', `${call.action} ${call.params['LifecycleActionResult'] ?? ''}`.trim(), `instance ${call.params['InstanceId']} (${call.outcome})`);
+    if (call.action !== 'DescribeCluster')
+      add('autoscaling', `${call.action} ${call.params['LifecycleActionResult'] ?? ''}`.trim(), `instance ${call.params['InstanceId']} (${call.outcome})`);
   });
 
   // Replacements: pods that become Ready on other nodes after the notification; batch pods

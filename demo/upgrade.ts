@@ -66,7 +66,13 @@ try {
       policy: a.policy,
       nodesOf: async (ids) => ids.map((id) => env.aws.instances.get(id)!.privateDnsName),
       unmarkOutdated: (g, id) => kubeconfigGateway(a.kc).unmarkOutdated(g, { refreshId: id }),
-      out: (line) => console.log(line.split('\n').map((l) => `  upgrade | ${l}`).join('\n')),
+      out: (line) =>
+        console.log(
+          line
+            .split('\n')
+            .map((l) => `  upgrade | ${l}`)
+            .join('\n'),
+        ),
       tty: false,
       pollMs: 1_000,
     },

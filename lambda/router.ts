@@ -64,18 +64,28 @@ export function createRouter(deps: RouterDeps): (event: unknown, context: Invoca
     for (const [index, delivery] of deliveries.entries()) records.push(await handleRecord(deps, delivery, index, invocation, (error) => errors.push(error)));
     // SQS records fail alone (batchItemFailures: only they are retried and, at last, kept in
     // the queue's dead-letter queue); a malformed SQS record too, so nothing is lost.
-    const sqsFailures = deliveries.flatMap((d, i) => (d.via === 'sqs' && d.id !== undefined && (failedStatuses.has(records[i]!.status) || records[i]!.status === 'malformed') ? [{ itemIdentifier: d.id }] : []));
+    const sqsFailures = deliveries.flatMap((d, i) =>
+      d.via === 'sqs' && d.id !== undefined && (failedStatuses.has(records[i]!.status) || records[i]!.status === 'malformed') ? [{ itemIdentifier: d.id }] : [],
+    );
     const otherFailures = deliveries.filter((d, i) => d.via !== 'sqs' && failedStatuses.has(records[i]!.status)).length;
     // Failing the invocation makes Lambda retry (twice, asynchronously), raises the Errors
     // alarm and finally sends the event to the failure destination; each record is idempotent.
     if (otherFailures > 0) {
-      throw errors.length === 1 && deliveries.length === 1 ? errors[0] : new Error(`${otherFailures} of ${deliveries.length} records failed; see the log lines before this one`, { cause: errors[0] });
+      throw errors.length === 1 && deliveries.length === 1
+        ? errors[0]
+        : new Error(`${otherFailures} of ${deliveries.length} records failed; see the log lines before this one`, { cause: errors[0] });
     }
     return deliveries.some((d) => d.via === 'sqs') ? { records, batchItemFailures: sqsFailures } : { records };
   };
 }
 
-async function handleRecord(deps: RouterDeps, delivery: Delivery, index: number, invocation: TriggerContext['invocation'], failed: (error: unknown) => void): Promise<RecordResult> {
+async function handleRecord(
+  deps: RouterDeps,
+  delivery: Delivery,
+  index: number,
+  invocation: TriggerContext['invocation'],
+  failed: (error: unknown) => void,
+): Promise<RecordResult> {
   const { log } = deps;
   log.resetKeys();
   if (delivery.kind === 'malformed') {

@@ -15,7 +15,17 @@ const loaded = coldStartBytes(metafile, 'index.mjs');
 const total = Object.values(metafile.outputs).reduce((n, o) => n + o.bytes, 0);
 const inputs = loaded.files
   .flatMap((f) => Object.entries(metafile.outputs[f]!.inputs))
-  .map(([path, v]) => [path.replace(/^node_modules\//, '').split('/').slice(0, path.includes('@') ? 2 : 1).join('/'), v.bytesInOutput] as const)
+  .map(
+    ([path, v]) =>
+      [
+        path
+          .replace(/^node_modules\//, '')
+          .split('/')
+          .slice(0, path.includes('@') ? 2 : 1)
+          .join('/'),
+        v.bytesInOutput,
+      ] as const,
+  )
   .reduce((acc, [pkg, n]) => acc.set(pkg, (acc.get(pkg) ?? 0) + n), new Map<string, number>());
 console.log(
   `bundle: ${outfile}: ${(loaded.bytes / 1024).toFixed(0)} KiB loaded at a drainer cold start (${loaded.files.length} files); ` +

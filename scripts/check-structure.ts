@@ -36,9 +36,21 @@ const infraMayImport = new Set([
 ]);
 
 const rules: { readonly applies: (file: string) => boolean; readonly forbids: (target: string) => boolean; readonly why: string }[] = [
-  { applies: (f) => f.startsWith('lambda/adapters/'), forbids: (t) => useCases.some((u) => t.startsWith(u)) || /^lambda\/(router|trigger|runtime)\.ts$/.test(t) || t.startsWith('lambda/inbound/'), why: 'an adapter imports a use case' },
-  { applies: (f) => useCases.some((u) => f.startsWith(u)) || f.startsWith('lambda/cluster/') || f.startsWith('lambda/shared/') || f.startsWith('lambda/inbound/'), forbids: (t) => t.startsWith('lambda/adapters/'), why: 'a use case or the model imports an adapter (only runtime.ts and the installer wire them)' },
-  { applies: (f) => f.startsWith('infra/'), forbids: (t) => t.startsWith('lambda/') && !infraMayImport.has(t), why: 'infra/ imports more of lambda/ than the configuration, the Event texts and the RBAC' },
+  {
+    applies: (f) => f.startsWith('lambda/adapters/'),
+    forbids: (t) => useCases.some((u) => t.startsWith(u)) || /^lambda\/(router|trigger|runtime)\.ts$/.test(t) || t.startsWith('lambda/inbound/'),
+    why: 'an adapter imports a use case',
+  },
+  {
+    applies: (f) => useCases.some((u) => f.startsWith(u)) || f.startsWith('lambda/cluster/') || f.startsWith('lambda/shared/') || f.startsWith('lambda/inbound/'),
+    forbids: (t) => t.startsWith('lambda/adapters/'),
+    why: 'a use case or the model imports an adapter (only runtime.ts and the installer wire them)',
+  },
+  {
+    applies: (f) => f.startsWith('infra/'),
+    forbids: (t) => t.startsWith('lambda/') && !infraMayImport.has(t),
+    why: 'infra/ imports more of lambda/ than the configuration, the Event texts and the RBAC',
+  },
   { applies: (f) => f.startsWith('lambda/'), forbids: (t) => /^(infra|test|scripts|demo|bench)\//.test(t), why: 'lambda/ imports tooling' },
 ];
 

@@ -40,7 +40,13 @@ export async function instancesOfGroup(autoScaling: AutoScalingClient, group: st
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { json: { type: 'boolean', default: false }, region: { type: 'string' }, context: { type: 'string' }, nodes: { type: 'string' }, strategy: { type: 'string', default: 'default' } },
+    options: {
+      json: { type: 'boolean', default: false },
+      region: { type: 'string' },
+      context: { type: 'string' },
+      nodes: { type: 'string' },
+      strategy: { type: 'string', default: 'default' },
+    },
   });
   const group = positionals[0];
   if (group === undefined && values.nodes === undefined) {

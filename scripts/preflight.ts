@@ -16,13 +16,7 @@ export type Severity =
   | 'info';
 
 export type FindingKind =
-  | 'budget-allows-none'
-  | 'budget-pinned-by-unhealthy-pods'
-  | 'multiple-budgets'
-  | 'tolerates-cordon'
-  | 'waits-for-completion'
-  | 'no-controller'
-  | 'budget-deadlock-terminate-first';
+  'budget-allows-none' | 'budget-pinned-by-unhealthy-pods' | 'multiple-budgets' | 'tolerates-cordon' | 'waits-for-completion' | 'no-controller' | 'budget-deadlock-terminate-first';
 
 export interface Finding {
   readonly node: string;
@@ -71,8 +65,7 @@ const key = (o: { metadata?: { namespace?: string; name?: string } }) => `${o.me
 export function analyseDrainability(input: PreflightInput): Finding[] {
   const leaving = new Set(input.nodes);
   const findings: Finding[] = [];
-  const budgetsOf = (pod: V1Pod) =>
-    input.budgets.filter((b) => b.metadata?.namespace === pod.metadata?.namespace && selects(b.spec?.selector, pod.metadata?.labels ?? {}));
+  const budgetsOf = (pod: V1Pod) => input.budgets.filter((b) => b.metadata?.namespace === pod.metadata?.namespace && selects(b.spec?.selector, pod.metadata?.labels ?? {}));
 
   for (const pod of input.pods) {
     const node = pod.spec?.nodeName;
@@ -82,18 +75,37 @@ export function analyseDrainability(input: PreflightInput): Finding[] {
     const add = (f: Omit<Finding, 'node' | 'pod'>) => findings.push({ node, pod: key(pod), ...f });
 
     if (isBatchPod(info)) {
-      add({ kind: 'waits-for-completion', severity: 'info', why: `${info.controllerKind === 'Job' ? 'a Job pod' : 'annotated to finish first'}: the drain waits for it to finish (BATCH_WAIT_SECONDS) before evicting it` });
+      add({
+        kind: 'waits-for-completion',
+        severity: 'info',
+        why: `${info.controllerKind === 'Job' ? 'a Job pod' : 'annotated to finish first'}: the drain waits for it to finish (BATCH_WAIT_SECONDS) before evicting it`,
+      });
     }
     if (info.controllerKind === undefined) {
-      add({ kind: 'no-controller', severity: 'warning', why: 'no controller owns it: evicted, it is gone for good (nothing recreates it)', fix: 'run it under a Deployment, StatefulSet or Job' });
+      add({
+        kind: 'no-controller',
+        severity: 'warning',
+        why: 'no controller owns it: evicted, it is gone for good (nothing recreates it)',
+        fix: 'run it under a Deployment, StatefulSet or Job',
+      });
     }
     if (toleratesUnschedulable(info)) {
-      add({ kind: 'tolerates-cordon', severity: 'warning', why: 'it tolerates node.kubernetes.io/unschedulable: its replacement can land on a cordoned old node again', fix: 'narrow the toleration (operator: Exists without a key tolerates every taint)' });
+      add({
+        kind: 'tolerates-cordon',
+        severity: 'warning',
+        why: 'it tolerates node.kubernetes.io/unschedulable: its replacement can land on a cordoned old node again',
+        fix: 'narrow the toleration (operator: Exists without a key tolerates every taint)',
+      });
     }
 
     const budgets = budgetsOf(pod);
     if (budgets.length > 1) {
-      add({ kind: 'multiple-budgets', severity: 'blocker', why: `selected by ${budgets.length} PodDisruptionBudgets (${budgets.map((b) => b.metadata?.name).join(', ')}): the eviction API refuses every such pod`, fix: 'make the budgets\' selectors disjoint' });
+      add({
+        kind: 'multiple-budgets',
+        severity: 'blocker',
+        why: `selected by ${budgets.length} PodDisruptionBudgets (${budgets.map((b) => b.metadata?.name).join(', ')}): the eviction API refuses every such pod`,
+        fix: "make the budgets' selectors disjoint",
+      });
       continue;
     }
     const budget = budgets[0];
@@ -120,7 +132,12 @@ export function analyseDrainability(input: PreflightInput): Finding[] {
         fix: `add a replica (or lower ${budget.spec?.minAvailable !== undefined ? 'minAvailable' : 'maxUnavailable'}) on ${name} before the upgrade`,
       });
     } else {
-      add({ kind: 'budget-allows-none', severity: 'warning', budget: name, why: `budget ${name} allows no disruption right now (${status}): the drain waits until a pod elsewhere is healthy again` });
+      add({
+        kind: 'budget-allows-none',
+        severity: 'warning',
+        budget: name,
+        why: `budget ${name} allows no disruption right now (${status}): the drain waits until a pod elsewhere is healthy again`,
+      });
     }
   }
   if (input.terminateFirst) findings.push(...terminateFirstDeadlocks(input, leaving, budgetsOf));

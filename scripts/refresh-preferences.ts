@@ -63,7 +63,10 @@ export function refreshPreferences(o: UpgradeOptions): RefreshPreferences {
   if (o.autoRollback && (o.launchTemplateVersion === '$Latest' || o.launchTemplateVersion === '$Default')) {
     throw new UpgradeOptionsError(`--auto-rollback cannot roll back to ${o.launchTemplateVersion}: Auto Scaling refuses it; name a version number`);
   }
-  const healthy = o.strategy === 'default' ? { MinHealthyPercentage: 100, MaxHealthyPercentage: Math.min(200, 100 + batch) } : { MinHealthyPercentage: Math.max(0, 100 - batch), MaxHealthyPercentage: 100 };
+  const healthy =
+    o.strategy === 'default'
+      ? { MinHealthyPercentage: 100, MaxHealthyPercentage: Math.min(200, 100 + batch) }
+      : { MinHealthyPercentage: Math.max(0, 100 - batch), MaxHealthyPercentage: 100 };
   return {
     ...healthy,
     // Instances already on the desired configuration stay (managed groups replace only outdated nodes).
@@ -83,7 +86,14 @@ export function startRefreshInput(o: UpgradeOptions): StartInstanceRefreshComman
     Strategy: 'Rolling',
     Preferences: preferences,
     ...(o.launchTemplateVersion !== undefined
-      ? { DesiredConfiguration: { LaunchTemplate: { ...(o.launchTemplate?.id ? { LaunchTemplateId: o.launchTemplate.id } : { LaunchTemplateName: o.launchTemplate?.name }), Version: o.launchTemplateVersion } } }
+      ? {
+          DesiredConfiguration: {
+            LaunchTemplate: {
+              ...(o.launchTemplate?.id ? { LaunchTemplateId: o.launchTemplate.id } : { LaunchTemplateName: o.launchTemplate?.name }),
+              Version: o.launchTemplateVersion,
+            },
+          },
+        }
       : {}),
   };
 }

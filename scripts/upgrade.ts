@@ -66,7 +66,17 @@ export interface UpgradeResult {
 
 const ended: ReadonlySet<string> = new Set(['Successful', 'Failed', 'Cancelled', 'RollbackSuccessful', 'RollbackFailed', 'Baking']);
 /** Reasons of our Events that say where a drain stands. */
-const progressReasons: ReadonlySet<string> = new Set(['DrainStarted', 'Cordoned', 'EvictionBlocked', 'EvictionBlockedLong', 'WaitingForBatchPods', 'DrainTimedOut', 'Drained', 'LaunchAdmitted', 'LaunchAbandoned']);
+const progressReasons: ReadonlySet<string> = new Set([
+  'DrainStarted',
+  'Cordoned',
+  'EvictionBlocked',
+  'EvictionBlockedLong',
+  'WaitingForBatchPods',
+  'DrainTimedOut',
+  'Drained',
+  'LaunchAdmitted',
+  'LaunchAbandoned',
+]);
 
 export function progressBar(percent: number, width = 24): string {
   const filled = Math.round((Math.max(0, Math.min(100, percent)) / 100) * width);
@@ -186,7 +196,9 @@ async function follow(request: UpgradeRequest, deps: UpgradeDeps, started: { ref
   for (;;) {
     if (deps.interrupted?.()) {
       out('');
-      out(`stopped following; the instance refresh ${refreshId} keeps running. Follow it with: aws autoscaling describe-instance-refreshes --auto-scaling-group-name ${request.group}`);
+      out(
+        `stopped following; the instance refresh ${refreshId} keeps running. Follow it with: aws autoscaling describe-instance-refreshes --auto-scaling-group-name ${request.group}`,
+      );
       out(`cancel it with: aws autoscaling cancel-instance-refresh --auto-scaling-group-name ${request.group}`);
       return { interrupted: true, status: 'following-stopped', reason: undefined };
     }
@@ -225,7 +237,9 @@ async function main(): Promise<number> {
   const group = positionals[0];
   const strategy = values.strategy;
   if (group === undefined || (strategy !== 'default' && strategy !== 'minimal')) {
-    console.error('usage: npm run upgrade -- <group> [--launch-template-version V] [--max-unavailable N | --max-unavailable-percentage P] [--strategy default|minimal] [--force] [--auto-rollback] [--deployment NAME]');
+    console.error(
+      'usage: npm run upgrade -- <group> [--launch-template-version V] [--max-unavailable N | --max-unavailable-percentage P] [--strategy default|minimal] [--force] [--auto-rollback] [--deployment NAME]',
+    );
     return 2;
   }
   const int = (name: string, raw: string | undefined) => {

@@ -43,7 +43,12 @@ export function listed(names: readonly string[]): string {
 export const drainStarted = (node: NodeRef, why: string) => onNode(node, 'Normal', 'DrainStarted', why);
 
 export const cordoned = (node: NodeRef, aheadOf: string | undefined) =>
-  onNode(node, 'Normal', 'Cordoned', `Node excluded from external load balancers and marked unschedulable${aheadOf ? ` (already cordoned ahead by the drain of ${aheadOf})` : ''}.`);
+  onNode(
+    node,
+    'Normal',
+    'Cordoned',
+    `Node excluded from external load balancers and marked unschedulable${aheadOf ? ` (already cordoned ahead by the drain of ${aheadOf})` : ''}.`,
+  );
 
 export const cordonedAhead = (node: NodeRef, o: { instanceId: string; group: string; drainedInstance: string; drainedNode: string }) =>
   onNode(
@@ -53,8 +58,7 @@ export const cordonedAhead = (node: NodeRef, o: { instanceId: string; group: str
     `Instance ${o.instanceId} is leaving group ${o.group} together with ${o.drainedInstance} (node ${o.drainedNode}): excluded from external load balancers and cordoned before that node's pods are evicted, so none lands here only to move again.`,
   );
 
-export const drained = (node: NodeRef, seconds: number, evicted: number) =>
-  onNode(node, 'Normal', 'Drained', `All pods left the node in ${seconds} s (${evicted} evicted).`);
+export const drained = (node: NodeRef, seconds: number, evicted: number) => onNode(node, 'Normal', 'Drained', `All pods left the node in ${seconds} s (${evicted} evicted).`);
 
 export const drainTimedOut = (node: NodeRef, o: { seconds: number; stuck: readonly string[]; policy: string }) =>
   onNode(node, 'Warning', 'DrainTimedOut', `Drain deadline reached after ${o.seconds} s; ${o.stuck.length} pod(s) did not leave by eviction: ${o.stuck.join(', ')}. ${o.policy}`);
@@ -76,13 +80,23 @@ export const accessDenied = (node: NodeRef, verdict: 'CONTINUE' | 'ABANDON') =>
 // --- eviction ----------------------------------------------------------------------------
 
 export const podRescheduledOnDrainingNode = (node: NodeRef, pod: PodRef) =>
-  onNode(node, 'Warning', 'PodRescheduledOnDrainingNode', `Pod ${podKey(pod)} tolerates node.kubernetes.io/unschedulable and was scheduled back onto this draining node; it is not waited for and ends with the instance.`);
+  onNode(
+    node,
+    'Warning',
+    'PodRescheduledOnDrainingNode',
+    `Pod ${podKey(pod)} tolerates node.kubernetes.io/unschedulable and was scheduled back onto this draining node; it is not waited for and ends with the instance.`,
+  );
 
 export const podsNotWaitedFor = (node: NodeRef, pods: readonly string[], why: string) => onNode(node, 'Warning', 'PodsNotWaitedFor', `Not waiting for ${listed(pods)}: ${why}.`);
 
 export const podForceDeleted = (node: NodeRef, pod: PodRef, graceSeconds: number, why: string): ClusterEvent[] => [
   onNode(node, 'Warning', 'PodForceDeleted', `Deleted pod ${podKey(pod)} with a ${graceSeconds} s grace period so it is gone by the drain deadline${why} (DEADLINE_POLICY=force).`),
-  onPod(pod, 'Warning', 'PodForceDeleted', `Deleted with a ${graceSeconds} s grace period so it is gone by the drain deadline of node ${node.name}${why}; eviction could not succeed in time.`),
+  onPod(
+    pod,
+    'Warning',
+    'PodForceDeleted',
+    `Deleted with a ${graceSeconds} s grace period so it is gone by the drain deadline of node ${node.name}${why}; eviction could not succeed in time.`,
+  ),
 ];
 
 export const waitingForBatchPods = (node: NodeRef, pods: readonly string[], until: string) =>
@@ -94,7 +108,12 @@ export const evictionBlocked = (node: NodeRef, pod: PodRef, what: string): Clust
 ];
 
 export const evictionBlockedLong = (node: NodeRef, pod: PodRef, o: { budget: string; minutes: number; detail: string; replacements: string }) =>
-  onNode(node, 'Warning', 'EvictionBlockedLong', `Eviction of ${podKey(pod)} has been refused by ${o.budget} for ${o.minutes} min: ${o.detail.replace(/\.$/, '')}.${o.replacements}`);
+  onNode(
+    node,
+    'Warning',
+    'EvictionBlockedLong',
+    `Eviction of ${podKey(pod)} has been refused by ${o.budget} for ${o.minutes} min: ${o.detail.replace(/\.$/, '')}.${o.replacements}`,
+  );
 
 // --- launch ------------------------------------------------------------------------------
 
@@ -122,9 +141,19 @@ export const markedOutdated = (node: NodeRef, o: { refreshId: string; group: str
   );
 
 export const outdatedMarksRemoved = (node: NodeRef, o: { refreshId: string; group: string; why: string; removed: readonly string[] }) =>
-  onNode(node, 'Normal', 'OutdatedMarksRemoved', `Instance refresh ${o.refreshId} of group ${o.group} ${o.why}: removed what it set (${o.removed.length > 0 ? o.removed.join(', ') : 'only its label'}).`);
+  onNode(
+    node,
+    'Normal',
+    'OutdatedMarksRemoved',
+    `Instance refresh ${o.refreshId} of group ${o.group} ${o.why}: removed what it set (${o.removed.length > 0 ? o.removed.join(', ') : 'only its label'}).`,
+  );
 
 // --- reconcile ---------------------------------------------------------------------------
 
 export const drainResumed = (node: NodeRef, minutes: number) =>
-  onNode(node, 'Warning', 'DrainResumed', `The drain of this node made no progress for ${minutes} min while its lifecycle action was still waiting (its hand-off was lost); the reconciler handed it on again.`);
+  onNode(
+    node,
+    'Warning',
+    'DrainResumed',
+    `The drain of this node made no progress for ${minutes} min while its lifecycle action was still waiting (its hand-off was lost); the reconciler handed it on again.`,
+  );

@@ -48,7 +48,7 @@ export function createNodeLookup(reader: NodeReader, directory: InstanceDirector
     try {
       return await directory.privateDnsNames(instanceIds);
     } catch (error) {
-      log.warn('could not ask EC2 for the instances\' private DNS names; looking the nodes up without them', asError(error));
+      log.warn("could not ask EC2 for the instances' private DNS names; looking the nodes up without them", asError(error));
       return new Map();
     }
   };
@@ -57,7 +57,7 @@ export function createNodeLookup(reader: NodeReader, directory: InstanceDirector
     const node = await reader.getNode(name);
     if (node === undefined) return undefined;
     if (instanceMatches(node.providerId, instanceId)) return node;
-    log.info('the node under the instance\'s EC2 name belongs to another instance; not this one', { name, providerID: node.providerId });
+    log.info("the node under the instance's EC2 name belongs to another instance; not this one", { name, providerID: node.providerId });
     return undefined;
   };
 
@@ -81,7 +81,7 @@ export function createNodeLookup(reader: NodeReader, directory: InstanceDirector
       // scan for all of them, never one per instance.
       const missing = instanceIds.filter((id) => !found.has(id));
       if (missing.length > 0) {
-        log.info('some nodes are not under their instance\'s EC2 name; scanning the node list once for them', { instances: missing.length });
+        log.info("some nodes are not under their instance's EC2 name; scanning the node list once for them", { instances: missing.length });
         for (const [id, node] of await reader.scanForInstances(missing)) found.set(id, node);
       }
       return found;

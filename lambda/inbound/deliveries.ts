@@ -45,7 +45,9 @@ export type DeliveryOf<K extends DeliveryKind> = Extract<Delivery, { readonly ki
 /** The invocation is nothing we know: it must fail (Lambda retries, the errors alarm fires). */
 export class UnsupportedEventError extends Error {
   constructor(readonly shape: string) {
-    super(`unsupported event shape: ${shape}; expected SNS or SQS records of lifecycle notifications, an EventBridge lifecycle action, a Spot interruption warning, a rebalance recommendation, an instance refresh event or a scheduled event`);
+    super(
+      `unsupported event shape: ${shape}; expected SNS or SQS records of lifecycle notifications, an EventBridge lifecycle action, a Spot interruption warning, a rebalance recommendation, an instance refresh event or a scheduled event`,
+    );
     this.name = 'UnsupportedEventError';
   }
 }
@@ -133,7 +135,8 @@ function fromEventBridge(event: Record<string, unknown>, via: Via, outerId?: str
     return fromLifecycleMessage({ Time: event['time'], ...detail }, { via, id }, 'detail');
   }
   const kind = eventKind(detailType);
-  if (kind === undefined) return { kind: 'unsupported', shape: `EventBridge event with detail-type ${JSON.stringify(detailType)} from ${JSON.stringify(event['source'])}`, ...envelope };
+  if (kind === undefined)
+    return { kind: 'unsupported', shape: `EventBridge event with detail-type ${JSON.stringify(detailType)} from ${JSON.stringify(event['source'])}`, ...envelope };
   return { kind, detailType, source: event['source'], time: event['time'], detail, resources: event['resources'], ...envelope } as Delivery;
 }
 

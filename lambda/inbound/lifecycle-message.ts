@@ -110,7 +110,10 @@ function parseHandOff(h: unknown): HandOffPointer | { field: string; reason: str
 }
 
 /** The message a hand-off publishes: the original notification and the pointer, nothing more. */
-export function handOffMessage(n: LifecycleNotification, pointer: { readonly count: number; readonly claim: string | undefined; readonly byReconciler?: boolean }): Record<string, unknown> {
+export function handOffMessage(
+  n: LifecycleNotification,
+  pointer: { readonly count: number; readonly claim: string | undefined; readonly byReconciler?: boolean },
+): Record<string, unknown> {
   return {
     Origin: n.origin ?? 'AutoScalingGroup',
     ...(n.destination !== undefined ? { Destination: n.destination } : {}),

@@ -35,7 +35,10 @@ function clusterFromMetadata(metadata: string | undefined): string | undefined {
 }
 
 /** A lifecycle delivery parsed and found ours, or the status it ends with (logged here). */
-export function parseOurs(delivery: { readonly message: Readonly<Record<string, unknown>>; readonly field: string; readonly via: string; readonly id: string | undefined }, ctx: Pick<TriggerContext, 'config' | 'log'>): Parsed<LifecycleNotification> {
+export function parseOurs(
+  delivery: { readonly message: Readonly<Record<string, unknown>>; readonly field: string; readonly via: string; readonly id: string | undefined },
+  ctx: Pick<TriggerContext, 'config' | 'log'>,
+): Parsed<LifecycleNotification> {
   const parsed = parseLifecycleMessage(delivery.message);
   if (!parsed.ok) {
     ctx.log.error('malformed lifecycle notification', { field: parsed.field, reason: parsed.reason, in: delivery.field, via: delivery.via, messageId: delivery.id });

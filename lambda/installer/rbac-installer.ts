@@ -61,7 +61,10 @@ export function createInstallerHandler(deps: InstallerDeps): (event: CustomResou
   return async (event) => {
     const { settings, log } = deps;
     if (!isCloudFormationResponseUrl(String(event.ResponseURL), settings.region)) {
-      log.error('refused: the ResponseURL is not CloudFormation\'s response bucket of this region; nothing applied, nothing sent', { host: safeHost(event.ResponseURL), region: settings.region });
+      log.error("refused: the ResponseURL is not CloudFormation's response bucket of this region; nothing applied, nothing sent", {
+        host: safeHost(event.ResponseURL),
+        region: settings.region,
+      });
       return;
     }
     const physicalId = event.RequestType === 'Delete' ? (event.PhysicalResourceId ?? physicalIdFor(settings.name, settings.group)) : physicalIdFor(settings.name, settings.group);
@@ -84,7 +87,8 @@ export function planFor(event: CustomResourceEvent, settings: InstallerSettings)
   requireText(settings.clusterName, 'CLUSTER_NAME');
   requireText(settings.group, 'KUBERNETES_GROUP');
   if (settings.group.startsWith('system:')) throw new Error(`KubernetesGroup ${settings.group}: EKS access entries refuse groups starting with "system:"`);
-  if (settings.stackId !== undefined && event.StackId !== settings.stackId) throw new Error(`request for stack ${event.StackId} refused: this installer belongs to ${settings.stackId}`);
+  if (settings.stackId !== undefined && event.StackId !== settings.stackId)
+    throw new Error(`request for stack ${event.StackId} refused: this installer belongs to ${settings.stackId}`);
   const ours = physicalIdFor(settings.name, settings.group);
   if (event.RequestType !== 'Delete') return { kind: 'apply', keepOldGroups: event.RequestType === 'Update' && event.PhysicalResourceId !== ours };
   const id = parsePhysicalId(event.PhysicalResourceId ?? '');
@@ -110,9 +114,15 @@ async function carryOut(plan: Plan, event: CustomResourceEvent, deps: InstallerD
     try {
       kube = createKubeHttp(await deps.connect(settings.clusterName), { userAgent: `${rbacName}-installer/0.2`, timeoutMs: 15_000 });
     } catch (error) {
-      throw plan.kind === 'delete' ? new Error(`could not reach cluster ${settings.clusterName}; left behind: ClusterRole, ClusterRoleBinding, FlowSchema and PriorityLevelConfiguration ${plan.name} (delete them with kubectl, or retain this resource)`, { cause: error }) : error;
+      throw plan.kind === 'delete'
+        ? new Error(
+            `could not reach cluster ${settings.clusterName}; left behind: ClusterRole, ClusterRoleBinding, FlowSchema and PriorityLevelConfiguration ${plan.name} (delete them with kubectl, or retain this resource)`,
+            { cause: error },
+          )
+        : error;
     }
-    const apply = (alsoBound?: readonly string[]) => applyRbac(kube, { name: settings.name, group: settings.group, deadlinePolicy: settings.deadlinePolicy, owner, ...(alsoBound ? { alsoBound } : {}) });
+    const apply = (alsoBound?: readonly string[]) =>
+      applyRbac(kube, { name: settings.name, group: settings.group, deadlinePolicy: settings.deadlinePolicy, owner, ...(alsoBound ? { alsoBound } : {}) });
     if (plan.kind === 'delete') return await withAuthRetry(() => deleteRbac(kube, plan.name, owner, plan.unownedOk), deps);
     if (plan.kind === 'unbind-old') {
       await withAuthRetry(() => apply(), deps);
@@ -180,7 +190,14 @@ const eks = new EKSClient({ region, requestHandler: { requestTimeout: 10_000, co
 const clusterName = env['CLUSTER_NAME'] ?? '';
 
 export const handler = createInstallerHandler({
-  settings: { name: env['RBAC_NAME'] ?? rbacName, clusterName, group: env['KUBERNETES_GROUP'] ?? '', deadlinePolicy: env['DEADLINE_POLICY'] ?? 'force', region, stackId: env['STACK_ID'] || undefined },
+  settings: {
+    name: env['RBAC_NAME'] ?? rbacName,
+    clusterName,
+    group: env['KUBERNETES_GROUP'] ?? '',
+    deadlinePolicy: env['DEADLINE_POLICY'] ?? 'force',
+    region,
+    stackId: env['STACK_ID'] || undefined,
+  },
   connect: (name) => connectToEks({ clusterName: name, region, eks }),
   respond: respondToCloudFormation,
   access: env['INSTALLER_ROLE_ARN'] ? eksClusterAdminAccess(eks, { clusterName, principalArn: env['INSTALLER_ROLE_ARN'], region }) : undefined,

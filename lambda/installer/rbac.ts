@@ -45,7 +45,9 @@ export const rbacRules: readonly RbacRule[] = [
 export function rbacRulesFor(deadlinePolicy: string = 'force'): readonly RbacRule[] {
   if (deadlinePolicy === 'force') return rbacRules;
   return rbacRules.map((r) =>
-    r.resources.includes('pods') ? { ...r, verbs: r.verbs.filter((v) => v !== 'delete'), why: 'List and watch the pods bound to the draining node (no delete: the deadline policy never deletes).' } : r,
+    r.resources.includes('pods')
+      ? { ...r, verbs: r.verbs.filter((v) => v !== 'delete'), why: 'List and watch the pods bound to the draining node (no delete: the deadline policy never deletes).' }
+      : r,
   );
 }
 
@@ -69,7 +71,12 @@ export const ownerAnnotation = 'graceful-node-termination/owner';
  * While a group change is under way the binding keeps the old group too (`alsoBound`), so the
  * access entry can switch without a moment in which the drainer is bound to nothing.
  */
-export function rbacObjects(group: string = rbacName, deadlinePolicy: string = 'force', name: string = rbacName, o: { readonly owner?: string; readonly alsoBound?: readonly string[] } = {}): readonly [KubernetesObject, KubernetesObject] {
+export function rbacObjects(
+  group: string = rbacName,
+  deadlinePolicy: string = 'force',
+  name: string = rbacName,
+  o: { readonly owner?: string; readonly alsoBound?: readonly string[] } = {},
+): readonly [KubernetesObject, KubernetesObject] {
   const metadata = { name, labels: labelsFor(name), ...(o.owner !== undefined ? { annotations: { [ownerAnnotation]: o.owner } } : {}) };
   const groups = [group, ...(o.alsoBound ?? []).filter((g) => g !== group)];
   return [
@@ -156,7 +163,12 @@ export function flowControlObjects(group: string = rbacName, name: string = rbac
 }
 
 /** Every object a deployment installs, in the order they are applied (deleted in reverse). */
-export function installedObjects(group: string, deadlinePolicy: string, name: string, o: { readonly owner?: string; readonly alsoBound?: readonly string[] } = {}): readonly KubernetesObject[] {
+export function installedObjects(
+  group: string,
+  deadlinePolicy: string,
+  name: string,
+  o: { readonly owner?: string; readonly alsoBound?: readonly string[] } = {},
+): readonly KubernetesObject[] {
   return [...rbacObjects(group, deadlinePolicy, name, o), ...flowControlObjects(group, name, o.owner)];
 }
 
@@ -177,12 +189,7 @@ export function renderRbacYaml(group: string = rbacName, deadlinePolicy: string 
     `kind: ${role.kind}`,
     ...meta(role.metadata.name),
     'rules:',
-    ...rbacRulesFor(deadlinePolicy).flatMap((r) => [
-      `  # ${r.why}`,
-      `  - apiGroups: ${list(r.apiGroups)}`,
-      `    resources: ${list(r.resources)}`,
-      `    verbs: ${list(r.verbs)}`,
-    ]),
+    ...rbacRulesFor(deadlinePolicy).flatMap((r) => [`  # ${r.why}`, `  - apiGroups: ${list(r.apiGroups)}`, `    resources: ${list(r.resources)}`, `    verbs: ${list(r.verbs)}`]),
     '---',
     `apiVersion: ${binding.apiVersion}`,
     `kind: ${binding.kind}`,
@@ -196,7 +203,7 @@ export function renderRbacYaml(group: string = rbacName, deadlinePolicy: string 
     '    kind: Group',
     `    name: ${group}`,
     '---',
-    '# API Priority and Fairness: the drainer\'s requests get a priority level of their own',
+    "# API Priority and Fairness: the drainer's requests get a priority level of their own",
     '# (lambda/rbac.ts explains the numbers).',
     ...flowControlObjects(group, name).flatMap((o, i) => [...(i > 0 ? ['---'] : []), ...yamlOf(o)]),
     '',

@@ -40,7 +40,9 @@ export async function giveNodeBack(instanceId: string, node: NodeInfo, deps: Giv
 
 export function describeRemoved(record: DrainRecord): string[] {
   return [
-    ...(record.set.includes('exclude-from-load-balancers') ? [record.priorLabel !== undefined ? `label ${excludeFromLoadBalancersLabel} (restored to "${record.priorLabel}")` : `label ${excludeFromLoadBalancersLabel}`] : []),
+    ...(record.set.includes('exclude-from-load-balancers')
+      ? [record.priorLabel !== undefined ? `label ${excludeFromLoadBalancersLabel} (restored to "${record.priorLabel}")` : `label ${excludeFromLoadBalancersLabel}`]
+      : []),
     ...(record.set.includes('cordon') ? ['cordon'] : []),
   ];
 }

@@ -51,7 +51,14 @@ async function admit(n: LifecycleNotification, ctx: TriggerContext): Promise<Rec
   const now = clock.now();
   const outcome = await admitNode(
     { action: n, deadlineMs: n.time.getTime() + config.launchTimeoutSeconds * 1000, invocationStopMs: now + ctx.invocation.remainingMs() - config.invocationMarginSeconds * 1000 },
-    { nodes: cluster, events: cluster, lifecycle, clock, log, giveBack: (node) => giveNodeBack(n.instanceId, node, { nodes: cluster, instances: ctx.instances, events: cluster, log }) },
+    {
+      nodes: cluster,
+      events: cluster,
+      lifecycle,
+      clock,
+      log,
+      giveBack: (node) => giveNodeBack(n.instanceId, node, { nodes: cluster, instances: ctx.instances, events: cluster, log }),
+    },
   );
   if (outcome !== 'continue-later') return `launch-${outcome}`;
   // Only when LAUNCH_TIMEOUT_SECONDS outlasts the invocation: do not hold the launch on our limit.

@@ -23,7 +23,9 @@ export function drainOwner(record: DrainRecord, state: InstanceState | undefined
   if (idleMs < freshRecordMs) return { kind: 'alive' };
   if (record.spot) {
     if (nowMs - record.notifiedAtMs < spotOwnerMs) return { kind: 'alive' };
-    return state !== undefined && keepsDrainMarks(state.lifecycleState) ? { kind: 'alive' } : { kind: 'gone', why: 'the Spot interruption is long past and the instance is still running' };
+    return state !== undefined && keepsDrainMarks(state.lifecycleState)
+      ? { kind: 'alive' }
+      : { kind: 'gone', why: 'the Spot interruption is long past and the instance is still running' };
   }
   if (state === undefined) return { kind: 'gone', why: 'the instance is in no Auto Scaling group any more' };
   if (!keepsDrainMarks(state.lifecycleState)) return { kind: 'gone', why: `the instance is ${state.lifecycleState}: the terminate action is over` };

@@ -66,7 +66,12 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
 }
 
 /** Refresh statuses per group, for the refreshes our marks and tags name: one call per group. */
-async function refreshStatuses(deps: ReconcileDeps, marked: readonly NodeInfo[], states: ReadonlyMap<string, InstanceState>, groups: readonly { name: string; tags: Readonly<Record<string, string>> }[]) {
+async function refreshStatuses(
+  deps: ReconcileDeps,
+  marked: readonly NodeInfo[],
+  states: ReadonlyMap<string, InstanceState>,
+  groups: readonly { name: string; tags: Readonly<Record<string, string>> }[],
+) {
   const wanted = new Map<string, Set<string>>();
   const want = (group: string | undefined, id: string | undefined) => {
     if (group !== undefined && id !== undefined) wanted.set(group, (wanted.get(group) ?? new Set()).add(id));
@@ -80,7 +85,13 @@ async function refreshStatuses(deps: ReconcileDeps, marked: readonly NodeInfo[],
 
 const activeOf = (statuses: ReadonlyMap<string, string> | undefined) => new Set([...(statuses ?? [])].filter(([, s]) => activeRefreshStatuses.has(s)).map(([id]) => id));
 
-async function reconcileDrain(deps: ReconcileDeps, node: NodeInfo, record: DrainRecord, state: InstanceState | undefined, report: { drainMarksRemoved: string[]; drainsResumed: string[] }) {
+async function reconcileDrain(
+  deps: ReconcileDeps,
+  node: NodeInfo,
+  record: DrainRecord,
+  state: InstanceState | undefined,
+  report: { drainMarksRemoved: string[]; drainsResumed: string[] },
+) {
   const owner = drainOwner(record, state, deps.clock.now(), handOffIntervalMs(deps.config) + 60_000);
   if (owner.kind === 'alive') return;
   if (owner.kind === 'stalled') {
@@ -106,7 +117,10 @@ async function resumeDrain(deps: ReconcileDeps, node: NodeInfo, record: DrainRec
     return false;
   }
   const touched = { ...record, updatedAtMs: deps.clock.now() };
-  if ((await deps.cluster.mark(node.name, { excludeFromLoadBalancers: false, cordon: false, drain: touched, owner: deps.config.deploymentName }, node.resourceVersion)) !== 'patched') return false;
+  if (
+    (await deps.cluster.mark(node.name, { excludeFromLoadBalancers: false, cordon: false, drain: touched, owner: deps.config.deploymentName }, node.resourceVersion)) !== 'patched'
+  )
+    return false;
   const claim = parseClaim(node.handOff);
   const notification = {
     transition: 'terminating' as const,
@@ -124,7 +138,13 @@ async function resumeDrain(deps: ReconcileDeps, node: NodeInfo, record: DrainRec
   return true;
 }
 
-async function reconcileRefresh(deps: ReconcileDeps, node: NodeInfo, state: InstanceState | undefined, statuses: ReadonlyMap<string, ReadonlyMap<string, string>>, report: { refreshMarksRemoved: string[] }) {
+async function reconcileRefresh(
+  deps: ReconcileDeps,
+  node: NodeInfo,
+  state: InstanceState | undefined,
+  statuses: ReadonlyMap<string, ReadonlyMap<string, string>>,
+  report: { refreshMarksRemoved: string[] },
+) {
   const refreshId = node.labels[refreshLabel];
   const group = node.refreshGroup ?? state?.group;
   if (refreshId === undefined || group === undefined) return;

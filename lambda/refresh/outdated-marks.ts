@@ -67,7 +67,9 @@ async function markOne(t: MarkTarget, first: NodeInfo, deps: RefreshDeps): Promi
     const cordon = t.minimal && !node.unschedulable;
     const result = await deps.nodes.markOutdated(node, { refreshId: t.refreshId, group: t.group, owner: deps.owner, taint, cordon });
     if (result === 'patched') {
-      await deps.events.record(markedOutdated(node, { refreshId: t.refreshId, group: t.group, instanceId: t.instanceId, desired: t.view.desired, cordoned: cordon, taintKey: outdatedTaintKey }));
+      await deps.events.record(
+        markedOutdated(node, { refreshId: t.refreshId, group: t.group, instanceId: t.instanceId, desired: t.view.desired, cordoned: cordon, taintKey: outdatedTaintKey }),
+      );
       return true;
     }
     if (result === 'node-gone') return false;
@@ -89,6 +91,7 @@ export async function removeRefreshMarks(
 ): Promise<readonly string[]> {
   const undone = await deps.nodes.unmarkOutdated(group, select);
   for (const u of undone) await deps.events.record(outdatedMarksRemoved({ name: u.node, uid: u.uid }, { refreshId: u.refreshId, group, why, removed: u.removed }));
-  if (undone.length > 0 || select.refreshId !== undefined) deps.log.info('took back instance refresh marks', { group, why, nodes: undone.map((u) => `${u.node} (${u.refreshId})`) });
+  if (undone.length > 0 || select.refreshId !== undefined)
+    deps.log.info('took back instance refresh marks', { group, why, nodes: undone.map((u) => `${u.node} (${u.refreshId})`) });
   return undone.map((u) => u.node);
 }

@@ -39,11 +39,15 @@ export const refreshEvent: Trigger<DeliveryOf<'refresh'>, RefreshNotice> = {
     const group = d.detail['AutoScalingGroupName'];
     const refreshId = d.detail['InstanceRefreshId'];
     const problem =
-      meaning === undefined ? { field: 'detail-type', reason: `is ${JSON.stringify(d.detailType)}, not an instance refresh event we know` }
-      : d.source !== 'aws.autoscaling' ? { field: 'source', reason: `is ${JSON.stringify(d.source)}, expected aws.autoscaling` }
-      : typeof group !== 'string' || group === '' ? { field: 'detail.AutoScalingGroupName', reason: `is ${JSON.stringify(group)}, expected a group name` }
-      : typeof refreshId !== 'string' || refreshId === '' ? { field: 'detail.InstanceRefreshId', reason: `is ${JSON.stringify(refreshId)}, expected an instance refresh id` }
-      : undefined;
+      meaning === undefined
+        ? { field: 'detail-type', reason: `is ${JSON.stringify(d.detailType)}, not an instance refresh event we know` }
+        : d.source !== 'aws.autoscaling'
+          ? { field: 'source', reason: `is ${JSON.stringify(d.source)}, expected aws.autoscaling` }
+          : typeof group !== 'string' || group === ''
+            ? { field: 'detail.AutoScalingGroupName', reason: `is ${JSON.stringify(group)}, expected a group name` }
+            : typeof refreshId !== 'string' || refreshId === ''
+              ? { field: 'detail.InstanceRefreshId', reason: `is ${JSON.stringify(refreshId)}, expected an instance refresh id` }
+              : undefined;
     if (problem !== undefined) {
       log.error('malformed instance refresh event', { ...problem, messageId: d.id });
       return { status: 'malformed' };

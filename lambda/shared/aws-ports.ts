@@ -68,7 +68,10 @@ export interface InstanceDirectory {
   /** Private DNS names by instance id; an instance EC2 does not know (or has no name yet) is absent. */
   privateDnsNames(instanceIds: readonly string[]): Promise<ReadonlyMap<string, string>>;
   /** A launch template's latest and default version numbers ($Latest and $Default resolved). */
-  launchTemplateVersions?(template: { readonly id?: string | undefined; readonly name?: string | undefined }): Promise<{ readonly latest: string; readonly default: string } | undefined>;
+  launchTemplateVersions?(template: {
+    readonly id?: string | undefined;
+    readonly name?: string | undefined;
+  }): Promise<{ readonly latest: string; readonly default: string } | undefined>;
 }
 
 /** One metric data point set, with the dimensions that classify it (EMF in production). */

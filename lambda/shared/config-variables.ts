@@ -101,7 +101,8 @@ export const configVariables = {
   }),
   batchWaitSeconds: variable<number>({
     name: 'BATCH_WAIT_SECONDS',
-    description: 'How long pods of Jobs and pods annotated karpenter.sh/do-not-disrupt or graceful-node-termination/wait-for-completion may run to completion before they are evicted.',
+    description:
+      'How long pods of Jobs and pods annotated karpenter.sh/do-not-disrupt or graceful-node-termination/wait-for-completion may run to completion before they are evicted.',
     accepts: 'an integer from 0 to 172800',
     default: 3600,
     parse: integer(0, 172_800),
@@ -109,15 +110,17 @@ export const configVariables = {
   }),
   deadlinePolicy: variable<DeadlinePolicy>({
     name: 'DEADLINE_POLICY',
-    description: 'At the drain deadline: force deletes each remaining pod at the deadline minus its grace period (PodDisruptionBudgets bypassed, never inside MIN_EVICTION_WINDOW_SECONDS, never before one eviction attempt); leave lets them die with the instance; retain deletes nothing and completes the action with ABANDON, so a group with an instance lifecycle policy that retains on ABANDON keeps the instance, cordoned (without that policy ABANDON terminates it like CONTINUE).',
+    description:
+      'At the drain deadline: force deletes each remaining pod at the deadline minus its grace period (PodDisruptionBudgets bypassed, never inside MIN_EVICTION_WINDOW_SECONDS, never before one eviction attempt); leave lets them die with the instance; retain deletes nothing and completes the action with ABANDON, so a group with an instance lifecycle policy that retains on ABANDON keeps the instance, cordoned (without that policy ABANDON terminates it like CONTINUE).',
     accepts: 'force, leave or retain',
     default: DeadlinePolicy.FORCE,
-    parse: (raw) => (Object.values(DeadlinePolicy) as string[]).includes(raw.trim()) ? (raw.trim() as DeadlinePolicy) : undefined,
+    parse: (raw) => ((Object.values(DeadlinePolicy) as string[]).includes(raw.trim()) ? (raw.trim() as DeadlinePolicy) : undefined),
     format: String,
   }),
   minEvictionWindowSeconds: variable<number>({
     name: 'MIN_EVICTION_WINDOW_SECONDS',
-    description: 'Every pod gets at least this long to be evicted, from when the drain first saw the node, before the force policy may delete it; the drain deadline moves out to fit it (a notification that waited in a queue still gets a fair drain), within the lifecycle action\'s cap.',
+    description:
+      "Every pod gets at least this long to be evicted, from when the drain first saw the node, before the force policy may delete it; the drain deadline moves out to fit it (a notification that waited in a queue still gets a fair drain), within the lifecycle action's cap.",
     accepts: 'an integer from 0 to 3600',
     default: 60,
     parse: integer(0, 3600),
@@ -125,7 +128,8 @@ export const configVariables = {
   }),
   cordonDoomedSiblings: variable<boolean>({
     name: 'CORDON_DOOMED_SIBLINGS',
-    description: 'Before evicting anything, label and cordon the nodes of the other instances the group is terminating too (Terminating, Terminating:Wait), so a pod evicted from one doomed node never lands on another and moves twice.',
+    description:
+      'Before evicting anything, label and cordon the nodes of the other instances the group is terminating too (Terminating, Terminating:Wait), so a pod evicted from one doomed node never lands on another and moves twice.',
     accepts: 'true or false',
     default: true,
     parse: flag,
@@ -133,7 +137,8 @@ export const configVariables = {
   }),
   markOutdatedOnRefresh: variable<boolean>({
     name: 'MARK_OUTDATED_ON_REFRESH',
-    description: 'When an instance refresh of a served group starts (EventBridge), taint every node not on its desired launch template version graceful-node-termination/outdated:PreferNoSchedule (cordon it with `upgrade --strategy minimal`), so each pod moves once; when it ends, remove exactly those marks.',
+    description:
+      'When an instance refresh of a served group starts (EventBridge), taint every node not on its desired launch template version graceful-node-termination/outdated:PreferNoSchedule (cordon it with `upgrade --strategy minimal`), so each pod moves once; when it ends, remove exactly those marks.',
     accepts: 'true or false',
     default: true,
     parse: flag,
@@ -141,7 +146,7 @@ export const configVariables = {
   }),
   blockedReportSeconds: variable<number>({
     name: 'BLOCKED_REPORT_SECONDS',
-    description: 'A PodDisruptionBudget that refuses a pod this long gets a Warning Event naming its pending replacements and the scheduler\'s reason.',
+    description: "A PodDisruptionBudget that refuses a pod this long gets a Warning Event naming its pending replacements and the scheduler's reason.",
     accepts: 'an integer from 1 to 3600',
     default: 120,
     parse: integer(1, 3600),
@@ -157,7 +162,7 @@ export const configVariables = {
   }),
   handOffTopicArn: variable<string>({
     name: 'HAND_OFF_TOPIC_ARN',
-    description: 'SNS topic through which a drain longer than one invocation continues in a fresh one (the hooks\' topic).',
+    description: "SNS topic through which a drain longer than one invocation continues in a fresh one (the hooks' topic).",
     accepts: 'an SNS topic ARN',
     parse: (raw) => (/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/.test(raw.trim()) ? raw.trim() : undefined),
     format: String,
@@ -178,7 +183,8 @@ export const configVariables = {
   }),
   deploymentName: variable<string>({
     name: 'DEPLOYMENT_NAME',
-    description: 'This deployment\'s name: every mark it sets on a node carries it (the graceful-node-termination/marked-by label), so the reconciler finds its own marks with one list and never touches another deployment\'s.',
+    description:
+      "This deployment's name: every mark it sets on a node carries it (the graceful-node-termination/marked-by label), so the reconciler finds its own marks with one list and never touches another deployment's.",
     accepts: 'a DNS label (lowercase letters, digits and "-", at most 63)',
     default: 'graceful-node-termination',
     parse: (raw) => (/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(raw.trim()) ? raw.trim() : undefined),
@@ -186,7 +192,8 @@ export const configVariables = {
   }),
   reconcileMarks: variable<boolean>({
     name: 'RECONCILE_MARKS',
-    description: 'On a scheduled event (the construct\'s reconcile schedule), take back every mark whose owner is gone (lifecycle action over, refresh ended) and resume drains whose hand-off chain was lost; false: scheduled events are ignored.',
+    description:
+      "On a scheduled event (the construct's reconcile schedule), take back every mark whose owner is gone (lifecycle action over, refresh ended) and resume drains whose hand-off chain was lost; false: scheduled events are ignored.",
     accepts: 'true or false',
     default: true,
     parse: flag,

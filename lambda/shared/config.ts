@@ -81,11 +81,7 @@ export type ConfigInput = {
   readonly kubeconfigContext?: string;
 };
 
-const required: ReadonlySet<keyof typeof configVariables> = new Set([
-  'clusterName',
-  'autoScalingGroupNames',
-  'lifecycleHookNames',
-]);
+const required: ReadonlySet<keyof typeof configVariables> = new Set(['clusterName', 'autoScalingGroupNames', 'lifecycleHookNames']);
 
 /**
  * Parses and validates the whole environment at once. Throws one ConfigError naming
@@ -94,10 +90,7 @@ const required: ReadonlySet<keyof typeof configVariables> = new Set([
 export function parseConfig(env: Readonly<Record<string, string | undefined>>): Config {
   const problems: string[] = [];
   const values: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(configVariables) as [
-    keyof typeof configVariables,
-    Variable<unknown>,
-  ][]) {
+  for (const [key, v] of Object.entries(configVariables) as [keyof typeof configVariables, Variable<unknown>][]) {
     const raw = env[v.name];
     if (raw === undefined || raw.trim() === '') {
       if (required.has(key)) problems.push(`${v.name} is required (${v.accepts})`);

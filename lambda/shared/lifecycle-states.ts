@@ -7,7 +7,14 @@
  * returning to the warm pool on scale-in (which pauses in Warmed:Pending:Wait for the
  * terminate hook). Their nodes are doomed or about to stop.
  */
-export const leavingStates: ReadonlySet<string> = new Set(['Terminating', 'Terminating:Wait', 'Terminating:Proceed', 'Warmed:Pending', 'Warmed:Pending:Wait', 'Warmed:Pending:Proceed']);
+export const leavingStates: ReadonlySet<string> = new Set([
+  'Terminating',
+  'Terminating:Wait',
+  'Terminating:Proceed',
+  'Warmed:Pending',
+  'Warmed:Pending:Wait',
+  'Warmed:Pending:Proceed',
+]);
 
 /**
  * States in which a drain's marks still have their owner: the instance is leaving, was

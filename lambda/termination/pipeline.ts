@@ -64,6 +64,10 @@ async function handOn(run: Run, stop: Extract<Stop, { handOn: unknown }>): Promi
     deps.log.info('the lifecycle action is already over (completed or timed out); stopping');
     return report(run, { ...base, outcome: 'superseded', lifecycleAction: 'pending' });
   }
-  deps.log.info('handed the termination on to a fresh invocation', { handOff: count, phase: stop.handOn === 'drain' ? 'drain' : 'load-balancer wait', podsLeft: stop.result?.stuck.length ?? 0 });
+  deps.log.info('handed the termination on to a fresh invocation', {
+    handOff: count,
+    phase: stop.handOn === 'drain' ? 'drain' : 'load-balancer wait',
+    podsLeft: stop.result?.stuck.length ?? 0,
+  });
   return report(run, { ...base, outcome: 'handed-off', lifecycleAction: 'pending' });
 }

@@ -50,7 +50,12 @@ export async function markDoomedSiblings(run: Run, own: Marked): Promise<void> {
       log.warn("could not mark a leaving sibling's node; its own drain will", { node: node.name, error: asError(error) });
     }
   });
-  log.info("marked the nodes of the group's other leaving instances before evicting", { leavingSiblings: ids.length, nodesFound: nodesOf.size, marked: marked.length, nodes: marked });
+  log.info("marked the nodes of the group's other leaving instances before evicting", {
+    leavingSiblings: ids.length,
+    nodesFound: nodesOf.size,
+    marked: marked.length,
+    nodes: marked,
+  });
 }
 
 /** True when it marked the node; a node a drain of ours already marked is left as it is. */

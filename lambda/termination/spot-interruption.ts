@@ -35,11 +35,15 @@ export const spotInterruption: Trigger<DeliveryOf<'spot-interruption'>, SpotWarn
     const action = d.detail['instance-action'];
     const timeMs = typeof d.time === 'string' ? Date.parse(d.time) : Number.NaN;
     const problem =
-      d.source !== 'aws.ec2' ? { field: 'source', reason: `is ${JSON.stringify(d.source)}, expected aws.ec2` }
-      : typeof instanceId !== 'string' || !instanceIdPattern.test(instanceId) ? { field: 'detail.instance-id', reason: `is ${JSON.stringify(instanceId)}, not an EC2 instance id` }
-      : typeof action !== 'string' || !instanceActions.has(action) ? { field: 'detail.instance-action', reason: `is ${JSON.stringify(action)}, expected terminate, stop or hibernate` }
-      : Number.isNaN(timeMs) ? { field: 'time', reason: `is ${JSON.stringify(d.time)}, not an ISO 8601 time` }
-      : undefined;
+      d.source !== 'aws.ec2'
+        ? { field: 'source', reason: `is ${JSON.stringify(d.source)}, expected aws.ec2` }
+        : typeof instanceId !== 'string' || !instanceIdPattern.test(instanceId)
+          ? { field: 'detail.instance-id', reason: `is ${JSON.stringify(instanceId)}, not an EC2 instance id` }
+          : typeof action !== 'string' || !instanceActions.has(action)
+            ? { field: 'detail.instance-action', reason: `is ${JSON.stringify(action)}, expected terminate, stop or hibernate` }
+            : Number.isNaN(timeMs)
+              ? { field: 'time', reason: `is ${JSON.stringify(d.time)}, not an ISO 8601 time` }
+              : undefined;
     if (problem !== undefined) {
       log.error('malformed Spot interruption warning', { ...problem, messageId: d.id });
       return { status: 'malformed' };
@@ -47,7 +51,10 @@ export const spotInterruption: Trigger<DeliveryOf<'spot-interruption'>, SpotWarn
     // A time in the future would extend the deadline past the reclaim: taken as now.
     const warnedAtMs = Math.min(timeMs, clock.now());
     if (clock.now() >= warnedAtMs + spotWarningSeconds * 1000) {
-      log.warn('Spot interruption warning arrived after the instance was reclaimed; nothing left to drain', { instanceId, reclaimAt: new Date(warnedAtMs + spotWarningSeconds * 1000).toISOString() });
+      log.warn('Spot interruption warning arrived after the instance was reclaimed; nothing left to drain', {
+        instanceId,
+        reclaimAt: new Date(warnedAtMs + spotWarningSeconds * 1000).toISOString(),
+      });
       return { status: 'spot-warning-expired', instanceId: instanceId as string };
     }
     return { work: { instanceId: instanceId as string, instanceAction: action as string, warnedAtMs, group: '' } };
@@ -67,13 +74,29 @@ export const spotInterruption: Trigger<DeliveryOf<'spot-interruption'>, SpotWarn
 
   async act(w, ctx) {
     const cluster = await ctx.cluster();
-    const report = await terminate(spotRequest(w, ctx, cluster), { nodes: cluster, pods: cluster, events: cluster, lifecycle: ctx.lifecycle, clock: ctx.clock, log: ctx.log, instances: ctx.instances });
+    const report = await terminate(spotRequest(w, ctx, cluster), {
+      nodes: cluster,
+      pods: cluster,
+      events: cluster,
+      lifecycle: ctx.lifecycle,
+      clock: ctx.clock,
+      log: ctx.log,
+      instances: ctx.instances,
+    });
     ctx.metrics?.emit(
       { Transition: 'spot-interruption', Outcome: report.outcome },
-      { SpotInterruptions: { unit: 'Count', value: 1 }, PodsEvicted: { unit: 'Count', value: report.evictedTotal }, PodsForceDeleted: { unit: 'Count', value: report.drain?.forced ?? 0 } },
+      {
+        SpotInterruptions: { unit: 'Count', value: 1 },
+        PodsEvicted: { unit: 'Count', value: report.evictedTotal },
+        PodsForceDeleted: { unit: 'Count', value: report.drain?.forced ?? 0 },
+      },
     );
     const reclaimAtMs = w.warnedAtMs + spotWarningSeconds * 1000;
-    ctx.log.info('Spot interruption handled', { outcome: report.outcome, podsEvicted: report.evictedTotal, secondsBeforeReclaim: Math.round((reclaimAtMs - ctx.clock.now()) / 1000) });
+    ctx.log.info('Spot interruption handled', {
+      outcome: report.outcome,
+      podsEvicted: report.evictedTotal,
+      secondsBeforeReclaim: Math.round((reclaimAtMs - ctx.clock.now()) / 1000),
+    });
     return report.outcome;
   },
 };

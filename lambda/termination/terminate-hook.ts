@@ -38,7 +38,15 @@ export const terminateHook: Trigger<DeliveryOf<'terminate'>, LifecycleNotificati
   async act(n, ctx) {
     const cluster = await ctx.cluster();
     try {
-      const report = await terminate(terminationRequest(n, ctx, cluster), { nodes: cluster, pods: cluster, events: cluster, lifecycle: ctx.lifecycle, clock: ctx.clock, log: ctx.log, instances: ctx.instances });
+      const report = await terminate(terminationRequest(n, ctx, cluster), {
+        nodes: cluster,
+        pods: cluster,
+        events: cluster,
+        lifecycle: ctx.lifecycle,
+        clock: ctx.clock,
+        log: ctx.log,
+        instances: ctx.instances,
+      });
       emitTermination(n, report, ctx);
       ctx.log.info('termination handled', { outcome: report.outcome, lifecycleAction: report.lifecycleAction, durationMs: report.durationMs, podsEvicted: report.evictedTotal });
       return report.outcome;
@@ -79,7 +87,11 @@ function terminationRequest(n: Confirmed<LifecycleNotification>, ctx: TriggerCon
 }
 
 /** How a termination a lifecycle hook asked for starts and ends: CONTINUE, or ABANDON to retain. */
-export function lifecycleEnding(n: Pick<LifecycleNotification, 'autoScalingGroupName' | 'lifecycleHookName' | 'lifecycleActionToken' | 'instanceId' | 'destination' | 'time'>, ctx: Pick<TriggerContext, 'lifecycle' | 'log' | 'clock'>, cluster: Pick<ClusterGateway, 'record'>): Ending {
+export function lifecycleEnding(
+  n: Pick<LifecycleNotification, 'autoScalingGroupName' | 'lifecycleHookName' | 'lifecycleActionToken' | 'instanceId' | 'destination' | 'time'>,
+  ctx: Pick<TriggerContext, 'lifecycle' | 'log' | 'clock'>,
+  cluster: Pick<ClusterGateway, 'record'>,
+): Ending {
   return {
     startedMessage: () =>
       n.destination === 'WarmPool'
@@ -131,4 +143,3 @@ function emitTermination(n: LifecycleNotification, report: TerminateReport, ctx:
     },
   );
 }
-

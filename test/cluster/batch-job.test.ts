@@ -2,7 +2,20 @@
 // drain at once, and the action completes only after the Job has finished.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startDrainer, type Drainer } from './drainer.js';
-import { admin, byDrainer, createDeployment, createKwokNode, ensureNamespace, eventsFor, newInstanceId, podsOn, readAudit, until, waitDeploymentReady, waitNodeReady } from './kube.js';
+import {
+  admin,
+  byDrainer,
+  createDeployment,
+  createKwokNode,
+  ensureNamespace,
+  eventsFor,
+  newInstanceId,
+  podsOn,
+  readAudit,
+  until,
+  waitDeploymentReady,
+  waitNodeReady,
+} from './kube.js';
 
 const plane = inject('plane');
 const a = admin(plane);
@@ -30,7 +43,12 @@ describe('a Job running on the terminating node', () => {
           template: {
             // kwok completes it 10 s after it is Ready (delay and latest end both 10 s).
             metadata: { annotations: { 'pod-complete.stage.kwok.x-k8s.io/delay': '10s', 'pod-complete.stage.kwok.x-k8s.io/jitter-delay': '10s' } },
-            spec: { restartPolicy: 'Never', nodeSelector: { scenario: 'batch' }, containers: [{ name: 'job', image: 'registry.k8s.io/pause:3.10' }], automountServiceAccountToken: false },
+            spec: {
+              restartPolicy: 'Never',
+              nodeSelector: { scenario: 'batch' },
+              containers: [{ name: 'job', image: 'registry.k8s.io/pause:3.10' }],
+              automountServiceAccountToken: false,
+            },
           },
         },
       },

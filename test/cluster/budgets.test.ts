@@ -24,9 +24,7 @@ const a = admin(plane);
 
 async function readyPods(namespace: string, app: string): Promise<number> {
   const pods = await a.core.listNamespacedPod({ namespace, labelSelector: `app=${app}` });
-  return pods.items.filter(
-    (p) => !p.metadata?.deletionTimestamp && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
-  ).length;
+  return pods.items.filter((p) => !p.metadata?.deletionTimestamp && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
 }
 
 /** What a person would look at when a drain in this namespace stalls. */
@@ -37,7 +35,13 @@ async function diagnose(namespace: string, app: string): Promise<string> {
   const nodes = await a.core.listNode({ labelSelector: 'scenario=budgets' });
   return JSON.stringify(
     {
-      pods: pods.items.map((p) => [p.metadata?.name, p.spec?.nodeName, p.status?.phase, p.metadata?.deletionTimestamp, p.status?.conditions?.find((c) => c.type === 'Ready')?.status]),
+      pods: pods.items.map((p) => [
+        p.metadata?.name,
+        p.spec?.nodeName,
+        p.status?.phase,
+        p.metadata?.deletionTimestamp,
+        p.status?.conditions?.find((c) => c.type === 'Ready')?.status,
+      ]),
       pdbs: pdbs.items.map((p) => [p.metadata?.name, p.status]),
       nodes: nodes.items.map((n) => [n.metadata?.name, n.spec?.unschedulable, n.spec?.taints]),
       events: events.items.filter((e) => e.type === 'Warning').map((e) => [e.involvedObject.name, e.reason, e.message]),
@@ -126,15 +130,14 @@ describe('budgets hold (b)', () => {
 
     const t0 = Date.now();
     const results = await Promise.all([drainer.terminate(nodes[0]!.instanceId), drainer.terminate(nodes[1]!.instanceId)]);
-    if (process.env['DEBUG_BUDGETS']) for (const l of drainer.logs) console.log(((Date.parse(String(l['timestamp'])) - t0) / 1000).toFixed(2), l['node'], l['message'], l['pod'] ?? '', l['reason'] ?? '', l['podsRemaining'] ?? '');
+    if (process.env['DEBUG_BUDGETS'])
+      for (const l of drainer.logs)
+        console.log(((Date.parse(String(l['timestamp'])) - t0) / 1000).toFixed(2), l['node'], l['message'], l['pod'] ?? '', l['reason'] ?? '', l['podsRemaining'] ?? '');
     watching = false;
     await watcher;
     if (JSON.stringify(results).includes('timed-out')) console.error(await diagnose('budgets', 'shop'));
 
-    expect(results).toEqual([
-      { records: [{ status: 'drained', instanceId: nodes[0]!.instanceId }] },
-      { records: [{ status: 'drained', instanceId: nodes[1]!.instanceId }] },
-    ]);
+    expect(results).toEqual([{ records: [{ status: 'drained', instanceId: nodes[0]!.instanceId }] }, { records: [{ status: 'drained', instanceId: nodes[1]!.instanceId }] }]);
     expect(minimum).toBeGreaterThanOrEqual(5);
     // The last replacement becomes Ready (2 s) after the last old pod is gone.
     await until('all 6 replicas Ready again', 30_000, async () => (await readyPods('budgets', 'shop')) === 6);
@@ -282,7 +285,9 @@ describe('a budget blocked for minutes, because its replacement cannot be schedu
     const long = (await eventsFor(a, 'Node', 'stuck-1')).filter((e) => e.reason === 'EvictionBlockedLong');
     expect(long).toHaveLength(1);
     expect(long[0]!.message).toMatch(/has been refused by PodDisruptionBudget pinned-pdb for \d+(\.\d)? min: .*pinned-pdb needs 1 healthy pods and has 1 currently/);
-    expect(long[0]!.message).toMatch(/Replacements pending: stuck\/pinned-[a-z0-9-]+ \(Unschedulable: 0\/\d+ nodes are available: .*(unschedulable|didn't match Pod's node affinity\/selector)/);
+    expect(long[0]!.message).toMatch(
+      /Replacements pending: stuck\/pinned-[a-z0-9-]+ \(Unschedulable: 0\/\d+ nodes are available: .*(unschedulable|didn't match Pod's node affinity\/selector)/,
+    );
     console.log(`[stuck budget] ${long[0]!.message}`);
   });
 });

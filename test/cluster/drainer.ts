@@ -147,7 +147,12 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
     return [...active].find(([, id]) => id === input.InstanceId)?.[0];
   };
   const noActiveAction = (instanceId: string | undefined) =>
-    new AutoScalingServiceException({ name: 'ValidationError', $fault: 'client', $metadata: { httpStatusCode: 400 }, message: `No active Lifecycle Action found with instance ID ${instanceId}` });
+    new AutoScalingServiceException({
+      name: 'ValidationError',
+      $fault: 'client',
+      $metadata: { httpStatusCode: 400 },
+      message: `No active Lifecycle Action found with instance ID ${instanceId}`,
+    });
   const eks = mockClient(EKSClient);
   eks.on(DescribeClusterCommand, { name: testAws.clusterName }).resolves({
     cluster: {
@@ -163,7 +168,13 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
   asg.on(CompleteLifecycleActionCommand).callsFake(async (input) => {
     const token = actionOf(input);
     if (token === undefined) {
-      completions.push({ instanceId: input.InstanceId, token: String(input.LifecycleActionToken), result: input.LifecycleActionResult, atMs: Date.now(), outcome: 'already-completed' });
+      completions.push({
+        instanceId: input.InstanceId,
+        token: String(input.LifecycleActionToken),
+        result: input.LifecycleActionResult,
+        atMs: Date.now(),
+        outcome: 'already-completed',
+      });
       throw noActiveAction(input.InstanceId);
     }
     active.delete(token);
@@ -207,7 +218,15 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
   asg.on(DescribeInstanceRefreshesCommand).callsFake(async (input) => ({
     InstanceRefreshes: (input.InstanceRefreshIds ?? []).flatMap((id: string) => {
       const refresh = refreshes.get(id);
-      return refresh ? [{ InstanceRefreshId: id, Status: refresh.status, DesiredConfiguration: { LaunchTemplate: { LaunchTemplateId: template.LaunchTemplateId, Version: refresh.desiredVersion } } }] : [];
+      return refresh
+        ? [
+            {
+              InstanceRefreshId: id,
+              Status: refresh.status,
+              DesiredConfiguration: { LaunchTemplate: { LaunchTemplateId: template.LaunchTemplateId, Version: refresh.desiredVersion } },
+            },
+          ]
+        : [];
     }),
   }));
 
@@ -256,25 +275,28 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
   // The default credential chain picks these up: the webhook knows the same test key.
   process.env['AWS_ACCESS_KEY_ID'] = testAws.accessKeyId;
   process.env['AWS_SECRET_ACCESS_KEY'] = testAws.secretAccessKey;
-  const handler: LambdaHandler = createRuntime({
-    CLUSTER_NAME: testAws.clusterName,
-    AUTO_SCALING_GROUP_NAMES: autoScalingGroupName,
-    LIFECYCLE_HOOK_NAMES: `${terminateHookName},${launchHookName}`,
-    DRAIN_TIMEOUT_SECONDS: String(options.drainTimeoutSeconds ?? 60),
-    LOAD_BALANCER_DELAY_SECONDS: String(options.loadBalancerDelaySeconds ?? 0),
-    INVOCATION_MARGIN_SECONDS: '5',
-    LAUNCH_TIMEOUT_SECONDS: String(options.launchTimeoutSeconds ?? 60),
-    HEARTBEAT_TIMEOUT_SECONDS: String(options.heartbeatTimeoutSeconds ?? 1800),
-    DEADLINE_POLICY: options.deadlinePolicy ?? 'force',
-    BLOCKED_REPORT_SECONDS: String(options.blockedReportSeconds ?? 120),
-    MIN_EVICTION_WINDOW_SECONDS: String(options.minEvictionWindowSeconds ?? 0),
-    ...(options.handOff ? { HAND_OFF_TOPIC_ARN: handOffTopicArn } : {}),
-    ...(options.kubeconfig ? { KUBECONFIG_PATH: options.kubeconfig } : {}),
-    ...(options.cordonDoomedSiblings !== undefined ? { CORDON_DOOMED_SIBLINGS: String(options.cordonDoomedSiblings) } : {}),
-    ...(options.reconcileMarks !== undefined ? { RECONCILE_MARKS: String(options.reconcileMarks) } : {}),
-    ...(options.deploymentName !== undefined ? { DEPLOYMENT_NAME: options.deploymentName } : {}),
-    AWS_REGION: testAws.region,
-  }, { instanceDirectory });
+  const handler: LambdaHandler = createRuntime(
+    {
+      CLUSTER_NAME: testAws.clusterName,
+      AUTO_SCALING_GROUP_NAMES: autoScalingGroupName,
+      LIFECYCLE_HOOK_NAMES: `${terminateHookName},${launchHookName}`,
+      DRAIN_TIMEOUT_SECONDS: String(options.drainTimeoutSeconds ?? 60),
+      LOAD_BALANCER_DELAY_SECONDS: String(options.loadBalancerDelaySeconds ?? 0),
+      INVOCATION_MARGIN_SECONDS: '5',
+      LAUNCH_TIMEOUT_SECONDS: String(options.launchTimeoutSeconds ?? 60),
+      HEARTBEAT_TIMEOUT_SECONDS: String(options.heartbeatTimeoutSeconds ?? 1800),
+      DEADLINE_POLICY: options.deadlinePolicy ?? 'force',
+      BLOCKED_REPORT_SECONDS: String(options.blockedReportSeconds ?? 120),
+      MIN_EVICTION_WINDOW_SECONDS: String(options.minEvictionWindowSeconds ?? 0),
+      ...(options.handOff ? { HAND_OFF_TOPIC_ARN: handOffTopicArn } : {}),
+      ...(options.kubeconfig ? { KUBECONFIG_PATH: options.kubeconfig } : {}),
+      ...(options.cordonDoomedSiblings !== undefined ? { CORDON_DOOMED_SIBLINGS: String(options.cordonDoomedSiblings) } : {}),
+      ...(options.reconcileMarks !== undefined ? { RECONCILE_MARKS: String(options.reconcileMarks) } : {}),
+      ...(options.deploymentName !== undefined ? { DEPLOYMENT_NAME: options.deploymentName } : {}),
+      AWS_REGION: testAws.region,
+    },
+    { instanceDirectory },
+  );
 
   /** Sends a notification shaped as Auto Scaling sends it and runs the handler on it. */
   const notify = (instanceId: string, transition: 'LAUNCHING' | 'TERMINATING', token: string, remainingMs: number, o: Omit<TerminateOptions, 'token' | 'remainingMs'> = {}) => {

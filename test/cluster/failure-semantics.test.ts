@@ -51,7 +51,7 @@ describe('failure semantics (issue 11)', () => {
     }
   });
 
-  describe('3. a ValidatingAdmissionPolicy denies one pod\'s eviction while the others drain', () => {
+  describe("3. a ValidatingAdmissionPolicy denies one pod's eviction while the others drain", () => {
     beforeAll(async () => {
       await ensureNamespace(a, 'admission');
     });
@@ -94,7 +94,9 @@ describe('failure semantics (issue 11)', () => {
         expect(completion).toMatchObject({ result: 'CONTINUE', outcome: 'completed' });
         // The load-balancer wait (2 s) ran after the drain.
         expect(completion.atMs - deletes[0]!.atMs).toBeGreaterThanOrEqual(2_000);
-        console.log(`[admission] ${denied.length} denied evictions of payments (HTTP ${denied[0]!.code}), 3 others evicted, deleted at ${((deletes[0]!.atMs - since) / 1000).toFixed(1)} s, CONTINUE at ${((completion.atMs - since) / 1000).toFixed(1)} s`);
+        console.log(
+          `[admission] ${denied.length} denied evictions of payments (HTTP ${denied[0]!.code}), 3 others evicted, deleted at ${((deletes[0]!.atMs - since) / 1000).toFixed(1)} s, CONTINUE at ${((completion.atMs - since) / 1000).toFixed(1)} s`,
+        );
       } finally {
         drainer.restore();
       }
@@ -120,7 +122,7 @@ describe('failure semantics (issue 11)', () => {
     }
   });
 
-  describe('4. a 409 from the eviction API about the budget\'s status (the server gave up on conflicts)', () => {
+  describe("4. a 409 from the eviction API about the budget's status (the server gave up on conflicts)", () => {
     let proxy: FaultProxy;
     const conflicted = new Set<string>();
     beforeAll(async () => {
@@ -169,9 +171,21 @@ describe('failure semantics (issue 11)', () => {
     const pods = (await podsOn(a, node)).filter((p) => p.metadata?.namespace === 'dead').map((p) => p.metadata!.name!);
     for (const name of pods) a.kubectl('patch', 'pod', '-n', 'dead', name, '--type=merge', '-p', '{"metadata":{"finalizers":["example.com/kubelet-gone"]}}');
     const now = new Date().toISOString();
-    a.kubectl('patch', 'node', node, '--subresource=status', '--type=strategic', '-p', JSON.stringify({
-      status: { conditions: [{ type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', lastHeartbeatTime: now, lastTransitionTime: now }] },
-    }));
+    a.kubectl(
+      'patch',
+      'node',
+      node,
+      '--subresource=status',
+      '--type=strategic',
+      '-p',
+      JSON.stringify({
+        status: {
+          conditions: [
+            { type: 'Ready', status: 'Unknown', reason: 'NodeStatusUnknown', message: 'Kubelet stopped posting node status.', lastHeartbeatTime: now, lastTransitionTime: now },
+          ],
+        },
+      }),
+    );
     a.kubectl('taint', 'node', node, 'node.kubernetes.io/unreachable:NoSchedule', '--overwrite');
     await until('node NotReady', 15_000, async () => (await a.core.readNode({ name: node })).status?.conditions?.find((c) => c.type === 'Ready')?.status !== 'True');
     const drainer = startDrainer(plane, { drainTimeoutSeconds: 60, loadBalancerDelaySeconds: 1 });
@@ -231,7 +245,7 @@ describe('failure semantics (issue 11)', () => {
     });
   });
 
-  it('8. a hand-off whose publish dies after the claim is carried on by Lambda\'s retry of the same invocation', async () => {
+  it("8. a hand-off whose publish dies after the claim is carried on by Lambda's retry of the same invocation", async () => {
     const { instanceId, node } = await nodeWithPods('crash', 'crash', 1, { deleteDelay: '12s', terminationGracePeriodSeconds: 60 });
     const drainer = startDrainer(plane, { handOff: true, drainTimeoutSeconds: 120, loadBalancerDelaySeconds: 1 });
     const token = randomUUID();

@@ -7,7 +7,20 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { mintEksToken } from '../../lambda/adapters/aws/eks-token.js';
 import { testAws } from './plane/token-webhook.js';
 import { autoScalingGroupName, startDrainer, statusOf, type Drainer } from './drainer.js';
-import { admin, byDrainer, createDeployment, createKwokNode, ensureNamespace, eventsFor, newInstanceId, readAudit, sleep, until, waitDeploymentReady, waitNodeReady } from './kube.js';
+import {
+  admin,
+  byDrainer,
+  createDeployment,
+  createKwokNode,
+  ensureNamespace,
+  eventsFor,
+  newInstanceId,
+  readAudit,
+  sleep,
+  until,
+  waitDeploymentReady,
+  waitNodeReady,
+} from './kube.js';
 
 const plane = inject('plane');
 const a = admin(plane);
@@ -15,7 +28,11 @@ const lbLabel = 'node.kubernetes.io/exclude-from-external-load-balancers';
 
 /** One request as the drainer (a token minted as the handler mints it): the classification headers. */
 async function asDrainer(path: string): Promise<{ flowSchemaUid: unknown; priorityLevelUid: unknown }> {
-  const token = await mintEksToken({ clusterName: testAws.clusterName, region: testAws.region, credentials: { accessKeyId: testAws.accessKeyId, secretAccessKey: testAws.secretAccessKey } });
+  const token = await mintEksToken({
+    clusterName: testAws.clusterName,
+    region: testAws.region,
+    credentials: { accessKeyId: testAws.accessKeyId, secretAccessKey: testAws.secretAccessKey },
+  });
   return new Promise((resolve, reject) => {
     const req = request(`${plane.server}${path}`, { ca: plane.caPem, headers: { Authorization: `Bearer ${token}` } }, (res) => {
       res.resume();
@@ -37,7 +54,7 @@ describe('fleet-aware lookup, admission and marking', () => {
   });
   afterAll(() => drainer?.restore());
 
-  it('finds the node under its EC2 name with one GET: no list of the cluster\'s nodes', async () => {
+  it("finds the node under its EC2 name with one GET: no list of the cluster's nodes", async () => {
     const instanceId = newInstanceId();
     await createKwokNode(a, 'fleet-byname', instanceId, { scenario: 'fleet' });
     await waitNodeReady(a, 'fleet-byname');
@@ -130,13 +147,19 @@ describe('fleet-aware lookup, admission and marking', () => {
       const node = await a.core.readNode({ name });
       expect(node.spec?.unschedulable).toBe(true);
       expect(node.metadata?.labels?.[lbLabel]).toBe('true');
-      expect(JSON.parse(node.metadata?.annotations?.['graceful-node-termination/drain'] ?? '{}')).toMatchObject({ action: '', set: ['exclude-from-load-balancers', 'cordon'], aheadOf: doomed[0]!.instanceId });
+      expect(JSON.parse(node.metadata?.annotations?.['graceful-node-termination/drain'] ?? '{}')).toMatchObject({
+        action: '',
+        set: ['exclude-from-load-balancers', 'cordon'],
+        aheadOf: doomed[0]!.instanceId,
+      });
       expect((await eventsFor(a, 'Node', name)).map((e) => e.reason)).toEqual(['CordonedAhead']);
     }
     expect((await a.core.readNode({ name: keep.name })).spec?.unschedulable).toBeUndefined();
     // Every replacement ran on the node that stays.
     await until('4 replacements Running', 60_000, async () => {
-      const pods = (await a.core.listNamespacedPod({ namespace: 'fleet', labelSelector: 'app=web' })).items.filter((p) => !p.metadata?.deletionTimestamp && p.status?.phase === 'Running');
+      const pods = (await a.core.listNamespacedPod({ namespace: 'fleet', labelSelector: 'app=web' })).items.filter(
+        (p) => !p.metadata?.deletionTimestamp && p.status?.phase === 'Running',
+      );
       return pods.length === 4 && pods;
     });
     const placed = (await a.core.listNamespacedPod({ namespace: 'fleet', labelSelector: 'app=web' })).items.map((p) => p.spec?.nodeName);
@@ -151,8 +174,11 @@ describe('fleet-aware lookup, admission and marking', () => {
     for (const n of doomed) drainer.terminating.delete(n.instanceId);
   });
 
-  it('sends the drainer\'s requests to its own priority level (FlowSchema installed with the RBAC)', async () => {
-    const schema = JSON.parse(a.kubectl('get', 'flowschema', 'graceful-node-termination', '-o', 'json')) as { metadata: { uid: string }; status?: { conditions?: { type: string; status: string }[] } };
+  it("sends the drainer's requests to its own priority level (FlowSchema installed with the RBAC)", async () => {
+    const schema = JSON.parse(a.kubectl('get', 'flowschema', 'graceful-node-termination', '-o', 'json')) as {
+      metadata: { uid: string };
+      status?: { conditions?: { type: string; status: string }[] };
+    };
     const level = JSON.parse(a.kubectl('get', 'prioritylevelconfiguration', 'graceful-node-termination', '-o', 'json')) as { metadata: { uid: string } };
     // The API server names the schema and level it classified a request into in these headers.
     const seen = await asDrainer('/api/v1/nodes?limit=1');

@@ -1,14 +1,6 @@
 // Admin-side helpers for the cluster suite, the demo and the benchmark: kwok nodes,
 // workloads, budgets, waiting, and reading the audit log.
-import {
-  AppsV1Api,
-  BatchV1Api,
-  CoreV1Api,
-  KubeConfig,
-  PolicyV1Api,
-  type V1Pod,
-  type V1PodSpec,
-} from '@kubernetes/client-node';
+import { AppsV1Api, BatchV1Api, CoreV1Api, KubeConfig, PolicyV1Api, type V1Pod, type V1PodSpec } from '@kubernetes/client-node';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -134,7 +126,10 @@ export function podSpec(o: PodTemplateOptions): V1PodSpec {
     terminationGracePeriodSeconds: o.terminationGracePeriodSeconds ?? 30,
     tolerations: o.tolerations,
     volumes: o.emptyDir ? [{ name: 'scratch', emptyDir: {} }] : undefined,
-    topologySpreadConstraints: o.spreadOverNodes && o.app ? [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: o.app } } }] : undefined,
+    topologySpreadConstraints:
+      o.spreadOverNodes && o.app
+        ? [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: o.app } } }]
+        : undefined,
     automountServiceAccountToken: false,
   };
 }
@@ -252,24 +247,22 @@ export function readAudit(plane: PlaneInfo, filter: (e: AuditEntry) => boolean =
     .filter(Boolean)
     .map((line) => JSON.parse(line))
     .filter((e) => e.stage === 'ResponseComplete')
-    .map(
-      (e): AuditEntry => ({
-        verb: e.verb,
-        user: e.user?.username ?? '',
-        groups: e.user?.groups ?? [],
-        userAgent: e.userAgent ?? '',
-        code: e.responseStatus?.code ?? 0,
-        message: e.responseStatus?.message ?? '',
-        resource: e.objectRef?.resource ?? '',
-        subresource: e.objectRef?.subresource,
-        namespace: e.objectRef?.namespace,
-        name: e.objectRef?.name,
-        requestURI: e.requestURI,
-        requestObject: e.requestObject,
-        receivedMs: Date.parse(e.requestReceivedTimestamp),
-        atMs: Date.parse(e.stageTimestamp),
-      }),
-    )
+    .map((e): AuditEntry => ({
+      verb: e.verb,
+      user: e.user?.username ?? '',
+      groups: e.user?.groups ?? [],
+      userAgent: e.userAgent ?? '',
+      code: e.responseStatus?.code ?? 0,
+      message: e.responseStatus?.message ?? '',
+      resource: e.objectRef?.resource ?? '',
+      subresource: e.objectRef?.subresource,
+      namespace: e.objectRef?.namespace,
+      name: e.objectRef?.name,
+      requestURI: e.requestURI,
+      requestObject: e.requestObject,
+      receivedMs: Date.parse(e.requestReceivedTimestamp),
+      atMs: Date.parse(e.stageTimestamp),
+    }))
     .filter(filter);
 }
 

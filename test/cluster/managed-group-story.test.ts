@@ -64,7 +64,11 @@ describe('the managed-node-group story', () => {
     expect(writes[0]!.requestObject).toEqual({
       metadata: {
         labels: { 'graceful-node-termination/owner': 'graceful-node-termination', 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' },
-        annotations: { 'graceful-node-termination/drain': expect.stringMatching(/^\{"action":"sha256:[0-9a-f]{32}","hook":"workers-terminate","notifiedAt":"[^"]+","startedAt":"[^"]+","updatedAt":"[^"]+","set":\["exclude-from-load-balancers","cordon"\]\}$/) },
+        annotations: {
+          'graceful-node-termination/drain': expect.stringMatching(
+            /^\{"action":"sha256:[0-9a-f]{32}","hook":"workers-terminate","notifiedAt":"[^"]+","startedAt":"[^"]+","updatedAt":"[^"]+","set":\["exclude-from-load-balancers","cordon"\]\}$/,
+          ),
+        },
       },
       spec: { unschedulable: true },
     });
@@ -99,10 +103,7 @@ describe('the managed-node-group story', () => {
 
     const results = await Promise.all([drainer.terminate(instance2, { token }), drainer.terminate(instance2, { token })]);
 
-    expect(results).toEqual([
-      { records: [{ status: 'drained', instanceId: instance2 }] },
-      { records: [{ status: 'drained', instanceId: instance2 }] },
-    ]);
+    expect(results).toEqual([{ records: [{ status: 'drained', instanceId: instance2 }] }, { records: [{ status: 'drained', instanceId: instance2 }] }]);
     const forToken = drainer.completions.filter((c) => c.token === token);
     expect(forToken.map((c) => c.outcome).sort()).toEqual(['already-completed', 'completed']);
     expect(drainer.logs.some((l) => l['message'] === 'lifecycle action was already completed (duplicate delivery or timed out); nothing left to do')).toBe(true);

@@ -37,8 +37,7 @@ describe('pod kinds', () => {
     return instanceId;
   }
 
-  const running = (name: string) =>
-    until(`pod ${name} Running`, 30_000, async () => (await a.core.readNamespacedPod({ namespace: 'kinds', name })).status?.phase === 'Running');
+  const running = (name: string) => until(`pod ${name} Running`, 30_000, async () => (await a.core.readNamespacedPod({ namespace: 'kinds', name })).status?.phase === 'Running');
 
   it('evicts an unmanaged pod and an emptyDir pod, leaves a completed Job pod and a mirror pod alone (e)', async () => {
     const node = 'kinds-e';
@@ -70,9 +69,7 @@ describe('pod kinds', () => {
       },
     });
     await Promise.all(['bare', 'scratch', 'static-web'].map(running));
-    await until('Job pod Succeeded', 30_000, async () =>
-      (await podsOn(a, node)).some((p) => p.metadata?.labels?.['job-name'] === 'report' && p.status?.phase === 'Succeeded'),
-    );
+    await until('Job pod Succeeded', 30_000, async () => (await podsOn(a, node)).some((p) => p.metadata?.labels?.['job-name'] === 'report' && p.status?.phase === 'Succeeded'));
 
     const result = await drainer.terminate(instanceId);
 
@@ -92,15 +89,20 @@ describe('pod kinds', () => {
     await createPod(a, 'kinds', 'slow', { nodeName: node, terminationGracePeriodSeconds: 60, deleteDelay: '8s' });
     await running('slow');
     let goneAtMs = 0;
-    const watcher = until('slow pod gone', 60_000, async () => {
-      try {
-        await a.core.readNamespacedPod({ namespace: 'kinds', name: 'slow' });
-        return false;
-      } catch {
-        goneAtMs = Date.now();
-        return true;
-      }
-    }, 50);
+    const watcher = until(
+      'slow pod gone',
+      60_000,
+      async () => {
+        try {
+          await a.core.readNamespacedPod({ namespace: 'kinds', name: 'slow' });
+          return false;
+        } catch {
+          goneAtMs = Date.now();
+          return true;
+        }
+      },
+      50,
+    );
     const started = Date.now();
 
     const result = await drainer.terminate(instanceId);

@@ -77,7 +77,9 @@ describe('instance refresh marks', () => {
 
     expect((await node('refresh-old-1')).spec?.unschedulable).toBeUndefined();
     expect((await node('refresh-old-2')).spec?.unschedulable).toBe(true);
-    expect((await eventsFor(a, 'Node', 'refresh-old-1')).find((e) => e.reason === 'OutdatedMarksRemoved' && /cancelled/.test(e.message))?.message).toMatch(/removed what it set \(cordon\)/);
+    expect((await eventsFor(a, 'Node', 'refresh-old-1')).find((e) => e.reason === 'OutdatedMarksRemoved' && /cancelled/.test(e.message))?.message).toMatch(
+      /removed what it set \(cordon\)/,
+    );
     drainer.groupTags.clear();
   });
 });

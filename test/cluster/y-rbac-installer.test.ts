@@ -88,7 +88,10 @@ describe('the RBAC installer (CloudFormation custom resource) on a real API serv
         authRetryMs: 0,
       });
     const [teamA, teamB] = ['graceful-node-termination-0000aaaa', 'graceful-node-termination-0000bbbb'];
-    const event = (type: CustomResourceEvent['RequestType'], name: string): CustomResourceEvent => ({ ...request(type), PhysicalResourceId: type === 'Create' ? undefined : physicalIdFor(name, name) });
+    const event = (type: CustomResourceEvent['RequestType'], name: string): CustomResourceEvent => ({
+      ...request(type),
+      PhysicalResourceId: type === 'Create' ? undefined : physicalIdFor(name, name),
+    });
     const canEvict = (group: string) => {
       try {
         return a.kubectl('auth', 'can-i', 'create', 'pods', '--subresource=eviction', '--as=probe', `--as-group=${group}`).trim();
@@ -99,7 +102,10 @@ describe('the RBAC installer (CloudFormation custom resource) on a real API serv
     responses.length = 0;
     await installerOf(teamA)(event('Create', teamA));
     await installerOf(teamB)(event('Create', teamB));
-    expect(responses.map((r) => [r.Status, r.Reason])).toEqual([['SUCCESS', undefined], ['SUCCESS', undefined]]);
+    expect(responses.map((r) => [r.Status, r.Reason])).toEqual([
+      ['SUCCESS', undefined],
+      ['SUCCESS', undefined],
+    ]);
     // The authorizer's cache follows RBAC objects through a watch: give it a moment.
     await until('both groups may evict', 10_000, async () => canEvict(teamA) === 'yes' && canEvict(teamB) === 'yes');
 
@@ -108,7 +114,8 @@ describe('the RBAC installer (CloudFormation custom resource) on a real API serv
     expect(responses.map((r) => r.Status)).toEqual(['SUCCESS', 'SUCCESS', 'SUCCESS']);
     await until('team A no longer may evict', 10_000, async () => canEvict(teamA) === 'no');
     expect(canEvict(teamB)).toBe('yes');
-    const names = (kind: string) => JSON.parse(a.kubectl('get', kind, '-l', 'app.kubernetes.io/name=graceful-node-termination', '-o', 'json')).items.map((i: { metadata: { name: string } }) => i.metadata.name);
+    const names = (kind: string) =>
+      JSON.parse(a.kubectl('get', kind, '-l', 'app.kubernetes.io/name=graceful-node-termination', '-o', 'json')).items.map((i: { metadata: { name: string } }) => i.metadata.name);
     expect(names('clusterrolebinding')).toContain(teamB);
     expect(names('clusterrolebinding')).not.toContain(teamA);
     await installerOf(teamB)(event('Delete', teamB));

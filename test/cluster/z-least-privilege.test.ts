@@ -62,9 +62,7 @@ describe('least privilege', () => {
       rules: { resources: string[]; verbs: string[] }[];
     };
     const used = new Set(
-      readAudit(plane, (e) => byDrainer(e) && e.user === drainerUsername && e.code < 400).map(
-        (e) => `${e.resource}${e.subresource ? `/${e.subresource}` : ''}:${e.verb}`,
-      ),
+      readAudit(plane, (e) => byDrainer(e) && e.user === drainerUsername && e.code < 400).map((e) => `${e.resource}${e.subresource ? `/${e.subresource}` : ''}:${e.verb}`),
     );
     const granted = role.rules.flatMap((r) => r.resources.flatMap((res) => r.verbs.map((v) => `${res}:${v}`)));
     expect(granted.filter((g) => !used.has(g))).toEqual([]);

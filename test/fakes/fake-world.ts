@@ -2,10 +2,32 @@
 // logic. It is a discrete-event simulation: time only moves when the code under test
 // sleeps or waits for a change, so scenarios that take minutes run in milliseconds and
 // always the same way. Kubernetes behaviour itself is proven in test/cluster/.
-import type { ClusterEvent, ClusterGateway, EvictionResult, NodeInfo, NodeMarks, NodeWatch, OutdatedMarks, OutdatedUnmarked, PatchResult, PodInfo, PodWatch } from '../../lambda/cluster/cluster-ports.js';
+import type {
+  ClusterEvent,
+  ClusterGateway,
+  EvictionResult,
+  NodeInfo,
+  NodeMarks,
+  NodeWatch,
+  OutdatedMarks,
+  OutdatedUnmarked,
+  PatchResult,
+  PodInfo,
+  PodWatch,
+} from '../../lambda/cluster/cluster-ports.js';
 import { excludeFromLoadBalancersLabel, outdatedTaintKey, ownerLabel, refreshCordonedLabel, refreshLabel, type DrainRecord } from '../../lambda/cluster/node-marks.js';
 import { createRouter } from '../../lambda/router.js';
-import type { AutoScalingInstances, GroupView, HandOffs, InstanceState, LifecycleActionRef, LifecycleActions, LifecycleResult, MetricsSink, RefreshView } from '../../lambda/shared/aws-ports.js';
+import type {
+  AutoScalingInstances,
+  GroupView,
+  HandOffs,
+  InstanceState,
+  LifecycleActionRef,
+  LifecycleActions,
+  LifecycleResult,
+  MetricsSink,
+  RefreshView,
+} from '../../lambda/shared/aws-ports.js';
 import type { Clock } from '../../lambda/shared/clock.js';
 import { parseConfig } from '../../lambda/shared/config.js';
 import type { LogExtra, RecordLogger } from '../../lambda/shared/log.js';
@@ -354,16 +376,18 @@ export class FakeCluster {
   }
 }
 
-export const pdbBlocks = (budgetName: string, matches: (p: FakePod) => boolean): EvictionRule => (p) =>
-  matches(p)
-    ? {
-        kind: 'blocked',
-        reason: 'disruption-budget',
-        message: `Cannot evict pod as it would violate the pod's disruption budget. The disruption budget ${budgetName} needs 2 healthy pods and has 2 currently`,
-        retryAfterSeconds: undefined,
-        budgetName,
-      }
-    : 'accept';
+export const pdbBlocks =
+  (budgetName: string, matches: (p: FakePod) => boolean): EvictionRule =>
+  (p) =>
+    matches(p)
+      ? {
+          kind: 'blocked',
+          reason: 'disruption-budget',
+          message: `Cannot evict pod as it would violate the pod's disruption budget. The disruption budget ${budgetName} needs 2 healthy pods and has 2 currently`,
+          retryAfterSeconds: undefined,
+          budgetName,
+        }
+      : 'accept';
 
 export class FakeLifecycleActions implements LifecycleActions {
   readonly completions: { action: LifecycleActionRef; result: LifecycleResult; atMs: number }[] = [];

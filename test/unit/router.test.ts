@@ -105,9 +105,7 @@ describe('handler', () => {
   it('keeps the drain deadline inside the invocation, leaving room for the LB wait and the completion', async () => {
     const web = cluster.addPod(pod({ name: 'web' }));
     cluster.evictionRules.push((p) =>
-      p.uid === web.uid
-        ? { kind: 'blocked', reason: 'disruption-budget', message: 'blocked', retryAfterSeconds: undefined, budgetName: 'web-pdb' }
-        : 'accept',
+      p.uid === web.uid ? { kind: 'blocked', reason: 'disruption-budget', message: 'blocked', retryAfterSeconds: undefined, budgetName: 'web-pdb' } : 'accept',
     );
     const start = clock.now();
 

@@ -81,7 +81,8 @@ export function createAutoScalingInstances(client: AutoScalingClient, ec2?: Inst
         do {
           const answer = await client.send(new DescribeAutoScalingInstancesCommand({ InstanceIds: ids, NextToken: token }));
           for (const i of answer.AutoScalingInstances ?? []) {
-            if (i.InstanceId && i.AutoScalingGroupName) states.set(i.InstanceId, { instanceId: i.InstanceId, group: i.AutoScalingGroupName, lifecycleState: i.LifecycleState ?? '' });
+            if (i.InstanceId && i.AutoScalingGroupName)
+              states.set(i.InstanceId, { instanceId: i.InstanceId, group: i.AutoScalingGroupName, lifecycleState: i.LifecycleState ?? '' });
           }
           token = answer.NextToken;
         } while (token);
@@ -126,7 +127,8 @@ async function describeGroups(client: AutoScalingClient, names: readonly string[
     let token: string | undefined;
     do {
       const answer = await client.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: batch, NextToken: token }));
-      for (const g of answer.AutoScalingGroups ?? []) views.push({ name: g.AutoScalingGroupName ?? '', tags: Object.fromEntries((g.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? ''])) });
+      for (const g of answer.AutoScalingGroups ?? [])
+        views.push({ name: g.AutoScalingGroupName ?? '', tags: Object.fromEntries((g.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? ''])) });
       token = answer.NextToken;
     } while (token);
   }

@@ -17,19 +17,21 @@ export function createEmfMetrics(serviceName: string, log: Pick<Log, 'warn'>): M
   return {
     emit(dimensions, values) {
       library ??= import('@aws-lambda-powertools/metrics');
-      pending = pending.then(async () => {
-        const { Metrics, MetricUnit } = await library!;
-        // One instance per data point set: dimensions differ from record to record.
-        const metrics = new Metrics({ namespace: metricsNamespace, serviceName });
-        for (const [name, value] of Object.entries(dimensions)) metrics.addDimension(name, value);
-        for (const [name, { unit, value }] of Object.entries(values)) {
-          metrics.addMetric(name, unit === 'Seconds' ? MetricUnit.Seconds : MetricUnit.Count, value);
-        }
-        metrics.publishStoredMetrics();
-      }).catch((error: unknown) => {
-        // A metric must never fail the invocation (that would retry a finished drain).
-        log.warn('could not write metrics', { error: asError(error) });
-      });
+      pending = pending
+        .then(async () => {
+          const { Metrics, MetricUnit } = await library!;
+          // One instance per data point set: dimensions differ from record to record.
+          const metrics = new Metrics({ namespace: metricsNamespace, serviceName });
+          for (const [name, value] of Object.entries(dimensions)) metrics.addDimension(name, value);
+          for (const [name, { unit, value }] of Object.entries(values)) {
+            metrics.addMetric(name, unit === 'Seconds' ? MetricUnit.Seconds : MetricUnit.Count, value);
+          }
+          metrics.publishStoredMetrics();
+        })
+        .catch((error: unknown) => {
+          // A metric must never fail the invocation (that would retry a finished drain).
+          log.warn('could not write metrics', { error: asError(error) });
+        });
     },
     ready: () => pending,
   };

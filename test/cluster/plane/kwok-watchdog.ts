@@ -62,7 +62,9 @@ export function startKwokWatchdog(options: WatchdogOptions): () => void {
       if (!Number.isFinite(since) || now - since < delayMs + graceMs) continue;
       const key = `${metadata.namespace}/${metadata.name}`;
       const kwokLines = readKwokLines(options.kwokLog, metadata.name);
-      options.log(`kwok left ${key} Pending on ${spec.nodeName} for ${Math.round((now - since) / 1000)} s; touching it so kwok plays its stage again. kwok's lines about it:\n${kwokLines}`);
+      options.log(
+        `kwok left ${key} Pending on ${spec.nodeName} for ${Math.round((now - since) / 1000)} s; touching it so kwok plays its stage again. kwok's lines about it:\n${kwokLines}`,
+      );
       await call('PATCH', `/api/v1/namespaces/${metadata.namespace}/pods/${metadata.name}`, { metadata: { annotations: { [nudgeAnnotation]: String(now) } } });
     }
   };
@@ -85,7 +87,9 @@ export function startKwokWatchdog(options: WatchdogOptions): () => void {
 
 function readKwokLines(path: string, podName: string): string {
   try {
-    const lines = readFileSync(path, 'utf8').split('\n').filter((l) => l.includes(podName));
+    const lines = readFileSync(path, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes(podName));
     return lines.length > 0 ? lines.slice(-10).join('\n') : '(none)';
   } catch {
     return '(kwok log unreadable)';

@@ -120,13 +120,9 @@ export async function startPlane(options: PlaneOptions = {}): Promise<Plane> {
     writeFileSync(join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
     writeFileSync(
       join(dir, 'tokens.csv'),
-      `${adminToken},plane-admin,plane-admin-uid,"system:masters"\n` +
-        `${kubeconfigDrainerToken},${kubeconfigDrainerUser},${kubeconfigDrainerUser}-uid,"${drainerGroup}"\n`,
+      `${adminToken},plane-admin,plane-admin-uid,"system:masters"\n` + `${kubeconfigDrainerToken},${kubeconfigDrainerUser},${kubeconfigDrainerUser}-uid,"${drainerGroup}"\n`,
     );
-    writeFileSync(
-      join(dir, 'webhook.kubeconfig'),
-      kubeconfigYaml({ server: webhook.url, caFile: undefined, token: undefined, name: 'token-webhook' }),
-    );
+    writeFileSync(join(dir, 'webhook.kubeconfig'), kubeconfigYaml({ server: webhook.url, caFile: undefined, token: undefined, name: 'token-webhook' }));
     // Only our identities are audited, at Request level, so the log shows exactly what a
     // drainer did, in order, with the patch bodies.
     const auditUsers = options.auditUsers ?? [];
@@ -300,10 +296,14 @@ function kubeconfigYaml(o: { server: string; caFile: string | undefined; token: 
 
 async function freePorts(count: number): Promise<number[]> {
   const servers = await Promise.all(
-    Array.from({ length: count }, () => new Promise<import('node:net').Server>((resolve) => {
-      const s = createServer();
-      s.listen(0, '127.0.0.1', () => resolve(s));
-    })),
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<import('node:net').Server>((resolve) => {
+          const s = createServer();
+          s.listen(0, '127.0.0.1', () => resolve(s));
+        }),
+    ),
   );
   const ports = servers.map((s) => (s.address() as import('node:net').AddressInfo).port);
   await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));

@@ -21,7 +21,17 @@ export const testAws = {
 } as const;
 export const drainerUsername = `arn:aws:sts::${testAws.accountId}:assumed-role/graceful-node-termination/handler`;
 
-const allowedQuery = new Set(['Action', 'Version', 'X-Amz-Algorithm', 'X-Amz-Credential', 'X-Amz-Date', 'X-Amz-Expires', 'X-Amz-SignedHeaders', 'X-Amz-Security-Token', 'X-Amz-Signature']);
+const allowedQuery = new Set([
+  'Action',
+  'Version',
+  'X-Amz-Algorithm',
+  'X-Amz-Credential',
+  'X-Amz-Date',
+  'X-Amz-Expires',
+  'X-Amz-SignedHeaders',
+  'X-Amz-Security-Token',
+  'X-Amz-Signature',
+]);
 
 export interface TokenWebhook {
   readonly url: string;

@@ -87,7 +87,7 @@ describe('node lookup', () => {
     expect((log.lines.find((l) => l.level === 'warn')!.fields['error'] as Error).message).toMatch(/UnauthorizedOperation/);
   });
 
-  it('finds many instances\' nodes with one EC2 call and one GET each, and the rest (not under their EC2 name) with one scan for all', async () => {
+  it("finds many instances' nodes with one EC2 call and one GET each, and the rest (not under their EC2 name) with one scan for all", async () => {
     const { r, calls } = reader([node('a', 'i-01'), node('b', 'i-0other'), node('c', 'i-03'), node('worker-4', 'i-04')]);
     const directory = ec2({ 'i-01': 'a', 'i-02': 'b', 'i-03': 'c' });
     const lookup = createNodeLookup(r, directory, clock, new MemoryLog());
@@ -98,7 +98,7 @@ describe('node lookup', () => {
     expect(calls.filter((c) => c.startsWith('get'))).toHaveLength(3);
   });
 
-  it('watches a launching instance\'s node by name, and scans only after a minute with nothing under that name', async () => {
+  it("watches a launching instance's node by name, and scans only after a minute with nothing under that name", async () => {
     const c = new FakeClock();
     const nodes: NodeInfo[] = [];
     const { r, calls } = reader(nodes);

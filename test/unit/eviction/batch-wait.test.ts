@@ -53,9 +53,7 @@ describe('batch pods', () => {
     expect(world.handOffs.sent.map((m) => m['GracefulNodeTerminationHandOff'])).toEqual([{ count: 1, claim: `${actionIdOf('71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff')}/1/request-1` }]);
     expect(cluster.reasons().filter((r) => r === 'Node/WaitingForBatchPods')).toHaveLength(1);
     expect(cluster.events.find((e) => e.reason === 'Drained')?.message).toBe('All pods left the node in 1200 s (2 evicted).');
-    expect(cluster.events.find((e) => e.reason === 'LifecycleActionCompleted')?.message).toBe(
-      'Lifecycle action completed with CONTINUE 1260 s after the notification (drained).',
-    );
+    expect(cluster.events.find((e) => e.reason === 'LifecycleActionCompleted')?.message).toBe('Lifecycle action completed with CONTINUE 1260 s after the notification (drained).');
   });
 
   it('evicts a do-not-disrupt pod that is still running when the batch wait ends', async () => {

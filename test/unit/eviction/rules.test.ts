@@ -37,7 +37,14 @@ describe('drain rules', () => {
   it('never forces a pod of a tier not reached yet, and gives a tier reached late its own window', () => {
     expect(rules.forceAtMs(coredns, moment())).toBe(Number.POSITIVE_INFINITY);
     expect(rules.isEligible(coredns, moment({ nowMs: t0 + 500_000 }))).toBe(false);
-    const reached = moment({ nowMs: t0 + 110_000, tier: 1, tierReachedMs: new Map([[0, t0], [1, t0 + 110_000]]) });
+    const reached = moment({
+      nowMs: t0 + 110_000,
+      tier: 1,
+      tierReachedMs: new Map([
+        [0, t0],
+        [1, t0 + 110_000],
+      ]),
+    });
     expect(rules.podWindowEndMs(coredns, reached)).toBe(t0 + 170_000);
     expect(rules.forceAtMs(coredns, reached)).toBe(t0 + 170_000);
     expect(rules.podDeadlineMs(coredns, reached)).toBe(t0 + 200_000);

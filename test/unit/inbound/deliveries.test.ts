@@ -64,7 +64,9 @@ describe('delivery shapes', () => {
   it('fails the invocation, with one error line naming the shape, on anything else (never an empty success)', async () => {
     const handle = world.handler();
     await expect(world.invokeRaw(handle, { detail: {} })).rejects.toBeInstanceOf(UnsupportedEventError);
-    await expect(world.invokeRaw(handle, { 'detail-type': 'EC2 Instance State-change Notification', source: 'aws.ec2', detail: {} })).rejects.toThrow(/EC2 Instance State-change Notification/);
+    await expect(world.invokeRaw(handle, { 'detail-type': 'EC2 Instance State-change Notification', source: 'aws.ec2', detail: {} })).rejects.toThrow(
+      /EC2 Instance State-change Notification/,
+    );
     await expect(world.invokeRaw(handle, [1, 2])).rejects.toThrow(/JSON array/);
     const errors = log.lines.filter((l) => l.level === 'error' && l.message.startsWith('unsupported event shape'));
     expect(errors).toHaveLength(3);
@@ -103,7 +105,7 @@ describe('delivery shapes', () => {
     expect(cluster.calls.filter((c) => c.op === 'delete')).toEqual([]);
   });
 
-  it('never believes a Spot warning\'s time past what EC2 promises: a time in the future still ends by now + 2 min', async () => {
+  it("never believes a Spot warning's time past what EC2 promises: a time in the future still ends by now + 2 min", async () => {
     world.groups.set(instanceId, 'workers');
     const guarded = cluster.addPod(pod({ name: 'guarded', terminationGracePeriodSeconds: 30 }));
     cluster.evictionRules.push(pdbBlocks('guarded-pdb', (p) => p.uid === guarded.uid));
@@ -116,7 +118,12 @@ describe('delivery shapes', () => {
     cluster.addPod(pod({ name: 'coredns', namespace: 'kube-system', priorityClassName: 'system-cluster-critical' }));
     // Handled 110 s after the warning: the drain's own deadline (105 s) has passed.
     await world.invokeRaw(world.handler({ DEADLINE_POLICY: 'leave' }), spotInterruptionWarning(instanceId, new Date(t0 - 110_000).toISOString()));
-    expect(cluster.calls.filter((c) => c.op === 'evict').map((c) => c.target).sort()).toEqual(['default/web', 'kube-system/coredns']);
+    expect(
+      cluster.calls
+        .filter((c) => c.op === 'evict')
+        .map((c) => c.target)
+        .sort(),
+    ).toEqual(['default/web', 'kube-system/coredns']);
   });
 
   it.each([

@@ -80,13 +80,16 @@ describe('an SNS record of a lifecycle notification', () => {
     });
   });
 
-  it('takes a reconciler\'s hand-off without a token (it names the action by instance), and nothing else without one', () => {
+  it("takes a reconciler's hand-off without a token (it names the action by instance), and nothing else without one", () => {
     const pointer = { count: 1, resumedBy: 'reconciler' };
     expect(parseLifecycleRecord(snsRecord(lifecycleMessage({ LifecycleActionToken: undefined, GracefulNodeTerminationHandOff: pointer })))).toMatchObject({
       ok: true,
       notification: { lifecycleActionToken: undefined, handOff: { byReconciler: true } },
     });
-    expect(parseLifecycleRecord(snsRecord(lifecycleMessage({ LifecycleActionToken: undefined, GracefulNodeTerminationHandOff: { count: 1 } })))).toMatchObject({ ok: false, field: 'LifecycleActionToken' });
+    expect(parseLifecycleRecord(snsRecord(lifecycleMessage({ LifecycleActionToken: undefined, GracefulNodeTerminationHandOff: { count: 1 } })))).toMatchObject({
+      ok: false,
+      field: 'LifecycleActionToken',
+    });
   });
 
   it.each(malformed)('names the field for %s', (_what, record, field) => {

@@ -2,14 +2,23 @@
 // Delete never wedges the stack. Applying to a real API server is in the cluster suite.
 import { describe, expect, it } from 'vitest';
 import { parsePhysicalId, physicalIdFor } from '../../../lambda/installer/custom-resource.js';
-import { createInstallerHandler, isCloudFormationResponseUrl, planFor, type ClusterAdminAccess, type CustomResourceEvent, type CustomResourceResponse, type InstallerSettings } from '../../../lambda/installer/rbac-installer.js';
+import {
+  createInstallerHandler,
+  isCloudFormationResponseUrl,
+  planFor,
+  type ClusterAdminAccess,
+  type CustomResourceEvent,
+  type CustomResourceResponse,
+  type InstallerSettings,
+} from '../../../lambda/installer/rbac-installer.js';
 import { rbacObjects, rbacRulesFor } from '../../../lambda/installer/rbac.js';
 import { MemoryLog } from '../../fakes/fake-world.js';
 
 function event(overrides: Partial<CustomResourceEvent> = {}): CustomResourceEvent {
   return {
     RequestType: 'Create',
-    ResponseURL: 'https://cloudformation-custom-resource-response-euwest1.s3.eu-west-1.amazonaws.com/arn%3Aaws%3Acloudformation%3Aeu-west-1%3A123456789012%3Astack/gnt/1%7CRbac%7Creq-1?X-Amz-Signature=abc',
+    ResponseURL:
+      'https://cloudformation-custom-resource-response-euwest1.s3.eu-west-1.amazonaws.com/arn%3Aaws%3Acloudformation%3Aeu-west-1%3A123456789012%3Astack/gnt/1%7CRbac%7Creq-1?X-Amz-Signature=abc',
     StackId: 'arn:aws:cloudformation:eu-west-1:123456789012:stack/gnt/1',
     RequestId: 'req-1',
     LogicalResourceId: 'Rbac',
@@ -68,7 +77,7 @@ describe('RBAC installer custom resource', () => {
     expect(asked).toEqual(['prod']);
   });
 
-  it('refuses a ResponseURL that is not CloudFormation\'s: nothing applied, nothing sent, no access granted', async () => {
+  it("refuses a ResponseURL that is not CloudFormation's: nothing applied, nothing sent, no access granted", async () => {
     const { handle, responses, log, steps } = installer(() => Promise.reject(new Error('must not connect')));
     await handle(event({ ResponseURL: 'https://attacker.example/collect' }));
     expect(responses).toEqual([]);
@@ -87,13 +96,15 @@ describe('RBAC installer custom resource', () => {
     ['http://cloudformation-custom-resource-response-useast1.s3.amazonaws.com/x', 'us-east-1', false],
     ['https://cloudformation-custom-resource-response-useast1.s3.amazonaws.com.evil.example/x', 'us-east-1', false],
     ['https://cloudformation-custom-resource-response-useast1.s3.amazonaws.com:8443/x', 'us-east-1', false],
-  ])('knows CloudFormation\'s response bucket: %s in %s is %s', (url, region, ok) => {
+  ])("knows CloudFormation's response bucket: %s in %s is %s", (url, region, ok) => {
     expect(isCloudFormationResponseUrl(url, region)).toBe(ok);
   });
 
   it('refuses a request that names another stack before it connects to anything', async () => {
     const { handle, responses, steps } = installer(() => Promise.reject(new Error('must not connect')));
-    await handle(event({ StackId: 'arn:aws:cloudformation:eu-west-1:123456789012:stack/other/9', RequestType: 'Delete', PhysicalResourceId: physicalIdFor(settings.name, settings.group) }));
+    await handle(
+      event({ StackId: 'arn:aws:cloudformation:eu-west-1:123456789012:stack/other/9', RequestType: 'Delete', PhysicalResourceId: physicalIdFor(settings.name, settings.group) }),
+    );
     expect(steps).toEqual([]);
     expect(responses[0]).toMatchObject({ Status: 'FAILED', Reason: expect.stringMatching(/stack\/other/) });
   });
@@ -139,12 +150,18 @@ describe('RBAC installer custom resource', () => {
     const { handle, responses } = installer(() => Promise.reject(new Error('eks:DescribeCluster prod failed: ResourceNotFoundException')));
     const id = physicalIdFor(settings.name, settings.group);
     await handle(event({ RequestType: 'Delete', PhysicalResourceId: id }));
-    expect(responses).toEqual([expect.objectContaining({ Status: 'FAILED', PhysicalResourceId: id, Reason: expect.stringMatching(/left behind: ClusterRole, ClusterRoleBinding, FlowSchema and PriorityLevelConfiguration graceful-node-termination-0a1b2c3d/) })]);
+    expect(responses).toEqual([
+      expect.objectContaining({
+        Status: 'FAILED',
+        PhysicalResourceId: id,
+        Reason: expect.stringMatching(/left behind: ClusterRole, ClusterRoleBinding, FlowSchema and PriorityLevelConfiguration graceful-node-termination-0a1b2c3d/),
+      }),
+    ]);
   });
 });
 
 describe('flow control for the drainer', () => {
-  it('renders in rbac.yaml exactly the FlowSchema and PriorityLevelConfiguration the installer applies, for the drainer\'s group only', async () => {
+  it("renders in rbac.yaml exactly the FlowSchema and PriorityLevelConfiguration the installer applies, for the drainer's group only", async () => {
     const { loadAll } = await import('js-yaml');
     const { renderRbacYaml, flowControlObjects, installedObjects } = await import('../../../lambda/installer/rbac.js');
     const docs = loadAll(renderRbacYaml('team-drainers', 'force', 'gnt-1')) as { kind: string }[];

@@ -13,7 +13,13 @@ const env = {
   LOAD_BALANCER_DELAY_SECONDS: '0',
 };
 const launch = (origin: string, destination: string) =>
-  lifecycleMessage({ LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING', LifecycleHookName: 'workers-launch', LifecycleActionToken: 'launch-token', Origin: origin, Destination: destination });
+  lifecycleMessage({
+    LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING',
+    LifecycleHookName: 'workers-launch',
+    LifecycleActionToken: 'launch-token',
+    Origin: origin,
+    Destination: destination,
+  });
 const lbLabel = 'node.kubernetes.io/exclude-from-external-load-balancers';
 
 describe('warm pools', () => {

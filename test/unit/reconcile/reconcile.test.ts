@@ -20,7 +20,15 @@ const owner = { 'graceful-node-termination/owner': 'gnt-a' };
 describe('reconciler', () => {
   let world: ReturnType<typeof handlerWorld>;
   let t0: number;
-  const record = (o: Partial<DrainRecord> = {}): DrainRecord => ({ action: 'sha256:ab', hook: 'workers-terminate', notifiedAtMs: t0, startedAtMs: t0, updatedAtMs: t0, set: ['exclude-from-load-balancers', 'cordon'], ...o });
+  const record = (o: Partial<DrainRecord> = {}): DrainRecord => ({
+    action: 'sha256:ab',
+    hook: 'workers-terminate',
+    notifiedAtMs: t0,
+    startedAtMs: t0,
+    updatedAtMs: t0,
+    set: ['exclude-from-load-balancers', 'cordon'],
+    ...o,
+  });
   const pass = () => world.invokeRaw(world.handler(), scheduledEvent());
 
   beforeEach(() => {
@@ -38,7 +46,7 @@ describe('reconciler', () => {
     expect(world.autoScaling.calls).toEqual(['DescribeAutoScalingGroups']);
   });
 
-  it('takes back the marks of a drain whose action is over (a return admitted unchecked, a lost event), restoring a label\'s earlier value', async () => {
+  it("takes back the marks of a drain whose action is over (a return admitted unchecked, a lost event), restoring a label's earlier value", async () => {
     world.cluster.addNode('node-a', instanceId, { unschedulable: true, labels: { ...owner, [excludeFromLoadBalancersLabel]: 'true' }, drain: record({ priorLabel: 'false' }) });
     await pass();
     const node = world.cluster.nodes.get('node-a')!;
@@ -48,7 +56,7 @@ describe('reconciler', () => {
     expect(world.metrics.at(-1)).toMatchObject({ dimensions: { Transition: 'reconcile' }, values: { StaleMarksRemoved: { value: 1 } } });
   });
 
-  it('leaves the marks an owner still holds: an action waiting, a retained instance, an instance in the warm pool, another deployment\'s', async () => {
+  it("leaves the marks an owner still holds: an action waiting, a retained instance, an instance in the warm pool, another deployment's", async () => {
     for (const [i, state] of ['Terminating:Wait', 'Terminating:Retained', 'Warmed:Stopped'].entries()) {
       const id = `i-0${String(i).repeat(16)}`;
       world.groups.set(id, 'workers');
@@ -104,11 +112,17 @@ describe('reconciler', () => {
     expect(world.handOffs.sent).toHaveLength(1);
     const statuses = await world.runChain({}, world.handOffs.sent[0]!);
     expect(statuses).toEqual(['drained']);
-    expect(world.lifecycle.completions).toEqual([expect.objectContaining({ action: expect.objectContaining({ instanceId, lifecycleActionToken: undefined }), result: 'CONTINUE' })]);
+    expect(world.lifecycle.completions).toEqual([
+      expect.objectContaining({ action: expect.objectContaining({ instanceId, lifecycleActionToken: undefined }), result: 'CONTINUE' }),
+    ]);
   });
 
   it('takes back refresh marks whose refresh is over, and strategy tags that name no active refresh', async () => {
-    world.cluster.addNode('node-a', instanceId, { labels: { ...owner, 'graceful-node-termination/refresh': 'r-old' }, refreshGroup: 'workers', taints: [{ key: 'graceful-node-termination/outdated', value: 'r-old', effect: 'PreferNoSchedule' }] });
+    world.cluster.addNode('node-a', instanceId, {
+      labels: { ...owner, 'graceful-node-termination/refresh': 'r-old' },
+      refreshGroup: 'workers',
+      taints: [{ key: 'graceful-node-termination/outdated', value: 'r-old', effect: 'PreferNoSchedule' }],
+    });
     world.autoScaling.refreshStatus.set('r-old', 'Successful');
     world.autoScaling.tags.set('workers', new Map([[refreshStrategyTag, boundStrategyTag('r-old')]]));
     await pass();
@@ -116,8 +130,12 @@ describe('reconciler', () => {
     expect(world.autoScaling.tags.get('workers')!.has(refreshStrategyTag)).toBe(false);
   });
 
-  it('keeps a refresh\'s marks and tag while it runs', async () => {
-    world.cluster.addNode('node-a', instanceId, { labels: { ...owner, 'graceful-node-termination/refresh': 'r-now' }, refreshGroup: 'workers', taints: [{ key: 'graceful-node-termination/outdated', value: 'r-now', effect: 'PreferNoSchedule' }] });
+  it("keeps a refresh's marks and tag while it runs", async () => {
+    world.cluster.addNode('node-a', instanceId, {
+      labels: { ...owner, 'graceful-node-termination/refresh': 'r-now' },
+      refreshGroup: 'workers',
+      taints: [{ key: 'graceful-node-termination/outdated', value: 'r-now', effect: 'PreferNoSchedule' }],
+    });
     world.autoScaling.refreshStatus.set('r-now', 'InProgress');
     world.autoScaling.tags.set('workers', new Map([[refreshStrategyTag, boundStrategyTag('r-now')]]));
     await pass();
@@ -140,7 +158,13 @@ describe('reconciler', () => {
   it('converges a warm-pool return admitted unchecked (cluster unreachable) on the next pass', async () => {
     world.cluster.addNode('node-a', instanceId);
     await world.runChain({ LOAD_BALANCER_DELAY_SECONDS: '0' }, lifecycleMessage({ Destination: 'WarmPool' }));
-    const launch = lifecycleMessage({ LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING', LifecycleHookName: 'workers-launch', Origin: 'WarmPool', Destination: 'AutoScalingGroup', LifecycleActionToken: 'launch-token' });
+    const launch = lifecycleMessage({
+      LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING',
+      LifecycleHookName: 'workers-launch',
+      Origin: 'WarmPool',
+      Destination: 'AutoScalingGroup',
+      LifecycleActionToken: 'launch-token',
+    });
     const unreachable = world.handler({}, async () => Promise.reject(new Error('connect ETIMEDOUT')));
     expect((await world.invoke(unreachable, launch)).records[0]!.status).toBe('launch-admitted-unchecked');
     expect(world.cluster.nodes.get('node-a')!.unschedulable).toBe(true);

@@ -82,7 +82,7 @@ describe('instance refresh marks', () => {
     expect(cluster.nodes.get('old-1')!.taints).toHaveLength(1);
   });
 
-  it('takes back only its own group\'s marks', async () => {
+  it("takes back only its own group's marks", async () => {
     await world.invokeRaw(world.handler(), refreshEvent('Started'));
     cluster.updateNode('old-2', { refreshGroup: 'another-group' });
     world.autoScaling.refreshStatus.set(refreshId, 'Successful');
@@ -91,7 +91,7 @@ describe('instance refresh marks', () => {
     expect(cluster.nodes.get('old-2')!.taints).toHaveLength(1);
   });
 
-  it('takes the older refresh\'s marks back when a newer one of the group starts (overlapping refreshes)', async () => {
+  it("takes the older refresh's marks back when a newer one of the group starts (overlapping refreshes)", async () => {
     await world.invokeRaw(world.handler(), refreshEvent('Started'));
     const newer = '0d3b7a55-1111-2222-3333-444455556666';
     world.refreshes.set(newer, { strategyTag: undefined, outdated: ['i-0aaaaaaaaaaaaaaa1'], desired: 'lt-0abc version 8' });
@@ -111,7 +111,7 @@ describe('instance refresh marks', () => {
     expect(cluster.nodes.get('old-1')!.labels['graceful-node-termination/refresh']).toBeUndefined();
   });
 
-  it('removes the taints when the refresh succeeds, and leaves a draining node\'s cordon to its drain', async () => {
+  it("removes the taints when the refresh succeeds, and leaves a draining node's cordon to its drain", async () => {
     await world.invokeRaw(world.handler(), refreshEvent('Started'));
     cluster.updateNode('old-1', { unschedulable: true, drain: { action: 'sha256:x', hook: 'h', notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: ['cordon'] } });
     world.autoScaling.refreshStatus.set(refreshId, 'Successful');

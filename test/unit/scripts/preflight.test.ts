@@ -4,7 +4,17 @@ import type { V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { analyseDrainability, hasBlocker, renderFindings, selects } from '../../../scripts/preflight.js';
 
-const pod = (name: string, node: string, o: { app?: string; ready?: boolean; owner?: string; tolerations?: V1Pod['spec'] extends infer S ? (S extends { tolerations?: infer T } ? T : never) : never; annotations?: Record<string, string> } = {}): V1Pod => ({
+const pod = (
+  name: string,
+  node: string,
+  o: {
+    app?: string;
+    ready?: boolean;
+    owner?: string;
+    tolerations?: V1Pod['spec'] extends infer S ? (S extends { tolerations?: infer T } ? T : never) : never;
+    annotations?: Record<string, string>;
+  } = {},
+): V1Pod => ({
   metadata: {
     name,
     namespace: 'shop',
@@ -23,7 +33,11 @@ const budget = (name: string, app: string, disruptionsAllowed: number, extra: Pa
 
 describe('the drainability preflight', () => {
   it('names a budget that allows no disruption while all its healthy pods sit on nodes to be replaced: a certain blocker', () => {
-    const findings = analyseDrainability({ nodes: ['old-1', 'old-2'], pods: [pod('web-1', 'old-1', { app: 'web' }), pod('web-2', 'old-2', { app: 'web' })], budgets: [budget('web', 'web', 0)] });
+    const findings = analyseDrainability({
+      nodes: ['old-1', 'old-2'],
+      pods: [pod('web-1', 'old-1', { app: 'web' }), pod('web-2', 'old-2', { app: 'web' })],
+      budgets: [budget('web', 'web', 0)],
+    });
     expect(findings.map((f) => [f.pod, f.kind, f.severity, f.budget])).toEqual([
       ['shop/web-1', 'budget-allows-none', 'blocker', 'web'],
       ['shop/web-2', 'budget-allows-none', 'blocker', 'web'],
@@ -33,7 +47,11 @@ describe('the drainability preflight', () => {
   });
 
   it('only warns when the budget is at zero but healthy pods elsewhere will let it move again', () => {
-    const findings = analyseDrainability({ nodes: ['old-1'], pods: [pod('web-1', 'old-1', { app: 'web' }), pod('web-2', 'new-1', { app: 'web' })], budgets: [budget('web', 'web', 0)] });
+    const findings = analyseDrainability({
+      nodes: ['old-1'],
+      pods: [pod('web-1', 'old-1', { app: 'web' }), pod('web-2', 'new-1', { app: 'web' })],
+      budgets: [budget('web', 'web', 0)],
+    });
     expect(findings.map((f) => [f.kind, f.severity])).toEqual([['budget-allows-none', 'warning']]);
     expect(hasBlocker(findings)).toBe(false);
   });
@@ -58,7 +76,10 @@ describe('the drainability preflight', () => {
         pod('agent', 'old-1', { owner: 'DaemonSet', tolerations: [{ operator: 'Exists' }] }),
         pod('elsewhere', 'new-1', { owner: 'none' }),
       ],
-      budgets: [budget('api-a', 'api', 1), { ...budget('api-b', 'api', 1), spec: { minAvailable: 1, selector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['api'] }] } } }],
+      budgets: [
+        budget('api-a', 'api', 1),
+        { ...budget('api-b', 'api', 1), spec: { minAvailable: 1, selector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['api'] }] } } },
+      ],
     });
     expect(findings.map((f) => `${f.pod} ${f.kind} ${f.severity}`)).toEqual([
       'shop/both multiple-budgets blocker',
@@ -75,7 +96,14 @@ describe('the drainability preflight', () => {
     expect(analyseDrainability({ nodes: ['old-1', 'old-2'], pods, budgets })).toEqual([]);
     const findings = analyseDrainability({ nodes: ['old-1', 'old-2'], pods, budgets, terminateFirst: true });
     expect(findings).toEqual([
-      expect.objectContaining({ node: 'old-1', pod: 'shop/web-1, shop/web-2', kind: 'budget-deadlock-terminate-first', severity: 'blocker', budget: 'web', fix: expect.stringMatching(/--strategy default/) }),
+      expect.objectContaining({
+        node: 'old-1',
+        pod: 'shop/web-1, shop/web-2',
+        kind: 'budget-deadlock-terminate-first',
+        severity: 'blocker',
+        budget: 'web',
+        fix: expect.stringMatching(/--strategy default/),
+      }),
     ]);
     expect(findings[0]!.why).toMatch(/runs 2 pods of budget web, which allows 1 at a time/);
   });
@@ -88,7 +116,11 @@ describe('the drainability preflight', () => {
   });
 
   it('prints blockers first, one line each, with the fix', () => {
-    const findings = analyseDrainability({ nodes: ['old-1'], pods: [pod('bare', 'old-1', { owner: 'none' }), pod('web-1', 'old-1', { app: 'web' })], budgets: [budget('web', 'web', 0)] });
+    const findings = analyseDrainability({
+      nodes: ['old-1'],
+      pods: [pod('bare', 'old-1', { owner: 'none' }), pod('web-1', 'old-1', { app: 'web' })],
+      budgets: [budget('web', 'web', 0)],
+    });
     const text = renderFindings(['old-1'], findings).split('\n');
     expect(text[0]).toMatch(/^SEVERITY\s+NODE\s+POD\s+WHY$/);
     expect(text[1]).toMatch(/^BLOCKER\s+old-1\s+shop\/web-1\s+budget web allows no disruption .* fix: add a replica \(or lower minAvailable\) on web/);

@@ -7,7 +7,11 @@ import { batchPercentage, refreshPreferences, startRefreshInput, UpgradeOptionsE
 
 const base: UpgradeOptions = { group: 'workers', strategy: 'default', desiredCapacity: 6, autoRollback: false, alarms: [] };
 const withinLimits = (p: { MinHealthyPercentage?: number; MaxHealthyPercentage?: number }) =>
-  p.MinHealthyPercentage! >= 0 && p.MinHealthyPercentage! <= 100 && p.MaxHealthyPercentage! >= 100 && p.MaxHealthyPercentage! <= 200 && p.MaxHealthyPercentage! - p.MinHealthyPercentage! <= 100;
+  p.MinHealthyPercentage! >= 0 &&
+  p.MinHealthyPercentage! <= 100 &&
+  p.MaxHealthyPercentage! >= 100 &&
+  p.MaxHealthyPercentage! <= 200 &&
+  p.MaxHealthyPercentage! - p.MinHealthyPercentage! <= 100;
 
 describe('refresh preferences from upgrade options', () => {
   it('default: launch before terminate, one instance at a time, never below capacity; skips matching instances', () => {

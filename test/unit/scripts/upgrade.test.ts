@@ -33,7 +33,13 @@ function deps(o: { pods?: V1Pod[]; budgetAllows?: number; events?: CoreV1Event[]
   } as unknown as CoreV1Api;
   const policy = {
     listNamespacedPodDisruptionBudget: async () => ({
-      items: [{ metadata: { name: 'web', namespace: 'shop' }, spec: { minAvailable: 2, selector: { matchLabels: { app: 'web' } } }, status: { disruptionsAllowed: o.budgetAllows ?? 1, currentHealthy: 2, desiredHealthy: 2 } }],
+      items: [
+        {
+          metadata: { name: 'web', namespace: 'shop' },
+          spec: { minAvailable: 2, selector: { matchLabels: { app: 'web' } } },
+          status: { disruptionsAllowed: o.budgetAllows ?? 1, currentHealthy: 2, desiredHealthy: 2 },
+        },
+      ],
     }),
   } as unknown as PolicyV1Api;
   const d: UpgradeDeps = {
@@ -55,7 +61,19 @@ describe('upgrade', () => {
   beforeEach(() => {
     asg.reset();
     asg.on(DescribeAutoScalingGroupsCommand).resolves({
-      AutoScalingGroups: [{ AutoScalingGroupName: 'workers', DesiredCapacity: 4, MinSize: 0, MaxSize: 8, DefaultCooldown: 300, AvailabilityZones: [], HealthCheckType: 'EC2', CreatedTime: new Date(), LaunchTemplate: { LaunchTemplateId: 'lt-0abc', Version: '6' } }],
+      AutoScalingGroups: [
+        {
+          AutoScalingGroupName: 'workers',
+          DesiredCapacity: 4,
+          MinSize: 0,
+          MaxSize: 8,
+          DefaultCooldown: 300,
+          AvailabilityZones: [],
+          HealthCheckType: 'EC2',
+          CreatedTime: new Date(),
+          LaunchTemplate: { LaunchTemplateId: 'lt-0abc', Version: '6' },
+        },
+      ],
     });
     asg.on(StartInstanceRefreshCommand).resolves({ InstanceRefreshId: 'r-1' });
     asg.on(CreateOrUpdateTagsCommand).resolves({});
@@ -72,7 +90,7 @@ describe('upgrade', () => {
     await expect(runUpgrade({ ...request, force: true }, deps({ budgetAllows: 0 }).d)).resolves.toMatchObject({ exitCode: 0 });
   });
 
-  it('starts a refresh with managed-group preferences and the deployment\'s alarms, follows it to success and takes back the marks', async () => {
+  it("starts a refresh with managed-group preferences and the deployment's alarms, follows it to success and takes back the marks", async () => {
     asg
       .on(DescribeInstanceRefreshesCommand)
       .resolvesOnce({ InstanceRefreshes: [{ InstanceRefreshId: 'r-1', Status: 'InProgress', PercentageComplete: 50, InstancesToUpdate: 2 }] })
@@ -82,7 +100,13 @@ describe('upgrade', () => {
     expect(asg.commandCalls(StartInstanceRefreshCommand)[0]!.args[0].input).toEqual({
       AutoScalingGroupName: 'workers',
       Strategy: 'Rolling',
-      Preferences: { MinHealthyPercentage: 100, MaxHealthyPercentage: 125, SkipMatching: true, AutoRollback: false, AlarmSpecification: { Alarms: ['gnt-1-DrainsTimedOut', 'gnt-1-LaunchesAbandoned'] } },
+      Preferences: {
+        MinHealthyPercentage: 100,
+        MaxHealthyPercentage: 125,
+        SkipMatching: true,
+        AutoRollback: false,
+        AlarmSpecification: { Alarms: ['gnt-1-DrainsTimedOut', 'gnt-1-LaunchesAbandoned'] },
+      },
       DesiredConfiguration: { LaunchTemplate: { LaunchTemplateId: 'lt-0abc', Version: '7' } },
     });
     expect(lines.filter((l) => l.startsWith('['))).toEqual([
@@ -94,9 +118,15 @@ describe('upgrade', () => {
   });
 
   it('exits non-zero with the reason when the refresh fails (an alarm went off); minimal tags the group for the drainer and untags it', async () => {
-    asg.on(DescribeInstanceRefreshesCommand).resolves({ InstanceRefreshes: [{ InstanceRefreshId: 'r-1', Status: 'Failed', StatusReason: 'Alarm gnt-1-DrainsTimedOut is in ALARM state', PercentageComplete: 25 }] });
+    asg
+      .on(DescribeInstanceRefreshesCommand)
+      .resolves({ InstanceRefreshes: [{ InstanceRefreshId: 'r-1', Status: 'Failed', StatusReason: 'Alarm gnt-1-DrainsTimedOut is in ALARM state', PercentageComplete: 25 }] });
     const { d, lines } = deps();
-    await expect(runUpgrade({ ...request, strategy: 'minimal' }, d)).resolves.toMatchObject({ exitCode: 1, status: 'Failed', reason: 'Alarm gnt-1-DrainsTimedOut is in ALARM state' });
+    await expect(runUpgrade({ ...request, strategy: 'minimal' }, d)).resolves.toMatchObject({
+      exitCode: 1,
+      status: 'Failed',
+      reason: 'Alarm gnt-1-DrainsTimedOut is in ALARM state',
+    });
     expect(lines.at(-1)).toMatch(/ended Failed after \d+ s: Alarm gnt-1-DrainsTimedOut is in ALARM state/);
     // The tag names its owner: the next few minutes until the start answers, then the refresh.
     const tags = asg.commandCalls(CreateOrUpdateTagsCommand).map((c) => c.args[0].input.Tags?.[0]);
@@ -152,8 +182,11 @@ describe('upgrade', () => {
       message,
       lastTimestamp: new Date('2026-11-23T10:00:05Z'),
     });
-    expect(currentDrains([e(3, 'old-1', 'EvictionBlocked', 'payments-1: budget payments'), e(2, 'old-1', 'DrainStarted', 'x'), e(4, 'old-2', 'Drained', 'done')], Date.parse('2026-11-23T10:00:00Z'))).toEqual([
-      'old-1: EvictionBlocked payments-1: budget payments',
-    ]);
+    expect(
+      currentDrains(
+        [e(3, 'old-1', 'EvictionBlocked', 'payments-1: budget payments'), e(2, 'old-1', 'DrainStarted', 'x'), e(4, 'old-2', 'Drained', 'done')],
+        Date.parse('2026-11-23T10:00:00Z'),
+      ),
+    ).toEqual(['old-1: EvictionBlocked payments-1: budget payments']);
   });
 });

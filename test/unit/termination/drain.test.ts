@@ -14,7 +14,7 @@ async function marked(w: ReturnType<typeof phaseWorld>, o: Parameters<typeof w.r
 }
 
 describe('drain', () => {
-  it('keeps the fair window from when the drain first saw the node, within the action\'s cap', () => {
+  it("keeps the fair window from when the drain first saw the node, within the action's cap", () => {
     const d = { drainDeadlineMs: 1_000, minEvictionWindowMs: 60_000, latestDrainEndMs: 50_000 };
     expect(drainDeadlineMs(d, 0)).toBe(50_000);
     expect(drainDeadlineMs({ ...d, latestDrainEndMs: 900_000 }, 0)).toBe(60_000);

@@ -92,7 +92,12 @@ describe('failure semantics of a termination', () => {
     // Only the pod its budget kept there is deleted, and only when the 60 s window has run
     // (its 30 s grace then ends by the deadline, window end + 30 s).
     expect(cluster.deletions).toEqual([{ pod: 'default/guarded', gracePeriodSeconds: 30, atMs: t0 + 60_000 }]);
-    expect(cluster.nodes.get('node-a')?.drain).toMatchObject({ action: actionIdOf(token), notifiedAtMs: t0 - 16 * 60_000, startedAtMs: t0, set: ['exclude-from-load-balancers', 'cordon'] });
+    expect(cluster.nodes.get('node-a')?.drain).toMatchObject({
+      action: actionIdOf(token),
+      notifiedAtMs: t0 - 16 * 60_000,
+      startedAtMs: t0,
+      set: ['exclude-from-load-balancers', 'cordon'],
+    });
   });
 
   it('keeps the window from when the drain first saw the node across hand-offs', async () => {

@@ -125,7 +125,10 @@ describe('drains longer than one invocation', () => {
     const end = clock.now() + invocationMs;
     await handle(snsEvent(lifecycleMessage()), { getRemainingTimeInMillis: () => end - clock.now() });
     // Meanwhile somebody completed the action (or its timer ran out).
-    await lifecycle.complete({ autoScalingGroupName: 'workers', lifecycleHookName: 'workers-terminate', lifecycleActionToken: '71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff', instanceId }, 'CONTINUE');
+    await lifecycle.complete(
+      { autoScalingGroupName: 'workers', lifecycleHookName: 'workers-terminate', lifecycleActionToken: '71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff', instanceId },
+      'CONTINUE',
+    );
 
     const result = await handle(snsEvent(handOffs.sent[0]!), { getRemainingTimeInMillis: () => invocationMs });
 
@@ -166,6 +169,9 @@ describe('planTermination', () => {
   it('rejects a malformed hand-off field with the field named', () => {
     const parsed = parseLifecycleMessage(lifecycleMessage({ GracefulNodeTerminationHandOff: { count: 0 } }));
     expect(parsed).toEqual({ ok: false, field: 'GracefulNodeTerminationHandOff', reason: 'must be an object with an integer count >= 1' });
-    expect(parseLifecycleMessage(lifecycleMessage({ GracefulNodeTerminationHandOff: { count: 1, claim: 7 } }))).toMatchObject({ ok: false, field: 'GracefulNodeTerminationHandOff.claim' });
+    expect(parseLifecycleMessage(lifecycleMessage({ GracefulNodeTerminationHandOff: { count: 1, claim: 7 } }))).toMatchObject({
+      ok: false,
+      field: 'GracefulNodeTerminationHandOff.claim',
+    });
   });
 });

@@ -49,9 +49,17 @@ describe('mark', () => {
     expect(w.cluster.nodes.get('node-a')!.drain).toMatchObject({ priorLabel: 'false', set: ['exclude-from-load-balancers', 'cordon'] });
   });
 
-  it('adopts marks a sibling\'s drain set ahead, keeping them ours to take back', async () => {
+  it("adopts marks a sibling's drain set ahead, keeping them ours to take back", async () => {
     const w = phaseWorld();
-    const ahead = { action: '', hook: 'workers-terminate', notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: ['exclude-from-load-balancers' as const, 'cordon' as const], aheadOf: 'i-0bbbbbbbbbbbbbbbb' };
+    const ahead = {
+      action: '',
+      hook: 'workers-terminate',
+      notifiedAtMs: 0,
+      startedAtMs: 0,
+      updatedAtMs: 0,
+      set: ['exclude-from-load-balancers' as const, 'cordon' as const],
+      aheadOf: 'i-0bbbbbbbbbbbbbbbb',
+    };
     w.cluster.addNode('node-a', instanceId, { unschedulable: true, labels: { [excludeFromLoadBalancersLabel]: 'true' }, drain: ahead });
     await mark(w.run(), w.verified());
     expect(w.cluster.nodes.get('node-a')!.drain).toMatchObject({ action: actionIdOf(token), set: ['exclude-from-load-balancers', 'cordon'], aheadOf: 'i-0bbbbbbbbbbbbbbbb' });

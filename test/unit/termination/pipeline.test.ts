@@ -4,14 +4,7 @@ import { DeadlinePolicy } from '../../../lambda/shared/deadline-policy.js';
 import { terminate } from '../../../lambda/termination/pipeline.js';
 import type { TerminateDeps } from '../../../lambda/termination/state.js';
 import { lifecycleEnding } from '../../../lambda/termination/terminate-hook.js';
-import {
-  FakeClock,
-  FakeCluster,
-  FakeLifecycleActions,
-  MemoryLog,
-  pdbBlocks,
-  pod,
-} from '../../fakes/fake-world.js';
+import { FakeClock, FakeCluster, FakeLifecycleActions, MemoryLog, pdbBlocks, pod } from '../../fakes/fake-world.js';
 
 const instanceId = 'i-0123456789abcdef0';
 const action = {
@@ -114,7 +107,12 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     const corednsEviction = cluster.calls.find((c) => c.target === 'kube-system/coredns-1')!;
     expect(corednsEviction.atMs - start).toBe(4_000);
     expect(lifecycle.completions).toEqual([{ action, result: 'CONTINUE', atMs: start + 4_000 + 60_000 }]);
-    expect(cluster.podsOn('node-a').map((p) => p.name).sort()).toEqual(['aws-node-x', 'kube-proxy-x']);
+    expect(
+      cluster
+        .podsOn('node-a')
+        .map((p) => p.name)
+        .sort(),
+    ).toEqual(['aws-node-x', 'kube-proxy-x']);
     expect(cluster.nodes.get('node-a')).toMatchObject({
       unschedulable: true,
       labels: { 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' },
@@ -174,9 +172,7 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     const report = await terminateNode({ ...options, drainDeadlineMs: start + 120_000 }, deps);
 
     expect(report.outcome).toBe('timed-out');
-    expect(report.drain?.stuck).toEqual([
-      { pod: 'default/web-1', reason: 'disruption-budget', budgetName: 'web-pdb', message: expect.stringContaining('web-pdb') },
-    ]);
+    expect(report.drain?.stuck).toEqual([{ pod: 'default/web-1', reason: 'disruption-budget', budgetName: 'web-pdb', message: expect.stringContaining('web-pdb') }]);
     const evictions = cluster.calls.filter((c) => c.target === 'default/web-1');
     expect(evictions.length).toBeGreaterThan(5); // retried with backoff...
     expect(evictions.length).toBeLessThan(40); // ...but not in a hot loop
@@ -217,7 +213,10 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
     const start = clock.now();
 
-    const report = await terminateNode({ ...options, drainDeadlineMs: start + 120_000, latestDrainEndMs: start + 300_000, deadlinePolicy: 'force', minEvictionWindowMs: 60_000 }, deps);
+    const report = await terminateNode(
+      { ...options, drainDeadlineMs: start + 120_000, latestDrainEndMs: start + 300_000, deadlinePolicy: 'force', minEvictionWindowMs: 60_000 },
+      deps,
+    );
 
     expect(report.outcome).toBe('timed-out');
     expect(cluster.deletions).toEqual([{ pod: 'default/web-1', gracePeriodSeconds: 60, atMs: start + 60_000 }]);
@@ -257,7 +256,9 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     expect(cluster.deletions).toEqual([]);
     expect(cluster.podsOn('node-a').map((p) => p.name)).toEqual(['web-1']);
     expect(cluster.nodes.get('node-a')).toMatchObject({ unschedulable: true });
-    expect(cluster.events.find((e) => e.reason === 'DrainTimedOut')?.message).toMatch(/web-1 \(disruption-budget: PodDisruptionBudget web-pdb\).*DEADLINE_POLICY=retain.*terminate-instance-in-auto-scaling-group --instance-id i-0123456789abcdef0/);
+    expect(cluster.events.find((e) => e.reason === 'DrainTimedOut')?.message).toMatch(
+      /web-1 \(disruption-budget: PodDisruptionBudget web-pdb\).*DEADLINE_POLICY=retain.*terminate-instance-in-auto-scaling-group --instance-id i-0123456789abcdef0/,
+    );
     expect(cluster.events.at(-1)).toMatchObject({ type: 'Warning', reason: 'LifecycleActionCompleted', message: expect.stringContaining('with ABANDON') });
     expect(log.messages('error')).toContain('drain deadline reached: completing with ABANDON so the group retains the instance, cordoned (DEADLINE_POLICY=retain)');
   });
@@ -274,7 +275,7 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
   it('reports a budget that refuses a pod for minutes, once, when the time comes, with its pending replacements', async () => {
     const web = cluster.addPod(pod({ name: 'web-1' }));
     cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
-    cluster.pending = [{ pod: 'default/web-2', reason: 'Unschedulable: 0/3 nodes are available: 3 node(s) didn\'t match pod topology spread constraints.' }];
+    cluster.pending = [{ pod: 'default/web-2', reason: "Unschedulable: 0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints." }];
     const start = clock.now();
 
     await terminateNode({ ...options, drainDeadlineMs: start + 600_000, blockedReportMs: 120_000 }, deps);
@@ -333,9 +334,7 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     expect(report.outcome).toBe('timed-out');
     expect(report.drain?.stuck[0]?.reason).toBe('multiple-budgets');
     expect(log.messages('error')).toContain('eviction impossible: more than one PodDisruptionBudget selects the pod');
-    expect(cluster.events.find((e) => e.reason === 'EvictionBlocked' && e.regarding.kind === 'Node')?.message).toContain(
-      'more than one PodDisruptionBudget',
-    );
+    expect(cluster.events.find((e) => e.reason === 'EvictionBlocked' && e.regarding.kind === 'Node')?.message).toContain('more than one PodDisruptionBudget');
   });
 
   it('reports a pod that tolerates the cordon and lands back, without chasing it', async () => {
@@ -364,13 +363,7 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
 
     expect(report.outcome).toBe('drained');
     expect(report.drain?.returned).toEqual(['default/sticky-2']);
-    expect(cluster.reasons()).toEqual([
-      'Node/DrainStarted',
-      'Node/Cordoned',
-      'Node/Drained',
-      'Node/PodRescheduledOnDrainingNode',
-      'Node/LifecycleActionCompleted',
-    ]);
+    expect(cluster.reasons()).toEqual(['Node/DrainStarted', 'Node/Cordoned', 'Node/Drained', 'Node/PodRescheduledOnDrainingNode', 'Node/LifecycleActionCompleted']);
     expect(lifecycle.completions[0]!.atMs - report.durationMs).toBe(clock.now() - report.durationMs);
     expect(report.durationMs).toBe(60_000);
   });

@@ -26,16 +26,29 @@ describe('cordon every doomed node first', () => {
     for (const id of [instanceId, 'i-0bbbbbbbbbbbbbbbb', 'i-0cccccccccccccccc']) world.terminating.add(id);
   });
 
-  it('marks the terminating siblings\' nodes before the first eviction, and only those, recording that a drain of ours set the marks', async () => {
+  it("marks the terminating siblings' nodes before the first eviction, and only those, recording that a drain of ours set the marks", async () => {
     expect(await world.runChain()).toEqual(['drained']);
     const ops = cluster.calls.map((c) => `${c.op} ${c.target}`);
     const firstEviction = ops.findIndex((o) => o.startsWith('evict'));
-    expect(ops.slice(0, firstEviction).filter((o) => o.startsWith('mark'))).toEqual(['mark node-a label cordon', expect.stringMatching(/^mark node-[bc] label cordon$/), expect.stringMatching(/^mark node-[bc] label cordon$/)]);
+    expect(ops.slice(0, firstEviction).filter((o) => o.startsWith('mark'))).toEqual([
+      'mark node-a label cordon',
+      expect.stringMatching(/^mark node-[bc] label cordon$/),
+      expect.stringMatching(/^mark node-[bc] label cordon$/),
+    ]);
     for (const name of ['node-b', 'node-c']) {
-      expect(cluster.nodes.get(name)).toMatchObject({ unschedulable: true, labels: { [lbLabel]: 'true' }, drain: { action: '', set: ['exclude-from-load-balancers', 'cordon'], aheadOf: instanceId } });
+      expect(cluster.nodes.get(name)).toMatchObject({
+        unschedulable: true,
+        labels: { [lbLabel]: 'true' },
+        drain: { action: '', set: ['exclude-from-load-balancers', 'cordon'], aheadOf: instanceId },
+      });
     }
     expect(cluster.nodes.get('node-keep')).toMatchObject({ unschedulable: false, labels: {} });
-    expect(cluster.events.filter((e) => e.reason === 'CordonedAhead').map((e) => e.regarding.name).sort()).toEqual(['node-b', 'node-c']);
+    expect(
+      cluster.events
+        .filter((e) => e.reason === 'CordonedAhead')
+        .map((e) => e.regarding.name)
+        .sort(),
+    ).toEqual(['node-b', 'node-c']);
     expect(cluster.events.find((e) => e.reason === 'CordonedAhead')?.message).toMatch(/is leaving group workers together with i-0123456789abcdef0 \(node node-a\)/);
   });
 
@@ -52,7 +65,7 @@ describe('cordon every doomed node first', () => {
     expect(cluster.nodes.get('node-b')!.drain).toMatchObject({ priorLabel: 'false' });
   });
 
-  it('a sibling\'s own drain adopts the marks (no second patch of them) and they stay ours to take back', async () => {
+  it("a sibling's own drain adopts the marks (no second patch of them) and they stay ours to take back", async () => {
     await world.runChain();
     cluster.calls.length = 0;
     expect(await world.runChain({}, lifecycleMessage({ EC2InstanceId: 'i-0bbbbbbbbbbbbbbbb', LifecycleActionToken: tokenB }))).toEqual(['drained']);
@@ -67,7 +80,10 @@ describe('cordon every doomed node first', () => {
 
   it('leaves a sibling that somebody else cordoned and labelled alone, and one already marked by a drain of ours', async () => {
     cluster.updateNode('node-b', { unschedulable: true, labels: { [lbLabel]: 'true' } });
-    cluster.updateNode('node-c', { unschedulable: true, drain: { action: 'sha256:c', hook: 'workers-terminate', notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: ['cordon'] } });
+    cluster.updateNode('node-c', {
+      unschedulable: true,
+      drain: { action: 'sha256:c', hook: 'workers-terminate', notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: ['cordon'] },
+    });
     await world.runChain();
     expect(cluster.calls.filter((c) => c.op === 'mark').map((c) => c.target)).toEqual(['node-a label cordon']);
     expect(cluster.nodes.get('node-b')!.drain).toBeUndefined();

@@ -42,14 +42,16 @@ describe('the terminate hook', () => {
     expect(claim).toMatch(new RegExp(`^${actionIdOf(token)}/1/`));
     // Somebody who can read the node and invoke the function (the token is no longer on the node,
     // but say they had it) sends "settle, the wait is over" with the current claim.
-    const forged = lifecycleMessage({ GracefulNodeTerminationHandOff: { phase: 'settle', count: 1, claim, loadBalancerWaitUntil: new Date(world.clock.now()).toISOString(), drainOutcome: 'drained' } });
+    const forged = lifecycleMessage({
+      GracefulNodeTerminationHandOff: { phase: 'settle', count: 1, claim, loadBalancerWaitUntil: new Date(world.clock.now()).toISOString(), drainOutcome: 'drained' },
+    });
     const result = await world.invoke(handle, forged, 200_000);
     expect(result.records[0]!.status).toBe('handed-off');
     expect(world.lifecycle.completions).toEqual([]);
     expect(world.cluster.podsOn('node-a').map((p) => p.name)).toEqual(['web']);
   });
 
-  it('ignores an old Time in a forged drain hand-off: nothing is forced before the record\'s deadline', async () => {
+  it("ignores an old Time in a forged drain hand-off: nothing is forced before the record's deadline", async () => {
     const web = world.cluster.addPod(pod({ name: 'web' }));
     world.cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
     const handle = world.handler({ DEADLINE_POLICY: 'force' });
@@ -98,9 +100,12 @@ describe('a stale launch notification', () => {
     expect((await world.invoke(handle, world.handOffs.sent.at(-1)!, 200_000)).records[0]!.status).toBe('handed-off');
   });
 
-  it('leaves the marks of a live launch\'s node while Auto Scaling still holds the terminate action', async () => {
+  it("leaves the marks of a live launch's node while Auto Scaling still holds the terminate action", async () => {
     const world = handlerWorld(env);
-    world.cluster.addNode('node-a', instanceId, { unschedulable: true, drain: { action: 'sha256:x', hook: 'workers-terminate', notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: ['cordon'] } });
+    world.cluster.addNode('node-a', instanceId, {
+      unschedulable: true,
+      drain: { action: 'sha256:x', hook: 'workers-terminate', notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: ['cordon'] },
+    });
     world.groups.set(instanceId, 'workers');
     world.autoScaling.states.set(instanceId, 'Terminating:Retained');
     const launch = lifecycleMessage({ LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING', LifecycleHookName: 'workers-launch', LifecycleActionToken: 'launch-token' });

@@ -14,7 +14,7 @@ describe('verify', () => {
     expect(step).toEqual({ stop: { complete: expect.objectContaining({ outcome: 'node-not-found', verdict: 'CONTINUE', node: undefined }) } });
   });
 
-  it('finds the node and the claim a first notification replaces (an earlier, finished termination\'s)', async () => {
+  it("finds the node and the claim a first notification replaces (an earlier, finished termination's)", async () => {
     const w = phaseWorld();
     w.cluster.addNode('node-a', instanceId, { handOff: 'sha256:old/3/r-old' });
     const step = await verify(w.run());
@@ -28,7 +28,7 @@ describe('verify', () => {
     expect(step).toEqual({ stop: { end: 'superseded' } });
   });
 
-  it('carries a hand-off on whose claim is the node\'s', async () => {
+  it("carries a hand-off on whose claim is the node's", async () => {
     const w = phaseWorld();
     const claim = `${actionIdOf(token)}/2/request-2`;
     w.cluster.addNode('node-a', instanceId, { handOff: claim, drain: record });
@@ -50,7 +50,7 @@ describe('verify', () => {
     expect(await verify(w.run())).toEqual({ stop: { end: 'superseded' } });
   });
 
-  it('adopts the record\'s action for a resume that names the action by its instance (the reconciler\'s)', async () => {
+  it("adopts the record's action for a resume that names the action by its instance (the reconciler's)", async () => {
     const w = phaseWorld();
     w.cluster.addNode('node-a', instanceId, { drain: record });
     expect(await verify(w.run({ actionId: '', resume: { count: 1, claim: undefined } }))).toMatchObject({ actionId: actionIdOf(token) });

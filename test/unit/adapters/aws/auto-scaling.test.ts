@@ -1,4 +1,12 @@
-import { AutoScalingClient, AutoScalingServiceException, CompleteLifecycleActionCommand, DescribeAutoScalingGroupsCommand, DescribeInstanceRefreshesCommand, RecordLifecycleActionHeartbeatCommand, type LifecycleState } from '@aws-sdk/client-auto-scaling';
+import {
+  AutoScalingClient,
+  AutoScalingServiceException,
+  CompleteLifecycleActionCommand,
+  DescribeAutoScalingGroupsCommand,
+  DescribeInstanceRefreshesCommand,
+  RecordLifecycleActionHeartbeatCommand,
+  type LifecycleState,
+} from '@aws-sdk/client-auto-scaling';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { createSnsHandOffs } from '../../../../lambda/adapters/aws/sns-hand-offs.js';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -7,8 +15,7 @@ import { createAutoScalingInstances, createLifecycleActions } from '../../../../
 import { refreshStrategyTag } from '../../../../lambda/shared/group-tags.js';
 
 const action = { autoScalingGroupName: 'workers', lifecycleHookName: 'workers-terminate', lifecycleActionToken: 'tok', instanceId: 'i-0123456789abcdef0' };
-const validationError = (message: string) =>
-  new AutoScalingServiceException({ name: 'ValidationError', $fault: 'client', $metadata: { httpStatusCode: 400 }, message });
+const validationError = (message: string) => new AutoScalingServiceException({ name: 'ValidationError', $fault: 'client', $metadata: { httpStatusCode: 400 }, message });
 
 describe('lifecycle actions adapter', () => {
   const asg = mockClient(AutoScalingClient);
@@ -73,16 +80,39 @@ describe('hand-offs adapter', () => {
 describe('instance refresh view', () => {
   const asg = mockClient(AutoScalingClient);
   beforeEach(() => asg.reset());
-  const instance = (id: string, version: string, state: LifecycleState = 'InService') => ({ InstanceId: id, LifecycleState: state, LaunchTemplate: { LaunchTemplateId: 'lt-0abc', LaunchTemplateName: 'workers', Version: version }, AvailabilityZone: 'eu-west-1a', HealthStatus: 'Healthy', ProtectedFromScaleIn: false });
+  const instance = (id: string, version: string, state: LifecycleState = 'InService') => ({
+    InstanceId: id,
+    LifecycleState: state,
+    LaunchTemplate: { LaunchTemplateId: 'lt-0abc', LaunchTemplateName: 'workers', Version: version },
+    AvailabilityZone: 'eu-west-1a',
+    HealthStatus: 'Healthy',
+    ProtectedFromScaleIn: false,
+  });
 
   it('finds the instances not on the desired version, resolving $Latest through EC2, and reads the strategy tag', async () => {
-    asg.on(DescribeInstanceRefreshesCommand).resolves({ InstanceRefreshes: [{ InstanceRefreshId: 'r-1', Status: 'InProgress', DesiredConfiguration: { LaunchTemplate: { LaunchTemplateId: 'lt-0abc', Version: '$Latest' } } }] });
+    asg
+      .on(DescribeInstanceRefreshesCommand)
+      .resolves({
+        InstanceRefreshes: [{ InstanceRefreshId: 'r-1', Status: 'InProgress', DesiredConfiguration: { LaunchTemplate: { LaunchTemplateId: 'lt-0abc', Version: '$Latest' } } }],
+      });
     asg.on(DescribeAutoScalingGroupsCommand).resolves({
       AutoScalingGroups: [
         {
-          AutoScalingGroupName: 'workers', MinSize: 0, MaxSize: 9, DesiredCapacity: 4, DefaultCooldown: 300, AvailabilityZones: ['eu-west-1a'], HealthCheckType: 'EC2', CreatedTime: new Date(),
+          AutoScalingGroupName: 'workers',
+          MinSize: 0,
+          MaxSize: 9,
+          DesiredCapacity: 4,
+          DefaultCooldown: 300,
+          AvailabilityZones: ['eu-west-1a'],
+          HealthCheckType: 'EC2',
+          CreatedTime: new Date(),
           LaunchTemplate: { LaunchTemplateId: 'lt-0abc', Version: '6' },
-          Instances: [instance('i-01', '6'), instance('i-02', '7'), instance('i-03', '6', 'Terminating:Wait'), { ...instance('i-04', '7'), LaunchTemplate: { LaunchTemplateId: 'lt-0other', Version: '7' } }],
+          Instances: [
+            instance('i-01', '6'),
+            instance('i-02', '7'),
+            instance('i-03', '6', 'Terminating:Wait'),
+            { ...instance('i-04', '7'), LaunchTemplate: { LaunchTemplateId: 'lt-0other', Version: '7' } },
+          ],
           Tags: [{ Key: refreshStrategyTag, Value: 'minimal:r-1', ResourceId: 'workers', ResourceType: 'auto-scaling-group', PropagateAtLaunch: false }],
         },
       ],

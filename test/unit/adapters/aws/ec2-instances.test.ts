@@ -14,7 +14,8 @@ const answer = (reservations: string[][], nextToken?: string) =>
   `<?xml version="1.0" encoding="UTF-8"?>\n<DescribeInstancesResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>r-1</requestId><reservationSet>${reservations
     .map((r) => `<item><reservationId>r-x</reservationId><instancesSet>${r.join('')}</instancesSet></item>`)
     .join('')}</reservationSet>${nextToken ? `<nextToken>${nextToken}</nextToken>` : ''}</DescribeInstancesResponse>`;
-const error = (code: string, message: string) => `<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error><Code>${code}</Code><Message>${message}</Message></Error></Errors><RequestID>x</RequestID></Response>`;
+const error = (code: string, message: string) =>
+  `<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error><Code>${code}</Code><Message>${message}</Message></Error></Errors><RequestID>x</RequestID></Response>`;
 
 describe('EC2 private DNS names', () => {
   let respond: (form: URLSearchParams, req: IncomingMessage, res: ServerResponse) => void;
@@ -38,22 +39,31 @@ describe('EC2 private DNS names', () => {
   });
   afterEach(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  const directory = () =>
-    createEc2Instances({ region: 'eu-west-1', credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' }, endpoint: url, sleep: async () => {} });
+  const directory = () => createEc2Instances({ region: 'eu-west-1', credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' }, endpoint: url, sleep: async () => {} });
 
-  it('asks with an instance-id filter (unknown ids are left out, not an error), signed for ec2, and reads each instance\'s own name', async () => {
-    respond = (_f, _q, res) => res.writeHead(200, { 'content-type': 'text/xml' }).end(answer([[instance('i-01', 'ip-10-0-0-1.eu-west-1.compute.internal')], [instance('i-02', 'i-02.eu-west-1.compute.internal')]]));
+  it("asks with an instance-id filter (unknown ids are left out, not an error), signed for ec2, and reads each instance's own name", async () => {
+    respond = (_f, _q, res) =>
+      res
+        .writeHead(200, { 'content-type': 'text/xml' })
+        .end(answer([[instance('i-01', 'ip-10-0-0-1.eu-west-1.compute.internal')], [instance('i-02', 'i-02.eu-west-1.compute.internal')]]));
     const names = await directory().privateDnsNames(['i-01', 'i-02', 'i-gone']);
     expect([...names]).toEqual([
       ['i-01', 'ip-10-0-0-1.eu-west-1.compute.internal'],
       ['i-02', 'i-02.eu-west-1.compute.internal'],
     ]);
     const form = Object.fromEntries(seen[0]!.form);
-    expect(form).toEqual({ Action: 'DescribeInstances', Version: '2016-11-15', 'Filter.1.Name': 'instance-id', 'Filter.1.Value.1': 'i-01', 'Filter.1.Value.2': 'i-02', 'Filter.1.Value.3': 'i-gone' });
+    expect(form).toEqual({
+      Action: 'DescribeInstances',
+      Version: '2016-11-15',
+      'Filter.1.Name': 'instance-id',
+      'Filter.1.Value.1': 'i-01',
+      'Filter.1.Value.2': 'i-02',
+      'Filter.1.Value.3': 'i-gone',
+    });
     expect(seen[0]!.headers['authorization']).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/ec2\/aws4_request/);
   });
 
-  it('follows nextToken, and splits more than 200 ids (a filter\'s limit) into several calls', async () => {
+  it("follows nextToken, and splits more than 200 ids (a filter's limit) into several calls", async () => {
     respond = (form, _q, res) => {
       const ids = [...form.entries()].filter(([k]) => k.startsWith('Filter.1.Value.')).map(([, v]) => v);
       const first = !form.get('NextToken');

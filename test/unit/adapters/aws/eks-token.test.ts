@@ -30,7 +30,17 @@ describe('mintEksToken', () => {
 
   it('puts only Action, Version and the X-Amz-* signing parameters in the query', async () => {
     const url = decode(await mintEksToken({ clusterName: 'prod', region: 'us-east-1', credentials }));
-    const allowed = new Set(['Action', 'Version', 'X-Amz-Algorithm', 'X-Amz-Credential', 'X-Amz-Date', 'X-Amz-Expires', 'X-Amz-SignedHeaders', 'X-Amz-Security-Token', 'X-Amz-Signature']);
+    const allowed = new Set([
+      'Action',
+      'Version',
+      'X-Amz-Algorithm',
+      'X-Amz-Credential',
+      'X-Amz-Date',
+      'X-Amz-Expires',
+      'X-Amz-SignedHeaders',
+      'X-Amz-Security-Token',
+      'X-Amz-Signature',
+    ]);
     for (const key of url.searchParams.keys()) expect(allowed.has(key), key).toBe(true);
     expect(url.searchParams.get('X-Amz-Expires')).toBe('60');
   });
@@ -50,7 +60,7 @@ describe('mintEksToken', () => {
     ['us-iso-east-1', 'sts.us-iso-east-1.c2s.ic.gov'],
     ['us-isob-east-1', 'sts.us-isob-east-1.sc2s.sgov.gov'],
     ['eusc-de-east-1', 'sts.eusc-de-east-1.amazonaws.eu'],
-  ])('uses the partition\'s STS host for %s', (region, host) => {
+  ])("uses the partition's STS host for %s", (region, host) => {
     expect(stsHostname(region)).toBe(host);
   });
 

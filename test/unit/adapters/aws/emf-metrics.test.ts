@@ -18,10 +18,17 @@ describe('metrics', () => {
     sink.emit({ Transition: 'terminating', Outcome: 'drained' }, { PodsEvicted: { unit: 'Count', value: 3 }, SecondsSinceNotification: { unit: 'Seconds', value: 42.5 } });
     await sink.ready();
 
-    const doc = JSON.parse(lines.find((l) => l.includes('"_aws"'))!) as Record<string, unknown> & { _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[] } };
+    const doc = JSON.parse(lines.find((l) => l.includes('"_aws"'))!) as Record<string, unknown> & {
+      _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[] };
+    };
     expect(doc._aws.CloudWatchMetrics[0]!.Namespace).toBe('GracefulNodeTermination');
     expect(doc._aws.CloudWatchMetrics[0]!.Dimensions[0]).toEqual(expect.arrayContaining(['Transition', 'Outcome']));
-    expect(doc._aws.CloudWatchMetrics[0]!.Metrics).toEqual(expect.arrayContaining([{ Name: 'PodsEvicted', Unit: 'Count' }, { Name: 'SecondsSinceNotification', Unit: 'Seconds' }]));
+    expect(doc._aws.CloudWatchMetrics[0]!.Metrics).toEqual(
+      expect.arrayContaining([
+        { Name: 'PodsEvicted', Unit: 'Count' },
+        { Name: 'SecondsSinceNotification', Unit: 'Seconds' },
+      ]),
+    );
     expect(doc).toMatchObject({ Transition: 'terminating', Outcome: 'drained', PodsEvicted: 3, SecondsSinceNotification: 42.5 });
   });
 

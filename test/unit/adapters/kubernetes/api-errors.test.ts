@@ -12,7 +12,12 @@ describe('mapEvictionError', () => {
     expect(mapEvictionError(status(404, 'pods "web" not found'), 'default/web')).toEqual({ kind: 'gone' });
     expect(mapEvictionError(status(409, 'Precondition failed: UID in precondition: a, UID in object meta: b'), 'default/web')).toEqual({ kind: 'gone' });
     // The store's wording in full, as the cluster suite sees it.
-    const stored = status(409, 'Operation cannot be fulfilled on pods "web": Precondition failed: UID in precondition: a, UID in object meta: b', { name: 'web', kind: 'pods' }, 'Conflict');
+    const stored = status(
+      409,
+      'Operation cannot be fulfilled on pods "web": Precondition failed: UID in precondition: a, UID in object meta: b',
+      { name: 'web', kind: 'pods' },
+      'Conflict',
+    );
     expect(mapEvictionError(stored, 'default/web')).toEqual({ kind: 'gone' });
   });
 
@@ -27,7 +32,12 @@ describe('mapEvictionError', () => {
   });
 
   it('retries a 409 that names no UID precondition (a resourceVersion precondition: the pod changed)', () => {
-    const error = status(409, 'Operation cannot be fulfilled on pods "web": Precondition failed: ResourceVersion in precondition: 10, ResourceVersion in object meta: 11', { name: 'web', kind: 'pods' }, 'Conflict');
+    const error = status(
+      409,
+      'Operation cannot be fulfilled on pods "web": Precondition failed: ResourceVersion in precondition: 10, ResourceVersion in object meta: 11',
+      { name: 'web', kind: 'pods' },
+      'Conflict',
+    );
     expect(mapEvictionError(error, 'default/web')).toMatchObject({ kind: 'blocked', reason: 'conflict' });
   });
 
@@ -45,9 +55,14 @@ describe('mapEvictionError', () => {
   });
 
   it('maps a PDB 429 to blocked with the budget name', () => {
-    const error = status(429, "Cannot evict pod as it would violate the pod's disruption budget.", {
-      causes: [{ reason: 'DisruptionBudget', message: 'The disruption budget web-pdb needs 5 healthy pods and has 5 currently' }],
-    }, 'TooManyRequests');
+    const error = status(
+      429,
+      "Cannot evict pod as it would violate the pod's disruption budget.",
+      {
+        causes: [{ reason: 'DisruptionBudget', message: 'The disruption budget web-pdb needs 5 healthy pods and has 5 currently' }],
+      },
+      'TooManyRequests',
+    );
     expect(mapEvictionError(error, 'default/web')).toEqual({
       kind: 'blocked',
       reason: 'disruption-budget',

@@ -9,7 +9,15 @@ import type { DrainRecord } from '../../../../lambda/cluster/node-marks.js';
 import { MemoryLog, pod } from '../../../fakes/fake-world.js';
 
 const t0 = Date.parse('2026-11-22T10:00:00Z');
-const record = (o: Partial<DrainRecord> = {}): DrainRecord => ({ action: 'sha256:ab', hook: 'workers-terminate', notifiedAtMs: t0, startedAtMs: t0, updatedAtMs: t0, set: [], ...o });
+const record = (o: Partial<DrainRecord> = {}): DrainRecord => ({
+  action: 'sha256:ab',
+  hook: 'workers-terminate',
+  notifiedAtMs: t0,
+  startedAtMs: t0,
+  updatedAtMs: t0,
+  set: [],
+  ...o,
+});
 const owner = 'gnt-test';
 
 interface Seen {
@@ -24,7 +32,7 @@ describe('Kubernetes adapter', () => {
   let seen: Seen[];
   let respond: (req: Seen, res: ServerResponse) => void;
   let gateway: ReturnType<typeof createKubernetesGateway>;
-  let gatewayServer: () => string = () => "";
+  let gatewayServer: () => string = () => '';
 
   beforeAll(async () => {
     server = createServer((req, res) => {
@@ -77,7 +85,9 @@ describe('Kubernetes adapter', () => {
 
   it('leaves out of the patch what is already there (a cordon somebody else set stays theirs)', async () => {
     await gateway.mark('node-a', { excludeFromLoadBalancers: false, cordon: false, drain: record(), owner });
-    expect(seen[0]!.body).toEqual({ metadata: { labels: { 'graceful-node-termination/owner': owner }, annotations: { 'graceful-node-termination/drain': expect.stringContaining('"action":"sha256:ab"') } } });
+    expect(seen[0]!.body).toEqual({
+      metadata: { labels: { 'graceful-node-termination/owner': owner }, annotations: { 'graceful-node-termination/drain': expect.stringContaining('"action":"sha256:ab"') } },
+    });
   });
 
   it('reports a node deleted meanwhile as node-gone', async () => {
@@ -85,9 +95,19 @@ describe('Kubernetes adapter', () => {
     await expect(gateway.mark('node-a', { excludeFromLoadBalancers: true, cordon: true, drain: record(), owner })).resolves.toBe('node-gone');
   });
 
-  it('takes back exactly what the record says, restoring a label\'s earlier value, conditional on the node as read', async () => {
+  it("takes back exactly what the record says, restoring a label's earlier value, conditional on the node as read", async () => {
     const drain = record({ set: ['exclude-from-load-balancers', 'cordon'], priorLabel: 'false' });
-    const node = { name: 'node-a', uid: 'n', providerId: 'aws:///z/i-0123456789abcdef0', unschedulable: true, labels: { 'graceful-node-termination/owner': owner }, ready: true, taints: [], drain, resourceVersion: '7' };
+    const node = {
+      name: 'node-a',
+      uid: 'n',
+      providerId: 'aws:///z/i-0123456789abcdef0',
+      unschedulable: true,
+      labels: { 'graceful-node-termination/owner': owner },
+      ready: true,
+      taints: [],
+      drain,
+      resourceVersion: '7',
+    };
 
     await expect(gateway.unmark(node, drain)).resolves.toBe('patched');
 
@@ -107,7 +127,14 @@ describe('Kubernetes adapter', () => {
     respond = (req, res) => {
       if (req.method === 'PATCH') return json(res, 409, { kind: 'Status', code: 409, reason: 'Conflict', message: 'the object has been modified' });
       // Meanwhile a new drain of ours wrote its own record.
-      json(res, 200, { metadata: { name: 'node-a', resourceVersion: '8', annotations: { 'graceful-node-termination/drain': JSON.stringify({ action: 'sha256:cd', startedAt: '2026-11-22T11:00:00Z', set: [] }) } }, spec: { unschedulable: true } });
+      json(res, 200, {
+        metadata: {
+          name: 'node-a',
+          resourceVersion: '8',
+          annotations: { 'graceful-node-termination/drain': JSON.stringify({ action: 'sha256:cd', startedAt: '2026-11-22T11:00:00Z', set: [] }) },
+        },
+        spec: { unschedulable: true },
+      });
     };
     await expect(gateway.unmark(node, drain)).resolves.toBe('changed');
     expect(seen.map((r) => r.method)).toEqual(['PATCH', 'GET']);
@@ -137,7 +164,13 @@ describe('Kubernetes adapter', () => {
 
   it('fails loudly on an RBAC 403 from the eviction subresource', async () => {
     respond = (_req, res) =>
-      json(res, 403, { kind: 'Status', code: 403, reason: 'Forbidden', message: 'pods "web-1" is forbidden: User "x" cannot create resource "pods/eviction"', details: { name: 'web-1', kind: 'pods' } });
+      json(res, 403, {
+        kind: 'Status',
+        code: 403,
+        reason: 'Forbidden',
+        message: 'pods "web-1" is forbidden: User "x" cannot create resource "pods/eviction"',
+        details: { name: 'web-1', kind: 'pods' },
+      });
     await expect(gateway.evictPod(pod({ name: 'web-1' }))).rejects.toBeInstanceOf(AccessDeniedError);
   });
 
@@ -146,11 +179,16 @@ describe('Kubernetes adapter', () => {
       if (!req.url.searchParams.get('continue')) {
         gzipped(res, 200, { metadata: { continue: 'page2' }, items: [{ metadata: { name: 'other', uid: '1' }, spec: { providerID: 'aws:///eu-west-1a/i-0aaaaaaaaaaaaaaaa' } }] });
       } else {
-        gzipped(res, 200, { metadata: {}, items: [{
-            metadata: { name: 'ip-10-0-0-1', uid: '2', labels: { a: 'b' } },
-            spec: { providerID: 'aws:///eu-west-1b/i-0123456789abcdef0', unschedulable: true, taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' }] },
-            status: { conditions: [{ type: 'Ready', status: 'True' }] },
-          }] });
+        gzipped(res, 200, {
+          metadata: {},
+          items: [
+            {
+              metadata: { name: 'ip-10-0-0-1', uid: '2', labels: { a: 'b' } },
+              spec: { providerID: 'aws:///eu-west-1b/i-0123456789abcdef0', unschedulable: true, taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' }] },
+              status: { conditions: [{ type: 'Ready', status: 'True' }] },
+            },
+          ],
+        });
       }
     };
 
@@ -175,7 +213,7 @@ describe('Kubernetes adapter', () => {
     expect(seen[0]!.headers['accept-encoding']).toBe('gzip');
   });
 
-  it('does not ask for gzip where it does not pay (a node\'s own pods)', async () => {
+  it("does not ask for gzip where it does not pay (a node's own pods)", async () => {
     respond = (_req, res) => json(res, 200, { metadata: { resourceVersion: '1' }, items: [] });
     const watch = await gateway.watchPodsOnNode('n');
     watch.close();
@@ -191,7 +229,13 @@ describe('Kubernetes adapter', () => {
       }
       json(res, 200, {
         metadata: { resourceVersion: '10' },
-        items: [{ metadata: { name: 'web-1', namespace: 'default', uid: 'u1', ownerReferences: [{ kind: 'ReplicaSet', controller: true, name: 'rs', uid: 'r', apiVersion: 'apps/v1' }] }, spec: { priorityClassName: 'x' }, status: { phase: 'Running' } }],
+        items: [
+          {
+            metadata: { name: 'web-1', namespace: 'default', uid: 'u1', ownerReferences: [{ kind: 'ReplicaSet', controller: true, name: 'rs', uid: 'r', apiVersion: 'apps/v1' }] },
+            spec: { priorityClassName: 'x' },
+            status: { phase: 'Running' },
+          },
+        ],
       });
     };
 
@@ -238,7 +282,8 @@ describe('Kubernetes adapter', () => {
     let version = 5;
     let patches = 0;
     respond = (req, res) => {
-      if (req.method === 'GET') return json(res, 200, { metadata: { name: 'node-a', resourceVersion: String(version), annotations: { 'graceful-node-termination/hand-off': 'sha256:ab/1' } } });
+      if (req.method === 'GET')
+        return json(res, 200, { metadata: { name: 'node-a', resourceVersion: String(version), annotations: { 'graceful-node-termination/hand-off': 'sha256:ab/1' } } });
       patches++;
       if (patches === 1) {
         version++; // a status update landed between our read and our write
@@ -250,7 +295,12 @@ describe('Kubernetes adapter', () => {
     await expect(gateway.claimHandOff('node-a', 'sha256:ab/1', 'sha256:ab/2', record({ evicted: 3 }))).resolves.toBe('claimed');
 
     const writes = seen.filter((r) => r.method === 'PATCH');
-    const body = (rv: string) => ({ metadata: { resourceVersion: rv, annotations: { 'graceful-node-termination/hand-off': 'sha256:ab/2', 'graceful-node-termination/drain': expect.stringContaining('"evicted":3') } } });
+    const body = (rv: string) => ({
+      metadata: {
+        resourceVersion: rv,
+        annotations: { 'graceful-node-termination/hand-off': 'sha256:ab/2', 'graceful-node-termination/drain': expect.stringContaining('"evicted":3') },
+      },
+    });
     expect(writes.map((w) => w.body)).toEqual([body('5'), body('6')]);
   });
 
@@ -293,7 +343,7 @@ describe('Kubernetes adapter', () => {
     expect(seen[1]!.method).toBe('GET');
   });
 
-  it('tells a DELETE that moved a terminating pod\'s end earlier from one that changed nothing', async () => {
+  it("tells a DELETE that moved a terminating pod's end earlier from one that changed nothing", async () => {
     const terminating = pod({ name: 'web-1', uid: 'u-1', deletionTimestamp: new Date('2026-11-22T10:05:00Z') });
     respond = (_req, res) => json(res, 200, { kind: 'Pod', metadata: { deletionTimestamp: '2026-11-22T10:05:00Z' } });
     await expect(gateway.deletePod(terminating, 30)).resolves.toBe('unchanged');
@@ -319,7 +369,9 @@ describe('Kubernetes adapter', () => {
     });
 
     respond = (_req, res) => json(res, 500, { message: 'etcd down' });
-    await expect(gateway.record({ regarding: { kind: 'Pod', name: 'p', namespace: 'shop', uid: 'p1' }, type: 'Warning', reason: 'EvictionBlocked', message: 'x' })).resolves.toBeUndefined();
+    await expect(
+      gateway.record({ regarding: { kind: 'Pod', name: 'p', namespace: 'shop', uid: 'p1' }, type: 'Warning', reason: 'EvictionBlocked', message: 'x' }),
+    ).resolves.toBeUndefined();
     await gateway.flush(20_000);
     expect(seen[1]!.url.pathname).toBe('/api/v1/namespaces/shop/events');
   }, 30_000);

@@ -95,16 +95,44 @@ describe('kubeconfig reader', () => {
   });
 
   const failures: [string, () => unknown, RegExp][] = [
-    ['fails when the user runs an exec plugin, naming the field', () => kubeconfigEndpoint(kubeconfig({ user: { exec: { command: 'aws' } } }), '/k/c', undefined), /kubeconfig \/k\/c: users\[u1\]\.user\.exec is not supported: use token, tokenFile or client-certificate/],
-    ['fails when the user has an auth-provider', () => kubeconfigEndpoint(kubeconfig({ user: { 'auth-provider': { name: 'oidc' } } }), '/k/c', undefined), /users\[u1\]\.user\.auth-provider is not supported/],
+    [
+      'fails when the user runs an exec plugin, naming the field',
+      () => kubeconfigEndpoint(kubeconfig({ user: { exec: { command: 'aws' } } }), '/k/c', undefined),
+      /kubeconfig \/k\/c: users\[u1\]\.user\.exec is not supported: use token, tokenFile or client-certificate/,
+    ],
+    [
+      'fails when the user has an auth-provider',
+      () => kubeconfigEndpoint(kubeconfig({ user: { 'auth-provider': { name: 'oidc' } } }), '/k/c', undefined),
+      /users\[u1\]\.user\.auth-provider is not supported/,
+    ],
     ['fails when KUBECONFIG_CONTEXT is not among the contexts', () => kubeconfigEndpoint(kubeconfig(), '/k/c', 'nope'), /KUBECONFIG_CONTEXT nope is not among its contexts/],
-    ['fails when there is no current-context and none is configured', () => kubeconfigEndpoint(kubeconfig({ current: null }), '/k/c', undefined), /has no current-context; set KUBECONFIG_CONTEXT/],
-    ['fails when the context names a cluster that is not there', () => kubeconfigEndpoint(kubeconfig().replace('cluster: c1, user', 'cluster: c9, user'), '/k/c', undefined), /cluster c9 \(from context main\) is not among its clusters/],
+    [
+      'fails when there is no current-context and none is configured',
+      () => kubeconfigEndpoint(kubeconfig({ current: null }), '/k/c', undefined),
+      /has no current-context; set KUBECONFIG_CONTEXT/,
+    ],
+    [
+      'fails when the context names a cluster that is not there',
+      () => kubeconfigEndpoint(kubeconfig().replace('cluster: c1, user', 'cluster: c9, user'), '/k/c', undefined),
+      /cluster c9 \(from context main\) is not among its clusters/,
+    ],
     ['fails when the server is missing', () => kubeconfigEndpoint(kubeconfig({ cluster: { server: undefined } }), '/k/c', undefined), /clusters\[c1\]\.cluster\.server is missing/],
-    ['fails when the server is not a URL', () => kubeconfigEndpoint(kubeconfig({ cluster: { server: '10.0.0.1' } }), '/k/c', undefined), /server 10\.0\.0\.1 is not an http\(s\) URL/],
+    [
+      'fails when the server is not a URL',
+      () => kubeconfigEndpoint(kubeconfig({ cluster: { server: '10.0.0.1' } }), '/k/c', undefined),
+      /server 10\.0\.0\.1 is not an http\(s\) URL/,
+    ],
     ['fails when a proxy is required', () => kubeconfigEndpoint(kubeconfig({ cluster: { 'proxy-url': 'http://proxy:3128' } }), '/k/c', undefined), /proxy-url is not supported/],
-    ['fails when a certificate file cannot be read', () => kubeconfigEndpoint(kubeconfig({ cluster: { 'certificate-authority-data': undefined, 'certificate-authority': 'missing.pem' } }), '/k/c', undefined), /clusters\[c1\]\.cluster\.certificate-authority \/k\/missing\.pem cannot be read/],
-    ['fails when a client certificate comes without its key', () => kubeconfigEndpoint(kubeconfig({ user: { 'client-certificate-data': b64('C') } }), '/k/c', undefined), /client-certificate and client-key come together/],
+    [
+      'fails when a certificate file cannot be read',
+      () => kubeconfigEndpoint(kubeconfig({ cluster: { 'certificate-authority-data': undefined, 'certificate-authority': 'missing.pem' } }), '/k/c', undefined),
+      /clusters\[c1\]\.cluster\.certificate-authority \/k\/missing\.pem cannot be read/,
+    ],
+    [
+      'fails when a client certificate comes without its key',
+      () => kubeconfigEndpoint(kubeconfig({ user: { 'client-certificate-data': b64('C') } }), '/k/c', undefined),
+      /client-certificate and client-key come together/,
+    ],
     ['fails when a field has the wrong type', () => kubeconfigEndpoint(kubeconfig({ user: { token: 42 } }), '/k/c', undefined), /users\[u1\]\.user\.token must be a string/],
     ['fails when the file is not YAML', () => kubeconfigEndpoint('a: [b', '/k/c', undefined), /kubeconfig \/k\/c: is not valid YAML/],
     ['fails when the file is not a mapping', () => kubeconfigEndpoint('- a\n- b\n', '/k/c', undefined), /is not a kubeconfig/],
