@@ -14,7 +14,7 @@ import { startEnvironment, groupName, integerOption } from './environment.js';
 
 interface TimelineEntry {
   readonly atSeconds: number;
-  readonly source: 'handler' | 'cluster' | 'autoscaling' | 'sns';
+  readonly source: 'handler' | 'cluster' | 'autoscaling' | 'ec2' | 'sns';
   readonly what: string;
   readonly detail?: string;
 }
@@ -165,8 +165,15 @@ try {
       handOffsDelivered++;
       return add('sns', 'hand-off delivered', 'the topic invokes a fresh handler');
     }
-    if (call.action !== 'DescribeCluster')
-      add('autoscaling', `${call.action} ${call.params['LifecycleActionResult'] ?? ''}`.trim(), `instance ${call.params['InstanceId']} (${call.outcome})`);
+    if (call.action === 'DescribeCluster') return;
+    // EC2 names the instances in a filter; Auto Scaling in InstanceId (or InstanceIds.member.N).
+    const ec2 = call.action === 'DescribeInstances' || call.action === 'DescribeLaunchTemplates';
+    const instance = call.params['InstanceId'] ?? call.params['Filter.1.Value.1'] ?? call.params['InstanceIds.member.1'];
+    add(
+      ec2 ? 'ec2' : 'autoscaling',
+      `${call.action} ${call.params['LifecycleActionResult'] ?? ''}`.trim(),
+      `${instance ? `instance ${instance}` : 'no instance named'} (${call.outcome})`,
+    );
   });
 
   // Replacements: pods that become Ready on other nodes after the notification; batch pods

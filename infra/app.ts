@@ -1,5 +1,6 @@
 // The CDK app that cdk.json runs: one stack with the construct, configured from context.
 //   npx cdk deploy -c clusterName=prod -c autoScalingGroupNames=nodes-a,nodes-b
+// Optional: -c reconcileMarks=false, -c reconcileIntervalMinutes=15 (and the README's others).
 import { App, CfnOutput, Duration, Stack, Validations, aws_sns as sns } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { GracefulNodeTermination } from './graceful-node-termination.js';
@@ -13,6 +14,8 @@ export interface AppContext {
   readonly loadBalancerDelaySeconds?: number;
   readonly drainTimeoutSeconds?: number;
   readonly manageKubernetesAccess: boolean;
+  readonly reconcileMarks?: boolean;
+  readonly reconcileIntervalMinutes?: number;
 }
 
 /** Reads and checks the context values; names the missing or bad one and how to pass it. */
@@ -24,31 +27,41 @@ export function readContext(app: App): AppContext {
   };
   const clusterName = get('clusterName');
   if (!clusterName) throw new Error('context clusterName is required: cdk deploy -c clusterName=<your EKS cluster>');
-  const autoScalingGroupNames = (get('autoScalingGroupNames') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const autoScalingGroupNames = (get('autoScalingGroupNames') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (autoScalingGroupNames.length === 0) {
     throw new Error('context autoScalingGroupNames is required: cdk deploy -c autoScalingGroupNames=<group>,<group>');
   }
-  const seconds = (key: string): number | undefined => {
+  const wholeNumber = (key: string, unit: string, min = 0, max = Number.MAX_SAFE_INTEGER): number | undefined => {
     const raw = get(key);
     if (raw === undefined) return undefined;
-    if (!/^\d+$/.test(raw)) throw new Error(`context ${key}=${raw} is invalid: expected a whole number of seconds`);
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      throw new Error(`context ${key}=${raw} is invalid: expected a whole number of ${unit}${max < Number.MAX_SAFE_INTEGER ? ` from ${min} to ${max}` : ''}`);
+    }
     return Number(raw);
   };
-  const manage = get('manageKubernetesAccess') ?? 'true';
-  if (manage !== 'true' && manage !== 'false') throw new Error(`context manageKubernetesAccess=${manage} is invalid: expected true or false`);
+  const flag = (key: string): boolean | undefined => {
+    const raw = get(key);
+    if (raw === undefined) return undefined;
+    if (raw !== 'true' && raw !== 'false') throw new Error(`context ${key}=${raw} is invalid: expected true or false`);
+    return raw === 'true';
+  };
   const alarmEmail = get('alarmEmail');
   if (alarmEmail !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(alarmEmail)) throw new Error(`context alarmEmail=${alarmEmail} is invalid: expected an email address`);
-  const spot = get('spotInterruptions') ?? 'false';
-  if (spot !== 'true' && spot !== 'false') throw new Error(`context spotInterruptions=${spot} is invalid: expected true or false`);
   return {
     clusterName,
     autoScalingGroupNames,
     alarmTopicArn: get('alarmTopicArn'),
     alarmEmail,
-    spotInterruptions: spot === 'true',
-    loadBalancerDelaySeconds: seconds('loadBalancerDelaySeconds'),
-    drainTimeoutSeconds: seconds('drainTimeoutSeconds'),
-    manageKubernetesAccess: manage === 'true',
+    spotInterruptions: flag('spotInterruptions') ?? false,
+    loadBalancerDelaySeconds: wholeNumber('loadBalancerDelaySeconds', 'seconds'),
+    drainTimeoutSeconds: wholeNumber('drainTimeoutSeconds', 'seconds'),
+    manageKubernetesAccess: flag('manageKubernetesAccess') ?? true,
+    reconcileMarks: flag('reconcileMarks'),
+    // The construct's own range: one minute to one day.
+    reconcileIntervalMinutes: wholeNumber('reconcileIntervalMinutes', 'minutes', 1, 1440),
   };
 }
 
@@ -66,6 +79,8 @@ export function buildApp(app: App): Stack {
     loadBalancerDelay: context.loadBalancerDelaySeconds !== undefined ? Duration.seconds(context.loadBalancerDelaySeconds) : undefined,
     drainTimeout: context.drainTimeoutSeconds !== undefined ? Duration.seconds(context.drainTimeoutSeconds) : undefined,
     manageKubernetesAccess: context.manageKubernetesAccess,
+    reconcileMarks: context.reconcileMarks,
+    reconcileInterval: context.reconcileIntervalMinutes !== undefined ? Duration.minutes(context.reconcileIntervalMinutes) : undefined,
   });
   // What the README's "check it works" steps need.
   new CfnOutput(stack, 'FunctionName', { value: construct.function.functionName });

@@ -4,12 +4,16 @@ import { buildSync, type Metafile } from 'esbuild';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** The repository's root: the Lambda sources are under lambda/. */
+export const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Entry points in one asset: the drainer and the RBAC installer custom resource. */
+/**
+ * Entry points in one asset: the drainer and the RBAC installer custom resource. The output
+ * names are the handlers' module names below, whatever folder the source lives in.
+ */
 export const lambdaEntries = {
-  index: join(root, 'lambda', 'index.ts'),
-  'rbac-installer': join(root, 'lambda', 'rbac-installer.ts'),
+  index: join(projectRoot, 'lambda', 'index.ts'),
+  'rbac-installer': join(projectRoot, 'lambda', 'installer', 'rbac-installer.ts'),
 } as const;
 
 /** Handler strings for lambda.Function, matching the entry names above. */

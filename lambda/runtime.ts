@@ -38,10 +38,17 @@ export function createRuntime(env: Readonly<Record<string, string | undefined>>,
   // jitter, throttling-aware) gets 5 attempts instead of 3. The SDK reads
   // AWS_ENDPOINT_URL_<SERVICE> itself; EC2's own client (ec2-instances.ts) is given it.
   const sdk = { region, requestHandler: { requestTimeout: 10_000, connectionTimeout: 3_000 }, maxAttempts: 5 };
-  const autoScaling = new AutoScalingClient(sdk);
-  const eks = new EKSClient(sdk);
+  // The SDK reads AWS_ENDPOINT_URL_<SERVICE> from process.env; an environment given here
+  // (tests, the demo) is honoured the same way.
+  const endpointOf = (service: string) => {
+    const url = env[`AWS_ENDPOINT_URL_${service}`] ?? env['AWS_ENDPOINT_URL'];
+    return url ? { endpoint: url } : {};
+  };
+  const autoScaling = new AutoScalingClient({ ...sdk, ...endpointOf('AUTO_SCALING') });
+  const eks = new EKSClient({ ...sdk, ...endpointOf('EKS') });
   // EC2's private DNS names: the node's name on EKS, so a lookup is one GET (node-lookup.ts).
-  const instanceDirectory = overrides.instanceDirectory ?? createEc2Instances({ region, credentials: autoScaling.config.credentials, endpoint: env['AWS_ENDPOINT_URL_EC2'] });
+  const instanceDirectory =
+    overrides.instanceDirectory ?? createEc2Instances({ region, credentials: autoScaling.config.credentials, endpoint: env['AWS_ENDPOINT_URL_EC2'] ?? env['AWS_ENDPOINT_URL'] });
   const cluster = connectOnce(async () => {
     const endpoint = config.kubeconfigPath !== undefined ? await connectWithKubeconfig(config) : await connectToEks({ clusterName: config.clusterName, region, eks });
     const kubernetes = createKubernetesGateway(endpoint, { requestTimeoutMs: 15_000, log: logger });
@@ -55,7 +62,7 @@ export function createRuntime(env: Readonly<Record<string, string | undefined>>,
     lifecycle: createLifecycleActions(autoScaling),
     instances: createAutoScalingInstances(autoScaling, instanceDirectory),
     cluster,
-    handOffs: config.handOffTopicArn !== undefined ? createSnsHandOffs(sdk, config.handOffTopicArn) : undefined,
+    handOffs: config.handOffTopicArn !== undefined ? createSnsHandOffs({ ...sdk, ...endpointOf('SNS') }, config.handOffTopicArn) : undefined,
     metrics,
   });
   return async (event, context) => {

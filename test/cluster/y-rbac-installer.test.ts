@@ -7,7 +7,7 @@ import { physicalIdFor } from '../../lambda/installer/custom-resource.js';
 import { createInstallerHandler, type CustomResourceEvent, type CustomResourceResponse } from '../../lambda/installer/rbac-installer.js';
 import { flowControlObjects, rbacName, rbacRules } from '../../lambda/installer/rbac.js';
 import { MemoryLog } from '../fakes/fake-world.js';
-import { admin, until } from './kube.js';
+import { admin, readAudit, until } from './kube.js';
 import { adminToken } from './plane/plane.js';
 
 const plane = inject('plane');
@@ -77,31 +77,38 @@ describe('the RBAC installer (CloudFormation custom resource) on a real API serv
     expect(get('prioritylevelconfiguration')).toBeUndefined();
   });
 
-  it('lets two deployments share the cluster: deleting one leaves the other installed and granting', async () => {
-    const installerOf = (name: string) =>
-      createInstallerHandler({
-        settings: { name, clusterName: 'local-plane', group: name, deadlinePolicy: 'force', region: 'eu-west-1', stackId: 'stack' },
-        connect: async () => endpoint,
-        respond: async (_url, response) => void responses.push(response),
-        log: new MemoryLog(),
-        sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-        authRetryMs: 0,
-      });
-    const [teamA, teamB] = ['graceful-node-termination-0000aaaa', 'graceful-node-termination-0000bbbb'];
-    const event = (type: CustomResourceEvent['RequestType'], name: string): CustomResourceEvent => ({
-      ...request(type),
-      PhysicalResourceId: type === 'Create' ? undefined : physicalIdFor(name, name),
+  const installerOf = (name: string, stackId: string, group = name, grants?: string[]) =>
+    createInstallerHandler({
+      settings: { name, clusterName: 'local-plane', group, deadlinePolicy: 'force', region: 'eu-west-1', stackId },
+      connect: async () => endpoint,
+      respond: async (_url, response) => void responses.push(response),
+      access: grants ? { grant: async () => void grants.push('grant'), revoke: async () => void grants.push('revoke') } : undefined,
+      log: new MemoryLog(),
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      authRetryMs: 0,
     });
-    const canEvict = (group: string) => {
-      try {
-        return a.kubectl('auth', 'can-i', 'create', 'pods', '--subresource=eviction', '--as=probe', `--as-group=${group}`).trim();
-      } catch (error) {
-        return String((error as { stdout?: string }).stdout ?? '').trim();
-      }
-    };
+  const eventOf = (type: CustomResourceEvent['RequestType'], stackId: string, physicalId?: string): CustomResourceEvent => ({
+    ...request(type),
+    StackId: stackId,
+    PhysicalResourceId: physicalId,
+  });
+  const canEvict = (group: string) => {
+    try {
+      return a.kubectl('auth', 'can-i', 'create', 'pods', '--subresource=eviction', '--as=probe', `--as-group=${group}`).trim();
+    } catch (error) {
+      return String((error as { stdout?: string }).stdout ?? '').trim();
+    }
+  };
+  const bindingNames = () =>
+    JSON.parse(a.kubectl('get', 'clusterrolebinding', '-l', 'app.kubernetes.io/name=graceful-node-termination', '-o', 'json')).items.map(
+      (i: { metadata: { name: string } }) => i.metadata.name,
+    );
+  const [teamA, teamB] = ['graceful-node-termination-0000aaaa', 'graceful-node-termination-0000bbbb'];
+
+  it('lets two deployments share the cluster: deleting one leaves the other installed and granting', async () => {
     responses.length = 0;
-    await installerOf(teamA)(event('Create', teamA));
-    await installerOf(teamB)(event('Create', teamB));
+    await installerOf(teamA, 'stack-a')(eventOf('Create', 'stack-a'));
+    await installerOf(teamB, 'stack-b')(eventOf('Create', 'stack-b'));
     expect(responses.map((r) => [r.Status, r.Reason])).toEqual([
       ['SUCCESS', undefined],
       ['SUCCESS', undefined],
@@ -109,15 +116,45 @@ describe('the RBAC installer (CloudFormation custom resource) on a real API serv
     // The authorizer's cache follows RBAC objects through a watch: give it a moment.
     await until('both groups may evict', 10_000, async () => canEvict(teamA) === 'yes' && canEvict(teamB) === 'yes');
 
-    await installerOf(teamA)(event('Delete', teamA));
+    await installerOf(teamA, 'stack-a')(eventOf('Delete', 'stack-a', physicalIdFor(teamA, teamA)));
 
     expect(responses.map((r) => r.Status)).toEqual(['SUCCESS', 'SUCCESS', 'SUCCESS']);
     await until('team A no longer may evict', 10_000, async () => canEvict(teamA) === 'no');
     expect(canEvict(teamB)).toBe('yes');
-    const names = (kind: string) =>
-      JSON.parse(a.kubectl('get', kind, '-l', 'app.kubernetes.io/name=graceful-node-termination', '-o', 'json')).items.map((i: { metadata: { name: string } }) => i.metadata.name);
-    expect(names('clusterrolebinding')).toContain(teamB);
-    expect(names('clusterrolebinding')).not.toContain(teamA);
-    await installerOf(teamB)(event('Delete', teamB));
+    expect(bindingNames()).toContain(teamB);
+    expect(bindingNames()).not.toContain(teamA);
+  });
+
+  it('refuses a forged Delete naming the second deployment: its objects stay, it keeps evicting', async () => {
+    await until('team B may evict', 10_000, async () => canEvict(teamB) === 'yes');
+    const since = Date.now();
+    // Whoever may invoke deployment A's installer, with a well-formed request for A's own stack.
+    await installerOf(teamA, 'stack-a')(eventOf('Delete', 'stack-a', physicalIdFor(teamB, teamB)));
+    // ... or naming another stack altogether: refused before it connects to anything.
+    await installerOf(teamA, 'stack-a')(eventOf('Delete', 'stack-b', physicalIdFor(teamB, teamB)));
+
+    expect(bindingNames()).toContain(teamB);
+    expect(canEvict(teamB)).toBe('yes');
+    expect(readAudit(plane, (e) => e.atMs >= since && e.verb === 'delete' && e.resource === 'clusterrolebindings')).toEqual([]);
+    expect(responses.at(-1)).toMatchObject({ Status: 'FAILED', Reason: expect.stringMatching(/refused/) });
+    await installerOf(teamB, 'stack-b')(eventOf('Delete', 'stack-b', physicalIdFor(teamB, teamB)));
+    expect(bindingNames()).not.toContain(teamB);
+  });
+
+  it('binds the new group before CloudFormation switches the access entry, and drops the old one only on the Delete of the old id', async () => {
+    const name = 'graceful-node-termination-0000cccc';
+    const grants: string[] = [];
+    await installerOf(name, 'stack-c', 'team-old', grants)(eventOf('Create', 'stack-c'));
+    await until('the old group may evict', 10_000, async () => canEvict('team-old') === 'yes');
+    // The deployer changes kubernetesGroup: an Update with the old physical id.
+    await installerOf(name, 'stack-c', 'team-new', grants)(eventOf('Update', 'stack-c', physicalIdFor(name, 'team-old')));
+    expect(responses.at(-1)).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: physicalIdFor(name, 'team-new') });
+    await until('both groups may evict while the access entry switches', 10_000, async () => canEvict('team-new') === 'yes' && canEvict('team-old') === 'yes');
+    // CloudFormation's cleanup, after the access entry switched: the Delete of the old id.
+    await installerOf(name, 'stack-c', 'team-new', grants)(eventOf('Delete', 'stack-c', physicalIdFor(name, 'team-old')));
+    await until('only the new group may evict', 10_000, async () => canEvict('team-new') === 'yes' && canEvict('team-old') === 'no');
+    // Cluster admin was held only around each request.
+    expect(grants).toEqual(['grant', 'revoke', 'grant', 'revoke', 'grant', 'revoke']);
+    await installerOf(name, 'stack-c', 'team-new')(eventOf('Delete', 'stack-c', physicalIdFor(name, 'team-new')));
   });
 });

@@ -1,57 +1,14 @@
 // Template checks for the CDK construct and app: hooks, topic, least-privilege IAM, the
 // function's environment (read back by the handler's own parser), cdk-nag, validation.
-import { App, Duration, Stack, Validations, aws_autoscaling as autoscaling, aws_ec2 as ec2, aws_iam as iam } from 'aws-cdk-lib';
+import { App, Duration, RemovalPolicy, Stack, aws_autoscaling as autoscaling, aws_ec2 as ec2, aws_iam as iam } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
-import { AwsSolutionsChecks } from 'cdk-nag';
-import type { Construct } from 'constructs';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../infra/app.js';
-import { GracefulNodeTermination, type GracefulNodeTerminationProps } from '../../infra/graceful-node-termination.js';
-import { parseConfig } from '../../lambda/config.js';
-import { renderRbacYaml } from '../../lambda/rbac.js';
-
-type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
-
-const root = join(import.meta.dirname, '..', '..');
-const exampleContext = JSON.parse(readFileSync(join(root, 'cdk.json'), 'utf8')).context as Record<string, string>;
-
-function exampleStack(context: Record<string, string> = exampleContext): { app: App; stack: Stack } {
-  const app = new App({ context });
-  return { app, stack: buildApp(app) };
-}
-
-function stackWith(props: Partial<GracefulNodeTerminationProps> & { setup?: (stack: Stack) => Partial<GracefulNodeTerminationProps> }) {
-  const app = new App();
-  const stack = new Stack(app, 'Test');
-  const extra = props.setup?.(stack) ?? {};
-  const construct = new GracefulNodeTermination(stack, 'Gnt', { clusterName: 'prod', autoScalingGroupNames: ['nodes-a'], ...props, ...extra });
-  return { app, stack, construct };
-}
-
-type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Sid?: string; Condition?: unknown };
-function statements(resources: Resources): Statement[] {
-  return Object.values(resources)
-    .filter((r) => r.Type === 'AWS::IAM::Policy')
-    .flatMap((r) => (r.Properties['PolicyDocument'] as { Statement: Statement[] }).Statement);
-}
-
-/**
- * Synthesizes with cdk-nag's AwsSolutions pack as a validation plugin, the way the app
- * runs it: any unacknowledged finding makes synth throw, naming the rule.
- */
-function synthWithNag(app: App): void {
-  if (!appsWithNag.has(app)) Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-  appsWithNag.add(app);
-  app.synth({ force: true });
-}
-const appsWithNag = new WeakSet<App>();
-
-/** The test's own VPC and group are fixtures, not part of what we ship. */
-function fixtureOnly(construct: Construct, ...rules: string[]): void {
-  for (const rule of rules) Validations.of(construct).acknowledge({ id: `AwsSolutions::AwsSolutions-${rule}`, reason: 'test fixture, not part of the construct' });
-}
+import { DeadlinePolicy, GracefulNodeTermination, type GracefulNodeTerminationProps } from '../../infra/graceful-node-termination.js';
+import { DeadlinePolicy as HandlerDeadlinePolicy, parseConfig } from '../../lambda/shared/config.js';
+import { renderRbacYaml } from '../../lambda/installer/rbac.js';
+import { appsWithNag, exampleContext, exampleStack, fixtureOnly, root, stackWith, statements, synthWithNag, type Resources } from './fixtures.js';
 
 describe('the example stack from cdk.json', () => {
   let template: Template;
@@ -103,25 +60,47 @@ describe('the example stack from cdk.json', () => {
     );
   });
 
-  it('grants on "*" only the reads IAM cannot scope, in this region: EC2 names, the group\'s terminating instances, its refreshes', () => {
+  it('grants on "*" only the reads IAM cannot scope, in this region: EC2 names, the group\'s terminating instances, its refreshes, instances\' groups', () => {
     const onEverything = statements(resources).filter((s) => [s.Resource].flat().includes('*'));
     expect(onEverything).toEqual([
       expect.objectContaining({
         Sid: 'ReadsWithoutResourceScope',
         Effect: 'Allow',
-        Action: ['ec2:DescribeInstances', 'ec2:DescribeLaunchTemplates', 'autoscaling:DescribeAutoScalingGroups', 'autoscaling:DescribeInstanceRefreshes'],
+        Action: [
+          'ec2:DescribeInstances',
+          'ec2:DescribeLaunchTemplates',
+          'autoscaling:DescribeAutoScalingGroups',
+          'autoscaling:DescribeInstanceRefreshes',
+          'autoscaling:DescribeAutoScalingInstances',
+        ],
         Condition: { StringEquals: { 'aws:RequestedRegion': expect.anything() } },
       }),
     ]);
-    const { stack } = stackWith({ cordonDoomedSiblings: false, markOutdatedOnRefresh: false });
-    const without = statements(Template.fromStack(stack).toJSON()['Resources'] as Resources).filter((s) => [s.Resource].flat().includes('*'));
-    expect(without.map((s) => s.Action)).toEqual(['ec2:DescribeInstances']);
+    const unscoped = (props: Partial<GracefulNodeTerminationProps>) =>
+      statements(Template.fromStack(stackWith(props).stack).toJSON()['Resources'] as Resources)
+        .filter((s) => [s.Resource].flat().includes('*'))
+        .map((s) => s.Action);
+    // DescribeAutoScalingInstances always (launch give-back check, Spot, reconciler).
+    expect(unscoped({ cordonDoomedSiblings: false, markOutdatedOnRefresh: false, reconcileMarks: false })).toEqual([
+      ['ec2:DescribeInstances', 'autoscaling:DescribeAutoScalingInstances'],
+    ]);
+    // The reconciler reads the groups' tags and their refreshes.
+    expect(unscoped({ cordonDoomedSiblings: false, markOutdatedOnRefresh: false })).toEqual([
+      ['ec2:DescribeInstances', 'autoscaling:DescribeAutoScalingGroups', 'autoscaling:DescribeInstanceRefreshes', 'autoscaling:DescribeAutoScalingInstances'],
+    ]);
+    // Sibling cordoning reads only the group's instances.
+    expect(unscoped({ markOutdatedOnRefresh: false, reconcileMarks: false })).toEqual([
+      ['ec2:DescribeInstances', 'autoscaling:DescribeAutoScalingGroups', 'autoscaling:DescribeAutoScalingInstances'],
+    ]);
+    const { stack } = stackWith({ cordonDoomedSiblings: false, markOutdatedOnRefresh: false, reconcileMarks: false });
     Template.fromStack(stack).resourceCountIs('AWS::Events::Rule', 0);
     Template.fromStack(stack).hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ CORDON_DOOMED_SIBLINGS: 'false' }) } });
   });
 
   it('never grants autoscaling or eks writes on "*"', () => {
-    const scoped = statements(resources).filter((s) => [s.Action].flat().some((a) => a.startsWith('autoscaling:') || a.startsWith('eks:')) && !([s.Resource].flat().includes('*') && s.Sid === 'ReadsWithoutResourceScope'));
+    const scoped = statements(resources).filter(
+      (s) => [s.Action].flat().some((a) => a.startsWith('autoscaling:') || a.startsWith('eks:')) && !([s.Resource].flat().includes('*') && s.Sid === 'ReadsWithoutResourceScope'),
+    );
     expect(scoped.length).toBeGreaterThanOrEqual(3);
     for (const s of scoped) expect([s.Resource].flat()).not.toContain('*');
     const lifecycle = scoped.find((s) => [s.Action].flat().includes('autoscaling:CompleteLifecycleAction'))!;
@@ -140,7 +119,9 @@ describe('the example stack from cdk.json', () => {
     expect(env['HAND_OFF_TOPIC_ARN']).toEqual({ Ref: expect.stringMatching(/Topic/) });
     expect(config.handOffTopicArn).toBeDefined();
     expect([...config.autoScalingGroupNames]).toEqual(['example-nodes-a', 'example-nodes-b']);
-    const hookNames = Object.values(resources).filter((r) => r.Type === 'AWS::AutoScaling::LifecycleHook').map((r) => r.Properties['LifecycleHookName']);
+    const hookNames = Object.values(resources)
+      .filter((r) => r.Type === 'AWS::AutoScaling::LifecycleHook')
+      .map((r) => r.Properties['LifecycleHookName']);
     expect(new Set(hookNames)).toEqual(config.lifecycleHookNames);
   });
 
@@ -164,14 +145,65 @@ describe('the example stack from cdk.json', () => {
       KubernetesGroups: [Match.stringLikeRegexp('^graceful-node-termination-[0-9a-f]{8}$')],
       PrincipalArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('GracefulNodeTerminationRole'), 'Arn'] },
     });
-    // Cluster admin goes to the installer only, never to the drainer.
-    template.hasResourceProperties('AWS::EKS::AccessEntry', {
-      PrincipalArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('RbacInstallerRole'), 'Arn'] },
-      AccessPolicies: [Match.objectLike({ PolicyArn: Match.objectLike({}), AccessScope: { Type: 'cluster' } })],
+    // No entry holds an access policy: the installer associates cluster admin only while it acts.
+    template.hasResourceProperties('AWS::EKS::AccessEntry', { PrincipalArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('RbacInstallerRole'), 'Arn'] }, Type: 'STANDARD' });
+    const entries = Object.values(resources).filter((r) => r.Type === 'AWS::EKS::AccessEntry');
+    expect(entries).toHaveLength(2);
+    for (const entry of entries) expect(entry.Properties['AccessPolicies']).toBeUndefined();
+    template.hasResourceProperties('Custom::KubernetesRbac', {
+      ClusterName: 'example-cluster',
+      KubernetesGroup: Match.stringLikeRegexp('^graceful-node-termination-[0-9a-f]{8}$'),
     });
-    const drainerEntry = Object.values(resources).find((r) => r.Type === 'AWS::EKS::AccessEntry' && JSON.stringify(r.Properties['PrincipalArn']).includes('GracefulNodeTerminationRole'))!;
-    expect(drainerEntry.Properties['AccessPolicies']).toBeUndefined();
-    template.hasResourceProperties('Custom::KubernetesRbac', { ClusterName: 'example-cluster', KubernetesGroup: Match.stringLikeRegexp('^graceful-node-termination-[0-9a-f]{8}$') });
+  });
+
+  it('keeps the logical IDs of the version before the construct was split into parts (they are a public contract)', () => {
+    // Every resource of the previous version, by the ID CloudFormation knows it by: a changed
+    // ID replaces the resource (an access entry or a named alarm would collide with itself).
+    const before = [
+      'GracefulNodeTerminationAccessEntryBDDB5525',
+      'GracefulNodeTerminationDrainsTimedOut8657D309',
+      'GracefulNodeTerminationDrainsTimedOutFilter3F6C0184',
+      'GracefulNodeTerminationFailedNotifications55D038CA',
+      'GracefulNodeTerminationFailedNotificationsPolicyE46ED1A6',
+      'GracefulNodeTerminationFailedNotificationsVisibleB979EA84',
+      'GracefulNodeTerminationFunction71BE3A97',
+      'GracefulNodeTerminationFunctionAllowInvokeGracefulNodeTerminationTopicA185D351AB127A8D',
+      'GracefulNodeTerminationFunctionErrors5DD4A675',
+      'GracefulNodeTerminationFunctionEventInvokeConfig20F4DDBF',
+      'GracefulNodeTerminationFunctionTopic6B9F4765',
+      'GracefulNodeTerminationGroupexamplenodesaLaunchAEBDBFAF',
+      'GracefulNodeTerminationGroupexamplenodesaTerminate277FEB09',
+      'GracefulNodeTerminationGroupexamplenodesbLaunch1BB58DAA',
+      'GracefulNodeTerminationGroupexamplenodesbTerminate31CDF0DA',
+      'GracefulNodeTerminationHookRoleB7A1B7AE',
+      'GracefulNodeTerminationHookRoleDefaultPolicyAA47EE92',
+      'GracefulNodeTerminationInstanceRefreshes4FC16875',
+      'GracefulNodeTerminationInstanceRefreshesAllowEventRuleGracefulNodeTerminationFunction5FD73B4C84A9E107',
+      'GracefulNodeTerminationKey7F9E8436',
+      'GracefulNodeTerminationLaunchesAbandoned5522E64E',
+      'GracefulNodeTerminationLaunchesAbandonedFilterD0A44CCA',
+      'GracefulNodeTerminationLaunchesUnchecked564F8821',
+      'GracefulNodeTerminationLaunchesUncheckedFilter58724448',
+      'GracefulNodeTerminationLifecyclePolicy6E0E6B1E',
+      'GracefulNodeTerminationLogsDF992773',
+      'GracefulNodeTerminationRbacBBB81D88',
+      'GracefulNodeTerminationRbacInstaller2A107BA5',
+      'GracefulNodeTerminationRbacInstallerAccessEntry2F798686',
+      'GracefulNodeTerminationRbacInstallerLogsCBAE38F4',
+      'GracefulNodeTerminationRbacInstallerRole3A3ECA8A',
+      'GracefulNodeTerminationRbacInstallerRoleDefaultPolicy319943A9',
+      'GracefulNodeTerminationRole7E689647',
+      'GracefulNodeTerminationRoleDefaultPolicy4BE45246',
+      'GracefulNodeTerminationTopic9B5D0B84',
+      'GracefulNodeTerminationTopicPolicy9247FADC',
+    ];
+    const ids = Object.keys(resources);
+    expect(ids).toEqual(expect.arrayContaining(before));
+    // New in this version: the reconciler's schedule and its permission to invoke the function.
+    expect(ids.filter((id) => !before.includes(id)).sort()).toEqual([
+      expect.stringMatching(/^GracefulNodeTerminationReconcileSchedule[0-9A-F]{8}$/),
+      expect.stringMatching(/^GracefulNodeTerminationReconcileScheduleAllowEventRuleGracefulNodeTerminationFunction[0-9A-F]{16}$/),
+    ]);
   });
 
   it('has zero unacknowledged cdk-nag AwsSolutions findings', () => {
@@ -243,7 +275,9 @@ describe('the construct', () => {
     const template = Template.fromStack(stack);
     template.hasResourceProperties('AWS::AutoScaling::LifecycleHook', { HeartbeatTimeout: 3600 });
     template.hasResourceProperties('AWS::Lambda::Function', {
-      Environment: { Variables: Match.objectLike({ DRAIN_TIMEOUT_SECONDS: '600', LOAD_BALANCER_DELAY_SECONDS: '0', HEARTBEAT_TIMEOUT_SECONDS: '3600', BATCH_WAIT_SECONDS: '3600' }) },
+      Environment: {
+        Variables: Match.objectLike({ DRAIN_TIMEOUT_SECONDS: '600', LOAD_BALANCER_DELAY_SECONDS: '0', HEARTBEAT_TIMEOUT_SECONDS: '3600', BATCH_WAIT_SECONDS: '3600' }),
+      },
     });
   });
 
@@ -258,16 +292,40 @@ describe('the construct', () => {
     for (const [, hook] of hooks) expect(hook.DependsOn).toEqual(expect.arrayContaining([subscription, drainerEntry, rbac]));
   });
 
+  it("binds the group before the drainer's entry switches to it, and installs only once the installer may act", () => {
+    const resources = Template.fromStack(stackWith({}).stack).toJSON()['Resources'] as Record<string, { Type: string; DependsOn?: string[]; Properties: Record<string, unknown> }>;
+    const idOf = (match: (id: string) => boolean) => Object.keys(resources).find(match)!;
+    const drainerEntry = idOf((id) => id.startsWith('GntAccessEntry'));
+    const installerEntry = idOf((id) => id.startsWith('GntRbacInstallerAccessEntry'));
+    const installerRole = idOf((id) => /^GntRbacInstallerRole[0-9A-F]{8}$/.test(id));
+    const installerPolicy = idOf((id) => id.startsWith('GntRbacInstallerRoleDefaultPolicy'));
+    const rbac = idOf((id) => resources[id]!.Type === 'Custom::KubernetesRbac');
+    expect(resources[drainerEntry]!.DependsOn).toContain(rbac);
+    // The installer's entry and the policy that lets it associate cluster admin exist first.
+    expect(resources[rbac]!.DependsOn).toEqual(expect.arrayContaining([installerEntry, installerRole, installerPolicy]));
+    expect(resources[rbac]!.DependsOn).not.toContain(drainerEntry);
+  });
+
   it('gives the RBAC installer its cluster, group and policy in its environment, a service timeout, and pods delete only with force', () => {
     const template = Template.fromStack(stackWith({}).stack);
     const resources = template.toJSON()['Resources'] as Record<string, { Type: string; Properties: Record<string, unknown> }>;
     const installer = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties['Handler'] === 'rbac-installer.handler')!;
     const name = (installer.Properties['Environment'] as { Variables: Record<string, string> }).Variables['RBAC_NAME']!;
     expect(name).toMatch(/^graceful-node-termination-[0-9a-f]{8}$/);
-    expect(installer.Properties['Environment']).toEqual({ Variables: { RBAC_NAME: name, CLUSTER_NAME: 'prod', KUBERNETES_GROUP: name, DEADLINE_POLICY: 'force' } });
+    expect(installer.Properties['Environment']).toEqual({
+      Variables: {
+        RBAC_NAME: name,
+        CLUSTER_NAME: 'prod',
+        KUBERNETES_GROUP: name,
+        DEADLINE_POLICY: 'force',
+        // Whose entry it associates cluster admin with, and the one stack it answers.
+        INSTALLER_ROLE_ARN: { 'Fn::GetAtt': [expect.stringMatching(/^GntRbacInstallerRole/), 'Arn'] },
+        STACK_ID: { Ref: 'AWS::StackId' },
+      },
+    });
     const rbac = Object.values(resources).find((r) => r.Type === 'Custom::KubernetesRbac')!;
     expect(rbac.Properties['ServiceTimeout']).toBe('360');
-    const leave = Template.fromStack(stackWith({ deadlinePolicy: 'leave' }).stack);
+    const leave = Template.fromStack(stackWith({ deadlinePolicy: DeadlinePolicy.LEAVE }).stack);
     leave.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ DEADLINE_POLICY: 'leave' }) }, Handler: 'rbac-installer.handler' });
     const digests = [template, leave].map((t) => Object.values(t.findResources('Custom::KubernetesRbac'))[0]!.Properties['RbacDigest']);
     expect(digests[0]).not.toEqual(digests[1]);
@@ -276,10 +334,14 @@ describe('the construct', () => {
   it('with deadlinePolicy retain: sets the retention policy on groups of this app, refuses groups by name unless told it is set, adds the InstancesRetained alarm', () => {
     const { stack } = stackWith({
       autoScalingGroupNames: [],
-      deadlinePolicy: 'retain',
+      deadlinePolicy: DeadlinePolicy.RETAIN,
       setup: (s) => {
         const vpc = new ec2.Vpc(s, 'Vpc', { maxAzs: 1, natGateways: 0 });
-        const workers = new autoscaling.AutoScalingGroup(s, 'Workers', { vpc, instanceType: new ec2.InstanceType('m7g.large'), machineImage: ec2.MachineImage.latestAmazonLinux2023({ cpuType: ec2.AmazonLinuxCpuType.ARM_64 }) });
+        const workers = new autoscaling.AutoScalingGroup(s, 'Workers', {
+          vpc,
+          instanceType: new ec2.InstanceType('m7g.large'),
+          machineImage: ec2.MachineImage.latestAmazonLinux2023({ cpuType: ec2.AmazonLinuxCpuType.ARM_64 }),
+        });
         return { autoScalingGroups: [workers] };
       },
     });
@@ -287,8 +349,10 @@ describe('the construct', () => {
     template.hasResourceProperties('AWS::AutoScaling::AutoScalingGroup', { InstanceLifecyclePolicy: { RetentionTriggers: { TerminateHookAbandon: 'retain' } } });
     template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmDescription: Match.stringLikeRegexp('DEADLINE_POLICY=retain') });
     template.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ DEADLINE_POLICY: 'retain' }) }, Handler: 'index.handler' });
-    expect(() => stackWith({ deadlinePolicy: 'retain' })).toThrow(/deadlinePolicy 'retain' needs group nodes-a to retain instances on ABANDON.*retentionSetOutside: true/);
-    expect(() => stackWith({ deadlinePolicy: 'retain', retentionSetOutside: true })).not.toThrow();
+    expect(() => stackWith({ deadlinePolicy: DeadlinePolicy.RETAIN })).toThrow(
+      /deadlinePolicy 'retain' needs group nodes-a to retain instances on ABANDON.*retentionSetOutside: true/,
+    );
+    expect(() => stackWith({ deadlinePolicy: DeadlinePolicy.RETAIN, retentionSetOutside: true })).not.toThrow();
   });
 
   it('lets two deployments for one cluster coexist: every Kubernetes name, hook name and metric dimension is their own', () => {
@@ -304,8 +368,11 @@ describe('the construct', () => {
         deployment: construct.deploymentName,
         hooks: of('AWS::AutoScaling::LifecycleHook').map((r) => r.Properties['LifecycleHookName']),
         groups: of('AWS::EKS::AccessEntry').flatMap((r) => (r.Properties['KubernetesGroups'] as string[] | undefined) ?? []),
-        rbac: (of('AWS::Lambda::Function').find((r) => r.Properties['Handler'] === 'rbac-installer.handler')!.Properties['Environment'] as { Variables: Record<string, string> }).Variables['RBAC_NAME'],
-        alarmDimensions: of('AWS::CloudWatch::Alarm').flatMap((r) => ((r.Properties['Dimensions'] as { Name: string; Value: string }[] | undefined) ?? []).filter((d) => d.Name === 'service').map((d) => d.Value)),
+        rbac: (of('AWS::Lambda::Function').find((r) => r.Properties['Handler'] === 'rbac-installer.handler')!.Properties['Environment'] as { Variables: Record<string, string> })
+          .Variables['RBAC_NAME'],
+        alarmDimensions: of('AWS::CloudWatch::Alarm').flatMap((r) =>
+          ((r.Properties['Dimensions'] as { Name: string; Value: string }[] | undefined) ?? []).filter((d) => d.Name === 'service').map((d) => d.Value),
+        ),
       };
     });
     const [a, b] = names as [(typeof names)[0], (typeof names)[0]];
@@ -328,7 +395,7 @@ describe('the construct', () => {
     expect(() => stackWith({ reservedConcurrency: 0 })).toThrow(/reservedConcurrency 0 is invalid/);
   });
 
-  it("fits the default launch timeout in a short heartbeat timeout, and refuses an explicit one that does not fit", () => {
+  it('fits the default launch timeout in a short heartbeat timeout, and refuses an explicit one that does not fit', () => {
     const { stack } = stackWith({ heartbeatTimeout: Duration.minutes(5) });
     Template.fromStack(stack).hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ LAUNCH_TIMEOUT_SECONDS: '280' }) },
@@ -351,23 +418,31 @@ describe('the construct', () => {
     expect(Annotations.fromStack(silent).findWarning('*', Match.stringLikeRegexp('alarms notify no one: pass alarmEmail'))).toHaveLength(1);
   });
 
-  it('sends Spot interruption warnings and rebalance recommendations to the function when spotInterruptions is on, with the one unscoped read it needs', () => {
+  it('sends Spot interruption warnings and rebalance recommendations to the function when spotInterruptions is on (the read they need is always granted)', () => {
     const { app, stack } = stackWith({ spotInterruptions: true });
     expect(() => synthWithNag(app)).not.toThrow();
     const onEverything = statements(Template.fromStack(stack).toJSON()['Resources'] as Resources).filter((s) => [s.Resource].flat().includes('*'));
     expect(onEverything.map((s) => [s.Action, s.Effect])).toEqual([
-      [['ec2:DescribeInstances', 'ec2:DescribeLaunchTemplates', 'autoscaling:DescribeAutoScalingGroups', 'autoscaling:DescribeInstanceRefreshes', 'autoscaling:DescribeAutoScalingInstances'], 'Allow'],
+      [
+        [
+          'ec2:DescribeInstances',
+          'ec2:DescribeLaunchTemplates',
+          'autoscaling:DescribeAutoScalingGroups',
+          'autoscaling:DescribeInstanceRefreshes',
+          'autoscaling:DescribeAutoScalingInstances',
+        ],
+        'Allow',
+      ],
     ]);
-    expect(statements(Template.fromStack(stackWith({}).stack).toJSON()['Resources'] as Resources).some((s) => [s.Action].flat().includes('autoscaling:DescribeAutoScalingInstances'))).toBe(false);
     Template.fromStack(stack).hasResourceProperties('AWS::Events::Rule', {
       EventPattern: { source: ['aws.ec2'], 'detail-type': ['EC2 Spot Instance Interruption Warning', 'EC2 Instance Rebalance Recommendation'] },
       Targets: [Match.objectLike({ RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 120 } })],
     });
-    // Without Spot, the only rule is the instance refresh one.
-    Template.fromStack(stackWith({}).stack).resourceCountIs('AWS::Events::Rule', 1);
+    // Without Spot, the rules are the instance refresh one and the reconciler's schedule.
+    Template.fromStack(stackWith({}).stack).resourceCountIs('AWS::Events::Rule', 2);
   });
 
-  it('sends the served groups\' instance refresh events to the function, and names the alarms upgrade puts in a refresh', () => {
+  it("sends the served groups' instance refresh events to the function, and names the alarms upgrade puts in a refresh", () => {
     const { stack, construct } = stackWith({});
     const template = Template.fromStack(stack);
     template.hasResourceProperties('AWS::Events::Rule', {
@@ -379,6 +454,35 @@ describe('the construct', () => {
     });
     template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: `${construct.deploymentName}-DrainsTimedOut` });
     template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: `${construct.deploymentName}-LaunchesAbandoned` });
+  });
+
+  it('deletes the key, the log groups and the failed-notifications queue with the stack by default, and keeps them with RemovalPolicy.RETAIN', () => {
+    const policies = (props: Partial<GracefulNodeTerminationProps>) =>
+      Object.values(Template.fromStack(stackWith(props).stack).toJSON()['Resources'] as Record<string, { Type: string; DeletionPolicy?: string; UpdateReplacePolicy?: string }>)
+        .filter((r) => ['AWS::KMS::Key', 'AWS::Logs::LogGroup', 'AWS::SQS::Queue'].includes(r.Type))
+        .map((r) => [r.Type, r.DeletionPolicy, r.UpdateReplacePolicy])
+        .sort();
+    expect(policies({})).toEqual([
+      ['AWS::KMS::Key', 'Delete', 'Delete'],
+      ['AWS::Logs::LogGroup', 'Delete', 'Delete'],
+      ['AWS::Logs::LogGroup', 'Delete', 'Delete'],
+      ['AWS::SQS::Queue', 'Delete', 'Delete'],
+    ]);
+    expect(policies({ removalPolicy: RemovalPolicy.RETAIN })).toEqual([
+      ['AWS::KMS::Key', 'Retain', 'Retain'],
+      ['AWS::Logs::LogGroup', 'Retain', 'Retain'],
+      ['AWS::Logs::LogGroup', 'Retain', 'Retain'],
+      ['AWS::SQS::Queue', 'Retain', 'Retain'],
+    ]);
+  });
+
+  it("takes the deadline policy as the handler's own DeadlinePolicy enum, re-exported by the construct module", () => {
+    expect(DeadlinePolicy).toBe(HandlerDeadlinePolicy);
+    const { stack } = stackWith({ deadlinePolicy: DeadlinePolicy.LEAVE });
+    Template.fromStack(stack).hasResourceProperties('AWS::Lambda::Function', {
+      Handler: 'index.handler',
+      Environment: { Variables: Match.objectLike({ DEADLINE_POLICY: 'leave' }) },
+    });
   });
 
   it('fails when the cluster name is not an EKS cluster name', () => {
@@ -434,6 +538,30 @@ describe('the app', () => {
 
   it('fails when no group names are in the context', () => {
     expect(() => exampleStack({ clusterName: 'prod' })).toThrow(/context autoScalingGroupNames is required/);
+  });
+
+  it('passes reconcileMarks and reconcileIntervalMinutes from the context', () => {
+    const ruleOf = (context: Record<string, string>) =>
+      Object.values(Template.fromStack(exampleStack({ ...exampleContext, ...context }).stack).findResources('AWS::Events::Rule'))
+        .map((r) => (r as { Properties: Record<string, unknown> }).Properties['ScheduleExpression'])
+        .filter((e) => e !== undefined);
+    expect(ruleOf({})).toEqual(['rate(5 minutes)']);
+    expect(ruleOf({ reconcileIntervalMinutes: '15' })).toEqual(['rate(15 minutes)']);
+    expect(ruleOf({ reconcileMarks: 'false' })).toEqual([]);
+    const off = exampleStack({ ...exampleContext, reconcileMarks: 'false' }).stack;
+    Template.fromStack(off).hasResourceProperties('AWS::Lambda::Function', {
+      Handler: 'index.handler',
+      Environment: { Variables: Match.objectLike({ RECONCILE_MARKS: 'false' }) },
+    });
+  });
+
+  it('fails on a reconcile context value it cannot use, naming it', () => {
+    expect(() => exampleStack({ ...exampleContext, reconcileMarks: 'yes' })).toThrow(/context reconcileMarks=yes is invalid: expected true or false/);
+    for (const bad of ['0', '1.5', 'abc', '1441']) {
+      expect(() => exampleStack({ ...exampleContext, reconcileIntervalMinutes: bad })).toThrow(
+        new RegExp(`context reconcileIntervalMinutes=${bad.replace('.', '\\.')} is invalid: expected a whole number of minutes from 1 to 1440`),
+      );
+    }
   });
 });
 

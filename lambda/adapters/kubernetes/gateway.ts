@@ -3,7 +3,6 @@
 import type { ClusterGateway } from '../../cluster/cluster-ports.js';
 import type { NodeLookup } from '../../cluster/node-lookup.js';
 import type { Log } from '../../shared/log.js';
-import { describe } from './api-errors.js';
 import { createEventWriter } from './event-writer.js';
 import { createKubeHttp, type KubeEndpoint } from './kube-http.js';
 import { createNodeApi, type NodeApi } from './node-api.js';
@@ -27,7 +26,7 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
   const kube = createKubeHttp(endpoint, {
     userAgent,
     timeoutMs: options.requestTimeoutMs,
-    onRetry: (what, attempt, error, delayMs) => options.log.info('retrying Kubernetes request', { request: what, attempt, error: describe(error), delayMs }),
+    onRetry: (what, attempt, error, delayMs) => options.log.info('retrying Kubernetes request', { request: what, attempt, error, delayMs }),
   });
   return {
     ...createNodeApi(kube, options.log),

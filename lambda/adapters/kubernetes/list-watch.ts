@@ -4,7 +4,7 @@
 // https://kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes
 import { asError, type Log } from '../../shared/log.js';
 import type { PodInfo, PodWatch } from '../../cluster/cluster-ports.js';
-import { call, describe, statusOf } from './api-errors.js';
+import { call, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
 import { toPodInfo, type WireList } from './object-codecs.js';
 
@@ -136,7 +136,7 @@ class ListWatchView<T> {
     if (this.closed) return;
     if (error) {
       this.failures++;
-      this.o.log.debug('watch ended, resuming', { watch: this.o.what, error: describe(error), failures: this.failures });
+      this.o.log.debug('watch ended, resuming', { watch: this.o.what, error, failures: this.failures });
     } else {
       // A clean end is the server's timeout: resume at once, no backoff to grow.
       this.failures = 0;

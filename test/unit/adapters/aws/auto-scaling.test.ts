@@ -90,11 +90,9 @@ describe('instance refresh view', () => {
   });
 
   it('finds the instances not on the desired version, resolving $Latest through EC2, and reads the strategy tag', async () => {
-    asg
-      .on(DescribeInstanceRefreshesCommand)
-      .resolves({
-        InstanceRefreshes: [{ InstanceRefreshId: 'r-1', Status: 'InProgress', DesiredConfiguration: { LaunchTemplate: { LaunchTemplateId: 'lt-0abc', Version: '$Latest' } } }],
-      });
+    asg.on(DescribeInstanceRefreshesCommand).resolves({
+      InstanceRefreshes: [{ InstanceRefreshId: 'r-1', Status: 'InProgress', DesiredConfiguration: { LaunchTemplate: { LaunchTemplateId: 'lt-0abc', Version: '$Latest' } } }],
+    });
     asg.on(DescribeAutoScalingGroupsCommand).resolves({
       AutoScalingGroups: [
         {

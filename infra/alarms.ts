@@ -1,0 +1,156 @@
+// The alarms: function errors, failed notifications, and the log lines that must never happen
+// quietly (drains that hit their deadline, launches unchecked or abandoned, retained instances),
+// with the metric filters that count those lines, and where the alarms are sent.
+import {
+  ArnFormat,
+  Duration,
+  Stack,
+  aws_cloudwatch as cloudwatch,
+  aws_cloudwatch_actions as cloudwatchActions,
+  aws_iam as iam,
+  aws_kms as kms,
+  aws_lambda as lambda,
+  aws_logs as logs,
+  aws_sns as sns,
+  aws_sns_subscriptions as subscriptions,
+  aws_sqs as sqs,
+} from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import { DeadlinePolicy, metricsNamespace } from '../lambda/shared/config.js';
+import { keepParentLogicalIds } from './logical-ids.js';
+import { logMessageMetrics, type LogMessageMetric } from './metrics.js';
+
+/** The construct's public metric methods the alarms watch. */
+export interface DeploymentMetrics {
+  metricDrainsTimedOut(options?: cloudwatch.MetricOptions): cloudwatch.Metric;
+  metricLaunchesUnchecked(options?: cloudwatch.MetricOptions): cloudwatch.Metric;
+  metricLaunchesAbandoned(options?: cloudwatch.MetricOptions): cloudwatch.Metric;
+  metricInstancesRetained(options?: cloudwatch.MetricOptions): cloudwatch.Metric;
+}
+
+export interface AlarmsProps {
+  /** Names the alarms (`<deploymentName>-<alarm>`) and is the `service` the filters count. */
+  readonly deploymentName: string;
+  readonly deadlinePolicy: DeadlinePolicy;
+  readonly logGroup: logs.ILogGroup;
+  readonly function: lambda.IFunction;
+  readonly failedNotifications: sqs.IQueue;
+  readonly metrics: DeploymentMetrics;
+  /**
+   * Where alarms go.
+   * @default - the topic alarmEmail creates, else nowhere
+   */
+  readonly alarmTopic?: sns.ITopic;
+  /**
+   * Creates an encrypted alarm topic with this email subscription, when alarmTopic is not given.
+   * @default - no topic
+   */
+  readonly alarmEmail?: string;
+  /** Encrypts the alarm topic this creates. */
+  readonly key: kms.IKey;
+}
+
+export class Alarms extends Construct {
+  /** In the order: function errors, failed notifications, then the log-line alarms. */
+  readonly alarms: readonly cloudwatch.Alarm[];
+  /** Where the alarms are sent; undefined: nowhere. */
+  readonly topic: sns.ITopic | undefined;
+
+  constructor(
+    scope: Construct,
+    id: string,
+    private readonly props: AlarmsProps,
+  ) {
+    super(scope, id);
+    keepParentLogicalIds(this);
+    const counted: LogMessageMetric[] = ['DrainsTimedOut', 'LaunchesUnchecked', 'LaunchesAbandoned'];
+    if (props.deadlinePolicy === DeadlinePolicy.RETAIN) counted.push('InstancesRetained');
+    for (const metricName of counted) this.countLogMessage(metricName);
+    const m = props.metrics;
+    const fiveMinutes = Duration.minutes(5);
+    this.alarms = [
+      this.alarm(
+        'FunctionErrors',
+        'The drainer failed on a notification (it retries twice, then keeps it in the failed-notifications queue).',
+        props.function.metricErrors({ period: fiveMinutes, statistic: 'Sum' }),
+      ),
+      this.alarm(
+        'FailedNotificationsVisible',
+        'Lifecycle notifications the drainer could not process are waiting in the queue.',
+        props.failedNotifications.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes, statistic: 'Maximum' }),
+      ),
+      this.alarm('DrainsTimedOut', 'A drain reached its deadline with pods still on the node (see the DrainTimedOut Event for the blocking PDBs).', m.metricDrainsTimedOut()),
+      this.alarm(
+        'LaunchesUnchecked',
+        'A launch was admitted without a health check because the cluster could not be reached (access entry, RBAC, network, endpoint).',
+        m.metricLaunchesUnchecked(),
+      ),
+      this.alarm(
+        'LaunchesAbandoned',
+        'A new node did not join Ready in time and its launch was abandoned (NodeCreationFailure): check the AMI, user data and bootstrap.',
+        m.metricLaunchesAbandoned(),
+      ),
+      ...(props.deadlinePolicy === DeadlinePolicy.RETAIN
+        ? [
+            this.alarm(
+              'InstancesRetained',
+              'A drain reached its deadline and the instance was retained (DEADLINE_POLICY=retain): it stays cordoned, outside desired capacity, until you fix what held its pods and terminate it (README, Operations).',
+              m.metricInstancesRetained(),
+            ),
+          ]
+        : []),
+    ];
+    this.topic = props.alarmTopic ?? (props.alarmEmail !== undefined ? this.createEmailTopic(props.alarmEmail) : undefined);
+    if (this.topic) for (const alarm of this.alarms) alarm.addAlarmAction(new cloudwatchActions.SnsAction(this.topic));
+  }
+
+  /** Counts one exact log message (Powertools JSON) as a metric, by the line's `service`. */
+  private countLogMessage(metricName: LogMessageMetric): void {
+    new logs.MetricFilter(this, `${metricName}Filter`, {
+      logGroup: this.props.logGroup,
+      filterPattern: logs.FilterPattern.stringValue('$.message', '=', logMessageMetrics[metricName]),
+      metricNamespace: metricsNamespace,
+      metricName,
+      metricValue: '1',
+      dimensions: { service: '$.service' },
+    });
+  }
+
+  /**
+   * Fires on the first occurrence: none of these should ever happen quietly. Named after the
+   * deployment: `upgrade` puts DrainsTimedOut and LaunchesAbandoned in the instance refresh's
+   * alarm specification by these names.
+   */
+  private alarm(id: string, alarmDescription: string, metric: cloudwatch.IMetric): cloudwatch.Alarm {
+    return new cloudwatch.Alarm(this, id, {
+      alarmName: `${this.props.deploymentName}-${id}`,
+      alarmDescription,
+      metric,
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+  }
+
+  /** An encrypted topic for the alarms, with one email subscription. */
+  private createEmailTopic(email: string): sns.Topic {
+    const { key, deploymentName } = this.props;
+    const topic = new sns.Topic(this, 'AlarmTopic', { masterKey: key, enforceSSL: true, displayName: 'Graceful node termination alarms' });
+    topic.addSubscription(new subscriptions.EmailSubscription(email));
+    // CloudWatch publishes the alarms, so it must be able to use the key: only for this
+    // account's alarms of this deployment (confused-deputy guard).
+    // https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/Cross-service-confused-deputy-prevention.html
+    const stack = Stack.of(this);
+    const ourAlarms = stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: `${deploymentName}-*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'],
+        conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ArnLike: { 'aws:SourceArn': ourAlarms } },
+      }),
+    );
+    return topic;
+  }
+}

@@ -1,0 +1,176 @@
+// The construct's props with every default applied and every rule checked, once, before any
+// resource exists. Each error names the bad value and the way out.
+import { createHash } from 'node:crypto';
+import { Duration, RemovalPolicy, Stack, Token, aws_lambda as lambda, aws_logs as logs } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import { DeadlinePolicy, actionCapSeconds, configVariables } from '../lambda/shared/config.js';
+import { deploymentNamePattern, rbacName } from '../lambda/installer/rbac.js';
+import type { GracefulNodeTerminationProps } from './props.js';
+
+export type VpcPlacement = Partial<Pick<lambda.FunctionProps, 'vpc' | 'vpcSubnets' | 'securityGroups'>>;
+
+/** What the parts of the construct are built from. */
+export interface Settings {
+  readonly clusterName: string;
+  readonly deploymentName: string;
+  readonly hookNames: { readonly launch: string; readonly terminate: string };
+  readonly kubernetesGroup: string;
+  readonly deadlinePolicy: DeadlinePolicy;
+  readonly retentionSetOutside: boolean;
+  readonly heartbeatTimeout: Duration;
+  readonly drainTimeout: Duration;
+  readonly loadBalancerDelay: Duration;
+  readonly launchTimeout: Duration;
+  readonly batchWait: Duration;
+  readonly cordonDoomedSiblings: boolean;
+  readonly markOutdatedOnRefresh: boolean;
+  readonly reconcileMarks: boolean;
+  readonly reconcileInterval: Duration;
+  readonly spotInterruptions: boolean;
+  readonly manageKubernetesAccess: boolean;
+  readonly logRetention: logs.RetentionDays;
+  readonly removalPolicy: RemovalPolicy;
+  readonly vpcPlacement: VpcPlacement;
+}
+
+/** The handler keeps this much of an invocation free to complete the action. */
+export const invocationMarginSeconds = configVariables.invocationMarginSeconds.default!;
+
+export function resolveSettings(scope: Construct, props: GracefulNodeTerminationProps): Settings {
+  validateProps(props);
+  const deploymentName = props.deploymentName ?? defaultDeploymentName(scope);
+  const heartbeatTimeout = props.heartbeatTimeout ?? defaultSeconds(configVariables.heartbeatTimeoutSeconds);
+  const settings: Settings = {
+    clusterName: props.clusterName,
+    deploymentName,
+    hookNames: { launch: `${deploymentName}-launch`, terminate: `${deploymentName}-terminate` },
+    kubernetesGroup: props.kubernetesGroup ?? deploymentName,
+    deadlinePolicy: props.deadlinePolicy ?? DeadlinePolicy.FORCE,
+    retentionSetOutside: props.retentionSetOutside ?? false,
+    heartbeatTimeout,
+    drainTimeout: props.drainTimeout ?? defaultSeconds(configVariables.drainTimeoutSeconds),
+    loadBalancerDelay: props.loadBalancerDelay ?? defaultSeconds(configVariables.loadBalancerDelaySeconds),
+    // The launch wait runs on the timer Auto Scaling starts at the notification and does not
+    // heartbeat: it must end (ABANDON or CONTINUE) before the hook's DefaultResult would.
+    launchTimeout: props.launchTimeout ?? Duration.seconds(Math.min(configVariables.launchTimeoutSeconds.default!, heartbeatTimeout.toSeconds() - invocationMarginSeconds)),
+    batchWait: props.batchWait ?? defaultSeconds(configVariables.batchWaitSeconds),
+    cordonDoomedSiblings: props.cordonDoomedSiblings ?? configVariables.cordonDoomedSiblings.default!,
+    markOutdatedOnRefresh: props.markOutdatedOnRefresh ?? configVariables.markOutdatedOnRefresh.default!,
+    reconcileMarks: props.reconcileMarks ?? configVariables.reconcileMarks.default!,
+    reconcileInterval: props.reconcileInterval ?? Duration.minutes(5),
+    spotInterruptions: props.spotInterruptions ?? false,
+    manageKubernetesAccess: props.manageKubernetesAccess ?? true,
+    logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+    removalPolicy: props.removalPolicy ?? RemovalPolicy.DESTROY,
+    vpcPlacement: props.vpc ? { vpc: props.vpc, vpcSubnets: props.vpcSubnets, securityGroups: props.securityGroups ? [...props.securityGroups] : undefined } : {},
+  };
+  checkTimesFit(settings);
+  return settings;
+}
+
+/** `graceful-node-termination-` and 8 hex digits of a hash of the stack name and the construct's path. */
+function defaultDeploymentName(scope: Construct): string {
+  return `${rbacName}-${createHash('sha256')
+    .update(`${Stack.of(scope).stackName}/${scope.node.path}`)
+    .digest('hex')
+    .slice(0, 8)}`;
+}
+
+/** The handler's own default for a variable, so the construct's defaults cannot drift from it. */
+function defaultSeconds(variable: { readonly default?: number }): Duration {
+  return Duration.seconds(variable.default!);
+}
+
+/** The waits must fit in what one lifecycle action may last. */
+function checkTimesFit(s: Settings): void {
+  const heartbeat = s.heartbeatTimeout.toSeconds();
+  const capSeconds = actionCapSeconds(heartbeat);
+  const drainAndDelay = s.drainTimeout.toSeconds() + s.loadBalancerDelay.toSeconds() + invocationMarginSeconds;
+  if (s.launchTimeout.toSeconds() + invocationMarginSeconds > heartbeat) {
+    throw new Error(
+      `launchTimeout ${s.launchTimeout.toSeconds()} s does not fit in the hooks' heartbeatTimeout ${heartbeat} s ` +
+        `(the launch wait needs ${invocationMarginSeconds} s more to complete the action): shorten launchTimeout or lengthen heartbeatTimeout.`,
+    );
+  }
+  if (drainAndDelay > capSeconds) {
+    throw new Error(
+      `drainTimeout ${s.drainTimeout.toSeconds()} s plus the load-balancer delay exceeds what Auto Scaling lets a lifecycle action live ` +
+        `(min(48 h, 100 x heartbeatTimeout) = ${capSeconds} s): shorten drainTimeout or lengthen heartbeatTimeout.`,
+    );
+  }
+  if (s.batchWait.toSeconds() + drainAndDelay > capSeconds) {
+    throw new Error(
+      `batchWait ${s.batchWait.toSeconds()} s plus drainTimeout and the load-balancer delay exceeds what Auto Scaling lets a lifecycle action live ` +
+        `(${capSeconds} s): shorten batchWait or lengthen heartbeatTimeout.`,
+    );
+  }
+}
+
+const clusterNamePattern = /^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/;
+
+function validateProps(props: GracefulNodeTerminationProps): void {
+  if (!Token.isUnresolved(props.clusterName) && !clusterNamePattern.test(props.clusterName)) {
+    throw new Error(`clusterName ${JSON.stringify(props.clusterName)} is not an EKS cluster name: use 1 to 100 letters, digits, "-" or "_", starting with a letter or digit`);
+  }
+  const heartbeat = props.heartbeatTimeout?.toSeconds();
+  if (heartbeat !== undefined && (heartbeat < 30 || heartbeat > 7200)) {
+    throw new Error(`heartbeatTimeout ${heartbeat} s is outside what Auto Scaling accepts: use between Duration.seconds(30) and Duration.hours(2)`);
+  }
+  checkSeconds(props.drainTimeout, 'drainTimeout', configVariables.drainTimeoutSeconds);
+  checkSeconds(props.loadBalancerDelay, 'loadBalancerDelay', configVariables.loadBalancerDelaySeconds);
+  checkSeconds(props.launchTimeout, 'launchTimeout', configVariables.launchTimeoutSeconds);
+  checkSeconds(props.minEvictionWindow, 'minEvictionWindow', configVariables.minEvictionWindowSeconds);
+  if (props.launchTimeout !== undefined && props.launchTimeout.toSeconds() > 15 * 60 - invocationMarginSeconds) {
+    throw new Error(`launchTimeout ${props.launchTimeout.toSeconds()} s is longer than one invocation allows (880 s): use at most Duration.seconds(880)`);
+  }
+  validateReconcileInterval(props.reconcileInterval);
+  validateFunctionProps(props);
+  if (props.deploymentName !== undefined && !deploymentNamePattern.test(props.deploymentName)) {
+    throw new Error(
+      `deploymentName ${JSON.stringify(props.deploymentName)} is invalid: use a DNS label (lowercase letters, digits and "-", at most 63, starting and ending alphanumeric)`,
+    );
+  }
+  const group = props.kubernetesGroup;
+  if (group !== undefined && (group.trim() === '' || group.startsWith('system:'))) {
+    throw new Error(`kubernetesGroup ${JSON.stringify(group)} is invalid: EKS access entries need a non-empty group that does not start with "system:"`);
+  }
+  if (!props.vpc && (props.vpcSubnets || props.securityGroups)) {
+    throw new Error('vpcSubnets and securityGroups need vpc: pass the VPC the subnets belong to');
+  }
+}
+
+function checkSeconds(value: Duration | undefined, field: string, variable: { accepts: string; parse(raw: string): unknown }): void {
+  if (value !== undefined && variable.parse(String(value.toSeconds())) === undefined) {
+    throw new Error(`${field} ${value.toSeconds()} s is invalid: expected ${variable.accepts} seconds`);
+  }
+}
+
+/** EventBridge rates are whole minutes; more often than a minute or rarer than a day is no schedule we want. */
+function validateReconcileInterval(interval: Duration | undefined): void {
+  if (interval === undefined) return;
+  const seconds = interval.toSeconds({ integral: false });
+  if (seconds < 60 || seconds > 86_400 || seconds % 60 !== 0) {
+    throw new Error(`reconcileInterval ${seconds} s is invalid: use whole minutes from Duration.minutes(1) to Duration.days(1)`);
+  }
+}
+
+function validateFunctionProps(props: GracefulNodeTerminationProps): void {
+  const reserved = props.reservedConcurrency;
+  if (reserved !== undefined && (!Number.isInteger(reserved) || reserved < 1)) {
+    throw new Error(`reservedConcurrency ${reserved} is invalid: use an integer >= 1 (0 would stop the drainer altogether)`);
+  }
+  if (props.evictionConcurrency !== undefined && configVariables.evictionConcurrency.parse(String(props.evictionConcurrency)) === undefined) {
+    throw new Error(`evictionConcurrency ${props.evictionConcurrency} is invalid: expected ${configVariables.evictionConcurrency.accepts}`);
+  }
+  const memory = props.memorySizeMiB;
+  if (memory !== undefined && (!Number.isInteger(memory) || memory < 128 || memory > 10240)) {
+    throw new Error(`memorySizeMiB ${memory} is invalid: Lambda accepts an integer from 128 to 10240`);
+  }
+}
+
+/** Names Auto Scaling accepts, and that fit in the comma-separated AUTO_SCALING_GROUP_NAMES. */
+export function validateGroupName(name: string): void {
+  if (name.trim() === '' || name.length > 255 || name.includes(',')) {
+    throw new Error(`Auto Scaling group name ${JSON.stringify(name)} is invalid: use 1 to 255 characters without commas`);
+  }
+}
