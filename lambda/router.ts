@@ -2,7 +2,7 @@
 // others; each record's log keys are reset by the logger before the next; each record's Events
 // are written before the next begins. A new trigger is one file and one line in `routes`.
 import type { ClusterGateway } from './cluster/cluster-ports.js';
-import { toDeliveries, UnsupportedEventError, type Delivery, type DeliveryKind } from './inbound/deliveries.js';
+import { describeEvent, toDeliveries, UnsupportedEventError, type Delivery } from './inbound/deliveries.js';
 import { launchHook } from './launch/launch-hook.js';
 import { rebalanceRecommendation } from './notices/rebalance-recommendation.js';
 import { testNotification } from './notices/test-notification.js';
@@ -13,18 +13,16 @@ import { spotInterruption } from './termination/spot-interruption.js';
 import { terminateHook } from './termination/terminate-hook.js';
 import { route, type RecordStatus, type RouteResult, type TriggerContext } from './trigger.js';
 
-type Routed = Exclude<DeliveryKind, 'malformed' | 'unsupported'>;
-
-/** Which trigger takes which delivery. */
-const routes: Readonly<Record<Routed, (delivery: never, ctx: TriggerContext) => Promise<RouteResult>>> = {
-  terminate: route(terminateHook),
-  launch: route(launchHook),
-  'test-notification': route(testNotification),
-  'spot-interruption': route(spotInterruption),
-  'rebalance-recommendation': route(rebalanceRecommendation),
-  refresh: route(refreshEvent),
-  schedule: route(reconcileSchedule),
-};
+/** Every trigger; each says which deliveries it takes. */
+const routes = [
+  route(terminateHook),
+  route(launchHook),
+  route(testNotification),
+  route(spotInterruption),
+  route(rebalanceRecommendation),
+  route(refreshEvent),
+  route(reconcileSchedule),
+];
 
 export interface RouterDeps extends Omit<TriggerContext, 'invocation' | 'log'> {
   readonly log: RecordLogger;
@@ -51,6 +49,9 @@ export function createRouter(deps: RouterDeps): (event: unknown, context: Invoca
     let deliveries: Delivery[];
     try {
       deliveries = toDeliveries(event);
+      // A direct EventBridge event nobody serves is the whole invocation: fail it loudly.
+      const [only] = deliveries;
+      if (only?.kind === 'event' && only.via === 'eventbridge' && !routes.some((r) => r.takes(only))) throw new UnsupportedEventError(describeEvent(only));
     } catch (error) {
       // Nothing we know: fail, so Lambda retries, the errors alarm fires and the event ends
       // in the failed-notifications queue, instead of an empty success nobody notices.
@@ -93,16 +94,17 @@ async function handleRecord(
     log.error('malformed record', { field: delivery.field, reason: delivery.reason, recordIndex: index, via: delivery.via, messageId: delivery.id });
     return { status: 'malformed' };
   }
-  if (delivery.kind === 'unsupported') {
-    log.error('unsupported record: this function does not serve this kind of event', { shape: delivery.shape, recordIndex: index, via: delivery.via, messageId: delivery.id });
+  const served = routes.find((r) => r.takes(delivery));
+  if (served === undefined) {
+    const shape = delivery.kind === 'event' ? describeEvent(delivery) : delivery.kind;
+    log.error('unsupported record: this function does not serve this kind of event', { shape, recordIndex: index, via: delivery.via, messageId: delivery.id });
     return { status: 'unsupported' };
   }
   let connected: ClusterGateway | undefined;
   const cluster = async () => (connected = await deps.cluster());
   const ctx: TriggerContext = { ...deps, cluster, invocation };
   try {
-    const run = routes[delivery.kind] as (d: Delivery, c: TriggerContext) => Promise<RouteResult>;
-    return await run(delivery, ctx);
+    return await served.run(delivery, ctx);
   } catch (error) {
     log.error('record failed; it is retried', asError(error));
     failed(error);

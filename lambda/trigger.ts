@@ -74,6 +74,8 @@ export type Parsed<W> = { readonly work: W } | { readonly status: RecordStatus; 
 export type Confirmation<W> = { readonly confirmed: Confirmed<W> } | { readonly status: RecordStatus };
 
 export interface Trigger<D extends Delivery, W> {
+  /** Whether this trigger serves the delivery (a lifecycle transition, an event's detail-type). */
+  takes(delivery: Delivery): delivery is D;
   /** Reads and checks what the delivery says, and whether it is ours at all; never throws on bad input. */
   parse(delivery: D, ctx: TriggerContext): Parsed<W>;
   /** The keys every log line of this record carries. */
@@ -94,9 +96,14 @@ export interface RouteResult {
   readonly instanceId?: string;
 }
 
+export interface Route {
+  takes(delivery: Delivery): boolean;
+  run(delivery: Delivery, ctx: TriggerContext): Promise<RouteResult>;
+}
+
 /** The one sequence every record goes through: parse, confirm, act. */
-export function route<D extends Delivery, W>(trigger: Trigger<D, W>): (delivery: D, ctx: TriggerContext) => Promise<RouteResult> {
-  return async (delivery, ctx) => {
+export function route<D extends Delivery, W>(trigger: Trigger<D, W>): Route {
+  const run = async (delivery: D, ctx: TriggerContext): Promise<RouteResult> => {
     const parsed = trigger.parse(delivery, ctx);
     if ('status' in parsed) return parsed.instanceId !== undefined ? { status: parsed.status, instanceId: parsed.instanceId } : { status: parsed.status };
     const keys = trigger.keys(parsed.work);
@@ -106,4 +113,17 @@ export function route<D extends Delivery, W>(trigger: Trigger<D, W>): (delivery:
     if ('status' in confirmation) return { status: confirmation.status, ...instanceId };
     return { status: await trigger.act(confirmation.confirmed, ctx), ...instanceId };
   };
+  return {
+    takes: (delivery) => trigger.takes(delivery),
+    run: (delivery, ctx) => {
+      if (!trigger.takes(delivery)) throw new Error(`a ${delivery.kind} delivery routed to a trigger that does not take it`);
+      return run(delivery, ctx);
+    },
+  };
 }
+
+/** For triggers of one EventBridge detail-type. */
+export const detailType =
+  (...types: string[]) =>
+  (d: Delivery): d is Extract<Delivery, { kind: 'event' }> =>
+    d.kind === 'event' && types.includes(d.detailType);

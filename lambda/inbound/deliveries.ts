@@ -1,7 +1,8 @@
-// Every shape an event can reach this function in, turned into one list of deliveries, each
-// tagged with the trigger that takes it. Users point an existing EventBridge rule or an SQS
+// Every shape an event can reach this function in, turned into one list of deliveries: the
+// transport (SNS, SQS, EventBridge) unwrapped, a lifecycle message classed by transition. Users point an existing EventBridge rule or an SQS
 // hook target (the aws-node-termination-handler setup) at the function as often as they use
-// our SNS topic. The payload is parsed by its trigger; here only the envelope is read.
+// our SNS topic. Which trigger takes a delivery is the trigger's own business (its `takes`);
+// its payload is parsed by it too; here only the envelope is read.
 // Shapes: https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-event-reference.html
 // https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-instance-termination-notices.html
 // https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-run-lambda-schedule.html
@@ -30,14 +31,10 @@ export type Delivery =
   | LifecycleDelivery<'terminate'>
   | LifecycleDelivery<'launch'>
   | LifecycleDelivery<'test-notification'>
-  | (EventBridgeEvent & { readonly kind: 'spot-interruption' })
-  | (EventBridgeEvent & { readonly kind: 'rebalance-recommendation' })
-  | (EventBridgeEvent & { readonly kind: 'refresh' })
-  | (EventBridgeEvent & { readonly kind: 'schedule' })
+  /** Any other EventBridge event: the trigger that serves its detail-type takes it (router.ts). */
+  | (EventBridgeEvent & { readonly kind: 'event' })
   /** A record or event we cannot use, with why: it fails alone, never the others. */
-  | (Envelope & { readonly kind: 'malformed'; readonly field: string; readonly reason: string })
-  /** A well-formed event of a kind this function does not serve. */
-  | (Envelope & { readonly kind: 'unsupported'; readonly shape: string });
+  | (Envelope & { readonly kind: 'malformed'; readonly field: string; readonly reason: string });
 
 export type DeliveryKind = Delivery['kind'];
 export type DeliveryOf<K extends DeliveryKind> = Extract<Delivery, { readonly kind: K }>;
@@ -54,16 +51,6 @@ export class UnsupportedEventError extends Error {
 
 const lifecycleDetailTypes: ReadonlySet<string> = new Set(['EC2 Instance-launch Lifecycle Action', 'EC2 Instance-terminate Lifecycle Action']);
 
-/** Which trigger takes an EventBridge event, by detail-type (refresh events: refresh-event.ts). */
-function eventKind(detailType: string): EventBridgeDeliveryKind | undefined {
-  if (detailType === 'EC2 Spot Instance Interruption Warning') return 'spot-interruption';
-  if (detailType === 'EC2 Instance Rebalance Recommendation') return 'rebalance-recommendation';
-  if (detailType === 'Scheduled Event') return 'schedule';
-  if (detailType.startsWith('EC2 Auto Scaling Instance Refresh ')) return 'refresh';
-  return undefined;
-}
-type EventBridgeDeliveryKind = 'spot-interruption' | 'rebalance-recommendation' | 'refresh' | 'schedule';
-
 const transitions: Readonly<Record<string, 'terminate' | 'launch'>> = {
   'autoscaling:EC2_INSTANCE_LAUNCHING': 'launch',
   'autoscaling:EC2_INSTANCE_TERMINATING': 'terminate',
@@ -73,13 +60,13 @@ const transitions: Readonly<Record<string, 'terminate' | 'launch'>> = {
 export function toDeliveries(event: unknown): Delivery[] {
   if (!isObject(event)) throw new UnsupportedEventError(describeShape(event));
   if (Array.isArray(event['Records'])) return event['Records'].map(fromRecord);
-  if (typeof event['detail-type'] === 'string') {
-    const delivery = fromEventBridge(event, 'eventbridge');
-    // A direct EventBridge event we do not serve is the whole invocation: fail it loudly.
-    if (delivery.kind === 'unsupported') throw new UnsupportedEventError(delivery.shape);
-    return [delivery];
-  }
+  if (typeof event['detail-type'] === 'string') return [fromEventBridge(event, 'eventbridge')];
   throw new UnsupportedEventError(describeShape(event));
+}
+
+/** How an event nobody takes is named in the log and the error. */
+export function describeEvent(d: EventBridgeEvent): string {
+  return `EventBridge event with detail-type ${JSON.stringify(d.detailType)} from ${JSON.stringify(d.source)}`;
 }
 
 function fromRecord(record: unknown, index: number): Delivery {
@@ -134,10 +121,7 @@ function fromEventBridge(event: Record<string, unknown>, via: Via, outerId?: str
     // The detail is the lifecycle message without its Time: the event's time is when Auto Scaling sent it.
     return fromLifecycleMessage({ Time: event['time'], ...detail }, { via, id }, 'detail');
   }
-  const kind = eventKind(detailType);
-  if (kind === undefined)
-    return { kind: 'unsupported', shape: `EventBridge event with detail-type ${JSON.stringify(detailType)} from ${JSON.stringify(event['source'])}`, ...envelope };
-  return { kind, detailType, source: event['source'], time: event['time'], detail, resources: event['resources'], ...envelope } as Delivery;
+  return { kind: 'event', detailType, source: event['source'], time: event['time'], detail, resources: event['resources'], ...envelope };
 }
 
 function describeShape(event: unknown): string {

@@ -11,6 +11,7 @@ import { admitNode, admitUnchecked } from './admission.js';
 import { giveNodeBack } from './give-back.js';
 
 export const launchHook: Trigger<DeliveryOf<'launch'>, LifecycleNotification> = {
+  takes: (d): d is DeliveryOf<'launch'> => d.kind === 'launch',
   parse: parseOurs,
   keys: lifecycleKeys,
 

@@ -4,9 +4,10 @@
 // https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/rebalance-recommendations.html
 import type { DeliveryOf } from '../inbound/deliveries.js';
 import { instanceIdPattern } from '../inbound/lifecycle-message.js';
-import { confirmed, type Trigger } from '../trigger.js';
+import { confirmed, detailType, type Trigger } from '../trigger.js';
 
-export const rebalanceRecommendation: Trigger<DeliveryOf<'rebalance-recommendation'>, { readonly instanceId: string; readonly time: string }> = {
+export const rebalanceRecommendation: Trigger<DeliveryOf<'event'>, { readonly instanceId: string; readonly time: string }> = {
+  takes: detailType('EC2 Instance Rebalance Recommendation'),
   parse(d, { log }) {
     const instanceId = d.detail['instance-id'];
     if (typeof instanceId !== 'string' || !instanceIdPattern.test(instanceId)) {

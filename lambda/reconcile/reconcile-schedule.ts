@@ -4,14 +4,16 @@
 // Auto Scaling confirms no live owner holds (owners.ts), each write conditional on the node as
 // read. https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-run-lambda-schedule.html
 import type { DeliveryOf } from '../inbound/deliveries.js';
-import { confirmed, type Trigger } from '../trigger.js';
+import { confirmed, detailType, type Trigger } from '../trigger.js';
 import { reconcile } from './reconcile.js';
 
 export interface Schedule {
   readonly rule: string | undefined;
 }
 
-export const reconcileSchedule: Trigger<DeliveryOf<'schedule'>, Schedule> = {
+export const reconcileSchedule: Trigger<DeliveryOf<'event'>, Schedule> = {
+  // https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-run-lambda-schedule.html
+  takes: detailType('Scheduled Event'),
   parse(d, { config, log }) {
     if (d.source !== 'aws.events') {
       log.error('malformed scheduled event', { field: 'source', reason: `is ${JSON.stringify(d.source)}, expected aws.events`, messageId: d.id });

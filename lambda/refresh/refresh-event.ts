@@ -7,7 +7,7 @@
 // takes back whatever a lost one leaves.
 // https://docs.aws.amazon.com/autoscaling/ec2/userguide/instance-refresh-eventbridge-events.html
 import type { DeliveryOf } from '../inbound/deliveries.js';
-import { confirmed, type Trigger, type TriggerContext } from '../trigger.js';
+import { confirmed, detailType, type Trigger, type TriggerContext } from '../trigger.js';
 import { markOutdatedNodes, removeRefreshMarks } from './outdated-marks.js';
 
 /** A rollback replaces the new instances with the old configuration: the forward refresh's marks go when it starts. */
@@ -33,7 +33,8 @@ export interface RefreshNotice {
   readonly detailType: string;
 }
 
-export const refreshEvent: Trigger<DeliveryOf<'refresh'>, RefreshNotice> = {
+export const refreshEvent: Trigger<DeliveryOf<'event'>, RefreshNotice> = {
+  takes: detailType(...Object.keys(eventMeanings)),
   parse(d, { config, log }) {
     const meaning = eventMeanings[d.detailType];
     const group = d.detail['AutoScalingGroupName'];

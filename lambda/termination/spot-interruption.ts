@@ -10,7 +10,7 @@ import { spotInterruptionDrained } from '../cluster/events.js';
 import type { DeliveryOf } from '../inbound/deliveries.js';
 import { instanceIdPattern } from '../inbound/lifecycle-message.js';
 import { DeadlinePolicy } from '../shared/deadline-policy.js';
-import { confirmed, type Confirmed, type Trigger, type TriggerContext } from '../trigger.js';
+import { confirmed, detailType, type Confirmed, type Trigger, type TriggerContext } from '../trigger.js';
 import { terminate } from './pipeline.js';
 import { secondsSince, type Deadlines, type Ending, type TerminationRequest } from './state.js';
 
@@ -29,7 +29,8 @@ export interface SpotWarning {
   readonly group: string;
 }
 
-export const spotInterruption: Trigger<DeliveryOf<'spot-interruption'>, SpotWarning> = {
+export const spotInterruption: Trigger<DeliveryOf<'event'>, SpotWarning> = {
+  takes: detailType('EC2 Spot Instance Interruption Warning'),
   parse(d, { clock, log }) {
     const instanceId = d.detail['instance-id'];
     const action = d.detail['instance-action'];

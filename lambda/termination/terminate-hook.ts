@@ -19,6 +19,7 @@ import { planTermination } from './plan.js';
 import { secondsSince, type Completion, type Ending, type TerminateReport, type TerminationRequest } from './state.js';
 
 export const terminateHook: Trigger<DeliveryOf<'terminate'>, LifecycleNotification> = {
+  takes: (d): d is DeliveryOf<'terminate'> => d.kind === 'terminate',
   parse: parseOurs,
   keys: lifecycleKeys,
 
