@@ -1,5 +1,6 @@
 // The fleet section of `npm run bench` (issue 13): the same handler on a 3-node cluster and,
-// in the same run, on 2,000 nodes of realistic size; a launch whose node joins 30 s late; a
+// in the same run, on 2,000 nodes of realistic size; a launch whose node joins 30 s late; one
+// reconcile pass with nothing marked (3 and 2,000 nodes) and with 10 stale drain marks; a
 // scale-in of 10 of 20 nodes with and without sibling cordoning. Requests come from the API
 // server's audit log, bytes from a loopback proxy in front of it (what the handler read, as
 // it came over the wire), memory from a fresh process running the deployed bundle.
@@ -8,6 +9,8 @@ import type { V1Node } from '@kubernetes/client-node';
 import { groupName, startEnvironment } from '../demo/environment.js';
 import { byDrainer, createDeployment, createPdb, ensureNamespace, newInstanceId, readAudit, sleep, until, waitNodeReady, type AuditEntry } from '../test/cluster/kube.js';
 import { measureDrainMemory } from './memory.js';
+import { reconcilePass, removeDrainedNodes, staleMarksPass, type ReconcileProbe } from './reconcile.js';
+import { bytesByKind } from './wire.js';
 
 export interface FleetOptions {
   readonly say: (line: string) => void;
@@ -179,9 +182,18 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
     const small = await nodeWithPods('fleet-small', 5);
     const large = await nodeWithPods('fleet-large', 5);
     await env.addNode('fleet-spare', newInstanceId(), { 'fleet-pool': 'spare' });
+    const probe: ReconcileProbe = { env, bundlePath: o.bundlePath, nodes: async () => (await countNodes()) + 1 };
+    say(`fleet: ${await probe.nodes()} nodes, nothing marked; one reconcile pass with the bundle in a fresh process`);
+    const reconcileSmall = await reconcilePass(probe);
+    say(`fleet: reconcile, nothing marked, small cluster: ${reconcileSmall.requests} requests, ${reconcileSmall.responseBytes} bytes, ${reconcileSmall.awsCalls} AWS calls`);
     say(`fleet: ${(await countNodes()) + 1} nodes; terminating ${small.name} (5 pods) with the bundle in a fresh process`);
     const lookupSmall = await measureLookup(small);
     say(`fleet: small cluster: ${lookupSmall.requests} requests, ${lookupSmall.responseBytes} bytes, peak RSS ${lookupSmall.maxRssMiB} MiB`);
+    // Its instance terminates, as in AWS a minute after CONTINUE: Auto Scaling forgets it and
+    // its node goes. Left in Terminating:Proceed (where the stand-in keeps it), the large
+    // termination would find it among the group's leaving instances and read its node too.
+    env.aws.instances.delete(small.instanceId);
+    await a.core.deleteNode({ name: small.name });
 
     // --- large: 2,000 nodes of realistic size
     const fillers = o.largeNodes - (await countNodes()) - 1;
@@ -225,7 +237,12 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
     const missingStart = Date.now();
     const missingRun = await env.terminate(missing);
     const missingRequests = readAudit(env.plane, (e) => byDrainer(e) && e.receivedMs >= missingStart - 50);
-    const scan = { outcome: statusOf(missingRun.result), requests: missingRequests.length, responseBytes: bytesSince(scanAnswers) };
+    const scan = {
+      outcome: statusOf(missingRun.result),
+      requests: missingRequests.length,
+      responseBytes: bytesSince(scanAnswers),
+      requestUris: missingRequests.map((e) => `${e.verb} ${e.requestURI.replace(/continue=[^&]+/, 'continue=...')}`),
+    };
     say(`fleet: an instance with no node at ${o.largeNodes} nodes (the fallback scan): ${scan.requests} requests, ${scan.responseBytes} bytes`);
 
     // --- a launch whose node joins 30 s after the notification
@@ -249,6 +266,21 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
       seconds: round((Date.now() - launchStart) / 1000),
     };
     say(`fleet: launch admitted after ${launch.seconds} s with ${launch.requestsPerLaunch} requests (${launch.requests.join(', ')})`);
+
+    // --- one reconcile pass on the large cluster: nothing marked, then 10 stale drain marks
+    const gone = await removeDrainedNodes(env);
+    say(`fleet: the nodes drained above (${gone.join(', ')}) went with their instances; one reconcile pass with nothing marked`);
+    const reconcileLarge = await reconcilePass(probe);
+    say(
+      `fleet: reconcile, nothing marked, ${reconcileLarge.nodes} nodes: ${reconcileLarge.requests} requests, ${reconcileLarge.responseBytes} bytes, ${reconcileLarge.awsCalls} AWS calls`,
+    );
+    // Ten stand-ins spread over the cluster (and over its list pages).
+    const staleNames = Array.from({ length: 10 }, (_, k) => fillerNode(Math.floor((k * fillers) / 10), 'x').metadata!.name!);
+    say(`fleet: 10 stale drain marks (instances InService); one reconcile pass`);
+    const reconcileStale = await staleMarksPass(probe, staleNames);
+    say(
+      `fleet: reconcile, 10 stale marks: ${reconcileStale.requests} requests, ${reconcileStale.responseBytes} bytes, ${reconcileStale.awsCalls} AWS calls; ${reconcileStale.unmarkedAfter} of 10 unmarked`,
+    );
 
     // --- scale-in: 10 of 20 nodes at once, with and without sibling cordoning
     const scaleIn = async (pool: string, cordonDoomedSiblings: boolean): Promise<ScaleIn> => {
@@ -327,6 +359,15 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
         missingNodeScan: scan,
       },
       launch,
+      reconcile: {
+        nothingMarked: {
+          small: reconcileSmall,
+          large: reconcileLarge,
+          requestsRatio: round(reconcileLarge.requests / reconcileSmall.requests),
+          bytesRatio: round(reconcileLarge.responseBytes / reconcileSmall.responseBytes),
+        },
+        staleDrainMarks: reconcileStale,
+      },
       scaleIn: withSiblings,
       scaleInWithoutSiblingCordoning: withoutSiblings,
       memory: {
@@ -339,20 +380,6 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
   } finally {
     await env.stop();
   }
-}
-
-/** `GET /api/v1/nodes/x` and `GET /api/v1/nodes/y` are one kind: the path without names. */
-function bytesByKind(answers: readonly { method: string; path: string; bytes: number }[]): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const a of answers) {
-    const url = new URL(a.path, 'http://x');
-    const kind = `${a.method} ${url.pathname
-      .replace(/\/nodes\/[^/]+/, '/nodes/{name}')
-      .replace(/\/namespaces\/[^/]+/, '/namespaces/{ns}')
-      .replace(/\/(pods|events)\/[^/]+/, '/$1/{name}')}${url.searchParams.get('watch') ? ' (watch)' : ''}`;
-    out[kind] = (out[kind] ?? 0) + a.bytes;
-  }
-  return Object.fromEntries(Object.entries(out).sort((x, y) => y[1] - x[1]));
 }
 
 function statusOf(result: unknown): string {

@@ -15,6 +15,8 @@ export interface DrainMemory {
   readonly heapUsedMiB: number;
   /** What the handler returned. */
   readonly result: unknown;
+  /** The handler's own log lines (JSON), in order. */
+  readonly logs: readonly Record<string, unknown>[];
 }
 
 // Peak resident set of this process image, in KiB. Not getrusage's maxRSS: Linux carries
@@ -50,11 +52,27 @@ export async function measureDrainMemory(bundlePath: string, env: Readonly<Recor
     maxBuffer: 64 * 1024 * 1024,
     timeout: 900_000,
   });
-  const last = stdout.trim().split('\n').at(-1) ?? '';
+  const lines = stdout.trim().split('\n');
+  const last = lines.at(-1) ?? '';
   const usage = (JSON.parse(last) as { benchUsage?: { result: unknown; maxRssKiB: number; heapUsedBytes: number } }).benchUsage;
   if (!usage) throw new Error(`the drain process printed no usage line; its last line was: ${last.slice(0, 300)}`);
   // Same environment as the drain process: an inherited NODE_OPTIONS (tsx's loaders) would
   // inflate the baseline.
   const empty = await run(process.execPath, ['-e', `process.stdout.write(String(${peakRssKiB}))`], { env: { ...env } });
-  return { maxRssMiB: mib(usage.maxRssKiB * 1024), emptyNodeMaxRssMiB: mib(Number(empty.stdout) * 1024), heapUsedMiB: mib(usage.heapUsedBytes), result: usage.result };
+  return {
+    maxRssMiB: mib(usage.maxRssKiB * 1024),
+    emptyNodeMaxRssMiB: mib(Number(empty.stdout) * 1024),
+    heapUsedMiB: mib(usage.heapUsedBytes),
+    result: usage.result,
+    logs: lines.slice(0, -1).flatMap(parseLogLine),
+  };
+}
+
+function parseLogLine(line: string): Record<string, unknown>[] {
+  try {
+    const parsed: unknown = JSON.parse(line);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? [parsed as Record<string, unknown>] : [];
+  } catch {
+    return [];
+  }
 }

@@ -1,7 +1,9 @@
 // npm run bench: our handler beside `kubectl drain`, on the same local control plane, in
 // one run. Writes bench/results/latest.json and prints a markdown table.
 //   npm run bench -- --pods 110 --scale-nodes 20 --pods-per-scale-node 10 --cold-runs 20
-import { execFile } from 'node:child_process';
+//   npm run bench -- --sections drain,fleet --label current --out bench/results/current.json
+// Each plane starts only once no other kube-apiserver runs on the machine (--wait-minutes).
+import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -11,8 +13,10 @@ import { bundleLambda, coldStartBytes } from '../infra/bundling.js';
 import { createDaemonSet, createDeployment, newInstanceId, readAudit, until, waitNodeReady, byDrainer, type AuditEntry } from '../test/cluster/kube.js';
 import { startEnvironment, integerOption } from '../demo/environment.js';
 import { measureColdStart } from './cold-start.js';
+import { waitForNoOtherPlane } from './machine.js';
 import { measureDrainMemory } from './memory.js';
 import { peakConcurrency, runFleet } from './fleet.js';
+import type { ReconcilePass, StaleMarksPass } from './reconcile.js';
 import { runUpgradeBench, type UpgradeRun } from './upgrade.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -26,13 +30,18 @@ const { values } = parseArgs({
     /** Comma-separated: drain (the single-node, memory, scale-in and cold-start measures), fleet, upgrade. */
     sections: { type: 'string', default: 'drain,fleet,upgrade' },
     out: { type: 'string', default: join(root, 'bench', 'results', 'latest.json') },
+    /** Names the run in its results (`label`), for comparing versions (bench/compare.ts). */
+    label: { type: 'string' },
+    /** How long each plane waits for another kube-apiserver on this machine to go (0: not at all). */
+    'wait-minutes': { type: 'string', default: '20' },
   },
 });
 const pods = integerOption('pods', values.pods, 5);
 const scaleNodes = integerOption('scale-nodes', values['scale-nodes'], 1);
 const podsPerScaleNode = integerOption('pods-per-scale-node', values['pods-per-scale-node'], 1);
 const coldRuns = integerOption('cold-runs', values['cold-runs'], 3);
-const fleetNodes = integerOption('fleet-nodes', values['fleet-nodes'], 10);
+const fleetNodes = integerOption('fleet-nodes', values['fleet-nodes'], 20);
+const waitMinutes = integerOption('wait-minutes', values['wait-minutes'], 0);
 const sections = new Set(values.sections!.split(',').map((x) => x.trim()));
 for (const section of sections)
   if (!['drain', 'fleet', 'upgrade'].includes(section)) throw new Error(`--sections ${values.sections} is invalid: expected drain, fleet and/or upgrade`);
@@ -51,13 +60,17 @@ const versions = Object.fromEntries(
     .filter((l) => /^[A-Z_]+=/.test(l))
     .map((l) => l.split('=') as [string, string]),
 );
-const drain = sections.has('drain') ? await runDrain() : undefined;
+const idle = () => waitForNoOtherPlane(say, waitMinutes);
+const drain = sections.has('drain') ? await idle().then(runDrain) : undefined;
 // The fleet section runs on a plane of its own, after the first one stopped (2 cores).
 if (sections.has('fleet') && !drain) bundleLambda(join(root, 'dist', 'lambda'));
-const fleet = sections.has('fleet') ? await runFleet({ say, bundlePath: join(root, 'dist', 'lambda', 'index.mjs'), largeNodes: fleetNodes }) : undefined;
-const upgrade = sections.has('upgrade') ? await runUpgradeBench(say) : undefined;
+const fleet = sections.has('fleet') ? await idle().then(() => runFleet({ say, bundlePath: join(root, 'dist', 'lambda', 'index.mjs'), largeNodes: fleetNodes })) : undefined;
+const upgrade = sections.has('upgrade') ? await idle().then(() => runUpgradeBench(say)) : undefined;
 const output = {
   measuredAt: new Date().toISOString(),
+  ...(values.label !== undefined ? { label: values.label } : {}),
+  commit: commitOf(root),
+  sections: [...sections],
   machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
   versions: { kubernetes: versions['KUBERNETES_VERSION'], etcd: versions['ETCD_VERSION'], kwok: versions['KWOK_VERSION'] },
   ...drain,
@@ -162,6 +175,14 @@ async function runDrain() {
     removeWorkloads(memoryNode.name);
 
     // --- c: a scale-in of many nodes at once
+    // The instances drained above have terminated by now, as in AWS a minute after CONTINUE:
+    // Auto Scaling forgets them and their nodes go. Left in Terminating:Proceed (where the
+    // stand-in keeps them), every drain of the scale-in would find them among the group's
+    // leaving instances.
+    for (const n of [oursNode, memoryNode]) {
+      env.aws.instances.delete(n.instanceId);
+      await a.core.deleteNode({ name: n.name });
+    }
     say(`scale-in: ${scaleNodes} nodes with ${podsPerScaleNode} pods each`);
     const scale = Array.from({ length: scaleNodes }, (_, i) => ({ name: `bench-scale-${i + 1}`, instanceId: newInstanceId() }));
     for (const n of scale) await env.addNode(n.name, n.instanceId, { 'bench-pool': n.name });
@@ -216,6 +237,16 @@ async function runDrain() {
   }
 }
 
+/** The commit measured, `+dirty` when the tree has changes. */
+function commitOf(dir: string): string | undefined {
+  try {
+    const git = (...args: string[]) => execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8' }).trim();
+    return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain') ? '+dirty' : ''}`;
+  } catch {
+    return undefined;
+  }
+}
+
 function round(n: number): number {
   return Math.round(n * 1000) / 1000;
 }
@@ -252,6 +283,7 @@ function fleetTable(f: {
   scaleIn: { evictionsPerOriginalPod: number; podsEvictedTwice: number; seconds: number; peakRequestsInFlight: number; throttled429: number };
   scaleInWithoutSiblingCordoning: { evictionsPerOriginalPod: number; podsEvictedTwice: number; seconds: number; peakRequestsInFlight: number; throttled429: number };
   memory: { ratio: number };
+  reconcile?: { nothingMarked: { small: ReconcilePass; large: ReconcilePass }; staleDrainMarks: StaleMarksPass };
 }): string {
   const s = f.lookup.small;
   const l = f.lookup.large;
@@ -273,8 +305,29 @@ function fleetTable(f: {
     `| pods evicted twice (replacements that landed on a doomed node) | ${on.podsEvictedTwice} | ${off.podsEvictedTwice} |`,
     `| until the last action completed | ${on.seconds.toFixed(1)} s | ${off.seconds.toFixed(1)} s |`,
     `| peak requests in flight / 429s | ${on.peakRequestsInFlight} / ${on.throttled429} | ${off.peakRequestsInFlight} / ${off.throttled429} |`,
+    ...(f.reconcile ? ['', reconcileTable(f.reconcile)] : []),
     '',
     `A stand-in node is ${f.nodeJsonBytes} bytes of JSON (with managedFields).`,
+  ].join('\n');
+}
+
+function reconcileTable(r: { nothingMarked: { small: ReconcilePass; large: ReconcilePass }; staleDrainMarks: StaleMarksPass }): string {
+  const kb = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
+  const s = r.nothingMarked.small;
+  const l = r.nothingMarked.large;
+  const st = r.staleDrainMarks;
+  const kinds = (p: ReconcilePass, of: 'requestsByKind' | 'awsCallsByAction') =>
+    Object.entries(p[of])
+      .map(([k, n]) => `${n} ${k}`)
+      .join(', ');
+  return [
+    `| one reconcile pass (the bundle in a fresh process) | ${s.nodes} nodes, nothing marked | ${l.nodes} nodes, nothing marked | ${st.nodes} nodes, ${st.staleMarks} stale drain marks |`,
+    `|---|---|---|---|`,
+    `| API requests | ${s.requests} (${kinds(s, 'requestsByKind')}) | ${l.requests} (${kinds(l, 'requestsByKind')}) | ${st.requests} (${kinds(st, 'requestsByKind')}) |`,
+    `| response bytes on the wire | ${kb(s.responseBytes)} | ${kb(l.responseBytes)} | ${kb(st.responseBytes)} |`,
+    `| AWS calls (DescribeCluster included: a fresh process connects) | ${s.awsCalls} (${kinds(s, 'awsCallsByAction')}) | ${l.awsCalls} (${kinds(l, 'awsCallsByAction')}) | ${st.awsCalls} (${kinds(st, 'awsCallsByAction')}) |`,
+    `| marked nodes found / marks taken back | ${s.markedNodes} / ${s.drainMarksRemoved} | ${l.markedNodes} / ${l.drainMarksRemoved} | ${st.markedNodes} / ${st.drainMarksRemoved} (${st.drainMarksRemovedEvents} DrainMarksRemoved Events; ${st.unmarkedAfter} of ${st.staleMarks} nodes unmarked after) |`,
+    `| the pass (its own timing) / peak RSS | ${s.passMs ?? '?'} ms / ${s.maxRssMiB.toFixed(1)} MiB | ${l.passMs ?? '?'} ms / ${l.maxRssMiB.toFixed(1)} MiB | ${st.passMs ?? '?'} ms / ${st.maxRssMiB.toFixed(1)} MiB |`,
   ].join('\n');
 }
 

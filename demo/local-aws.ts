@@ -1,8 +1,10 @@
 // A local stand-in for the AWS APIs the handler calls, reached through the SDK's standard
 // endpoint configuration (AWS_ENDPOINT_URL_AUTO_SCALING, AWS_ENDPOINT_URL_EKS,
 // AWS_ENDPOINT_URL_SNS, AWS_ENDPOINT_URL_EC2), so the handler runs unpatched. EC2
-// DescribeInstances and Auto Scaling DescribeAutoScalingGroups answer from `instances`,
-// which the demo and the benchmark fill as they create nodes (as EC2 and the group know). Auto Scaling and SNS speak the Query
+// DescribeInstances and Auto Scaling DescribeAutoScalingInstances (up to 50 ids a call, as
+// AWS) and DescribeAutoScalingGroups (several names, with their tags) answer from `instances`
+// and `tags`, which the demo and the benchmark fill as they create nodes (as EC2 and the
+// group know); an instance that is not there is in no group. Auto Scaling and SNS speak the Query
 // protocol (form body, XML answers); EKS DescribeCluster is REST-JSON. Lifecycle actions
 // behave as in AWS: each can be completed once; afterwards the answer is ValidationError
 // "No active Lifecycle Action". A Publish (a hand-off) is passed to onPublish, which delivers
@@ -158,26 +160,51 @@ export async function startLocalAws(cluster: ClusterForEks): Promise<LocalAws> {
       );
       return;
     }
+    if (action === 'DescribeAutoScalingInstances') {
+      const ids = members(params, 'InstanceIds');
+      record({ action, atMs: Date.now(), params: { InstanceIds: ids.join(',') }, outcome: 'ok' });
+      // As AWS: at most 50 ids a call; ids in no group (unknown, terminated) are left out.
+      if (ids.length > 50) return queryError(res, 400, 'ValidationError', `The number of instance ids (${ids.length}) exceeds the maximum (50)`, requestId);
+      const known = (ids.length > 0 ? ids : [...instances.keys()]).flatMap((id) => {
+        const i = instances.get(id);
+        if (i === undefined) return [];
+        return [
+          `<member><InstanceId>${id}</InstanceId><AutoScalingGroupName>${i.group}</AutoScalingGroupName><AvailabilityZone>eu-west-1a</AvailabilityZone><LifecycleState>${i.lifecycleState}</LifecycleState><HealthStatus>HEALTHY</HealthStatus>${template(i.version ?? '1')}<ProtectedFromScaleIn>false</ProtectedFromScaleIn></member>`,
+        ];
+      });
+      return ok(res, action, `<AutoScalingInstances>${known.join('')}</AutoScalingInstances>`, requestId);
+    }
     if (action === 'DescribeAutoScalingGroups') {
-      const group = params['AutoScalingGroupNames.member.1'] ?? '';
-      record({ action, atMs: Date.now(), params: { group }, outcome: 'ok' });
-      const inGroup = [...instances].filter(([, i]) => i.group === group);
-      const members = inGroup.map(([id, i]) => `<member><InstanceId>${id}</InstanceId><LifecycleState>${i.lifecycleState}</LifecycleState>${template(i.version ?? '1')}</member>`);
-      const desired = inGroup.filter(([, i]) => !i.lifecycleState.startsWith('Terminating')).length;
-      const tagXml = [...(tags.get(group) ?? [])].map(
-        ([k, v]) =>
-          `<member><Key>${k}</Key><Value>${v}</Value><ResourceId>${group}</ResourceId><ResourceType>auto-scaling-group</ResourceType><PropagateAtLaunch>false</PropagateAtLaunch></member>`,
-      );
+      // Every group named (one name: as before); none named: every group the endpoint knows.
+      const named = members(params, 'AutoScalingGroupNames');
+      const groups = named.length > 0 ? named : [...new Set([...[...instances.values()].map((i) => i.group), ...tags.keys()])];
+      record({ action, atMs: Date.now(), params: { group: groups.join(',') }, outcome: 'ok' });
+      const groupXml = (group: string) => {
+        const inGroup = [...instances].filter(([, i]) => i.group === group);
+        const instanceXml = inGroup.map(
+          ([id, i]) => `<member><InstanceId>${id}</InstanceId><LifecycleState>${i.lifecycleState}</LifecycleState>${template(i.version ?? '1')}</member>`,
+        );
+        const desired = inGroup.filter(([, i]) => !i.lifecycleState.startsWith('Terminating')).length;
+        const tagXml = [...(tags.get(group) ?? [])].map(
+          ([k, v]) =>
+            `<member><Key>${k}</Key><Value>${v}</Value><ResourceId>${group}</ResourceId><ResourceType>auto-scaling-group</ResourceType><PropagateAtLaunch>false</PropagateAtLaunch></member>`,
+        );
+        return `<member><AutoScalingGroupName>${group}</AutoScalingGroupName><MinSize>0</MinSize><MaxSize>100</MaxSize><DesiredCapacity>${desired}</DesiredCapacity>${template('1')}<Instances>${instanceXml.join('')}</Instances><Tags>${tagXml.join('')}</Tags></member>`;
+      };
       return ok(
         res,
         'DescribeAutoScalingGroups',
-        `<AutoScalingGroups>${group ? `<member><AutoScalingGroupName>${group}</AutoScalingGroupName><MinSize>0</MinSize><MaxSize>100</MaxSize><DesiredCapacity>${desired}</DesiredCapacity>${template('1')}<Instances>${members.join('')}</Instances><Tags>${tagXml.join('')}</Tags></member>` : ''}</AutoScalingGroups>`,
+        `<AutoScalingGroups>${groups
+          .filter((g) => g !== '')
+          .map(groupXml)
+          .join('')}</AutoScalingGroups>`,
         requestId,
       );
     }
     if (action === 'CreateOrUpdateTags' || action === 'DeleteTags') {
-      record({ action, atMs: Date.now(), params: {}, outcome: 'ok' });
-      for (const t of tagsOf(params)) {
+      const asked = tagsOf(params);
+      record({ action, atMs: Date.now(), params: { tags: asked.map((t) => `${t.group}/${t.key}`).join(',') }, outcome: 'ok' });
+      for (const t of asked) {
         const groupTags = tags.get(t.group) ?? new Map<string, string>();
         if (action === 'DeleteTags') groupTags.delete(t.key);
         else groupTags.set(t.key, t.value);
@@ -206,9 +233,10 @@ export async function startLocalAws(cluster: ClusterForEks): Promise<LocalAws> {
       return;
     }
     if (action === 'DescribeInstanceRefreshes') {
-      const id = params['InstanceRefreshIds.member.1'];
-      const list = [...refreshes.values()].filter((r) => r.group === params['AutoScalingGroupName'] && (id === undefined || r.id === id));
-      record({ action, atMs: Date.now(), params: { id: id ?? '' }, outcome: 'ok' });
+      // The refreshes named (any number), or every refresh of the group.
+      const ids = members(params, 'InstanceRefreshIds');
+      const list = [...refreshes.values()].filter((r) => r.group === params['AutoScalingGroupName'] && (ids.length === 0 || ids.includes(r.id)));
+      record({ action, atMs: Date.now(), params: { id: ids.join(',') }, outcome: 'ok' });
       const member = (r: LocalRefresh) =>
         `<member><InstanceRefreshId>${r.id}</InstanceRefreshId><AutoScalingGroupName>${r.group}</AutoScalingGroupName><Status>${r.status}</Status>${r.statusReason ? `<StatusReason>${r.statusReason}</StatusReason>` : ''}<PercentageComplete>${r.percentageComplete}</PercentageComplete><InstancesToUpdate>${r.instancesToUpdate}</InstancesToUpdate><DesiredConfiguration>${template(r.desiredVersion)}</DesiredConfiguration><Preferences><MinHealthyPercentage>${r.minHealthyPercentage}</MinHealthyPercentage><MaxHealthyPercentage>${r.maxHealthyPercentage}</MaxHealthyPercentage><SkipMatching>true</SkipMatching></Preferences></member>`;
       return ok(res, action, `<InstanceRefreshes>${list.map(member).join('')}</InstanceRefreshes>`, requestId);
@@ -249,6 +277,13 @@ export async function startLocalAws(cluster: ClusterForEks): Promise<LocalAws> {
         server.close(() => resolve());
       }),
   };
+}
+
+/** The values of a Query list parameter (`InstanceIds.member.1`, `.member.2`, ...), in order. */
+function members(params: Readonly<Record<string, string>>, name: string): string[] {
+  const out: string[] = [];
+  for (let i = 1; params[`${name}.member.${i}`] !== undefined; i++) out.push(params[`${name}.member.${i}`]!);
+  return out;
 }
 
 function queryError(res: ServerResponse, status: number, code: string, message: string, requestId: string): void {

@@ -94,7 +94,7 @@ export class Alarms extends Construct {
         ? [
             this.alarm(
               'InstancesRetained',
-              'A drain reached its deadline and the instance was retained (DEADLINE_POLICY=retain): it stays cordoned, outside desired capacity, until you fix what held its pods and terminate it (README, Operations).',
+              'A drain reached its deadline and the instance was retained (DEADLINE_POLICY=retain): it stays cordoned, outside desired capacity, until you fix what held its pods and terminate it (docs/operations.md, retained instances).',
               m.metricInstancesRetained(),
             ),
           ]

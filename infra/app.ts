@@ -1,6 +1,6 @@
 // The CDK app that cdk.json runs: one stack with the construct, configured from context.
 //   npx cdk deploy -c clusterName=prod -c autoScalingGroupNames=nodes-a,nodes-b
-// Optional: -c reconcileMarks=false, -c reconcileIntervalMinutes=15 (and the README's others).
+// Optional: -c reconcileMarks=false, -c reconcileIntervalMinutes=15 (docs/deploy.md lists the others).
 import { App, CfnOutput, Duration, Stack, Validations, aws_sns as sns } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { GracefulNodeTermination } from './graceful-node-termination.js';
@@ -82,7 +82,7 @@ export function buildApp(app: App): Stack {
     reconcileMarks: context.reconcileMarks,
     reconcileInterval: context.reconcileIntervalMinutes !== undefined ? Duration.minutes(context.reconcileIntervalMinutes) : undefined,
   });
-  // What the README's "check it works" steps need.
+  // What docs/deploy.md's "check it works" steps need.
   new CfnOutput(stack, 'FunctionName', { value: construct.function.functionName });
   // aws-auth clusters: map the role to this group and apply `npm run rbac:yaml -- --name <DeploymentName>`.
   new CfnOutput(stack, 'DeploymentName', { value: construct.deploymentName });

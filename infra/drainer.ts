@@ -95,6 +95,8 @@ function drainerEnvironment({ settings: s, props, topic, groupNames }: DrainerOp
       minEvictionWindowSeconds: props.minEvictionWindow?.toSeconds(),
       cordonDoomedSiblings: s.cordonDoomedSiblings,
       markOutdatedOnRefresh: s.markOutdatedOnRefresh,
+      // Written either way: a deployment that did not ask for Spot draining refuses warnings.
+      spotInterruptions: s.spotInterruptions,
       batchWaitSeconds: s.batchWait.toSeconds(),
       deadlinePolicy: s.deadlinePolicy,
       heartbeatTimeoutSeconds: s.heartbeatTimeout.toSeconds(),
@@ -116,6 +118,8 @@ function drainerEnvironment({ settings: s, props, topic, groupNames }: DrainerOp
  * - ec2:DescribeInstances: the instance's private DNS name, its node's name, so a lookup is one
  *   GET and not a list of the cluster.
  * - ec2:DescribeLaunchTemplates (refresh marks): which nodes a refresh replaces.
+ * - ec2:DescribeSpotInstanceRequests (Spot interruptions): whether EC2 gave the instance notice;
+ *   a Spot warning is believed only then (DescribeInstances says whether it is Spot at all).
  * - autoscaling:DescribeAutoScalingGroups: the group's other terminating instances (sibling
  *   cordoning), a refresh's launch template (refresh marks), the groups' tags (reconciler).
  * - autoscaling:DescribeInstanceRefreshes: whether a refresh is still on (refresh marks, reconciler).
@@ -127,6 +131,7 @@ function grantUnscopedReads(role: iam.Role, s: Settings): void {
   const actions = [
     'ec2:DescribeInstances',
     ...(s.markOutdatedOnRefresh ? ['ec2:DescribeLaunchTemplates'] : []),
+    ...(s.spotInterruptions ? ['ec2:DescribeSpotInstanceRequests'] : []),
     ...(refreshReads || s.cordonDoomedSiblings ? ['autoscaling:DescribeAutoScalingGroups'] : []),
     ...(refreshReads ? ['autoscaling:DescribeInstanceRefreshes'] : []),
     'autoscaling:DescribeAutoScalingInstances',

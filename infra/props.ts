@@ -142,7 +142,7 @@ export interface GracefulNodeTerminationProps {
    * Create EKS access entries and install the ClusterRole and ClusterRoleBinding during
    * deployment. Requires the cluster's authentication mode to be API or
    * API_AND_CONFIG_MAP. Set to false for aws-auth clusters and apply
-   * infra/kubernetes/rbac.yaml yourself (README, "Clusters on aws-auth").
+   * infra/kubernetes/rbac.yaml yourself (docs/deploy.md, "Clusters on aws-auth").
    * @default true
    */
   readonly manageKubernetesAccess?: boolean;
@@ -170,7 +170,7 @@ export interface GracefulNodeTerminationProps {
   /**
    * Place the functions in this VPC (private cluster endpoints). The subnets then need a
    * route to the cluster endpoint and to the autoscaling, eks and sns APIs (NAT or VPC
-   * endpoints; sns carries the hand-offs of long drains; the README lists every route), and the
+   * endpoints; sns carries the hand-offs of long drains; docs/deploy.md lists every route), and the
    * cluster security group must admit the functions' security group on 443.
    * @default - not in a VPC
    */

@@ -42,7 +42,8 @@ export interface HandlerResult {
   readonly batchItemFailures?: readonly { readonly itemIdentifier: string }[];
 }
 
-const failedStatuses: ReadonlySet<RecordStatus> = new Set(['failed', 'unsupported']);
+/** Records that can never succeed: an SQS record of these is given back alone. */
+const rejected: ReadonlySet<RecordStatus> = new Set(['malformed', 'unsupported']);
 
 export function createRouter(deps: RouterDeps): (event: unknown, context: InvocationContext) => Promise<HandlerResult> {
   return async (event, context) => {
@@ -63,19 +64,24 @@ export function createRouter(deps: RouterDeps): (event: unknown, context: Invoca
     const errors: unknown[] = [];
     const invocation = { requestId, remainingMs: () => context.getRemainingTimeInMillis() };
     for (const [index, delivery] of deliveries.entries()) records.push(await handleRecord(deps, delivery, index, invocation, (error) => errors.push(error)));
-    // SQS records fail alone (batchItemFailures: only they are retried and, at last, kept in
-    // the queue's dead-letter queue); a malformed SQS record too, so nothing is lost.
-    const sqsFailures = deliveries.flatMap((d, i) =>
-      d.via === 'sqs' && d.id !== undefined && (failedStatuses.has(records[i]!.status) || records[i]!.status === 'malformed') ? [{ itemIdentifier: d.id }] : [],
-    );
-    const otherFailures = deliveries.filter((d, i) => d.via !== 'sqs' && failedStatuses.has(records[i]!.status)).length;
-    // Failing the invocation makes Lambda retry (twice, asynchronously), raises the Errors
-    // alarm and finally sends the event to the failure destination; each record is idempotent.
-    if (otherFailures > 0) {
+    // A record that could not be handled (a transient failure: throttling, the cluster down)
+    // fails the invocation: Lambda retries it (the SNS and EventBridge paths twice, then the
+    // failure destination; an SQS batch until its dead-letter queue) and the Errors alarm
+    // fires. Every record is idempotent, so the ones that went through are only repeated.
+    const failed = records.filter((r) => r.status === 'failed').length;
+    if (failed > 0) {
       throw errors.length === 1 && deliveries.length === 1
         ? errors[0]
-        : new Error(`${otherFailures} of ${deliveries.length} records failed; see the log lines before this one`, { cause: errors[0] });
+        : new Error(`${failed} of ${deliveries.length} records failed; see the log lines before this one`, { cause: errors[0] });
     }
+    // An SQS record nobody can ever use (malformed, of a kind we do not serve) fails alone, so
+    // its queue keeps it for its dead-letter queue while the rest of the batch is done
+    // (partial batch responses: the event source mapping's ReportBatchItemFailures).
+    const sqsFailures = deliveries.flatMap((d, i) => (d.via === 'sqs' && d.id !== undefined && rejected.has(records[i]!.status) ? [{ itemIdentifier: d.id }] : []));
+    // The same on SNS or EventBridge: retrying cannot help, so it fails the invocation too
+    // (the errors alarm, the failure destination keeps it).
+    const otherRejected = deliveries.filter((d, i) => d.via !== 'sqs' && records[i]!.status === 'unsupported').length;
+    if (otherRejected > 0) throw new Error(`${otherRejected} of ${deliveries.length} records are of a kind this function does not serve; see the log lines before this one`);
     return deliveries.some((d) => d.via === 'sqs') ? { records, batchItemFailures: sqsFailures } : { records };
   };
 }

@@ -4,7 +4,7 @@
 // router is the one place that runs the three in order (route()).
 import type { ClusterGateway } from './cluster/cluster-ports.js';
 import type { Delivery } from './inbound/deliveries.js';
-import type { AutoScalingInstances, HandOffs, LifecycleActions, MetricsSink } from './shared/aws-ports.js';
+import type { AutoScalingInstances, HandOffs, InstanceDirectory, LifecycleActions, MetricsSink } from './shared/aws-ports.js';
 import type { Clock } from './shared/clock.js';
 import type { Config } from './shared/config.js';
 import type { Log } from './shared/log.js';
@@ -57,6 +57,8 @@ export interface TriggerContext {
   readonly clock: Clock;
   readonly lifecycle: LifecycleActions;
   readonly instances: AutoScalingInstances;
+  /** EC2's view: node names, and whether an instance is Spot. */
+  readonly ec2: InstanceDirectory;
   /** Where a drain longer than one invocation continues; absent: it ends with the invocation. */
   readonly handOffs: HandOffs | undefined;
   readonly metrics: MetricsSink | undefined;

@@ -37,7 +37,13 @@ export function instanceMatches(providerId: string, instanceId: string): boolean
   return providerId.endsWith(`/${instanceId}`);
 }
 
-export function createNodeLookup(reader: NodeReader, directory: InstanceDirectory | undefined, clock: Clock, log: Log, options: NodeLookupOptions = {}): NodeLookup {
+export function createNodeLookup(
+  reader: NodeReader,
+  directory: Pick<InstanceDirectory, 'privateDnsNames'> | undefined,
+  clock: Clock,
+  log: Log,
+  options: NodeLookupOptions = {},
+): NodeLookup {
   const scanEveryMs = options.scanEveryMs ?? 60_000;
   const scanWithoutNameEveryMs = options.scanWithoutNameEveryMs ?? 10_000;
   const concurrency = options.concurrency ?? 8;

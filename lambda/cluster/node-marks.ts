@@ -25,6 +25,11 @@ export const refreshGroupAnnotation = 'graceful-node-termination/refresh-group';
 
 export type DrainMark = 'exclude-from-load-balancers' | 'cordon';
 
+/** The node's cordon is a refresh's of ours: a drain that finds it takes it over. */
+export function adoptsRefreshCordon(node: { readonly unschedulable: boolean; readonly labels: Readonly<Record<string, string>> }): boolean {
+  return node.unschedulable && node.labels[refreshCordonedLabel] !== undefined;
+}
+
 /**
  * What a drain of ours wrote on the node. The phase a resumed drain picks up in, its deadline,
  * its fair eviction window and the end of its load-balancer wait are all read from here, never

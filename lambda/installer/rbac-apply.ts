@@ -31,6 +31,13 @@ export interface ApplyRequest {
 export async function applyRbac(kube: KubeHttp, r: ApplyRequest): Promise<void> {
   const p = paths(r.name);
   for (const object of installedObjects(r.group, r.deadlinePolicy, r.name, { ...(r.owner ? { owner: r.owner } : {}), ...(r.alsoBound ? { alsoBound: r.alsoBound } : {}) })) {
+    // Another stack's objects of the same name (a deploymentName reused) are never taken over:
+    // its Delete would then take away the RBAC the first deployment drains with.
+    const named = r.owner === undefined ? undefined : (await read(kube, p[object.kind as Kind]))?.metadata.annotations?.[ownerAnnotation];
+    if (named !== undefined && r.owner !== undefined && stackOf(named) !== stackOf(r.owner))
+      throw new Error(
+        `${object.kind} ${r.name} belongs to another stack (${named}): two deployments cannot share the name ${JSON.stringify(r.name)}; give this one another deploymentName`,
+      );
     await kube.request('PATCH', p[object.kind as Kind], {
       // Our own objects only: force takes back fields another manager changed on them.
       query: { fieldManager: r.name, force: true },
@@ -39,6 +46,9 @@ export async function applyRbac(kube: KubeHttp, r: ApplyRequest): Promise<void> 
     });
   }
 }
+
+/** The stack part of an owner (`<stack id>/<logical id>`): a resource replaced within one stack stays its owner. */
+const stackOf = (owner: string) => owner.slice(0, Math.max(0, owner.lastIndexOf('/')));
 
 async function read(kube: KubeHttp, path: string): Promise<KubernetesObject | undefined> {
   try {

@@ -33,7 +33,15 @@ export const reconcileSchedule: Trigger<DeliveryOf<'event'>, Schedule> = {
 
   async act(_s, ctx) {
     const started = ctx.clock.now();
-    const report = await reconcile({ cluster: await ctx.cluster(), instances: ctx.instances, handOffs: ctx.handOffs, config: ctx.config, clock: ctx.clock, log: ctx.log });
+    const report = await reconcile({
+      cluster: await ctx.cluster(),
+      instances: ctx.instances,
+      lifecycle: ctx.lifecycle,
+      handOffs: ctx.handOffs,
+      config: ctx.config,
+      clock: ctx.clock,
+      log: ctx.log,
+    });
     ctx.metrics?.emit(
       { Transition: 'reconcile', Outcome: 'reconciled' },
       {

@@ -14,7 +14,7 @@ import { activeRefreshStatuses } from '../refresh/refresh-event.js';
 import { removeRefreshMarks } from '../refresh/outdated-marks.js';
 import { boundRefresh, isStaleStrategyTag } from '../refresh/strategy-tag.js';
 import { refreshStrategyTag } from '../shared/group-tags.js';
-import type { AutoScalingInstances, HandOffs, InstanceState } from '../shared/aws-ports.js';
+import type { AutoScalingInstances, HandOffs, InstanceState, LifecycleActions } from '../shared/aws-ports.js';
 import type { Clock } from '../shared/clock.js';
 import type { Config } from '../shared/config.js';
 import { asError, type Log } from '../shared/log.js';
@@ -25,6 +25,7 @@ import { drainOwner, instanceIdOf } from './owners.js';
 export interface ReconcileDeps {
   readonly cluster: ClusterGateway;
   readonly instances: AutoScalingInstances;
+  readonly lifecycle: LifecycleActions;
   readonly handOffs: HandOffs | undefined;
   readonly config: Config;
   readonly clock: Clock;
@@ -79,7 +80,15 @@ async function refreshStatuses(
   for (const node of marked) want(node.refreshGroup ?? states.get(instanceIdOf(node.providerId) ?? '')?.group, node.labels[refreshLabel]);
   for (const g of groups) want(g.name, boundRefresh(g.tags[refreshStrategyTag] ?? ''));
   const statuses = new Map<string, ReadonlyMap<string, string>>();
-  for (const [group, refreshIds] of wanted) statuses.set(group, await deps.instances.refreshStatuses(group, [...refreshIds]));
+  for (const [group, refreshIds] of wanted) {
+    try {
+      statuses.set(group, await deps.instances.refreshStatuses(group, [...refreshIds]));
+    } catch (error) {
+      // A group Auto Scaling refuses to describe (a name no group has, say) decides nothing:
+      // its nodes' refresh marks stay until it can be asked, every other node is reconciled.
+      deps.log.warn('could not ask Auto Scaling about the refreshes of a group; their marks stay for now', { group: group.slice(0, 255), error: asError(error) });
+    }
+  }
   return statuses;
 }
 
@@ -116,6 +125,13 @@ async function resumeDrain(deps: ReconcileDeps, node: NodeInfo, record: DrainRec
     deps.log.warn('a drain lost its hand-off chain, and there is no hand-off topic to resume it through', { node: node.name });
     return false;
   }
+  // The action must still be waiting on our hook: a heartbeat by instance id says so (and
+  // gives the resumed chain the hook's whole timeout). Another hook's wait is not ours.
+  const action = { autoScalingGroupName: group, lifecycleHookName: record.hook, instanceId };
+  if ((await deps.lifecycle.heartbeat(action)) === 'no-active-action') {
+    deps.log.info('a drain record without progress, but no action of our hook waits for the instance; nothing to resume', { node: node.name });
+    return false;
+  }
   const touched = { ...record, updatedAtMs: deps.clock.now() };
   if (
     (await deps.cluster.mark(node.name, { excludeFromLoadBalancers: false, cordon: false, drain: touched, owner: deps.config.deploymentName }, node.resourceVersion)) !== 'patched'
@@ -148,7 +164,10 @@ async function reconcileRefresh(
   const refreshId = node.labels[refreshLabel];
   const group = node.refreshGroup ?? state?.group;
   if (refreshId === undefined || group === undefined) return;
-  const status = statuses.get(group)?.get(refreshId);
+  const known = statuses.get(group);
+  // Not asked (the describe failed): nothing is taken back on a guess.
+  if (known === undefined) return;
+  const status = known.get(refreshId);
   if (status !== undefined && activeRefreshStatuses.has(status)) return;
   const why = `is over (${status ?? 'unknown to Auto Scaling'}); its ending event never took this back`;
   const undone = await removeRefreshMarks(group, { nodes: [node] }, why, { nodes: deps.cluster, events: deps.cluster, log: deps.log });

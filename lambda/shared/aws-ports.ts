@@ -63,15 +63,28 @@ export interface RefreshView {
   readonly desired: string;
 }
 
-/** EC2's view of instances: the private DNS name is what the kubelet registers as the node's name on EKS. */
+/** EC2's view of instances: the private DNS name is what the kubelet registers as the node's name on EKS; whether it is Spot. */
 export interface InstanceDirectory {
   /** Private DNS names by instance id; an instance EC2 does not know (or has no name yet) is absent. */
   privateDnsNames(instanceIds: readonly string[]): Promise<ReadonlyMap<string, string>>;
+  /** How the instance is bought, and for Spot what its request says; undefined when EC2 does not know the instance. */
+  purchase(instanceId: string): Promise<Purchase | undefined>;
   /** A launch template's latest and default version numbers ($Latest and $Default resolved). */
   launchTemplateVersions?(template: {
     readonly id?: string | undefined;
     readonly name?: string | undefined;
   }): Promise<{ readonly latest: string; readonly default: string } | undefined>;
+}
+
+export interface Purchase {
+  /** DescribeInstances instanceLifecycle: `spot`, `capacity-block`, ...; `on-demand` where EC2 leaves it out. */
+  readonly lifecycle: string;
+  /**
+   * The Spot request's status code (DescribeSpotInstanceRequests): `fulfilled` while EC2 means
+   * to keep the instance; `marked-for-termination`, `instance-terminated-no-capacity`, ... once
+   * it has issued the interruption notice. Undefined for any other lifecycle.
+   */
+  readonly spotRequestStatus: string | undefined;
 }
 
 /** One metric data point set, with the dimensions that classify it (EMF in production). */

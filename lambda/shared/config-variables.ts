@@ -36,7 +36,7 @@ function variable<T>(v: Variable<T>): Variable<T> {
   return v;
 }
 
-/** Every variable the handler reads, in the order the README documents them. */
+/** Every variable the handler reads, in the order docs/configuration.md shows them. */
 export const configVariables = {
   clusterName: variable<string>({
     name: 'CLUSTER_NAME',
@@ -181,10 +181,19 @@ export const configVariables = {
     parse: text,
     format: String,
   }),
+  spotInterruptions: variable<boolean>({
+    name: 'SPOT_INTERRUPTIONS',
+    description:
+      'Drain on EC2 Spot interruption warnings (instances of the served groups only); false: every Spot warning is refused without a write. The construct sets it from its spotInterruptions prop, so a deployment that never asked for Spot draining cannot be made to drain by a forged warning.',
+    accepts: 'true or false',
+    default: true,
+    parse: flag,
+    format: String,
+  }),
   deploymentName: variable<string>({
     name: 'DEPLOYMENT_NAME',
     description:
-      "This deployment's name: every mark it sets on a node carries it (the graceful-node-termination/marked-by label), so the reconciler finds its own marks with one list and never touches another deployment's.",
+      "This deployment's name: every mark it sets on a node carries it (the graceful-node-termination/owner label), so the reconciler finds its own marks with one list and never touches another deployment's.",
     accepts: 'a DNS label (lowercase letters, digits and "-", at most 63)',
     default: 'graceful-node-termination',
     parse: (raw) => (/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(raw.trim()) ? raw.trim() : undefined),

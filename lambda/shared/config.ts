@@ -47,6 +47,8 @@ export interface Config {
   readonly heartbeatTimeoutSeconds: number;
   /** Topic that carries hand-offs to a fresh invocation; unset: a drain ends with its invocation. */
   readonly handOffTopicArn: string | undefined;
+  /** Drain on Spot interruption warnings. */
+  readonly spotInterruptions: boolean;
   /** This deployment's name: the owner named on every mark it sets. */
   readonly deploymentName: string;
   /** Take back orphaned marks and resume lost drains on scheduled events. */
@@ -75,6 +77,7 @@ export type ConfigInput = {
   readonly blockedReportSeconds?: number;
   readonly heartbeatTimeoutSeconds?: number;
   readonly handOffTopicArn?: string;
+  readonly spotInterruptions?: boolean;
   readonly deploymentName?: string;
   readonly reconcileMarks?: boolean;
   readonly kubeconfigPath?: string;
@@ -127,6 +130,7 @@ export function toEnvironment(input: ConfigInput): Record<string, string> {
   set(configVariables.blockedReportSeconds, input.blockedReportSeconds);
   set(configVariables.heartbeatTimeoutSeconds, input.heartbeatTimeoutSeconds);
   set(configVariables.handOffTopicArn, input.handOffTopicArn);
+  set(configVariables.spotInterruptions, input.spotInterruptions);
   set(configVariables.deploymentName, input.deploymentName);
   set(configVariables.reconcileMarks, input.reconcileMarks);
   set(configVariables.kubeconfigPath, input.kubeconfigPath);

@@ -5,28 +5,48 @@
 // https://kubernetes.io/docs/reference/labels-annotations-taints/#node-kubernetes-io-exclude-from-external-load-balancers
 import type { NodeInfo } from '../cluster/cluster-ports.js';
 import { cordoned, drainStarted } from '../cluster/events.js';
-import { excludeFromLoadBalancersLabel, type DrainMark, type DrainRecord } from '../cluster/node-marks.js';
+import { adoptsRefreshCordon, excludeFromLoadBalancersLabel, type DrainMark, type DrainRecord } from '../cluster/node-marks.js';
+import { TransientError } from '../shared/errors.js';
 import { markDoomedSiblings } from './siblings.js';
 import type { Marked, Run, Step, Verified } from './state.js';
 
 export async function mark(run: Run, v: Verified): Promise<Step<Marked>> {
+  const { request, deps } = run;
+  let node: NodeInfo | undefined = v.node;
+  // Conditional on the node as read: if someone (the reconciler taking back an earlier record,
+  // an operator) changed it meanwhile, what is missing is worked out again from a fresh read.
+  for (let attempt = 0; node !== undefined && attempt < conflictAttempts; attempt++) {
+    const outcome = await markOnce(run, { ...v, node });
+    if (outcome !== 'changed') return outcome;
+    node = await deps.nodes.findNodeByInstanceId(request.action.instanceId);
+  }
+  if (node !== undefined) throw new TransientError(`mark node ${v.node.name}: the node kept changing; giving up for now`);
+  deps.log.warn('node was deleted while draining; completing');
+  return { stop: { complete: { node: v.node, outcome: 'node-gone', verdict: 'CONTINUE', evictedTotal: 0, result: undefined } } };
+}
+
+const conflictAttempts = 5;
+
+async function markOnce(run: Run, v: Verified): Promise<Step<Marked> | 'changed'> {
   const { request, deps } = run;
   const { node } = v;
   const ours = node.drain?.action === v.actionId ? node.drain : undefined;
   const label = node.labels[excludeFromLoadBalancersLabel];
   const needLabel = label !== 'true';
   const needCordon = !node.unschedulable;
-  const record = ours ?? newRecord(run, v, { label, needLabel, needCordon });
-  if (request.resume === undefined && ours === undefined) await deps.events.record(drainStarted(node, request.ending.startedMessage()));
+  // A resumed invocation dates its record, so the reconciler sees the chain is alive.
+  const record = ours ? (request.resume !== undefined ? { ...ours, updatedAtMs: deps.clock.now() } : ours) : newRecord(run, v, { label, needLabel, needCordon });
   let marked: NodeInfo = node;
-  if (needLabel || needCordon || ours === undefined) {
-    const result = await deps.nodes.mark(node.name, { excludeFromLoadBalancers: needLabel, cordon: needCordon, drain: record, owner: request.owner });
+  if (needLabel || needCordon || record !== ours) {
+    const result = await deps.nodes.mark(node.name, { excludeFromLoadBalancers: needLabel, cordon: needCordon, drain: record, owner: request.owner }, node.resourceVersion);
+    if (result === 'changed') return 'changed';
     if (result === 'node-gone') {
       deps.log.warn('node was deleted while draining; completing');
       return { stop: { complete: { node, outcome: 'node-gone', verdict: 'CONTINUE', evictedTotal: 0, result: undefined } } };
     }
     marked = { ...node, unschedulable: true, labels: { ...node.labels, [excludeFromLoadBalancersLabel]: 'true' }, drain: record };
   }
+  if (request.resume === undefined && ours === undefined) await deps.events.record(drainStarted(node, request.ending.startedMessage()));
   if (request.resume === undefined && (needCordon || ours === undefined)) {
     deps.log.info('node labelled for exclusion from external load balancers and cordoned');
     await deps.events.record(cordoned(node, node.drain?.action === '' ? node.drain.aheadOf : undefined));
@@ -46,13 +66,17 @@ function newRecord(run: Run, v: Verified, o: { label: string | undefined; needLa
   const earlier = v.node.drain;
   const set = new Set<DrainMark>(earlier?.set ?? []);
   if (o.needLabel) set.add('exclude-from-load-balancers');
-  if (o.needCordon) set.add('cordon');
+  // A cordon a refresh of ours set is ours to take back too: the drain takes it over (the
+  // refresh's end leaves a draining node's cordon to the drain).
+  if (o.needCordon || adoptsRefreshCordon(v.node)) set.add('cordon');
   const priorLabel = earlier?.priorLabel ?? (o.needLabel ? o.label : undefined);
   return {
     action: v.actionId,
     hook: run.request.action.lifecycleHookName,
-    // A time in the future is not believed: deadlines never move out on a message's word.
-    notifiedAtMs: Math.min(run.request.notifiedAtMs, now),
+    // A time in the future is not believed: deadlines never move out on a message's word. A
+    // resume by instance (no token) has no word of its own at all: its Time could be anyone's,
+    // and the record on the node may be an earlier action's, so its drain starts from now.
+    notifiedAtMs: run.request.actionId === '' ? now : Math.min(run.request.notifiedAtMs, now),
     startedAtMs: now,
     updatedAtMs: now,
     set: [...set],

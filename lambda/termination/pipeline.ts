@@ -5,6 +5,9 @@
 // record, drain finds the pods left (or, when the record says the drain ended, goes straight
 // to the load-balancer wait the record dates). The model is Karpenter's termination
 // controller: https://github.com/kubernetes-sigs/karpenter/blob/main/pkg/controllers/node/termination/controller.go
+import { instanceRetainedMessage } from '../cluster/events.js';
+import { isDrainable, isTerminating, podKey } from '../cluster/pods.js';
+import { DeadlinePolicy } from '../shared/deadline-policy.js';
 import { claimValue, parseClaim } from './claim.js';
 import { complete, report } from './complete.js';
 import { drain } from './drain.js';
@@ -25,10 +28,23 @@ export async function terminate(request: TerminationRequest, deps: TerminateDeps
     const settled = await settle(run, drained);
     if (isStop(settled)) return await stopped(run, settled.stop);
     const { node, outcome, evictedTotal, result } = settled;
+    if (podsStayUnderRetain(run)) return await complete(run, { node, outcome: 'retained', verdict: 'ABANDON', evictedTotal, result });
     return await complete(run, { node, outcome, verdict: 'CONTINUE', evictedTotal, result });
   } finally {
     run.pods?.watch.close();
   }
+}
+
+/**
+ * Under retain nothing ends in CONTINUE with a drainable pod on the node: a pod that tolerates
+ * the cordon and came back (not chased: it would only come back again) keeps the instance.
+ */
+function podsStayUnderRetain(run: Run): boolean {
+  if (run.request.deadlinePolicy !== DeadlinePolicy.RETAIN || run.pods === undefined) return false;
+  const left = run.pods.watch.current().filter((p) => isDrainable(p) && !isTerminating(p));
+  if (left.length === 0) return false;
+  run.deps.log.error(instanceRetainedMessage, { reason: 'pods came back onto the node and stay (DEADLINE_POLICY=retain)', pods: left.map(podKey) });
+  return true;
 }
 
 async function stopped(run: Run, stop: Stop): Promise<TerminateReport> {

@@ -11,7 +11,7 @@
 // owner is gone, the reconciler takes them back.
 import type { NodeInfo } from '../cluster/cluster-ports.js';
 import { cordonedAhead } from '../cluster/events.js';
-import { excludeFromLoadBalancersLabel, type DrainMark, type DrainRecord } from '../cluster/node-marks.js';
+import { adoptsRefreshCordon, excludeFromLoadBalancersLabel, type DrainMark, type DrainRecord } from '../cluster/node-marks.js';
 import { mapWithConcurrency } from '../shared/concurrency.js';
 import { asError } from '../shared/log.js';
 import type { Marked, Run } from './state.js';
@@ -66,7 +66,7 @@ async function markSibling(run: Run, own: Marked, node: NodeInfo): Promise<boole
   const needCordon = !node.unschedulable;
   if (!needLabel && !needCordon) return false;
   const now = run.deps.clock.now();
-  const set: DrainMark[] = [...(needLabel ? ['exclude-from-load-balancers' as const] : []), ...(needCordon ? ['cordon' as const] : [])];
+  const set: DrainMark[] = [...(needLabel ? ['exclude-from-load-balancers' as const] : []), ...(needCordon || adoptsRefreshCordon(node) ? ['cordon' as const] : [])];
   const record: DrainRecord = {
     action: '',
     hook: own.record.hook,

@@ -1,6 +1,6 @@
 // The trigger of an EC2 Spot interruption warning: EC2 reclaims the instance two minutes after
 // it, and no lifecycle action waits for us. Confirmed with Auto Scaling (which group is the
-// instance in? only ours are drained); the warning's time is never trusted beyond what EC2
+// instance in? only ours are drained) and EC2 (is it Spot, and did EC2 give it notice?); the warning's time is never trusted beyond what EC2
 // promises (two minutes from now at most; an expired warning is dropped). Drained at once
 // with a deadline that ends before the two minutes are up and the configured policy (retain
 // cannot keep a Spot instance: it deletes nothing, as leave).
@@ -63,10 +63,19 @@ export const spotInterruption: Trigger<DeliveryOf<'event'>, SpotWarning> = {
 
   keys: (w) => ({ instanceId: w.instanceId, transition: 'spot-interruption', instanceAction: w.instanceAction }),
 
-  async confirm(w, { instances, config, log }) {
+  async confirm(w, { instances, ec2, clock, config, log }) {
+    if (!config.spotInterruptions) {
+      log.warn('Spot interruption warning refused: this deployment does not drain on Spot warnings (SPOT_INTERRUPTIONS=false)');
+      return { status: 'refused' };
+    }
     const group = (await instances.describe([w.instanceId])).get(w.instanceId)?.group;
     if (group === undefined || !config.autoScalingGroupNames.has(group)) {
       log.warn('Spot interruption warning refused: the instance is in no Auto Scaling group this deployment serves', { group: group ?? null });
+      return { status: 'refused' };
+    }
+    const refusal = await interruptionRefusal(w, { ec2, clock });
+    if (refusal !== undefined) {
+      log.warn(`Spot interruption warning refused: ${refusal.why}`, refusal.fields);
       return { status: 'refused' };
     }
     log.appendKeys?.({ autoScalingGroupName: group });
@@ -101,6 +110,28 @@ export const spotInterruption: Trigger<DeliveryOf<'event'>, SpotWarning> = {
     return report.outcome;
   },
 };
+
+/** The Spot request statuses of an instance EC2 means to keep; every other status follows a notice. */
+const notInterrupted: ReadonlySet<string> = new Set(['fulfilled', 'request-canceled-and-instance-running']);
+const statusReads = 3;
+const statusReadIntervalMs = 2_000;
+
+/**
+ * Only EC2 interrupts a Spot instance, and it marks the instance's Spot request when it gives
+ * notice (`marked-for-termination`, or at once `instance-terminated-no-capacity`); the request
+ * is read a few times, seconds apart, in case the event outran it. Undefined: confirmed.
+ * https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-request-status.html
+ */
+async function interruptionRefusal(w: SpotWarning, { ec2, clock }: Pick<TriggerContext, 'ec2' | 'clock'>): Promise<{ why: string; fields: Record<string, unknown> } | undefined> {
+  for (let read = 1; ; read++) {
+    const purchase = await ec2.purchase(w.instanceId);
+    if (purchase?.lifecycle !== 'spot') return { why: 'EC2 does not run this instance as Spot', fields: { instanceLifecycle: purchase?.lifecycle ?? null } };
+    const status = purchase.spotRequestStatus;
+    if (status === undefined || !notInterrupted.has(status)) return undefined;
+    if (read >= statusReads) return { why: 'EC2 has given this instance no interruption notice', fields: { spotRequestStatus: status, reads: read } };
+    await clock.sleep(statusReadIntervalMs);
+  }
+}
 
 /** Leave the last seconds to the load balancers: label first (mark), drain, then wait what is left. */
 export function spotDeadlines(reclaimAtMs: number, loadBalancerDelaySeconds: number): Deadlines {

@@ -1,6 +1,7 @@
 // Phase 1, verify. The trigger confirmed the action with Auto Scaling before this runs (the
 // router's confirm step); here the node is found, and a hand-off is checked against the claim
 // on the node: duplicate deliveries of one hand-off never fork the work.
+import type { NodeInfo } from '../cluster/cluster-ports.js';
 import { parseClaim } from './claim.js';
 import type { Run, Step, Verified } from './state.js';
 
@@ -13,8 +14,11 @@ export async function verify(run: Run): Promise<Step<Verified>> {
     return { stop: { complete: { node: undefined, outcome: 'node-not-found', verdict: 'CONTINUE', evictedTotal: 0, result: undefined } } };
   }
   log.appendKeys?.({ node: node.name });
-  // A resume that names its action by instance (the reconciler's) carries on the record's action.
-  const actionId = run.request.actionId || node.drain?.action || `instance:${action.instanceId}`;
+  // A resume that names its action by instance (the reconciler's) cannot tell the record of an
+  // earlier, finished termination from this action's: it starts a timeline of its own, which
+  // the rest of its chain then carries on.
+  const byInstance = `instance:${action.instanceId}`;
+  const actionId = run.request.actionId || byInstance;
   const base = { node, actionId };
 
   // Ours from a crashed earlier attempt of this very invocation (Lambda retried it with the
@@ -31,11 +35,22 @@ export async function verify(run: Run): Promise<Step<Verified>> {
     }
     return { ...base, claim: resume.claim, ownPendingClaim: undefined };
   }
-  if (onNode?.actionId === actionId) {
-    // A chain for this very action runs already: this is a late duplicate of the notification.
+  if (onNode?.actionId === actionId || (onNode?.actionId === byInstance && resumesThisAction(run, node))) {
+    // A chain for this very action runs already (or the reconciler's, which carries the live
+    // action of this instance): this is a late duplicate of the notification.
     log.info('a hand-off chain already carries this termination; this delivery stands down', { current: node.handOff });
     return { stop: { end: 'superseded' } };
   }
   // A claim of an earlier, finished termination of this instance (it came back) is replaced.
   return { ...base, claim: node.handOff, ownPendingClaim: undefined };
+}
+
+/**
+ * The reconciler resumes only an action that was already waiting, so a by-instance drain that
+ * started after this notification's action began carries it; one that started before is an
+ * earlier termination's (the instance came back since) and is replaced.
+ */
+function resumesThisAction(run: Run, node: NodeInfo): boolean {
+  const { drain } = node;
+  return drain !== undefined && drain.action === `instance:${run.request.action.instanceId}` && drain.startedAtMs >= run.request.notifiedAtMs;
 }

@@ -118,6 +118,7 @@ describe('every write on a live word', () => {
     const drainer = startDrainer(plane, { deadlinePolicy: 'leave', loadBalancerDelaySeconds: 1 });
     try {
       drainer.groups.set(instanceId, autoScalingGroupName);
+      drainer.spotInstances.set(instanceId, 'marked-for-termination');
       const since = Date.now();
       // Sent 100 s ago: EC2 reclaims in 20 s, the drain ends 15 s before that.
       const result = await drainer.invoke(spotInterruptionWarning(instanceId, new Date(Date.now() - 100_000).toISOString()));

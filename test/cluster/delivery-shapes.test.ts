@@ -47,18 +47,24 @@ describe('delivery shapes', () => {
     expect(drainer.completions.filter((c) => c.token === token)).toEqual([expect.objectContaining({ result: 'CONTINUE', outcome: 'completed' })]);
   });
 
-  it('drains on a Spot interruption warning within the two minutes, and refuses an instance of another group', async () => {
+  it('drains on a Spot interruption warning within the two minutes, and refuses an instance of another group or one EC2 gave no notice', async () => {
     const { instanceId, node } = await nodeWithPods('spot');
     drainer.groups.set(instanceId, autoScalingGroupName);
+    drainer.spotInstances.set(instanceId, 'fulfilled');
     const other = newInstanceId();
     drainer.groups.set(other, 'someone-elses-group');
+    drainer.spotInstances.set(other, 'marked-for-termination');
     const since = Date.now();
     const beatsBefore = drainer.heartbeats.length;
 
     const refused = await drainer.invoke(spotInterruptionWarning(other, new Date().toISOString()));
     expect(statusOf(refused)).toBe('refused');
     expect(readAudit(plane, (e) => byDrainer(e) && e.atMs >= since)).toEqual([]);
+    // A Spot instance of ours whose request EC2 has not marked: no interruption is coming.
+    expect(statusOf(await drainer.invoke(spotInterruptionWarning(instanceId, new Date().toISOString())))).toBe('refused');
+    expect(readAudit(plane, (e) => byDrainer(e) && e.atMs >= since)).toEqual([]);
 
+    drainer.spotInstances.set(instanceId, 'marked-for-termination');
     const result = await drainer.invoke(spotInterruptionWarning(instanceId, new Date().toISOString()));
     expect(statusOf(result)).toBe('drained');
     expect(Date.now() - since).toBeLessThan(120_000);

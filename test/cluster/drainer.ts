@@ -17,6 +17,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { randomUUID } from 'node:crypto';
 import { createRuntime, type LambdaHandler } from '../../lambda/runtime.js';
 import { lifecycleMessage, snsEvent } from '../fixtures/notifications.js';
+import { scheduledEvent as scheduledEventAt } from '../fixtures/deliveries.js';
 import { captureHandlerLogs } from './handler-logs.js';
 import type { PlaneInfo } from './plane/plane.js';
 import { testAws } from './plane/token-webhook.js';
@@ -89,6 +90,8 @@ export interface Drainer {
   readonly ec2Names: Map<string, string | null>;
   /** Instance ids EC2 was asked about, per call. */
   readonly ec2Calls: string[][];
+  /** Instances EC2 runs as Spot, with their Spot request's status (DescribeSpotInstanceRequests); every other is On-Demand. */
+  readonly spotInstances: Map<string, string>;
   /** Each instance's launch template version, as the group reports it (default "1"). */
   readonly versions: Map<string, string>;
   /** Instance refreshes, as DescribeInstanceRefreshes answers (desired version, status). */
@@ -114,20 +117,8 @@ export interface TerminateOptions {
   readonly destination?: string;
 }
 
-/** EventBridge's scheduled event, as a rule with a rate schedule sends it. */
-export function scheduledEvent(): Record<string, unknown> {
-  return {
-    version: '0',
-    id: randomUUID(),
-    'detail-type': 'Scheduled Event',
-    source: 'aws.events',
-    account: testAws.accountId,
-    time: new Date().toISOString(),
-    region: testAws.region,
-    resources: [`arn:aws:events:${testAws.region}:${testAws.accountId}:rule/graceful-node-termination-reconcile`],
-    detail: {},
-  };
-}
+/** EventBridge's scheduled event, as the construct's reconcile rule sends it, now. */
+export const scheduledEvent = (): Record<string, unknown> => scheduledEventAt(new Date().toISOString(), { account: testAws.accountId, region: testAws.region, id: randomUUID() });
 
 /** The status of the first (usually only) record of a handler result. */
 export const statusOf = (result: unknown): string => (result as { records: { status: string }[] }).records[0]!.status;
@@ -233,6 +224,7 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
   // EC2 has no stand-in in this harness: the runtime's one test seam (RuntimeOverrides).
   const ec2Names = new Map<string, string | null>();
   const ec2Calls: string[][] = [];
+  const spotInstances = new Map<string, string>();
   const nodeAdmin = admin(plane);
   const instanceDirectory: InstanceDirectory = {
     async privateDnsNames(ids) {
@@ -245,6 +237,11 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
         if (name) names.set(id, name);
       }
       return names;
+    },
+    async purchase(id) {
+      ec2Calls.push([id]);
+      const status = spotInstances.get(id);
+      return status === undefined ? { lifecycle: 'on-demand', spotRequestStatus: undefined } : { lifecycle: 'spot', spotRequestStatus: status };
     },
   };
 
@@ -335,6 +332,7 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
     terminating,
     ec2Names,
     ec2Calls,
+    spotInstances,
     versions,
     refreshes,
     groupTags,

@@ -21,11 +21,13 @@ import type {
   AutoScalingInstances,
   GroupView,
   HandOffs,
+  InstanceDirectory,
   InstanceState,
   LifecycleActionRef,
   LifecycleActions,
   LifecycleResult,
   MetricsSink,
+  Purchase,
   RefreshView,
 } from '../../lambda/shared/aws-ports.js';
 import type { Clock } from '../../lambda/shared/clock.js';
@@ -427,6 +429,24 @@ export class FakeLifecycleActions implements LifecycleActions {
   }
 }
 
+/** EC2's view of instances, as a test sets it: every instance is On-Demand unless `spot` gives its Spot request's status. */
+export class FakeEc2 implements InstanceDirectory {
+  readonly spot = new Map<string, string>();
+  readonly names = new Map<string, string>();
+  readonly calls: string[] = [];
+  async privateDnsNames(ids: readonly string[]): Promise<ReadonlyMap<string, string>> {
+    this.calls.push('DescribeInstances');
+    return new Map(ids.flatMap((id) => (this.names.has(id) ? [[id, this.names.get(id)!] as const] : [])));
+  }
+  async purchase(id: string): Promise<Purchase> {
+    this.calls.push('DescribeInstances');
+    const status = this.spot.get(id);
+    if (status === undefined) return { lifecycle: 'on-demand', spotRequestStatus: undefined };
+    this.calls.push('DescribeSpotInstanceRequests');
+    return { lifecycle: 'spot', spotRequestStatus: status };
+  }
+}
+
 /** Auto Scaling's view of instances, refreshes and groups, as a test sets it. */
 export class FakeAutoScaling implements AutoScalingInstances {
   /** Which group each instance is in, as DescribeAutoScalingInstances would say. */
@@ -542,6 +562,7 @@ export function handlerWorld(env: Record<string, string>) {
   const metrics: { dimensions: Record<string, string>; values: Record<string, { unit: string; value: number }> }[] = [];
   const metricsSink: MetricsSink = { emit: (dimensions, values) => void metrics.push({ dimensions: { ...dimensions }, values: { ...values } }) };
   const autoScaling = new FakeAutoScaling();
+  const ec2 = new FakeEc2();
   const { groups, terminating, refreshes } = autoScaling;
   const handler = (extra: Record<string, string> = {}, connect: () => Promise<ClusterGateway> = async () => cluster) => {
     const config = parseConfig({ ...env, ...extra });
@@ -551,6 +572,7 @@ export function handlerWorld(env: Record<string, string>) {
       clock,
       lifecycle,
       instances: autoScaling,
+      ec2,
       cluster: connect,
       handOffs: config.handOffTopicArn !== undefined ? handOffs : undefined,
       metrics: metricsSink,
@@ -578,5 +600,5 @@ export function handlerWorld(env: Record<string, string>) {
     }
     return statuses;
   }
-  return { clock, cluster, lifecycle, autoScaling, handOffs, log, metrics, groups, terminating, refreshes, handler, invoke, invokeRaw, runChain };
+  return { clock, cluster, lifecycle, autoScaling, ec2, handOffs, log, metrics, groups, terminating, refreshes, handler, invoke, invokeRaw, runChain };
 }

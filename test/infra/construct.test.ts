@@ -92,9 +92,22 @@ describe('the example stack from cdk.json', () => {
     expect(unscoped({ markOutdatedOnRefresh: false, reconcileMarks: false })).toEqual([
       ['ec2:DescribeInstances', 'autoscaling:DescribeAutoScalingGroups', 'autoscaling:DescribeAutoScalingInstances'],
     ]);
+    // Spot warnings are believed only once EC2's Spot request says it gave notice.
+    expect(unscoped({ cordonDoomedSiblings: false, markOutdatedOnRefresh: false, reconcileMarks: false, spotInterruptions: true })).toEqual([
+      ['ec2:DescribeInstances', 'ec2:DescribeSpotInstanceRequests', 'autoscaling:DescribeAutoScalingInstances'],
+    ]);
     const { stack } = stackWith({ cordonDoomedSiblings: false, markOutdatedOnRefresh: false, reconcileMarks: false });
     Template.fromStack(stack).resourceCountIs('AWS::Events::Rule', 0);
     Template.fromStack(stack).hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ CORDON_DOOMED_SIBLINGS: 'false' }) } });
+  });
+
+  it('tells the function whether to drain on Spot warnings: a deployment without spotInterruptions refuses them', () => {
+    const spotOf = (o: Parameters<typeof stackWith>[0]) =>
+      Template.fromStack(stackWith(o).stack).findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.handler' } });
+    const value = (o: Parameters<typeof stackWith>[0]) =>
+      Object.values(spotOf(o)).map((f) => (f as { Properties: { Environment: { Variables: Record<string, string> } } }).Properties.Environment.Variables['SPOT_INTERRUPTIONS']);
+    expect(value({})).toEqual(['false']);
+    expect(value({ spotInterruptions: true })).toEqual(['true']);
   });
 
   it('never grants autoscaling or eks writes on "*"', () => {
@@ -418,7 +431,7 @@ describe('the construct', () => {
     expect(Annotations.fromStack(silent).findWarning('*', Match.stringLikeRegexp('alarms notify no one: pass alarmEmail'))).toHaveLength(1);
   });
 
-  it('sends Spot interruption warnings and rebalance recommendations to the function when spotInterruptions is on (the read they need is always granted)', () => {
+  it('sends Spot interruption warnings and rebalance recommendations to the function when spotInterruptions is on, with the Spot request read they are confirmed by', () => {
     const { app, stack } = stackWith({ spotInterruptions: true });
     expect(() => synthWithNag(app)).not.toThrow();
     const onEverything = statements(Template.fromStack(stack).toJSON()['Resources'] as Resources).filter((s) => [s.Resource].flat().includes('*'));
@@ -427,6 +440,7 @@ describe('the construct', () => {
         [
           'ec2:DescribeInstances',
           'ec2:DescribeLaunchTemplates',
+          'ec2:DescribeSpotInstanceRequests',
           'autoscaling:DescribeAutoScalingGroups',
           'autoscaling:DescribeInstanceRefreshes',
           'autoscaling:DescribeAutoScalingInstances',

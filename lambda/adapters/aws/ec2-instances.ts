@@ -1,8 +1,10 @@
-// EC2 DescribeInstances, for one fact: each instance's private DNS name, which is the name
-// the kubelet registers its Node under on EKS (and DescribeLaunchTemplates, to resolve
-// $Latest and $Default when an instance refresh starts) (both hostname types: ip-10-0-1-2.<region>
-// .compute.internal and i-0123....<region>.compute.internal). With it a node is one GET
-// instead of a list of the whole cluster.
+// EC2 DescribeInstances, for two facts: each instance's private DNS name, which is the name
+// the kubelet registers its Node under on EKS (both hostname types: ip-10-0-1-2.<region>
+// .compute.internal and i-0123....<region>.compute.internal), so a node is one GET instead of
+// a list of the whole cluster; and whether it runs as Spot, with its Spot request's status
+// (DescribeSpotInstanceRequests): a Spot warning is believed only for a Spot instance EC2
+// means to interrupt. And DescribeLaunchTemplates, to resolve $Latest and $Default when an
+// instance refresh starts.
 //
 // Why not @aws-sdk/client-ec2: bundled for DescribeInstances alone it is 1,478,292 bytes
 // minified (the EC2 schema is one module), against 486,389 for all of Auto Scaling; our whole
@@ -19,7 +21,7 @@ import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smit
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { TransientError } from '../../shared/errors.js';
-import type { InstanceDirectory } from '../../shared/aws-ports.js';
+import type { InstanceDirectory, Purchase } from '../../shared/aws-ports.js';
 
 export interface Ec2Options {
   readonly region: string;
@@ -56,20 +58,49 @@ const items = (v: unknown): Xml[] => {
   return item === undefined ? [] : ((Array.isArray(item) ? item : [item]) as Xml[]);
 };
 
-/** Instance id -> privateDnsName from a DescribeInstancesResponse (empty names skipped). */
-export function parseDescribeInstances(xml: string): { names: Map<string, string>; nextToken: string | undefined } {
+/**
+ * From a DescribeInstancesResponse: instance id -> privateDnsName (empty names skipped), and
+ * instance id -> instanceLifecycle (`spot`, `capacity-block`, ...; EC2 leaves the field out
+ * for On-Demand, which is written here as `on-demand`).
+ */
+export function parseDescribeInstances(xml: string): {
+  names: Map<string, string>;
+  lifecycles: Map<string, string>;
+  spotRequests: Map<string, string>;
+  nextToken: string | undefined;
+} {
   const root = (parseXML(xml) as Xml)['DescribeInstancesResponse'] as Xml | undefined;
   if (root === undefined) throw new Error('EC2 DescribeInstances: the answer has no DescribeInstancesResponse');
   const names = new Map<string, string>();
+  const lifecycles = new Map<string, string>();
+  const spotRequests = new Map<string, string>();
   for (const reservation of items(root['reservationSet'])) {
     for (const instance of items(reservation['instancesSet'])) {
       const id = instance['instanceId'];
+      if (typeof id !== 'string') continue;
       const name = instance['privateDnsName'];
-      if (typeof id === 'string' && typeof name === 'string' && name !== '') names.set(id, name);
+      if (typeof name === 'string' && name !== '') names.set(id, name);
+      const lifecycle = instance['instanceLifecycle'];
+      lifecycles.set(id, typeof lifecycle === 'string' && lifecycle !== '' ? lifecycle : 'on-demand');
+      const request = instance['spotInstanceRequestId'];
+      if (typeof request === 'string' && request !== '') spotRequests.set(id, request);
     }
   }
   const next = root['nextToken'];
-  return { names, nextToken: typeof next === 'string' && next !== '' ? next : undefined };
+  return { names, lifecycles, spotRequests, nextToken: typeof next === 'string' && next !== '' ? next : undefined };
+}
+
+/** Spot request id -> its status code, from a DescribeSpotInstanceRequestsResponse. */
+export function parseSpotRequestStatuses(xml: string): Map<string, string> {
+  const root = (parseXML(xml) as Xml)['DescribeSpotInstanceRequestsResponse'] as Xml | undefined;
+  if (root === undefined) throw new Error('EC2 DescribeSpotInstanceRequests: the answer has no DescribeSpotInstanceRequestsResponse');
+  const statuses = new Map<string, string>();
+  for (const request of items(root['spotInstanceRequestSet'])) {
+    const id = request['spotInstanceRequestId'];
+    const code = (request['status'] as Xml | undefined)?.['code'];
+    if (typeof id === 'string' && typeof code === 'string') statuses.set(id, code);
+  }
+  return statuses;
 }
 
 /** EC2's Query errors: `<Response><Errors><Error><Code>..</Code><Message>..</Message>`. */
@@ -90,6 +121,7 @@ export function createEc2Instances(options: Ec2Options): InstanceDirectory {
   return {
     launchTemplateVersions: (template) => ec2.launchTemplateVersions(template),
     privateDnsNames: (ids) => ec2.privateDnsNames(ids),
+    purchase: (id) => ec2.purchase(id),
   };
 }
 
@@ -126,17 +158,37 @@ class Ec2Query {
   }
 
   async privateDnsNames(instanceIds: readonly string[]): Promise<ReadonlyMap<string, string>> {
+    return (await this.describe(instanceIds)).names;
+  }
+
+  async purchase(instanceId: string): Promise<Purchase | undefined> {
+    const { lifecycles, spotRequests } = await this.describe([instanceId]);
+    const lifecycle = lifecycles.get(instanceId);
+    if (lifecycle === undefined) return undefined;
+    const request = spotRequests.get(instanceId);
+    if (lifecycle !== 'spot' || request === undefined) return { lifecycle, spotRequestStatus: undefined };
+    // A filter, like DescribeInstances: a request EC2 already forgot is absent, not an error.
+    const query = { Action: 'DescribeSpotInstanceRequests', Version: '2016-11-15', 'Filter.1.Name': 'spot-instance-request-id', 'Filter.1.Value.1': request };
+    const statuses = parseSpotRequestStatuses(await this.call('DescribeSpotInstanceRequests', query));
+    return { lifecycle, spotRequestStatus: statuses.get(request) };
+  }
+
+  private async describe(instanceIds: readonly string[]): Promise<{ names: Map<string, string>; lifecycles: Map<string, string>; spotRequests: Map<string, string> }> {
     const names = new Map<string, string>();
+    const lifecycles = new Map<string, string>();
+    const spotRequests = new Map<string, string>();
     for (let i = 0; i < instanceIds.length; i += idsPerCall) {
       const chunk = instanceIds.slice(i, i + idsPerCall);
       let nextToken: string | undefined;
       do {
         const page = parseDescribeInstances(await this.call('DescribeInstances', describeInstancesQuery(chunk, nextToken)));
         for (const [id, name] of page.names) names.set(id, name);
+        for (const [id, lifecycle] of page.lifecycles) lifecycles.set(id, lifecycle);
+        for (const [id, request] of page.spotRequests) spotRequests.set(id, request);
         nextToken = page.nextToken;
       } while (nextToken);
     }
-    return names;
+    return { names, lifecycles, spotRequests };
   }
 
   /** One call, retried with capped, jittered backoff on throttling, 5xx and network failures. */

@@ -38,7 +38,7 @@ function reader(nodes: NodeInfo[], clock = new FakeClock()) {
   return { r, calls, nodes };
 }
 
-const ec2 = (names: Record<string, string>): InstanceDirectory & { asked: string[][] } => {
+const ec2 = (names: Record<string, string>): Pick<InstanceDirectory, 'privateDnsNames'> & { asked: string[][] } => {
   const asked: string[][] = [];
   return {
     asked,
@@ -80,7 +80,9 @@ describe('node lookup', () => {
   it('scans when EC2 cannot be asked, with a warning naming why', async () => {
     const { r, calls } = reader([node('n1', 'i-0aaa')]);
     const log = new MemoryLog();
-    const failing: InstanceDirectory = { privateDnsNames: async () => Promise.reject(new Error('ec2:DescribeInstances failed: HTTP 403 UnauthorizedOperation')) };
+    const failing: Pick<InstanceDirectory, 'privateDnsNames'> = {
+      privateDnsNames: async () => Promise.reject(new Error('ec2:DescribeInstances failed: HTTP 403 UnauthorizedOperation')),
+    };
     const lookup = createNodeLookup(r, failing, clock, log);
     await expect(lookup.findNodeByInstanceId('i-0aaa')).resolves.toMatchObject({ name: 'n1' });
     expect(calls).toEqual(['scan i-0aaa']);

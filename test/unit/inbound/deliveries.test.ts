@@ -53,12 +53,13 @@ describe('delivery shapes', () => {
     expect(lifecycle.completions).toHaveLength(1);
   });
 
-  it('reports a failing SQS record as a batch item failure instead of failing the others', async () => {
+  it('fails the invocation when an SQS record fails transiently (the batch is retried: nothing is lost, with or without partial batch responses), after running the others', async () => {
     let calls = 0;
     lifecycle.heartbeat = async () => (calls++ === 0 ? Promise.reject(new Error('Rate exceeded')) : 'recorded');
-    const result = await world.invokeRaw(world.handler(), sqsEvent(lifecycleMessage(), lifecycleMessage({ LifecycleActionToken: 'another-token' })));
-    expect(result.records.map((r) => r.status)).toEqual(['failed', 'drained']);
-    expect(result.batchItemFailures).toEqual([{ itemIdentifier: '059f36b4-87a3-44ab-83d2-661970000000' }]);
+    await expect(world.invokeRaw(world.handler(), sqsEvent(lifecycleMessage(), lifecycleMessage({ LifecycleActionToken: 'another-token' })))).rejects.toThrow(
+      /1 of 2 records failed/,
+    );
+    expect(lifecycle.completions).toHaveLength(1);
   });
 
   it('fails the invocation, with one error line naming the shape, on anything else (never an empty success)', async () => {
@@ -76,6 +77,7 @@ describe('delivery shapes', () => {
 
   it('drains at once on a Spot interruption warning, ending before the two minutes, with nothing to complete', async () => {
     world.groups.set(instanceId, 'workers');
+    world.ec2.spot.set(instanceId, 'marked-for-termination');
     const guarded = cluster.addPod(pod({ name: 'guarded', terminationGracePeriodSeconds: 300 }));
     cluster.evictionRules.push(pdbBlocks('guarded-pdb', (p) => p.uid === guarded.uid));
 
@@ -97,6 +99,7 @@ describe('delivery shapes', () => {
 
   it('honours the deadline policy on a Spot warning: under leave nothing is deleted', async () => {
     world.groups.set(instanceId, 'workers');
+    world.ec2.spot.set(instanceId, 'marked-for-termination');
     const guarded = cluster.addPod(pod({ name: 'guarded', terminationGracePeriodSeconds: 300 }));
     cluster.evictionRules.push(pdbBlocks('guarded-pdb', (p) => p.uid === guarded.uid));
     const result = await world.invokeRaw(world.handler({ DEADLINE_POLICY: 'leave' }), spotInterruptionWarning());
@@ -107,6 +110,7 @@ describe('delivery shapes', () => {
 
   it("never believes a Spot warning's time past what EC2 promises: a time in the future still ends by now + 2 min", async () => {
     world.groups.set(instanceId, 'workers');
+    world.ec2.spot.set(instanceId, 'marked-for-termination');
     const guarded = cluster.addPod(pod({ name: 'guarded', terminationGracePeriodSeconds: 30 }));
     cluster.evictionRules.push(pdbBlocks('guarded-pdb', (p) => p.uid === guarded.uid));
     await world.invokeRaw(world.handler(), spotInterruptionWarning(instanceId, new Date(t0 + 3_600_000).toISOString()));
@@ -115,6 +119,7 @@ describe('delivery shapes', () => {
 
   it('evicts every pod once even when the warning leaves less time than a drain needs (graceful shutdown still counts)', async () => {
     world.groups.set(instanceId, 'workers');
+    world.ec2.spot.set(instanceId, 'marked-for-termination');
     cluster.addPod(pod({ name: 'coredns', namespace: 'kube-system', priorityClassName: 'system-cluster-critical' }));
     // Handled 110 s after the warning: the drain's own deadline (105 s) has passed.
     await world.invokeRaw(world.handler({ DEADLINE_POLICY: 'leave' }), spotInterruptionWarning(instanceId, new Date(t0 - 110_000).toISOString()));
@@ -146,6 +151,30 @@ describe('delivery shapes', () => {
     world.groups.clear();
     const none = await world.invokeRaw(world.handler(), spotInterruptionWarning());
     expect(none.records).toEqual([{ status: 'refused', instanceId }]);
+    expect(cluster.calls).toEqual([]);
+  });
+
+  it('believes a Spot warning whose request EC2 marks a moment after the event', async () => {
+    world.groups.set(instanceId, 'workers');
+    world.ec2.spot.set(instanceId, 'fulfilled');
+    world.clock.after(1_000, () => world.ec2.spot.set(instanceId, 'marked-for-termination'));
+    expect((await world.invokeRaw(world.handler({ DEADLINE_POLICY: 'leave' }), spotInterruptionWarning())).records[0]!.status).not.toBe('refused');
+    expect(world.ec2.calls.filter((c) => c === 'DescribeSpotInstanceRequests')).toHaveLength(2);
+    expect(cluster.nodes.get('node-a')).toMatchObject({ unschedulable: true });
+  });
+
+  it('believes a Spot warning whose request EC2 set straight to instance-terminated-no-capacity', async () => {
+    world.groups.set(instanceId, 'workers');
+    world.ec2.spot.set(instanceId, 'instance-terminated-no-capacity');
+    expect((await world.invokeRaw(world.handler({ DEADLINE_POLICY: 'leave' }), spotInterruptionWarning())).records[0]!.status).not.toBe('refused');
+  });
+
+  it('refuses a Spot warning for an instance EC2 runs On-Demand (EC2 interrupts only Spot), touching nothing', async () => {
+    world.groups.set(instanceId, 'workers');
+    const result = await world.invokeRaw(world.handler(), spotInterruptionWarning());
+    expect(result.records).toEqual([{ status: 'refused', instanceId }]);
+    expect(world.ec2.calls).toEqual(['DescribeInstances']);
+    expect(log.lines.find((l) => l.level === 'warn')?.message).toMatch(/does not run this instance as Spot/);
     expect(cluster.calls).toEqual([]);
   });
 

@@ -4,20 +4,10 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { boundStrategyTag } from '../../../lambda/refresh/strategy-tag.js';
 import { handlerWorld, type FakeCluster } from '../../fakes/fake-world.js';
+import { refreshEvent } from '../../fixtures/deliveries.js';
 
 const env = { CLUSTER_NAME: 'prod', AUTO_SCALING_GROUP_NAMES: 'workers', LIFECYCLE_HOOK_NAMES: 'workers-terminate', LOAD_BALANCER_DELAY_SECONDS: '0' };
 const refreshId = 'c613620e-07e2-4ed2-a9e2-ef8258911ade';
-const refreshEvent = (what: string, group = 'workers', id = refreshId) => ({
-  version: '0',
-  id: '12345678-1234-1234-1234-123456789012',
-  'detail-type': `EC2 Auto Scaling Instance Refresh ${what}`,
-  source: 'aws.autoscaling',
-  account: '123456789012',
-  time: '2026-11-22T10:00:00Z',
-  region: 'eu-west-1',
-  resources: ['arn:aws:autoscaling:eu-west-1:123456789012:autoScalingGroup:uuid:autoScalingGroupName/workers'],
-  detail: { InstanceRefreshId: id, AutoScalingGroupName: group },
-});
 const outdated = 'graceful-node-termination/outdated';
 
 describe('instance refresh marks', () => {

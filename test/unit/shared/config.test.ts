@@ -30,6 +30,7 @@ describe('parseConfig', () => {
       handOffTopicArn: undefined,
       deploymentName: 'graceful-node-termination',
       reconcileMarks: true,
+      spotInterruptions: true,
       kubeconfigPath: undefined,
       kubeconfigContext: undefined,
     });

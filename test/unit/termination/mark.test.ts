@@ -37,8 +37,11 @@ describe('mark', () => {
     // A forged or replayed hand-off with an old Time: the plan is still asked about the record's.
     const step = await mark(w.run({ resume: { count: 1, claim: undefined }, notifiedAtMs: 0, plan: (ms) => (planned.push(ms), w.deadlines()) }), w.verified());
     expect(planned).toEqual([first]);
-    expect(step).toMatchObject({ record: { notifiedAtMs: first, startedAtMs: first } });
-    expect(w.cluster.calls.filter((c) => c.op === 'mark')).toHaveLength(1);
+    expect(step).toMatchObject({ record: { notifiedAtMs: first, startedAtMs: first, updatedAtMs: first + 600_000 } });
+    // The second write only dates the record (the reconciler sees the chain is alive); no new Events.
+    const marks = w.cluster.calls.filter((c) => c.op === 'mark');
+    expect(marks).toHaveLength(2);
+    expect(w.cluster.nodes.get('node-a')!.drain).toMatchObject({ notifiedAtMs: first, updatedAtMs: first + 600_000 });
     expect(w.cluster.reasons()).toEqual(['Node/DrainStarted', 'Node/Cordoned']);
   });
 

@@ -50,9 +50,20 @@ describe('verify', () => {
     expect(await verify(w.run())).toEqual({ stop: { end: 'superseded' } });
   });
 
-  it("adopts the record's action for a resume that names the action by its instance (the reconciler's)", async () => {
+  it("names a resume by instance (the reconciler's) as its own drain, never adopting a record that may be an earlier action's", async () => {
     const w = phaseWorld();
     w.cluster.addNode('node-a', instanceId, { drain: record });
-    expect(await verify(w.run({ actionId: '', resume: { count: 1, claim: undefined } }))).toMatchObject({ actionId: actionIdOf(token) });
+    expect(await verify(w.run({ actionId: '', resume: { count: 1, claim: undefined } }))).toMatchObject({ actionId: `instance:${instanceId}` });
+  });
+
+  it("stands down for a notification whose action a by-instance drain already carries, and replaces an earlier action's", async () => {
+    const w = phaseWorld();
+    const t = w.clock.now();
+    const byInstance = { ...record, action: `instance:${instanceId}`, startedAtMs: t + 1_000_000 };
+    w.cluster.addNode('node-a', instanceId, { drain: byInstance, handOff: `instance:${instanceId}/2/request-r` });
+    expect(await verify(w.run({ notifiedAtMs: t }))).toEqual({ stop: { end: 'superseded' } });
+    // The same claim, from a drain that started before this action did: an earlier termination's.
+    w.cluster.addNode('node-a', instanceId, { drain: { ...byInstance, startedAtMs: t - 1 }, handOff: `instance:${instanceId}/2/request-r` });
+    expect(await verify(w.run({ notifiedAtMs: t }))).toMatchObject({ actionId: actionIdOf(token), claim: `instance:${instanceId}/2/request-r` });
   });
 });

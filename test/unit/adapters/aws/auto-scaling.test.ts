@@ -116,7 +116,11 @@ describe('instance refresh view', () => {
       ],
     });
     const asked: unknown[] = [];
-    const ec2 = { privateDnsNames: async () => new Map(), launchTemplateVersions: async (t: unknown) => (asked.push(t), { latest: '7', default: '6' }) };
+    const ec2 = {
+      privateDnsNames: async () => new Map(),
+      purchase: async () => undefined,
+      launchTemplateVersions: async (t: unknown) => (asked.push(t), { latest: '7', default: '6' }),
+    };
     const view = await createAutoScalingInstances(new AutoScalingClient({ region: 'eu-west-1' }), ec2).refresh('workers', 'r-1');
     expect(view).toEqual({ strategyTag: 'minimal:r-1', outdated: ['i-01', 'i-04'], desired: 'lt-0abc version 7' });
     expect(asked).toEqual([{ id: 'lt-0abc', name: undefined }]);

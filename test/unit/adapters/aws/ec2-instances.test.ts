@@ -105,4 +105,24 @@ describe('EC2 private DNS names', () => {
     expect(parseDescribeInstances(answer([])).names.size).toBe(0);
     expect(() => parseDescribeInstances('<Other/>')).toThrow(/no DescribeInstancesResponse/);
   });
+
+  it("reads how an instance is bought, and for Spot its request's status (a filter again: a forgotten request is absent)", async () => {
+    const spot = (id: string) =>
+      instance(id, 'n1').replace('<imageId>', '<instanceLifecycle>spot</instanceLifecycle><spotInstanceRequestId>sir-1</spotInstanceRequestId><imageId>');
+    respond = (form, _q, res) =>
+      form.get('Action') === 'DescribeInstances'
+        ? res.writeHead(200).end(answer([[form.get('Filter.1.Value.1') === 'i-spot' ? spot('i-spot') : instance('i-od', 'n2')]]))
+        : res
+            .writeHead(200)
+            .end(
+              `<DescribeSpotInstanceRequestsResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>r</requestId><spotInstanceRequestSet><item><spotInstanceRequestId>sir-1</spotInstanceRequestId><state>active</state><status><code>marked-for-termination</code><updateTime>2026-11-23T10:00:00.000Z</updateTime><message>Your Spot Instance is marked for termination.</message></status><instanceId>i-spot</instanceId></item></spotInstanceRequestSet></DescribeSpotInstanceRequestsResponse>`,
+            );
+    await expect(directory().purchase('i-spot')).resolves.toEqual({ lifecycle: 'spot', spotRequestStatus: 'marked-for-termination' });
+    expect(Object.fromEntries(seen[1]!.form)).toMatchObject({ Action: 'DescribeSpotInstanceRequests', 'Filter.1.Name': 'spot-instance-request-id', 'Filter.1.Value.1': 'sir-1' });
+    seen.length = 0;
+    await expect(directory().purchase('i-od')).resolves.toEqual({ lifecycle: 'on-demand', spotRequestStatus: undefined });
+    expect(seen).toHaveLength(1);
+    respond = (_f, _q, res) => res.writeHead(200).end(answer([]));
+    await expect(directory().purchase('i-gone')).resolves.toBeUndefined();
+  });
 });

@@ -3,7 +3,7 @@ import { createEmfMetrics } from '../../../../lambda/adapters/aws/emf-metrics.js
 import { createRouter } from '../../../../lambda/router.js';
 import { parseConfig } from '../../../../lambda/shared/config.js';
 import type { MetricsSink } from '../../../../lambda/shared/aws-ports.js';
-import { FakeAutoScaling, FakeClock, FakeCluster, FakeLifecycleActions, MemoryLog, pdbBlocks, pod } from '../../../fakes/fake-world.js';
+import { FakeAutoScaling, FakeEc2, FakeClock, FakeCluster, FakeLifecycleActions, MemoryLog, pdbBlocks, pod } from '../../../fakes/fake-world.js';
 import { instanceId, lifecycleMessage, snsEvent } from '../../../fixtures/notifications.js';
 
 describe('metrics', () => {
@@ -47,6 +47,7 @@ describe('metrics', () => {
       clock,
       lifecycle: new FakeLifecycleActions(clock),
       instances: new FakeAutoScaling(),
+      ec2: new FakeEc2(),
       handOffs: undefined,
       cluster: async () => cluster,
       metrics: { emit: (d, v) => void emitted.push([d, v]) },
