@@ -21,10 +21,10 @@ import { lambdaCode } from './lambda-code.js';
 import { LifecycleHooks } from './lifecycle-hooks.js';
 import { deploymentMetric, type LogMessageMetric } from './metrics.js';
 import { acknowledgeNag } from './nag.js';
-import { DeadlinePolicy, type GracefulNodeTerminationProps } from './props.js';
+import { DeadlinePolicy, type AddAutoScalingGroupOptions, type GracefulNodeTerminationProps } from './props.js';
 import { resolveSettings, type Settings } from './settings.js';
 
-export { DeadlinePolicy, type GracefulNodeTerminationProps };
+export { DeadlinePolicy, type AddAutoScalingGroupOptions, type GracefulNodeTerminationProps };
 
 /**
  * Gives self-managed node groups the graceful termination of EKS managed node groups:
@@ -101,9 +101,17 @@ export class GracefulNodeTermination extends Construct {
     }
   }
 
-  /** Puts a launch and a terminate hook on one more group and lets the function complete them. */
-  addAutoScalingGroup(group: autoscaling.IAutoScalingGroup | string): void {
-    this.hooks.addGroup(group);
+  /**
+   * Puts a launch and a terminate hook on one more group and lets the function complete them.
+   * `options.id` names the construct that holds the group's two hooks (their logical IDs
+   * derive from it); by default `Group-<name>`, or for a name that is a token `Group<hash of
+   * what it stands for>`. Versions before 0.2 numbered token-named groups by their position
+   * among all groups added, from 1 (`Group1`, `Group2`, ...: names passed in props first, then
+   * groups, then these calls): pass that id to keep such a group's hooks on upgrade
+   * (docs/upgrades.md, "Upgrading the construct").
+   */
+  addAutoScalingGroup(group: autoscaling.IAutoScalingGroup | string, options: AddAutoScalingGroupOptions = {}): void {
+    this.hooks.addGroup(group, options.id);
   }
 
   /** Drains that reached their deadline with pods still on the node. Sum over 5 minutes by default. */

@@ -87,14 +87,14 @@ export class LifecycleHooks extends Construct {
   }
 
   /** Puts a launch and a terminate hook on one more group. */
-  addGroup(group: autoscaling.IAutoScalingGroup | string): void {
+  addGroup(group: autoscaling.IAutoScalingGroup | string, id?: string): void {
     const name = typeof group === 'string' ? group : group.autoScalingGroupName;
     if (this.props.deadlinePolicy === DeadlinePolicy.RETAIN) this.retainOnAbandon(group, name);
     if (!Token.isUnresolved(name)) validateGroupName(name);
     if (this.names.includes(name)) throw new Error(`Auto Scaling group ${name} was added twice`);
     this.names.push(name);
     this.acknowledgeGroupArn(name);
-    const scope = new Construct(this, this.groupId(group, name));
+    const scope = new Construct(this, id ?? this.groupId(group, name));
     const { hookNames, heartbeatTimeout, clusterName } = this.props;
     for (const [id, transition, hookName, defaultResult] of [
       // A launch nobody checks goes ahead (ABANDON would terminate the new instance).

@@ -198,3 +198,14 @@ export interface GracefulNodeTerminationProps {
    */
   readonly removalPolicy?: RemovalPolicy;
 }
+
+/** Options of `addAutoScalingGroup`. */
+export interface AddAutoScalingGroupOptions {
+  /**
+   * The construct ID of the group's hooks (their logical IDs derive from it). Pass `Group<n>`
+   * (n: the group's position among all groups added, from 1) to keep the hooks a version before
+   * 0.2 made for a group whose name is a token.
+   * @default - `Group-<name>`; for a name that is a token, `Group<hash of what it stands for>`
+   */
+  readonly id?: string;
+}

@@ -9,7 +9,9 @@ import type { ClusterGateway } from '../cluster/cluster-ports.js';
 import { spotInterruptionDrained } from '../cluster/events.js';
 import type { DeliveryOf } from '../inbound/deliveries.js';
 import { instanceIdPattern } from '../inbound/lifecycle-message.js';
+import type { Purchase } from '../shared/aws-ports.js';
 import { DeadlinePolicy } from '../shared/deadline-policy.js';
+import { asError } from '../shared/log.js';
 import { confirmed, detailType, type Confirmed, type Trigger, type TriggerContext } from '../trigger.js';
 import { terminate } from './pipeline.js';
 import { secondsSince, type Deadlines, type Ending, type TerminationRequest } from './state.js';
@@ -73,7 +75,7 @@ export const spotInterruption: Trigger<DeliveryOf<'event'>, SpotWarning> = {
       log.warn('Spot interruption warning refused: the instance is in no Auto Scaling group this deployment serves', { group: group ?? null });
       return { status: 'refused' };
     }
-    const refusal = await interruptionRefusal(w, { ec2, clock });
+    const refusal = await interruptionRefusal(w, { ec2, clock, log });
     if (refusal !== undefined) {
       log.warn(`Spot interruption warning refused: ${refusal.why}`, refusal.fields);
       return { status: 'refused' };
@@ -119,13 +121,26 @@ const statusReadIntervalMs = 2_000;
 /**
  * Only EC2 interrupts a Spot instance, and it marks the instance's Spot request when it gives
  * notice (`marked-for-termination`, or at once `instance-terminated-no-capacity`); the request
- * is read a few times, seconds apart, in case the event outran it. Undefined: confirmed.
+ * is read a few times, seconds apart, in case the event outran it. Undefined: confirmed. EC2's
+ * answer can only refuse: when EC2 cannot be asked (unreachable, not allowed) or does not know
+ * the instance, the warning stands on Auto Scaling's word, as before; nobody who forges a
+ * warning can make EC2 fail.
  * https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-request-status.html
  */
-async function interruptionRefusal(w: SpotWarning, { ec2, clock }: Pick<TriggerContext, 'ec2' | 'clock'>): Promise<{ why: string; fields: Record<string, unknown> } | undefined> {
+async function interruptionRefusal(
+  w: SpotWarning,
+  { ec2, clock, log }: Pick<TriggerContext, 'ec2' | 'clock' | 'log'>,
+): Promise<{ why: string; fields: Record<string, unknown> } | undefined> {
   for (let read = 1; ; read++) {
-    const purchase = await ec2.purchase(w.instanceId);
-    if (purchase?.lifecycle !== 'spot') return { why: 'EC2 does not run this instance as Spot', fields: { instanceLifecycle: purchase?.lifecycle ?? null } };
+    let purchase: Purchase | undefined;
+    try {
+      purchase = await ec2.purchase(w.instanceId);
+    } catch (error) {
+      log.warn("could not ask EC2 whether this instance is Spot and was given notice; believing the warning on Auto Scaling's word", asError(error));
+      return undefined;
+    }
+    if (purchase === undefined) return undefined;
+    if (purchase.lifecycle !== 'spot') return { why: 'EC2 does not run this instance as Spot', fields: { instanceLifecycle: purchase.lifecycle } };
     const status = purchase.spotRequestStatus;
     if (status === undefined || !notInterrupted.has(status)) return undefined;
     if (read >= statusReads) return { why: 'EC2 has given this instance no interruption notice', fields: { spotRequestStatus: status, reads: read } };

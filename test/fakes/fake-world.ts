@@ -438,8 +438,11 @@ export class FakeEc2 implements InstanceDirectory {
     this.calls.push('DescribeInstances');
     return new Map(ids.flatMap((id) => (this.names.has(id) ? [[id, this.names.get(id)!] as const] : [])));
   }
+  /** Set: every call fails with it (EC2 unreachable, or not allowed). */
+  failure: Error | undefined;
   async purchase(id: string): Promise<Purchase> {
     this.calls.push('DescribeInstances');
+    if (this.failure) throw this.failure;
     const status = this.spot.get(id);
     if (status === undefined) return { lifecycle: 'on-demand', spotRequestStatus: undefined };
     this.calls.push('DescribeSpotInstanceRequests');

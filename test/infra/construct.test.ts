@@ -1,6 +1,6 @@
 // Template checks for the CDK construct and app: hooks, topic, least-privilege IAM, the
 // function's environment (read back by the handler's own parser), cdk-nag, validation.
-import { App, Duration, RemovalPolicy, Stack, aws_autoscaling as autoscaling, aws_ec2 as ec2, aws_iam as iam } from 'aws-cdk-lib';
+import { App, CfnParameter, Duration, RemovalPolicy, Stack, aws_autoscaling as autoscaling, aws_ec2 as ec2, aws_iam as iam } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { DeadlinePolicy, GracefulNodeTermination, type GracefulNodeTerminationProps } from '../../infra/graceful-node-termination.js';
 import { DeadlinePolicy as HandlerDeadlinePolicy, parseConfig } from '../../lambda/shared/config.js';
 import { renderRbacYaml } from '../../lambda/installer/rbac.js';
-import { appsWithNag, exampleContext, exampleStack, fixtureOnly, root, stackWith, statements, synthWithNag, type Resources } from './fixtures.js';
+import { appsWithNag, exampleContext, exampleStack, fixtureOnly, resourcesOf, root, stackWith, statements, synthWithNag, type Resources } from './fixtures.js';
 
 describe('the example stack from cdk.json', () => {
   let template: Template;
@@ -235,6 +235,19 @@ describe('the example stack from cdk.json', () => {
 });
 
 describe('the construct', () => {
+  it("keeps a token-named group's hooks where a version before 0.2 put them when given their id, and names them by hash otherwise", () => {
+    const withGroup = (id?: string) => {
+      const { stack, construct } = stackWith({ autoScalingGroupNames: [] });
+      construct.addAutoScalingGroup(new CfnParameter(stack, 'GroupName').valueAsString, id === undefined ? {} : { id });
+      return Object.keys(resourcesOf(stack)).filter((k) => /^GntGroup.*(Launch|Terminate)/.test(k));
+    };
+    // 84f950b numbered token-named groups from 1: GntGroup1Launch..., GntGroup1Terminate...
+    expect(withGroup('Group1')).toEqual([expect.stringMatching(/^GntGroup1Launch[0-9A-F]{8}$/), expect.stringMatching(/^GntGroup1Terminate[0-9A-F]{8}$/)]);
+    // By hash of what the token stands for: the same whatever the order groups are added in.
+    expect(withGroup()).toEqual([expect.stringMatching(/^GntGroup[0-9a-f]{8}Launch[0-9A-F]{8}$/), expect.stringMatching(/^GntGroup[0-9a-f]{8}Terminate[0-9A-F]{8}$/)]);
+    expect(withGroup()).toEqual(withGroup());
+  });
+
   it('attaches to groups defined in the same app and to groups added later', () => {
     const { app, stack, construct } = stackWith({
       autoScalingGroupNames: [],

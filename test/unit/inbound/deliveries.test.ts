@@ -3,6 +3,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { UnsupportedEventError } from '../../../lambda/inbound/deliveries.js';
 import { eventBridgeLifecycle, rebalanceRecommendation, spotInterruptionWarning, sqsEvent } from '../../fixtures/deliveries.js';
 import { instanceId, lifecycleMessage, snsEvent, testMessage } from '../../fixtures/notifications.js';
+import { TransientError } from '../../../lambda/shared/errors.js';
 import { handlerWorld, pdbBlocks, pod, type FakeCluster, type FakeLifecycleActions, type MemoryLog } from '../../fakes/fake-world.js';
 
 const env = { CLUSTER_NAME: 'prod', AUTO_SCALING_GROUP_NAMES: 'workers', LIFECYCLE_HOOK_NAMES: 'workers-terminate,workers-launch', LOAD_BALANCER_DELAY_SECONDS: '60' };
@@ -167,6 +168,14 @@ describe('delivery shapes', () => {
     world.groups.set(instanceId, 'workers');
     world.ec2.spot.set(instanceId, 'instance-terminated-no-capacity');
     expect((await world.invokeRaw(world.handler({ DEADLINE_POLICY: 'leave' }), spotInterruptionWarning())).records[0]!.status).not.toBe('refused');
+  });
+
+  it("drains on Auto Scaling's word when EC2 cannot be asked (EC2's answer may only refuse; no forger can make EC2 fail)", async () => {
+    world.groups.set(instanceId, 'workers');
+    world.ec2.failure = new TransientError('ec2:DescribeInstances failed after 4 attempts: getaddrinfo ENOTFOUND ec2.eu-west-1.amazonaws.com');
+    expect((await world.invokeRaw(world.handler({ DEADLINE_POLICY: 'leave' }), spotInterruptionWarning())).records[0]!.status).not.toBe('refused');
+    expect(log.lines.find((l) => l.level === 'warn')?.message).toMatch(/could not ask EC2/);
+    expect(cluster.nodes.get('node-a')).toMatchObject({ unschedulable: true });
   });
 
   it('refuses a Spot warning for an instance EC2 runs On-Demand (EC2 interrupts only Spot), touching nothing', async () => {
