@@ -2,6 +2,7 @@
 // and never anything that is not ours: a Delete takes away only objects whose owner
 // annotation names this stack, or (objects of the versions before) that carry our own name.
 import { KubeApiError, type KubeHttp } from '../adapters/kubernetes/kube-http.js';
+import { ConfigError } from '../shared/errors.js';
 import { installedObjects, ownerAnnotation, type KubernetesObject } from './rbac.js';
 
 const paths = (name: string) =>
@@ -35,9 +36,9 @@ export async function applyRbac(kube: KubeHttp, r: ApplyRequest): Promise<void> 
     // its Delete would then take away the RBAC the first deployment drains with.
     const named = r.owner === undefined ? undefined : (await read(kube, p[object.kind as Kind]))?.metadata.annotations?.[ownerAnnotation];
     if (named !== undefined && r.owner !== undefined && stackOf(named) !== stackOf(r.owner))
-      throw new Error(
+      throw new ConfigError([
         `${object.kind} ${r.name} belongs to another stack (${named}): two deployments cannot share the name ${JSON.stringify(r.name)}; give this one another deploymentName`,
-      );
+      ]);
     await kube.request('PATCH', p[object.kind as Kind], {
       // Our own objects only: force takes back fields another manager changed on them.
       query: { fieldManager: r.name, force: true },

@@ -16,6 +16,7 @@ import { asError } from '../shared/log.js';
 import { isCloudFormationResponseUrl, parsePhysicalId, physicalIdFor, respondToCloudFormation, type CustomResourceEvent, type CustomResourceResponse } from './custom-resource.js';
 import { applyRbac, boundGroups, deleteRbac } from './rbac-apply.js';
 import { rbacName } from './rbac.js';
+import { ConfigError } from '../shared/errors.js';
 
 export type { CustomResourceEvent, CustomResourceResponse };
 export { isCloudFormationResponseUrl };
@@ -165,6 +166,8 @@ async function withAuthRetry<T>(work: () => Promise<T>, deps: InstallerDeps): Pr
     try {
       return await work();
     } catch (error) {
+      // A bad configuration (another stack's objects of our name) does not get better by waiting.
+      if (error instanceof ConfigError) throw error;
       const code = error instanceof KubeApiError ? error.statusCode : 0;
       const retryable = code === 401 || code === 403 || code === 429 || code >= 500 || code === 0;
       if (!retryable || Date.now() - started > deps.authRetryMs) throw error;

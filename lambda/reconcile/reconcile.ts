@@ -59,7 +59,8 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
   }
   for (const g of groups) {
     const tag = g.tags[refreshStrategyTag];
-    if (tag === undefined || !isStaleStrategyTag(tag, activeOf(statuses.get(g.name)), deps.clock.now())) continue;
+    // A group whose refreshes Auto Scaling would not describe keeps its tag: nothing on a guess.
+    if (tag === undefined || statuses.unasked.has(g.name) || !isStaleStrategyTag(tag, activeOf(statuses.get(g.name)), deps.clock.now())) continue;
     await instances.removeTag(g.name, refreshStrategyTag);
     report.tagsRemoved.push(g.name);
   }
@@ -79,11 +80,12 @@ async function refreshStatuses(
   };
   for (const node of marked) want(node.refreshGroup ?? states.get(instanceIdOf(node.providerId) ?? '')?.group, node.labels[refreshLabel]);
   for (const g of groups) want(g.name, boundRefresh(g.tags[refreshStrategyTag] ?? ''));
-  const statuses = new Map<string, ReadonlyMap<string, string>>();
+  const statuses = Object.assign(new Map<string, ReadonlyMap<string, string>>(), { unasked: new Set<string>() });
   for (const [group, refreshIds] of wanted) {
     try {
       statuses.set(group, await deps.instances.refreshStatuses(group, [...refreshIds]));
     } catch (error) {
+      statuses.unasked.add(group);
       // A group Auto Scaling refuses to describe (a name no group has, say) decides nothing:
       // its nodes' refresh marks stay until it can be asked, every other node is reconciled.
       deps.log.warn('could not ask Auto Scaling about the refreshes of a group; their marks stay for now', { group: group.slice(0, 255), error: asError(error) });

@@ -1,5 +1,5 @@
 // Exceptions are for bad configuration, malformed input and infrastructure failures that
-// retrying will not fix; recoverable outcomes of a drain are values (see ports.ts).
+// retrying will not fix; recoverable outcomes of a drain are values (termination/state.ts).
 
 export class ConfigError extends Error {
   constructor(readonly problems: readonly string[]) {

@@ -143,6 +143,21 @@ describe('reconciler', () => {
     expect(world.autoScaling.tags.get('workers')!.has(refreshStrategyTag)).toBe(true);
   });
 
+  it('takes nothing back on a guess: a group whose refreshes Auto Scaling would not describe keeps its marks and its tag', async () => {
+    world.cluster.addNode('node-a', instanceId, {
+      labels: { ...owner, 'graceful-node-termination/refresh': 'r-old' },
+      refreshGroup: 'workers',
+      taints: [{ key: 'graceful-node-termination/outdated', value: 'r-old', effect: 'PreferNoSchedule' }],
+    });
+    world.autoScaling.refreshStatus.set('r-old', 'Successful');
+    world.autoScaling.tags.set('workers', new Map([[refreshStrategyTag, boundStrategyTag('r-old')]]));
+    world.autoScaling.refreshStatuses = async () => Promise.reject(new Error('Rate exceeded'));
+    await pass();
+    expect(world.cluster.nodes.get('node-a')!.taints).toHaveLength(1);
+    expect(world.autoScaling.tags.get('workers')!.has(refreshStrategyTag)).toBe(true);
+    expect(world.log.lines.find((l) => l.level === 'warn')?.message).toMatch(/could not ask Auto Scaling about the refreshes/);
+  });
+
   it('removes a strategy tag left by a command killed before it started its refresh', async () => {
     world.autoScaling.tags.set('workers', new Map([[refreshStrategyTag, `minimal@${Math.floor(world.clock.now() / 1000) - 3600}`]]));
     await pass();
