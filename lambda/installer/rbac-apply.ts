@@ -21,6 +21,8 @@ export interface ApplyRequest {
   readonly deadlinePolicy: string;
   /** The owner annotation's value: this stack and resource. */
   readonly owner?: string;
+  /** Objects without an owner annotation are ours to take: an update of our own resource (from a version before owners). */
+  readonly adoptUnowned?: boolean;
   /** Groups kept bound while the access entry switches (a group change under way). */
   readonly alsoBound?: readonly string[];
 }
@@ -34,11 +36,7 @@ export async function applyRbac(kube: KubeHttp, r: ApplyRequest): Promise<void> 
   for (const object of installedObjects(r.group, r.deadlinePolicy, r.name, { ...(r.owner ? { owner: r.owner } : {}), ...(r.alsoBound ? { alsoBound: r.alsoBound } : {}) })) {
     // Another stack's objects of the same name (a deploymentName reused) are never taken over:
     // its Delete would then take away the RBAC the first deployment drains with.
-    const named = r.owner === undefined ? undefined : (await read(kube, p[object.kind as Kind]))?.metadata.annotations?.[ownerAnnotation];
-    if (named !== undefined && r.owner !== undefined && stackOf(named) !== stackOf(r.owner))
-      throw new ConfigError([
-        `${object.kind} ${r.name} belongs to another stack (${named}): two deployments cannot share the name ${JSON.stringify(r.name)}; give this one another deploymentName`,
-      ]);
+    if (r.owner !== undefined) await refuseOthers(kube, p[object.kind as Kind], `${object.kind} ${r.name}`, { ...r, owner: r.owner });
     await kube.request('PATCH', p[object.kind as Kind], {
       // Our own objects only: force takes back fields another manager changed on them.
       query: { fieldManager: r.name, force: true },
@@ -46,6 +44,19 @@ export async function applyRbac(kube: KubeHttp, r: ApplyRequest): Promise<void> 
       contentType: 'application/apply-patch+yaml',
     });
   }
+}
+
+/**
+ * Throws when the object exists and is not this stack's: its owner annotation names another
+ * stack, or it has none (a version before owners) and this is not an update of our own.
+ */
+async function refuseOthers(kube: KubeHttp, path: string, what: string, r: ApplyRequest & { owner: string }): Promise<void> {
+  const existing = await read(kube, path);
+  if (existing === undefined) return;
+  const named = existing.metadata.annotations?.[ownerAnnotation];
+  if (named === undefined ? r.adoptUnowned === true : stackOf(named) === stackOf(r.owner)) return;
+  const whose = named === undefined ? 'a deployment that did not record its stack (a version before 0.2)' : `another stack (${named})`;
+  throw new ConfigError([`${what} belongs to ${whose}: two deployments cannot share the name ${JSON.stringify(r.name)}; give this one another deploymentName`]);
 }
 
 /** The stack part of an owner (`<stack id>/<logical id>`): a resource replaced within one stack stays its owner. */

@@ -123,7 +123,15 @@ async function carryOut(plan: Plan, event: CustomResourceEvent, deps: InstallerD
         : error;
     }
     const apply = (alsoBound?: readonly string[]) =>
-      applyRbac(kube, { name: settings.name, group: settings.group, deadlinePolicy: settings.deadlinePolicy, owner, ...(alsoBound ? { alsoBound } : {}) });
+      applyRbac(kube, {
+        name: settings.name,
+        group: settings.group,
+        deadlinePolicy: settings.deadlinePolicy,
+        owner,
+        // A Create finding objects of our name without an owner: another deployment's, of a version before owners.
+        adoptUnowned: event.RequestType !== 'Create',
+        ...(alsoBound ? { alsoBound } : {}),
+      });
     if (plan.kind === 'delete') return await withAuthRetry(() => deleteRbac(kube, plan.name, owner, plan.unownedOk), deps);
     if (plan.kind === 'unbind-old') {
       await withAuthRetry(() => apply(), deps);

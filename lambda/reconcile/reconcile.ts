@@ -134,9 +134,13 @@ async function resumeDrain(deps: ReconcileDeps, node: NodeInfo, record: DrainRec
     deps.log.info('a drain record without progress, but no action of our hook waits for the instance; nothing to resume', { node: node.name });
     return false;
   }
-  const touched = { ...record, updatedAtMs: deps.clock.now() };
+  // The record may be an earlier action's (nothing here can tell): the resumed drain gets a
+  // record of its own, by instance, on a timeline from now, keeping only which marks are ours.
+  const now = deps.clock.now();
+  const { drained: _drained, spot: _spot, ...marks } = record;
+  const resumed: DrainRecord = { ...marks, action: `instance:${instanceId}`, notifiedAtMs: now, startedAtMs: now, updatedAtMs: now };
   if (
-    (await deps.cluster.mark(node.name, { excludeFromLoadBalancers: false, cordon: false, drain: touched, owner: deps.config.deploymentName }, node.resourceVersion)) !== 'patched'
+    (await deps.cluster.mark(node.name, { excludeFromLoadBalancers: false, cordon: false, drain: resumed, owner: deps.config.deploymentName }, node.resourceVersion)) !== 'patched'
   )
     return false;
   const claim = parseClaim(node.handOff);
@@ -146,7 +150,7 @@ async function resumeDrain(deps: ReconcileDeps, node: NodeInfo, record: DrainRec
     lifecycleHookName: record.hook,
     instanceId,
     lifecycleActionToken: undefined,
-    time: new Date(record.notifiedAtMs),
+    time: new Date(now),
     notificationMetadata: JSON.stringify({ clusterName: deps.config.clusterName }),
   };
   await deps.handOffs.send(handOffMessage(notification, { count: Math.max(1, claim?.count ?? 1), claim: node.handOff, byReconciler: true }));

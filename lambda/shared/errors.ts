@@ -27,3 +27,15 @@ export class TransientError extends Error {
     this.name = 'TransientError';
   }
 }
+
+/**
+ * An AWS service answered, but throttled us or failed (5xx) through every retry: it is there,
+ * only busy. Unlike an unreachable endpoint, anyone who can spend the account's request rate
+ * can cause this, so nothing may be believed on the strength of it.
+ */
+export class ServiceBusyError extends TransientError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ServiceBusyError';
+  }
+}

@@ -11,6 +11,7 @@ import type { DeliveryOf } from '../inbound/deliveries.js';
 import { instanceIdPattern } from '../inbound/lifecycle-message.js';
 import type { Purchase } from '../shared/aws-ports.js';
 import { DeadlinePolicy } from '../shared/deadline-policy.js';
+import { ServiceBusyError } from '../shared/errors.js';
 import { asError } from '../shared/log.js';
 import { confirmed, detailType, type Confirmed, type Trigger, type TriggerContext } from '../trigger.js';
 import { terminate } from './pipeline.js';
@@ -121,10 +122,10 @@ const statusReadIntervalMs = 2_000;
 /**
  * Only EC2 interrupts a Spot instance, and it marks the instance's Spot request when it gives
  * notice (`marked-for-termination`, or at once `instance-terminated-no-capacity`); the request
- * is read a few times, seconds apart, in case the event outran it. Undefined: confirmed. EC2's
- * answer can only refuse: when EC2 cannot be asked (unreachable, not allowed) or does not know
- * the instance, the warning stands on Auto Scaling's word, as before; nobody who forges a
- * warning can make EC2 fail.
+ * is read a few times, seconds apart, in case the event outran it. Undefined: confirmed. When
+ * EC2 cannot be asked at all (unreachable, not allowed) or does not know the instance, the
+ * warning stands on Auto Scaling's word, as before: nobody who forges a warning can cause
+ * that. EC2 throttling us or failing (5xx) anyone can cause, so then the warning is refused.
  * https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-request-status.html
  */
 async function interruptionRefusal(
@@ -136,6 +137,8 @@ async function interruptionRefusal(
     try {
       purchase = await ec2.purchase(w.instanceId);
     } catch (error) {
+      // Throttled or failing: anyone who can spend the account's EC2 request rate can cause that.
+      if (error instanceof ServiceBusyError) return { why: 'EC2 is busy and could not confirm it (throttled or failing)', fields: { error: asError(error).message } };
       log.warn("could not ask EC2 whether this instance is Spot and was given notice; believing the warning on Auto Scaling's word", asError(error));
       return undefined;
     }

@@ -35,7 +35,7 @@ export async function verify(run: Run): Promise<Step<Verified>> {
     }
     return { ...base, claim: resume.claim, ownPendingClaim: undefined };
   }
-  if (onNode?.actionId === actionId || (onNode?.actionId === byInstance && resumesThisAction(run, node))) {
+  if (onNode?.actionId === actionId || resumesThisAction(run, node)) {
     // A chain for this very action runs already (or the reconciler's, which carries the live
     // action of this instance): this is a late duplicate of the notification.
     log.info('a hand-off chain already carries this termination; this delivery stands down', { current: node.handOff });

@@ -60,9 +60,11 @@ describe('the managed-node-group story', () => {
       ['create', 'pods', 'eviction', before.find((p) => p.includes('coredns-story'))!.split('/')[1], 201],
     ]);
     // One merge patch: our owner label, the load-balancer label, the cordon, and our drain
-    // record, which names the action by a hash of its token, never the token itself.
+    // record, which names the action by a hash of its token, never the token itself;
+    // conditional on the node as read (its resourceVersion: a conflict is read again).
     expect(writes[0]!.requestObject).toEqual({
       metadata: {
+        resourceVersion: expect.stringMatching(/^\d+$/),
         labels: { 'graceful-node-termination/owner': 'graceful-node-termination', 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' },
         annotations: {
           'graceful-node-termination/drain': expect.stringMatching(

@@ -20,7 +20,7 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
 import * as http from 'node:http';
 import * as https from 'node:https';
-import { TransientError } from '../../shared/errors.js';
+import { ServiceBusyError, TransientError } from '../../shared/errors.js';
 import type { InstanceDirectory, Purchase } from '../../shared/aws-ports.js';
 
 export interface Ec2Options {
@@ -195,17 +195,22 @@ class Ec2Query {
   private async call(action: string, query: Record<string, string>): Promise<string> {
     for (let attempt = 1; ; attempt++) {
       let failure: string;
+      let answered = false;
       try {
         const answer = await this.post(query);
         if (answer.status === 200) return answer.body;
         const { code, message } = errorOf(answer.body);
         failure = `HTTP ${answer.status} ${code}: ${message}`;
         if (!(answer.status >= 500 || retryableCodes.has(code))) throw new TransientError(`ec2:${action} failed: ${failure}`);
+        answered = true;
       } catch (error) {
         if (error instanceof TransientError) throw error;
         failure = (error as Error).message;
       }
-      if (attempt >= this.maxAttempts) throw new TransientError(`ec2:${action} failed after ${attempt} attempts: ${failure}`);
+      if (attempt >= this.maxAttempts) {
+        const message = `ec2:${action} failed after ${attempt} attempts: ${failure}`;
+        throw answered ? new ServiceBusyError(message) : new TransientError(message);
+      }
       await this.sleep(Math.round(Math.random() * Math.min(4000, 200 * 2 ** attempt)));
     }
   }

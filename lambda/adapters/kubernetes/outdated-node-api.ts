@@ -15,24 +15,30 @@ const jsonPatch = 'application/json-patch+json';
 const pointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
 
 export function createOutdatedNodeApi(kube: KubeHttp): Pick<NodeGateway, 'markOutdated' | 'unmarkOutdated'> {
-  const patch = async (name: string, ops: object[], what: string): Promise<'patched' | 'node-gone' | 'changed'> => {
-    try {
-      await kube.request('PATCH', `/api/v1/nodes/${encodeURIComponent(name)}`, { body: ops, contentType: jsonPatch });
-      return 'patched';
-    } catch (error) {
-      if (statusOf(error) === 404) return 'node-gone';
-      if (statusOf(error) === 409) return 'changed';
-      throw classify(error, what);
-    }
-  };
   const get = (name: string) =>
     kube.request<V1Node>('GET', `/api/v1/nodes/${encodeURIComponent(name)}`).then(toNodeInfo, (error: unknown) => {
       if (statusOf(error) === 404) return undefined;
       throw classify(error, `get node ${name}`);
     });
 
+  /** One conditional JSON patch of the node as read (`node.resourceVersion`). */
+  const patch = async (node: NodeInfo, ops: object[], what: string): Promise<'patched' | 'node-gone' | 'changed'> => {
+    try {
+      await kube.request('PATCH', `/api/v1/nodes/${encodeURIComponent(node.name)}`, { body: ops, contentType: jsonPatch });
+      return 'patched';
+    } catch (error) {
+      if (statusOf(error) === 404) return 'node-gone';
+      if (statusOf(error) === 409) return 'changed';
+      // 422 when an op no longer applies (a controller removed the last taint, so
+      // /spec/taints/- has no list; a test op failed): the ops are applied before the
+      // resourceVersion is compared. Only a node that moved on makes it a conflict; on the
+      // node as read it is a real refusal (an admission policy, say).
+      if (statusOf(error) === 422 && (await get(node.name))?.resourceVersion !== node.resourceVersion) return 'changed';
+      throw classify(error, what);
+    }
+  };
   return {
-    markOutdated: (node, marks) => patch(node.name, markOps(node, marks), `mark node ${node.name} outdated`),
+    markOutdated: (node, marks) => patch(node, markOps(node, marks), `mark node ${node.name} outdated`),
 
     async unmarkOutdated(group, select) {
       const candidates = select.nodes ?? (await listLabelled(select.refreshId));
@@ -44,7 +50,7 @@ export function createOutdatedNodeApi(kube: KubeHttp): Pick<NodeGateway, 'markOu
           const refreshId = node.labels[refreshLabel];
           if (refreshId === undefined || !ofGroup(node, group) || refreshId === select.keep || (select.refreshId !== undefined && refreshId !== select.refreshId)) break;
           const { ops, removed } = unmarkOps(node);
-          const result = await patch(node.name, ops, `unmark node ${node.name}`);
+          const result = await patch(node, ops, `unmark node ${node.name}`);
           if (result === 'patched') undone.push({ node: node.name, uid: node.uid, refreshId, removed });
           if (result !== 'changed') break;
           node = await get(node.name);

@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createEc2Instances, describeInstancesQuery, ec2Endpoint, parseDescribeInstances } from '../../../../lambda/adapters/aws/ec2-instances.js';
-import { TransientError } from '../../../../lambda/shared/errors.js';
+import { ServiceBusyError, TransientError } from '../../../../lambda/shared/errors.js';
 
 const instance = (id: string, name: string) => `<item><instanceId>${id}</instanceId><imageId>ami-1</imageId><instanceState><code>16</code><name>running</name></instanceState>
   <privateDnsName>${name}</privateDnsName><dnsName/><placement><availabilityZone>eu-west-1a</availabilityZone></placement>
@@ -92,10 +92,15 @@ describe('EC2 private DNS names', () => {
     await expect(directory().privateDnsNames(['i-01'])).resolves.toEqual(new Map([['i-01', 'n1']]));
     expect(calls).toBe(3);
 
+    // Throttled through every attempt: EC2 is there, only busy (anyone can spend the account's rate).
+    respond = (_f, _q, res) => res.writeHead(503).end(error('RequestLimitExceeded', 'Request limit exceeded.'));
+    await expect(directory().privateDnsNames(['i-01'])).rejects.toBeInstanceOf(ServiceBusyError);
+
     respond = (_f, _q, res) => res.writeHead(403).end(error('UnauthorizedOperation', 'You are not authorized to perform this operation.'));
     const failure = directory().privateDnsNames(['i-01']);
     await expect(failure).rejects.toBeInstanceOf(TransientError);
     await expect(failure).rejects.toThrow(/HTTP 403 UnauthorizedOperation: You are not authorized/);
+    await expect(failure).rejects.not.toBeInstanceOf(ServiceBusyError);
   });
 
   it('builds the query, the regional endpoint per partition, and parses an empty answer', () => {

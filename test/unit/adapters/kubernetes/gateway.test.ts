@@ -140,6 +140,26 @@ describe('Kubernetes adapter', () => {
     expect(seen.map((r) => r.method)).toEqual(['PATCH', 'GET']);
   });
 
+  it("reads a refresh mark's 422 as a conflict only when the node moved on, and as a refusal on the node as read", async () => {
+    const node = {
+      name: 'node-a',
+      uid: 'n',
+      providerId: 'p',
+      unschedulable: false,
+      labels: {},
+      ready: true,
+      taints: [{ key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' }],
+      resourceVersion: '7',
+    };
+    const marks = { refreshId: 'r-1', group: 'workers', owner, taint: true, cordon: false };
+    const invalid = { kind: 'Status', code: 422, reason: 'Invalid', message: 'the server rejected our request due to an error in our request' };
+    // The not-ready taint went between the read and the patch: /spec/taints/- has no list.
+    respond = (req, res) => (req.method === 'PATCH' ? json(res, 422, invalid) : json(res, 200, { metadata: { name: 'node-a', resourceVersion: '8' }, spec: {} }));
+    await expect(gateway.markOutdated(node, marks)).resolves.toBe('changed');
+    respond = (req, res) => (req.method === 'PATCH' ? json(res, 422, invalid) : json(res, 200, { metadata: { name: 'node-a', resourceVersion: '7' }, spec: {} }));
+    await expect(gateway.markOutdated(node, marks)).rejects.toThrow(/mark node node-a outdated failed: HTTP 422/);
+  });
+
   it('lists the marked nodes with one label selector', async () => {
     respond = (_req, res) => json(res, 200, { metadata: {}, items: [{ metadata: { name: 'n1', uid: '1', labels: { 'graceful-node-termination/owner': owner } }, spec: {} }] });
     await expect(gateway.listMarked(owner)).resolves.toEqual([expect.objectContaining({ name: 'n1' })]);
