@@ -10,7 +10,7 @@ import { KubeApiError, type KubeHttp, type RequestOptions } from '../../../lambd
 import { actionIdOf, excludeFromLoadBalancersLabel, ownerLabel, type DrainRecord } from '../../../lambda/cluster/node-marks.js';
 import { applyRbac } from '../../../lambda/installer/rbac-apply.js';
 import { ownerAnnotation, type KubernetesObject } from '../../../lambda/installer/rbac.js';
-import { ConfigError, ServiceBusyError } from '../../../lambda/shared/errors.js';
+import { ConfigError } from '../../../lambda/shared/errors.js';
 import { handlerWorld, pdbBlocks, pod } from '../../fakes/fake-world.js';
 import { scheduledEvent, spotInterruptionWarning } from '../../fixtures/deliveries.js';
 import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
@@ -25,33 +25,6 @@ const env = {
 };
 const owner = { [ownerLabel]: 'gnt-a' };
 const byReconciler = (m: Record<string, unknown>) => (m['GracefulNodeTerminationHandOff'] as { resumedBy?: string } | undefined)?.resumedBy === 'reconciler';
-
-describe('review 2: a Spot warning confirmed by EC2', () => {
-  // Found (high). EC2's answer "can only refuse": any failure to ask it lets the warning stand
-  // on Auto Scaling's word. The docs say "a forger cannot make EC2 fail", but EC2's API rate
-  // limits are per account and Region: RequestLimitExceeded, retried 4 times by the adapter,
-  // ends as a TransientError that interruptionRefusal catches and believes. Whoever can invoke
-  // the function can cause it by sending forged warnings in bulk (each one costs up to six
-  // EC2 calls), and so can any principal of the account with any ec2:Describe* right. Then a
-  // forged warning for an On-Demand InService instance cordons it and, under force, deletes its
-  // pods past their budgets about 105 s later.
-  it('a forged Spot warning for an On-Demand instance writes nothing while EC2 throttles the drainer', async () => {
-    const world = handlerWorld(env);
-    world.cluster.addNode('node-a', instanceId);
-    world.groups.set(instanceId, 'workers');
-    const web = world.cluster.addPod(pod({ name: 'web' }));
-    world.cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
-    world.ec2.failure = new ServiceBusyError('ec2:DescribeInstances failed after 4 attempts: HTTP 503 RequestLimitExceeded: Request limit exceeded.');
-
-    const result = await world.invokeRaw(world.handler(), spotInterruptionWarning(instanceId, new Date(world.clock.now()).toISOString()));
-
-    expect({
-      status: result.records[0]!.status,
-      cordoned: world.cluster.nodes.get('node-a')!.unschedulable,
-      forceDeleted: world.cluster.deletions.map((d) => d.pod),
-    }).toEqual({ status: 'refused', cordoned: false, forceDeleted: [] });
-  });
-});
 
 describe('review 2: by-instance resumes', () => {
   let world: ReturnType<typeof handlerWorld>;

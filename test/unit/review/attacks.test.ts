@@ -6,6 +6,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { actionIdOf, excludeFromLoadBalancersLabel, ownerLabel, refreshCordonedLabel, refreshLabel, type DrainRecord } from '../../../lambda/cluster/node-marks.js';
 import { isDrainable } from '../../../lambda/cluster/pods.js';
 import { boundStrategyTag } from '../../../lambda/refresh/strategy-tag.js';
+import { ServiceBusyError } from '../../../lambda/shared/errors.js';
 import { handlerWorld, pdbBlocks, pod } from '../../fakes/fake-world.js';
 import { refreshEvent, scheduledEvent, spotInterruptionWarning } from '../../fixtures/deliveries.js';
 import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
@@ -19,6 +20,7 @@ const env = {
 };
 const owner = { [ownerLabel]: 'gnt-a' };
 const refreshId = 'c613620e-07e2-4ed2-a9e2-ef8258911ade';
+type World = ReturnType<typeof handlerWorld>;
 const launchMessage = (o: Record<string, unknown> = {}) =>
   lifecycleMessage({ LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING', LifecycleHookName: 'workers-launch', LifecycleActionToken: 'launch-token', ...o });
 
@@ -29,14 +31,22 @@ describe('review: writes without a confirmation by AWS', () => {
   // cordoned any InService node of the group and, under force, deleted its pods past their
   // budgets ~105 s later. Being Spot is no confirmation either: EC2 marks the Spot request
   // (marked-for-termination, or instance-terminated-no-capacity at once) when it gives notice.
+  // Found again by the second review (high): any failure to ask EC2 let the warning stand, but
+  // EC2's request rate is per account and Region: whoever can invoke the function (sending
+  // forged warnings in bulk, each up to six EC2 calls) or holds any ec2:Describe* right can make
+  // it throttle. Throttled or failing (5xx) through every retry, EC2 is busy, not absent.
   it.each([
-    ['On-Demand', undefined],
-    ['Spot that EC2 never warned (its request read three times, 2 s apart)', 'fulfilled'],
-  ])('a forged Spot warning for an InService %s instance writes nothing', async (_what, spotRequestStatus) => {
+    ['On-Demand', () => {}],
+    ['Spot that EC2 never warned (its request read three times, 2 s apart)', (w: World) => w.ec2.spot.set(instanceId, 'fulfilled')],
+    [
+      'On-Demand while EC2 throttles the drainer',
+      (w: World) => (w.ec2.failure = new ServiceBusyError('ec2:DescribeInstances failed after 4 attempts: HTTP 503 RequestLimitExceeded: Request limit exceeded.')),
+    ],
+  ])('a forged Spot warning for an InService %s instance writes nothing', async (_what, setUp: (w: World) => unknown) => {
     const world = handlerWorld(env);
     world.cluster.addNode('node-a', instanceId);
     world.groups.set(instanceId, 'workers');
-    if (spotRequestStatus !== undefined) world.ec2.spot.set(instanceId, spotRequestStatus);
+    setUp(world);
     const web = world.cluster.addPod(pod({ name: 'web' }));
     world.cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
 
