@@ -117,9 +117,10 @@ async function reconcileDrain(
 }
 
 /**
- * The lifecycle action still waits but no invocation carried the drain on: the record is
- * touched (so the next pass does not resume it twice) and a hand-off that names the action by
- * its instance is published. The resumed invocation verifies it like any other.
+ * The lifecycle action still waits but no invocation carried the drain on: a record of the
+ * resumed drain's own is written (dated now, so the next pass does not resume it twice) and a
+ * hand-off that names the action by its instance is published. The resumed invocation
+ * verifies it like any other.
  */
 async function resumeDrain(deps: ReconcileDeps, node: NodeInfo, record: DrainRecord, group: string, idleMs: number): Promise<boolean> {
   const instanceId = instanceIdOf(node.providerId)!;
