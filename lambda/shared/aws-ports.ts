@@ -67,8 +67,14 @@ export interface RefreshView {
 export interface InstanceDirectory {
   /** Private DNS names by instance id; an instance EC2 does not know (or has no name yet) is absent. */
   privateDnsNames(instanceIds: readonly string[]): Promise<ReadonlyMap<string, string>>;
-  /** How the instance is bought, and for Spot what its request says; undefined when EC2 does not know the instance. */
+  /** How the instance is bought, and for Spot by which request; undefined when EC2 does not know the instance. */
   purchase(instanceId: string): Promise<Purchase | undefined>;
+  /**
+   * A Spot request's status code (DescribeSpotInstanceRequests): `fulfilled` while EC2 means to
+   * keep the instance; `marked-for-termination`, `instance-terminated-no-capacity`, ... once it
+   * has given notice. Undefined when EC2 no longer knows the request.
+   */
+  spotRequestStatus(requestId: string): Promise<string | undefined>;
   /** A launch template's latest and default version numbers ($Latest and $Default resolved). */
   launchTemplateVersions?(template: {
     readonly id?: string | undefined;
@@ -79,12 +85,8 @@ export interface InstanceDirectory {
 export interface Purchase {
   /** DescribeInstances instanceLifecycle: `spot`, `capacity-block`, ...; `on-demand` where EC2 leaves it out. */
   readonly lifecycle: string;
-  /**
-   * The Spot request's status code (DescribeSpotInstanceRequests): `fulfilled` while EC2 means
-   * to keep the instance; `marked-for-termination`, `instance-terminated-no-capacity`, ... once
-   * it has issued the interruption notice. Undefined for any other lifecycle.
-   */
-  readonly spotRequestStatus: string | undefined;
+  /** The Spot request the instance was launched by (Spot only). */
+  readonly spotRequestId: string | undefined;
 }
 
 /** One metric data point set, with the dimensions that classify it (EMF in production). */

@@ -9,13 +9,12 @@ import type { ClusterGateway } from '../cluster/cluster-ports.js';
 import { spotInterruptionDrained } from '../cluster/events.js';
 import type { DeliveryOf } from '../inbound/deliveries.js';
 import { instanceIdPattern } from '../inbound/lifecycle-message.js';
-import type { Purchase } from '../shared/aws-ports.js';
 import { DeadlinePolicy } from '../shared/deadline-policy.js';
 import { ServiceBusyError } from '../shared/errors.js';
 import { asError } from '../shared/log.js';
 import { confirmed, detailType, type Confirmed, type Trigger, type TriggerContext } from '../trigger.js';
 import { terminate } from './pipeline.js';
-import { secondsSince, type Deadlines, type Ending, type TerminationRequest } from './state.js';
+import { secondsSince, terminateDeps, type Deadlines, type Ending, type TerminationRequest } from './state.js';
 
 /** EC2's notice before it reclaims a Spot instance. */
 export const spotWarningSeconds = 120;
@@ -87,15 +86,7 @@ export const spotInterruption: Trigger<DeliveryOf<'event'>, SpotWarning> = {
 
   async act(w, ctx) {
     const cluster = await ctx.cluster();
-    const report = await terminate(spotRequest(w, ctx, cluster), {
-      nodes: cluster,
-      pods: cluster,
-      events: cluster,
-      lifecycle: ctx.lifecycle,
-      clock: ctx.clock,
-      log: ctx.log,
-      instances: ctx.instances,
-    });
+    const report = await terminate(spotRequest(w, ctx, cluster), terminateDeps(ctx, cluster));
     ctx.metrics?.emit(
       { Transition: 'spot-interruption', Outcome: report.outcome },
       {
@@ -132,22 +123,23 @@ async function interruptionRefusal(
   w: SpotWarning,
   { ec2, clock, log }: Pick<TriggerContext, 'ec2' | 'clock' | 'log'>,
 ): Promise<{ why: string; fields: Record<string, unknown> } | undefined> {
-  for (let read = 1; ; read++) {
-    let purchase: Purchase | undefined;
-    try {
-      purchase = await ec2.purchase(w.instanceId);
-    } catch (error) {
-      // Throttled or failing: anyone who can spend the account's EC2 request rate can cause that.
-      if (error instanceof ServiceBusyError) return { why: 'EC2 is busy and could not confirm it (throttled or failing)', fields: { error: asError(error).message } };
-      log.warn("could not ask EC2 whether this instance is Spot and was given notice; believing the warning on Auto Scaling's word", asError(error));
-      return undefined;
-    }
+  try {
+    const purchase = await ec2.purchase(w.instanceId);
     if (purchase === undefined) return undefined;
     if (purchase.lifecycle !== 'spot') return { why: 'EC2 does not run this instance as Spot', fields: { instanceLifecycle: purchase.lifecycle } };
-    const status = purchase.spotRequestStatus;
-    if (status === undefined || !notInterrupted.has(status)) return undefined;
-    if (read >= statusReads) return { why: 'EC2 has given this instance no interruption notice', fields: { spotRequestStatus: status, reads: read } };
-    await clock.sleep(statusReadIntervalMs);
+    if (purchase.spotRequestId === undefined) return undefined;
+    // Only the request's status moves; the instance is read once.
+    for (let read = 1; ; read++) {
+      const status = await ec2.spotRequestStatus(purchase.spotRequestId);
+      if (status === undefined || !notInterrupted.has(status)) return undefined;
+      if (read >= statusReads) return { why: 'EC2 has given this instance no interruption notice', fields: { spotRequestStatus: status, reads: read } };
+      await clock.sleep(statusReadIntervalMs);
+    }
+  } catch (error) {
+    // Throttled or failing: anyone who can spend the account's EC2 request rate can cause that.
+    if (error instanceof ServiceBusyError) return { why: 'EC2 is busy and could not confirm it (throttled or failing)', fields: { error: asError(error).message } };
+    log.warn("could not ask EC2 whether this instance is Spot and was given notice; believing the warning on Auto Scaling's word", asError(error));
+    return undefined;
   }
 }
 

@@ -81,6 +81,14 @@ export interface TerminateDeps {
   readonly instances?: Pick<AutoScalingInstances, 'leavingGroup'> | undefined;
 }
 
+/** A trigger's context as the pipeline needs it: the cluster for nodes, pods and Events. */
+export function terminateDeps(
+  ctx: Pick<TerminateDeps, 'lifecycle' | 'clock' | 'log'> & { readonly instances: TerminateDeps['instances'] },
+  cluster: NodeGateway & PodGateway & EventRecorder,
+): TerminateDeps {
+  return { nodes: cluster, pods: cluster, events: cluster, lifecycle: ctx.lifecycle, clock: ctx.clock, log: ctx.log, instances: ctx.instances };
+}
+
 /** One run of the pipeline in this invocation. */
 export interface Run {
   readonly request: TerminationRequest;

@@ -16,7 +16,7 @@ import { asError } from '../shared/log.js';
 import { confirmed, type Confirmed, type Trigger, type TriggerContext } from '../trigger.js';
 import { terminate } from './pipeline.js';
 import { planTermination } from './plan.js';
-import { secondsSince, type Completion, type Ending, type TerminateReport, type TerminationRequest } from './state.js';
+import { secondsSince, terminateDeps, type Completion, type Ending, type TerminateReport, type TerminationRequest } from './state.js';
 
 export const terminateHook: Trigger<DeliveryOf<'terminate'>, LifecycleNotification> = {
   takes: (d): d is DeliveryOf<'terminate'> => d.kind === 'terminate',
@@ -39,15 +39,7 @@ export const terminateHook: Trigger<DeliveryOf<'terminate'>, LifecycleNotificati
   async act(n, ctx) {
     const cluster = await ctx.cluster();
     try {
-      const report = await terminate(terminationRequest(n, ctx, cluster), {
-        nodes: cluster,
-        pods: cluster,
-        events: cluster,
-        lifecycle: ctx.lifecycle,
-        clock: ctx.clock,
-        log: ctx.log,
-        instances: ctx.instances,
-      });
+      const report = await terminate(terminationRequest(n, ctx, cluster), terminateDeps(ctx, cluster));
       emitTermination(n, report, ctx);
       ctx.log.info('termination handled', { outcome: report.outcome, lifecycleAction: report.lifecycleAction, durationMs: report.durationMs, podsEvicted: report.evictedTotal });
       return report.outcome;

@@ -240,8 +240,10 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
     },
     async purchase(id) {
       ec2Calls.push([id]);
-      const status = spotInstances.get(id);
-      return status === undefined ? { lifecycle: 'on-demand', spotRequestStatus: undefined } : { lifecycle: 'spot', spotRequestStatus: status };
+      return spotInstances.has(id) ? { lifecycle: 'spot', spotRequestId: `sir-${id}` } : { lifecycle: 'on-demand', spotRequestId: undefined };
+    },
+    async spotRequestStatus(requestId) {
+      return spotInstances.get(requestId.replace(/^sir-/, ''));
     },
   };
 

@@ -443,10 +443,12 @@ export class FakeEc2 implements InstanceDirectory {
   async purchase(id: string): Promise<Purchase> {
     this.calls.push('DescribeInstances');
     if (this.failure) throw this.failure;
-    const status = this.spot.get(id);
-    if (status === undefined) return { lifecycle: 'on-demand', spotRequestStatus: undefined };
+    return this.spot.has(id) ? { lifecycle: 'spot', spotRequestId: `sir-${id}` } : { lifecycle: 'on-demand', spotRequestId: undefined };
+  }
+  async spotRequestStatus(requestId: string): Promise<string | undefined> {
     this.calls.push('DescribeSpotInstanceRequests');
-    return { lifecycle: 'spot', spotRequestStatus: status };
+    if (this.failure) throw this.failure;
+    return this.spot.get(requestId.replace(/^sir-/, ''));
   }
 }
 

@@ -122,6 +122,7 @@ export function createEc2Instances(options: Ec2Options): InstanceDirectory {
     launchTemplateVersions: (template) => ec2.launchTemplateVersions(template),
     privateDnsNames: (ids) => ec2.privateDnsNames(ids),
     purchase: (id) => ec2.purchase(id),
+    spotRequestStatus: (id) => ec2.spotRequestStatus(id),
   };
 }
 
@@ -164,13 +165,13 @@ class Ec2Query {
   async purchase(instanceId: string): Promise<Purchase | undefined> {
     const { lifecycles, spotRequests } = await this.describe([instanceId]);
     const lifecycle = lifecycles.get(instanceId);
-    if (lifecycle === undefined) return undefined;
-    const request = spotRequests.get(instanceId);
-    if (lifecycle !== 'spot' || request === undefined) return { lifecycle, spotRequestStatus: undefined };
+    return lifecycle === undefined ? undefined : { lifecycle, spotRequestId: spotRequests.get(instanceId) };
+  }
+
+  async spotRequestStatus(requestId: string): Promise<string | undefined> {
     // A filter, like DescribeInstances: a request EC2 already forgot is absent, not an error.
-    const query = { Action: 'DescribeSpotInstanceRequests', Version: '2016-11-15', 'Filter.1.Name': 'spot-instance-request-id', 'Filter.1.Value.1': request };
-    const statuses = parseSpotRequestStatuses(await this.call('DescribeSpotInstanceRequests', query));
-    return { lifecycle, spotRequestStatus: statuses.get(request) };
+    const query = { Action: 'DescribeSpotInstanceRequests', Version: '2016-11-15', 'Filter.1.Name': 'spot-instance-request-id', 'Filter.1.Value.1': requestId };
+    return parseSpotRequestStatuses(await this.call('DescribeSpotInstanceRequests', query)).get(requestId);
   }
 
   private async describe(instanceIds: readonly string[]): Promise<{ names: Map<string, string>; lifecycles: Map<string, string>; spotRequests: Map<string, string> }> {

@@ -119,6 +119,7 @@ describe('instance refresh view', () => {
     const ec2 = {
       privateDnsNames: async () => new Map(),
       purchase: async () => undefined,
+      spotRequestStatus: async () => undefined,
       launchTemplateVersions: async (t: unknown) => (asked.push(t), { latest: '7', default: '6' }),
     };
     const view = await createAutoScalingInstances(new AutoScalingClient({ region: 'eu-west-1' }), ec2).refresh('workers', 'r-1');

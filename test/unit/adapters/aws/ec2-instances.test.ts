@@ -122,10 +122,12 @@ describe('EC2 private DNS names', () => {
             .end(
               `<DescribeSpotInstanceRequestsResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>r</requestId><spotInstanceRequestSet><item><spotInstanceRequestId>sir-1</spotInstanceRequestId><state>active</state><status><code>marked-for-termination</code><updateTime>2026-11-23T10:00:00.000Z</updateTime><message>Your Spot Instance is marked for termination.</message></status><instanceId>i-spot</instanceId></item></spotInstanceRequestSet></DescribeSpotInstanceRequestsResponse>`,
             );
-    await expect(directory().purchase('i-spot')).resolves.toEqual({ lifecycle: 'spot', spotRequestStatus: 'marked-for-termination' });
+    await expect(directory().purchase('i-spot')).resolves.toEqual({ lifecycle: 'spot', spotRequestId: 'sir-1' });
+    await expect(directory().spotRequestStatus('sir-1')).resolves.toBe('marked-for-termination');
     expect(Object.fromEntries(seen[1]!.form)).toMatchObject({ Action: 'DescribeSpotInstanceRequests', 'Filter.1.Name': 'spot-instance-request-id', 'Filter.1.Value.1': 'sir-1' });
+    await expect(directory().spotRequestStatus('sir-forgotten')).resolves.toBeUndefined();
     seen.length = 0;
-    await expect(directory().purchase('i-od')).resolves.toEqual({ lifecycle: 'on-demand', spotRequestStatus: undefined });
+    await expect(directory().purchase('i-od')).resolves.toEqual({ lifecycle: 'on-demand', spotRequestId: undefined });
     expect(seen).toHaveLength(1);
     respond = (_f, _q, res) => res.writeHead(200).end(answer([]));
     await expect(directory().purchase('i-gone')).resolves.toBeUndefined();
