@@ -6,16 +6,10 @@ import { boundStrategyTag } from '../../../lambda/refresh/strategy-tag.js';
 import { refreshStrategyTag } from '../../../lambda/shared/group-tags.js';
 import { handlerWorld } from '../../fakes/fake-world.js';
 import { scheduledEvent } from '../../fixtures/deliveries.js';
-import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
+import { gntAOwner, handOffDeploymentEnv, instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
 
-const env = {
-  CLUSTER_NAME: 'prod',
-  AUTO_SCALING_GROUP_NAMES: 'workers',
-  LIFECYCLE_HOOK_NAMES: 'workers-terminate,workers-launch',
-  HAND_OFF_TOPIC_ARN: 'arn:aws:sns:eu-west-1:123456789012:lifecycle',
-  DEPLOYMENT_NAME: 'gnt-a',
-};
-const owner = { 'graceful-node-termination/owner': 'gnt-a' };
+const env = handOffDeploymentEnv;
+const owner = gntAOwner;
 
 describe('reconciler', () => {
   let world: ReturnType<typeof handlerWorld>;
@@ -117,40 +111,33 @@ describe('reconciler', () => {
     ]);
   });
 
-  it('takes back refresh marks whose refresh is over, and strategy tags that name no active refresh', async () => {
+  /** node-a tainted by refresh `id`, whose group's strategy tag names it, in `status`. */
+  const markedByRefresh = (id: string, status: string) => {
     world.cluster.addNode('node-a', instanceId, {
-      labels: { ...owner, 'graceful-node-termination/refresh': 'r-old' },
+      labels: { ...owner, 'graceful-node-termination/refresh': id },
       refreshGroup: 'workers',
-      taints: [{ key: 'graceful-node-termination/outdated', value: 'r-old', effect: 'PreferNoSchedule' }],
+      taints: [{ key: 'graceful-node-termination/outdated', value: id, effect: 'PreferNoSchedule' }],
     });
-    world.autoScaling.refreshStatus.set('r-old', 'Successful');
-    world.autoScaling.tags.set('workers', new Map([[refreshStrategyTag, boundStrategyTag('r-old')]]));
+    world.autoScaling.refreshStatus.set(id, status);
+    world.autoScaling.tags.set('workers', new Map([[refreshStrategyTag, boundStrategyTag(id)]]));
+  };
+
+  it('takes back refresh marks whose refresh is over, and strategy tags that name no active refresh', async () => {
+    markedByRefresh('r-old', 'Successful');
     await pass();
     expect(world.cluster.nodes.get('node-a')!.taints).toEqual([]);
     expect(world.autoScaling.tags.get('workers')!.has(refreshStrategyTag)).toBe(false);
   });
 
   it("keeps a refresh's marks and tag while it runs", async () => {
-    world.cluster.addNode('node-a', instanceId, {
-      labels: { ...owner, 'graceful-node-termination/refresh': 'r-now' },
-      refreshGroup: 'workers',
-      taints: [{ key: 'graceful-node-termination/outdated', value: 'r-now', effect: 'PreferNoSchedule' }],
-    });
-    world.autoScaling.refreshStatus.set('r-now', 'InProgress');
-    world.autoScaling.tags.set('workers', new Map([[refreshStrategyTag, boundStrategyTag('r-now')]]));
+    markedByRefresh('r-now', 'InProgress');
     await pass();
     expect(world.cluster.nodes.get('node-a')!.taints).toHaveLength(1);
     expect(world.autoScaling.tags.get('workers')!.has(refreshStrategyTag)).toBe(true);
   });
 
   it('takes nothing back on a guess: a group whose refreshes Auto Scaling would not describe keeps its marks and its tag', async () => {
-    world.cluster.addNode('node-a', instanceId, {
-      labels: { ...owner, 'graceful-node-termination/refresh': 'r-old' },
-      refreshGroup: 'workers',
-      taints: [{ key: 'graceful-node-termination/outdated', value: 'r-old', effect: 'PreferNoSchedule' }],
-    });
-    world.autoScaling.refreshStatus.set('r-old', 'Successful');
-    world.autoScaling.tags.set('workers', new Map([[refreshStrategyTag, boundStrategyTag('r-old')]]));
+    markedByRefresh('r-old', 'Successful');
     world.autoScaling.refreshStatuses = async () => Promise.reject(new Error('Rate exceeded'));
     await pass();
     expect(world.cluster.nodes.get('node-a')!.taints).toHaveLength(1);

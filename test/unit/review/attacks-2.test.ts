@@ -7,23 +7,17 @@ import { App, CfnResource, Fn, Stack } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { KubeApiError, type KubeHttp, type RequestOptions } from '../../../lambda/adapters/kubernetes/kube-http.js';
-import { actionIdOf, excludeFromLoadBalancersLabel, ownerLabel, type DrainRecord } from '../../../lambda/cluster/node-marks.js';
+import { actionIdOf, excludeFromLoadBalancersLabel, type DrainRecord } from '../../../lambda/cluster/node-marks.js';
 import { applyRbac } from '../../../lambda/installer/rbac-apply.js';
 import { ownerAnnotation, type KubernetesObject } from '../../../lambda/installer/rbac.js';
 import { ConfigError } from '../../../lambda/shared/errors.js';
 import { handlerWorld, pdbBlocks, pod } from '../../fakes/fake-world.js';
 import { scheduledEvent, spotInterruptionWarning } from '../../fixtures/deliveries.js';
-import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
+import { gntAOwner, handOffDeploymentEnv, instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
 import { grantsOf, resourcesOf, stackWith } from '../../infra/fixtures.js';
 
-const env = {
-  CLUSTER_NAME: 'prod',
-  AUTO_SCALING_GROUP_NAMES: 'workers',
-  LIFECYCLE_HOOK_NAMES: 'workers-terminate,workers-launch',
-  HAND_OFF_TOPIC_ARN: 'arn:aws:sns:eu-west-1:123456789012:lifecycle',
-  DEPLOYMENT_NAME: 'gnt-a',
-};
-const owner = { [ownerLabel]: 'gnt-a' };
+const env = handOffDeploymentEnv;
+const owner = gntAOwner;
 const byReconciler = (m: Record<string, unknown>) => (m['GracefulNodeTerminationHandOff'] as { resumedBy?: string } | undefined)?.resumedBy === 'reconciler';
 
 describe('review 2: by-instance resumes', () => {

@@ -9,16 +9,10 @@ import { boundStrategyTag } from '../../../lambda/refresh/strategy-tag.js';
 import { ServiceBusyError } from '../../../lambda/shared/errors.js';
 import { handlerWorld, pdbBlocks, pod } from '../../fakes/fake-world.js';
 import { refreshEvent, scheduledEvent, spotInterruptionWarning } from '../../fixtures/deliveries.js';
-import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
+import { gntAOwner, handOffDeploymentEnv, instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
 
-const env = {
-  CLUSTER_NAME: 'prod',
-  AUTO_SCALING_GROUP_NAMES: 'workers',
-  LIFECYCLE_HOOK_NAMES: 'workers-terminate,workers-launch',
-  HAND_OFF_TOPIC_ARN: 'arn:aws:sns:eu-west-1:123456789012:lifecycle',
-  DEPLOYMENT_NAME: 'gnt-a',
-};
-const owner = { [ownerLabel]: 'gnt-a' };
+const env = handOffDeploymentEnv;
+const owner = gntAOwner;
 const refreshId = 'c613620e-07e2-4ed2-a9e2-ef8258911ade';
 type World = ReturnType<typeof handlerWorld>;
 const launchMessage = (o: Record<string, unknown> = {}) =>
