@@ -73,10 +73,8 @@ function newRecord(run: Run, v: Verified, o: { label: string | undefined; needLa
   return {
     action: v.actionId,
     hook: run.request.action.lifecycleHookName,
-    // A time in the future is not believed: deadlines never move out on a message's word. A
-    // resume by instance (no token) has no word of its own at all: its Time could be anyone's,
-    // and the record on the node may be an earlier action's, so its drain starts from now.
-    notifiedAtMs: run.request.actionId === '' ? now : Math.min(run.request.notifiedAtMs, now),
+    // A time in the future is not believed: deadlines never move out on a message's word.
+    notifiedAtMs: Math.min(run.request.notifiedAtMs, now),
     startedAtMs: now,
     updatedAtMs: now,
     set: [...set],

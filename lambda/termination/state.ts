@@ -47,7 +47,7 @@ export interface Ending {
 export interface TerminationRequest {
   /** The action; for a Spot interruption a stand-in (nothing to complete). */
   readonly action: LifecycleActionRef;
-  /** actionIdOf(token); '' when the action is addressed by its instance (its drain is then `instance:<id>`, on a timeline of its own). */
+  /** actionIdOf(token); '' when the action is addressed by its instance (it carries on the `instance:<id>` drain the reconciler wrote). */
   readonly actionId: string;
   readonly spot: boolean;
   /** The notification's time, for a drain that has no record yet. */

@@ -14,9 +14,8 @@ export async function verify(run: Run): Promise<Step<Verified>> {
     return { stop: { complete: { node: undefined, outcome: 'node-not-found', verdict: 'CONTINUE', evictedTotal: 0, result: undefined } } };
   }
   log.appendKeys?.({ node: node.name });
-  // A resume that names its action by instance (the reconciler's) cannot tell the record of an
-  // earlier, finished termination from this action's: it starts a timeline of its own, which
-  // the rest of its chain then carries on.
+  // A resume that names its action by instance (the reconciler's) carries on the record the
+  // reconciler wrote for it (`instance:<id>`, on a timeline of its own), never another one.
   const byInstance = `instance:${action.instanceId}`;
   const actionId = run.request.actionId || byInstance;
   const base = { node, actionId };
@@ -31,6 +30,10 @@ export async function verify(run: Run): Promise<Step<Verified>> {
   if (resume !== undefined) {
     if (node.handOff !== resume.claim) {
       log.info('this hand-off was already taken up by another delivery; nothing to do', { handOff: resume.count, current: node.handOff });
+      return { stop: { end: 'superseded' } };
+    }
+    if (actionId === byInstance && node.drain?.action !== byInstance) {
+      log.info('a hand-off by instance, but no drain the reconciler resumed is on the node; nothing to do', { current: node.drain?.action ?? null });
       return { stop: { end: 'superseded' } };
     }
     return { ...base, claim: resume.claim, ownPendingClaim: undefined };

@@ -50,9 +50,12 @@ describe('verify', () => {
     expect(await verify(w.run())).toEqual({ stop: { end: 'superseded' } });
   });
 
-  it("names a resume by instance (the reconciler's) as its own drain, never adopting a record that may be an earlier action's", async () => {
+  it("carries a resume by instance (the reconciler's) on only over the drain the reconciler wrote for it, never a record that may be an earlier action's", async () => {
     const w = phaseWorld();
     w.cluster.addNode('node-a', instanceId, { drain: record });
+    expect(await verify(w.run({ actionId: '', resume: { count: 1, claim: undefined } }))).toEqual({ stop: { end: 'superseded' } });
+    expect(w.cluster.calls.filter((c) => !c.op.startsWith('list') && !c.op.startsWith('get'))).toEqual([]);
+    w.cluster.addNode('node-a', instanceId, { drain: { ...record, action: `instance:${instanceId}` } });
     expect(await verify(w.run({ actionId: '', resume: { count: 1, claim: undefined } }))).toMatchObject({ actionId: `instance:${instanceId}` });
   });
 
