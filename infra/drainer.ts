@@ -90,6 +90,11 @@ function drainerEnvironment({ settings: s, props, topic, groupNames }: DrainerOp
       lifecycleHookNames: [s.hookNames.launch, s.hookNames.terminate],
       drainTimeoutSeconds: s.drainTimeout.toSeconds(),
       loadBalancerDelaySeconds: s.loadBalancerDelay.toSeconds(),
+      waitForTargets: s.waitForTargets,
+      loadBalancerMinWaitSeconds: props.loadBalancerMinWait?.toSeconds(),
+      loadBalancerMaxWaitSeconds: props.loadBalancerMaxWait?.toSeconds(),
+      loadBalancerTags: props.loadBalancerTags,
+      waitForVolumeDetach: props.waitForVolumeDetach,
       evictionConcurrency: props.evictionConcurrency,
       launchTimeoutSeconds: s.launchTimeout.toSeconds(),
       minEvictionWindowSeconds: props.minEvictionWindow?.toSeconds(),
@@ -125,6 +130,10 @@ function drainerEnvironment({ settings: s, props, topic, groupNames }: DrainerOp
  * - autoscaling:DescribeInstanceRefreshes: whether a refresh is still on (refresh marks, reconciler).
  * - autoscaling:DescribeAutoScalingInstances: always; a launch checks whether its instance is on
  *   its way back, a Spot warning names only the instance, the reconciler asks who owns a mark.
+ * - elasticloadbalancing:Describe* (waitForTargets), five of them: which target groups and
+ *   Classic Load Balancers are the cluster's (DescribeTargetGroups, DescribeLoadBalancers,
+ *   DescribeTags) and whether they still hold the instance (DescribeTargetHealth,
+ *   DescribeInstanceHealth). Nothing that registers or deregisters.
  */
 function grantUnscopedReads(role: iam.Role, s: Settings): void {
   const refreshReads = s.markOutdatedOnRefresh || s.reconcileMarks;
@@ -135,6 +144,15 @@ function grantUnscopedReads(role: iam.Role, s: Settings): void {
     ...(refreshReads || s.cordonDoomedSiblings ? ['autoscaling:DescribeAutoScalingGroups'] : []),
     ...(refreshReads ? ['autoscaling:DescribeInstanceRefreshes'] : []),
     'autoscaling:DescribeAutoScalingInstances',
+    ...(s.waitForTargets
+      ? [
+          'elasticloadbalancing:DescribeTargetGroups',
+          'elasticloadbalancing:DescribeTargetHealth',
+          'elasticloadbalancing:DescribeLoadBalancers',
+          'elasticloadbalancing:DescribeInstanceHealth',
+          'elasticloadbalancing:DescribeTags',
+        ]
+      : []),
   ];
   role.addToPolicy(
     new iam.PolicyStatement({

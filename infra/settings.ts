@@ -20,6 +20,7 @@ export interface Settings {
   readonly heartbeatTimeout: Duration;
   readonly drainTimeout: Duration;
   readonly loadBalancerDelay: Duration;
+  readonly waitForTargets: boolean;
   readonly launchTimeout: Duration;
   readonly batchWait: Duration;
   readonly cordonDoomedSiblings: boolean;
@@ -50,6 +51,7 @@ export function resolveSettings(scope: Construct, props: GracefulNodeTermination
     heartbeatTimeout,
     drainTimeout: props.drainTimeout ?? defaultSeconds(configVariables.drainTimeoutSeconds),
     loadBalancerDelay: props.loadBalancerDelay ?? defaultSeconds(configVariables.loadBalancerDelaySeconds),
+    waitForTargets: props.waitForTargets ?? configVariables.waitForTargets.default!,
     // The launch wait runs on the timer Auto Scaling starts at the notification and does not
     // heartbeat: it must end (ABANDON or CONTINUE) before the hook's DefaultResult would.
     launchTimeout: props.launchTimeout ?? Duration.seconds(Math.min(configVariables.launchTimeoutSeconds.default!, heartbeatTimeout.toSeconds() - invocationMarginSeconds)),
@@ -118,6 +120,10 @@ function validateProps(props: GracefulNodeTerminationProps): void {
   }
   checkSeconds(props.drainTimeout, 'drainTimeout', configVariables.drainTimeoutSeconds);
   checkSeconds(props.loadBalancerDelay, 'loadBalancerDelay', configVariables.loadBalancerDelaySeconds);
+  checkSeconds(props.loadBalancerMinWait, 'loadBalancerMinWait', configVariables.loadBalancerMinWaitSeconds);
+  checkSeconds(props.loadBalancerMaxWait, 'loadBalancerMaxWait', configVariables.loadBalancerMaxWaitSeconds);
+  const [min, max] = [props.loadBalancerMinWait?.toSeconds() ?? 5, props.loadBalancerMaxWait?.toSeconds() ?? 300];
+  if (min > max) throw new Error(`loadBalancerMinWait ${min} s is longer than loadBalancerMaxWait ${max} s: the minimum must not exceed the maximum`);
   checkSeconds(props.launchTimeout, 'launchTimeout', configVariables.launchTimeoutSeconds);
   checkSeconds(props.minEvictionWindow, 'minEvictionWindow', configVariables.minEvictionWindowSeconds);
   if (props.launchTimeout !== undefined && props.launchTimeout.toSeconds() > 15 * 60 - invocationMarginSeconds) {

@@ -9,13 +9,14 @@ import { createAutoScalingInstances, createLifecycleActions } from './adapters/a
 import { createEc2Instances } from './adapters/aws/ec2-instances.js';
 import { connectToEks } from './adapters/aws/eks-connection.js';
 import { createEmfMetrics } from './adapters/aws/emf-metrics.js';
+import { createLoadBalancerTargets } from './adapters/aws/load-balancers.js';
 import { createSnsHandOffs } from './adapters/aws/sns-hand-offs.js';
 import { createKubernetesGateway } from './adapters/kubernetes/gateway.js';
 import type { KubeEndpoint } from './adapters/kubernetes/kube-http.js';
 import type { ClusterGateway } from './cluster/cluster-ports.js';
 import { createNodeLookup } from './cluster/node-lookup.js';
 import { createRouter, type HandlerResult, type InvocationContext } from './router.js';
-import type { InstanceDirectory } from './shared/aws-ports.js';
+import type { InstanceDirectory, LoadBalancerTargets } from './shared/aws-ports.js';
 import { systemClock } from './shared/clock.js';
 import { parseConfig, type Config } from './shared/config.js';
 
@@ -49,6 +50,7 @@ export function createRuntime(env: Readonly<Record<string, string | undefined>>,
   // EC2's private DNS names: the node's name on EKS, so a lookup is one GET (node-lookup.ts).
   const instanceDirectory =
     overrides.instanceDirectory ?? createEc2Instances({ region, credentials: autoScaling.config.credentials, endpoint: env['AWS_ENDPOINT_URL_EC2'] ?? env['AWS_ENDPOINT_URL'] });
+  const loadBalancers = config.waitForTargets ? loadBalancersOf(config, env, region, autoScaling.config.credentials) : undefined;
   const cluster = connectOnce(async () => {
     const endpoint = config.kubeconfigPath !== undefined ? await connectWithKubeconfig(config) : await connectToEks({ clusterName: config.clusterName, region, eks });
     const kubernetes = createKubernetesGateway(endpoint, { requestTimeoutMs: 15_000, log: logger });
@@ -65,6 +67,7 @@ export function createRuntime(env: Readonly<Record<string, string | undefined>>,
     cluster,
     handOffs: config.handOffTopicArn !== undefined ? createSnsHandOffs({ ...sdk, ...endpointOf('SNS') }, config.handOffTopicArn) : undefined,
     metrics,
+    loadBalancers,
   });
   return async (event, context) => {
     logger.addContext(context as Parameters<Logger['addContext']>[0]);
@@ -75,6 +78,28 @@ export function createRuntime(env: Readonly<Record<string, string | undefined>>,
       await metrics.ready();
     }
   };
+}
+
+/** The cluster's load balancers, read when the settle phase waits for them (WAIT_FOR_TARGETS). */
+function loadBalancersOf(
+  config: Config,
+  env: Readonly<Record<string, string | undefined>>,
+  region: string,
+  credentials: AutoScalingClient['config']['credentials'],
+): LoadBalancerTargets {
+  return createLoadBalancerTargets({
+    region,
+    credentials,
+    clusterName: config.clusterName,
+    extraTags: config.loadBalancerTags,
+    endpoints: {
+      v2: env['AWS_ENDPOINT_URL_ELASTIC_LOAD_BALANCING_V2'] ?? env['AWS_ENDPOINT_URL'],
+      classic: env['AWS_ENDPOINT_URL_ELASTIC_LOAD_BALANCING'] ?? env['AWS_ENDPOINT_URL'],
+    },
+    // Short: an unreachable endpoint falls back to the fixed delay, which runs meanwhile.
+    timeoutMs: 5_000,
+    maxAttempts: 3,
+  });
 }
 
 /** Connects on first use; a failed connection is not kept, so the next record or retry tries again. */

@@ -4,7 +4,7 @@
 // router is the one place that runs the three in order (route()).
 import type { ClusterGateway } from './cluster/cluster-ports.js';
 import type { Delivery } from './inbound/deliveries.js';
-import type { AutoScalingInstances, HandOffs, InstanceDirectory, LifecycleActions, MetricsSink } from './shared/aws-ports.js';
+import type { AutoScalingInstances, HandOffs, InstanceDirectory, LifecycleActions, LoadBalancerTargets, MetricsSink } from './shared/aws-ports.js';
 import type { Clock } from './shared/clock.js';
 import type { Config } from './shared/config.js';
 import type { Log } from './shared/log.js';
@@ -62,6 +62,8 @@ export interface TriggerContext {
   /** Where a drain longer than one invocation continues; absent: it ends with the invocation. */
   readonly handOffs: HandOffs | undefined;
   readonly metrics: MetricsSink | undefined;
+  /** The cluster's load balancers (WAIT_FOR_TARGETS); absent: the settle phase waits the fixed delay. */
+  readonly loadBalancers?: LoadBalancerTargets | undefined;
   /** Connects on first use (once per container): confirming never needs the cluster. */
   cluster(): Promise<ClusterGateway>;
   readonly invocation: Invocation;

@@ -61,6 +61,8 @@ export interface PodInfo {
   readonly terminationGracePeriodSeconds?: number | undefined;
   /** metadata.finalizers: what a pod that cannot go away is waiting for. */
   readonly finalizers?: readonly string[] | undefined;
+  /** The PersistentVolumeClaims its volumes use (an ephemeral volume's claim is `<pod>-<volume>`). */
+  readonly claims?: readonly string[] | undefined;
 }
 
 /** 'changed': the write was conditional on a resourceVersion and the node had moved on. */
@@ -212,5 +214,31 @@ export interface EventRecorder {
   flush?(timeoutMs: number): Promise<void>;
 }
 
+/** A storage.k8s.io/v1 VolumeAttachment: a volume attached to a node, until the attacher detached it. */
+export interface VolumeAttachmentInfo {
+  readonly name: string;
+  readonly uid: string;
+  readonly nodeName: string;
+  /** The CSI driver that attaches it (spec.attacher). */
+  readonly attacher: string;
+  /** spec.source.persistentVolumeName; absent for an inline (migrated in-tree) volume. */
+  readonly persistentVolumeName: string | undefined;
+}
+
+/** The VolumeAttachments of one node as they come and go: one list, then one watch. */
+export interface VolumeAttachmentWatch {
+  /** The node's attachments as last seen. Throws while the view cannot be kept current. */
+  current(): readonly VolumeAttachmentInfo[];
+  changed(timeoutMs: number): Promise<void>;
+  close(): void;
+}
+
+export interface VolumeGateway {
+  /** Follows the VolumeAttachments of one node (there is no field selector for spec.nodeName: the list is the cluster's, kept on our side). */
+  watchVolumeAttachments(nodeName: string): Promise<VolumeAttachmentWatch>;
+  /** The claim a PersistentVolume is bound to (spec.claimRef), undefined when unbound or gone. */
+  claimOfVolume(persistentVolumeName: string): Promise<{ readonly namespace: string; readonly name: string } | undefined>;
+}
+
 /** Everything a use case may ask of the cluster. */
-export type ClusterGateway = NodeGateway & PodGateway & EventRecorder;
+export type ClusterGateway = NodeGateway & PodGateway & EventRecorder & VolumeGateway;

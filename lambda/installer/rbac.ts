@@ -35,6 +35,18 @@ export const rbacRules: readonly RbacRule[] = [
     why: 'List and watch the pods bound to the draining node; delete only at the drain deadline with DEADLINE_POLICY=force.',
   },
   { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'], why: 'Evict through the eviction API so PodDisruptionBudgets hold.' },
+  {
+    apiGroups: ['storage.k8s.io'],
+    resources: ['volumeattachments'],
+    verbs: ['list', 'watch'],
+    why: 'Release the instance only once the volumes of the pods that left it are detached (WAIT_FOR_VOLUME_DETACH); no field selector exists for a node, so list and watch.',
+  },
+  {
+    apiGroups: [''],
+    resources: ['persistentvolumes'],
+    verbs: ['get'],
+    why: "Tell whose claim an attached volume serves: one still used by a pod on the node (a DaemonSet's) does not hold the release.",
+  },
   { apiGroups: [''], resources: ['events'], verbs: ['create'], why: 'Tell the story in `kubectl describe node` and `kubectl get events`.' },
 ];
 

@@ -98,3 +98,28 @@ export interface MetricsSink {
 export interface HandOffs {
   send(message: Readonly<Record<string, unknown>>): Promise<void>;
 }
+
+/** A load balancer that still holds an instance: registered, or draining its connections. */
+export interface TargetHold {
+  /** An ELBv2 target group (by ARN) or a Classic Load Balancer (by name). */
+  readonly kind: 'target-group' | 'classic';
+  readonly id: string;
+  /** For messages: the target group's or load balancer's name. */
+  readonly name: string;
+  /** As the API says it: healthy, draining, initial, ... (ELBv2); InService, ... (Classic). */
+  readonly state: string;
+}
+
+/** One reading of the cluster's load balancers; a reading that failed says why, never throws. */
+export type TargetReading =
+  | { readonly read: true; readonly holds: readonly TargetHold[]; readonly calls: number }
+  | { readonly read: false; readonly denied: boolean; readonly error: Error; readonly calls: number };
+
+/** The cluster's load balancers as the settle phase needs them (ELBv2 and the Classic ELB API). */
+export interface LoadBalancerTargets {
+  /**
+   * Which of the cluster's load balancers (tagged for it) still hold the instance. With
+   * `among`, only those are read again (a later look at the same wait).
+   */
+  holding(instanceId: string, among?: readonly TargetHold[]): Promise<TargetReading>;
+}

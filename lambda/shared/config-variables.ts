@@ -30,6 +30,19 @@ const integer =
 
 const flag = (raw: string): boolean | undefined => (raw.trim() === 'true' ? true : raw.trim() === 'false' ? false : undefined);
 
+/** `key=value,key`: a key alone matches any value. Keys and values as AWS tags allow them (no comma, key no `=`). */
+const tagList = (raw: string): ReadonlyMap<string, string | undefined> | undefined => {
+  const tags = new Map<string, string | undefined>();
+  for (const part of raw.split(',').map((s) => s.trim())) {
+    if (part === '') continue;
+    const at = part.indexOf('=');
+    const key = (at < 0 ? part : part.slice(0, at)).trim();
+    if (key === '' || key.length > 128) return undefined;
+    tags.set(key, at < 0 ? undefined : part.slice(at + 1).trim());
+  }
+  return tags.size > 0 ? tags : undefined;
+};
+
 const text = (raw: string): string | undefined => (raw.trim().length > 0 ? raw.trim() : undefined);
 
 function variable<T>(v: Variable<T>): Variable<T> {
@@ -73,6 +86,49 @@ export const configVariables = {
     accepts: 'an integer from 0 to 3600',
     default: 60,
     parse: integer(0, 3600),
+    format: String,
+  }),
+  waitForTargets: variable<boolean>({
+    name: 'WAIT_FOR_TARGETS',
+    description:
+      "After the drain, read the cluster's load balancers (ELBv2 instance target groups and Classic Load Balancers tagged for it) and release the instance once none still has it registered or draining, between LOAD_BALANCER_MIN_WAIT_SECONDS and LOAD_BALANCER_MAX_WAIT_SECONDS; false, or when they cannot be read: LOAD_BALANCER_DELAY_SECONDS.",
+    accepts: 'true or false',
+    default: true,
+    parse: flag,
+    format: String,
+  }),
+  loadBalancerMinWaitSeconds: variable<number>({
+    name: 'LOAD_BALANCER_MIN_WAIT_SECONDS',
+    description: 'With WAIT_FOR_TARGETS: the shortest wait after the drain, so the controllers react to the exclusion label, even when no load balancer holds the instance.',
+    accepts: 'an integer from 0 to 3600',
+    default: 5,
+    parse: integer(0, 3600),
+    format: String,
+  }),
+  loadBalancerMaxWaitSeconds: variable<number>({
+    name: 'LOAD_BALANCER_MAX_WAIT_SECONDS',
+    description:
+      "With WAIT_FOR_TARGETS: the longest wait after the drain for target groups and Classic Load Balancers to let the instance go (ELBv2's default deregistration delay is 300 s); then it is released anyway, with a Warning Event naming what still held it.",
+    accepts: 'an integer from 0 to 3600',
+    default: 300,
+    parse: integer(0, 3600),
+    format: String,
+  }),
+  loadBalancerTags: variable<ReadonlyMap<string, string | undefined>>({
+    name: 'LOAD_BALANCER_TAGS',
+    description:
+      "More tags that make a target group or Classic Load Balancer the cluster's, besides elbv2.k8s.aws/cluster=<cluster> (AWS Load Balancer Controller) and kubernetes.io/cluster/<cluster> (in-tree service controller); a key alone matches any value.",
+    accepts: 'a comma-separated list of key=value or key',
+    parse: tagList,
+    format: (v) => [...v].map(([k, value]) => (value === undefined ? k : `${k}=${value}`)).join(','),
+  }),
+  waitForVolumeDetach: variable<boolean>({
+    name: 'WAIT_FOR_VOLUME_DETACH',
+    description:
+      "After the drain, wait (within the drain deadline) until the VolumeAttachments of the volumes the node's departed pods used are gone, so their replacements attach them elsewhere at once instead of after EC2's forced detach.",
+    accepts: 'true or false',
+    default: true,
+    parse: flag,
     format: String,
   }),
   invocationMarginSeconds: variable<number>({

@@ -25,6 +25,15 @@ export interface Config {
   readonly drainTimeoutSeconds: number;
   /** Wait after the drain so load balancers stop sending traffic (EKS waits 60 s). */
   readonly loadBalancerDelaySeconds: number;
+  /** Read the load balancers and release once none holds the instance (else the fixed delay). */
+  readonly waitForTargets: boolean;
+  /** With waitForTargets: the shortest and longest wait after the drain. */
+  readonly loadBalancerMinWaitSeconds: number;
+  readonly loadBalancerMaxWaitSeconds: number;
+  /** More tags that make a target group or Classic Load Balancer the cluster's (undefined value: any). */
+  readonly loadBalancerTags: ReadonlyMap<string, string | undefined> | undefined;
+  /** Wait for the departed pods' VolumeAttachments to be gone, within the drain deadline. */
+  readonly waitForVolumeDetach: boolean;
   /** Kept free at the end of an invocation to complete the lifecycle action. */
   readonly invocationMarginSeconds: number;
   /** Evictions in flight at once per node. */
@@ -66,6 +75,11 @@ export type ConfigInput = {
   readonly lifecycleHookNames: readonly string[];
   readonly drainTimeoutSeconds?: number;
   readonly loadBalancerDelaySeconds?: number;
+  readonly waitForTargets?: boolean;
+  readonly loadBalancerMinWaitSeconds?: number;
+  readonly loadBalancerMaxWaitSeconds?: number;
+  readonly loadBalancerTags?: Readonly<Record<string, string>>;
+  readonly waitForVolumeDetach?: boolean;
   readonly invocationMarginSeconds?: number;
   readonly evictionConcurrency?: number;
   readonly launchTimeoutSeconds?: number;
@@ -104,6 +118,9 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     if (parsed === undefined) problems.push(`${v.name}=${JSON.stringify(raw)} is invalid: expected ${v.accepts}`);
     values[key] = parsed;
   }
+  const min = values['loadBalancerMinWaitSeconds'] as number | undefined;
+  const max = values['loadBalancerMaxWaitSeconds'] as number | undefined;
+  if (min !== undefined && max !== undefined && min > max) problems.push(`LOAD_BALANCER_MIN_WAIT_SECONDS (${min}) must not exceed LOAD_BALANCER_MAX_WAIT_SECONDS (${max})`);
   if (problems.length > 0) throw new ConfigError(problems);
   return values as unknown as Config;
 }
@@ -119,6 +136,12 @@ export function toEnvironment(input: ConfigInput): Record<string, string> {
   set(configVariables.lifecycleHookNames, new Set(input.lifecycleHookNames));
   set(configVariables.drainTimeoutSeconds, input.drainTimeoutSeconds);
   set(configVariables.loadBalancerDelaySeconds, input.loadBalancerDelaySeconds);
+  set(configVariables.waitForTargets, input.waitForTargets);
+  set(configVariables.loadBalancerMinWaitSeconds, input.loadBalancerMinWaitSeconds);
+  set(configVariables.loadBalancerMaxWaitSeconds, input.loadBalancerMaxWaitSeconds);
+  // A tag given with an empty value matches any value (as `key` alone does).
+  set(configVariables.loadBalancerTags, input.loadBalancerTags && new Map(Object.entries(input.loadBalancerTags).map(([k, v]) => [k, v === '' ? undefined : v])));
+  set(configVariables.waitForVolumeDetach, input.waitForVolumeDetach);
   set(configVariables.invocationMarginSeconds, input.invocationMarginSeconds);
   set(configVariables.evictionConcurrency, input.evictionConcurrency);
   set(configVariables.launchTimeoutSeconds, input.launchTimeoutSeconds);

@@ -10,6 +10,7 @@ export async function complete(run: Run, c: Completion): Promise<TerminateReport
     lifecycleAction: completed === 'nothing-to-complete' ? 'pending' : completed,
     drain: c.result,
     evictedTotal: c.evictedTotal,
+    settle: c.settle,
   });
 }
 

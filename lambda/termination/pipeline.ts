@@ -27,9 +27,9 @@ export async function terminate(request: TerminationRequest, deps: TerminateDeps
     if (isStop(drained)) return await stopped(run, drained.stop);
     const settled = await settle(run, drained);
     if (isStop(settled)) return await stopped(run, settled.stop);
-    const { node, outcome, evictedTotal, result } = settled;
-    if (podsStayUnderRetain(run)) return await complete(run, { node, outcome: 'retained', verdict: 'ABANDON', evictedTotal, result });
-    return await complete(run, { node, outcome, verdict: 'CONTINUE', evictedTotal, result });
+    const { node, outcome, evictedTotal, result, settle: waited } = settled;
+    if (podsStayUnderRetain(run)) return await complete(run, { node, outcome: 'retained', verdict: 'ABANDON', evictedTotal, result, settle: waited });
+    return await complete(run, { node, outcome, verdict: 'CONTINUE', evictedTotal, result, settle: waited });
   } finally {
     run.pods?.watch.close();
   }

@@ -17,7 +17,7 @@ export interface PlanInput {
 export function planTermination(config: Config, p: PlanInput): Deadlines {
   const { notifiedAtMs, nowMs, invocationEndMs } = p;
   const marginMs = config.invocationMarginSeconds * 1000;
-  const loadBalancerMs = config.loadBalancerDelaySeconds * 1000;
+  const loadBalancerMs = settleReserveSeconds(config) * 1000;
   const capMs = notifiedAtMs + actionCapSeconds(config.heartbeatTimeoutSeconds) * 1000;
   const invocationStopMs = Math.min(invocationEndMs - marginMs, nowMs + config.heartbeatTimeoutSeconds * 800);
   const latestMs = p.canHandOff ? capMs - loadBalancerMs - marginMs : invocationEndMs - marginMs - loadBalancerMs;
@@ -30,8 +30,20 @@ export function planTermination(config: Config, p: PlanInput): Deadlines {
     invocationStopMs: p.canHandOff ? Math.max(nowMs, invocationStopMs) : Number.POSITIVE_INFINITY,
     minEvictionWindowMs: config.minEvictionWindowSeconds * 1000,
     batch: { untilMs: batchUntilMs, deadlineMs: Math.max(nowMs, batchDeadlineMs) },
-    loadBalancerDelayMs: loadBalancerMs,
+    loadBalancerDelayMs: config.loadBalancerDelaySeconds * 1000,
+    settleEndMs: Math.max(nowMs, p.canHandOff ? capMs - marginMs : invocationEndMs - marginMs),
+    loadBalancerWait: config.waitForTargets ? { minMs: config.loadBalancerMinWaitSeconds * 1000, maxMs: config.loadBalancerMaxWaitSeconds * 1000 } : undefined,
   };
+}
+
+/** The longest the settle phase may take after the drain: kept free before the action's cap. */
+/**
+ * The settle time kept free after the latest drain end: the fixed delay, or with the load
+ * balancers read, the larger of it and the minimum. A longer wait for targets or volumes
+ * uses what the drain left, up to settleEndMs; it never shortens the drain.
+ */
+export function settleReserveSeconds(config: Pick<Config, 'loadBalancerDelaySeconds' | 'waitForTargets' | 'loadBalancerMinWaitSeconds'>): number {
+  return config.waitForTargets ? Math.max(config.loadBalancerDelaySeconds, config.loadBalancerMinWaitSeconds) : config.loadBalancerDelaySeconds;
 }
 
 /**

@@ -1,21 +1,46 @@
-// Phase 4, settle: after the pods are gone, give load balancers time to stop sending traffic
-// to the node (EKS managed node groups wait 60 s), still noticing pods that come back. The
-// wait runs from when the drain ended, as our record keeps it across hand-offs.
+// Phase 4, settle: after the pods are gone, the instance is released only when it is safe:
+// the volumes of the pods that left are detached (settle-volumes.ts) and the load balancers
+// have let it go (settle-targets.ts). Both waits run together and both must be over; pods
+// that come back meanwhile are still noticed. Everything is re-derived from the cluster and
+// AWS, dated from when the drain ended as our record keeps it, so a hand-off in the middle
+// resumes the same wait.
 import { waitWatching } from '../eviction/returned-pods.js';
-import { drainedRecord, openPods } from './drain.js';
-import { secondsSince, stopMs, type Drained, type Run, type Step } from './state.js';
+import { drainDeadlineMs, drainedRecord, openPods } from './drain.js';
+import { TargetWait } from './settle-targets.js';
+import { VolumeWait } from './settle-volumes.js';
+import { secondsSince, stopMs, type Drained, type Run, type Settled, type Step } from './state.js';
 
-export async function settle(run: Run, d: Drained): Promise<Step<Drained>> {
+export async function settle(run: Run, d: Drained): Promise<Step<Settled>> {
   const { clock, log } = run.deps;
-  const untilMs = d.drainedAtMs + d.deadlines.loadBalancerDelayMs;
-  if (d.result === undefined) {
-    log.info('still waiting for load balancers to deregister the node', { secondsLeft: Math.max(0, -secondsSince(clock, untilMs)) });
-  } else if (d.deadlines.loadBalancerDelayMs > 0) {
-    log.info('waiting for load balancers to deregister the node', { seconds: d.deadlines.loadBalancerDelayMs / 1000 });
-  }
-  // Still watching: a pod that tolerates the cordon often lands back only now.
+  const stopAtMs = stopMs(run, d.deadlines);
   const { watch, returns } = await openPods(run, d);
-  await waitWatching(watch, returns, Math.min(untilMs, stopMs(run, d.deadlines)), clock);
-  if (clock.now() < untilMs) return { stop: { handOn: 'settle', state: d, record: drainedRecord(d), evictedTotal: d.evictedTotal, result: d.result } };
-  return d;
+  const volumes = await VolumeWait.open(run, d, Math.min(drainDeadlineMs(d.deadlines, d.record.startedAtMs), d.deadlines.settleEndMs ?? Infinity));
+  const targets = new TargetWait(run, d);
+  try {
+    await volumes?.refresh(watch.current());
+    await targets.look(clock.now());
+    if (d.result !== undefined) {
+      await targets.announce();
+      await volumes?.announce();
+    } else {
+      log.info('still waiting for load balancers and volumes after the drain', {
+        secondsSinceDrain: secondsSince(clock, d.drainedAtMs),
+        volumesPending: volumes?.pending ?? false,
+      });
+    }
+    for (let now = clock.now(); !(targets.done(now) && (volumes?.done(now) ?? true)); now = clock.now()) {
+      if (now >= stopAtMs) return { stop: { handOn: 'settle', state: d, record: drainedRecord(d), evictedTotal: d.evictedTotal, result: d.result } };
+      const wakeMs = Math.min(stopAtMs, targets.done(now) ? Infinity : targets.wakeMs(now), volumes !== undefined && !volumes.done(now) ? volumes.untilMs : Infinity);
+      // Waiting on the attachments while any holds (they decide), else on the pods.
+      if (volumes?.pending) await volumes.changed(Math.max(0, wakeMs - now));
+      else await waitWatching(watch, returns, wakeMs, clock);
+      await returns.notice(watch.current());
+      await volumes?.refresh(watch.current());
+      await targets.look(clock.now());
+    }
+    const [v, t] = [await volumes?.report(), await targets.report()];
+    return { ...d, settle: { volumeDetachSeconds: v?.seconds, targetDeregistrationSeconds: t.seconds, loadBalancerCalls: targets.calls } };
+  } finally {
+    volumes?.close();
+  }
 }

@@ -144,15 +144,19 @@ async function interruptionRefusal(
 }
 
 /** Leave the last seconds to the load balancers: label first (mark), drain, then wait what is left. */
-export function spotDeadlines(reclaimAtMs: number, loadBalancerDelaySeconds: number): Deadlines {
+export function spotDeadlines(reclaimAtMs: number, loadBalancerDelaySeconds: number, wait?: { readonly minSeconds: number } | undefined): Deadlines {
   const drainEndMs = reclaimAtMs - spotSettleSeconds * 1000;
+  const lastSeconds = spotSettleSeconds - 2;
   return {
     drainDeadlineMs: drainEndMs,
     latestDrainEndMs: drainEndMs,
     invocationStopMs: Number.POSITIVE_INFINITY,
     minEvictionWindowMs: 0,
     batch: undefined,
-    loadBalancerDelayMs: Math.max(0, Math.min(loadBalancerDelaySeconds, spotSettleSeconds - 2)) * 1000,
+    loadBalancerDelayMs: Math.max(0, Math.min(loadBalancerDelaySeconds, lastSeconds)) * 1000,
+    // Whatever the load balancers say, EC2 takes the instance at reclaimAtMs.
+    loadBalancerWait: wait && { minMs: Math.min(wait.minSeconds, lastSeconds) * 1000, maxMs: lastSeconds * 1000 },
+    settleEndMs: reclaimAtMs - 2000,
   };
 }
 
@@ -165,7 +169,13 @@ function spotRequest(w: Confirmed<SpotWarning>, ctx: TriggerContext, cluster: Cl
     notifiedAtMs: w.warnedAtMs,
     requestId: ctx.invocation.requestId,
     // A repeated warning keeps the first one's clock (the record's).
-    plan: (notifiedAtMs) => spotDeadlines(Math.min(notifiedAtMs, w.warnedAtMs) + spotWarningSeconds * 1000, config.loadBalancerDelaySeconds),
+    plan: (notifiedAtMs) =>
+      spotDeadlines(
+        Math.min(notifiedAtMs, w.warnedAtMs) + spotWarningSeconds * 1000,
+        config.loadBalancerDelaySeconds,
+        config.waitForTargets ? { minSeconds: config.loadBalancerMinWaitSeconds } : undefined,
+      ),
+    waitForVolumeDetach: config.waitForVolumeDetach,
     deadlinePolicy: config.deadlinePolicy === DeadlinePolicy.RETAIN ? DeadlinePolicy.LEAVE : config.deadlinePolicy,
     blockedReportMs: config.blockedReportSeconds * 1000,
     evictionConcurrency: config.evictionConcurrency,

@@ -1,11 +1,11 @@
 // What a termination carries from phase to phase, typed per phase: what the trigger asked
 // for (the request), what verify found (the node, the claim), what mark wrote (the record,
 // and the deadlines read from it), what drain left (the outcome, the live pod view).
-import type { EventRecorder, NodeGateway, NodeInfo, PodGateway, PodWatch } from '../cluster/cluster-ports.js';
+import type { EventRecorder, NodeGateway, NodeInfo, PodGateway, PodWatch, VolumeGateway } from '../cluster/cluster-ports.js';
 import type { DrainRecord } from '../cluster/node-marks.js';
 import type { DrainResult } from '../eviction/drain-node.js';
 import type { ReturnedPods } from '../eviction/returned-pods.js';
-import type { AutoScalingInstances, LifecycleActionRef, LifecycleActions } from '../shared/aws-ports.js';
+import type { AutoScalingInstances, LifecycleActionRef, LifecycleActions, LoadBalancerTargets } from '../shared/aws-ports.js';
 import type { Clock } from '../shared/clock.js';
 import type { DeadlinePolicy } from '../shared/deadline-policy.js';
 import type { Log } from '../shared/log.js';
@@ -32,7 +32,12 @@ export interface Deadlines {
   readonly minEvictionWindowMs: number;
   /** Batch pods are waited for until untilMs, then drained by deadlineMs. */
   readonly batch?: { readonly untilMs: number; readonly deadlineMs: number } | undefined;
+  /** The fixed wait after the drain: WAIT_FOR_TARGETS off, or the load balancers cannot be read. */
   readonly loadBalancerDelayMs: number;
+  /** WAIT_FOR_TARGETS: released once no load balancer holds the instance, between these after the drain. */
+  readonly loadBalancerWait?: { readonly minMs: number; readonly maxMs: number } | undefined;
+  /** No wait of the settle phase goes past this: the action's cap (or this invocation's end) less the margin. */
+  readonly settleEndMs?: number | undefined;
 }
 
 /** How a termination starts and ends, per trigger (a lifecycle hook, a Spot warning). */
@@ -61,6 +66,8 @@ export interface TerminationRequest {
   readonly deadlinePolicy: DeadlinePolicy;
   readonly blockedReportMs: number;
   readonly evictionConcurrency: number;
+  /** Wait for the departed pods' VolumeAttachments to be gone before release (settle-volumes.ts). */
+  readonly waitForVolumeDetach: boolean;
   /** Mark the group's other leaving instances' nodes before evicting (siblings.ts). */
   readonly cordonDoomedSiblings: boolean;
   /** Owner of every mark (the deployment). */
@@ -74,7 +81,10 @@ export interface TerminateDeps {
   readonly nodes: NodeGateway;
   readonly pods: PodGateway;
   readonly events: EventRecorder;
+  readonly volumes: VolumeGateway;
   readonly lifecycle: LifecycleActions;
+  /** The cluster's load balancers; absent: the fixed delay. */
+  readonly loadBalancers?: LoadBalancerTargets | undefined;
   readonly clock: Clock;
   readonly log: Log;
   /** Which instances the group is letting go too (sibling marking); absent: not asked. */
@@ -83,10 +93,20 @@ export interface TerminateDeps {
 
 /** A trigger's context as the pipeline needs it: the cluster for nodes, pods and Events. */
 export function terminateDeps(
-  ctx: Pick<TerminateDeps, 'lifecycle' | 'clock' | 'log'> & { readonly instances: TerminateDeps['instances'] },
-  cluster: NodeGateway & PodGateway & EventRecorder,
+  ctx: Pick<TerminateDeps, 'lifecycle' | 'clock' | 'log' | 'loadBalancers'> & { readonly instances: TerminateDeps['instances'] },
+  cluster: NodeGateway & PodGateway & EventRecorder & VolumeGateway,
 ): TerminateDeps {
-  return { nodes: cluster, pods: cluster, events: cluster, lifecycle: ctx.lifecycle, clock: ctx.clock, log: ctx.log, instances: ctx.instances };
+  return {
+    nodes: cluster,
+    pods: cluster,
+    events: cluster,
+    volumes: cluster,
+    lifecycle: ctx.lifecycle,
+    loadBalancers: ctx.loadBalancers,
+    clock: ctx.clock,
+    log: ctx.log,
+    instances: ctx.instances,
+  };
 }
 
 /** One run of the pipeline in this invocation. */
@@ -124,6 +144,21 @@ export interface Drained extends Marked {
   readonly result: DrainResult | undefined;
 }
 
+/** What the settle phase waited for, for the metrics. */
+export interface SettleReport {
+  /** After the drain, until the last volume of a departed pod detached (undefined: none to wait for). */
+  readonly volumeDetachSeconds: number | undefined;
+  /** After the drain, until the last load balancer let the instance go (0: none held it; undefined: not read). */
+  readonly targetDeregistrationSeconds: number | undefined;
+  /** ELB calls this invocation made for the wait. */
+  readonly loadBalancerCalls: number;
+}
+
+/** settle waited until the instance can go. */
+export interface Settled extends Drained {
+  readonly settle: SettleReport;
+}
+
 /** Where a phase leaves the termination when it does not go on to the next. */
 export type Stop =
   | { readonly end: TerminateOutcome }
@@ -137,6 +172,7 @@ export interface Completion {
   readonly verdict: 'CONTINUE' | 'ABANDON';
   readonly evictedTotal: number;
   readonly result: DrainResult | undefined;
+  readonly settle?: SettleReport | undefined;
 }
 
 export type Step<T> = T | { readonly stop: Stop };
@@ -155,6 +191,8 @@ export interface TerminateReport {
   /** Pods evicted over the whole termination (all its invocations). */
   readonly evictedTotal: number;
   readonly durationMs: number;
+  /** What the settle phase waited for, when this invocation ran it to its end. */
+  readonly settle?: SettleReport | undefined;
 }
 
 export function secondsSince(clock: Clock, fromMs: number): number {

@@ -63,6 +63,7 @@ function terminationRequest(n: Confirmed<LifecycleNotification>, ctx: TriggerCon
     requestId: ctx.invocation.requestId,
     plan: (notifiedAtMs) => planTermination(config, { notifiedAtMs, nowMs, invocationEndMs, canHandOff: handOffs !== undefined }),
     deadlinePolicy: config.deadlinePolicy,
+    waitForVolumeDetach: config.waitForVolumeDetach,
     blockedReportMs: config.blockedReportSeconds * 1000,
     evictionConcurrency: config.evictionConcurrency,
     cordonDoomedSiblings: config.cordonDoomedSiblings,
@@ -133,6 +134,8 @@ function emitTermination(n: LifecycleNotification, report: TerminateReport, ctx:
       PodsEvicted: { unit: 'Count', value: report.evictedTotal },
       EvictionsBlocked: { unit: 'Count', value: report.drain?.blocked ?? 0 },
       PodsForceDeleted: { unit: 'Count', value: report.drain?.forced ?? 0 },
+      ...(report.settle?.volumeDetachSeconds !== undefined ? { VolumeDetachSeconds: { unit: 'Seconds', value: report.settle.volumeDetachSeconds } } : {}),
+      ...(report.settle?.targetDeregistrationSeconds !== undefined ? { TargetDeregistrationSeconds: { unit: 'Seconds', value: report.settle.targetDeregistrationSeconds } } : {}),
     },
   );
 }

@@ -14,6 +14,8 @@ import type {
   PatchResult,
   PodInfo,
   PodWatch,
+  VolumeAttachmentInfo,
+  VolumeAttachmentWatch,
 } from '../../lambda/cluster/cluster-ports.js';
 import { excludeFromLoadBalancersLabel, outdatedTaintKey, ownerLabel, refreshCordonedLabel, refreshLabel, type DrainRecord } from '../../lambda/cluster/node-marks.js';
 import { createRouter } from '../../lambda/router.js';
@@ -26,9 +28,12 @@ import type {
   LifecycleActionRef,
   LifecycleActions,
   LifecycleResult,
+  LoadBalancerTargets,
   MetricsSink,
   Purchase,
   RefreshView,
+  TargetHold,
+  TargetReading,
 } from '../../lambda/shared/aws-ports.js';
 import type { Clock } from '../../lambda/shared/clock.js';
 import { parseConfig } from '../../lambda/shared/config.js';
@@ -81,7 +86,20 @@ export type EvictionRule = (pod: FakePod) => EvictionResult | 'accept';
 
 export interface Call {
   readonly atMs: number;
-  readonly op: 'list-nodes' | 'get-nodes' | 'list-marked' | 'mark-outdated' | 'unmark-outdated' | 'mark' | 'unmark' | 'watch-pods' | 'evict' | 'claim-hand-off' | 'delete';
+  readonly op:
+    | 'list-nodes'
+    | 'get-nodes'
+    | 'list-marked'
+    | 'mark-outdated'
+    | 'unmark-outdated'
+    | 'mark'
+    | 'unmark'
+    | 'watch-pods'
+    | 'evict'
+    | 'claim-hand-off'
+    | 'delete'
+    | 'watch-attachments'
+    | 'get-volume';
   readonly target: string;
 }
 
@@ -368,6 +386,38 @@ export class FakeCluster {
     return 'deleted';
   }
 
+  // --- VolumeGateway
+  /** VolumeAttachments by name; the PersistentVolumes' claims (`namespace/name`). */
+  readonly attachments = new Map<string, VolumeAttachmentInfo>();
+  readonly volumeClaims = new Map<string, string>();
+
+  attach(persistentVolumeName: string, nodeName = 'node-a', attacher = 'ebs.csi.aws.com'): VolumeAttachmentInfo {
+    const a: VolumeAttachmentInfo = { name: `csi-${persistentVolumeName}`, uid: newUid(), nodeName, attacher, persistentVolumeName };
+    this.attachments.set(a.name, a);
+    this.version++;
+    return a;
+  }
+
+  /** The attacher detached it: the object goes. */
+  detach(persistentVolumeName: string): void {
+    this.attachments.delete(`csi-${persistentVolumeName}`);
+    this.version++;
+  }
+
+  async watchVolumeAttachments(nodeName: string): Promise<VolumeAttachmentWatch> {
+    this.log('watch-attachments', nodeName);
+    const watch = await this.watchPodsOnNode(nodeName);
+    return { current: () => [...this.attachments.values()].filter((a) => a.nodeName === nodeName), changed: watch.changed, close: watch.close };
+  }
+
+  async claimOfVolume(persistentVolumeName: string): Promise<{ namespace: string; name: string } | undefined> {
+    this.log('get-volume', persistentVolumeName);
+    const claim = this.volumeClaims.get(persistentVolumeName);
+    if (claim === undefined) return undefined;
+    const [namespace, name] = claim.split('/') as [string, string];
+    return { namespace, name };
+  }
+
   // --- EventRecorder
   async record(event: ClusterEvent): Promise<void> {
     this.events.push(event);
@@ -508,6 +558,31 @@ export class FakeAutoScaling implements AutoScalingInstances {
 }
 
 /** Hand-off messages as they would be published to the topic. */
+/**
+ * The cluster's load balancers as ELB answers: which hold each instance, until when
+ * (`releaseAtMs`); `failure` makes every reading fail (denied or unavailable).
+ */
+export class FakeLoadBalancers implements LoadBalancerTargets {
+  readonly holds = new Map<string, (TargetHold & { releaseAtMs: number })[]>();
+  failure: { denied: boolean } | undefined;
+  readings = 0;
+
+  constructor(private readonly clock: FakeClock) {}
+
+  hold(instanceId: string, name: string, releaseAtMs: number, kind: TargetHold['kind'] = 'target-group'): void {
+    const id = kind === 'target-group' ? `arn:aws:elasticloadbalancing:eu-west-1:111122223333:targetgroup/${name}/0123456789abcdef` : name;
+    this.holds.set(instanceId, [...(this.holds.get(instanceId) ?? []), { kind, id, name, state: 'draining', releaseAtMs }]);
+  }
+
+  async holding(instanceId: string, among?: readonly TargetHold[]): Promise<TargetReading> {
+    this.readings++;
+    if (this.failure) return { read: false, denied: this.failure.denied, error: new Error(this.failure.denied ? 'AccessDenied' : 'unavailable'), calls: 1 };
+    const now = this.clock.now();
+    const held = (this.holds.get(instanceId) ?? []).filter((h) => now < h.releaseAtMs && (among === undefined || among.some((a) => a.id === h.id)));
+    return { read: true, holds: held.map((h) => ({ kind: h.kind, id: h.id, name: h.name, state: h.state })), calls: among?.length ?? 2 };
+  }
+}
+
 export class FakeHandOffs implements HandOffs {
   readonly sent: Record<string, unknown>[] = [];
   async send(message: Readonly<Record<string, unknown>>): Promise<void> {
@@ -568,6 +643,7 @@ export function handlerWorld(env: Record<string, string>) {
   const metricsSink: MetricsSink = { emit: (dimensions, values) => void metrics.push({ dimensions: { ...dimensions }, values: { ...values } }) };
   const autoScaling = new FakeAutoScaling();
   const ec2 = new FakeEc2();
+  const loadBalancers = new FakeLoadBalancers(clock);
   const { groups, terminating, refreshes } = autoScaling;
   const handler = (extra: Record<string, string> = {}, connect: () => Promise<ClusterGateway> = async () => cluster) => {
     const config = parseConfig({ ...env, ...extra });
@@ -581,6 +657,8 @@ export function handlerWorld(env: Record<string, string>) {
       cluster: connect,
       handOffs: config.handOffTopicArn !== undefined ? handOffs : undefined,
       metrics: metricsSink,
+      // Read only where a test asks for it (WAIT_FOR_TARGETS=true); otherwise the fixed delay, as before.
+      loadBalancers: { ...env, ...extra }['WAIT_FOR_TARGETS'] === 'true' ? loadBalancers : undefined,
     });
   };
   let invocations = 0;
@@ -605,5 +683,5 @@ export function handlerWorld(env: Record<string, string>) {
     }
     return statuses;
   }
-  return { clock, cluster, lifecycle, autoScaling, ec2, handOffs, log, metrics, groups, terminating, refreshes, handler, invoke, invokeRaw, runChain };
+  return { clock, cluster, lifecycle, autoScaling, ec2, loadBalancers, handOffs, log, metrics, groups, terminating, refreshes, handler, invoke, invokeRaw, runChain };
 }

@@ -72,12 +72,17 @@ describe('the example stack from cdk.json', () => {
           'autoscaling:DescribeAutoScalingGroups',
           'autoscaling:DescribeInstanceRefreshes',
           'autoscaling:DescribeAutoScalingInstances',
+          'elasticloadbalancing:DescribeTargetGroups',
+          'elasticloadbalancing:DescribeTargetHealth',
+          'elasticloadbalancing:DescribeLoadBalancers',
+          'elasticloadbalancing:DescribeInstanceHealth',
+          'elasticloadbalancing:DescribeTags',
         ],
         Condition: { StringEquals: { 'aws:RequestedRegion': expect.anything() } },
       }),
     ]);
     const unscoped = (props: Partial<GracefulNodeTerminationProps>) =>
-      statements(Template.fromStack(stackWith(props).stack).toJSON()['Resources'] as Resources)
+      statements(Template.fromStack(stackWith({ waitForTargets: false, ...props }).stack).toJSON()['Resources'] as Resources)
         .filter((s) => [s.Resource].flat().includes('*'))
         .map((s) => s.Action);
     // DescribeAutoScalingInstances always (launch give-back check, Spot, reconciler).
@@ -95,6 +100,18 @@ describe('the example stack from cdk.json', () => {
     // Spot warnings are believed only once EC2's Spot request says it gave notice.
     expect(unscoped({ cordonDoomedSiblings: false, markOutdatedOnRefresh: false, reconcileMarks: false, spotInterruptions: true })).toEqual([
       ['ec2:DescribeInstances', 'ec2:DescribeSpotInstanceRequests', 'autoscaling:DescribeAutoScalingInstances'],
+    ]);
+    // Reading the load balancers: their five Describe actions, nothing that registers or deregisters.
+    expect(unscoped({ cordonDoomedSiblings: false, markOutdatedOnRefresh: false, reconcileMarks: false, waitForTargets: true })).toEqual([
+      [
+        'ec2:DescribeInstances',
+        'autoscaling:DescribeAutoScalingInstances',
+        'elasticloadbalancing:DescribeTargetGroups',
+        'elasticloadbalancing:DescribeTargetHealth',
+        'elasticloadbalancing:DescribeLoadBalancers',
+        'elasticloadbalancing:DescribeInstanceHealth',
+        'elasticloadbalancing:DescribeTags',
+      ],
     ]);
     const { stack } = stackWith({ cordonDoomedSiblings: false, markOutdatedOnRefresh: false, reconcileMarks: false });
     Template.fromStack(stack).resourceCountIs('AWS::Events::Rule', 0);
@@ -457,6 +474,11 @@ describe('the construct', () => {
           'autoscaling:DescribeAutoScalingGroups',
           'autoscaling:DescribeInstanceRefreshes',
           'autoscaling:DescribeAutoScalingInstances',
+          'elasticloadbalancing:DescribeTargetGroups',
+          'elasticloadbalancing:DescribeTargetHealth',
+          'elasticloadbalancing:DescribeLoadBalancers',
+          'elasticloadbalancing:DescribeInstanceHealth',
+          'elasticloadbalancing:DescribeTags',
         ],
         'Allow',
       ],

@@ -9,6 +9,7 @@ import { createNodeApi, type NodeApi } from './node-api.js';
 import { reportingComponent } from './object-codecs.js';
 import { createOutdatedNodeApi } from './outdated-node-api.js';
 import { createPodApi } from './pod-api.js';
+import { createVolumeApi } from './volume-api.js';
 
 /** Shows in the API server's audit log, as EKS's own drainer shows as vpcLambda. */
 export const userAgent = `${reportingComponent}/0.2`;
@@ -32,6 +33,7 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
     ...createNodeApi(kube, options.log),
     ...createOutdatedNodeApi(kube),
     ...createPodApi(kube, options.log),
+    ...createVolumeApi(kube, options.log),
     ...createEventWriter(kube, options.log),
   };
 }

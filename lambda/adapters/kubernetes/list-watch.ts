@@ -15,7 +15,9 @@ interface ListWatchOptions<T> {
   /** For messages: "pods on node x", "node x". */
   readonly what: string;
   readonly path: string;
-  readonly fieldSelector: string;
+  readonly fieldSelector?: string | undefined;
+  /** Objects to keep (the server cannot select them): the others are dropped as they come. */
+  readonly keep?: ((object: T) => boolean) | undefined;
   /** What the server is asked to keep a quiet watch open for (kube.watch idles out later). */
   readonly timeoutSeconds: number;
   readonly toInfo: (object: never) => T;
@@ -93,7 +95,10 @@ class ListWatchView<T> {
     do {
       const query = { fieldSelector: this.o.fieldSelector, limit: 500, continue: cont };
       const page = await call(`list ${this.o.what}`, () => this.kube.request<WireList<{ metadata?: { uid?: string } }>>('GET', this.o.path, { query }));
-      for (const item of page.items) next.set(item.metadata?.uid ?? '', this.toInfo(item));
+      for (const item of page.items) {
+        const info = this.toInfo(item);
+        if (this.o.keep === undefined || this.o.keep(info)) next.set(item.metadata?.uid ?? '', info);
+      }
       this.resourceVersion = page.metadata?.resourceVersion ?? '';
       cont = page.metadata?.continue || undefined;
     } while (cont);
@@ -127,8 +132,11 @@ class ListWatchView<T> {
     if (obj.metadata?.resourceVersion) this.resourceVersion = obj.metadata.resourceVersion;
     if (type === 'BOOKMARK') return;
     const uid = obj.metadata?.uid ?? '';
+    const info = this.toInfo(obj);
+    // Another node's object, say: not ours to keep, and no reason to wake anyone.
+    if (this.o.keep !== undefined && !this.o.keep(info) && !this.objects.has(uid)) return;
     if (type === 'DELETED') this.objects.delete(uid);
-    else this.objects.set(uid, this.toInfo(obj));
+    else this.objects.set(uid, info);
     this.notify();
   }
 

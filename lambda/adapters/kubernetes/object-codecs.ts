@@ -1,7 +1,7 @@
 // API objects to the cluster model and back. client-node provides the object types only.
-import type { CoreV1Event, V1Node, V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Event, V1Node, V1Pod, V1VolumeAttachment } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
-import type { ClusterEvent, NodeInfo, PodInfo } from '../../cluster/cluster-ports.js';
+import type { ClusterEvent, NodeInfo, PodInfo, VolumeAttachmentInfo } from '../../cluster/cluster-ports.js';
 import { drainAnnotation, handOffAnnotation, parseDrainRecord, refreshGroupAnnotation } from '../../cluster/node-marks.js';
 
 export const reportingComponent = 'graceful-node-termination';
@@ -49,6 +49,21 @@ export function toPodInfo(pod: V1Pod): PodInfo {
     tolerations: (pod.spec?.tolerations ?? []).map((t) => ({ key: t.key, operator: t.operator, effect: t.effect })),
     terminationGracePeriodSeconds: pod.spec?.terminationGracePeriodSeconds,
     finalizers: pod.metadata?.finalizers ?? [],
+    claims: (pod.spec?.volumes ?? []).flatMap((v) => {
+      if (v.persistentVolumeClaim?.claimName) return [v.persistentVolumeClaim.claimName];
+      // A generic ephemeral volume's claim is named after the pod and the volume.
+      return v.ephemeral ? [`${pod.metadata?.name ?? ''}-${v.name}`] : [];
+    }),
+  };
+}
+
+export function toVolumeAttachmentInfo(attachment: V1VolumeAttachment): VolumeAttachmentInfo {
+  return {
+    name: attachment.metadata?.name ?? '',
+    uid: attachment.metadata?.uid ?? '',
+    nodeName: attachment.spec?.nodeName ?? '',
+    attacher: attachment.spec?.attacher ?? '',
+    persistentVolumeName: attachment.spec?.source?.persistentVolumeName,
   };
 }
 

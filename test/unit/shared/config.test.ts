@@ -17,6 +17,11 @@ describe('parseConfig', () => {
       lifecycleHookNames: new Set(['workers-a-terminate', 'workers-a-launch']),
       drainTimeoutSeconds: 900,
       loadBalancerDelaySeconds: 60,
+      waitForTargets: true,
+      loadBalancerMinWaitSeconds: 5,
+      loadBalancerMaxWaitSeconds: 300,
+      loadBalancerTags: undefined,
+      waitForVolumeDetach: true,
       invocationMarginSeconds: 20,
       evictionConcurrency: 32,
       launchTimeoutSeconds: 600,
@@ -34,6 +39,21 @@ describe('parseConfig', () => {
       kubeconfigPath: undefined,
       kubeconfigContext: undefined,
     });
+  });
+
+  it('reads more load-balancer tags, a key alone matching any value, and refuses a minimum above the maximum', () => {
+    const config = parseConfig({ ...minimal, LOAD_BALANCER_TAGS: 'team=web, owned-by-ops ,env=' });
+    expect(config.loadBalancerTags).toEqual(
+      new Map<string, string | undefined>([
+        ['team', 'web'],
+        ['owned-by-ops', undefined],
+        ['env', ''],
+      ]),
+    );
+    expect(() => parseConfig({ ...minimal, LOAD_BALANCER_TAGS: '=x' })).toThrow(/LOAD_BALANCER_TAGS="=x" is invalid/);
+    expect(() => parseConfig({ ...minimal, LOAD_BALANCER_MIN_WAIT_SECONDS: '60', LOAD_BALANCER_MAX_WAIT_SECONDS: '30' })).toThrow(
+      /LOAD_BALANCER_MIN_WAIT_SECONDS \(60\) must not exceed LOAD_BALANCER_MAX_WAIT_SECONDS \(30\)/,
+    );
   });
 
   it('accepts a load-balancer delay of 0', () => {

@@ -3,7 +3,8 @@ import { actionIdOf } from '../../../lambda/cluster/node-marks.js';
 import { DeadlinePolicy } from '../../../lambda/shared/deadline-policy.js';
 import type { Deadlines, Run, TerminationRequest, Verified } from '../../../lambda/termination/state.js';
 import { lifecycleEnding } from '../../../lambda/termination/terminate-hook.js';
-import { FakeAutoScaling, FakeClock, FakeCluster, FakeLifecycleActions, MemoryLog } from '../../fakes/fake-world.js';
+import type { LoadBalancerTargets } from '../../../lambda/shared/aws-ports.js';
+import { FakeAutoScaling, FakeClock, FakeCluster, FakeLifecycleActions, FakeLoadBalancers, MemoryLog } from '../../fakes/fake-world.js';
 
 export const instanceId = 'i-0123456789abcdef0';
 export const token = 'token-1';
@@ -15,7 +16,19 @@ export function phaseWorld() {
   const lifecycle = new FakeLifecycleActions(clock);
   const log = new MemoryLog();
   const autoScaling = new FakeAutoScaling();
-  const deps = { nodes: cluster, pods: cluster, events: cluster, lifecycle, clock, log, instances: autoScaling };
+  const loadBalancers = new FakeLoadBalancers(clock);
+  // loadBalancers: set it (deps.loadBalancers = loadBalancers) where a test reads them.
+  const deps = {
+    nodes: cluster,
+    pods: cluster,
+    events: cluster,
+    volumes: cluster,
+    lifecycle,
+    clock,
+    log,
+    instances: autoScaling,
+    loadBalancers: undefined as LoadBalancerTargets | undefined,
+  };
   const deadlines = (o: Partial<Deadlines> = {}): Deadlines => ({
     drainDeadlineMs: clock.now() + 300_000,
     latestDrainEndMs: clock.now() + 48 * 3600_000,
@@ -32,6 +45,7 @@ export function phaseWorld() {
     requestId: 'request-1',
     plan: () => deadlines(),
     deadlinePolicy: DeadlinePolicy.LEAVE,
+    waitForVolumeDetach: true,
     blockedReportMs: 120_000,
     evictionConcurrency: 8,
     cordonDoomedSiblings: false,
@@ -42,5 +56,5 @@ export function phaseWorld() {
   const run = (o: Partial<TerminationRequest> = {}): Run => ({ request: request(o), deps, startedMs: clock.now() });
   /** What verify hands on for the node, as found. */
   const verified = (name = 'node-a'): Verified => ({ node: cluster.nodes.get(name)!, actionId: actionIdOf(token), claim: undefined, ownPendingClaim: undefined });
-  return { clock, cluster, lifecycle, log, autoScaling, deps, deadlines, request, run, verified };
+  return { clock, cluster, lifecycle, log, autoScaling, loadBalancers, deps, deadlines, request, run, verified };
 }

@@ -46,6 +46,7 @@ const terminateNode = (o: TerminateOptions, deps: TerminateDeps) =>
         loadBalancerDelayMs: o.loadBalancerDelaySeconds * 1000,
       }),
       deadlinePolicy: o.deadlinePolicy as DeadlinePolicy,
+      waitForVolumeDetach: true,
       blockedReportMs: o.blockedReportMs ?? 120_000,
       evictionConcurrency: o.evictionConcurrency,
       cordonDoomedSiblings: false,
@@ -68,7 +69,7 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     cluster = new FakeCluster(clock);
     lifecycle = new FakeLifecycleActions(clock);
     log = new MemoryLog();
-    deps = { nodes: cluster, pods: cluster, events: cluster, lifecycle, clock, log };
+    deps = { nodes: cluster, pods: cluster, events: cluster, volumes: cluster, lifecycle, clock, log };
     options = {
       action,
       notifiedAtMs: clock.now(),
@@ -98,7 +99,7 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     // Assess
     expect(report.outcome).toBe('drained');
     expect(report.lifecycleAction).toBe('completed');
-    expect(cluster.calls.filter((c) => c.op !== 'list-nodes' && c.op !== 'watch-pods').map((c) => `${c.op} ${c.target}`)).toEqual([
+    expect(cluster.calls.filter((c) => c.op !== 'list-nodes' && c.op !== 'watch-pods' && c.op !== 'watch-attachments').map((c) => `${c.op} ${c.target}`)).toEqual([
       'mark node-a label cordon',
       'evict default/nginx-1',
       'evict kube-system/coredns-1',

@@ -26,7 +26,7 @@ describe('settle', () => {
     const start = w.clock.now();
     await settle(w.run(), drained(w, start - 45_000, { resumed: true }));
     expect(w.clock.now() - start).toBe(15_000);
-    expect(w.log.messages()).toContain('still waiting for load balancers to deregister the node');
+    expect(w.log.messages()).toContain('still waiting for load balancers and volumes after the drain');
   });
 
   it('hands on a wait that does not fit the invocation, dating the drain in the record', async () => {

@@ -1,0 +1,119 @@
+// The volume half of the settle phase: the instance is released only once the volumes of the
+// pods that left it are detached (their VolumeAttachments gone), so a replacement attaches
+// them elsewhere at once instead of after EC2's forced detach (minutes; six for a volume the
+// kubelet never unmounted). Attachments still used by a pod on the node (a DaemonSet's, a pod
+// we left) cannot detach before the instance goes and hold nothing. Everything is re-derived
+// from the cluster, so a hand-off in the middle resumes the wait. Karpenter's termination
+// waits the same way: https://github.com/kubernetes-sigs/karpenter/blob/main/designs/statefulset-disruption.md
+import type { PodInfo, VolumeAttachmentInfo, VolumeAttachmentWatch } from '../cluster/cluster-ports.js';
+import { volumesDetached, volumesNotDetached, waitingForVolumeDetach, type VolumeRef } from '../cluster/events.js';
+import { asError } from '../shared/log.js';
+import type { Drained, Run } from './state.js';
+
+const refOf = (a: VolumeAttachmentInfo): VolumeRef => ({ persistentVolume: a.persistentVolumeName ?? a.name, attacher: a.attacher });
+
+export class VolumeWait {
+  private held: readonly VolumeAttachmentInfo[] = [];
+  private readonly firstHeld = new Map<string, VolumeAttachmentInfo>();
+  private readonly claims = new Map<string, string | undefined>();
+  private readonly detached: (VolumeRef & { seconds: number })[] = [];
+
+  private constructor(
+    private readonly run: Run,
+    private readonly d: Drained,
+    private readonly watch: VolumeAttachmentWatch,
+    /** Volumes are waited for until then (the drain deadline), the load-balancer wait permitting. */
+    readonly untilMs: number,
+  ) {}
+
+  /** Opens the node's attachments; undefined when the wait is off or the attachments cannot be read (said once). */
+  static async open(run: Run, d: Drained, untilMs: number): Promise<VolumeWait | undefined> {
+    if (!run.request.waitForVolumeDetach) return undefined;
+    try {
+      return new VolumeWait(run, d, await run.deps.volumes.watchVolumeAttachments(d.node.name), untilMs);
+    } catch (error) {
+      run.deps.log.warn('could not read the VolumeAttachments (RBAC: list and watch volumeattachments); releasing without waiting for volumes to detach', asError(error));
+      return undefined;
+    }
+  }
+
+  /** Re-reads which attachments hold the release, given the pods now on the node. */
+  async refresh(podsOnNode: readonly PodInfo[]): Promise<void> {
+    let attachments: readonly VolumeAttachmentInfo[];
+    try {
+      attachments = this.watch.current();
+    } catch {
+      return; // resuming the watch: the last view stands
+    }
+    const inUse = new Set(podsOnNode.flatMap((p) => (p.claims ?? []).map((c) => `${p.namespace}/${c}`)));
+    const held: VolumeAttachmentInfo[] = [];
+    for (const a of attachments) if (await this.holds(a, inUse)) held.push(a);
+    const now = this.run.deps.clock.now();
+    for (const [uid, a] of this.firstHeld) {
+      if (held.some((h) => h.uid === uid) || this.detached.some((x) => x.persistentVolume === refOf(a).persistentVolume)) continue;
+      this.detached.push({ ...refOf(a), seconds: Math.max(0, Math.round((now - this.d.drainedAtMs) / 100) / 10) });
+    }
+    for (const a of held) if (!this.firstHeld.has(a.uid)) this.firstHeld.set(a.uid, a);
+    this.held = held;
+  }
+
+  /** An attachment holds unless a pod still on the node uses its volume (or it is inline: whose, we cannot tell). */
+  private async holds(a: VolumeAttachmentInfo, inUse: ReadonlySet<string>): Promise<boolean> {
+    const pv = a.persistentVolumeName;
+    if (pv === undefined) return false;
+    if (inUse.size === 0) return true;
+    if (!this.claims.has(pv)) {
+      try {
+        const claim = await this.run.deps.volumes.claimOfVolume(pv);
+        this.claims.set(pv, claim && `${claim.namespace}/${claim.name}`);
+      } catch (error) {
+        // Unknown whose it is: it holds, as far as the deadline.
+        this.run.deps.log.warn('could not read a PersistentVolume (RBAC: get persistentvolumes)', { persistentVolume: pv, error: asError(error) });
+        return true;
+      }
+    }
+    const claim = this.claims.get(pv);
+    return claim === undefined || !inUse.has(claim);
+  }
+
+  get pending(): boolean {
+    return this.held.length > 0;
+  }
+
+  /** Over: nothing holds, or the deadline passed. */
+  done(now: number): boolean {
+    return this.held.length === 0 || now >= this.untilMs;
+  }
+
+  changed(timeoutMs: number): Promise<void> {
+    return this.watch.changed(timeoutMs);
+  }
+
+  /** Said when this invocation begins waiting (the first after the drain). */
+  async announce(): Promise<void> {
+    if (this.held.length === 0) return;
+    this.run.deps.log.info('waiting for volumes to detach', {
+      volumes: this.held.map(refOf),
+      secondsLeft: Math.max(0, Math.round((this.untilMs - this.run.deps.clock.now()) / 1000)),
+    });
+    await this.run.deps.events.record(waitingForVolumeDetach(this.d.node, this.held.map(refOf)));
+  }
+
+  /** Tells how it ended: what detached and how long it took, what was left. */
+  async report(): Promise<{ readonly seconds: number | undefined }> {
+    const { log, events } = this.run.deps;
+    if (this.detached.length > 0) {
+      log.info('volumes detached', { volumes: this.detached });
+      await events.record(volumesDetached(this.d.node, this.detached));
+    }
+    if (this.held.length > 0) {
+      log.warn('releasing with volumes still attached: the drain deadline passed', { volumes: this.held.map(refOf) });
+      await events.record(volumesNotDetached(this.d.node, this.held.map(refOf), 'the drain deadline passed'));
+    }
+    return { seconds: this.detached.length > 0 ? Math.max(...this.detached.map((x) => x.seconds)) : undefined };
+  }
+
+  close(): void {
+    this.watch.close();
+  }
+}

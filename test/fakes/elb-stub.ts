@@ -1,0 +1,168 @@
+// A local HTTP stand-in for Elastic Load Balancing's two Query APIs (ELBv2 2015-12-01 and the
+// Classic 2012-06-01), answering from an in-memory model as the real ones answer: paged
+// describes (PageSize, Marker), DescribeTags by 20, DescribeTargetHealth of every target,
+// DescribeInstanceHealth with InvalidInstance for an unregistered instance. No emulator
+// implements target draining, so tests move targets through their states themselves.
+// https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_DescribeTargetHealth.html
+// https://docs.aws.amazon.com/elasticloadbalancing/2012-06-01/APIReference/API_DescribeInstanceHealth.html
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface StubTargetGroup {
+  readonly arn: string;
+  readonly name: string;
+  readonly type: 'instance' | 'ip' | 'lambda' | 'alb';
+  readonly tags: Record<string, string>;
+  /** instance id -> state (healthy, draining, ...); absent: not registered. */
+  readonly targets: Map<string, string>;
+}
+
+export interface StubClassic {
+  readonly name: string;
+  readonly tags: Record<string, string>;
+  /** instance id -> state as DescribeInstanceHealth says it. */
+  readonly instances: Map<string, { state: string; description: string }>;
+}
+
+export interface ElbStub {
+  readonly url: string;
+  readonly targetGroups: StubTargetGroup[];
+  readonly classic: StubClassic[];
+  /** Every call, in order: which API, the action and its form. */
+  readonly calls: { api: 'elbv2' | 'elb'; action: string; form: Record<string, string>; atMs: number }[];
+  /** Answer every call with AccessDenied (403). */
+  denied: boolean;
+  addTargetGroup(name: string, o?: Partial<Omit<StubTargetGroup, 'name' | 'arn'>>): StubTargetGroup;
+  addClassic(name: string, o?: Partial<Omit<StubClassic, 'name'>>): StubClassic;
+  close(): Promise<void>;
+}
+
+const v2Ns = 'http://elasticloadbalancing.amazonaws.com/doc/2015-12-01/';
+const classicNs = 'http://elasticloadbalancing.amazonaws.com/doc/2012-06-01/';
+const meta = '<ResponseMetadata><RequestId>00000000-0000-0000-0000-000000000000</RequestId></ResponseMetadata>';
+const ok = (action: string, ns: string, body: string) => `<${action}Response xmlns="${ns}"><${action}Result>${body}</${action}Result>${meta}</${action}Response>`;
+const fail = (code: string, message: string) =>
+  `<ErrorResponse xmlns="${v2Ns}"><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>x</RequestId></ErrorResponse>`;
+const members = (items: string[]) => items.map((i) => `<member>${i}</member>`).join('');
+const tagsXml = (tags: Record<string, string>) => members(Object.entries(tags).map(([k, v]) => `<Key>${k}</Key><Value>${v}</Value>`));
+const listed = (form: Record<string, string>, prefix: string) =>
+  Object.keys(form)
+    .filter((k) => k.startsWith(`${prefix}.member.`))
+    .sort((a, b) => Number(a.split('.').at(-1)) - Number(b.split('.').at(-1)))
+    .map((k) => form[k]!);
+
+function page<T>(items: T[], form: Record<string, string>): { items: T[]; marker: string } {
+  const size = Number(form['PageSize'] ?? 400);
+  const start = Number(form['Marker'] ?? 0);
+  const next = start + size;
+  return { items: items.slice(start, next), marker: next < items.length ? `<NextMarker>${next}</NextMarker>` : '' };
+}
+
+function answerV2(stub: ElbStub, action: string, form: Record<string, string>): [number, string] {
+  if (action === 'DescribeTargetGroups') {
+    const { items, marker } = page(stub.targetGroups, form);
+    const groups = items.map(
+      (g) => `<TargetGroupArn>${g.arn}</TargetGroupArn><TargetGroupName>${g.name}</TargetGroupName><Protocol>TCP</Protocol><Port>30080</Port><TargetType>${g.type}</TargetType>`,
+    );
+    return [200, ok(action, v2Ns, `<TargetGroups>${members(groups)}</TargetGroups>${marker}`)];
+  }
+  if (action === 'DescribeTags') {
+    const arns = listed(form, 'ResourceArns');
+    if (arns.length > 20) return [400, fail('TooManyTags', 'at most 20 resources')];
+    const found = arns.flatMap((arn) => stub.targetGroups.filter((g) => g.arn === arn));
+    return [200, ok(action, v2Ns, `<TagDescriptions>${members(found.map((g) => `<ResourceArn>${g.arn}</ResourceArn><Tags>${tagsXml(g.tags)}</Tags>`))}</TagDescriptions>`)];
+  }
+  if (action === 'DescribeTargetHealth') {
+    const group = stub.targetGroups.find((g) => g.arn === form['TargetGroupArn']);
+    if (group === undefined) return [400, fail('TargetGroupNotFound', 'One or more target groups not found')];
+    const health = [...group.targets].map(([id, state]) => `<Target><Id>${id}</Id><Port>30080</Port></Target><TargetHealth><State>${state}</State></TargetHealth>`);
+    return [200, ok(action, v2Ns, `<TargetHealthDescriptions>${members(health)}</TargetHealthDescriptions>`)];
+  }
+  return [400, fail('InvalidAction', `${action} is not served by this stand-in`)];
+}
+
+function answerClassic(stub: ElbStub, action: string, form: Record<string, string>): [number, string] {
+  if (action === 'DescribeLoadBalancers') {
+    const { items, marker } = page(stub.classic, form);
+    const balancers = items.map(
+      (b) => `<LoadBalancerName>${b.name}</LoadBalancerName><Instances>${members([...b.instances.keys()].map((id) => `<InstanceId>${id}</InstanceId>`))}</Instances>`,
+    );
+    return [200, ok(action, classicNs, `<LoadBalancerDescriptions>${members(balancers)}</LoadBalancerDescriptions>${marker}`)];
+  }
+  if (action === 'DescribeTags') {
+    const names = listed(form, 'LoadBalancerNames');
+    if (names.length > 20) return [400, fail('TooManyTags', 'at most 20 load balancers')];
+    const found = names.flatMap((name) => stub.classic.filter((b) => b.name === name));
+    return [
+      200,
+      ok(action, classicNs, `<TagDescriptions>${members(found.map((b) => `<LoadBalancerName>${b.name}</LoadBalancerName><Tags>${tagsXml(b.tags)}</Tags>`))}</TagDescriptions>`),
+    ];
+  }
+  if (action === 'DescribeInstanceHealth') {
+    const balancer = stub.classic.find((b) => b.name === form['LoadBalancerName']);
+    if (balancer === undefined) return [400, fail('LoadBalancerNotFound', 'There is no ACTIVE Load Balancer')];
+    const id = form['Instances.member.1.InstanceId'] ?? '';
+    const state = balancer.instances.get(id);
+    if (state === undefined) return [400, fail('InvalidInstance', `Could not find EC2 instance ${id}.`)];
+    return [
+      200,
+      ok(
+        action,
+        classicNs,
+        `<InstanceStates>${members([`<InstanceId>${id}</InstanceId><State>${state.state}</State><ReasonCode>N/A</ReasonCode><Description>${state.description}</Description>`])}</InstanceStates>`,
+      ),
+    ];
+  }
+  return [400, fail('InvalidAction', `${action} is not served by this stand-in`)];
+}
+
+export async function startElbStub(): Promise<ElbStub> {
+  let server: Server;
+  const stub: ElbStub = {
+    url: '',
+    targetGroups: [],
+    classic: [],
+    calls: [],
+    denied: false,
+    addTargetGroup(name, o = {}) {
+      const group: StubTargetGroup = {
+        arn: `arn:aws:elasticloadbalancing:eu-west-1:111122223333:targetgroup/${name}/${(stub.targetGroups.length + 1).toString(16).padStart(16, '0')}`,
+        name,
+        type: o.type ?? 'instance',
+        tags: o.tags ?? {},
+        targets: o.targets ?? new Map(),
+      };
+      stub.targetGroups.push(group);
+      return group;
+    },
+    addClassic(name, o = {}) {
+      const balancer: StubClassic = { name, tags: o.tags ?? {}, instances: o.instances ?? new Map() };
+      stub.classic.push(balancer);
+      return balancer;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const form = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
+      const api = form['Version'] === '2012-06-01' ? 'elb' : 'elbv2';
+      const action = form['Action'] ?? '';
+      stub.calls.push({ api, action, form, atMs: Date.now() });
+      const [status, body] = stub.denied
+        ? [403, fail('AccessDenied', `User is not authorized to perform: elasticloadbalancing:${action}`)]
+        : api === 'elb'
+          ? answerClassic(stub, action, form)
+          : answerV2(stub, action, form);
+      res.writeHead(status, { 'content-type': 'text/xml' }).end(`<?xml version="1.0" encoding="UTF-8"?>\n${body}`);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  (stub as { url: string }).url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  return stub;
+}
