@@ -151,6 +151,19 @@ export class Alarms extends Construct {
         conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ArnLike: { 'aws:SourceArn': ourAlarms } },
       }),
     );
+    // The topic policy (enforceSSL makes one) replaces SNS's default policy, which is what let
+    // CloudWatch publish: allow it again, for this account's alarms only.
+    // https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/Notify_Users_Alarm_Changes.html
+    const accountAlarms = stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'AllowCloudWatchAlarms',
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [topic.topicArn],
+        conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ArnLike: { 'aws:SourceArn': accountAlarms } },
+      }),
+    );
     return topic;
   }
 }

@@ -18,7 +18,7 @@ import { toEnvironment } from '../lambda/shared/config.js';
 import { lambdaHandlers } from './bundling.js';
 import { acknowledgeNag, kmsGrantReason, vpcAccessReason, vpcAccessRule } from './nag.js';
 import type { GracefulNodeTerminationProps } from './props.js';
-import type { Settings } from './settings.js';
+import type { Settings, VpcPlacement } from './settings.js';
 
 export interface DrainerOptions {
   readonly settings: Settings;
@@ -46,6 +46,7 @@ export function createDrainer(scope: Construct, o: DrainerOptions): Drainer {
     description: `Graceful node termination for ${settings.clusterName}: completes lifecycle actions, reads the cluster endpoint`,
   });
   grantLogs(role, logGroup);
+  grantVpcAccess(role, settings.vpcPlacement);
   // Hand-offs: a drain longer than one invocation continues through the topic, and the
   // reconciler resumes a drain whose hand-off was lost the same way.
   o.topic.grantPublish(role);
@@ -76,7 +77,6 @@ export function createDrainer(scope: Construct, o: DrainerOptions): Drainer {
   grantUnscopedReads(role, settings);
   acknowledgeNag(role, 'IAM5[Action::kms:GenerateDataKey*]', kmsGrantReason);
   acknowledgeNag(role, 'IAM5[Action::kms:ReEncrypt*]', kmsGrantReason);
-  if (settings.vpcPlacement.vpc) acknowledgeNag(role, vpcAccessRule, vpcAccessReason);
   return { logGroup, role, function: fn };
 }
 
@@ -171,4 +171,17 @@ function grantUnscopedReads(role: iam.Role, s: Settings): void {
 
 export function grantLogs(role: iam.Role, logGroup: logs.ILogGroup): void {
   role.addToPolicy(new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }));
+}
+
+/**
+ * In a VPC, Lambda manages the function's network interfaces with its execution role, and
+ * CreateFunction fails without these rights. CDK adds them only to roles it creates itself, so
+ * our own roles get them here, only with `vpc`: on the role itself (ManagedPolicyArns), which
+ * the function references, so CloudFormation attaches it before it creates the function.
+ * https://docs.aws.amazon.com/lambda/latest/dg/configuration-vpc.html#configuration-vpc-permissions
+ */
+export function grantVpcAccess(role: iam.Role, placement: VpcPlacement): void {
+  if (!placement.vpc) return;
+  role.addManagedPolicy(iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole'));
+  acknowledgeNag(role, vpcAccessRule, vpcAccessReason);
 }

@@ -12,7 +12,7 @@ import {
   aws_sns as sns,
   aws_sqs as sqs,
 } from 'aws-cdk-lib';
-import { Construct } from 'constructs';
+import { Construct, type IConstruct } from 'constructs';
 import { Alarms } from './alarms.js';
 import { createDrainer } from './drainer.js';
 import { EventRules } from './event-rules.js';
@@ -71,8 +71,9 @@ export class GracefulNodeTermination extends Construct {
     this.role = drainer.role;
     this.hooks.grantToDrainer(this.role, { deleteRefreshStrategyTag: settings.reconcileMarks });
     this.allowPublishOnlyBy(this.hooks.role, this.role);
-    // A termination during the first deploy must reach a drainer that can act.
-    this.hooks.requireBeforeHooks(...this.function.node.findAll().filter((c) => c instanceof sns.Subscription));
+    // A termination during the first deploy must reach a drainer that can act: subscribed, SNS
+    // allowed to invoke it, its own rights (and, from grantToDrainer, its rights on the groups) in place.
+    this.hooks.requireBeforeHooks(this.role, ...this.function.node.findAll().filter((c) => c instanceof sns.Subscription || isSnsInvokePermission(c)));
     for (const group of [...(props.autoScalingGroupNames ?? []), ...(props.autoScalingGroups ?? [])]) this.addAutoScalingGroup(group);
     this.node.addValidation({ validate: () => (this.hooks.groupNames.length === 0 ? [noGroupMessage] : []) });
 
@@ -175,6 +176,11 @@ export class GracefulNodeTermination extends Construct {
       }),
     );
   }
+}
+
+/** The Lambda permission that lets SNS invoke the function (made by its SNS event source). */
+function isSnsInvokePermission(c: IConstruct): boolean {
+  return c instanceof lambda.CfnPermission && c.principal === 'sns.amazonaws.com';
 }
 
 const noGroupMessage = 'GracefulNodeTermination has no Auto Scaling group: pass autoScalingGroupNames or autoScalingGroups, or call addAutoScalingGroup()';

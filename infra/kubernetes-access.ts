@@ -7,9 +7,9 @@ import { Construct } from 'constructs';
 import type { DeadlinePolicy } from '../lambda/shared/config.js';
 import { renderRbacYaml } from '../lambda/installer/rbac.js';
 import { lambdaHandlers } from './bundling.js';
-import { grantLogs } from './drainer.js';
+import { grantLogs, grantVpcAccess } from './drainer.js';
 import { keepParentLogicalIds, stableLogicalId } from './logical-ids.js';
-import { acknowledgeNag, flattenForNag, vpcAccessReason, vpcAccessRule } from './nag.js';
+import { acknowledgeNag, flattenForNag } from './nag.js';
 import type { VpcPlacement } from './settings.js';
 
 export interface KubernetesAccessProps {
@@ -107,7 +107,7 @@ export class KubernetesAccess extends Construct {
       `IAM5[Resource::arn:<AWS::Partition>:eks:<AWS::Region>:<AWS::AccountId>:access-entry/${flattenForNag(stack.resolve(props.clusterName))}/role/<AWS::AccountId>/<${stableLogicalId(role.node.defaultChild as CfnElement)}>/*]`,
       'An access entry ARN ends in an id EKS generates: the entry is matched by its cluster and this role\'s own name, with "*" only in the id position, and only for the cluster admin policy.',
     );
-    if (props.vpcPlacement.vpc) acknowledgeNag(role, vpcAccessRule, vpcAccessReason);
+    grantVpcAccess(role, props.vpcPlacement);
     return role;
   }
 

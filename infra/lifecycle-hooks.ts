@@ -78,6 +78,8 @@ export class LifecycleHooks extends Construct {
       );
     }
     this.groupPolicy.attachToRole(role);
+    // A hook that fires before the drainer may complete its action holds the instance for nothing.
+    this.requireBeforeHooks(this.groupPolicy);
   }
 
   /** Adds a prerequisite to every hook made so far and every hook made later. */

@@ -16,6 +16,7 @@ import { asError } from '../shared/log.js';
 import { isCloudFormationResponseUrl, parsePhysicalId, physicalIdFor, respondToCloudFormation, type CustomResourceEvent, type CustomResourceResponse } from './custom-resource.js';
 import { applyRbac, boundGroups, deleteRbac } from './rbac-apply.js';
 import { rbacName } from './rbac.js';
+import { requireSupportedServer } from './server-version.js';
 import { ConfigError } from '../shared/errors.js';
 
 export type { CustomResourceEvent, CustomResourceResponse };
@@ -49,6 +50,8 @@ export interface InstallerDeps {
   sleep(ms: number): Promise<void>;
   /** How long to retry 401/403 while an access entry or its policy propagates. */
   readonly authRetryMs: number;
+  /** How requests reach the API server (default: our REST client over node:https). */
+  readonly http?: ((endpoint: KubeEndpoint) => KubeHttp) | undefined;
 }
 
 type Plan =
@@ -113,7 +116,8 @@ async function carryOut(plan: Plan, event: CustomResourceEvent, deps: InstallerD
   try {
     let kube: KubeHttp;
     try {
-      kube = createKubeHttp(await deps.connect(settings.clusterName), { userAgent: `${rbacName}-installer/0.2`, timeoutMs: 15_000 });
+      const endpoint = await deps.connect(settings.clusterName);
+      kube = deps.http?.(endpoint) ?? createKubeHttp(endpoint, { userAgent: `${rbacName}-installer/0.2`, timeoutMs: 15_000 });
     } catch (error) {
       throw plan.kind === 'delete'
         ? new Error(
@@ -131,6 +135,9 @@ async function carryOut(plan: Plan, event: CustomResourceEvent, deps: InstallerD
         ...(alsoBound ? { alsoBound } : {}),
       });
     if (plan.kind === 'delete') return await withAuthRetry(() => deleteRbac(kube, plan.name, owner, plan.unownedOk), deps);
+    // Nothing is applied to a cluster too old to serve every object (server-version.ts).
+    const version = await withAuthRetry(() => requireSupportedServer(kube), deps);
+    deps.log.info('cluster version supported', { kubernetesVersion: version.gitVersion });
     if (plan.kind === 'unbind-old') {
       await withAuthRetry(() => apply(), deps);
       return [];
