@@ -166,13 +166,14 @@ try {
       return add('sns', 'hand-off delivered', 'the topic invokes a fresh handler');
     }
     if (call.action === 'DescribeCluster') return;
-    // EC2 names the instances in a filter; Auto Scaling in InstanceId (or InstanceIds.member.N).
-    const ec2 = call.action === 'DescribeInstances' || call.action === 'DescribeLaunchTemplates';
-    const instance = call.params['InstanceId'] ?? call.params['Filter.1.Value.1'] ?? call.params['InstanceIds.member.1'];
+    // The local endpoint records the ids a describe call names as InstanceIds (comma-separated);
+    // a lifecycle call names its one instance in InstanceId.
+    const ec2 = ['DescribeInstances', 'DescribeLaunchTemplates', 'DescribeSpotInstanceRequests'].includes(call.action);
+    const ids = (call.params['InstanceIds'] ?? call.params['InstanceId'] ?? '').split(',').filter((id) => id !== '');
     add(
       ec2 ? 'ec2' : 'autoscaling',
       `${call.action} ${call.params['LifecycleActionResult'] ?? ''}`.trim(),
-      `${instance ? `instance ${instance}` : 'no instance named'} (${call.outcome})`,
+      `${ids.length === 0 ? 'no instance named' : `${ids.length === 1 ? 'instance' : 'instances'} ${ids.join(', ')}`} (${call.outcome})`,
     );
   });
 

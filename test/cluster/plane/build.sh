@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Builds a real Kubernetes control plane (kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl), etcd and kwok from the Go module proxy, into a git-ignored
-# cache keyed by version. Idempotent: skips every binary that already reports its version.
+# Puts a real Kubernetes control plane (kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubectl), etcd and kwok into a git-ignored cache keyed by version: first the
+# official release binaries, checksum-verified, where their hosts are reachable (download.sh,
+# PLANE_DOWNLOAD=auto|never|always), then whatever is still missing built from the Go module
+# proxy. Idempotent: skips every binary that already reports its version. Prints the bin folder
+# last.
 #
 # Why wrappers: `go install k8s.io/kubernetes/cmd/...@v` fails because k8s.io/kubernetes
 # requires its staging modules at v0.0.0 with local replaces. The committed wrapper module
@@ -10,17 +13,19 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-repo="$(cd "$here/../../.." && pwd)"
-# shellcheck source=versions.env
-source "$here/versions.env"
+log_tag=plane-build
+# shellcheck source=common.sh
+source "$here/common.sh"
 
-bin_dir="$(node -e 'console.log(require("node:path").resolve(process.argv[1]))' "${PLANE_CACHE:-$repo/.cache/plane}")/k8s-$KUBERNETES_VERSION-etcd-$ETCD_VERSION-kwok-$KWOK_VERSION/bin"
-mkdir -p "$bin_dir"
+to_build="$(bash "$here/download.sh")" || die "download.sh failed (see above)"
+if [ -z "$to_build" ]; then
+  log "plane binaries ready in $bin_dir"
+  echo "$bin_dir"
+  exit 0
+fi
+log "building from the Go module proxy: $(echo "$to_build" | tr '\n' ' ')"
 
-log() { printf '[plane-build %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
-
-command -v go >/dev/null || die "Go is not installed. Install Go >= 1.26 (https://go.dev/doc/install) and re-run."
+command -v go >/dev/null || die "Go is not installed. Install Go >= 1.26 (https://go.dev/doc/install) and re-run, or run where dl.k8s.io and github.com are reachable."
 go_minor="$(go env GOVERSION | sed -E 's/^go1\.([0-9]+).*/\1/')"
 [ "$go_minor" -ge 26 ] || die "Go $(go env GOVERSION) is too old: kwok $KWOK_VERSION needs Go >= 1.26."
 
@@ -40,17 +45,9 @@ k8s_ldflags() {
   echo "-s -w$out"
 }
 
-has_version() { # binary, expected substring, version args...
-  local b="$bin_dir/$1" want="$2"; shift 2
-  [ -x "$b" ] || return 1
-  # Captured first: with pipefail, grep -q closing the pipe early would fail the check.
-  local out; out="$("$b" "$@" 2>&1)" || return 1
-  [[ "$out" == *"$want"* ]]
-}
-
 build_k8s() {
-  local name="$1" pkg="$2" vflag="$3"
-  if has_version "$name" "$KUBERNETES_VERSION" $vflag; then log "$name $KUBERNETES_VERSION cached"; return; fi
+  local name="$1" pkg="$2"
+  if is_current "$name"; then log "$name $KUBERNETES_VERSION cached"; return; fi
   log "building $name $KUBERNETES_VERSION (first build downloads ~1-2 GB of modules and takes tens of minutes on 2 cores)"
   local t0=$SECONDS
   (cd "$here/kubernetes" && go build "${build_flags[@]}" -ldflags "$(k8s_ldflags)" -o "$bin_dir/$name" "$pkg") \
@@ -58,23 +55,21 @@ build_k8s() {
   log "built $name in $((SECONDS - t0)) s"
 }
 
-grep -q "k8s.io/kubernetes $KUBERNETES_VERSION" "$here/kubernetes/go.mod" \
-  || die "test/cluster/plane/kubernetes/go.mod does not pin $KUBERNETES_VERSION; run test/cluster/plane/regen-wrappers.sh"
+if grep -q '^kube' <<<"$to_build"; then
+  grep -q "k8s.io/kubernetes $KUBERNETES_VERSION" "$here/kubernetes/go.mod" \
+    || die "test/cluster/plane/kubernetes/go.mod does not pin $KUBERNETES_VERSION; run test/cluster/plane/regen-wrappers.sh"
+  log "downloading modules (cached after the first run)"
+  (cd "$here/kubernetes" && go mod download) || die "go mod download failed for the Kubernetes wrapper"
+  for name in kube-apiserver kube-controller-manager kube-scheduler kubectl; do build_k8s "$name" "k8s.io/kubernetes/cmd/$name"; done
+fi
 
-log "downloading modules (cached after the first run)"
-(cd "$here/kubernetes" && go mod download) || die "go mod download failed for the Kubernetes wrapper"
-build_k8s kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver --version
-build_k8s kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager --version
-build_k8s kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler --version
-build_k8s kubectl k8s.io/kubernetes/cmd/kubectl "version --client"
-
-if has_version etcd "${ETCD_VERSION#v}" --version; then log "etcd $ETCD_VERSION cached"; else
+if is_current etcd; then log "etcd $ETCD_VERSION cached"; else
   log "building etcd $ETCD_VERSION"
   (cd "$here/etcd" && go build "${build_flags[@]}" -ldflags "-s -w" -o "$bin_dir/etcd" go.etcd.io/etcd/server/v3) \
     || die "go build of etcd failed"
 fi
 
-if has_version kwok "${KWOK_VERSION#v}" --version; then log "kwok $KWOK_VERSION cached"; else
+if is_current kwok; then log "kwok $KWOK_VERSION cached"; else
   log "building kwok $KWOK_VERSION"
   (cd "$here/kwok" && go build "${build_flags[@]}" -ldflags "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=${KWOK_VERSION#v}" -o "$bin_dir/kwok" sigs.k8s.io/kwok/cmd/kwok) \
     || die "go build of kwok failed"

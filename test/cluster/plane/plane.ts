@@ -52,16 +52,19 @@ export const adminToken = 'plane-admin-token';
 export const kubeconfigDrainerUser = 'graceful-node-termination-kubeconfig';
 const kubeconfigDrainerToken = 'graceful-node-termination-kubeconfig-token';
 
-/** Runs build.sh (which skips work when the cached binaries are current) and returns the bin folder. */
+/**
+ * Runs build.sh (which skips work when the cached binaries are current, downloads the release
+ * binaries where it can and builds the rest) and returns the bin folder.
+ */
 export function buildPlane(log: (line: string) => void = () => {}): string {
-  log('checking the control plane binaries (the first build takes 10-15 minutes)');
+  log('checking the control plane binaries (a first run downloads them in minutes, or builds them from the Go module proxy in about 12)');
   try {
     const out = execFileSync('bash', [join(here, 'build.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
     return out.trim().split('\n').at(-1)!;
   } catch (error) {
     throw new Error(
       `Could not build the local control plane (test/cluster/plane/build.sh failed; its output is above). ` +
-        `It needs Go >= 1.26 and the Go module proxy. Cause: ${(error as Error).message}`,
+        `It needs the release hosts (dl.k8s.io, github.com), or Go >= 1.26 and the Go module proxy. Cause: ${(error as Error).message}`,
     );
   }
 }
