@@ -33,6 +33,11 @@ export interface EnvironmentOptions {
    * counting the bytes of every answer as it came over the wire.
    */
   readonly countBytes?: boolean;
+  /**
+   * Where the handler reads the load balancers (a local ELB stand-in, test/fakes/elb-stub.ts):
+   * the settle phase waits for them (WAIT_FOR_TARGETS). Without it, the fixed delay.
+   */
+  readonly loadBalancersUrl?: string;
 }
 
 /** Handler variables for one call (CORDON_DOOMED_SIBLINGS=false, say); a handler is built per set. */
@@ -113,6 +118,14 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
       // What the invocation keeps free to complete the action: Lambda's default 20 s would not
       // leave a short demo invocation any time to work.
       INVOCATION_MARGIN_SECONDS: String(Math.min(20, Math.max(1, Math.floor(invocationSeconds / 5)))),
+      ...(options.loadBalancersUrl
+        ? {
+            WAIT_FOR_TARGETS: 'true',
+            LOAD_BALANCER_MIN_WAIT_SECONDS: '2',
+            AWS_ENDPOINT_URL_ELASTIC_LOAD_BALANCING_V2: options.loadBalancersUrl,
+            AWS_ENDPOINT_URL_ELASTIC_LOAD_BALANCING: options.loadBalancersUrl,
+          }
+        : { WAIT_FOR_TARGETS: 'false' }),
     };
     const handlers = new Map<string, LambdaHandler>();
     const handlerFor = (settings: Readonly<Record<string, string>> = {}): LambdaHandler => {

@@ -10,11 +10,14 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { V1Pod } from '@kubernetes/client-node';
 import { createDaemonSet, createDeployment, createPdb, ensureNamespace, newInstanceId, until, waitDeploymentReady, waitNodeReady } from '../test/cluster/kube.js';
+import { startElbStub } from '../test/fakes/elb-stub.js';
+import { testAws } from '../test/cluster/plane/token-webhook.js';
 import { startEnvironment, groupName, integerOption } from './environment.js';
+import { playTargetGroup, playVolume, settleLine } from './settle-players.js';
 
 interface TimelineEntry {
   readonly atSeconds: number;
-  readonly source: 'handler' | 'cluster' | 'autoscaling' | 'ec2' | 'sns';
+  readonly source: 'handler' | 'cluster' | 'autoscaling' | 'ec2' | 'sns' | 'elb';
   readonly what: string;
   readonly detail?: string;
 }
@@ -24,7 +27,10 @@ const { values } = parseArgs({
   options: {
     nodes: { type: 'string', default: '3' },
     replicas: { type: 'string', default: '6' },
+    // The fixed wait, only where the load balancers cannot be read (they can, locally).
     'lb-delay': { type: 'string', default: '10' },
+    // How long the target group drains the instance once the controller deregistered it.
+    'deregistration-seconds': { type: 'string', default: '20' },
     // Lambda's timeout. Shorter (say 8), the drain outlasts one invocation and hands on.
     'invocation-seconds': { type: 'string', default: '900' },
     out: { type: 'string', default: join(root, 'demo', 'out', 'timeline.json') },
@@ -41,6 +47,7 @@ const nodeCount = integerOption('nodes', values.nodes, 2);
 const replicas = integerOption('replicas', values.replicas, 2);
 const lbDelaySeconds = integerOption('lb-delay', values['lb-delay'], 0);
 const invocationSeconds = integerOption('invocation-seconds', values['invocation-seconds'], 5);
+const deregistrationSeconds = integerOption('deregistration-seconds', values['deregistration-seconds'], 0);
 
 /** coredns first, then the most nginx pods. */
 const score = (pods: readonly V1Pod[]) => pods.filter((p) => p.metadata?.name?.startsWith('coredns')).length * 100 + pods.filter((p) => p.metadata?.namespace === 'shop').length;
@@ -48,7 +55,8 @@ const score = (pods: readonly V1Pod[]) => pods.filter((p) => p.metadata?.name?.s
 const t0 = Date.now();
 const say = (line: string) => console.log(`[demo ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${line}`);
 
-const env = await startEnvironment({ log: (line) => say(line), loadBalancerDelaySeconds: lbDelaySeconds, invocationSeconds });
+const elb = await startElbStub();
+const env = await startEnvironment({ log: (line) => say(line), loadBalancerDelaySeconds: lbDelaySeconds, invocationSeconds, loadBalancersUrl: elb.url });
 let exitCode = 1;
 try {
   const a = env.admin;
@@ -105,6 +113,9 @@ try {
       throw e;
     },
   );
+  say(`a database with a persistent volume on ${target.name}, and a target group holding the instance (it drains ${deregistrationSeconds} s once deregistered)`);
+  await playVolume(a, { namespace: 'shop', node: target.name, detachSeconds: 4 });
+  playTargetGroup(a, elb, { clusterName: testAws.clusterName, node: target.name, instanceId: target.instanceId, drainSeconds: deregistrationSeconds });
   const before = await podsOnNode(target.name);
   say(`${target.name} (${target.instanceId}) runs ${before.length} pods: ${before.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`).join(', ')}`);
 
@@ -117,7 +128,6 @@ try {
     console.log(`  +${entry.atSeconds.toFixed(2).padStart(6)}s  ${source.padEnd(11)} ${what}${detail ? `  ${detail}` : ''}`);
   };
   const blockedSeen = new Set<string>();
-  let handOffsDelivered = 0;
   env.onHandlerLog((log) => {
     const message = String(log['message']);
     const pod = typeof log['pod'] === 'string' ? log['pod'] : undefined;
@@ -152,17 +162,25 @@ try {
         );
       case 'drain resumed':
         return add('handler', 'resumed', `invocation ${Number(log['handOff']) + 1} carries the drain on`);
-      case 'still waiting for load balancers to deregister the node':
-        return add('handler', 'resumed', `invocation ${handOffsDelivered + 1}: ${String(log['secondsLeft'])} s of the LB wait left`);
       case 'lifecycle action completed':
         return add('handler', 'completed', 'CompleteLifecycleAction CONTINUE');
-      default:
+      default: {
+        const settled = settleLine(log);
+        if (settled) return add('handler', ...settled);
         if (log['level'] === 'WARN' || log['level'] === 'ERROR') return add('handler', String(log['level']).toLowerCase(), message);
+      }
     }
   });
+  elb.onCall = (call, answer) => {
+    const state = /<State>([^<]+)<\/State>/.exec(answer)?.[1];
+    add(
+      'elb',
+      `${call.api} ${call.action}`,
+      call.action === 'DescribeTargetHealth' ? `instance ${target.instanceId}: ${answer.includes(target.instanceId) ? state : 'not registered'}` : undefined,
+    );
+  };
   env.aws.onCall((call) => {
     if (call.action === 'Publish') {
-      handOffsDelivered++;
       return add('sns', 'hand-off delivered', 'the topic invokes a fresh handler');
     }
     if (call.action === 'DescribeCluster') return;
@@ -243,6 +261,7 @@ try {
   exitCode = completed.length === 1 && summary.lifecycleResult === 'CONTINUE' ? 0 : 1;
 } finally {
   await env.stop();
+  await elb.close();
   say('control plane stopped');
 }
 process.exit(exitCode);

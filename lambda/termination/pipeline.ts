@@ -82,7 +82,7 @@ async function handOn(run: Run, stop: Extract<Stop, { handOn: unknown }>): Promi
   }
   deps.log.info('handed the termination on to a fresh invocation', {
     handOff: count,
-    phase: stop.handOn === 'drain' ? 'drain' : 'load-balancer wait',
+    phase: stop.handOn === 'drain' ? 'drain' : 'settle (volumes, load balancers)',
     podsLeft: stop.result?.stuck.length ?? 0,
   });
   return report(run, { ...base, outcome: 'handed-off', lifecycleAction: 'pending' });

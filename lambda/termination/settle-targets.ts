@@ -23,6 +23,8 @@ export class TargetWait {
   private readonly seen = new Map<string, TargetHold>();
   private readonly let: { name: string; seconds: number }[] = [];
   private nextLookMs = 0;
+  private told = 0;
+  private firstLookMs = 0;
   private looks = 0;
   /** AWS calls this invocation made for the wait. */
   calls = 0;
@@ -65,6 +67,7 @@ export class TargetWait {
       if (!reading.holds.some((h) => h.id === id) && !this.let.some((x) => x.name === hold.name)) this.let.push({ name: hold.name, seconds: seconds(after - this.d.drainedAtMs) });
     }
     for (const h of reading.holds) this.seen.set(h.id, h);
+    if (this.holds === undefined) this.firstLookMs = after;
     this.holds = reading.holds;
     this.nextLookMs = after + pollIntervalMs(this.looks++);
   }
@@ -95,19 +98,25 @@ export class TargetWait {
     if (holds.length > 0) await events.record(waitingForTargets(this.d.node, holds));
   }
 
-  async report(): Promise<{ readonly seconds: number | undefined }> {
+  /** Tells what let the instance go and after how long (once each), and at the end what still held it. */
+  async report(o: { readonly final: boolean }): Promise<{ readonly seconds: number | undefined }> {
     const { log, events } = this.run.deps;
     if (this.mode === 'fixed') return { seconds: undefined };
-    if (this.let.length > 0) {
-      log.info('load balancers let the instance go', { deregistered: this.let, calls: this.calls });
-      await events.record(targetsDeregistered(this.d.node, this.let));
+    const untold = this.let.slice(this.told);
+    this.told = this.let.length;
+    if (untold.length > 0) {
+      log.info('load balancers let the instance go', { deregistered: untold, calls: this.calls });
+      await events.record(targetsDeregistered(this.d.node, untold));
     }
     const left = this.holds ?? [];
-    if (left.length > 0) {
+    if (o.final && left.length > 0) {
       const maxSeconds = seconds(this.maxUntilMs - this.d.drainedAtMs);
       log.warn('releasing while load balancers still hold the instance (LOAD_BALANCER_MAX_WAIT_SECONDS)', { holding: left, calls: this.calls });
       await events.record(targetsNotDeregistered(this.d.node, left, maxSeconds));
     }
-    return { seconds: this.let.length > 0 ? Math.max(...this.let.map((x) => x.seconds)) : left.length > 0 ? undefined : 0 };
+    if (this.let.length > 0) return { seconds: Math.max(...this.let.map((x) => x.seconds)) };
+    // Nothing held at this invocation's first look: none ever did (0), or, for a wait an
+    // earlier invocation began, it let go by then.
+    return { seconds: left.length > 0 ? undefined : this.d.result === undefined ? seconds(this.firstLookMs - this.d.drainedAtMs) : 0 };
   }
 }

@@ -4,7 +4,7 @@
 // kubelet never unmounted). Attachments still used by a pod on the node (a DaemonSet's, a pod
 // we left) cannot detach before the instance goes and hold nothing. Everything is re-derived
 // from the cluster, so a hand-off in the middle resumes the wait. Karpenter's termination
-// waits the same way: https://github.com/kubernetes-sigs/karpenter/blob/main/designs/statefulset-disruption.md
+// waits the same way: https://github.com/aws/karpenter-provider-aws/blob/main/designs/statefulset-disruption.md
 import type { PodInfo, VolumeAttachmentInfo, VolumeAttachmentWatch } from '../cluster/cluster-ports.js';
 import { volumesDetached, volumesNotDetached, waitingForVolumeDetach, type VolumeRef } from '../cluster/events.js';
 import { asError } from '../shared/log.js';
@@ -17,6 +17,7 @@ export class VolumeWait {
   private readonly firstHeld = new Map<string, VolumeAttachmentInfo>();
   private readonly claims = new Map<string, string | undefined>();
   private readonly detached: (VolumeRef & { seconds: number })[] = [];
+  private told = 0;
 
   private constructor(
     private readonly run: Run,
@@ -99,14 +100,16 @@ export class VolumeWait {
     await this.run.deps.events.record(waitingForVolumeDetach(this.d.node, this.held.map(refOf)));
   }
 
-  /** Tells how it ended: what detached and how long it took, what was left. */
-  async report(): Promise<{ readonly seconds: number | undefined }> {
+  /** Tells what detached and how long it took (once each), and at the end what was left. */
+  async report(o: { readonly final: boolean }): Promise<{ readonly seconds: number | undefined }> {
     const { log, events } = this.run.deps;
-    if (this.detached.length > 0) {
-      log.info('volumes detached', { volumes: this.detached });
-      await events.record(volumesDetached(this.d.node, this.detached));
+    const untold = this.detached.slice(this.told);
+    this.told = this.detached.length;
+    if (untold.length > 0) {
+      log.info('volumes detached', { volumes: untold });
+      await events.record(volumesDetached(this.d.node, untold));
     }
-    if (this.held.length > 0) {
+    if (o.final && this.held.length > 0) {
       log.warn('releasing with volumes still attached: the drain deadline passed', { volumes: this.held.map(refOf) });
       await events.record(volumesNotDetached(this.d.node, this.held.map(refOf), 'the drain deadline passed'));
     }

@@ -29,7 +29,11 @@ export async function settle(run: Run, d: Drained): Promise<Step<Settled>> {
       });
     }
     for (let now = clock.now(); !(targets.done(now) && (volumes?.done(now) ?? true)); now = clock.now()) {
-      if (now >= stopAtMs) return { stop: { handOn: 'settle', state: d, record: drainedRecord(d), evictedTotal: d.evictedTotal, result: d.result } };
+      if (now >= stopAtMs) {
+        // What let go in this invocation is told now: the next one cannot know it was held.
+        await Promise.all([volumes?.report({ final: false }), targets.report({ final: false })]);
+        return { stop: { handOn: 'settle', state: d, record: drainedRecord(d), evictedTotal: d.evictedTotal, result: d.result } };
+      }
       const wakeMs = Math.min(stopAtMs, targets.done(now) ? Infinity : targets.wakeMs(now), volumes !== undefined && !volumes.done(now) ? volumes.untilMs : Infinity);
       // Waiting on the attachments while any holds (they decide), else on the pods.
       if (volumes?.pending) await volumes.changed(Math.max(0, wakeMs - now));
@@ -37,8 +41,11 @@ export async function settle(run: Run, d: Drained): Promise<Step<Settled>> {
       await returns.notice(watch.current());
       await volumes?.refresh(watch.current());
       await targets.look(clock.now());
+      // Told as it happens, each once: what detached, what let go.
+      await Promise.all([volumes?.report({ final: false }), targets.report({ final: false })]);
     }
-    const [v, t] = [await volumes?.report(), await targets.report()];
+    const [v, t] = [await volumes?.report({ final: true }), await targets.report({ final: true })];
+    log.info('settled: the instance can go', { secondsSinceDrain: secondsSince(clock, d.drainedAtMs), loadBalancerCalls: targets.calls });
     return { ...d, settle: { volumeDetachSeconds: v?.seconds, targetDeregistrationSeconds: t.seconds, loadBalancerCalls: targets.calls } };
   } finally {
     volumes?.close();

@@ -134,6 +134,7 @@ function emitTermination(n: LifecycleNotification, report: TerminateReport, ctx:
       PodsEvicted: { unit: 'Count', value: report.evictedTotal },
       EvictionsBlocked: { unit: 'Count', value: report.drain?.blocked ?? 0 },
       PodsForceDeleted: { unit: 'Count', value: report.drain?.forced ?? 0 },
+      LoadBalancerCalls: { unit: 'Count', value: report.settle?.loadBalancerCalls ?? 0 },
       ...(report.settle?.volumeDetachSeconds !== undefined ? { VolumeDetachSeconds: { unit: 'Seconds', value: report.settle.volumeDetachSeconds } } : {}),
       ...(report.settle?.targetDeregistrationSeconds !== undefined ? { TargetDeregistrationSeconds: { unit: 'Seconds', value: report.settle.targetDeregistrationSeconds } } : {}),
     },

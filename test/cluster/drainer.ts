@@ -53,6 +53,14 @@ export interface DrainerOptions {
   readonly reconcileMarks?: boolean;
   /** DEPLOYMENT_NAME (default: the handler's). */
   readonly deploymentName?: string;
+  /**
+   * Read the load balancers at this local ELB stand-in (test/fakes/elb-stub.ts) through
+   * AWS_ENDPOINT_URL_ELASTIC_LOAD_BALANCING(_V2), as deployed (WAIT_FOR_TARGETS); without it
+   * the fixed LOAD_BALANCER_DELAY_SECONDS applies, as in the scenarios written before it.
+   */
+  readonly loadBalancers?: { readonly url: string; readonly minWaitSeconds?: number; readonly maxWaitSeconds?: number };
+  /** WAIT_FOR_VOLUME_DETACH (default: the handler's, true). */
+  readonly waitForVolumeDetach?: boolean;
 }
 
 export interface Drainer {
@@ -292,6 +300,16 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
       ...(options.cordonDoomedSiblings !== undefined ? { CORDON_DOOMED_SIBLINGS: String(options.cordonDoomedSiblings) } : {}),
       ...(options.reconcileMarks !== undefined ? { RECONCILE_MARKS: String(options.reconcileMarks) } : {}),
       ...(options.deploymentName !== undefined ? { DEPLOYMENT_NAME: options.deploymentName } : {}),
+      ...(options.waitForVolumeDetach !== undefined ? { WAIT_FOR_VOLUME_DETACH: String(options.waitForVolumeDetach) } : {}),
+      ...(options.loadBalancers
+        ? {
+            WAIT_FOR_TARGETS: 'true',
+            AWS_ENDPOINT_URL_ELASTIC_LOAD_BALANCING_V2: options.loadBalancers.url,
+            AWS_ENDPOINT_URL_ELASTIC_LOAD_BALANCING: options.loadBalancers.url,
+            LOAD_BALANCER_MIN_WAIT_SECONDS: String(options.loadBalancers.minWaitSeconds ?? 5),
+            LOAD_BALANCER_MAX_WAIT_SECONDS: String(options.loadBalancers.maxWaitSeconds ?? 300),
+          }
+        : { WAIT_FOR_TARGETS: 'false' }),
       AWS_REGION: testAws.region,
     },
     { instanceDirectory },

@@ -32,6 +32,8 @@ export interface ElbStub {
   readonly calls: { api: 'elbv2' | 'elb'; action: string; form: Record<string, string>; atMs: number }[];
   /** Answer every call with AccessDenied (403). */
   denied: boolean;
+  /** Told of each call as it is answered (the demo's timeline). */
+  onCall?: ((call: { api: 'elbv2' | 'elb'; action: string; form: Record<string, string> }, answer: string) => void) | undefined;
   addTargetGroup(name: string, o?: Partial<Omit<StubTargetGroup, 'name' | 'arn'>>): StubTargetGroup;
   addClassic(name: string, o?: Partial<Omit<StubClassic, 'name'>>): StubClassic;
   close(): Promise<void>;
@@ -159,6 +161,7 @@ export async function startElbStub(): Promise<ElbStub> {
         : api === 'elb'
           ? answerClassic(stub, action, form)
           : answerV2(stub, action, form);
+      stub.onCall?.({ api, action, form }, body);
       res.writeHead(status, { 'content-type': 'text/xml' }).end(`<?xml version="1.0" encoding="UTF-8"?>\n${body}`);
     });
   });

@@ -139,6 +139,17 @@ describe('settle: load balancers', () => {
     expect(w.cluster.reasons()).toContain('Node/VolumesDetached');
   });
 
+  it('handing on in the middle, tells first what already let go (the next invocation cannot know it was held)', async () => {
+    const w = phaseWorld();
+    w.deps.loadBalancers = w.loadBalancers;
+    w.cluster.attach('pv-data');
+    w.clock.after(30_000, () => w.cluster.detach('pv-data'));
+    w.loadBalancers.hold(instanceId, 'k8s-default-web', w.clock.now() + 8_000);
+    const { step } = await settled(w, drained(w, { deadlines: { ...wait, invocationStopMs: w.clock.now() + 20_000 } }), { handOff: async () => 'sent' });
+    expect(isStop(step)).toBe(true);
+    expect(w.cluster.reasons()).toEqual(['Node/WaitingForTargetDeregistration', 'Node/WaitingForVolumeDetach', 'Node/TargetsDeregistered']);
+  });
+
   it('looks sparser as the wait goes on, never more often than every 1.6 s nor less than every 12 s', () => {
     expect(pollIntervalMs(0, () => 0)).toBe(1600);
     expect(pollIntervalMs(1, () => 0.5)).toBe(3000);

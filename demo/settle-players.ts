@@ -1,0 +1,112 @@
+// The demo's stand-ins for what releases an instance in AWS, which no local component does:
+// the AWS Load Balancer Controller and ELB (once the node is excluded, its target drains for
+// the deregistration delay, then is gone) and the attach-detach controller with the CSI driver
+// (a volume stays attached until its pod left, then detaches a few seconds later; the database
+// takes 12 s to shut down, so its volume is the last thing the node waits for). And how the
+// timeline tells the settle phase's log lines.
+import { StorageV1Api } from '@kubernetes/client-node';
+import { podAnnotations, podSpec, until, type Admin } from '../test/cluster/kube.js';
+import type { ElbStub } from '../test/fakes/elb-stub.js';
+
+/** An instance target group of the cluster holding the instance; it drains for `drainSeconds` after the exclusion label. */
+export function playTargetGroup(a: Admin, elb: ElbStub, o: { clusterName: string; node: string; instanceId: string; drainSeconds: number }): void {
+  const group = elb.addTargetGroup('k8s-shop-nginx-5e1f0c2a9b', { tags: { 'elbv2.k8s.aws/cluster': o.clusterName }, targets: new Map([[o.instanceId, 'healthy']]) });
+  void until(
+    'the node excluded from load balancers',
+    600_000,
+    async () => 'node.kubernetes.io/exclude-from-external-load-balancers' in ((await a.core.readNode({ name: o.node })).metadata?.labels ?? {}),
+    500,
+  )
+    .then(async () => {
+      group.targets.set(o.instanceId, 'draining');
+      await new Promise((resolve) => setTimeout(resolve, o.drainSeconds * 1000));
+      group.targets.delete(o.instanceId);
+    })
+    .catch(() => undefined);
+}
+
+/**
+ * A one-replica database on `node` whose volume is attached there (a VolumeAttachment, as the
+ * CSI driver leaves it); once its pod has left the node the volume detaches `detachSeconds` later.
+ */
+export async function playVolume(a: Admin, o: { namespace: string; node: string; detachSeconds: number }): Promise<void> {
+  const storage = a.kc.makeApiClient(StorageV1Api);
+  const pv = 'pvc-0d8e1b6a-db';
+  await a.core.createPersistentVolume({
+    body: {
+      metadata: { name: pv },
+      spec: { capacity: { storage: '10Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: '/data/db' }, claimRef: { namespace: o.namespace, name: 'db-data' } },
+    },
+  });
+  await a.core.createNamespacedPersistentVolumeClaim({
+    namespace: o.namespace,
+    body: { metadata: { name: 'db-data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } }, volumeName: pv, storageClassName: '' } },
+  });
+  const affinity = {
+    nodeAffinity: {
+      preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, preference: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [o.node] }] } }],
+    },
+  };
+  const shutdown = { terminationGracePeriodSeconds: 30, deleteDelay: '12s' };
+  const spec = { ...podSpec(shutdown), affinity, volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'db-data' } }] };
+  await a.apps.createNamespacedDeployment({
+    namespace: o.namespace,
+    body: {
+      metadata: { name: 'db' },
+      spec: { replicas: 1, selector: { matchLabels: { app: 'db' } }, template: { metadata: { labels: { app: 'db' }, annotations: podAnnotations(shutdown) }, spec } },
+    },
+  });
+  const onNode = async () => (await a.core.listNamespacedPod({ namespace: o.namespace, labelSelector: 'app=db' })).items.filter((p) => p.spec?.nodeName === o.node);
+  await until('the database running on the node', 60_000, async () => (await onNode()).some((p) => p.status?.phase === 'Running'));
+  const name = `csi-${pv}`;
+  await storage.createVolumeAttachment({ body: { metadata: { name }, spec: { attacher: 'ebs.csi.aws.com', nodeName: o.node, source: { persistentVolumeName: pv } } } });
+  void until('the database pod gone from the node', 600_000, async () => (await onNode()).length === 0, 250)
+    .then(async () => {
+      await new Promise((resolve) => setTimeout(resolve, o.detachSeconds * 1000));
+      await storage.deleteVolumeAttachment({ name });
+    })
+    .catch(() => undefined);
+}
+
+/** The timeline's words for the settle phase's log lines; undefined for any other line. */
+export function settleLine(log: Record<string, unknown>): readonly [string, string] | undefined {
+  const list = (v: unknown) => (Array.isArray(v) ? v : []) as Record<string, unknown>[];
+  switch (log['message']) {
+    case 'waiting for load balancers to let the instance go':
+      return [
+        'LB wait',
+        `${
+          list(log['holding'])
+            .map((h) => `${String(h['name'])} (${String(h['state'])})`)
+            .join(', ') || 'no target group holds the instance'
+        }: released once none does`,
+      ];
+    case 'load balancers let the instance go':
+      return [
+        'LB let go',
+        list(log['deregistered'])
+          .map((d) => `${String(d['name'])} after ${String(d['seconds'])} s`)
+          .join(', '),
+      ];
+    case 'waiting for volumes to detach':
+      return [
+        'volume wait',
+        `${list(log['volumes'])
+          .map((v) => `${String(v['persistentVolume'])} (${String(v['attacher'])})`)
+          .join(', ')} still attached`,
+      ];
+    case 'volumes detached':
+      return [
+        'volumes detached',
+        list(log['volumes'])
+          .map((v) => `${String(v['persistentVolume'])} after ${String(v['seconds'])} s`)
+          .join(', '),
+      ];
+    case 'settled: the instance can go':
+      return ['settled', `${String(log['secondsSinceDrain'])} s after the drain: no load balancer holds the instance, no volume of a departed pod is attached`];
+    case 'still waiting for load balancers and volumes after the drain':
+      return ['resumed', `${String(log['secondsSinceDrain'])} s after the drain: still waiting for load balancers${log['volumesPending'] ? ' and volumes' : ''}`];
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,198 @@
+// Issue 20 on the real plane: the instance is released only when the volumes of the pods it
+// drained are detached (VolumeAttachments, watched) and the load balancers let it go (ELB's
+// Query APIs at a local stand-in, test/fakes/elb-stub.ts). The test plays the attach-detach
+// controller and the CSI driver (it deletes the attachment) and the load balancer controller
+// and ELB (it moves the target through draining), as no local component does either.
+import { StorageV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startElbStub, type ElbStub } from '../fakes/elb-stub.js';
+import { startDrainer, statusOf, type Drainer } from './drainer.js';
+import { admin, createKwokNode, ensureNamespace, eventsFor, newInstanceId, podSpec, podsOn, until, waitDeploymentReady, waitNodeReady } from './kube.js';
+import { testAws } from './plane/token-webhook.js';
+
+const plane = inject('plane');
+const a = admin(plane);
+const storage = a.kc.makeApiClient(StorageV1Api);
+const ns = 'settle';
+
+/** `<name>-1` runs one pod of Deployment `name` whose volume is PersistentVolume `<name>-pv`; `<name>-2` takes the replacement. */
+async function nodeWithVolume(name: string): Promise<{ instanceId: string; node: string; pv: string }> {
+  const instanceId = newInstanceId();
+  const pv = `${name}-pv`;
+  await createKwokNode(a, `${name}-1`, instanceId, { scenario: name });
+  await createKwokNode(a, `${name}-2`, newInstanceId(), { scenario: name });
+  await waitNodeReady(a, `${name}-1`);
+  await waitNodeReady(a, `${name}-2`);
+  a.kubectl('cordon', `${name}-2`);
+  // Bound ahead by claimRef and volumeName, as a provisioner leaves them; the binder confirms it.
+  await a.core.createPersistentVolume({
+    body: {
+      metadata: { name: pv },
+      spec: {
+        capacity: { storage: '1Gi' },
+        accessModes: ['ReadWriteOnce'],
+        persistentVolumeReclaimPolicy: 'Retain',
+        hostPath: { path: `/data/${name}` },
+        claimRef: { namespace: ns, name: `${name}-data` },
+      },
+    },
+  });
+  await a.core.createNamespacedPersistentVolumeClaim({
+    namespace: ns,
+    body: { metadata: { name: `${name}-data` }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, volumeName: pv, storageClassName: '' } },
+  });
+  const spec = {
+    ...podSpec({ nodeSelector: { scenario: name }, terminationGracePeriodSeconds: 2 }),
+    volumes: [{ name: 'data', persistentVolumeClaim: { claimName: `${name}-data` } }],
+  };
+  await a.apps.createNamespacedDeployment({
+    namespace: ns,
+    body: { metadata: { name }, spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec } } },
+  });
+  await waitDeploymentReady(a, ns, name, 1);
+  a.kubectl('uncordon', `${name}-2`);
+  return { instanceId, node: `${name}-1`, pv };
+}
+
+/** What the attach-detach controller and the CSI driver leave while a volume is attached. */
+const attach = (pv: string, node: string, attacher = 'ebs.csi.aws.com') =>
+  storage.createVolumeAttachment({ body: { metadata: { name: `csi-${pv}-${node}` }, spec: { attacher, nodeName: node, source: { persistentVolumeName: pv } } } });
+const detach = (pv: string, node: string) => storage.deleteVolumeAttachment({ name: `csi-${pv}-${node}` });
+
+const podLeft = (node: string) => until(`the pods left ${node}`, 60_000, async () => (await podsOn(a, node)).every((p) => p.metadata?.namespace !== ns));
+
+describe('settle: release only when volumes are detached', () => {
+  beforeAll(() => ensureNamespace(a, ns));
+
+  it('completes after the attachment of the drained pod’s volume is gone (8 s after the pod left), not before', async () => {
+    const { instanceId, node, pv } = await nodeWithVolume('vol-wait');
+    await attach(pv, node);
+    const drainer = startDrainer(plane, { loadBalancerDelaySeconds: 0 });
+    try {
+      const done = drainer.terminate(instanceId);
+      await podLeft(node);
+      const leftMs = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, 8_000));
+      expect(drainer.completions).toEqual([]);
+      const detachedMs = Date.now();
+      await detach(pv, node);
+      expect(statusOf(await done)).toBe('drained');
+      expect(drainer.completions).toHaveLength(1);
+      expect(drainer.completions[0]!.atMs).toBeGreaterThanOrEqual(detachedMs);
+      expect(drainer.completions[0]!.atMs - leftMs).toBeLessThan(8_000 + 5_000);
+      const reasons = (await eventsFor(a, 'Node', node)).map((e) => e.reason);
+      expect(reasons).toEqual(expect.arrayContaining(['WaitingForVolumeDetach', 'VolumesDetached']));
+    } finally {
+      drainer.restore();
+    }
+  });
+
+  it('an attachment of no pod it drained holds the release no longer than the drain deadline, and is named', async () => {
+    const { instanceId, node } = await nodeWithVolume('vol-stray');
+    // A volume some earlier pod left behind: the drainer did not drain its pod.
+    await attach('vol-stray-leftover', node, 'efs.csi.aws.com');
+    const drainer = startDrainer(plane, { loadBalancerDelaySeconds: 0, drainTimeoutSeconds: 15 });
+    try {
+      const start = Date.now();
+      expect(statusOf(await drainer.terminate(instanceId))).toBe('drained');
+      const seconds = (drainer.completions[0]!.atMs - start) / 1000;
+      expect(seconds).toBeGreaterThanOrEqual(13);
+      expect(seconds).toBeLessThan(15 + 5);
+      const warning = (await eventsFor(a, 'Node', node)).find((e) => e.reason === 'VolumesNotDetached');
+      expect(warning?.message).toContain('vol-stray-leftover (efs.csi.aws.com)');
+    } finally {
+      drainer.restore();
+    }
+  });
+
+  it('a hand-off in the middle of the wait resumes it, and completes only after the detach', async () => {
+    const { instanceId, node, pv } = await nodeWithVolume('vol-hand-off');
+    await attach(pv, node);
+    const drainer = startDrainer(plane, { loadBalancerDelaySeconds: 0, handOff: true, drainTimeoutSeconds: 120 });
+    try {
+      // 9 s invocations (5 s margin): the drain ends in the first, the wait is handed on.
+      expect(statusOf(await drainer.terminate(instanceId, { remainingMs: 9_000 }))).toBe('handed-off');
+      expect(drainer.logs.some((l) => l['message'] === 'handed the termination on to a fresh invocation' && l['phase'] === 'settle (volumes, load balancers)')).toBe(true);
+      const detachAtMs = Date.now() + 6_000;
+      const detached = new Promise((resolve) => setTimeout(resolve, 6_000)).then(() => detach(pv, node));
+      for (let i = 0; drainer.completions.length === 0 && i < 10; i++) await drainer.deliver(drainer.handOffs.at(-1)!, { remainingMs: 9_000 });
+      await detached;
+      expect(drainer.completions).toHaveLength(1);
+      expect(drainer.completions[0]!.atMs).toBeGreaterThanOrEqual(detachAtMs);
+    } finally {
+      drainer.restore();
+    }
+  });
+});
+
+describe('settle: release when the load balancers let go', () => {
+  let elb: ElbStub;
+  beforeAll(async () => (elb = await startElbStub()));
+  afterAll(() => elb.close());
+
+  /** Plays the AWS Load Balancer Controller and ELB: once the node is excluded, the target drains for `drainMs`, then is gone. */
+  const deregisterWhenExcluded = (node: string, instanceId: string, groups: { targets: Map<string, string> }[], drainMs: number) =>
+    until(`node ${node} excluded from load balancers`, 60_000, async () => {
+      const labels = (await a.core.readNode({ name: node })).metadata?.labels ?? {};
+      return 'node.kubernetes.io/exclude-from-external-load-balancers' in labels;
+    }).then(async () => {
+      for (const g of groups) g.targets.set(instanceId, 'draining');
+      await new Promise((resolve) => setTimeout(resolve, drainMs));
+      for (const g of groups) g.targets.delete(instanceId);
+      return Date.now();
+    });
+
+  const run = async (drainer: Drainer, instanceId: string) => {
+    try {
+      const start = Date.now();
+      expect(statusOf(await drainer.terminate(instanceId))).toBe('drained');
+      return { start, completedMs: drainer.completions[0]!.atMs };
+    } finally {
+      drainer.restore();
+    }
+  };
+
+  it('target groups tagged both ways, the instance draining for 8 s then gone: completes after it', async () => {
+    const { instanceId, node } = await nodeWithVolume('lb-targets');
+    const alb = elb.addTargetGroup('k8s-settle-web', { tags: { 'elbv2.k8s.aws/cluster': testAws.clusterName }, targets: new Map([[instanceId, 'healthy']]) });
+    const nlb = elb.addTargetGroup('k8s-settle-legacy', { tags: { [`kubernetes.io/cluster/${testAws.clusterName}`]: 'owned' }, targets: new Map([[instanceId, 'healthy']]) });
+    elb.addTargetGroup('other-cluster', { tags: { 'elbv2.k8s.aws/cluster': 'other' }, targets: new Map([[instanceId, 'healthy']]) });
+    const gone = deregisterWhenExcluded(node, instanceId, [alb, nlb], 8_000);
+    const before = elb.calls.length;
+    const { completedMs } = await run(
+      startDrainer(plane, { loadBalancerDelaySeconds: 60, waitForVolumeDetach: false, loadBalancers: { url: elb.url, minWaitSeconds: 2 } }),
+      instanceId,
+    );
+    const goneMs = await gone;
+    expect(completedMs).toBeGreaterThanOrEqual(goneMs);
+    expect(completedMs - goneMs).toBeLessThan(12_000);
+    const calls = elb.calls.slice(before);
+    expect(calls.filter((c) => c.action === 'DescribeTargetHealth').every((c) => c.form['TargetGroupArn'] !== elb.targetGroups[2]!.arn)).toBe(true);
+    expect(calls.length).toBeLessThan(30);
+    const deregistered = (await eventsFor(a, 'Node', node)).find((e) => e.reason === 'TargetsDeregistered');
+    expect(deregistered?.message).toMatch(/k8s-settle-web \d/);
+    expect(deregistered?.message).toMatch(/k8s-settle-legacy \d/);
+  });
+
+  it('in no target group: completes at the minimum wait, not the fixed delay', async () => {
+    const { instanceId } = await nodeWithVolume('lb-none');
+    const drainer = startDrainer(plane, { loadBalancerDelaySeconds: 60, waitForVolumeDetach: false, loadBalancers: { url: elb.url, minWaitSeconds: 3 } });
+    const { start, completedMs } = await run(drainer, instanceId);
+    expect(completedMs - start).toBeGreaterThanOrEqual(3_000);
+    expect(completedMs - start).toBeLessThan(3_000 + 8_000);
+  });
+
+  it('the API denied: today’s fixed delay, and one warning', async () => {
+    const { instanceId } = await nodeWithVolume('lb-denied');
+    elb.denied = true;
+    try {
+      const drainer = startDrainer(plane, { loadBalancerDelaySeconds: 6, waitForVolumeDetach: false, loadBalancers: { url: elb.url, minWaitSeconds: 1 } });
+      const logs = drainer.logs;
+      const { start, completedMs } = await run(drainer, instanceId);
+      expect(completedMs - start).toBeGreaterThanOrEqual(6_000);
+      expect(logs.filter((l) => String(l['message']).startsWith('could not read the load balancers (access denied'))).toHaveLength(1);
+    } finally {
+      elb.denied = false;
+    }
+  });
+});
