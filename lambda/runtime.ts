@@ -6,6 +6,7 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { AutoScalingClient } from '@aws-sdk/client-auto-scaling';
 import { EKSClient } from '@aws-sdk/client-eks';
 import { createAutoScalingInstances, createLifecycleActions } from './adapters/aws/auto-scaling.js';
+import { AwsCallCount, patient } from './adapters/aws/aws-patience.js';
 import { createEc2Instances } from './adapters/aws/ec2-instances.js';
 import { connectToEks } from './adapters/aws/eks-connection.js';
 import { createEmfMetrics } from './adapters/aws/emf-metrics.js';
@@ -48,8 +49,15 @@ export function createRuntime(env: Readonly<Record<string, string | undefined>>,
   const autoScaling = new AutoScalingClient({ ...sdk, ...endpointOf('AUTO_SCALING') });
   const eks = new EKSClient({ ...sdk, ...endpointOf('EKS') });
   // EC2's private DNS names: the node's name on EKS, so a lookup is one GET (node-lookup.ts).
-  const instanceDirectory =
-    overrides.instanceDirectory ?? createEc2Instances({ region, credentials: autoScaling.config.credentials, endpoint: env['AWS_ENDPOINT_URL_EC2'] ?? env['AWS_ENDPOINT_URL'] });
+  // Every AWS port counted per record and patient with throttling (aws-patience.ts).
+  const awsCalls = new AwsCallCount();
+  // EC2 answers lookups (a Spot warning has two minutes): a quarter of the patience.
+  const patiently = <T extends object>(port: T, service: string, patienceMs?: number): T => patient(port, service, { clock: systemClock, count: awsCalls, patienceMs });
+  const instanceDirectory = patiently(
+    overrides.instanceDirectory ?? createEc2Instances({ region, credentials: autoScaling.config.credentials, endpoint: env['AWS_ENDPOINT_URL_EC2'] ?? env['AWS_ENDPOINT_URL'] }),
+    'ec2',
+    15_000,
+  );
   const loadBalancers = config.waitForTargets ? loadBalancersOf(config, env, region, autoScaling.config.credentials) : undefined;
   const cluster = connectOnce(async () => {
     const endpoint = config.kubeconfigPath !== undefined ? await connectWithKubeconfig(config) : await connectToEks({ clusterName: config.clusterName, region, eks });
@@ -61,8 +69,9 @@ export function createRuntime(env: Readonly<Record<string, string | undefined>>,
     config,
     log: logger,
     clock: systemClock,
-    lifecycle: createLifecycleActions(autoScaling),
-    instances: createAutoScalingInstances(autoScaling, instanceDirectory),
+    lifecycle: patiently(createLifecycleActions(autoScaling), 'autoscaling'),
+    instances: patiently(createAutoScalingInstances(autoScaling, instanceDirectory), 'autoscaling'),
+    awsCalls: () => awsCalls.take(),
     ec2: instanceDirectory,
     cluster,
     handOffs: config.handOffTopicArn !== undefined ? createSnsHandOffs({ ...sdk, ...endpointOf('SNS') }, config.handOffTopicArn) : undefined,

@@ -62,6 +62,8 @@ export interface TriggerContext {
   /** Where a drain longer than one invocation continues; absent: it ends with the invocation. */
   readonly handOffs: HandOffs | undefined;
   readonly metrics: MetricsSink | undefined;
+  /** AWS calls made since the last time asked, per service (the runtime counts them). */
+  readonly awsCalls?: (() => Readonly<Record<string, number>>) | undefined;
   /** The cluster's load balancers (WAIT_FOR_TARGETS); absent: the settle phase waits the fixed delay. */
   readonly loadBalancers?: LoadBalancerTargets | undefined;
   /** Connects on first use (once per container): confirming never needs the cluster. */

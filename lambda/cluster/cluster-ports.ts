@@ -94,13 +94,17 @@ export interface NodeGateway {
   findNodeByInstanceId(instanceId: string): Promise<NodeInfo | undefined>;
   /**
    * The nodes of several instances at once, by the same rule: a GET per EC2 name, and one
-   * scan of the node list for all whose node is not under its EC2 name.
+   * scan of the node list for all whose node is not under its EC2 name. With `skipNames`,
+   * instances whose EC2 name is there are left out unread; with `scan: false` there is no
+   * scan, and EC2 failing is an error rather than a reason to scan.
    */
-  findNodesOfInstances(instanceIds: readonly string[]): Promise<ReadonlyMap<string, NodeInfo>>;
+  findNodesOfInstances(instanceIds: readonly string[], options?: { readonly skipNames?: ReadonlySet<string>; readonly scan?: boolean }): Promise<ReadonlyMap<string, NodeInfo>>;
   /** Follows one instance's node (one list, then a watch) until closed: launch admission. */
   watchNodeOf(instanceId: string): Promise<NodeWatch>;
   /** Every node carrying a mark of this owner: one label-selector list (the reconciler). */
   listMarked(owner: string): Promise<readonly NodeInfo[]>;
+  /** The names of the nodes a drain of this owner marked (a record on them): one metadata-only list. */
+  drainMarkedNames(owner: string): Promise<ReadonlySet<string>>;
   /** One merge patch: the owner label, the exclusion label and cordon where asked, the record. */
   mark(nodeName: string, marks: NodeMarks, ifResourceVersion?: string): Promise<PatchResult>;
   /**

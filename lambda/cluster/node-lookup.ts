@@ -6,6 +6,7 @@
 // address, or a cluster can name its nodes otherwise (--hostname-override). Then, and only
 // then, the lookup scans the node list (paged, gzipped; kubernetes.ts).
 import type { InstanceDirectory } from '../shared/aws-ports.js';
+import { ServiceBusyError, TransientError } from '../shared/errors.js';
 import type { Clock } from '../shared/clock.js';
 import { mapWithConcurrency } from '../shared/concurrency.js';
 import { asError, type Log } from '../shared/log.js';
@@ -48,16 +49,7 @@ export function createNodeLookup(
   const scanWithoutNameEveryMs = options.scanWithoutNameEveryMs ?? 10_000;
   const concurrency = options.concurrency ?? 8;
 
-  /** EC2's names; a failure is logged and costs only the fast path, never the lookup. */
-  const namesOf = async (instanceIds: readonly string[]): Promise<ReadonlyMap<string, string>> => {
-    if (directory === undefined || instanceIds.length === 0) return new Map();
-    try {
-      return await directory.privateDnsNames(instanceIds);
-    } catch (error) {
-      log.warn("could not ask EC2 for the instances' private DNS names; looking the nodes up without them", asError(error));
-      return new Map();
-    }
-  };
+  const namesOf = (instanceIds: readonly string[]) => askNames(directory, instanceIds, log);
 
   const byName = async (instanceId: string, name: string): Promise<NodeInfo | undefined> => {
     const node = await reader.getNode(name);
@@ -69,7 +61,7 @@ export function createNodeLookup(
 
   return {
     async findNodeByInstanceId(instanceId) {
-      const name = (await namesOf([instanceId])).get(instanceId);
+      const name = (await namesOf([instanceId])).names.get(instanceId);
       if (name !== undefined) {
         const node = await byName(instanceId, name);
         if (node !== undefined) return node;
@@ -78,15 +70,18 @@ export function createNodeLookup(
       return (await reader.scanForInstances([instanceId])).get(instanceId);
     },
 
-    async findNodesOfInstances(instanceIds) {
+    async findNodesOfInstances(instanceIds, o = {}) {
       if (instanceIds.length === 0) return new Map();
-      const names = await namesOf(instanceIds);
-      const nodes = await mapWithConcurrency([...names], concurrency, async ([id, name]) => [id, await byName(id, name)] as const);
+      const { names, failure } = await namesOf(instanceIds);
+      if (failure !== undefined && o.scan === false) throw new TransientError("EC2 did not name the instances' nodes", { cause: failure });
+      // Already marked (a wave's other drains got there first): not read again.
+      const toRead = [...names].filter(([, name]) => !o.skipNames?.has(name));
+      const nodes = await mapWithConcurrency(toRead, concurrency, async ([id, name]) => [id, await byName(id, name)] as const);
       const found = new Map(nodes.filter((entry): entry is readonly [string, NodeInfo] => entry[1] !== undefined));
       // The rest are not under their EC2 name (--hostname-override, no name from EC2): one
       // scan for all of them, never one per instance.
-      const missing = instanceIds.filter((id) => !found.has(id));
-      if (missing.length > 0) {
+      const missing = instanceIds.filter((id) => !found.has(id) && !o.skipNames?.has(names.get(id) ?? ''));
+      if (missing.length > 0 && o.scan !== false) {
         log.info("some nodes are not under their instance's EC2 name; scanning the node list once for them", { instances: missing.length });
         for (const [id, node] of await reader.scanForInstances(missing)) found.set(id, node);
       }
@@ -97,15 +92,21 @@ export function createNodeLookup(
   };
 }
 
+type AskNames = (ids: readonly string[]) => ReturnType<typeof askNames>;
+
 /**
  * One list+watch of the node under the instance's EC2 name. A scan only when nothing shows
- * under it for a while (scanEveryMs), or every scanWithoutNameEveryMs without a name; a node
- * found under another name is followed from then on.
+ * under it for a while (scanEveryMs), or every scanWithoutNameEveryMs when EC2 gave no name
+ * (none yet, no permission); a node found under another name is followed from then on. EC2
+ * throttled or busy is asked again later (backoff up to a minute), never replaced by scans:
+ * the view throws meanwhile, so a launch is never abandoned on our own failure.
  */
 class NamedNodeWatch implements NodeWatch {
   private scanned: NodeInfo | undefined;
   private scanError: Error | undefined;
   private lastScanMs: number;
+  /** EC2 was busy: when to ask it for the name again, and why we wait. */
+  private nameRetry: { atMs: number; attempt: number; error: Error } | undefined;
 
   private constructor(
     private readonly instanceId: string,
@@ -115,33 +116,31 @@ class NamedNodeWatch implements NodeWatch {
     private readonly clock: Clock,
     private readonly log: Log,
     private readonly every: { readonly scanEveryMs: number; readonly scanWithoutNameEveryMs: number },
+    private readonly namesOf: AskNames,
   ) {
     this.lastScanMs = named !== undefined ? clock.now() : Number.NEGATIVE_INFINITY;
   }
 
-  static async open(
-    instanceId: string,
-    reader: NodeReader,
-    namesOf: (ids: readonly string[]) => Promise<ReadonlyMap<string, string>>,
-    clock: Clock,
-    log: Log,
-    every: NamedNodeWatch['every'],
-  ): Promise<NodeWatch> {
-    const name = (await namesOf([instanceId])).get(instanceId);
+  static async open(instanceId: string, reader: NodeReader, namesOf: AskNames, clock: Clock, log: Log, every: NamedNodeWatch['every']): Promise<NodeWatch> {
+    const { names, failure, busy } = await namesOf([instanceId]);
+    const name = names.get(instanceId);
     const named = name !== undefined ? await reader.watchNodeNamed(name) : undefined;
-    const watch = new NamedNodeWatch(instanceId, name, named, reader, clock, log, every);
-    if (named === undefined) await watch.scan();
+    const watch = new NamedNodeWatch(instanceId, name, named, reader, clock, log, every, namesOf);
+    if (busy && failure !== undefined) watch.nameRetry = { atMs: clock.now() + 5_000, attempt: 1, error: failure };
+    else if (named === undefined) await watch.scan();
     return watch;
   }
 
   current(): NodeInfo | undefined {
     const node = this.fromWatch();
     if (node !== undefined) return node;
+    if (this.nameRetry !== undefined) throw this.nameRetry.error;
     if (this.named === undefined && this.scanError !== undefined) throw this.scanError;
     return this.named === undefined ? this.scanned : undefined;
   }
 
   async changed(timeoutMs: number): Promise<void> {
+    if (this.nameRetry !== undefined) return this.retryName(timeoutMs);
     let seen: NodeInfo | undefined;
     try {
       seen = this.fromWatch();
@@ -158,6 +157,22 @@ class NamedNodeWatch implements NodeWatch {
 
   close(): void {
     this.named?.close();
+  }
+
+  /** EC2 was busy: wait for the next ask, then ask; a name opens the watch, anything else falls back to scans. */
+  private async retryName(timeoutMs: number): Promise<void> {
+    const retry = this.nameRetry!;
+    const dueInMs = retry.atMs - this.clock.now();
+    if (dueInMs > 0) return this.clock.sleep(Math.min(timeoutMs, dueInMs));
+    const { names, failure, busy } = await this.namesOf([this.instanceId]);
+    if (busy && failure !== undefined) {
+      this.nameRetry = { atMs: this.clock.now() + Math.min(60_000, 5_000 * 2 ** retry.attempt), attempt: retry.attempt + 1, error: failure };
+      return;
+    }
+    this.nameRetry = undefined;
+    this.name = names.get(this.instanceId);
+    if (this.name !== undefined) this.named = await this.reader.watchNodeNamed(this.name);
+    else await this.scan();
   }
 
   private fromWatch(): NodeInfo | undefined {
@@ -181,5 +196,25 @@ class NamedNodeWatch implements NodeWatch {
       this.name = this.scanned.name;
       this.named = await this.reader.watchNodeNamed(this.name);
     }
+  }
+}
+
+/**
+ * EC2's names. Throttled or busy (the runtime has already asked again for a while,
+ * aws-patience.ts), the caller is told so: a launch asks again later and a sibling lookup
+ * gives up, rather than scanning the node list, which in a wave would be one list per drain.
+ * Any other failure (no permission, unreachable) is logged and costs only the fast path.
+ */
+export async function askNames(
+  directory: Pick<InstanceDirectory, 'privateDnsNames'> | undefined,
+  instanceIds: readonly string[],
+  log: Log,
+): Promise<{ readonly names: ReadonlyMap<string, string>; readonly failure: Error | undefined; readonly busy: boolean }> {
+  if (directory === undefined || instanceIds.length === 0) return { names: new Map(), failure: undefined, busy: false };
+  try {
+    return { names: await directory.privateDnsNames(instanceIds), failure: undefined, busy: false };
+  } catch (error) {
+    log.warn("could not ask EC2 for the instances' private DNS names; looking the nodes up without them", asError(error));
+    return { names: new Map(), failure: asError(error), busy: error instanceof ServiceBusyError };
   }
 }

@@ -52,7 +52,9 @@ async function markOnce(run: Run, v: Verified): Promise<Step<Marked> | 'changed'
     await deps.events.record(cordoned(node, node.drain?.action === '' ? node.drain.aheadOf : undefined));
   }
   const state: Marked = { ...v, node: marked, record, deadlines: request.plan(record.notifiedAtMs) };
-  if (request.resume === undefined && request.cordonDoomedSiblings) await markDoomedSiblings(run, state);
+  // Once per termination: not again on a hand-off, nor when our record was already there (a
+  // Lambda retry or a second delivery of the notification: the first did it).
+  if (request.resume === undefined && ours === undefined && request.cordonDoomedSiblings) await markDoomedSiblings(run, state);
   return state;
 }
 

@@ -26,6 +26,7 @@ export async function markDoomedSiblings(run: Run, own: Marked): Promise<void> {
   if (instances === undefined || !action.autoScalingGroupName) return;
   let nodesOf: ReadonlyMap<string, NodeInfo>;
   let ids: string[];
+  let skipped = 0;
   try {
     ids = (await instances.leavingGroup(action.autoScalingGroupName)).filter((id) => id !== action.instanceId);
     if (ids.length === 0) return;
@@ -33,7 +34,12 @@ export async function markDoomedSiblings(run: Run, own: Marked): Promise<void> {
       log.warn('more leaving siblings than one drain marks; marking the first ones', { siblings: ids.length, limit: siblingLimit });
       ids = ids.slice(0, siblingLimit);
     }
-    nodesOf = await nodes.findNodesOfInstances(ids);
+    // A wave's other drains marked most of them already: one metadata-only list says which,
+    // and those are not read again. No scan: a sibling not under its EC2 name is marked by
+    // its own drain (this is best effort), and a throttled EC2 must not cost a list per drain.
+    const marked = await nodes.drainMarkedNames(run.request.owner);
+    nodesOf = await nodes.findNodesOfInstances(ids, { skipNames: marked, scan: false });
+    skipped = ids.length - nodesOf.size;
   } catch (error) {
     log.warn("could not look up the group's other leaving instances; draining without marking them first", asError(error));
     return;
@@ -52,7 +58,8 @@ export async function markDoomedSiblings(run: Run, own: Marked): Promise<void> {
   });
   log.info("marked the nodes of the group's other leaving instances before evicting", {
     leavingSiblings: ids.length,
-    nodesFound: nodesOf.size,
+    alreadyMarkedOrNotFound: skipped,
+    nodesRead: nodesOf.size,
     marked: marked.length,
     nodes: marked,
   });

@@ -41,7 +41,14 @@ export const terminateHook: Trigger<DeliveryOf<'terminate'>, LifecycleNotificati
     try {
       const report = await terminate(terminationRequest(n, ctx, cluster), terminateDeps(ctx, cluster));
       emitTermination(n, report, ctx);
-      ctx.log.info('termination handled', { outcome: report.outcome, lifecycleAction: report.lifecycleAction, durationMs: report.durationMs, podsEvicted: report.evictedTotal });
+      const awsCalls = countCalls(ctx, report);
+      ctx.log.info('termination handled', {
+        outcome: report.outcome,
+        lifecycleAction: report.lifecycleAction,
+        durationMs: report.durationMs,
+        podsEvicted: report.evictedTotal,
+        awsCalls,
+      });
       return report.outcome;
     } catch (error) {
       if (error instanceof AccessDeniedError) await completeDenied(n, ctx, cluster, error);
@@ -121,6 +128,13 @@ async function completeDenied(n: LifecycleNotification, ctx: TriggerContext, clu
   } catch (completeError) {
     ctx.log.error('could not complete the lifecycle action either', asError(completeError));
   }
+}
+
+/** This record's AWS calls, per service (the load balancers' counted by the settle phase). */
+function countCalls(ctx: TriggerContext, report: TerminateReport): Record<string, number> {
+  const calls = { ...ctx.awsCalls?.() };
+  if (report.settle?.loadBalancerCalls) calls['elasticloadbalancing'] = report.settle.loadBalancerCalls;
+  return calls;
 }
 
 /** Once per lifecycle action: by the invocation that completed it (or found it over). */

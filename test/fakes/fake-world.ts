@@ -188,14 +188,14 @@ export class FakeCluster {
     return [...this.nodes.values()].find((n) => n.providerId.endsWith(`/${instanceId}`));
   }
 
-  async findNodesOfInstances(instanceIds: readonly string[]): Promise<ReadonlyMap<string, NodeInfo>> {
-    this.log('get-nodes', instanceIds.join(' '));
-    const found = new Map<string, NodeInfo>();
-    for (const id of instanceIds) {
+  async findNodesOfInstances(instanceIds: readonly string[], o: { skipNames?: ReadonlySet<string> } = {}): Promise<ReadonlyMap<string, NodeInfo>> {
+    // The fake's node names stand for EC2's names: a skipped name is not read.
+    const read = instanceIds.flatMap((id) => {
       const node = [...this.nodes.values()].find((n) => n.providerId.endsWith(`/${id}`));
-      if (node) found.set(id, node);
-    }
-    return found;
+      return node && !o.skipNames?.has(node.name) ? [[id, node] as const] : [];
+    });
+    this.log('get-nodes', read.map(([id]) => id).join(' '));
+    return new Map(read);
   }
 
   /**
@@ -228,6 +228,11 @@ export class FakeCluster {
       },
       close: () => {},
     };
+  }
+
+  async drainMarkedNames(owner: string): Promise<ReadonlySet<string>> {
+    this.log('list-marked', owner);
+    return new Set([...this.nodes.values()].filter((n) => n.labels[ownerLabel] === owner && n.drain !== undefined).map((n) => n.name));
   }
 
   async listMarked(owner: string): Promise<readonly NodeInfo[]> {

@@ -56,6 +56,8 @@ export interface RequestOptions {
   readonly contentType?: string;
   /** Ask for a gzipped answer (large lists only). */
   readonly compressed?: boolean;
+  /** The Accept header (default application/json): a metadata-only list asks for PartialObjectMetadataList. */
+  readonly accept?: string;
   /**
    * Retry network failures, timeouts, 429 and 5xx in place. Default: yes, except for POST,
    * whose answers can carry meaning the caller handles itself (an eviction's 429 or 500).
@@ -204,7 +206,7 @@ class KubeClient {
   /** `payload` is the body already serialised (once per request, not per header and write). */
   private async open(method: string, target: URL, o: RequestOptions, payload?: string, timeoutMs = this.options.timeoutMs): Promise<http.ClientRequest> {
     const tls = await this.endpoint.requestOptions();
-    const headers: http.OutgoingHttpHeaders = { ...tls.headers, Accept: 'application/json', 'User-Agent': this.options.userAgent };
+    const headers: http.OutgoingHttpHeaders = { ...tls.headers, Accept: o.accept ?? 'application/json', 'User-Agent': this.options.userAgent };
     if (payload !== undefined) {
       headers['Content-Type'] = o.contentType ?? 'application/json';
       // Always framed: Node sends a DELETE body neither chunked nor with a length unless told,

@@ -21,7 +21,7 @@ export const nodeWatchTimeoutSeconds = 240;
 /** Conditional writes retried after a conflict (another writer, a kubelet status update). */
 const conflictAttempts = 5;
 
-export type NodeApi = NodeReader & Pick<NodeGateway, 'listMarked' | 'mark' | 'unmark' | 'claimHandOff'>;
+export type NodeApi = NodeReader & Pick<NodeGateway, 'listMarked' | 'drainMarkedNames' | 'mark' | 'unmark' | 'claimHandOff'>;
 
 export function createNodeApi(kube: KubeHttp, log: Log): NodeApi {
   const api = new NodeRequests(kube, log);
@@ -30,6 +30,7 @@ export function createNodeApi(kube: KubeHttp, log: Log): NodeApi {
     scanForInstances: (ids) => api.scanForInstances(ids),
     watchNodeNamed: (name) => api.watchNodeNamed(name),
     listMarked: (owner) => api.listMarked(owner),
+    drainMarkedNames: (owner) => api.drainMarkedNames(owner),
     mark: (name, marks, ifResourceVersion) => api.mark(name, marks, ifResourceVersion),
     unmark: (node, record) => api.unmark(node, record),
     claimHandOff: (name, expected, next, record) => api.claimHandOff(name, expected, next, record),
@@ -87,6 +88,25 @@ class NodeRequests {
     const marked: NodeInfo[] = [];
     await this.listNodes({ labelSelector: `${ownerLabel}=${owner}`, limit: 500 }, 'list marked nodes', false, (items) => void marked.push(...items.map(toNodeInfo)));
     return marked;
+  }
+
+  /**
+   * Metadata only (PartialObjectMetadataList): a wave's drains each ask which nodes are already
+   * marked, so the answer carries names, labels and annotations, not 15 KB of node status each.
+   * https://kubernetes.io/docs/reference/using-api/api-concepts/#receiving-resources-as-tables
+   */
+  async drainMarkedNames(owner: string): Promise<ReadonlySet<string>> {
+    const names = new Set<string>();
+    let cont: string | undefined;
+    do {
+      const query = { labelSelector: `${ownerLabel}=${owner}`, limit: 500, continue: cont };
+      const page = await call('list nodes marked by this deployment', () =>
+        this.kube.request<WireList<{ metadata?: { name?: string; annotations?: Record<string, string> } }>>('GET', '/api/v1/nodes', { query, accept: metadataListAccept }),
+      );
+      for (const item of page.items) if (item.metadata?.annotations?.[drainAnnotation] !== undefined) names.add(item.metadata.name ?? '');
+      cont = page.metadata?.continue || undefined;
+    } while (cont);
+    return names;
   }
 
   mark(name: string, marks: NodeMarks, ifResourceVersion?: string): Promise<PatchResult> {
@@ -156,6 +176,8 @@ class NodeRequests {
     } while (cont);
   }
 }
+
+const metadataListAccept = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 
 const nodePath = (name: string) => `/api/v1/nodes/${encodeURIComponent(name)}`;
 

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createNodeLookup, instanceMatches, type NodeReader } from '../../../lambda/cluster/node-lookup.js';
 import type { NodeInfo, NodeWatch } from '../../../lambda/cluster/cluster-ports.js';
 import type { InstanceDirectory } from '../../../lambda/shared/aws-ports.js';
+import { ServiceBusyError } from '../../../lambda/shared/errors.js';
 import { FakeClock, MemoryLog } from '../../fakes/fake-world.js';
 
 const node = (name: string, instanceId: string): NodeInfo => ({
@@ -146,5 +147,36 @@ describe('node lookup', () => {
     expect(() => watch.current()).toThrow(/429/);
     expect(calls).toEqual(['scan i-0new', 'failed scan i-0new']);
     expect(c.now() - Date.parse('2026-11-22T10:00:00Z')).toBe(10_000);
+  });
+
+  it('EC2 throttled at a launch: asked again with backoff, never replaced by scans; the view throws meanwhile', async () => {
+    const c = new FakeClock();
+    const { r, calls } = reader([node('ip-10-0-0-9', 'i-0busy')], c);
+    let busyFor = 8;
+    const asked: number[] = [];
+    const directory: Pick<InstanceDirectory, 'privateDnsNames'> = {
+      privateDnsNames: async (ids) => {
+        asked.push(c.now());
+        if (busyFor-- > 0) throw new ServiceBusyError('ec2:DescribeInstances failed after 4 attempts: HTTP 503 RequestLimitExceeded');
+        return new Map(ids.map((id) => [id, 'ip-10-0-0-9'] as const));
+      },
+    };
+    const watch = await createNodeLookup(r, directory, c, new MemoryLog()).watchNodeOf('i-0busy');
+    expect(() => watch.current()).toThrow(/RequestLimitExceeded/);
+    for (let i = 0; i < 40 && calls.length === 0; i++) await watch.changed(60_000);
+    expect(calls).toEqual(['watch ip-10-0-0-9']);
+    expect(watch.current()).toMatchObject({ name: 'ip-10-0-0-9' });
+    expect(asked).toHaveLength(9);
+  });
+
+  it('siblings: EC2 throttled past its patience is an error, not a scan of the cluster; marked names are not read', async () => {
+    const c = new FakeClock();
+    const { r, calls } = reader([node('ip-10-0-0-1', 'i-01'), node('ip-10-0-0-2', 'i-02')], c);
+    const lookup = createNodeLookup(r, ec2({ 'i-01': 'ip-10-0-0-1', 'i-02': 'ip-10-0-0-2' }), c, new MemoryLog());
+    expect([...(await lookup.findNodesOfInstances(['i-01', 'i-02'], { skipNames: new Set(['ip-10-0-0-1']), scan: false })).keys()]).toEqual(['i-02']);
+    expect(calls).toEqual(['get ip-10-0-0-2']);
+    const busy = createNodeLookup(r, { privateDnsNames: async () => Promise.reject(new ServiceBusyError('throttled')) }, c, new MemoryLog());
+    await expect(busy.findNodesOfInstances(['i-01'], { scan: false })).rejects.toThrow(/EC2 did not name/);
+    expect(calls).toEqual(['get ip-10-0-0-2']);
   });
 });

@@ -117,4 +117,27 @@ describe('cordon every doomed node first', () => {
     expect(statuses.length).toBeGreaterThan(1);
     expect(cluster.events.filter((e) => e.reason === 'CordonedAhead')).toHaveLength(2);
   });
+
+  it('in a wave, reads no sibling another drain already marked: one metadata list says which', async () => {
+    // The drain of node-b marked node-a and node-c ahead of its own evictions.
+    await world.invoke(world.handler(), lifecycleMessage({ EC2InstanceId: 'i-0bbbbbbbbbbbbbbbb', LifecycleActionToken: tokenB }));
+    const before = cluster.calls.length;
+    await world.invoke(world.handler(), lifecycleMessage());
+    const calls = cluster.calls.slice(before).map((c) => `${c.op} ${c.target}`);
+    expect(calls.filter((c) => c.startsWith('list-marked'))).toHaveLength(1);
+    // node-b (drained) and node-c (marked ahead) are not read or patched again.
+    expect(calls.filter((c) => c.startsWith('get-nodes') && c !== 'get-nodes ')).toEqual([]);
+    expect(calls.filter((c) => c.startsWith('mark ')).map((c) => c.split(' ')[1])).toEqual(['node-a']);
+  });
+
+  it('does not mark again when its own record was already there (a Lambda retry, a second delivery)', async () => {
+    await world.invoke(world.handler(), lifecycleMessage());
+    const before = cluster.calls.length;
+    const leavingAsked = world.autoScaling.leavingGroup;
+    let asked = 0;
+    world.autoScaling.leavingGroup = async (group) => (asked++, leavingAsked.call(world.autoScaling, group));
+    await world.invoke(world.handler(), lifecycleMessage(), undefined, 'request-1');
+    expect(asked).toBe(0);
+    expect(cluster.calls.slice(before).filter((c) => c.op === 'list-marked' || c.op === 'get-nodes')).toEqual([]);
+  });
 });

@@ -1,0 +1,63 @@
+// Throttling is not a reason to fail while there is time. The SDK retries a throttled call a
+// few times within seconds; in a wave of hundreds of terminations Auto Scaling's and EC2's
+// per-account buckets can stay empty longer than that, and a failed invocation costs a Lambda
+// retry (two, minutes apart) and, past them, the drain itself. So a throttled call is asked
+// again with capped, jittered backoff for up to a minute more before it fails. Every call is
+// also counted, per service, for the log line and the metric each record ends with.
+// https://docs.aws.amazon.com/AWSEC2/latest/APIReference/throttling.html
+import type { Clock } from '../../shared/clock.js';
+import { ServiceBusyError } from '../../shared/errors.js';
+
+/** How long a throttled call keeps being asked, on top of the SDK's own retries. */
+export const throttledPatienceMs = 60_000;
+
+const throttlingNames = new Set(['Throttling', 'ThrottlingException', 'RequestLimitExceeded', 'TooManyRequestsException', 'SlowDown', 'RequestThrottled']);
+
+/** A throttled (or busy: 503) answer from an SDK client or our own Query client. */
+export function isThrottled(error: unknown): boolean {
+  if (error instanceof ServiceBusyError) return true;
+  const e = error as { name?: string; $metadata?: { httpStatusCode?: number }; $retryable?: { throttling?: boolean } } | undefined;
+  return e !== undefined && (throttlingNames.has(e.name ?? '') || e.$retryable?.throttling === true || e.$metadata?.httpStatusCode === 429 || e.$metadata?.httpStatusCode === 503);
+}
+
+/** AWS calls made, per service, since the last reset (one record at a time). */
+export class AwsCallCount {
+  private counts = new Map<string, number>();
+
+  add(service: string): void {
+    this.counts.set(service, (this.counts.get(service) ?? 0) + 1);
+  }
+
+  /** The counts so far, and a fresh start. */
+  take(): Record<string, number> {
+    const taken = Object.fromEntries(this.counts);
+    this.counts = new Map();
+    return taken;
+  }
+}
+
+/**
+ * The same port, each method counted under `service` and asked again while throttled (up to
+ * throttledPatienceMs). Only methods: a port is an object of async functions.
+ */
+export function patient<T extends object>(port: T, service: string, o: { readonly clock: Clock; readonly count: AwsCallCount; readonly patienceMs?: number }): T {
+  const patienceMs = o.patienceMs ?? throttledPatienceMs;
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(port) as [string, unknown][]) {
+    if (typeof fn !== 'function') continue;
+    wrapped[name] = async (...args: unknown[]) => {
+      const giveUpMs = o.clock.now() + patienceMs;
+      for (let attempt = 0; ; attempt++) {
+        o.count.add(service);
+        try {
+          return await (fn as (...a: unknown[]) => Promise<unknown>).apply(port, args);
+        } catch (error) {
+          const waitMs = Math.round(Math.min(15_000, 1_000 * 2 ** attempt) * (0.5 + Math.random() / 2));
+          if (!isThrottled(error) || o.clock.now() + waitMs > giveUpMs) throw error;
+          await o.clock.sleep(waitMs);
+        }
+      }
+    };
+  }
+  return wrapped as T;
+}
