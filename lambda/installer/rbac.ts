@@ -115,10 +115,12 @@ export function rbacObjects(
  *
  * The numbers: the built-in levels' nominalConcurrencyShares sum to 245 (system 30,
  * node-high 40, leader-election 10, workload-high 40, workload-low 100, global-default 20,
- * catch-all 5). 20 more shares give this level 20/265 = 7.5 % of the server's seats: 45 of
- * the default 600 (400 + 200 in flight), as many as global-default keeps (it had 20/245: 49).
- * That is one full drain (32 evictions, a list, a watch, Events) without queueing; ten at
- * once queue in our own 16 queues (up to 50 each) and hold no seat of anybody else's.
+ * catch-all 5). 20 more shares give this level 20/265 = 7.5 % of the server's seats: 46 of
+ * the default 600 (400 + 200 in flight; the server rounds up). They come from every level in
+ * proportion: global-default goes from 49 seats to 46, workload-low from 245 to 227 (the
+ * cluster suite reads apiserver_flowcontrol_nominal_limit_seats to check it). That is one
+ * full drain (32 evictions, a list, a watch, Events) without queueing; ten at once queue in
+ * our own 16 queues (up to 50 each) beyond what our level may borrow.
  * lendablePercent 50: we are idle nearly always, so half our seats serve others meanwhile;
  * borrowingLimitPercent 100: a burst may borrow up to as many seats again, only from what
  * other levels lend (never what they use). Precedence 1000: after the system schemas

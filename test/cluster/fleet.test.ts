@@ -185,4 +185,26 @@ describe('fleet-aware lookup, admission and marking', () => {
     expect(seen).toEqual({ flowSchemaUid: schema.metadata.uid, priorityLevelUid: level.metadata.uid });
     expect(schema.status?.conditions?.find((c) => c.type === 'Dangling')?.status).toBe('False');
   });
+
+  it('takes its seats from every level in proportion, as the docs say: measured from the server, not assumed', async () => {
+    // apiserver_flowcontrol_nominal_limit_seats: what each level may run at once.
+    const metrics = a.kubectl('get', '--raw', '/metrics');
+    const seats = (level: string) => Number(new RegExp(`^apiserver_flowcontrol_nominal_limit_seats\\{priority_level="${level}"\\} (\\d+)$`, 'm').exec(metrics)?.[1]);
+    const levels = JSON.parse(a.kubectl('get', 'prioritylevelconfigurations', '-o', 'json')) as {
+      items: { metadata: { name: string }; spec: { limited?: { nominalConcurrencyShares?: number } } }[];
+    };
+    const shares = levels.items.reduce((sum, l) => sum + (l.spec.limited?.nominalConcurrencyShares ?? 0), 0);
+    // 600 seats (400 + 200 in flight, the defaults), shared by nominalConcurrencyShares: the
+    // built-in levels' 245 and our 20 (other deployments' levels, if a scenario added some).
+    expect(shares).toBeGreaterThanOrEqual(245 + 20);
+    for (const [level, own] of [
+      ['graceful-node-termination', 20],
+      ['global-default', 20],
+      ['workload-low', 100],
+    ] as const) {
+      expect(seats(level)).toBe(Math.ceil((600 * own) / shares));
+    }
+    // What our 20 shares cost global-default: 49 seats without them, 46 with.
+    expect([Math.ceil((600 * 20) / 245), Math.ceil((600 * 20) / 265)]).toEqual([49, 46]);
+  });
 });
