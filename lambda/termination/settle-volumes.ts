@@ -46,7 +46,9 @@ export class VolumeWait {
     } catch {
       return; // resuming the watch: the last view stands
     }
-    const inUse = new Set(podsOnNode.flatMap((p) => (p.claims ?? []).map((c) => `${p.namespace}/${c}`)));
+    // A finished pod (a Job's) no longer holds its volume: the attach-detach controller lets it go.
+    const running = podsOnNode.filter((p) => p.phase !== 'Succeeded' && p.phase !== 'Failed');
+    const inUse = new Set(running.flatMap((p) => (p.claims ?? []).map((c) => `${p.namespace}/${c}`)));
     const held: VolumeAttachmentInfo[] = [];
     for (const a of attachments) if (await this.holds(a, inUse)) held.push(a);
     const now = this.run.deps.clock.now();

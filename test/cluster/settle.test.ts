@@ -7,7 +7,7 @@ import { StorageV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startElbStub, type ElbStub } from '../fakes/elb-stub.js';
 import { startDrainer, statusOf, type Drainer } from './drainer.js';
-import { admin, createKwokNode, ensureNamespace, eventsFor, newInstanceId, podSpec, podsOn, until, waitDeploymentReady, waitNodeReady } from './kube.js';
+import { admin, byDrainer, createKwokNode, ensureNamespace, eventsFor, newInstanceId, podSpec, podsOn, readAudit, until, waitDeploymentReady, waitNodeReady } from './kube.js';
 import { testAws } from './plane/token-webhook.js';
 
 const plane = inject('plane');
@@ -100,6 +100,46 @@ describe('settle: release only when volumes are detached', () => {
       expect(seconds).toBeLessThan(15 + 5);
       const warning = (await eventsFor(a, 'Node', node)).find((e) => e.reason === 'VolumesNotDetached');
       expect(warning?.message).toContain('vol-stray-leftover (efs.csi.aws.com)');
+    } finally {
+      drainer.restore();
+    }
+  });
+
+  it('a volume a DaemonSet’s pod still uses on the node does not hold the release (its claim read from the PersistentVolume)', async () => {
+    const { instanceId, node } = await nodeWithVolume('vol-ds');
+    await a.core.createPersistentVolume({
+      body: {
+        metadata: { name: 'vol-ds-cache-pv' },
+        spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: '/data/vol-ds-cache' }, claimRef: { namespace: ns, name: 'vol-ds-cache' } },
+      },
+    });
+    await a.core.createNamespacedPersistentVolumeClaim({
+      namespace: ns,
+      body: {
+        metadata: { name: 'vol-ds-cache' },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, volumeName: 'vol-ds-cache-pv', storageClassName: '' },
+      },
+    });
+    const spec = {
+      ...podSpec({ nodeSelector: { scenario: 'vol-ds' } }),
+      tolerations: [{ operator: 'Exists' }],
+      volumes: [{ name: 'cache', persistentVolumeClaim: { claimName: 'vol-ds-cache' } }],
+    };
+    await a.apps.createNamespacedDaemonSet({
+      namespace: ns,
+      body: { metadata: { name: 'vol-ds-agent' }, spec: { selector: { matchLabels: { app: 'vol-ds-agent' } }, template: { metadata: { labels: { app: 'vol-ds-agent' } }, spec } } },
+    });
+    await until('the agent running on the node', 60_000, async () =>
+      (await podsOn(a, node)).some((p) => p.metadata?.name?.startsWith('vol-ds-agent') && p.status?.phase === 'Running'),
+    );
+    await attach('vol-ds-cache-pv', node);
+    const drainer = startDrainer(plane, { loadBalancerDelaySeconds: 0, drainTimeoutSeconds: 60 });
+    try {
+      const since = Date.now();
+      expect(statusOf(await drainer.terminate(instanceId))).toBe('drained');
+      expect(drainer.completions[0]!.atMs - since).toBeLessThan(15_000);
+      expect(readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.resource === 'persistentvolumes' && e.verb === 'get').map((e) => e.name)).toContain('vol-ds-cache-pv');
+      expect((await eventsFor(a, 'Node', node)).map((e) => e.reason)).not.toContain('WaitingForVolumeDetach');
     } finally {
       drainer.restore();
     }

@@ -47,6 +47,15 @@ describe('settle: volumes', () => {
     expect(w.cluster.reasons()).toEqual([]);
   });
 
+  it('is held by the volume of a finished pod still listed on the node (a Job’s): it can detach', async () => {
+    const w = phaseWorld();
+    w.cluster.addPod(pod({ name: 'report', controllerKind: 'Job', phase: 'Succeeded', claims: ['report-data'] }));
+    w.cluster.attach('pv-report');
+    w.cluster.volumeClaims.set('pv-report', 'default/report-data');
+    w.clock.after(6_000, () => w.cluster.detach('pv-report'));
+    expect((await settled(w, drained(w))).seconds).toBe(6);
+  });
+
   it('is not held by another node’s attachment', async () => {
     const w = phaseWorld();
     w.cluster.attach('pv-elsewhere', 'node-b');
