@@ -18,6 +18,8 @@ export type RecordStatus =
   | 'test-notification'
   /** Auto Scaling has no such action: a forged, stale or misrouted notification. Nothing was written. */
   | 'no-active-action'
+  /** Auto Scaling throttled the confirmation past every retry: the notification was sent again to a fresh invocation. */
+  | 'retried-later'
   | 'drained'
   | 'timed-out'
   | 'retained'

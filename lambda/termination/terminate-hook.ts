@@ -8,10 +8,10 @@ import type { ClusterGateway } from '../cluster/cluster-ports.js';
 import { accessDenied, accessDeniedMessage, lifecycleActionCompleted } from '../cluster/events.js';
 import { actionIdOf } from '../cluster/node-marks.js';
 import type { DeliveryOf } from '../inbound/deliveries.js';
-import { handOffMessage, type LifecycleNotification } from '../inbound/lifecycle-message.js';
+import { handOffField, handOffMessage, type LifecycleNotification } from '../inbound/lifecycle-message.js';
 import { lifecycleKeys, parseOurs } from '../inbound/lifecycle-scope.js';
 import { undrainedVerdict } from '../shared/deadline-policy.js';
-import { AccessDeniedError } from '../shared/errors.js';
+import { AccessDeniedError, ServiceBusyError } from '../shared/errors.js';
 import { asError } from '../shared/log.js';
 import { confirmed, type Confirmed, type Trigger, type TriggerContext } from '../trigger.js';
 import { terminate } from './pipeline.js';
@@ -23,8 +23,16 @@ export const terminateHook: Trigger<DeliveryOf<'terminate'>, LifecycleNotificati
   parse: parseOurs,
   keys: lifecycleKeys,
 
-  async confirm(n, { lifecycle, log }) {
-    if ((await lifecycle.heartbeat(n)) === 'no-active-action') {
+  async confirm(n, ctx) {
+    const { log } = ctx;
+    let answer: 'recorded' | 'no-active-action';
+    try {
+      answer = await ctx.lifecycle.heartbeat(n);
+    } catch (error) {
+      if (error instanceof ServiceBusyError) return retryLater(n, ctx, error);
+      throw error;
+    }
+    if (answer === 'no-active-action') {
       if (n.handOff !== undefined) {
         log.info('the lifecycle action is already over (completed or timed out); nothing left to do');
         return { status: 'superseded' };
@@ -128,6 +136,27 @@ async function completeDenied(n: LifecycleNotification, ctx: TriggerContext, clu
   } catch (completeError) {
     ctx.log.error('could not complete the lifecycle action either', asError(completeError));
   }
+}
+
+/**
+ * Auto Scaling throttled the heartbeat through every retry: nothing is confirmed, so nothing
+ * is written. Failing the invocation would leave the drain to Lambda's two retries; instead the
+ * same notification goes again through the hand-off topic to a fresh invocation, which asks
+ * again, while the action can still be alive (one heartbeat timeout since the notification).
+ */
+async function retryLater(n: LifecycleNotification, ctx: TriggerContext, error: ServiceBusyError): Promise<{ status: 'retried-later' }> {
+  const { handOffs, config, log, clock } = ctx;
+  if (handOffs === undefined || secondsSince(clock, n.time.getTime()) > config.heartbeatTimeoutSeconds) throw error;
+  log.warn('Auto Scaling throttled the heartbeat through every retry; sending the notification again to a fresh invocation', { error });
+  await handOffs.send(redelivery(n));
+  return { status: 'retried-later' };
+}
+
+/** The notification as it came (a hand-off pointer too), nothing added: a second delivery of it. */
+function redelivery(n: LifecycleNotification): Record<string, unknown> {
+  const message = handOffMessage(n, { count: n.handOff?.count ?? 0, claim: n.handOff?.claim, byReconciler: n.handOff?.byReconciler });
+  if (n.handOff === undefined) delete message[handOffField];
+  return message;
 }
 
 /** This record's AWS calls, per service (the load balancers' counted by the settle phase). */

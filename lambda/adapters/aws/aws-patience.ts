@@ -20,6 +20,11 @@ export function isThrottled(error: unknown): boolean {
   return e !== undefined && (throttlingNames.has(e.name ?? '') || e.$retryable?.throttling === true || e.$metadata?.httpStatusCode === 429 || e.$metadata?.httpStatusCode === 503);
 }
 
+function asBusy(error: unknown, what: string): Error {
+  if (error instanceof ServiceBusyError) return error;
+  return new ServiceBusyError(`${what} was throttled through every retry: ${(error as Error).message}`, { cause: error });
+}
+
 /** AWS calls made, per service, since the last reset (one record at a time). */
 export class AwsCallCount {
   private counts = new Map<string, number>();
@@ -53,7 +58,9 @@ export function patient<T extends object>(port: T, service: string, o: { readonl
           return await (fn as (...a: unknown[]) => Promise<unknown>).apply(port, args);
         } catch (error) {
           const waitMs = Math.round(Math.min(15_000, 1_000 * 2 ** attempt) * (0.5 + Math.random() / 2));
-          if (!isThrottled(error) || o.clock.now() + waitMs > giveUpMs) throw error;
+          if (!isThrottled(error)) throw error;
+          // Still throttled: the use cases see one kind of error for it, whatever the service.
+          if (o.clock.now() + waitMs > giveUpMs) throw asBusy(error, `${service}:${name}`);
           await o.clock.sleep(waitMs);
         }
       }

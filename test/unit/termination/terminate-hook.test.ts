@@ -3,7 +3,7 @@
 // under retain nothing ends in CONTINUE with pods left.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { actionIdOf } from '../../../lambda/cluster/node-marks.js';
-import { AccessDeniedError } from '../../../lambda/shared/errors.js';
+import { AccessDeniedError, ServiceBusyError } from '../../../lambda/shared/errors.js';
 import { handlerWorld, pdbBlocks, pod } from '../../fakes/fake-world.js';
 import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
 
@@ -112,5 +112,36 @@ describe('a stale launch notification', () => {
     await world.invoke(world.handler({ LAUNCH_TIMEOUT_SECONDS: '30' }), launch);
     expect(world.cluster.nodes.get('node-a')).toMatchObject({ unschedulable: true, drain: { action: 'sha256:x' } });
     expect(world.cluster.calls.filter((c) => c.op === 'unmark')).toEqual([]);
+  });
+});
+
+describe('the terminate hook under throttling', () => {
+  let world: ReturnType<typeof handlerWorld>;
+  beforeEach(() => {
+    world = handlerWorld(env);
+    world.cluster.addNode('node-a', instanceId);
+  });
+
+  it('Auto Scaling throttling the heartbeat through every retry: nothing written, the notification sent again rather than the invocation failed', async () => {
+    world.cluster.addPod(pod({ name: 'web' }));
+    world.lifecycle.failWith = new ServiceBusyError('autoscaling:heartbeat was throttled through every retry: Rate exceeded');
+    const message = lifecycleMessage();
+    const result = await world.invoke(world.handler(), message);
+    expect(result.records[0]!.status).toBe('retried-later');
+    expect(world.cluster.calls).toEqual([]);
+    expect(world.handOffs.sent).toHaveLength(1);
+    expect(world.handOffs.sent[0]).toMatchObject({ EC2InstanceId: instanceId, LifecycleActionToken: message['LifecycleActionToken'], Time: message['Time'] });
+    expect(world.handOffs.sent[0]).not.toHaveProperty('GracefulNodeTerminationHandOff');
+    // Throttling over, the second delivery drains as the first would have.
+    world.lifecycle.failWith = undefined;
+    expect((await world.invoke(world.handler(), world.handOffs.sent[0]!)).records[0]!.status).toBe('drained');
+  });
+
+  it('throttled with no hand-off topic, or past the heartbeat timeout: the invocation fails (Lambda retries it)', async () => {
+    world.lifecycle.failWith = new ServiceBusyError('throttled');
+    await expect(world.invoke(world.handler({ HAND_OFF_TOPIC_ARN: '' }), lifecycleMessage())).rejects.toThrow(/throttled/);
+    const old = lifecycleMessage({ Time: new Date(world.clock.now() - 3 * 3600_000).toISOString() });
+    await expect(world.invoke(world.handler(), old)).rejects.toThrow(/throttled/);
+    expect(world.handOffs.sent).toEqual([]);
   });
 });

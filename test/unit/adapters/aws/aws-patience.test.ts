@@ -1,0 +1,42 @@
+// Throttled AWS calls are asked again for a while before they fail, and every call is counted
+// (lambda/adapters/aws/aws-patience.ts).
+import { describe, expect, it } from 'vitest';
+import { AwsCallCount, isThrottled, patient } from '../../../../lambda/adapters/aws/aws-patience.js';
+import { ServiceBusyError } from '../../../../lambda/shared/errors.js';
+import { FakeClock } from '../../../fakes/fake-world.js';
+
+const throttling = () => Object.assign(new Error('Rate exceeded'), { name: 'Throttling', $metadata: { httpStatusCode: 400 } });
+
+describe('patience with throttling', () => {
+  it('tells throttling from other failures, as the SDK and our Query client report it', () => {
+    expect(isThrottled(throttling())).toBe(true);
+    expect(isThrottled(new ServiceBusyError('ec2:DescribeInstances failed after 4 attempts: HTTP 503 RequestLimitExceeded'))).toBe(true);
+    expect(isThrottled(Object.assign(new Error('x'), { $retryable: { throttling: true } }))).toBe(true);
+    expect(isThrottled(Object.assign(new Error('No active Lifecycle Action'), { name: 'ValidationError', $metadata: { httpStatusCode: 400 } }))).toBe(false);
+    expect(isThrottled(Object.assign(new Error('denied'), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } }))).toBe(false);
+  });
+
+  it('asks a throttled call again until it answers, counting every ask', async () => {
+    const clock = new FakeClock();
+    const count = new AwsCallCount();
+    let fails = 3;
+    const port = patient({ heartbeat: async () => (fails-- > 0 ? Promise.reject(throttling()) : 'recorded') }, 'autoscaling', { clock, count });
+    expect(await port.heartbeat()).toBe('recorded');
+    expect(count.take()).toEqual({ autoscaling: 4 });
+    expect(count.take()).toEqual({});
+    expect(clock.now() - Date.parse('2026-11-22T10:00:00Z')).toBeLessThan(60_000);
+  });
+
+  it('gives up after its patience with one kind of error for the use cases, and never retries anything else', async () => {
+    const clock = new FakeClock();
+    const count = new AwsCallCount();
+    const started = clock.now();
+    const busy = patient({ complete: async () => Promise.reject(throttling()) }, 'autoscaling', { clock, count, patienceMs: 30_000 });
+    await expect(busy.complete()).rejects.toBeInstanceOf(ServiceBusyError);
+    expect(clock.now() - started).toBeLessThanOrEqual(30_000);
+    count.take();
+    const denied = patient({ complete: async () => Promise.reject(Object.assign(new Error('denied'), { name: 'AccessDenied' })) }, 'autoscaling', { clock, count });
+    await expect(denied.complete()).rejects.toThrow('denied');
+    expect(count.take()).toEqual({ autoscaling: 1 });
+  });
+});
