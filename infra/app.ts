@@ -82,14 +82,19 @@ export function buildApp(app: App): Stack {
     reconcileMarks: context.reconcileMarks,
     reconcileInterval: context.reconcileIntervalMinutes !== undefined ? Duration.minutes(context.reconcileIntervalMinutes) : undefined,
   });
+  addOutputs(stack, construct);
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  return stack;
+}
+
+/** The stack's outputs, the same in the release template (infra/release.ts). */
+export function addOutputs(stack: Stack, construct: GracefulNodeTermination): void {
   // What docs/deploy.md's "check it works" steps need.
   new CfnOutput(stack, 'FunctionName', { value: construct.function.functionName });
   // aws-auth clusters: map the role to this group and apply `npm run rbac:yaml -- --name <DeploymentName>`.
   new CfnOutput(stack, 'DeploymentName', { value: construct.deploymentName });
   new CfnOutput(stack, 'LogGroupName', { value: construct.function.logGroup.logGroupName });
   new CfnOutput(stack, 'FailedNotificationsQueueUrl', { value: construct.failedNotifications.queueUrl });
-  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-  return stack;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -1,9 +1,10 @@
 // Bundles the Lambda code exactly as the CDK construct does, so bundle size and cold start
-// can be measured without synthesizing a stack.
+// can be measured without synthesizing a stack; then the operator CLI's single-file bin.
 import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleLambda, coldStartBytes } from '../infra/bundling.js';
+import { bundleBin } from './bundle-bin.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = join(root, 'dist', 'lambda');
@@ -32,3 +33,4 @@ console.log(
     `${(total / 1024).toFixed(0)} KiB in the whole asset (${Object.keys(metafile.outputs).length} files, incl. the RBAC installer and the lazy kubeconfig loader)`,
 );
 for (const [pkg, n] of [...inputs].sort((a, b) => b[1] - a[1]).slice(0, 8)) console.log(`  ${(n / 1024).toFixed(0).padStart(6)} KiB  ${pkg}`);
+console.log(`bin: dist/bin/graceful-node-termination.mjs: ${(bundleBin() / 1024).toFixed(0)} KiB, one file, Node alone (no tsx, no node_modules)`);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Lints the synthesized template with cfn-lint (from PyPI, in a git-ignored virtualenv).
+# Lints the synthesized templates (or the ones given) with cfn-lint (from PyPI, in a git-ignored virtualenv).
 # W3005 (DependsOn also implied by GetAtt) is ignored: aws-cdk-lib's lambda.Function adds
 # that DependsOn on its role itself, and it is harmless.
 set -euo pipefail
@@ -12,7 +12,9 @@ if [ ! -x "$venv/bin/cfn-lint" ]; then
   "$venv/bin/pip" install --quiet "cfn-lint==$version"
 fi
 shopt -s nullglob
-templates=(cdk.out/*.template.json)
+# The templates given (npm run release passes the release template), else those in cdk.out/.
+templates=("$@")
+[ ${#templates[@]} -gt 0 ] || templates=(cdk.out/*.template.json)
 if [ ${#templates[@]} -eq 0 ]; then
   echo "no template in cdk.out/: run npm run synth first" >&2
   exit 1

@@ -37,10 +37,27 @@ export async function instancesOfGroup(autoScaling: AutoScalingClient, group: st
   return (AutoScalingGroups[0].Instances ?? []).flatMap((i) => (i.InstanceId ? [i.InstanceId] : []));
 }
 
-async function main(): Promise<number> {
+export const checkUsage = `usage: graceful-node-termination check <auto-scaling-group> [options]   (npm run check -- <group> [options])
+
+The drainability preflight: for each node of the group, the pods that cannot leave now and why.
+Reads the group with your AWS credentials and the cluster with your kubeconfig.
+
+options:
+  --json                   the findings as JSON
+  --strategy S             default or minimal (minimal: the node is terminated before its replacement is up)
+  --region R               the group's region (default: AWS_REGION, AWS_DEFAULT_REGION, us-east-1)
+  --context C              the kubeconfig context
+  --nodes a,b              these nodes instead of the group's (no AWS call)
+  -h, --help               this text
+
+exit code: 0, 3 when a node has a certain blocker, 2 on bad usage`;
+
+/** The command: `graceful-node-termination check`, `npm run check`. */
+export async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     options: {
+      help: { type: 'boolean', short: 'h', default: false },
       json: { type: 'boolean', default: false },
       region: { type: 'string' },
       context: { type: 'string' },
@@ -48,9 +65,13 @@ async function main(): Promise<number> {
       strategy: { type: 'string', default: 'default' },
     },
   });
+  if (values.help) {
+    console.log(checkUsage);
+    return 0;
+  }
   const group = positionals[0];
   if (group === undefined && values.nodes === undefined) {
-    console.error('usage: npm run check -- <auto-scaling-group> [--json] [--region R] [--context C] [--nodes node-a,node-b]');
+    console.error(checkUsage);
     return 2;
   }
   const kc = new KubeConfig();

@@ -11,11 +11,15 @@ import { systemClock } from '../lambda/shared/clock.js';
 import type { Log } from '../lambda/shared/log.js';
 
 /**
- * Runs a command's main when its file is the entry point (npm run, or scripts/bin.mjs), and
- * exits with its code; a failure is one line naming the command, exit code 1.
+ * Runs a command's main when its file is the entry point (npm run check, npm run upgrade); the
+ * installed command (scripts/cli.ts) calls runCommand itself.
  */
 export function runAsCommand(moduleUrl: string, name: string, main: () => Promise<number>): void {
-  if (moduleUrl !== `file://${process.argv[1]}`) return;
+  if (moduleUrl === `file://${process.argv[1]}`) runCommand(name, main);
+}
+
+/** Exits with main's code; a failure is one line naming the command, exit code 1. */
+export function runCommand(name: string, main: () => Promise<number>): void {
   main().then(
     (code) => process.exit(code),
     (error: unknown) => {

@@ -219,10 +219,32 @@ async function follow(request: UpgradeRequest, deps: UpgradeDeps, started: { ref
   }
 }
 
-async function main(): Promise<number> {
+export const upgradeUsage = `usage: graceful-node-termination upgrade <auto-scaling-group> [options]   (npm run upgrade -- <group> [options])
+
+A node group upgrade on Auto Scaling instance refresh: the drainability preflight, then a refresh
+with managed-node-group preferences and the deployment's alarms, followed until it ends.
+
+options:
+  --launch-template-version V      the launch template version to roll to
+  --max-unavailable N              nodes replaced at once
+  --max-unavailable-percentage P   the same, as a percentage of the group
+  --strategy S                     default (surge, then drain) or minimal (terminate first)
+  --force                          start even when the preflight finds a certain blocker
+  --auto-rollback                  roll back when an alarm stops the refresh
+  --deployment NAME                the stack's DeploymentName output: its alarms stop the refresh
+  --region R                       the group's region (default: AWS_REGION, AWS_DEFAULT_REGION, us-east-1)
+  --context C                      the kubeconfig context
+  -h, --help                       this text
+
+Ctrl-C stops following and leaves the refresh running. exit code: 0 when the refresh succeeded,
+1 when it did not, 2 on bad usage, 3 when the preflight refused, 130 when interrupted`;
+
+/** The command: `graceful-node-termination upgrade`, `npm run upgrade`. */
+export async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     options: {
+      help: { type: 'boolean', short: 'h', default: false },
       'launch-template-version': { type: 'string' },
       'max-unavailable': { type: 'string' },
       'max-unavailable-percentage': { type: 'string' },
@@ -234,12 +256,14 @@ async function main(): Promise<number> {
       context: { type: 'string' },
     },
   });
+  if (values.help) {
+    console.log(upgradeUsage);
+    return 0;
+  }
   const group = positionals[0];
   const strategy = values.strategy;
   if (group === undefined || (strategy !== 'default' && strategy !== 'minimal')) {
-    console.error(
-      'usage: npm run upgrade -- <group> [--launch-template-version V] [--max-unavailable N | --max-unavailable-percentage P] [--strategy default|minimal] [--force] [--auto-rollback] [--deployment NAME]',
-    );
+    console.error(upgradeUsage);
     return 2;
   }
   const int = (name: string, raw: string | undefined) => {

@@ -6,7 +6,8 @@ import { App, RemovalPolicy, Stack, aws_ec2 as ec2 } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DeadlinePolicy, type GracefulNodeTerminationProps } from '../../infra/graceful-node-termination.js';
-import { appsWithNag, exampleContext, exampleStack, fixtureOnly, stackWith, synthWithNag, type Resource, type Resources, type Statement } from './fixtures.js';
+import { appsWithNag, exampleContext, exampleStack, fixtureOnly, stackWith, synthWithNag, type Resource, type Resources } from './fixtures.js';
+import { drainerPrerequisites, grants, ofType, policiesGranting, statementsOf, target, waitsFor } from './template-checks.js';
 
 const alarmEmail = 'oncall@example.com';
 
@@ -56,38 +57,6 @@ const variants: readonly Variant[] = [
 const vpcAccessPolicy = 'service-role/AWSLambdaVPCAccessExecutionRole';
 const eniActions = ['ec2:CreateNetworkInterface', 'ec2:DescribeNetworkInterfaces', 'ec2:DeleteNetworkInterface', 'ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses'];
 
-/** Every logical ID a resource waits for: its DependsOn and every Ref and GetAtt in its properties. */
-function waitsFor(resource: Resource): Set<string> {
-  const ids = new Set(resource.DependsOn ?? []);
-  const visit = (value: unknown): void => {
-    if (Array.isArray(value)) return value.forEach(visit);
-    if (value === null || typeof value !== 'object') return;
-    const node = value as Record<string, unknown>;
-    if (typeof node['Ref'] === 'string') ids.add(node['Ref']);
-    if (Array.isArray(node['Fn::GetAtt'])) ids.add(String(node['Fn::GetAtt'][0]));
-    Object.values(node).forEach(visit);
-  };
-  visit(resource.Properties);
-  return ids;
-}
-
-const ofType = (resources: Resources, type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
-const statementsOf = (policy: Resource) => (policy.Properties['PolicyDocument'] as { Statement: Statement[] }).Statement;
-const grants = (s: Statement, action: string) => s.Effect === 'Allow' && [s.Action].flat().includes(action);
-/** The logical ID a `{ Ref }` or `{ Fn::GetAtt }` points at. */
-const target = (value: unknown): string | undefined => {
-  const node = value as { Ref?: string; 'Fn::GetAtt'?: [string, string] } | undefined;
-  return node?.Ref ?? node?.['Fn::GetAtt']?.[0];
-};
-
-/** The identity policies attached to `roleId` that grant every one of `actions`. */
-function policiesGranting(resources: Resources, roleId: string, actions: readonly string[]): string[] {
-  return ofType(resources, 'AWS::IAM::Policy')
-    .filter(([, p]) => (p.Properties['Roles'] as unknown[]).some((r) => target(r) === roleId))
-    .filter(([, p]) => actions.every((a) => statementsOf(p).some((s) => grants(s, a))))
-    .map(([id]) => id);
-}
-
 /** Whether the function's role may manage its network interfaces before the function exists. */
 function hasEniRights(resources: Resources, fnId: string, fn: Resource): boolean {
   const roleId = target(fn.Properties['Role'])!;
@@ -96,26 +65,6 @@ function hasEniRights(resources: Resources, fnId: string, fn: Resource): boolean
   if (managed.includes(vpcAccessPolicy)) return true;
   const inline = policiesGranting(resources, roleId, eniActions);
   return inline.some((id) => waitsFor(resources[fnId]!).has(id));
-}
-
-/** What the drainer needs before any hook may send it a notification. */
-function drainerPrerequisites(resources: Resources, hook: Resource): Record<string, string[]> {
-  const [drainerId, drainer] = ofType(resources, 'AWS::Lambda::Function').find(([, r]) => r.Properties['Handler'] === 'index.handler')!;
-  const drainerRole = target(drainer.Properties['Role'])!;
-  const topic = target(hook.Properties['NotificationTargetARN']);
-  return {
-    'the drainer may complete and heartbeat lifecycle actions': policiesGranting(resources, drainerRole, [
-      'autoscaling:CompleteLifecycleAction',
-      'autoscaling:RecordLifecycleActionHeartbeat',
-    ]),
-    'SNS may invoke the drainer': ofType(resources, 'AWS::Lambda::Permission')
-      .filter(([, p]) => p.Properties['Principal'] === 'sns.amazonaws.com' && target(p.Properties['FunctionName']) === drainerId)
-      .map(([id]) => id),
-    'the drainer is subscribed to the topic': ofType(resources, 'AWS::SNS::Subscription')
-      .filter(([, s]) => s.Properties['Protocol'] === 'lambda' && target(s.Properties['Endpoint']) === drainerId && target(s.Properties['TopicArn']) === topic)
-      .map(([id]) => id),
-    'the hook role may publish to the topic': policiesGranting(resources, target(hook.Properties['RoleARN'])!, ['sns:Publish']),
-  };
 }
 
 /** The alarm topics the construct defines: topics of this template that some alarm notifies. */
