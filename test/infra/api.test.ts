@@ -4,7 +4,8 @@ import { Stack, aws_autoscaling as autoscaling, aws_eks as eks } from 'aws-cdk-l
 import { describe, expect, it } from 'vitest';
 import { resourcesOf, stackWith } from './fixtures.js';
 
-describe('the construct API', () => {
+// The first synthesis in a worker bundles the Lambda (esbuild).
+describe('the construct API', { timeout: 30_000 }, () => {
   it('takes the cluster as an eks.ICluster and builds what its name builds', () => {
     const byName = resourcesOf(stackWith({ clusterName: 'prod' }).stack);
     const byCluster = resourcesOf(

@@ -35,28 +35,16 @@ export async function run(cwd: string, command: string, args: string[]): Promise
   }
 }
 
-export const stackName = 'TwoGroups';
-
-const typescriptApp = `import { App, Stack, aws_autoscaling as autoscaling, aws_eks as eks } from 'aws-cdk-lib';
-import { DeadlinePolicy, GracefulNodeTermination } from 'cdk-graceful-node-termination';
-
-const app = new App({ outdir: 'cdk.out', analyticsReporting: false });
-const stack = new Stack(app, '${stackName}');
-const gnt = new GracefulNodeTermination(stack, 'GracefulNodeTermination', {
-  cluster: eks.Cluster.fromClusterAttributes(stack, 'Cluster', { clusterName: 'prod' }),
-  autoScalingGroupNames: ['nodes-a'],
-  deadlinePolicy: DeadlinePolicy.LEAVE,
-  alarmEmail: 'oncall@example.com',
-});
-gnt.addAutoScalingGroup(autoscaling.AutoScalingGroup.fromAutoScalingGroupName(stack, 'NodesB', 'nodes-b'));
-app.synth();
-`;
+/** two-groups.ts as a user's app.ts: the construct from the package, then synthesized. */
+const typescriptApp = readFileSync(join(import.meta.dirname, 'two-groups.ts'), 'utf8')
+  .replace("from '../../infra/graceful-node-termination.js'", "from 'cdk-graceful-node-termination'")
+  .concat("\nconst app = new App({ outdir: 'cdk.out', analyticsReporting: false });\ntwoGroupStack(app);\napp.synth();\n");
 
 const pythonApp = `from aws_cdk import App, Stack, aws_autoscaling as autoscaling, aws_eks as eks
 from cdk_graceful_node_termination import DeadlinePolicy, GracefulNodeTermination
 
 app = App(outdir="cdk.out", analytics_reporting=False)
-stack = Stack(app, "${stackName}")
+stack = Stack(app, "TwoGroups")
 gnt = GracefulNodeTermination(
     stack,
     "GracefulNodeTermination",
@@ -75,7 +63,7 @@ export interface SynthesizedApp {
 }
 
 function template(dir: string): Record<string, unknown> {
-  return JSON.parse(readFileSync(join(dir, 'cdk.out', `${stackName}.template.json`), 'utf8')) as Record<string, unknown>;
+  return JSON.parse(readFileSync(join(dir, 'cdk.out', 'TwoGroups.template.json'), 'utf8')) as Record<string, unknown>;
 }
 
 /** `npm install <tarball>`, tsc (the repository's TypeScript, against the installed .d.ts), node. */

@@ -1,14 +1,14 @@
 // Proof the construct package installs where users live: `npm run package` left the npm
 // tarball and the Python wheel in dist/; fresh apps install them from disk (aws-cdk-lib and
 // constructs from the registries) and synthesize the same stack as the repository's construct.
-import { App, Stack, aws_autoscaling as autoscaling, aws_eks as eks } from 'aws-cdk-lib';
+import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeadlinePolicy, GracefulNodeTermination } from '../../infra/graceful-node-termination.js';
-import { built, packageDir, pythonAppFrom, run, stackName, typescriptAppFrom, withoutAssetHashes, type SynthesizedApp } from './apps.js';
+import { built, packageDir, pythonAppFrom, run, typescriptAppFrom, withoutAssetHashes, type SynthesizedApp } from './apps.js';
+import { twoGroupStack } from './two-groups.js';
 
 const work = mkdtempSync(join(tmpdir(), 'gnt-package-'));
 const apps: Record<'commonjs' | 'module' | 'python', SynthesizedApp> = {} as never;
@@ -16,15 +16,7 @@ const apps: Record<'commonjs' | 'module' | 'python', SynthesizedApp> = {} as nev
 /** The same stack as the apps build, from the repository's own construct (infra/). */
 function repositoryTemplate(): Record<string, unknown> {
   const app = new App({ outdir: join(work, 'repository.out'), analyticsReporting: false });
-  const stack = new Stack(app, stackName);
-  const gnt = new GracefulNodeTermination(stack, 'GracefulNodeTermination', {
-    cluster: eks.Cluster.fromClusterAttributes(stack, 'Cluster', { clusterName: 'prod' }),
-    autoScalingGroupNames: ['nodes-a'],
-    deadlinePolicy: DeadlinePolicy.LEAVE,
-    alarmEmail: 'oncall@example.com',
-  });
-  gnt.addAutoScalingGroup(autoscaling.AutoScalingGroup.fromAutoScalingGroupName(stack, 'NodesB', 'nodes-b'));
-  return Template.fromStack(stack).toJSON() as Record<string, unknown>;
+  return Template.fromStack(twoGroupStack(app)).toJSON() as Record<string, unknown>;
 }
 
 beforeAll(async () => {
