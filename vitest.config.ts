@@ -15,6 +15,16 @@ export default defineConfig({
       },
       {
         test: {
+          // The construct package installed in fresh apps (npm run package first).
+          name: 'package',
+          include: ['test/package/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 120_000,
+          hookTimeout: 900_000,
+        },
+      },
+      {
+        test: {
           name: 'cluster',
           include: ['test/cluster/**/*.test.ts'],
           environment: 'node',

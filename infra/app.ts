@@ -72,7 +72,7 @@ export function buildApp(app: App): Stack {
   });
   const construct = new GracefulNodeTermination(stack, 'GracefulNodeTermination', {
     clusterName: context.clusterName,
-    autoScalingGroupNames: context.autoScalingGroupNames,
+    autoScalingGroupNames: [...context.autoScalingGroupNames],
     alarmTopic: context.alarmTopicArn ? sns.Topic.fromTopicArn(stack, 'AlarmTopic', context.alarmTopicArn) : undefined,
     alarmEmail: context.alarmEmail,
     spotInterruptions: context.spotInterruptions,

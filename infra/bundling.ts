@@ -9,15 +9,12 @@ export const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
  * Entry points in one asset: the drainer and the RBAC installer custom resource. The output
- * names are the handlers' module names below, whatever folder the source lives in.
+ * names are the handlers' module names (handlers.ts), whatever folder the source lives in.
  */
 export const lambdaEntries = {
   index: join(projectRoot, 'lambda', 'index.ts'),
   'rbac-installer': join(projectRoot, 'lambda', 'installer', 'rbac-installer.ts'),
 } as const;
-
-/** Handler strings for lambda.Function, matching the entry names above. */
-export const lambdaHandlers = { drainer: 'index.handler', rbacInstaller: 'rbac-installer.handler' } as const;
 
 export const lambdaTarget = 'node24';
 

@@ -15,7 +15,7 @@ import {
 } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { toEnvironment } from '../lambda/shared/config.js';
-import { lambdaHandlers } from './bundling.js';
+import { lambdaHandlers } from './handlers.js';
 import { acknowledgeNag, kmsGrantReason, vpcAccessReason, vpcAccessRule } from './nag.js';
 import type { GracefulNodeTerminationProps } from './props.js';
 import type { Settings, VpcPlacement } from './settings.js';

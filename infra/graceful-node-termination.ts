@@ -47,7 +47,7 @@ export class GracefulNodeTermination extends Construct {
   /** The drainer's role: the IAM principal mapped to the Kubernetes group. */
   readonly role: iam.Role;
   /** Alarms: function errors, failed notifications, drains that hit their deadline, launches. */
-  readonly alarms: readonly cloudwatch.Alarm[];
+  readonly alarms: cloudwatch.Alarm[];
 
   private readonly hooks: LifecycleHooks;
 
@@ -74,7 +74,8 @@ export class GracefulNodeTermination extends Construct {
     // A termination during the first deploy must reach a drainer that can act: subscribed, SNS
     // allowed to invoke it, its own rights (and, from grantToDrainer, its rights on the groups) in place.
     this.hooks.requireBeforeHooks(this.role, ...this.function.node.findAll().filter((c) => c instanceof sns.Subscription || isSnsInvokePermission(c)));
-    for (const group of [...(props.autoScalingGroupNames ?? []), ...(props.autoScalingGroups ?? [])]) this.addAutoScalingGroup(group);
+    for (const name of props.autoScalingGroupNames ?? []) this.addAutoScalingGroupName(name);
+    for (const group of props.autoScalingGroups ?? []) this.addAutoScalingGroup(group);
     this.node.addValidation({ validate: () => (this.hooks.groupNames.length === 0 ? [noGroupMessage] : []) });
 
     if (settings.manageKubernetesAccess) {
@@ -93,7 +94,7 @@ export class GracefulNodeTermination extends Construct {
       metrics: this,
       key,
     });
-    this.alarms = alarms.alarms;
+    this.alarms = [...alarms.alarms];
     if (alarms.topic === undefined) {
       Annotations.of(this).addWarningV2(
         'graceful-node-termination:alarms-unrouted',
@@ -103,16 +104,25 @@ export class GracefulNodeTermination extends Construct {
   }
 
   /**
-   * Puts a launch and a terminate hook on one more group and lets the function complete them.
-   * `options.id` names the construct that holds the group's two hooks (their logical IDs
-   * derive from it); by default `Group-<name>`, or for a name that is a token `Group<hash of
-   * what it stands for>`. Versions before 0.2 numbered token-named groups by their position
-   * among all groups added, from 1 (`Group1`, `Group2`, ...: names passed in props first, then
-   * groups, then these calls): pass that id to keep such a group's hooks on upgrade
-   * (docs/upgrades.md, "Upgrading the construct").
+   * Puts a launch and a terminate hook on one more group of this app (defined or imported) and
+   * lets the function complete them. `options.id` names the construct that holds the group's
+   * two hooks (their logical IDs derive from it); by default `Group-<name>`, or for a name that
+   * is a token `Group<hash of the group's construct path>`. Versions before 0.2 numbered
+   * token-named groups by their position among all groups added, from 1 (`Group1`, `Group2`,
+   * ...: names passed in props first, then groups, then these calls): pass that id to keep
+   * such a group's hooks on upgrade (docs/upgrades.md, "Upgrading the construct").
    */
-  addAutoScalingGroup(group: autoscaling.IAutoScalingGroup | string, options: AddAutoScalingGroupOptions = {}): void {
+  addAutoScalingGroup(group: autoscaling.IAutoScalingGroup, options: AddAutoScalingGroupOptions = {}): void {
     this.hooks.addGroup(group, options.id);
+  }
+
+  /**
+   * Puts a launch and a terminate hook on one more group, given by name (a group made by
+   * eksctl, Terraform or another stack), and lets the function complete them. `options.id` as
+   * for `addAutoScalingGroup`; for a name that is a token the default hashes what it stands for.
+   */
+  addAutoScalingGroupName(name: string, options: AddAutoScalingGroupOptions = {}): void {
+    this.hooks.addGroup(name, options.id);
   }
 
   /** Drains that reached their deadline with pods still on the node. Sum over 5 minutes by default. */
@@ -183,4 +193,5 @@ function isSnsInvokePermission(c: IConstruct): boolean {
   return c instanceof lambda.CfnPermission && c.principal === 'sns.amazonaws.com';
 }
 
-const noGroupMessage = 'GracefulNodeTermination has no Auto Scaling group: pass autoScalingGroupNames or autoScalingGroups, or call addAutoScalingGroup()';
+const noGroupMessage =
+  'GracefulNodeTermination has no Auto Scaling group: pass autoScalingGroupNames or autoScalingGroups, or call addAutoScalingGroupName() or addAutoScalingGroup()';

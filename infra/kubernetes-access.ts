@@ -6,7 +6,7 @@ import { CfnElement, CustomResource, Duration, Stack, aws_eks as eks, aws_iam as
 import { Construct } from 'constructs';
 import type { DeadlinePolicy } from '../lambda/shared/config.js';
 import { renderRbacYaml } from '../lambda/installer/rbac.js';
-import { lambdaHandlers } from './bundling.js';
+import { lambdaHandlers } from './handlers.js';
 import { grantLogs, grantVpcAccess } from './drainer.js';
 import { keepParentLogicalIds, stableLogicalId } from './logical-ids.js';
 import { acknowledgeNag, flattenForNag } from './nag.js';

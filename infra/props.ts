@@ -1,22 +1,31 @@
 // The construct's properties: flat, strongly typed, each optional one with its default.
-import type { Duration, RemovalPolicy, aws_autoscaling as autoscaling, aws_ec2 as ec2, aws_logs as logs, aws_sns as sns } from 'aws-cdk-lib';
+import type { Duration, RemovalPolicy, aws_autoscaling as autoscaling, aws_ec2 as ec2, aws_eks as eks, aws_logs as logs, aws_sns as sns } from 'aws-cdk-lib';
 import { DeadlinePolicy } from '../lambda/shared/config.js';
 
 export { DeadlinePolicy };
 
 export interface GracefulNodeTerminationProps {
-  /** Name of the EKS cluster the node groups join. */
-  readonly clusterName: string;
+  /**
+   * Name of the EKS cluster the node groups join. Pass this or `cluster`.
+   * @default - the name of `cluster`
+   */
+  readonly clusterName?: string;
+  /**
+   * The EKS cluster the node groups join, defined in or imported into this CDK app; only its
+   * name is used. Pass this or `clusterName`.
+   * @default - the cluster named by `clusterName`
+   */
+  readonly cluster?: eks.ICluster;
   /**
    * Existing Auto Scaling groups, by name (eksctl, Terraform, CloudFormation groups).
-   * @default - none; pass groups here, in `autoScalingGroups`, or with `addAutoScalingGroup`
+   * @default - none; pass groups here, in `autoScalingGroups`, or with `addAutoScalingGroupName`
    */
-  readonly autoScalingGroupNames?: readonly string[];
+  readonly autoScalingGroupNames?: string[];
   /**
    * Auto Scaling groups defined in or imported into this CDK app.
-   * @default - none
+   * @default - none; pass groups here, in `autoScalingGroupNames`, or with `addAutoScalingGroup`
    */
-  readonly autoScalingGroups?: readonly autoscaling.IAutoScalingGroup[];
+  readonly autoScalingGroups?: autoscaling.IAutoScalingGroup[];
   /**
    * How long Auto Scaling waits for the handler before applying CONTINUE on its own.
    * EKS managed node groups use 30 minutes. Between 30 seconds and 2 hours. The handler
@@ -218,7 +227,7 @@ export interface GracefulNodeTerminationProps {
    * Security groups for the functions, when `vpc` is set.
    * @default - one security group with all outbound traffic allowed
    */
-  readonly securityGroups?: readonly ec2.ISecurityGroup[];
+  readonly securityGroups?: ec2.ISecurityGroup[];
   /**
    * How long the functions' logs are kept.
    * @default logs.RetentionDays.ONE_MONTH
@@ -233,7 +242,7 @@ export interface GracefulNodeTerminationProps {
   readonly removalPolicy?: RemovalPolicy;
 }
 
-/** Options of `addAutoScalingGroup`. */
+/** Options of `addAutoScalingGroup` and `addAutoScalingGroupName`. */
 export interface AddAutoScalingGroupOptions {
   /**
    * The construct ID of the group's hooks (their logical IDs derive from it). Pass `Group<n>`

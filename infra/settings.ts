@@ -39,10 +39,11 @@ export const invocationMarginSeconds = configVariables.invocationMarginSeconds.d
 
 export function resolveSettings(scope: Construct, props: GracefulNodeTerminationProps): Settings {
   validateProps(props);
+  const clusterName = resolveClusterName(props);
   const deploymentName = props.deploymentName ?? defaultDeploymentName(scope);
   const heartbeatTimeout = props.heartbeatTimeout ?? defaultSeconds(configVariables.heartbeatTimeoutSeconds);
   const settings: Settings = {
-    clusterName: props.clusterName,
+    clusterName,
     deploymentName,
     hookNames: { launch: `${deploymentName}-launch`, terminate: `${deploymentName}-terminate` },
     kubernetesGroup: props.kubernetesGroup ?? deploymentName,
@@ -110,10 +111,22 @@ function checkTimesFit(s: Settings): void {
 
 const clusterNamePattern = /^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/;
 
-function validateProps(props: GracefulNodeTerminationProps): void {
-  if (!Token.isUnresolved(props.clusterName) && !clusterNamePattern.test(props.clusterName)) {
-    throw new Error(`clusterName ${JSON.stringify(props.clusterName)} is not an EKS cluster name: use 1 to 100 letters, digits, "-" or "_", starting with a letter or digit`);
+/** The cluster's name, from `cluster` or `clusterName`: one of them, or both naming the same cluster. */
+function resolveClusterName(props: GracefulNodeTerminationProps): string {
+  const fromCluster = props.cluster?.clusterName;
+  const name = fromCluster ?? props.clusterName;
+  if (name === undefined) throw new Error('GracefulNodeTermination needs its cluster: pass clusterName (the EKS cluster name) or cluster (an eks.ICluster)');
+  const given = props.clusterName;
+  if (fromCluster !== undefined && given !== undefined && !Token.isUnresolved(fromCluster) && !Token.isUnresolved(given) && fromCluster !== given) {
+    throw new Error(`clusterName ${JSON.stringify(given)} is not the name of cluster ${JSON.stringify(fromCluster)}: pass one of them`);
   }
+  if (!Token.isUnresolved(name) && !clusterNamePattern.test(name)) {
+    throw new Error(`clusterName ${JSON.stringify(name)} is not an EKS cluster name: use 1 to 100 letters, digits, "-" or "_", starting with a letter or digit`);
+  }
+  return name;
+}
+
+function validateProps(props: GracefulNodeTerminationProps): void {
   const heartbeat = props.heartbeatTimeout?.toSeconds();
   if (heartbeat !== undefined && (heartbeat < 30 || heartbeat > 7200)) {
     throw new Error(`heartbeatTimeout ${heartbeat} s is outside what Auto Scaling accepts: use between Duration.seconds(30) and Duration.hours(2)`);

@@ -3,7 +3,10 @@
 // - the use cases and the cluster model never import an adapter (only the runtime and the
 //   installer, the composition roots, wire them);
 // - infra/ imports only the shared configuration, the Event texts and the RBAC definition;
-// - nothing under lambda/ imports infra/, test/, scripts/, demo/ or bench/.
+// - nothing under lambda/ imports infra/, test/, scripts/, demo/ or bench/;
+// - the construct and what it shares with the handler import no npm package but aws-cdk-lib and
+//   constructs (the shared modules not even those): the construct package (packages/construct)
+//   ships them with no dependency of its own.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -54,11 +57,28 @@ const rules: { readonly applies: (file: string) => boolean; readonly forbids: (t
   { applies: (f) => f.startsWith('lambda/'), forbids: (t) => /^(infra|test|scripts|demo|bench)\//.test(t), why: 'lambda/ imports tooling' },
 ];
 
+/** Bare (package) imports of a file: `aws-cdk-lib`, `node:fs`, `esbuild`. */
+function packagesOf(file: string): string[] {
+  const text = readFileSync(join(root, file), 'utf8');
+  return [...text.matchAll(/(?:from\s+|import\s*\(\s*)'([^.'][^']*)'/g)].map((m) => m[1]!);
+}
+
+/** The construct at synthesis: infra/ but the app, the synthesis-time bundling and its caller. */
+const synthesisTimeOnly = new Set(['infra/app.ts', 'infra/bundling.ts', 'infra/lambda-code.ts']);
+const constructFiles = files('infra').filter((f) => !synthesisTimeOnly.has(f));
+const packageRules = [
+  { files: constructFiles, allows: /^(aws-cdk-lib(\/.*)?|constructs|node:.+)$/, why: 'the construct package has aws-cdk-lib and constructs as its only (peer) dependencies' },
+  { files: [...infraMayImport], allows: /^node:.+$/, why: 'what the construct shares with the handler has no runtime dependency' },
+];
+
 const problems: string[] = [];
 for (const file of [...files('lambda'), ...files('infra')]) {
   for (const target of importsOf(file)) {
     for (const rule of rules) if (rule.applies(file) && rule.forbids(target)) problems.push(`${file} imports ${target}: ${rule.why}`);
   }
+}
+for (const rule of packageRules) {
+  for (const file of rule.files) for (const name of packagesOf(file)) if (!rule.allows.test(name)) problems.push(`${file} imports ${name}: ${rule.why}`);
 }
 if (problems.length > 0) {
   console.error(problems.join('\n'));

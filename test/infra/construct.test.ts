@@ -255,7 +255,7 @@ describe('the construct', () => {
   it("keeps a token-named group's hooks where a version before 0.2 put them when given their id, and names them by hash otherwise", () => {
     const withGroup = (id?: string) => {
       const { stack, construct } = stackWith({ autoScalingGroupNames: [] });
-      construct.addAutoScalingGroup(new CfnParameter(stack, 'GroupName').valueAsString, id === undefined ? {} : { id });
+      construct.addAutoScalingGroupName(new CfnParameter(stack, 'GroupName').valueAsString, id === undefined ? {} : { id });
       return Object.keys(resourcesOf(stack)).filter((k) => /^GntGroup.*(Launch|Terminate)/.test(k));
     };
     // 84f950b numbered token-named groups from 1: GntGroup1Launch..., GntGroup1Terminate...
@@ -280,7 +280,7 @@ describe('the construct', () => {
         return { autoScalingGroups: [group] };
       },
     });
-    construct.addAutoScalingGroup('legacy-nodes');
+    construct.addAutoScalingGroupName('legacy-nodes');
     const template = Template.fromStack(stack);
     template.resourceCountIs('AWS::AutoScaling::LifecycleHook', 4);
     template.hasResourceProperties('AWS::AutoScaling::LifecycleHook', { AutoScalingGroupName: { Ref: Match.stringLikeRegexp('NodesASG') }, DefaultResult: 'CONTINUE' });

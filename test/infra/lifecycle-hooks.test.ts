@@ -34,7 +34,7 @@ describe('the lifecycle hooks', { timeout: 30_000 }, () => {
 
   it('let Auto Scaling assume the hook role only in this account and for the served groups, those added later included (confused deputy)', () => {
     const { stack, construct } = stackWith({ autoScalingGroupNames: ['nodes-a', 'nodes-b'] });
-    construct.addAutoScalingGroup('nodes-c');
+    construct.addAutoScalingGroupName('nodes-c');
     const resources = resourcesOf(stack);
     const [, role] = resourceNamed(resources, /^GntHookRole[0-9A-F]{8}$/);
     const [trust] = (role.Properties['AssumeRolePolicyDocument'] as { Statement: Record<string, unknown>[] }).Statement;

@@ -243,10 +243,10 @@ describe('review 2: attacks that held', () => {
   });
 
   // It synthesizes a stack: the first synthesis in a worker bundles the Lambda (esbuild).
-  it("addAutoScalingGroup(group, { id: 'Group2' }) gives the hooks the logical IDs version 0.1 gave the second group", { timeout: 30_000 }, () => {
+  it("addAutoScalingGroupName(name, { id: 'Group2' }) gives the hooks the logical IDs version 0.1 gave the second group", { timeout: 30_000 }, () => {
     const { stack, construct } = stackWith({ autoScalingGroupNames: ['nodes-a'] });
     // A token-named group, the second group added (0.1 numbered it Group2).
-    construct.addAutoScalingGroup(Fn.importValue('shared-nodes'), { id: 'Group2' });
+    construct.addAutoScalingGroupName(Fn.importValue('shared-nodes'), { id: 'Group2' });
     const hooks = Object.entries(resourcesOf(stack))
       .filter(([, r]) => r.Type === 'AWS::AutoScaling::LifecycleHook')
       .map(([id]) => id);
