@@ -117,7 +117,7 @@ async function carryOut(plan: Plan, event: CustomResourceEvent, deps: InstallerD
     let kube: KubeHttp;
     try {
       const endpoint = await deps.connect(settings.clusterName);
-      kube = deps.http?.(endpoint) ?? createKubeHttp(endpoint, { userAgent: `${rbacName}-installer/0.2`, timeoutMs: 15_000 });
+      kube = deps.http?.(endpoint) ?? createKubeHttp(endpoint, { userAgent: `${rbacName}-installer/0.3`, timeoutMs: 15_000 });
     } catch (error) {
       throw plan.kind === 'delete'
         ? new Error(

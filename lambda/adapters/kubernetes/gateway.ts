@@ -12,7 +12,7 @@ import { createPodApi } from './pod-api.js';
 import { createVolumeApi } from './volume-api.js';
 
 /** Shows in the API server's audit log, as EKS's own drainer shows as vpcLambda. */
-export const userAgent = `${reportingComponent}/0.2`;
+export const userAgent = `${reportingComponent}/0.3`;
 
 export interface KubernetesOptions {
   /** Every request is aborted after this long (watches excepted: they idle-timeout). */
