@@ -10,6 +10,15 @@ import { DeadlinePolicy as HandlerDeadlinePolicy, parseConfig } from '../../lamb
 import { renderRbacYaml } from '../../lambda/installer/rbac.js';
 import { appsWithNag, exampleContext, exampleStack, fixtureOnly, resourcesOf, root, stackWith, statements, synthWithNag, type Resources } from './fixtures.js';
 
+/** What reading the load balancers needs (waitForTargets): five Describe actions, nothing that registers. */
+const loadBalancerReads = [
+  'elasticloadbalancing:DescribeTargetGroups',
+  'elasticloadbalancing:DescribeTargetHealth',
+  'elasticloadbalancing:DescribeLoadBalancers',
+  'elasticloadbalancing:DescribeInstanceHealth',
+  'elasticloadbalancing:DescribeTags',
+];
+
 describe('the example stack from cdk.json', () => {
   let template: Template;
   let resources: Resources;
@@ -72,11 +81,7 @@ describe('the example stack from cdk.json', () => {
           'autoscaling:DescribeAutoScalingGroups',
           'autoscaling:DescribeInstanceRefreshes',
           'autoscaling:DescribeAutoScalingInstances',
-          'elasticloadbalancing:DescribeTargetGroups',
-          'elasticloadbalancing:DescribeTargetHealth',
-          'elasticloadbalancing:DescribeLoadBalancers',
-          'elasticloadbalancing:DescribeInstanceHealth',
-          'elasticloadbalancing:DescribeTags',
+          ...loadBalancerReads,
         ],
         Condition: { StringEquals: { 'aws:RequestedRegion': expect.anything() } },
       }),
@@ -103,15 +108,7 @@ describe('the example stack from cdk.json', () => {
     ]);
     // Reading the load balancers: their five Describe actions, nothing that registers or deregisters.
     expect(unscoped({ cordonDoomedSiblings: false, markOutdatedOnRefresh: false, reconcileMarks: false, waitForTargets: true })).toEqual([
-      [
-        'ec2:DescribeInstances',
-        'autoscaling:DescribeAutoScalingInstances',
-        'elasticloadbalancing:DescribeTargetGroups',
-        'elasticloadbalancing:DescribeTargetHealth',
-        'elasticloadbalancing:DescribeLoadBalancers',
-        'elasticloadbalancing:DescribeInstanceHealth',
-        'elasticloadbalancing:DescribeTags',
-      ],
+      ['ec2:DescribeInstances', 'autoscaling:DescribeAutoScalingInstances', ...loadBalancerReads],
     ]);
     const { stack } = stackWith({ cordonDoomedSiblings: false, markOutdatedOnRefresh: false, reconcileMarks: false });
     Template.fromStack(stack).resourceCountIs('AWS::Events::Rule', 0);
@@ -474,11 +471,7 @@ describe('the construct', () => {
           'autoscaling:DescribeAutoScalingGroups',
           'autoscaling:DescribeInstanceRefreshes',
           'autoscaling:DescribeAutoScalingInstances',
-          'elasticloadbalancing:DescribeTargetGroups',
-          'elasticloadbalancing:DescribeTargetHealth',
-          'elasticloadbalancing:DescribeLoadBalancers',
-          'elasticloadbalancing:DescribeInstanceHealth',
-          'elasticloadbalancing:DescribeTags',
+          ...loadBalancerReads,
         ],
         'Allow',
       ],
