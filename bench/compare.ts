@@ -133,7 +133,7 @@ function withPreviousWave(previous: Results, current: Results): Results {
   const wave = (current['wave'] as Results | undefined)?.['previous'];
   if (previous['wave'] !== undefined || wave === undefined) return previous;
   const w = wave as Results;
-  return { label: `previous: ${String(w['handler'])}`, measuredAt: w['measuredAt'], ...previous, wave };
+  return { label: `previous: ${String(w['handler'])}`, measuredAt: w['measuredAt'], commit: w['commit'], ...previous, wave };
 }
 
 function comparison(current: Results, previous: Results): string {

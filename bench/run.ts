@@ -90,12 +90,13 @@ const wave = sections.has('wave')
 const kept = keptSections(values.out!, sections);
 const output = {
   measuredAt: new Date().toISOString(),
-  ...(values.label !== undefined ? { label: values.label } : {}),
+  label: values.label,
   commit: commitOf(root),
-  ...kept,
-  sections: [...new Set([...((kept['sections'] as string[] | undefined) ?? []), ...sections])],
+  ...kept.run,
+  sections: [...new Set([...kept.sections, ...sections])],
   machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
   versions: { kubernetes: versions['KUBERNETES_VERSION'], etcd: versions['ETCD_VERSION'], kwok: versions['KWOK_VERSION'] },
+  ...kept.results,
   ...drain,
   ...(fleet ? { fleet } : {}),
   ...(upgrade ? { upgrade } : {}),
@@ -262,20 +263,23 @@ async function runDrain() {
   }
 }
 
-/** What `out` holds of the sections not run now, with its measuredAt and commit; nothing when every section it has is run again. */
-function keptSections(out: string, run: ReadonlySet<string>): Record<string, unknown> {
+/**
+ * What `out` holds of the sections not run now (`results`), with the measuredAt, label and
+ * commit they were measured at (`run`); nothing when every section it has is run again.
+ */
+function keptSections(out: string, run: ReadonlySet<string>): { run: Record<string, unknown>; sections: string[]; results: Record<string, unknown> } {
   let existing: Record<string, unknown>;
   try {
     existing = JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown>;
   } catch {
-    return {};
+    return { run: {}, sections: [], results: {} };
   }
   const keys: Record<string, readonly string[]> = { drain: ['drain', 'requestsPerNode', 'scaleIn', 'memory', 'coldStart'], fleet: ['fleet'], upgrade: ['upgrade'], wave: ['wave'] };
   const left = ((existing['sections'] as string[] | undefined) ?? []).filter((s) => !run.has(s));
-  if (left.length === 0) return {};
-  const kept: Record<string, unknown> = { measuredAt: existing['measuredAt'], label: existing['label'], commit: existing['commit'], sections: left };
-  for (const s of left) for (const k of keys[s] ?? []) if (existing[k] !== undefined) kept[k] = existing[k];
-  return kept;
+  if (left.length === 0) return { run: {}, sections: [], results: {} };
+  const results: Record<string, unknown> = {};
+  for (const s of left) for (const k of keys[s] ?? []) if (existing[k] !== undefined) results[k] = existing[k];
+  return { run: { measuredAt: existing['measuredAt'], label: existing['label'], commit: existing['commit'] }, sections: left, results };
 }
 
 /** The commit measured, `+dirty` when the tree has changes. */

@@ -12,6 +12,7 @@
 // a loop before and during the wave.
 // --handler-tree <dir> runs the same wave again, on a fresh plane, with that tree's handler
 // (its lambda/runtime.ts), written beside this one's under wave.previous.
+import { execFileSync } from 'node:child_process';
 import { Agent, request } from 'node:https';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -53,7 +54,8 @@ export async function runWaveSection(o: WaveOptions): Promise<Record<string, unk
   const { createRuntime } = (await import(pathToFileURL(join(o.handlerTree, 'lambda', 'runtime.ts')).href)) as { createRuntime: NonNullable<EnvironmentOptions['createHandler']> };
   await o.beforeEachPlane?.();
   const previous = await runWave(o, { tree: o.handlerTree, createHandler: createRuntime });
-  return { ...current, previous };
+  const commit = execFileSync('git', ['-C', o.handlerTree, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  return { ...current, previous: { ...previous, commit } };
 }
 
 interface Handler {
@@ -279,9 +281,12 @@ async function theWave(env: Environment, fleet: Fleet, o: WaveOptions, say: (lin
       .finally(() => invocations.inFlight--);
   });
   let awsCallsReported = 0;
+  const handlerLog = newHandlerLogStats();
   env.onHandlerLog((log) => {
+    if (!counting) return;
     const calls = log['message'] === 'termination handled' ? (log['awsCalls'] as Record<string, number> | undefined) : undefined;
     if (calls) awsCallsReported += Object.values(calls).reduce((s, n) => s + n, 0);
+    handlerLog.add(log);
   });
 
   // Auto Scaling picks the whole wave at once; the notifications follow, jittered.
@@ -337,6 +342,8 @@ async function theWave(env: Environment, fleet: Fleet, o: WaveOptions, say: (lin
     peakRequestsInFlight: peakConcurrency(requests.filter((e) => e.verb !== 'watch')),
     throttled429: requests.filter((e) => e.code === 429 && !/disruption budget/i.test(e.message)).length,
     awsCallsPerTermination: round(aws.length / fleet.wave.length),
+    /** The same without the throttled attempts: the calls AWS answered. */
+    awsCallsAnsweredPerTermination: round(aws.filter((c) => c.outcome !== 'throttled').length / fleet.wave.length),
     awsCallsReportedByHandler: awsCallsReported,
     awsCalls: awsByAction(aws),
     throttledCalls: aws.filter((c) => c.outcome === 'throttled').length,
@@ -346,6 +353,7 @@ async function theWave(env: Environment, fleet: Fleet, o: WaveOptions, say: (lin
     invocationsFailed: invocations.failed,
     invocationsRetried: invocations.retried,
     failures: [...new Set(invocations.failures)].slice(0, 5),
+    handlerLog: handlerLog.result(),
     actionsCompleted: completedTokens.size,
     actionsCompletedExactlyOnce: completedTokens.size === fleet.wave.length && done.length === fleet.wave.length,
     completeAfterDone: aws.filter((c) => c.action === 'CompleteLifecycleAction' && c.outcome === 'no-active-action').length,
@@ -360,6 +368,33 @@ async function theWave(env: Environment, fleet: Fleet, o: WaveOptions, say: (lin
     terminationSecondsMax: round(perTermination.at(-1) ?? 0),
   };
   return { startedMs, endedMs, summary };
+}
+
+/**
+ * What the handler logged during the wave: WARN and ERROR lines by message, the first distinct
+ * errors with where they came from, and how many sibling nodes its drains marked ahead.
+ */
+function newHandlerLogStats() {
+  const warnings: Record<string, number> = {};
+  const errors: Record<string, number> = {};
+  const samples = new Set<string>();
+  let siblingsMarkedAhead = 0;
+  let siblingMarkings = 0;
+  return {
+    add(log: Record<string, unknown>) {
+      const message = String(log['message']);
+      if (message === "marked the nodes of the group's other leaving instances before evicting") {
+        siblingMarkings++;
+        siblingsMarkedAhead += Number(log['marked'] ?? 0);
+      }
+      if (log['level'] === 'WARN') warnings[message] = (warnings[message] ?? 0) + 1;
+      if (log['level'] !== 'ERROR' && log['level'] !== 'WARN') return;
+      if (log['level'] === 'ERROR') errors[message] = (errors[message] ?? 0) + 1;
+      const error = (log['error'] ?? log['cause']) as { name?: string; message?: string; location?: string } | undefined;
+      if (error && samples.size < 8) samples.add(`${String(log['level'])} ${message}: ${error.name ?? ''} ${error.message ?? ''} at ${error.location ?? '?'}`);
+    },
+    result: () => ({ warnings, errors, samples: [...samples], siblingMarkings, siblingsMarkedAhead }),
+  };
 }
 
 function awsByAction(calls: readonly { action: string; outcome: string }[]): Record<string, { calls: number; throttled: number }> {
@@ -503,6 +538,7 @@ export function waveTable(w: Results): string {
     ['response bytes per terminated node', 'bytesPerNode', ' B'],
     ['single drain: response bytes', 'singleDrain.responseBytes', ' B'],
     ['AWS calls per termination (every call, throttled ones included)', 'awsCallsPerTermination', '', '≤ 6'],
+    ['AWS calls answered (not throttled) per termination', 'awsCallsAnsweredPerTermination', ''],
     ['AWS calls throttled', 'throttledCalls', '', ''],
     ['invocations (hand-offs, Lambda retries) / containers', 'invocations', ''],
     ['invocations failed', 'invocationsFailed', '', '0'],
