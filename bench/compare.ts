@@ -7,8 +7,12 @@
 // once no other kube-apiserver runs, and prints both side by side with their ratios. Without
 // --run it only prints: npx tsx bench/compare.ts [--current a.json] [--previous b.json]
 // Arguments after `--` go to both runs (smaller sizes while developing: -- --pods 20).
+// The wave section runs once, in this tree's run, which drives both handlers itself (the
+// previous tree's through --handler-tree; a previous run.ts has no wave section): its rows
+// read the previous version from wave.previous when the previous results have no wave.
+//   npx tsx bench/compare.ts --run --previous-tree /work/prev --sections drain,fleet,wave
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -112,7 +116,25 @@ const rows: readonly Row[] = [
     format: count,
   },
   { label: () => 'fleet: reconcile pass, 10 stale drain marks: requests', path: 'fleet.reconcile.staleDrainMarks.requests', format: count },
+  { label: (r) => `wave ${size(r, 'wave.waveSize')} of ${size(r, 'wave.nodes')}: requests per terminated node / a single drain's`, path: 'wave.requestsPerNodeRatio', format: two },
+  { label: () => "wave: response bytes per terminated node / a single drain's", path: 'wave.bytesPerNodeRatio', format: two },
+  { label: () => 'wave: AWS calls per termination', path: 'wave.awsCallsPerTermination', format: two },
+  { label: () => 'wave: AWS calls throttled', path: 'wave.throttledCalls', format: count },
+  { label: () => 'wave: invocations failed', path: 'wave.invocationsFailed', format: count },
+  { label: () => 'wave: evictions per original pod', path: 'wave.evictionsPerOriginalPod', format: two },
+  { label: () => 'wave: pods evicted twice', path: 'wave.podsEvictedTwice', format: count },
+  { label: () => 'wave: last completion', path: 'wave.lastCompletionSeconds', format: s2 },
+  { label: () => 'wave: peak drainer requests in flight', path: 'wave.peakRequestsInFlight', format: count },
+  { label: () => 'wave: probe p99 during / before', path: 'wave.probeP99Ratio', format: two },
 ];
+
+/** The previous version's wave, measured in this tree's run, where the previous results have none. */
+function withPreviousWave(previous: Results, current: Results): Results {
+  const wave = (current['wave'] as Results | undefined)?.['previous'];
+  if (previous['wave'] !== undefined || wave === undefined) return previous;
+  const w = wave as Results;
+  return { label: `previous: ${String(w['handler'])}`, measuredAt: w['measuredAt'], commit: w['commit'], ...previous, wave };
+}
 
 function comparison(current: Results, previous: Results): string {
   const name = (r: Results, fallback: string) => [r['label'] ?? fallback, r['commit'] !== undefined ? `(${String(r['commit'])})` : ''].join(' ').trim();
@@ -134,16 +156,24 @@ if (values.run) {
   if (tree === undefined) throw new Error('--run needs --previous-tree <a worktree of the previous version>');
   const waitMinutes = Number(values['wait-minutes']);
   const args = ['--sections', values.sections!, '--fleet-nodes', values['fleet-nodes']!, ...positionals];
+  const sections = values.sections!.split(',').map((x) => x.trim());
+  // This tree's wave drives the previous handler too; the previous run.ts has no wave.
+  const currentArgs = sections.includes('wave') ? [...args, '--handler-tree', tree] : args;
+  const previousSections = sections.filter((x) => x !== 'wave');
+  const previousArgs = ['--sections', previousSections.join(','), '--fleet-nodes', values['fleet-nodes']!, ...positionals];
   await waitForNoOtherPlane(say, waitMinutes);
   say(`this tree (${shortCommit(root)}): bench/run.ts ${args.join(' ')}`);
-  await bench(root, [...args, '--label', 'current', '--wait-minutes', String(waitMinutes), '--out', values.current!], {});
-  await waitForNoOtherPlane(say, waitMinutes);
-  const commit = shortCommit(tree);
-  say(`previous tree ${tree} (${commit}): bench/run.ts ${args.join(' ')}`);
-  // Its plane binaries are this tree's (the same versions.env): no second build.
-  await bench(tree, [...args, '--out', values.previous!], { PLANE_CACHE: join(root, '.cache', 'plane') });
-  // Its run.ts may not know --label: the label is added to what it wrote.
-  const written = JSON.parse(readFileSync(values.previous!, 'utf8')) as Record<string, unknown>;
-  writeFileSync(values.previous!, JSON.stringify({ ...written, label: 'previous', commit }, null, 2) + '\n');
+  await bench(root, [...currentArgs, '--label', 'current', '--wait-minutes', String(waitMinutes), '--out', values.current!], {});
+  if (previousSections.length > 0) {
+    await waitForNoOtherPlane(say, waitMinutes);
+    const commit = shortCommit(tree);
+    say(`previous tree ${tree} (${commit}): bench/run.ts ${previousArgs.join(' ')}`);
+    // Its plane binaries are this tree's (the same versions.env): no second build.
+    await bench(tree, [...previousArgs, '--out', values.previous!], { PLANE_CACHE: join(root, '.cache', 'plane') });
+    // Its run.ts may not know --label: the label is added to what it wrote.
+    const written = JSON.parse(readFileSync(values.previous!, 'utf8')) as Record<string, unknown>;
+    writeFileSync(values.previous!, JSON.stringify({ ...written, label: 'previous', commit }, null, 2) + '\n');
+  }
 }
-console.log('\n' + comparison(load(values.current!), load(values.previous!)) + '\n');
+const current = load(values.current!);
+console.log('\n' + comparison(current, withPreviousWave(existsSync(values.previous!) ? load(values.previous!) : {}, current)) + '\n');

@@ -2,6 +2,7 @@
 // one run. Writes bench/results/latest.json and prints a markdown table.
 //   npm run bench -- --pods 110 --scale-nodes 20 --pods-per-scale-node 10 --cold-runs 20
 //   npm run bench -- --sections drain,fleet --label current --out bench/results/current.json
+//   npm run bench -- --sections wave --handler-tree /work/prev-main   (the wave, this tree's handler and that tree's)
 // Each plane starts only once no other kube-apiserver runs on the machine (--wait-minutes).
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { bundleLambda, coldStartBytes } from '../infra/bundling.js';
-import { createDaemonSet, createDeployment, newInstanceId, readAudit, until, waitNodeReady, byDrainer, type AuditEntry } from '../test/cluster/kube.js';
+import { createDaemonSet, createDeployment, newInstanceId, readAudit, until, waitNodeReady, byDrainer } from '../test/cluster/kube.js';
 import { startEnvironment, integerOption } from '../demo/environment.js';
 import { measureColdStart } from './cold-start.js';
 import { waitForNoOtherPlane } from './machine.js';
@@ -18,6 +19,8 @@ import { measureDrainMemory } from './memory.js';
 import { peakConcurrency, runFleet } from './fleet.js';
 import type { ReconcilePass, StaleMarksPass } from './reconcile.js';
 import { runUpgradeBench, type UpgradeRun } from './upgrade.js';
+import { runWaveSection, waveTable } from './wave.js';
+import { requestsByKind } from './wire.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
@@ -27,8 +30,13 @@ const { values } = parseArgs({
     'pods-per-scale-node': { type: 'string', default: '10' },
     'cold-runs': { type: 'string', default: '20' },
     'fleet-nodes': { type: 'string', default: '2000' },
-    /** Comma-separated: drain (the single-node, memory, scale-in and cold-start measures), fleet, upgrade. */
+    /** Comma-separated: drain (the single-node, memory, scale-in and cold-start measures), fleet, upgrade, wave. */
     sections: { type: 'string', default: 'drain,fleet,upgrade' },
+    'wave-nodes': { type: 'string', default: '400' },
+    'wave-size': { type: 'string', default: '200' },
+    'wave-pods-per-node': { type: 'string', default: '5' },
+    /** The wave again with another tree's handler (its lambda/runtime.ts), written under wave.previous. */
+    'handler-tree': { type: 'string' },
     out: { type: 'string', default: join(root, 'bench', 'results', 'latest.json') },
     /** Names the run in its results (`label`), for comparing versions (bench/compare.ts). */
     label: { type: 'string' },
@@ -42,9 +50,12 @@ const podsPerScaleNode = integerOption('pods-per-scale-node', values['pods-per-s
 const coldRuns = integerOption('cold-runs', values['cold-runs'], 3);
 const fleetNodes = integerOption('fleet-nodes', values['fleet-nodes'], 20);
 const waitMinutes = integerOption('wait-minutes', values['wait-minutes'], 0);
+const waveNodes = integerOption('wave-nodes', values['wave-nodes'], 4);
+const waveSize = integerOption('wave-size', values['wave-size'], 1);
+const wavePodsPerNode = integerOption('wave-pods-per-node', values['wave-pods-per-node'], 1);
 const sections = new Set(values.sections!.split(',').map((x) => x.trim()));
 for (const section of sections)
-  if (!['drain', 'fleet', 'upgrade'].includes(section)) throw new Error(`--sections ${values.sections} is invalid: expected drain, fleet and/or upgrade`);
+  if (!['drain', 'fleet', 'upgrade', 'wave'].includes(section)) throw new Error(`--sections ${values.sections} is invalid: expected drain, fleet, upgrade and/or wave`);
 
 // Pods shut down in 1 to 5 s (kwok deletes each this long after its deletion starts).
 const shutdownDelaysSeconds = [1, 2, 3, 4, 5];
@@ -66,22 +77,37 @@ const drain = sections.has('drain') ? await idle().then(runDrain) : undefined;
 if (sections.has('fleet') && !drain) bundleLambda(join(root, 'dist', 'lambda'));
 const fleet = sections.has('fleet') ? await idle().then(() => runFleet({ say, bundlePath: join(root, 'dist', 'lambda', 'index.mjs'), largeNodes: fleetNodes })) : undefined;
 const upgrade = sections.has('upgrade') ? await idle().then(() => runUpgradeBench(say)) : undefined;
+const wave = sections.has('wave')
+  ? await idle().then(() =>
+      runWaveSection({ say, nodes: waveNodes, waveSize, podsPerNode: wavePodsPerNode, handlerTree: values['handler-tree'], beforeEachPlane: idle }).then((w) => ({
+        ...w,
+        commit: commitOf(root),
+      })),
+    )
+  : undefined;
+// The sections not run now stay as the file had them (their time and commit are the file's
+// measuredAt and commit; a wave carries its own).
+const kept = keptSections(values.out!, sections);
 const output = {
   measuredAt: new Date().toISOString(),
-  ...(values.label !== undefined ? { label: values.label } : {}),
+  label: values.label,
   commit: commitOf(root),
-  sections: [...sections],
+  ...kept.run,
+  sections: [...new Set([...kept.sections, ...sections])],
   machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
   versions: { kubernetes: versions['KUBERNETES_VERSION'], etcd: versions['ETCD_VERSION'], kwok: versions['KWOK_VERSION'] },
+  ...kept.results,
   ...drain,
   ...(fleet ? { fleet } : {}),
   ...(upgrade ? { upgrade } : {}),
+  ...(wave ? { wave } : {}),
 };
 mkdirSync(dirname(values.out!), { recursive: true });
 writeFileSync(values.out!, JSON.stringify(output, null, 2) + '\n');
 if (drain) console.log('\n' + table(output as Parameters<typeof table>[0]) + '\n');
 if (fleet) console.log('\n' + fleetTable(fleet as Parameters<typeof fleetTable>[0]) + '\n');
 if (upgrade) console.log('\n' + upgradeTable(upgrade as Parameters<typeof upgradeTable>[0]) + '\n');
+if (wave) console.log('\n' + waveTable(wave) + '\n');
 say(`written to ${values.out}`);
 
 /** The single-node drain beside kubectl, memory, the 20-node scale-in and the cold start. */
@@ -218,7 +244,7 @@ async function runDrain() {
         kubectlOverheadSeconds: round(overhead(kubectlSeconds)),
         overheadRatio: round(overhead(oursSeconds) / Math.max(0.001, overhead(kubectlSeconds))),
       },
-      requestsPerNode: { ours: oursRequests.length, kubectl: kubectlRequests.length, oursByKind: countBy(oursRequests), kubectlByKind: countBy(kubectlRequests) },
+      requestsPerNode: { ours: oursRequests.length, kubectl: kubectlRequests.length, oursByKind: requestsByKind(oursRequests), kubectlByKind: requestsByKind(kubectlRequests) },
       scaleIn: { nodes: scaleNodes, podsPerNode: podsPerScaleNode, seconds: round(scaleSeconds), peakRequestsInFlight: peakInFlight },
       memory: { pods, maxRssMiB: memory.maxRssMiB, heapUsedMiB: memory.heapUsedMiB, emptyNodeMaxRssMiB: memory.emptyNodeMaxRssMiB },
       coldStart: {
@@ -237,6 +263,25 @@ async function runDrain() {
   }
 }
 
+/**
+ * What `out` holds of the sections not run now (`results`), with the measuredAt, label and
+ * commit they were measured at (`run`); nothing when every section it has is run again.
+ */
+function keptSections(out: string, run: ReadonlySet<string>): { run: Record<string, unknown>; sections: string[]; results: Record<string, unknown> } {
+  let existing: Record<string, unknown>;
+  try {
+    existing = JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown>;
+  } catch {
+    return { run: {}, sections: [], results: {} };
+  }
+  const keys: Record<string, readonly string[]> = { drain: ['drain', 'requestsPerNode', 'scaleIn', 'memory', 'coldStart'], fleet: ['fleet'], upgrade: ['upgrade'], wave: ['wave'] };
+  const left = ((existing['sections'] as string[] | undefined) ?? []).filter((s) => !run.has(s));
+  if (left.length === 0) return { run: {}, sections: [], results: {} };
+  const results: Record<string, unknown> = {};
+  for (const s of left) for (const k of keys[s] ?? []) if (existing[k] !== undefined) results[k] = existing[k];
+  return { run: { measuredAt: existing['measuredAt'], label: existing['label'], commit: existing['commit'] }, sections: left, results };
+}
+
 /** The commit measured, `+dirty` when the tree has changes. */
 function commitOf(dir: string): string | undefined {
   try {
@@ -249,15 +294,6 @@ function commitOf(dir: string): string | undefined {
 
 function round(n: number): number {
   return Math.round(n * 1000) / 1000;
-}
-
-function countBy(entries: readonly AuditEntry[]): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const e of entries) {
-    const key = `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ''}`;
-    out[key] = (out[key] ?? 0) + 1;
-  }
-  return out;
 }
 
 function upgradeTable(u: { runs: UpgradeRun[] }): string {

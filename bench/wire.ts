@@ -13,3 +13,13 @@ export function bytesByKind(answers: readonly { method: string; path: string; by
   }
   return Object.fromEntries(Object.entries(out).sort((x, y) => y[1] - x[1]));
 }
+
+/** Requests by kind (`create pods/eviction`), from the audit log. */
+export function requestsByKind(entries: readonly { verb: string; resource: string; subresource: string | undefined }[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const e of entries) {
+    const key = `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ''}`;
+    out[key] = (out[key] ?? 0) + 1;
+  }
+  return out;
+}

@@ -9,6 +9,7 @@ import { admin, createKwokNode, type Admin, rbacFile } from '../test/cluster/kub
 import { startPlane, type Plane } from '../test/cluster/plane/plane.js';
 import { testAws } from '../test/cluster/plane/token-webhook.js';
 import { lifecycleMessage, snsEvent } from '../test/fixtures/notifications.js';
+import type { RateLimit } from './aws-rate-limits.js';
 import { localAwsEnvironment, startLocalAws, type LocalAws } from './local-aws.js';
 
 export const groupName = 'demo-workers';
@@ -38,6 +39,27 @@ export interface EnvironmentOptions {
    * the settle phase waits for them (WAIT_FOR_TARGETS). Without it, the fixed delay.
    */
   readonly loadBalancersUrl?: string;
+  /** Token buckets the local AWS endpoint enforces (aws-rate-limits.ts); none: no throttling. */
+  readonly awsRateLimits?: readonly RateLimit[];
+  /**
+   * Builds the function's handler from its variables: this tree's createRuntime unless told
+   * (the wave bench drives another tree's, to measure a previous version beside this one).
+   */
+  readonly createHandler?: (variables: Readonly<Record<string, string | undefined>>) => LambdaHandler;
+  /**
+   * As Lambda scales out: every invocation runs in a container of its own unless one is free
+   * (each container a handler built once, its cold start included). Without it, one handler
+   * per set of settings serves every invocation at once.
+   */
+  readonly containerPerInvocation?: boolean;
+}
+
+/** One invocation of the function, as the environment started it. */
+export interface Invocation {
+  readonly event: unknown;
+  /** A hand-off SNS delivered (published by an invocation), not a call of terminate/launch/deliver. */
+  readonly handOff: boolean;
+  readonly run: Promise<unknown>;
 }
 
 /** Handler variables for one call (CORDON_DOOMED_SIBLINGS=false, say); a handler is built per set. */
@@ -60,6 +82,10 @@ export interface Environment {
   readonly aws: LocalAws;
   /** Every log line the handler wrote, parsed, as it arrives. */
   onHandlerLog(listener: (entry: Record<string, unknown>) => void): void;
+  /** Every invocation as it starts (hand-offs included). */
+  onInvocation(listener: (invocation: Invocation) => void): void;
+  /** Handlers built so far: Lambda's containers, with containerPerInvocation. */
+  containers(): number;
   /** The environment the handler runs with (the Lambda function's variables, here). */
   readonly handlerEnvironment: Readonly<Record<string, string | undefined>>;
   /** The counting proxy in front of the API server (countBytes). */
@@ -98,7 +124,7 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
     const a = admin(plane);
     a.kubectl('apply', '-f', rbacFile);
     proxy = options.countBytes ? await startFaultProxy({ server: plane.server, caPem: plane.caPem }, {}) : undefined;
-    aws = await startLocalAws({ name: testAws.clusterName, endpoint: proxy?.url ?? plane.server, caPem: plane.caPem });
+    aws = await startLocalAws({ name: testAws.clusterName, endpoint: proxy?.url ?? plane.server, caPem: plane.caPem }, { rateLimits: options.awsRateLimits });
     const listeners: ((entry: Record<string, unknown>) => void)[] = [];
     stopCapture = captureHandlerLogs((entry) => listeners.forEach((l) => l(entry)));
     // The default credential chain reads these; the plane's webhook knows the same test key.
@@ -127,23 +153,29 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
           }
         : { WAIT_FOR_TARGETS: 'false' }),
     };
-    const handlers = new Map<string, LambdaHandler>();
-    const handlerFor = (settings: Readonly<Record<string, string>> = {}): LambdaHandler => {
+    const build = options.createHandler ?? createRuntime;
+    const containers: { key: string; handler: LambdaHandler; busy: boolean }[] = [];
+    const containerFor = (settings: Readonly<Record<string, string>> = {}) => {
       const key = JSON.stringify(settings);
-      let handler = handlers.get(key);
-      if (handler === undefined) handlers.set(key, (handler = createRuntime({ ...handlerEnvironment, ...settings })));
-      return handler;
+      let container = containers.find((c) => c.key === key && (!options.containerPerInvocation || !c.busy));
+      if (container === undefined) containers.push((container = { key, handler: build({ ...handlerEnvironment, ...settings }), busy: false }));
+      return container;
     };
-    const invoke = (event: unknown, settings?: Readonly<Record<string, string>>) => {
+    const invocationListeners: ((invocation: Invocation) => void)[] = [];
+    const invoke = (event: unknown, settings?: Readonly<Record<string, string>>, handOff = false) => {
       const end = Date.now() + invocationSeconds * 1000;
-      return handlerFor(settings)(event, { getRemainingTimeInMillis: () => end - Date.now() });
+      const container = containerFor(settings);
+      container.busy = true;
+      const run = container.handler(event, { getRemainingTimeInMillis: () => end - Date.now() }).finally(() => (container.busy = false));
+      for (const l of invocationListeners) l({ event, handOff, run });
+      return run;
     };
     // SNS delivers each hand-off to a fresh invocation; terminate() waits for the chain.
     const deliveries: { instanceId: string; run: Promise<unknown>; taken: boolean }[] = [];
     aws.onPublish((topicArn, message) => {
       if (topicArn !== handOffTopicArn) return;
       const parsed = JSON.parse(message) as Record<string, unknown>;
-      const run = invoke(snsEvent(parsed));
+      const run = invoke(snsEvent(parsed), undefined, true);
       run.catch(() => undefined); // awaited by terminate(); this only keeps Node from calling it unhandled first
       deliveries.push({ instanceId: String(parsed['EC2InstanceId']), run, taken: false });
     });
@@ -177,6 +209,8 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
       proxy,
       notify,
       onHandlerLog: (listener) => void listeners.push(listener),
+      onInvocation: (listener) => void invocationListeners.push(listener),
+      containers: () => containers.length,
       async addNode(name, instanceId, labels = {}, taints = []) {
         await createKwokNode(a, name, instanceId, { 'eks.amazonaws.com/nodegroup': groupName, ...labels }, taints);
         const known = localAws.instances.get(instanceId);

@@ -12,12 +12,14 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createRateLimiter, throttledAnswer, type RateLimit, type ThrottledService } from './aws-rate-limits.js';
 
 export interface AwsCall {
   readonly action: string;
   readonly atMs: number;
   readonly params: Readonly<Record<string, string>>;
-  readonly outcome: 'ok' | 'no-active-action';
+  /** throttled: refused by a rate limit (LocalAwsOptions.rateLimits), answered as the service would. */
+  readonly outcome: 'ok' | 'no-active-action' | 'throttled';
 }
 
 /** What EC2 and Auto Scaling know of one instance. */
@@ -75,7 +77,16 @@ const xmlns = 'http://autoscaling.amazonaws.com/doc/2011-01-01/';
 const snsXmlns = 'http://sns.amazonaws.com/doc/2010-03-31/';
 const ec2Xmlns = 'http://ec2.amazonaws.com/doc/2016-11-15/';
 
-export async function startLocalAws(cluster: ClusterForEks): Promise<LocalAws> {
+export interface LocalAwsOptions {
+  /** Token buckets per action family (aws-rate-limits.ts); none: nothing is throttled. */
+  readonly rateLimits?: readonly RateLimit[];
+}
+
+/** The Query API a call is for, from its Version (Auto Scaling 2011-01-01, EC2 2016-11-15). */
+const serviceOf = (version: string | undefined): ThrottledService | undefined => (version === '2016-11-15' ? 'ec2' : version === '2011-01-01' ? 'autoscaling' : undefined);
+
+export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOptions = {}): Promise<LocalAws> {
+  const limiter = options.rateLimits ? createRateLimiter(options.rateLimits) : undefined;
   const open = new Set<string>();
   const calls: AwsCall[] = [];
   const instances = new Map<string, LocalInstance>();
@@ -136,6 +147,14 @@ export async function startLocalAws(cluster: ClusterForEks): Promise<LocalAws> {
 
     const params = Object.fromEntries(new URLSearchParams(body));
     const action = params['Action'];
+    const service = serviceOf(params['Version']);
+    if (limiter && service && action && !limiter.admit(service, action)) {
+      record({ action, atMs: Date.now(), params: {}, outcome: 'throttled' });
+      const answer = throttledAnswer(service, requestId);
+      res.writeHead(answer.status, { 'content-type': 'text/xml' });
+      res.end(answer.body);
+      return;
+    }
     if (action === 'Publish') {
       const messageId = randomUUID();
       record({ action, atMs: Date.now(), params: { TopicArn: params['TopicArn'] ?? '', MessageId: messageId }, outcome: 'ok' });

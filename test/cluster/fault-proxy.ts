@@ -34,7 +34,7 @@ export interface FaultProxy {
 }
 
 /** Deterministic, so a failing run can be replayed (mulberry32). */
-function seeded(seed: number): () => number {
+export function seeded(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
