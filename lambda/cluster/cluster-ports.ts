@@ -98,7 +98,15 @@ export interface NodeGateway {
    * instances whose EC2 name is there are left out unread; with `scan: false` there is no
    * scan, and EC2 failing is an error rather than a reason to scan.
    */
-  findNodesOfInstances(instanceIds: readonly string[], options?: { readonly skipNames?: ReadonlySet<string>; readonly scan?: boolean }): Promise<ReadonlyMap<string, NodeInfo>>;
+  findNodesOfInstances(
+    instanceIds: readonly string[],
+    options?: {
+      readonly skipNames?: ReadonlySet<string>;
+      readonly scan?: boolean;
+      /** Of the instances left after skipNames, which to read (in order, at most how many). */
+      readonly pick?: (instanceIds: readonly string[]) => readonly string[];
+    },
+  ): Promise<ReadonlyMap<string, NodeInfo>>;
   /** Follows one instance's node (one list, then a watch) until closed: launch admission. */
   watchNodeOf(instanceId: string): Promise<NodeWatch>;
   /** Every node carrying a mark of this owner: one label-selector list (the reconciler). */

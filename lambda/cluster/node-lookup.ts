@@ -75,7 +75,8 @@ export function createNodeLookup(
       const { names, failure } = await namesOf(instanceIds);
       if (failure !== undefined && o.scan === false) throw new TransientError("EC2 did not name the instances' nodes", { cause: failure });
       // Already marked (a wave's other drains got there first): not read again.
-      const toRead = [...names].filter(([, name]) => !o.skipNames?.has(name));
+      const unmarked = [...names].filter(([, name]) => !o.skipNames?.has(name)).map(([id]) => id);
+      const toRead = (o.pick?.(unmarked) ?? unmarked).map((id) => [id, names.get(id)!] as const);
       const nodes = await mapWithConcurrency(toRead, concurrency, async ([id, name]) => [id, await byName(id, name)] as const);
       const found = new Map(nodes.filter((entry): entry is readonly [string, NodeInfo] => entry[1] !== undefined));
       // The rest are not under their EC2 name (--hostname-override, no name from EC2): one

@@ -9,6 +9,7 @@
 // Best effort: whatever fails here is logged and the own drain goes on. Each sibling's own
 // invocation later finds its marks there (idempotent) and adopts them (mark.ts); when its
 // owner is gone, the reconciler takes them back.
+import { createHash } from 'node:crypto';
 import type { NodeInfo } from '../cluster/cluster-ports.js';
 import { cordonedAhead } from '../cluster/events.js';
 import { adoptsRefreshCordon, excludeFromLoadBalancersLabel, type DrainMark, type DrainRecord } from '../cluster/node-marks.js';
@@ -16,8 +17,13 @@ import { mapWithConcurrency } from '../shared/concurrency.js';
 import { asError } from '../shared/log.js';
 import type { Marked, Run } from './state.js';
 
-/** Siblings marked per termination at most; a larger wave is marked by the siblings' own drains too. */
-export const siblingLimit = 100;
+/**
+ * Siblings read and marked per termination at most, of those no drain marked yet. A wave's
+ * drains start in the same seconds, before any has marked anything: each takes its own share
+ * (siblingsFirst orders them by a hash of the pair), so a few drains together cover the wave
+ * instead of each reading the same first ones.
+ */
+export const siblingLimit = 50;
 const concurrency = 8;
 
 export async function markDoomedSiblings(run: Run, own: Marked): Promise<void> {
@@ -30,15 +36,12 @@ export async function markDoomedSiblings(run: Run, own: Marked): Promise<void> {
   try {
     ids = (await instances.leavingGroup(action.autoScalingGroupName)).filter((id) => id !== action.instanceId);
     if (ids.length === 0) return;
-    if (ids.length > siblingLimit) {
-      log.warn('more leaving siblings than one drain marks; marking the first ones', { siblings: ids.length, limit: siblingLimit });
-      ids = ids.slice(0, siblingLimit);
-    }
     // A wave's other drains marked most of them already: one metadata-only list says which,
     // and those are not read again. No scan: a sibling not under its EC2 name is marked by
     // its own drain (this is best effort), and a throttled EC2 must not cost a list per drain.
     const marked = await nodes.drainMarkedNames(run.request.owner);
-    nodesOf = await nodes.findNodesOfInstances(ids, { skipNames: marked, scan: false });
+    const pick = (unmarked: readonly string[]) => siblingsFirst(action.instanceId, unmarked).slice(0, siblingLimit);
+    nodesOf = await nodes.findNodesOfInstances(ids, { skipNames: marked, scan: false, pick });
     skipped = ids.length - nodesOf.size;
   } catch (error) {
     log.warn("could not look up the group's other leaving instances; draining without marking them first", asError(error));
@@ -63,6 +66,15 @@ export async function markDoomedSiblings(run: Run, own: Marked): Promise<void> {
     marked: marked.length,
     nodes: marked,
   });
+}
+
+/** The siblings in this drain's own order: by a hash of the pair, so concurrent drains spread over the wave. */
+export function siblingsFirst(own: string, siblings: readonly string[]): string[] {
+  const key = (id: string) => createHash('sha256').update(`${own}/${id}`).digest('hex');
+  return [...siblings]
+    .map((id) => [key(id), id] as const)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([, id]) => id);
 }
 
 /** True when it marked the node; a node a drain of ours already marked is left as it is. */

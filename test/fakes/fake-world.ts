@@ -188,12 +188,17 @@ export class FakeCluster {
     return [...this.nodes.values()].find((n) => n.providerId.endsWith(`/${instanceId}`));
   }
 
-  async findNodesOfInstances(instanceIds: readonly string[], o: { skipNames?: ReadonlySet<string> } = {}): Promise<ReadonlyMap<string, NodeInfo>> {
+  async findNodesOfInstances(
+    instanceIds: readonly string[],
+    o: { skipNames?: ReadonlySet<string>; pick?: (ids: readonly string[]) => readonly string[] } = {},
+  ): Promise<ReadonlyMap<string, NodeInfo>> {
     // The fake's node names stand for EC2's names: a skipped name is not read.
-    const read = instanceIds.flatMap((id) => {
-      const node = [...this.nodes.values()].find((n) => n.providerId.endsWith(`/${id}`));
-      return node && !o.skipNames?.has(node.name) ? [[id, node] as const] : [];
+    const nodeOf = (id: string) => [...this.nodes.values()].find((n) => n.providerId.endsWith(`/${id}`));
+    const unmarked = instanceIds.filter((id) => {
+      const node = nodeOf(id);
+      return node !== undefined && !o.skipNames?.has(node.name);
     });
+    const read = (o.pick?.(unmarked) ?? unmarked).map((id) => [id, nodeOf(id)!] as const);
     this.log('get-nodes', read.map(([id]) => id).join(' '));
     return new Map(read);
   }

@@ -5,6 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { handlerWorld, pod, type FakeCluster } from '../../fakes/fake-world.js';
 import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
 import { actionIdOf } from '../../../lambda/cluster/node-marks.js';
+import { siblingLimit, siblingsFirst } from '../../../lambda/termination/siblings.js';
 
 const env = { CLUSTER_NAME: 'prod', AUTO_SCALING_GROUP_NAMES: 'workers', LIFECYCLE_HOOK_NAMES: 'workers-terminate', LOAD_BALANCER_DELAY_SECONDS: '0' };
 const tokenB = '5b1d0f3e-bbbb-4bbb-8bbb-bbbbbbbbbbbb';
@@ -139,5 +140,26 @@ describe('cordon every doomed node first', () => {
     await world.invoke(world.handler(), lifecycleMessage(), undefined, 'request-1');
     expect(asked).toBe(0);
     expect(cluster.calls.slice(before).filter((c) => c.op === 'list-marked' || c.op === 'get-nodes')).toEqual([]);
+  });
+
+  it('in a wave larger than one drain marks, leaves out the marked ones first, then takes its own share of the rest', async () => {
+    const ids = Array.from({ length: 120 }, (_, n) => `i-0${String(n).padStart(16, '0')}`);
+    ids.forEach((id, n) => {
+      cluster.addNode(`wave-${n}`, id);
+      world.groups.set(id, 'workers');
+      world.terminating.add(id);
+    });
+    // Half of the wave is marked already by other drains.
+    for (let n = 0; n < 60; n++)
+      cluster.updateNode(`wave-${n}`, {
+        labels: { 'graceful-node-termination/owner': 'graceful-node-termination' },
+        drain: { action: '', hook: 'h', notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: ['cordon'] },
+      });
+    await world.invoke(world.handler(), lifecycleMessage());
+    const read = cluster.calls.filter((c) => c.op === 'get-nodes').flatMap((c) => c.target.split(' ').filter((t) => t !== ''));
+    expect(read).toHaveLength(siblingLimit);
+    expect(read.every((id) => ids.indexOf(id) >= 60 || !ids.includes(id))).toBe(true);
+    // Another drain of the same wave starts from other siblings.
+    expect(siblingsFirst('i-0other', ids.slice(60)).slice(0, siblingLimit)).not.toEqual(siblingsFirst(instanceId, ids.slice(60)).slice(0, siblingLimit));
   });
 });
