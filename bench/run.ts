@@ -14,6 +14,7 @@ import { bundleLambda, coldStartBytes } from '../infra/bundling.js';
 import { createDaemonSet, createDeployment, newInstanceId, readAudit, until, waitNodeReady, byDrainer } from '../test/cluster/kube.js';
 import { startEnvironment, integerOption } from '../demo/environment.js';
 import { measureColdStart } from './cold-start.js';
+import { measurePackage } from './package-size.js';
 import { waitForNoOtherPlane } from './machine.js';
 import { measureDrainMemory } from './memory.js';
 import { peakConcurrency, runFleet } from './fleet.js';
@@ -55,7 +56,8 @@ const waveSize = integerOption('wave-size', values['wave-size'], 1);
 const wavePodsPerNode = integerOption('wave-pods-per-node', values['wave-pods-per-node'], 1);
 const sections = new Set(values.sections!.split(',').map((x) => x.trim()));
 for (const section of sections)
-  if (!['drain', 'fleet', 'upgrade', 'wave'].includes(section)) throw new Error(`--sections ${values.sections} is invalid: expected drain, fleet, upgrade and/or wave`);
+  if (!['drain', 'fleet', 'upgrade', 'wave', 'package'].includes(section))
+    throw new Error(`--sections ${values.sections} is invalid: expected drain, fleet, upgrade, wave and/or package`);
 
 // Pods shut down in 1 to 5 s (kwok deletes each this long after its deletion starts).
 const shutdownDelaysSeconds = [1, 2, 3, 4, 5];
@@ -85,6 +87,9 @@ const wave = sections.has('wave')
       })),
     )
   : undefined;
+const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
+// The installable package (no plane): its sizes and its asset's cold start.
+const packaged = sections.has('package') ? { package: measurePackage(root, say, coldRuns) } : undefined;
 // The sections not run now stay as the file had them (their time and commit are the file's
 // measuredAt and commit; a wave carries its own).
 const kept = keptSections(values.out!, sections);
@@ -101,6 +106,7 @@ const output = {
   ...(fleet ? { fleet } : {}),
   ...(upgrade ? { upgrade } : {}),
   ...(wave ? { wave } : {}),
+  ...packaged,
 };
 mkdirSync(dirname(values.out!), { recursive: true });
 writeFileSync(values.out!, JSON.stringify(output, null, 2) + '\n');
@@ -108,6 +114,10 @@ if (drain) console.log('\n' + table(output as Parameters<typeof table>[0]) + '\n
 if (fleet) console.log('\n' + fleetTable(fleet as Parameters<typeof fleetTable>[0]) + '\n');
 if (upgrade) console.log('\n' + upgradeTable(upgrade as Parameters<typeof upgradeTable>[0]) + '\n');
 if (wave) console.log('\n' + waveTable(wave) + '\n');
+if (packaged)
+  console.log(
+    `\npackage: npm tarball ${kib(packaged.package.tarballBytes)}, Python wheel ${kib(packaged.package.wheelBytes)}, asset ${kib(packaged.package.assetBytes)}; entry file ${kib(packaged.package.coldStart.bytes)}, +${packaged.package.coldStart.initAboveEmptyMs} ms over an empty node (median of ${packaged.package.coldStart.runs})\n`,
+  );
 say(`written to ${values.out}`);
 
 /** The single-node drain beside kubectl, memory, the 20-node scale-in and the cold start. */
@@ -274,7 +284,13 @@ function keptSections(out: string, run: ReadonlySet<string>): { run: Record<stri
   } catch {
     return { run: {}, sections: [], results: {} };
   }
-  const keys: Record<string, readonly string[]> = { drain: ['drain', 'requestsPerNode', 'scaleIn', 'memory', 'coldStart'], fleet: ['fleet'], upgrade: ['upgrade'], wave: ['wave'] };
+  const keys: Record<string, readonly string[]> = {
+    drain: ['drain', 'requestsPerNode', 'scaleIn', 'memory', 'coldStart'],
+    fleet: ['fleet'],
+    upgrade: ['upgrade'],
+    wave: ['wave'],
+    package: ['package'],
+  };
   const left = ((existing['sections'] as string[] | undefined) ?? []).filter((s) => !run.has(s));
   if (left.length === 0) return { run: {}, sections: [], results: {} };
   const results: Record<string, unknown> = {};
