@@ -111,7 +111,7 @@ export interface NodeGateway {
   watchNodeOf(instanceId: string): Promise<NodeWatch>;
   /** Every node carrying a mark of this owner: one label-selector list (the reconciler). */
   listMarked(owner: string): Promise<readonly NodeInfo[]>;
-  /** The names of the nodes a drain of this owner marked (a record on them): one metadata-only list. */
+  /** The names of the nodes a drain of this owner marked (its owner label and the exclusion label): one list of names. */
   drainMarkedNames(owner: string): Promise<ReadonlySet<string>>;
   /** One merge patch: the owner label, the exclusion label and cordon where asked, the record. */
   mark(nodeName: string, marks: NodeMarks, ifResourceVersion?: string): Promise<PatchResult>;

@@ -36,7 +36,7 @@ export async function markDoomedSiblings(run: Run, own: Marked): Promise<void> {
   try {
     ids = (await instances.leavingGroup(action.autoScalingGroupName)).filter((id) => id !== action.instanceId);
     if (ids.length === 0) return;
-    // A wave's other drains marked most of them already: one metadata-only list says which,
+    // A wave's other drains marked most of them already: one list of names says which,
     // and those are not read again. No scan: a sibling not under its EC2 name is marked by
     // its own drain (this is best effort), and a throttled EC2 must not cost a list per drain.
     const marked = await nodes.drainMarkedNames(run.request.owner);

@@ -237,7 +237,7 @@ export class FakeCluster {
 
   async drainMarkedNames(owner: string): Promise<ReadonlySet<string>> {
     this.log('list-marked', owner);
-    return new Set([...this.nodes.values()].filter((n) => n.labels[ownerLabel] === owner && n.drain !== undefined).map((n) => n.name));
+    return new Set([...this.nodes.values()].filter((n) => n.labels[ownerLabel] === owner && n.labels[excludeFromLoadBalancersLabel] === 'true').map((n) => n.name));
   }
 
   async listMarked(owner: string): Promise<readonly NodeInfo[]> {

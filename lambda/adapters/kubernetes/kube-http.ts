@@ -56,7 +56,7 @@ export interface RequestOptions {
   readonly contentType?: string;
   /** Ask for a gzipped answer (large lists only). */
   readonly compressed?: boolean;
-  /** The Accept header (default application/json): a metadata-only list asks for PartialObjectMetadataList. */
+  /** The Accept header (default application/json): a list of names only asks for a Table. */
   readonly accept?: string;
   /**
    * Retry network failures, timeouts, 429 and 5xx in place. Default: yes, except for POST,

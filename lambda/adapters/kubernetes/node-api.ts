@@ -90,20 +90,18 @@ class NodeRequests {
     return marked;
   }
 
-  /**
-   * Metadata only (PartialObjectMetadataList): a wave's drains each ask which nodes are already
-   * marked, so the answer carries names, labels and annotations, not 15 KB of node status each.
-   * https://kubernetes.io/docs/reference/using-api/api-concepts/#receiving-resources-as-tables
-   */
+  /** Names only: a wave's drains each ask which nodes are already marked, so the answer must stay small. */
   async drainMarkedNames(owner: string): Promise<ReadonlySet<string>> {
     const names = new Set<string>();
     let cont: string | undefined;
     do {
-      const query = { labelSelector: `${ownerLabel}=${owner}`, limit: 500, continue: cont };
+      // A drain of ours leaves the owner label and the exclusion label at "true" (a refresh's
+      // marks never set the exclusion label): the server selects, and answers names only.
+      const query = { labelSelector: `${ownerLabel}=${owner},${excludeFromLoadBalancersLabel}=true`, limit: 500, continue: cont, includeObject: 'None' };
       const page = await call('list nodes marked by this deployment', () =>
-        this.kube.request<WireList<{ metadata?: { name?: string; annotations?: Record<string, string> } }>>('GET', '/api/v1/nodes', { query, accept: metadataListAccept }),
+        this.kube.request<{ rows?: { cells?: unknown[] }[]; metadata?: { continue?: string } }>('GET', '/api/v1/nodes', { query, accept: tableAccept }),
       );
-      for (const item of page.items) if (item.metadata?.annotations?.[drainAnnotation] !== undefined) names.add(item.metadata.name ?? '');
+      for (const row of page.rows ?? []) if (typeof row.cells?.[0] === 'string') names.add(row.cells[0]);
       cont = page.metadata?.continue || undefined;
     } while (cont);
     return names;
@@ -177,7 +175,13 @@ class NodeRequests {
   }
 }
 
-const metadataListAccept = 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+/**
+ * A Table without the objects: one row of printed columns per node, the first its name (the
+ * server's own printing, as `kubectl get nodes` asks for it). A few dozen bytes a node, where
+ * even metadata alone (managedFields) is kilobytes.
+ * https://kubernetes.io/docs/reference/using-api/api-concepts/#receiving-resources-as-tables
+ */
+const tableAccept = 'application/json;as=Table;g=meta.k8s.io;v=v1,application/json';
 
 const nodePath = (name: string) => `/api/v1/nodes/${encodeURIComponent(name)}`;
 

@@ -152,7 +152,8 @@ describe('cordon every doomed node first', () => {
     // Half of the wave is marked already by other drains.
     for (let n = 0; n < 60; n++)
       cluster.updateNode(`wave-${n}`, {
-        labels: { 'graceful-node-termination/owner': 'graceful-node-termination' },
+        labels: { 'graceful-node-termination/owner': 'graceful-node-termination', [lbLabel]: 'true' },
+        unschedulable: true,
         drain: { action: '', hook: 'h', notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: ['cordon'] },
       });
     await world.invoke(world.handler(), lifecycleMessage());
