@@ -9,7 +9,8 @@ import { ServiceBusyError } from '../../../lambda/shared/errors.js';
 import { settle } from '../../../lambda/termination/settle.js';
 import { spotDeadlines } from '../../../lambda/termination/spot-interruption.js';
 import { isStop, type Deadlines, type Drained } from '../../../lambda/termination/state.js';
-import { FakeClock, MemoryLog, pod } from '../../fakes/fake-world.js';
+import { FakeClock, handlerWorld, MemoryLog, pod } from '../../fakes/fake-world.js';
+import { handOffDeploymentEnv, lifecycleMessage } from '../../fixtures/notifications.js';
 import { instanceId, phaseWorld } from '../termination/phase-world.js';
 
 type World = ReturnType<typeof phaseWorld>;
@@ -155,5 +156,29 @@ describe('review: a launch whose EC2 lookup was throttled', () => {
     // The node has not registered yet: the wait goes on under the name, for 30 s.
     while (clock.now() < namedAtMs + 30_000) await watch.changed(10_000);
     expect(calls).toEqual(['watch ip-10-0-0-9']);
+  });
+});
+
+describe('review: a throttled heartbeat on a hand-off', () => {
+  // Found (medium). retryLater() redelivers only while the notification's Time is within one
+  // heartbeat timeout (30 min by default). A hand-off keeps the original Time (for the log), so
+  // every hand-off of a drain longer than that (DRAIN_TIMEOUT_SECONDS and BATCH_WAIT_SECONDS may
+  // each be an hour; every hand-off heartbeats the action) fails its invocation when Auto
+  // Scaling throttles the heartbeat, although the action was extended moments ago: the chain
+  // is left to Lambda's two retries, which issue 21 says throttling must never cost while the
+  // hook has time. Bound it by when the hand-off was sent (or the action's cap), not by Time.
+  it('a hand-off of a drain older than the heartbeat timeout, heartbeat throttled: sent again, not failed', async () => {
+    const world = handlerWorld(handOffDeploymentEnv);
+    world.cluster.addNode('node-a', instanceId);
+    world.lifecycle.failWith = new ServiceBusyError('autoscaling:heartbeat was throttled through every retry: Rate exceeded');
+    const handOff = lifecycleMessage({
+      Service: 'graceful-node-termination',
+      Time: new Date(world.clock.now() - 2 * 3600_000).toISOString(),
+      GracefulNodeTerminationHandOff: { count: 4, claim: 'hand-off-4' },
+    });
+    const result = await world.invoke(world.handler(), handOff);
+    expect(result.records[0]!.status).toBe('retried-later');
+    expect(world.handOffs.sent).toHaveLength(1);
+    expect(world.cluster.calls).toEqual([]);
   });
 });
