@@ -199,7 +199,10 @@ describe('review: what the volume wait reads on a large cluster', () => {
       metadata: { name: `csi-${i}`, uid: `u-${i}`, resourceVersion: '1' },
       spec: { nodeName: `ip-10-0-${Math.floor(i / 250)}-${i % 250}`, attacher: 'ebs.csi.aws.com', source: { persistentVolumeName: `pv-${i}` } },
     }));
-    const ours = { metadata: { name: 'csi-ours', uid: 'u-ours', resourceVersion: '1' }, spec: { nodeName: 'node-a', attacher: 'ebs.csi.aws.com', source: { persistentVolumeName: 'pv-db' } } };
+    const ours = {
+      metadata: { name: 'csi-ours', uid: 'u-ours', resourceVersion: '1' },
+      spec: { nodeName: 'node-a', attacher: 'ebs.csi.aws.com', source: { persistentVolumeName: 'pv-db' } },
+    };
     let received = 0;
     const kube = {
       async request<T>(_method: string, path: string, o?: { query?: Record<string, unknown> }): Promise<T> {
