@@ -172,8 +172,11 @@ class NamedNodeWatch implements NodeWatch {
     }
     this.nameRetry = undefined;
     this.name = names.get(this.instanceId);
-    if (this.name !== undefined) this.named = await this.reader.watchNodeNamed(this.name);
-    else await this.scan();
+    if (this.name !== undefined) {
+      this.named = await this.reader.watchNodeNamed(this.name);
+      // As when named at once: the node gets scanEveryMs to show under its name before a scan.
+      this.lastScanMs = this.clock.now();
+    } else await this.scan();
   }
 
   private fromWatch(): NodeInfo | undefined {
