@@ -105,9 +105,10 @@ function loadBalancersOf(
       v2: env['AWS_ENDPOINT_URL_ELASTIC_LOAD_BALANCING_V2'] ?? env['AWS_ENDPOINT_URL'],
       classic: env['AWS_ENDPOINT_URL_ELASTIC_LOAD_BALANCING'] ?? env['AWS_ENDPOINT_URL'],
     },
-    // Short: an unreachable endpoint falls back to the fixed delay, which runs meanwhile.
-    timeoutMs: 5_000,
-    maxAttempts: 3,
+    // Short: an unreachable endpoint falls back to the fixed delay, which runs meanwhile; a
+    // reading must fit settle-targets.ts's readBudgetMs (a Spot interruption's 13 s too).
+    timeoutMs: 3_000,
+    maxAttempts: 2,
   });
 }
 

@@ -7,7 +7,7 @@
 // API denied or failing) the fixed LOAD_BALANCER_DELAY_SECONDS applies, as managed node groups do.
 // Requested of the Node Termination Handler since 2020: https://github.com/aws/aws-node-termination-handler/issues/316
 import { targetsDeregistered, targetsNotDeregistered, waitingForTargets } from '../cluster/events.js';
-import type { TargetHold } from '../shared/aws-ports.js';
+import type { TargetHold, TargetReading } from '../shared/aws-ports.js';
 import type { Drained, Run } from './state.js';
 
 /** Looks get sparser as the wait goes on: 2 s, 3 s, 4.5 s, ... up to 10 s, jittered. */
@@ -17,6 +17,22 @@ export function pollIntervalMs(look: number, random: () => number = Math.random)
 
 const seconds = (ms: number) => Math.max(0, Math.round(ms / 100) / 10);
 
+/** The longest one reading may take: two attempts of 3 s and the backoff between (runtime.ts). */
+export const readBudgetMs = 8_000;
+
+/** The reading, or a failed one once limitMs passed (the request may still answer; nobody waits). */
+export async function within(reading: Promise<TargetReading>, limitMs: number): Promise<TargetReading> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<TargetReading>((resolve) => {
+    timer = setTimeout(() => resolve({ read: false, denied: false, error: new Error(`no answer within ${limitMs} ms`), calls: 0 }), limitMs);
+  });
+  try {
+    return await Promise.race([reading, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export class TargetWait {
   private mode: 'fixed' | 'targets';
   private holds: readonly TargetHold[] | undefined;
@@ -25,6 +41,7 @@ export class TargetWait {
   private nextLookMs = 0;
   private told = 0;
   private firstLookMs = 0;
+  private failedSince = false;
   private looks = 0;
   /** AWS calls this invocation made for the wait. */
   calls = 0;
@@ -32,6 +49,8 @@ export class TargetWait {
   constructor(
     private readonly run: Run,
     private readonly d: Drained,
+    /** When this invocation hands on (infinite without a hand-off path). */
+    private readonly stopAtMs: number,
   ) {
     this.mode = d.deadlines.loadBalancerWait !== undefined && run.deps.loadBalancers !== undefined ? 'targets' : 'fixed';
   }
@@ -48,21 +67,31 @@ export class TargetWait {
     return this.d.drainedAtMs + this.d.deadlines.loadBalancerDelayMs;
   }
 
-  /** Reads the load balancers when a look is due. */
+  /**
+   * Reads the load balancers when a look is due, and only when the reading can end in time:
+   * before the maximum, the settle's end and this invocation's stop.
+   */
   async look(now: number): Promise<void> {
     if (this.mode === 'fixed' || now < this.nextLookMs || now >= this.maxUntilMs) return;
     if (this.holds !== undefined && this.holds.length === 0) return;
-    const reading = await this.run.deps.loadBalancers!.holding(this.run.request.action.instanceId, this.holds);
-    this.calls += reading.calls;
-    if (!reading.read) {
-      this.mode = 'fixed';
-      this.run.deps.log.warn(
-        `could not read the load balancers (${reading.denied ? 'access denied: the role needs the elasticloadbalancing Describe actions' : 'unavailable'}); waiting the fixed LOAD_BALANCER_DELAY_SECONDS instead`,
-        { error: reading.error, loadBalancerDelaySeconds: this.d.deadlines.loadBalancerDelayMs / 1000 },
-      );
+    const limitMs = Math.min(this.maxUntilMs, this.stopAtMs);
+    if (now + readBudgetMs > limitMs) {
+      if (this.holds === undefined) return this.fallBack({ read: false, denied: false, error: new Error('no time left for a reading before the wait must end'), calls: 0 });
+      this.nextLookMs = Number.POSITIVE_INFINITY; // the last reading stands until the end
       return;
     }
+    const reading = await within(this.run.deps.loadBalancers!.holding(this.run.request.action.instanceId, this.holds), limitMs - now);
+    this.calls += reading.calls;
     const after = this.run.deps.clock.now();
+    if (!reading.read) {
+      if (this.holds === undefined) return this.fallBack(reading);
+      // Read before: a failure (a throttled burst, a timeout) keeps the last reading; look again later.
+      if (!this.failedSince) this.run.deps.log.warn('could not read the load balancers again; the last reading stands and they are read again', { error: reading.error });
+      this.failedSince = true;
+      this.nextLookMs = after + pollIntervalMs(this.looks++);
+      return;
+    }
+    this.failedSince = false;
     for (const [id, hold] of this.seen) {
       if (!reading.holds.some((h) => h.id === id) && !this.let.some((x) => x.name === hold.name)) this.let.push({ name: hold.name, seconds: seconds(after - this.d.drainedAtMs) });
     }
@@ -70,6 +99,15 @@ export class TargetWait {
     if (this.holds === undefined) this.firstLookMs = after;
     this.holds = reading.holds;
     this.nextLookMs = after + pollIntervalMs(this.looks++);
+  }
+
+  /** Never read: the fixed delay, as without the feature. */
+  private fallBack(reading: Extract<TargetReading, { read: false }>): void {
+    this.mode = 'fixed';
+    this.run.deps.log.warn(
+      `could not read the load balancers (${reading.denied ? 'access denied: the role needs the elasticloadbalancing Describe actions' : 'unavailable'}); waiting the fixed LOAD_BALANCER_DELAY_SECONDS instead`,
+      { error: reading.error, loadBalancerDelaySeconds: this.d.deadlines.loadBalancerDelayMs / 1000 },
+    );
   }
 
   done(now: number): boolean {

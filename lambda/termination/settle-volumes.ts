@@ -10,6 +10,9 @@ import { volumesDetached, volumesNotDetached, waitingForVolumeDetach, type Volum
 import { asError } from '../shared/log.js';
 import type { Drained, Run } from './state.js';
 
+/** A PersistentVolume we could not read: not asked again in this wait. */
+const unreadable = '\u0000unreadable';
+
 const refOf = (a: VolumeAttachmentInfo): VolumeRef => ({ persistentVolume: a.persistentVolumeName ?? a.name, attacher: a.attacher });
 
 export class VolumeWait {
@@ -29,7 +32,8 @@ export class VolumeWait {
 
   /** Opens the node's attachments; undefined when the wait is off or the attachments cannot be read (said once). */
   static async open(run: Run, d: Drained, untilMs: number): Promise<VolumeWait | undefined> {
-    if (!run.request.waitForVolumeDetach) return undefined;
+    // Past the drain deadline nothing is waited for: no list, no watch (a resumed settle).
+    if (!run.request.waitForVolumeDetach || run.deps.clock.now() >= untilMs) return undefined;
     try {
       return new VolumeWait(run, d, await run.deps.volumes.watchVolumeAttachments(d.node.name), untilMs);
     } catch (error) {
@@ -46,8 +50,11 @@ export class VolumeWait {
     } catch {
       return; // resuming the watch: the last view stands
     }
-    // A finished pod (a Job's) no longer holds its volume: the attach-detach controller lets it go.
-    const running = podsOnNode.filter((p) => p.phase !== 'Succeeded' && p.phase !== 'Failed');
+    // A finished pod (a Job's) no longer holds its volume, nor does one we drained that is still
+    // terminating (stuck on a finalizer, say): the volume detaches once it is gone and must be
+    // waited for. With the kubelet gone nothing unmounts: a terminating pod keeps its volume.
+    const kubeletGone = !this.d.node.ready;
+    const running = podsOnNode.filter((p) => p.phase !== 'Succeeded' && p.phase !== 'Failed' && (p.deletionTimestamp === undefined || kubeletGone));
     const inUse = new Set(running.flatMap((p) => (p.claims ?? []).map((c) => `${p.namespace}/${c}`)));
     const held: VolumeAttachmentInfo[] = [];
     for (const a of attachments) if (await this.holds(a, inUse)) held.push(a);
@@ -70,8 +77,12 @@ export class VolumeWait {
         const claim = await this.run.deps.volumes.claimOfVolume(pv);
         this.claims.set(pv, claim && `${claim.namespace}/${claim.name}`);
       } catch (error) {
-        // Unknown whose it is: it holds, as far as the deadline.
-        this.run.deps.log.warn('could not read a PersistentVolume (RBAC: get persistentvolumes)', { persistentVolume: pv, error: asError(error) });
+        // Unknown whose it is: it holds, as far as the deadline; asked and told once.
+        this.run.deps.log.warn('could not read a PersistentVolume (RBAC: get persistentvolumes); its attachment holds the release until the drain deadline', {
+          persistentVolume: pv,
+          error: asError(error),
+        });
+        this.claims.set(pv, unreadable);
         return true;
       }
     }

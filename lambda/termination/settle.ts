@@ -15,7 +15,7 @@ export async function settle(run: Run, d: Drained): Promise<Step<Settled>> {
   const stopAtMs = stopMs(run, d.deadlines);
   const { watch, returns } = await openPods(run, d);
   const volumes = await VolumeWait.open(run, d, Math.min(drainDeadlineMs(d.deadlines, d.record.startedAtMs), d.deadlines.settleEndMs ?? Infinity));
-  const targets = new TargetWait(run, d);
+  const targets = new TargetWait(run, d, stopAtMs);
   try {
     await volumes?.refresh(watch.current());
     await targets.look(clock.now());

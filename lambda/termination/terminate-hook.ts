@@ -10,6 +10,7 @@ import { actionIdOf } from '../cluster/node-marks.js';
 import type { DeliveryOf } from '../inbound/deliveries.js';
 import { handOffField, handOffMessage, type LifecycleNotification } from '../inbound/lifecycle-message.js';
 import { lifecycleKeys, parseOurs } from '../inbound/lifecycle-scope.js';
+import { actionCapSeconds } from '../shared/config.js';
 import { undrainedVerdict } from '../shared/deadline-policy.js';
 import { AccessDeniedError, ServiceBusyError } from '../shared/errors.js';
 import { asError } from '../shared/log.js';
@@ -146,7 +147,11 @@ async function completeDenied(n: LifecycleNotification, ctx: TriggerContext, clu
  */
 async function retryLater(n: LifecycleNotification, ctx: TriggerContext, error: ServiceBusyError): Promise<{ status: 'retried-later' }> {
   const { handOffs, config, log, clock } = ctx;
-  if (handOffs === undefined || secondsSince(clock, n.time.getTime()) > config.heartbeatTimeoutSeconds) throw error;
+  // A first notification's action lives one heartbeat timeout unless heartbeated; a hand-off's
+  // was heartbeated moments before it was sent (its Time is the first notification's), up to
+  // the action's cap. Past that the heartbeat would say "no active action" anyway.
+  const aliveSeconds = n.handOff !== undefined ? actionCapSeconds(config.heartbeatTimeoutSeconds) : config.heartbeatTimeoutSeconds;
+  if (handOffs === undefined || secondsSince(clock, n.time.getTime()) > aliveSeconds) throw error;
   log.warn('Auto Scaling throttled the heartbeat through every retry; sending the notification again to a fresh invocation', { error });
   await handOffs.send(redelivery(n));
   return { status: 'retried-later' };

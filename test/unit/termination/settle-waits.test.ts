@@ -2,7 +2,7 @@
 // the load balancers let it go, both re-derived (a hand-off resumes the same wait).
 import { describe, expect, it } from 'vitest';
 import { settle } from '../../../lambda/termination/settle.js';
-import { pollIntervalMs } from '../../../lambda/termination/settle-targets.js';
+import { pollIntervalMs, within } from '../../../lambda/termination/settle-targets.js';
 import { isStop, type Deadlines, type Drained } from '../../../lambda/termination/state.js';
 import { pod } from '../../fakes/fake-world.js';
 import { instanceId, phaseWorld } from './phase-world.js';
@@ -157,6 +157,13 @@ describe('settle: load balancers', () => {
     const { step } = await settled(w, drained(w, { deadlines: { ...wait, invocationStopMs: w.clock.now() + 20_000 } }), { handOff: async () => 'sent' });
     expect(isStop(step)).toBe(true);
     expect(w.cluster.reasons()).toEqual(['Node/WaitingForTargetDeregistration', 'Node/WaitingForVolumeDetach', 'Node/TargetsDeregistered']);
+  });
+
+  it('a reading that does not answer in time is a failed one, in real time (the request is not waited for)', async () => {
+    const started = Date.now();
+    const reading = await within(new Promise<never>(() => {}), 50);
+    expect(reading).toMatchObject({ read: false, denied: false });
+    expect(Date.now() - started).toBeLessThan(2_000);
   });
 
   it('looks sparser as the wait goes on, never more often than every 1.6 s nor less than every 12 s', () => {
