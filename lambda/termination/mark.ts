@@ -26,6 +26,8 @@ export async function mark(run: Run, v: Verified): Promise<Step<Marked>> {
 }
 
 const conflictAttempts = 5;
+/** How recent a sibling's survey of the wave must be for this drain to skip its own. */
+const surveyFreshMs = 60_000;
 
 async function markOnce(run: Run, v: Verified): Promise<Step<Marked> | 'changed'> {
   const { request, deps } = run;
@@ -53,8 +55,11 @@ async function markOnce(run: Run, v: Verified): Promise<Step<Marked> | 'changed'
   }
   const state: Marked = { ...v, node: marked, record, deadlines: request.plan(record.notifiedAtMs) };
   // Once per termination: not again on a hand-off, nor when our record was already there (a
-  // Lambda retry or a second delivery of the notification: the first did it).
-  if (request.resume === undefined && ours === undefined && request.cordonDoomedSiblings) await markDoomedSiblings(run, state);
+  // Lambda retry or a second delivery of the notification: the first did it); nor when a
+  // sibling's drain marked this node ahead moments ago: that drain surveyed the wave (Auto
+  // Scaling, EC2, the cluster) and the drains not marked ahead keep surveying it.
+  const surveyedByASibling = node.drain?.action === '' && node.drain.aheadOf !== undefined && deps.clock.now() - node.drain.startedAtMs < surveyFreshMs;
+  if (request.resume === undefined && ours === undefined && request.cordonDoomedSiblings && !surveyedByASibling) await markDoomedSiblings(run, state);
   return state;
 }
 

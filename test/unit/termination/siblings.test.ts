@@ -119,9 +119,19 @@ describe('cordon every doomed node first', () => {
     expect(cluster.events.filter((e) => e.reason === 'CordonedAhead')).toHaveLength(2);
   });
 
-  it('in a wave, reads no sibling another drain already marked: one metadata list says which', async () => {
+  it('in a wave, a drain a sibling marked ahead moments ago does not survey the wave again', async () => {
     // The drain of node-b marked node-a and node-c ahead of its own evictions.
     await world.invoke(world.handler(), lifecycleMessage({ EC2InstanceId: 'i-0bbbbbbbbbbbbbbbb', LifecycleActionToken: tokenB }));
+    const before = cluster.calls.length;
+    await world.invoke(world.handler(), lifecycleMessage());
+    const calls = cluster.calls.slice(before).map((c) => `${c.op} ${c.target}`);
+    expect(calls.filter((c) => c.startsWith('list-marked') || c.startsWith('get-nodes'))).toEqual([]);
+    expect(calls.filter((c) => c.startsWith('mark ')).map((c) => c.split(' ')[1])).toEqual(['node-a']);
+  });
+
+  it('marked ahead long ago, it surveys again, reading no sibling another drain already marked: one list of names says which', async () => {
+    await world.invoke(world.handler(), lifecycleMessage({ EC2InstanceId: 'i-0bbbbbbbbbbbbbbbb', LifecycleActionToken: tokenB }));
+    world.clock.advanceTo(world.clock.now() + 120_000);
     const before = cluster.calls.length;
     await world.invoke(world.handler(), lifecycleMessage());
     const calls = cluster.calls.slice(before).map((c) => `${c.op} ${c.target}`);
