@@ -24,7 +24,8 @@ export const readBudgetMs = 8_000;
 export async function within(reading: Promise<TargetReading>, limitMs: number): Promise<TargetReading> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<TargetReading>((resolve) => {
-    timer = setTimeout(() => resolve({ read: false, denied: false, error: new Error(`no answer within ${limitMs} ms`), calls: 0 }), limitMs);
+    // Node's timers hold at most 2^31 - 1 ms (a longer one would fire at once).
+    timer = setTimeout(() => resolve({ read: false, denied: false, error: new Error(`no answer within ${limitMs} ms`), calls: 0 }), Math.min(limitMs, 2 ** 31 - 1));
   });
   try {
     return await Promise.race([reading, late]);
