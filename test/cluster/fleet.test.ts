@@ -2,6 +2,7 @@
 // one GET and the providerID decides; a launch waits on a watch of its one node; a drain
 // cordons the group's other terminating nodes before its first eviction; the drainer's
 // requests run in a priority level of their own.
+import { execFileSync } from 'node:child_process';
 import { request } from 'node:https';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { mintEksToken } from '../../lambda/adapters/aws/eks-token.js';
@@ -188,7 +189,8 @@ describe('fleet-aware lookup, admission and marking', () => {
 
   it('takes its seats from every level in proportion, as the docs say: measured from the server, not assumed', async () => {
     // apiserver_flowcontrol_nominal_limit_seats: what each level may run at once.
-    const metrics = a.kubectl('get', '--raw', '/metrics');
+    // Several MB of metrics: more than kubectl's helper buffers (1 MiB).
+    const metrics = execFileSync(plane.kubectl, ['--kubeconfig', plane.adminKubeconfig, 'get', '--raw', '/metrics'], { encoding: 'utf8', maxBuffer: 256 * 2 ** 20 });
     const seats = (level: string) => Number(new RegExp(`^apiserver_flowcontrol_nominal_limit_seats\\{priority_level="${level}"\\} (\\d+)$`, 'm').exec(metrics)?.[1]);
     const levels = JSON.parse(a.kubectl('get', 'prioritylevelconfigurations', '-o', 'json')) as {
       items: { metadata: { name: string }; spec: { limited?: { nominalConcurrencyShares?: number } } }[];
