@@ -109,10 +109,13 @@ function parseHandOff(h: unknown): HandOffPointer | { field: string; reason: str
   return { count: h['count'] as number, claim, byReconciler: h['resumedBy'] === 'reconciler' };
 }
 
-/** The message a hand-off publishes: the original notification and the pointer, nothing more. */
+/**
+ * The message a hand-off publishes: the original notification and the pointer, nothing more.
+ * Without a pointer, the notification as it came: a second delivery of it.
+ */
 export function handOffMessage(
   n: LifecycleNotification,
-  pointer: { readonly count: number; readonly claim: string | undefined; readonly byReconciler?: boolean },
+  pointer: { readonly count: number; readonly claim: string | undefined; readonly byReconciler?: boolean } | undefined,
 ): Record<string, unknown> {
   return {
     Origin: n.origin ?? 'AutoScalingGroup',
@@ -126,10 +129,14 @@ export function handOffMessage(
     // The original time travels on for the log; deadlines are read from the node's record.
     Time: n.time.toISOString(),
     ...(n.notificationMetadata !== undefined ? { NotificationMetadata: n.notificationMetadata } : {}),
-    [handOffField]: {
-      count: pointer.count,
-      ...(pointer.claim !== undefined ? { claim: pointer.claim } : {}),
-      ...(pointer.byReconciler ? { resumedBy: 'reconciler' } : {}),
-    },
+    ...(pointer !== undefined
+      ? {
+          [handOffField]: {
+            count: pointer.count,
+            ...(pointer.claim !== undefined ? { claim: pointer.claim } : {}),
+            ...(pointer.byReconciler ? { resumedBy: 'reconciler' } : {}),
+          },
+        }
+      : {}),
   };
 }

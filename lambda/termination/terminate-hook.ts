@@ -8,7 +8,7 @@ import type { ClusterGateway } from '../cluster/cluster-ports.js';
 import { accessDenied, accessDeniedMessage, lifecycleActionCompleted } from '../cluster/events.js';
 import { actionIdOf } from '../cluster/node-marks.js';
 import type { DeliveryOf } from '../inbound/deliveries.js';
-import { handOffField, handOffMessage, type LifecycleNotification } from '../inbound/lifecycle-message.js';
+import { handOffMessage, type LifecycleNotification } from '../inbound/lifecycle-message.js';
 import { lifecycleKeys, parseOurs } from '../inbound/lifecycle-scope.js';
 import { actionCapSeconds } from '../shared/config.js';
 import { undrainedVerdict } from '../shared/deadline-policy.js';
@@ -153,15 +153,9 @@ async function retryLater(n: LifecycleNotification, ctx: TriggerContext, error: 
   const aliveSeconds = n.handOff !== undefined ? actionCapSeconds(config.heartbeatTimeoutSeconds) : config.heartbeatTimeoutSeconds;
   if (handOffs === undefined || secondsSince(clock, n.time.getTime()) > aliveSeconds) throw error;
   log.warn('Auto Scaling throttled the heartbeat through every retry; sending the notification again to a fresh invocation', { error });
-  await handOffs.send(redelivery(n));
+  // The notification as it came (a hand-off's pointer too): a second delivery of it.
+  await handOffs.send(handOffMessage(n, n.handOff));
   return { status: 'retried-later' };
-}
-
-/** The notification as it came (a hand-off pointer too), nothing added: a second delivery of it. */
-function redelivery(n: LifecycleNotification): Record<string, unknown> {
-  const message = handOffMessage(n, { count: n.handOff?.count ?? 0, claim: n.handOff?.claim, byReconciler: n.handOff?.byReconciler });
-  if (n.handOff === undefined) delete message[handOffField];
-  return message;
 }
 
 /** This record's AWS calls, per service (the load balancers' counted by the settle phase). */
