@@ -4,8 +4,7 @@
 // (a volume stays attached until its pod left, then detaches a few seconds later; the database
 // takes 12 s to shut down, so its volume is the last thing the node waits for). And how the
 // timeline tells the settle phase's log lines.
-import { StorageV1Api } from '@kubernetes/client-node';
-import { podAnnotations, podSpec, until, type Admin } from '../test/cluster/kube.js';
+import { attachVolume, createBoundClaim, detachVolume, podAnnotations, podSpec, until, type Admin } from '../test/cluster/kube.js';
 import type { ElbStub } from '../test/fakes/elb-stub.js';
 
 /** An instance target group of the cluster holding the instance; it drains for `drainSeconds` after the exclusion label. */
@@ -30,18 +29,8 @@ export function playTargetGroup(a: Admin, elb: ElbStub, o: { clusterName: string
  * CSI driver leaves it); once its pod has left the node the volume detaches `detachSeconds` later.
  */
 export async function playVolume(a: Admin, o: { namespace: string; node: string; detachSeconds: number }): Promise<void> {
-  const storage = a.kc.makeApiClient(StorageV1Api);
   const pv = 'pvc-0d8e1b6a-db';
-  await a.core.createPersistentVolume({
-    body: {
-      metadata: { name: pv },
-      spec: { capacity: { storage: '10Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: '/data/db' }, claimRef: { namespace: o.namespace, name: 'db-data' } },
-    },
-  });
-  await a.core.createNamespacedPersistentVolumeClaim({
-    namespace: o.namespace,
-    body: { metadata: { name: 'db-data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } }, volumeName: pv, storageClassName: '' } },
-  });
+  await createBoundClaim(a, o.namespace, 'db-data', pv, '10Gi');
   const affinity = {
     nodeAffinity: {
       preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, preference: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [o.node] }] } }],
@@ -58,12 +47,11 @@ export async function playVolume(a: Admin, o: { namespace: string; node: string;
   });
   const onNode = async () => (await a.core.listNamespacedPod({ namespace: o.namespace, labelSelector: 'app=db' })).items.filter((p) => p.spec?.nodeName === o.node);
   await until('the database running on the node', 60_000, async () => (await onNode()).some((p) => p.status?.phase === 'Running'));
-  const name = `csi-${pv}`;
-  await storage.createVolumeAttachment({ body: { metadata: { name }, spec: { attacher: 'ebs.csi.aws.com', nodeName: o.node, source: { persistentVolumeName: pv } } } });
+  await attachVolume(a, pv, o.node);
   void until('the database pod gone from the node', 600_000, async () => (await onNode()).length === 0, 250)
     .then(async () => {
       await new Promise((resolve) => setTimeout(resolve, o.detachSeconds * 1000));
-      await storage.deleteVolumeAttachment({ name });
+      await detachVolume(a, pv, o.node);
     })
     .catch(() => undefined);
 }

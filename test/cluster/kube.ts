@@ -1,6 +1,6 @@
 // Admin-side helpers for the cluster suite, the demo and the benchmark: kwok nodes,
 // workloads, budgets, waiting, and reading the audit log.
-import { AppsV1Api, BatchV1Api, CoreV1Api, KubeConfig, PolicyV1Api, type V1Pod, type V1PodSpec } from '@kubernetes/client-node';
+import { AppsV1Api, BatchV1Api, CoreV1Api, KubeConfig, PolicyV1Api, StorageV1Api, type V1Pod, type V1PodSpec } from '@kubernetes/client-node';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -178,6 +178,41 @@ export async function createPod(a: Admin, namespace: string, name: string, o: Po
     namespace,
     body: { metadata: { name, labels: { app: name }, annotations: podAnnotations(o) }, spec: podSpec(o) },
   });
+}
+
+/**
+ * A PersistentVolume and its claim, bound ahead by claimRef and volumeName as a provisioner
+ * leaves them (the binder confirms it). hostPath: nothing local attaches or detaches it.
+ */
+export async function createBoundClaim(a: Admin, namespace: string, claim: string, pv: string, storage = '1Gi'): Promise<void> {
+  await a.core.createPersistentVolume({
+    body: {
+      metadata: { name: pv },
+      spec: {
+        capacity: { storage },
+        accessModes: ['ReadWriteOnce'],
+        persistentVolumeReclaimPolicy: 'Retain',
+        hostPath: { path: `/data/${pv}` },
+        claimRef: { namespace, name: claim },
+      },
+    },
+  });
+  await a.core.createNamespacedPersistentVolumeClaim({
+    namespace,
+    body: { metadata: { name: claim }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } }, volumeName: pv, storageClassName: '' } },
+  });
+}
+
+/** What the attach-detach controller and a CSI driver leave while a volume is attached to a node; its name. */
+export async function attachVolume(a: Admin, pv: string, node: string, attacher = 'ebs.csi.aws.com'): Promise<string> {
+  const name = `csi-${pv}-${node}`;
+  await a.kc.makeApiClient(StorageV1Api).createVolumeAttachment({ body: { metadata: { name }, spec: { attacher, nodeName: node, source: { persistentVolumeName: pv } } } });
+  return name;
+}
+
+/** The attacher detached it: the object goes. */
+export async function detachVolume(a: Admin, pv: string, node: string): Promise<void> {
+  await a.kc.makeApiClient(StorageV1Api).deleteVolumeAttachment({ name: `csi-${pv}-${node}` });
 }
 
 export async function createPdb(a: Admin, namespace: string, name: string, app: string, minAvailable: number): Promise<void> {

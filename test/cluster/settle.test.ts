@@ -3,16 +3,30 @@
 // Query APIs at a local stand-in, test/fakes/elb-stub.ts). The test plays the attach-detach
 // controller and the CSI driver (it deletes the attachment) and the load balancer controller
 // and ELB (it moves the target through draining), as no local component does either.
-import { StorageV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startElbStub, type ElbStub } from '../fakes/elb-stub.js';
 import { startDrainer, statusOf, type Drainer } from './drainer.js';
-import { admin, byDrainer, createKwokNode, ensureNamespace, eventsFor, newInstanceId, podSpec, podsOn, readAudit, until, waitDeploymentReady, waitNodeReady } from './kube.js';
+import {
+  admin,
+  attachVolume,
+  byDrainer,
+  createBoundClaim,
+  createKwokNode,
+  detachVolume,
+  ensureNamespace,
+  eventsFor,
+  newInstanceId,
+  podSpec,
+  podsOn,
+  readAudit,
+  until,
+  waitDeploymentReady,
+  waitNodeReady,
+} from './kube.js';
 import { testAws } from './plane/token-webhook.js';
 
 const plane = inject('plane');
 const a = admin(plane);
-const storage = a.kc.makeApiClient(StorageV1Api);
 const ns = 'settle';
 
 /** `<name>-1` runs one pod of Deployment `name` whose volume is PersistentVolume `<name>-pv`; `<name>-2` takes the replacement. */
@@ -24,23 +38,7 @@ async function nodeWithVolume(name: string): Promise<{ instanceId: string; node:
   await waitNodeReady(a, `${name}-1`);
   await waitNodeReady(a, `${name}-2`);
   a.kubectl('cordon', `${name}-2`);
-  // Bound ahead by claimRef and volumeName, as a provisioner leaves them; the binder confirms it.
-  await a.core.createPersistentVolume({
-    body: {
-      metadata: { name: pv },
-      spec: {
-        capacity: { storage: '1Gi' },
-        accessModes: ['ReadWriteOnce'],
-        persistentVolumeReclaimPolicy: 'Retain',
-        hostPath: { path: `/data/${name}` },
-        claimRef: { namespace: ns, name: `${name}-data` },
-      },
-    },
-  });
-  await a.core.createNamespacedPersistentVolumeClaim({
-    namespace: ns,
-    body: { metadata: { name: `${name}-data` }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, volumeName: pv, storageClassName: '' } },
-  });
+  await createBoundClaim(a, ns, `${name}-data`, pv);
   const spec = {
     ...podSpec({ nodeSelector: { scenario: name }, terminationGracePeriodSeconds: 2 }),
     volumes: [{ name: 'data', persistentVolumeClaim: { claimName: `${name}-data` } }],
@@ -54,10 +52,8 @@ async function nodeWithVolume(name: string): Promise<{ instanceId: string; node:
   return { instanceId, node: `${name}-1`, pv };
 }
 
-/** What the attach-detach controller and the CSI driver leave while a volume is attached. */
-const attach = (pv: string, node: string, attacher = 'ebs.csi.aws.com') =>
-  storage.createVolumeAttachment({ body: { metadata: { name: `csi-${pv}-${node}` }, spec: { attacher, nodeName: node, source: { persistentVolumeName: pv } } } });
-const detach = (pv: string, node: string) => storage.deleteVolumeAttachment({ name: `csi-${pv}-${node}` });
+const attach = (pv: string, node: string, attacher?: string) => attachVolume(a, pv, node, attacher);
+const detach = (pv: string, node: string) => detachVolume(a, pv, node);
 
 const podLeft = (node: string) => until(`the pods left ${node}`, 60_000, async () => (await podsOn(a, node)).every((p) => p.metadata?.namespace !== ns));
 
@@ -107,19 +103,7 @@ describe('settle: release only when volumes are detached', () => {
 
   it('a volume a DaemonSet’s pod still uses on the node does not hold the release (its claim read from the PersistentVolume)', async () => {
     const { instanceId, node } = await nodeWithVolume('vol-ds');
-    await a.core.createPersistentVolume({
-      body: {
-        metadata: { name: 'vol-ds-cache-pv' },
-        spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: '/data/vol-ds-cache' }, claimRef: { namespace: ns, name: 'vol-ds-cache' } },
-      },
-    });
-    await a.core.createNamespacedPersistentVolumeClaim({
-      namespace: ns,
-      body: {
-        metadata: { name: 'vol-ds-cache' },
-        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } }, volumeName: 'vol-ds-cache-pv', storageClassName: '' },
-      },
-    });
+    await createBoundClaim(a, ns, 'vol-ds-cache', 'vol-ds-cache-pv');
     const spec = {
       ...podSpec({ nodeSelector: { scenario: 'vol-ds' } }),
       tolerations: [{ operator: 'Exists' }],
