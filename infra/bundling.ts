@@ -1,6 +1,6 @@
 // How the Lambda code is bundled, shared by the CDK construct (local bundling, no Docker)
 // and scripts/bundle.ts, so the bundle measured by the benchmark is the one deployed.
-import { buildSync, type Metafile } from 'esbuild';
+import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -18,6 +18,24 @@ export const lambdaEntries = {
 
 export const lambdaTarget = 'node24';
 
+/**
+ * Some dependencies still call require(); an ESM bundle needs a real one or fails with
+ * "Dynamic require of ... is not supported".
+ */
+export const requireShim = "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
+
+/** How every Node bundle of ours is built (the Lambda asset, the CLI's bin). */
+export const nodeBundle = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: lambdaTarget,
+  minify: true,
+  sourcemap: false,
+  mainFields: ['module', 'main'],
+  logLevel: 'warning',
+} satisfies BuildOptions;
+
 /** Bundles both entries into outdir as ESM (.mjs) with shared chunks; synchronous for CDK. */
 export function bundleLambda(outdir: string): Metafile {
   const result = buildSync({
@@ -26,18 +44,9 @@ export function bundleLambda(outdir: string): Metafile {
     outExtension: { '.js': '.mjs' },
     // Kubeconfig mode's loader (@kubernetes/client-node) goes to a chunk EKS never loads.
     splitting: true,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: lambdaTarget,
-    minify: true,
-    sourcemap: false,
-    // Some dependencies still call require(); an ESM bundle needs a real one or fails with
-    // "Dynamic require of ... is not supported".
-    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
-    mainFields: ['module', 'main'],
+    ...nodeBundle,
+    banner: { js: requireShim },
     metafile: true,
-    logLevel: 'warning',
   });
   return result.metafile;
 }

@@ -4,7 +4,7 @@
 import { chmodSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildSync } from 'esbuild';
-import { lambdaTarget, projectRoot } from '../infra/bundling.js';
+import { nodeBundle, projectRoot, requireShim } from '../infra/bundling.js';
 
 export const binFile = join(projectRoot, 'dist', 'bin', 'graceful-node-termination.mjs');
 
@@ -12,19 +12,11 @@ export function bundleBin(): number {
   buildSync({
     entryPoints: [join(projectRoot, 'scripts', 'cli.ts')],
     outfile: binFile,
-    bundle: true,
+    ...nodeBundle,
     // One file: the commands' dynamic imports are inlined, not split into chunks.
     splitting: false,
-    platform: 'node',
-    format: 'esm',
-    target: lambdaTarget,
-    minify: true,
-    sourcemap: false,
-    // Some dependencies still call require(); an ESM bundle needs a real one.
-    banner: { js: "#!/usr/bin/env node\nimport { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
-    mainFields: ['module', 'main'],
+    banner: { js: `#!/usr/bin/env node\n${requireShim}` },
     legalComments: 'none',
-    logLevel: 'warning',
   });
   chmodSync(binFile, 0o755);
   return statSync(binFile).size;
