@@ -63,6 +63,11 @@ export function queryErrorOf(xml: string): { code: string; message: string } {
 
 const retryableCodes = new Set(['RequestLimitExceeded', 'Throttling', 'ThrottlingException', 'InternalError', 'InternalFailure', 'Unavailable', 'ServiceUnavailable']);
 
+/** AWS_ENDPOINT_URL_<SERVICE> when given, otherwise the partition's regional endpoint of the service. */
+export function queryEndpoint(service: string, region: string, override?: string): URL {
+  return new URL(override ?? `https://${service}.${region}.${partition(region).dnsSuffix}/`);
+}
+
 /** One service's Query endpoint: `service` signs (ec2, elasticloadbalancing), `version` is the API's. */
 export class AwsQuery {
   private readonly endpoint: URL;
@@ -77,17 +82,13 @@ export class AwsQuery {
     private readonly api: { readonly service: string; readonly version: string; readonly label: string },
     options: QueryOptions,
   ) {
-    this.endpoint = new URL(options.endpoint ?? `https://${api.service}.${options.region}.${partition(options.region).dnsSuffix}/`);
+    this.endpoint = queryEndpoint(api.service, options.region, options.endpoint);
     this.signer = new SignatureV4({ credentials: options.credentials, region: options.region, service: api.service, sha256: Sha256 });
     this.secure = this.endpoint.protocol === 'https:';
     this.agent = this.secure ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.maxAttempts = options.maxAttempts ?? 4;
     this.sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  }
-
-  get url(): URL {
-    return this.endpoint;
   }
 
   /** One call, retried with capped, jittered backoff on throttling, 5xx and network failures. */

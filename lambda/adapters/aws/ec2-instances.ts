@@ -13,7 +13,7 @@
 // Scaling's Query answers).
 // https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeInstances.html
 import type { InstanceDirectory, Purchase } from '../../shared/aws-ports.js';
-import { AwsQuery, listOf, parseAnswer, type QueryOptions, type Xml } from './aws-query.js';
+import { AwsQuery, listOf, parseAnswer, queryEndpoint, type QueryOptions, type Xml } from './aws-query.js';
 
 export type Ec2Options = QueryOptions;
 
@@ -23,7 +23,7 @@ const idsPerCall = 200;
 const ec2Api = { service: 'ec2', version: '2016-11-15', label: 'ec2' };
 
 export function ec2Endpoint(region: string, override?: string): URL {
-  return new AwsQuery(ec2Api, { region, credentials: { accessKeyId: '', secretAccessKey: '' }, endpoint: override }).url;
+  return queryEndpoint(ec2Api.service, region, override);
 }
 
 /**
