@@ -16,8 +16,8 @@ const unreadable = '\u0000unreadable';
 const refOf = (a: VolumeAttachmentInfo): VolumeRef => ({ persistentVolume: a.persistentVolumeName ?? a.name, attacher: a.attacher });
 
 export class VolumeWait {
-  private held: readonly VolumeAttachmentInfo[] = [];
-  private readonly firstHeld = new Map<string, VolumeAttachmentInfo>();
+  /** What held at the last look, by UID. */
+  private readonly holding = new Map<string, VolumeAttachmentInfo>();
   private readonly claims = new Map<string, string | undefined>();
   private readonly detached: (VolumeRef & { seconds: number })[] = [];
   private told = 0;
@@ -59,12 +59,13 @@ export class VolumeWait {
     const held: VolumeAttachmentInfo[] = [];
     for (const a of attachments) if (await this.holds(a, inUse)) held.push(a);
     const now = this.run.deps.clock.now();
-    for (const [uid, a] of this.firstHeld) {
-      if (held.some((h) => h.uid === uid) || this.detached.some((x) => x.persistentVolume === refOf(a).persistentVolume)) continue;
+    // What held and holds no more has detached: told once, with how long after the drain.
+    for (const [uid, a] of this.holding) {
+      if (held.some((h) => h.uid === uid)) continue;
+      this.holding.delete(uid);
       this.detached.push({ ...refOf(a), seconds: Math.max(0, Math.round((now - this.d.drainedAtMs) / 100) / 10) });
     }
-    for (const a of held) if (!this.firstHeld.has(a.uid)) this.firstHeld.set(a.uid, a);
-    this.held = held;
+    for (const a of held) this.holding.set(a.uid, a);
   }
 
   /** An attachment holds unless a pod still on the node uses its volume (or it is inline: whose, we cannot tell). */
@@ -88,6 +89,11 @@ export class VolumeWait {
     }
     const claim = this.claims.get(pv);
     return claim === undefined || !inUse.has(claim);
+  }
+
+  /** The attachments that hold the release now. */
+  private get held(): VolumeAttachmentInfo[] {
+    return [...this.holding.values()];
   }
 
   get pending(): boolean {
