@@ -33,7 +33,12 @@ const classicApi = { service: 'elasticloadbalancing', version: '2012-06-01', lab
 const tagsPerCall = 20;
 const pageSize = '400';
 const deniedCodes = new Set(['AccessDenied', 'AccessDeniedException', 'UnauthorizedOperation']);
-/** Answers that mean "not held": the target group or load balancer is gone, the instance not registered. */
+/**
+ * Answers that mean "not held": the target group or load balancer is gone, the instance not
+ * registered. The codes as the services send them (HTTP 400), per the SDKs' service models:
+ * TargetGroupNotFoundException and InvalidTargetException (ELBv2), AccessPointNotFoundException
+ * as LoadBalancerNotFound and InvalidEndPointException as InvalidInstance (Classic).
+ */
 const goneCodes = new Set(['TargetGroupNotFound', 'LoadBalancerNotFound', 'InvalidInstance', 'InvalidTarget']);
 
 /** Whether a load balancer's tags make it this cluster's. */
