@@ -36,6 +36,8 @@ const { values } = parseArgs({
     'wave-nodes': { type: 'string', default: '400' },
     'wave-size': { type: 'string', default: '200' },
     'wave-pods-per-node': { type: 'string', default: '5' },
+    /** Auto Scaling's bucket in the wave, capacity/refill per second (AWS publishes none; see bench/wave.ts). */
+    'wave-autoscaling-bucket': { type: 'string', default: '40/10' },
     /** The wave again with another tree's handler (its lambda/runtime.ts), written under wave.previous. */
     'handler-tree': { type: 'string' },
     out: { type: 'string', default: join(root, 'bench', 'results', 'latest.json') },
@@ -54,6 +56,11 @@ const waitMinutes = integerOption('wait-minutes', values['wait-minutes'], 0);
 const waveNodes = integerOption('wave-nodes', values['wave-nodes'], 4);
 const waveSize = integerOption('wave-size', values['wave-size'], 1);
 const wavePodsPerNode = integerOption('wave-pods-per-node', values['wave-pods-per-node'], 1);
+const [waveAsCapacity, waveAsRefill] = (values['wave-autoscaling-bucket'] ?? '')
+  .split('/')
+  .map((x, i) => integerOption(`wave-autoscaling-bucket (${i === 0 ? 'capacity' : 'refill'})`, x, 1));
+if (waveAsCapacity === undefined || waveAsRefill === undefined)
+  throw new Error(`--wave-autoscaling-bucket ${values['wave-autoscaling-bucket']} is invalid: expected capacity/refill, e.g. 40/10`);
 const sections = new Set(values.sections!.split(',').map((x) => x.trim()));
 for (const section of sections)
   if (!['drain', 'fleet', 'upgrade', 'wave', 'package'].includes(section))
@@ -81,7 +88,15 @@ const fleet = sections.has('fleet') ? await idle().then(() => runFleet({ say, bu
 const upgrade = sections.has('upgrade') ? await idle().then(() => runUpgradeBench(say)) : undefined;
 const wave = sections.has('wave')
   ? await idle().then(() =>
-      runWaveSection({ say, nodes: waveNodes, waveSize, podsPerNode: wavePodsPerNode, handlerTree: values['handler-tree'], beforeEachPlane: idle }).then((w) => ({
+      runWaveSection({
+        say,
+        nodes: waveNodes,
+        waveSize,
+        podsPerNode: wavePodsPerNode,
+        autoScalingBucket: { capacity: waveAsCapacity, refillPerSecond: waveAsRefill },
+        handlerTree: values['handler-tree'],
+        beforeEachPlane: idle,
+      }).then((w) => ({
         ...w,
         commit: commitOf(root),
       })),

@@ -12,8 +12,9 @@
 // a loop before and during the wave.
 // --handler-tree <dir> runs the same wave again, on a fresh plane, with that tree's handler
 // (its lambda/runtime.ts), written beside this one's under wave.previous.
-import { execFileSync } from 'node:child_process';
-import { Agent, request } from 'node:https';
+import { execFileSync, spawn } from 'node:child_process';
+import os from 'node:os';
+import { createInterface } from 'node:readline';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -23,6 +24,7 @@ import { groupName, startEnvironment, type Environment, type EnvironmentOptions 
 import { seeded } from '../test/cluster/fault-proxy.js';
 import { byDrainer, createDeployment, createPdb, ensureNamespace, readAudit, sleep, until } from '../test/cluster/kube.js';
 import { fillerNode, peakConcurrency } from './fleet.js';
+import { startCpuCount } from './process-cpu.js';
 import { requestsByKind } from './wire.js';
 
 export interface WaveOptions {
@@ -30,6 +32,8 @@ export interface WaveOptions {
   readonly nodes: number;
   readonly waveSize: number;
   readonly podsPerNode: number;
+  /** Auto Scaling's one bucket for every action (AWS publishes no numbers): 40 tokens, 10 a second by default. */
+  readonly autoScalingBucket?: { readonly capacity: number; readonly refillPerSecond: number };
   /** Another tree whose handler is measured the same way after this one's (wave.previous). */
   readonly handlerTree?: string;
   /** Waits until the machine is free of other planes (bench/machine.ts), before the second plane. */
@@ -46,6 +50,7 @@ const notificationWindowMs = 10_000;
 /** Lambda retries a failed asynchronous invocation twice: after about 1 and 2 minutes. */
 const retryDelaysMs = [60_000, 120_000];
 const namespace = 'wave';
+const probeUser = 'system:serviceaccount:bench-probe:probe';
 const zones = ['eu-west-1a', 'eu-west-1b', 'eu-west-1c'];
 
 export async function runWaveSection(o: WaveOptions): Promise<Record<string, unknown>> {
@@ -70,7 +75,9 @@ async function runWave(o: WaveOptions, handler: Handler | undefined): Promise<Re
     loadBalancerDelaySeconds,
     drainTimeoutSeconds: 600,
     countBytes: true,
-    awsRateLimits: awsLikeRateLimits,
+    // The probe's requests too: the API server's own timing of them (serverLatenciesMs).
+    auditUsers: [probeUser],
+    awsRateLimits: rateLimits(o),
     containerPerInvocation: true,
     // kube-controller-manager at 200 requests a second (not 20): the ReplicaSets must replace a
     // wave's evicted pods as fast as a real control plane does, or the budgets measure it.
@@ -84,10 +91,16 @@ async function runWave(o: WaveOptions, handler: Handler | undefined): Promise<Re
     say(`probing ${probe.target} as ${probe.user} for 30 s before the wave`);
     const beforeFrom = Date.now();
     await sleep(30_000);
+    // Where the machine's CPU goes during the wave: the control plane's share, and this
+    // process's (the Lambda containers, which in AWS run on machines of their own).
+    const cpu = startCpuCount();
     const wave = await theWave(env, fleet, o, say);
+    const cpuSeconds = cpu();
     probe.stop();
     const before = percentile(probe.latenciesMs(beforeFrom, wave.startedMs), 0.99);
     const during = percentile(probe.latenciesMs(wave.startedMs, wave.endedMs), 0.99);
+    const serverBefore = percentile(serverLatenciesMs(env, beforeFrom, wave.startedMs), 0.99);
+    const serverDuring = percentile(serverLatenciesMs(env, wave.startedMs, wave.endedMs), 0.99);
     const result = {
       measuredAt: new Date().toISOString(),
       handler: handler?.tree ?? 'this tree',
@@ -99,7 +112,7 @@ async function runWave(o: WaveOptions, handler: Handler | undefined): Promise<Re
       nodeJsonBytes: fleet.nodeJsonBytes,
       notificationWindowSeconds: notificationWindowMs / 1000,
       concurrency: 'every notification its own invocation, in a fresh container unless one is free; hand-offs the same; a failed invocation retried after 1 and 2 minutes',
-      rateLimits: rateLimitsOf(awsLikeRateLimits),
+      rateLimits: rateLimitsOf(rateLimits(o)),
       singleDrain: single,
       ...wave.summary,
       requestsPerNodeRatio: round(wave.summary.requestsPerNode / single.requests),
@@ -108,6 +121,10 @@ async function runWave(o: WaveOptions, handler: Handler | undefined): Promise<Re
       loadBalancerDelaySeconds,
       probe: { user: probe.user, priorityLevel: await probe.priorityLevel(), target: probe.target, p99BeforeMs: round(before), p99DuringMs: round(during), samples: probe.count() },
       probeP99Ratio: round(during / before),
+      /** CPU seconds by process during the wave, on a machine of os.cpus().length cores. */
+      cpuSeconds: { cores: os.cpus().length, waveSeconds: round((wave.endedMs - wave.startedMs) / 1000), ...cpuSeconds },
+      /** The probe's requests as the API server timed them (the audit log's received → complete, ms resolution). */
+      probeServerP99Ms: { before: round(serverBefore), during: round(serverDuring) },
     };
     say(
       `${result.waveSize} terminations: ${result.requestsPerNode} requests per node (single drain ${single.requests}, ratio ${result.requestsPerNodeRatio}), ${result.awsCallsPerTermination} AWS calls per termination, ${result.throttledCalls} throttled, ${result.invocationsFailed} invocations failed, last completion after ${result.lastCompletionSeconds} s, probe p99 ${round(before)} -> ${round(during)} ms`,
@@ -339,6 +356,8 @@ async function theWave(env: Environment, fleet: Fleet, o: WaveOptions, say: (lin
     requestsPerNode: round(requests.length / fleet.wave.length),
     bytesPerNode: Math.round(bytes / fleet.wave.length),
     requestsByKind: requestsByKind(requests),
+    /** The refused ones among them, by kind and status (a budget's 429, a conflict's 409, APF's 429). */
+    refusedByKind: refusedByKind(requests),
     peakRequestsInFlight: peakConcurrency(requests.filter((e) => e.verb !== 'watch')),
     throttled429: requests.filter((e) => e.code === 429 && !/disruption budget/i.test(e.message)).length,
     awsCallsPerTermination: round(aws.length / fleet.wave.length),
@@ -397,6 +416,17 @@ function newHandlerLogStats() {
   };
 }
 
+function refusedByKind(requests: readonly { verb: string; resource: string; subresource: string | undefined; code: number; message: string }[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const e of requests) {
+    if (e.code < 300) continue;
+    const why = e.code === 429 ? (/disruption budget/i.test(e.message) ? ' (budget)' : ' (APF)') : '';
+    const key = `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ''} ${e.code}${why}`;
+    out[key] = (out[key] ?? 0) + 1;
+  }
+  return out;
+}
+
 function awsByAction(calls: readonly { action: string; outcome: string }[]): Record<string, { calls: number; throttled: number }> {
   const out: Record<string, { calls: number; throttled: number }> = {};
   for (const c of calls) {
@@ -405,6 +435,11 @@ function awsByAction(calls: readonly { action: string; outcome: string }[]): Rec
     if (c.outcome === 'throttled') row.throttled++;
   }
   return out;
+}
+
+function rateLimits(o: WaveOptions): readonly RateLimit[] {
+  const bucket = o.autoScalingBucket;
+  return bucket === undefined ? awsLikeRateLimits : awsLikeRateLimits.map((l) => (l.service === 'autoscaling' ? { ...l, ...bucket } : l));
 }
 
 function rateLimitsOf(limits: readonly RateLimit[]) {
@@ -422,7 +457,9 @@ interface Probe {
 
 /**
  * Another tenant: a ServiceAccount whose own FlowSchema puts it in global-default (as a user
- * matched by no other schema lands), GETting one node in a loop, ten times a second.
+ * matched by no other schema lands), GETting one node in a loop, ten times a second, from a
+ * process of its own (bench/probe-client.ts): this process plays 200 Lambda containers, and a
+ * probe on its event loop would time the loop, not the API server.
  */
 async function startProbe(env: Environment, node: string): Promise<Probe> {
   const a = env.admin;
@@ -431,50 +468,39 @@ async function startProbe(env: Environment, node: string): Promise<Probe> {
   a.kubectl('apply', '-f', file);
   const token = (await a.core.createNamespacedServiceAccountToken({ namespace: 'bench-probe', name: 'probe', body: { spec: { audiences: [], expirationSeconds: 3600 } } })).status!
     .token;
-  const server = new URL(env.plane.server);
-  const agent = new Agent({ keepAlive: true, ca: env.plane.caPem });
+  const caFile = join(env.plane.dir, 'probe-ca.pem');
+  writeFileSync(caFile, env.plane.caPem);
+  const target = `/api/v1/nodes/${node}`;
+  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'probe-client.ts'), env.plane.server, target], {
+    env: { ...process.env, PROBE_TOKEN: token, PROBE_CA_FILE: caFile },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const samples: { atMs: number; ms: number }[] = [];
   let failed = 0;
   let levelUid = '';
-  let stopped = false;
-  const get = () =>
-    new Promise<void>((resolve, reject) => {
-      const req = request({ host: server.hostname, port: server.port, path: `/api/v1/nodes/${node}`, agent, headers: { Authorization: `Bearer ${token}` } }, (res) => {
-        levelUid = String(res.headers['x-kubernetes-pf-prioritylevel-uid'] ?? levelUid);
-        res.resume();
-        res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`probe: HTTP ${res.statusCode}`))));
-      });
-      req.on('error', reject);
-      req.end();
-    });
-  await until('the probe answered', 30_000, async () => (await get(), true));
-  void (async () => {
-    while (!stopped) {
-      const atMs = Date.now();
-      const t = performance.now();
-      const ok = await get().then(
-        () => true,
-        () => false,
-      );
-      if (ok) samples.push({ atMs, ms: performance.now() - t });
-      else failed++;
-      await sleep(100);
-    }
-  })();
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    const s = JSON.parse(line) as { atMs: number; ms: number; ok: boolean; level: string };
+    if (s.level) levelUid = s.level;
+    if (s.ok) samples.push(s);
+    else failed++;
+  });
+  await until('the probe answered', 30_000, async () => samples.length > 0);
   return {
-    user: 'system:serviceaccount:bench-probe:probe',
-    target: `GET /api/v1/nodes/${node}`,
+    user: probeUser,
+    target: `GET ${target}`,
     latenciesMs: (fromMs, toMs) => samples.filter((s) => s.atMs >= fromMs && s.atMs < toMs).map((s) => s.ms),
     count: () => ({ answered: samples.length, failed }),
     async priorityLevel() {
       const levels = JSON.parse(a.kubectl('get', 'prioritylevelconfigurations', '-o', 'json')) as { items: { metadata: { name: string; uid: string } }[] };
       return levels.items.find((l) => l.metadata.uid === levelUid)?.metadata.name ?? `unknown (${levelUid})`;
     },
-    stop: () => {
-      stopped = true;
-      agent.destroy();
-    },
+    stop: () => void child.kill('SIGTERM'),
   };
+}
+
+/** The same probe's requests as the API server timed them (audit: received to response complete). */
+function serverLatenciesMs(env: Environment, fromMs: number, toMs: number): number[] {
+  return readAudit(env.plane, (e) => e.user === probeUser && e.receivedMs >= fromMs && e.receivedMs < toMs && e.verb === 'get').map((e) => e.atMs - e.receivedMs);
 }
 
 function probeManifests(): string {
@@ -552,6 +578,7 @@ export function waveTable(w: Results): string {
     ['APF 429s', 'throttled429', ''],
     ['probe p99 before → during (ms)', 'probe.p99BeforeMs', ''],
     ['probe p99 during / before', 'probeP99Ratio', '', '≤ 2'],
+    ['probe p99 in the API server (audit) before → during (ms)', 'probeServerP99Ms.before', ''],
   ];
   const lines = [`| wave: ${w['waveSize']} of ${w['nodes']} nodes, ${w['podsPerNode']} pods each | this tree | previous | target |`, '|---|---|---|---|'];
   for (const [label, key, unit, target] of rows) {
@@ -560,7 +587,9 @@ export function waveTable(w: Results): string {
         ? ` (${cell(r, 'handOffs')} hand-offs, ${cell(r, 'invocationsRetried')} retries) / ${cell(r, 'containers')}`
         : key === 'probe.p99BeforeMs'
           ? ` → ${cell(r, 'probe.p99DuringMs')}`
-          : '';
+          : key === 'probeServerP99Ms.before'
+            ? ` → ${cell(r, 'probeServerP99Ms.during')}`
+            : '';
     lines.push(`| ${label} | ${cell(w, key, unit)}${extra(w)} | ${p ? `${cell(p, key, unit)}${extra(p)}` : ''} | ${target ?? ''} |`);
   }
   return lines.join('\n');

@@ -121,6 +121,9 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
       res.writeHead(500, { 'content-type': 'text/plain' }).end(String(error));
     });
   });
+  // As AWS's endpoints: an idle connection stays open about a minute, not Node's 5 s (a client
+  // reusing it as the server closes it reads ECONNRESET, a failure AWS would not have caused).
+  server.keepAliveTimeout = 61_000;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];

@@ -16,6 +16,12 @@ import type { NodeGateway, NodeInfo, NodeWatch } from './cluster-ports.js';
 export interface NodeReader {
   /** One GET; undefined on 404. */
   getNode(name: string): Promise<NodeInfo | undefined>;
+  /**
+   * The nodes whose kubernetes.io/hostname label is one of these names, in one list per batch
+   * (the kubelet sets the label to the node's hostname, on EKS its name); a node labelled
+   * otherwise is not in the answer.
+   */
+  getNodesNamed(names: readonly string[]): Promise<readonly NodeInfo[]>;
   /** Lists every node (paged) and matches spec.providerID: the fallback, cost grows with the cluster. */
   scanForInstances(instanceIds: readonly string[]): Promise<ReadonlyMap<string, NodeInfo>>;
   /** A list+watch of the node with this name, whatever its providerID. */
@@ -49,7 +55,7 @@ export function createNodeLookup(
   const scanWithoutNameEveryMs = options.scanWithoutNameEveryMs ?? 10_000;
   const concurrency = options.concurrency ?? 8;
 
-  const namesOf = (instanceIds: readonly string[]) => askNames(directory, instanceIds, log);
+  const namesOf = cachedNames(directory, log);
 
   const byName = async (instanceId: string, name: string): Promise<NodeInfo | undefined> => {
     const node = await reader.getNode(name);
@@ -58,6 +64,8 @@ export function createNodeLookup(
     log.info("the node under the instance's EC2 name belongs to another instance; not this one", { name, providerID: node.providerId });
     return undefined;
   };
+
+  const readNamed = (toRead: readonly (readonly [string, string])[]) => readNodesNamed(reader, toRead, byName, concurrency);
 
   return {
     async findNodeByInstanceId(instanceId) {
@@ -77,8 +85,7 @@ export function createNodeLookup(
       // Already marked (a wave's other drains got there first): not read again.
       const unmarked = [...names].filter(([, name]) => !o.skipNames?.has(name)).map(([id]) => id);
       const toRead = (o.pick?.(unmarked) ?? unmarked).map((id) => [id, names.get(id)!] as const);
-      const nodes = await mapWithConcurrency(toRead, concurrency, async ([id, name]) => [id, await byName(id, name)] as const);
-      const found = new Map(nodes.filter((entry): entry is readonly [string, NodeInfo] => entry[1] !== undefined));
+      const found = await readNamed(toRead);
       // The rest are not under their EC2 name (--hostname-override, no name from EC2): one
       // scan for all of them, never one per instance.
       const missing = instanceIds.filter((id) => !found.has(id) && !o.skipNames?.has(names.get(id) ?? ''));
@@ -94,6 +101,47 @@ export function createNodeLookup(
 }
 
 type AskNames = (ids: readonly string[]) => ReturnType<typeof askNames>;
+
+/** EC2's names, each asked once per container: an instance's private DNS name never changes. */
+function cachedNames(directory: Pick<InstanceDirectory, 'privateDnsNames'> | undefined, log: Log): AskNames {
+  const known = new Map<string, string>();
+  return async (instanceIds) => {
+    const asked = await askNames(
+      directory,
+      instanceIds.filter((id) => !known.has(id)),
+      log,
+    );
+    if (known.size > 10_000) known.clear();
+    for (const [id, name] of asked.names) known.set(id, name);
+    const names = new Map(instanceIds.flatMap((id) => (known.has(id) ? [[id, known.get(id)!] as const] : [])));
+    return { ...asked, names };
+  };
+}
+
+/**
+ * A wave's siblings in one list per batch, not a GET each; a name the list does not answer
+ * (no hostname label, or another node's) is read by name, as a single lookup would.
+ */
+async function readNodesNamed(
+  reader: NodeReader,
+  toRead: readonly (readonly [string, string])[],
+  byName: (instanceId: string, name: string) => Promise<NodeInfo | undefined>,
+  concurrency: number,
+): Promise<Map<string, NodeInfo>> {
+  const found = new Map<string, NodeInfo>();
+  if (toRead.length === 0) return found;
+  const listed = await reader.getNodesNamed(toRead.map(([, name]) => name));
+  const answered = new Set(listed.map((n) => n.name));
+  for (const [id] of toRead) {
+    const node = listed.find((n) => instanceMatches(n.providerId, id));
+    if (node !== undefined) found.set(id, node);
+  }
+  const unanswered = toRead.filter(([id, name]) => !found.has(id) && !answered.has(name));
+  for (const [id, node] of await mapWithConcurrency(unanswered, concurrency, async ([id, name]) => [id, await byName(id, name)] as const)) {
+    if (node !== undefined) found.set(id, node);
+  }
+  return found;
+}
 
 /**
  * One list+watch of the node under the instance's EC2 name. A scan only when nothing shows

@@ -18,40 +18,87 @@ import { asError } from '../shared/log.js';
 import type { Marked, Run } from './state.js';
 
 /**
- * Siblings read and marked per termination at most, of those no drain marked yet. A wave's
- * drains start in the same seconds, before any has marked anything: each takes its own share
- * (siblingsFirst orders them by a hash of the pair), so a few drains together cover the wave
- * instead of each reading the same first ones.
+ * Siblings a drain reads and marks in one pass, of those no drain marked yet. A wave's first
+ * drains start in the same second, before any has marked anything: each takes its own share
+ * first (siblingsFirst orders them by a hash of the pair), so together they cover the wave
+ * instead of each reading the same first ones. What is still unmarked after that, a drain marks
+ * a share at a time, re-reading the marks before each, until none is left, before it evicts.
  */
-export const siblingLimit = 50;
+export const siblingLimit = 25;
+/** Passes at most (a share each): 300 siblings; a larger wave's other drains mark the rest. */
+const maxPasses = 12;
+/** The pause before the rest, jittered: the wave's other first drains mark their shares meanwhile. */
+const restPauseMs = { min: 500, spread: 1_000 };
 const concurrency = 8;
 
 export async function markDoomedSiblings(run: Run, own: Marked): Promise<void> {
   const { action } = run.request;
-  const { instances, nodes, log } = run.deps;
+  const { instances, log, clock } = run.deps;
   if (instances === undefined || !action.autoScalingGroupName) return;
-  let nodesOf: ReadonlyMap<string, NodeInfo>;
   let ids: string[];
-  let skipped = 0;
   try {
     ids = (await instances.leavingGroup(action.autoScalingGroupName)).filter((id) => id !== action.instanceId);
-    if (ids.length === 0) return;
-    // A wave's other drains marked most of them already: one list of names says which,
-    // and those are not read again. No scan: a sibling not under its EC2 name is marked by
-    // its own drain (this is best effort), and a throttled EC2 must not cost a list per drain.
-    const marked = await nodes.drainMarkedNames(run.request.owner);
-    const pick = (unmarked: readonly string[]) => siblingsFirst(action.instanceId, unmarked).slice(0, siblingLimit);
-    nodesOf = await nodes.findNodesOfInstances(ids, { skipNames: marked, scan: false, pick });
-    skipped = ids.length - nodesOf.size;
   } catch (error) {
     log.warn("could not look up the group's other leaving instances; draining without marking them first", asError(error));
     return;
   }
-  const marked: string[] = [];
+  if (ids.length === 0) return;
+  const tally: Tally = { unmarkedAtFirst: undefined, unmarked: 0, read: 0, marked: [] };
+  // Each sibling is tried once: one not found, or marked by another drain meanwhile (a
+  // conflict), is not asked for again.
+  const tried = new Set<string>();
+  const share = (unmarked: readonly string[]) => {
+    const untried = unmarked.filter((id) => !tried.has(id));
+    tally.unmarkedAtFirst ??= untried.length;
+    tally.unmarked = untried.length;
+    const chosen = siblingsFirst(action.instanceId, untried).slice(0, siblingLimit);
+    for (const id of chosen) tried.add(id);
+    return chosen;
+  };
+  let more = await markPass(run, own, ids, share, tally);
+  let passes = 1;
+  if (more && tally.unmarked > siblingLimit) await clock.sleep(restPauseMs.min + Math.round(Math.random() * restPauseMs.spread));
+  for (; more && tally.unmarked > siblingLimit && passes < maxPasses; passes++) more = await markPass(run, own, ids, share, tally);
+  log.info("marked the nodes of the group's other leaving instances before evicting", {
+    leavingSiblings: ids.length,
+    unmarkedAtFirst: tally.unmarkedAtFirst ?? 0,
+    passes,
+    nodesRead: tally.read,
+    marked: tally.marked.length,
+    nodes: tally.marked,
+  });
+}
+
+interface Tally {
+  /** Leaving siblings no drain of ours had marked when this one first looked, and at its last look. */
+  unmarkedAtFirst: number | undefined;
+  unmarked: number;
+  read: number;
+  readonly marked: string[];
+}
+
+/**
+ * One pass: which nodes a drain of ours marked already comes from one list of names (not read
+ * again); of the rest, pick's share in one list, then marked. No scan: a sibling not
+ * under its EC2 name is marked by its own drain (this is best effort), and a throttled EC2 must
+ * not cost a list per drain. False when the pass could not look.
+ */
+async function markPass(run: Run, own: Marked, ids: readonly string[], pick: (unmarked: readonly string[]) => string[], tally: Tally): Promise<boolean> {
+  const { action } = run.request;
+  const { nodes, log } = run.deps;
+  let nodesOf: ReadonlyMap<string, NodeInfo>;
+  try {
+    const marked = await nodes.drainMarkedNames(run.request.owner);
+    nodesOf = await nodes.findNodesOfInstances(ids, { skipNames: marked, scan: false, pick });
+  } catch (error) {
+    log.warn("could not look up the group's other leaving instances; draining without marking them first", asError(error));
+    return false;
+  }
+  tally.read += nodesOf.size;
   await mapWithConcurrency([...nodesOf], concurrency, async ([instanceId, node]) => {
     try {
       if (await markSibling(run, own, node)) {
-        marked.push(node.name);
+        tally.marked.push(node.name);
         const o = { instanceId, group: action.autoScalingGroupName, drainedInstance: action.instanceId, drainedNode: own.node.name };
         await run.deps.events.record(cordonedAhead(node, o));
       }
@@ -59,13 +106,7 @@ export async function markDoomedSiblings(run: Run, own: Marked): Promise<void> {
       log.warn("could not mark a leaving sibling's node; its own drain will", { node: node.name, error: asError(error) });
     }
   });
-  log.info("marked the nodes of the group's other leaving instances before evicting", {
-    leavingSiblings: ids.length,
-    alreadyMarkedOrNotFound: skipped,
-    nodesRead: nodesOf.size,
-    marked: marked.length,
-    nodes: marked,
-  });
+  return true;
 }
 
 /** The siblings in this drain's own order: by a hash of the pair, so concurrent drains spread over the wave. */

@@ -144,6 +144,9 @@ describe('fleet-aware lookup, admission and marking', () => {
     const siblingPatches = requests.filter((e) => e.verb === 'patch' && (e.name === 'fleet-doomed-2' || e.name === 'fleet-doomed-3'));
     expect(siblingPatches).toHaveLength(2);
     expect(siblingPatches.every((p) => p.atMs <= firstEviction.receivedMs)).toBe(true);
+    // Both siblings read in one label-selected list (the hostname label), not a GET each.
+    expect(requests.filter((e) => e.verb === 'get' && (e.name === 'fleet-doomed-2' || e.name === 'fleet-doomed-3'))).toEqual([]);
+    expect(requests.filter((e) => e.verb === 'list' && e.resource === 'nodes' && /kubernetes\.io(%2F|\/)hostname/.test(e.requestURI))).toHaveLength(1);
     for (const name of ['fleet-doomed-2', 'fleet-doomed-3']) {
       const node = await a.core.readNode({ name });
       expect(node.spec?.unschedulable).toBe(true);

@@ -192,15 +192,16 @@ export class FakeCluster {
     instanceIds: readonly string[],
     o: { skipNames?: ReadonlySet<string>; pick?: (ids: readonly string[]) => readonly string[] } = {},
   ): Promise<ReadonlyMap<string, NodeInfo>> {
-    // The fake's node names stand for EC2's names: a skipped name is not read.
+    // The fake's node names stand for EC2's names: a skipped name is not read. An instance
+    // without a node is named by EC2 all the same: read, and not found.
     const nodeOf = (id: string) => [...this.nodes.values()].find((n) => n.providerId.endsWith(`/${id}`));
     const unmarked = instanceIds.filter((id) => {
       const node = nodeOf(id);
-      return node !== undefined && !o.skipNames?.has(node.name);
+      return node === undefined || !o.skipNames?.has(node.name);
     });
-    const read = (o.pick?.(unmarked) ?? unmarked).map((id) => [id, nodeOf(id)!] as const);
+    const read = (o.pick?.(unmarked) ?? unmarked).map((id) => [id, nodeOf(id)] as const);
     this.log('get-nodes', read.map(([id]) => id).join(' '));
-    return new Map(read);
+    return new Map(read.filter((entry): entry is readonly [string, NodeInfo] => entry[1] !== undefined));
   }
 
   /**

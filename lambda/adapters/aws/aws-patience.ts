@@ -1,5 +1,5 @@
-// Throttling is not a reason to fail while there is time. The SDK retries a throttled call a
-// few times within seconds; in a wave of hundreds of terminations Auto Scaling's and EC2's
+// Throttling is not a reason to fail while there is time. The SDK retries a throttled call
+// (Auto Scaling's: once, runtime.ts) within a second; in a wave of hundreds of terminations Auto Scaling's and EC2's
 // per-account buckets can stay empty longer than that, and a failed invocation costs a Lambda
 // retry (two, minutes apart) and, past them, the drain itself. So a throttled call is asked
 // again with capped, jittered backoff for up to a minute more before it fails. Every call is
@@ -18,6 +18,15 @@ export function isThrottled(error: unknown): boolean {
   if (error instanceof ServiceBusyError) return true;
   const e = error as { name?: string; $metadata?: { httpStatusCode?: number }; $retryable?: { throttling?: boolean } } | undefined;
   return e !== undefined && (throttlingNames.has(e.name ?? '') || e.$retryable?.throttling === true || e.$metadata?.httpStatusCode === 429 || e.$metadata?.httpStatusCode === 503);
+}
+
+const transientNames = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'InternalFailure', 'ServiceUnavailable']);
+const transientCodes = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
+
+/** A failure that says nothing about the request (a reset connection, a 5xx): asking again is safe, every call we make being idempotent. */
+export function isTransient(error: unknown): boolean {
+  const e = error as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } } | undefined;
+  return e !== undefined && (transientNames.has(e.name ?? '') || transientCodes.has(e.code ?? '') || (e.$metadata?.httpStatusCode ?? 0) >= 500);
 }
 
 function asBusy(error: unknown, what: string): Error {
@@ -58,9 +67,11 @@ export function patient<T extends object>(port: T, service: string, o: { readonl
           return await (fn as (...a: unknown[]) => Promise<unknown>).apply(port, args);
         } catch (error) {
           const waitMs = Math.round(Math.min(15_000, 1_000 * 2 ** attempt) * (0.5 + Math.random() / 2));
-          if (!isThrottled(error)) throw error;
+          const throttled = isThrottled(error);
+          if (!throttled && !isTransient(error)) throw error;
           // Still throttled: the use cases see one kind of error for it, whatever the service.
-          if (o.clock.now() + waitMs > giveUpMs) throw asBusy(error, `${service}:${name}`);
+          // Still failing otherwise: the error as it came (a transient infrastructure failure).
+          if (o.clock.now() + waitMs > giveUpMs) throw throttled ? asBusy(error, `${service}:${name}`) : error;
           await o.clock.sleep(waitMs);
         }
       }

@@ -18,6 +18,11 @@ const mergePatch = 'application/merge-patch+json';
 export const scanPageSize = 100;
 /** A launch watches its node this long per request: one watch covers a typical join. */
 export const nodeWatchTimeoutSeconds = 240;
+/** Names per label-selected list: ~2.5 KB of query, a few hundred KB of gzipped nodes. */
+const namedBatch = 50;
+const hostnameLabel = 'kubernetes.io/hostname';
+/** What a label value may be (a node name longer than 63 or with other characters is not one). */
+const labelValue = /^(?=.{1,63}$)[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 /** Conditional writes retried after a conflict (another writer, a kubelet status update). */
 const conflictAttempts = 5;
 
@@ -27,6 +32,7 @@ export function createNodeApi(kube: KubeHttp, log: Log): NodeApi {
   const api = new NodeRequests(kube, log);
   return {
     getNode: (name) => api.getNode(name),
+    getNodesNamed: (names) => api.getNodesNamed(names),
     scanForInstances: (ids) => api.scanForInstances(ids),
     watchNodeNamed: (name) => api.watchNodeNamed(name),
     listMarked: (owner) => api.listMarked(owner),
@@ -50,6 +56,24 @@ class NodeRequests {
       if (statusOf(error) === 404) return undefined;
       throw classify(error, `get node ${name}`);
     }
+  }
+
+  /**
+   * A field selector takes one name, a label selector a set: the hostname label (the kubelet's,
+   * the node's name on EKS) selects a batch of names in one list, gzipped, from the watch cache
+   * (resourceVersion 0: a write based on a stale answer is refused, 409, and skipped). A name
+   * that is not a valid label value is left out of the selector (the caller reads it by name).
+   */
+  async getNodesNamed(names: readonly string[]): Promise<readonly NodeInfo[]> {
+    const selectable = [...new Set(names)].filter((n) => labelValue.test(n));
+    const found: NodeInfo[] = [];
+    for (let i = 0; i < selectable.length; i += namedBatch) {
+      const batch = selectable.slice(i, i + namedBatch);
+      const query = { labelSelector: `${hostnameLabel} in (${batch.join(',')})`, resourceVersion: '0' };
+      const page = await call('list nodes by name', () => this.kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', { query, compressed: true }));
+      found.push(...page.items.map(toNodeInfo));
+    }
+    return found;
   }
 
   /**

@@ -26,6 +26,11 @@ function reader(nodes: NodeInfo[], clock = new FakeClock()) {
       calls.push(`get ${name}`);
       return byName().get(name);
     },
+    // As the server selects: by the hostname label, which these nodes carry only when a test gives it.
+    getNodesNamed: async (names) => {
+      calls.push(`list ${names.join(' ')}`);
+      return nodes.filter((n) => names.includes(n.labels['kubernetes.io/hostname'] ?? ''));
+    },
     scanForInstances: async (ids) => {
       calls.push(`scan ${ids.join(' ')}`);
       return new Map(ids.flatMap((id) => nodes.filter((n) => instanceMatches(n.providerId, id)).map((n) => [id, n] as const)));
@@ -174,9 +179,23 @@ describe('node lookup', () => {
     const { r, calls } = reader([node('ip-10-0-0-1', 'i-01'), node('ip-10-0-0-2', 'i-02')], c);
     const lookup = createNodeLookup(r, ec2({ 'i-01': 'ip-10-0-0-1', 'i-02': 'ip-10-0-0-2' }), c, new MemoryLog());
     expect([...(await lookup.findNodesOfInstances(['i-01', 'i-02'], { skipNames: new Set(['ip-10-0-0-1']), scan: false })).keys()]).toEqual(['i-02']);
-    expect(calls).toEqual(['get ip-10-0-0-2']);
+    expect(calls).toEqual(['list ip-10-0-0-2', 'get ip-10-0-0-2']);
     const busy = createNodeLookup(r, { privateDnsNames: async () => Promise.reject(new ServiceBusyError('throttled')) }, c, new MemoryLog());
     await expect(busy.findNodesOfInstances(['i-01'], { scan: false })).rejects.toThrow(/EC2 did not name/);
-    expect(calls).toEqual(['get ip-10-0-0-2']);
+    expect(calls).toEqual(['list ip-10-0-0-2', 'get ip-10-0-0-2']);
+  });
+
+  it("a wave's siblings: one list for a batch of names, decided by providerID; only a name the list did not answer is read by name", async () => {
+    const labelled = (name: string, id: string) => ({ ...node(name, id), labels: { 'kubernetes.io/hostname': name } });
+    // ip-10-0-0-3 answers the list but is an old node of another instance (a reused IP): not taken, not read again.
+    const { r, calls } = reader([labelled('ip-10-0-0-1', 'i-01'), labelled('ip-10-0-0-2', 'i-02'), labelled('ip-10-0-0-3', 'i-0old'), node('ip-10-0-0-4', 'i-04')]);
+    const directory = ec2({ 'i-01': 'ip-10-0-0-1', 'i-02': 'ip-10-0-0-2', 'i-03': 'ip-10-0-0-3', 'i-04': 'ip-10-0-0-4' });
+    const lookup = createNodeLookup(r, directory, clock, new MemoryLog());
+    const found = await lookup.findNodesOfInstances(['i-01', 'i-02', 'i-03', 'i-04'], { scan: false });
+    expect([...found.entries()].map(([id, n]) => `${id}=${n.name}`).sort()).toEqual(['i-01=ip-10-0-0-1', 'i-02=ip-10-0-0-2', 'i-04=ip-10-0-0-4']);
+    expect(calls).toEqual(['list ip-10-0-0-1 ip-10-0-0-2 ip-10-0-0-3 ip-10-0-0-4', 'get ip-10-0-0-4']);
+    // A second pass asks EC2 nothing again: an instance's name does not change.
+    await lookup.findNodesOfInstances(['i-01', 'i-02'], { scan: false });
+    expect(directory.asked).toEqual([['i-01', 'i-02', 'i-03', 'i-04']]);
   });
 });

@@ -136,6 +136,7 @@ describe('review: a launch whose EC2 lookup was throttled', () => {
     const nodes: NodeInfo[] = [];
     const reader: NodeReader = {
       getNode: async (name) => nodes.find((n) => n.name === name),
+      getNodesNamed: async () => [],
       scanForInstances: async (ids) => {
         calls.push('scan');
         return new Map(ids.flatMap((id) => nodes.filter((n) => instanceMatches(n.providerId, id)).map((n) => [id, n] as const)));

@@ -152,7 +152,7 @@ describe('cordon every doomed node first', () => {
     expect(cluster.calls.slice(before).filter((c) => c.op === 'list-marked' || c.op === 'get-nodes')).toEqual([]);
   });
 
-  it('in a wave larger than one drain marks, leaves out the marked ones first, then takes its own share of the rest', async () => {
+  it('in a wave larger than one drain marks, leaves out the marked ones, takes its own share first, then the rest before evicting', async () => {
     const ids = Array.from({ length: 120 }, (_, n) => `i-0${String(n).padStart(16, '0')}`);
     ids.forEach((id, n) => {
       cluster.addNode(`wave-${n}`, id);
@@ -167,10 +167,36 @@ describe('cordon every doomed node first', () => {
         drain: { action: '', hook: 'h', notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: ['cordon'] },
       });
     await world.invoke(world.handler(), lifecycleMessage());
-    const read = cluster.calls.filter((c) => c.op === 'get-nodes').flatMap((c) => c.target.split(' ').filter((t) => t !== ''));
-    expect(read).toHaveLength(siblingLimit);
+    const passes = cluster.calls.filter((c) => c.op === 'get-nodes').map((c) => c.target.split(' ').filter((t) => t !== ''));
+    // 62 unmarked (node-b, node-c and 60 of the wave): its share of 25, a pause, then the rest a share at a time.
+    expect(passes.map((p) => p.length)).toEqual([siblingLimit, siblingLimit, 12]);
+    expect(cluster.calls.filter((c) => c.op === 'list-marked')).toHaveLength(3);
+    const read = passes.flat();
+    expect(new Set(read).size).toBe(62);
     expect(read.every((id) => ids.indexOf(id) >= 60 || !ids.includes(id))).toBe(true);
+    const ops = cluster.calls.map((c) => c.op);
+    expect(ops.lastIndexOf('mark')).toBeLessThan(ops.indexOf('evict'));
+    for (let n = 60; n < 120; n++) expect(cluster.nodes.get(`wave-${n}`)).toMatchObject({ unschedulable: true, drain: { aheadOf: instanceId } });
     // Another drain of the same wave starts from other siblings.
     expect(siblingsFirst('i-0other', ids.slice(60)).slice(0, siblingLimit)).not.toEqual(siblingsFirst(instanceId, ids.slice(60)).slice(0, siblingLimit));
+  });
+
+  it('a sibling whose node is nowhere is tried once, not in every pass', async () => {
+    const ids = Array.from({ length: 40 }, (_, n) => `i-0${String(n).padStart(16, '0')}`);
+    for (const id of ids) {
+      world.groups.set(id, 'workers');
+      world.terminating.add(id);
+    }
+    await world.invoke(world.handler(), lifecycleMessage());
+    const read = cluster.calls.filter((c) => c.op === 'get-nodes').flatMap((c) => c.target.split(' ').filter((t) => t !== ''));
+    // 42 unmarked (the 40 and node-b, node-c): two passes, each instance asked for once.
+    expect(read).toHaveLength(42);
+    expect(new Set(read).size).toBe(42);
+    expect(cluster.calls.filter((c) => c.op === 'list-marked')).toHaveLength(2);
+  });
+
+  it('a share that covered every unmarked sibling needs no second pass', async () => {
+    await world.invoke(world.handler(), lifecycleMessage());
+    expect(cluster.calls.filter((c) => c.op === 'list-marked')).toHaveLength(1);
   });
 });

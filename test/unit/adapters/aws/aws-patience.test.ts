@@ -1,7 +1,7 @@
 // Throttled AWS calls are asked again for a while before they fail, and every call is counted
 // (lambda/adapters/aws/aws-patience.ts).
 import { describe, expect, it } from 'vitest';
-import { AwsCallCount, isThrottled, patient } from '../../../../lambda/adapters/aws/aws-patience.js';
+import { AwsCallCount, isThrottled, isTransient, patient } from '../../../../lambda/adapters/aws/aws-patience.js';
 import { ServiceBusyError } from '../../../../lambda/shared/errors.js';
 import { FakeClock } from '../../../fakes/fake-world.js';
 
@@ -38,5 +38,22 @@ describe('patience with throttling', () => {
     const denied = patient({ complete: async () => Promise.reject(Object.assign(new Error('denied'), { name: 'AccessDenied' })) }, 'autoscaling', { clock, count });
     await expect(denied.complete()).rejects.toThrow('denied');
     expect(count.take()).toEqual({ autoscaling: 1 });
+  });
+
+  it('asks again after a failure that says nothing about the request (a reset connection, a 5xx), and gives up with that error', async () => {
+    const reset = () => Object.assign(new Error('socket hang up'), { name: 'TimeoutError', code: 'ECONNRESET' });
+    expect(isTransient(reset())).toBe(true);
+    expect(isTransient(Object.assign(new Error('x'), { name: 'InternalFailure', $metadata: { httpStatusCode: 500 } }))).toBe(true);
+    expect(isTransient(Object.assign(new Error('No active Lifecycle Action'), { name: 'ValidationError', $metadata: { httpStatusCode: 400 } }))).toBe(false);
+    const clock = new FakeClock();
+    const count = new AwsCallCount();
+    let fails = 2;
+    const flaky = patient({ complete: async () => (fails-- > 0 ? Promise.reject(reset()) : 'completed') }, 'autoscaling', { clock, count });
+    expect(await flaky.complete()).toBe('completed');
+    expect(count.take()).toEqual({ autoscaling: 3 });
+    const down = patient({ complete: async () => Promise.reject(reset()) }, 'autoscaling', { clock, count, patienceMs: 20_000 });
+    const error = await down.complete().catch((e: unknown) => e);
+    expect(error).not.toBeInstanceOf(ServiceBusyError);
+    expect(error).toMatchObject({ code: 'ECONNRESET' });
   });
 });
