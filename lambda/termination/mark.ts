@@ -7,7 +7,7 @@ import type { NodeInfo } from '../cluster/cluster-ports.js';
 import { cordoned, drainStarted } from '../cluster/events.js';
 import { adoptsRefreshCordon, excludeFromLoadBalancersLabel, type DrainMark, type DrainRecord } from '../cluster/node-marks.js';
 import { TransientError } from '../shared/errors.js';
-import { markDoomedSiblings } from './siblings.js';
+import { markDoomedSiblings, surveyTakesMs } from './siblings.js';
 import type { Marked, Run, Step, Verified } from './state.js';
 
 export async function mark(run: Run, v: Verified): Promise<Step<Marked>> {
@@ -60,6 +60,11 @@ async function markOnce(run: Run, v: Verified): Promise<Step<Marked> | 'changed'
   // Scaling, EC2, the cluster) and the drains not marked ahead keep surveying it.
   const surveyedByASibling = node.drain?.action === '' && node.drain.aheadOf !== undefined && deps.clock.now() - node.drain.startedAtMs < surveyFreshMs;
   if (request.resume === undefined && ours === undefined && request.cordonDoomedSiblings && !surveyedByASibling) await markDoomedSiblings(run, state);
+  // That sibling may still be marking the rest of the wave (its pause and passes): pods
+  // evicted now could land on nodes it has not reached. Its survey is given the time it takes.
+  if (request.resume === undefined && ours === undefined && request.cordonDoomedSiblings && surveyedByASibling) {
+    await deps.clock.sleep(Math.min(surveyTakesMs, Math.max(0, node.drain!.startedAtMs + surveyTakesMs - deps.clock.now())));
+  }
   return state;
 }
 

@@ -29,6 +29,8 @@ export const siblingLimit = 25;
 const maxPasses = 12;
 /** The pause before the rest, jittered: the wave's other first drains mark their shares meanwhile. */
 const restPauseMs = { min: 500, spread: 1_000 };
+/** How long after marking a node ahead a survey is usually done (the pause, then the passes). */
+export const surveyTakesMs = 3_000;
 const concurrency = 8;
 
 export async function markDoomedSiblings(run: Run, own: Marked): Promise<void> {

@@ -21,7 +21,10 @@ export function isThrottled(error: unknown): boolean {
 }
 
 const transientNames = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'InternalFailure', 'ServiceUnavailable']);
-const transientCodes = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
+/** Not ECONNREFUSED: nobody listening (a wrong endpoint, no route) does not pass in seconds. */
+const transientCodes = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
+/** A transient failure is asked again this many times, seconds apart; throttling for the whole patience. */
+const transientRetries = 2;
 
 /** A failure that says nothing about the request (a reset connection, a 5xx): asking again is safe, every call we make being idempotent. */
 export function isTransient(error: unknown): boolean {
@@ -66,9 +69,10 @@ export function patient<T extends object>(port: T, service: string, o: { readonl
         try {
           return await (fn as (...a: unknown[]) => Promise<unknown>).apply(port, args);
         } catch (error) {
-          const waitMs = Math.round(Math.min(15_000, 1_000 * 2 ** attempt) * (0.5 + Math.random() / 2));
           const throttled = isThrottled(error);
-          if (!throttled && !isTransient(error)) throw error;
+          // Throttled: the bucket is the account's and empty for seconds; asking sooner is only refused.
+          const waitMs = Math.round(Math.min(15_000, (throttled ? 2_000 : 1_000) * 2 ** attempt) * (0.5 + Math.random() / 2));
+          if (!throttled && (!isTransient(error) || attempt >= transientRetries)) throw error;
           // Still throttled: the use cases see one kind of error for it, whatever the service.
           // Still failing otherwise: the error as it came (a transient infrastructure failure).
           if (o.clock.now() + waitMs > giveUpMs) throw throttled ? asBusy(error, `${service}:${name}`) : error;

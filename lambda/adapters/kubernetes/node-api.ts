@@ -60,16 +60,17 @@ class NodeRequests {
 
   /**
    * A field selector takes one name, a label selector a set: the hostname label (the kubelet's,
-   * the node's name on EKS) selects a batch of names in one list, gzipped, from the watch cache
-   * (resourceVersion 0: a write based on a stale answer is refused, 409, and skipped). A name
-   * that is not a valid label value is left out of the selector (the caller reads it by name).
+   * the node's name on EKS) selects a batch of names in one list, gzipped. A consistent read, as
+   * a GET is (a re-read after a conflict must see the write that caused it; the server answers
+   * it from its watch cache once that has caught up). A name that is not a valid label value is
+   * left out of the selector (the caller reads it by name).
    */
   async getNodesNamed(names: readonly string[]): Promise<readonly NodeInfo[]> {
     const selectable = [...new Set(names)].filter((n) => labelValue.test(n));
     const found: NodeInfo[] = [];
     for (let i = 0; i < selectable.length; i += namedBatch) {
       const batch = selectable.slice(i, i + namedBatch);
-      const query = { labelSelector: `${hostnameLabel} in (${batch.join(',')})`, resourceVersion: '0' };
+      const query = { labelSelector: `${hostnameLabel} in (${batch.join(',')})` };
       const page = await call('list nodes by name', () => this.kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', { query, compressed: true }));
       found.push(...page.items.map(toNodeInfo));
     }

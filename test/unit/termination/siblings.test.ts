@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { handlerWorld, pod, type FakeCluster } from '../../fakes/fake-world.js';
 import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
 import { actionIdOf } from '../../../lambda/cluster/node-marks.js';
-import { siblingLimit, siblingsFirst } from '../../../lambda/termination/siblings.js';
+import { siblingLimit, siblingsFirst, surveyTakesMs } from '../../../lambda/termination/siblings.js';
 
 const env = { CLUSTER_NAME: 'prod', AUTO_SCALING_GROUP_NAMES: 'workers', LIFECYCLE_HOOK_NAMES: 'workers-terminate', LOAD_BALANCER_DELAY_SECONDS: '0' };
 const tokenB = '5b1d0f3e-bbbb-4bbb-8bbb-bbbbbbbbbbbb';
@@ -193,6 +193,24 @@ describe('cordon every doomed node first', () => {
     expect(read).toHaveLength(42);
     expect(new Set(read).size).toBe(42);
     expect(cluster.calls.filter((c) => c.op === 'list-marked')).toHaveLength(2);
+  });
+
+  it('a drain marked ahead moments ago gives that survey its time before evicting; one marked long ago does not wait', async () => {
+    await world.runChain();
+    const markedAt = cluster.nodes.get('node-b')!.drain!.startedAtMs;
+    cluster.addPod(pod({ name: 'web-b', nodeName: 'node-b' }));
+    cluster.calls.length = 0;
+    await world.invoke(world.handler(), lifecycleMessage({ EC2InstanceId: 'i-0bbbbbbbbbbbbbbbb', LifecycleActionToken: tokenB }));
+    const eviction = cluster.calls.find((c) => c.op === 'evict')!;
+    expect(eviction.atMs).toBeGreaterThanOrEqual(markedAt + surveyTakesMs);
+    expect(eviction.atMs).toBeLessThan(markedAt + surveyTakesMs + 1_000);
+    // node-c, marked ahead as long ago as the clock has moved since: no wait past the survey's time.
+    await world.clock.sleep(60_000);
+    cluster.addPod(pod({ name: 'web-c', nodeName: 'node-c' }));
+    cluster.calls.length = 0;
+    const before = world.clock.now();
+    await world.invoke(world.handler(), lifecycleMessage({ EC2InstanceId: 'i-0cccccccccccccccc', LifecycleActionToken: '5b1d0f3e-cccc-4ccc-8ccc-cccccccccccc' }));
+    expect(cluster.calls.find((c) => c.op === 'evict')!.atMs - before).toBeLessThan(1_000);
   });
 
   it('a share that covered every unmarked sibling needs no second pass', async () => {

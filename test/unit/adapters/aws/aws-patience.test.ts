@@ -51,9 +51,17 @@ describe('patience with throttling', () => {
     const flaky = patient({ complete: async () => (fails-- > 0 ? Promise.reject(reset()) : 'completed') }, 'autoscaling', { clock, count });
     expect(await flaky.complete()).toBe('completed');
     expect(count.take()).toEqual({ autoscaling: 3 });
-    const down = patient({ complete: async () => Promise.reject(reset()) }, 'autoscaling', { clock, count, patienceMs: 20_000 });
+    // Still failing: the error as it came, after two more asks (seconds, not the whole patience).
+    const down = patient({ complete: async () => Promise.reject(reset()) }, 'autoscaling', { clock, count });
+    const started = clock.now();
     const error = await down.complete().catch((e: unknown) => e);
     expect(error).not.toBeInstanceOf(ServiceBusyError);
     expect(error).toMatchObject({ code: 'ECONNRESET' });
+    expect(count.take()).toEqual({ autoscaling: 3 });
+    expect(clock.now() - started).toBeLessThan(5_000);
+    // Nobody listening (a wrong endpoint) does not pass: no second ask.
+    const refused = patient({ complete: async () => Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })) }, 'autoscaling', { clock, count });
+    await expect(refused.complete()).rejects.toThrow(/ECONNREFUSED/);
+    expect(count.take()).toEqual({ autoscaling: 1 });
   });
 });
