@@ -46,8 +46,8 @@ export function createRuntime(env: Readonly<Record<string, string | undefined>>,
     const url = env[`AWS_ENDPOINT_URL_${service}`] ?? env['AWS_ENDPOINT_URL'];
     return url ? { endpoint: url } : {};
   };
-  // Auto Scaling's one bucket stays empty for seconds in a wave: one quick retry, then aws-patience.ts's.
-  const autoScaling = new AutoScalingClient({ ...sdk, maxAttempts: 2, ...endpointOf('AUTO_SCALING') });
+  // Auto Scaling's one bucket stays empty for seconds in a wave: no quick retry, aws-patience.ts's.
+  const autoScaling = new AutoScalingClient({ ...sdk, maxAttempts: 1, ...endpointOf('AUTO_SCALING') });
   const eks = new EKSClient({ ...sdk, ...endpointOf('EKS') });
   // EC2's private DNS names: the node's name on EKS, so a lookup is one GET (node-lookup.ts).
   // Every AWS port counted per record and patient with throttling (aws-patience.ts).

@@ -1,9 +1,10 @@
 // Throttling is not a reason to fail while there is time. The SDK retries a throttled call
-// (Auto Scaling's: once, runtime.ts) within a second; in a wave of hundreds of terminations Auto Scaling's and EC2's
-// per-account buckets can stay empty longer than that, and a failed invocation costs a Lambda
-// retry (two, minutes apart) and, past them, the drain itself. So a throttled call is asked
-// again with capped, jittered backoff for up to a minute more before it fails. Every call is
-// also counted, per service, for the log line and the metric each record ends with.
+// within seconds (Auto Scaling's not at all, runtime.ts: in a wave its quick retries are only
+// refused again); Auto Scaling's and EC2's per-account buckets can stay empty longer than that,
+// and a failed invocation costs a Lambda retry (two, minutes apart) and, past them, the drain
+// itself. So a throttled call is asked again with capped, jittered backoff for up to a minute
+// before it fails; a transient failure (a reset connection, a 5xx) twice. Every call is also
+// counted, per service, for the log line and the metric each record ends with.
 // https://docs.aws.amazon.com/AWSEC2/latest/APIReference/throttling.html
 import type { Clock } from '../../shared/clock.js';
 import { ServiceBusyError } from '../../shared/errors.js';
