@@ -71,8 +71,9 @@ export function patient<T extends object>(port: T, service: string, o: { readonl
           return await (fn as (...a: unknown[]) => Promise<unknown>).apply(port, args);
         } catch (error) {
           const throttled = isThrottled(error);
-          // Throttled: the bucket is the account's and empty for seconds; asking sooner is only refused.
-          const waitMs = Math.round(Math.min(15_000, (throttled ? 2_000 : 1_000) * 2 ** attempt) * (0.5 + Math.random() / 2));
+          // Throttled: the bucket is the account's and empty for seconds; asking sooner is only
+          // refused, asking much later leaves its tokens to others (1-2 s, doubling, up to 4-8 s).
+          const waitMs = Math.round(Math.min(8_000, (throttled ? 2_000 : 1_000) * 2 ** attempt) * (0.5 + Math.random() / 2));
           if (!throttled && (!isTransient(error) || attempt >= transientRetries)) throw error;
           // Still throttled: the use cases see one kind of error for it, whatever the service.
           // Still failing otherwise: the error as it came (a transient infrastructure failure).
