@@ -386,7 +386,8 @@ function statusOf(result: unknown): string {
   return (result as { records?: { status?: string }[] }).records?.[0]?.status ?? 'unknown';
 }
 
-function round(n: number): number {
+/** Three decimals: what the results keep. */
+export function round(n: number): number {
   return Math.round(n * 1000) / 1000;
 }
 

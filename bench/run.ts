@@ -17,7 +17,7 @@ import { measureColdStart } from './cold-start.js';
 import { measurePackage } from './package-size.js';
 import { waitForNoOtherPlane } from './machine.js';
 import { measureDrainMemory } from './memory.js';
-import { peakConcurrency, runFleet } from './fleet.js';
+import { peakConcurrency, round, runFleet } from './fleet.js';
 import type { ReconcilePass, StaleMarksPass } from './reconcile.js';
 import { runUpgradeBench, type UpgradeRun } from './upgrade.js';
 import { runWaveSection, waveTable } from './wave.js';
@@ -321,10 +321,6 @@ function commitOf(dir: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-function round(n: number): number {
-  return Math.round(n * 1000) / 1000;
 }
 
 function upgradeTable(u: { runs: UpgradeRun[] }): string {

@@ -23,9 +23,9 @@ import { awsLikeRateLimits, type RateLimit } from '../demo/aws-rate-limits.js';
 import { groupName, startEnvironment, type Environment, type EnvironmentOptions } from '../demo/environment.js';
 import { seeded } from '../test/cluster/fault-proxy.js';
 import { byDrainer, createDeployment, createPdb, ensureNamespace, readAudit, sleep, until } from '../test/cluster/kube.js';
-import { fillerNode, peakConcurrency } from './fleet.js';
+import { fillerNode, peakConcurrency, round } from './fleet.js';
 import { startCpuCount } from './process-cpu.js';
-import { requestsByKind } from './wire.js';
+import { kindOf, requestsByKind } from './wire.js';
 
 export interface WaveOptions {
   readonly say: (line: string) => void;
@@ -421,7 +421,7 @@ function refusedByKind(requests: readonly { verb: string; resource: string; subr
   for (const e of requests) {
     if (e.code < 300) continue;
     const why = e.code === 429 ? (/disruption budget/i.test(e.message) ? ' (budget)' : ' (APF)') : '';
-    const key = `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ''} ${e.code}${why}`;
+    const key = `${kindOf(e)} ${e.code}${why}`;
     out[key] = (out[key] ?? 0) + 1;
   }
   return out;
@@ -540,10 +540,6 @@ function percentile(values: readonly number[], p: number): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((x, y) => x - y);
   return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
-}
-
-function round(n: number): number {
-  return Math.round(n * 1000) / 1000;
 }
 
 type Results = Record<string, unknown>;

@@ -15,11 +15,13 @@ export function bytesByKind(answers: readonly { method: string; path: string; by
 }
 
 /** Requests by kind (`create pods/eviction`), from the audit log. */
+/** A request's kind as the tables name it: `create pods/eviction`. */
+export function kindOf(e: { verb: string; resource: string; subresource: string | undefined }): string {
+  return `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ''}`;
+}
+
 export function requestsByKind(entries: readonly { verb: string; resource: string; subresource: string | undefined }[]): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const e of entries) {
-    const key = `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ''}`;
-    out[key] = (out[key] ?? 0) + 1;
-  }
+  for (const e of entries) out[kindOf(e)] = (out[kindOf(e)] ?? 0) + 1;
   return out;
 }

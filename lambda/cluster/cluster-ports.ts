@@ -93,8 +93,9 @@ export interface NodeGateway {
    */
   findNodeByInstanceId(instanceId: string): Promise<NodeInfo | undefined>;
   /**
-   * The nodes of several instances at once, by the same rule: a GET per EC2 name, and one
-   * scan of the node list for all whose node is not under its EC2 name. With `skipNames`,
+   * The nodes of several instances at once, by the same rule: their EC2 names in one list per
+   * batch (the hostname label; a GET for a name the list does not answer), and one scan of the
+   * node list for all whose node is not under its EC2 name. With `skipNames`,
    * instances whose EC2 name is there are left out unread; with `scan: false` there is no
    * scan, and EC2 failing is an error rather than a reason to scan.
    */

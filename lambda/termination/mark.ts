@@ -58,13 +58,12 @@ async function markOnce(run: Run, v: Verified): Promise<Step<Marked> | 'changed'
   // Lambda retry or a second delivery of the notification: the first did it); nor when a
   // sibling's drain marked this node ahead moments ago: that drain surveyed the wave (Auto
   // Scaling, EC2, the cluster) and the drains not marked ahead keep surveying it.
-  const surveyedByASibling = node.drain?.action === '' && node.drain.aheadOf !== undefined && deps.clock.now() - node.drain.startedAtMs < surveyFreshMs;
-  if (request.resume === undefined && ours === undefined && request.cordonDoomedSiblings && !surveyedByASibling) await markDoomedSiblings(run, state);
+  if (request.resume !== undefined || ours !== undefined || !request.cordonDoomedSiblings) return state;
+  const aheadSinceMs = node.drain?.action === '' && node.drain.aheadOf !== undefined ? deps.clock.now() - node.drain.startedAtMs : undefined;
+  if (aheadSinceMs === undefined || aheadSinceMs >= surveyFreshMs) await markDoomedSiblings(run, state);
   // That sibling may still be marking the rest of the wave (its pause and passes): pods
   // evicted now could land on nodes it has not reached. Its survey is given the time it takes.
-  if (request.resume === undefined && ours === undefined && request.cordonDoomedSiblings && surveyedByASibling) {
-    await deps.clock.sleep(Math.min(surveyTakesMs, Math.max(0, node.drain!.startedAtMs + surveyTakesMs - deps.clock.now())));
-  }
+  else await deps.clock.sleep(Math.min(surveyTakesMs, Math.max(0, surveyTakesMs - aheadSinceMs)));
   return state;
 }
 

@@ -36,7 +36,6 @@ export function planTermination(config: Config, p: PlanInput): Deadlines {
   };
 }
 
-/** The longest the settle phase may take after the drain: kept free before the action's cap. */
 /**
  * The settle time kept free after the latest drain end: the fixed delay, or with the load
  * balancers read, the larger of it and the minimum. A longer wait for targets or volumes

@@ -29,8 +29,8 @@ export const siblingLimit = 25;
 const maxPasses = 12;
 /** The pause before the rest, jittered: the wave's other first drains mark their shares meanwhile. */
 const restPauseMs = { min: 500, spread: 1_000 };
-/** How long after marking a node ahead a survey is usually done (the pause, then the passes). */
-export const surveyTakesMs = 3_000;
+/** How long after marking a node ahead a survey is usually done: the longest pause, then its passes. */
+export const surveyTakesMs = restPauseMs.min + restPauseMs.spread + 1_500;
 const concurrency = 8;
 
 export async function markDoomedSiblings(run: Run, own: Marked): Promise<void> {
@@ -57,10 +57,12 @@ export async function markDoomedSiblings(run: Run, own: Marked): Promise<void> {
     for (const id of chosen) tried.add(id);
     return chosen;
   };
-  let more = await markPass(run, own, ids, share, tally);
-  let passes = 1;
-  if (more && tally.unmarked > siblingLimit) await clock.sleep(restPauseMs.min + Math.round(Math.random() * restPauseMs.spread));
-  for (; more && tally.unmarked > siblingLimit && passes < maxPasses; passes++) more = await markPass(run, own, ids, share, tally);
+  let passes = 0;
+  do {
+    if (passes === 1) await clock.sleep(restPauseMs.min + Math.round(Math.random() * restPauseMs.spread));
+    passes++;
+    if (!(await markPass(run, own, ids, share, tally))) break;
+  } while (tally.unmarked > siblingLimit && passes < maxPasses);
   log.info("marked the nodes of the group's other leaving instances before evicting", {
     leavingSiblings: ids.length,
     unmarkedAtFirst: tally.unmarkedAtFirst ?? 0,
