@@ -9,6 +9,7 @@ import { testNotification } from './notices/test-notification.js';
 import { reconcileSchedule } from './reconcile/reconcile-schedule.js';
 import { refreshEvent } from './refresh/refresh-event.js';
 import { asError, type RecordLogger } from './shared/log.js';
+import { withinBudget } from './shared/time-budget.js';
 import { spotInterruption } from './termination/spot-interruption.js';
 import { terminateHook } from './termination/terminate-hook.js';
 import { route, type RecordStatus, type RouteResult, type TriggerContext } from './trigger.js';
@@ -86,6 +87,9 @@ export function createRouter(deps: RouterDeps): (event: unknown, context: Invoca
   };
 }
 
+/** One AWS request's longest time (runtime.ts: requestTimeout 10 s) and a little more. */
+const lastRequestMs = 12_000;
+
 async function handleRecord(
   deps: RouterDeps,
   delivery: Delivery,
@@ -110,7 +114,8 @@ async function handleRecord(
   const cluster = async () => (connected = await deps.cluster());
   const ctx: TriggerContext = { ...deps, cluster, invocation };
   try {
-    return await served.run(delivery, ctx);
+    // Retries give up while a last request still fits before Lambda ends the invocation.
+    return await withinBudget(deps.clock.now() + invocation.remainingMs() - lastRequestMs, () => served.run(delivery, ctx));
   } catch (error) {
     log.error('record failed; it is retried', asError(error));
     failed(error);

@@ -101,7 +101,8 @@ function loadBalancersOf(
     region,
     credentials,
     clusterName: config.clusterName,
-    extraTags: config.loadBalancerTags,
+    // The account-wide tag scan only when the deployer names tags (load balancers other tools made).
+    tagScan: config.loadBalancerTags !== undefined ? { extraTags: config.loadBalancerTags } : undefined,
     endpoints: {
       v2: env['AWS_ENDPOINT_URL_ELASTIC_LOAD_BALANCING_V2'] ?? env['AWS_ENDPOINT_URL'],
       classic: env['AWS_ENDPOINT_URL_ELASTIC_LOAD_BALANCING'] ?? env['AWS_ENDPOINT_URL'],

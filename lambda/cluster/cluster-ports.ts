@@ -1,6 +1,7 @@
 // The cluster as the use cases see it: plain data and the smallest interfaces they need.
 // Only adapters/kubernetes/ talks to the API server; everything else is functions over these.
 import type { DrainRecord } from './node-marks.js';
+import type { LoadBalancerSources } from './served-load-balancers.js';
 
 export interface Taint {
   readonly key: string;
@@ -27,6 +28,8 @@ export interface NodeInfo {
   readonly hasAnnotations?: boolean | undefined;
   /** metadata.resourceVersion as read: a write can be made conditional on it. */
   readonly resourceVersion?: string | undefined;
+  /** status.volumesAttached[].name: the unique names of the volumes attached to it (volume-names.ts). */
+  readonly attachedVolumes?: readonly string[] | undefined;
 }
 
 /** The node marks one drain patch applies, with the owner label and the record. */
@@ -106,6 +109,8 @@ export interface NodeGateway {
       readonly scan?: boolean;
       /** Of the instances left after skipNames, which to read (in order, at most how many). */
       readonly pick?: (instanceIds: readonly string[]) => readonly string[];
+      /** false: not read by name at all (already tried), straight to the one scan for those not skipped. */
+      readonly byName?: boolean;
     },
   ): Promise<ReadonlyMap<string, NodeInfo>>;
   /** Follows one instance's node (one list, then a watch) until closed: launch admission. */
@@ -247,11 +252,16 @@ export interface VolumeAttachmentWatch {
 }
 
 export interface VolumeGateway {
-  /** Follows the VolumeAttachments of one node (there is no field selector for spec.nodeName: the list is the cluster's, kept on our side). */
-  watchVolumeAttachments(nodeName: string): Promise<VolumeAttachmentWatch>;
+  /**
+   * Follows the VolumeAttachments of one node. With `names`, exactly those, each read by name
+   * (a GET each, asked again every few seconds; a transient failure keeps the last view); else
+   * the cluster's list and watch, this node's kept on our side (there is no field selector for
+   * spec.nodeName): the fallback for volumes whose attachment cannot be named.
+   */
+  watchVolumeAttachments(nodeName: string, o?: { readonly names?: readonly string[] }): Promise<VolumeAttachmentWatch>;
   /** The claim a PersistentVolume is bound to (spec.claimRef), undefined when unbound or gone. */
   claimOfVolume(persistentVolumeName: string): Promise<{ readonly namespace: string; readonly name: string } | undefined>;
 }
 
 /** Everything a use case may ask of the cluster. */
-export type ClusterGateway = NodeGateway & PodGateway & EventRecorder & VolumeGateway;
+export type ClusterGateway = NodeGateway & PodGateway & EventRecorder & VolumeGateway & LoadBalancerSources;

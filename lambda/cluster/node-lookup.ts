@@ -82,6 +82,10 @@ export function createNodeLookup(
       if (instanceIds.length === 0) return new Map();
       const { names, failure } = await namesOf(instanceIds);
       if (failure !== undefined && o.scan === false) throw new TransientError("EC2 did not name the instances' nodes", { cause: failure });
+      if (o.byName === false) {
+        const rest = instanceIds.filter((id) => !o.skipNames?.has(names.get(id) ?? ''));
+        return rest.length > 0 ? new Map(await reader.scanForInstances(rest)) : new Map();
+      }
       // Already marked (a wave's other drains got there first): not read again.
       const unmarked = [...names].filter(([, name]) => !o.skipNames?.has(name)).map(([id]) => id);
       const toRead = (o.pick?.(unmarked) ?? unmarked).map((id) => [id, names.get(id)!] as const);

@@ -57,6 +57,30 @@ export interface DrainRecord {
   readonly evicted?: number | undefined;
   /** Set when the drain ended: the load-balancer wait runs from here. */
   readonly drained?: { readonly atMs: number; readonly outcome: 'drained' | 'timed-out' } | undefined;
+  /**
+   * The volumes attached to the node when the drain first saw it, and after (status.volumesAttached):
+   * the attach/detach controller drops a volume from the status as its detach begins, so an
+   * invocation that resumes the drain cannot learn them from the node alone (volume-names.ts).
+   */
+  readonly volumes?: readonly string[] | undefined;
+  /** The settle phase's last reading of the load balancers, kept across hand-offs (settle-targets.ts). */
+  readonly targets?: TargetsReading | undefined;
+}
+
+/** What held the instance at the last look, and when that was. */
+export interface TargetsReading {
+  readonly atMs: number;
+  readonly holds: readonly StoredHold[];
+  /** ELB calls the wait made so far, over every invocation (its budget is per termination). */
+  readonly calls: number;
+}
+
+export interface StoredHold {
+  readonly kind: 'target-group' | 'classic';
+  readonly id: string;
+  readonly name: string;
+  readonly state: string;
+  readonly port?: number | undefined;
 }
 
 /**
@@ -84,7 +108,24 @@ export function formatDrainRecord(r: DrainRecord): string {
     ...(r.spot ? { spot: true } : {}),
     ...(r.evicted ? { evicted: r.evicted } : {}),
     ...(r.drained ? { drainedAt: iso(r.drained.atMs), outcome: r.drained.outcome } : {}),
+    ...(r.volumes && r.volumes.length > 0 ? { volumes: r.volumes } : {}),
+    ...(r.targets ? { targets: { readAt: iso(r.targets.atMs), holds: r.targets.holds, calls: r.targets.calls } } : {}),
   });
+}
+
+function parseTargets(v: unknown): TargetsReading | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const t = v as Record<string, unknown>;
+  const atMs = typeof t['readAt'] === 'string' ? Date.parse(t['readAt']) : Number.NaN;
+  if (Number.isNaN(atMs) || !Array.isArray(t['holds'])) return undefined;
+  const holds = (t['holds'] as unknown[]).flatMap((h): StoredHold[] => {
+    const o = h as Record<string, unknown> | null;
+    if (o === null || typeof o !== 'object' || (o['kind'] !== 'target-group' && o['kind'] !== 'classic')) return [];
+    if (typeof o['id'] !== 'string' || typeof o['name'] !== 'string' || typeof o['state'] !== 'string') return [];
+    const port = Number.isInteger(o['port']) ? (o['port'] as number) : undefined;
+    return [{ kind: o['kind'], id: o['id'], name: o['name'], state: o['state'], ...(port !== undefined ? { port } : {}) }];
+  });
+  return { atMs, holds, calls: Number.isInteger(t['calls']) ? (t['calls'] as number) : 0 };
 }
 
 /**
@@ -122,5 +163,7 @@ export function parseDrainRecord(raw: string | undefined): DrainRecord | undefin
     ...(v['spot'] === true ? { spot: true } : {}),
     ...(evicted > 0 ? { evicted } : {}),
     ...(!Number.isNaN(drainedAtMs) ? { drained: { atMs: drainedAtMs, outcome } } : {}),
+    ...(Array.isArray(v['volumes']) ? { volumes: v['volumes'].filter((x): x is string => typeof x === 'string') } : {}),
+    ...(parseTargets(v['targets']) !== undefined ? { targets: parseTargets(v['targets']) } : {}),
   };
 }

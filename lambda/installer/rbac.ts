@@ -38,8 +38,8 @@ export const rbacRules: readonly RbacRule[] = [
   {
     apiGroups: ['storage.k8s.io'],
     resources: ['volumeattachments'],
-    verbs: ['list', 'watch'],
-    why: 'Release the instance only once the volumes of the pods that left it are detached (WAIT_FOR_VOLUME_DETACH); no field selector exists for a node, so list and watch.',
+    verbs: ['get', 'list', 'watch'],
+    why: "Release the instance only once the volumes of the pods that left it are detached (WAIT_FOR_VOLUME_DETACH): each of the node's CSI attachments by name (get); a volume that is not CSI has no name to read, and no field selector exists for a node, so then list and watch.",
   },
   {
     apiGroups: [''],
@@ -48,6 +48,18 @@ export const rbacRules: readonly RbacRule[] = [
     why: "Tell whose claim an attached volume serves: one still used by a pod on the node (a DaemonSet's) does not hold the release.",
   },
   { apiGroups: [''], resources: ['events'], verbs: ['create'], why: 'Tell the story in `kubectl describe node` and `kubectl get events`.' },
+  {
+    apiGroups: ['elbv2.k8s.aws'],
+    resources: ['targetgroupbindings'],
+    verbs: ['list'],
+    why: 'Which target groups can hold the instance (WAIT_FOR_TARGETS): the AWS Load Balancer Controller serves exactly those of its TargetGroupBindings, its own and those bound to target groups made elsewhere.',
+  },
+  {
+    apiGroups: [''],
+    resources: ['services'],
+    verbs: ['list'],
+    why: "The same: the NodePort a TargetGroupBinding's instances are registered on, and the load balancers the in-tree service controller made for Services of type LoadBalancer (named after their UIDs).",
+  },
 ];
 
 /**

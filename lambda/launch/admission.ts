@@ -114,7 +114,7 @@ class Admission {
   private async admit(): Promise<'admitted'> {
     const node = this.node!;
     const result = await this.deps.lifecycle.complete(this.o.action, 'CONTINUE');
-    this.deps.log.info('new node is Ready; launch admitted', { node: node.name, lifecycleAction: result });
+    this.deps.log.info('new node is Ready; launch admitted', { node: node.name, completion: result });
     await this.deps.events.record(launchAdmitted(node));
     return 'admitted';
   }
@@ -126,7 +126,7 @@ class Admission {
       this.deps.log.info('the launch action was already over when the timeout came; nothing abandoned', { reason: this.reason });
       return 'already-over';
     }
-    this.deps.log.error(launchAbandonedMessage, { reason: this.reason, lifecycleAction: result });
+    this.deps.log.error(launchAbandonedMessage, { reason: this.reason, completion: result });
     if (this.node !== undefined) await this.deps.events.record(launchAbandoned(this.node, this.reason));
     return 'abandoned';
   }
@@ -140,6 +140,6 @@ class Admission {
 export async function admitUnchecked(action: LifecycleActionRef, error: Error | undefined, deps: Pick<AdmitDeps, 'lifecycle' | 'log'>): Promise<'admitted-unchecked'> {
   deps.log.error(launchUncheckedMessage, ...(error ? [error] : []));
   const result = await deps.lifecycle.complete(action, 'CONTINUE');
-  deps.log.warn('launch admitted without a health check', { lifecycleAction: result });
+  deps.log.warn('launch admitted without a health check', { completion: result });
   return 'admitted-unchecked';
 }

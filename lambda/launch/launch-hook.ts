@@ -39,7 +39,7 @@ async function admit(n: LifecycleNotification, ctx: TriggerContext): Promise<Rec
     // Launched into the warm pool: Auto Scaling stops it next, and its user data often keeps
     // kubelet from joining. Nothing to admit; it is checked when it leaves the pool.
     const result = await lifecycle.complete(n, 'CONTINUE');
-    log.info('launch into the warm pool: completed CONTINUE at once; admission runs when it leaves the pool', { lifecycleAction: result });
+    log.info('launch into the warm pool: completed CONTINUE at once; admission runs when it leaves the pool', { completion: result });
     return 'launch-into-warm-pool';
   }
   let cluster;

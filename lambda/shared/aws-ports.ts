@@ -1,5 +1,6 @@
 // The smallest interfaces the use cases need from AWS. Only adapters/aws/ implements them;
 // the use cases own them and test against fakes.
+import type { ServedLoadBalancers } from '../cluster/served-load-balancers.js';
 
 /**
  * One lifecycle action. Auto Scaling accepts the token or the instance id: a hand-off the
@@ -106,20 +107,30 @@ export interface TargetHold {
   readonly id: string;
   /** For messages: the target group's or load balancer's name. */
   readonly name: string;
-  /** As the API says it: healthy, draining, initial, ... (ELBv2); InService, ... (Classic). */
+  /** As the API says it: healthy, draining, initial, ... (ELBv2); InService, ... (Classic); `unknown` when unread. */
   readonly state: string;
+  /** The port the instance is registered on, when known (a TargetGroupBinding's NodePort): only that target is read. */
+  readonly port?: number | undefined;
 }
 
-/** One reading of the cluster's load balancers; a reading that failed says why, never throws. */
+/**
+ * One reading of the cluster's load balancers; a reading that failed says why, never throws.
+ * `unread`: those that could not be read this time (a 5xx, a timeout): neither held nor let go.
+ */
 export type TargetReading =
-  | { readonly read: true; readonly holds: readonly TargetHold[]; readonly calls: number }
+  | { readonly read: true; readonly holds: readonly TargetHold[]; readonly unread: readonly TargetHold[]; readonly calls: number }
   | { readonly read: false; readonly denied: boolean; readonly error: Error; readonly calls: number };
+
+/** Which load balancers a reading looks at. */
+export interface TargetScope {
+  /** What the cluster serves (its TargetGroupBindings and in-tree Services): a first look. */
+  readonly served?: ServedLoadBalancers | undefined;
+  /** Only these, read again (a later look at the same wait). */
+  readonly among?: readonly TargetHold[] | undefined;
+}
 
 /** The cluster's load balancers as the settle phase needs them (ELBv2 and the Classic ELB API). */
 export interface LoadBalancerTargets {
-  /**
-   * Which of the cluster's load balancers (tagged for it) still hold the instance. With
-   * `among`, only those are read again (a later look at the same wait).
-   */
-  holding(instanceId: string, among?: readonly TargetHold[]): Promise<TargetReading>;
+  /** Which of them still hold the instance. */
+  holding(instanceId: string, scope?: TargetScope): Promise<TargetReading>;
 }

@@ -91,7 +91,7 @@ export const configVariables = {
   waitForTargets: variable<boolean>({
     name: 'WAIT_FOR_TARGETS',
     description:
-      "After the drain, read the cluster's load balancers (ELBv2 instance target groups and Classic Load Balancers tagged for it) and release the instance once none still has it registered or draining, between LOAD_BALANCER_MIN_WAIT_SECONDS and LOAD_BALANCER_MAX_WAIT_SECONDS; false, or when they cannot be read: LOAD_BALANCER_DELAY_SECONDS.",
+      'After the drain, read the load balancers the cluster serves (the target groups of its TargetGroupBindings, and the Classic and Network Load Balancers the in-tree service controller made for Services of type LoadBalancer) and release the instance once none still has it registered or draining, between LOAD_BALANCER_MIN_WAIT_SECONDS and LOAD_BALANCER_MAX_WAIT_SECONDS; one that cannot be read holds it at least LOAD_BALANCER_DELAY_SECONDS; false, or when none can be read: LOAD_BALANCER_DELAY_SECONDS.',
     accepts: 'true or false',
     default: true,
     parse: flag,
@@ -117,7 +117,7 @@ export const configVariables = {
   loadBalancerTags: variable<ReadonlyMap<string, string | undefined>>({
     name: 'LOAD_BALANCER_TAGS',
     description:
-      "More tags that make a target group or Classic Load Balancer the cluster's, besides elbv2.k8s.aws/cluster=<cluster> (AWS Load Balancer Controller) and kubernetes.io/cluster/<cluster> (in-tree service controller); a key alone matches any value.",
+      "Opt-in: also scan the account's instance target groups and Classic Load Balancers (paged, at most 4 calls in flight, the list kept a minute) for those tagged with these tags, elbv2.k8s.aws/cluster=<cluster> or kubernetes.io/cluster/<cluster>: for load balancers other tools made and the cluster does not name; a key alone matches any value. Unset: no account-wide scan.",
     accepts: 'a comma-separated list of key=value or key',
     parse: tagList,
     format: (v) => [...v].map(([k, value]) => (value === undefined ? k : `${k}=${value}`)).join(','),
@@ -125,7 +125,7 @@ export const configVariables = {
   waitForVolumeDetach: variable<boolean>({
     name: 'WAIT_FOR_VOLUME_DETACH',
     description:
-      "After the drain, wait (within the drain deadline) until the VolumeAttachments of the volumes the node's departed pods used are gone, so their replacements attach them elsewhere at once instead of after EC2's forced detach.",
+      "After the drain, wait (within the drain deadline, batch-extended when batch pods were waited for) until the VolumeAttachments of the volumes the node had attached are gone (read by name from the node's status.volumesAttached; listed cluster-wide only for a volume that is not CSI), so their replacements attach them elsewhere at once instead of after EC2's forced detach.",
     accepts: 'true or false',
     default: true,
     parse: flag,

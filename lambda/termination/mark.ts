@@ -36,8 +36,7 @@ async function markOnce(run: Run, v: Verified): Promise<Step<Marked> | 'changed'
   const label = node.labels[excludeFromLoadBalancersLabel];
   const needLabel = label !== 'true';
   const needCordon = !node.unschedulable;
-  // A resumed invocation dates its record, so the reconciler sees the chain is alive.
-  const record = ours ? (request.resume !== undefined ? { ...ours, updatedAtMs: deps.clock.now() } : ours) : newRecord(run, v, { label, needLabel, needCordon });
+  const record = ours ? carriedOn(run, ours, node, { needLabel, needCordon }) : newRecord(run, v, { label, needLabel, needCordon });
   let marked: NodeInfo = node;
   if (needLabel || needCordon || record !== ours) {
     const result = await deps.nodes.mark(node.name, { excludeFromLoadBalancers: needLabel, cordon: needCordon, drain: record, owner: request.owner }, node.resourceVersion);
@@ -68,6 +67,27 @@ async function markOnce(run: Run, v: Verified): Promise<Step<Marked> | 'changed'
 }
 
 /**
+ * Our record as this invocation carries it on: dated when resumed (the reconciler sees the
+ * chain is alive); a cordon or label someone took off meanwhile is put back and recorded as
+ * ours, so it is taken back too; volumes attached since are added. Unchanged otherwise: a
+ * Lambda retry or a second delivery writes nothing.
+ */
+function carriedOn(run: Run, ours: DrainRecord, node: NodeInfo, o: { needLabel: boolean; needCordon: boolean }): DrainRecord {
+  const set = new Set<DrainMark>(ours.set);
+  if (o.needLabel) set.add('exclude-from-load-balancers');
+  if (o.needCordon) set.add('cordon');
+  const volumes = volumesSeen(ours.volumes, node);
+  const changed = set.size !== ours.set.length || volumes.length !== (ours.volumes?.length ?? 0);
+  if (run.request.resume === undefined && !changed) return ours;
+  return { ...ours, set: [...set], ...(volumes.length > 0 ? { volumes } : {}), updatedAtMs: run.deps.clock.now() };
+}
+
+/** The volumes the record knew, and those the node says are attached now. */
+function volumesSeen(known: readonly string[] | undefined, node: NodeInfo): string[] {
+  return [...new Set([...(known ?? []), ...(node.attachedVolumes ?? [])])].sort();
+}
+
+/**
  * A new record for this action. Marks an earlier record of ours set stay ours to take back: a
  * sibling's drain that marked this node ahead, or an earlier termination of an instance that
  * came back; so does the label's value before any of them.
@@ -92,5 +112,6 @@ function newRecord(run: Run, v: Verified, o: { label: string | undefined; needLa
     ...(priorLabel !== undefined ? { priorLabel } : {}),
     ...(earlier?.action === '' && earlier.aheadOf ? { aheadOf: earlier.aheadOf } : {}),
     ...(run.request.spot ? { spot: true } : {}),
+    ...(volumesSeen(earlier?.volumes, v.node).length > 0 ? { volumes: volumesSeen(earlier?.volumes, v.node) } : {}),
   };
 }

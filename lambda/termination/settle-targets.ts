@@ -1,13 +1,19 @@
 // The load-balancer half of the settle phase. The exclusion label (set when the drain began)
 // makes the AWS Load Balancer Controller and the in-tree service controller deregister the
 // instance; a target group then drains its connections for its deregistration delay (300 s by
-// default). We read the cluster's load balancers and release the instance once none still has
-// it registered or draining: no sooner than the minimum after the drain (the controllers get
-// time to react), no later than the maximum. Without the reading (WAIT_FOR_TARGETS=false, the
-// API denied or failing) the fixed LOAD_BALANCER_DELAY_SECONDS applies, as managed node groups do.
+// default). We read the load balancers the cluster serves and release the instance once none
+// still has it registered or draining: no sooner than the minimum after the drain (the
+// controllers get time to react), no later than the maximum. What held at the last look is kept
+// in the drain record, so a hand-off resumes the same wait and a failed look after it keeps that
+// reading. A load balancer that could not be read holds the instance at least the fixed
+// LOAD_BALANCER_DELAY_SECONDS; never read at all (WAIT_FOR_TARGETS=false, the API denied or
+// failing from the first look) the fixed delay applies, as managed node groups do.
 // Requested of the Node Termination Handler since 2020: https://github.com/aws/aws-node-termination-handler/issues/316
+import type { TargetsReading } from '../cluster/node-marks.js';
 import { targetsDeregistered, targetsNotDeregistered, waitingForTargets } from '../cluster/events.js';
 import type { TargetHold, TargetReading } from '../shared/aws-ports.js';
+import { AccessDeniedError } from '../shared/errors.js';
+import { asError } from '../shared/log.js';
 import type { Drained, Run } from './state.js';
 
 /** Looks get sparser as the wait goes on: 2 s, 3 s, 4.5 s, ... up to 10 s, jittered. */
@@ -19,6 +25,8 @@ const seconds = (ms: number) => Math.max(0, Math.round(ms / 100) / 10);
 
 /** The longest one reading may take: two attempts of 3 s and the backoff between (runtime.ts). */
 export const readBudgetMs = 8_000;
+/** ELB calls one termination's wait may make, over all its invocations: then the last reading stands. */
+export const callBudget = 400;
 
 /** The reading, or a failed one once limitMs passed (the request may still answer; nobody waits). */
 export async function within(reading: Promise<TargetReading>, limitMs: number): Promise<TargetReading> {
@@ -34,16 +42,21 @@ export async function within(reading: Promise<TargetReading>, limitMs: number): 
   }
 }
 
+const known = (holds: readonly TargetHold[]) => holds.filter((h) => h.state !== 'unknown');
+
 export class TargetWait {
   private mode: 'fixed' | 'targets';
+  /** What held at the last reading (those unread carry state `unknown`); undefined: never read. */
   private holds: readonly TargetHold[] | undefined;
   private readonly seen = new Map<string, TargetHold>();
   private readonly let: { name: string; seconds: number }[] = [];
   private nextLookMs = 0;
   private told = 0;
   private firstLookMs = 0;
+  private readAtMs = 0;
   private failedSince = false;
   private looks = 0;
+  private readonly callsBefore: number;
   /** AWS calls this invocation made for the wait. */
   calls = 0;
 
@@ -54,6 +67,14 @@ export class TargetWait {
     private readonly stopAtMs: number,
   ) {
     this.mode = d.deadlines.loadBalancerWait !== undefined && run.deps.loadBalancers !== undefined ? 'targets' : 'fixed';
+    const last = d.record.targets;
+    this.callsBefore = last?.calls ?? 0;
+    if (last !== undefined && this.mode === 'targets') {
+      // An earlier invocation read them: its reading stands until this one reads again.
+      this.holds = last.holds;
+      this.readAtMs = this.firstLookMs = last.atMs;
+      for (const h of last.holds) this.seen.set(h.id, h);
+    }
   }
 
   private get minUntilMs(): number {
@@ -70,59 +91,107 @@ export class TargetWait {
 
   /**
    * Reads the load balancers when a look is due, and only when the reading can end in time:
-   * before the maximum, the settle's end and this invocation's stop.
+   * before the maximum and before this invocation hands on (the next one reads then).
    */
   async look(now: number): Promise<void> {
     if (this.mode === 'fixed' || now < this.nextLookMs || now >= this.maxUntilMs) return;
     if (this.holds !== undefined && this.holds.length === 0) return;
-    const limitMs = Math.min(this.maxUntilMs, this.stopAtMs);
-    if (now + readBudgetMs > limitMs) {
-      if (this.holds === undefined) return this.fallBack({ read: false, denied: false, error: new Error('no time left for a reading before the wait must end'), calls: 0 });
+    if (now + readBudgetMs > this.maxUntilMs) {
+      if (this.holds === undefined) return this.fallBack('no time was left for a reading before LOAD_BALANCER_MAX_WAIT_SECONDS', undefined);
       this.nextLookMs = Number.POSITIVE_INFINITY; // the last reading stands until the end
       return;
     }
-    const reading = await within(this.run.deps.loadBalancers!.holding(this.run.request.action.instanceId, this.holds), limitMs - now);
-    this.calls += reading.calls;
-    const after = this.run.deps.clock.now();
-    if (!reading.read) {
-      if (this.holds === undefined) return this.fallBack(reading);
-      // Read before: a failure (a throttled burst, a timeout) keeps the last reading; look again later.
-      if (!this.failedSince) this.run.deps.log.warn('could not read the load balancers again; the last reading stands and they are read again', { error: reading.error });
-      this.failedSince = true;
-      this.nextLookMs = after + pollIntervalMs(this.looks++);
+    if (now + readBudgetMs > this.stopAtMs) {
+      this.nextLookMs = this.stopAtMs; // the next invocation looks
       return;
     }
-    this.failedSince = false;
-    for (const [id, hold] of this.seen) {
-      if (!reading.holds.some((h) => h.id === id) && !this.let.some((x) => x.name === hold.name)) this.let.push({ name: hold.name, seconds: seconds(after - this.d.drainedAtMs) });
+    if (this.callsBefore + this.calls >= callBudget) {
+      if (this.nextLookMs !== Number.POSITIVE_INFINITY)
+        this.run.deps.log.warn('the load-balancer wait used its ELB call budget; the last reading stands until the maximum wait', {
+          calls: this.callsBefore + this.calls,
+          callBudget,
+        });
+      this.nextLookMs = Number.POSITIVE_INFINITY;
+      if (this.holds === undefined) this.fallBack('the ELB call budget was used up', undefined);
+      return;
     }
-    for (const h of reading.holds) this.seen.set(h.id, h);
-    if (this.holds === undefined) this.firstLookMs = after;
-    this.holds = reading.holds;
+    const reading = await within(this.read(), Math.min(this.maxUntilMs, this.stopAtMs) - now);
+    this.calls += reading.calls;
+    const after = this.run.deps.clock.now();
+    if (!reading.read) return this.failed(reading, after);
+    this.failedSince = false;
+    this.took(reading.holds, reading.unread, after);
     this.nextLookMs = after + pollIntervalMs(this.looks++);
   }
 
+  /** A first look asks the cluster which load balancers it serves; later ones re-read what held. */
+  private async read(): Promise<TargetReading> {
+    const { loadBalancers, served } = this.run.deps;
+    const instanceId = this.run.request.action.instanceId;
+    if (this.holds !== undefined) return loadBalancers!.holding(instanceId, { among: this.holds });
+    try {
+      return await loadBalancers!.holding(instanceId, { served: served !== undefined ? await served.servedLoadBalancers() : undefined });
+    } catch (error) {
+      return { read: false, denied: error instanceof AccessDeniedError, error: asError(error), calls: 0 };
+    }
+  }
+
+  private failed(reading: Extract<TargetReading, { read: false }>, after: number): void {
+    if (this.holds === undefined) return this.fallBack(reading.denied ? 'access denied' : 'unavailable', reading);
+    // Read before (here or in an earlier invocation): the last reading stands; look again later.
+    if (!this.failedSince) this.run.deps.log.warn('could not read the load balancers again; the last reading stands and they are read again', { error: reading.error });
+    this.failedSince = true;
+    this.nextLookMs = after + pollIntervalMs(this.looks++);
+  }
+
+  private took(holds: readonly TargetHold[], unread: readonly TargetHold[], after: number): void {
+    for (const [id, hold] of this.seen) {
+      const still = holds.some((h) => h.id === id) || unread.some((h) => h.id === id);
+      if (!still && !this.let.some((x) => x.name === hold.name)) this.let.push({ name: hold.name, seconds: seconds(after - this.d.drainedAtMs) });
+    }
+    for (const h of holds) this.seen.set(h.id, h);
+    if (this.holds === undefined) this.firstLookMs = after;
+    // An unread one keeps the state it had (or `unknown`): it is read again at the next look.
+    this.holds = [...holds, ...unread.map((u) => this.seen.get(u.id) ?? u)];
+    this.readAtMs = after;
+    if (unread.length > 0)
+      this.run.deps.log.warn('could not read some load balancers; they hold the instance at least LOAD_BALANCER_DELAY_SECONDS and are read again', {
+        unread: unread.map((u) => u.name),
+      });
+  }
+
   /** Never read: the fixed delay, as without the feature. */
-  private fallBack(reading: Extract<TargetReading, { read: false }>): void {
+  private fallBack(why: string, reading: Extract<TargetReading, { read: false }> | undefined): void {
     this.mode = 'fixed';
-    this.run.deps.log.warn(
-      `could not read the load balancers (${reading.denied ? 'access denied: the role needs the elasticloadbalancing Describe actions' : 'unavailable'}); waiting the fixed LOAD_BALANCER_DELAY_SECONDS instead`,
-      { error: reading.error, loadBalancerDelaySeconds: this.d.deadlines.loadBalancerDelayMs / 1000 },
-    );
+    const hint = reading?.denied ? ': the role needs the elasticloadbalancing Describe actions, and RBAC list on targetgroupbindings and services' : '';
+    this.run.deps.log.warn(`could not read the load balancers (${why}${hint}); waiting the fixed LOAD_BALANCER_DELAY_SECONDS instead`, {
+      error: reading?.error,
+      loadBalancerDelaySeconds: this.d.deadlines.loadBalancerDelayMs / 1000,
+    });
   }
 
   done(now: number): boolean {
     if (this.mode === 'fixed') return now >= this.fixedUntilMs;
     if (now >= this.maxUntilMs) return true;
-    return this.holds !== undefined && this.holds.length === 0 && now >= this.minUntilMs;
+    if (this.holds === undefined || now < this.minUntilMs) return false;
+    if (this.holds.length === 0) return true;
+    // Only unread ones left, none of which held at an earlier look: the fixed delay is their
+    // floor (one that held keeps its last state, so it holds until read again).
+    return known(this.holds).length === 0 && now >= this.fixedUntilMs;
   }
 
   /** When something is next due: a look, the minimum, the maximum or the fixed delay's end. */
   wakeMs(now: number): number {
     if (this.mode === 'fixed') return this.fixedUntilMs;
-    if (this.holds === undefined) return now;
+    if (this.holds === undefined) return Math.max(now, Math.min(this.nextLookMs, this.maxUntilMs));
     if (this.holds.length === 0) return this.minUntilMs;
-    return Math.min(this.nextLookMs, this.maxUntilMs);
+    return Math.min(this.nextLookMs, this.maxUntilMs, known(this.holds).length === 0 ? Math.max(this.fixedUntilMs, this.minUntilMs) : Infinity);
+  }
+
+  /** What held at the last look, for the record a hand-off leaves. */
+  reading(): TargetsReading | undefined {
+    if (this.mode === 'fixed' || this.holds === undefined) return undefined;
+    return { atMs: this.readAtMs, holds: this.holds.map((h) => ({ ...h })), calls: this.callsBefore + this.calls };
   }
 
   /** Said after the first look of an invocation that begins the wait. */
@@ -150,7 +219,7 @@ export class TargetWait {
     const left = this.holds ?? [];
     if (o.final && left.length > 0) {
       const maxSeconds = seconds(this.maxUntilMs - this.d.drainedAtMs);
-      log.warn('releasing while load balancers still hold the instance (LOAD_BALANCER_MAX_WAIT_SECONDS)', { holding: left, calls: this.calls });
+      log.warn('releasing while load balancers still hold the instance (LOAD_BALANCER_MAX_WAIT_SECONDS), or could not be read', { holding: left, calls: this.calls });
       await events.record(targetsNotDeregistered(this.d.node, left, maxSeconds));
     }
     if (this.let.length > 0) return { seconds: Math.max(...this.let.map((x) => x.seconds)) };

@@ -7,6 +7,8 @@
 // waits the same way: https://github.com/aws/karpenter-provider-aws/blob/main/designs/statefulset-disruption.md
 import type { PodInfo, VolumeAttachmentInfo, VolumeAttachmentWatch } from '../cluster/cluster-ports.js';
 import { volumesDetached, volumesNotDetached, waitingForVolumeDetach, type VolumeRef } from '../cluster/events.js';
+import { attachmentsToWaitFor } from '../cluster/volume-names.js';
+import { AccessDeniedError } from '../shared/errors.js';
 import { asError } from '../shared/log.js';
 import type { Drained, Run } from './state.js';
 
@@ -21,35 +23,71 @@ export class VolumeWait {
   private readonly claims = new Map<string, string | undefined>();
   private readonly detached: (VolumeRef & { seconds: number })[] = [];
   private told = 0;
+  private watch: VolumeAttachmentWatch | undefined;
+  /** Why the attachments could not be read yet (transient: asked again at each look). */
+  private unread: Error | undefined;
+  private nextOpenMs = 0;
+  private opens = 0;
 
   private constructor(
     private readonly run: Run,
     private readonly d: Drained,
-    private readonly watch: VolumeAttachmentWatch,
-    /** Volumes are waited for until then (the drain deadline), the load-balancer wait permitting. */
+    /** The attachments by name (volume-names.ts); undefined: the cluster-wide list (a volume that is not CSI). */
+    private readonly names: readonly string[] | undefined,
+    /** Volumes are waited for until then (the drain deadline, batch-extended), the load-balancer wait permitting. */
     readonly untilMs: number,
   ) {}
 
-  /** Opens the node's attachments; undefined when the wait is off or the attachments cannot be read (said once). */
+  /**
+   * The wait for the volumes the node had attached during the drain (our record and the Node's
+   * status): undefined when it is off, nothing was attached, or RBAC forbids reading them (said
+   * once). Past untilMs it still looks once, so what is left is named (VolumesNotDetached).
+   */
   static async open(run: Run, d: Drained, untilMs: number): Promise<VolumeWait | undefined> {
-    // Past the drain deadline nothing is waited for: no list, no watch (a resumed settle).
-    if (!run.request.waitForVolumeDetach || run.deps.clock.now() >= untilMs) return undefined;
+    if (!run.request.waitForVolumeDetach) return undefined;
+    const attached = [...new Set([...(d.record.volumes ?? []), ...(d.node.attachedVolumes ?? [])])];
+    const named = attachmentsToWaitFor(attached, d.node.name);
+    if (named !== undefined && named.byName.length === 0) return undefined;
+    if (named === undefined) run.deps.log.info('a volume on the node is not CSI: reading the cluster’s VolumeAttachments to find its', { volumes: attached });
+    const wait = new VolumeWait(run, d, named?.byName, untilMs);
+    return (await wait.connect()) ? wait : undefined;
+  }
+
+  /** Opens the view; false only when RBAC forbids it. A transient failure is tried again at the next look. */
+  private async connect(): Promise<boolean> {
+    const { volumes, log, clock } = this.run.deps;
     try {
-      return new VolumeWait(run, d, await run.deps.volumes.watchVolumeAttachments(d.node.name), untilMs);
+      this.watch = await volumes.watchVolumeAttachments(this.d.node.name, this.names !== undefined ? { names: this.names } : undefined);
+      this.unread = undefined;
+      return true;
     } catch (error) {
-      run.deps.log.warn('could not read the VolumeAttachments (RBAC: list and watch volumeattachments); releasing without waiting for volumes to detach', asError(error));
-      return undefined;
+      if (error instanceof AccessDeniedError) {
+        log.warn(
+          'could not read the VolumeAttachments: access denied (RBAC: get, list and watch volumeattachments); releasing without waiting for volumes to detach',
+          asError(error),
+        );
+        return false;
+      }
+      if (this.unread === undefined) log.warn('could not read the VolumeAttachments; they hold the release until they can be read or the drain deadline passes', asError(error));
+      this.unread = asError(error);
+      this.nextOpenMs = clock.now() + Math.min(10_000, 1_000 * 2 ** this.opens++);
+      return true;
     }
   }
 
   /** Re-reads which attachments hold the release, given the pods now on the node. */
   async refresh(podsOnNode: readonly PodInfo[]): Promise<void> {
+    if (this.watch === undefined) {
+      if (this.run.deps.clock.now() < this.nextOpenMs || !(await this.connect()) || this.watch === undefined) return;
+    }
     let attachments: readonly VolumeAttachmentInfo[];
     try {
       attachments = this.watch.current();
-    } catch {
-      return; // resuming the watch: the last view stands
+    } catch (error) {
+      if (this.holding.size === 0 && this.detached.length === 0) this.unread = asError(error);
+      return; // resuming the watch (or a failed read): the last view stands
     }
+    this.unread = undefined;
     // A finished pod (a Job's) no longer holds its volume, nor does one we drained that is still
     // terminating (stuck on a finalizer, say): the volume detaches once it is gone and must be
     // waited for. With the kubelet gone nothing unmounts: a terminating pod keeps its volume.
@@ -96,17 +134,24 @@ export class VolumeWait {
     return [...this.holding.values()];
   }
 
+  /** Something holds the release: an attachment, or attachments not read yet. */
   get pending(): boolean {
-    return this.held.length > 0;
+    return this.held.length > 0 || this.unread !== undefined;
   }
 
   /** Over: nothing holds, or the deadline passed. */
   done(now: number): boolean {
-    return this.held.length === 0 || now >= this.untilMs;
+    return !this.pending || now >= this.untilMs;
   }
 
   changed(timeoutMs: number): Promise<void> {
+    if (this.watch === undefined) return this.run.deps.clock.sleep(Math.max(0, Math.min(timeoutMs, this.nextOpenMs - this.run.deps.clock.now())));
     return this.watch.changed(timeoutMs);
+  }
+
+  /** The attachments still held, by name: kept in the record across a hand-off. */
+  get stillAttached(): readonly string[] {
+    return this.held.map((a) => a.name);
   }
 
   /** Said when this invocation begins waiting (the first after the drain). */
@@ -131,11 +176,15 @@ export class VolumeWait {
     if (o.final && this.held.length > 0) {
       log.warn('releasing with volumes still attached: the drain deadline passed', { volumes: this.held.map(refOf) });
       await events.record(volumesNotDetached(this.d.node, this.held.map(refOf), 'the drain deadline passed'));
+    } else if (o.final && this.unread !== undefined) {
+      log.warn('releasing without knowing whether the volumes detached: the VolumeAttachments could not be read before the drain deadline', { error: this.unread });
+      const unknown = (this.names ?? []).map((name) => ({ persistentVolume: name, attacher: 'unknown' }));
+      await events.record(volumesNotDetached(this.d.node, unknown, 'the VolumeAttachments could not be read before the drain deadline'));
     }
     return { seconds: this.detached.length > 0 ? Math.max(...this.detached.map((x) => x.seconds)) : undefined };
   }
 
   close(): void {
-    this.watch.close();
+    this.watch?.close();
   }
 }

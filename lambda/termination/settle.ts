@@ -14,7 +14,7 @@ export async function settle(run: Run, d: Drained): Promise<Step<Settled>> {
   const { clock, log } = run.deps;
   const stopAtMs = stopMs(run, d.deadlines);
   const { watch, returns } = await openPods(run, d);
-  const volumes = await VolumeWait.open(run, d, Math.min(drainDeadlineMs(d.deadlines, d.record.startedAtMs), d.deadlines.settleEndMs ?? Infinity));
+  const volumes = await VolumeWait.open(run, d, volumeWaitUntilMs(d));
   const targets = new TargetWait(run, d, stopAtMs);
   try {
     await volumes?.refresh(watch.current());
@@ -32,7 +32,8 @@ export async function settle(run: Run, d: Drained): Promise<Step<Settled>> {
       if (now >= stopAtMs) {
         // What let go in this invocation is told now: the next one cannot know it was held.
         await Promise.all([volumes?.report({ final: false }), targets.report({ final: false })]);
-        return { stop: { handOn: 'settle', state: d, record: drainedRecord(d), evictedTotal: d.evictedTotal, result: d.result } };
+        const record = { ...drainedRecord(d), ...(targets.reading() !== undefined ? { targets: targets.reading() } : {}) };
+        return { stop: { handOn: 'settle', state: d, record, evictedTotal: d.evictedTotal, result: d.result } };
       }
       const wakeMs = Math.min(stopAtMs, targets.done(now) ? Infinity : targets.wakeMs(now), volumes !== undefined && !volumes.done(now) ? volumes.untilMs : Infinity);
       // Waiting on the attachments while any holds (they decide), else on the pods.
@@ -50,4 +51,15 @@ export async function settle(run: Run, d: Drained): Promise<Step<Settled>> {
   } finally {
     volumes?.close();
   }
+}
+
+/**
+ * Volumes are waited for within the drain deadline: the batch-extended one when the drain ran
+ * past its base deadline while Jobs or do-not-disrupt pods finished (the only way it can), so a
+ * batch drain's volumes are waited for too; never past the settle phase's end.
+ */
+export function volumeWaitUntilMs(d: Drained): number {
+  const base = drainDeadlineMs(d.deadlines, d.record.startedAtMs);
+  const extended = d.deadlines.batch !== undefined && d.drainedAtMs > base ? Math.max(base, d.deadlines.batch.deadlineMs) : base;
+  return Math.min(extended, d.deadlines.settleEndMs ?? Infinity);
 }

@@ -15,6 +15,7 @@ import { cordonedAhead } from '../cluster/events.js';
 import { adoptsRefreshCordon, excludeFromLoadBalancersLabel, type DrainMark, type DrainRecord } from '../cluster/node-marks.js';
 import { mapWithConcurrency } from '../shared/concurrency.js';
 import { asError } from '../shared/log.js';
+import { withinBudget } from '../shared/time-budget.js';
 import type { Marked, Run } from './state.js';
 
 /**
@@ -32,8 +33,18 @@ const restPauseMs = { min: 500, spread: 1_000 };
 /** How long after marking a node ahead a survey is usually done: the longest pause, then its passes. */
 export const surveyTakesMs = restPauseMs.min + restPauseMs.spread + 1_500;
 const concurrency = 8;
+/** How long the survey's Auto Scaling and EC2 calls keep asking while throttled. */
+export const surveyPatienceMs = 10_000;
 
-export async function markDoomedSiblings(run: Run, own: Marked): Promise<void> {
+/**
+ * Best effort, before the first eviction: a throttled Auto Scaling or EC2 gets seconds
+ * (surveyPatienceMs), not the minute a lifecycle call gets, before the drain goes on without.
+ */
+export function markDoomedSiblings(run: Run, own: Marked): Promise<void> {
+  return withinBudget(run.deps.clock.now() + surveyPatienceMs, () => survey(run, own));
+}
+
+async function survey(run: Run, own: Marked): Promise<void> {
   const { action } = run.request;
   const { instances, log, clock } = run.deps;
   if (instances === undefined || !action.autoScalingGroupName) return;
@@ -45,11 +56,12 @@ export async function markDoomedSiblings(run: Run, own: Marked): Promise<void> {
     return;
   }
   if (ids.length === 0) return;
-  const tally: Tally = { unmarkedAtFirst: undefined, unmarked: 0, read: 0, marked: [] };
+  const tally: Tally = { unmarkedAtFirst: undefined, unmarked: 0, read: 0, marked: [], matched: new Set(), tried: new Set(), offered: new Set(), lastMarked: undefined, scanned: false };
   // Each sibling is tried once: one not found, or marked by another drain meanwhile (a
   // conflict), is not asked for again.
-  const tried = new Set<string>();
+  const { tried } = tally;
   const share = (unmarked: readonly string[]) => {
+    for (const id of unmarked) tally.offered.add(id);
     const untried = unmarked.filter((id) => !tried.has(id));
     tally.unmarkedAtFirst ??= untried.length;
     tally.unmarked = untried.length;
@@ -58,11 +70,13 @@ export async function markDoomedSiblings(run: Run, own: Marked): Promise<void> {
     return chosen;
   };
   let passes = 0;
+  let looked = true;
   do {
     if (passes === 1) await clock.sleep(restPauseMs.min + Math.round(Math.random() * restPauseMs.spread));
     passes++;
-    if (!(await markPass(run, own, ids, share, tally))) break;
-  } while (tally.unmarked > siblingLimit && passes < maxPasses);
+    looked = await markPass(run, own, ids, share, tally);
+  } while (looked && tally.unmarked > siblingLimit && passes < maxPasses);
+  if (looked) await markUnmatched(run, own, ids, tally);
   log.info("marked the nodes of the group's other leaving instances before evicting", {
     leavingSiblings: ids.length,
     unmarkedAtFirst: tally.unmarkedAtFirst ?? 0,
@@ -70,6 +84,7 @@ export async function markDoomedSiblings(run: Run, own: Marked): Promise<void> {
     nodesRead: tally.read,
     marked: tally.marked.length,
     nodes: tally.marked,
+    scannedForOthers: tally.scanned,
   });
 }
 
@@ -79,26 +94,65 @@ interface Tally {
   unmarked: number;
   read: number;
   readonly marked: string[];
+  /** Siblings whose node was found (by name), tried by name, offered to a pass at all; the names marked at the last look. */
+  readonly matched: Set<string>;
+  readonly tried: Set<string>;
+  readonly offered: Set<string>;
+  lastMarked: ReadonlySet<string> | undefined;
+  scanned: boolean;
 }
 
 /**
  * One pass: which nodes a drain of ours marked already comes from one list of names (not read
- * again); of the rest, pick's share in one list, then marked. No scan: a sibling not
- * under its EC2 name is marked by its own drain (this is best effort), and a throttled EC2 must
- * not cost a list per drain. False when the pass could not look.
+ * again); of the rest, pick's share in one list, then marked. No scan here (markUnmatched
+ * scans once for the survey), and a throttled EC2 ends the survey rather than costing a list per
+ * drain. False when the pass could not look.
  */
 async function markPass(run: Run, own: Marked, ids: readonly string[], pick: (unmarked: readonly string[]) => string[], tally: Tally): Promise<boolean> {
-  const { action } = run.request;
   const { nodes, log } = run.deps;
   let nodesOf: ReadonlyMap<string, NodeInfo>;
+  let marked: ReadonlySet<string>;
   try {
-    const marked = await nodes.drainMarkedNames(run.request.owner);
+    marked = await nodes.drainMarkedNames(run.request.owner);
     nodesOf = await nodes.findNodesOfInstances(ids, { skipNames: marked, scan: false, pick });
   } catch (error) {
     log.warn("could not look up the group's other leaving instances; draining without marking them first", asError(error));
     return false;
   }
   tally.read += nodesOf.size;
+  for (const id of nodesOf.keys()) tally.matched.add(id);
+  tally.lastMarked = marked;
+  await markNodes(run, own, nodesOf, tally);
+  return true;
+}
+
+/**
+ * The siblings no pass found under their EC2 name (--hostname-override, an old node of a
+ * reused address under that name, no name from EC2) and no drain of ours marked: their nodes
+ * by spec.providerID, in one scan of the node list for all of them, once per survey (never one
+ * per sibling), and marked like the others. In a wave named as EKS names nodes, nothing is left
+ * and nothing is scanned.
+ */
+async function markUnmatched(run: Run, own: Marked, ids: readonly string[], tally: Tally): Promise<void> {
+  // Tried by name and not found, or never offered (no EC2 name, or already marked: the scan
+  // leaves those out by name); not those the pass limit left to the wave's other drains.
+  const rest = ids.filter((id) => !tally.matched.has(id) && (tally.tried.has(id) || !tally.offered.has(id)));
+  if (rest.length === 0) return;
+  let nodesOf: ReadonlyMap<string, NodeInfo>;
+  try {
+    nodesOf = await run.deps.nodes.findNodesOfInstances(rest, { skipNames: tally.lastMarked, byName: false });
+  } catch (error) {
+    run.deps.log.warn("could not scan for the leaving siblings' nodes not under their EC2 names; their own drains mark them", asError(error));
+    return;
+  }
+  tally.scanned = true;
+  tally.read += nodesOf.size;
+  await markNodes(run, own, nodesOf, tally);
+}
+
+async function markNodes(run: Run, own: Marked, nodesOf: ReadonlyMap<string, NodeInfo>, tally: Tally): Promise<void> {
+  const { action } = run.request;
+  const { log } = run.deps;
   await mapWithConcurrency([...nodesOf], concurrency, async ([instanceId, node]) => {
     try {
       if (await markSibling(run, own, node)) {
@@ -110,7 +164,6 @@ async function markPass(run: Run, own: Marked, ids: readonly string[], pick: (un
       log.warn("could not mark a leaving sibling's node; its own drain will", { node: node.name, error: asError(error) });
     }
   });
-  return true;
 }
 
 /** The siblings in this drain's own order: by a hash of the pair, so concurrent drains spread over the wave. */

@@ -2,6 +2,7 @@
 // for (the request), what verify found (the node, the claim), what mark wrote (the record,
 // and the deadlines read from it), what drain left (the outcome, the live pod view).
 import type { EventRecorder, NodeGateway, NodeInfo, PodGateway, PodWatch, VolumeGateway } from '../cluster/cluster-ports.js';
+import type { LoadBalancerSources } from '../cluster/served-load-balancers.js';
 import type { DrainRecord } from '../cluster/node-marks.js';
 import type { DrainResult } from '../eviction/drain-node.js';
 import type { ReturnedPods } from '../eviction/returned-pods.js';
@@ -85,6 +86,8 @@ export interface TerminateDeps {
   readonly lifecycle: LifecycleActions;
   /** The cluster's load balancers; absent: the fixed delay. */
   readonly loadBalancers?: LoadBalancerTargets | undefined;
+  /** Which load balancers the cluster serves (TargetGroupBindings, in-tree Services); absent: none. */
+  readonly served?: LoadBalancerSources | undefined;
   readonly clock: Clock;
   readonly log: Log;
   /** Which instances the group is letting go too (sibling marking); absent: not asked. */
@@ -94,9 +97,10 @@ export interface TerminateDeps {
 /** A trigger's context as the pipeline needs it: the cluster for nodes, pods and Events. */
 export function terminateDeps(
   ctx: Pick<TerminateDeps, 'lifecycle' | 'clock' | 'log' | 'loadBalancers'> & { readonly instances: TerminateDeps['instances'] },
-  cluster: NodeGateway & PodGateway & EventRecorder & VolumeGateway,
+  cluster: NodeGateway & PodGateway & EventRecorder & VolumeGateway & Partial<LoadBalancerSources>,
 ): TerminateDeps {
   return {
+    served: cluster.servedLoadBalancers !== undefined ? (cluster as LoadBalancerSources) : undefined,
     nodes: cluster,
     pods: cluster,
     events: cluster,

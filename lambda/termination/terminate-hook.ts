@@ -53,7 +53,8 @@ export const terminateHook: Trigger<DeliveryOf<'terminate'>, LifecycleNotificati
       const awsCalls = countCalls(ctx, report);
       ctx.log.info('termination handled', {
         outcome: report.outcome,
-        lifecycleAction: report.lifecycleAction,
+        // `lifecycleAction` is the record's key for the action's id (lifecycle-scope.ts): the result has its own.
+        completion: report.lifecycleAction,
         durationMs: report.durationMs,
         podsEvicted: report.evictedTotal,
         awsCalls,
@@ -131,7 +132,7 @@ async function completeDenied(n: LifecycleNotification, ctx: TriggerContext, clu
   ctx.log.error(accessDeniedMessage, { error, verdict });
   try {
     const result = await ctx.lifecycle.complete(n, verdict);
-    ctx.log.warn('lifecycle action completed without draining', { lifecycleAction: result, result: verdict });
+    ctx.log.warn('lifecycle action completed without draining', { completion: result, result: verdict });
     const node = await cluster.findNodeByInstanceId(n.instanceId).catch(() => undefined);
     if (node !== undefined) await cluster.record(accessDenied(node, verdict));
   } catch (completeError) {

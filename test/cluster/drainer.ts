@@ -58,7 +58,12 @@ export interface DrainerOptions {
    * AWS_ENDPOINT_URL_ELASTIC_LOAD_BALANCING(_V2), as deployed (WAIT_FOR_TARGETS); without it
    * the fixed LOAD_BALANCER_DELAY_SECONDS applies, as in the scenarios written before it.
    */
-  readonly loadBalancers?: { readonly url: string; readonly minWaitSeconds?: number; readonly maxWaitSeconds?: number };
+  readonly loadBalancers?: {
+    readonly url: string;
+    readonly minWaitSeconds?: number;
+    readonly maxWaitSeconds?: number;
+    /** LOAD_BALANCER_TAGS: the opt-in tag scan. */ readonly tags?: string;
+  };
   /** WAIT_FOR_VOLUME_DETACH (default: the handler's, true). */
   readonly waitForVolumeDetach?: boolean;
 }
@@ -308,6 +313,7 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
             AWS_ENDPOINT_URL_ELASTIC_LOAD_BALANCING: options.loadBalancers.url,
             LOAD_BALANCER_MIN_WAIT_SECONDS: String(options.loadBalancers.minWaitSeconds ?? 5),
             LOAD_BALANCER_MAX_WAIT_SECONDS: String(options.loadBalancers.maxWaitSeconds ?? 300),
+            ...(options.loadBalancers.tags !== undefined ? { LOAD_BALANCER_TAGS: options.loadBalancers.tags } : {}),
           }
         : { WAIT_FOR_TARGETS: 'false' }),
       AWS_REGION: testAws.region,

@@ -178,6 +178,39 @@ describe('fleet-aware lookup, admission and marking', () => {
     for (const n of doomed) drainer.terminating.delete(n.instanceId);
   });
 
+  it('regression (issues 19, 27): a doomed sibling whose Node is not named after its EC2 name is found by providerID and cordoned before the first eviction', async () => {
+    await ensureNamespace(a, 'fleet');
+    const own = { name: 'fleet-own', instanceId: newInstanceId() };
+    // Registered with --hostname-override: EC2's private DNS name leads nowhere.
+    const other = { name: 'fleet-custom-name', instanceId: newInstanceId() };
+    const keep = { name: 'fleet-keep-2', instanceId: newInstanceId() };
+    for (const n of [own, other, keep]) {
+      await createKwokNode(a, n.name, n.instanceId, { scenario: 'fleet-renamed' });
+      drainer.groups.set(n.instanceId, autoScalingGroupName);
+    }
+    for (const n of [own, other, keep]) await waitNodeReady(a, n.name);
+    drainer.ec2Names.set(other.instanceId, 'ip-10-9-9-9.eu-west-1.compute.internal');
+    for (const n of [other, keep]) a.kubectl('cordon', n.name);
+    await createDeployment(a, 'fleet', 'renamed', 2, { nodeSelector: { scenario: 'fleet-renamed' } });
+    await waitDeploymentReady(a, 'fleet', 'renamed', 2);
+    for (const n of [other, keep]) a.kubectl('uncordon', n.name);
+    for (const n of [own, other]) drainer.terminating.add(n.instanceId);
+    const started = Date.now();
+
+    expect(statusOf(await drainer.terminate(own.instanceId))).toBe('drained');
+
+    const requests = requestsSince(started);
+    const firstEviction = requests.find((e) => e.subresource === 'eviction')!;
+    const patches = requests.filter((e) => e.verb === 'patch' && e.name === other.name);
+    expect(patches).toHaveLength(1);
+    expect(patches[0]!.atMs).toBeLessThanOrEqual(firstEviction.receivedMs);
+    // One scan for the survey (paged node list), not one per sibling.
+    expect(requests.filter((e) => e.verb === 'list' && e.resource === 'nodes' && !/labelSelector/.test(e.requestURI))).toHaveLength(1);
+    expect((await a.core.readNode({ name: other.name })).spec?.unschedulable).toBe(true);
+    expect((await eventsFor(a, 'Node', other.name)).map((e) => e.reason)).toEqual(['CordonedAhead']);
+    for (const n of [own, other]) drainer.terminating.delete(n.instanceId);
+  });
+
   it("sends the drainer's requests to its own priority level (FlowSchema installed with the RBAC)", async () => {
     const schema = JSON.parse(a.kubectl('get', 'flowschema', 'graceful-node-termination', '-o', 'json')) as {
       metadata: { uid: string };

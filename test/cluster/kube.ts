@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { attachmentNameOf, csiVolumeName } from '../../lambda/cluster/volume-names.js';
 import type { PlaneInfo } from './plane/plane.js';
 import { drainerGroup } from './plane/token-webhook.js';
 
@@ -19,6 +20,8 @@ export interface Admin {
   readonly policy: PolicyV1Api;
   readonly batch: BatchV1Api;
   kubectl(...args: string[]): string;
+  /** kubectl apply of one object (server-side). */
+  kubectlApply(object: Record<string, unknown>): string;
 }
 
 export function admin(plane: PlaneInfo): Admin {
@@ -31,7 +34,32 @@ export function admin(plane: PlaneInfo): Admin {
     policy: kc.makeApiClient(PolicyV1Api),
     batch: kc.makeApiClient(BatchV1Api),
     kubectl: (...args) => execFileSync(plane.kubectl, ['--kubeconfig', plane.adminKubeconfig, ...args], { encoding: 'utf8' }),
+    kubectlApply: (object) =>
+      execFileSync(plane.kubectl, ['--kubeconfig', plane.adminKubeconfig, 'apply', '--server-side', '-f', '-'], { encoding: 'utf8', input: JSON.stringify(object) }),
   };
+}
+
+/**
+ * The AWS Load Balancer Controller's TargetGroupBinding CRD, as much of it as the drainer reads
+ * (no controller runs here: tests play it and ELB).
+ *   https://github.com/kubernetes-sigs/aws-load-balancer-controller/blob/main/config/crd/bases/elbv2.k8s.aws_targetgroupbindings.yaml
+ */
+export async function installTargetGroupBindingCrd(a: Admin): Promise<void> {
+  a.kubectlApply({
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'targetgroupbindings.elbv2.k8s.aws' },
+    spec: {
+      group: 'elbv2.k8s.aws',
+      names: { kind: 'TargetGroupBinding', listKind: 'TargetGroupBindingList', plural: 'targetgroupbindings', singular: 'targetgroupbinding' },
+      scope: 'Namespaced',
+      versions: [{ name: 'v1beta1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+    },
+  });
+  await until('the TargetGroupBinding CRD established', 30_000, async () => {
+    const out = a.kubectl('get', 'crd', 'targetgroupbindings.elbv2.k8s.aws', '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}');
+    return out.trim() === 'True';
+  });
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -203,16 +231,31 @@ export async function createBoundClaim(a: Admin, namespace: string, claim: strin
   });
 }
 
-/** What the attach-detach controller and a CSI driver leave while a volume is attached to a node; its name. */
-export async function attachVolume(a: Admin, pv: string, node: string, attacher = 'ebs.csi.aws.com'): Promise<string> {
-  const name = `csi-${pv}-${node}`;
+/**
+ * What the attach-detach controller and a CSI driver leave while a volume is attached to a
+ * node: the VolumeAttachment, named as the CSI attacher names it (the volume handle is the PV's
+ * name here), and the volume in the node's status.volumesAttached. `inTree`: a volume that is
+ * not CSI (no name can be derived): only the cluster's list finds its attachment.
+ */
+export async function attachVolume(a: Admin, pv: string, node: string, attacher = 'ebs.csi.aws.com', o: { inTree?: boolean } = {}): Promise<string> {
+  const unique = o.inTree ? `kubernetes.io/aws-ebs/aws://eu-west-1a/vol-${pv}` : csiVolumeName(attacher, pv);
+  const name = o.inTree ? `in-tree-${pv}-${node}` : attachmentNameOf(unique, node)!;
   await a.kc.makeApiClient(StorageV1Api).createVolumeAttachment({ body: { metadata: { name }, spec: { attacher, nodeName: node, source: { persistentVolumeName: pv } } } });
+  await setVolumesAttached(a, node, (names) => [...names, unique]);
   return name;
 }
 
-/** The attacher detached it: the object goes. */
-export async function detachVolume(a: Admin, pv: string, node: string): Promise<void> {
-  await a.kc.makeApiClient(StorageV1Api).deleteVolumeAttachment({ name: `csi-${pv}-${node}` });
+/** The attacher detached it: the controller drops the volume from the node's status first, then the object goes. */
+export async function detachVolume(a: Admin, pv: string, node: string, attacher = 'ebs.csi.aws.com', o: { inTree?: boolean } = {}): Promise<void> {
+  const unique = o.inTree ? `kubernetes.io/aws-ebs/aws://eu-west-1a/vol-${pv}` : csiVolumeName(attacher, pv);
+  await setVolumesAttached(a, node, (names) => names.filter((n) => n !== unique));
+  await a.kc.makeApiClient(StorageV1Api).deleteVolumeAttachment({ name: o.inTree ? `in-tree-${pv}-${node}` : attachmentNameOf(unique, node)! });
+}
+
+async function setVolumesAttached(a: Admin, node: string, change: (names: string[]) => string[]): Promise<void> {
+  const current = ((await a.core.readNodeStatus({ name: node })).status?.volumesAttached ?? []).map((v) => v.name);
+  const volumesAttached = change(current).map((name) => ({ name, devicePath: '' }));
+  a.kubectl('patch', 'node', node, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { volumesAttached } }));
 }
 
 export async function createPdb(a: Admin, namespace: string, name: string, app: string, minAvailable: number): Promise<void> {

@@ -15,6 +15,7 @@ import {
   detachVolume,
   ensureNamespace,
   eventsFor,
+  installTargetGroupBindingCrd,
   newInstanceId,
   podSpec,
   podsOn,
@@ -52,8 +53,8 @@ async function nodeWithVolume(name: string): Promise<{ instanceId: string; node:
   return { instanceId, node: `${name}-1`, pv };
 }
 
-const attach = (pv: string, node: string, attacher?: string) => attachVolume(a, pv, node, attacher);
-const detach = (pv: string, node: string) => detachVolume(a, pv, node);
+const attach = (pv: string, node: string, attacher?: string, o?: { inTree?: boolean }) => attachVolume(a, pv, node, attacher, o);
+const detach = (pv: string, node: string, attacher?: string, o?: { inTree?: boolean }) => detachVolume(a, pv, node, attacher, o);
 
 const podLeft = (node: string) => until(`the pods left ${node}`, 60_000, async () => (await podsOn(a, node)).every((p) => p.metadata?.namespace !== ns));
 
@@ -129,6 +130,70 @@ describe('settle: release only when volumes are detached', () => {
     }
   });
 
+  it('a drain that waited for a Job past its base deadline releases only after the Job’s volume detached (issue 27)', async () => {
+    const node = 'vol-batch-1';
+    const instanceId = newInstanceId();
+    await createKwokNode(a, node, instanceId, { scenario: 'vol-batch' });
+    await waitNodeReady(a, node);
+    await createBoundClaim(a, ns, 'vol-batch-data', 'vol-batch-pv');
+    await a.batch.createNamespacedJob({
+      namespace: ns,
+      body: {
+        metadata: { name: 'vol-batch' },
+        spec: {
+          backoffLimit: 0,
+          template: {
+            // kwok completes it 12 s after it is Ready.
+            metadata: { annotations: { 'pod-complete.stage.kwok.x-k8s.io/delay': '12s', 'pod-complete.stage.kwok.x-k8s.io/jitter-delay': '12s' } },
+            spec: {
+              restartPolicy: 'Never',
+              nodeSelector: { scenario: 'vol-batch' },
+              containers: [{ name: 'job', image: 'registry.k8s.io/pause:3.10' }],
+              automountServiceAccountToken: false,
+              volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'vol-batch-data' } }],
+            },
+          },
+        },
+      },
+    });
+    await until('the Job pod running', 60_000, async () => (await podsOn(a, node)).some((p) => p.status?.phase === 'Running'));
+    await attach('vol-batch-pv', node);
+    // The base drain deadline (5 s) passes while the Job runs; batch pods are waited for.
+    const drainer = startDrainer(plane, { loadBalancerDelaySeconds: 0, drainTimeoutSeconds: 5 });
+    try {
+      const done = drainer.terminate(instanceId);
+      await until('the Job finished', 60_000, async () => (await podsOn(a, node)).every((p) => p.status?.phase === 'Succeeded' || p.metadata?.namespace !== ns));
+      await new Promise((resolve) => setTimeout(resolve, 6_000));
+      expect(drainer.completions).toEqual([]);
+      const detachedMs = Date.now();
+      await detach('vol-batch-pv', node);
+      expect(statusOf(await done)).toBe('drained');
+      expect(drainer.completions[0]!.atMs).toBeGreaterThanOrEqual(detachedMs);
+      expect((await eventsFor(a, 'Node', node)).map((e) => e.reason)).toEqual(expect.arrayContaining(['WaitingForVolumeDetach', 'VolumesDetached']));
+    } finally {
+      drainer.restore();
+    }
+  });
+
+  it('a volume that is not CSI has no name to read: the cluster’s attachments are listed and watched instead (the fallback)', async () => {
+    const { instanceId, node, pv } = await nodeWithVolume('vol-in-tree');
+    await attach(pv, node, 'kubernetes.io/aws-ebs', { inTree: true });
+    const drainer = startDrainer(plane, { loadBalancerDelaySeconds: 0 });
+    try {
+      const since = Date.now();
+      const done = drainer.terminate(instanceId);
+      await podLeft(node);
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      expect(drainer.completions).toEqual([]);
+      await detach(pv, node, 'kubernetes.io/aws-ebs', { inTree: true });
+      expect(statusOf(await done)).toBe('drained');
+      const verbs = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.resource === 'volumeattachments').map((e) => e.verb);
+      expect(verbs).toEqual(expect.arrayContaining(['list', 'watch']));
+    } finally {
+      drainer.restore();
+    }
+  });
+
   it('a hand-off in the middle of the wait resumes it, and completes only after the detach', async () => {
     const { instanceId, node, pv } = await nodeWithVolume('vol-hand-off');
     await attach(pv, node);
@@ -184,7 +249,8 @@ describe('settle: release when the load balancers let go', () => {
     const gone = deregisterWhenExcluded(node, instanceId, [alb, nlb], 8_000);
     const before = elb.calls.length;
     const { completedMs } = await run(
-      startDrainer(plane, { loadBalancerDelaySeconds: 60, waitForVolumeDetach: false, loadBalancers: { url: elb.url, minWaitSeconds: 2 } }),
+      // Made by other tools, found by their tags: the opt-in account scan.
+      startDrainer(plane, { loadBalancerDelaySeconds: 60, waitForVolumeDetach: false, loadBalancers: { url: elb.url, minWaitSeconds: 2, tags: 'team=web' } }),
       instanceId,
     );
     const goneMs = await gone;
@@ -196,6 +262,40 @@ describe('settle: release when the load balancers let go', () => {
     const deregistered = (await eventsFor(a, 'Node', node)).find((e) => e.reason === 'TargetsDeregistered');
     expect(deregistered?.message).toMatch(/k8s-settle-web \d/);
     expect(deregistered?.message).toMatch(/k8s-settle-legacy \d/);
+  });
+
+  it('a TargetGroupBinding’s target group made outside Kubernetes (no cluster tag) holds the release until it lets go, read on the Service’s NodePort (issue 27)', async () => {
+    const { instanceId, node } = await nodeWithVolume('lb-binding');
+    await installTargetGroupBindingCrd(a);
+    const svc = await a.core.createNamespacedService({
+      namespace: ns,
+      body: { metadata: { name: 'lb-binding' }, spec: { type: 'NodePort', selector: { app: 'lb-binding' }, ports: [{ port: 80, targetPort: 8080 }] } },
+    });
+    const nodePort = svc.spec!.ports![0]!.nodePort!;
+    // Terraform's: untagged; the account is full of other teams' groups, none read.
+    const bound = elb.addTargetGroup('tf-web-bound', { targets: new Map([[instanceId, 'healthy']]) });
+    for (let i = 0; i < 50; i++) elb.addTargetGroup(`other-team-${i}`, { tags: { team: 'other' }, targets: new Map([[instanceId, 'healthy']]) });
+    a.kubectlApply({
+      apiVersion: 'elbv2.k8s.aws/v1beta1',
+      kind: 'TargetGroupBinding',
+      metadata: { name: 'lb-binding', namespace: ns },
+      spec: { targetGroupARN: bound.arn, targetType: 'instance', serviceRef: { name: 'lb-binding', port: 80 } },
+    });
+    const gone = deregisterWhenExcluded(node, instanceId, [bound], 8_000);
+    const before = elb.calls.length;
+    const since = Date.now();
+    const { completedMs } = await run(
+      startDrainer(plane, { loadBalancerDelaySeconds: 5, waitForVolumeDetach: false, loadBalancers: { url: elb.url, minWaitSeconds: 2 } }),
+      instanceId,
+    );
+    const goneMs = await gone;
+    expect(completedMs).toBeGreaterThanOrEqual(goneMs);
+    const calls = elb.calls.slice(before);
+    expect(calls.every((c) => c.action === 'DescribeTargetHealth' && c.form['TargetGroupArn'] === bound.arn)).toBe(true);
+    expect(calls[0]!.form).toMatchObject({ 'Targets.member.1.Id': instanceId, 'Targets.member.1.Port': String(nodePort) });
+    const reads = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.verb === 'list').map((e) => e.resource);
+    expect(reads).toEqual(expect.arrayContaining(['targetgroupbindings', 'services']));
+    expect((await eventsFor(a, 'Node', node)).find((e) => e.reason === 'TargetsDeregistered')?.message).toMatch(/tf-web-bound \d/);
   });
 
   it('in no target group: completes at the minimum wait, not the fixed delay', async () => {

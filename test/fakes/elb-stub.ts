@@ -11,6 +11,8 @@ import type { AddressInfo } from 'node:net';
 export interface StubTargetGroup {
   readonly arn: string;
   readonly name: string;
+  /** The Network Load Balancer it is attached to (DescribeTargetGroups LoadBalancerArn). */
+  readonly loadBalancerArn?: string | undefined;
   readonly type: 'instance' | 'ip' | 'lambda' | 'alb';
   readonly tags: Record<string, string>;
   /** instance id -> state (healthy, draining, ...); absent: not registered. */
@@ -32,6 +34,15 @@ export interface ElbStub {
   readonly calls: { api: 'elbv2' | 'elb'; action: string; form: Record<string, string>; atMs: number }[];
   /** Answer every call with AccessDenied (403). */
   denied: boolean;
+  /** Target groups whose DescribeTargetHealth answers 500 (InternalFailure). */
+  readonly failing: Set<string>;
+  /** Each answer is held this long (ms): calls in flight can be counted. */
+  delayMs: number;
+  /** The most calls that were in flight at once, and the bytes answered. */
+  maxInFlight: number;
+  bytes: number;
+  /** Network Load Balancers by name -> ARN (ELBv2 DescribeLoadBalancers). */
+  readonly networkBalancers: Map<string, string>;
   /** Told of each call as it is answered (the demo's timeline). */
   onCall?: ((call: { api: 'elbv2' | 'elb'; action: string; form: Record<string, string> }, answer: string) => void) | undefined;
   addTargetGroup(name: string, o?: Partial<Omit<StubTargetGroup, 'name' | 'arn'>>): StubTargetGroup;
@@ -61,8 +72,16 @@ function page<T>(items: T[], form: Record<string, string>): { items: T[]; marker
 }
 
 function answerV2(stub: ElbStub, action: string, form: Record<string, string>): [number, string] {
+  if (action === 'DescribeLoadBalancers') {
+    const names = listed(form, 'Names');
+    const missing = names.find((n) => !stub.networkBalancers.has(n));
+    if (missing !== undefined) return [400, fail('LoadBalancerNotFound', `Load balancers '[${missing}]' not found`)];
+    const found = names.map((n) => `<LoadBalancerArn>${stub.networkBalancers.get(n)}</LoadBalancerArn><LoadBalancerName>${n}</LoadBalancerName><Type>network</Type>`);
+    return [200, ok(action, v2Ns, `<LoadBalancers>${members(found)}</LoadBalancers>`)];
+  }
   if (action === 'DescribeTargetGroups') {
-    const { items, marker } = page(stub.targetGroups, form);
+    const scope = form['LoadBalancerArn'] !== undefined ? stub.targetGroups.filter((g) => g.loadBalancerArn === form['LoadBalancerArn']) : stub.targetGroups;
+    const { items, marker } = page(scope, form);
     const groups = items.map(
       (g) => `<TargetGroupArn>${g.arn}</TargetGroupArn><TargetGroupName>${g.name}</TargetGroupName><Protocol>TCP</Protocol><Port>30080</Port><TargetType>${g.type}</TargetType>`,
     );
@@ -71,13 +90,19 @@ function answerV2(stub: ElbStub, action: string, form: Record<string, string>): 
   if (action === 'DescribeTags') {
     const arns = listed(form, 'ResourceArns');
     if (arns.length > 20) return [400, fail('TooManyTags', 'at most 20 resources')];
+    // As ELBv2 does: one ARN that is not there fails the whole call.
+    if (arns.some((arn) => !stub.targetGroups.some((g) => g.arn === arn))) return [400, fail('TargetGroupNotFound', 'One or more target groups not found')];
     const found = arns.flatMap((arn) => stub.targetGroups.filter((g) => g.arn === arn));
     return [200, ok(action, v2Ns, `<TagDescriptions>${members(found.map((g) => `<ResourceArn>${g.arn}</ResourceArn><Tags>${tagsXml(g.tags)}</Tags>`))}</TagDescriptions>`)];
   }
   if (action === 'DescribeTargetHealth') {
     const group = stub.targetGroups.find((g) => g.arn === form['TargetGroupArn']);
     if (group === undefined) return [400, fail('TargetGroupNotFound', 'One or more target groups not found')];
-    const health = [...group.targets].map(([id, state]) => `<Target><Id>${id}</Id><Port>30080</Port></Target><TargetHealth><State>${state}</State></TargetHealth>`);
+    if (stub.failing.has(group.arn)) return [500, fail('InternalFailure', 'We encountered an internal error')];
+    // One target asked for (Targets.member.1): that one only, `unused` when not registered.
+    const one = form['Targets.member.1.Id'];
+    const targets = one !== undefined ? [[one, group.targets.get(one) ?? 'unused'] as const] : [...group.targets];
+    const health = targets.map(([id, state]) => `<Target><Id>${id}</Id><Port>30080</Port></Target><TargetHealth><State>${state}</State></TargetHealth>`);
     return [200, ok(action, v2Ns, `<TargetHealthDescriptions>${members(health)}</TargetHealthDescriptions>`)];
   }
   return [400, fail('InvalidAction', `${action} is not served by this stand-in`)];
@@ -126,11 +151,17 @@ export async function startElbStub(): Promise<ElbStub> {
     classic: [],
     calls: [],
     denied: false,
+    failing: new Set(),
+    delayMs: 0,
+    maxInFlight: 0,
+    bytes: 0,
+    networkBalancers: new Map(),
     addTargetGroup(name, o = {}) {
       const group: StubTargetGroup = {
         arn: `arn:aws:elasticloadbalancing:eu-west-1:111122223333:targetgroup/${name}/${(stub.targetGroups.length + 1).toString(16).padStart(16, '0')}`,
         name,
         type: o.type ?? 'instance',
+        loadBalancerArn: o.loadBalancerArn,
         tags: o.tags ?? {},
         targets: o.targets ?? new Map(),
       };
@@ -148,10 +179,15 @@ export async function startElbStub(): Promise<ElbStub> {
         server.closeAllConnections();
       }),
   };
+  let inFlight = 0;
   server = createServer((req, res) => {
     const chunks: Buffer[] = [];
+    inFlight++;
+    stub.maxInFlight = Math.max(stub.maxInFlight, inFlight);
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    req.on('end', async () => {
+      if (stub.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, stub.delayMs));
+      inFlight--;
       const form = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
       const api = form['Version'] === '2012-06-01' ? 'elb' : 'elbv2';
       const action = form['Action'] ?? '';
@@ -162,7 +198,9 @@ export async function startElbStub(): Promise<ElbStub> {
           ? answerClassic(stub, action, form)
           : answerV2(stub, action, form);
       stub.onCall?.({ api, action, form }, body);
-      res.writeHead(status, { 'content-type': 'text/xml' }).end(`<?xml version="1.0" encoding="UTF-8"?>\n${body}`);
+      const text = `<?xml version="1.0" encoding="UTF-8"?>\n${body}`;
+      stub.bytes += Buffer.byteLength(text);
+      res.writeHead(status, { 'content-type': 'text/xml' }).end(text);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -34,7 +34,10 @@ import type {
   RefreshView,
   TargetHold,
   TargetReading,
+  TargetScope,
 } from '../../lambda/shared/aws-ports.js';
+import type { ServedLoadBalancers } from '../../lambda/cluster/served-load-balancers.js';
+import { attachmentNameOf, csiVolumeName } from '../../lambda/cluster/volume-names.js';
 import type { Clock } from '../../lambda/shared/clock.js';
 import { parseConfig } from '../../lambda/shared/config.js';
 import type { LogExtra, RecordLogger } from '../../lambda/shared/log.js';
@@ -99,7 +102,9 @@ export interface Call {
     | 'claim-hand-off'
     | 'delete'
     | 'watch-attachments'
-    | 'get-volume';
+    | 'get-volume'
+    | 'get-attachments'
+    | 'list-served-load-balancers';
   readonly target: string;
 }
 
@@ -150,6 +155,7 @@ export class FakeCluster {
       labels: {},
       ready: true,
       taints: [],
+      ...(this.attachedBefore(name).length > 0 ? { attachedVolumes: this.attachedBefore(name) } : {}),
       ...extra,
     };
     this.nodes.set(name, node);
@@ -188,18 +194,23 @@ export class FakeCluster {
     return [...this.nodes.values()].find((n) => n.providerId.endsWith(`/${instanceId}`));
   }
 
+  /** EC2's names where a node is registered under another (--hostname-override); else the node's own name stands for it. */
+  readonly ec2Names = new Map<string, string>();
+
   async findNodesOfInstances(
     instanceIds: readonly string[],
-    o: { skipNames?: ReadonlySet<string>; pick?: (ids: readonly string[]) => readonly string[] } = {},
+    o: { skipNames?: ReadonlySet<string>; pick?: (ids: readonly string[]) => readonly string[]; byName?: boolean } = {},
   ): Promise<ReadonlyMap<string, NodeInfo>> {
-    // The fake's node names stand for EC2's names: a skipped name is not read. An instance
-    // without a node is named by EC2 all the same: read, and not found.
+    // A skipped name is not read. An instance without a node is named by EC2 all the same:
+    // read, and not found; a node under another name is not found by name, only by a scan.
     const nodeOf = (id: string) => [...this.nodes.values()].find((n) => n.providerId.endsWith(`/${id}`));
-    const unmarked = instanceIds.filter((id) => {
-      const node = nodeOf(id);
-      return node === undefined || !o.skipNames?.has(node.name);
-    });
-    const read = (o.pick?.(unmarked) ?? unmarked).map((id) => [id, nodeOf(id)] as const);
+    const nameOf = (id: string) => this.ec2Names.get(id) ?? nodeOf(id)?.name;
+    const unmarked = instanceIds.filter((id) => !o.skipNames?.has(nameOf(id) ?? ''));
+    if (o.byName === false) {
+      this.log('list-nodes', unmarked.join(' '));
+      return new Map(unmarked.flatMap((id) => (nodeOf(id) !== undefined ? [[id, nodeOf(id)!] as const] : [])));
+    }
+    const read = (o.pick?.(unmarked) ?? unmarked).map((id) => [id, nodeOf(id)?.name === nameOf(id) ? nodeOf(id) : undefined] as const);
     this.log('get-nodes', read.map(([id]) => id).join(' '));
     return new Map(read.filter((entry): entry is readonly [string, NodeInfo] => entry[1] !== undefined));
   }
@@ -402,23 +413,74 @@ export class FakeCluster {
   readonly attachments = new Map<string, VolumeAttachmentInfo>();
   readonly volumeClaims = new Map<string, string>();
 
+  /** VolumeAttachment reads fail with this while set (a 429, a 5xx); `reads` counts GETs by name. */
+  attachmentFailure: Error | undefined;
+  attachmentReads = 0;
+
+  /**
+   * As the attach/detach controller and a CSI driver leave it: a VolumeAttachment named as the
+   * CSI attacher names it (volume handle = the PersistentVolume's name), and the volume in the
+   * node's status.volumesAttached.
+   */
   attach(persistentVolumeName: string, nodeName = 'node-a', attacher = 'ebs.csi.aws.com'): VolumeAttachmentInfo {
-    const a: VolumeAttachmentInfo = { name: `csi-${persistentVolumeName}`, uid: newUid(), nodeName, attacher, persistentVolumeName };
+    const volume = csiVolumeName(attacher, persistentVolumeName);
+    const a: VolumeAttachmentInfo = { name: attachmentNameOf(volume, nodeName)!, uid: newUid(), nodeName, attacher, persistentVolumeName };
     this.attachments.set(a.name, a);
+    const node = this.nodes.get(nodeName);
+    if (node !== undefined) this.putNode({ ...node, attachedVolumes: [...(node.attachedVolumes ?? []), volume] });
     this.version++;
     return a;
   }
 
-  /** The attacher detached it: the object goes. */
+  /** The attacher detached it: the volume leaves the node's status first (as the controller does), then the object goes. */
   detach(persistentVolumeName: string): void {
-    this.attachments.delete(`csi-${persistentVolumeName}`);
+    for (const [name, a] of this.attachments) {
+      if (a.persistentVolumeName !== persistentVolumeName) continue;
+      this.attachments.delete(name);
+      const node = this.nodes.get(a.nodeName);
+      const volume = csiVolumeName(a.attacher, persistentVolumeName);
+      if (node !== undefined) this.putNode({ ...node, attachedVolumes: (node.attachedVolumes ?? []).filter((v) => v !== volume) });
+    }
     this.version++;
   }
 
-  async watchVolumeAttachments(nodeName: string): Promise<VolumeAttachmentWatch> {
-    this.log('watch-attachments', nodeName);
+  /** Volumes attached to a node before the test added it. */
+  private attachedBefore(nodeName: string): string[] {
+    return [...this.attachments.values()]
+      .filter((a) => a.nodeName === nodeName && a.persistentVolumeName !== undefined)
+      .map((a) => csiVolumeName(a.attacher, a.persistentVolumeName!));
+  }
+
+  async watchVolumeAttachments(nodeName: string, o?: { readonly names?: readonly string[] }): Promise<VolumeAttachmentWatch> {
+    this.log(o?.names !== undefined ? 'get-attachments' : 'watch-attachments', nodeName);
     const watch = await this.watchPodsOnNode(nodeName);
-    return { current: () => [...this.attachments.values()].filter((a) => a.nodeName === nodeName), changed: watch.changed, close: watch.close };
+    const read = () => {
+      if (o?.names !== undefined) this.attachmentReads += o.names.length;
+      if (this.attachmentFailure !== undefined) throw this.attachmentFailure;
+      return [...this.attachments.values()].filter((a) => a.nodeName === nodeName && (o?.names === undefined || o.names.includes(a.name)));
+    };
+    let last = read();
+    return {
+      current: () => {
+        try {
+          last = read();
+        } catch (error) {
+          if (o?.names === undefined) throw error;
+          // Named reads keep the last view on a failed read, as the adapter does.
+        }
+        return last;
+      },
+      changed: watch.changed,
+      close: watch.close,
+    };
+  }
+
+  // --- LoadBalancerSources
+  served: ServedLoadBalancers = { targetGroups: [], classicNames: [], networkNames: [] };
+
+  async servedLoadBalancers(): Promise<ServedLoadBalancers> {
+    this.log('list-served-load-balancers', '');
+    return this.served;
   }
 
   async claimOfVolume(persistentVolumeName: string): Promise<{ namespace: string; name: string } | undefined> {
@@ -585,12 +647,17 @@ export class FakeLoadBalancers implements LoadBalancerTargets {
     this.holds.set(instanceId, [...(this.holds.get(instanceId) ?? []), { kind, id, name, state: 'draining', releaseAtMs }]);
   }
 
-  async holding(instanceId: string, among?: readonly TargetHold[]): Promise<TargetReading> {
+  /** What the cluster served at each first look. */
+  readonly served: (ServedLoadBalancers | undefined)[] = [];
+
+  async holding(instanceId: string, scope: TargetScope = {}): Promise<TargetReading> {
+    const among = scope.among;
+    if (among === undefined) this.served.push(scope.served);
     this.readings++;
     if (this.failure) return { read: false, denied: this.failure.denied, error: new Error(this.failure.denied ? 'AccessDenied' : 'unavailable'), calls: 1 };
     const now = this.clock.now();
     const held = (this.holds.get(instanceId) ?? []).filter((h) => now < h.releaseAtMs && (among === undefined || among.some((a) => a.id === h.id)));
-    return { read: true, holds: held.map((h) => ({ kind: h.kind, id: h.id, name: h.name, state: h.state })), calls: among?.length ?? 2 };
+    return { read: true, holds: held.map((h) => ({ kind: h.kind, id: h.id, name: h.name, state: h.state })), unread: [], calls: among?.length ?? 2 };
   }
 }
 

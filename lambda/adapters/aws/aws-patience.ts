@@ -8,6 +8,7 @@
 // https://docs.aws.amazon.com/AWSEC2/latest/APIReference/throttling.html
 import type { Clock } from '../../shared/clock.js';
 import { ServiceBusyError } from '../../shared/errors.js';
+import { budgetUntilMs } from '../../shared/time-budget.js';
 
 /** How long a throttled call keeps being asked, on top of the SDK's own retries. */
 export const throttledPatienceMs = 60_000;
@@ -56,7 +57,7 @@ export class AwsCallCount {
 
 /**
  * The same port, each method counted under `service` and asked again while throttled (up to
- * throttledPatienceMs). Only methods: a port is an object of async functions.
+ * throttledPatienceMs, and never past the time budget in force). Only methods: a port is an object of async functions.
  */
 export function patient<T extends object>(port: T, service: string, o: { readonly clock: Clock; readonly count: AwsCallCount; readonly patienceMs?: number }): T {
   const patienceMs = o.patienceMs ?? throttledPatienceMs;
@@ -64,7 +65,8 @@ export function patient<T extends object>(port: T, service: string, o: { readonl
   for (const [name, fn] of Object.entries(port) as [string, unknown][]) {
     if (typeof fn !== 'function') continue;
     wrapped[name] = async (...args: unknown[]) => {
-      const giveUpMs = o.clock.now() + patienceMs;
+      // The patience, or less: what the invocation (or a best-effort step) has left (time-budget.ts).
+      const giveUpMs = Math.min(o.clock.now() + patienceMs, budgetUntilMs());
       for (let attempt = 0; ; attempt++) {
         o.count.add(service);
         try {

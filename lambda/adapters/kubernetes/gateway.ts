@@ -5,6 +5,7 @@ import type { NodeLookup } from '../../cluster/node-lookup.js';
 import type { Log } from '../../shared/log.js';
 import { createEventWriter } from './event-writer.js';
 import { createKubeHttp, type KubeEndpoint } from './kube-http.js';
+import { createLoadBalancerSources } from './load-balancer-api.js';
 import { createNodeApi, type NodeApi } from './node-api.js';
 import { reportingComponent } from './object-codecs.js';
 import { createOutdatedNodeApi } from './outdated-node-api.js';
@@ -34,6 +35,7 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
     ...createOutdatedNodeApi(kube),
     ...createPodApi(kube, options.log),
     ...createVolumeApi(kube, options.log),
+    ...createLoadBalancerSources(kube),
     ...createEventWriter(kube, options.log),
   };
 }

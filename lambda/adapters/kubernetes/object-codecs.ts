@@ -31,6 +31,7 @@ export function toNodeInfo(node: V1Node): NodeInfo {
     refreshGroup: annotations[refreshGroupAnnotation],
     hasAnnotations: node.metadata?.annotations !== undefined,
     resourceVersion: node.metadata?.resourceVersion,
+    ...(node.status?.volumesAttached !== undefined ? { attachedVolumes: node.status.volumesAttached.map((v) => v.name) } : {}),
   };
 }
 

@@ -1,7 +1,7 @@
 // The volumes attached to a draining node (storage.k8s.io/v1 VolumeAttachment), and the claim
-// a PersistentVolume is bound to. The API server has no field selector for a
-// VolumeAttachment's spec.nodeName, so the view lists and watches the cluster's attachments
-// and keeps this node's: one list and one watch per settle phase, never a poll.
+// a PersistentVolume is bound to. Named attachments are read by name (named-attachments.ts);
+// otherwise, as the API server has no field selector for a VolumeAttachment's spec.nodeName,
+// the view lists and watches the cluster's attachments and keeps this node's: the fallback.
 //   https://kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/volume-attachment-v1/
 import type { V1PersistentVolume } from '@kubernetes/client-node';
 import type { VolumeAttachmentInfo, VolumeGateway } from '../../cluster/cluster-ports.js';
@@ -9,19 +9,22 @@ import type { Log } from '../../shared/log.js';
 import { classify, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
 import { openListWatch, watchTimeoutSeconds } from './list-watch.js';
+import { openNamedAttachments } from './named-attachments.js';
 import { toVolumeAttachmentInfo } from './object-codecs.js';
 
 export function createVolumeApi(kube: KubeHttp, log: Log): VolumeGateway {
   return {
-    watchVolumeAttachments: (nodeName) =>
-      openListWatch<VolumeAttachmentInfo>(kube, {
-        what: `volume attachments of node ${nodeName}`,
-        path: '/apis/storage.k8s.io/v1/volumeattachments',
-        timeoutSeconds: watchTimeoutSeconds,
-        toInfo: toVolumeAttachmentInfo,
-        keep: (attachment) => attachment.nodeName === nodeName,
-        log,
-      }),
+    watchVolumeAttachments: (nodeName, o) =>
+      o?.names !== undefined
+        ? openNamedAttachments(kube, o.names, log)
+        : openListWatch<VolumeAttachmentInfo>(kube, {
+            what: `volume attachments of node ${nodeName}`,
+            path: '/apis/storage.k8s.io/v1/volumeattachments',
+            timeoutSeconds: watchTimeoutSeconds,
+            toInfo: toVolumeAttachmentInfo,
+            keep: (attachment) => attachment.nodeName === nodeName,
+            log,
+          }),
 
     async claimOfVolume(persistentVolumeName) {
       try {

@@ -2,7 +2,9 @@
 // its deadlines from: the record, never the message.
 import { describe, expect, it } from 'vitest';
 import { actionIdOf, excludeFromLoadBalancersLabel } from '../../../lambda/cluster/node-marks.js';
+import { AwsCallCount, patient } from '../../../lambda/adapters/aws/aws-patience.js';
 import { mark } from '../../../lambda/termination/mark.js';
+import { surveyPatienceMs } from '../../../lambda/termination/siblings.js';
 import { instanceId, phaseWorld, token } from './phase-world.js';
 
 describe('mark', () => {
@@ -43,6 +45,35 @@ describe('mark', () => {
     expect(marks).toHaveLength(2);
     expect(w.cluster.nodes.get('node-a')!.drain).toMatchObject({ notifiedAtMs: first, updatedAtMs: first + 600_000 });
     expect(w.cluster.reasons()).toEqual(['Node/DrainStarted', 'Node/Cordoned']);
+  });
+
+  it('a resumed drain that puts back a cordon someone took off records it as ours, so it is taken back too (issue 27)', async () => {
+    const w = phaseWorld();
+    w.cluster.addNode('node-a', instanceId, { unschedulable: true });
+    await mark(w.run(), w.verified());
+    expect(w.cluster.nodes.get('node-a')!.drain!.set).toEqual(['exclude-from-load-balancers']);
+    w.cluster.updateNode('node-a', { unschedulable: false });
+    await mark(w.run({ resume: { count: 1, claim: undefined } }), w.verified());
+    expect(w.cluster.nodes.get('node-a')).toMatchObject({ unschedulable: true, drain: { set: ['exclude-from-load-balancers', 'cordon'] } });
+  });
+
+  it('records the volumes the node has attached when the drain begins, before any pod leaves (issue 27)', async () => {
+    const w = phaseWorld();
+    w.cluster.addNode('node-a', instanceId);
+    w.cluster.attach('pv-data');
+    await mark(w.run(), w.verified());
+    expect(w.cluster.nodes.get('node-a')!.drain!.volumes).toEqual(['kubernetes.io/csi/ebs.csi.aws.com^pv-data']);
+  });
+
+  it('the best-effort sibling survey gives a throttled Auto Scaling seconds, not the minute, before the first eviction (issue 27)', async () => {
+    const w = phaseWorld();
+    w.cluster.addNode('node-a', instanceId);
+    const throttled = Object.assign(new Error('Rate exceeded'), { name: 'Throttling' });
+    const instances = patient({ leavingGroup: async (): Promise<string[]> => Promise.reject(throttled) }, 'autoscaling', { clock: w.clock, count: new AwsCallCount() });
+    const started = w.clock.now();
+    await mark({ ...w.run({ cordonDoomedSiblings: true }), deps: { ...w.deps, instances } }, w.verified());
+    expect(w.clock.now() - started).toBeLessThanOrEqual(surveyPatienceMs);
+    expect(w.log.messages('warn').some((m) => m.includes("could not look up the group's other leaving instances"))).toBe(true);
   });
 
   it('remembers a load-balancer label an operator set to "false", so it is restored, not removed', async () => {

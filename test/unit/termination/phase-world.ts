@@ -4,6 +4,7 @@ import { DeadlinePolicy } from '../../../lambda/shared/deadline-policy.js';
 import type { Deadlines, Run, TerminationRequest, Verified } from '../../../lambda/termination/state.js';
 import { lifecycleEnding } from '../../../lambda/termination/terminate-hook.js';
 import type { LoadBalancerTargets } from '../../../lambda/shared/aws-ports.js';
+import type { LoadBalancerSources } from '../../../lambda/cluster/served-load-balancers.js';
 import { FakeAutoScaling, FakeClock, FakeCluster, FakeLifecycleActions, FakeLoadBalancers, MemoryLog } from '../../fakes/fake-world.js';
 
 export const instanceId = 'i-0123456789abcdef0';
@@ -28,6 +29,7 @@ export function phaseWorld() {
     log,
     instances: autoScaling,
     loadBalancers: undefined as LoadBalancerTargets | undefined,
+    served: undefined as LoadBalancerSources | undefined,
   };
   const deadlines = (o: Partial<Deadlines> = {}): Deadlines => ({
     drainDeadlineMs: clock.now() + 300_000,

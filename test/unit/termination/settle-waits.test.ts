@@ -2,7 +2,7 @@
 // the load balancers let it go, both re-derived (a hand-off resumes the same wait).
 import { describe, expect, it } from 'vitest';
 import { settle } from '../../../lambda/termination/settle.js';
-import { pollIntervalMs, within } from '../../../lambda/termination/settle-targets.js';
+import { callBudget, pollIntervalMs, within } from '../../../lambda/termination/settle-targets.js';
 import { isStop, type Deadlines, type Drained } from '../../../lambda/termination/state.js';
 import { pod } from '../../fakes/fake-world.js';
 import { instanceId, phaseWorld } from './phase-world.js';
@@ -170,5 +170,131 @@ describe('settle: load balancers', () => {
     expect(pollIntervalMs(0, () => 0)).toBe(1600);
     expect(pollIntervalMs(1, () => 0.5)).toBe(3000);
     expect(pollIntervalMs(20, () => 1)).toBe(12_000);
+  });
+});
+
+// Issue 27: the settle phase at real scale. Each of these failed on 0b7823b.
+describe('settle: what the cluster serves, and a wait that survives hand-offs and errors', () => {
+  const wait = { loadBalancerWait: { minMs: 5_000, maxMs: 300_000 }, loadBalancerDelayMs: 60_000 };
+  const handOnRecord = (step: Awaited<ReturnType<typeof settle>>) => {
+    if (!isStop(step) || !('handOn' in step.stop)) throw new Error('expected a hand-off');
+    return step.stop.record;
+  };
+
+  it('asks the cluster which load balancers it serves (TargetGroupBindings, in-tree Services) at the first look', async () => {
+    const w = phaseWorld();
+    w.deps.loadBalancers = w.loadBalancers;
+    w.deps.served = w.cluster;
+    w.cluster.served = { targetGroups: [{ arn: 'arn:aws:elasticloadbalancing:eu-west-1:1:targetgroup/tf-web/1', port: 30080 }], classicNames: [], networkNames: [] };
+    await settled(w, drained(w, { deadlines: wait }));
+    expect(w.loadBalancers.served).toEqual([w.cluster.served]);
+  });
+
+  it('a hand-off keeps the reading: a failed first look in the next invocation does not release on the long-over fixed delay', async () => {
+    const w = phaseWorld();
+    w.deps.loadBalancers = w.loadBalancers;
+    w.loadBalancers.hold(instanceId, 'k8s-default-web', w.clock.now() + 180_000);
+    const d = drained(w, { deadlines: { ...wait, invocationStopMs: w.clock.now() + 70_000 } });
+    const first = await settled(w, d, { handOff: async () => 'sent' });
+    const record = handOnRecord(first.step);
+    expect(record.targets?.holds).toMatchObject([{ name: 'k8s-default-web', state: 'draining' }]);
+    // The next invocation: ELB throttles for a while; the group lets go at 180 s.
+    w.loadBalancers.failure = { denied: false };
+    w.clock.after(40_000, () => (w.loadBalancers.failure = undefined));
+    const resumed = await settled(w, { ...d, record, deadlines: { ...d.deadlines, invocationStopMs: Number.POSITIVE_INFINITY }, result: undefined });
+    expect(70 + resumed.seconds).toBeGreaterThanOrEqual(180);
+    expect(w.log.messages('warn').some((m) => m.includes('fixed LOAD_BALANCER_DELAY_SECONDS'))).toBe(false);
+  });
+
+  it('a drain that ends within a reading’s time of the hand-off point hands the first look on instead of calling ELB “unavailable”', async () => {
+    const w = phaseWorld();
+    w.deps.loadBalancers = w.loadBalancers;
+    w.loadBalancers.hold(instanceId, 'k8s-default-web', w.clock.now() + 90_000);
+    const d = drained(w, { deadlines: { ...wait, invocationStopMs: w.clock.now() + 3_000 } });
+    const first = await settled(w, d, { handOff: async () => 'sent' });
+    expect(w.loadBalancers.readings).toBe(0);
+    expect(w.log.messages('warn').filter((m) => m.includes('could not read the load balancers'))).toEqual([]);
+    const resumed = await settled(w, { ...d, record: handOnRecord(first.step), deadlines: { ...d.deadlines, invocationStopMs: Number.POSITIVE_INFINITY }, result: undefined });
+    expect(3 + resumed.seconds).toBeGreaterThanOrEqual(90);
+  });
+
+  it('a load balancer that could not be read holds at least the fixed delay, never released on a partial answer', async () => {
+    const w = phaseWorld();
+    const unread = { kind: 'target-group' as const, id: 'arn:tg/flaky', name: 'flaky', state: 'unknown' };
+    w.deps.loadBalancers = { holding: async () => ({ read: true, holds: [], unread: [unread], calls: 2 }) };
+    const { seconds } = await settled(w, drained(w, { deadlines: wait }));
+    expect(seconds).toBe(60);
+    expect(w.cluster.reasons()).toContain('Node/TargetsNotDeregistered');
+  });
+
+  it('the ELB calls of one termination are bounded: past the budget the last reading stands until the maximum', async () => {
+    const w = phaseWorld();
+    let calls = 0;
+    w.deps.loadBalancers = {
+      holding: async () => {
+        calls += 50;
+        return { read: true, holds: [{ kind: 'target-group', id: 'arn:tg/slow', name: 'slow', state: 'draining' }], unread: [], calls: 50 };
+      },
+    };
+    const { seconds } = await settled(w, drained(w, { deadlines: wait }));
+    expect(seconds).toBe(300);
+    expect(calls).toBeLessThanOrEqual(callBudget);
+  });
+});
+
+describe('settle: volumes after any drain, and read by name', () => {
+  it('a drain that ran past its base deadline while a Job finished still waits for the Job’s volume (batch-extended deadline)', async () => {
+    const w = phaseWorld();
+    w.cluster.attach('pv-job');
+    w.clock.after(20_000, () => w.cluster.detach('pv-job'));
+    const now = w.clock.now();
+    // The base drain deadline passed 60 s ago; batch pods were waited for until now, and may be drained until +300 s.
+    const base = drained(w, { deadlines: { drainDeadlineMs: now - 60_000, latestDrainEndMs: now + 600_000, batch: { untilMs: now, deadlineMs: now + 300_000 } } });
+    const d = { ...base, record: { ...base.record, startedAtMs: now - 400_000 } };
+    const { seconds } = await settled(w, d);
+    expect(seconds).toBe(20);
+    expect(w.cluster.reasons()).toEqual(['Node/WaitingForVolumeDetach', 'Node/VolumesDetached']);
+  });
+
+  it('past every deadline, still names a volume left attached (VolumesNotDetached), instead of saying nothing', async () => {
+    const w = phaseWorld();
+    w.cluster.attach('pv-late');
+    const now = w.clock.now();
+    await settled(w, drained(w, { deadlines: { drainDeadlineMs: now - 1, latestDrainEndMs: now } }));
+    expect(w.cluster.reasons()).toContain('Node/VolumesNotDetached');
+  });
+
+  it('reads the node’s attachments by name, never the cluster’s list', async () => {
+    const w = phaseWorld();
+    w.cluster.attach('pv-data');
+    w.cluster.attach('pv-other-node', 'node-b');
+    w.clock.after(4_000, () => w.cluster.detach('pv-data'));
+    expect((await settled(w, drained(w))).seconds).toBe(4);
+    expect(w.cluster.calls.map((c) => c.op)).toContain('get-attachments');
+    expect(w.cluster.calls.map((c) => c.op)).not.toContain('watch-attachments');
+  });
+
+  it('a 429 on the VolumeAttachments keeps waiting (and says why, not RBAC), then sees the detach', async () => {
+    const w = phaseWorld();
+    w.cluster.attach('pv-data');
+    w.cluster.attachmentFailure = Object.assign(new Error('list volumeattachments: 429 Too Many Requests'), { statusCode: 429 });
+    w.clock.after(5_000, () => (w.cluster.attachmentFailure = undefined));
+    w.clock.after(15_000, () => w.cluster.detach('pv-data'));
+    const { seconds } = await settled(w, drained(w));
+    expect(seconds).toBeGreaterThanOrEqual(15);
+    expect(w.log.messages('warn').some((m) => m.includes('RBAC'))).toBe(false);
+    expect(w.cluster.reasons()).toContain('Node/VolumesDetached');
+  });
+
+  it('a volume that detaches while the drain is handed on is still waited for: the record keeps what the node had attached', async () => {
+    const w = phaseWorld();
+    w.cluster.attach('pv-data');
+    const d = drained(w);
+    const record = { ...d.record, volumes: d.node.attachedVolumes };
+    // The controller dropped it from the node's status as the detach began; the object is still there.
+    w.cluster.updateNode('node-a', { attachedVolumes: [] });
+    w.clock.after(7_000, () => w.cluster.detach('pv-data'));
+    const { seconds } = await settled(w, { ...d, node: w.cluster.nodes.get('node-a')!, record, result: undefined });
+    expect(seconds).toBe(7);
   });
 });

@@ -181,6 +181,24 @@ describe('cordon every doomed node first', () => {
     expect(siblingsFirst('i-0other', ids.slice(60)).slice(0, siblingLimit)).not.toEqual(siblingsFirst(instanceId, ids.slice(60)).slice(0, siblingLimit));
   });
 
+  it('regression (issue 19, 27): a sibling whose Node is not named after its EC2 name is found by providerID and cordoned before the first eviction, in one scan', async () => {
+    world.terminating.add('i-0eeeeeeeeeeeeeeee');
+    world.groups.set('i-0eeeeeeeeeeeeeeee', 'workers');
+    cluster.addNode('custom-name-e', 'i-0eeeeeeeeeeeeeeee');
+    cluster.ec2Names.set('i-0eeeeeeeeeeeeeeee', 'ip-10-0-0-14.eu-west-1.compute.internal');
+    expect(await world.runChain()).toEqual(['drained']);
+    const ops = cluster.calls.map((c) => `${c.op} ${c.target}`);
+    const firstEviction = ops.findIndex((o) => o.startsWith('evict'));
+    expect(ops.slice(0, firstEviction)).toContain('mark custom-name-e label cordon');
+    expect(cluster.nodes.get('custom-name-e')).toMatchObject({ unschedulable: true, drain: { action: '', aheadOf: instanceId } });
+    expect(cluster.calls.filter((c) => c.op === 'list-nodes' && c.target !== instanceId)).toHaveLength(1);
+  });
+
+  it('named as EKS names nodes, a wave costs no scan', async () => {
+    expect(await world.runChain()).toEqual(['drained']);
+    expect(cluster.calls.filter((c) => c.op === 'list-nodes' && c.target !== instanceId)).toEqual([]);
+  });
+
   it('a sibling whose node is nowhere is tried once, not in every pass', async () => {
     const ids = Array.from({ length: 40 }, (_, n) => `i-0${String(n).padStart(16, '0')}`);
     for (const id of ids) {

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { AwsCallCount, isThrottled, isTransient, patient } from '../../../../lambda/adapters/aws/aws-patience.js';
 import { ServiceBusyError } from '../../../../lambda/shared/errors.js';
+import { budgetUntilMs, withinBudget } from '../../../../lambda/shared/time-budget.js';
 import { FakeClock } from '../../../fakes/fake-world.js';
 
 const throttling = () => Object.assign(new Error('Rate exceeded'), { name: 'Throttling', $metadata: { httpStatusCode: 400 } });
@@ -63,5 +64,18 @@ describe('patience with throttling', () => {
     const refused = patient({ complete: async () => Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })) }, 'autoscaling', { clock, count });
     await expect(refused.complete()).rejects.toThrow(/ECONNREFUSED/);
     expect(count.take()).toEqual({ autoscaling: 1 });
+  });
+
+  it('never retries past the time budget in force: a throttled call in the last seconds of an invocation gives up in time (issue 27)', async () => {
+    const clock = new FakeClock();
+    const count = new AwsCallCount();
+    const started = clock.now();
+    const busy = patient({ complete: async () => Promise.reject(throttling()) }, 'autoscaling', { clock, count });
+    await expect(withinBudget(started + 5_000, () => busy.complete())).rejects.toBeInstanceOf(ServiceBusyError);
+    expect(clock.now() - started).toBeLessThanOrEqual(5_000);
+    // A tighter budget inside a looser one wins; the looser one cannot extend it.
+    const nested = withinBudget(started + 60_000, () => withinBudget(started + 3_000, async () => budgetUntilMs()));
+    expect(await nested).toBe(started + 3_000);
+    expect(await withinBudget(started + 3_000, () => withinBudget(started + 60_000, async () => budgetUntilMs()))).toBe(started + 3_000);
   });
 });

@@ -3,6 +3,7 @@
 // Balancers are the cluster's, paging and tag batches, and what "holds the instance" means.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLoadBalancerTargets, heldByClassic, heldByTargetGroup, taggedForCluster } from '../../../../lambda/adapters/aws/load-balancers.js';
+import type { ServedLoadBalancers } from '../../../../lambda/cluster/served-load-balancers.js';
 import { startElbStub, type ElbStub } from '../../../fakes/elb-stub.js';
 
 const instance = 'i-0123456789abcdef0';
@@ -33,78 +34,120 @@ describe('which load balancers are the cluster’s', () => {
   });
 });
 
-describe('reading the cluster’s load balancers', () => {
+describe('reading the load balancers the cluster serves', () => {
   let elb: ElbStub;
   beforeEach(async () => (elb = await startElbStub()));
   afterEach(() => elb.close());
 
-  const targets = (o: { cacheMs?: number; extraTags?: Map<string, string | undefined> } = {}) =>
+  const targets = (o: Partial<Parameters<typeof createLoadBalancerTargets>[0]> = {}) =>
     createLoadBalancerTargets({ region: 'eu-west-1', credentials, clusterName: 'prod', endpoints: { v2: elb.url, classic: elb.url }, sleep: async () => {}, ...o });
+  const served = (o: Partial<ServedLoadBalancers> = {}): ServedLoadBalancers => ({ targetGroups: [], classicNames: [], networkNames: [], ...o });
+  const count = (api: string, action: string) => elb.calls.filter((c) => c.api === api && c.action === action).length;
 
-  it('pages the describes, tags by 20, and reads only the instance target groups and Classic Load Balancers tagged for the cluster', async () => {
-    for (let i = 0; i < 430; i++) elb.addTargetGroup(`other-${i}`, { tags: { 'elbv2.k8s.aws/cluster': 'staging' } });
-    const web = elb.addTargetGroup('k8s-default-web', { tags: { 'elbv2.k8s.aws/cluster': 'prod' }, targets: new Map([[instance, 'draining']]) });
-    elb.addTargetGroup('k8s-default-pods', { type: 'ip', tags: { 'elbv2.k8s.aws/cluster': 'prod' } });
-    elb.addTargetGroup('k8s-legacy-nlb', { tags: { 'kubernetes.io/cluster/prod': 'owned' }, targets: new Map([['i-other', 'healthy']]) });
-    elb.addClassic('a1b2c3', {
-      tags: { 'kubernetes.io/cluster/prod': 'owned' },
-      instances: new Map([[instance, { state: 'InService', description: 'Instance deregistration currently in progress.' }]]),
-    });
-    elb.addClassic('someone-elses');
+  it('reads only the TargetGroupBindings’ groups and the in-tree Classic Load Balancers, never the account (800 other groups there)', async () => {
+    for (let i = 0; i < 800; i++) elb.addTargetGroup(`other-team-${i}`, { tags: { 'elbv2.k8s.aws/cluster': 'prod' } });
+    // Made by Terraform and bound with a TargetGroupBinding: no cluster tag.
+    const bound = elb.addTargetGroup('tf-web', { targets: new Map([[instance, 'draining']]) });
+    elb.addClassic('a1b2c3', { instances: new Map([[instance, { state: 'InService', description: 'Instance deregistration currently in progress.' }]]) });
 
-    const reading = await targets().holding(instance);
+    const reading = await targets().holding(instance, { served: served({ targetGroups: [{ arn: bound.arn, port: 30080 }], classicNames: ['a1b2c3'] }) });
 
     expect(reading).toMatchObject({
       read: true,
       holds: [
-        { kind: 'target-group', id: web.arn, name: 'k8s-default-web', state: 'draining' },
+        { kind: 'target-group', id: bound.arn, name: 'tf-web', state: 'draining', port: 30080 },
         { kind: 'classic', id: 'a1b2c3', name: 'a1b2c3', state: 'InService' },
       ],
+      unread: [],
+      calls: 2,
     });
-    const count = (api: string, action: string) => elb.calls.filter((c) => c.api === api && c.action === action).length;
-    expect(count('elbv2', 'DescribeTargetGroups')).toBe(2); // 433 groups, 400 a page
-    expect(elb.calls.find((c) => c.action === 'DescribeTargetGroups' && c.form['Marker'])?.form['Marker']).toBe('400');
-    expect(count('elbv2', 'DescribeTags')).toBe(22); // 432 instance groups, 20 a call
-    expect(count('elbv2', 'DescribeTargetHealth')).toBe(2); // only the cluster's two instance groups
-    expect(count('elb', 'DescribeLoadBalancers')).toBe(1);
-    expect(count('elb', 'DescribeTags')).toBe(1);
-    expect(count('elb', 'DescribeInstanceHealth')).toBe(1);
-    expect(reading.calls).toBe(elb.calls.length);
-    expect(elb.calls.every((c) => c.form['Version'] === (c.api === 'elb' ? '2012-06-01' : '2015-12-01'))).toBe(true);
+    expect(count('elbv2', 'DescribeTargetGroups') + count('elbv2', 'DescribeTags') + count('elb', 'DescribeLoadBalancers')).toBe(0);
+    // The bound Service's NodePort is known: one target asked for, not the group's 2,000.
+    const health = elb.calls.find((c) => c.action === 'DescribeTargetHealth')!;
+    expect(health.form).toMatchObject({ 'Targets.member.1.Id': instance, 'Targets.member.1.Port': '30080' });
   });
 
-  it('keeps the list for a minute and re-reads only what still held the instance', async () => {
+  it('a group bound on its NodePort answers for that target only: the bytes do not grow with the nodes registered', async () => {
+    const many = new Map<string, string>([[instance, 'draining']]);
+    for (let i = 0; i < 2000; i++) many.set(`i-${i.toString(16).padStart(17, '0')}`, 'healthy');
+    const g = elb.addTargetGroup('k8s-big', { targets: many });
+    await targets().holding(instance, { served: served({ targetGroups: [{ arn: g.arn, port: 30080 }] }) });
+    const one = elb.bytes;
+    await targets().holding(instance, { served: served({ targetGroups: [{ arn: g.arn }] }) });
+    expect(one).toBeLessThan(2_000);
+    expect(elb.bytes - one).toBeGreaterThan(100 * one);
+  });
+
+  it('never more than 4 calls in flight, however many groups the cluster serves (35 here)', async () => {
+    elb.delayMs = 30;
+    const groups = Array.from({ length: 35 }, (_, i) => elb.addTargetGroup(`k8s-${i}`, { targets: new Map([[instance, 'draining']]) }));
+    const reading = await targets().holding(instance, { served: served({ targetGroups: groups.map((g) => ({ arn: g.arn, port: 30080 })) }) });
+    expect(reading.read && reading.holds).toHaveLength(35);
+    expect(elb.maxInFlight).toBeLessThanOrEqual(4);
+  });
+
+  it('a group that fails is unread, not let go; the others are read; all failing fails the reading', async () => {
+    const ok = elb.addTargetGroup('k8s-ok', { targets: new Map([[instance, 'draining']]) });
+    const bad = elb.addTargetGroup('k8s-bad', { targets: new Map([[instance, 'draining']]) });
+    elb.failing.add(bad.arn);
+    const lbs = targets({ maxAttempts: 1 });
+    const reading = await lbs.holding(instance, { served: served({ targetGroups: [{ arn: ok.arn }, { arn: bad.arn }] }) });
+    expect(reading).toMatchObject({ read: true, holds: [{ name: 'k8s-ok', state: 'draining' }], unread: [{ name: 'k8s-bad', state: 'unknown' }] });
+    elb.failing.add(ok.arn);
+    expect(await lbs.holding(instance, { served: served({ targetGroups: [{ arn: ok.arn }, { arn: bad.arn }] }) })).toMatchObject({ read: false, denied: false });
+  });
+
+  it('the in-tree controller’s Network Load Balancer: its instance target groups by the load balancer’s name', async () => {
+    const nlb = 'arn:aws:elasticloadbalancing:eu-west-1:111122223333:loadbalancer/net/a0123/0f';
+    elb.networkBalancers.set('a0123', nlb);
+    elb.addTargetGroup('k8s-tcp-80', { loadBalancerArn: nlb, targets: new Map([[instance, 'draining']]) });
+    elb.addTargetGroup('elsewhere', { targets: new Map([[instance, 'draining']]) });
+    const reading = await targets().holding(instance, { served: served({ networkNames: ['a0123', 'a-gone'] }) });
+    expect(reading).toMatchObject({ read: true, holds: [{ name: 'k8s-tcp-80' }] });
+  });
+
+  it('the tag scan is opt-in: pages by 400, tags by 20, and one deleted group does not fail the rest', async () => {
+    for (let i = 0; i < 430; i++) elb.addTargetGroup(`other-${i}`, { tags: { 'elbv2.k8s.aws/cluster': 'staging' } });
     const web = elb.addTargetGroup('k8s-default-web', { tags: { 'elbv2.k8s.aws/cluster': 'prod' }, targets: new Map([[instance, 'draining']]) });
-    elb.addTargetGroup('k8s-default-api', { tags: { 'elbv2.k8s.aws/cluster': 'prod' } });
+    elb.addTargetGroup('k8s-default-pods', { type: 'ip', tags: { 'elbv2.k8s.aws/cluster': 'prod' } });
+    elb.addTargetGroup('team-lb', { tags: { team: 'web' }, targets: new Map([[instance, 'healthy']]) });
+    elb.addClassic('legacy', { tags: { 'kubernetes.io/cluster/prod': 'owned' }, instances: new Map([[instance, { state: 'InService', description: 'x' }]]) });
+    // Deleted between the describe and the tags: DescribeTags refuses the chunk that names it.
+    const realTags = elb.targetGroups.slice();
+    elb.onCall = (c) => {
+      if (c.action === 'DescribeTargetGroups' && !c.form['Marker']) elb.targetGroups.splice(elb.targetGroups.indexOf(realTags[3]!), 1);
+    };
+    const reading = await targets({ tagScan: { extraTags: new Map([['team', 'web']]) } }).holding(instance);
+    expect(reading).toMatchObject({ read: true, holds: [{ id: web.arn }, { name: 'team-lb' }, { name: 'legacy' }] });
+    expect(count('elbv2', 'DescribeTargetGroups')).toBe(2);
+    expect(count('elbv2', 'DescribeTags')).toBeGreaterThanOrEqual(22);
+    expect(elb.calls.find((c) => c.action === 'DescribeTargetGroups' && c.form['Marker'])?.form['Marker']).toBe('400');
+  });
+
+  it('re-reads only what still held the instance', async () => {
+    const web = elb.addTargetGroup('k8s-default-web', { targets: new Map([[instance, 'draining']]) });
     const lbs = targets();
-    const first = await lbs.holding(instance);
+    const first = await lbs.holding(instance, { served: served({ targetGroups: [{ arn: web.arn }] }) });
     if (!first.read) throw first.error;
     const before = elb.calls.length;
-
     web.targets.delete(instance);
-    const again = await lbs.holding(instance, first.holds);
-
-    expect(again).toMatchObject({ read: true, holds: [], calls: 1 });
+    expect(await lbs.holding(instance, { among: first.holds })).toMatchObject({ read: true, holds: [], calls: 1 });
     expect(elb.calls.slice(before).map((c) => `${c.action} ${c.form['TargetGroupArn'] ?? ''}`)).toEqual([`DescribeTargetHealth ${web.arn}`]);
-    // Another instance's first look within the minute: no describe, no tags.
-    const other = await lbs.holding('i-other');
-    expect(other.calls).toBe(2);
   });
 
   it('an unregistered instance, a deleted target group or load balancer: not held, not a failure', async () => {
-    const gone = elb.addTargetGroup('k8s-gone', { tags: { 'elbv2.k8s.aws/cluster': 'prod' }, targets: new Map([[instance, 'draining']]) });
-    elb.addClassic('a1b2c3', { tags: { 'kubernetes.io/cluster/prod': 'owned' } });
+    const gone = elb.addTargetGroup('k8s-gone', { targets: new Map([[instance, 'draining']]) });
     const lbs = targets();
-    const first = await lbs.holding(instance);
+    const first = await lbs.holding(instance, { served: served({ targetGroups: [{ arn: gone.arn }], classicNames: ['never-made'] }) });
     expect(first).toMatchObject({ read: true, holds: [{ name: 'k8s-gone' }] });
     elb.targetGroups.splice(elb.targetGroups.indexOf(gone), 1);
-    expect(await lbs.holding(instance, first.read ? first.holds : [])).toMatchObject({ read: true, holds: [] });
+    expect(await lbs.holding(instance, { among: first.read ? first.holds : [] })).toMatchObject({ read: true, holds: [] });
   });
 
   it('denied: a reading that says so, never an exception', async () => {
-    elb.addTargetGroup('k8s-default-web', { tags: { 'elbv2.k8s.aws/cluster': 'prod' } });
+    const g = elb.addTargetGroup('k8s-default-web');
     elb.denied = true;
-    const reading = await targets().holding(instance);
+    const reading = await targets().holding(instance, { served: served({ targetGroups: [{ arn: g.arn }] }) });
     expect(reading).toMatchObject({ read: false, denied: true });
     expect(reading.read ? '' : reading.error.message).toContain('AccessDenied');
   });
@@ -117,6 +160,6 @@ describe('reading the cluster’s load balancers', () => {
       endpoints: { v2: 'http://127.0.0.1:9/', classic: 'http://127.0.0.1:9/' },
       sleep: async () => {},
     });
-    expect(await lbs.holding(instance)).toMatchObject({ read: false, denied: false });
+    expect(await lbs.holding(instance, { served: served({ classicNames: ['a1'] }) })).toMatchObject({ read: false, denied: false });
   });
 });

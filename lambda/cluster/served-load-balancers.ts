@@ -1,0 +1,85 @@
+// Which load balancers can hold this cluster's instances, as the cluster itself says: the AWS
+// Load Balancer Controller serves exactly the target groups of its TargetGroupBindings (it
+// makes one for each Service and Ingress it manages, and users bind target groups made
+// elsewhere, Terraform say, with their own), and the in-tree service controller names the load
+// balancer of a Service of type LoadBalancer after the Service's UID. No account-wide scan: the
+// answer is the cluster's, whatever else the account holds.
+//   https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/targetgroupbinding/targetgroupbinding/
+//   https://github.com/kubernetes/cloud-provider/blob/v0.34.4/cloud.go (DefaultLoadBalancerName)
+
+/** A target group the cluster serves, with the port its instance targets are registered on when known. */
+export interface ServedTargetGroup {
+  readonly arn: string;
+  /** The NodePort the controller registers instances on (the bound Service's); undefined: read every target. */
+  readonly port?: number | undefined;
+}
+
+export interface ServedLoadBalancers {
+  /** TargetGroupBindings' target groups whose targets are instances (or of a type not said). */
+  readonly targetGroups: readonly ServedTargetGroup[];
+  /** Classic Load Balancers the in-tree service controller made, by name. */
+  readonly classicNames: readonly string[];
+  /** Network Load Balancers the in-tree service controller made, by name (their target groups are looked up). */
+  readonly networkNames: readonly string[];
+}
+
+export interface LoadBalancerSources {
+  /** One list of TargetGroupBindings (none when the CRD is not installed) and one of Services. */
+  servedLoadBalancers(): Promise<ServedLoadBalancers>;
+}
+
+/** The name the in-tree cloud provider gives a Service's load balancer: "a" + its UID without dashes, 32 characters at most. */
+export function inTreeLoadBalancerName(serviceUid: string): string {
+  return `a${serviceUid}`.replaceAll('-', '').slice(0, 32);
+}
+
+export interface ServiceView {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly type: string | undefined;
+  readonly loadBalancerClass: string | undefined;
+  readonly annotations: Readonly<Record<string, string>>;
+  /** port (number or name) -> nodePort. */
+  readonly nodePorts: readonly { readonly port: number; readonly name: string | undefined; readonly nodePort: number | undefined }[];
+}
+
+export interface BindingView {
+  readonly targetGroupArn: string | undefined;
+  readonly targetType: string | undefined;
+  readonly service: { readonly namespace: string; readonly name: string; readonly port: number | string | undefined } | undefined;
+}
+
+const typeAnnotation = 'service.beta.kubernetes.io/aws-load-balancer-type';
+/** The AWS Load Balancer Controller's: it makes TargetGroupBindings for these. */
+const lbcTypes = new Set(['external', 'nlb-ip']);
+
+/** Services the in-tree controller serves: type LoadBalancer, no class, not the AWS Load Balancer Controller's. */
+function inTree(s: ServiceView): 'classic' | 'network' | undefined {
+  if (s.type !== 'LoadBalancer' || s.loadBalancerClass !== undefined) return undefined;
+  const type = s.annotations[typeAnnotation];
+  if (type !== undefined && lbcTypes.has(type)) return undefined;
+  return type === 'nlb' ? 'network' : 'classic';
+}
+
+/** The cluster's answer from its bindings and Services. */
+export function servedBy(bindings: readonly BindingView[], services: readonly ServiceView[]): ServedLoadBalancers {
+  const byKey = new Map(services.map((s) => [`${s.namespace}/${s.name}`, s]));
+  const targetGroups = new Map<string, ServedTargetGroup>();
+  for (const b of bindings) {
+    if (b.targetGroupArn === undefined || b.targetType === 'ip') continue;
+    const svc = b.service !== undefined ? byKey.get(`${b.service.namespace}/${b.service.name}`) : undefined;
+    const port = svc?.nodePorts.find((p) => p.port === b.service?.port || (p.name !== undefined && p.name === b.service?.port))?.nodePort;
+    // Two bindings of one group on different ports: every target is read.
+    const known = targetGroups.get(b.targetGroupArn);
+    targetGroups.set(b.targetGroupArn, { arn: b.targetGroupArn, port: known !== undefined && known.port !== port ? undefined : port });
+  }
+  const classicNames: string[] = [];
+  const networkNames: string[] = [];
+  for (const s of services) {
+    const kind = inTree(s);
+    if (kind === 'classic') classicNames.push(inTreeLoadBalancerName(s.uid));
+    if (kind === 'network') networkNames.push(inTreeLoadBalancerName(s.uid));
+  }
+  return { targetGroups: [...targetGroups.values()], classicNames, networkNames };
+}
