@@ -88,7 +88,7 @@ export function createRouter(deps: RouterDeps): (event: unknown, context: Invoca
 }
 
 /** One AWS request's longest time (runtime.ts: requestTimeout 10 s) and a little more. */
-const lastRequestMs = 12_000;
+export const lastRequestMs = 12_000;
 
 async function handleRecord(
   deps: RouterDeps,

@@ -62,10 +62,7 @@ export class VolumeWait {
       return true;
     } catch (error) {
       if (error instanceof AccessDeniedError) {
-        log.warn(
-          'could not read the VolumeAttachments: access denied (RBAC: get, list and watch volumeattachments); releasing without waiting for volumes to detach',
-          asError(error),
-        );
+        this.deny(error);
         return false;
       }
       if (this.unread === undefined) log.warn('could not read the VolumeAttachments; they hold the release until they can be read or the drain deadline passes', asError(error));
@@ -84,6 +81,7 @@ export class VolumeWait {
     try {
       attachments = this.watch.current();
     } catch (error) {
+      if (error instanceof AccessDeniedError) return this.deny(error);
       if (this.holding.size === 0 && this.detached.length === 0) this.unread = asError(error);
       return; // resuming the watch (or a failed read): the last view stands
     }
@@ -132,6 +130,19 @@ export class VolumeWait {
   /** The attachments that hold the release now. */
   private get held(): VolumeAttachmentInfo[] {
     return [...this.holding.values()];
+  }
+
+  /** RBAC forbids reading them: no volume wait, said once. */
+  private deny(error: AccessDeniedError): void {
+    this.run.deps.log.warn(
+      'could not read the VolumeAttachments: access denied (RBAC: get, list and watch volumeattachments); releasing without waiting for volumes to detach',
+      error,
+    );
+    this.unread = undefined;
+    this.holding.clear();
+    this.watch?.close();
+    this.watch = undefined;
+    this.nextOpenMs = Number.POSITIVE_INFINITY;
   }
 
   /** Something holds the release: an attachment, or attachments not read yet. */

@@ -26,7 +26,7 @@ const transientNames = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeou
 /** Not ECONNREFUSED: nobody listening (a wrong endpoint, no route) does not pass in seconds. */
 const transientCodes = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 /** A transient failure is asked again this many times, seconds apart; throttling for the whole patience. */
-const transientRetries = 2;
+export const transientRetries = 2;
 
 /** A failure that says nothing about the request (a reset connection, a 5xx): asking again is safe, every call we make being idempotent. */
 export function isTransient(error: unknown): boolean {

@@ -45,6 +45,9 @@ export interface LoadBalancerOptions extends Omit<QueryOptions, 'endpoint'> {
   readonly now?: () => number;
 }
 
+/** ELB calls in flight at once for one reading: the account's Describe bucket is shared with the controllers. */
+export const elbConcurrency = 4;
+
 const v2Api = { service: 'elasticloadbalancing', version: '2015-12-01', label: 'elbv2' };
 const classicApi = { service: 'elasticloadbalancing', version: '2012-06-01', label: 'elb' };
 const deniedCodes = new Set(['AccessDenied', 'AccessDeniedException', 'UnauthorizedOperation']);
@@ -70,7 +73,7 @@ function cachedFor<T>(cacheMs: number, now: () => number): (key: string, find: (
 export function createLoadBalancerTargets(options: LoadBalancerOptions): LoadBalancerTargets {
   const v2 = new AwsQuery(v2Api, { ...options, endpoint: options.endpoints?.v2 });
   const classic = new AwsQuery(classicApi, { ...options, endpoint: options.endpoints?.classic });
-  const concurrency = options.concurrency ?? 4;
+  const concurrency = options.concurrency ?? elbConcurrency;
   const cached = cachedFor<{ targetGroups: ServedTarget[]; classic: string[] }>(options.cacheMs ?? 60_000, options.now ?? Date.now);
 
   const candidates = async (call: Counted, served: ServedLoadBalancers | undefined): Promise<Candidates> => {
