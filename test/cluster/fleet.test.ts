@@ -182,7 +182,7 @@ describe('fleet-aware lookup, admission and marking', () => {
     await ensureNamespace(a, 'fleet');
     const own = { name: 'fleet-own', instanceId: newInstanceId() };
     // Registered with --hostname-override: EC2's private DNS name leads nowhere.
-    const other = { name: 'fleet-custom-name', instanceId: newInstanceId() };
+    const other = { name: 'fleet-renamed-node', instanceId: newInstanceId() };
     const keep = { name: 'fleet-keep-2', instanceId: newInstanceId() };
     for (const n of [own, other, keep]) {
       await createKwokNode(a, n.name, n.instanceId, { scenario: 'fleet-renamed' });

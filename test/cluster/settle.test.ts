@@ -177,7 +177,7 @@ describe('settle: release only when volumes are detached', () => {
 
   it('a volume that is not CSI has no name to read: the cluster’s attachments are listed and watched instead (the fallback)', async () => {
     const { instanceId, node, pv } = await nodeWithVolume('vol-in-tree');
-    await attach(pv, node, 'kubernetes.io/aws-ebs', { inTree: true });
+    await attach(pv, node, 'ebs.csi.aws.com', { inTree: true });
     const drainer = startDrainer(plane, { loadBalancerDelaySeconds: 0 });
     try {
       const since = Date.now();
@@ -185,7 +185,7 @@ describe('settle: release only when volumes are detached', () => {
       await podLeft(node);
       await new Promise((resolve) => setTimeout(resolve, 4_000));
       expect(drainer.completions).toEqual([]);
-      await detach(pv, node, 'kubernetes.io/aws-ebs', { inTree: true });
+      await detach(pv, node, 'ebs.csi.aws.com', { inTree: true });
       expect(statusOf(await done)).toBe('drained');
       const verbs = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.resource === 'volumeattachments').map((e) => e.verb);
       expect(verbs).toEqual(expect.arrayContaining(['list', 'watch']));
