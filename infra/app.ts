@@ -1,6 +1,6 @@
 // The CDK app that cdk.json runs: one stack with the construct, configured from context.
 //   npx cdk deploy -c clusterName=prod -c autoScalingGroupNames=nodes-a,nodes-b
-// Optional: -c reconcileMarks=false, -c reconcileIntervalMinutes=15 (docs/deploy.md lists the others).
+// Optional: -c reconcileMarks=false, -c reconcileIntervalMinutes=10 (docs/deploy.md lists the others).
 import { App, CfnOutput, Duration, Stack, Validations, aws_sns as sns } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { GracefulNodeTermination } from './graceful-node-termination.js';
