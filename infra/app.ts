@@ -60,7 +60,7 @@ export function readContext(app: App): AppContext {
     drainTimeoutSeconds: wholeNumber('drainTimeoutSeconds', 'seconds'),
     manageKubernetesAccess: flag('manageKubernetesAccess') ?? true,
     reconcileMarks: flag('reconcileMarks'),
-    // The construct's own range: one minute to one day.
+    // The construct's own format (one minute to one day); it then checks the value against the heartbeat timeout.
     reconcileIntervalMinutes: wholeNumber('reconcileIntervalMinutes', 'minutes', 1, 1440),
   };
 }

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { Duration, RemovalPolicy, Stack, Token, aws_lambda as lambda, aws_logs as logs } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { DeadlinePolicy, actionCapSeconds, configVariables } from '../lambda/shared/config.js';
+import { DeadlinePolicy, configVariables, longestWaits } from '../lambda/shared/config.js';
 import { deploymentNamePattern, rbacName } from '../lambda/installer/rbac.js';
 import {
   defaultInterval,
@@ -122,27 +122,31 @@ function defaultSeconds(variable: { readonly default?: number }): Duration {
   return Duration.seconds(variable.default!);
 }
 
-/** The waits must fit in what one lifecycle action may last. */
+/** The waits must fit in what one lifecycle action may last (the rule the cold start checks too). */
 function checkTimesFit(s: Settings): void {
   const heartbeat = s.heartbeatTimeout.toSeconds();
-  const capSeconds = actionCapSeconds(heartbeat);
-  const drainAndDelay = s.drainTimeout.toSeconds() + s.loadBalancerDelay.toSeconds() + invocationMarginSeconds;
-  if (s.launchTimeout.toSeconds() + invocationMarginSeconds > heartbeat) {
+  const longest = longestWaits({
+    heartbeatTimeoutSeconds: heartbeat,
+    invocationMarginSeconds,
+    drainTimeoutSeconds: s.drainTimeout.toSeconds(),
+    loadBalancerDelaySeconds: s.loadBalancerDelay.toSeconds(),
+  });
+  if (s.launchTimeout.toSeconds() > longest.launch) {
     throw new Error(
       `launchTimeout ${s.launchTimeout.toSeconds()} s does not fit in the hooks' heartbeatTimeout ${heartbeat} s ` +
         `(the launch wait needs ${invocationMarginSeconds} s more to complete the action): shorten launchTimeout or lengthen heartbeatTimeout.`,
     );
   }
-  if (drainAndDelay > capSeconds) {
+  if (s.drainTimeout.toSeconds() > longest.drain) {
     throw new Error(
       `drainTimeout ${s.drainTimeout.toSeconds()} s plus the load-balancer delay exceeds what Auto Scaling lets a lifecycle action live ` +
-        `(min(48 h, 100 x heartbeatTimeout) = ${capSeconds} s): shorten drainTimeout or lengthen heartbeatTimeout.`,
+        `(min(48 h, 100 x heartbeatTimeout) = ${longest.cap} s): shorten drainTimeout or lengthen heartbeatTimeout.`,
     );
   }
-  if (s.batchWait.toSeconds() + drainAndDelay > capSeconds) {
+  if (s.batchWait.toSeconds() > longest.batch) {
     throw new Error(
       `batchWait ${s.batchWait.toSeconds()} s plus drainTimeout and the load-balancer delay exceeds what Auto Scaling lets a lifecycle action live ` +
-        `(${capSeconds} s): shorten batchWait or lengthen heartbeatTimeout.`,
+        `(${longest.cap} s): shorten batchWait or lengthen heartbeatTimeout.`,
     );
   }
 }

@@ -17,6 +17,22 @@ export function actionCapSeconds(heartbeatTimeoutSeconds: number): number {
   return Math.min(48 * 3600, 100 * heartbeatTimeoutSeconds);
 }
 
+/**
+ * The longest each wait may be, the others as they are: the launch wait within the heartbeat
+ * timeout (it does not heartbeat), the drain with the fixed delay and the margin within the
+ * action's cap, the batch wait on top of those. The construct checks its props with the same.
+ */
+export function longestWaits(t: { heartbeatTimeoutSeconds: number; invocationMarginSeconds: number; drainTimeoutSeconds: number; loadBalancerDelaySeconds: number }) {
+  const cap = actionCapSeconds(t.heartbeatTimeoutSeconds);
+  const margin = t.invocationMarginSeconds;
+  return {
+    cap,
+    launch: t.heartbeatTimeoutSeconds - margin,
+    drain: cap - t.loadBalancerDelaySeconds - margin,
+    batch: cap - t.drainTimeoutSeconds - t.loadBalancerDelaySeconds - margin,
+  };
+}
+
 /** The values the checks read; undefined where the variable itself was invalid (already reported). */
 export interface CheckedValues {
   readonly heartbeatTimeoutSeconds?: number;
@@ -35,25 +51,24 @@ export function timeoutProblems(v: CheckedValues): string[] {
   const { heartbeatTimeoutSeconds: heartbeat, invocationMarginSeconds: margin } = v;
   if (heartbeat === undefined || margin === undefined) return [];
   const problems: string[] = [];
-  // The launch wait runs on the timer of the notification and does not heartbeat.
-  if (v.launchTimeoutSeconds !== undefined && v.launchTimeoutSeconds + margin > heartbeat) {
+  const { drainTimeoutSeconds: drain, loadBalancerDelaySeconds: delay, batchWaitSeconds: batch, launchTimeoutSeconds: launch } = v;
+  const longest = longestWaits({ heartbeatTimeoutSeconds: heartbeat, invocationMarginSeconds: margin, drainTimeoutSeconds: drain ?? 0, loadBalancerDelaySeconds: delay ?? 0 });
+  if (launch !== undefined && launch > longest.launch) {
     problems.push(
-      `LAUNCH_TIMEOUT_SECONDS (${v.launchTimeoutSeconds}) plus INVOCATION_MARGIN_SECONDS (${margin}) exceeds HEARTBEAT_TIMEOUT_SECONDS (${heartbeat}): ` +
-        `the launch wait does not heartbeat; use LAUNCH_TIMEOUT_SECONDS of at most ${heartbeat - margin} or a longer HEARTBEAT_TIMEOUT_SECONDS`,
+      `LAUNCH_TIMEOUT_SECONDS (${launch}) plus INVOCATION_MARGIN_SECONDS (${margin}) exceeds HEARTBEAT_TIMEOUT_SECONDS (${heartbeat}): ` +
+        `the launch wait does not heartbeat; use LAUNCH_TIMEOUT_SECONDS of at most ${longest.launch} or a longer HEARTBEAT_TIMEOUT_SECONDS`,
     );
   }
-  const cap = actionCapSeconds(heartbeat);
-  const { drainTimeoutSeconds: drain, loadBalancerDelaySeconds: delay, batchWaitSeconds: batch } = v;
   if (drain === undefined || delay === undefined) return [...problems, ...resumeProblems(v, heartbeat, margin)];
-  if (drain + delay + margin > cap) {
+  if (drain > longest.drain) {
     problems.push(
       `DRAIN_TIMEOUT_SECONDS (${drain}) plus LOAD_BALANCER_DELAY_SECONDS (${delay}) and INVOCATION_MARGIN_SECONDS (${margin}) exceeds what Auto Scaling lets a lifecycle action live ` +
-        `(min(48 h, 100 x HEARTBEAT_TIMEOUT_SECONDS) = ${cap} s): use DRAIN_TIMEOUT_SECONDS of at most ${Math.max(0, cap - delay - margin)} or a longer HEARTBEAT_TIMEOUT_SECONDS`,
+        `(min(48 h, 100 x HEARTBEAT_TIMEOUT_SECONDS) = ${longest.cap} s): use DRAIN_TIMEOUT_SECONDS of at most ${Math.max(0, longest.drain)} or a longer HEARTBEAT_TIMEOUT_SECONDS`,
     );
-  } else if (batch !== undefined && batch + drain + delay + margin > cap) {
+  } else if (batch !== undefined && batch > longest.batch) {
     problems.push(
       `BATCH_WAIT_SECONDS (${batch}) plus DRAIN_TIMEOUT_SECONDS, LOAD_BALANCER_DELAY_SECONDS and INVOCATION_MARGIN_SECONDS exceeds what Auto Scaling lets a lifecycle action live ` +
-        `(${cap} s): use BATCH_WAIT_SECONDS of at most ${cap - drain - delay - margin} or a longer HEARTBEAT_TIMEOUT_SECONDS`,
+        `(${longest.cap} s): use BATCH_WAIT_SECONDS of at most ${longest.batch} or a longer HEARTBEAT_TIMEOUT_SECONDS`,
     );
   }
   return [...problems, ...resumeProblems(v, heartbeat, margin)];

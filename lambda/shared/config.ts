@@ -1,12 +1,12 @@
 // The handler's configuration: parsed and validated once, at cold start, from the variables
 // defined in config-variables.ts (the construct writes the same definitions).
-import { actionCapSeconds, timeoutProblems, type CheckedValues } from './config-checks.js';
+import { actionCapSeconds, longestWaits, timeoutProblems, type CheckedValues } from './config-checks.js';
 import { configVariables, type Variable } from './config-variables.js';
 import { DeadlinePolicy } from './deadline-policy.js';
 import { ConfigError } from './errors.js';
 import { defaultInterval, defaultIntervalMinutes } from './resume-window.js';
 
-export { actionCapSeconds, configVariables, DeadlinePolicy };
+export { actionCapSeconds, configVariables, DeadlinePolicy, longestWaits };
 
 /** The CloudWatch namespace of our metrics (EMF lines and the log metric filters). */
 export const metricsNamespace = 'GracefulNodeTermination';
