@@ -1,6 +1,6 @@
 // The CDK app that cdk.json runs: one stack with the construct, configured from context.
 //   npx cdk deploy -c clusterName=prod -c autoScalingGroupNames=nodes-a,nodes-b
-// Optional: -c reconcileMarks=false, -c reconcileIntervalMinutes=15 (docs/deploy.md lists the others).
+// Optional: -c reconcileMarks=false, -c reconcileIntervalMinutes=10 (docs/deploy.md lists the others).
 import { App, CfnOutput, Duration, Stack, Validations, aws_sns as sns } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { GracefulNodeTermination } from './graceful-node-termination.js';
@@ -60,7 +60,7 @@ export function readContext(app: App): AppContext {
     drainTimeoutSeconds: wholeNumber('drainTimeoutSeconds', 'seconds'),
     manageKubernetesAccess: flag('manageKubernetesAccess') ?? true,
     reconcileMarks: flag('reconcileMarks'),
-    // The construct's own range: one minute to one day.
+    // The construct's own format (one minute to one day); it then checks the value against the heartbeat timeout.
     reconcileIntervalMinutes: wholeNumber('reconcileIntervalMinutes', 'minutes', 1, 1440),
   };
 }

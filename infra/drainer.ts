@@ -110,6 +110,8 @@ function drainerEnvironment({ settings: s, props, topic, groupNames }: DrainerOp
       // The owner named on every mark, so the reconciler takes back only its own.
       deploymentName: s.deploymentName,
       reconcileMarks: s.reconcileMarks,
+      // The cold start checks the schedule against the heartbeat timeout, as the synth did.
+      reconcileIntervalMinutes: s.reconcileMarks ? s.reconcileInterval.toMinutes() : undefined,
     }),
     // The `service` of every log line and metric: the alarms count only this deployment's.
     POWERTOOLS_SERVICE_NAME: s.deploymentName,

@@ -28,8 +28,10 @@ export interface GracefulNodeTerminationProps {
   readonly autoScalingGroups?: autoscaling.IAutoScalingGroup[];
   /**
    * How long Auto Scaling waits for the handler before applying CONTINUE on its own.
-   * EKS managed node groups use 30 minutes. Between 30 seconds and 2 hours. The handler
-   * heartbeats and hands long drains on before it runs out; a lifecycle action lives at most
+   * EKS managed node groups use 30 minutes. Between 30 seconds and 2 hours; with
+   * `reconcileMarks`, at least 750 seconds, so the reconciler can resume a drain whose
+   * hand-off was lost before it runs out (docs/limits.md). The handler heartbeats and hands
+   * long drains on before it runs out; a lifecycle action lives at most
    * min(48 h, 100 x heartbeatTimeout).
    * @default Duration.minutes(30)
    */
@@ -138,8 +140,10 @@ export interface GracefulNodeTerminationProps {
   readonly reconcileMarks?: boolean;
   /**
    * How often the reconciler runs, when `reconcileMarks` is on. Whole minutes, from one minute
-   * to one day.
-   * @default Duration.minutes(5)
+   * to the longest with which a pass still resumes a drain whose hand-off was lost before
+   * `heartbeatTimeout` runs out: (heartbeatTimeout - min(880 s, 0.8 x heartbeatTimeout) - 90 s),
+   * 13 minutes with the default (docs/limits.md). A longer one fails the synth.
+   * @default - Duration.minutes(5), or the longest that fits when heartbeatTimeout is shorter
    */
   readonly reconcileInterval?: Duration;
   /**

@@ -2,6 +2,7 @@
 // instead of the construct's props. Ranges come from the handler's own variable definitions.
 import { configVariables, DeadlinePolicy } from '../lambda/shared/config.js';
 import { deploymentNamePattern, rbacName } from '../lambda/installer/rbac.js';
+import { defaultIntervalMinutes, shortestHeartbeatSeconds } from '../lambda/shared/resume-window.js';
 import type { JsonObject } from './release-rewrite.js';
 
 /** Parameter names, as the template and docs/cloudformation.md spell them. */
@@ -21,6 +22,12 @@ export const parameterNames = {
 
 /** The conditions the variants merge under (release.ts). */
 export const conditionNames = { retain: 'RetainAtDeadline', alarmTopic: 'HasAlarmTopic' } as const;
+
+/**
+ * The template's reconciler runs every 5 minutes (a schedule cannot be computed from a
+ * parameter): the shortest heartbeat timeout under which it resumes a lost hand-off in time.
+ */
+const minHeartbeatSeconds = shortestHeartbeatSeconds(defaultIntervalMinutes, configVariables.invocationMarginSeconds.default!)!;
 
 /** The longest launch wait one 15-minute invocation allows (the construct's own limit). */
 const maxLaunchTimeoutSeconds = 15 * 60 - configVariables.invocationMarginSeconds.default!;
@@ -64,9 +71,9 @@ function settingParameters(): JsonObject {
   const p = parameterNames;
   return {
     [p.heartbeatTimeout]: seconds(
-      "The hooks' HeartbeatTimeout: how long Auto Scaling waits for the drainer before applying the default result.",
+      `The hooks' HeartbeatTimeout: how long Auto Scaling waits for the drainer before applying the default result. At least ${minHeartbeatSeconds}, so the reconciler (every 5 minutes) resumes a lost hand-off in time.`,
       configVariables.heartbeatTimeoutSeconds,
-      60,
+      minHeartbeatSeconds,
       7200,
     ),
     [p.drainTimeout]: seconds(

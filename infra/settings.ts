@@ -3,8 +3,16 @@
 import { createHash } from 'node:crypto';
 import { Duration, RemovalPolicy, Stack, Token, aws_lambda as lambda, aws_logs as logs } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { DeadlinePolicy, actionCapSeconds, configVariables } from '../lambda/shared/config.js';
+import { DeadlinePolicy, configVariables, longestWaits } from '../lambda/shared/config.js';
 import { deploymentNamePattern, rbacName } from '../lambda/installer/rbac.js';
+import {
+  defaultInterval,
+  defaultIntervalMinutes,
+  latestResumeSeconds,
+  longestIntervalMinutes,
+  shortestHeartbeatSeconds,
+  staleAfterSeconds,
+} from '../lambda/shared/resume-window.js';
 import type { GracefulNodeTerminationProps } from './props.js';
 
 export type VpcPlacement = Partial<Pick<lambda.FunctionProps, 'vpc' | 'vpcSubnets' | 'securityGroups'>>;
@@ -60,7 +68,9 @@ export function resolveSettings(scope: Construct, props: GracefulNodeTermination
     cordonDoomedSiblings: props.cordonDoomedSiblings ?? configVariables.cordonDoomedSiblings.default!,
     markOutdatedOnRefresh: props.markOutdatedOnRefresh ?? configVariables.markOutdatedOnRefresh.default!,
     reconcileMarks: props.reconcileMarks ?? configVariables.reconcileMarks.default!,
-    reconcileInterval: props.reconcileInterval ?? Duration.minutes(5),
+    // Five minutes, or the longest schedule that still resumes a lost hand-off in time.
+    reconcileInterval:
+      props.reconcileInterval ?? Duration.minutes(defaultInterval({ heartbeatTimeoutSeconds: heartbeatTimeout.toSeconds(), invocationMarginSeconds }) || defaultIntervalMinutes),
     spotInterruptions: props.spotInterruptions ?? false,
     manageKubernetesAccess: props.manageKubernetesAccess ?? true,
     logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
@@ -68,7 +78,35 @@ export function resolveSettings(scope: Construct, props: GracefulNodeTermination
     vpcPlacement: props.vpc ? { vpc: props.vpc, vpcSubnets: props.vpcSubnets, securityGroups: props.securityGroups ? [...props.securityGroups] : undefined } : {},
   };
   checkTimesFit(settings);
+  checkResumeFits(settings);
   return settings;
+}
+
+/**
+ * A drain whose hand-off chain was lost must be resumed before the hook's timer runs out
+ * (lambda/shared/resume-window.ts): the schedule fits the heartbeat timeout, or the reconciler
+ * is off and nothing is promised.
+ */
+function checkResumeFits(s: Settings): void {
+  if (!s.reconcileMarks) return;
+  const heartbeat = s.heartbeatTimeout.toSeconds();
+  const times = { heartbeatTimeoutSeconds: heartbeat, invocationMarginSeconds };
+  const minutes = s.reconcileInterval.toMinutes();
+  if (latestResumeSeconds(times, minutes) <= heartbeat) return;
+  const why =
+    `a drain whose hand-off chain was lost is taken for lost after ${staleAfterSeconds(times)} s without a write, and the pass that resumes it ` +
+    `comes up to one interval and 60 s later: after Auto Scaling ended the action`;
+  const longest = longestIntervalMinutes(times);
+  if (longest < 1) {
+    throw new Error(
+      `heartbeatTimeout ${heartbeat} s is too short for any reconcile schedule: ${why}. ` +
+        `Use a heartbeatTimeout of at least Duration.seconds(${shortestHeartbeatSeconds(1, invocationMarginSeconds)}), or reconcileMarks: false (no resume, no reconciling of marks).`,
+    );
+  }
+  throw new Error(
+    `reconcileInterval ${minutes} min is too long for heartbeatTimeout ${heartbeat} s: ${why}. ` +
+      `Use a reconcileInterval of at most Duration.minutes(${longest}), a heartbeatTimeout of at least Duration.seconds(${shortestHeartbeatSeconds(minutes, invocationMarginSeconds) ?? 7200}), or reconcileMarks: false.`,
+  );
 }
 
 /** `graceful-node-termination-` and 8 hex digits of a hash of the stack name and the construct's path. */
@@ -84,27 +122,31 @@ function defaultSeconds(variable: { readonly default?: number }): Duration {
   return Duration.seconds(variable.default!);
 }
 
-/** The waits must fit in what one lifecycle action may last. */
+/** The waits must fit in what one lifecycle action may last (the rule the cold start checks too). */
 function checkTimesFit(s: Settings): void {
   const heartbeat = s.heartbeatTimeout.toSeconds();
-  const capSeconds = actionCapSeconds(heartbeat);
-  const drainAndDelay = s.drainTimeout.toSeconds() + s.loadBalancerDelay.toSeconds() + invocationMarginSeconds;
-  if (s.launchTimeout.toSeconds() + invocationMarginSeconds > heartbeat) {
+  const longest = longestWaits({
+    heartbeatTimeoutSeconds: heartbeat,
+    invocationMarginSeconds,
+    drainTimeoutSeconds: s.drainTimeout.toSeconds(),
+    loadBalancerDelaySeconds: s.loadBalancerDelay.toSeconds(),
+  });
+  if (s.launchTimeout.toSeconds() > longest.launch) {
     throw new Error(
       `launchTimeout ${s.launchTimeout.toSeconds()} s does not fit in the hooks' heartbeatTimeout ${heartbeat} s ` +
         `(the launch wait needs ${invocationMarginSeconds} s more to complete the action): shorten launchTimeout or lengthen heartbeatTimeout.`,
     );
   }
-  if (drainAndDelay > capSeconds) {
+  if (s.drainTimeout.toSeconds() > longest.drain) {
     throw new Error(
       `drainTimeout ${s.drainTimeout.toSeconds()} s plus the load-balancer delay exceeds what Auto Scaling lets a lifecycle action live ` +
-        `(min(48 h, 100 x heartbeatTimeout) = ${capSeconds} s): shorten drainTimeout or lengthen heartbeatTimeout.`,
+        `(min(48 h, 100 x heartbeatTimeout) = ${longest.cap} s): shorten drainTimeout or lengthen heartbeatTimeout.`,
     );
   }
-  if (s.batchWait.toSeconds() + drainAndDelay > capSeconds) {
+  if (s.batchWait.toSeconds() > longest.batch) {
     throw new Error(
       `batchWait ${s.batchWait.toSeconds()} s plus drainTimeout and the load-balancer delay exceeds what Auto Scaling lets a lifecycle action live ` +
-        `(${capSeconds} s): shorten batchWait or lengthen heartbeatTimeout.`,
+        `(${longest.cap} s): shorten batchWait or lengthen heartbeatTimeout.`,
     );
   }
 }

@@ -34,6 +34,7 @@ const infraMayImport = new Set([
   'lambda/shared/config-variables.ts',
   'lambda/shared/deadline-policy.ts',
   'lambda/shared/group-tags.ts',
+  'lambda/shared/resume-window.ts',
   'lambda/cluster/events.ts',
   'lambda/installer/rbac.ts',
 ]);

@@ -18,8 +18,8 @@ import type { AutoScalingInstances, HandOffs, InstanceState, LifecycleActions } 
 import type { Clock } from '../shared/clock.js';
 import type { Config } from '../shared/config.js';
 import { asError, type Log } from '../shared/log.js';
+import { staleAfterSeconds } from '../shared/resume-window.js';
 import { parseClaim } from '../termination/claim.js';
-import { handOffIntervalMs } from '../termination/plan.js';
 import { drainOwner, instanceIdOf } from './owners.js';
 
 export interface ReconcileDeps {
@@ -103,7 +103,8 @@ async function reconcileDrain(
   state: InstanceState | undefined,
   report: { drainMarksRemoved: string[]; drainsResumed: string[] },
 ) {
-  const owner = drainOwner(record, state, deps.clock.now(), handOffIntervalMs(deps.config) + 60_000);
+  // Lost once nothing was written for longer than a live chain ever goes without (resume-window.ts).
+  const owner = drainOwner(record, state, deps.clock.now(), staleAfterSeconds(deps.config) * 1000);
   if (owner.kind === 'alive') return;
   if (owner.kind === 'stalled') {
     if (await resumeDrain(deps, node, record, owner.group, owner.idleMs)) report.drainsResumed.push(node.name);

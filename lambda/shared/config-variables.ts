@@ -264,4 +264,12 @@ export const configVariables = {
     parse: flag,
     format: String,
   }),
+  reconcileIntervalMinutes: variable<number>({
+    name: 'RECONCILE_INTERVAL_MINUTES',
+    description:
+      'The reconciler\'s schedule, as the construct sets it (its reconcileInterval): with RECONCILE_MARKS and HAND_OFF_TOPIC_ARN, a drain whose hand-off chain was lost must be resumed before HEARTBEAT_TIMEOUT_SECONDS runs out, and a schedule that cannot is refused at cold start (docs/limits.md, "Resuming a lost hand-off"). Unset: 5, or the longest that fits a shorter heartbeat timeout.',
+    accepts: 'an integer from 1 to 1440',
+    parse: integer(1, 1440),
+    format: String,
+  }),
 } as const;

@@ -1,18 +1,15 @@
 // The handler's configuration: parsed and validated once, at cold start, from the variables
 // defined in config-variables.ts (the construct writes the same definitions).
+import { actionCapSeconds, longestWaits, timeoutProblems, type CheckedValues } from './config-checks.js';
 import { configVariables, type Variable } from './config-variables.js';
 import { DeadlinePolicy } from './deadline-policy.js';
 import { ConfigError } from './errors.js';
+import { defaultInterval, defaultIntervalMinutes } from './resume-window.js';
 
-export { configVariables, DeadlinePolicy };
+export { actionCapSeconds, configVariables, DeadlinePolicy, longestWaits };
 
 /** The CloudWatch namespace of our metrics (EMF lines and the log metric filters). */
 export const metricsNamespace = 'GracefulNodeTermination';
-
-/** Auto Scaling's cap on how long one lifecycle action can be kept alive. */
-export function actionCapSeconds(heartbeatTimeoutSeconds: number): number {
-  return Math.min(48 * 3600, 100 * heartbeatTimeoutSeconds);
-}
 
 export interface Config {
   /** EKS cluster name: the token's x-k8s-aws-id and the DescribeCluster target. */
@@ -62,6 +59,8 @@ export interface Config {
   readonly deploymentName: string;
   /** Take back orphaned marks and resume lost drains on scheduled events. */
   readonly reconcileMarks: boolean;
+  /** The reconciler's schedule (resume-window.ts): as given, else 5 or the longest that fits. */
+  readonly reconcileIntervalMinutes: number;
   /** Use this kubeconfig instead of EKS (tests, the local demo, non-EKS clusters). */
   readonly kubeconfigPath: string | undefined;
   /** Context in that kubeconfig; its current context when unset. */
@@ -94,6 +93,7 @@ export type ConfigInput = {
   readonly spotInterruptions?: boolean;
   readonly deploymentName?: string;
   readonly reconcileMarks?: boolean;
+  readonly reconcileIntervalMinutes?: number;
   readonly kubeconfigPath?: string;
   readonly kubeconfigContext?: string;
 };
@@ -121,8 +121,15 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
   const min = values['loadBalancerMinWaitSeconds'] as number | undefined;
   const max = values['loadBalancerMaxWaitSeconds'] as number | undefined;
   if (min !== undefined && max !== undefined && min > max) problems.push(`LOAD_BALANCER_MIN_WAIT_SECONDS (${min}) must not exceed LOAD_BALANCER_MAX_WAIT_SECONDS (${max})`);
+  problems.push(...timeoutProblems(values as CheckedValues));
   if (problems.length > 0) throw new ConfigError(problems);
-  return values as unknown as Config;
+  return { ...values, reconcileIntervalMinutes: values['reconcileIntervalMinutes'] ?? derivedInterval(values) } as unknown as Config;
+}
+
+/** Unset: five minutes, or the longest that still resumes in time (0 only where nothing resumes anyway). */
+function derivedInterval(values: Record<string, unknown>): number {
+  const times = { heartbeatTimeoutSeconds: values['heartbeatTimeoutSeconds'] as number, invocationMarginSeconds: values['invocationMarginSeconds'] as number };
+  return defaultInterval(times) || defaultIntervalMinutes;
 }
 
 /** The environment that makes parseConfig return these settings (used by the CDK construct). */
@@ -156,6 +163,7 @@ export function toEnvironment(input: ConfigInput): Record<string, string> {
   set(configVariables.spotInterruptions, input.spotInterruptions);
   set(configVariables.deploymentName, input.deploymentName);
   set(configVariables.reconcileMarks, input.reconcileMarks);
+  set(configVariables.reconcileIntervalMinutes, input.reconcileIntervalMinutes);
   set(configVariables.kubeconfigPath, input.kubeconfigPath);
   set(configVariables.kubeconfigContext, input.kubeconfigContext);
   return env;

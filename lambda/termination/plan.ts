@@ -4,6 +4,7 @@
 // must also fit this invocation. Every invocation starts with a heartbeat (confirm), which
 // restarts the hook's timer: it hands on well before that runs out again.
 import { actionCapSeconds, type Config } from '../shared/config.js';
+import { handOnShare } from '../shared/resume-window.js';
 import type { Deadlines } from './state.js';
 
 export interface PlanInput {
@@ -19,7 +20,7 @@ export function planTermination(config: Config, p: PlanInput): Deadlines {
   const marginMs = config.invocationMarginSeconds * 1000;
   const loadBalancerMs = settleReserveSeconds(config) * 1000;
   const capMs = notifiedAtMs + actionCapSeconds(config.heartbeatTimeoutSeconds) * 1000;
-  const invocationStopMs = Math.min(invocationEndMs - marginMs, nowMs + config.heartbeatTimeoutSeconds * 800);
+  const invocationStopMs = Math.min(invocationEndMs - marginMs, nowMs + Math.round(config.heartbeatTimeoutSeconds * 1000 * handOnShare));
   const latestMs = p.canHandOff ? capMs - loadBalancerMs - marginMs : invocationEndMs - marginMs - loadBalancerMs;
   // Batch pods: waited for up to BATCH_WAIT_SECONDS, then drained within DRAIN_TIMEOUT_SECONDS.
   const batchUntilMs = Math.min(notifiedAtMs + config.batchWaitSeconds * 1000, latestMs);
@@ -43,13 +44,4 @@ export function planTermination(config: Config, p: PlanInput): Deadlines {
  */
 export function settleReserveSeconds(config: Pick<Config, 'loadBalancerDelaySeconds' | 'waitForTargets' | 'loadBalancerMinWaitSeconds'>): number {
   return config.waitForTargets ? Math.max(config.loadBalancerDelaySeconds, config.loadBalancerMinWaitSeconds) : config.loadBalancerDelaySeconds;
-}
-
-/**
- * How long a drain may go without a write before the reconciler takes its hand-off chain for
- * lost: one invocation's stretch (it hands on before the heartbeat timer or Lambda's 15
- * minutes run out) and a minute more.
- */
-export function handOffIntervalMs(config: Pick<Config, 'heartbeatTimeoutSeconds' | 'invocationMarginSeconds'>): number {
-  return Math.min(15 * 60 - config.invocationMarginSeconds, config.heartbeatTimeoutSeconds * 0.8) * 1000;
 }

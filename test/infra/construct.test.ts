@@ -436,12 +436,13 @@ describe('the construct', () => {
   });
 
   it('fits the default launch timeout in a short heartbeat timeout, and refuses an explicit one that does not fit', () => {
-    const { stack } = stackWith({ heartbeatTimeout: Duration.minutes(5) });
+    // Five minutes leaves the reconciler no schedule to resume a lost hand-off in: without it.
+    const { stack } = stackWith({ heartbeatTimeout: Duration.minutes(5), reconcileMarks: false });
     Template.fromStack(stack).hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ LAUNCH_TIMEOUT_SECONDS: '280' }) },
     });
     Template.fromStack(stack).hasResourceProperties('AWS::Lambda::EventInvokeConfig', { MaximumEventAgeInSeconds: 300 });
-    expect(() => stackWith({ heartbeatTimeout: Duration.minutes(5), launchTimeout: Duration.minutes(5) })).toThrow(
+    expect(() => stackWith({ heartbeatTimeout: Duration.minutes(5), launchTimeout: Duration.minutes(5), reconcileMarks: false })).toThrow(
       /launchTimeout 300 s does not fit in the hooks' heartbeatTimeout 300 s/,
     );
   });
@@ -588,7 +589,7 @@ describe('the app', () => {
         .map((r) => (r as { Properties: Record<string, unknown> }).Properties['ScheduleExpression'])
         .filter((e) => e !== undefined);
     expect(ruleOf({})).toEqual(['rate(5 minutes)']);
-    expect(ruleOf({ reconcileIntervalMinutes: '15' })).toEqual(['rate(15 minutes)']);
+    expect(ruleOf({ reconcileIntervalMinutes: '10' })).toEqual(['rate(10 minutes)']);
     expect(ruleOf({ reconcileMarks: 'false' })).toEqual([]);
     const off = exampleStack({ ...exampleContext, reconcileMarks: 'false' }).stack;
     Template.fromStack(off).hasResourceProperties('AWS::Lambda::Function', {

@@ -39,13 +39,13 @@ describe('the reconciler', { timeout: 30_000 }, () => {
     expect(drainerEnvironment(resources)).toMatchObject({ RECONCILE_MARKS: 'true', DEPLOYMENT_NAME: construct.deploymentName });
   });
 
-  it('runs at the reconcileInterval given, from one minute to one day', () => {
-    for (const [interval, expression, age] of [
-      [Duration.minutes(1), 'rate(1 minute)', 60],
-      [Duration.minutes(30), 'rate(30 minutes)', 1800],
-      [Duration.days(1), 'rate(1 day)', 86_400],
+  it('runs at the reconcileInterval given, from one minute to the longest the heartbeat timeout allows', () => {
+    for (const [interval, heartbeat, expression, age] of [
+      [Duration.minutes(1), Duration.minutes(30), 'rate(1 minute)', 60],
+      [Duration.minutes(13), Duration.minutes(30), 'rate(13 minutes)', 780],
+      [Duration.minutes(103), Duration.hours(2), 'rate(103 minutes)', 6180],
     ] as const) {
-      const [rule] = schedules(resourcesOf(stackWith({ reconcileInterval: interval }).stack));
+      const [rule] = schedules(resourcesOf(stackWith({ reconcileInterval: interval, heartbeatTimeout: heartbeat }).stack));
       expect(rule!.Properties['ScheduleExpression']).toBe(expression);
       expect(rule!.Properties['Targets']).toEqual([expect.objectContaining({ RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: age } })]);
     }
@@ -61,6 +61,36 @@ describe('the reconciler', { timeout: 30_000 }, () => {
         new RegExp(`reconcileInterval ${seconds} s is invalid: use whole minutes from Duration.minutes\\(1\\) to Duration.days\\(1\\)`),
       );
     }
+  });
+
+  // A drain whose hand-off chain was lost is resumed before the hooks' heartbeat timeout runs
+  // out (lambda/shared/resume-window.ts; docs/limits.md): the schedule fits it, or synth fails.
+  it('derives the schedule from a shorter heartbeat timeout, and tells the drainer', () => {
+    for (const [heartbeat, expression, minutes] of [
+      [Duration.minutes(15), 'rate(1 minute)', '1'],
+      [Duration.minutes(20), 'rate(3 minutes)', '3'],
+      [Duration.seconds(1270), 'rate(5 minutes)', '5'],
+      [Duration.hours(2), 'rate(5 minutes)', '5'],
+    ] as const) {
+      const resources = resourcesOf(stackWith({ heartbeatTimeout: heartbeat }).stack);
+      expect(schedules(resources)[0]!.Properties['ScheduleExpression']).toBe(expression);
+      expect(drainerEnvironment(resources)['RECONCILE_INTERVAL_MINUTES']).toBe(minutes);
+      // The cold start accepts what the synth made.
+      expect(parseConfig(withTopic(drainerEnvironment(resources))).reconcileIntervalMinutes).toBe(Number(minutes));
+    }
+  });
+
+  it('refuses a heartbeat timeout no schedule can resume in, and a schedule too long for the heartbeat timeout, naming the way out', () => {
+    expect(() => stackWith({ heartbeatTimeout: Duration.minutes(5) })).toThrow(
+      /heartbeatTimeout 300 s is too short for any reconcile schedule: .*Use a heartbeatTimeout of at least Duration.seconds\(750\), or reconcileMarks: false/,
+    );
+    expect(() => stackWith({ heartbeatTimeout: Duration.seconds(749) })).toThrow(/heartbeatTimeout 749 s is too short/);
+    expect(() => stackWith({ reconcileInterval: Duration.minutes(14) })).toThrow(
+      /reconcileInterval 14 min is too long for heartbeatTimeout 1800 s: .*Use a reconcileInterval of at most Duration.minutes\(13\), a heartbeatTimeout of at least Duration.seconds\(1810\), or reconcileMarks: false/,
+    );
+    expect(() => stackWith({ reconcileInterval: Duration.days(1), heartbeatTimeout: Duration.hours(2) })).toThrow(/at most Duration.minutes\(103\)/);
+    // The escape: without the reconciler nothing is promised, and a short heartbeat timeout is the deployer's to choose.
+    expect(schedules(resourcesOf(stackWith({ heartbeatTimeout: Duration.minutes(5), reconcileMarks: false }).stack))).toEqual([]);
   });
 
   it('with reconcileMarks false: no schedule, RECONCILE_MARKS=false, and no DeleteTags', () => {

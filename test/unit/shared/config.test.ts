@@ -35,6 +35,7 @@ describe('parseConfig', () => {
       handOffTopicArn: undefined,
       deploymentName: 'graceful-node-termination',
       reconcileMarks: true,
+      reconcileIntervalMinutes: 5,
       spotInterruptions: true,
       kubeconfigPath: undefined,
       kubeconfigContext: undefined,
@@ -103,6 +104,56 @@ describe('parseConfig', () => {
       expect(v.name).toMatch(/^[A-Z_]+$/);
       expect(v.description.length).toBeGreaterThan(10);
     }
+  });
+});
+
+// docs/cloudformation.md: CloudFormation cannot compare parameters, so the handler refuses at
+// cold start what the construct refuses at synth.
+describe('parseConfig: the timeouts checked against each other', () => {
+  const withHandOffs = { ...minimal, HAND_OFF_TOPIC_ARN: 'arn:aws:sns:eu-west-1:123456789012:lifecycle' };
+
+  it('accepts the defaults, with or without hand-offs and the reconciler', () => {
+    for (const env of [minimal, withHandOffs, { ...withHandOffs, RECONCILE_MARKS: 'false' }]) expect(parseConfig(env).heartbeatTimeoutSeconds).toBe(1800);
+  });
+
+  it('refuses a launch wait that does not fit the heartbeat timeout with the margin (it does not heartbeat)', () => {
+    expect(() => parseConfig({ ...minimal, HEARTBEAT_TIMEOUT_SECONDS: '60', LAUNCH_TIMEOUT_SECONDS: '600' })).toThrow(
+      /LAUNCH_TIMEOUT_SECONDS \(600\) plus INVOCATION_MARGIN_SECONDS \(20\) exceeds HEARTBEAT_TIMEOUT_SECONDS \(60\): the launch wait does not heartbeat; use LAUNCH_TIMEOUT_SECONDS of at most 40 or a longer HEARTBEAT_TIMEOUT_SECONDS/,
+    );
+    expect(parseConfig({ ...minimal, HEARTBEAT_TIMEOUT_SECONDS: '600', LAUNCH_TIMEOUT_SECONDS: '580' }).launchTimeoutSeconds).toBe(580);
+    expect(() => parseConfig({ ...minimal, HEARTBEAT_TIMEOUT_SECONDS: '600', LAUNCH_TIMEOUT_SECONDS: '581' })).toThrow(/LAUNCH_TIMEOUT_SECONDS \(581\)/);
+    // The margin is the one configured.
+    expect(parseConfig({ ...minimal, HEARTBEAT_TIMEOUT_SECONDS: '60', LAUNCH_TIMEOUT_SECONDS: '55', INVOCATION_MARGIN_SECONDS: '5' }).launchTimeoutSeconds).toBe(55);
+  });
+
+  it("refuses a drain, with the delay and the margin, longer than the action's cap min(48 h, 100 x heartbeat)", () => {
+    const short = { ...minimal, HEARTBEAT_TIMEOUT_SECONDS: '60', LAUNCH_TIMEOUT_SECONDS: '30', BATCH_WAIT_SECONDS: '0' };
+    expect(() => parseConfig({ ...short, DRAIN_TIMEOUT_SECONDS: '5921' })).toThrow(
+      /DRAIN_TIMEOUT_SECONDS \(5921\) plus LOAD_BALANCER_DELAY_SECONDS \(60\) and INVOCATION_MARGIN_SECONDS \(20\) exceeds .*\(min\(48 h, 100 x HEARTBEAT_TIMEOUT_SECONDS\) = 6000 s\): use DRAIN_TIMEOUT_SECONDS of at most 5920/,
+    );
+    expect(parseConfig({ ...short, DRAIN_TIMEOUT_SECONDS: '5920' }).drainTimeoutSeconds).toBe(5920);
+    expect(() => parseConfig({ ...minimal, HEARTBEAT_TIMEOUT_SECONDS: '7200', DRAIN_TIMEOUT_SECONDS: '172800', BATCH_WAIT_SECONDS: '0' })).toThrow(/= 172800 s\)/);
+  });
+
+  it('refuses a batch wait that, with the drain, the delay and the margin, outlasts the cap', () => {
+    const short = { ...minimal, HEARTBEAT_TIMEOUT_SECONDS: '60', LAUNCH_TIMEOUT_SECONDS: '30' };
+    expect(() => parseConfig({ ...short, BATCH_WAIT_SECONDS: '5021' })).toThrow(
+      /BATCH_WAIT_SECONDS \(5021\) plus DRAIN_TIMEOUT_SECONDS, LOAD_BALANCER_DELAY_SECONDS and INVOCATION_MARGIN_SECONDS exceeds .*\(6000 s\): use BATCH_WAIT_SECONDS of at most 5020/,
+    );
+    expect(parseConfig({ ...short, BATCH_WAIT_SECONDS: '5020' }).batchWaitSeconds).toBe(5020);
+  });
+
+  it('names every mismatch in one error, and skips a check whose variable is itself invalid', () => {
+    const error = (() => {
+      try {
+        parseConfig({ ...withHandOffs, HEARTBEAT_TIMEOUT_SECONDS: '60', DRAIN_TIMEOUT_SECONDS: '7200' });
+      } catch (e) {
+        return e as Error;
+      }
+      throw new Error('accepted');
+    })();
+    expect(error.message).toMatch(/LAUNCH_TIMEOUT_SECONDS \(600\).*DRAIN_TIMEOUT_SECONDS \(7200\).*HEARTBEAT_TIMEOUT_SECONDS \(60\) lets Auto Scaling end an action/);
+    expect(() => parseConfig({ ...minimal, HEARTBEAT_TIMEOUT_SECONDS: 'soon' })).toThrow(/^(?!.*exceeds).*HEARTBEAT_TIMEOUT_SECONDS="soon" is invalid/);
   });
 });
 

@@ -151,7 +151,9 @@ describe('planTermination', () => {
   const t = Date.parse('2026-11-22T10:00:00.000Z');
 
   it("never plans past the hook's global cap, min(48 h, 100 x HeartbeatTimeout)", () => {
-    const config = parseConfig({ ...baseEnv, HEARTBEAT_TIMEOUT_SECONDS: '60', DRAIN_TIMEOUT_SECONDS: '172800' });
+    // A combination parseConfig refuses (it cannot fit the cap, nor the launch wait, nor a resume):
+    // the plan clamps to the cap all the same.
+    const config = { ...parseConfig(baseEnv), heartbeatTimeoutSeconds: 60, drainTimeoutSeconds: 172_800 };
     const plan = planTermination(config, { notifiedAtMs: t, nowMs: t, invocationEndMs: t + invocationMs, canHandOff: true });
     // 100 x 60 s = 6000 s, minus the 60 s load-balancer wait and the 20 s margin.
     expect((plan.drainDeadlineMs - t) / 1000).toBe(5920);
