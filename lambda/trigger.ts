@@ -43,7 +43,9 @@ export type RecordStatus =
   | 'refresh-still-active'
   | 'refresh-marks-off'
   | 'reconciled'
-  | 'reconcile-off';
+  | 'reconcile-off'
+  /** MODE=observe: verified, what would be done said, nothing changed (a lifecycle action completed CONTINUE). */
+  | 'observed';
 
 /** This invocation, as Lambda describes it. */
 export interface Invocation {
@@ -92,6 +94,12 @@ export interface Trigger<D extends Delivery, W> {
   confirm(work: W, ctx: TriggerContext): Promise<Confirmation<W>>;
   /** Does the work, confirmed. */
   act(work: Confirmed<W>, ctx: TriggerContext): Promise<RecordStatus>;
+  /**
+   * MODE=observe: says what act() would do and changes nothing but Events (and completes a
+   * lifecycle action CONTINUE, so nothing waits on us). Without it, an observed record is only
+   * logged.
+   */
+  observe?(work: Confirmed<W>, ctx: TriggerContext): Promise<RecordStatus>;
 }
 
 /** Only confirm() calls this, after AWS answered. */
@@ -119,6 +127,11 @@ export function route<D extends Delivery, W>(trigger: Trigger<D, W>): Route {
     const instanceId = typeof keys['instanceId'] === 'string' ? { instanceId: keys['instanceId'] } : {};
     const confirmation = await trigger.confirm(parsed.work, ctx);
     if ('status' in confirmation) return { status: confirmation.status, ...instanceId };
+    if (ctx.config.mode === 'observe') {
+      if (trigger.observe !== undefined) return { status: await trigger.observe(confirmation.confirmed, ctx), ...instanceId };
+      ctx.log.info('observe mode (MODE=observe): this record would be acted on now; nothing was changed');
+      return { status: 'observed', ...instanceId };
+    }
     return { status: await trigger.act(confirmation.confirmed, ctx), ...instanceId };
   };
   return {

@@ -1,5 +1,6 @@
 // The cluster as the use cases see it: plain data and the smallest interfaces they need.
 // Only adapters/kubernetes/ talks to the API server; everything else is functions over these.
+import type { DrainabilityGateway } from './drainability.js';
 import type { DrainRecord } from './node-marks.js';
 import type { LoadBalancerSources } from './served-load-balancers.js';
 
@@ -264,4 +265,4 @@ export interface VolumeGateway {
 }
 
 /** Everything a use case may ask of the cluster. */
-export type ClusterGateway = NodeGateway & PodGateway & EventRecorder & VolumeGateway & LoadBalancerSources;
+export type ClusterGateway = NodeGateway & PodGateway & EventRecorder & VolumeGateway & LoadBalancerSources & DrainabilityGateway;

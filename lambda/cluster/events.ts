@@ -200,3 +200,13 @@ export const drainResumed = (node: NodeRef, minutes: number) =>
     'DrainResumed',
     `The drain of this node made no progress for ${minutes} min while its lifecycle action was still waiting (its hand-off was lost); the reconciler handed it on again.`,
   );
+
+/** MODE=observe: what the termination would have done on this node; nothing was changed. */
+export function terminationObserved(node: NodeRef, what: string): ClusterEvent {
+  return onNode(node, 'Normal', 'TerminationObserved', `Observe mode (MODE=observe), nothing was changed: ${what}`);
+}
+
+/** MODE=observe: this pod's eviction would be refused now (a budget, two budgets), and why. */
+export function evictionWouldBeBlocked(pod: PodRef, why: string): ClusterEvent {
+  return onPod(pod, 'Warning', 'EvictionWouldBeBlocked', `Observe mode (MODE=observe): draining this pod's node now would be held up: ${why}`);
+}

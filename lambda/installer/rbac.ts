@@ -49,6 +49,12 @@ export const rbacRules: readonly RbacRule[] = [
   },
   { apiGroups: [''], resources: ['events'], verbs: ['create'], why: 'Tell the story in `kubectl describe node` and `kubectl get events`.' },
   {
+    apiGroups: ['policy'],
+    resources: ['poddisruptionbudgets'],
+    verbs: ['list'],
+    why: 'Observe mode (MODE=observe): say which budget would hold each eviction up, without evicting (the analysis `check` runs).',
+  },
+  {
     apiGroups: ['elbv2.k8s.aws'],
     resources: ['targetgroupbindings'],
     verbs: ['list'],

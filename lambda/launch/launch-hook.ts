@@ -23,6 +23,13 @@ export const launchHook: Trigger<DeliveryOf<'launch'>, LifecycleNotification> = 
     return confirmed(n);
   },
 
+  // MODE=observe: no admission wait; the launch goes on as without this project.
+  async observe(n, { lifecycle, log }) {
+    const result = await lifecycle.complete(n, 'CONTINUE');
+    log.info('observe mode (MODE=observe): the launch would be admitted only once its node is Ready (ABANDON otherwise); completed CONTINUE at once', { completion: result });
+    return 'observed';
+  },
+
   async act(n, ctx) {
     const status = await admit(n, ctx);
     ctx.metrics?.emit(

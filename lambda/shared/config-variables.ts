@@ -164,6 +164,15 @@ export const configVariables = {
     parse: integer(0, 172_800),
     format: String,
   }),
+  mode: variable<'enforce' | 'observe'>({
+    name: 'MODE',
+    description:
+      'enforce drains as documented; observe verifies every notification as usual and works out what it would do (the node, the pods in eviction order, what would block them, the siblings it would cordon, how long it would wait), writes that as Events and log lines, changes nothing else in the cluster or the groups, and completes each lifecycle action CONTINUE at once: a careful first rollout.',
+    accepts: 'enforce or observe',
+    default: 'enforce',
+    parse: (raw) => (raw.trim() === 'enforce' || raw.trim() === 'observe' ? raw.trim() : undefined) as 'enforce' | 'observe' | undefined,
+    format: String,
+  }),
   deadlinePolicy: variable<DeadlinePolicy>({
     name: 'DEADLINE_POLICY',
     description:

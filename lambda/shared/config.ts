@@ -41,6 +41,8 @@ export interface Config {
   readonly batchWaitSeconds: number;
   /** What happens to pods still there at the drain deadline. */
   readonly deadlinePolicy: DeadlinePolicy;
+  /** observe: verify and say what would be done, change nothing, complete CONTINUE (observe.ts). */
+  readonly mode: 'enforce' | 'observe';
   /** No pod is force-deleted before it had this long from when the drain first saw the node. */
   readonly minEvictionWindowSeconds: number;
   /** Cordon the group's other terminating instances before evicting (Terminating:Wait). */
@@ -84,6 +86,7 @@ export type ConfigInput = {
   readonly launchTimeoutSeconds?: number;
   readonly batchWaitSeconds?: number;
   readonly deadlinePolicy?: DeadlinePolicy;
+  readonly mode?: 'enforce' | 'observe';
   readonly minEvictionWindowSeconds?: number;
   readonly cordonDoomedSiblings?: boolean;
   readonly markOutdatedOnRefresh?: boolean;
@@ -154,6 +157,7 @@ export function toEnvironment(input: ConfigInput): Record<string, string> {
   set(configVariables.launchTimeoutSeconds, input.launchTimeoutSeconds);
   set(configVariables.batchWaitSeconds, input.batchWaitSeconds);
   set(configVariables.deadlinePolicy, input.deadlinePolicy);
+  set(configVariables.mode, input.mode);
   set(configVariables.minEvictionWindowSeconds, input.minEvictionWindowSeconds);
   set(configVariables.cordonDoomedSiblings, input.cordonDoomedSiblings);
   set(configVariables.markOutdatedOnRefresh, input.markOutdatedOnRefresh);

@@ -15,6 +15,7 @@ import { undrainedVerdict } from '../shared/deadline-policy.js';
 import { AccessDeniedError, ServiceBusyError } from '../shared/errors.js';
 import { asError } from '../shared/log.js';
 import { confirmed, type Confirmed, type Trigger, type TriggerContext } from '../trigger.js';
+import { observeTermination } from './observe.js';
 import { terminate } from './pipeline.js';
 import { planTermination } from './plan.js';
 import { secondsSince, terminateDeps, type Completion, type Ending, type TerminateReport, type TerminationRequest } from './state.js';
@@ -44,6 +45,9 @@ export const terminateHook: Trigger<DeliveryOf<'terminate'>, LifecycleNotificati
     log.info('lifecycle action verified (heartbeat recorded)');
     return confirmed(n);
   },
+
+  // MODE=observe: what it would do, told; nothing changed; CONTINUE at once.
+  observe: observeTermination,
 
   async act(n, ctx) {
     const cluster = await ctx.cluster();

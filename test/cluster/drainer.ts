@@ -64,6 +64,8 @@ export interface DrainerOptions {
     readonly maxWaitSeconds?: number;
     /** LOAD_BALANCER_TAGS: the opt-in tag scan. */ readonly tags?: string;
   };
+  /** MODE (default: the handler's, enforce). */
+  readonly mode?: 'enforce' | 'observe';
   /** WAIT_FOR_VOLUME_DETACH (default: the handler's, true). */
   readonly waitForVolumeDetach?: boolean;
 }
@@ -306,6 +308,7 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
       ...(options.reconcileMarks !== undefined ? { RECONCILE_MARKS: String(options.reconcileMarks) } : {}),
       ...(options.deploymentName !== undefined ? { DEPLOYMENT_NAME: options.deploymentName } : {}),
       ...(options.waitForVolumeDetach !== undefined ? { WAIT_FOR_VOLUME_DETACH: String(options.waitForVolumeDetach) } : {}),
+      ...(options.mode !== undefined ? { MODE: options.mode } : {}),
       ...(options.loadBalancers
         ? {
             WAIT_FOR_TARGETS: 'true',

@@ -37,6 +37,7 @@ import type {
   TargetScope,
 } from '../../lambda/shared/aws-ports.js';
 import type { ServedLoadBalancers } from '../../lambda/cluster/served-load-balancers.js';
+import type { Finding } from '../../lambda/cluster/drainability.js';
 import { attachmentNameOf, csiVolumeName } from '../../lambda/cluster/volume-names.js';
 import type { Clock } from '../../lambda/shared/clock.js';
 import { parseConfig } from '../../lambda/shared/config.js';
@@ -104,7 +105,8 @@ export interface Call {
     | 'watch-attachments'
     | 'get-volume'
     | 'get-attachments'
-    | 'list-served-load-balancers';
+    | 'list-served-load-balancers'
+    | 'list-pods-and-budgets';
   readonly target: string;
 }
 
@@ -473,6 +475,15 @@ export class FakeCluster {
       changed: watch.changed,
       close: watch.close,
     };
+  }
+
+  // --- DrainabilityGateway
+  /** What the drainability analysis finds (the analysis itself is tested on its own). */
+  findings: Finding[] = [];
+
+  async drainability(nodes: readonly string[]): Promise<readonly Finding[]> {
+    this.log('list-pods-and-budgets', nodes.join(' '));
+    return this.findings.filter((f) => nodes.includes(f.node));
   }
 
   // --- LoadBalancerSources

@@ -3,6 +3,7 @@
 import type { ClusterGateway } from '../../cluster/cluster-ports.js';
 import type { NodeLookup } from '../../cluster/node-lookup.js';
 import type { Log } from '../../shared/log.js';
+import { createDrainabilityApi } from './drainability.js';
 import { createEventWriter } from './event-writer.js';
 import { createKubeHttp, type KubeEndpoint } from './kube-http.js';
 import { createLoadBalancerSources } from './load-balancer-api.js';
@@ -36,6 +37,7 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
     ...createPodApi(kube, options.log),
     ...createVolumeApi(kube, options.log),
     ...createLoadBalancerSources(kube),
+    ...createDrainabilityApi(kube),
     ...createEventWriter(kube, options.log),
   };
 }

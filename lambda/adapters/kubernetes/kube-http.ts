@@ -164,7 +164,9 @@ class KubeClient {
     void this.open('GET', this.url(path, { ...query, watch: true }), {}, undefined, idleMs)
       .then((r) => {
         req = r;
-        if (ended) return r.destroy();
+        // Closed before the request went out: destroying it emits "socket hang up", which must
+        // have a listener or it is an uncaught exception (a watch opened and closed at once).
+        if (ended) return void r.on('error', () => {}).destroy();
         r.on('timeout', () => end(new Error(`watch ${path}: idle for ${idleMs} ms`)));
         r.on('error', (e) => end(e));
         r.on('response', (res) => this.stream(path, res, onEvent, end));

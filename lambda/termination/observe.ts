@@ -1,0 +1,107 @@
+// MODE=observe for a terminate hook: the notification is verified as usual (confirm), then what
+// the termination would do is worked out from the cluster as it is and told, as an Event on the
+// node (and one on each pod whose eviction would be held up) and a log line; nothing else is
+// written, no sibling is marked, and the lifecycle action completes CONTINUE at once. A rollout
+// can run like this for a week and read what it would have done (docs/observe-mode.md).
+import type { ClusterGateway, PodInfo } from '../cluster/cluster-ports.js';
+import type { Finding } from '../cluster/drainability.js';
+import { evictionWouldBeBlocked, listed, terminationObserved } from '../cluster/events.js';
+import { evictionTier, isBatchPod, isDrainable, isTerminating, podKey } from '../cluster/pods.js';
+import type { LifecycleNotification } from '../inbound/lifecycle-message.js';
+import { asError } from '../shared/log.js';
+import { withinBudget } from '../shared/time-budget.js';
+import type { Confirmed, RecordStatus, TriggerContext } from '../trigger.js';
+import { settleReserveSeconds } from './plan.js';
+import { surveyPatienceMs } from './siblings.js';
+
+export interface ObservedPlan {
+  readonly node: string | undefined;
+  /** Pods in the order they would be evicted (critical ones last). */
+  readonly evict: readonly string[];
+  /** Jobs and do-not-disrupt pods: waited for first. */
+  readonly waitFor: readonly string[];
+  /** What would hold an eviction up now (budgets), by pod. */
+  readonly blocked: readonly { readonly pod: string; readonly why: string; readonly budget?: string | undefined }[];
+  /** The group's other leaving instances, whose nodes would be cordoned first. */
+  readonly siblings: readonly string[];
+}
+
+export async function observeTermination(n: Confirmed<LifecycleNotification>, ctx: TriggerContext): Promise<RecordStatus> {
+  const cluster = await ctx.cluster();
+  const node = await cluster.findNodeByInstanceId(n.instanceId);
+  const plan = node === undefined ? undefined : await planOf(cluster, node.name, n, ctx);
+  const what = plan === undefined ? 'no node of this instance was found: the drain would end at once' : describe(plan, ctx);
+  ctx.log.info('observe mode: what the termination would do', { ...(plan ?? { node: null }), waits: waits(ctx) });
+  if (node !== undefined && plan !== undefined) {
+    await cluster.record(terminationObserved(node, `${what} The lifecycle action completes CONTINUE now.`));
+    const pods = await podsOf(cluster, node.name);
+    for (const b of plan.blocked) {
+      const pod = pods.find((p) => podKey(p) === b.pod);
+      if (pod !== undefined) await cluster.record(evictionWouldBeBlocked(pod, b.why));
+    }
+  }
+  const result = await ctx.lifecycle.complete(n, 'CONTINUE');
+  ctx.log.info('observe mode: lifecycle action completed CONTINUE without draining', { completion: result });
+  ctx.metrics?.emit(
+    { Transition: 'terminating', Outcome: 'observed' },
+    { Terminations: { unit: 'Count', value: 1 }, EvictionsBlocked: { unit: 'Count', value: plan?.blocked.length ?? 0 } },
+  );
+  return 'observed';
+}
+
+async function podsOf(cluster: ClusterGateway, nodeName: string): Promise<readonly PodInfo[]> {
+  const watch = await cluster.watchPodsOnNode(nodeName);
+  try {
+    return watch.current();
+  } finally {
+    watch.close();
+  }
+}
+
+async function planOf(cluster: ClusterGateway, nodeName: string, n: LifecycleNotification, ctx: TriggerContext): Promise<ObservedPlan> {
+  const pods = (await podsOf(cluster, nodeName)).filter((p) => isDrainable(p) && !isTerminating(p));
+  const batch = pods.filter(isBatchPod);
+  const evict = pods.filter((p) => !isBatchPod(p)).sort((a, b) => evictionTier(a) - evictionTier(b));
+  const findings: readonly Finding[] = await cluster.drainability([nodeName]).catch((error: unknown) => {
+    ctx.log.warn('observe mode: could not work out what would block the evictions', asError(error));
+    return [];
+  });
+  const blocked = findings.filter((f) => f.severity !== 'info' && f.budget !== undefined).map((f) => ({ pod: f.pod, why: f.why, budget: f.budget }));
+  return { node: nodeName, evict: evict.map(podKey), waitFor: batch.map(podKey), blocked, siblings: await siblingsOf(n, ctx) };
+}
+
+/** The group's other leaving instances, as the sibling survey would ask (best effort, its short budget). */
+async function siblingsOf(n: LifecycleNotification, ctx: TriggerContext): Promise<readonly string[]> {
+  if (!ctx.config.cordonDoomedSiblings) return [];
+  try {
+    const leaving = await withinBudget(ctx.clock.now() + surveyPatienceMs, () => ctx.instances.leavingGroup(n.autoScalingGroupName));
+    return leaving.filter((id) => id !== n.instanceId);
+  } catch (error) {
+    ctx.log.warn("observe mode: could not look up the group's other leaving instances", asError(error));
+    return [];
+  }
+}
+
+function waits(ctx: TriggerContext): Record<string, number | string> {
+  const c = ctx.config;
+  return {
+    drainTimeoutSeconds: c.drainTimeoutSeconds,
+    batchWaitSeconds: c.batchWaitSeconds,
+    deadlinePolicy: c.deadlinePolicy,
+    settle: c.waitForTargets ? `${c.loadBalancerMinWaitSeconds}-${c.loadBalancerMaxWaitSeconds} s for load balancers` : `${c.loadBalancerDelaySeconds} s`,
+    settleReserveSeconds: settleReserveSeconds(c),
+  };
+}
+
+function describe(plan: ObservedPlan, ctx: TriggerContext): string {
+  const c = ctx.config;
+  const parts = [
+    `would label this node out of external load balancers and cordon it`,
+    plan.siblings.length > 0 ? `cordon the nodes of the group's ${plan.siblings.length} other leaving instance(s) (${listed(plan.siblings)}) first` : undefined,
+    plan.waitFor.length > 0 ? `wait up to ${c.batchWaitSeconds} s for ${listed(plan.waitFor)} to finish` : undefined,
+    plan.evict.length > 0 ? `evict, in this order: ${listed(plan.evict)}` : 'evict nothing (no pod to move)',
+    plan.blocked.length > 0 ? `held up now: ${plan.blocked.map((b) => `${b.pod} by PodDisruptionBudget ${b.budget}`).join('; ')}` : undefined,
+    `within ${c.drainTimeoutSeconds} s (then DEADLINE_POLICY=${c.deadlinePolicy}), then wait ${c.waitForTargets ? `${c.loadBalancerMinWaitSeconds} to ${c.loadBalancerMaxWaitSeconds} s for the load balancers` : `${c.loadBalancerDelaySeconds} s`} and for its volumes to detach.`,
+  ];
+  return `${parts.filter((p) => p !== undefined).join('; ')}`;
+}
