@@ -4,6 +4,7 @@
 // nodes' pods, then the pods and budgets of their namespaces (budgets count healthy pods
 // anywhere). Operators ask for exactly this: https://github.com/kubernetes-sigs/karpenter/issues/1599
 import type { V1LabelSelector, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
+import type { PodInfo } from '../../cluster/cluster-ports.js';
 import type { DrainabilityGateway, Finding } from '../../cluster/drainability.js';
 import { isBatchPod, isDaemonSetPod, isFinished, isMirrorPod, toleratesUnschedulable } from '../../cluster/pods.js';
 import { mapWithConcurrency } from '../../shared/concurrency.js';
@@ -48,82 +49,91 @@ export function analyseDrainability(input: PreflightInput): Finding[] {
   const leaving = new Set(input.nodes);
   const findings: Finding[] = [];
   const budgetsOf = (pod: V1Pod) => input.budgets.filter((b) => b.metadata?.namespace === pod.metadata?.namespace && selects(b.spec?.selector, pod.metadata?.labels ?? {}));
-
   for (const pod of input.pods) {
     const node = pod.spec?.nodeName;
     if (node === undefined || !leaving.has(node) || pod.metadata?.deletionTimestamp) continue;
     const info = toPodInfo(pod);
     if (isDaemonSetPod(info) || isMirrorPod(info) || isFinished(info)) continue;
     const add = (f: Omit<Finding, 'node' | 'pod'>) => findings.push({ node, pod: key(pod), ...f });
-
-    if (isBatchPod(info)) {
-      add({
-        kind: 'waits-for-completion',
-        severity: 'info',
-        why: `${info.controllerKind === 'Job' ? 'a Job pod' : 'annotated to finish first'}: the drain waits for it to finish (BATCH_WAIT_SECONDS) before evicting it`,
-      });
-    }
-    if (info.controllerKind === undefined) {
-      add({
-        kind: 'no-controller',
-        severity: 'warning',
-        why: 'no controller owns it: evicted, it is gone for good (nothing recreates it)',
-        fix: 'run it under a Deployment, StatefulSet or Job',
-      });
-    }
-    if (toleratesUnschedulable(info)) {
-      add({
-        kind: 'tolerates-cordon',
-        severity: 'warning',
-        why: 'it tolerates node.kubernetes.io/unschedulable: its replacement can land on a cordoned old node again',
-        fix: 'narrow the toleration (operator: Exists without a key tolerates every taint)',
-      });
-    }
-
-    const budgets = budgetsOf(pod);
-    if (budgets.length > 1) {
-      add({
-        kind: 'multiple-budgets',
-        severity: 'blocker',
-        why: `selected by ${budgets.length} PodDisruptionBudgets (${budgets.map((b) => b.metadata?.name).join(', ')}): the eviction API refuses every such pod`,
-        fix: "make the budgets' selectors disjoint",
-      });
-      continue;
-    }
-    const budget = budgets[0];
-    if (budget === undefined || (budget.status?.disruptionsAllowed ?? 0) > 0) continue;
-    const selected = input.pods.filter((p) => !p.metadata?.deletionTimestamp && budgetsOf(p).includes(budget));
-    const unhealthy = selected.filter((p) => !isReady(p));
-    const healthyElsewhere = selected.filter((p) => isReady(p) && !leaving.has(p.spec?.nodeName ?? ''));
-    const name = budget.metadata?.name;
-    const status = `${budget.status?.currentHealthy ?? 0} healthy, ${budget.status?.desiredHealthy ?? 0} required`;
-    if (unhealthy.length > 0 && budget.spec?.unhealthyPodEvictionPolicy !== 'AlwaysAllow') {
-      add({
-        kind: 'budget-pinned-by-unhealthy-pods',
-        severity: 'blocker',
-        budget: name,
-        why: `budget ${name} allows no disruption (${status}) and ${unhealthy.length} of its pods are not Ready (${unhealthy.map(key).join(', ')}): they count against it and cannot be evicted either`,
-        fix: `set unhealthyPodEvictionPolicy: AlwaysAllow on ${name}, or fix the unready pods`,
-      });
-    } else if (healthyElsewhere.length === 0) {
-      add({
-        kind: 'budget-allows-none',
-        severity: 'blocker',
-        budget: name,
-        why: `budget ${name} allows no disruption (${status}) and every healthy pod it counts is on a node to be replaced: nothing will free one`,
-        fix: `add a replica (or lower ${budget.spec?.minAvailable !== undefined ? 'minAvailable' : 'maxUnavailable'}) on ${name} before the upgrade`,
-      });
-    } else {
-      add({
-        kind: 'budget-allows-none',
-        severity: 'warning',
-        budget: name,
-        why: `budget ${name} allows no disruption right now (${status}): the drain waits until a pod elsewhere is healthy again`,
-      });
-    }
+    podFindings(info, add);
+    budgetFindings(pod, input, leaving, budgetsOf, add);
   }
   if (input.terminateFirst) findings.push(...terminateFirstDeadlocks(input, leaving, budgetsOf));
   return findings;
+}
+
+type Add = (f: Omit<Finding, 'node' | 'pod'>) => void;
+
+/** What the pod itself says: batch work waited for, no controller, a toleration of the cordon. */
+function podFindings(info: PodInfo, add: Add): void {
+  if (isBatchPod(info)) {
+    add({
+      kind: 'waits-for-completion',
+      severity: 'info',
+      why: `${info.controllerKind === 'Job' ? 'a Job pod' : 'annotated to finish first'}: the drain waits for it to finish (BATCH_WAIT_SECONDS) before evicting it`,
+    });
+  }
+  if (info.controllerKind === undefined) {
+    add({
+      kind: 'no-controller',
+      severity: 'warning',
+      why: 'no controller owns it: evicted, it is gone for good (nothing recreates it)',
+      fix: 'run it under a Deployment, StatefulSet or Job',
+    });
+  }
+  if (toleratesUnschedulable(info)) {
+    add({
+      kind: 'tolerates-cordon',
+      severity: 'warning',
+      why: 'it tolerates node.kubernetes.io/unschedulable: its replacement can land on a cordoned old node again',
+      fix: 'narrow the toleration (operator: Exists without a key tolerates every taint)',
+    });
+  }
+}
+
+/** What its budgets say: two budgets, or one that allows no disruption now, and whether anything will free it. */
+function budgetFindings(pod: V1Pod, input: PreflightInput, leaving: ReadonlySet<string>, budgetsOf: (pod: V1Pod) => V1PodDisruptionBudget[], add: Add): void {
+  const budgets = budgetsOf(pod);
+  if (budgets.length > 1) {
+    add({
+      kind: 'multiple-budgets',
+      severity: 'blocker',
+      why: `selected by ${budgets.length} PodDisruptionBudgets (${budgets.map((b) => b.metadata?.name).join(', ')}): the eviction API refuses every such pod`,
+      fix: "make the budgets' selectors disjoint",
+    });
+    return;
+  }
+  const budget = budgets[0];
+  if (budget === undefined || (budget.status?.disruptionsAllowed ?? 0) > 0) return;
+  const selected = input.pods.filter((p) => !p.metadata?.deletionTimestamp && budgetsOf(p).includes(budget));
+  const unhealthy = selected.filter((p) => !isReady(p));
+  const healthyElsewhere = selected.filter((p) => isReady(p) && !leaving.has(p.spec?.nodeName ?? ''));
+  const name = budget.metadata?.name;
+  const status = `${budget.status?.currentHealthy ?? 0} healthy, ${budget.status?.desiredHealthy ?? 0} required`;
+  if (unhealthy.length > 0 && budget.spec?.unhealthyPodEvictionPolicy !== 'AlwaysAllow') {
+    add({
+      kind: 'budget-pinned-by-unhealthy-pods',
+      severity: 'blocker',
+      budget: name,
+      why: `budget ${name} allows no disruption (${status}) and ${unhealthy.length} of its pods are not Ready (${unhealthy.map(key).join(', ')}): they count against it and cannot be evicted either`,
+      fix: `set unhealthyPodEvictionPolicy: AlwaysAllow on ${name}, or fix the unready pods`,
+    });
+  } else if (healthyElsewhere.length === 0) {
+    add({
+      kind: 'budget-allows-none',
+      severity: 'blocker',
+      budget: name,
+      why: `budget ${name} allows no disruption (${status}) and every healthy pod it counts is on a node to be replaced: nothing will free one`,
+      fix: `add a replica (or lower ${budget.spec?.minAvailable !== undefined ? 'minAvailable' : 'maxUnavailable'}) on ${name} before the upgrade`,
+    });
+  } else {
+    add({
+      kind: 'budget-allows-none',
+      severity: 'warning',
+      budget: name,
+      why: `budget ${name} allows no disruption right now (${status}): the drain waits until a pod elsewhere is healthy again`,
+    });
+  }
 }
 
 /**
