@@ -31,7 +31,15 @@ export async function observeTermination(n: Confirmed<LifecycleNotification>, ct
   const node = await cluster.findNodeByInstanceId(n.instanceId);
   const plan = node === undefined ? undefined : await planOf(cluster, node.name, n, ctx);
   const what = plan === undefined ? 'no node of this instance was found: the drain would end at once' : describe(plan, ctx);
-  ctx.log.info('observe mode: what the termination would do', { ...(plan ?? { node: null }), waits: waits(ctx) });
+  // Counts beside the lists: a Logs Insights query sums them over a week (docs/observe-mode.md).
+  const counts = plan && {
+    podsToEvict: plan.evict.length,
+    podsToWaitFor: plan.waitFor.length,
+    blockedPods: plan.blocked.length,
+    blockedBy: [...new Set(plan.blocked.map((b) => b.budget))].join(','),
+    siblingsToCordon: plan.siblings.length,
+  };
+  ctx.log.info('observe mode: what the termination would do', { ...(plan ?? { node: null }), ...counts, waits: waits(ctx) });
   if (node !== undefined && plan !== undefined) {
     await cluster.record(terminationObserved(node, `${what} The lifecycle action completes CONTINUE now.`));
     const pods = await podsOf(cluster, node.name);
@@ -101,7 +109,7 @@ function describe(plan: ObservedPlan, ctx: TriggerContext): string {
     plan.waitFor.length > 0 ? `wait up to ${c.batchWaitSeconds} s for ${listed(plan.waitFor)} to finish` : undefined,
     plan.evict.length > 0 ? `evict, in this order: ${listed(plan.evict)}` : 'evict nothing (no pod to move)',
     plan.blocked.length > 0 ? `held up now: ${plan.blocked.map((b) => `${b.pod} by PodDisruptionBudget ${b.budget}`).join('; ')}` : undefined,
-    `within ${c.drainTimeoutSeconds} s (then DEADLINE_POLICY=${c.deadlinePolicy}), then wait ${c.waitForTargets ? `${c.loadBalancerMinWaitSeconds} to ${c.loadBalancerMaxWaitSeconds} s for the load balancers` : `${c.loadBalancerDelaySeconds} s`} and for its volumes to detach.`,
+    `within ${c.drainTimeoutSeconds} s (then DEADLINE_POLICY=${c.deadlinePolicy}), then wait ${c.waitForTargets ? `${c.loadBalancerMinWaitSeconds} to ${c.loadBalancerMaxWaitSeconds} s` : `${c.loadBalancerDelaySeconds} s`} for the load balancers and for its volumes to detach.`,
   ];
   return `${parts.filter((p) => p !== undefined).join('; ')}`;
 }
