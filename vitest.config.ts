@@ -11,6 +11,9 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'test/infra/**/*.test.ts'],
           environment: 'node',
+          // A CDK synth takes seconds, more on a loaded 2-core machine: no test here is about time.
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
         },
       },
       {

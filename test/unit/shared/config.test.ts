@@ -28,6 +28,7 @@ describe('parseConfig', () => {
       batchWaitSeconds: 3600,
       deadlinePolicy: 'force',
       minEvictionWindowSeconds: 60,
+      mode: 'enforce',
       cordonDoomedSiblings: true,
       markOutdatedOnRefresh: true,
       blockedReportSeconds: 120,
