@@ -2,6 +2,7 @@
 // one encrypted SNS topic, the drainer Lambda, its Kubernetes access, and alarms.
 import {
   Annotations,
+  Aspects,
   Duration,
   Stack,
   aws_autoscaling as autoscaling,
@@ -95,6 +96,7 @@ export class GracefulNodeTermination extends Construct {
       key,
     });
     this.alarms = [...alarms.alarms];
+    this.applyRoleSettings(props);
     if (alarms.topic === undefined) {
       Annotations.of(this).addWarningV2(
         'graceful-node-termination:alarms-unrouted',
@@ -159,6 +161,17 @@ export class GracefulNodeTermination extends Construct {
 
   private logMessageMetric(metricName: LogMessageMetric, options?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return deploymentMetric(this.deploymentName, metricName, options);
+  }
+
+  /** The permissions boundary and path on every role of the construct, those of its parts included. */
+  private applyRoleSettings({ permissionsBoundary, rolePath }: GracefulNodeTerminationProps): void {
+    if (permissionsBoundary) iam.PermissionsBoundary.of(this).apply(permissionsBoundary);
+    if (rolePath === undefined) return;
+    Aspects.of(this).add({
+      visit: (node: IConstruct) => {
+        if (node instanceof iam.CfnRole) node.path = rolePath;
+      },
+    });
   }
 
   private createFailedNotificationsQueue(key: kms.IKey, settings: Settings): sqs.Queue {

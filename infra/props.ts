@@ -1,5 +1,5 @@
 // The construct's properties: flat, strongly typed, each optional one with its default.
-import type { Duration, RemovalPolicy, aws_autoscaling as autoscaling, aws_ec2 as ec2, aws_eks as eks, aws_logs as logs, aws_sns as sns } from 'aws-cdk-lib';
+import type { Duration, RemovalPolicy, aws_autoscaling as autoscaling, aws_ec2 as ec2, aws_eks as eks, aws_iam as iam, aws_logs as logs, aws_sns as sns } from 'aws-cdk-lib';
 import { DeadlinePolicy } from '../lambda/shared/config.js';
 
 export { DeadlinePolicy };
@@ -233,6 +233,18 @@ export interface GracefulNodeTerminationProps {
    * @default logs.RetentionDays.ONE_MONTH
    */
   readonly logRetention?: logs.RetentionDays;
+  /**
+   * Permissions boundary set on every IAM role the construct creates (the drainer's, the hook
+   * role, the RBAC installer's), for accounts that require one on every role.
+   * @default - no permissions boundary
+   */
+  readonly permissionsBoundary?: iam.IManagedPolicy;
+  /**
+   * IAM path of every role the construct creates (`/` or `/a/b/`: starts and ends with `/`).
+   * Note that aws-auth's mapRoles matches role ARNs without their path.
+   * @default "/"
+   */
+  readonly rolePath?: string;
   /**
    * What happens to the key, the log groups and the failed-notifications queue when they leave
    * the stack. RETAIN keeps the logs and failed notifications of a deleted deployment readable
