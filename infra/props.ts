@@ -202,6 +202,19 @@ export interface GracefulNodeTerminationProps {
    */
   readonly alarmEmail?: string;
   /**
+   * Build a CloudWatch dashboard `<deploymentName>-<region>`: terminations by outcome, drain
+   * duration p50/p99, evictions blocked by cause, settle waits, retained instances, reconciler
+   * actions and errors. (The saved Logs Insights queries are made either way.)
+   * @default false
+   */
+  readonly dashboard?: boolean;
+  /**
+   * Where the alarms' runbook is: each alarm's description ends with `<runbookUrl>#alarm-<name>`
+   * (docs/operations.md has an anchor for each). Point it at your own copy or wiki.
+   * @default - docs/operations.md in the project's repository
+   */
+  readonly runbookUrl?: string;
+  /**
    * Drain on EC2 Spot interruption warnings (two minutes' notice, no lifecycle action) and
    * count rebalance recommendations: EventBridge rules for `EC2 Spot Instance Interruption
    * Warning` and `EC2 Instance Rebalance Recommendation` invoke the function. Only instances of

@@ -37,6 +37,8 @@ export const propertyCoverage: { readonly [K in keyof Required<GracefulNodeTermi
   manageKubernetesAccess: { parameters: [p.manageKubernetesAccess] },
   alarmTopic: { parameters: [p.alarmTopicArn] },
   alarmEmail: { parameters: [p.alarmEmail] },
+  dashboard: { parameters: [p.dashboard] },
+  runbookUrl: { parameters: [p.runbookUrl] },
   spotInterruptions: { parameters: [p.spotInterruptions] },
   vpc: { parameters: [p.subnetIds] },
   vpcSubnets: { parameters: [p.subnetIds] },

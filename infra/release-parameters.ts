@@ -5,6 +5,7 @@
 import { Duration, aws_events as events, aws_logs as logs } from 'aws-cdk-lib';
 import { configVariables, DeadlinePolicy } from '../lambda/shared/config.js';
 import { deploymentNamePattern, rbacName } from '../lambda/installer/rbac.js';
+import { defaultRunbookUrl } from './alarms.js';
 import { reconcileEventAge } from './event-rules.js';
 import type { Json, JsonObject } from './release-rewrite.js';
 import { rolePathPattern } from './settings.js';
@@ -36,6 +37,8 @@ export const parameterNames = {
   rolePath: 'RolePath',
   alarmTopicArn: 'AlarmTopicArn',
   alarmEmail: 'AlarmEmail',
+  runbookUrl: 'RunbookUrl',
+  dashboard: 'Dashboard',
   codeBucket: 'LambdaCodeS3Bucket',
   codeKey: 'LambdaCodeS3Key',
 } as const;
@@ -58,6 +61,7 @@ export const conditionNames = {
   withoutTargetWait: 'WithoutTargetWait',
   withoutVolumeWait: 'WithoutVolumeDetachWait',
   boundary: 'HasPermissionsBoundary',
+  dashboard: 'HasDashboard',
 } as const;
 
 /** The reconciler's intervals the template offers: a rate and an event age need arithmetic CloudFormation has not. */
@@ -166,6 +170,8 @@ function featureParameters(): JsonObject {
       '^arn:[a-z-]+:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}$',
     ),
     [p.alarmEmail]: optional('Without AlarmTopicArn: an encrypted alarm topic with this e-mail subscription (confirm the e-mail AWS sends).', '^[^\\s@,]+@[^\\s@,]+$'),
+    [p.runbookUrl]: { Type: 'String', Description: "Each alarm's description links to <RunbookUrl>#alarm-<name>.", Default: defaultRunbookUrl, AllowedPattern: '^https?://\\S+$' },
+    [p.dashboard]: flag('A CloudWatch dashboard <DeploymentName>-<region> (terminations, drain durations, blocks, settle waits, reconciler, errors).', false),
   };
 }
 
@@ -210,6 +216,7 @@ export function releaseConditions(): JsonObject {
     [c.withoutTargetWait]: equals(p.waitForTargets, 'false'),
     [c.withoutVolumeWait]: equals(p.waitForVolumeDetach, 'false'),
     [c.boundary]: not(equals(p.permissionsBoundary, '')),
+    [c.dashboard]: equals(p.dashboard, 'true'),
   };
 }
 

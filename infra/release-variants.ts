@@ -29,6 +29,7 @@ export interface Sentinels {
   readonly rolePath: string;
   readonly alarmTopicArn: string;
   readonly alarmEmail: string;
+  readonly runbookUrl: string;
 }
 
 export const sentinelSets: readonly [Sentinels, Sentinels] = [
@@ -52,6 +53,7 @@ export const sentinelSets: readonly [Sentinels, Sentinels] = [
     rolePath: '/gntpathalpha/',
     alarmTopicArn: 'arn:aws:sns:us-east-1:111111111111:gntalarmsalpha',
     alarmEmail: 'gntalpha@example.com',
+    runbookUrl: 'https://gntrunbookalpha.example/ops',
   },
   {
     clusterName: 'gntclustercharlie',
@@ -73,6 +75,7 @@ export const sentinelSets: readonly [Sentinels, Sentinels] = [
     rolePath: '/gntpathcharlie/',
     alarmTopicArn: 'arn:aws:sns:us-east-1:222222222222:gntalarmscharlie',
     alarmEmail: 'gntcharlie@example.com',
+    runbookUrl: 'https://gntrunbookcharlie.example/ops',
   },
 ];
 
@@ -101,6 +104,7 @@ export const dimensions: readonly Dimension[] = [
   { condition: c.withoutReconciler, inverse: c.reconciles, props: () => ({ reconcileMarks: false }) },
   { condition: c.withoutTargetWait, props: () => ({ waitForTargets: false }) },
   { condition: c.withoutVolumeWait, props: () => ({ waitForVolumeDetach: false }) },
+  { condition: c.dashboard, props: () => ({ dashboard: true }) },
   { condition: c.boundary, props: (stack, s) => ({ permissionsBoundary: iam.ManagedPolicy.fromManagedPolicyArn(stack, 'Boundary', s.permissionsBoundary) }) },
 ];
 
@@ -140,6 +144,7 @@ export function synthesize(s: Sentinels, extra: (stack: Stack) => Partial<Gracef
     memorySizeMiB: s.memorySize,
     logRetention: s.logRetention,
     rolePath: s.rolePath,
+    runbookUrl: s.runbookUrl,
     // The template's users set the groups' instance lifecycle policy themselves (docs/cloudformation.md).
     retentionSetOutside: true,
     ...baseProps,

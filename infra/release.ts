@@ -88,6 +88,7 @@ function parameterised(s: Sentinels, template: JsonObject): JsonObject {
   const within = new Map([
     [s.clusterName, p.clusterName],
     [s.deploymentName, p.deploymentName],
+    [s.runbookUrl, p.runbookUrl],
   ]);
   return parameterise(digested, exactSentinels(s), within) as JsonObject;
 }
@@ -103,7 +104,7 @@ function variantTemplate(extra: Extra): Synthesized {
   }
   const text = JSON.stringify(first.template);
   for (const s of sentinelSets)
-    for (const value of [s.clusterName, s.deploymentName, ...s.groups, ...s.subnets, ...s.securityGroups, s.rolePath]) {
+    for (const value of [s.clusterName, s.deploymentName, ...s.groups, ...s.subnets, ...s.securityGroups, s.rolePath, s.runbookUrl]) {
       if (text.includes(value)) throw new Error(`release: ${value} left in the template`);
     }
   return first;

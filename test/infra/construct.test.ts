@@ -228,8 +228,11 @@ describe('the example stack from cdk.json', { timeout: 30_000 }, () => {
     ];
     const ids = Object.keys(resources);
     expect(ids).toEqual(expect.arrayContaining(before));
-    // New in this version: the reconciler's schedule and its permission to invoke the function.
+    // New since: the saved Logs Insights queries, the reconciler's schedule and its permission to invoke the function.
     expect(ids.filter((id) => !before.includes(id)).sort()).toEqual([
+      expect.stringMatching(/^GracefulNodeTerminationQueryslowestdrains[0-9A-F]{8}$/),
+      expect.stringMatching(/^GracefulNodeTerminationQuerytimelineofoneinstance[0-9A-F]{8}$/),
+      expect.stringMatching(/^GracefulNodeTerminationQuerywhatblocked[0-9A-F]{8}$/),
       expect.stringMatching(/^GracefulNodeTerminationReconcileSchedule[0-9A-F]{8}$/),
       expect.stringMatching(/^GracefulNodeTerminationReconcileScheduleAllowEventRuleGracefulNodeTerminationFunction[0-9A-F]{16}$/),
     ]);

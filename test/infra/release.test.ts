@@ -56,6 +56,8 @@ const combinations: { name: string; values: Record<string, string | string[]>; p
       AlarmEmail: 'oncall@example.com',
       DeadlinePolicy: 'retain',
       PermissionsBoundaryArn: 'arn:aws:iam::123456789012:policy/boundary',
+      Dashboard: 'true',
+      RunbookUrl: 'https://wiki.example.com/gnt',
     },
     props: (stack, s) => ({
       ...vpc(stack),
@@ -67,6 +69,8 @@ const combinations: { name: string; values: Record<string, string | string[]>; p
       alarmEmail: s.alarmEmail,
       deadlinePolicy: DeadlinePolicy.RETAIN,
       permissionsBoundary: iam.ManagedPolicy.fromManagedPolicyArn(stack, 'Boundary', s.permissionsBoundary),
+      dashboard: true,
+      runbookUrl: 'https://wiki.example.com/gnt',
     }),
   },
   {
@@ -129,6 +133,8 @@ describe('the release template', () => {
       'ManageKubernetesAccess',
       'AlarmTopicArn',
       'AlarmEmail',
+      'RunbookUrl',
+      'Dashboard',
       'SubnetIds',
       'SecurityGroupIds',
       'MemorySizeMiB',
