@@ -48,7 +48,18 @@ export interface AlarmsProps {
   readonly alarmEmail?: string;
   /** Encrypts the alarm topic this creates. */
   readonly key: kms.IKey;
+  /**
+   * Each alarm's description links to `<runbookUrl>#alarm-<name, lowercase>`.
+   * @default defaultRunbookUrl
+   */
+  readonly runbookUrl?: string;
 }
+
+/** docs/operations.md in the project's repository (packages/construct/package.json; a unit test keeps them in step). */
+export const defaultRunbookUrl = 'https://example.com/graceful-node-termination/blob/main/docs/operations.md';
+
+/** The anchor of an alarm's row in docs/operations.md. */
+export const runbookAnchor = (alarmId: string): string => `alarm-${alarmId.toLowerCase()}`;
 
 export class Alarms extends Construct {
   /** In the order: function errors, failed notifications, then the log-line alarms. */
@@ -101,7 +112,14 @@ export class Alarms extends Construct {
         : []),
     ];
     this.topic = props.alarmTopic ?? (props.alarmEmail !== undefined ? this.createEmailTopic(props.alarmEmail) : undefined);
-    if (this.topic) for (const alarm of this.alarms) alarm.addAlarmAction(new cloudwatchActions.SnsAction(this.topic));
+    if (this.topic) {
+      // OK too: a page that resolved itself says so.
+      const action = new cloudwatchActions.SnsAction(this.topic);
+      for (const alarm of this.alarms) {
+        alarm.addAlarmAction(action);
+        alarm.addOkAction(action);
+      }
+    }
   }
 
   /** Counts one exact log message (Powertools JSON) as a metric, by the line's `service`. */
@@ -124,7 +142,7 @@ export class Alarms extends Construct {
   private alarm(id: string, alarmDescription: string, metric: cloudwatch.IMetric): cloudwatch.Alarm {
     return new cloudwatch.Alarm(this, id, {
       alarmName: `${this.props.deploymentName}-${id}`,
-      alarmDescription,
+      alarmDescription: `${alarmDescription} Runbook: ${this.props.runbookUrl ?? defaultRunbookUrl}#${runbookAnchor(id)}`,
       metric,
       threshold: 1,
       evaluationPeriods: 1,

@@ -1,6 +1,6 @@
 // The CDK app that cdk.json runs: one stack with the construct, configured from context.
 //   npx cdk deploy -c clusterName=prod -c autoScalingGroupNames=nodes-a,nodes-b
-// Optional: -c reconcileMarks=false, -c reconcileIntervalMinutes=10 (docs/deploy.md lists the others).
+// Optional: -c reconcileMarks=false, -c reconcileIntervalMinutes=10, -c dashboard=true (docs/deploy.md lists the others).
 import { App, CfnOutput, Duration, Stack, Validations, aws_sns as sns } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { GracefulNodeTermination } from './graceful-node-termination.js';
@@ -16,6 +16,7 @@ export interface AppContext {
   readonly manageKubernetesAccess: boolean;
   readonly reconcileMarks?: boolean;
   readonly reconcileIntervalMinutes?: number;
+  readonly dashboard: boolean;
 }
 
 /** Reads and checks the context values; names the missing or bad one and how to pass it. */
@@ -62,6 +63,7 @@ export function readContext(app: App): AppContext {
     reconcileMarks: flag('reconcileMarks'),
     // The construct's own format (one minute to one day); it then checks the value against the heartbeat timeout.
     reconcileIntervalMinutes: wholeNumber('reconcileIntervalMinutes', 'minutes', 1, 1440),
+    dashboard: flag('dashboard') ?? false,
   };
 }
 
@@ -81,6 +83,7 @@ export function buildApp(app: App): Stack {
     manageKubernetesAccess: context.manageKubernetesAccess,
     reconcileMarks: context.reconcileMarks,
     reconcileInterval: context.reconcileIntervalMinutes !== undefined ? Duration.minutes(context.reconcileIntervalMinutes) : undefined,
+    dashboard: context.dashboard,
   });
   addOutputs(stack, construct);
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -17,6 +17,11 @@ export interface EventRulesProps {
 /** EventBridge keeps an event for retries from 60 s to 24 h. */
 const eventAgeLimits = { min: 60, max: 24 * 3600 };
 
+/** A reconciler pass still not delivered when the next one is due is superseded by it. */
+export function reconcileEventAge(interval: Duration): Duration {
+  return Duration.seconds(Math.min(eventAgeLimits.max, Math.max(eventAgeLimits.min, interval.toSeconds())));
+}
+
 export class EventRules extends Construct {
   constructor(scope: Construct, id: string, props: EventRulesProps) {
     super(scope, id);
@@ -31,13 +36,11 @@ export class EventRules extends Construct {
       });
     }
     if (props.reconcileMarks) {
-      // A pass still not delivered when the next one is due is superseded by it.
-      const maxEventAge = Math.min(eventAgeLimits.max, Math.max(eventAgeLimits.min, props.reconcileInterval.toSeconds()));
       new events.Rule(this, 'ReconcileSchedule', {
         description: 'The reconciler: takes back marks and tags whose owner is gone, resumes drains whose hand-off was lost',
         // https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-scheduled-rule-pattern.html
         schedule: events.Schedule.rate(props.reconcileInterval),
-        targets: [new eventTargets.LambdaFunction(props.function, { retryAttempts: 2, maxEventAge: Duration.seconds(maxEventAge) })],
+        targets: [new eventTargets.LambdaFunction(props.function, { retryAttempts: 2, maxEventAge: reconcileEventAge(props.reconcileInterval) })],
       });
     }
   }

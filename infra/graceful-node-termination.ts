@@ -2,6 +2,7 @@
 // one encrypted SNS topic, the drainer Lambda, its Kubernetes access, and alarms.
 import {
   Annotations,
+  Aspects,
   Duration,
   Stack,
   aws_autoscaling as autoscaling,
@@ -9,11 +10,13 @@ import {
   aws_iam as iam,
   aws_kms as kms,
   aws_lambda as lambda,
+  aws_logs as logs,
   aws_sns as sns,
   aws_sqs as sqs,
 } from 'aws-cdk-lib';
 import { Construct, type IConstruct } from 'constructs';
 import { Alarms } from './alarms.js';
+import { Observability } from './dashboard.js';
 import { createDrainer } from './drainer.js';
 import { EventRules } from './event-rules.js';
 import { KubernetesAccess } from './kubernetes-access.js';
@@ -48,6 +51,8 @@ export class GracefulNodeTermination extends Construct {
   readonly role: iam.Role;
   /** Alarms: function errors, failed notifications, drains that hit their deadline, launches. */
   readonly alarms: cloudwatch.Alarm[];
+  /** The dashboard, with the `dashboard` prop. */
+  readonly dashboard?: cloudwatch.Dashboard;
 
   private readonly hooks: LifecycleHooks;
 
@@ -83,24 +88,15 @@ export class GracefulNodeTermination extends Construct {
       this.hooks.requireBeforeHooks(access.drainerEntry, access.rbac);
     }
     new EventRules(this, 'EventRules', { ...settings, function: this.function, groupNames: this.hooks.groupNames });
-    const alarms = new Alarms(this, 'Alarms', {
+    this.alarms = this.createAlarms(settings, props, drainer.logGroup, key);
+    this.dashboard = new Observability(this, 'Observability', {
       deploymentName: settings.deploymentName,
-      deadlinePolicy: settings.deadlinePolicy,
-      alarmTopic: props.alarmTopic,
-      alarmEmail: props.alarmEmail,
       logGroup: drainer.logGroup,
       function: this.function,
       failedNotifications: this.failedNotifications,
-      metrics: this,
-      key,
-    });
-    this.alarms = [...alarms.alarms];
-    if (alarms.topic === undefined) {
-      Annotations.of(this).addWarningV2(
-        'graceful-node-termination:alarms-unrouted',
-        'The alarms notify no one: pass alarmEmail (cdk deploy -c alarmEmail=you@example.com) or alarmTopic.',
-      );
-    }
+      dashboard: props.dashboard ?? false,
+    }).dashboard;
+    this.applyRoleSettings(props);
   }
 
   /**
@@ -159,6 +155,39 @@ export class GracefulNodeTermination extends Construct {
 
   private logMessageMetric(metricName: LogMessageMetric, options?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return deploymentMetric(this.deploymentName, metricName, options);
+  }
+
+  private createAlarms(settings: Settings, props: GracefulNodeTerminationProps, logGroup: logs.ILogGroup, key: kms.IKey): cloudwatch.Alarm[] {
+    const alarms = new Alarms(this, 'Alarms', {
+      deploymentName: settings.deploymentName,
+      deadlinePolicy: settings.deadlinePolicy,
+      alarmTopic: props.alarmTopic,
+      alarmEmail: props.alarmEmail,
+      runbookUrl: props.runbookUrl,
+      logGroup,
+      function: this.function,
+      failedNotifications: this.failedNotifications,
+      metrics: this,
+      key,
+    });
+    if (alarms.topic === undefined) {
+      Annotations.of(this).addWarningV2(
+        'graceful-node-termination:alarms-unrouted',
+        'The alarms notify no one: pass alarmEmail (cdk deploy -c alarmEmail=you@example.com) or alarmTopic.',
+      );
+    }
+    return [...alarms.alarms];
+  }
+
+  /** The permissions boundary and path on every role of the construct, those of its parts included. */
+  private applyRoleSettings({ permissionsBoundary, rolePath }: GracefulNodeTerminationProps): void {
+    if (permissionsBoundary) iam.PermissionsBoundary.of(this).apply(permissionsBoundary);
+    if (rolePath === undefined) return;
+    Aspects.of(this).add({
+      visit: (node: IConstruct) => {
+        if (node instanceof iam.CfnRole) node.path = rolePath;
+      },
+    });
   }
 
   private createFailedNotificationsQueue(key: kms.IKey, settings: Settings): sqs.Queue {

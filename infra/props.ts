@@ -1,5 +1,5 @@
 // The construct's properties: flat, strongly typed, each optional one with its default.
-import type { Duration, RemovalPolicy, aws_autoscaling as autoscaling, aws_ec2 as ec2, aws_eks as eks, aws_logs as logs, aws_sns as sns } from 'aws-cdk-lib';
+import type { Duration, RemovalPolicy, aws_autoscaling as autoscaling, aws_ec2 as ec2, aws_eks as eks, aws_iam as iam, aws_logs as logs, aws_sns as sns } from 'aws-cdk-lib';
 import { DeadlinePolicy } from '../lambda/shared/config.js';
 
 export { DeadlinePolicy };
@@ -206,6 +206,19 @@ export interface GracefulNodeTerminationProps {
    */
   readonly alarmEmail?: string;
   /**
+   * Build a CloudWatch dashboard `<deploymentName>-<region>`: terminations by outcome, drain
+   * duration p50/p99, evictions blocked by cause, settle waits, retained instances, reconciler
+   * actions and errors. (The saved Logs Insights queries are made either way.)
+   * @default false
+   */
+  readonly dashboard?: boolean;
+  /**
+   * Where the alarms' runbook is: each alarm's description ends with `<runbookUrl>#alarm-<name>`
+   * (docs/operations.md has an anchor for each). Point it at your own copy or wiki.
+   * @default - docs/operations.md in the project's repository
+   */
+  readonly runbookUrl?: string;
+  /**
    * Drain on EC2 Spot interruption warnings (two minutes' notice, no lifecycle action) and
    * count rebalance recommendations: EventBridge rules for `EC2 Spot Instance Interruption
    * Warning` and `EC2 Instance Rebalance Recommendation` invoke the function. Only instances of
@@ -237,6 +250,18 @@ export interface GracefulNodeTerminationProps {
    * @default logs.RetentionDays.ONE_MONTH
    */
   readonly logRetention?: logs.RetentionDays;
+  /**
+   * Permissions boundary set on every IAM role the construct creates (the drainer's, the hook
+   * role, the RBAC installer's), for accounts that require one on every role.
+   * @default - no permissions boundary
+   */
+  readonly permissionsBoundary?: iam.IManagedPolicy;
+  /**
+   * IAM path of every role the construct creates (`/` or `/a/b/`: starts and ends with `/`).
+   * Note that aws-auth's mapRoles matches role ARNs without their path.
+   * @default "/"
+   */
+  readonly rolePath?: string;
   /**
    * What happens to the key, the log groups and the failed-notifications queue when they leave
    * the stack. RETAIN keeps the logs and failed notifications of a deleted deployment readable

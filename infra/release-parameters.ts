@@ -1,9 +1,15 @@
 // The release template's parameters, conditions and rules: what a CloudFormation user sets
-// instead of the construct's props. Ranges come from the handler's own variable definitions.
+// instead of the construct's props. Defaults and ranges come from the handler's own variable
+// definitions (lambda/shared/config-variables.ts); release-coverage.ts says, for every prop,
+// which parameter stands for it or why none does.
+import { Duration, aws_events as events, aws_logs as logs } from 'aws-cdk-lib';
 import { configVariables, DeadlinePolicy } from '../lambda/shared/config.js';
 import { deploymentNamePattern, rbacName } from '../lambda/installer/rbac.js';
-import { defaultIntervalMinutes, shortestHeartbeatSeconds } from '../lambda/shared/resume-window.js';
-import type { JsonObject } from './release-rewrite.js';
+import { shortestHeartbeatSeconds } from '../lambda/shared/resume-window.js';
+import { defaultRunbookUrl } from './alarms.js';
+import { reconcileEventAge } from './event-rules.js';
+import type { Json, JsonObject } from './release-rewrite.js';
+import { rolePathPattern } from './settings.js';
 
 /** Parameter names, as the template and docs/cloudformation.md spell them. */
 export const parameterNames = {
@@ -14,49 +20,104 @@ export const parameterNames = {
   drainTimeout: 'DrainTimeoutSeconds',
   loadBalancerDelay: 'LoadBalancerDelaySeconds',
   launchTimeout: 'LaunchTimeoutSeconds',
+  batchWait: 'BatchWaitSeconds',
   deadlinePolicy: 'DeadlinePolicy',
+  waitForTargets: 'WaitForTargets',
+  loadBalancerMinWait: 'LoadBalancerMinWaitSeconds',
+  loadBalancerMaxWait: 'LoadBalancerMaxWaitSeconds',
+  waitForVolumeDetach: 'WaitForVolumeDetach',
+  spotInterruptions: 'SpotInterruptions',
+  reconcileMarks: 'ReconcileMarks',
+  reconcileInterval: 'ReconcileIntervalMinutes',
+  manageKubernetesAccess: 'ManageKubernetesAccess',
+  subnetIds: 'SubnetIds',
+  securityGroupIds: 'SecurityGroupIds',
+  memorySize: 'MemorySizeMiB',
+  logRetention: 'LogRetentionDays',
+  permissionsBoundary: 'PermissionsBoundaryArn',
+  rolePath: 'RolePath',
   alarmTopicArn: 'AlarmTopicArn',
+  alarmEmail: 'AlarmEmail',
+  runbookUrl: 'RunbookUrl',
+  dashboard: 'Dashboard',
   codeBucket: 'LambdaCodeS3Bucket',
   codeKey: 'LambdaCodeS3Key',
 } as const;
 
-/** The conditions the variants merge under (release.ts). */
-export const conditionNames = { retain: 'RetainAtDeadline', alarmTopic: 'HasAlarmTopic' } as const;
+export type ParameterName = (typeof parameterNames)[keyof typeof parameterNames];
+const p = parameterNames;
+
+/** The conditions the variants merge under (release.ts): each holds where its variant applies; `inverse` where it does not. */
+export const conditionNames = {
+  retain: 'RetainAtDeadline',
+  releases: 'ReleasesAtDeadline',
+  alarmTopic: 'HasAlarmTopic',
+  alarmEmail: 'HasAlarmEmail',
+  inVpc: 'InVpc',
+  withoutAccess: 'WithoutKubernetesAccess',
+  managesAccess: 'ManagesKubernetesAccess',
+  spot: 'DrainsSpotInterruptions',
+  withoutReconciler: 'WithoutReconciler',
+  reconciles: 'Reconciles',
+  withoutTargetWait: 'WithoutTargetWait',
+  withoutVolumeWait: 'WithoutVolumeDetachWait',
+  boundary: 'HasPermissionsBoundary',
+  dashboard: 'HasDashboard',
+} as const;
+
+/** The reconciler's intervals the template offers: a rate and an event age need arithmetic CloudFormation has not. */
+export const reconcileIntervalChoices = [1, 2, 5, 10, 15, 30, 60, 120, 360, 720, 1440] as const;
+export const reconcileMapping = 'ReconcileIntervals';
+
+/** The log retentions CloudWatch Logs accepts (never-expire left out: choose a number of days). */
+const retentionChoices = Object.values(logs.RetentionDays).filter((d): d is number => typeof d === 'number' && d !== logs.RetentionDays.INFINITE);
+
+/** The ends of the integer range a variable's parser accepts (it accepts one interval). */
+function rangeOf(variable: { readonly default?: unknown; parse(raw: string): unknown }): [number, number] {
+  const ok = (n: number) => variable.parse(String(n)) !== undefined;
+  const edge = (yes: number, no: number): number => {
+    while (Math.abs(no - yes) > 1) {
+      const mid = Math.floor((yes + no) / 2);
+      if (ok(mid)) yes = mid;
+      else no = mid;
+    }
+    return yes;
+  };
+  const start = Number(variable.default);
+  return [ok(0) ? 0 : edge(start, 0), edge(start, 10_000_000)];
+}
+
+const numberFrom = (description: string, variable: { readonly default?: unknown; parse(raw: string): unknown }, limits?: [number, number]): JsonObject => {
+  const [min, max] = limits ?? rangeOf(variable);
+  return { Type: 'Number', Description: description, Default: Number(variable.default), MinValue: min, MaxValue: max };
+};
+const flag = (description: string, value: boolean): JsonObject => ({ Type: 'String', Description: description, Default: String(value), AllowedValues: ['true', 'false'] });
+const optional = (description: string, pattern: string): JsonObject => ({ Type: 'String', Description: description, Default: '', AllowedPattern: `^$|${pattern}` });
+const list = (description: string): JsonObject => ({ Type: 'CommaDelimitedList', Description: description, Default: '' });
 
 /**
- * The template's reconciler runs every 5 minutes (a schedule cannot be computed from a
- * parameter): the shortest heartbeat timeout under which it resumes a lost hand-off in time.
+ * The shortest heartbeat timeout under which a reconciler every minute (the shortest
+ * ReconcileIntervalMinutes) resumes a lost hand-off in time; CloudFormation cannot compare the
+ * two parameters, so a longer interval with too short a timeout is refused by the function.
  */
-const minHeartbeatSeconds = shortestHeartbeatSeconds(defaultIntervalMinutes, configVariables.invocationMarginSeconds.default!)!;
+const minHeartbeatSeconds = shortestHeartbeatSeconds(1, configVariables.invocationMarginSeconds.default!)!;
 
 /** The longest launch wait one 15-minute invocation allows (the construct's own limit). */
 const maxLaunchTimeoutSeconds = 15 * 60 - configVariables.invocationMarginSeconds.default!;
 
-const seconds = (description: string, variable: { readonly default?: unknown }, min: number, max: number): JsonObject => ({
-  Type: 'Number',
-  Description: description,
-  Default: Number(variable.default),
-  MinValue: min,
-  MaxValue: max,
-});
-
 export function releaseParameters(defaultCodeKey: string): JsonObject {
-  return { ...whereParameters(), ...settingParameters(), ...codeParameters(defaultCodeKey) };
+  return { ...whereParameters(), ...drainParameters(), ...featureParameters(), ...placementParameters(), ...codeParameters(defaultCodeKey) };
 }
 
 /** The cluster, the groups and the deployment's name. */
 function whereParameters(): JsonObject {
-  const p = parameterNames;
   return {
     [p.clusterName]: {
       Type: 'String',
-      Description: 'Name of the EKS cluster the node groups join (authentication mode API or API_AND_CONFIG_MAP, Kubernetes 1.29 or later).',
+      Description: 'Name of the EKS cluster the node groups join (Kubernetes 1.29 or later).',
       AllowedPattern: '^[0-9A-Za-z][A-Za-z0-9\\-_]{0,99}$',
     },
-    [p.groups]: {
-      Type: 'CommaDelimitedList',
-      Description: 'Names of the existing Auto Scaling groups to serve, comma-separated: each gets a launch and a terminate lifecycle hook.',
-    },
+    [p.groups]: { Type: 'CommaDelimitedList', Description: 'Existing Auto Scaling groups to serve, comma-separated: each gets a launch and a terminate hook.' },
     [p.deploymentName]: {
       Type: 'String',
       Description: 'Names the hooks, alarms, RBAC objects, Kubernetes group and metrics. Two deployments on one cluster need two names. A DNS label.',
@@ -66,81 +127,128 @@ function whereParameters(): JsonObject {
   };
 }
 
-/** The hook and drain settings, and where the alarms go. */
-function settingParameters(): JsonObject {
-  const p = parameterNames;
+/** The hook timing, the drain and the settle waits. */
+function drainParameters(): JsonObject {
+  const v = configVariables;
   return {
-    [p.heartbeatTimeout]: seconds(
-      `The hooks' HeartbeatTimeout: how long Auto Scaling waits for the drainer before applying the default result. At least ${minHeartbeatSeconds}, so the reconciler (every 5 minutes) resumes a lost hand-off in time.`,
-      configVariables.heartbeatTimeoutSeconds,
-      minHeartbeatSeconds,
-      7200,
+    // At least what a reconciler every minute needs to resume a lost hand-off in time (docs/limits.md).
+    [p.heartbeatTimeout]: numberFrom(
+      `The hooks' HeartbeatTimeout: how long Auto Scaling waits for the drainer before the default result. At least ${minHeartbeatSeconds} s (the reconciler every minute resumes a lost hand-off in time); a longer ReconcileIntervalMinutes needs more, and the function refuses a pair that cannot resume one (docs/limits.md).`,
+      v.heartbeatTimeoutSeconds,
+      [minHeartbeatSeconds, 7200],
     ),
-    [p.drainTimeout]: seconds(
-      'Longest time spent evicting and waiting for pods. Drain plus load-balancer delay plus 20 s must fit in min(48 h, 100 x heartbeat).',
-      configVariables.drainTimeoutSeconds,
-      0,
-      172_800,
-    ),
-    [p.loadBalancerDelay]: seconds(
-      'Fixed wait after the drain, when the load balancers tagged for the cluster cannot be read (else the drainer waits until they let the instance go).',
-      configVariables.loadBalancerDelaySeconds,
-      0,
-      3600,
-    ),
-    [p.launchTimeout]: seconds(
-      'How long a new node has to join Ready before its launch is abandoned. At most the heartbeat timeout minus 20 s.',
-      configVariables.launchTimeoutSeconds,
+    [p.drainTimeout]: numberFrom('Longest time evicting and waiting for pods. Drain + load-balancer delay + 20 s must fit in min(48 h, 100 x heartbeat).', v.drainTimeoutSeconds),
+    [p.loadBalancerDelay]: numberFrom('Fixed wait after the drain when WaitForTargets is false or the load balancers cannot be read.', v.loadBalancerDelaySeconds),
+    [p.launchTimeout]: numberFrom('How long a new node has to join Ready before its launch is abandoned. At most the heartbeat timeout minus 20 s.', v.launchTimeoutSeconds, [
       30,
       maxLaunchTimeoutSeconds,
-    ),
+    ]),
+    [p.batchWait]: numberFrom('How long Jobs and do-not-disrupt pods may run to completion before they are evicted; 0 evicts them at once.', v.batchWaitSeconds),
     [p.deadlinePolicy]: {
       Type: 'String',
       Description:
-        "Pods still on the node at the drain deadline: force deletes them, leave lets them die with the instance, retain completes with ABANDON (the groups' instance lifecycle policy must retain on ABANDON).",
+        "Pods left at the drain deadline: force deletes them, leave lets them die with the instance, retain completes with ABANDON (the groups' instance lifecycle policy must retain on ABANDON).",
       Default: DeadlinePolicy.FORCE,
       AllowedValues: Object.values(DeadlinePolicy),
     },
-    [p.alarmTopicArn]: {
-      Type: 'String',
-      Description: 'SNS topic the alarms notify (its policy must let cloudwatch.amazonaws.com publish). Empty: the alarms notify no one.',
-      Default: '',
-      AllowedPattern: '^$|^arn:[a-z-]+:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}$',
+    [p.waitForTargets]: flag(
+      "After the drain, wait until the cluster's target groups and Classic Load Balancers let the instance go (true), or LoadBalancerDelaySeconds (false).",
+      v.waitForTargets.default!,
+    ),
+    [p.loadBalancerMinWait]: numberFrom('With WaitForTargets: the shortest wait after the drain. At most LoadBalancerMaxWaitSeconds.', v.loadBalancerMinWaitSeconds),
+    [p.loadBalancerMaxWait]: numberFrom('With WaitForTargets: the longest wait after the drain for the load balancers.', v.loadBalancerMaxWaitSeconds),
+    [p.waitForVolumeDetach]: flag("Release the instance only once its departed pods' volumes are detached (within the drain deadline).", v.waitForVolumeDetach.default!),
+  };
+}
+
+/** Spot, the reconciler, Kubernetes access and the alarms. */
+function featureParameters(): JsonObject {
+  const v = configVariables;
+  return {
+    [p.spotInterruptions]: flag('Drain on EC2 Spot interruption warnings for instances of the groups (EventBridge rules).', false),
+    [p.reconcileMarks]: flag('Run the reconciler: takes back marks whose owner is gone, resumes drains whose hand-off was lost.', v.reconcileMarks.default!),
+    [p.reconcileInterval]: {
+      Type: 'Number',
+      Description: 'How often the reconciler runs, in minutes.',
+      Default: 5,
+      AllowedValues: [...reconcileIntervalChoices],
     },
+    [p.manageKubernetesAccess]: flag(
+      'Create the access entries and install the RBAC (authentication mode API or API_AND_CONFIG_MAP). false: aws-auth clusters; map the role and apply the RBAC yourself.',
+      true,
+    ),
+    [p.alarmTopicArn]: optional(
+      'SNS topic the alarms notify (its policy must let cloudwatch.amazonaws.com publish). Empty: AlarmEmail, else no one.',
+      '^arn:[a-z-]+:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}$',
+    ),
+    [p.alarmEmail]: optional('Without AlarmTopicArn: an encrypted alarm topic with this e-mail subscription (confirm the e-mail AWS sends).', '^[^\\s@,]+@[^\\s@,]+$'),
+    [p.runbookUrl]: { Type: 'String', Description: "Each alarm's description links to <RunbookUrl>#alarm-<name>.", Default: defaultRunbookUrl, AllowedPattern: '^https?://\\S+$' },
+    [p.dashboard]: flag('A CloudWatch dashboard <DeploymentName>-<region> (terminations, drain durations, blocks, settle waits, reconciler, errors).', false),
+  };
+}
+
+/** Where the functions run and what their roles and logs look like. */
+function placementParameters(): JsonObject {
+  return {
+    [p.subnetIds]: list('Subnets for the functions (private cluster endpoints), comma-separated. Empty: not in a VPC.'),
+    [p.securityGroupIds]: list('Security groups for the functions, with SubnetIds (the cluster security group must admit them on 443).'),
+    [p.memorySize]: { Type: 'Number', Description: 'Memory of the drainer, MiB.', Default: 256, MinValue: 128, MaxValue: 10240 },
+    [p.logRetention]: { Type: 'Number', Description: "Days the functions' logs are kept.", Default: logs.RetentionDays.ONE_MONTH, AllowedValues: retentionChoices },
+    [p.permissionsBoundary]: optional('Permissions boundary for every role the stack creates. Empty: none.', '^arn:aws[a-z-]*:iam::([0-9]{12}|aws):policy/.+$'),
+    [p.rolePath]: { Type: 'String', Description: 'IAM path of every role the stack creates.', Default: '/', AllowedPattern: rolePathPattern.source, MaxLength: 512 },
   };
 }
 
 /** Where the release's Lambda zip is. */
 function codeParameters(defaultCodeKey: string): JsonObject {
-  const p = parameterNames;
   return {
-    [p.codeBucket]: {
-      Type: 'String',
-      Description: 'S3 bucket in this region holding the Lambda zip of this release.',
-      AllowedPattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$',
-    },
+    [p.codeBucket]: { Type: 'String', Description: 'S3 bucket in this region holding the Lambda zip of this release.', AllowedPattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$' },
     [p.codeKey]: { Type: 'String', Description: "Key of the Lambda zip in that bucket (the release's file name).", Default: defaultCodeKey },
   };
 }
 
+const equals = (parameter: string, value: Json): Json => ({ 'Fn::Equals': [{ Ref: parameter }, value] });
+const not = (condition: Json): Json => ({ 'Fn::Not': [condition] });
+
 export function releaseConditions(): JsonObject {
-  const p = parameterNames;
+  const c = conditionNames;
+  const noTopic = equals(p.alarmTopicArn, '');
   return {
-    [conditionNames.retain]: { 'Fn::Equals': [{ Ref: p.deadlinePolicy }, DeadlinePolicy.RETAIN] },
-    [conditionNames.alarmTopic]: { 'Fn::Not': [{ 'Fn::Equals': [{ Ref: p.alarmTopicArn }, ''] }] },
+    [c.retain]: equals(p.deadlinePolicy, DeadlinePolicy.RETAIN),
+    [c.releases]: not(equals(p.deadlinePolicy, DeadlinePolicy.RETAIN)),
+    [c.alarmTopic]: not(noTopic),
+    // The topic wins when both are given, as in the construct.
+    [c.alarmEmail]: { 'Fn::And': [not(equals(p.alarmEmail, '')), noTopic] },
+    [c.inVpc]: not({ 'Fn::Equals': [{ 'Fn::Join': ['', { Ref: p.subnetIds }] }, ''] }),
+    [c.withoutAccess]: equals(p.manageKubernetesAccess, 'false'),
+    [c.managesAccess]: equals(p.manageKubernetesAccess, 'true'),
+    [c.spot]: equals(p.spotInterruptions, 'true'),
+    [c.withoutReconciler]: equals(p.reconcileMarks, 'false'),
+    [c.reconciles]: equals(p.reconcileMarks, 'true'),
+    [c.withoutTargetWait]: equals(p.waitForTargets, 'false'),
+    [c.withoutVolumeWait]: equals(p.waitForVolumeDetach, 'false'),
+    [c.boundary]: not(equals(p.permissionsBoundary, '')),
+    [c.dashboard]: equals(p.dashboard, 'true'),
   };
+}
+
+/** The reconciler's rate and event age for each interval the template offers, as the construct makes them. */
+export function releaseMappings(): JsonObject {
+  const rows = reconcileIntervalChoices.map((minutes) => {
+    const interval = Duration.minutes(minutes);
+    return [String(minutes), { Rate: events.Schedule.rate(interval).expressionString, MaxEventAge: reconcileEventAge(interval).toSeconds() }];
+  });
+  return { [reconcileMapping]: Object.fromEntries(rows) };
 }
 
 /** What CloudFormation checks before it creates anything. */
 export function releaseRules(): JsonObject {
+  const assert = (condition: Json, description: string) => ({ Assertions: [{ Assert: condition, AssertDescription: description }] });
   return {
-    GroupNamesNotEmpty: {
-      Assertions: [
-        {
-          Assert: { 'Fn::Not': [{ 'Fn::Contains': [{ Ref: parameterNames.groups }, ''] }] },
-          AssertDescription: 'AutoScalingGroupNames must name at least one group, without empty entries',
-        },
-      ],
+    GroupNamesNotEmpty: assert(not({ 'Fn::Contains': [{ Ref: p.groups }, ''] }), 'AutoScalingGroupNames must name at least one group, without empty entries'),
+    SecurityGroupsWithSubnets: {
+      RuleCondition: not({ 'Fn::Contains': [{ Ref: p.subnetIds }, ''] }),
+      ...assert(not({ 'Fn::Contains': [{ Ref: p.securityGroupIds }, ''] }), 'SubnetIds need SecurityGroupIds (no empty entries): the functions run in those security groups'),
     },
   };
 }

@@ -1,6 +1,6 @@
 // The JSON rewrites that turn a synthesized template into the release template's parameterised
 // form: sentinel values into Ref / Fn::Sub, per-group resources into one Fn::ForEach, lists of
-// groups into the list parameter, and variants (deadline policy, alarm topic) into conditions.
+// groups into the list parameter (release-merge.ts merges the variants into conditions).
 // Every rewrite is exact or throws: nothing of a sentinel may be left behind.
 import { isDeepStrictEqual } from 'node:util';
 
@@ -8,12 +8,6 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
 export type JsonObject = { [key: string]: Json };
 
 export const isObject = (value: Json | undefined): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** A CloudFormation intrinsic function (one key: Ref, Condition or Fn::...). */
-const isIntrinsic = (o: JsonObject): boolean => {
-  const keys = Object.keys(o);
-  return keys.length === 1 && (keys[0] === 'Ref' || keys[0] === 'Condition' || keys[0]!.startsWith('Fn::'));
-};
 
 /** Maps a JSON tree bottom-up: `fn` may replace a node (its children already mapped). */
 export function mapJson(node: Json, fn: (node: Json) => Json): Json {
@@ -33,16 +27,18 @@ export function replaceText(node: Json, from: string, to: string): Json {
 export const containsText = (node: Json, text: string): boolean => JSON.stringify(node).includes(text);
 
 /**
- * Scalars equal to a sentinel become `{ Ref: parameter }` (`exact`: numbers and enum values,
- * which must never match inside text); strings that contain a `within` sentinel become
- * `Fn::Sub` with `${parameter}` in its place (inside an existing Fn::Sub, in place).
+ * Scalars and lists equal to a sentinel become its replacement (`exact`, keyed by the JSON of the
+ * value: numbers, enum values and lists, which must never match inside text; mostly a `Ref`);
+ * strings that contain a `within` sentinel become `Fn::Sub` with `${parameter}` in its place
+ * (inside an existing Fn::Sub, in place), and one equal to it a `Ref`.
  */
-export function parameterise(node: Json, exact: ReadonlyMap<string, string>, within: ReadonlyMap<string, string>): Json {
+export function parameterise(node: Json, exact: ReadonlyMap<string, Json>, within: ReadonlyMap<string, string>): Json {
   const substitute = (text: string): string => [...within].reduce((s, [sentinel, parameter]) => s.split(sentinel).join(`\${${parameter}}`), text);
-  const all = new Map([...exact, ...within]);
   return mapJson(node, (n) => {
     if (isObject(n) && typeof n['Fn::Sub'] === 'string') return { 'Fn::Sub': substitute(n['Fn::Sub']) };
-    if ((typeof n === 'number' || typeof n === 'string') && all.has(String(n))) return { Ref: all.get(String(n))! };
+    const replacement = exact.get(JSON.stringify(n));
+    if (replacement !== undefined) return replacement;
+    if (typeof n === 'string' && within.has(n)) return { Ref: within.get(n)! };
     if (typeof n !== 'string' || ![...within.keys()].some((s) => n.includes(s))) return n;
     return { 'Fn::Sub': substitute(n.split('${').join('${!')) };
   });
@@ -157,35 +153,6 @@ function pinStatement(node: Json): Json {
     }
   }
   return Object.keys(condition).length > 0 ? { ...statement, Condition: condition } : statement;
-}
-
-/**
- * Two variants of one template, merged under a condition: `a` where it holds, `b` where not.
- * Equal parts stay; objects merge key by key (a key only one side has is AWS::NoValue on the
- * other), lists of the same length item by item; anything else becomes Fn::If.
- */
-export function mergeVariants(a: Json, b: Json, condition: string): Json {
-  if (isDeepStrictEqual(a, b)) return a;
-  if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) return a.map((item, i) => mergeVariants(item, b[i]!, condition));
-  if (isObject(a) && isObject(b) && !isIntrinsic(a) && !isIntrinsic(b)) {
-    const noValue = { Ref: 'AWS::NoValue' };
-    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])];
-    return Object.fromEntries(keys.map((k) => [k, mergeVariants(a[k] ?? noValue, b[k] ?? noValue, condition)]));
-  }
-  return { 'Fn::If': [condition, a, b] };
-}
-
-/** Resources of two variants: those only `a` has get the condition; `b` may have none of its own. */
-export function mergeResources(a: JsonObject, b: JsonObject, condition: string): JsonObject {
-  const onlyB = Object.keys(b).filter((id) => a[id] === undefined);
-  if (onlyB.length > 0) throw new Error(`release: ${onlyB.join(', ')} exist only where ${condition} does not hold`);
-  return Object.fromEntries(
-    Object.entries(a).map(([id, resource]) => {
-      if (b[id] !== undefined) return [id, mergeVariants(resource, b[id], condition)];
-      if (!isObject(resource) || resource['Condition'] !== undefined) throw new Error(`release: ${id} already has a condition`);
-      return [id, { ...resource, Condition: condition }];
-    }),
-  );
 }
 
 /** The first path where two JSON trees differ, for an error that says where. */

@@ -4,101 +4,15 @@
 // second synthesis with other sentinels must give the identical result, so no value that
 // depends on a parameter can hide in it. docs/cloudformation.md explains the result.
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { App, DefaultStackSynthesizer, Duration, Stack, Validations, aws_sns as sns } from 'aws-cdk-lib';
-import { AwsSolutionsChecks } from 'cdk-nag';
+import { DeadlinePolicy } from '../lambda/shared/config.js';
 import { renderRbacYaml } from '../lambda/installer/rbac.js';
-import { addOutputs } from './app.js';
-import { DeadlinePolicy, GracefulNodeTermination } from './graceful-node-termination.js';
-import { conditionNames, parameterNames as p, releaseConditions, releaseParameters, releaseRules } from './release-parameters.js';
-import {
-  firstDifference,
-  isObject,
-  loopPerGroupResources,
-  mapJson,
-  mergeResources,
-  mergeVariants,
-  parameterise,
-  rewriteGroupLists,
-  type GroupLoop,
-  type Json,
-  type JsonObject,
-} from './release-rewrite.js';
-
-interface Sentinels {
-  readonly clusterName: string;
-  readonly deploymentName: string;
-  readonly groups: readonly [string, string];
-  readonly heartbeatTimeout: number;
-  readonly drainTimeout: number;
-  readonly loadBalancerDelay: number;
-  readonly launchTimeout: number;
-  readonly alarmTopicArn: string;
-}
-
-/** Two sets, each value found nowhere else in a template (a collision fails the comparison). */
-const sentinelSets: readonly [Sentinels, Sentinels] = [
-  {
-    clusterName: 'gntclusteralpha',
-    deploymentName: 'gntdeployalpha',
-    groups: ['gntgroupalpha', 'gntgroupbravo'],
-    heartbeatTimeout: 3517,
-    drainTimeout: 1213,
-    loadBalancerDelay: 47,
-    launchTimeout: 613,
-    alarmTopicArn: 'arn:aws:sns:us-east-1:111111111111:gntalarmsalpha',
-  },
-  {
-    clusterName: 'gntclustercharlie',
-    deploymentName: 'gntdeploycharlie',
-    groups: ['gntgroupcharlie', 'gntgroupdelta'],
-    heartbeatTimeout: 3203,
-    drainTimeout: 1109,
-    loadBalancerDelay: 53,
-    launchTimeout: 587,
-    alarmTopicArn: 'arn:aws:sns:us-east-1:222222222222:gntalarmscharlie',
-  },
-];
-
-interface Variant {
-  readonly deadlinePolicy: DeadlinePolicy;
-  readonly alarmTopic: boolean;
-}
-
-export interface Synthesized {
-  readonly template: JsonObject;
-  /** The staged Lambda asset: the directory the release zips. */
-  readonly assetDirectory: string;
-  /** Its hash (CDK's, of the bundled output). */
-  readonly assetHash: string;
-}
-
-/** The construct in a stack of its own, as `cdk synth` makes it, through cdk-nag. */
-function synthesize(s: Sentinels, v: Variant): Synthesized {
-  const app = new App({ analyticsReporting: false, context: { 'aws:cdk:enable-path-metadata': false, 'aws:cdk:enable-asset-metadata': false } });
-  const stack = new Stack(app, 'GracefulNodeTermination', { synthesizer: new DefaultStackSynthesizer({ generateBootstrapVersionRule: false }) });
-  const construct = new GracefulNodeTermination(stack, 'GracefulNodeTermination', {
-    clusterName: s.clusterName,
-    autoScalingGroupNames: [...s.groups],
-    deploymentName: s.deploymentName,
-    heartbeatTimeout: Duration.seconds(s.heartbeatTimeout),
-    drainTimeout: Duration.seconds(s.drainTimeout),
-    loadBalancerDelay: Duration.seconds(s.loadBalancerDelay),
-    launchTimeout: Duration.seconds(s.launchTimeout),
-    deadlinePolicy: v.deadlinePolicy,
-    // The template's users set the groups' instance lifecycle policy themselves (docs/cloudformation.md).
-    retentionSetOutside: true,
-    alarmTopic: v.alarmTopic ? sns.Topic.fromTopicArn(stack, 'AlarmTopic', s.alarmTopicArn) : undefined,
-  });
-  addOutputs(stack, construct);
-  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-  const assembly = app.synth();
-  const template = assembly.getStackByName(stack.stackName).template as JsonObject;
-  const key = JSON.stringify(template).match(/"S3Key":"([0-9a-f]{64})\.zip"/)?.[1];
-  if (key === undefined) throw new Error('release: the synthesized template references no Lambda asset');
-  return { template, assetDirectory: join(assembly.directory, `asset.${key}`), assetHash: key };
-}
+import { mergeConditional } from './release-merge.js';
+import { conditionNames, parameterNames as p, reconcileMapping, releaseConditions, releaseMappings, releaseParameters, releaseRules } from './release-parameters.js';
+import { firstDifference, isObject, loopPerGroupResources, mapJson, parameterise, rewriteGroupLists, type GroupLoop, type Json, type JsonObject } from './release-rewrite.js';
+import { dimensions, exclusive, sentinelSets, synthesize, type Sentinels, type Synthesized } from './release-variants.js';
+import type { GracefulNodeTerminationProps } from './props.js';
+import type { Stack } from 'aws-cdk-lib';
 
 /** The asset's bootstrap bucket and hashed key become the code parameters. */
 function replaceAssets(template: Json): Json {
@@ -119,55 +33,99 @@ function rbacDigest(): Json {
   return { 'Fn::Sub': `${digest}-\${${p.deploymentName}}-\${${p.deadlinePolicy}}` };
 }
 
+type Extra = (stack: Stack, s: Sentinels) => Partial<GracefulNodeTerminationProps>;
+
+/** Sentinels that stand for a parameter wherever they occur whole (numbers also as the strings of the handler's environment). */
+function exactSentinels(s: Sentinels): Map<string, Json> {
+  const ref = (parameter: string): Json => ({ Ref: parameter });
+  const reconcile = (column: string): Json => ({ 'Fn::FindInMap': [reconcileMapping, { Ref: p.reconcileInterval }, column] });
+  const numbers: [number, Json][] = [
+    [s.heartbeatTimeout, ref(p.heartbeatTimeout)],
+    [s.drainTimeout, ref(p.drainTimeout)],
+    [s.loadBalancerDelay, ref(p.loadBalancerDelay)],
+    [s.launchTimeout, ref(p.launchTimeout)],
+    [s.batchWait, ref(p.batchWait)],
+    [s.loadBalancerMinWait, ref(p.loadBalancerMinWait)],
+    [s.loadBalancerMaxWait, ref(p.loadBalancerMaxWait)],
+    [s.memorySize, ref(p.memorySize)],
+    [s.logRetention, ref(p.logRetention)],
+    [s.reconcileIntervalMinutes * 60, reconcile('MaxEventAge')],
+  ];
+  const values: [Json, Json][] = [
+    ...numbers.flatMap(([n, to]): [Json, Json][] => [
+      [n, to],
+      [String(n), to],
+    ]),
+    [`rate(${s.reconcileIntervalMinutes} minutes)`, reconcile('Rate')],
+    [DeadlinePolicy.FORCE, ref(p.deadlinePolicy)],
+    [DeadlinePolicy.RETAIN, ref(p.deadlinePolicy)],
+    [DeadlinePolicy.LEAVE, ref(p.deadlinePolicy)],
+    [s.alarmTopicArn, ref(p.alarmTopicArn)],
+    [s.alarmEmail, ref(p.alarmEmail)],
+    [s.permissionsBoundary, ref(p.permissionsBoundary)],
+    [s.rolePath, ref(p.rolePath)],
+    [[...s.subnets], ref(p.subnetIds)],
+    [[...s.securityGroups], ref(p.securityGroupIds)],
+  ];
+  return new Map(values.map(([from, to]) => [JSON.stringify(from), to]));
+}
+
+/** CDK names the e-mail subscription after the address: in the template it is `<topic>Email`. */
+function withoutEmailInIds(template: JsonObject, email: string): JsonObject {
+  const inId = email.replace(/[^A-Za-z0-9]/g, '');
+  const resources = Object.entries(template['Resources'] as JsonObject).map(([id, r]) => [id.includes(inId) ? `${id.split(inId)[0]}Email` : id, r]);
+  return { ...template, Resources: Object.fromEntries(resources) as JsonObject };
+}
+
 /** One synthesized variant in parameterised form. */
-function parameterised(s: Sentinels, v: Variant, template: JsonObject): JsonObject {
+function parameterised(s: Sentinels, template: JsonObject): JsonObject {
   const loop: GroupLoop = { groups: s.groups, parameter: p.groups, identifier: 'GroupName', loopName: 'LifecycleHooks' };
   const assetsReplaced = replaceAssets(template) as JsonObject;
   const looped = { ...assetsReplaced, Resources: loopPerGroupResources(assetsReplaced['Resources'] as JsonObject, loop) };
-  const digested = mapJson(rewriteGroupLists(looped, loop), (n) => (isObject(n) && typeof n['RbacDigest'] === 'string' ? { ...n, RbacDigest: rbacDigest() } : n));
-  const exact = new Map<string, string>([
-    [String(s.heartbeatTimeout), p.heartbeatTimeout],
-    [String(s.drainTimeout), p.drainTimeout],
-    [String(s.loadBalancerDelay), p.loadBalancerDelay],
-    [String(s.launchTimeout), p.launchTimeout],
-    [v.deadlinePolicy, p.deadlinePolicy],
-    [s.alarmTopicArn, p.alarmTopicArn],
-  ]);
+  const digested = mapJson(rewriteGroupLists(withoutEmailInIds(looped, s.alarmEmail), loop), (n) =>
+    isObject(n) && typeof n['RbacDigest'] === 'string' ? { ...n, RbacDigest: rbacDigest() } : n,
+  );
   const within = new Map([
     [s.clusterName, p.clusterName],
     [s.deploymentName, p.deploymentName],
+    [s.runbookUrl, p.runbookUrl],
   ]);
-  return parameterise(digested, exact, within) as JsonObject;
+  return parameterise(digested, exactSentinels(s), within) as JsonObject;
 }
 
 /** A variant synthesized with both sentinel sets: the two must agree exactly once parameterised. */
-function variantTemplate(v: Variant): Synthesized {
+function variantTemplate(extra: Extra): Synthesized {
   const [first, second] = sentinelSets.map((s) => {
-    const synthesized = synthesize(s, v);
-    return { ...synthesized, template: parameterised(s, v, synthesized.template) };
+    const synthesized = synthesize(s, (stack) => extra(stack, s));
+    return { ...synthesized, template: parameterised(s, synthesized.template) };
   }) as [Synthesized, Synthesized];
   if (!isDeepStrictEqual(first.template, second.template)) {
-    throw new Error(`release: a value derived from a parameter is left in the template (${JSON.stringify(v)}): ${firstDifference(first.template, second.template)}`);
+    throw new Error(`release: a value derived from a parameter is left in the template: ${firstDifference(first.template, second.template)}`);
   }
   const text = JSON.stringify(first.template);
   for (const s of sentinelSets)
-    for (const value of [s.clusterName, s.deploymentName, ...s.groups]) if (text.includes(value)) throw new Error(`release: ${value} left in the template`);
+    for (const value of [s.clusterName, s.deploymentName, ...s.groups, ...s.subnets, ...s.securityGroups, s.rolePath, s.runbookUrl]) {
+      if (text.includes(value)) throw new Error(`release: ${value} left in the template`);
+    }
   return first;
 }
 
-/** The deadline policies merged: leave must equal force; retain's differences go under RetainAtDeadline. */
-function policiesMerged(alarmTopic: boolean): Synthesized {
-  const [force, leave, retain] = [DeadlinePolicy.FORCE, DeadlinePolicy.LEAVE, DeadlinePolicy.RETAIN].map((deadlinePolicy) => variantTemplate({ deadlinePolicy, alarmTopic }));
-  if (!isDeepStrictEqual(force!.template, leave!.template))
-    throw new Error(`release: force and leave differ beyond the parameter: ${firstDifference(force!.template, leave!.template)}`);
-  return { ...force!, template: mergeTemplates(retain!.template, force!.template, conditionNames.retain) };
+/**
+ * The base (release-variants.ts), and each dimension's variant merged in under its condition.
+ * The leave policy must give what force gives exactly (the parameter is their only difference).
+ */
+function mergedTemplate(): Synthesized {
+  const base = variantTemplate(() => ({}));
+  const variants = dimensions.map((d) => ({ condition: d.condition, inverse: d.inverse, template: variantTemplate((stack, s) => d.props(stack, s)).template }));
+  const force = variants.find((v) => v.condition === conditionNames.releases)!.template;
+  const leave = variantTemplate(() => ({ deadlinePolicy: DeadlinePolicy.LEAVE })).template;
+  if (!isDeepStrictEqual(force, leave)) throw new Error(`release: force and leave differ beyond the parameter: ${firstDifference(force, leave)}`);
+  return { ...base, template: mergeConditional(base.template, variants, exclusive) };
 }
 
-function mergeTemplates(a: JsonObject, b: JsonObject, condition: string): JsonObject {
-  const { Resources: resourcesA, ...restA } = a;
-  const { Resources: resourcesB, ...restB } = b;
-  const rest = mergeVariants(restA, restB, condition) as JsonObject;
-  return { ...rest, Resources: mergeResources(resourcesA as JsonObject, resourcesB as JsonObject, condition) };
+/** One combination of dimensions, parameterised but not merged: what the merged template must expand to (release.test.ts). */
+export function variantFor(extra: Extra): JsonObject {
+  return variantTemplate(extra).template;
 }
 
 export interface Release {
@@ -179,12 +137,11 @@ export interface Release {
 
 /** The release template and where its Lambda code is staged (scripts/release.ts zips it). */
 export function generateRelease(version: string): Release {
-  const withTopic = policiesMerged(true);
-  const withoutTopic = policiesMerged(false);
-  const { Resources, Outputs } = mergeTemplates(withTopic.template, withoutTopic.template, conditionNames.alarmTopic);
-  const codeKey = `graceful-node-termination-${version}-lambda-${withTopic.assetHash.slice(0, 12)}.zip`;
+  const merged = mergedTemplate();
+  const { Resources, Outputs } = merged.template;
+  const codeKey = `graceful-node-termination-${version}-lambda-${merged.assetHash.slice(0, 12)}.zip`;
   return {
-    assetDirectory: withTopic.assetDirectory,
+    assetDirectory: merged.assetDirectory,
     codeKey,
     template: {
       AWSTemplateFormatVersion: '2010-09-09',
@@ -192,6 +149,7 @@ export function generateRelease(version: string): Release {
       Description: `graceful-node-termination ${version}: graceful termination for self-managed EKS node groups (lifecycle hooks, an SNS topic, the drainer Lambda). docs/cloudformation.md`,
       Parameters: releaseParameters(codeKey),
       Rules: releaseRules(),
+      Mappings: releaseMappings(),
       Conditions: releaseConditions(),
       Resources: Resources!,
       Outputs: Outputs!,

@@ -227,7 +227,14 @@ function validateFunctionProps(props: GracefulNodeTerminationProps): void {
   if (memory !== undefined && (!Number.isInteger(memory) || memory < 128 || memory > 10240)) {
     throw new Error(`memorySizeMiB ${memory} is invalid: Lambda accepts an integer from 128 to 10240`);
   }
+  const path = props.rolePath;
+  if (path !== undefined && !Token.isUnresolved(path) && !rolePathPattern.test(path)) {
+    throw new Error(`rolePath ${JSON.stringify(path)} is invalid: IAM paths are "/" or start and end with "/" (printable ASCII between), at most 512 characters`);
+  }
 }
+
+/** IAM's path: `/`, or `/` + printable ASCII + `/`, at most 512 characters. */
+export const rolePathPattern = /^(?=.{1,512}$)\/([!-~]*\/)?$/;
 
 /** Names Auto Scaling accepts, and that fit in the comma-separated AUTO_SCALING_GROUP_NAMES. */
 export function validateGroupName(name: string): void {

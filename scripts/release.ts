@@ -17,7 +17,8 @@ const { version } = JSON.parse(readFileSync(join(projectRoot, 'package.json'), '
 const release = generateRelease(version);
 rmSync(releaseDirectory, { recursive: true, force: true });
 mkdirSync(releaseDirectory, { recursive: true });
-const template = `${JSON.stringify(release.template, null, 1)}\n`;
+// Compact: the template must stay under the TemplateBody limit (`jq . <file>` shows it indented).
+const template = `${JSON.stringify(release.template)}\n`;
 writeFileSync(join(releaseDirectory, templateFile), template);
 const zip = zipDirectory(release.assetDirectory);
 writeFileSync(join(releaseDirectory, release.codeKey), zip);

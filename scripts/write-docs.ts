@@ -2,7 +2,13 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { withTable } from './config-table.js';
+import { withParameterTables } from './release-docs.js';
 
-const page = fileURLToPath(new URL('../docs/configuration.md', import.meta.url));
-writeFileSync(page, withTable(readFileSync(page, 'utf8')));
-console.log(`wrote ${page}`);
+for (const [file, rewrite] of [
+  ['../docs/configuration.md', withTable],
+  ['../docs/cloudformation.md', withParameterTables],
+] as const) {
+  const page = fileURLToPath(new URL(file, import.meta.url));
+  writeFileSync(page, rewrite(readFileSync(page, 'utf8')));
+  console.log(`wrote ${page}`);
+}

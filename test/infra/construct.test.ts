@@ -19,17 +19,19 @@ const loadBalancerReads = [
   'elasticloadbalancing:DescribeTags',
 ];
 
-describe('the example stack from cdk.json', () => {
+// Under load (two cores, the release suite beside it) even a short check can wait for the CPU.
+describe('the example stack from cdk.json', { timeout: 30_000 }, () => {
   let template: Template;
   let resources: Resources;
   let app: App;
 
+  // The first synthesis in a worker bundles the Lambda (esbuild): give it room under load.
   beforeAll(() => {
     const built = exampleStack();
     app = built.app;
     template = Template.fromStack(built.stack);
     resources = template.toJSON()['Resources'] as Resources;
-  });
+  }, 60_000);
 
   it('puts a launch and a terminate hook on each group: 1800 s, CONTINUE, metadata naming the cluster', () => {
     template.resourceCountIs('AWS::AutoScaling::LifecycleHook', 4);
@@ -226,8 +228,11 @@ describe('the example stack from cdk.json', () => {
     ];
     const ids = Object.keys(resources);
     expect(ids).toEqual(expect.arrayContaining(before));
-    // New in this version: the reconciler's schedule and its permission to invoke the function.
+    // New since: the saved Logs Insights queries, the reconciler's schedule and its permission to invoke the function.
     expect(ids.filter((id) => !before.includes(id)).sort()).toEqual([
+      expect.stringMatching(/^GracefulNodeTerminationQueryslowestdrains[0-9A-F]{8}$/),
+      expect.stringMatching(/^GracefulNodeTerminationQuerytimelineofoneinstance[0-9A-F]{8}$/),
+      expect.stringMatching(/^GracefulNodeTerminationQuerywhatblocked[0-9A-F]{8}$/),
       expect.stringMatching(/^GracefulNodeTerminationReconcileSchedule[0-9A-F]{8}$/),
       expect.stringMatching(/^GracefulNodeTerminationReconcileScheduleAllowEventRuleGracefulNodeTerminationFunction[0-9A-F]{16}$/),
     ]);

@@ -8,7 +8,15 @@ import { join } from 'node:path';
 import { buildApp } from '../../infra/app.js';
 import { GracefulNodeTermination, type GracefulNodeTerminationProps } from '../../infra/graceful-node-termination.js';
 
-export type Resource = { Type: string; Properties: Record<string, unknown>; DependsOn?: string[]; DeletionPolicy?: string; UpdateReplacePolicy?: string };
+export type Resource = {
+  Type: string;
+  Properties: Record<string, unknown>;
+  DependsOn?: string[];
+  Metadata?: Record<string, unknown>;
+  Condition?: string;
+  DeletionPolicy?: string;
+  UpdateReplacePolicy?: string;
+};
 export type Resources = Record<string, Resource>;
 export type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Sid?: string; Condition?: Record<string, Record<string, unknown>>; Principal?: unknown };
 

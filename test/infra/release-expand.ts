@@ -1,7 +1,7 @@
 // What CloudFormation makes of the release template for given parameter values, as far as the
 // tests need it: the AWS::LanguageExtensions transform's Fn::ForEach expanded, conditions
 // decided (resources whose condition is false dropped, Fn::If chosen, AWS::NoValue removed), and
-// Ref, Fn::Sub, Fn::Join and Fn::Split of parameters and pseudo parameters resolved. References
+// Ref, Fn::Sub, Fn::Join, Fn::Split and Fn::FindInMap of parameters and pseudo parameters resolved. References
 // to resources stay as they are, so the template checks can follow them.
 import type { Resources } from './fixtures.js';
 
@@ -45,10 +45,11 @@ function expandForEach(resources: JsonObject, values: Record<string, string | st
 }
 
 export function expandRelease(template: JsonObject, values: Record<string, string | string[]>): Resources {
-  const parameters = template['Parameters'] as Record<string, { Default?: string | number }>;
+  const parameters = template['Parameters'] as Record<string, { Type?: string; Default?: string | number }>;
   const value = (name: string): string | string[] => {
     const v = (pseudo as Record<string, string>)[name] ?? values[name] ?? parameters[name]?.Default;
     if (v === undefined) throw new Error(`no value for ${name}`);
+    if (typeof v === 'string' && parameters[name]?.Type === 'CommaDelimitedList') return v.split(',');
     return typeof v === 'number' ? String(v) : v;
   };
   const isParameter = (name: string) => name in pseudo || name in parameters;
@@ -68,6 +69,12 @@ export function expandRelease(template: JsonObject, values: Record<string, strin
     if (fn === 'Fn::Split') return String(resolve((arg as Json[])[1]!)).split(String((arg as Json[])[0]));
     if (fn === 'Fn::Equals') return resolve((arg as Json[])[0]!) === resolve((arg as Json[])[1]!);
     if (fn === 'Fn::Not') return !resolve((arg as Json[])[0]!);
+    if (fn === 'Fn::And') return (arg as Json[]).every((c) => resolve(c) === true);
+    if (fn === 'Fn::Or') return (arg as Json[]).some((c) => resolve(c) === true);
+    if (fn === 'Fn::FindInMap') {
+      const [map, key, column] = (arg as Json[]).map((a) => String(resolve(a)));
+      return ((template['Mappings'] as Record<string, Record<string, JsonObject>>)[map!]![key!]![column!] ?? null) as Json;
+    }
     if (fn === 'Fn::If') return resolve(conditions.get(String((arg as Json[])[0]))! ? (arg as Json[])[1]! : (arg as Json[])[2]!);
     const entries = Object.entries(node).map(([k, v]) => [k, resolve(v)] as const);
     return Object.fromEntries(entries.filter(([, v]) => v !== noValue)) as JsonObject;

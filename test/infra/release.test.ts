@@ -3,14 +3,93 @@
 // derived from a parameter that its rewrite missed). Here: its parameters, the Fn::ForEach,
 // the IAM scoping to the listed groups, no CDK asset left, and the first-deploy checks on it
 // as CloudFormation would expand it. cfn-lint runs on it in `npm run release`.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { aws_ec2 as ec2, aws_iam as iam, aws_sns as sns, type Stack } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { generateRelease, type Release } from '../../infra/release.js';
-import type { Resources, Statement } from './fixtures.js';
+import { DeadlinePolicy, type GracefulNodeTerminationProps } from '../../infra/graceful-node-termination.js';
+import { propertyCoverage } from '../../infra/release-coverage.js';
+import { releaseParameters } from '../../infra/release-parameters.js';
+import type { Sentinels } from '../../infra/release-variants.js';
+import { generateRelease, variantFor, type Release } from '../../infra/release.js';
+import { withParameterTables } from '../../scripts/release-docs.js';
+import { describeFirstDeploy, type FirstDeployVariant } from './first-deploy-checks.js';
+import { root, type Resources, type Statement } from './fixtures.js';
 import { expandRelease, pseudo } from './release-expand.js';
 import { drainerPrerequisites, grants, ofType, statementsOf, waitsFor } from './template-checks.js';
 
 const groups = ['prod-workers-a', 'prod_workers.b'];
-const values = (extra: Record<string, string> = {}) => ({ ClusterName: 'prod', AutoScalingGroupNames: groups, LambdaCodeS3Bucket: 'my-artifacts', ...extra });
+const subnets = ['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1'];
+const securityGroups = ['sg-0123456789abcdef0'];
+const vpc = (stack: Stack) => ({
+  vpc: ec2.Vpc.fromVpcAttributes(stack, 'Vpc', { vpcId: 'vpc-0release', availabilityZones: ['az-a', 'az-b'], privateSubnetIds: subnets }),
+  securityGroups: securityGroups.map((id, i) => ec2.SecurityGroup.fromSecurityGroupId(stack, `SecurityGroup${i}`, id)),
+});
+const vpcValues = { SubnetIds: subnets, SecurityGroupIds: securityGroups };
+
+/** The variants the first-deploy checks run on, as parameter values. */
+const releaseVariants: (FirstDeployVariant & { values: Record<string, string | string[]> })[] = [
+  { name: 'the release template in a VPC', values: vpcValues, vpcFunctions: 2, alarmTopics: 0, expanded: true },
+  { name: 'the release template for aws-auth (ManageKubernetesAccess=false)', values: { ManageKubernetesAccess: 'false' }, vpcFunctions: 0, alarmTopics: 0, expanded: true },
+  { name: 'the release template with Spot interruptions', values: { SpotInterruptions: 'true' }, vpcFunctions: 0, alarmTopics: 0, expanded: true },
+  {
+    name: 'the release template with everything at once',
+    values: { ...vpcValues, ManageKubernetesAccess: 'false', SpotInterruptions: 'true', AlarmEmail: 'oncall@example.com', DeadlinePolicy: 'retain' },
+    vpcFunctions: 1,
+    alarmTopics: 1,
+    expanded: true,
+  },
+];
+
+/** Parameter values and the props that mean the same, over the sentinels of infra/release-variants.ts. */
+const combinations: { name: string; values: Record<string, string | string[]>; props: (stack: Stack, s: Sentinels) => Partial<GracefulNodeTerminationProps> }[] = [
+  { name: 'the defaults', values: {}, props: () => ({}) },
+  {
+    name: 'VPC, aws-auth, Spot, no reconciler, no waits, e-mail alarms, retain, a boundary',
+    values: {
+      ...vpcValues,
+      ManageKubernetesAccess: 'false',
+      SpotInterruptions: 'true',
+      ReconcileMarks: 'false',
+      WaitForTargets: 'false',
+      WaitForVolumeDetach: 'false',
+      AlarmEmail: 'oncall@example.com',
+      DeadlinePolicy: 'retain',
+      PermissionsBoundaryArn: 'arn:aws:iam::123456789012:policy/boundary',
+      Dashboard: 'true',
+      RunbookUrl: 'https://wiki.example.com/gnt',
+    },
+    props: (stack, s) => ({
+      ...vpc(stack),
+      manageKubernetesAccess: false,
+      spotInterruptions: true,
+      reconcileMarks: false,
+      waitForTargets: false,
+      waitForVolumeDetach: false,
+      alarmEmail: s.alarmEmail,
+      deadlinePolicy: DeadlinePolicy.RETAIN,
+      permissionsBoundary: iam.ManagedPolicy.fromManagedPolicyArn(stack, 'Boundary', s.permissionsBoundary),
+      dashboard: true,
+      runbookUrl: 'https://wiki.example.com/gnt',
+    }),
+  },
+  {
+    name: 'VPC with Kubernetes access, an alarm topic and e-mail (the topic wins)',
+    values: { ...vpcValues, AlarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:oncall', AlarmEmail: 'oncall@example.com' },
+    props: (stack, s) => ({ ...vpc(stack), alarmTopic: sns.Topic.fromTopicArn(stack, 'AlarmTopic', s.alarmTopicArn), alarmEmail: s.alarmEmail }),
+  },
+];
+
+/** Resources compared by what they wait for, however the template says it (DependsOn or a conditional Ref in Metadata). */
+function comparable(resources: Resources): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(resources).map(([id, r]) => {
+      const { DependsOn: _, Metadata: __, Condition: ___, ...rest } = r;
+      return [id, { ...rest, waitsFor: [...waitsFor({ ...r, Properties: {} })].sort() }];
+    }),
+  );
+}
+const values = (extra: Record<string, string | string[]> = {}) => ({ ClusterName: 'prod', AutoScalingGroupNames: groups, LambdaCodeS3Bucket: 'my-artifacts', ...extra });
 
 /** IAM's ArnLike / StringLike: `*` any run of characters, `?` one. */
 const like = (pattern: string, value: string) =>
@@ -32,7 +111,7 @@ describe('the release template', () => {
     resources = expandRelease(release.template, values());
   }, 300_000);
 
-  it('is parameterised: cluster, groups as a list, deployment, hook and drain settings, alarm topic, the code bucket and key', () => {
+  it('is parameterised: where it runs, every setting the construct offers the template, the alarms, the code bucket and key', () => {
     const parameters = release.template['Parameters'] as Record<string, { Type: string; Default?: unknown; AllowedValues?: unknown }>;
     expect(Object.keys(parameters)).toEqual([
       'ClusterName',
@@ -42,8 +121,26 @@ describe('the release template', () => {
       'DrainTimeoutSeconds',
       'LoadBalancerDelaySeconds',
       'LaunchTimeoutSeconds',
+      'BatchWaitSeconds',
       'DeadlinePolicy',
+      'WaitForTargets',
+      'LoadBalancerMinWaitSeconds',
+      'LoadBalancerMaxWaitSeconds',
+      'WaitForVolumeDetach',
+      'SpotInterruptions',
+      'ReconcileMarks',
+      'ReconcileIntervalMinutes',
+      'ManageKubernetesAccess',
       'AlarmTopicArn',
+      'AlarmEmail',
+      'RunbookUrl',
+      'Dashboard',
+      'SubnetIds',
+      'SecurityGroupIds',
+      'MemorySizeMiB',
+      'LogRetentionDays',
+      'PermissionsBoundaryArn',
+      'RolePath',
       'LambdaCodeS3Bucket',
       'LambdaCodeS3Key',
     ]);
@@ -166,6 +263,34 @@ describe('the release template', () => {
   });
 
   it('fits in a TemplateBody, so aws cloudformation deploy needs no bucket for it', () => {
-    expect(Buffer.byteLength(`${JSON.stringify(release.template, null, 1)}\n`)).toBeLessThan(51_200);
+    expect(Buffer.byteLength(`${JSON.stringify(release.template)}\n`)).toBeLessThan(51_200);
+  });
+
+  // Each parameter combination must expand to what the construct itself synthesizes with those
+  // props: the merge of one-setting variants is only sound while the settings do not interact.
+  it.each(combinations)('expands for $name exactly as the construct synthesizes it', ({ values: extra, props }) => {
+    const direct = { ...release.template, Resources: variantFor((stack, s) => ({ deadlinePolicy: DeadlinePolicy.FORCE, ...props(stack, s) }))['Resources']! };
+    expect(comparable(expandRelease(release.template, values(extra)))).toEqual(comparable(expandRelease(direct, values(extra))));
+  });
+
+  for (const variant of releaseVariants) describeFirstDeploy(variant, () => expandRelease(release.template, values(variant.values)));
+});
+
+describe('the release parameters', () => {
+  const propsSource = readFileSync(join(root, 'infra', 'props.ts'), 'utf8');
+  const props = [...propsSource.slice(0, propsSource.indexOf('export interface AddAutoScalingGroupOptions')).matchAll(/^ {2}readonly (\w+)\??:/gm)].map((m) => m[1]!);
+  const parameters = Object.keys(releaseParameters('key.zip'));
+
+  it('stand for every construct property, or a documented reason says why one has none', () => {
+    expect(props.length).toBeGreaterThan(30);
+    expect(Object.keys(propertyCoverage).sort()).toEqual([...props].sort());
+    for (const [prop, coverage] of Object.entries(propertyCoverage)) {
+      if ('reason' in coverage) expect(coverage.reason.length, prop).toBeGreaterThan(20);
+      else for (const parameter of coverage.parameters) expect(parameters, prop).toContain(parameter);
+    }
+  });
+
+  it('are listed in docs/cloudformation.md as npm run docs generates them', () => {
+    expect(readFileSync(join(root, 'docs', 'cloudformation.md'), 'utf8')).toBe(withParameterTables(readFileSync(join(root, 'docs', 'cloudformation.md'), 'utf8')));
   });
 });

@@ -3,7 +3,7 @@
 // (first-deploy.test.ts on every synthesized variant, release.test.ts on the release template).
 import type { Resource, Resources, Statement } from './fixtures.js';
 
-/** Every logical ID a resource waits for: its DependsOn and every Ref and GetAtt in its properties. */
+/** Every logical ID a resource waits for: its DependsOn and every Ref and GetAtt in its properties and metadata (the release's conditional dependencies). */
 export function waitsFor(resource: Resource): Set<string> {
   const ids = new Set(resource.DependsOn ?? []);
   const visit = (value: unknown): void => {
@@ -15,6 +15,7 @@ export function waitsFor(resource: Resource): Set<string> {
     Object.values(node).forEach(visit);
   };
   visit(resource.Properties);
+  visit(resource.Metadata);
   return ids;
 }
 

@@ -1,0 +1,99 @@
+// Something to look at: the opt-in dashboard and the saved queries read what the handler
+// really writes (metric names and dimensions, log messages and keys, checked against lambda/),
+// and every alarm links to its runbook row and notifies again when it returns to OK.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { defaultRunbookUrl, runbookAnchor } from '../../infra/alarms.js';
+import { savedQueries } from '../../infra/dashboard.js';
+import { DeadlinePolicy } from '../../infra/graceful-node-termination.js';
+import { logMessageMetrics } from '../../infra/metrics.js';
+import { ofType } from './template-checks.js';
+import { resourcesOf, root, stackWith, type Resources } from './fixtures.js';
+
+/** Every TypeScript source of the handler, as one text. */
+function lambdaSources(dir = join(root, 'lambda')): string {
+  return readdirSync(dir, { withFileTypes: true })
+    .map((e) => (e.isDirectory() ? lambdaSources(join(dir, e.name)) : e.name.endsWith('.ts') ? readFileSync(join(dir, e.name), 'utf8') : ''))
+    .join('\n');
+}
+
+/** The dashboard's body with CloudFormation's Fn::Join flattened, tokens as `<ref>`. */
+function dashboardBody(resources: Resources): { widgets: { type: string; properties: { metrics?: unknown[][]; query?: string } }[] } {
+  const [[, dashboard]] = ofType(resources, 'AWS::CloudWatch::Dashboard') as unknown as [[string, { Properties: { DashboardBody: { 'Fn::Join': [string, unknown[]] } } }]];
+  const text = dashboard.Properties.DashboardBody['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : '<ref>')).join('');
+  return JSON.parse(text) as ReturnType<typeof dashboardBody>;
+}
+
+const sources = lambdaSources();
+const emitted = (name: string) => new RegExp(`\\b${name}: \\{ unit:`).test(sources) || name in logMessageMetrics;
+
+// The first synthesis in a worker bundles the Lambda (esbuild): give it room under load.
+describe('the dashboard and the saved queries', { timeout: 30_000 }, () => {
+  it('makes no dashboard unless asked, and the saved queries always', () => {
+    const resources = resourcesOf(stackWith({}).stack);
+    expect(ofType(resources, 'AWS::CloudWatch::Dashboard')).toEqual([]);
+    const queries = ofType(resources, 'AWS::Logs::QueryDefinition').map(([, q]) => String(q.Properties['Name']));
+    expect(queries.map((n) => n.split('/')[1])).toEqual(['timeline-of-one-instance', 'slowest-drains', 'what-blocked']);
+  });
+
+  it('graphs only metrics the handler writes, with the dimensions it writes them with', () => {
+    const { stack, construct } = stackWith({ dashboard: true });
+    const body = dashboardBody(resourcesOf(stack));
+    const titles = body.widgets.map((w) => (w.properties as { title?: string }).title).filter(Boolean);
+    expect(titles).toEqual([
+      'Terminations by outcome',
+      'Drain duration (notification to release), seconds',
+      'Evictions blocked, by cause',
+      'Settle waits after the drain, seconds',
+      'Retained instances',
+      'Reconciler actions',
+      'Errors',
+    ]);
+    const ours = body.widgets.flatMap((w) => w.properties.metrics ?? []).filter((m) => m[0] === 'GracefulNodeTermination');
+    expect(ours.length).toBeGreaterThan(15);
+    for (const metric of ours) {
+      const [, name, ...rest] = metric as [string, string, ...unknown[]];
+      expect(emitted(name), `${name} is not written by lambda/`).toBe(true);
+      const dimensions = Object.fromEntries(
+        rest.filter((x) => typeof x === 'string').reduce<string[][]>((pairs, x, i) => (i % 2 === 0 ? [...pairs, [x as string]] : (pairs.at(-1)!.push(x as string), pairs)), []),
+      );
+      expect(dimensions['service']).toBe(construct.deploymentName);
+      if (dimensions['Transition'] !== undefined) expect(sources).toContain(`Transition: '${dimensions['Transition']}'`);
+    }
+    for (const outcome of ['drained', 'timed-out', 'retained', 'node-not-found', 'node-gone', 'superseded']) expect(sources).toContain(`'${outcome}'`);
+  });
+
+  it('queries log messages and keys the handler writes', () => {
+    for (const [name, query] of Object.entries(savedQueries())) {
+      // Quoted texts are the handler's messages, but for the example instance ID.
+      const messages = [...query.matchAll(/"([^"]{12,})"/g)].map((m) => m[1]!).filter((m) => !m.startsWith('i-'));
+      expect(messages.length, name).toBeGreaterThan(name === 'timeline-of-one-instance' ? -1 : 0);
+      for (const message of messages) expect(sources, `${name}: ${message}`).toContain(message);
+      for (const key of ['instanceId', 'durationMs', 'podsEvicted', 'outcome', 'reason', 'budget', 'detail', 'autoScalingGroupName'].filter((k) => query.includes(k))) {
+        expect(sources, `${name}: ${key}`).toMatch(new RegExp(`\\b${key}[,:]`));
+      }
+    }
+  });
+
+  it('links every alarm to its row in docs/operations.md and notifies on OK as on ALARM', () => {
+    const operations = readFileSync(join(root, 'docs', 'operations.md'), 'utf8');
+    const { stack, construct } = stackWith({ alarmEmail: 'oncall@example.com', deadlinePolicy: DeadlinePolicy.RETAIN, retentionSetOutside: true });
+    const alarms = ofType(resourcesOf(stack), 'AWS::CloudWatch::Alarm');
+    expect(alarms).toHaveLength(6);
+    for (const [, alarm] of alarms) {
+      const id = String(alarm.Properties['AlarmName']).slice(construct.deploymentName.length + 1);
+      expect(alarm.Properties['AlarmDescription']).toMatch(new RegExp(` Runbook: ${defaultRunbookUrl}#${runbookAnchor(id)}$`));
+      expect(operations, `docs/operations.md has no anchor ${runbookAnchor(id)}`).toContain(`<a id="${runbookAnchor(id)}"></a>`);
+      expect(alarm.Properties['OKActions']).toEqual(alarm.Properties['AlarmActions']);
+      expect(alarm.Properties['OKActions']).toHaveLength(1);
+    }
+  });
+
+  it("links to the runbook the runbookUrl prop names, by default the project's repository", () => {
+    const { repository } = JSON.parse(readFileSync(join(root, 'packages', 'construct', 'package.json'), 'utf8')) as { repository: { url: string } };
+    expect(defaultRunbookUrl).toBe(`${repository.url.replace(/\.git$/, '')}/blob/main/docs/operations.md`);
+    const [, alarm] = ofType(resourcesOf(stackWith({ runbookUrl: 'https://wiki.example.com/gnt' }).stack), 'AWS::CloudWatch::Alarm')[0]!;
+    expect(alarm.Properties['AlarmDescription']).toMatch(/ Runbook: https:\/\/wiki\.example\.com\/gnt#alarm-functionerrors$/);
+  });
+});
