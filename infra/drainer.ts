@@ -104,6 +104,7 @@ function drainerEnvironment({ settings: s, props, topic, groupNames }: DrainerOp
       spotInterruptions: s.spotInterruptions,
       batchWaitSeconds: s.batchWait.toSeconds(),
       deadlinePolicy: s.deadlinePolicy,
+      mode: s.mode,
       heartbeatTimeoutSeconds: s.heartbeatTimeout.toSeconds(),
       // Drains longer than one invocation continue through the same topic.
       handOffTopicArn: topic.topicArn,

@@ -24,10 +24,10 @@ import { lambdaCode } from './lambda-code.js';
 import { LifecycleHooks } from './lifecycle-hooks.js';
 import { deploymentMetric, type LogMessageMetric } from './metrics.js';
 import { acknowledgeNag } from './nag.js';
-import { DeadlinePolicy, type AddAutoScalingGroupOptions, type GracefulNodeTerminationProps } from './props.js';
+import { DeadlinePolicy, Mode, type AddAutoScalingGroupOptions, type GracefulNodeTerminationProps } from './props.js';
 import { resolveSettings, type Settings } from './settings.js';
 
-export { DeadlinePolicy, type AddAutoScalingGroupOptions, type GracefulNodeTerminationProps };
+export { DeadlinePolicy, Mode, type AddAutoScalingGroupOptions, type GracefulNodeTerminationProps };
 
 /**
  * Gives self-managed node groups the graceful termination of EKS managed node groups:

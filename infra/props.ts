@@ -1,8 +1,8 @@
 // The construct's properties: flat, strongly typed, each optional one with its default.
 import type { Duration, RemovalPolicy, aws_autoscaling as autoscaling, aws_ec2 as ec2, aws_eks as eks, aws_iam as iam, aws_logs as logs, aws_sns as sns } from 'aws-cdk-lib';
-import { DeadlinePolicy } from '../lambda/shared/config.js';
+import { DeadlinePolicy, Mode } from '../lambda/shared/config.js';
 
-export { DeadlinePolicy };
+export { DeadlinePolicy, Mode };
 
 export interface GracefulNodeTerminationProps {
   /**
@@ -100,6 +100,15 @@ export interface GracefulNodeTerminationProps {
    * @default DeadlinePolicy.FORCE
    */
   readonly deadlinePolicy?: DeadlinePolicy;
+  /**
+   * `Mode.OBSERVE` for a careful first rollout: every notification is verified as usual, what
+   * would be done (the node, the pods in eviction order, the budgets that would hold them up,
+   * the siblings, the waits) is written as Events and a log line, nothing else changes in the
+   * cluster or the groups, and each lifecycle action completes CONTINUE at once. Adds `list` on
+   * PodDisruptionBudgets to nothing: the ClusterRole has it either way.
+   * @default Mode.ENFORCE
+   */
+  readonly mode?: Mode;
   /**
    * How long pods of Jobs and pods annotated `karpenter.sh/do-not-disrupt: "true"` (or
    * `graceful-node-termination/wait-for-completion: "true"`) may run to completion before

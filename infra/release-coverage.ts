@@ -18,10 +18,14 @@ export const propertyCoverage: { readonly [K in keyof Required<GracefulNodeTermi
   waitForTargets: { parameters: [p.waitForTargets] },
   loadBalancerMinWait: { parameters: [p.loadBalancerMinWait] },
   loadBalancerMaxWait: { parameters: [p.loadBalancerMaxWait] },
-  loadBalancerTags: { reason: 'A map of tags, which no CloudFormation parameter type holds; it turns on the account-wide tag scan for load balancers other tools made, while the cluster itself names those of both load-balancer controllers (TargetGroupBindings, in-tree Services).' },
+  loadBalancerTags: {
+    reason:
+      'A map of tags, which no CloudFormation parameter type holds; it turns on the account-wide tag scan for load balancers other tools made, while the cluster itself names those of both load-balancer controllers (TargetGroupBindings, in-tree Services).',
+  },
   waitForVolumeDetach: { parameters: [p.waitForVolumeDetach] },
   retentionSetOutside: { reason: 'Always true in the template: it cannot set the instance lifecycle policy of groups it does not define, so DeadlinePolicy=retain asks you to.' },
   deadlinePolicy: { parameters: [p.deadlinePolicy] },
+  mode: { parameters: [p.mode] },
   batchWait: { parameters: [p.batchWait] },
   minEvictionWindow: { reason: 'A fairness floor most deployments never change; the construct default (60 s) applies.' },
   cordonDoomedSiblings: { reason: 'A safety default (on) with no known reason to turn it off; the construct can.' },

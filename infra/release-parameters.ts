@@ -3,7 +3,7 @@
 // definitions (lambda/shared/config-variables.ts); release-coverage.ts says, for every prop,
 // which parameter stands for it or why none does.
 import { Duration, aws_events as events, aws_logs as logs } from 'aws-cdk-lib';
-import { configVariables, DeadlinePolicy } from '../lambda/shared/config.js';
+import { configVariables, DeadlinePolicy, Mode } from '../lambda/shared/config.js';
 import { deploymentNamePattern, rbacName } from '../lambda/installer/rbac.js';
 import { shortestHeartbeatSeconds } from '../lambda/shared/resume-window.js';
 import { defaultRunbookUrl } from './alarms.js';
@@ -22,6 +22,7 @@ export const parameterNames = {
   launchTimeout: 'LaunchTimeoutSeconds',
   batchWait: 'BatchWaitSeconds',
   deadlinePolicy: 'DeadlinePolicy',
+  mode: 'Mode',
   waitForTargets: 'WaitForTargets',
   loadBalancerMinWait: 'LoadBalancerMinWaitSeconds',
   loadBalancerMaxWait: 'LoadBalancerMaxWaitSeconds',
@@ -151,8 +152,15 @@ function drainParameters(): JsonObject {
       Default: DeadlinePolicy.FORCE,
       AllowedValues: Object.values(DeadlinePolicy),
     },
+    [p.mode]: {
+      Type: 'String',
+      Description:
+        'observe: verify every notification, say what would be done (Events, a log line), change nothing else and complete each lifecycle action CONTINUE at once, for a careful first rollout (docs/observe-mode.md); enforce: drain.',
+      Default: Mode.ENFORCE,
+      AllowedValues: Object.values(Mode),
+    },
     [p.waitForTargets]: flag(
-      "After the drain, wait until the cluster's target groups and Classic Load Balancers let the instance go (true), or LoadBalancerDelaySeconds (false).",
+      "After the drain, wait until the load balancers the cluster serves (its TargetGroupBindings' target groups, the in-tree controller's Classic and Network Load Balancers) let the instance go (true), or LoadBalancerDelaySeconds (false).",
       v.waitForTargets.default!,
     ),
     [p.loadBalancerMinWait]: numberFrom('With WaitForTargets: the shortest wait after the drain. At most LoadBalancerMaxWaitSeconds.', v.loadBalancerMinWaitSeconds),

@@ -59,7 +59,8 @@ export const sentinelSets: readonly [Sentinels, Sentinels] = [
     clusterName: 'gntclustercharlie',
     deploymentName: 'gntdeploycharlie',
     groups: ['gntgroupcharlie', 'gntgroupdelta'],
-    heartbeatTimeout: 3203,
+    // Long enough for a reconciler every 41 minutes (the cold start and the synth check the pair).
+    heartbeatTimeout: 3601,
     drainTimeout: 1109,
     loadBalancerDelay: 53,
     launchTimeout: 587,

@@ -5,7 +5,7 @@
 // depends on a parameter can hide in it. docs/cloudformation.md explains the result.
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { DeadlinePolicy } from '../lambda/shared/config.js';
+import { DeadlinePolicy, Mode } from '../lambda/shared/config.js';
 import { renderRbacYaml } from '../lambda/installer/rbac.js';
 import { mergeConditional } from './release-merge.js';
 import { conditionNames, parameterNames as p, reconcileMapping, releaseConditions, releaseMappings, releaseParameters, releaseRules } from './release-parameters.js';
@@ -57,9 +57,12 @@ function exactSentinels(s: Sentinels): Map<string, Json> {
       [String(n), to],
     ]),
     [`rate(${s.reconcileIntervalMinutes} minutes)`, reconcile('Rate')],
+    // RECONCILE_INTERVAL_MINUTES: the cold start checks it against the heartbeat timeout.
+    [String(s.reconcileIntervalMinutes), ref(p.reconcileInterval)],
     [DeadlinePolicy.FORCE, ref(p.deadlinePolicy)],
     [DeadlinePolicy.RETAIN, ref(p.deadlinePolicy)],
     [DeadlinePolicy.LEAVE, ref(p.deadlinePolicy)],
+    [Mode.ENFORCE, ref(p.mode)],
     [s.alarmTopicArn, ref(p.alarmTopicArn)],
     [s.alarmEmail, ref(p.alarmEmail)],
     [s.permissionsBoundary, ref(p.permissionsBoundary)],

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { Duration, RemovalPolicy, Stack, Token, aws_lambda as lambda, aws_logs as logs } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { DeadlinePolicy, configVariables, longestWaits } from '../lambda/shared/config.js';
+import { DeadlinePolicy, Mode, configVariables, longestWaits } from '../lambda/shared/config.js';
 import { deploymentNamePattern, rbacName } from '../lambda/installer/rbac.js';
 import {
   defaultInterval,
@@ -24,6 +24,7 @@ export interface Settings {
   readonly hookNames: { readonly launch: string; readonly terminate: string };
   readonly kubernetesGroup: string;
   readonly deadlinePolicy: DeadlinePolicy;
+  readonly mode: Mode;
   readonly retentionSetOutside: boolean;
   readonly heartbeatTimeout: Duration;
   readonly drainTimeout: Duration;
@@ -56,6 +57,7 @@ export function resolveSettings(scope: Construct, props: GracefulNodeTermination
     hookNames: { launch: `${deploymentName}-launch`, terminate: `${deploymentName}-terminate` },
     kubernetesGroup: props.kubernetesGroup ?? deploymentName,
     deadlinePolicy: props.deadlinePolicy ?? DeadlinePolicy.FORCE,
+    mode: props.mode ?? Mode.ENFORCE,
     retentionSetOutside: props.retentionSetOutside ?? false,
     heartbeatTimeout,
     drainTimeout: props.drainTimeout ?? defaultSeconds(configVariables.drainTimeoutSeconds),

@@ -2,6 +2,7 @@
 // cold start (config.ts), the CDK construct writes them, and the docs' table is generated
 // from this list, so the three can never drift apart.
 import { DeadlinePolicy } from './deadline-policy.js';
+import { Mode } from './mode.js';
 
 export interface Variable<T> {
   readonly name: string;
@@ -164,13 +165,13 @@ export const configVariables = {
     parse: integer(0, 172_800),
     format: String,
   }),
-  mode: variable<'enforce' | 'observe'>({
+  mode: variable<Mode>({
     name: 'MODE',
     description:
       'enforce drains as documented; observe verifies every notification as usual and works out what it would do (the node, the pods in eviction order, what would block them, the siblings it would cordon, how long it would wait), writes that as Events and log lines, changes nothing else in the cluster or the groups, and completes each lifecycle action CONTINUE at once: a careful first rollout.',
     accepts: 'enforce or observe',
-    default: 'enforce',
-    parse: (raw) => (raw.trim() === 'enforce' || raw.trim() === 'observe' ? raw.trim() : undefined) as 'enforce' | 'observe' | undefined,
+    default: Mode.ENFORCE,
+    parse: (raw) => ((Object.values(Mode) as string[]).includes(raw.trim()) ? (raw.trim() as Mode) : undefined),
     format: String,
   }),
   deadlinePolicy: variable<DeadlinePolicy>({

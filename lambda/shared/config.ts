@@ -3,10 +3,11 @@
 import { actionCapSeconds, longestWaits, timeoutProblems, type CheckedValues } from './config-checks.js';
 import { configVariables, type Variable } from './config-variables.js';
 import { DeadlinePolicy } from './deadline-policy.js';
+import { Mode } from './mode.js';
 import { ConfigError } from './errors.js';
 import { defaultInterval, defaultIntervalMinutes } from './resume-window.js';
 
-export { actionCapSeconds, configVariables, DeadlinePolicy, longestWaits };
+export { actionCapSeconds, configVariables, DeadlinePolicy, longestWaits, Mode };
 
 /** The CloudWatch namespace of our metrics (EMF lines and the log metric filters). */
 export const metricsNamespace = 'GracefulNodeTermination';
@@ -42,7 +43,7 @@ export interface Config {
   /** What happens to pods still there at the drain deadline. */
   readonly deadlinePolicy: DeadlinePolicy;
   /** observe: verify and say what would be done, change nothing, complete CONTINUE (observe.ts). */
-  readonly mode: 'enforce' | 'observe';
+  readonly mode: Mode;
   /** No pod is force-deleted before it had this long from when the drain first saw the node. */
   readonly minEvictionWindowSeconds: number;
   /** Cordon the group's other terminating instances before evicting (Terminating:Wait). */
@@ -86,7 +87,7 @@ export type ConfigInput = {
   readonly launchTimeoutSeconds?: number;
   readonly batchWaitSeconds?: number;
   readonly deadlinePolicy?: DeadlinePolicy;
-  readonly mode?: 'enforce' | 'observe';
+  readonly mode?: Mode;
   readonly minEvictionWindowSeconds?: number;
   readonly cordonDoomedSiblings?: boolean;
   readonly markOutdatedOnRefresh?: boolean;
