@@ -19,7 +19,7 @@ function alarmNamed(resources: Resources, construct: GracefulNodeTermination, id
 }
 
 // The first synthesis in a worker bundles the Lambda (esbuild): give it room under load.
-describe('the metrics and alarms', { timeout: 30_000 }, () => {
+describe('the metrics and alarms', { timeout: 120_000 }, () => {
   it('offers each counted log line as a metric: the sum over 5 minutes, of this deployment only, options like metricErrors()', () => {
     const { construct } = stackWith({});
     for (const [method, metricName] of logMetrics) {

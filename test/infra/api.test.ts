@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { resourcesOf, stackWith } from './fixtures.js';
 
 // The first synthesis in a worker bundles the Lambda (esbuild).
-describe('the construct API', { timeout: 30_000 }, () => {
+describe('the construct API', { timeout: 120_000 }, () => {
   it('takes the cluster as an eks.ICluster and builds what its name builds', () => {
     const byName = resourcesOf(stackWith({ clusterName: 'prod' }).stack);
     const byCluster = resourcesOf(

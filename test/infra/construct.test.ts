@@ -20,7 +20,7 @@ const loadBalancerReads = [
 ];
 
 // Under load (two cores, the release suite beside it) even a short check can wait for the CPU.
-describe('the example stack from cdk.json', { timeout: 30_000 }, () => {
+describe('the example stack from cdk.json', { timeout: 120_000 }, () => {
   let template: Template;
   let resources: Resources;
   let app: App;

@@ -29,7 +29,7 @@ const sources = lambdaSources();
 const emitted = (name: string) => new RegExp(`\\b${name}: \\{ unit:`).test(sources) || name in logMessageMetrics;
 
 // The first synthesis in a worker bundles the Lambda (esbuild): give it room under load.
-describe('the dashboard and the saved queries', { timeout: 30_000 }, () => {
+describe('the dashboard and the saved queries', { timeout: 120_000 }, () => {
   it('makes no dashboard unless asked, and the saved queries always', () => {
     const resources = resourcesOf(stackWith({}).stack);
     expect(ofType(resources, 'AWS::CloudWatch::Dashboard')).toEqual([]);

@@ -46,7 +46,7 @@ const expandedAlarmArns = `arn:${pseudo['AWS::Partition']}:cloudwatch:${pseudo['
 /** The checks, on the resources `load` gives (called in a beforeAll); `nagClean` as the last check when given. */
 export function describeFirstDeploy(variant: FirstDeployVariant, load: () => Resources, nagClean?: () => void): void {
   // The first synthesis in a worker bundles the Lambda (esbuild): give it room under load.
-  describe(`the first deploy of ${variant.name}`, { timeout: 60_000 }, () => {
+  describe(`the first deploy of ${variant.name}`, { timeout: 120_000 }, () => {
     let resources: Resources;
 
     beforeAll(() => {

@@ -29,7 +29,7 @@ function ownAccessEntry(cluster: unknown, roleId: string) {
 }
 
 // The first synthesis in a worker bundles the Lambda (esbuild): give it room under load.
-describe('the Kubernetes access', { timeout: 30_000 }, () => {
+describe('the Kubernetes access', { timeout: 120_000 }, () => {
   it('lets the installer associate only AmazonEKSClusterAdminPolicy, cluster-wide, with its own entry, and disassociate it', () => {
     const resources = resourcesOf(stackWith({}).stack);
     const [roleId] = resourceNamed(resources, /^GntRbacInstallerRole[0-9A-F]{8}$/);

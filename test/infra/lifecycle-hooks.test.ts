@@ -23,7 +23,7 @@ function hookIds(resources: Resources): string[] {
 }
 
 // The first synthesis in a worker bundles the Lambda (esbuild): give it room under load.
-describe('the lifecycle hooks', { timeout: 30_000 }, () => {
+describe('the lifecycle hooks', { timeout: 120_000 }, () => {
   it('default the terminate hook to ABANDON under DeadlinePolicy.RETAIN (a lost notification retains the instance), and to CONTINUE otherwise', () => {
     const retain = resourcesOf(stackWith({ deadlinePolicy: DeadlinePolicy.RETAIN, retentionSetOutside: true }).stack);
     expect(defaultResults(retain)).toEqual({ [launching]: 'CONTINUE', [terminating]: 'ABANDON' });

@@ -19,7 +19,7 @@ function drainerEnvironment(resources: Resources): Record<string, string> {
 const withTopic = (env: Record<string, string>) => ({ ...env, HAND_OFF_TOPIC_ARN: 'arn:aws:sns:eu-west-1:123456789012:Topic' });
 
 // The first synthesis in a worker bundles the Lambda (esbuild): give it room under load.
-describe('the reconciler', { timeout: 30_000 }, () => {
+describe('the reconciler', { timeout: 120_000 }, () => {
   it('runs every 5 minutes by default: a schedule invoking the drainer, two retries, no event older than one interval', () => {
     const { stack, construct } = stackWith({});
     const resources = resourcesOf(stack);

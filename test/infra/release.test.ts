@@ -123,6 +123,7 @@ describe('the release template', () => {
       'LaunchTimeoutSeconds',
       'BatchWaitSeconds',
       'DeadlinePolicy',
+      'Mode',
       'WaitForTargets',
       'LoadBalancerMinWaitSeconds',
       'LoadBalancerMaxWaitSeconds',

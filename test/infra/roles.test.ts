@@ -8,7 +8,7 @@ import { resourcesOf, stackWith } from './fixtures.js';
 const boundaryArn = 'arn:aws:iam::123456789012:policy/boundary';
 
 // The first synthesis in a worker bundles the Lambda (esbuild).
-describe('the roles', { timeout: 30_000 }, () => {
+describe('the roles', { timeout: 120_000 }, () => {
   it('carry the permissions boundary and the path on every role, the RBAC installer and hook roles included', () => {
     const { stack } = stackWith({
       rolePath: '/platform/drain/',
