@@ -39,7 +39,7 @@ step('sources copied to packages/construct/src', () => {
     replacements: { 'infra/lambda-code.ts': 'packages/construct/prebuilt/lambda-code.ts' },
     exports: {
       'infra/graceful-node-termination.ts': ['GracefulNodeTermination'],
-      'infra/props.ts': ['DeadlinePolicy', 'GracefulNodeTerminationProps', 'AddAutoScalingGroupOptions'],
+      'infra/props.ts': ['DeadlinePolicy', 'Mode', 'GracefulNodeTerminationProps', 'AddAutoScalingGroupOptions'],
     },
   });
   console.log(`package: ${files.length} files: ${files.join(' ')}`);
