@@ -9,6 +9,7 @@ import { AutoScalingClient, DescribeAutoScalingGroupsCommand } from '@aws-sdk/cl
 import { CoreV1Api, KubeConfig, PolicyV1Api, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { parseArgs } from 'node:util';
 import { createEc2Instances } from '../lambda/adapters/aws/ec2-instances.js';
+import { mapWithConcurrency } from '../lambda/shared/concurrency.js';
 import { nodesOfInstances, runAsCommand } from './cluster-access.js';
 import { analyseDrainability, hasBlocker, renderFindings, type Finding } from './preflight.js';
 
@@ -17,9 +18,13 @@ export interface CheckResult {
   readonly findings: readonly Finding[];
 }
 
+/** Pod lists in flight at once: a 1,000-node group is read a few nodes at a time, not all at once. */
+export const podListConcurrency = 8;
+
 /** Reads the pods and budgets of every namespace with a pod on the nodes, and analyses them. */
 export async function checkNodes(core: CoreV1Api, policy: PolicyV1Api, nodes: readonly string[], o: { terminateFirst?: boolean } = {}): Promise<CheckResult> {
-  const onNodes = (await Promise.all(nodes.map((n) => core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${n}` })))).flatMap((l) => l.items);
+  const lists = await mapWithConcurrency(nodes, podListConcurrency, (n) => core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${n}` }));
+  const onNodes = lists.flatMap((l) => l.items);
   const namespaces = [...new Set(onNodes.map((p) => p.metadata?.namespace ?? ''))];
   const pods: V1Pod[] = [];
   const budgets: V1PodDisruptionBudget[] = [];
