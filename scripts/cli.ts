@@ -1,7 +1,13 @@
-// The installed command, `graceful-node-termination <check|upgrade> ...` (npx from the package):
-// bundled by scripts/bundle-bin.ts into one file that needs nothing but Node. In development the
-// same commands are `npm run check` and `npm run upgrade`.
+// The installed command, `graceful-node-termination <check|upgrade> ...` (npx from the package
+// packages/cli): bundled by scripts/bundle-bin.ts into one file that needs nothing but Node
+// (24 or later: the bundle's banner refuses older ones before any of this runs). In
+// development the same commands are `npm run check` and `npm run upgrade`.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { runCommand } from './cluster-access.js';
+
+/** Set by the bundle (esbuild define): the version of packages/cli/package.json. */
+declare const GNT_CLI_VERSION: string | undefined;
 
 const usage = `usage: graceful-node-termination <command> [options]
 
@@ -9,19 +15,29 @@ commands:
   check <auto-scaling-group>     which pods cannot leave the group's nodes now, and why
   upgrade <auto-scaling-group>   roll the group on instance refresh with managed-node-group parity
 
-graceful-node-termination <command> --help shows a command's options.`;
+graceful-node-termination <command> --help shows a command's options; --version its version.
+exit codes: 0 done, 1 failed, 2 bad usage, 3 a blocker found (docs/cli.md)`;
+
+const commands = ['check', 'upgrade'] as const;
+
+function version(): string {
+  if (typeof GNT_CLI_VERSION === 'string') return GNT_CLI_VERSION;
+  const manifest = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'packages', 'cli', 'package.json'), 'utf8')) as { version: string };
+  return manifest.version;
+}
 
 const [command, ...rest] = process.argv.slice(2);
+if (command === '--version' || command === '-v' || command === 'version') {
+  console.log(`graceful-node-termination ${version()} (node ${process.versions.node})`);
+  process.exit(0);
+}
 if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
   console.log(usage);
   process.exit(command === undefined ? 2 : 0);
 }
-if (command !== 'check' && command !== 'upgrade') {
-  console.error(`unknown command ${JSON.stringify(command)}\n\n${usage}`);
+if (!(commands as readonly string[]).includes(command)) {
+  console.error(`unknown command ${JSON.stringify(command)}; commands: ${commands.join(', ')} (graceful-node-termination --help)`);
   process.exit(2);
 }
-// The commands read their arguments from process.argv[2...]; argv[1] names the command, not a
-// file, so neither runs itself on import (runAsCommand): this file runs the one asked for.
-process.argv = [process.argv[0]!, `graceful-node-termination ${command}`, ...rest];
-const { main } = command === 'check' ? await import('./check.js') : await import('./upgrade.js');
-runCommand(command, main);
+const { main } = command === 'check' ? await import('./check.js') : await import('./upgrade-command.js');
+runCommand(command, main, rest);
