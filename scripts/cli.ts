@@ -1,6 +1,6 @@
 // The installed command, `graceful-node-termination <check|upgrade> ...` (npx from the package
 // packages/cli): bundled by scripts/bundle-bin.ts into one file that needs nothing but Node
-// (24 or later: the bundle's banner refuses older ones before any of this runs). In
+// (24 or later: the bin's entry refuses older ones before this bundle is read). In
 // development the same commands are `npm run check` and `npm run upgrade`.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

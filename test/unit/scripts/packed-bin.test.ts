@@ -47,12 +47,12 @@ describe('the packed graceful-node-termination CLI', { timeout: 120_000 }, () =>
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('holds the bin, the package.json and the README, nothing else, and no dependency', () => {
-    expect(files).toEqual(['README.md', bin, 'package.json']);
+    expect(files).toEqual(['README.md', 'bin/cli.mjs', bin, 'package.json']);
     const manifest = JSON.parse(readFileSync(join(dir, 'package', 'package.json'), 'utf8')) as Record<string, unknown>;
     expect(manifest['bin']).toEqual({ 'graceful-node-termination': bin });
     expect(manifest['dependencies']).toBeUndefined();
     expect(existsSync(join(dir, 'node_modules'))).toBe(false);
-    expect(readFileSync(binPath, 'utf8')).not.toMatch(/["']tsx(\/[^"']*)?["']/);
+    expect(readFileSync(join(dir, 'package', 'bin', 'cli.mjs'), 'utf8')).not.toMatch(/["']tsx(\/[^"']*)?["']/);
   });
 
   it('says its version, prints its usage for --help (0) and refuses a missing or unknown command (2)', () => {
