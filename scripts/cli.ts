@@ -1,4 +1,4 @@
-// The installed command, `graceful-node-termination <check|upgrade> ...` (npx from the package
+// The installed command, `graceful-node-termination <check|upgrade|cleanup> ...` (npx from the package
 // packages/cli): bundled by scripts/bundle-bin.ts into one file that needs nothing but Node
 // (24 or later: the bin's entry refuses older ones before this bundle is read). In
 // development the same commands are `npm run check` and `npm run upgrade`.
@@ -14,11 +14,12 @@ const usage = `usage: graceful-node-termination <command> [options]
 commands:
   check <auto-scaling-group>     which pods cannot leave the group's nodes now, and why
   upgrade <auto-scaling-group>   roll the group on instance refresh with managed-node-group parity
+  cleanup --deployment NAME      take back every mark a deployment left on nodes and groups
 
 graceful-node-termination <command> --help shows a command's options; --version its version.
 exit codes: 0 done, 1 failed, 2 bad usage, 3 a blocker found (docs/cli.md)`;
 
-const commands = ['check', 'upgrade'] as const;
+const commands = ['check', 'upgrade', 'cleanup'] as const;
 
 function version(): string {
   if (typeof GNT_CLI_VERSION === 'string') return GNT_CLI_VERSION;
@@ -39,5 +40,5 @@ if (!(commands as readonly string[]).includes(command)) {
   console.error(`unknown command ${JSON.stringify(command)}; commands: ${commands.join(', ')} (graceful-node-termination --help)`);
   process.exit(2);
 }
-const { main } = command === 'check' ? await import('./check.js') : await import('./upgrade-command.js');
+const { main } = command === 'check' ? await import('./check.js') : command === 'upgrade' ? await import('./upgrade-command.js') : await import('./cleanup.js');
 runCommand(command, main, rest);

@@ -32,9 +32,10 @@ export class AwsError extends Error {
   override readonly name = 'AwsError';
 }
 
+/** client-node's ApiException says `code`, our KubeApiError `statusCode`. */
 const httpStatus = (error: unknown): number | undefined => {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  return typeof code === 'number' ? code : undefined;
+  const e = error as { code?: unknown; statusCode?: unknown } | undefined;
+  return typeof e?.code === 'number' ? e.code : typeof e?.statusCode === 'number' ? e.statusCode : undefined;
 };
 
 /** Wraps a Kubernetes call: its failure names the API server, the context and the next step. */
