@@ -42,7 +42,8 @@ export function marksOnNode(node: NodeInfo): string[] {
     if (node.taints.some((t) => t.key === outdatedTaintKey)) marks.push(`taint ${outdatedTaintKey}:PreferNoSchedule: removed`);
     if (node.labels[refreshCordonedLabel] !== undefined) {
       marks.push(`label ${refreshCordonedLabel}: removed`);
-      if (node.unschedulable && record === undefined) marks.push('cordon (a refresh of ours set it): lifted');
+      // Lifted once the drain's marks are gone, unless the drain's record already lifts it.
+      if (node.unschedulable && !record?.set.includes('cordon')) marks.push('cordon (a refresh of ours set it): lifted');
     }
   }
   if (node.labels[ownerLabel] !== undefined) marks.push(`label ${ownerLabel}=${node.labels[ownerLabel]}: removed`);

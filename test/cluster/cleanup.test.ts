@@ -102,7 +102,10 @@ describe('cleanup', () => {
     expect(full).toMatch(/cordon \(a drain of ours set it\): lifted/);
     expect(full).toMatch(/annotation graceful-node-termination\/hand-off: removed/);
     expect(full).toMatch(/taint graceful-node-termination\/outdated:PreferNoSchedule: removed/);
-    expect(result.nodes.find((n) => n.node === names.minimal)!.marks).toContain('label node.kubernetes.io/exclude-from-external-load-balancers: restored to "false"');
+    expect(result.nodes.find((n) => n.node === names.minimal)!.marks).toEqual(
+      expect.arrayContaining(['label node.kubernetes.io/exclude-from-external-load-balancers: restored to "false"', 'cordon (a refresh of ours set it): lifted']),
+    );
+    expect(result.nodes.find((n) => n.node === names.theirs)!.marks.join('\n')).not.toMatch(/cordon/);
     for (const name of Object.values(names)) expect(await read(name), name).toEqual(marked.get(name));
   });
 
