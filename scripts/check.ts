@@ -10,11 +10,13 @@ import { AutoScalingClient, DescribeAutoScalingGroupsCommand } from '@aws-sdk/cl
 import { CoreV1Api, PolicyV1Api, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { mapWithConcurrency } from '../lambda/shared/concurrency.js';
 import { resolveAwsAccess, type AwsAccess } from './aws-access.js';
-import { nodesOfInstances, runAsCommand } from './cluster-access.js';
-import { choice, commonUsage, exitCodes, outputFormat, parseCommand, UsageError } from './command-options.js';
+import { nodesOfInstances } from './cluster-access.js';
+import { runAsCommand } from './run-command.js';
+import { choice, exitCodes, outputFormat, parseCommand, UsageError } from './command-options.js';
 import { atAws, atKubernetes } from './failure.js';
 import { loadKubeAccess, type KubeAccess } from './kube-access.js';
 import { formatOutput } from './output.js';
+import { checkUsage } from './usage.js';
 import { analyseDrainability, hasBlocker, renderFindings, type Finding } from './preflight.js';
 
 export interface CheckResult {
@@ -45,18 +47,6 @@ export async function instancesOfGroup(autoScaling: AutoScalingClient, group: st
   if (!AutoScalingGroups?.[0]) throw new Error(`no Auto Scaling group named ${group}`);
   return (AutoScalingGroups[0].Instances ?? []).flatMap((i) => (i.InstanceId ? [i.InstanceId] : []));
 }
-
-export const checkUsage = `usage: graceful-node-termination check <auto-scaling-group> [options]   (npm run check -- <group> [options])
-
-The drainability preflight: for each node of the group, the pods that cannot leave now and why.
-Reads the group with your AWS credentials and the cluster with your kubeconfig.
-
-options:
-  --strategy S             default or minimal (minimal: the node is terminated before its replacement is up)
-  --nodes a,b              these nodes instead of the group's (no AWS call)
-${commonUsage}
-
-exit code: 0, 3 when a node has a certain blocker, 2 on bad usage (or no region, no kubeconfig), 1 on a failure`;
 
 /** The nodes of a group: its instances from Auto Scaling, their Nodes found as the drainer finds them. */
 export async function nodesOfGroup(group: string, aws: AwsAccess, kube: KubeAccess): Promise<string[]> {

@@ -14,12 +14,14 @@ import type { NodeGateway, NodeInfo, PatchResult } from '../lambda/cluster/clust
 import { marksOnNode } from '../lambda/cluster/mark-inventory.js';
 import { drainAnnotation, handOffAnnotation, ownerLabel, refreshLabel } from '../lambda/cluster/node-marks.js';
 import { refreshStrategyTag } from '../lambda/shared/group-tags.js';
-import { endpointFromKubeConfig, kubeconfigGateway, runAsCommand } from './cluster-access.js';
+import { endpointFromKubeConfig, kubeconfigGateway } from './cluster-access.js';
+import { runAsCommand } from './run-command.js';
 import { resolveAwsAccess } from './aws-access.js';
-import { commonUsage, exitCodes, outputFormat, parseCommand, UsageError } from './command-options.js';
+import { exitCodes, outputFormat, parseCommand, UsageError } from './command-options.js';
 import { atAws, atKubernetes } from './failure.js';
 import { loadKubeAccess } from './kube-access.js';
 import { formatOutput } from './output.js';
+import { cleanupUsage } from './usage.js';
 import { deploymentsOfHooks } from './upgrade-plan.js';
 
 export interface CleanupResult {
@@ -104,20 +106,6 @@ export function autoScalingGroupTags(autoScaling: AutoScalingClient): GroupTags 
     },
   };
 }
-
-export const cleanupUsage = `usage: graceful-node-termination cleanup --deployment NAME [options]   (npm run cleanup -- --deployment NAME [options])
-
-Takes back every mark the deployment left on nodes (its drains', its refreshes', the owner
-label) and the refresh-strategy tag on its groups (docs/marks.md). Nothing else is touched.
-
-options:
-  --deployment NAME        the deployment (the stack's DeploymentName output, the owner label's value)
-  --dry-run                show what would be taken back; change nothing
-  --group G                also untag this group (repeatable), when its hooks are already gone
-  --nodes-only             leave the groups alone (no AWS access needed)
-${commonUsage}
-
-exit code: 0 done (or nothing to do), 1 on a failure, 2 on bad usage`;
 
 const cleanupOptions = {
   deployment: { type: 'string' },

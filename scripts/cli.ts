@@ -4,20 +4,11 @@
 // development the same commands are `npm run check` and `npm run upgrade`.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCommand } from './cluster-access.js';
+import { runCommand } from './run-command.js';
+import { checkUsage, cleanupUsage, cliUsage, upgradeUsage } from './usage.js';
 
 /** Set by the bundle (esbuild define): the version of packages/cli/package.json. */
 declare const GNT_CLI_VERSION: string | undefined;
-
-const usage = `usage: graceful-node-termination <command> [options]
-
-commands:
-  check <auto-scaling-group>     which pods cannot leave the group's nodes now, and why
-  upgrade <auto-scaling-group>   roll the group on instance refresh with managed-node-group parity
-  cleanup --deployment NAME      take back every mark a deployment left on nodes and groups
-
-graceful-node-termination <command> --help shows a command's options; --version its version.
-exit codes: 0 done, 1 failed, 2 bad usage, 3 a blocker found (docs/cli.md)`;
 
 const commands = ['check', 'upgrade', 'cleanup'] as const;
 
@@ -33,12 +24,16 @@ if (command === '--version' || command === '-v' || command === 'version') {
   process.exit(0);
 }
 if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-  console.log(usage);
+  console.log(cliUsage);
   process.exit(command === undefined ? 2 : 0);
 }
 if (!(commands as readonly string[]).includes(command)) {
   console.error(`unknown command ${JSON.stringify(command)}; commands: ${commands.join(', ')} (graceful-node-termination --help)`);
   process.exit(2);
+}
+if (rest.includes('--help') || rest.includes('-h')) {
+  console.log(command === 'check' ? checkUsage : command === 'upgrade' ? upgradeUsage : cleanupUsage);
+  process.exit(0);
 }
 const { main } = command === 'check' ? await import('./check.js') : command === 'upgrade' ? await import('./upgrade-command.js') : await import('./cleanup.js');
 runCommand(command, main, rest);

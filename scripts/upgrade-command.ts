@@ -6,34 +6,15 @@
 // upgrade.ts, tested with Auto Scaling stubbed at the SDK edge.
 import { CoreV1Api, PolicyV1Api } from '@kubernetes/client-node';
 import { resolveAwsAccess } from './aws-access.js';
-import { kubeconfigGateway, nodesOfInstances, runAsCommand } from './cluster-access.js';
-import { choice, commonUsage, exitCodes, integer, outputFormat, parseCommand, UsageError } from './command-options.js';
+import { kubeconfigGateway, nodesOfInstances } from './cluster-access.js';
+import { runAsCommand } from './run-command.js';
+import { choice, exitCodes, integer, outputFormat, parseCommand, UsageError } from './command-options.js';
 import { atAws, atKubernetes, guardKubernetes } from './failure.js';
 import { loadKubeAccess } from './kube-access.js';
 import { formatOutput } from './output.js';
+import { upgradeUsage } from './usage.js';
 import { runUpgrade } from './upgrade.js';
 import { askYes, renderPlan } from './upgrade-plan.js';
-
-export const upgradeUsage = `usage: graceful-node-termination upgrade <auto-scaling-group> [options]   (npm run upgrade -- <group> [options])
-
-A node group upgrade on Auto Scaling instance refresh: the drainability preflight and the plan,
-then (with --approve, or a "yes" on a terminal) a refresh with managed-node-group preferences and
-the deployment's alarms, followed until it ends. Without either, nothing is changed.
-
-options:
-  --approve                        start the refresh without asking
-  --launch-template-version V      the launch template version to roll to
-  --max-unavailable N              nodes replaced at once
-  --max-unavailable-percentage P   the same, as a percentage of the group
-  --strategy S                     default (surge, then drain) or minimal (terminate first)
-  --force                          start even when the preflight finds a certain blocker
-  --auto-rollback                  roll back when an alarm stops the refresh
-  --deployment NAME                the deployment whose alarms stop the refresh (default: found from the group's lifecycle hooks)
-${commonUsage}
-
-Ctrl-C stops following and leaves the refresh running. exit code: 0 when the refresh succeeded
-(or only the plan was shown), 1 when it did not, 2 on bad usage, 3 when the preflight refused,
-130 when interrupted`;
 
 const upgradeOptions = {
   approve: { type: 'boolean', default: false },
