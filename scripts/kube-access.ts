@@ -30,13 +30,29 @@ export function loadKubeAccess(o: { kubeconfig?: string | undefined; context?: s
   if (present.length === 0) throw new UsageError(`no kubeconfig at ${files.join(', ')}: ${nextStep}`);
   const kc = new KubeConfig();
   try {
-    // As kubectl merges KUBECONFIG's files: the first one that sets a value wins.
-    kc.loadFromFile(present[0]!);
-    for (const file of present.slice(1)) {
-      const more = new KubeConfig();
-      more.loadFromFile(file);
-      kc.mergeConfig(more, true);
-    }
+    // As kubectl merges KUBECONFIG's files: the first file that names a cluster, user or
+    // context wins, and the first current-context set (client-node's mergeConfig throws on a
+    // name two files share, which kubectl allows).
+    const loaded = present.map((file) => {
+      const one = new KubeConfig();
+      one.loadFromFile(file);
+      return one;
+    });
+    const firstByName = <T extends { name: string }>(lists: T[][]) =>
+      [
+        ...new Map(
+          lists
+            .flat()
+            .reverse()
+            .map((x) => [x.name, x] as const),
+        ).values(),
+      ].reverse();
+    kc.loadFromOptions({
+      clusters: firstByName(loaded.map((k) => k.getClusters())),
+      users: firstByName(loaded.map((k) => k.getUsers())),
+      contexts: firstByName(loaded.map((k) => k.getContexts())),
+      currentContext: loaded.map((k) => k.getCurrentContext()).find(Boolean),
+    });
   } catch (error) {
     throw new UsageError(`cannot read the kubeconfig ${present.join(', ')}: ${(error as Error).message}`, { cause: error });
   }
