@@ -60,7 +60,17 @@ try {
   const player = playInstanceRefreshes(env, { say });
   const started = Date.now();
   const result = await runUpgrade(
-    { group: groupName, strategy, maxUnavailable, launchTemplateVersion: '2', force: false, autoRollback: false, approve: true, deployment: 'graceful-node-termination-demo' },
+    {
+      group: groupName,
+      strategy,
+      maxUnavailable,
+      launchTemplateVersion: '2',
+      force: false,
+      autoRollback: false,
+      approve: true,
+      deployment: 'graceful-node-termination-demo',
+      region: testAws.region,
+    },
     {
       autoScaling: new AutoScalingClient({ region: testAws.region }),
       core: a.core,
