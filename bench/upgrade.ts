@@ -58,7 +58,7 @@ async function once(strategy: 'default' | 'minimal', marking: boolean, say: (lin
     playInstanceRefreshes(env, { say: () => {}, settings: { MARK_OUTDATED_ON_REFRESH: String(marking) } });
     const started = Date.now();
     const result = await runUpgrade(
-      { group: groupName, strategy, maxUnavailable: 1, launchTemplateVersion: '2', force: true, autoRollback: false },
+      { group: groupName, strategy, maxUnavailable: 1, launchTemplateVersion: '2', force: true, autoRollback: false, approve: true },
       {
         autoScaling: new AutoScalingClient({ region: testAws.region }),
         core: a.core,
@@ -66,6 +66,7 @@ async function once(strategy: 'default' | 'minimal', marking: boolean, say: (lin
         nodesOf: async (ids) => ids.map((id) => env.aws.instances.get(id)!.privateDnsName),
         unmarkOutdated: (g, id) => kubeconfigGateway(a.kc).unmarkOutdated(g, { refreshId: id }),
         out: () => {},
+        showPlan: () => {},
         tty: false,
         pollMs: 500,
       },

@@ -223,6 +223,11 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
         requestId,
       );
     }
+    if (action === 'DescribeLifecycleHooks') {
+      // upgrade looks for the deployment serving a group in its hooks; the local groups have none.
+      record({ action, atMs: Date.now(), params: { group: params['AutoScalingGroupName'] ?? '' }, outcome: 'ok' });
+      return ok(res, action, '<LifecycleHooks></LifecycleHooks>', requestId);
+    }
     if (action === 'CreateOrUpdateTags' || action === 'DeleteTags') {
       const asked = tagsOf(params);
       record({ action, atMs: Date.now(), params: { tags: asked.map((t) => `${t.group}/${t.key}`).join(',') }, outcome: 'ok' });

@@ -8,6 +8,7 @@ import { AutoScalingClient } from '@aws-sdk/client-auto-scaling';
 import { parseArgs } from 'node:util';
 import { kubeconfigGateway } from '../scripts/cluster-access.js';
 import { runUpgrade } from '../scripts/upgrade.js';
+import { renderPlan } from '../scripts/upgrade-plan.js';
 import { byDrainer, createDaemonSet, createDeployment, createPdb, ensureNamespace, newInstanceId, readAudit, waitDeploymentReady, waitNodeReady } from '../test/cluster/kube.js';
 import { testAws } from '../test/cluster/plane/token-webhook.js';
 import { groupName, integerOption, startEnvironment } from './environment.js';
@@ -59,7 +60,17 @@ try {
   const player = playInstanceRefreshes(env, { say });
   const started = Date.now();
   const result = await runUpgrade(
-    { group: groupName, strategy, maxUnavailable, launchTemplateVersion: '2', force: false, autoRollback: false, deployment: 'graceful-node-termination-demo' },
+    {
+      group: groupName,
+      strategy,
+      maxUnavailable,
+      launchTemplateVersion: '2',
+      force: false,
+      autoRollback: false,
+      approve: true,
+      deployment: 'graceful-node-termination-demo',
+      region: testAws.region,
+    },
     {
       autoScaling: new AutoScalingClient({ region: testAws.region }),
       core: a.core,
@@ -73,6 +84,7 @@ try {
             .map((l) => `  upgrade | ${l}`)
             .join('\n'),
         ),
+      showPlan: (plan) => renderPlan(plan).forEach((line) => console.log(`  upgrade | ${line}`)),
       tty: false,
       pollMs: 1_000,
     },

@@ -1,4 +1,5 @@
-// npm run check -- <group> [--json] [--strategy default|minimal] [--region R] [--context C] [--nodes a,b]
+// npm run check -- <group> [-o table|json|yaml] [--strategy default|minimal] [--region R] [--profile P]
+//   [--kubeconfig F] [--context C] [--nodes a,b]
 //
 // The drainability preflight: for each node of an Auto Scaling group, the pods that cannot
 // leave now and why (preflight.ts). Run it before an upgrade or a scale-in. It reads the group
@@ -6,10 +7,16 @@
 // as `aws eks get-token` included). `--nodes` names the nodes directly instead of asking Auto
 // Scaling (clusters outside AWS, the local plane). Exit code: 0, or 3 when there is a blocker.
 import { AutoScalingClient, DescribeAutoScalingGroupsCommand } from '@aws-sdk/client-auto-scaling';
-import { CoreV1Api, KubeConfig, PolicyV1Api, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
-import { parseArgs } from 'node:util';
-import { createEc2Instances } from '../lambda/adapters/aws/ec2-instances.js';
-import { nodesOfInstances, runAsCommand } from './cluster-access.js';
+import { CoreV1Api, PolicyV1Api, type V1Pod, type V1PodDisruptionBudget } from '@kubernetes/client-node';
+import { mapWithConcurrency } from '../lambda/shared/concurrency.js';
+import { resolveAwsAccess, type AwsAccess } from './aws-access.js';
+import { nodesOfInstances } from './cluster-access.js';
+import { runAsCommand } from './run-command.js';
+import { choice, exitCodes, outputFormat, parseCommand, UsageError } from './command-options.js';
+import { atAws, atKubernetes } from './failure.js';
+import { loadKubeAccess, type KubeAccess } from './kube-access.js';
+import { formatOutput } from './output.js';
+import { checkUsage } from './usage.js';
 import { analyseDrainability, hasBlocker, renderFindings, type Finding } from './preflight.js';
 
 export interface CheckResult {
@@ -17,9 +24,13 @@ export interface CheckResult {
   readonly findings: readonly Finding[];
 }
 
+/** Pod lists in flight at once: a 1,000-node group is read a few nodes at a time, not all at once. */
+export const podListConcurrency = 8;
+
 /** Reads the pods and budgets of every namespace with a pod on the nodes, and analyses them. */
 export async function checkNodes(core: CoreV1Api, policy: PolicyV1Api, nodes: readonly string[], o: { terminateFirst?: boolean } = {}): Promise<CheckResult> {
-  const onNodes = (await Promise.all(nodes.map((n) => core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${n}` })))).flatMap((l) => l.items);
+  const lists = await mapWithConcurrency(nodes, podListConcurrency, (n) => core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${n}` }));
+  const onNodes = lists.flatMap((l) => l.items);
   const namespaces = [...new Set(onNodes.map((p) => p.metadata?.namespace ?? ''))];
   const pods: V1Pod[] = [];
   const budgets: V1PodDisruptionBudget[] = [];
@@ -37,56 +48,33 @@ export async function instancesOfGroup(autoScaling: AutoScalingClient, group: st
   return (AutoScalingGroups[0].Instances ?? []).flatMap((i) => (i.InstanceId ? [i.InstanceId] : []));
 }
 
-export const checkUsage = `usage: graceful-node-termination check <auto-scaling-group> [options]   (npm run check -- <group> [options])
-
-The drainability preflight: for each node of the group, the pods that cannot leave now and why.
-Reads the group with your AWS credentials and the cluster with your kubeconfig.
-
-options:
-  --json                   the findings as JSON
-  --strategy S             default or minimal (minimal: the node is terminated before its replacement is up)
-  --region R               the group's region (default: AWS_REGION, AWS_DEFAULT_REGION, us-east-1)
-  --context C              the kubeconfig context
-  --nodes a,b              these nodes instead of the group's (no AWS call)
-  -h, --help               this text
-
-exit code: 0, 3 when a node has a certain blocker, 2 on bad usage`;
+/** The nodes of a group: its instances from Auto Scaling, their Nodes found as the drainer finds them. */
+export async function nodesOfGroup(group: string, aws: AwsAccess, kube: KubeAccess): Promise<string[]> {
+  const where = { group, region: aws.region, profile: aws.profile, server: kube.server, context: kube.context };
+  const instanceIds = await atAws(where, 'DescribeAutoScalingGroups', () => instancesOfGroup(aws.autoScaling, group));
+  return atKubernetes(where, 'read the nodes', () => nodesOfInstances(instanceIds, kube.kc, aws.instances));
+}
 
 /** The command: `graceful-node-termination check`, `npm run check`. */
-export async function main(): Promise<number> {
-  const { values, positionals } = parseArgs({
-    allowPositionals: true,
-    options: {
-      help: { type: 'boolean', short: 'h', default: false },
-      json: { type: 'boolean', default: false },
-      region: { type: 'string' },
-      context: { type: 'string' },
-      nodes: { type: 'string' },
-      strategy: { type: 'string', default: 'default' },
-    },
-  });
+export async function main(args: readonly string[] = process.argv.slice(2)): Promise<number> {
+  const options = { nodes: { type: 'string' }, strategy: { type: 'string' } } as const;
+  const { values, positionals } = parseCommand('check', args, options, ['<auto-scaling-group>']);
   if (values.help) {
     console.log(checkUsage);
-    return 0;
+    return exitCodes.ok;
   }
+  const format = outputFormat(values);
+  const strategy = choice('--strategy', values.strategy, ['default', 'minimal'], 'default');
   const group = positionals[0];
-  if (group === undefined && values.nodes === undefined) {
-    console.error(checkUsage);
-    return 2;
-  }
-  const kc = new KubeConfig();
-  kc.loadFromDefault();
-  if (values.context) kc.setCurrentContext(values.context);
-  const core = kc.makeApiClient(CoreV1Api);
-  const policy = kc.makeApiClient(PolicyV1Api);
-  const region = values.region ?? process.env['AWS_REGION'] ?? process.env['AWS_DEFAULT_REGION'] ?? 'us-east-1';
-  const autoScaling = new AutoScalingClient({ region });
-  const nodes = values.nodes
-    ? values.nodes.split(',').filter(Boolean)
-    : await nodesOfInstances(await instancesOfGroup(autoScaling, group!), kc, createEc2Instances({ region, credentials: autoScaling.config.credentials }));
-  const result = await checkNodes(core, policy, nodes, { terminateFirst: values.strategy === 'minimal' });
-  console.log(values.json ? JSON.stringify(result, null, 2) : renderFindings(result.nodes, result.findings));
-  return hasBlocker(result.findings) ? 3 : 0;
+  if (group === undefined && values.nodes === undefined) throw new UsageError('name an Auto Scaling group, or the nodes with --nodes a,b (see check --help)');
+  const kube = loadKubeAccess(values);
+  const nodes = values.nodes ? values.nodes.split(',').filter(Boolean) : await nodesOfGroup(group!, await resolveAwsAccess(values), kube);
+  const where = { group, server: kube.server, context: kube.context };
+  const result = await atKubernetes(where, 'list pods and PodDisruptionBudgets', () =>
+    checkNodes(kube.kc.makeApiClient(CoreV1Api), kube.kc.makeApiClient(PolicyV1Api), nodes, { terminateFirst: strategy === 'minimal' }),
+  );
+  console.log(formatOutput(format, result, () => renderFindings(result.nodes, result.findings)));
+  return hasBlocker(result.findings) ? exitCodes.blocker : exitCodes.ok;
 }
 
 runAsCommand(import.meta.url, 'check', main);

@@ -1,27 +1,39 @@
-// The installed command, `graceful-node-termination <check|upgrade> ...` (npx from the package):
-// bundled by scripts/bundle-bin.ts into one file that needs nothing but Node. In development the
-// same commands are `npm run check` and `npm run upgrade`.
-import { runCommand } from './cluster-access.js';
+// The installed command, `graceful-node-termination <check|upgrade|cleanup> ...` (npx from the package
+// packages/cli): bundled by scripts/bundle-bin.ts into one file that needs nothing but Node
+// (24 or later: the bin's entry refuses older ones before this bundle is read). In
+// development the same commands are `npm run check` and `npm run upgrade`.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runCommand } from './run-command.js';
+import { checkUsage, cleanupUsage, cliUsage, upgradeUsage } from './usage.js';
 
-const usage = `usage: graceful-node-termination <command> [options]
+/** Set by the bundle (esbuild define): the version of packages/cli/package.json. */
+declare const GNT_CLI_VERSION: string | undefined;
 
-commands:
-  check <auto-scaling-group>     which pods cannot leave the group's nodes now, and why
-  upgrade <auto-scaling-group>   roll the group on instance refresh with managed-node-group parity
+const commands = ['check', 'upgrade', 'cleanup'] as const;
 
-graceful-node-termination <command> --help shows a command's options.`;
+function version(): string {
+  if (typeof GNT_CLI_VERSION === 'string') return GNT_CLI_VERSION;
+  const manifest = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'packages', 'cli', 'package.json'), 'utf8')) as { version: string };
+  return manifest.version;
+}
 
 const [command, ...rest] = process.argv.slice(2);
+if (command === '--version' || command === '-v' || command === 'version') {
+  console.log(`graceful-node-termination ${version()} (node ${process.versions.node})`);
+  process.exit(0);
+}
 if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-  console.log(usage);
+  console.log(cliUsage);
   process.exit(command === undefined ? 2 : 0);
 }
-if (command !== 'check' && command !== 'upgrade') {
-  console.error(`unknown command ${JSON.stringify(command)}\n\n${usage}`);
+if (!(commands as readonly string[]).includes(command)) {
+  console.error(`unknown command ${JSON.stringify(command)}; commands: ${commands.join(', ')} (graceful-node-termination --help)`);
   process.exit(2);
 }
-// The commands read their arguments from process.argv[2...]; argv[1] names the command, not a
-// file, so neither runs itself on import (runAsCommand): this file runs the one asked for.
-process.argv = [process.argv[0]!, `graceful-node-termination ${command}`, ...rest];
-const { main } = command === 'check' ? await import('./check.js') : await import('./upgrade.js');
-runCommand(command, main);
+if (rest.includes('--help') || rest.includes('-h')) {
+  console.log(command === 'check' ? checkUsage : command === 'upgrade' ? upgradeUsage : cleanupUsage);
+  process.exit(0);
+}
+const { main } = command === 'check' ? await import('./check.js') : command === 'upgrade' ? await import('./upgrade-command.js') : await import('./cleanup.js');
+runCommand(command, main, rest);

@@ -1,4 +1,4 @@
-// What the operator commands (check, upgrade) share: how they run, and to reach the cluster our Kubernetes
+// What the operator commands share to reach the cluster: our Kubernetes
 // client over the kubeconfig client-node loaded (exec plugins such as `aws eks get-token`
 // included), and the nodes of a group's instances found as the drainer finds them.
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -9,25 +9,6 @@ import { createNodeLookup } from '../lambda/cluster/node-lookup.js';
 import type { InstanceDirectory } from '../lambda/shared/aws-ports.js';
 import { systemClock } from '../lambda/shared/clock.js';
 import type { Log } from '../lambda/shared/log.js';
-
-/**
- * Runs a command's main when its file is the entry point (npm run check, npm run upgrade); the
- * installed command (scripts/cli.ts) calls runCommand itself.
- */
-export function runAsCommand(moduleUrl: string, name: string, main: () => Promise<number>): void {
-  if (moduleUrl === `file://${process.argv[1]}`) runCommand(name, main);
-}
-
-/** Exits with main's code; a failure is one line naming the command, exit code 1. */
-export function runCommand(name: string, main: () => Promise<number>): void {
-  main().then(
-    (code) => process.exit(code),
-    (error: unknown) => {
-      console.error(`${name} failed: ${error instanceof Error ? error.message : String(error)}`);
-      process.exit(1);
-    },
-  );
-}
 
 /** Warnings and errors on stderr; the commands print their own progress. */
 const quietLog: Log = { debug: () => {}, info: () => {}, warn: (m) => console.error(m), error: (m) => console.error(m) };

@@ -1,9 +1,11 @@
 // `npm run package`: builds the construct package (packages/construct) and leaves its npm
-// tarball and Python wheel in dist/js and dist/python (docs/packaging.md).
+// tarball and Python wheel in dist/js and dist/python, and the CLI package (packages/cli)'s
+// tarball in dist/cli (docs/packaging.md).
 //   1. copy the construct and the modules it shares with the handler into packages/construct/src
 //   2. bundle the Lambda into packages/construct/assets/lambda (the asset the construct ships)
 //   3. jsii: CommonJS + .d.ts + the .jsii assembly; jsii-docgen: API.md
 //   4. jsii-pacmak: the npm tarball and the Python wheel (pacmak builds it in a venv of its own)
+//   5. npm pack of packages/cli (its prepack bundles the one-file bin)
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -60,7 +62,13 @@ step('jsii-pacmak: js and python', () => {
   run(bin('jsii-pacmak'), ['--targets', 'js', 'python', '--outdir', dist]);
 });
 
+step('npm pack: the CLI package into dist/cli', () => {
+  rmSync(join(dist, 'cli'), { recursive: true, force: true });
+  mkdirSync(join(dist, 'cli'), { recursive: true });
+  execFileSync('npm', ['pack', '--silent', '--pack-destination', join(dist, 'cli')], { cwd: join(root, 'packages', 'cli'), stdio: ['ignore', 'ignore', 'inherit'] });
+});
+
 const files = (dir: string) => readdirSync(join(dist, dir)).map((name) => join(dist, dir, name));
-for (const file of [...files('js'), ...files('python')]) console.log(`package: ${file.slice(root.length + 1)}: ${(sizeOf(file) / 1024).toFixed(0)} KiB`);
+for (const file of [...files('js'), ...files('python'), ...files('cli')]) console.log(`package: ${file.slice(root.length + 1)}: ${(sizeOf(file) / 1024).toFixed(0)} KiB`);
 console.log(`package: the Lambda asset: ${(sizeOf(assetDir) / 1024).toFixed(0)} KiB in ${readdirSync(assetDir).length} files`);
 console.log(`package: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -16,17 +16,16 @@ import {
   DescribeAutoScalingGroupsCommand,
   DescribeInstanceRefreshesCommand,
   StartInstanceRefreshCommand,
+  type StartInstanceRefreshCommandInput,
 } from '@aws-sdk/client-auto-scaling';
-import { CoreV1Api, KubeConfig, PolicyV1Api, type CoreV1Event } from '@kubernetes/client-node';
-import { parseArgs } from 'node:util';
-import { createEc2Instances } from '../lambda/adapters/aws/ec2-instances.js';
+import type { CoreV1Api, CoreV1Event, PolicyV1Api } from '@kubernetes/client-node';
 import { reportingComponent } from '../lambda/adapters/kubernetes/object-codecs.js';
 import { boundStrategyTag, pendingStrategyTag } from '../lambda/refresh/strategy-tag.js';
 import { refreshStrategyTag } from '../lambda/shared/group-tags.js';
 import { checkNodes } from './check.js';
-import { kubeconfigGateway, nodesOfInstances, runAsCommand } from './cluster-access.js';
 import { hasBlocker, renderFindings } from './preflight.js';
 import { startRefreshInput, UpgradeOptionsError, type UpgradeStrategy } from './refresh-preferences.js';
+import { findDeployment, planOf, type UpgradePlan } from './upgrade-plan.js';
 
 export interface UpgradeRequest {
   readonly group: string;
@@ -36,8 +35,12 @@ export interface UpgradeRequest {
   readonly launchTemplateVersion?: string | undefined;
   readonly force: boolean;
   readonly autoRollback: boolean;
-  /** The deployment's name (the stack's DeploymentName output): its alarms go in the refresh. */
+  /** The deployment's name (the stack's DeploymentName output): its alarms go in the refresh. Default: found from the group's hooks. */
   readonly deployment?: string | undefined;
+  /** Start without asking (--approve); otherwise deps.confirm decides, and without it nothing starts. */
+  readonly approve: boolean;
+  /** For the plan and messages. */
+  readonly region?: string | undefined;
 }
 
 export interface UpgradeDeps {
@@ -49,6 +52,10 @@ export interface UpgradeDeps {
   /** Takes back the refresh's marks if the handler did not (its ending event is best effort). */
   readonly unmarkOutdated?: (group: string, refreshId: string) => Promise<readonly { node: string }[]>;
   readonly out: (line: string) => void;
+  /** Shows the plan (before the refresh starts or is refused). */
+  readonly showPlan: (plan: UpgradePlan) => void;
+  /** Asks the operator (a terminal); absent: no one to ask, nothing starts without --approve. */
+  readonly confirm?: ((plan: UpgradePlan) => Promise<boolean>) | undefined;
   /** Redraws the progress line in place (a terminal); otherwise a line per change. */
   readonly tty: boolean;
   readonly pollMs?: number;
@@ -62,6 +69,7 @@ export interface UpgradeResult {
   readonly refreshId?: string | undefined;
   readonly status?: string | undefined;
   readonly reason?: string | undefined;
+  readonly plan?: UpgradePlan | undefined;
 }
 
 const ended: ReadonlySet<string> = new Set(['Successful', 'Failed', 'Cancelled', 'RollbackSuccessful', 'RollbackFailed', 'Baking']);
@@ -99,26 +107,20 @@ export function currentDrains(events: readonly CoreV1Event[], sinceMs: number): 
     .map(([what, e]) => `${what}: ${e.reason} ${(e.message ?? '').slice(0, 160)}`);
 }
 
-export async function runUpgrade(request: UpgradeRequest, deps: UpgradeDeps): Promise<UpgradeResult> {
+/** The preflight, the refresh's input and the plan; a reason to stop instead when there is one. */
+async function prepare(request: UpgradeRequest, deps: UpgradeDeps): Promise<{ plan: UpgradePlan; input: StartInstanceRefreshCommandInput } | UpgradeResult> {
   const { autoScaling, out } = deps;
   const { AutoScalingGroups } = await autoScaling.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [request.group] }));
   const group = AutoScalingGroups?.[0];
-  if (group === undefined) return { exitCode: 2, reason: `no Auto Scaling group named ${request.group}` };
-
-  // 1. The preflight.
-  const nodes = await deps.nodesOf((group.Instances ?? []).flatMap((i) => (i.InstanceId ? [i.InstanceId] : [])));
+  if (group === undefined) return { exitCode: 2, reason: `no Auto Scaling group named ${request.group}${request.region ? ` in ${request.region}` : ''}` };
+  const instances = (group.Instances ?? []).flatMap((i) => (i.InstanceId ? [i.InstanceId] : []));
+  const nodes = await deps.nodesOf(instances);
   out(`preflight: ${nodes.length} node(s) of ${request.group}`);
   const check = await checkNodes(deps.core, deps.policy, nodes, { terminateFirst: request.strategy === 'minimal' });
   for (const line of renderFindings(check.nodes, check.findings).split('\n')) out(`  ${line}`);
-  if (hasBlocker(check.findings) && !request.force) {
-    out('refusing to start: the preflight found a certain blocker (fix it, or pass --force to start anyway)');
-    return { exitCode: 3, reason: 'preflight blocker' };
-  }
-
-  // 2. The refresh.
-  const alarms = request.deployment ? [`${request.deployment}-DrainsTimedOut`, `${request.deployment}-LaunchesAbandoned`] : [];
-  if (alarms.length === 0) out('warning: no --deployment given: the refresh has no alarms, a drain in trouble will not stop it');
-  let input;
+  const deployment = request.deployment ?? (await findDeployment(autoScaling, request.group));
+  const alarms = deployment ? [`${deployment}-DrainsTimedOut`, `${deployment}-LaunchesAbandoned`] : [];
+  let input: StartInstanceRefreshCommandInput;
   try {
     input = startRefreshInput({
       group: request.group,
@@ -135,6 +137,42 @@ export async function runUpgrade(request: UpgradeRequest, deps: UpgradeDeps): Pr
     if (error instanceof UpgradeOptionsError) return { exitCode: 2, reason: error.message };
     throw error;
   }
+  const blockers = check.findings.filter((f) => f.severity === 'blocker').length;
+  const plan = planOf(
+    {
+      group: request.group,
+      region: request.region,
+      strategy: request.strategy,
+      launchTemplateVersion: request.launchTemplateVersion,
+      instances,
+      deployment,
+      deploymentFrom: request.deployment ? 'option' : deployment ? 'lifecycle hooks' : 'none',
+      alarms,
+      preflight: { nodes: nodes.length, blockers, findings: check.findings },
+    },
+    input,
+  );
+  deps.showPlan(plan);
+  if (hasBlocker(check.findings) && !request.force) {
+    out('refusing to start: the preflight found a certain blocker (fix it, or pass --force to start anyway)');
+    return { exitCode: 3, reason: 'preflight blocker', plan };
+  }
+  return { plan, input };
+}
+
+export async function runUpgrade(request: UpgradeRequest, deps: UpgradeDeps): Promise<UpgradeResult> {
+  const { autoScaling, out } = deps;
+  const prepared = await prepare(request, deps);
+  if ('exitCode' in prepared) return prepared;
+  const { plan, input } = prepared;
+  if (!request.approve) {
+    const approved = deps.confirm ? await deps.confirm(plan) : false;
+    if (!approved) {
+      out(`nothing was changed: ${deps.confirm ? 'not confirmed' : 'run again with --approve to start the refresh'}`);
+      return { exitCode: 0, status: 'planned', plan };
+    }
+  }
+  const alarms = plan.alarms;
   const tag = { ResourceId: request.group, ResourceType: 'auto-scaling-group', Key: refreshStrategyTag, PropagateAtLaunch: false };
   const setTag = (value: string) => autoScaling.send(new CreateOrUpdateTagsCommand({ Tags: [{ ...tag, Value: value }] }));
   const tagged = request.strategy === 'minimal';
@@ -168,17 +206,17 @@ export async function runUpgrade(request: UpgradeRequest, deps: UpgradeDeps): Pr
   }
   if (started === undefined || followed === undefined) throw new Error('unreachable: the refresh neither started nor failed');
   const { refreshId, startedMs } = started;
-  if (followed.interrupted) return { exitCode: 130, refreshId, status: 'following-stopped' };
+  if (followed.interrupted) return { exitCode: 130, refreshId, status: 'following-stopped', plan };
   const { status, reason } = followed;
   const undone = (await deps.unmarkOutdated?.(request.group, refreshId)) ?? [];
   if (undone.length > 0) out(`took back the refresh's marks on ${undone.length} node(s) its ending event had not reached`);
   const seconds = Math.round((Date.now() - startedMs) / 1000);
   if (status === 'Successful' || status === 'Baking') {
     out(`instance refresh ${refreshId} ${status === 'Baking' ? 'replaced every instance (baking)' : 'succeeded'} after ${seconds} s`);
-    return { exitCode: 0, refreshId, status };
+    return { exitCode: 0, refreshId, status, plan };
   }
   out(`instance refresh ${refreshId} ended ${status} after ${seconds} s${reason ? `: ${reason}` : ''}`);
-  return { exitCode: 1, refreshId, status, reason };
+  return { exitCode: 1, refreshId, status, reason, plan };
 }
 
 interface Followed {
@@ -218,94 +256,3 @@ async function follow(request: UpgradeRequest, deps: UpgradeDeps, started: { ref
     await sleep(deps.pollMs ?? 5_000);
   }
 }
-
-export const upgradeUsage = `usage: graceful-node-termination upgrade <auto-scaling-group> [options]   (npm run upgrade -- <group> [options])
-
-A node group upgrade on Auto Scaling instance refresh: the drainability preflight, then a refresh
-with managed-node-group preferences and the deployment's alarms, followed until it ends.
-
-options:
-  --launch-template-version V      the launch template version to roll to
-  --max-unavailable N              nodes replaced at once
-  --max-unavailable-percentage P   the same, as a percentage of the group
-  --strategy S                     default (surge, then drain) or minimal (terminate first)
-  --force                          start even when the preflight finds a certain blocker
-  --auto-rollback                  roll back when an alarm stops the refresh
-  --deployment NAME                the stack's DeploymentName output: its alarms stop the refresh
-  --region R                       the group's region (default: AWS_REGION, AWS_DEFAULT_REGION, us-east-1)
-  --context C                      the kubeconfig context
-  -h, --help                       this text
-
-Ctrl-C stops following and leaves the refresh running. exit code: 0 when the refresh succeeded,
-1 when it did not, 2 on bad usage, 3 when the preflight refused, 130 when interrupted`;
-
-/** The command: `graceful-node-termination upgrade`, `npm run upgrade`. */
-export async function main(): Promise<number> {
-  const { values, positionals } = parseArgs({
-    allowPositionals: true,
-    options: {
-      help: { type: 'boolean', short: 'h', default: false },
-      'launch-template-version': { type: 'string' },
-      'max-unavailable': { type: 'string' },
-      'max-unavailable-percentage': { type: 'string' },
-      strategy: { type: 'string', default: 'default' },
-      force: { type: 'boolean', default: false },
-      'auto-rollback': { type: 'boolean', default: false },
-      deployment: { type: 'string' },
-      region: { type: 'string' },
-      context: { type: 'string' },
-    },
-  });
-  if (values.help) {
-    console.log(upgradeUsage);
-    return 0;
-  }
-  const group = positionals[0];
-  const strategy = values.strategy;
-  if (group === undefined || (strategy !== 'default' && strategy !== 'minimal')) {
-    console.error(upgradeUsage);
-    return 2;
-  }
-  const int = (name: string, raw: string | undefined) => {
-    if (raw === undefined) return undefined;
-    const n = Number(raw);
-    if (!Number.isInteger(n)) throw new UpgradeOptionsError(`--${name} ${raw} is invalid: expected an integer`);
-    return n;
-  };
-  const region = values.region ?? process.env['AWS_REGION'] ?? process.env['AWS_DEFAULT_REGION'] ?? 'us-east-1';
-  const kc = new KubeConfig();
-  kc.loadFromDefault();
-  if (values.context) kc.setCurrentContext(values.context);
-  const core = kc.makeApiClient(CoreV1Api);
-  const autoScaling = new AutoScalingClient({ region });
-  // Ctrl-C or a SIGTERM: before the start nothing is started (and the tag goes); after it,
-  // following stops and the refresh keeps running.
-  let interrupted = false;
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => (interrupted = true));
-  const result = await runUpgrade(
-    {
-      group,
-      strategy,
-      maxUnavailable: int('max-unavailable', values['max-unavailable']),
-      maxUnavailablePercentage: int('max-unavailable-percentage', values['max-unavailable-percentage']),
-      launchTemplateVersion: values['launch-template-version'],
-      force: values.force!,
-      autoRollback: values['auto-rollback']!,
-      deployment: values.deployment,
-    },
-    {
-      autoScaling,
-      core,
-      policy: kc.makeApiClient(PolicyV1Api),
-      nodesOf: (ids) => nodesOfInstances(ids, kc, createEc2Instances({ region, credentials: autoScaling.config.credentials })),
-      unmarkOutdated: (g, id) => kubeconfigGateway(kc).unmarkOutdated(g, { refreshId: id }),
-      out: (line) => console.log(line),
-      tty: process.stdout.isTTY === true,
-      interrupted: () => interrupted,
-    },
-  );
-  if (result.reason && result.exitCode === 2) console.error(result.reason);
-  return result.exitCode;
-}
-
-runAsCommand(import.meta.url, 'upgrade', main);

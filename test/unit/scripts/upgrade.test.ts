@@ -7,23 +7,28 @@ import {
   DeleteTagsCommand,
   DescribeAutoScalingGroupsCommand,
   DescribeInstanceRefreshesCommand,
+  DescribeLifecycleHooksCommand,
   StartInstanceRefreshCommand,
+  type DescribeAutoScalingGroupsCommandOutput,
+  type Instance,
 } from '@aws-sdk/client-auto-scaling';
 import type { CoreV1Api, CoreV1Event, PolicyV1Api, V1Pod } from '@kubernetes/client-node';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { currentDrains, progressBar, runUpgrade, type UpgradeDeps, type UpgradeRequest } from '../../../scripts/upgrade.js';
+import { deploymentsOfHooks, renderPlan, type UpgradePlan } from '../../../scripts/upgrade-plan.js';
 
 const asg = mockClient(AutoScalingClient);
-const request: UpgradeRequest = { group: 'workers', strategy: 'default', force: false, autoRollback: false, deployment: 'gnt-1', launchTemplateVersion: '7' };
+const request: UpgradeRequest = { group: 'workers', strategy: 'default', force: false, autoRollback: false, approve: true, deployment: 'gnt-1', launchTemplateVersion: '7' };
 const pod = (name: string, node: string, app: string): V1Pod => ({
   metadata: { name, namespace: 'shop', labels: { app }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'rs', uid: 'u', controller: true }] },
   spec: { nodeName: node, containers: [] },
   status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
 });
 
-function deps(o: { pods?: V1Pod[]; budgetAllows?: number; events?: CoreV1Event[]; interrupted?: () => boolean } = {}) {
+function deps(o: { pods?: V1Pod[]; budgetAllows?: number; events?: CoreV1Event[]; interrupted?: () => boolean; confirm?: UpgradeDeps['confirm'] } = {}) {
   const lines: string[] = [];
+  const plans: UpgradePlan[] = [];
   const unmarked: string[] = [];
   const pods = o.pods ?? [pod('web-1', 'old-1', 'web'), pod('web-2', 'old-2', 'web')];
   const core = {
@@ -49,32 +54,108 @@ function deps(o: { pods?: V1Pod[]; budgetAllows?: number; events?: CoreV1Event[]
     nodesOf: async () => ['old-1', 'old-2'],
     unmarkOutdated: async (_group, id) => (unmarked.push(id), []),
     out: (line) => lines.push(line),
+    showPlan: (plan) => plans.push(plan),
+    confirm: o.confirm,
     tty: false,
     pollMs: 0,
     sleep: async () => {},
     interrupted: o.interrupted,
   };
-  return { d, lines, unmarked };
+  return { d, lines, unmarked, plans };
 }
+
+/** The group as DescribeAutoScalingGroups answers: on launch template lt-0abc version 6. */
+const groupAnswer = (desired: number, instances: Instance[] = []): DescribeAutoScalingGroupsCommandOutput => ({
+  $metadata: {},
+  AutoScalingGroups: [
+    {
+      AutoScalingGroupName: 'workers',
+      DesiredCapacity: desired,
+      MinSize: 0,
+      MaxSize: 8,
+      DefaultCooldown: 300,
+      AvailabilityZones: [],
+      HealthCheckType: 'EC2',
+      CreatedTime: new Date(),
+      Instances: instances,
+      LaunchTemplate: { LaunchTemplateId: 'lt-0abc', Version: '6' },
+    },
+  ],
+});
+
+const hook = (name: string, transition: 'LAUNCHING' | 'TERMINATING') => ({
+  LifecycleHookName: name,
+  AutoScalingGroupName: 'workers',
+  LifecycleTransition: `autoscaling:EC2_INSTANCE_${transition}`,
+});
+
+describe('upgrade: the plan first', () => {
+  beforeEach(() => {
+    asg.reset();
+    asg.on(DescribeAutoScalingGroupsCommand).resolves(
+      groupAnswer(2, [
+        { InstanceId: 'i-1', AvailabilityZone: 'a', LifecycleState: 'InService', HealthStatus: 'Healthy', ProtectedFromScaleIn: false },
+        { InstanceId: 'i-2', AvailabilityZone: 'a', LifecycleState: 'InService', HealthStatus: 'Healthy', ProtectedFromScaleIn: false },
+      ]),
+    );
+    asg.on(StartInstanceRefreshCommand).resolves({ InstanceRefreshId: 'r-1' });
+    asg.on(DescribeInstanceRefreshesCommand).resolves({ InstanceRefreshes: [{ InstanceRefreshId: 'r-1', Status: 'Successful', PercentageComplete: 100 }] });
+    asg
+      .on(DescribeLifecycleHooksCommand)
+      .resolves({ LifecycleHooks: [hook('prod-gnt-launch', 'LAUNCHING'), hook('prod-gnt-terminate', 'TERMINATING'), hook('nth-terminate', 'TERMINATING')] });
+  });
+
+  it('without --approve and nobody to ask, shows the plan and changes nothing', async () => {
+    const { d, lines, plans } = deps();
+    const result = await runUpgrade({ ...request, approve: false, deployment: undefined, region: 'eu-west-1' }, d);
+
+    expect(result).toMatchObject({ exitCode: 0, status: 'planned' });
+    expect(asg.commandCalls(StartInstanceRefreshCommand)).toHaveLength(0);
+    expect(lines.at(-1)).toMatch(/nothing was changed: run again with --approve/);
+    expect(plans).toHaveLength(1);
+    expect(plans[0]).toMatchObject({ group: 'workers', region: 'eu-west-1', instances: ['i-1', 'i-2'], deployment: 'prod-gnt', deploymentFrom: 'lifecycle hooks' });
+    expect(plans[0]!.alarms).toEqual(['prod-gnt-DrainsTimedOut', 'prod-gnt-LaunchesAbandoned']);
+    const text = renderPlan(plans[0]!).join('\n');
+    expect(text).toMatch(/instance refresh of workers in eu-west-1/);
+    expect(text).toMatch(/instances to replace: +2 \(i-1, i-2/);
+    expect(text).toMatch(/alarms: +prod-gnt-DrainsTimedOut, prod-gnt-LaunchesAbandoned \(deployment prod-gnt from lifecycle hooks\)/);
+    expect(text).toMatch(/preflight: +2 node\(s\), 0 blocker\(s\)/);
+  });
+
+  it('asks on a terminal: a "yes" starts the refresh with the alarms of the deployment its hooks name, anything else starts nothing', async () => {
+    const asked: UpgradePlan[] = [];
+    const no = deps({ confirm: async (plan) => (asked.push(plan), false) });
+    await expect(runUpgrade({ ...request, approve: false, deployment: undefined }, no.d)).resolves.toMatchObject({ exitCode: 0, status: 'planned' });
+    expect(asg.commandCalls(StartInstanceRefreshCommand)).toHaveLength(0);
+    expect(asked).toHaveLength(1);
+
+    const yes = deps({ confirm: async () => true });
+    await expect(runUpgrade({ ...request, approve: false, deployment: undefined }, yes.d)).resolves.toMatchObject({ exitCode: 0, status: 'Successful' });
+    expect(asg.commandCalls(StartInstanceRefreshCommand)[0]!.args[0].input.Preferences?.AlarmSpecification).toEqual({
+      Alarms: ['prod-gnt-DrainsTimedOut', 'prod-gnt-LaunchesAbandoned'],
+    });
+  });
+
+  it('finds a deployment only where both of its hooks are on the group', () => {
+    expect(deploymentsOfHooks([hook('a-launch', 'LAUNCHING'), hook('a-terminate', 'TERMINATING'), hook('b-terminate', 'TERMINATING'), hook('c-launch', 'TERMINATING')])).toEqual([
+      'a',
+    ]);
+    expect(deploymentsOfHooks([hook('x-terminate', 'LAUNCHING'), hook('x-launch', 'TERMINATING')])).toEqual([]);
+  });
+
+  it('refuses to guess between two deployments on one group', async () => {
+    asg
+      .on(DescribeLifecycleHooksCommand)
+      .resolves({ LifecycleHooks: [hook('a-launch', 'LAUNCHING'), hook('a-terminate', 'TERMINATING'), hook('b-launch', 'LAUNCHING'), hook('b-terminate', 'TERMINATING')] });
+    await expect(runUpgrade({ ...request, deployment: undefined }, deps().d)).rejects.toThrow(/several deployments \(a, b\): name one with --deployment/);
+    expect(asg.commandCalls(StartInstanceRefreshCommand)).toHaveLength(0);
+  });
+});
 
 describe('upgrade', () => {
   beforeEach(() => {
     asg.reset();
-    asg.on(DescribeAutoScalingGroupsCommand).resolves({
-      AutoScalingGroups: [
-        {
-          AutoScalingGroupName: 'workers',
-          DesiredCapacity: 4,
-          MinSize: 0,
-          MaxSize: 8,
-          DefaultCooldown: 300,
-          AvailabilityZones: [],
-          HealthCheckType: 'EC2',
-          CreatedTime: new Date(),
-          LaunchTemplate: { LaunchTemplateId: 'lt-0abc', Version: '6' },
-        },
-      ],
-    });
+    asg.on(DescribeAutoScalingGroupsCommand).resolves(groupAnswer(4));
     asg.on(StartInstanceRefreshCommand).resolves({ InstanceRefreshId: 'r-1' });
     asg.on(CreateOrUpdateTagsCommand).resolves({});
     asg.on(DeleteTagsCommand).resolves({});
@@ -96,7 +177,7 @@ describe('upgrade', () => {
       .resolvesOnce({ InstanceRefreshes: [{ InstanceRefreshId: 'r-1', Status: 'InProgress', PercentageComplete: 50, InstancesToUpdate: 2 }] })
       .resolves({ InstanceRefreshes: [{ InstanceRefreshId: 'r-1', Status: 'Successful', PercentageComplete: 100, InstancesToUpdate: 0 }] });
     const { d, lines, unmarked } = deps();
-    await expect(runUpgrade(request, d)).resolves.toEqual({ exitCode: 0, refreshId: 'r-1', status: 'Successful' });
+    await expect(runUpgrade(request, d)).resolves.toMatchObject({ exitCode: 0, refreshId: 'r-1', status: 'Successful' });
     expect(asg.commandCalls(StartInstanceRefreshCommand)[0]!.args[0].input).toEqual({
       AutoScalingGroupName: 'workers',
       Strategy: 'Rolling',

@@ -1,0 +1,51 @@
+// Every mark of ours on a node, read off what the node carries: what `cleanup` shows with
+// --dry-run and takes back (docs/marks.md is the table; the keys are node-marks.ts's). Taking
+// them back is the gateway's unmark (a drain's marks, exactly as its record says) and
+// unmarkOutdated (a refresh's), the same writes the reconciler makes.
+import type { NodeInfo } from './cluster-ports.js';
+import {
+  drainAnnotation,
+  excludeFromLoadBalancersLabel,
+  handOffAnnotation,
+  outdatedTaintKey,
+  ownerLabel,
+  refreshCordonedLabel,
+  refreshGroupAnnotation,
+  refreshLabel,
+} from './node-marks.js';
+
+/** Every key we write on nodes, for the documentation and the tests that set each one. */
+export const nodeMarkKeys = {
+  labels: [ownerLabel, excludeFromLoadBalancersLabel, refreshLabel, refreshCordonedLabel],
+  annotations: [drainAnnotation, handOffAnnotation, refreshGroupAnnotation],
+  taints: [outdatedTaintKey],
+} as const;
+
+/** The marks of ours on the node, each said as what taking it back does. */
+export function marksOnNode(node: NodeInfo): string[] {
+  const marks: string[] = [];
+  const record = node.drain;
+  if (record !== undefined) {
+    if (record.set.includes('exclude-from-load-balancers')) {
+      marks.push(
+        record.priorLabel !== undefined ? `label ${excludeFromLoadBalancersLabel}: restored to "${record.priorLabel}"` : `label ${excludeFromLoadBalancersLabel}: removed`,
+      );
+    }
+    if (record.set.includes('cordon')) marks.push('cordon (a drain of ours set it): lifted');
+    marks.push(`annotation ${drainAnnotation}: removed`);
+  }
+  if (node.handOff !== undefined) marks.push(`annotation ${handOffAnnotation}: removed`);
+  const refreshId = node.labels[refreshLabel];
+  if (refreshId !== undefined) {
+    marks.push(`label ${refreshLabel}=${refreshId}: removed`);
+    if (node.refreshGroup !== undefined) marks.push(`annotation ${refreshGroupAnnotation}=${node.refreshGroup}: removed`);
+    if (node.taints.some((t) => t.key === outdatedTaintKey)) marks.push(`taint ${outdatedTaintKey}:PreferNoSchedule: removed`);
+    if (node.labels[refreshCordonedLabel] !== undefined) {
+      marks.push(`label ${refreshCordonedLabel}: removed`);
+      // Lifted once the drain's marks are gone, unless the drain's record already lifts it.
+      if (node.unschedulable && !record?.set.includes('cordon')) marks.push('cordon (a refresh of ours set it): lifted');
+    }
+  }
+  if (node.labels[ownerLabel] !== undefined) marks.push(`label ${ownerLabel}=${node.labels[ownerLabel]}: removed`);
+  return marks;
+}

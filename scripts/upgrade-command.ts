@@ -1,0 +1,86 @@
+// npm run upgrade -- <group> [--approve] [--launch-template-version V] [--max-unavailable N |
+//   --max-unavailable-percentage P] [--strategy default|minimal] [--force] [--auto-rollback]
+//   [--deployment NAME] [-o table|json|yaml] [--region R] [--profile P] [--kubeconfig F] [--context C]
+//
+// The upgrade command's options and wiring; the flow (preflight, plan, refresh, following) is
+// upgrade.ts, tested with Auto Scaling stubbed at the SDK edge.
+import { CoreV1Api, PolicyV1Api } from '@kubernetes/client-node';
+import { resolveAwsAccess } from './aws-access.js';
+import { kubeconfigGateway, nodesOfInstances } from './cluster-access.js';
+import { runAsCommand } from './run-command.js';
+import { choice, exitCodes, integer, outputFormat, parseCommand, UsageError } from './command-options.js';
+import { atAws, atKubernetes, guardKubernetes } from './failure.js';
+import { loadKubeAccess } from './kube-access.js';
+import { formatOutput } from './output.js';
+import { upgradeUsage } from './usage.js';
+import { runUpgrade } from './upgrade.js';
+import { askYes, renderPlan } from './upgrade-plan.js';
+
+const upgradeOptions = {
+  approve: { type: 'boolean', default: false },
+  'launch-template-version': { type: 'string' },
+  'max-unavailable': { type: 'string' },
+  'max-unavailable-percentage': { type: 'string' },
+  strategy: { type: 'string' },
+  force: { type: 'boolean', default: false },
+  'auto-rollback': { type: 'boolean', default: false },
+  deployment: { type: 'string' },
+} as const;
+
+/** The command: `graceful-node-termination upgrade`, `npm run upgrade`. */
+export async function main(args: readonly string[] = process.argv.slice(2)): Promise<number> {
+  const { values, positionals } = parseCommand('upgrade', args, upgradeOptions, ['<auto-scaling-group>']);
+  if (values.help) {
+    console.log(upgradeUsage);
+    return exitCodes.ok;
+  }
+  const format = outputFormat(values);
+  const strategy = choice('--strategy', values.strategy, ['default', 'minimal'], 'default');
+  const group = positionals[0];
+  if (group === undefined) throw new UsageError('name the Auto Scaling group to upgrade (see upgrade --help)');
+  const maxUnavailable = integer('--max-unavailable', values['max-unavailable']);
+  const maxUnavailablePercentage = integer('--max-unavailable-percentage', values['max-unavailable-percentage']);
+  const kube = loadKubeAccess(values);
+  const aws = await resolveAwsAccess(values);
+  const where = { group, region: aws.region, profile: aws.profile, server: kube.server, context: kube.context };
+  // Ctrl-C or a SIGTERM: before the start nothing is started (and the tag goes); after it,
+  // following stops and the refresh keeps running.
+  let interrupted = false;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => (interrupted = true));
+  // With -o json|yaml, stdout holds only the plan and the result; the progress goes to stderr.
+  const progress = (line: string) => (format === 'table' ? console.log(line) : console.error(line));
+  const interactive = process.stdin.isTTY === true && process.stdout.isTTY === true && format === 'table';
+  const result = await atAws(where, 'the instance refresh', () =>
+    runUpgrade(
+      {
+        group,
+        region: aws.region,
+        strategy,
+        maxUnavailable,
+        maxUnavailablePercentage,
+        launchTemplateVersion: values['launch-template-version'],
+        force: values.force,
+        autoRollback: values['auto-rollback'],
+        deployment: values.deployment,
+        approve: values.approve,
+      },
+      {
+        autoScaling: aws.autoScaling,
+        core: guardKubernetes(kube.kc.makeApiClient(CoreV1Api), where, 'read pods and Events'),
+        policy: guardKubernetes(kube.kc.makeApiClient(PolicyV1Api), where, 'read PodDisruptionBudgets'),
+        nodesOf: (ids) => atKubernetes(where, 'read the nodes', () => nodesOfInstances(ids, kube.kc, aws.instances)),
+        unmarkOutdated: (g, id) => atKubernetes(where, "take back the refresh's marks", () => kubeconfigGateway(kube.kc).unmarkOutdated(g, { refreshId: id })),
+        out: progress,
+        showPlan: (plan) => (format === 'table' ? renderPlan(plan).forEach((line) => console.log(line)) : undefined),
+        confirm: interactive ? () => askYes(`start the instance refresh of ${group} in ${aws.region}? only "yes" starts it: `) : undefined,
+        tty: process.stdout.isTTY === true,
+        interrupted: () => interrupted,
+      },
+    ),
+  );
+  if (format !== 'table') console.log(formatOutput(format, result, () => ''));
+  if (result.reason && result.exitCode === 2) throw new UsageError(result.reason);
+  return result.exitCode;
+}
+
+runAsCommand(import.meta.url, 'upgrade', main);

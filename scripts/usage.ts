@@ -1,0 +1,60 @@
+// The commands' usage texts, apart from the commands: the installed command answers --help
+// without loading the AWS SDK and the Kubernetes client (a third of a second on a small machine).
+import { commonUsage } from './command-options.js';
+
+export const cliUsage = `usage: graceful-node-termination <command> [options]
+
+commands:
+  check <auto-scaling-group>     which pods cannot leave the group's nodes now, and why
+  upgrade <auto-scaling-group>   roll the group on instance refresh with managed-node-group parity
+  cleanup --deployment NAME      take back every mark a deployment left on nodes and groups
+
+graceful-node-termination <command> --help shows a command's options; --version its version.
+exit codes: 0 done, 1 failed, 2 bad usage, 3 a blocker found (docs/cli.md)`;
+
+export const checkUsage = `usage: graceful-node-termination check <auto-scaling-group> [options]   (npm run check -- <group> [options])
+
+The drainability preflight: for each node of the group, the pods that cannot leave now and why.
+Reads the group with your AWS credentials and the cluster with your kubeconfig.
+
+options:
+  --strategy S             default or minimal (minimal: the node is terminated before its replacement is up)
+  --nodes a,b              these nodes instead of the group's (no AWS call)
+${commonUsage}
+
+exit code: 0, 3 when a node has a certain blocker, 2 on bad usage (or no region, no kubeconfig), 1 on a failure`;
+
+export const upgradeUsage = `usage: graceful-node-termination upgrade <auto-scaling-group> [options]   (npm run upgrade -- <group> [options])
+
+A node group upgrade on Auto Scaling instance refresh: the drainability preflight and the plan,
+then (with --approve, or a "yes" on a terminal) a refresh with managed-node-group preferences and
+the deployment's alarms, followed until it ends. Without either, nothing is changed.
+
+options:
+  --approve                        start the refresh without asking
+  --launch-template-version V      the launch template version to roll to
+  --max-unavailable N              nodes replaced at once
+  --max-unavailable-percentage P   the same, as a percentage of the group
+  --strategy S                     default (surge, then drain) or minimal (terminate first)
+  --force                          start even when the preflight finds a certain blocker
+  --auto-rollback                  roll back when an alarm stops the refresh
+  --deployment NAME                the deployment whose alarms stop the refresh (default: found from the group's lifecycle hooks)
+${commonUsage}
+
+Ctrl-C stops following and leaves the refresh running. exit code: 0 when the refresh succeeded
+(or only the plan was shown), 1 when it did not, 2 on bad usage, 3 when the preflight refused,
+130 when interrupted`;
+
+export const cleanupUsage = `usage: graceful-node-termination cleanup --deployment NAME [options]   (npm run cleanup -- --deployment NAME [options])
+
+Takes back every mark the deployment left on nodes (its drains', its refreshes', the owner
+label) and the refresh-strategy tag on its groups (docs/marks.md). Nothing else is touched.
+
+options:
+  --deployment NAME        the deployment (the stack's DeploymentName output, the owner label's value)
+  --dry-run                show what would be taken back; change nothing
+  --group G                also untag this group (repeatable), when its hooks are already gone
+  --nodes-only             leave the groups alone (no AWS access needed)
+${commonUsage}
+
+exit code: 0 done (or nothing to do), 1 on a failure, 2 on bad usage`;
