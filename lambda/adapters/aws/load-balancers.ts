@@ -42,11 +42,18 @@ export interface LoadBalancerOptions extends Omit<QueryOptions, 'endpoint'> {
   readonly cacheMs?: number;
   /** ELB calls in flight at once for one reading (default 4). */
   readonly concurrency?: number;
+  /** The least time between the starts of two calls of one reading (default 200 ms). */
+  readonly callSpacingMs?: number;
   readonly now?: () => number;
 }
 
 /** ELB calls in flight at once for one reading: the account's Describe bucket is shared with the controllers. */
 export const elbConcurrency = 4;
+/**
+ * Calls of one reading start at least this far apart: 5 a second, half of the bucket's refill,
+ * so a reading of 60 groups does not empty the bucket the controllers deregister with.
+ */
+export const elbCallSpacingMs = 200;
 
 const v2Api = { service: 'elasticloadbalancing', version: '2015-12-01', label: 'elbv2' };
 const classicApi = { service: 'elasticloadbalancing', version: '2012-06-01', label: 'elb' };
@@ -74,6 +81,8 @@ export function createLoadBalancerTargets(options: LoadBalancerOptions): LoadBal
   const v2 = new AwsQuery(v2Api, { ...options, endpoint: options.endpoints?.v2 });
   const classic = new AwsQuery(classicApi, { ...options, endpoint: options.endpoints?.classic });
   const concurrency = options.concurrency ?? elbConcurrency;
+  const spacingMs = options.callSpacingMs ?? elbCallSpacingMs;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const cached = cachedFor<{ targetGroups: ServedTarget[]; classic: string[] }>(options.cacheMs ?? 60_000, options.now ?? Date.now);
 
   const candidates = async (call: Counted, served: ServedLoadBalancers | undefined): Promise<Candidates> => {
@@ -92,7 +101,12 @@ export function createLoadBalancerTargets(options: LoadBalancerOptions): LoadBal
   return {
     async holding(instanceId, scope = {}): Promise<TargetReading> {
       let calls = 0;
-      const call: Counted = (api, action, params) => {
+      let nextAtMs = 0;
+      const call: Counted = async (api, action, params) => {
+        const now = Date.now();
+        const waitMs = Math.max(0, nextAtMs - now);
+        nextAtMs = Math.max(now, nextAtMs) + spacingMs;
+        if (waitMs > 0) await sleep(waitMs);
         calls++;
         return api.call(action, params);
       };

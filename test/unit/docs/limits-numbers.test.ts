@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { throttledPatienceMs, transientRetries } from '../../../lambda/adapters/aws/aws-patience.js';
-import { elbConcurrency } from '../../../lambda/adapters/aws/load-balancers.js';
+import { elbCallSpacingMs, elbConcurrency } from '../../../lambda/adapters/aws/load-balancers.js';
 import { namedPollMs } from '../../../lambda/adapters/kubernetes/named-attachments.js';
 import { lastRequestMs } from '../../../lambda/router.js';
 import { callBudget, pollIntervalMs } from '../../../lambda/termination/settle-targets.js';
@@ -25,7 +25,7 @@ describe('docs/limits.md states what the code does', () => {
   it('the settle phase’s bounds', () => {
     expect(limits).toContain(`a termination's wait makes at most ${callBudget} ELB calls`);
     expect(limits).toContain(`one GET each every ${namedPollMs / 1000} s`);
-    expect(limits).toContain(`Each reading has at most ${elbConcurrency} calls in flight`);
+    expect(limits).toContain(`Each reading has at most ${elbConcurrency} calls in flight and starts them at least ${elbCallSpacingMs} ms apart`);
     // Looks grow to 10 s apart, 12 s with the jitter.
     expect(pollIntervalMs(30, () => 1)).toBe(12_000);
     expect(limits).toContain('Looks grow up to 10 s apart (12 s with jitter)');

@@ -86,6 +86,14 @@ describe('reading the load balancers the cluster serves', () => {
     expect(elb.maxInFlight).toBeLessThanOrEqual(4);
   });
 
+  it("paces one reading: calls start at least 200 ms apart (5 a second, half of ELB's refill), however many groups", async () => {
+    const groups = Array.from({ length: 6 }, (_, i) => elb.addTargetGroup(`k8s-paced-${i}`, { targets: new Map([[instance, 'draining']]) }));
+    const lbs = createLoadBalancerTargets({ region: 'eu-west-1', credentials, clusterName: 'prod', endpoints: { v2: elb.url, classic: elb.url } });
+    await lbs.holding(instance, { served: served({ targetGroups: groups.map((g) => ({ arn: g.arn, port: 30080 })) }) });
+    const starts = elb.calls.map((c) => c.atMs);
+    for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(190);
+  });
+
   it('a group that fails is unread, not let go; the others are read; all failing fails the reading', async () => {
     const ok = elb.addTargetGroup('k8s-ok', { targets: new Map([[instance, 'draining']]) });
     const bad = elb.addTargetGroup('k8s-bad', { targets: new Map([[instance, 'draining']]) });
