@@ -80,6 +80,8 @@ function createDashboard(scope: Construct, props: DashboardProps): cloudwatch.Da
           markdown: `# ${props.deploymentName}\nTerminations drained by graceful-node-termination. Saved queries: Logs Insights, \`${props.deploymentName}/\`. Runbook: docs/operations.md.`,
           width: 24,
           height: 2,
+          // Said outright: aws-cdk-lib 2.275 (the oldest the package accepts) writes no background unless given.
+          background: cloudwatch.TextWidgetBackground.TRANSPARENT,
         }),
       ],
       [

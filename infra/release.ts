@@ -1,8 +1,9 @@
 // The release template for CloudFormation users, generated from the construct itself so it
-// cannot drift from the CDK path: the construct is synthesized with sentinel values (each
-// variant through cdk-nag), the JSON is rewritten into parameters (release-rewrite.ts), and a
-// second synthesis with other sentinels must give the identical result, so no value that
-// depends on a parameter can hide in it. docs/cloudformation.md explains the result.
+// cannot drift from the CDK path: the construct is synthesized with sentinel values, as a base
+// and once per dimension (release-variants.ts, each through cdk-nag), the JSON is rewritten
+// into parameters (release-rewrite.ts), a second synthesis with other sentinels must give the
+// identical result, so no value that depends on a parameter can hide in it, and the variants
+// merge under conditions (release-merge.ts). docs/cloudformation.md explains the result.
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { DeadlinePolicy, Mode } from '../lambda/shared/config.js';

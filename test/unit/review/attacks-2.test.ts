@@ -242,8 +242,8 @@ describe('review 2: attacks that held', () => {
     expect(own.patched).toContain(bindingPath(name));
   });
 
-  // It synthesizes a stack: the first synthesis in a worker bundles the Lambda (esbuild).
-  it("addAutoScalingGroupName(name, { id: 'Group2' }) gives the hooks the logical IDs version 0.1 gave the second group", { timeout: 30_000 }, () => {
+  // It synthesizes a stack: the first synthesis in a worker bundles the Lambda (esbuild), slow beside the release suite on two cores.
+  it("addAutoScalingGroupName(name, { id: 'Group2' }) gives the hooks the logical IDs version 0.1 gave the second group", { timeout: 90_000 }, () => {
     const { stack, construct } = stackWith({ autoScalingGroupNames: ['nodes-a'] });
     // A token-named group, the second group added (0.1 numbered it Group2).
     construct.addAutoScalingGroupName(Fn.importValue('shared-nodes'), { id: 'Group2' });
