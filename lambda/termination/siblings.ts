@@ -56,7 +56,17 @@ async function survey(run: Run, own: Marked): Promise<void> {
     return;
   }
   if (ids.length === 0) return;
-  const tally: Tally = { unmarkedAtFirst: undefined, unmarked: 0, read: 0, marked: [], matched: new Set(), tried: new Set(), offered: new Set(), lastMarked: undefined, scanned: false };
+  const tally: Tally = {
+    unmarkedAtFirst: undefined,
+    unmarked: 0,
+    read: 0,
+    marked: [],
+    matched: new Set(),
+    tried: new Set(),
+    offered: new Set(),
+    lastMarked: undefined,
+    scanned: false,
+  };
   // Each sibling is tried once: one not found, or marked by another drain meanwhile (a
   // conflict), is not asked for again.
   const { tried } = tally;
