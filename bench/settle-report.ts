@@ -93,7 +93,7 @@ export function settleTable(s: Record<string, unknown>): string {
     row('handler warnings', (r) => r.handlerSaid.warnings.join('; ') || 'none'),
     row('released after the last target and volume let go', (r) => `${r.afterLetGoSeconds.toFixed(1)} s`),
     '',
-    `Settle bytes, this tree, ${runs.at(-1)!.nodes} / ${runs[0]!.nodes} nodes: ${String(s['bytesRatio'])} (ELB bytes ${String(s['elbBytesRatio'])}).` +
-      (s['previousOverCurrent'] ? ` Previous / this tree at ${runs.at(-1)!.nodes} nodes: ${JSON.stringify(s['previousOverCurrent'])}.` : ''),
+    `Settle bytes, this tree, large / small cluster (no bucket, no Services added): ${String(s['bytesRatio'])} (ELB bytes ${String(s['elbBytesRatio'])}).` +
+      (s['previousOverCurrent'] ? ` Previous / this tree, large cluster: ${JSON.stringify(s['previousOverCurrent'])}.` : ''),
   ].join('\n');
 }
