@@ -8,6 +8,7 @@
 // --handler-tree, that tree's handler drains one more at each size, on the same plane and in
 // the same account, in a container of its own. ELB calls and bytes come from the stand-in,
 // Kubernetes requests from the audit log, bytes from the counting proxy.
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { startEnvironment, type EnvironmentOptions } from '../demo/environment.js';
@@ -158,7 +159,7 @@ async function measure(w: World, n: DrainedNode, handler: Handler, say: (line: s
   if (done === undefined || drainedAt === undefined) throw new Error(`settle: ${handler} did not drain ${n.name}: ${JSON.stringify(run.result)}`);
   const services = ((await env.admin.core.listServiceForAllNamespaces({ limit: 1 })).metadata?.remainingItemCount ?? 0) + 1;
   const nodes = ((await env.admin.core.listNode({ limit: 1 })).metadata?.remainingItemCount ?? 0) + 1;
-  const servicesListBytes = Buffer.byteLength(env.admin.kubectl('get', '--raw', '/api/v1/services'));
+  const servicesListBytes = execFileSync(env.plane.kubectl, ['--kubeconfig', env.plane.adminKubeconfig, 'get', '--raw', '/api/v1/services'], { maxBuffer: 2 ** 30 }).length;
   const requests = readAudit(env.plane, (e) => byDrainer(e) && e.receivedMs >= started - 50);
   const settleRequests = requests.filter((e) => settleResource.has(e.resource));
   const wire = env.proxy!.counts.answers.slice(answers);
