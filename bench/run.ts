@@ -125,6 +125,7 @@ const settle = sections.has('settle')
         services: settleServices,
         handlerTree: values['handler-tree'],
       }).then((s) => ({
+        measuredAt: new Date().toISOString(),
         ...s,
         commit: commitOf(root),
         ...(values['handler-tree'] ? { previousCommit: commitOf(values['handler-tree']) } : {}),
@@ -134,15 +135,14 @@ const settle = sections.has('settle')
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
 // The installable package (no plane): its sizes and its asset's cold start.
 const packaged = sections.has('package') ? { package: measurePackage(root, say, coldRuns) } : undefined;
-// The sections not run now stay as the file had them (their time and commit are the file's
-// measuredAt and commit; a wave carries its own).
+// The sections not run now stay as the file had them, each with the time, label and commit it
+// was measured at (measuredBy); the top-level ones are this run's.
 const kept = keptSections(values.out!, sections);
+const thisRun = { measuredAt: new Date().toISOString(), label: values.label, commit: commitOf(root) };
 const output = {
-  measuredAt: new Date().toISOString(),
-  label: values.label,
-  commit: commitOf(root),
-  ...kept.run,
+  ...thisRun,
   sections: [...new Set([...kept.sections, ...sections])],
+  measuredBy: { ...kept.measuredBy, ...Object.fromEntries([...sections].map((s) => [s, thisRun])) },
   machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
   versions: { kubernetes: versions['KUBERNETES_VERSION'], etcd: versions['ETCD_VERSION'], kwok: versions['KWOK_VERSION'] },
   ...kept.results,
@@ -321,14 +321,15 @@ async function runDrain() {
 
 /**
  * What `out` holds of the sections not run now (`results`), with the measuredAt, label and
- * commit they were measured at (`run`); nothing when every section it has is run again.
+ * commit each was measured at (`measuredBy`: the file's own, or, in a file written before it
+ * had one, the file's top-level ones); nothing when every section it has is run again.
  */
-function keptSections(out: string, run: ReadonlySet<string>): { run: Record<string, unknown>; sections: string[]; results: Record<string, unknown> } {
+function keptSections(out: string, run: ReadonlySet<string>): { measuredBy: Record<string, unknown>; sections: string[]; results: Record<string, unknown> } {
   let existing: Record<string, unknown>;
   try {
     existing = JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown>;
   } catch {
-    return { run: {}, sections: [], results: {} };
+    return { measuredBy: {}, sections: [], results: {} };
   }
   const keys: Record<string, readonly string[]> = {
     drain: ['drain', 'requestsPerNode', 'scaleIn', 'memory', 'coldStart'],
@@ -339,10 +340,12 @@ function keptSections(out: string, run: ReadonlySet<string>): { run: Record<stri
     package: ['package'],
   };
   const left = ((existing['sections'] as string[] | undefined) ?? []).filter((s) => !run.has(s));
-  if (left.length === 0) return { run: {}, sections: [], results: {} };
+  if (left.length === 0) return { measuredBy: {}, sections: [], results: {} };
   const results: Record<string, unknown> = {};
   for (const s of left) for (const k of keys[s] ?? []) if (existing[k] !== undefined) results[k] = existing[k];
-  return { run: { measuredAt: existing['measuredAt'], label: existing['label'], commit: existing['commit'] }, sections: left, results };
+  const file = { measuredAt: existing['measuredAt'], label: existing['label'], commit: existing['commit'] };
+  const by = (existing['measuredBy'] ?? {}) as Record<string, unknown>;
+  return { measuredBy: Object.fromEntries(left.map((s) => [s, by[s] ?? file])), sections: left, results };
 }
 
 /** The commit measured, `+dirty` when the tree has changes. */
