@@ -3,6 +3,7 @@
 //   npm run bench -- --pods 110 --scale-nodes 20 --pods-per-scale-node 10 --cold-runs 20
 //   npm run bench -- --sections drain,fleet --label current --out bench/results/current.json
 //   npm run bench -- --sections wave --handler-tree /work/prev-main   (the wave, this tree's handler and that tree's)
+//   npm run bench -- --sections settle --handler-tree /work/prev-main (the settle at 20 and 2,000 nodes, both handlers)
 // Each plane starts only once no other kube-apiserver runs on the machine (--wait-minutes).
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -20,6 +21,8 @@ import { measureDrainMemory } from './memory.js';
 import { peakConcurrency, round, runFleet } from './fleet.js';
 import type { ReconcilePass, StaleMarksPass } from './reconcile.js';
 import { runUpgradeBench, type UpgradeRun } from './upgrade.js';
+import { runSettleSection } from './settle.js';
+import { settleTable } from './settle-report.js';
 import { runWaveSection, waveTable } from './wave.js';
 import { requestsByKind } from './wire.js';
 
@@ -31,15 +34,20 @@ const { values } = parseArgs({
     'pods-per-scale-node': { type: 'string', default: '10' },
     'cold-runs': { type: 'string', default: '20' },
     'fleet-nodes': { type: 'string', default: '2000' },
-    /** Comma-separated: drain (the single-node, memory, scale-in and cold-start measures), fleet, upgrade, wave. */
+    /** Comma-separated: drain (the single-node, memory, scale-in and cold-start measures), fleet, upgrade, wave, settle. */
     sections: { type: 'string', default: 'drain,fleet,upgrade' },
     'wave-nodes': { type: 'string', default: '400' },
     'wave-size': { type: 'string', default: '200' },
     'wave-pods-per-node': { type: 'string', default: '5' },
     /** Auto Scaling's bucket in the wave, capacity/refill per second (AWS publishes none; see bench/wave.ts). */
     'wave-autoscaling-bucket': { type: 'string', default: '40/10' },
-    /** The wave again with another tree's handler (its lambda/runtime.ts), written under wave.previous. */
+    /** The wave again with another tree's handler (its lambda/runtime.ts), written under wave.previous; the settle's drains beside this one's. */
     'handler-tree': { type: 'string' },
+    /** The settle section's cluster sizes (small,large) and the large one's VolumeAttachments of other nodes. */
+    'settle-nodes': { type: 'string', default: '20,2000' },
+    'settle-attachments': { type: 'string', default: '5000' },
+    /** Then this many other teams' Services in the large cluster, and one more drain by this tree's handler (0: not). */
+    'settle-services': { type: 'string', default: '2000' },
     out: { type: 'string', default: join(root, 'bench', 'results', 'latest.json') },
     /** Names the run in its results (`label`), for comparing versions (bench/compare.ts). */
     label: { type: 'string' },
@@ -61,10 +69,15 @@ const [waveAsCapacity, waveAsRefill] = (values['wave-autoscaling-bucket'] ?? '')
   .map((x, i) => integerOption(`wave-autoscaling-bucket (${i === 0 ? 'capacity' : 'refill'})`, x, 1));
 if (waveAsCapacity === undefined || waveAsRefill === undefined)
   throw new Error(`--wave-autoscaling-bucket ${values['wave-autoscaling-bucket']} is invalid: expected capacity/refill, e.g. 40/10`);
+const [settleSmall, settleLarge] = (values['settle-nodes'] ?? '').split(',').map((x, i) => integerOption(`settle-nodes (${i === 0 ? 'small' : 'large'})`, x, 4));
+if (settleSmall === undefined || settleLarge === undefined || settleLarge < settleSmall)
+  throw new Error(`--settle-nodes ${values['settle-nodes']} is invalid: expected small,large, e.g. 20,2000`);
+const settleAttachments = integerOption('settle-attachments', values['settle-attachments'], 0);
+const settleServices = integerOption('settle-services', values['settle-services'], 0);
 const sections = new Set(values.sections!.split(',').map((x) => x.trim()));
 for (const section of sections)
-  if (!['drain', 'fleet', 'upgrade', 'wave', 'package'].includes(section))
-    throw new Error(`--sections ${values.sections} is invalid: expected drain, fleet, upgrade, wave and/or package`);
+  if (!['drain', 'fleet', 'upgrade', 'wave', 'settle', 'package'].includes(section))
+    throw new Error(`--sections ${values.sections} is invalid: expected drain, fleet, upgrade, wave, settle and/or package`);
 
 // Pods shut down in 1 to 5 s (kwok deletes each this long after its deletion starts).
 const shutdownDelaysSeconds = [1, 2, 3, 4, 5];
@@ -102,18 +115,34 @@ const wave = sections.has('wave')
       })),
     )
   : undefined;
+const settle = sections.has('settle')
+  ? await idle().then(() =>
+      runSettleSection({
+        say,
+        smallNodes: settleSmall,
+        largeNodes: settleLarge,
+        attachments: settleAttachments,
+        services: settleServices,
+        handlerTree: values['handler-tree'],
+      }).then((s) => ({
+        measuredAt: new Date().toISOString(),
+        ...s,
+        commit: commitOf(root),
+        ...(values['handler-tree'] ? { previousCommit: commitOf(values['handler-tree']) } : {}),
+      })),
+    )
+  : undefined;
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
 // The installable package (no plane): its sizes and its asset's cold start.
 const packaged = sections.has('package') ? { package: measurePackage(root, say, coldRuns) } : undefined;
-// The sections not run now stay as the file had them (their time and commit are the file's
-// measuredAt and commit; a wave carries its own).
+// The sections not run now stay as the file had them, each with the time, label and commit it
+// was measured at (measuredBy); the top-level ones are this run's.
 const kept = keptSections(values.out!, sections);
+const thisRun = { measuredAt: new Date().toISOString(), label: values.label, commit: commitOf(root) };
 const output = {
-  measuredAt: new Date().toISOString(),
-  label: values.label,
-  commit: commitOf(root),
-  ...kept.run,
+  ...thisRun,
   sections: [...new Set([...kept.sections, ...sections])],
+  measuredBy: { ...kept.measuredBy, ...Object.fromEntries([...sections].map((s) => [s, thisRun])) },
   machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
   versions: { kubernetes: versions['KUBERNETES_VERSION'], etcd: versions['ETCD_VERSION'], kwok: versions['KWOK_VERSION'] },
   ...kept.results,
@@ -121,6 +150,7 @@ const output = {
   ...(fleet ? { fleet } : {}),
   ...(upgrade ? { upgrade } : {}),
   ...(wave ? { wave } : {}),
+  ...(settle ? { settle } : {}),
   ...packaged,
 };
 mkdirSync(dirname(values.out!), { recursive: true });
@@ -129,6 +159,7 @@ if (drain) console.log('\n' + table(output as Parameters<typeof table>[0]) + '\n
 if (fleet) console.log('\n' + fleetTable(fleet as Parameters<typeof fleetTable>[0]) + '\n');
 if (upgrade) console.log('\n' + upgradeTable(upgrade as Parameters<typeof upgradeTable>[0]) + '\n');
 if (wave) console.log('\n' + waveTable(wave) + '\n');
+if (settle) console.log('\n' + settleTable(settle) + '\n');
 if (packaged)
   console.log(
     `\npackage: npm tarball ${kib(packaged.package.tarballBytes)}, Python wheel ${kib(packaged.package.wheelBytes)}, asset ${kib(packaged.package.assetBytes)}; entry file ${kib(packaged.package.coldStart.bytes)}, +${packaged.package.coldStart.initAboveEmptyMs} ms over an empty node (median of ${packaged.package.coldStart.runs})\n`,
@@ -290,27 +321,31 @@ async function runDrain() {
 
 /**
  * What `out` holds of the sections not run now (`results`), with the measuredAt, label and
- * commit they were measured at (`run`); nothing when every section it has is run again.
+ * commit each was measured at (`measuredBy`: the file's own, or, in a file written before it
+ * had one, the file's top-level ones); nothing when every section it has is run again.
  */
-function keptSections(out: string, run: ReadonlySet<string>): { run: Record<string, unknown>; sections: string[]; results: Record<string, unknown> } {
+function keptSections(out: string, run: ReadonlySet<string>): { measuredBy: Record<string, unknown>; sections: string[]; results: Record<string, unknown> } {
   let existing: Record<string, unknown>;
   try {
     existing = JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown>;
   } catch {
-    return { run: {}, sections: [], results: {} };
+    return { measuredBy: {}, sections: [], results: {} };
   }
   const keys: Record<string, readonly string[]> = {
     drain: ['drain', 'requestsPerNode', 'scaleIn', 'memory', 'coldStart'],
     fleet: ['fleet'],
     upgrade: ['upgrade'],
     wave: ['wave'],
+    settle: ['settle'],
     package: ['package'],
   };
   const left = ((existing['sections'] as string[] | undefined) ?? []).filter((s) => !run.has(s));
-  if (left.length === 0) return { run: {}, sections: [], results: {} };
+  if (left.length === 0) return { measuredBy: {}, sections: [], results: {} };
   const results: Record<string, unknown> = {};
   for (const s of left) for (const k of keys[s] ?? []) if (existing[k] !== undefined) results[k] = existing[k];
-  return { run: { measuredAt: existing['measuredAt'], label: existing['label'], commit: existing['commit'] }, sections: left, results };
+  const file = { measuredAt: existing['measuredAt'], label: existing['label'], commit: existing['commit'] };
+  const by = (existing['measuredBy'] ?? {}) as Record<string, unknown>;
+  return { measuredBy: Object.fromEntries(left.map((s) => [s, by[s] ?? file])), sections: left, results };
 }
 
 /** The commit measured, `+dirty` when the tree has changes. */

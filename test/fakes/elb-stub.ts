@@ -30,8 +30,14 @@ export interface ElbStub {
   readonly url: string;
   readonly targetGroups: StubTargetGroup[];
   readonly classic: StubClassic[];
-  /** Every call, in order: which API, the action and its form. */
-  readonly calls: { api: 'elbv2' | 'elb'; action: string; form: Record<string, string>; atMs: number }[];
+  /** Every call, in order: which API, the action and its form; `throttled` when the bucket refused it. */
+  readonly calls: { api: 'elbv2' | 'elb'; action: string; form: Record<string, string>; atMs: number; throttled?: boolean }[];
+  /**
+   * ELB's Describe token bucket, one for the account (AWS publishes none; issue 27 measured about
+   * 40 calls refilled at 10 a second): a call that finds it empty is answered 400 Throttling.
+   * Undefined: no throttling.
+   */
+  bucket: { readonly capacity: number; readonly refillPerSecond: number } | undefined;
   /** Answer every call with AccessDenied (403). */
   denied: boolean;
   /** Target groups whose DescribeTargetHealth answers 500 (InternalFailure). */
@@ -151,6 +157,7 @@ export async function startElbStub(): Promise<ElbStub> {
     classic: [],
     calls: [],
     denied: false,
+    bucket: undefined,
     failing: new Set(),
     delayMs: 0,
     maxInFlight: 0,
@@ -180,6 +187,19 @@ export async function startElbStub(): Promise<ElbStub> {
       }),
   };
   let inFlight = 0;
+  let tokens: { left: number; atMs: number; of: ElbStub['bucket'] } = { left: 0, atMs: 0, of: undefined };
+  /** Takes a token from the bucket; false when it is empty (a new bucket starts full). */
+  const take = (): boolean => {
+    const b = stub.bucket;
+    if (b === undefined) return true;
+    const now = Date.now();
+    if (tokens.of !== b) tokens = { left: b.capacity, atMs: now, of: b };
+    tokens.left = Math.min(b.capacity, tokens.left + ((now - tokens.atMs) / 1000) * b.refillPerSecond);
+    tokens.atMs = now;
+    if (tokens.left < 1) return false;
+    tokens.left -= 1;
+    return true;
+  };
   server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     inFlight++;
@@ -191,12 +211,15 @@ export async function startElbStub(): Promise<ElbStub> {
       const form = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
       const api = form['Version'] === '2012-06-01' ? 'elb' : 'elbv2';
       const action = form['Action'] ?? '';
-      stub.calls.push({ api, action, form, atMs: Date.now() });
+      const throttled = !take();
+      stub.calls.push({ api, action, form, atMs: Date.now(), ...(throttled ? { throttled } : {}) });
       const [status, body] = stub.denied
         ? [403, fail('AccessDenied', `User is not authorized to perform: elasticloadbalancing:${action}`)]
-        : api === 'elb'
-          ? answerClassic(stub, action, form)
-          : answerV2(stub, action, form);
+        : throttled
+          ? [400, fail('Throttling', 'Rate exceeded')]
+          : api === 'elb'
+            ? answerClassic(stub, action, form)
+            : answerV2(stub, action, form);
       stub.onCall?.({ api, action, form }, body);
       const text = `<?xml version="1.0" encoding="UTF-8"?>\n${body}`;
       stub.bytes += Buffer.byteLength(text);
