@@ -52,6 +52,7 @@ gnt = GracefulNodeTermination(
     auto_scaling_group_names=["nodes-a"],
     deadline_policy=DeadlinePolicy.LEAVE,
     alarm_email="oncall@example.com",
+    dashboard=True,
 )
 gnt.add_auto_scaling_group(autoscaling.AutoScalingGroup.from_auto_scaling_group_name(stack, "NodesB", "nodes-b"))
 app.synth()

@@ -1,5 +1,5 @@
 // The stack every install test synthesizes: two groups (one by name in the props, one as an
-// IAutoScalingGroup), the cluster as an eks.ICluster, the deadline policy by enum. The
+// IAutoScalingGroup), the cluster as an eks.ICluster, the deadline policy by enum, the dashboard on. The
 // repository's construct builds it in process; the fresh TypeScript apps run this very file,
 // its construct import pointed at the installed package (apps.ts).
 import { App, Stack, aws_autoscaling as autoscaling, aws_eks as eks } from 'aws-cdk-lib';
@@ -12,6 +12,7 @@ export function twoGroupStack(app: App): Stack {
     autoScalingGroupNames: ['nodes-a'],
     deadlinePolicy: DeadlinePolicy.LEAVE,
     alarmEmail: 'oncall@example.com',
+    dashboard: true,
   });
   gnt.addAutoScalingGroup(autoscaling.AutoScalingGroup.fromAutoScalingGroupName(stack, 'NodesB', 'nodes-b'));
   return stack;
