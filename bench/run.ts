@@ -3,7 +3,7 @@
 //   npm run bench -- --pods 110 --scale-nodes 20 --pods-per-scale-node 10 --cold-runs 20
 //   npm run bench -- --sections drain,fleet --label current --out bench/results/current.json
 //   npm run bench -- --sections wave --handler-tree /work/prev-main   (the wave, this tree's handler and that tree's)
-//   npm run bench -- --sections settle --handler-tree /work/prev-main (the settle at 20 and 2,000 nodes, both handlers)
+//   npm run bench -- --sections settle --handler-tree <checkout of 0b7823b>  (the settle at 20 and 2,000 nodes, both handlers)
 // Each plane starts only once no other kube-apiserver runs on the machine (--wait-minutes).
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
