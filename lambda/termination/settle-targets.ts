@@ -102,7 +102,12 @@ export class TargetWait {
       return;
     }
     if (now + readBudgetMs > this.stopAtMs) {
-      this.nextLookMs = this.stopAtMs; // the next invocation looks
+      // The next invocation looks, when one has time for a reading at all; invocations too
+      // short for any reading (the stretch before the hand-off is under a reading's budget)
+      // would hand the look on forever: the fixed delay then, or the last reading stands.
+      if (this.stopAtMs - this.run.startedMs >= readBudgetMs) this.nextLookMs = this.stopAtMs;
+      else if (this.holds === undefined) this.fallBack('each invocation is too short for a reading before it hands on', undefined);
+      else this.nextLookMs = Number.POSITIVE_INFINITY;
       return;
     }
     if (this.callsBefore + this.calls >= callBudget) {

@@ -211,11 +211,23 @@ describe('settle: what the cluster serves, and a wait that survives hand-offs an
     w.deps.loadBalancers = w.loadBalancers;
     w.loadBalancers.hold(instanceId, 'k8s-default-web', w.clock.now() + 90_000);
     const d = drained(w, { deadlines: { ...wait, invocationStopMs: w.clock.now() + 3_000 } });
-    const first = await settled(w, d, { handOff: async () => 'sent' });
+    // This invocation began 10 minutes ago (it drained): the next one has time for a reading.
+    const first = { step: await settle({ ...w.run({ handOff: async () => 'sent' }), startedMs: w.clock.now() - 600_000 }, d) };
     expect(w.loadBalancers.readings).toBe(0);
     expect(w.log.messages('warn').filter((m) => m.includes('could not read the load balancers'))).toEqual([]);
     const resumed = await settled(w, { ...d, record: handOnRecord(first.step), deadlines: { ...d.deadlines, invocationStopMs: Number.POSITIVE_INFINITY }, result: undefined });
     expect(3 + resumed.seconds).toBeGreaterThanOrEqual(90);
+  });
+
+  it('invocations too short for any reading do not hand the look on forever: the fixed delay, as before', async () => {
+    const w = phaseWorld();
+    w.deps.loadBalancers = w.loadBalancers;
+    w.loadBalancers.hold(instanceId, 'k8s-default-web', w.clock.now() + 200_000);
+    const d = drained(w, { deadlines: { ...wait, loadBalancerDelayMs: 1_000, invocationStopMs: w.clock.now() + 6_000 } });
+    const { seconds } = await settled(w, d, { handOff: async () => 'sent' });
+    expect(seconds).toBe(1);
+    expect(w.loadBalancers.readings).toBe(0);
+    expect(w.log.messages('warn').some((m) => m.includes('each invocation is too short for a reading'))).toBe(true);
   });
 
   it('a load balancer that could not be read holds at least the fixed delay, never released on a partial answer', async () => {
