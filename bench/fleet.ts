@@ -7,7 +7,19 @@
 import { randomBytes } from 'node:crypto';
 import type { V1Node } from '@kubernetes/client-node';
 import { groupName, startEnvironment } from '../demo/environment.js';
-import { byDrainer, createDeployment, createPdb, ensureNamespace, newInstanceId, readAudit, sleep, until, waitNodeReady, type AuditEntry } from '../test/cluster/kube.js';
+import {
+  byDrainer,
+  createDeployment,
+  createPdb,
+  ensureNamespace,
+  newInstanceId,
+  readAudit,
+  sleep,
+  until,
+  waitNodeReady,
+  type Admin,
+  type AuditEntry,
+} from '../test/cluster/kube.js';
 import { measureDrainMemory } from './memory.js';
 import { reconcilePass, removeDrainedNodes, staleMarksPass, type ReconcileProbe } from './reconcile.js';
 import { bytesByKind } from './wire.js';
@@ -49,6 +61,29 @@ export interface ScaleIn {
 }
 
 const mib = (bytes: number) => Math.round((bytes / 2 ** 20) * 100) / 100;
+
+/**
+ * The node lifecycle controller takes the not-ready taint (added to every new node) off each
+ * stand-in node: waited for, so measurements do not run beside 2,000 of its writes.
+ */
+export async function fillersSettled(a: Admin, onTainted: (tainted: number) => void, intervalMs: number): Promise<void> {
+  await until(
+    'the stand-in nodes settled (not-ready taints removed)',
+    600_000,
+    async () => {
+      let tainted = 0;
+      let cont: string | undefined;
+      do {
+        const page = await a.core.listNode({ limit: 500, _continue: cont, labelSelector: 'bench/filler=true' });
+        tainted += page.items.filter((n) => n.spec?.taints?.some((t) => t.key === 'node.kubernetes.io/not-ready')).length;
+        cont = page.metadata?._continue;
+      } while (cont);
+      if (tainted > 0) onTainted(tainted);
+      return tainted === 0;
+    },
+    intervalMs,
+  );
+}
 
 /**
  * A node as a real EKS worker's object is shaped: ~15 labels, the usual annotations, five
@@ -207,24 +242,7 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
       }
     };
     await Promise.all(Array.from({ length: 16 }, createFillers));
-    // The node lifecycle controller takes the not-ready taint (added to every new node) off
-    // each: let it finish, so the measurements below do not run beside 2,000 of its writes.
-    await until(
-      'the stand-in nodes settled (not-ready taints removed)',
-      600_000,
-      async () => {
-        let tainted = 0;
-        let cont: string | undefined;
-        do {
-          const page = await a.core.listNode({ limit: 500, _continue: cont, labelSelector: 'bench/filler=true' });
-          tainted += page.items.filter((n) => n.spec?.taints?.some((t) => t.key === 'node.kubernetes.io/not-ready')).length;
-          cont = page.metadata?._continue;
-        } while (cont);
-        if (tainted > 0) say(`fleet: ${tainted} stand-in nodes still carry the not-ready taint`);
-        return tainted === 0;
-      },
-      5_000,
-    );
+    await fillersSettled(a, (tainted) => say(`fleet: ${tainted} stand-in nodes still carry the not-ready taint`), 5_000);
     const sample = await a.core.readNode({ name: fillerNode(0, 'x').metadata!.name! });
     const nodeJsonBytes = Buffer.byteLength(JSON.stringify(sample));
     say(`fleet: ${(await countNodes()) + 1} nodes; a stand-in node is ${nodeJsonBytes} bytes of JSON with its managedFields`);

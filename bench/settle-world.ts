@@ -13,7 +13,7 @@ import { attachmentNameOf, csiVolumeName } from '../lambda/cluster/volume-names.
 import type { ElbStub, StubTargetGroup } from '../test/fakes/elb-stub.js';
 import { attachVolume, createDeployment, ensureNamespace, installTargetGroupBindingCrd, newInstanceId, until, waitNodeReady } from '../test/cluster/kube.js';
 import { testAws } from '../test/cluster/plane/token-webhook.js';
-import { fillerNode } from './fleet.js';
+import { fillerNode, fillersSettled } from './fleet.js';
 
 export const namespace = 'settle';
 export const clusterGroupCount = 60;
@@ -94,21 +94,7 @@ export async function growTo(w: World, total: number, say: (line: string) => voi
     }
   };
   await Promise.all(Array.from({ length: 16 }, create));
-  await until(
-    'the stand-in nodes settled (not-ready taints removed)',
-    600_000,
-    async () => {
-      let tainted = 0;
-      let cont: string | undefined;
-      do {
-        const page = await a.core.listNode({ limit: 500, _continue: cont, labelSelector: 'bench/filler=true' });
-        tainted += page.items.filter((n) => n.spec?.taints?.some((t) => t.key === 'node.kubernetes.io/not-ready')).length;
-        cont = page.metadata?._continue;
-      } while (cont);
-      return tainted === 0;
-    },
-    3_000,
-  );
+  await fillersSettled(a, () => {}, 3_000);
   return countNodes(w);
 }
 

@@ -24,6 +24,8 @@ export interface ObservedPlan {
   readonly blocked: readonly { readonly pod: string; readonly why: string; readonly budget?: string | undefined }[];
   /** The group's other leaving instances, whose nodes would be cordoned first. */
   readonly siblings: readonly string[];
+  /** The pods that would leave, as read once (the Events on blocked ones name them). */
+  readonly pods: readonly PodInfo[];
 }
 
 export async function observeTermination(n: Confirmed<LifecycleNotification>, ctx: TriggerContext): Promise<RecordStatus> {
@@ -39,12 +41,12 @@ export async function observeTermination(n: Confirmed<LifecycleNotification>, ct
     blockedBy: [...new Set(plan.blocked.map((b) => b.budget))].join(','),
     siblingsToCordon: plan.siblings.length,
   };
-  ctx.log.info('observe mode: what the termination would do', { ...(plan ?? { node: null }), ...counts, waits: waits(ctx) });
+  const told = plan && { node: plan.node, evict: plan.evict, waitFor: plan.waitFor, blocked: plan.blocked, siblings: plan.siblings };
+  ctx.log.info('observe mode: what the termination would do', { ...(told ?? { node: null }), ...counts, waits: waits(ctx) });
   if (node !== undefined && plan !== undefined) {
     await cluster.record(terminationObserved(node, `${what} The lifecycle action completes CONTINUE now.`));
-    const pods = await podsOf(cluster, node.name);
     for (const b of plan.blocked) {
-      const pod = pods.find((p) => podKey(p) === b.pod);
+      const pod = plan.pods.find((p) => podKey(p) === b.pod);
       if (pod !== undefined) await cluster.record(evictionWouldBeBlocked(pod, b.why));
     }
   }
@@ -75,7 +77,7 @@ async function planOf(cluster: ClusterGateway, nodeName: string, n: LifecycleNot
     return [];
   });
   const blocked = findings.filter((f) => f.severity !== 'info' && f.budget !== undefined).map((f) => ({ pod: f.pod, why: f.why, budget: f.budget }));
-  return { node: nodeName, evict: evict.map(podKey), waitFor: batch.map(podKey), blocked, siblings: await siblingsOf(n, ctx) };
+  return { node: nodeName, evict: evict.map(podKey), waitFor: batch.map(podKey), blocked, siblings: await siblingsOf(n, ctx), pods };
 }
 
 /** The group's other leaving instances, as the sibling survey would ask (best effort, its short budget). */
