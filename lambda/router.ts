@@ -11,6 +11,8 @@ import { refreshEvent } from './refresh/refresh-event.js';
 import { asError, type RecordLogger } from './shared/log.js';
 import { withinBudget } from './shared/time-budget.js';
 import { spotInterruption } from './termination/spot-interruption.js';
+import { answerChoice, type ChoiceAnswer } from './termination-policy/answer.js';
+import { terminationChoice } from './termination-policy/termination-choice.js';
 import { terminateHook } from './termination/terminate-hook.js';
 import { route, type RecordStatus, type RouteResult, type TriggerContext } from './trigger.js';
 
@@ -23,6 +25,7 @@ const routes = [
   route(rebalanceRecommendation),
   route(refreshEvent),
   route(reconcileSchedule),
+  route(terminationChoice),
 ];
 
 export interface RouterDeps extends Omit<TriggerContext, 'invocation' | 'log'> {
@@ -46,7 +49,7 @@ export interface HandlerResult {
 /** Records that can never succeed: an SQS record of these is given back alone. */
 const rejected: ReadonlySet<RecordStatus> = new Set(['malformed', 'unsupported']);
 
-export function createRouter(deps: RouterDeps): (event: unknown, context: InvocationContext) => Promise<HandlerResult> {
+export function createRouter(deps: RouterDeps): (event: unknown, context: InvocationContext) => Promise<HandlerResult | ChoiceAnswer> {
   return async (event, context) => {
     let deliveries: Delivery[];
     try {
@@ -61,6 +64,12 @@ export function createRouter(deps: RouterDeps): (event: unknown, context: Invoca
       throw error;
     }
     const requestId = context.awsRequestId ?? crypto.randomUUID();
+    const [first] = deliveries;
+    // Auto Scaling waits for the answer (two seconds): it is given whatever happens, never an error.
+    if (first?.kind === 'termination-choice') {
+      const invocation = { requestId, remainingMs: () => context.getRemainingTimeInMillis() };
+      return answerChoice(deps, first, (flushMs) => handleRecord(deps, first, 0, invocation, () => undefined, flushMs));
+    }
     const records: RecordResult[] = [];
     const errors: unknown[] = [];
     const invocation = { requestId, remainingMs: () => context.getRemainingTimeInMillis() };
@@ -96,6 +105,7 @@ async function handleRecord(
   index: number,
   invocation: TriggerContext['invocation'],
   failed: (error: unknown) => void,
+  flushMs = 5_000,
 ): Promise<RecordResult> {
   const { log } = deps;
   log.resetKeys();
@@ -122,6 +132,6 @@ async function handleRecord(
     return { status: 'failed' };
   } finally {
     // Events are queued so they never hold a drain up; they are written before we go on.
-    await connected?.flush?.(Math.max(0, Math.min(5_000, invocation.remainingMs() - 2_000)));
+    await connected?.flush?.(Math.max(0, Math.min(flushMs, invocation.remainingMs() - 2_000)));
   }
 }

@@ -17,11 +17,12 @@ import type { KubeEndpoint } from './adapters/kubernetes/kube-http.js';
 import type { ClusterGateway } from './cluster/cluster-ports.js';
 import { createNodeLookup } from './cluster/node-lookup.js';
 import { createRouter, type HandlerResult, type InvocationContext } from './router.js';
+import type { ChoiceAnswer } from './termination-policy/answer.js';
 import type { InstanceDirectory, LoadBalancerTargets } from './shared/aws-ports.js';
 import { systemClock } from './shared/clock.js';
 import { parseConfig, type Config } from './shared/config.js';
 
-export type LambdaHandler = (event: unknown, context: InvocationContext) => Promise<HandlerResult>;
+export type LambdaHandler = (event: unknown, context: InvocationContext) => Promise<HandlerResult | ChoiceAnswer>;
 export type { HandlerResult, InvocationContext };
 
 /** What tests put in place of an AWS service that has no local stand-in in their harness. */

@@ -45,7 +45,15 @@ export type RecordStatus =
   | 'reconciled'
   | 'reconcile-off'
   /** MODE=observe: verified, what would be done said, nothing changed (a lifecycle action completed CONTINUE). */
-  | 'observed';
+  | 'observed'
+  /** Termination policy: the cheapest departures given to Auto Scaling. */
+  | 'choice-made'
+  /** Termination policy: fewer (or none) given, every other candidate costly or the window closed; Auto Scaling asks again. */
+  | 'choice-deferred'
+  /** Termination policy: deferred past its maximum; Auto Scaling's own suggestion given. */
+  | 'choice-deferral-expired'
+  /** Termination policy under MODE=observe: the choice said in Events, Auto Scaling's suggestion given. */
+  | 'choice-observed';
 
 /** This invocation, as Lambda describes it. */
 export interface Invocation {
@@ -93,13 +101,19 @@ export interface Trigger<D extends Delivery, W> {
   /** Asks AWS whether the work is live and ours, before anything is written anywhere. */
   confirm(work: W, ctx: TriggerContext): Promise<Confirmation<W>>;
   /** Does the work, confirmed. */
-  act(work: Confirmed<W>, ctx: TriggerContext): Promise<RecordStatus>;
+  act(work: Confirmed<W>, ctx: TriggerContext): Promise<RecordStatus | Outcome>;
   /**
    * MODE=observe: says what act() would do and changes nothing but Events (and completes a
    * lifecycle action CONTINUE, so nothing waits on us). Without it, an observed record is only
    * logged.
    */
-  observe?(work: Confirmed<W>, ctx: TriggerContext): Promise<RecordStatus>;
+  observe?(work: Confirmed<W>, ctx: TriggerContext): Promise<RecordStatus | Outcome>;
+}
+
+/** A status and the answer the invoker reads (a termination policy's instance ids). */
+export interface Outcome {
+  readonly status: RecordStatus;
+  readonly answer: readonly string[];
 }
 
 /** Only confirm() calls this, after AWS answered. */
@@ -110,7 +124,11 @@ export function confirmed<W>(work: W): { readonly confirmed: Confirmed<W> } {
 export interface RouteResult {
   readonly status: RecordStatus;
   readonly instanceId?: string;
+  /** What a synchronous invoker gets back (Auto Scaling's termination policy call). */
+  readonly answer?: readonly string[];
 }
+
+const outcome = (o: RecordStatus | Outcome, instanceId: { instanceId?: string }): RouteResult => (typeof o === 'string' ? { status: o, ...instanceId } : { ...o, ...instanceId });
 
 export interface Route {
   takes(delivery: Delivery): boolean;
@@ -128,11 +146,11 @@ export function route<D extends Delivery, W>(trigger: Trigger<D, W>): Route {
     const confirmation = await trigger.confirm(parsed.work, ctx);
     if ('status' in confirmation) return { status: confirmation.status, ...instanceId };
     if (ctx.config.mode === 'observe') {
-      if (trigger.observe !== undefined) return { status: await trigger.observe(confirmation.confirmed, ctx), ...instanceId };
+      if (trigger.observe !== undefined) return outcome(await trigger.observe(confirmation.confirmed, ctx), instanceId);
       ctx.log.info('observe mode (MODE=observe): this record would be acted on now; nothing was changed');
       return { status: 'observed', ...instanceId };
     }
-    return { status: await trigger.act(confirmation.confirmed, ctx), ...instanceId };
+    return outcome(await trigger.act(confirmation.confirmed, ctx), instanceId);
   };
   return {
     takes: (delivery) => trigger.takes(delivery),

@@ -1,7 +1,8 @@
 // The cluster as the use cases see it: plain data and the smallest interfaces they need.
 // Only adapters/kubernetes/ talks to the API server; everything else is functions over these.
+import type { ChoiceGateway } from './drain-cost.js';
 import type { DrainabilityGateway } from './drainability.js';
-import type { DrainRecord } from './node-marks.js';
+import type { DeferralMark, DrainRecord } from './node-marks.js';
 import type { LoadBalancerSources } from './served-load-balancers.js';
 
 export interface Taint {
@@ -31,6 +32,8 @@ export interface NodeInfo {
   readonly resourceVersion?: string | undefined;
   /** status.volumesAttached[].name: the unique names of the volumes attached to it (volume-names.ts). */
   readonly attachedVolumes?: readonly string[] | undefined;
+  /** The termination policy's deferral mark (deferralAnnotation). */
+  readonly deferral?: DeferralMark | undefined;
 }
 
 /** The node marks one drain patch applies, with the owner label and the record. */
@@ -265,4 +268,4 @@ export interface VolumeGateway {
 }
 
 /** Everything a use case may ask of the cluster. */
-export type ClusterGateway = NodeGateway & PodGateway & EventRecorder & VolumeGateway & LoadBalancerSources & DrainabilityGateway;
+export type ClusterGateway = NodeGateway & PodGateway & EventRecorder & VolumeGateway & LoadBalancerSources & DrainabilityGateway & ChoiceGateway;

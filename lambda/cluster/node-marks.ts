@@ -23,7 +23,29 @@ export const refreshCordonedLabel = 'graceful-node-termination/refresh-cordoned'
 /** The Auto Scaling group of that refresh (a group name can be longer than a label value). */
 export const refreshGroupAnnotation = 'graceful-node-termination/refresh-group';
 
+/** On a node the termination policy passed over while it deferred a scale-in (DeferralMark, JSON). */
+export const deferralAnnotation = 'graceful-node-termination/deferred';
+
 export type DrainMark = 'exclude-from-load-balancers' | 'cordon';
+
+/** When the scale-in that passed the node over first deferred, and of which group. */
+export interface DeferralMark {
+  readonly sinceMs: number;
+  readonly group: string;
+}
+
+export const formatDeferral = (m: DeferralMark): string => JSON.stringify({ since: new Date(m.sinceMs).toISOString(), group: m.group });
+
+export function parseDeferral(raw: string | undefined): DeferralMark | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const v = JSON.parse(raw) as Record<string, unknown>;
+    const sinceMs = typeof v['since'] === 'string' ? Date.parse(v['since']) : Number.NaN;
+    return Number.isNaN(sinceMs) || typeof v['group'] !== 'string' ? undefined : { sinceMs, group: v['group'] };
+  } catch {
+    return undefined;
+  }
+}
 
 /** The node's cordon is a refresh's of ours: a drain that finds it takes it over. */
 export function adoptsRefreshCordon(node: { readonly unschedulable: boolean; readonly labels: Readonly<Record<string, string>> }): boolean {

@@ -7,7 +7,8 @@
 // https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-instance-termination-notices.html
 // https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-run-lambda-schedule.html
 
-export type Via = 'sns' | 'sqs' | 'eventbridge';
+/** `autoscaling`: Auto Scaling invoked the function itself, as a custom termination policy. */
+export type Via = 'sns' | 'sqs' | 'eventbridge' | 'autoscaling';
 
 interface Envelope {
   readonly via: Via;
@@ -33,6 +34,8 @@ export type Delivery =
   | LifecycleDelivery<'test-notification'>
   /** Any other EventBridge event: the trigger that serves its detail-type takes it (router.ts). */
   | (EventBridgeEvent & { readonly kind: 'event' })
+  /** Auto Scaling asks which instances to terminate (a custom termination policy): answered, never retried. */
+  | (Envelope & { readonly kind: 'termination-choice'; readonly payload: Readonly<Record<string, unknown>> })
   /** A record or event we cannot use, with why: it fails alone, never the others. */
   | (Envelope & { readonly kind: 'malformed'; readonly field: string; readonly reason: string });
 
@@ -43,7 +46,7 @@ export type DeliveryOf<K extends DeliveryKind> = Extract<Delivery, { readonly ki
 export class UnsupportedEventError extends Error {
   constructor(readonly shape: string) {
     super(
-      `unsupported event shape: ${shape}; expected SNS or SQS records of lifecycle notifications, an EventBridge lifecycle action, a Spot interruption warning, a rebalance recommendation, an instance refresh event or a scheduled event`,
+      `unsupported event shape: ${shape}; expected SNS or SQS records of lifecycle notifications, an EventBridge lifecycle action, a Spot interruption warning, a rebalance recommendation, an instance refresh event, a scheduled event or a custom termination policy request`,
     );
     this.name = 'UnsupportedEventError';
   }
@@ -61,6 +64,10 @@ export function toDeliveries(event: unknown): Delivery[] {
   if (!isObject(event)) throw new UnsupportedEventError(describeShape(event));
   if (Array.isArray(event['Records'])) return event['Records'].map(fromRecord);
   if (typeof event['detail-type'] === 'string') return [fromEventBridge(event, 'eventbridge')];
+  // https://docs.aws.amazon.com/autoscaling/ec2/userguide/lambda-custom-termination-policy.html#lambda-custom-termination-policy-input-data
+  if ('CapacityToTerminate' in event || ('AutoScalingGroupName' in event && 'Instances' in event && 'Cause' in event)) {
+    return [{ kind: 'termination-choice', payload: event, via: 'autoscaling', id: undefined }];
+  }
   throw new UnsupportedEventError(describeShape(event));
 }
 

@@ -3,15 +3,10 @@
 // from this list, so the three can never drift apart.
 import { DeadlinePolicy } from './deadline-policy.js';
 import { Mode } from './mode.js';
+import { choiceVariables } from './choice-variables.js';
+import type { Variable } from './variable.js';
 
-export interface Variable<T> {
-  readonly name: string;
-  readonly description: string;
-  readonly accepts: string;
-  readonly default?: T;
-  parse(raw: string): T | undefined;
-  format(value: T): string;
-}
+export type { Variable } from './variable.js';
 
 const names = (raw: string): Set<string> | undefined => {
   const list = raw
@@ -282,4 +277,5 @@ export const configVariables = {
     parse: integer(1, 1440),
     format: String,
   }),
+  ...choiceVariables,
 } as const;

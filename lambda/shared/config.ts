@@ -1,10 +1,12 @@
 // The handler's configuration: parsed and validated once, at cold start, from the variables
 // defined in config-variables.ts (the construct writes the same definitions).
 import { actionCapSeconds, longestWaits, timeoutProblems, type CheckedValues } from './config-checks.js';
+import type { ChoiceConfig, ChoiceConfigInput } from './choice-variables.js';
 import { configVariables, type Variable } from './config-variables.js';
 import { DeadlinePolicy } from './deadline-policy.js';
 import { Mode } from './mode.js';
 import { ConfigError } from './errors.js';
+import { parseWindows, type Window } from './maintenance-windows.js';
 import { defaultInterval, defaultIntervalMinutes } from './resume-window.js';
 
 export { actionCapSeconds, configVariables, DeadlinePolicy, longestWaits, Mode };
@@ -12,7 +14,7 @@ export { actionCapSeconds, configVariables, DeadlinePolicy, longestWaits, Mode }
 /** The CloudWatch namespace of our metrics (EMF lines and the log metric filters). */
 export const metricsNamespace = 'GracefulNodeTermination';
 
-export interface Config {
+export interface Config extends ChoiceConfig {
   /** EKS cluster name: the token's x-k8s-aws-id and the DescribeCluster target. */
   readonly clusterName: string;
   /** Auto Scaling groups this deployment acts for; anything else is refused. */
@@ -71,7 +73,7 @@ export interface Config {
 }
 
 /** The settings a deployer chooses; names are the camelCase twins of the variables. */
-export type ConfigInput = {
+export type ConfigInput = ChoiceConfigInput & {
   readonly clusterName: string;
   readonly autoScalingGroupNames: readonly string[];
   readonly lifecycleHookNames: readonly string[];
@@ -171,5 +173,17 @@ export function toEnvironment(input: ConfigInput): Record<string, string> {
   set(configVariables.reconcileIntervalMinutes, input.reconcileIntervalMinutes);
   set(configVariables.kubeconfigPath, input.kubeconfigPath);
   set(configVariables.kubeconfigContext, input.kubeconfigContext);
+  set(configVariables.terminationDeferralMaxSeconds, input.terminationDeferralMaxSeconds);
+  set(configVariables.maintenanceWindows, input.maintenanceWindows && parseWindowsOrThrow(input.maintenanceWindows));
+  set(configVariables.maintenanceTimeZone, input.maintenanceTimeZone);
   return env;
+}
+
+/** Windows as the construct takes them (one text each): a malformed one is a configuration error. */
+function parseWindowsOrThrow(texts: readonly string[]): readonly Window[] {
+  const windows = parseWindows(texts.join('; '));
+  if (windows === undefined || texts.some((t) => t.includes(';'))) {
+    throw new ConfigError([`maintenanceWindows ${JSON.stringify(texts)} is invalid: expected ${configVariables.maintenanceWindows.accepts}`]);
+  }
+  return windows;
 }

@@ -18,7 +18,8 @@ import type {
   VolumeAttachmentWatch,
 } from '../../lambda/cluster/cluster-ports.js';
 import { excludeFromLoadBalancersLabel, outdatedTaintKey, ownerLabel, refreshCordonedLabel, refreshLabel, type DrainRecord } from '../../lambda/cluster/node-marks.js';
-import { createRouter } from '../../lambda/router.js';
+import { createRouter, type HandlerResult } from '../../lambda/router.js';
+import type { ChoiceAnswer } from '../../lambda/termination-policy/answer.js';
 import type {
   AutoScalingInstances,
   GroupView,
@@ -38,6 +39,8 @@ import type {
 } from '../../lambda/shared/aws-ports.js';
 import type { ServedLoadBalancers } from '../../lambda/cluster/served-load-balancers.js';
 import type { Finding } from '../../lambda/cluster/drainability.js';
+import type { CostPod } from '../../lambda/cluster/drain-cost.js';
+import type { DeferralMark } from '../../lambda/cluster/node-marks.js';
 import { attachmentNameOf, csiVolumeName } from '../../lambda/cluster/volume-names.js';
 import type { Clock } from '../../lambda/shared/clock.js';
 import { parseConfig } from '../../lambda/shared/config.js';
@@ -106,7 +109,10 @@ export interface Call {
     | 'get-volume'
     | 'get-attachments'
     | 'list-served-load-balancers'
-    | 'list-pods-and-budgets';
+    | 'list-pods-and-budgets'
+    | 'list-pods-for-choice'
+    | 'mark-deferred'
+    | 'unmark-deferred';
   readonly target: string;
 }
 
@@ -486,6 +492,32 @@ export class FakeCluster {
     return this.findings.filter((f) => nodes.includes(f.node));
   }
 
+  // --- ChoiceGateway
+  /** The candidates' pods as the termination policy reads them, per node. */
+  choicePods = new Map<string, CostPod[]>();
+
+  async podsForChoice(nodes: readonly string[]): Promise<ReadonlyMap<string, readonly CostPod[]>> {
+    this.log('list-pods-for-choice', nodes.join(' '));
+    return new Map(nodes.map((n) => [n, this.choicePods.get(n) ?? []]));
+  }
+
+  async markDeferred(node: NodeInfo, mark: DeferralMark, owner: string): Promise<PatchResult> {
+    this.log('mark-deferred', node.name);
+    const current = this.nodes.get(node.name);
+    if (current === undefined) return 'node-gone';
+    this.nodes.set(node.name, { ...current, deferral: mark, labels: { ...current.labels, [ownerLabel]: owner } });
+    return 'patched';
+  }
+
+  async unmarkDeferred(node: NodeInfo): Promise<PatchResult> {
+    this.log('unmark-deferred', node.name);
+    const current = this.nodes.get(node.name);
+    if (current === undefined) return 'node-gone';
+    const { deferral: _gone, ...rest } = current;
+    this.nodes.set(node.name, rest);
+    return 'patched';
+  }
+
   // --- LoadBalancerSources
   served: ServedLoadBalancers = { targetGroups: [], classicNames: [], networkNames: [] };
 
@@ -754,8 +786,11 @@ export function handlerWorld(env: Record<string, string>) {
   /** Any event, as Lambda invokes the function: a fresh request id unless given (a retry keeps it). */
   const invokeRaw = (handle: ReturnType<typeof handler>, event: unknown, invocationMs = 900_000, awsRequestId = `request-${++invocations}`) => {
     const end = clock.now() + invocationMs;
-    return handle(event, { getRemainingTimeInMillis: () => end - clock.now(), awsRequestId });
+    return handle(event, { getRemainingTimeInMillis: () => end - clock.now(), awsRequestId }) as Promise<HandlerResult>;
   };
+  /** Auto Scaling's call of a custom termination policy: the answer it reads. */
+  const invokeChoice = async (handle: ReturnType<typeof handler>, payload: unknown) =>
+    (await handle(payload, { getRemainingTimeInMillis: () => 900_000, awsRequestId: `request-${++invocations}` })) as ChoiceAnswer;
   /** A lifecycle message delivered through SNS. */
   const invoke = (handle: ReturnType<typeof handler>, message: Record<string, unknown>, invocationMs?: number, awsRequestId?: string) =>
     invokeRaw(handle, snsEvent(message), invocationMs, awsRequestId);
@@ -772,5 +807,5 @@ export function handlerWorld(env: Record<string, string>) {
     }
     return statuses;
   }
-  return { clock, cluster, lifecycle, autoScaling, ec2, loadBalancers, handOffs, log, metrics, groups, terminating, refreshes, handler, invoke, invokeRaw, runChain };
+  return { clock, cluster, lifecycle, autoScaling, ec2, loadBalancers, handOffs, log, metrics, groups, terminating, refreshes, handler, invoke, invokeRaw, invokeChoice, runChain };
 }

@@ -88,7 +88,7 @@ describe('handler', () => {
 
     const result = await handler()(event, context());
 
-    expect(result.records.map((r) => r.status)).toEqual(['malformed', 'malformed', 'drained']);
+    expect(result.records!.map((r) => r.status)).toEqual(['malformed', 'malformed', 'drained']);
     const errors = log.lines.filter((l) => l.level === 'error');
     expect(errors.map((l) => l.fields['field'])).toEqual(['Sns.Message', 'EC2InstanceId']);
     expect(errors[0]!.fields['messageId']).toBe('c0ffee00-0000-0000-0000-000000000001');
@@ -112,7 +112,7 @@ describe('handler', () => {
     // 300 s left in the invocation: 300 - 20 margin - 60 LB wait = 220 s of drain.
     const result = await handler({ DEADLINE_POLICY: 'leave' })(snsEvent(lifecycleMessage()), context(300_000));
 
-    expect(result.records[0]?.status).toBe('timed-out');
+    expect(result.records![0]?.status).toBe('timed-out');
     expect(lifecycle.completions[0]!.atMs - start).toBe(220_000 + 60_000);
   });
 

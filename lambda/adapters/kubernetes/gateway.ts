@@ -3,6 +3,7 @@
 import type { ClusterGateway } from '../../cluster/cluster-ports.js';
 import type { NodeLookup } from '../../cluster/node-lookup.js';
 import type { Log } from '../../shared/log.js';
+import { createChoiceApi } from './choice-api.js';
 import { createDrainabilityApi } from './drainability.js';
 import { createEventWriter } from './event-writer.js';
 import { createKubeHttp, type KubeEndpoint } from './kube-http.js';
@@ -38,6 +39,7 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
     ...createVolumeApi(kube, options.log),
     ...createLoadBalancerSources(kube),
     ...createDrainabilityApi(kube),
+    ...createChoiceApi(kube),
     ...createEventWriter(kube, options.log),
   };
 }

@@ -112,8 +112,8 @@ describe('drains longer than one invocation', () => {
 
     // The second delivery sees the node's hand-off annotation has moved on and does nothing.
     expect(cluster.calls.filter((c) => c.op === 'evict').length).toBe(evictionsBefore);
-    expect(a.records[0]!.status).toBe('handed-off');
-    expect(b.records[0]!.status).toBe('superseded');
+    expect(a.records![0]!.status).toBe('handed-off');
+    expect(b.records![0]!.status).toBe('superseded');
     expect(handOffs.sent.map((m) => (m['GracefulNodeTerminationHandOff'] as { count: number }).count)).toEqual([1, 2]);
     expect(lifecycle.completions).toEqual([]);
   });
@@ -132,7 +132,7 @@ describe('drains longer than one invocation', () => {
 
     const result = await handle(snsEvent(handOffs.sent[0]!), { getRemainingTimeInMillis: () => invocationMs });
 
-    expect(result.records[0]!.status).toBe('superseded');
+    expect(result.records![0]!.status).toBe('superseded');
     expect(handOffs.sent).toHaveLength(1);
     expect(cluster.calls.filter((c) => c.op === 'evict').length).toBeGreaterThan(0);
   });
@@ -142,7 +142,7 @@ describe('drains longer than one invocation', () => {
     cluster.evictionRules.push(pdbBlocks('web-pdb', () => true));
     const handle = handlerWith({ HAND_OFF_TOPIC_ARN: '', DRAIN_TIMEOUT_SECONDS: '7200' });
     const result = await handle(snsEvent(lifecycleMessage()), { getRemainingTimeInMillis: () => invocationMs });
-    expect(result.records[0]!.status).toBe('timed-out');
+    expect(result.records![0]!.status).toBe('timed-out');
     expect(lifecycle.completions[0]!.atMs - t0).toBeLessThanOrEqual(invocationMs);
   });
 });
