@@ -52,7 +52,13 @@ export const rbacRules: readonly RbacRule[] = [
     apiGroups: ['policy'],
     resources: ['poddisruptionbudgets'],
     verbs: ['list'],
-    why: 'Observe mode (MODE=observe): say which budget would hold each eviction up, without evicting (the analysis `check` runs).',
+    why: 'Observe mode (MODE=observe): say which budget would hold each eviction up, without evicting (the analysis `check` runs); the termination policy: which candidate a budget would hold up.',
+  },
+  {
+    apiGroups: ['apps'],
+    resources: ['replicasets', 'statefulsets'],
+    verbs: ['get'],
+    why: "The termination policy: whether a candidate node holds every ready replica of a workload (status.readyReplicas of the pods' own controllers, read by name).",
   },
   {
     apiGroups: ['elbv2.k8s.aws'],
