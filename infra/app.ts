@@ -94,6 +94,8 @@ export function buildApp(app: App): Stack {
 export function addOutputs(stack: Stack, construct: GracefulNodeTermination): void {
   // What docs/deploy.md's "check it works" steps need.
   new CfnOutput(stack, 'FunctionName', { value: construct.function.functionName });
+  // A group's custom termination policy (`graceful-node-termination termination-policy enable`).
+  new CfnOutput(stack, 'TerminationPolicyFunctionArn', { value: construct.function.functionArn });
   // aws-auth clusters: map the role to this group and apply `npm run rbac:yaml -- --name <DeploymentName>`.
   new CfnOutput(stack, 'DeploymentName', { value: construct.deploymentName });
   new CfnOutput(stack, 'LogGroupName', { value: construct.function.logGroup.logGroupName });

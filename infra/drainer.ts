@@ -19,6 +19,7 @@ import { lambdaHandlers } from './handlers.js';
 import { acknowledgeNag, kmsGrantReason, vpcAccessReason, vpcAccessRule } from './nag.js';
 import type { GracefulNodeTerminationProps } from './props.js';
 import type { Settings, VpcPlacement } from './settings.js';
+import { allowTerminationPolicyCalls, terminationPolicyEnvironment } from './termination-policy.js';
 
 export interface DrainerOptions {
   readonly settings: Settings;
@@ -74,6 +75,7 @@ export function createDrainer(scope: Construct, o: DrainerOptions): Drainer {
     ...settings.vpcPlacement,
   });
   fn.addEventSource(new sources.SnsEventSource(o.topic));
+  allowTerminationPolicyCalls(fn, o.props.terminationPolicy);
   grantUnscopedReads(role, settings);
   acknowledgeNag(role, 'IAM5[Action::kms:GenerateDataKey*]', kmsGrantReason);
   acknowledgeNag(role, 'IAM5[Action::kms:ReEncrypt*]', kmsGrantReason);
@@ -113,6 +115,7 @@ function drainerEnvironment({ settings: s, props, topic, groupNames }: DrainerOp
       reconcileMarks: s.reconcileMarks,
       // The cold start checks the schedule against the heartbeat timeout, as the synth did.
       reconcileIntervalMinutes: s.reconcileMarks ? s.reconcileInterval.toMinutes() : undefined,
+      ...terminationPolicyEnvironment(props.terminationPolicy),
     }),
     // The `service` of every log line and metric: the alarms count only this deployment's.
     POWERTOOLS_SERVICE_NAME: s.deploymentName,

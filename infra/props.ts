@@ -1,8 +1,10 @@
 // The construct's properties: flat, strongly typed, each optional one with its default.
 import type { Duration, RemovalPolicy, aws_autoscaling as autoscaling, aws_ec2 as ec2, aws_eks as eks, aws_iam as iam, aws_logs as logs, aws_sns as sns } from 'aws-cdk-lib';
 import { DeadlinePolicy, Mode } from '../lambda/shared/config.js';
+import type { TerminationPolicyOptions } from './termination-policy.js';
 
 export { DeadlinePolicy, Mode };
+export type { TerminationPolicyOptions };
 
 export interface GracefulNodeTerminationProps {
   /**
@@ -109,6 +111,8 @@ export interface GracefulNodeTerminationProps {
    * @default Mode.ENFORCE
    */
   readonly mode?: Mode;
+  /** The custom termination policy (Auto Scaling may invoke the function; docs/termination-policy.md). */
+  readonly terminationPolicy?: TerminationPolicyOptions;
   /**
    * How long pods of Jobs and pods annotated `karpenter.sh/do-not-disrupt: "true"` (or
    * `graceful-node-termination/wait-for-completion: "true"`) may run to completion before

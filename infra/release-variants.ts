@@ -30,6 +30,9 @@ export interface Sentinels {
   readonly alarmTopicArn: string;
   readonly alarmEmail: string;
   readonly runbookUrl: string;
+  readonly terminationDeferral: number;
+  readonly maintenanceWindow: string;
+  readonly maintenanceTimeZone: string;
 }
 
 export const sentinelSets: readonly [Sentinels, Sentinels] = [
@@ -54,6 +57,9 @@ export const sentinelSets: readonly [Sentinels, Sentinels] = [
     alarmTopicArn: 'arn:aws:sns:us-east-1:111111111111:gntalarmsalpha',
     alarmEmail: 'gntalpha@example.com',
     runbookUrl: 'https://gntrunbookalpha.example/ops',
+    terminationDeferral: 293,
+    maintenanceWindow: '17 3 * * TUE for 97m',
+    maintenanceTimeZone: 'Pacific/Chatham',
   },
   {
     clusterName: 'gntclustercharlie',
@@ -77,6 +83,9 @@ export const sentinelSets: readonly [Sentinels, Sentinels] = [
     alarmTopicArn: 'arn:aws:sns:us-east-1:222222222222:gntalarmscharlie',
     alarmEmail: 'gntcharlie@example.com',
     runbookUrl: 'https://gntrunbookcharlie.example/ops',
+    terminationDeferral: 307,
+    maintenanceWindow: '19 5 * * THU for 83m',
+    maintenanceTimeZone: 'America/St_Johns',
   },
 ];
 
@@ -146,6 +155,7 @@ export function synthesize(s: Sentinels, extra: (stack: Stack) => Partial<Gracef
     logRetention: s.logRetention,
     rolePath: s.rolePath,
     runbookUrl: s.runbookUrl,
+    terminationPolicy: { maximumDeferral: Duration.seconds(s.terminationDeferral), maintenanceWindows: [s.maintenanceWindow], maintenanceTimeZone: s.maintenanceTimeZone },
     // The template's users set the groups' instance lifecycle policy themselves (docs/cloudformation.md).
     retentionSetOutside: true,
     ...baseProps,

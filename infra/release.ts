@@ -50,6 +50,7 @@ function exactSentinels(s: Sentinels): Map<string, Json> {
     [s.loadBalancerMaxWait, ref(p.loadBalancerMaxWait)],
     [s.memorySize, ref(p.memorySize)],
     [s.logRetention, ref(p.logRetention)],
+    [s.terminationDeferral, ref(p.terminationDeferral)],
     [s.reconcileIntervalMinutes * 60, reconcile('MaxEventAge')],
   ];
   const values: [Json, Json][] = [
@@ -64,6 +65,8 @@ function exactSentinels(s: Sentinels): Map<string, Json> {
     [DeadlinePolicy.RETAIN, ref(p.deadlinePolicy)],
     [DeadlinePolicy.LEAVE, ref(p.deadlinePolicy)],
     [Mode.ENFORCE, ref(p.mode)],
+    [s.maintenanceWindow, ref(p.maintenanceWindows)],
+    [s.maintenanceTimeZone, ref(p.maintenanceTimeZone)],
     [s.alarmTopicArn, ref(p.alarmTopicArn)],
     [s.alarmEmail, ref(p.alarmEmail)],
     [s.permissionsBoundary, ref(p.permissionsBoundary)],

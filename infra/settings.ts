@@ -14,6 +14,7 @@ import {
   staleAfterSeconds,
 } from '../lambda/shared/resume-window.js';
 import type { GracefulNodeTerminationProps } from './props.js';
+import { validateTerminationPolicy } from './termination-policy.js';
 
 export type VpcPlacement = Partial<Pick<lambda.FunctionProps, 'vpc' | 'vpcSubnets' | 'securityGroups'>>;
 
@@ -187,6 +188,7 @@ function validateProps(props: GracefulNodeTerminationProps): void {
     throw new Error(`launchTimeout ${props.launchTimeout.toSeconds()} s is longer than one invocation allows (880 s): use at most Duration.seconds(880)`);
   }
   validateReconcileInterval(props.reconcileInterval);
+  validateTerminationPolicy(props.terminationPolicy);
   validateFunctionProps(props);
   if (props.deploymentName !== undefined && !deploymentNamePattern.test(props.deploymentName)) {
     throw new Error(

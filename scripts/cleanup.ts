@@ -12,7 +12,7 @@ import { statusOf } from '../lambda/adapters/kubernetes/api-errors.js';
 import { createKubeHttp, type KubeHttp } from '../lambda/adapters/kubernetes/kube-http.js';
 import type { NodeGateway, NodeInfo, PatchResult } from '../lambda/cluster/cluster-ports.js';
 import { marksOnNode } from '../lambda/cluster/mark-inventory.js';
-import { drainAnnotation, handOffAnnotation, ownerLabel, refreshLabel } from '../lambda/cluster/node-marks.js';
+import { deferralAnnotation, drainAnnotation, handOffAnnotation, ownerLabel, refreshLabel } from '../lambda/cluster/node-marks.js';
 import { refreshStrategyTag } from '../lambda/shared/group-tags.js';
 import { endpointFromKubeConfig, kubeconfigGateway } from './cluster-access.js';
 import { runAsCommand } from './run-command.js';
@@ -140,7 +140,13 @@ export async function main(args: readonly string[] = process.argv.slice(2)): Pro
 
 /** A merge patch conditional on the node as read: the owner label, a stray claim or record. */
 async function removeLeftovers(kube: KubeHttp, node: NodeInfo): Promise<PatchResult> {
-  const body = { metadata: { resourceVersion: node.resourceVersion, labels: { [ownerLabel]: null }, annotations: { [handOffAnnotation]: null, [drainAnnotation]: null } } };
+  const body = {
+    metadata: {
+      resourceVersion: node.resourceVersion,
+      labels: { [ownerLabel]: null },
+      annotations: { [handOffAnnotation]: null, [drainAnnotation]: null, [deferralAnnotation]: null },
+    },
+  };
   try {
     await kube.request('PATCH', `/api/v1/nodes/${encodeURIComponent(node.name)}`, { body, contentType: 'application/merge-patch+json' });
     return 'patched';

@@ -8,6 +8,8 @@ commands:
   check <auto-scaling-group>     which pods cannot leave the group's nodes now, and why
   upgrade <auto-scaling-group>   roll the group on instance refresh with managed-node-group parity
   cleanup --deployment NAME      take back every mark a deployment left on nodes and groups
+  termination-policy <enable|disable> <auto-scaling-group>
+                                 make the drainer the group's custom termination policy, or stop
 
 graceful-node-termination <command> --help shows a command's options; --version its version.
 exit codes: 0 done, 1 failed, 2 bad usage, 3 a blocker found (docs/cli.md)`;
@@ -58,3 +60,22 @@ options:
 ${commonUsage}
 
 exit code: 0 done (or nothing to do), 1 on a failure, 2 on bad usage`;
+
+export const terminationPolicyUsage = `usage: graceful-node-termination termination-policy <enable|disable> <auto-scaling-group> [options]
+       (npm run termination-policy -- <enable|disable> <group> [options])
+
+enable puts the drainer first in the group's TerminationPolicies, the group's own policies after
+it: on scale-in, AZ rebalancing, maximum instance lifetime and instance refresh, Auto Scaling asks
+it which instances to terminate (the cheapest departures; docs/termination-policy.md). disable
+takes it out and leaves the rest. The plan first; nothing changes without --approve or a "yes".
+Disable it before you delete the stack: a group whose policy no longer answers stops scaling in.
+
+options:
+  --function-arn ARN       enable: the drainer's ARN (the stack output TerminationPolicyFunctionArn)
+  --approve                change the group without asking
+  -o, --output FORMAT      table (default), json or yaml; --json is -o json
+  --region R               the AWS region (default: the SDK's chain: AWS_REGION, the profile's region)
+  --profile P              the AWS profile (default: AWS_PROFILE, then default)
+  -h, --help               this text
+
+exit code: 0 done (or nothing to change), 1 on a failure, 2 on bad usage`;

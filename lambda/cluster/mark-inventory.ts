@@ -4,6 +4,7 @@
 // unmarkOutdated (a refresh's), the same writes the reconciler makes.
 import type { NodeInfo } from './cluster-ports.js';
 import {
+  deferralAnnotation,
   drainAnnotation,
   excludeFromLoadBalancersLabel,
   handOffAnnotation,
@@ -17,7 +18,7 @@ import {
 /** Every key we write on nodes, for the documentation and the tests that set each one. */
 export const nodeMarkKeys = {
   labels: [ownerLabel, excludeFromLoadBalancersLabel, refreshLabel, refreshCordonedLabel],
-  annotations: [drainAnnotation, handOffAnnotation, refreshGroupAnnotation],
+  annotations: [drainAnnotation, handOffAnnotation, refreshGroupAnnotation, deferralAnnotation],
   taints: [outdatedTaintKey],
 } as const;
 
@@ -35,6 +36,7 @@ export function marksOnNode(node: NodeInfo): string[] {
     marks.push(`annotation ${drainAnnotation}: removed`);
   }
   if (node.handOff !== undefined) marks.push(`annotation ${handOffAnnotation}: removed`);
+  if (node.deferral !== undefined) marks.push(`annotation ${deferralAnnotation}: removed`);
   const refreshId = node.labels[refreshLabel];
   if (refreshId !== undefined) {
     marks.push(`label ${refreshLabel}=${refreshId}: removed`);

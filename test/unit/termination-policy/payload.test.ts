@@ -45,7 +45,7 @@ describe('the termination policy payload', () => {
 
   it("keeps what it can read of Auto Scaling's suggestion, for the fail-open answer", () => {
     const p = choicePayload(ids);
-    (p['Instances'] as Record<string, unknown>[]).push({ InstanceId: 'bogus' }, 7);
+    (p['Instances'] as unknown[]).push({ InstanceId: 'bogus' }, 7);
     expect(suggestedIds(p)).toEqual(ids);
     expect(suggestedIds({})).toEqual([]);
   });
