@@ -4,7 +4,6 @@
 // https://docs.aws.amazon.com/autoscaling/ec2/userguide/lambda-custom-termination-policy.html
 import { Duration, Stack, Token, aws_iam as iam, aws_lambda as lambda } from 'aws-cdk-lib';
 import { configVariables } from '../lambda/shared/config.js';
-import { parseWindows } from '../lambda/shared/maintenance-windows.js';
 
 export interface TerminationPolicyOptions {
   /**
@@ -48,7 +47,7 @@ export function validateTerminationPolicy(o: TerminationPolicyOptions | undefine
     throw new Error(`terminationPolicy.maximumDeferral ${deferral} s is invalid: expected ${configVariables.terminationDeferralMaxSeconds.accepts} seconds`);
   }
   for (const w of o.maintenanceWindows ?? []) {
-    if (!Token.isUnresolved(w) && (w.includes(';') || parseWindows(w) === undefined)) {
+    if (!Token.isUnresolved(w) && (w.includes(';') || configVariables.maintenanceWindows.parse(w) === undefined)) {
       throw new Error(`terminationPolicy.maintenanceWindows ${JSON.stringify(w)} is invalid: expected one window each, ${configVariables.maintenanceWindows.accepts}`);
     }
   }
