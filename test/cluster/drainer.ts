@@ -66,6 +66,8 @@ export interface DrainerOptions {
   };
   /** MODE (default: the handler's, enforce). */
   readonly mode?: 'enforce' | 'observe';
+  /** More variables, as a scenario needs them (TERMINATION_DEFERRAL_MAX_SECONDS, ...). */
+  readonly env?: Readonly<Record<string, string>>;
   /** WAIT_FOR_VOLUME_DETACH (default: the handler's, true). */
   readonly waitForVolumeDetach?: boolean;
 }
@@ -320,6 +322,7 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
           }
         : { WAIT_FOR_TARGETS: 'false' }),
       AWS_REGION: testAws.region,
+      ...options.env,
     },
     { instanceDirectory },
   );
