@@ -4,6 +4,7 @@
 //   npm run bench -- --sections drain,fleet --label current --out bench/results/current.json
 //   npm run bench -- --sections wave --handler-tree /work/prev-main   (the wave, this tree's handler and that tree's)
 //   npm run bench -- --sections settle --handler-tree <checkout of 0b7823b>  (the settle at 20 and 2,000 nodes, both handlers)
+//   npm run bench -- --sections choice   (the termination policy: a decision at 20 and 2,000 nodes; a scale-in with it and without)
 // Each plane starts only once no other kube-apiserver runs on the machine (--wait-minutes).
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -22,6 +23,7 @@ import { peakConcurrency, round, runFleet } from './fleet.js';
 import type { ReconcilePass, StaleMarksPass } from './reconcile.js';
 import { runUpgradeBench, type UpgradeRun } from './upgrade.js';
 import { runSettleSection } from './settle.js';
+import { choiceTable, runChoiceSection } from './choice.js';
 import { settleTable } from './settle-report.js';
 import { runWaveSection, waveTable } from './wave.js';
 import { requestsByKind } from './wire.js';
@@ -76,8 +78,8 @@ const settleAttachments = integerOption('settle-attachments', values['settle-att
 const settleServices = integerOption('settle-services', values['settle-services'], 0);
 const sections = new Set(values.sections!.split(',').map((x) => x.trim()));
 for (const section of sections)
-  if (!['drain', 'fleet', 'upgrade', 'wave', 'settle', 'package'].includes(section))
-    throw new Error(`--sections ${values.sections} is invalid: expected drain, fleet, upgrade, wave, settle and/or package`);
+  if (!['drain', 'fleet', 'upgrade', 'wave', 'settle', 'choice', 'package'].includes(section))
+    throw new Error(`--sections ${values.sections} is invalid: expected drain, fleet, upgrade, wave, settle, choice and/or package`);
 
 // Pods shut down in 1 to 5 s (kwok deletes each this long after its deletion starts).
 const shutdownDelaysSeconds = [1, 2, 3, 4, 5];
@@ -132,6 +134,9 @@ const settle = sections.has('settle')
       })),
     )
   : undefined;
+const choice = sections.has('choice')
+  ? await idle().then(() => runChoiceSection({ say, smallNodes: settleSmall, largeNodes: settleLarge }).then((c) => ({ ...c, commit: commitOf(root) })))
+  : undefined;
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
 // The installable package (no plane): its sizes and its asset's cold start.
 const packaged = sections.has('package') ? { package: measurePackage(root, say, coldRuns) } : undefined;
@@ -151,6 +156,7 @@ const output = {
   ...(upgrade ? { upgrade } : {}),
   ...(wave ? { wave } : {}),
   ...(settle ? { settle } : {}),
+  ...(choice ? { choice } : {}),
   ...packaged,
 };
 mkdirSync(dirname(values.out!), { recursive: true });
@@ -160,6 +166,7 @@ if (fleet) console.log('\n' + fleetTable(fleet as Parameters<typeof fleetTable>[
 if (upgrade) console.log('\n' + upgradeTable(upgrade as Parameters<typeof upgradeTable>[0]) + '\n');
 if (wave) console.log('\n' + waveTable(wave) + '\n');
 if (settle) console.log('\n' + settleTable(settle) + '\n');
+if (choice) console.log('\n' + choiceTable(choice as unknown as Parameters<typeof choiceTable>[0]) + '\n');
 if (packaged)
   console.log(
     `\npackage: npm tarball ${kib(packaged.package.tarballBytes)}, Python wheel ${kib(packaged.package.wheelBytes)}, asset ${kib(packaged.package.assetBytes)}; entry file ${kib(packaged.package.coldStart.bytes)}, +${packaged.package.coldStart.initAboveEmptyMs} ms over an empty node (median of ${packaged.package.coldStart.runs})\n`,
@@ -337,6 +344,7 @@ function keptSections(out: string, run: ReadonlySet<string>): { measuredBy: Reco
     upgrade: ['upgrade'],
     wave: ['wave'],
     settle: ['settle'],
+    choice: ['choice'],
     package: ['package'],
   };
   const left = ((existing['sections'] as string[] | undefined) ?? []).filter((s) => !run.has(s));

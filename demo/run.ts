@@ -36,12 +36,17 @@ const { values } = parseArgs({
     out: { type: 'string', default: join(root, 'demo', 'out', 'timeline.json') },
     // A node group upgrade instead of a scale-in (demo/upgrade.ts reads its own options).
     upgrade: { type: 'boolean', default: false },
+    // The custom termination policy choosing which node goes (demo/scale-in-choice.ts).
+    'scale-in-choice': { type: 'boolean', default: false },
     strategy: { type: 'string' },
     'max-unavailable': { type: 'string' },
   },
 });
 if (values.upgrade) {
   await import('./upgrade.js');
+}
+if (values['scale-in-choice']) {
+  await import('./scale-in-choice.js');
 }
 const nodeCount = integerOption('nodes', values.nodes, 2);
 const replicas = integerOption('replicas', values.replicas, 2);

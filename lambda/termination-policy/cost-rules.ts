@@ -68,7 +68,7 @@ export function budgetAllowsNoneNow(pod: CostPod): boolean {
 }
 
 /** Node-group labels a pod can be pinned by (EKS, eksctl, Karpenter). */
-const groupLabelKeys: ReadonlySet<string> = new Set(['eks.amazonaws.com/nodegroup', 'alpha.eksctl.io/nodegroup-name', 'karpenter.sh/nodepool', 'node.kubernetes.io/instance-type']);
+const groupLabelKeys: ReadonlySet<string> = new Set(['eks.amazonaws.com/nodegroup', 'alpha.eksctl.io/nodegroup-name', 'karpenter.sh/nodepool']);
 
 /**
  * Pinned to the shrinking group: its required placement names this group's label (or the
@@ -111,7 +111,8 @@ export function nodeCost(pods: readonly CostPod[], group: string, nodeLabels: Re
   const reasons = new Map<string, number>();
   for (const pod of leaving) {
     const found = runsBatchWork(pod) ?? budgetLeavesNone(pod, leaving) ?? holdsOnlyReadyReplica(pod, leaving);
-    if (found !== undefined) blockers.push(found);
+    // One blocker per workload or budget: its second pod says nothing new.
+    if (found !== undefined && !blockers.some((b) => b.rule !== 'runs-batch-work' && b.why === found.why)) blockers.push(found);
     const p = podPoints(pod, pinnedToGroup(pod, group, nodeLabels));
     points += p.points;
     for (const r of p.reasons) reasons.set(r, (reasons.get(r) ?? 0) + 1);
