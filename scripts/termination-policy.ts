@@ -56,7 +56,7 @@ export function renderPolicyPlan(plan: PolicyPlan): string {
   if (plan.action === 'enable' && plan.deployments.length === 0) {
     lines.push('  warning: no deployment of ours has lifecycle hooks on this group: the policy chooses, but nothing drains the chosen node');
   }
-  lines.push(!plan.changes ? 'nothing to change' : plan.applied ? 'changed' : 'not changed: pass --approve to change it');
+  if (!plan.changes) lines.push('nothing to change');
   return lines.join('\n');
 }
 
@@ -85,7 +85,8 @@ export async function main(args: readonly string[] = process.argv.slice(2)): Pro
   const go = plan.changes && (values.approve || (interactive && (await askYes(`${action} the termination policy of ${group}? Type yes to go on: `))));
   const result = go ? await atAws(where, 'Auto Scaling UpdateAutoScalingGroup', () => applyPolicy(aws.autoScaling, plan)) : plan;
   if (format !== 'table') console.log(formatOutput(format, result, () => renderPolicyPlan(result)));
-  else if (result.applied) console.log(`group ${group}: TerminationPolicies set to ${result.after.join(', ')}`);
+  else if (result.applied) console.log(`changed: group ${group} TerminationPolicies are ${result.after.join(', ')}`);
+  else if (result.changes) console.log('not changed: pass --approve to change it');
   return exitCodes.ok;
 }
 

@@ -54,5 +54,9 @@ describe('the cost rules', () => {
     expect(cost.blockers.map((b) => b.rule)).toEqual(['runs-batch-work']);
     expect(cost.reasons).toEqual(['2 pods to evict', '1 with local storage']);
     expect(nodeCost([], 'workers', {})).toMatchObject({ points: 0, evicted: 0, blockers: [] });
+    // Two pods of one workload make one blocker; two Job pods two.
+    const owner = { kind: 'ReplicaSet', name: 'web-1', readyReplicas: 2 };
+    expect(nodeCost([costPod('a', { owner }), costPod('b', { owner })], 'workers', {}).blockers).toHaveLength(1);
+    expect(nodeCost([costPod('j1', { kind: 'Job' }), costPod('j2', { kind: 'Job' })], 'workers', {}).blockers).toHaveLength(2);
   });
 });
