@@ -12,7 +12,7 @@ import { asError, type RecordLogger } from './shared/log.js';
 import { withinBudget } from './shared/time-budget.js';
 import { spotInterruption } from './termination/spot-interruption.js';
 import { answerChoice, type ChoiceAnswer } from './termination-policy/answer.js';
-import { terminationChoice } from './termination-policy/termination-choice.js';
+import { answerWithinMs, terminationChoice } from './termination-policy/termination-choice.js';
 import { terminateHook } from './termination/terminate-hook.js';
 import { route, type RecordStatus, type RouteResult, type TriggerContext } from './trigger.js';
 
@@ -68,7 +68,10 @@ export function createRouter(deps: RouterDeps): (event: unknown, context: Invoca
     // Auto Scaling waits for the answer (two seconds): it is given whatever happens, never an error.
     if (first?.kind === 'termination-choice') {
       const invocation = { requestId, remainingMs: () => context.getRemainingTimeInMillis() };
-      return answerChoice(deps, first, (flushMs) => handleRecord(deps, first, 0, invocation, () => undefined, flushMs));
+      // Its retries stop where its answer is due, not where the invocation ends.
+      const endMs = deps.clock.now() + lastRequestMs + answerWithinMs;
+      const choice = { ...invocation, remainingMs: () => Math.min(context.getRemainingTimeInMillis(), endMs - deps.clock.now()) };
+      return answerChoice(deps, first, (flushMs) => handleRecord(deps, first, 0, choice, () => undefined, flushMs));
     }
     const records: RecordResult[] = [];
     const errors: unknown[] = [];

@@ -28,11 +28,14 @@ export interface Choice {
 
 const bucket = (zone: string, market: string) => `${zone}|${market}`;
 
-/** Blocked nodes last, then by cost points, then in Auto Scaling's order (its choice among equals). */
+/** 0: known, unblocked; 1: no node found (a node under another name may be anything); 2: blocked. */
+const band = (c: Candidate) => (c.cost.blockers.length > 0 ? 2 : c.cost.unknown ? 1 : 0);
+
+/** Blocked nodes last, instances with no node found before them, then by cost points, then in Auto Scaling's order (its choice among equals). */
 export function rank(candidates: readonly Candidate[]): Ranked[] {
   return candidates
     .map((c, i) => ({ c, i }))
-    .sort((a, b) => Number(a.c.cost.blockers.length > 0) - Number(b.c.cost.blockers.length > 0) || a.c.cost.points - b.c.cost.points || a.i - b.i)
+    .sort((a, b) => band(a.c) - band(b.c) || a.c.cost.points - b.c.cost.points || a.i - b.i)
     .map(({ c }, i) => ({ ...c, rank: i + 1 }));
 }
 

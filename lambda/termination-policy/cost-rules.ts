@@ -22,6 +22,8 @@ export interface NodeCost {
   readonly reasons: readonly string[];
   /** Pods the drain would evict. */
   readonly evicted: number;
+  /** No node of the cluster was found for the instance: nothing known to drain, ranked after known cheap nodes. */
+  readonly unknown?: boolean;
 }
 
 /** The pods the drain would evict or wait for (not DaemonSet, mirror, finished or already leaving pods). */

@@ -22,7 +22,7 @@ export interface ChoiceWork {
 /** At most this many nodes get a deferral mark and an Event per call. */
 const maxMarked = 10;
 
-const noNode: NodeCost = { blockers: [], points: 0, reasons: ['no node of the cluster is this instance: nothing to drain'], evicted: 0 };
+const noNode: NodeCost = { blockers: [], points: 0, reasons: ['no node of the cluster under its EC2 name: nothing known to drain'], evicted: 0, unknown: true };
 
 interface Decision {
   readonly w: Confirmed<ChoiceWork>;
@@ -72,6 +72,8 @@ const why = (r: Ranked) => (r.cost.blockers.length > 0 ? listed(r.cost.blockers.
 const ref = (d: Decision, r: Ranked) => (r.node === undefined ? undefined : d.nodes.get(r.node));
 
 function record(d: Decision, rs: readonly Ranked[], event: (node: NodeInfo, r: Ranked) => ClusterEvent): void {
+  // Past the answer's time Auto Scaling got its own suggestion: an Event would tell another story.
+  if (d.ctx.clock.now() > d.w.answerByMs) return;
   for (const r of rs.slice(0, maxMarked)) {
     const node = ref(d, r);
     if (node !== undefined) void d.cluster.record(event(node, r));

@@ -20,6 +20,11 @@ describe('choosing within what Auto Scaling asks', () => {
     expect(ids(rank([cand('i-1', 5), cand('i-2', 0, { blocked: true }), cand('i-3', 1), cand('i-4', 1)]))).toEqual(['i-3', 'i-4', 'i-1', 'i-2']);
   });
 
+  it('ranks an instance with no node found after known unblocked nodes, before blocked ones', () => {
+    const unknown: Candidate = { ...cand('i-9', 0), node: undefined, cost: { ...cost(0), unknown: true } };
+    expect(ids(rank([unknown, cand('i-1', 0, { blocked: true }), cand('i-2', 7)]))).toEqual(['i-2', 'i-9', 'i-1']);
+  });
+
   it('gives the cheapest, no more than the capacity asked per zone and market', () => {
     const c = choose(
       [cand('i-1', 5), cand('i-2', 1), cand('i-3', 2, { zone: 'b' }), cand('i-4', 0, { market: 'spot' })],
