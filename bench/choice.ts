@@ -4,7 +4,7 @@
 // what the same scale-in costs with the policy and without it (Auto Scaling's own first
 // suggestion): pods evicted and seconds from the notification to the completed action.
 import { byDrainer, readAudit, sleep } from '../test/cluster/kube.js';
-import { createChoiceWorld, jobSeconds, scaleInPayload, type ChoiceNode } from '../demo/choice-world.js';
+import { createChoiceWorld, jobSeconds, scaleInPayload, startJob, type ChoiceNode } from '../demo/choice-world.js';
 import { startEnvironment, type Environment } from '../demo/environment.js';
 import { fillerNode, fillersSettled, round } from './fleet.js';
 
@@ -94,6 +94,8 @@ export async function runChoiceSection(o: { say: (line: string) => void; smallNo
     say(`at ${large.nodes} nodes: ${large.requests} requests, ${large.bytes} bytes a decision; answer in ${large.firstMs} ms cold, ${large.warmMedianMs} ms warm`);
     const chosen = nodes.find((n) => n.instanceId === large.answer[0]);
     if (chosen === undefined) throw new Error(`choice: the policy gave ${JSON.stringify(large.answer)}`);
+    // The same scale-in, both ways, with the busy node's batch Job just started (the first ran out while the cluster grew).
+    await startJob(env, nodes[0]!, 'nightly-report-again');
     const withPolicy = await scaleIn(env, chosen);
     const without = await scaleIn(env, nodes[0]!);
     say(`with the policy: ${withPolicy.podsEvicted} pods evicted, ${withPolicy.secondsToCompletion} s; without: ${without.podsEvicted} pods, ${without.secondsToCompletion} s`);

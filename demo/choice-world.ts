@@ -30,28 +30,7 @@ export async function createChoiceWorld(env: Environment, prefix = 'choice'): Pr
   await waitDeploymentReady(a, 'shop', 'checkout', 1);
   await waitDeploymentReady(a, 'shop', 'nginx-a', 1);
   await waitDeploymentReady(a, 'shop', 'nginx-b', 2);
-  await a.batch.createNamespacedJob({
-    namespace: 'shop',
-    body: {
-      metadata: { name: 'nightly-report' },
-      spec: {
-        backoffLimit: 0,
-        template: {
-          // kwok reads the jitter as the latest end: both set, the Job runs exactly this long once Running.
-          metadata: { annotations: { 'pod-complete.stage.kwok.x-k8s.io/delay': `${jobSeconds}s`, 'pod-complete.stage.kwok.x-k8s.io/jitter-delay': `${jobSeconds}s` } },
-          spec: {
-            restartPolicy: 'Never',
-            nodeSelector: { 'choice-slot': 'busy' },
-            containers: [{ name: 'report', image: 'registry.k8s.io/pause:3.10' }],
-            automountServiceAccountToken: false,
-          },
-        },
-      },
-    },
-  });
-  await until('the batch Job Running', 30_000, async () =>
-    (await podsOn(a, nodes[0]!.name)).some((p) => p.metadata?.labels?.['job-name'] === 'nightly-report' && p.status?.phase === 'Running'),
-  );
+  await startJob(env, nodes[0]!, 'nightly-report');
   return nodes;
 }
 
@@ -64,4 +43,31 @@ export function scaleInPayload(nodes: readonly ChoiceNode[]): Record<string, unk
     Instances: nodes.map((n) => ({ AvailabilityZone: zone, InstanceId: n.instanceId, InstanceType: 'm7g.large', InstanceMarketOption: 'on-demand' })),
     Cause: 'SCALE_IN',
   };
+}
+
+/** A batch Job of `jobSeconds` on the node (kwok ends it then), Running when this returns. */
+export async function startJob(env: Environment, node: ChoiceNode, name: string): Promise<void> {
+  const a = env.admin;
+  await a.batch.createNamespacedJob({
+    namespace: 'shop',
+    body: {
+      metadata: { name },
+      spec: {
+        backoffLimit: 0,
+        template: {
+          // kwok reads the jitter as the latest end: both set, the Job runs exactly this long once Running.
+          metadata: { annotations: { 'pod-complete.stage.kwok.x-k8s.io/delay': `${jobSeconds}s`, 'pod-complete.stage.kwok.x-k8s.io/jitter-delay': `${jobSeconds}s` } },
+          spec: {
+            restartPolicy: 'Never',
+            nodeSelector: { 'choice-slot': node.role },
+            containers: [{ name: 'report', image: 'registry.k8s.io/pause:3.10' }],
+            automountServiceAccountToken: false,
+          },
+        },
+      },
+    },
+  });
+  await until(`the batch Job ${name} Running`, 30_000, async () =>
+    (await podsOn(a, node.name)).some((p) => p.metadata?.labels?.['job-name'] === name && p.status?.phase === 'Running'),
+  );
 }

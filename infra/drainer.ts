@@ -116,6 +116,7 @@ function drainerEnvironment({ settings: s, props, topic, groupNames }: DrainerOp
       // The cold start checks the schedule against the heartbeat timeout, as the synth did.
       reconcileIntervalMinutes: s.reconcileMarks ? s.reconcileInterval.toMinutes() : undefined,
       ...terminationPolicyEnvironment(props.terminationPolicy),
+      outOfServiceAfterRelease: props.outOfServiceAfterRelease,
     }),
     // The `service` of every log line and metric: the alarms count only this deployment's.
     POWERTOOLS_SERVICE_NAME: s.deploymentName,

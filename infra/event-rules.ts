@@ -1,5 +1,5 @@
 // What invokes the drainer besides the hooks' topic: EventBridge rules for the served groups'
-// instance refreshes, Spot interruption warnings, and the reconciler's schedule.
+// instance refreshes, Spot interruption warnings, instance terminations, and the reconciler's schedule.
 import { Duration, Lazy, aws_events as events, aws_events_targets as eventTargets, aws_lambda as lambda } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { keepParentLogicalIds } from './logical-ids.js';
@@ -12,6 +12,7 @@ export interface EventRulesProps {
   readonly spotInterruptions: boolean;
   readonly reconcileMarks: boolean;
   readonly reconcileInterval: Duration;
+  readonly outOfServiceAfterRelease: boolean;
 }
 
 /** EventBridge keeps an event for retries from 60 s to 24 h. */
@@ -33,6 +34,14 @@ export class EventRules extends Construct {
         eventPattern: { source: ['aws.ec2'], detailType: ['EC2 Spot Instance Interruption Warning', 'EC2 Instance Rebalance Recommendation'] },
         // Two retries at most: a warning older than two minutes is moot.
         targets: [new eventTargets.LambdaFunction(props.function, { retryAttempts: 2, maxEventAge: Duration.minutes(2) })],
+      });
+    }
+    if (props.outOfServiceAfterRelease) {
+      new events.Rule(this, 'InstanceTerminations', {
+        description:
+          "Terminated instances, to the drainer: a node our drain released with pods still on it is tainted out-of-service (EC2's events name no group: the drainer asks EC2 which group it was)",
+        eventPattern: { source: ['aws.ec2'], detailType: ['EC2 Instance State-change Notification'], detail: { state: ['terminated'] } },
+        targets: [new eventTargets.LambdaFunction(props.function, { retryAttempts: 2, maxEventAge: Duration.hours(1) })],
       });
     }
     if (props.reconcileMarks) {

@@ -87,7 +87,12 @@ export class GracefulNodeTermination extends Construct {
       const access = new KubernetesAccess(this, 'KubernetesAccess', { ...settings, clusterArn, drainerRole: this.role, code });
       this.hooks.requireBeforeHooks(access.drainerEntry, access.rbac);
     }
-    new EventRules(this, 'EventRules', { ...settings, function: this.function, groupNames: this.hooks.groupNames });
+    new EventRules(this, 'EventRules', {
+      ...settings,
+      function: this.function,
+      groupNames: this.hooks.groupNames,
+      outOfServiceAfterRelease: props.outOfServiceAfterRelease ?? true,
+    });
     this.alarms = this.createAlarms(settings, props, drainer.logGroup, key);
     this.dashboard = new Observability(this, 'Observability', {
       deploymentName: settings.deploymentName,

@@ -111,6 +111,8 @@ export interface GracefulNodeTerminationProps {
    * @default Mode.ENFORCE
    */
   readonly mode?: Mode;
+  /** After an undrained release, taint the node out-of-service once EC2 says it is terminated (OUT_OF_SERVICE_AFTER_RELEASE). @default true */
+  readonly outOfServiceAfterRelease?: boolean;
   /** The custom termination policy (Auto Scaling may invoke the function; docs/termination-policy.md). */
   readonly terminationPolicy?: TerminationPolicyOptions;
   /**

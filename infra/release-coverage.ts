@@ -26,6 +26,9 @@ export const propertyCoverage: { readonly [K in keyof Required<GracefulNodeTermi
   retentionSetOutside: { reason: 'Always true in the template: it cannot set the instance lifecycle policy of groups it does not define, so DeadlinePolicy=retain asks you to.' },
   deadlinePolicy: { parameters: [p.deadlinePolicy] },
   mode: { parameters: [p.mode] },
+  outOfServiceAfterRelease: {
+    reason: 'A safety default (on): it acts only on nodes our drain released with pods still on them, after EC2 says the instance is terminated; the construct can turn it off.',
+  },
   terminationPolicy: { parameters: [p.terminationDeferral, p.maintenanceWindows, p.maintenanceTimeZone] },
   batchWait: { parameters: [p.batchWait] },
   minEvictionWindow: { reason: 'A fairness floor most deployments never change; the construct default (60 s) applies.' },

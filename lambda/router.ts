@@ -10,6 +10,7 @@ import { reconcileSchedule } from './reconcile/reconcile-schedule.js';
 import { refreshEvent } from './refresh/refresh-event.js';
 import { asError, type RecordLogger } from './shared/log.js';
 import { withinBudget } from './shared/time-budget.js';
+import { instanceTerminated } from './termination/instance-terminated.js';
 import { spotInterruption } from './termination/spot-interruption.js';
 import { answerChoice, type ChoiceAnswer } from './termination-policy/answer.js';
 import { answerWithinMs, terminationChoice } from './termination-policy/termination-choice.js';
@@ -26,6 +27,7 @@ const routes = [
   route(refreshEvent),
   route(reconcileSchedule),
   route(terminationChoice),
+  route(instanceTerminated),
 ];
 
 export interface RouterDeps extends Omit<TriggerContext, 'invocation' | 'log'> {

@@ -53,7 +53,11 @@ export type RecordStatus =
   /** Termination policy: deferred past its maximum; Auto Scaling's own suggestion given. */
   | 'choice-deferral-expired'
   /** Termination policy under MODE=observe: the choice said in Events, Auto Scaling's suggestion given. */
-  | 'choice-observed';
+  | 'choice-observed'
+  /** EC2 says an instance we released with pods on its node is terminated: the node is tainted out-of-service. */
+  | 'out-of-service-tainted'
+  /** A terminated instance of ours whose node needs nothing (drained, gone, or nothing left on it). */
+  | 'out-of-service-not-needed';
 
 /** This invocation, as Lambda describes it. */
 export interface Invocation {

@@ -10,6 +10,7 @@
 import { DeleteTagsCommand, DescribeLifecycleHooksCommand, DescribeTagsCommand, type AutoScalingClient } from '@aws-sdk/client-auto-scaling';
 import { statusOf } from '../lambda/adapters/kubernetes/api-errors.js';
 import { createKubeHttp, type KubeHttp } from '../lambda/adapters/kubernetes/kube-http.js';
+import type { OutOfServiceGateway } from '../lambda/cluster/out-of-service.js';
 import type { NodeGateway, NodeInfo, PatchResult } from '../lambda/cluster/cluster-ports.js';
 import { marksOnNode } from '../lambda/cluster/mark-inventory.js';
 import { deferralAnnotation, drainAnnotation, handOffAnnotation, ownerLabel, refreshLabel } from '../lambda/cluster/node-marks.js';
@@ -36,7 +37,7 @@ export interface CleanupResult {
 }
 
 export interface CleanupDeps {
-  readonly nodes: Pick<NodeGateway, 'listMarked' | 'unmark' | 'unmarkOutdated'>;
+  readonly nodes: Pick<NodeGateway, 'listMarked' | 'unmark' | 'unmarkOutdated'> & Partial<Pick<OutOfServiceGateway, 'untaintOutOfService'>>;
   /** Removes the owner label, a stray hand-off claim and an unreadable record, conditional on the node as read. */
   readonly removeLeftovers: (node: NodeInfo) => Promise<PatchResult>;
   /** Absent: the nodes only (no AWS access asked for). */
@@ -57,6 +58,7 @@ async function cleanNodes(deployment: string, deps: CleanupDeps): Promise<void> 
   for (const node of await deps.nodes.listMarked(deployment)) {
     if (node.labels[refreshLabel] !== undefined) await deps.nodes.unmarkOutdated(node.refreshGroup ?? '', { nodes: [node] });
   }
+  for (const node of await deps.nodes.listMarked(deployment)) if (node.outOfService !== undefined) await deps.nodes.untaintOutOfService?.(node);
   for (const node of await deps.nodes.listMarked(deployment)) await deps.removeLeftovers(node);
 }
 

@@ -3,6 +3,7 @@
 import type { ChoiceGateway } from './drain-cost.js';
 import type { DrainabilityGateway } from './drainability.js';
 import type { DeferralMark, DrainRecord } from './node-marks.js';
+import type { OutOfServiceGateway } from './out-of-service.js';
 import type { LoadBalancerSources } from './served-load-balancers.js';
 
 export interface Taint {
@@ -34,6 +35,8 @@ export interface NodeInfo {
   readonly attachedVolumes?: readonly string[] | undefined;
   /** The termination policy's deferral mark (deferralAnnotation). */
   readonly deferral?: DeferralMark | undefined;
+  /** The instance our out-of-service taint was set for (outOfServiceAnnotation). */
+  readonly outOfService?: string | undefined;
 }
 
 /** The node marks one drain patch applies, with the owner label and the record. */
@@ -268,4 +271,4 @@ export interface VolumeGateway {
 }
 
 /** Everything a use case may ask of the cluster. */
-export type ClusterGateway = NodeGateway & PodGateway & EventRecorder & VolumeGateway & LoadBalancerSources & DrainabilityGateway & ChoiceGateway;
+export type ClusterGateway = NodeGateway & PodGateway & EventRecorder & VolumeGateway & LoadBalancerSources & DrainabilityGateway & ChoiceGateway & OutOfServiceGateway;

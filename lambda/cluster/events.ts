@@ -234,3 +234,16 @@ export const terminationDeferralExpired = (node: NodeRef, cause: string, seconds
 
 export const terminationChoiceObserved = (node: NodeRef, cause: string, what: string) =>
   onNode(node, 'Normal', 'TerminationChoiceObserved', `Observe mode: for ${cause} the termination policy ${what}; Auto Scaling's own suggestion was answered.`);
+
+// --- after an undrained release ------------------------------------------------------------
+
+export const outOfServiceTainted = (node: NodeRef, instanceId: string, pods: readonly string[]) =>
+  onNode(
+    node,
+    'Warning',
+    'OutOfServiceTainted',
+    `EC2 says instance ${instanceId} is terminated and ${pods.length} pod(s) were still bound to this node (${listed([...pods])}): tainted node.kubernetes.io/out-of-service=nodeshutdown:NoExecute so they and their volumes go now.`,
+  );
+
+export const outOfServiceRemoved = (node: NodeRef) =>
+  onNode(node, 'Normal', 'OutOfServiceRemoved', 'The node is Ready again: our node.kubernetes.io/out-of-service taint was taken off.');

@@ -5,6 +5,8 @@
 import type { NodeInfo } from './cluster-ports.js';
 import {
   deferralAnnotation,
+  outOfServiceAnnotation,
+  outOfServiceTaintKey,
   drainAnnotation,
   excludeFromLoadBalancersLabel,
   handOffAnnotation,
@@ -18,8 +20,8 @@ import {
 /** Every key we write on nodes, for the documentation and the tests that set each one. */
 export const nodeMarkKeys = {
   labels: [ownerLabel, excludeFromLoadBalancersLabel, refreshLabel, refreshCordonedLabel],
-  annotations: [drainAnnotation, handOffAnnotation, refreshGroupAnnotation, deferralAnnotation],
-  taints: [outdatedTaintKey],
+  annotations: [drainAnnotation, handOffAnnotation, refreshGroupAnnotation, deferralAnnotation, outOfServiceAnnotation],
+  taints: [outdatedTaintKey, outOfServiceTaintKey],
 } as const;
 
 /** The marks of ours on the node, each said as what taking it back does. */
@@ -37,6 +39,7 @@ export function marksOnNode(node: NodeInfo): string[] {
   }
   if (node.handOff !== undefined) marks.push(`annotation ${handOffAnnotation}: removed`);
   if (node.deferral !== undefined) marks.push(`annotation ${deferralAnnotation}: removed`);
+  if (node.outOfService !== undefined) marks.push(`taint ${outOfServiceTaintKey}:NoExecute and annotation ${outOfServiceAnnotation}: removed`);
   const refreshId = node.labels[refreshLabel];
   if (refreshId !== undefined) {
     marks.push(`label ${refreshLabel}=${refreshId}: removed`);

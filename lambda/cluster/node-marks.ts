@@ -23,6 +23,15 @@ export const refreshCordonedLabel = 'graceful-node-termination/refresh-cordoned'
 /** The Auto Scaling group of that refresh (a group name can be longer than a label value). */
 export const refreshGroupAnnotation = 'graceful-node-termination/refresh-group';
 
+/**
+ * Non-graceful node shutdown: pods without a matching toleration are deleted and their volumes
+ * detached at once. Only for a node whose machine is really down.
+ * https://kubernetes.io/docs/concepts/cluster-administration/node-shutdown/#non-graceful-node-shutdown
+ */
+export const outOfServiceTaintKey = 'node.kubernetes.io/out-of-service';
+/** Beside our out-of-service taint: the instance EC2 said was terminated when we set it (the taint is ours to take back). */
+export const outOfServiceAnnotation = 'graceful-node-termination/out-of-service';
+
 /** On a node the termination policy passed over while it deferred a scale-in (DeferralMark, JSON). */
 export const deferralAnnotation = 'graceful-node-termination/deferred';
 

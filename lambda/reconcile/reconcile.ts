@@ -21,6 +21,7 @@ import { asError, type Log } from '../shared/log.js';
 import { staleAfterSeconds } from '../shared/resume-window.js';
 import { parseClaim } from '../termination/claim.js';
 import { takeBackDeferral } from '../termination-policy/deferral.js';
+import { takeBackOutOfService } from '../termination/instance-terminated.js';
 import { drainOwner, instanceIdOf } from './owners.js';
 
 export interface ReconcileDeps {
@@ -55,6 +56,7 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
       if (node.drain !== undefined) await reconcileDrain(deps, node, node.drain, state, report);
       await reconcileRefresh(deps, node, state, statuses, report);
       if (await takeBackDeferral(deps.cluster, node, deps.clock.now(), config.terminationDeferralMaxSeconds)) report.drainMarksRemoved.push(node.name);
+      if (await takeBackOutOfService(deps, node)) report.drainMarksRemoved.push(node.name);
     } catch (error) {
       deps.log.warn('could not reconcile the marks of a node; the next pass tries again', { node: node.name, error: asError(error) });
     }

@@ -76,11 +76,20 @@ export interface InstanceDirectory {
    * has given notice. Undefined when EC2 no longer knows the request.
    */
   spotRequestStatus(requestId: string): Promise<string | undefined>;
+  /** EC2's state of each instance (`running`, `shutting-down`, `terminated`, ...) and its Auto Scaling group tag; unknown ids absent. */
+  runStates?(instanceIds: readonly string[]): Promise<ReadonlyMap<string, InstanceRunState>>;
   /** A launch template's latest and default version numbers ($Latest and $Default resolved). */
   launchTemplateVersions?(template: {
     readonly id?: string | undefined;
     readonly name?: string | undefined;
   }): Promise<{ readonly latest: string; readonly default: string } | undefined>;
+}
+
+export interface InstanceRunState {
+  /** instanceState.name: pending, running, shutting-down, terminated, stopping, stopped. */
+  readonly state: string;
+  /** The aws:autoscaling:groupName tag Auto Scaling put on the instance. */
+  readonly group?: string | undefined;
 }
 
 export interface Purchase {

@@ -4,6 +4,7 @@
 import { DeadlinePolicy } from './deadline-policy.js';
 import { Mode } from './mode.js';
 import { choiceVariables } from './choice-variables.js';
+import { releaseVariables } from './release-variables.js';
 import type { Variable } from './variable.js';
 
 export type { Variable } from './variable.js';
@@ -278,4 +279,5 @@ export const configVariables = {
     format: String,
   }),
   ...choiceVariables,
+  ...releaseVariables,
 } as const;

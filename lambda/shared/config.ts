@@ -2,6 +2,7 @@
 // defined in config-variables.ts (the construct writes the same definitions).
 import { actionCapSeconds, longestWaits, timeoutProblems, type CheckedValues } from './config-checks.js';
 import type { ChoiceConfig, ChoiceConfigInput } from './choice-variables.js';
+import type { ReleaseConfig, ReleaseConfigInput } from './release-variables.js';
 import { configVariables, type Variable } from './config-variables.js';
 import { DeadlinePolicy } from './deadline-policy.js';
 import { Mode } from './mode.js';
@@ -14,7 +15,7 @@ export { actionCapSeconds, configVariables, DeadlinePolicy, longestWaits, Mode }
 /** The CloudWatch namespace of our metrics (EMF lines and the log metric filters). */
 export const metricsNamespace = 'GracefulNodeTermination';
 
-export interface Config extends ChoiceConfig {
+export interface Config extends ChoiceConfig, ReleaseConfig {
   /** EKS cluster name: the token's x-k8s-aws-id and the DescribeCluster target. */
   readonly clusterName: string;
   /** Auto Scaling groups this deployment acts for; anything else is refused. */
@@ -73,36 +74,37 @@ export interface Config extends ChoiceConfig {
 }
 
 /** The settings a deployer chooses; names are the camelCase twins of the variables. */
-export type ConfigInput = ChoiceConfigInput & {
-  readonly clusterName: string;
-  readonly autoScalingGroupNames: readonly string[];
-  readonly lifecycleHookNames: readonly string[];
-  readonly drainTimeoutSeconds?: number;
-  readonly loadBalancerDelaySeconds?: number;
-  readonly waitForTargets?: boolean;
-  readonly loadBalancerMinWaitSeconds?: number;
-  readonly loadBalancerMaxWaitSeconds?: number;
-  readonly loadBalancerTags?: Readonly<Record<string, string>>;
-  readonly waitForVolumeDetach?: boolean;
-  readonly invocationMarginSeconds?: number;
-  readonly evictionConcurrency?: number;
-  readonly launchTimeoutSeconds?: number;
-  readonly batchWaitSeconds?: number;
-  readonly deadlinePolicy?: DeadlinePolicy;
-  readonly mode?: Mode;
-  readonly minEvictionWindowSeconds?: number;
-  readonly cordonDoomedSiblings?: boolean;
-  readonly markOutdatedOnRefresh?: boolean;
-  readonly blockedReportSeconds?: number;
-  readonly heartbeatTimeoutSeconds?: number;
-  readonly handOffTopicArn?: string;
-  readonly spotInterruptions?: boolean;
-  readonly deploymentName?: string;
-  readonly reconcileMarks?: boolean;
-  readonly reconcileIntervalMinutes?: number;
-  readonly kubeconfigPath?: string;
-  readonly kubeconfigContext?: string;
-};
+export type ConfigInput = ChoiceConfigInput &
+  ReleaseConfigInput & {
+    readonly clusterName: string;
+    readonly autoScalingGroupNames: readonly string[];
+    readonly lifecycleHookNames: readonly string[];
+    readonly drainTimeoutSeconds?: number;
+    readonly loadBalancerDelaySeconds?: number;
+    readonly waitForTargets?: boolean;
+    readonly loadBalancerMinWaitSeconds?: number;
+    readonly loadBalancerMaxWaitSeconds?: number;
+    readonly loadBalancerTags?: Readonly<Record<string, string>>;
+    readonly waitForVolumeDetach?: boolean;
+    readonly invocationMarginSeconds?: number;
+    readonly evictionConcurrency?: number;
+    readonly launchTimeoutSeconds?: number;
+    readonly batchWaitSeconds?: number;
+    readonly deadlinePolicy?: DeadlinePolicy;
+    readonly mode?: Mode;
+    readonly minEvictionWindowSeconds?: number;
+    readonly cordonDoomedSiblings?: boolean;
+    readonly markOutdatedOnRefresh?: boolean;
+    readonly blockedReportSeconds?: number;
+    readonly heartbeatTimeoutSeconds?: number;
+    readonly handOffTopicArn?: string;
+    readonly spotInterruptions?: boolean;
+    readonly deploymentName?: string;
+    readonly reconcileMarks?: boolean;
+    readonly reconcileIntervalMinutes?: number;
+    readonly kubeconfigPath?: string;
+    readonly kubeconfigContext?: string;
+  };
 
 const required: ReadonlySet<keyof typeof configVariables> = new Set(['clusterName', 'autoScalingGroupNames', 'lifecycleHookNames']);
 
@@ -176,6 +178,7 @@ export function toEnvironment(input: ConfigInput): Record<string, string> {
   set(configVariables.terminationDeferralMaxSeconds, input.terminationDeferralMaxSeconds);
   set(configVariables.maintenanceWindows, input.maintenanceWindows && parseWindowsOrThrow(input.maintenanceWindows));
   set(configVariables.maintenanceTimeZone, input.maintenanceTimeZone);
+  set(configVariables.outOfServiceAfterRelease, input.outOfServiceAfterRelease);
   return env;
 }
 

@@ -39,6 +39,7 @@ import type {
 } from '../../lambda/shared/aws-ports.js';
 import type { ServedLoadBalancers } from '../../lambda/cluster/served-load-balancers.js';
 import type { Finding } from '../../lambda/cluster/drainability.js';
+import type { InstanceRunState } from '../../lambda/shared/aws-ports.js';
 import type { CostPod } from '../../lambda/cluster/drain-cost.js';
 import type { DeferralMark } from '../../lambda/cluster/node-marks.js';
 import { attachmentNameOf, csiVolumeName } from '../../lambda/cluster/volume-names.js';
@@ -518,6 +519,27 @@ export class FakeCluster {
     return 'patched';
   }
 
+  // --- OutOfServiceGateway
+  async podsLeftOn(nodeName: string): Promise<readonly string[]> {
+    return [...this.pods.values()].filter((p) => p.nodeName === nodeName && p.phase !== 'Succeeded' && p.phase !== 'Failed').map((p) => `${p.namespace}/${p.name}`);
+  }
+
+  async taintOutOfService(node: NodeInfo, instanceId: string, owner: string): Promise<PatchResult> {
+    const current = this.nodes.get(node.name);
+    if (current === undefined) return 'node-gone';
+    const taints = [...current.taints, { key: 'node.kubernetes.io/out-of-service', value: 'nodeshutdown', effect: 'NoExecute' }];
+    this.nodes.set(node.name, { ...current, taints, outOfService: instanceId, labels: { ...current.labels, [ownerLabel]: owner } });
+    return 'patched';
+  }
+
+  async untaintOutOfService(node: NodeInfo): Promise<PatchResult> {
+    const current = this.nodes.get(node.name);
+    if (current === undefined) return 'node-gone';
+    const { outOfService: _gone, ...rest } = current;
+    this.nodes.set(node.name, { ...rest, taints: current.taints.filter((t) => t.key !== 'node.kubernetes.io/out-of-service') });
+    return 'patched';
+  }
+
   // --- LoadBalancerSources
   served: ServedLoadBalancers = { targetGroups: [], classicNames: [], networkNames: [] };
 
@@ -597,6 +619,12 @@ export class FakeLifecycleActions implements LifecycleActions {
 
 /** EC2's view of instances, as a test sets it: every instance is On-Demand unless `spot` gives its Spot request's status. */
 export class FakeEc2 implements InstanceDirectory {
+  /** EC2's state and group tag per instance (DescribeInstances), where a test sets them. */
+  readonly runStateOf = new Map<string, InstanceRunState>();
+  async runStates(ids: readonly string[]): Promise<ReadonlyMap<string, InstanceRunState>> {
+    this.calls.push('DescribeInstances');
+    return new Map(ids.flatMap((id) => (this.runStateOf.has(id) ? [[id, this.runStateOf.get(id)!] as const] : [])));
+  }
   readonly spot = new Map<string, string>();
   readonly names = new Map<string, string>();
   readonly calls: string[] = [];

@@ -12,7 +12,7 @@
 // already uses, and parsed with the SDK's own XML parser (already in the bundle for Auto
 // Scaling's Query answers).
 // https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeInstances.html
-import type { InstanceDirectory, Purchase } from '../../shared/aws-ports.js';
+import type { InstanceDirectory, InstanceRunState, Purchase } from '../../shared/aws-ports.js';
 import { AwsQuery, listOf, parseAnswer, queryEndpoint, type QueryOptions, type Xml } from './aws-query.js';
 
 export type Ec2Options = QueryOptions;
@@ -49,6 +49,7 @@ export function parseDescribeInstances(xml: string): {
   names: Map<string, string>;
   lifecycles: Map<string, string>;
   spotRequests: Map<string, string>;
+  states: Map<string, InstanceRunState>;
   nextToken: string | undefined;
 } {
   const root = parseAnswer(xml)['DescribeInstancesResponse'] as Xml | undefined;
@@ -56,6 +57,7 @@ export function parseDescribeInstances(xml: string): {
   const names = new Map<string, string>();
   const lifecycles = new Map<string, string>();
   const spotRequests = new Map<string, string>();
+  const states = new Map<string, InstanceRunState>();
   for (const reservation of items(root['reservationSet'])) {
     for (const instance of items(reservation['instancesSet'])) {
       const id = instance['instanceId'];
@@ -66,10 +68,18 @@ export function parseDescribeInstances(xml: string): {
       lifecycles.set(id, typeof lifecycle === 'string' && lifecycle !== '' ? lifecycle : 'on-demand');
       const request = instance['spotInstanceRequestId'];
       if (typeof request === 'string' && request !== '') spotRequests.set(id, request);
+      states.set(id, runState(instance));
     }
   }
   const next = root['nextToken'];
-  return { names, lifecycles, spotRequests, nextToken: typeof next === 'string' && next !== '' ? next : undefined };
+  return { names, lifecycles, spotRequests, states, nextToken: typeof next === 'string' && next !== '' ? next : undefined };
+}
+
+/** instanceState.name, and the group Auto Scaling tagged it with (it keeps the tag after termination). */
+function runState(instance: Xml): InstanceRunState {
+  const state = (instance['instanceState'] as Xml | undefined)?.['name'];
+  const tag = items(instance['tagSet']).find((t) => t['key'] === 'aws:autoscaling:groupName')?.['value'];
+  return { state: typeof state === 'string' ? state : 'unknown', ...(typeof tag === 'string' ? { group: tag } : {}) };
 }
 
 /** Spot request id -> its status code, from a DescribeSpotInstanceRequestsResponse. */
@@ -91,6 +101,7 @@ export function createEc2Instances(options: Ec2Options): InstanceDirectory {
     launchTemplateVersions: (template) => ec2.launchTemplateVersions(template),
     privateDnsNames: (ids) => ec2.privateDnsNames(ids),
     purchase: (id) => ec2.purchase(id),
+    runStates: (ids) => ec2.runStates(ids),
     spotRequestStatus: (id) => ec2.spotRequestStatus(id),
   };
 }
@@ -119,6 +130,10 @@ class Ec2Query {
     return (await this.describe(instanceIds)).names;
   }
 
+  async runStates(instanceIds: readonly string[]): Promise<ReadonlyMap<string, InstanceRunState>> {
+    return (await this.describe(instanceIds)).states;
+  }
+
   async purchase(instanceId: string): Promise<Purchase | undefined> {
     const { lifecycles, spotRequests } = await this.describe([instanceId]);
     const lifecycle = lifecycles.get(instanceId);
@@ -131,10 +146,11 @@ class Ec2Query {
     return parseSpotRequestStatuses(await this.call('DescribeSpotInstanceRequests', query)).get(requestId);
   }
 
-  private async describe(instanceIds: readonly string[]): Promise<{ names: Map<string, string>; lifecycles: Map<string, string>; spotRequests: Map<string, string> }> {
+  private async describe(instanceIds: readonly string[]) {
     const names = new Map<string, string>();
     const lifecycles = new Map<string, string>();
     const spotRequests = new Map<string, string>();
+    const states = new Map<string, InstanceRunState>();
     for (let i = 0; i < instanceIds.length; i += idsPerCall) {
       const chunk = instanceIds.slice(i, i + idsPerCall);
       let nextToken: string | undefined;
@@ -143,10 +159,11 @@ class Ec2Query {
         for (const [id, name] of page.names) names.set(id, name);
         for (const [id, lifecycle] of page.lifecycles) lifecycles.set(id, lifecycle);
         for (const [id, request] of page.spotRequests) spotRequests.set(id, request);
+        for (const [id, state] of page.states) states.set(id, state);
         nextToken = page.nextToken;
       } while (nextToken);
     }
-    return { names, lifecycles, spotRequests };
+    return { names, lifecycles, spotRequests, states };
   }
 
   private call(action: string, query: Record<string, string>): Promise<string> {

@@ -4,6 +4,7 @@ import type { ClusterGateway } from '../../cluster/cluster-ports.js';
 import type { NodeLookup } from '../../cluster/node-lookup.js';
 import type { Log } from '../../shared/log.js';
 import { createChoiceApi } from './choice-api.js';
+import { createOutOfServiceApi } from './out-of-service-api.js';
 import { createDrainabilityApi } from './drainability.js';
 import { createEventWriter } from './event-writer.js';
 import { createKubeHttp, type KubeEndpoint } from './kube-http.js';
@@ -40,6 +41,7 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
     ...createLoadBalancerSources(kube),
     ...createDrainabilityApi(kube),
     ...createChoiceApi(kube),
+    ...createOutOfServiceApi(kube),
     ...createEventWriter(kube, options.log),
   };
 }

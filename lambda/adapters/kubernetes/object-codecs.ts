@@ -2,7 +2,15 @@
 import type { CoreV1Event, V1Node, V1Pod, V1VolumeAttachment } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import type { ClusterEvent, NodeInfo, PodInfo, VolumeAttachmentInfo } from '../../cluster/cluster-ports.js';
-import { deferralAnnotation, drainAnnotation, handOffAnnotation, parseDeferral, parseDrainRecord, refreshGroupAnnotation } from '../../cluster/node-marks.js';
+import {
+  deferralAnnotation,
+  drainAnnotation,
+  handOffAnnotation,
+  outOfServiceAnnotation,
+  parseDeferral,
+  parseDrainRecord,
+  refreshGroupAnnotation,
+} from '../../cluster/node-marks.js';
 
 export const reportingComponent = 'graceful-node-termination';
 
@@ -33,6 +41,7 @@ export function toNodeInfo(node: V1Node): NodeInfo {
     resourceVersion: node.metadata?.resourceVersion,
     ...(node.status?.volumesAttached !== undefined ? { attachedVolumes: node.status.volumesAttached.map((v) => v.name) } : {}),
     ...(annotations[deferralAnnotation] !== undefined ? { deferral: parseDeferral(annotations[deferralAnnotation]) } : {}),
+    ...(annotations[outOfServiceAnnotation] !== undefined ? { outOfService: annotations[outOfServiceAnnotation] } : {}),
   };
 }
 

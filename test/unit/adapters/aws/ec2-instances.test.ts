@@ -108,6 +108,13 @@ describe('EC2 private DNS names', () => {
     expect(ec2Endpoint('eu-west-1').href).toBe('https://ec2.eu-west-1.amazonaws.com/');
     expect(ec2Endpoint('cn-north-1').href).toBe('https://ec2.cn-north-1.amazonaws.com.cn/');
     expect(parseDescribeInstances(answer([])).names.size).toBe(0);
+    // A terminated instance keeps its state and Auto Scaling's group tag (the out-of-service trigger reads both).
+    const terminated = `<item><instanceId>i-03</instanceId><instanceState><code>48</code><name>terminated</name></instanceState><privateDnsName/>
+      <tagSet><item><key>Name</key><value>w</value></item><item><key>aws:autoscaling:groupName</key><value>workers</value></item></tagSet></item>`;
+    expect([...parseDescribeInstances(answer([[terminated, instance('i-01', 'n')]])).states]).toEqual([
+      ['i-03', { state: 'terminated', group: 'workers' }],
+      ['i-01', { state: 'running' }],
+    ]);
     expect(() => parseDescribeInstances('<Other/>')).toThrow(/no DescribeInstancesResponse/);
   });
 

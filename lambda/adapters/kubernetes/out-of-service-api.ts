@@ -1,0 +1,64 @@
+// The out-of-service taint after an undrained release (termination/instance-terminated.ts):
+// appended with a JSON patch (a merge patch would replace the list, the taint manager's
+// timeAdded included), beside our annotation naming the terminated instance, conditional on
+// the node as read; taken back by index, only while our annotation says it is ours.
+import type { V1Pod } from '@kubernetes/client-node';
+import type { NodeInfo, PatchResult } from '../../cluster/cluster-ports.js';
+import type { OutOfServiceGateway } from '../../cluster/out-of-service.js';
+import { outOfServiceAnnotation, outOfServiceTaintKey, ownerLabel } from '../../cluster/node-marks.js';
+import { isDaemonSetPod, isFinished, isMirrorPod } from '../../cluster/pods.js';
+import { classify, statusOf } from './api-errors.js';
+import type { KubeHttp } from './kube-http.js';
+import { toPodInfo, type WireList } from './object-codecs.js';
+
+const jsonPatch = 'application/json-patch+json';
+const pointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
+
+export function createOutOfServiceApi(kube: KubeHttp): OutOfServiceGateway {
+  const patch = async (node: NodeInfo, ops: object[], what: string): Promise<PatchResult> => {
+    try {
+      await kube.request('PATCH', `/api/v1/nodes/${encodeURIComponent(node.name)}`, { body: ops, contentType: jsonPatch });
+      return 'patched';
+    } catch (error) {
+      if (statusOf(error) === 404) return 'node-gone';
+      // 409: the node moved on since it was read; 422: an op no longer applies to it.
+      if (statusOf(error) === 409 || statusOf(error) === 422) return 'changed';
+      throw classify(error, what);
+    }
+  };
+  return {
+    async podsLeftOn(nodeName) {
+      let list: WireList<V1Pod>;
+      try {
+        list = await kube.request<WireList<V1Pod>>('GET', '/api/v1/pods', { query: { fieldSelector: `spec.nodeName=${nodeName}` }, compressed: true });
+      } catch (error) {
+        throw classify(error, `list pods on ${nodeName}`);
+      }
+      return list.items.map(toPodInfo).flatMap((p) => (isFinished(p) || isMirrorPod(p) || isDaemonSetPod(p) ? [] : [`${p.namespace}/${p.name}`]));
+    },
+    taintOutOfService(node, instanceId, owner) {
+      const taint = { key: outOfServiceTaintKey, value: 'nodeshutdown', effect: 'NoExecute' };
+      const ops = [
+        { op: 'replace', path: '/metadata/resourceVersion', value: node.resourceVersion },
+        node.taints.length > 0 ? { op: 'add', path: '/spec/taints/-', value: taint } : { op: 'add', path: '/spec/taints', value: [taint] },
+        node.hasAnnotations === false
+          ? { op: 'add', path: '/metadata/annotations', value: { [outOfServiceAnnotation]: instanceId } }
+          : { op: 'add', path: `/metadata/annotations/${pointer(outOfServiceAnnotation)}`, value: instanceId },
+        { op: 'add', path: `/metadata/labels/${pointer(ownerLabel)}`, value: owner },
+      ];
+      return patch(node, ops, `taint node ${node.name} out of service`);
+    },
+    untaintOutOfService(node) {
+      const ours = node.taints.flatMap((t, i) => (t.key === outOfServiceTaintKey ? [i] : [])).reverse();
+      const ops = [
+        { op: 'replace', path: '/metadata/resourceVersion', value: node.resourceVersion },
+        ...ours.flatMap((i) => [
+          { op: 'test', path: `/spec/taints/${i}/key`, value: outOfServiceTaintKey },
+          { op: 'remove', path: `/spec/taints/${i}` },
+        ]),
+        { op: 'remove', path: `/metadata/annotations/${pointer(outOfServiceAnnotation)}` },
+      ];
+      return patch(node, ops, `take the out-of-service taint off node ${node.name}`);
+    },
+  };
+}
