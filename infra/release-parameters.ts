@@ -168,16 +168,13 @@ function drainParameters(): JsonObject {
     ),
     [p.loadBalancerMinWait]: numberFrom('With WaitForTargets: the shortest wait after the drain. At most LoadBalancerMaxWaitSeconds.', v.loadBalancerMinWaitSeconds),
     [p.loadBalancerMaxWait]: numberFrom('With WaitForTargets: the longest wait after the drain for the load balancers.', v.loadBalancerMaxWaitSeconds),
-    [p.terminationDeferral]: numberFrom(
-      "Custom termination policy: the longest one scale-in is deferred while every candidate is costly or the window is closed; then Auto Scaling's own choice stands.",
-      v.terminationDeferralMaxSeconds,
-    ),
+    [p.terminationDeferral]: numberFrom('Termination policy: longest deferral of one scale-in (costly candidates, window closed).', v.terminationDeferralMaxSeconds),
     [p.maintenanceWindows]: {
       Type: 'String',
-      Description: "Custom termination policy, opt-in: voluntary terminations only inside these windows, e.g. '0 22 * * MON-FRI for 6h; 0 0 * * SAT,SUN for 24h'. Empty: any time.",
+      Description: "Termination policy: voluntary terminations only inside these windows, e.g. '0 22 * * MON-FRI for 6h'. Empty: any time.",
       Default: '',
     },
-    [p.maintenanceTimeZone]: { Type: 'String', Description: 'The IANA time zone MaintenanceWindows are read in.', Default: v.maintenanceTimeZone.default! },
+    [p.maintenanceTimeZone]: { Type: 'String', Description: 'IANA time zone of MaintenanceWindows.', Default: v.maintenanceTimeZone.default! },
     [p.waitForVolumeDetach]: flag("Release the instance only once its departed pods' volumes are detached (within the drain deadline).", v.waitForVolumeDetach.default!),
   };
 }

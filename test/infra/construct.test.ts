@@ -112,7 +112,7 @@ describe('the example stack from cdk.json', { timeout: 120_000 }, () => {
     expect(unscoped({ cordonDoomedSiblings: false, markOutdatedOnRefresh: false, reconcileMarks: false, waitForTargets: true })).toEqual([
       ['ec2:DescribeInstances', 'autoscaling:DescribeAutoScalingInstances', ...loadBalancerReads],
     ]);
-    const { stack } = stackWith({ cordonDoomedSiblings: false, markOutdatedOnRefresh: false, reconcileMarks: false });
+    const { stack } = stackWith({ cordonDoomedSiblings: false, markOutdatedOnRefresh: false, reconcileMarks: false, outOfServiceAfterRelease: false });
     Template.fromStack(stack).resourceCountIs('AWS::Events::Rule', 0);
     Template.fromStack(stack).hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ CORDON_DOOMED_SIBLINGS: 'false' }) } });
   });
@@ -228,8 +228,12 @@ describe('the example stack from cdk.json', { timeout: 120_000 }, () => {
     ];
     const ids = Object.keys(resources);
     expect(ids).toEqual(expect.arrayContaining(before));
-    // New since: the saved Logs Insights queries, the reconciler's schedule and its permission to invoke the function.
+    // New since: the saved Logs Insights queries, the reconciler's schedule and its permission to invoke the function,
+    // Auto Scaling's permission to call it as a termination policy, the instance-termination rule and its permission.
     expect(ids.filter((id) => !before.includes(id)).sort()).toEqual([
+      expect.stringMatching(/^GracefulNodeTerminationFunctionAutoScalingTerminationPolicy[0-9A-F]{8}$/),
+      expect.stringMatching(/^GracefulNodeTerminationInstanceTerminations[0-9A-F]{8}$/),
+      expect.stringMatching(/^GracefulNodeTerminationInstanceTerminationsAllowEventRuleGracefulNodeTerminationFunction[0-9A-F]{16}$/),
       expect.stringMatching(/^GracefulNodeTerminationQueryslowestdrains[0-9A-F]{8}$/),
       expect.stringMatching(/^GracefulNodeTerminationQuerytimelineofoneinstance[0-9A-F]{8}$/),
       expect.stringMatching(/^GracefulNodeTerminationQuerywhatblocked[0-9A-F]{8}$/),
@@ -486,8 +490,11 @@ describe('the construct', () => {
       EventPattern: { source: ['aws.ec2'], 'detail-type': ['EC2 Spot Instance Interruption Warning', 'EC2 Instance Rebalance Recommendation'] },
       Targets: [Match.objectLike({ RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 120 } })],
     });
-    // Without Spot, the rules are the instance refresh one and the reconciler's schedule.
-    Template.fromStack(stackWith({}).stack).resourceCountIs('AWS::Events::Rule', 2);
+    // Without Spot, the rules are the instance refresh one, the instance terminations (out-of-service) and the reconciler's schedule.
+    Template.fromStack(stackWith({}).stack).resourceCountIs('AWS::Events::Rule', 3);
+    Template.fromStack(stackWith({}).stack).hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: { source: ['aws.ec2'], 'detail-type': ['EC2 Instance State-change Notification'], detail: { state: ['terminated'] } },
+    });
   });
 
   it("sends the served groups' instance refresh events to the function, and names the alarms upgrade puts in a refresh", () => {

@@ -40,6 +40,10 @@ describe('parseConfig', () => {
       spotInterruptions: true,
       kubeconfigPath: undefined,
       kubeconfigContext: undefined,
+      terminationDeferralMaxSeconds: 300,
+      maintenanceWindows: undefined,
+      maintenanceTimeZone: 'UTC',
+      outOfServiceAfterRelease: true,
     });
   });
 
