@@ -109,6 +109,8 @@ export interface Drainer {
   readonly ec2Calls: string[][];
   /** Instances EC2 runs as Spot, with their Spot request's status (DescribeSpotInstanceRequests); every other is On-Demand. */
   readonly spotInstances: Map<string, string>;
+  /** EC2's state and Auto Scaling group tag per instance (DescribeInstances), where a scenario sets them. */
+  readonly runStates: Map<string, { state: string; group?: string }>;
   /** Each instance's launch template version, as the group reports it (default "1"). */
   readonly versions: Map<string, string>;
   /** Instance refreshes, as DescribeInstanceRefreshes answers (desired version, status). */
@@ -242,6 +244,7 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
   const ec2Names = new Map<string, string | null>();
   const ec2Calls: string[][] = [];
   const spotInstances = new Map<string, string>();
+  const runStates = new Map<string, { state: string; group?: string }>();
   const nodeAdmin = admin(plane);
   const instanceDirectory: InstanceDirectory = {
     async privateDnsNames(ids) {
@@ -261,6 +264,10 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
     },
     async spotRequestStatus(requestId) {
       return spotInstances.get(requestId.replace(/^sir-/, ''));
+    },
+    async runStates(ids) {
+      ec2Calls.push([...ids]);
+      return new Map(ids.flatMap((id) => (runStates.has(id) ? [[id, runStates.get(id)!] as const] : [])));
     },
   };
 
@@ -365,6 +372,7 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
     ec2Names,
     ec2Calls,
     spotInstances,
+    runStates,
     versions,
     refreshes,
     groupTags,
