@@ -4,6 +4,7 @@ import type { ChoiceGateway } from './drain-cost.js';
 import type { DrainabilityGateway } from './drainability.js';
 import type { DeferralMark, DrainRecord } from './node-marks.js';
 import type { OutOfServiceGateway } from './out-of-service.js';
+import type { ConditionsGateway } from './node-conditions.js';
 import type { LoadBalancerSources } from './served-load-balancers.js';
 
 export interface Taint {
@@ -37,6 +38,8 @@ export interface NodeInfo {
   readonly deferral?: DeferralMark | undefined;
   /** The instance our out-of-service taint was set for (outOfServiceAnnotation). */
   readonly outOfService?: string | undefined;
+  /** The node lifecycle conditions it carries (MaintenancePlanned, DrainInProgress, Drained), whoever set them. */
+  readonly lifecycleConditions?: readonly { readonly type: string; readonly status: string; readonly reason?: string | undefined }[] | undefined;
 }
 
 /** The node marks one drain patch applies, with the owner label and the record. */
@@ -96,7 +99,7 @@ export interface OutdatedUnmarked {
   readonly removed: readonly string[];
 }
 
-export interface NodeGateway {
+export interface NodeGateway extends Partial<ConditionsGateway> {
   /**
    * Finds the node whose spec.providerID ends in /<instanceId>. A name may be tried first
    * (EC2's private DNS name), but only the providerID decides: never by name alone.

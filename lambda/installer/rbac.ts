@@ -30,6 +30,12 @@ export const rbacRules: readonly RbacRule[] = [
   },
   {
     apiGroups: [''],
+    resources: ['nodes/status'],
+    verbs: ['patch'],
+    why: "Publish the node lifecycle conditions (MaintenancePlanned, DrainInProgress, Drained; KEP-5683) on the nodes it acts on, and take its own back: status.conditions is the status subresource's.",
+  },
+  {
+    apiGroups: [''],
     resources: ['pods'],
     verbs: ['list', 'watch', 'delete'],
     why: 'List and watch the pods bound to the draining node; delete only at the drain deadline with DEADLINE_POLICY=force.',

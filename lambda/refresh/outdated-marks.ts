@@ -6,6 +6,7 @@
 // failed, cancelled, rolled back), exactly the marks it set are taken back, on its group's
 // nodes only. The marks name the refresh, its group and this deployment (node-marks.ts).
 import type { EventRecorder, NodeGateway, NodeInfo } from '../cluster/cluster-ports.js';
+import { ourConditionReasons, planned, tellConditions } from '../cluster/node-conditions.js';
 import { markedOutdated, outdatedMarksRemoved } from '../cluster/events.js';
 import { outdatedTaintKey } from '../cluster/node-marks.js';
 import type { AutoScalingInstances, RefreshView } from '../shared/aws-ports.js';
@@ -70,6 +71,8 @@ async function markOne(t: MarkTarget, first: NodeInfo, deps: RefreshDeps): Promi
       await deps.events.record(
         markedOutdated(node, { refreshId: t.refreshId, group: t.group, instanceId: t.instanceId, desired: t.view.desired, cordoned: cordon, taintKey: outdatedTaintKey }),
       );
+      const why = `instance refresh ${t.refreshId} of ${t.group} replaces this node (to ${t.view.desired})`;
+      await tellConditions(deps.nodes, deps.log, node.name, [planned(why, ourConditionReasons.refresh)]);
       return true;
     }
     if (result === 'node-gone') return false;

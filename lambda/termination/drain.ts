@@ -3,6 +3,7 @@
 // keeps it, but never shorter than the fair eviction window from when the drain first saw the
 // node (a notification that waited in Lambda's queue still gets its evictions), and never past
 // what the action's cap allows. A record that says the drain ended resumes in settle.
+import { drainEnded, tellConditions } from '../cluster/node-conditions.js';
 import { drained as drainedEvent, drainTimedOut, drainTimedOutMessage, instanceRetainedMessage } from '../cluster/events.js';
 import type { DrainRecord } from '../cluster/node-marks.js';
 import { drainNode, type DrainResult } from '../eviction/drain-node.js';
@@ -64,6 +65,10 @@ async function ended(run: Run, m: Marked, result: DrainResult, evictedTotal: num
     await events.record(drainTimedOut(node, { seconds: since, stuck, policy: policyText(run, result) }));
   }
   const outcome = result.outcome === 'drained' ? 'drained' : 'timed-out';
+  const left = result.stuck.map((s) => s.pod);
+  const told =
+    outcome === 'drained' ? `drained in ${since} s, ${evictedTotal} pods evicted` : `drain deadline reached with ${left.length} pods left: ${left.slice(0, 10).join(', ')}`;
+  await tellConditions(run.deps.nodes, log, node.name, drainEnded(outcome === 'drained', told));
   if (outcome === 'timed-out' && policy === DeadlinePolicy.RETAIN) {
     // The instance stays and its pods keep serving: no load-balancer wait, ABANDON now.
     log.error(instanceRetainedMessage, { stuck: result.stuck });

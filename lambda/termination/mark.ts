@@ -4,6 +4,7 @@
 // minutes, pods can be gone in seconds. Then the group's other leaving nodes (siblings.ts).
 // https://kubernetes.io/docs/reference/labels-annotations-taints/#node-kubernetes-io-exclude-from-external-load-balancers
 import type { NodeInfo } from '../cluster/cluster-ports.js';
+import { drainInProgress, planned, tellConditions } from '../cluster/node-conditions.js';
 import { cordoned, drainStarted } from '../cluster/events.js';
 import { adoptsRefreshCordon, excludeFromLoadBalancersLabel, type DrainMark, type DrainRecord } from '../cluster/node-marks.js';
 import { TransientError } from '../shared/errors.js';
@@ -47,7 +48,13 @@ async function markOnce(run: Run, v: Verified): Promise<Step<Marked> | 'changed'
     }
     marked = { ...node, unschedulable: true, labels: { ...node.labels, [excludeFromLoadBalancersLabel]: 'true' }, drain: record };
   }
-  if (request.resume === undefined && ours === undefined) await deps.events.record(drainStarted(node, request.ending.startedMessage()));
+  if (request.resume === undefined && ours === undefined) {
+    await deps.events.record(drainStarted(node, request.ending.startedMessage()));
+    await tellConditions(deps.nodes, deps.log, node.name, [
+      planned(request.ending.startedMessage()),
+      drainInProgress('evicting its pods through the eviction API (PodDisruptionBudgets hold)'),
+    ]);
+  }
   if (request.resume === undefined && (needCordon || ours === undefined)) {
     deps.log.info('node labelled for exclusion from external load balancers and cordoned');
     await deps.events.record(cordoned(node, node.drain?.action === '' ? node.drain.aheadOf : undefined));

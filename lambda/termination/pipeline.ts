@@ -6,6 +6,7 @@
 // to the load-balancer wait the record dates). The model is Karpenter's termination
 // controller: https://github.com/kubernetes-sigs/karpenter/blob/main/pkg/controllers/node/termination/controller.go
 import { instanceRetainedMessage } from '../cluster/events.js';
+import { drainInProgress, tellConditions } from '../cluster/node-conditions.js';
 import { isDrainable, isTerminating, podKey } from '../cluster/pods.js';
 import { DeadlinePolicy } from '../shared/deadline-policy.js';
 import { claimValue, parseClaim } from './claim.js';
@@ -79,6 +80,12 @@ async function handOn(run: Run, stop: Extract<Stop, { handOn: unknown }>): Promi
   if ((await request.handOff!({ count, claim })) === 'action-over') {
     deps.log.info('the lifecycle action is already over (completed or timed out); stopping');
     return report(run, { ...base, outcome: 'superseded', lifecycleAction: 'pending' });
+  }
+  // The drain goes on in the next invocation: what still holds it, said on the node.
+  const left = stop.result?.stuck ?? [];
+  if (stop.handOn === 'drain' && left.length > 0) {
+    const blockers = left.slice(0, 10).map((s) => `${s.pod} (${s.reason}${s.budgetName ? `: PodDisruptionBudget ${s.budgetName}` : ''})`);
+    await tellConditions(deps.nodes, deps.log, state.node.name, [drainInProgress(`${left.length} pods left: ${blockers.join(', ')}`)]);
   }
   deps.log.info('handed the termination on to a fresh invocation', {
     handOff: count,

@@ -9,6 +9,7 @@
 // Best effort: whatever fails here is logged and the own drain goes on. Each sibling's own
 // invocation later finds its marks there (idempotent) and adopts them (mark.ts); when its
 // owner is gone, the reconciler takes them back.
+import { planned, tellConditions } from '../cluster/node-conditions.js';
 import { createHash } from 'node:crypto';
 import type { NodeInfo } from '../cluster/cluster-ports.js';
 import { cordonedAhead } from '../cluster/events.js';
@@ -169,6 +170,9 @@ async function markNodes(run: Run, own: Marked, nodesOf: ReadonlyMap<string, Nod
         tally.marked.push(node.name);
         const o = { instanceId, group: action.autoScalingGroupName, drainedInstance: action.instanceId, drainedNode: own.node.name };
         await run.deps.events.record(cordonedAhead(node, o));
+        await tellConditions(run.deps.nodes, log, node.name, [
+          planned(`${action.autoScalingGroupName} is terminating this instance too (marked ahead by the drain of ${action.instanceId})`),
+        ]);
       }
     } catch (error) {
       log.warn("could not mark a leaving sibling's node; its own drain will", { node: node.name, error: asError(error) });

@@ -5,6 +5,7 @@ import type { NodeLookup } from '../../cluster/node-lookup.js';
 import type { Log } from '../../shared/log.js';
 import { createChoiceApi } from './choice-api.js';
 import { createOutOfServiceApi } from './out-of-service-api.js';
+import { createConditionsApi } from './node-conditions-api.js';
 import { createDrainabilityApi } from './drainability.js';
 import { createEventWriter } from './event-writer.js';
 import { createKubeHttp, type KubeEndpoint } from './kube-http.js';
@@ -42,6 +43,7 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
     ...createDrainabilityApi(kube),
     ...createChoiceApi(kube),
     ...createOutOfServiceApi(kube),
+    ...createConditionsApi(kube),
     ...createEventWriter(kube, options.log),
   };
 }

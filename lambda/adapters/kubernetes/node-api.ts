@@ -10,6 +10,7 @@ import { TransientError } from '../../shared/errors.js';
 import { call, classify, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
 import { openListWatch } from './list-watch.js';
+import { createConditionsApi } from './node-conditions-api.js';
 import { toNodeInfo, type WireList } from './object-codecs.js';
 
 const mergePatch = 'application/merge-patch+json';
@@ -149,6 +150,11 @@ class NodeRequests {
       // Only the record we were asked to take back: a new drain's record is not ours to remove.
       if (node.drain === undefined || node.drain.action !== record.action || node.drain.startedAtMs !== record.startedAtMs) return 'changed';
       const result = await this.patch(node.name, unmarkPatch(node, record));
+      // The lifecycle conditions of ours go with the marks (best effort: the marks are what matter).
+      if (result === 'patched')
+        await createConditionsApi(this.kube)
+          .removeOurConditions(node)
+          .catch(() => undefined);
       if (result !== 'changed') return result;
       node = await this.getNode(node.name);
     }

@@ -9,6 +9,7 @@ import { outdatedTaintKey, ownerLabel, refreshCordonedLabel, refreshGroupAnnotat
 import { call, classify, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
 import { toNodeInfo, type WireList } from './object-codecs.js';
+import { createConditionsApi } from './node-conditions-api.js';
 
 const jsonPatch = 'application/json-patch+json';
 /** A key as a JSON pointer segment (RFC 6901: "~" is "~0", "/" is "~1"). */
@@ -52,6 +53,11 @@ export function createOutdatedNodeApi(kube: KubeHttp): Pick<NodeGateway, 'markOu
           const { ops, removed } = unmarkOps(node);
           const result = await patch(node, ops, `unmark node ${node.name}`);
           if (result === 'patched') undone.push({ node: node.name, uid: node.uid, refreshId, removed });
+          // A node a drain of ours is taking down keeps its conditions: the drain owns them now.
+          if (result === 'patched' && node.drain === undefined)
+            await createConditionsApi(kube)
+              .removeOurConditions(node)
+              .catch(() => undefined);
           if (result !== 'changed') break;
           node = await get(node.name);
         }
