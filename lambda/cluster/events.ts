@@ -246,4 +246,4 @@ export const outOfServiceTainted = (node: NodeRef, instanceId: string, pods: rea
   );
 
 export const outOfServiceRemoved = (node: NodeRef) =>
-  onNode(node, 'Normal', 'OutOfServiceRemoved', 'The node is Ready again: our node.kubernetes.io/out-of-service taint was taken off.');
+  onNode(node, 'Normal', 'OutOfServiceRemoved', 'The node is Ready again, as another instance: our node.kubernetes.io/out-of-service taint was taken off.');

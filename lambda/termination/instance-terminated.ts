@@ -54,9 +54,13 @@ export const instanceTerminated: Trigger<DeliveryOf<'event'>, Terminated> = {
   },
 };
 
-/** The reconciler: our taint comes off a node that is Ready again (a kubelet answers for it: it is not shut down). */
+/**
+ * The reconciler: our taint comes off a node that came back, Ready under another instance (its
+ * name reused). Ready alone proves nothing: the Node of a terminated instance still says Ready
+ * until the node lifecycle controller notices the silence.
+ */
 export async function takeBackOutOfService(ctx: { readonly log: Log; readonly cluster: Pick<ClusterGateway, 'untaintOutOfService' | 'record'> }, node: NodeInfo): Promise<boolean> {
-  if (node.outOfService === undefined || !node.ready) return false;
+  if (node.outOfService === undefined || !node.ready || instanceMatches(node.providerId, node.outOfService)) return false;
   if ((await ctx.cluster.untaintOutOfService(node)) !== 'patched') return false;
   ctx.log.info('the node is Ready again: took our out-of-service taint off', { node: node.name });
   await ctx.cluster.record(outOfServiceRemoved(node));

@@ -290,7 +290,7 @@ export class FakeCluster {
       if (record.priorLabel !== undefined) labels[excludeFromLoadBalancersLabel] = record.priorLabel;
       else delete labels[excludeFromLoadBalancersLabel];
     }
-    if (labels[refreshLabel] === undefined) delete labels[ownerLabel];
+    if (labels[refreshLabel] === undefined && node.outOfService === undefined) delete labels[ownerLabel];
     this.putNode({ ...node, labels, unschedulable: record.set.includes('cordon') ? false : node.unschedulable, drain: undefined, handOff: undefined });
     return 'patched';
   }

@@ -64,9 +64,20 @@ describe('the out-of-service taint after an undrained release', () => {
     expect(tainted()).toBe(false);
   });
 
-  it('the reconciler takes the taint back when the node is Ready again', async () => {
+  it('the reconciler takes the taint back only when the node is Ready again as another instance', async () => {
     await status(stateChange('terminated'));
+    // The terminated instance's Node still says Ready until the lifecycle controller notices: not a return.
     world.cluster.nodes.set('node-a', { ...world.cluster.nodes.get('node-a')!, ready: true });
+    await world.invokeRaw(world.handler(), {
+      'detail-type': 'Scheduled Event',
+      source: 'aws.events',
+      id: 'r0',
+      time: new Date(world.clock.now()).toISOString(),
+      detail: {},
+      resources: [],
+    });
+    expect(tainted()).toBe(true);
+    world.cluster.nodes.set('node-a', { ...world.cluster.nodes.get('node-a')!, providerId: 'aws:///eu-west-1a/i-0fedcba9876543210' });
     await world.invokeRaw(world.handler(), {
       'detail-type': 'Scheduled Event',
       source: 'aws.events',
