@@ -178,10 +178,11 @@ describe('every write on a live word', () => {
       const unknown = {
         version: '0',
         id: randomUUID(),
-        'detail-type': 'EC2 Instance State-change Notification',
+        // (EC2's state-change events are served since the out-of-service taint: an AMI's are not.)
+        'detail-type': 'EC2 AMI State Change',
         source: 'aws.ec2',
         time: new Date().toISOString(),
-        detail: { 'instance-id': instanceId, state: 'stopping' },
+        detail: { ImageId: 'ami-0123456789abcdef0', State: 'available' },
       };
       const result = (await drainer.invoke(sqsEvent(unknown, message(instanceId, token)), { activeToken: token, activeInstance: instanceId })) as {
         records: { status: string }[];

@@ -80,6 +80,9 @@ describe('cleanup', () => {
     expect(
       await gateway.mark(names.otherDeployment, { excludeFromLoadBalancers: true, cordon: true, drain: record(['exclude-from-load-balancers', 'cordon']), owner: other }),
     ).toBe('patched');
+    // The termination policy's deferral mark, and the out-of-service taint after an undrained release.
+    expect(await gateway.markDeferred(await node(names.theirs), { sinceMs: Date.now(), group }, deployment)).toBe('patched');
+    expect(await gateway.taintOutOfService(await node(names.minimal), 'i-0123456789abcdef0', deployment)).toBe('patched');
     marked = new Map(await Promise.all(Object.values(names).map(async (name) => [name, await read(name)] as const)));
   });
   afterEach(() => vi.restoreAllMocks());

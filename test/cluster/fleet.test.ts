@@ -141,7 +141,8 @@ describe('fleet-aware lookup, admission and marking', () => {
 
     const requests = requestsSince(started);
     const firstEviction = requests.find((e) => e.subresource === 'eviction')!;
-    const siblingPatches = requests.filter((e) => e.verb === 'patch' && (e.name === 'fleet-doomed-2' || e.name === 'fleet-doomed-3'));
+    // The mark patches (the lifecycle conditions go to the status subresource beside them).
+    const siblingPatches = requests.filter((e) => e.verb === 'patch' && !e.subresource && (e.name === 'fleet-doomed-2' || e.name === 'fleet-doomed-3'));
     expect(siblingPatches).toHaveLength(2);
     expect(siblingPatches.every((p) => p.atMs <= firstEviction.receivedMs)).toBe(true);
     // Both siblings read in one label-selected list (the hostname label), not a GET each.
@@ -174,7 +175,7 @@ describe('fleet-aware lookup, admission and marking', () => {
     expect(statusOf(await drainer.terminate(doomed[1]!.instanceId))).toBe('drained');
     const node = await a.core.readNode({ name: 'fleet-doomed-2' });
     expect(JSON.parse(node.metadata?.annotations?.['graceful-node-termination/drain'] ?? '{}')).toMatchObject({ set: ['exclude-from-load-balancers', 'cordon'] });
-    expect(requestsSince(second).filter((e) => e.verb === 'patch' && e.name === 'fleet-doomed-2')).toHaveLength(1);
+    expect(requestsSince(second).filter((e) => e.verb === 'patch' && !e.subresource && e.name === 'fleet-doomed-2')).toHaveLength(1);
     for (const n of doomed) drainer.terminating.delete(n.instanceId);
   });
 
@@ -201,7 +202,7 @@ describe('fleet-aware lookup, admission and marking', () => {
 
     const requests = requestsSince(started);
     const firstEviction = requests.find((e) => e.subresource === 'eviction')!;
-    const patches = requests.filter((e) => e.verb === 'patch' && e.name === other.name);
+    const patches = requests.filter((e) => e.verb === 'patch' && !e.subresource && e.name === other.name);
     expect(patches).toHaveLength(1);
     expect(patches[0]!.atMs).toBeLessThanOrEqual(firstEviction.receivedMs);
     // One scan for the survey (paged node list), not one per sibling.
