@@ -56,8 +56,11 @@ describe('the managed-node-group story', () => {
     const writes = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since - 1000 && !['get', 'list', 'watch'].includes(e.verb) && e.resource !== 'events');
     expect(writes.map((e) => [e.verb, e.resource, e.subresource ?? '', e.name, e.code])).toEqual([
       ['patch', 'nodes', '', node, 200],
+      // The node lifecycle conditions (KEP-5683): MaintenancePlanned and DrainInProgress, then Drained.
+      ['patch', 'nodes', 'status', node, 200],
       ['create', 'pods', 'eviction', before.find((p) => p.startsWith('story/nginx'))!.split('/')[1], 201],
       ['create', 'pods', 'eviction', before.find((p) => p.includes('coredns-story'))!.split('/')[1], 201],
+      ['patch', 'nodes', 'status', node, 200],
     ]);
     // One merge patch: our owner label, the load-balancer label, the cordon, and our drain
     // record, which names the action by a hash of its token, never the token itself;
