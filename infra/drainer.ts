@@ -113,6 +113,7 @@ function drainerEnvironment({ settings: s, props, topic, groupNames }: DrainerOp
       reconcileMarks: s.reconcileMarks,
       // The cold start checks the schedule against the heartbeat timeout, as the synth did.
       reconcileIntervalMinutes: s.reconcileMarks ? s.reconcileInterval.toMinutes() : undefined,
+      repair: s.repair,
     }),
     // The `service` of every log line and metric: the alarms count only this deployment's.
     POWERTOOLS_SERVICE_NAME: s.deploymentName,

@@ -1,6 +1,7 @@
 // The construct's properties: flat, strongly typed, each optional one with its default.
 import type { Duration, RemovalPolicy, aws_autoscaling as autoscaling, aws_ec2 as ec2, aws_eks as eks, aws_iam as iam, aws_logs as logs, aws_sns as sns } from 'aws-cdk-lib';
 import { DeadlinePolicy, Mode } from '../lambda/shared/config.js';
+import type { RepairProps } from './repair-props.js';
 
 export { DeadlinePolicy, Mode };
 
@@ -147,6 +148,13 @@ export interface GracefulNodeTerminationProps {
    * @default true
    */
   readonly reconcileMarks?: boolean;
+  /**
+   * Node auto repair as managed node groups have it (docs/repair.md): a node of a served group whose condition stays bad past
+   * its rule is replaced through Auto Scaling (its terminate hook drains it) or rebooted. Needs `reconcileMarks`;
+   * grants autoscaling:SetInstanceHealth on the served groups (ec2:RebootInstances with a Reboot rule).
+   * @default - off
+   */
+  readonly repair?: RepairProps;
   /**
    * How often the reconciler runs, when `reconcileMarks` is on. Whole minutes, from one minute
    * to the longest with which a pass still resumes a drain whose hand-off was lost before

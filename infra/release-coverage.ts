@@ -26,6 +26,7 @@ export const propertyCoverage: { readonly [K in keyof Required<GracefulNodeTermi
   retentionSetOutside: { reason: 'Always true in the template: it cannot set the instance lifecycle policy of groups it does not define, so DeadlinePolicy=retain asks you to.' },
   deadlinePolicy: { parameters: [p.deadlinePolicy] },
   mode: { parameters: [p.mode] },
+  repair: { parameters: [p.repair] },
   batchWait: { parameters: [p.batchWait] },
   minEvictionWindow: { reason: 'A fairness floor most deployments never change; the construct default (60 s) applies.' },
   cordonDoomedSiblings: { reason: 'A safety default (on) with no known reason to turn it off; the construct can.' },

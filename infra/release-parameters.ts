@@ -30,6 +30,7 @@ export const parameterNames = {
   spotInterruptions: 'SpotInterruptions',
   reconcileMarks: 'ReconcileMarks',
   reconcileInterval: 'ReconcileIntervalMinutes',
+  repair: 'Repair',
   manageKubernetesAccess: 'ManageKubernetesAccess',
   subnetIds: 'SubnetIds',
   securityGroupIds: 'SecurityGroupIds',
@@ -60,6 +61,7 @@ export const conditionNames = {
   spot: 'DrainsSpotInterruptions',
   withoutReconciler: 'WithoutReconciler',
   reconciles: 'Reconciles',
+  repairs: 'RepairsNodes',
   withoutTargetWait: 'WithoutTargetWait',
   withoutVolumeWait: 'WithoutVolumeDetachWait',
   boundary: 'HasPermissionsBoundary',
@@ -181,6 +183,13 @@ function featureParameters(): JsonObject {
       Default: 5,
       AllowedValues: [...reconcileIntervalChoices],
     },
+    [p.repair]: {
+      Type: 'String',
+      Description:
+        "Node auto repair (docs/repair.md): off; on (managed node groups' defaults); or a JSON object of repairAfterMinutes, maxUnhealthyNodeThreshold{Count,Percentage}, maxParallelNodesRepaired{Count,Percentage}, nodeRepairConfigOverrides (Replace or NoAction; Reboot needs the construct), nodeSelector. Needs ReconcileMarks.",
+      Default: 'off',
+      MinLength: 2,
+    },
     [p.manageKubernetesAccess]: flag(
       'Create the access entries and install the RBAC (authentication mode API or API_AND_CONFIG_MAP). false: aws-auth clusters; map the role and apply the RBAC yourself.',
       true,
@@ -233,6 +242,7 @@ export function releaseConditions(): JsonObject {
     [c.spot]: equals(p.spotInterruptions, 'true'),
     [c.withoutReconciler]: equals(p.reconcileMarks, 'false'),
     [c.reconciles]: equals(p.reconcileMarks, 'true'),
+    [c.repairs]: not(equals(p.repair, 'off')),
     [c.withoutTargetWait]: equals(p.waitForTargets, 'false'),
     [c.withoutVolumeWait]: equals(p.waitForVolumeDetach, 'false'),
     [c.boundary]: not(equals(p.permissionsBoundary, '')),
@@ -254,6 +264,10 @@ export function releaseRules(): JsonObject {
   const assert = (condition: Json, description: string) => ({ Assertions: [{ Assert: condition, AssertDescription: description }] });
   return {
     GroupNamesNotEmpty: assert(not({ 'Fn::Contains': [{ Ref: p.groups }, ''] }), 'AutoScalingGroupNames must name at least one group, without empty entries'),
+    RepairNeedsReconciler: {
+      RuleCondition: not(equals(p.repair, 'off')),
+      ...assert(equals(p.reconcileMarks, 'true'), "Repair runs on the reconciler's schedule: it needs ReconcileMarks=true"),
+    },
     SecurityGroupsWithSubnets: {
       RuleCondition: not({ 'Fn::Contains': [{ Ref: p.subnetIds }, ''] }),
       ...assert(not({ 'Fn::Contains': [{ Ref: p.securityGroupIds }, ''] }), 'SubnetIds need SecurityGroupIds (no empty entries): the functions run in those security groups'),

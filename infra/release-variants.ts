@@ -103,6 +103,7 @@ export const dimensions: readonly Dimension[] = [
   { condition: c.withoutAccess, inverse: c.managesAccess, props: () => ({ manageKubernetesAccess: false }) },
   { condition: c.spot, props: () => ({ spotInterruptions: true }) },
   { condition: c.withoutReconciler, inverse: c.reconciles, props: () => ({ reconcileMarks: false }) },
+  { condition: c.repairs, props: () => ({ repair: {} }) },
   { condition: c.withoutTargetWait, props: () => ({ waitForTargets: false }) },
   { condition: c.withoutVolumeWait, props: () => ({ waitForVolumeDetach: false }) },
   { condition: c.dashboard, props: () => ({ dashboard: true }) },

@@ -6,7 +6,7 @@
 // merge under conditions (release-merge.ts). docs/cloudformation.md explains the result.
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { DeadlinePolicy, Mode } from '../lambda/shared/config.js';
+import { DeadlinePolicy, defaultRepairSettings, formatRepairSettings, Mode } from '../lambda/shared/config.js';
 import { renderRbacYaml } from '../lambda/installer/rbac.js';
 import { mergeConditional } from './release-merge.js';
 import { conditionNames, parameterNames as p, reconcileMapping, releaseConditions, releaseMappings, releaseParameters, releaseRules } from './release-parameters.js';
@@ -64,6 +64,8 @@ function exactSentinels(s: Sentinels): Map<string, Json> {
     [DeadlinePolicy.RETAIN, ref(p.deadlinePolicy)],
     [DeadlinePolicy.LEAVE, ref(p.deadlinePolicy)],
     [Mode.ENFORCE, ref(p.mode)],
+    // REPAIR as the construct writes its defaults: the parameter's value (off, on or JSON) instead.
+    [formatRepairSettings(defaultRepairSettings), ref(p.repair)],
     [s.alarmTopicArn, ref(p.alarmTopicArn)],
     [s.alarmEmail, ref(p.alarmEmail)],
     [s.permissionsBoundary, ref(p.permissionsBoundary)],

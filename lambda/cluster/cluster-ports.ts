@@ -1,7 +1,7 @@
 // The cluster as the use cases see it: plain data and the smallest interfaces they need.
 // Only adapters/kubernetes/ talks to the API server; everything else is functions over these.
 import type { DrainabilityGateway } from './drainability.js';
-import type { DrainRecord } from './node-marks.js';
+import type { DrainRecord, RepairRecord } from './node-marks.js';
 import type { LoadBalancerSources } from './served-load-balancers.js';
 
 export interface Taint {
@@ -31,6 +31,31 @@ export interface NodeInfo {
   readonly resourceVersion?: string | undefined;
   /** status.volumesAttached[].name: the unique names of the volumes attached to it (volume-names.ts). */
   readonly attachedVolumes?: readonly string[] | undefined;
+  /** status.conditions: what node auto repair judges (repair/rules.ts). */
+  readonly conditions?: readonly NodeCondition[] | undefined;
+  /** Our repair record on the node, when a repair of ours decided it. */
+  readonly repair?: RepairRecord | undefined;
+}
+
+export interface NodeCondition {
+  readonly type: string;
+  /** True, False or Unknown. */
+  readonly status: string;
+  readonly reason: string;
+  /** lastTransitionTime: since when the condition has had this status. */
+  readonly sinceMs: number;
+}
+
+/** Node auto repair's reads and writes (repair/). */
+export interface RepairGateway {
+  /** The nodes with their conditions: one paged list, label-selected when a selector is given. */
+  listNodeHealth(selector: string | undefined): Promise<readonly NodeInfo[]>;
+  /** One node read again, just before acting on it. */
+  getNodeHealth(name: string): Promise<NodeInfo | undefined>;
+  /** Our record and owner label (and the cordon the record says we set), conditional on the node as read. */
+  markRepair(node: NodeInfo, record: RepairRecord, owner: string): Promise<PatchResult>;
+  /** Removes our record (and our cordon, and the owner label unless another mark of ours stays), conditional on the node as read. */
+  unmarkRepair(node: NodeInfo, record: RepairRecord): Promise<PatchResult>;
 }
 
 /** The node marks one drain patch applies, with the owner label and the record. */
@@ -265,4 +290,4 @@ export interface VolumeGateway {
 }
 
 /** Everything a use case may ask of the cluster. */
-export type ClusterGateway = NodeGateway & PodGateway & EventRecorder & VolumeGateway & LoadBalancerSources & DrainabilityGateway;
+export type ClusterGateway = NodeGateway & PodGateway & EventRecorder & VolumeGateway & LoadBalancerSources & DrainabilityGateway & RepairGateway;

@@ -3,6 +3,7 @@
 // from this list, so the three can never drift apart.
 import { DeadlinePolicy } from './deadline-policy.js';
 import { Mode } from './mode.js';
+import { formatRepairSettings, parseRepairSettings, type RepairSettings } from './repair-settings.js';
 
 export interface Variable<T> {
   readonly name: string;
@@ -281,5 +282,18 @@ export const configVariables = {
     accepts: 'an integer from 1 to 1440',
     parse: integer(1, 1440),
     format: String,
+  }),
+  repair: variable<RepairSettings | false>({
+    name: 'REPAIR',
+    description:
+      "Node auto repair on the reconciler's schedule (docs/repair.md): a node of a served group whose condition (Ready, KernelReady, NetworkingReady, ContainerRuntimeReady, StorageReady, AcceleratedHardwareReady) stays bad past its rule is replaced through Auto Scaling (SetInstanceHealth Unhealthy, so the terminate hook drains it) or rebooted, paced and held in a storm as managed node groups' NodeRepairConfig; off: never.",
+    accepts:
+      "off, on (managed groups' defaults) or a JSON object of repairAfterMinutes, maxUnhealthyNodeThreshold{Count,Percentage}, maxParallelNodesRepaired{Count,Percentage}, nodeRepairConfigOverrides, nodeSelector",
+    default: false,
+    parse: (raw) => {
+      const s = parseRepairSettings(raw);
+      return s === 'off' ? false : 'problem' in s ? undefined : s;
+    },
+    format: (v) => (v === false ? 'off' : formatRepairSettings(v)),
   }),
 } as const;

@@ -215,8 +215,8 @@ function unmarkPatch(node: NodeInfo, record: DrainRecord): object {
   const labels: Record<string, string | null> = {};
   // A label that was there before (an operator's "false") is restored, not removed.
   if (record.set.includes('exclude-from-load-balancers')) labels[excludeFromLoadBalancersLabel] = record.priorLabel ?? null;
-  // The owner label stays while a refresh mark of ours is on the node.
-  if (node.labels[refreshLabel] === undefined) labels[ownerLabel] = null;
+  // The owner label stays while a refresh or repair mark of ours is on the node.
+  if (node.labels[refreshLabel] === undefined && node.repair === undefined) labels[ownerLabel] = null;
   return {
     metadata: {
       ...(node.resourceVersion !== undefined ? { resourceVersion: node.resourceVersion } : {}),

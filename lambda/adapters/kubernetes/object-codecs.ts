@@ -2,7 +2,7 @@
 import type { CoreV1Event, V1Node, V1Pod, V1VolumeAttachment } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import type { ClusterEvent, NodeInfo, PodInfo, VolumeAttachmentInfo } from '../../cluster/cluster-ports.js';
-import { drainAnnotation, handOffAnnotation, parseDrainRecord, refreshGroupAnnotation } from '../../cluster/node-marks.js';
+import { drainAnnotation, handOffAnnotation, parseDrainRecord, parseRepairRecord, refreshGroupAnnotation, repairAnnotation } from '../../cluster/node-marks.js';
 
 export const reportingComponent = 'graceful-node-termination';
 
@@ -32,6 +32,14 @@ export function toNodeInfo(node: V1Node): NodeInfo {
     hasAnnotations: node.metadata?.annotations !== undefined,
     resourceVersion: node.metadata?.resourceVersion,
     ...(node.status?.volumesAttached !== undefined ? { attachedVolumes: node.status.volumesAttached.map((v) => v.name) } : {}),
+    conditions: (node.status?.conditions ?? []).map((c) => ({
+      type: c.type,
+      status: c.status,
+      reason: c.reason ?? '',
+      // Parsed from the wire: a string (client-node's type says Date).
+      sinceMs: c.lastTransitionTime ? Date.parse(String(c.lastTransitionTime)) : Number.NaN,
+    })),
+    ...(annotations[repairAnnotation] !== undefined ? { repair: parseRepairRecord(annotations[repairAnnotation]) } : {}),
   };
 }
 

@@ -118,6 +118,6 @@ function unmarkOps(node: NodeInfo): { ops: object[]; removed: string[] } {
       removed.push('cordon');
     }
   }
-  if (node.drain === undefined && node.labels[ownerLabel] !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${pointer(ownerLabel)}` });
+  if (node.drain === undefined && node.repair === undefined && node.labels[ownerLabel] !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${pointer(ownerLabel)}` });
   return { ops, removed };
 }
