@@ -36,12 +36,17 @@ const { values } = parseArgs({
     out: { type: 'string', default: join(root, 'demo', 'out', 'timeline.json') },
     // A node group upgrade instead of a scale-in (demo/upgrade.ts reads its own options).
     upgrade: { type: 'boolean', default: false },
+    // Node auto repair instead (demo/repair.ts reads its own options).
+    repair: { type: 'boolean', default: false },
     strategy: { type: 'string' },
     'max-unavailable': { type: 'string' },
   },
 });
 if (values.upgrade) {
   await import('./upgrade.js');
+}
+if (values.repair) {
+  await import('./repair.js');
 }
 const nodeCount = integerOption('nodes', values.nodes, 2);
 const replicas = integerOption('replicas', values.replicas, 2);

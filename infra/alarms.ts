@@ -135,7 +135,7 @@ export class Alarms extends Construct {
         ? [
             this.alarm(
               'RepairsHeld',
-              'Node auto repair held back (storm control): too many unhealthy nodes in a group, or Auto Scaling already replacing instances; see the RepairHeld Events (docs/repair.md).',
+              'Node auto repair held back (storm control): too many unhealthy nodes in a group, or Auto Scaling already replacing instances (RepairHeld Events).',
               deploymentMetric(props.deploymentName, 'RepairsHeld'),
             ),
           ]

@@ -185,8 +185,7 @@ function featureParameters(): JsonObject {
     },
     [p.repair]: {
       Type: 'String',
-      Description:
-        "Node auto repair (docs/repair.md): off; on (managed node groups' defaults); or a JSON object of repairAfterMinutes, maxUnhealthyNodeThreshold{Count,Percentage}, maxParallelNodesRepaired{Count,Percentage}, nodeRepairConfigOverrides (Replace or NoAction; Reboot needs the construct), nodeSelector. Needs ReconcileMarks.",
+      Description: "Node auto repair (docs/repair.md): off, on (managed node groups' defaults) or a JSON object of its knobs (no Reboot). Needs ReconcileMarks.",
       Default: 'off',
       MinLength: 2,
     },

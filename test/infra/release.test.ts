@@ -131,6 +131,7 @@ describe('the release template', () => {
       'SpotInterruptions',
       'ReconcileMarks',
       'ReconcileIntervalMinutes',
+      'Repair',
       'ManageKubernetesAccess',
       'AlarmTopicArn',
       'AlarmEmail',
@@ -148,6 +149,7 @@ describe('the release template', () => {
     expect(parameters['AutoScalingGroupNames']!.Type).toBe('CommaDelimitedList');
     expect(parameters['HeartbeatTimeoutSeconds']).toMatchObject({ Type: 'Number', Default: 1800 });
     expect(parameters['DeadlinePolicy']).toMatchObject({ Default: 'force', AllowedValues: ['force', 'leave', 'retain'] });
+    expect(parameters['Repair']).toMatchObject({ Type: 'String', Default: 'off' });
     expect(parameters['LambdaCodeS3Key']!.Default).toBe(release.codeKey);
     expect(release.codeKey).toMatch(/^graceful-node-termination-9\.9\.9-lambda-[0-9a-f]{12}\.zip$/);
     expect(release.template['Transform']).toBe('AWS::LanguageExtensions');
