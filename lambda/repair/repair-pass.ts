@@ -19,6 +19,9 @@ import { emptyReport } from './repair-ports.js';
 import { judge, type Verdict } from './rules.js';
 import { startRepair } from './start.js';
 
+/** RepairHeld Events per group and pass, at most. */
+export const heldEventsPerGroup = 10;
+
 export async function repairPass(deps: RepairDeps): Promise<RepairReport> {
   const nodes = await deps.cluster.listNodeHealth(deps.settings.nodeSelector);
   const members = await deps.repairs.members([...deps.config.autoScalingGroupNames]);
@@ -67,7 +70,8 @@ async function repairGroup(deps: RepairDeps, judged: readonly Judged[], members:
   if (held !== undefined) {
     deps.log.warn(repairHeldMessage, { group: members[0]?.group.slice(0, 255), why: held, due: acting.map((j) => j.node.name) });
     report.held.push(members[0]?.group ?? '');
-    for (const j of acting) await deps.cluster.record(repairHeld(j.node, j.verdict.bad, held));
+    // A storm is many nodes: Events on the first few (longest bad), the log line names them all.
+    for (const j of acting.slice(0, heldEventsPerGroup)) await deps.cluster.record(repairHeld(j.node, j.verdict.bad, held));
     return;
   }
   // Ours still on their way out, and the replacements Auto Scaling is launching.

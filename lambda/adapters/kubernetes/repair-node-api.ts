@@ -9,8 +9,11 @@ import type { KubeHttp } from './kube-http.js';
 import { toNodeInfo, type WireList } from './object-codecs.js';
 
 const mergePatch = 'application/merge-patch+json';
-/** Nodes per page: one page in memory at a time. */
-export const healthPageSize = 500;
+/**
+ * Nodes per page: one page of full objects in memory at a time (a worker node is ~15 KB of
+ * JSON, its cached images most of it); each is cut down to what repair judges at once.
+ */
+export const healthPageSize = 100;
 /** Conditional writes retried after a conflict (a kubelet status update in between). */
 const conflictAttempts = 5;
 

@@ -72,6 +72,14 @@ describe('node auto repair pass', () => {
     expect(world.metrics.at(-1)).toMatchObject({ dimensions: { Outcome: 'held' }, values: { RepairStorms: { value: 1 }, RepairsStarted: { value: 0 } } });
   });
 
+  it('writes RepairHeld on at most 10 nodes of a storm; the log line names every due node', async () => {
+    addNodes(12, Object.fromEntries(Array.from({ length: 12 }, (_, i) => [i + 1, 40 + i])));
+    await pass();
+    expect(world.cluster.events.filter((e) => e.reason === 'RepairHeld')).toHaveLength(10);
+    expect(world.cluster.events.find((e) => e.reason === 'RepairHeld')?.regarding.name).toBe('node-12');
+    expect(world.log.lines.find((l) => l.message === repairHeldMessage)?.fields).toMatchObject({ due: expect.arrayContaining(['node-1', 'node-12']) });
+  });
+
   it('holds while Auto Scaling is already replacing an instance of the group it was not asked to', async () => {
     addNodes(3, { 1: 40 });
     world.autoScaling.states.set(id(3), 'Terminating:Wait');
@@ -163,6 +171,22 @@ describe('node auto repair pass', () => {
     await pass();
     expect(reasons('node-1')).toEqual(['RepairReplacing', 'RepairMarksRemoved', 'RepairReplacing']);
     expect(world.autoScaling.unhealthy).toEqual([id(1), id(1)]);
+  });
+
+  it('the reconciler takes back a reboot that never finished, with its cordon, even with REPAIR turned off', async () => {
+    addNodes(1, { 1: 200 });
+    const decidedAtMs = world.clock.now() - 3 * 60 * min;
+    world.cluster.updateNode('node-1', {
+      unschedulable: true,
+      labels: { 'graceful-node-termination/owner': 'gnt-a' },
+      repair: { action: 'reboot', instanceId: id(1), condition: 'NetworkingReady', reason: 'IPAMDNotReady', decidedAtMs, cordoned: true },
+    });
+    extra = {};
+    await pass();
+    expect(world.cluster.nodes.get('node-1')).toMatchObject({ unschedulable: false, repair: undefined });
+    expect(world.cluster.nodes.get('node-1')?.labels['graceful-node-termination/owner']).toBeUndefined();
+    expect(world.cluster.events.find((e) => e.reason === 'RepairMarksRemoved')?.message).toMatch(/and its cordon: the reboot was decided 180 min ago/);
+    expect(world.autoScaling.unhealthy).toEqual([]);
   });
 
   it('costs one node list and one DescribeAutoScalingGroups when every node is healthy', async () => {
