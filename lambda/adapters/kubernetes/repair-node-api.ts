@@ -42,13 +42,8 @@ export function createRepairNodeApi(kube: KubeHttp): RepairGateway {
       const nodes: NodeInfo[] = [];
       let cont: string | undefined;
       do {
-        // resourceVersion=0 on the first page: the watch cache answers, etcd is not read.
-        const query = {
-          limit: healthPageSize,
-          continue: cont,
-          ...(selector !== undefined ? { labelSelector: selector } : {}),
-          ...(cont === undefined ? { resourceVersion: '0' } : {}),
-        };
+        // Not resourceVersion=0: the watch cache would answer every node at once, ignoring limit.
+        const query = { limit: healthPageSize, continue: cont, ...(selector !== undefined ? { labelSelector: selector } : {}) };
         const page = await call('list nodes with their conditions', () => kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', { query, compressed: true }));
         nodes.push(...page.items.map(toNodeInfo));
         cont = page.metadata?.continue || undefined;
