@@ -113,16 +113,14 @@ describe('repair node requests', () => {
   it('answers changed on a conflict and leaves a later repair record alone', async () => {
     respond = (url, res) =>
       url.pathname.endsWith('/a') && seen.at(-1)?.method === 'GET'
-        ? res
-            .writeHead(200, { 'content-type': 'application/json' })
-            .end(
-              JSON.stringify(
-                node('a', {
-                  resourceVersion: '8',
-                  annotations: { 'graceful-node-termination/repair': JSON.stringify({ action: 'replace', instanceId: record.instanceId, decidedAt: '2026-11-27T11:00:00.000Z' }) },
-                }),
-              ),
-            )
+        ? res.writeHead(200, { 'content-type': 'application/json' }).end(
+            JSON.stringify(
+              node('a', {
+                resourceVersion: '8',
+                annotations: { 'graceful-node-termination/repair': JSON.stringify({ action: 'replace', instanceId: record.instanceId, decidedAt: '2026-11-27T11:00:00.000Z' }) },
+              }),
+            ),
+          )
         : res.writeHead(409, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', code: 409, reason: 'Conflict' }));
     const read = { name: 'a', uid: 'uid-a', providerId: '', unschedulable: true, labels: {}, ready: true, taints: [], resourceVersion: '7', repair: record };
     expect(await gateway.unmarkRepair(read, record)).toBe('changed');
