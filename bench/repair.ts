@@ -13,6 +13,8 @@ export interface RepairBench {
   readonly nodes: number;
   readonly nodeJsonBytes: number;
   readonly healthy: ReconcilePass;
+  /** The all-healthy pass again with V8's old space capped at 96 MiB: whether it fits (peak RSS of an uncapped process is V8 growing lazily, not need). */
+  readonly capped: { readonly maxOldSpaceMiB: number; readonly ok: boolean; readonly maxRssMiB?: number; readonly error?: string };
   readonly twoBad: ReconcilePass & { readonly setInstanceHealth: number; readonly repairEvents: number };
   readonly storm: ReconcilePass & { readonly bad: number; readonly setInstanceHealth: number };
 }
@@ -53,6 +55,12 @@ export async function runRepairBench(o: { say: (line: string) => void; bundlePat
     const variables = { REPAIR: 'on' };
     const healthy = await reconcilePass(probe, variables);
     say(`repair: ${o.nodes} nodes, all healthy: ${healthy.requests} requests, ${healthy.responseBytes} bytes, ${healthy.awsCalls} AWS calls`);
+    const maxOldSpaceMiB = 96;
+    const capped: RepairBench['capped'] = await reconcilePass(probe, { ...variables, NODE_OPTIONS: `--max-old-space-size=${maxOldSpaceMiB}` }).then(
+      (p) => ({ maxOldSpaceMiB, ok: true, maxRssMiB: p.maxRssMiB }),
+      (error: unknown) => ({ maxOldSpaceMiB, ok: false, error: String(error).slice(0, 300) }),
+    );
+    say(`repair: the same pass with --max-old-space-size=${maxOldSpaceMiB}: ${capped.ok ? `fits, peak RSS ${capped.maxRssMiB} MiB` : `fails: ${capped.error}`}`);
 
     const bad = (name: string, minutes: number) => {
       const since = new Date(Date.now() - minutes * 60_000).toISOString();
@@ -75,7 +83,7 @@ export async function runRepairBench(o: { say: (line: string) => void; bundlePat
     const stormPass = await reconcilePass(probe, variables);
     const storm = { ...stormPass, bad: stormCount, setInstanceHealth: env.aws.calls.filter((c) => c.action === 'SetInstanceHealth').length - stormBefore };
     say(`repair: storm: ${stormPass.requests} requests, ${stormPass.responseBytes} bytes, ${storm.setInstanceHealth} SetInstanceHealth`);
-    return { nodes: o.nodes, nodeJsonBytes, healthy, twoBad, storm };
+    return { nodes: o.nodes, nodeJsonBytes, healthy, capped, twoBad, storm };
   } finally {
     await env.stop();
   }
@@ -102,6 +110,7 @@ export function repairTable(r: RepairBench): string {
     }),
     row('the repair pass (its own timing) / peak RSS', (p) => `${String(p.repair?.['durationMs'] ?? '?')} ms / ${p.maxRssMiB.toFixed(1)} MiB`),
     '',
+    `All healthy again with V8's old space capped at ${r.capped.maxOldSpaceMiB} MiB: ${r.capped.ok ? `fits, peak RSS ${r.capped.maxRssMiB} MiB` : `fails (${r.capped.error})`}.`,
     `A stand-in node is ${r.nodeJsonBytes} bytes of JSON (with managedFields and the agent's five conditions).`,
   ].join('\n');
 }

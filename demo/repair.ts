@@ -76,7 +76,7 @@ try {
       const r = log as Record<string, unknown>;
       const list = (k: string) => ((r[k] as string[]).length ? `${k}=${(r[k] as string[]).join(',')}` : '');
       say(
-        `repair pass: ${String(r['nodes'])} nodes listed, ${String(r['unhealthy'])} unhealthy ${['replacing', 'deferred', 'held', 'changedMind'].map(list).filter(Boolean).join(' ')}`,
+        `repair pass: ${String(r['nodes'])} nodes listed, ${[`${String(r['unhealthy'])} unhealthy`, ...['replacing', 'deferred', 'held', 'changedMind'].map(list)].filter(Boolean).join(', ')}`,
         'handler',
       );
     }

@@ -92,7 +92,7 @@ async function repairGroup(deps: RepairDeps, judged: readonly Judged[], members:
 function holdReason(members: readonly GroupMember[], ours: ReadonlySet<string>, unhealthy: number, deps: RepairDeps): string | undefined {
   const storm = stormOf(members.length, unhealthy, deps.settings.maxUnhealthy);
   if (storm !== undefined) return `storm control: ${storm}`;
-  const replacing = members.filter((m) => !ours.has(m.instanceId) && (leavingStates.has(m.lifecycleState) || m.healthStatus === 'Unhealthy'));
+  const replacing = members.filter((m) => !ours.has(m.instanceId) && (leavingStates.has(m.lifecycleState) || m.healthStatus.toUpperCase() === 'UNHEALTHY'));
   if (replacing.length > 0)
     return `Auto Scaling is already replacing or terminating ${replacing.length} instance(s) of the group (${replacing[0]!.instanceId} ${replacing[0]!.lifecycleState})`;
   return undefined;

@@ -140,7 +140,7 @@ export interface GroupMember {
   readonly instanceId: string;
   readonly group: string;
   readonly lifecycleState: string;
-  /** Healthy or Unhealthy: Auto Scaling replaces an Unhealthy instance. */
+  /** Healthy or Unhealthy (DescribeAutoScalingInstances says HEALTHY, UNHEALTHY): Auto Scaling replaces an Unhealthy instance. */
   readonly healthStatus: string;
 }
 
