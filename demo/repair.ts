@@ -81,7 +81,7 @@ try {
       );
     }
     if (typeof log['RepairStorms'] === 'number' && (log['RepairStorms'] as number) > 0)
-      say(`metric RepairStorms=${String(log['RepairStorms'])} (the RepairsHeld alarm counts the log line above)`, 'handler');
+      say(`metric RepairStorms=${String(log['RepairStorms'])} (the RepairsHeld alarm watches it)`, 'handler');
   });
   env.aws.onCall((call) => {
     if (call.action === 'SetInstanceHealth')

@@ -78,7 +78,6 @@ export class Alarms extends Construct {
     keepParentLogicalIds(this);
     const counted: LogMessageMetric[] = ['DrainsTimedOut', 'LaunchesUnchecked', 'LaunchesAbandoned'];
     if (props.deadlinePolicy === DeadlinePolicy.RETAIN) counted.push('InstancesRetained');
-    if (props.repair) counted.push('RepairsHeld');
     for (const metricName of counted) this.countLogMessage(metricName);
     const m = props.metrics;
     const fiveMinutes = Duration.minutes(5);
@@ -133,10 +132,11 @@ export class Alarms extends Construct {
         : []),
       ...(props.repair
         ? [
+            // The storm metric itself (EMF, one data point per repair pass).
             this.alarm(
               'RepairsHeld',
-              'Node auto repair held back (storm control): too many unhealthy nodes in a group, or Auto Scaling already replacing instances (RepairHeld Events).',
-              deploymentMetric(props.deploymentName, 'RepairsHeld'),
+              'Node auto repair held (storm control): RepairHeld Events.',
+              deploymentMetric(props.deploymentName, 'RepairStorms', {}, { Transition: 'repair', Outcome: 'judged' }),
             ),
           ]
         : []),

@@ -61,7 +61,8 @@ export const conditionNames = {
   spot: 'DrainsSpotInterruptions',
   withoutReconciler: 'WithoutReconciler',
   reconciles: 'Reconciles',
-  repairs: 'RepairsNodes',
+  repairs: 'Repairs',
+  withoutRepair: 'NoRepair',
   withoutTargetWait: 'WithoutTargetWait',
   withoutVolumeWait: 'WithoutVolumeDetachWait',
   boundary: 'HasPermissionsBoundary',
@@ -185,9 +186,8 @@ function featureParameters(): JsonObject {
     },
     [p.repair]: {
       Type: 'String',
-      Description: "Node auto repair (docs/repair.md): off, on (managed node groups' defaults) or a JSON object of its knobs (no Reboot). Needs ReconcileMarks.",
+      Description: 'Node auto repair: off, on or a JSON object of its knobs; no Reboot rules (docs/repair.md).',
       Default: 'off',
-      MinLength: 2,
     },
     [p.manageKubernetesAccess]: flag(
       'Create the access entries and install the RBAC (authentication mode API or API_AND_CONFIG_MAP). false: aws-auth clusters; map the role and apply the RBAC yourself.',
@@ -241,7 +241,9 @@ export function releaseConditions(): JsonObject {
     [c.spot]: equals(p.spotInterruptions, 'true'),
     [c.withoutReconciler]: equals(p.reconcileMarks, 'false'),
     [c.reconciles]: equals(p.reconcileMarks, 'true'),
-    [c.repairs]: not(equals(p.repair, 'off')),
+    // Off by the parameter while the reconciler runs (without the reconciler, WithoutReconciler says so).
+    [c.withoutRepair]: { 'Fn::And': [equals(p.repair, 'off'), equals(p.reconcileMarks, 'true')] },
+    [c.repairs]: { 'Fn::And': [not(equals(p.repair, 'off')), equals(p.reconcileMarks, 'true')] },
     [c.withoutTargetWait]: equals(p.waitForTargets, 'false'),
     [c.withoutVolumeWait]: equals(p.waitForVolumeDetach, 'false'),
     [c.boundary]: not(equals(p.permissionsBoundary, '')),
@@ -265,7 +267,7 @@ export function releaseRules(): JsonObject {
     GroupNamesNotEmpty: assert(not({ 'Fn::Contains': [{ Ref: p.groups }, ''] }), 'AutoScalingGroupNames must name at least one group, without empty entries'),
     RepairNeedsReconciler: {
       RuleCondition: not(equals(p.repair, 'off')),
-      ...assert(equals(p.reconcileMarks, 'true'), "Repair runs on the reconciler's schedule: it needs ReconcileMarks=true"),
+      ...assert(equals(p.reconcileMarks, 'true'), 'Repair needs ReconcileMarks=true'),
     },
     SecurityGroupsWithSubnets: {
       RuleCondition: not({ 'Fn::Contains': [{ Ref: p.subnetIds }, ''] }),

@@ -122,7 +122,7 @@ function variantTemplate(extra: Extra): Synthesized {
  */
 function mergedTemplate(): Synthesized {
   const base = variantTemplate(() => ({}));
-  const variants = dimensions.map((d) => ({ condition: d.condition, inverse: d.inverse, template: variantTemplate((stack, s) => d.props(stack, s)).template }));
+  const variants = dimensions.map((d) => ({ condition: d.condition, inverse: d.inverse, covers: d.covers, template: variantTemplate((stack, s) => d.props(stack, s)).template }));
   const force = variants.find((v) => v.condition === conditionNames.releases)!.template;
   const leave = variantTemplate(() => ({ deadlinePolicy: DeadlinePolicy.LEAVE })).template;
   if (!isDeepStrictEqual(force, leave)) throw new Error(`release: force and leave differ beyond the parameter: ${firstDifference(force, leave)}`);

@@ -16,8 +16,8 @@ export const instanceRetainedMessage = 'drain deadline reached: completing with 
 export const launchUncheckedMessage = 'could not reach the cluster to check the new node; admitting it unchecked';
 /** Logged when a launch is abandoned (NodeCreationFailure); the LaunchesAbandoned alarm counts it. */
 export const launchAbandonedMessage = 'new node did not become healthy in time; abandoning the launch so the group replaces the instance';
-/** Logged when node auto repair holds back (storm control); the RepairsHeld alarm counts it. */
-export const repairHeldMessage = 'node auto repair held: too many unhealthy nodes in the group, or Auto Scaling is already replacing instances';
+/** Logged when node auto repair holds back (storm control), with the RepairStorms metric the RepairsHeld alarm watches. */
+export const repairHeldMessage = 'node auto repair held (storm control)';
 /** Logged when the cluster refused the drainer (RBAC, access entry); the FunctionErrors alarm fires with it. */
 export const accessDeniedMessage = 'the cluster refused the drainer; check its access entry and ClusterRole';
 

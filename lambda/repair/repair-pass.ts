@@ -100,7 +100,8 @@ function holdReason(members: readonly GroupMember[], ours: ReadonlySet<string>, 
 
 function emitMetrics(deps: RepairDeps, r: RepairReport): void {
   deps.metrics?.emit(
-    { Transition: 'repair', Outcome: r.held.length > 0 ? 'held' : 'judged' },
+    // One dimension set for every pass: the RepairsHeld alarm watches RepairStorms in it.
+    { Transition: 'repair', Outcome: 'judged' },
     {
       NodesUnhealthy: { unit: 'Count', value: r.unhealthy },
       RepairsStarted: { unit: 'Count', value: r.replacing.length + r.rebooting.length },

@@ -69,7 +69,7 @@ describe('node auto repair pass', () => {
     expect(reasons('node-1')).toEqual(['RepairHeld']);
     expect(world.cluster.events.find((e) => e.reason === 'RepairHeld')?.message).toMatch(/storm control: 2 of its 6 nodes are unhealthy/);
     expect(world.log.messages('warn')).toContain(repairHeldMessage);
-    expect(world.metrics.at(-1)).toMatchObject({ dimensions: { Outcome: 'held' }, values: { RepairStorms: { value: 1 }, RepairsStarted: { value: 0 } } });
+    expect(world.metrics.at(-1)).toMatchObject({ dimensions: { Transition: 'repair', Outcome: 'judged' }, values: { RepairStorms: { value: 1 }, RepairsStarted: { value: 0 } } });
   });
 
   it('writes RepairHeld on at most 10 nodes of a storm; the log line names every due node', async () => {
