@@ -7,7 +7,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../lambda/shared/config.js';
 import { RepairAction } from '../../infra/graceful-node-termination.js';
-import { grantsOf, resourcesOf, stackWith } from './fixtures.js';
+import { grantsOf, resourcesOf, stackWith, synthWithNag } from './fixtures.js';
 
 const envOf = (stack: Parameters<typeof resourcesOf>[0]) => {
   const fn = Object.values(resourcesOf(stack)).find((r) => r.Type === 'AWS::Lambda::Function' && JSON.stringify(r.Properties).includes('CLUSTER_NAME'))!;
@@ -47,6 +47,13 @@ describe('the repair prop', { timeout: 120_000 }, () => {
     });
     const [reboot] = grantsOf(resourcesOf(stack), 'ec2:RebootInstances');
     expect(reboot?.Condition).toEqual({ StringEquals: { 'aws:ResourceTag/aws:autoscaling:groupName': ['nodes-a'] } });
+  });
+
+  it('passes cdk-nag with a Reboot rule: the instance wildcard is acknowledged with its tag condition', () => {
+    const { app } = stackWith({
+      repair: { overrides: [{ condition: 'AcceleratedHardwareReady', reason: 'NvidiaXID64Error', action: RepairAction.REBOOT, minRepairWait: Duration.minutes(5) }] },
+    });
+    expect(() => synthWithNag(app)).not.toThrow();
   });
 
   it('refuses what the handler would refuse, with the reason, and repair without the reconciler', () => {
