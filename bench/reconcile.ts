@@ -32,6 +32,8 @@ export interface ReconcilePass {
   /** The pass as the handler timed it (its `reconcile pass` log line). */
   readonly passMs: number | undefined;
   readonly maxRssMiB: number;
+  /** With REPAIR: the handler's `repair pass` line (what it judged and did, its own timing). */
+  readonly repair?: Record<string, unknown> | undefined;
 }
 
 export interface StaleMarksPass extends ReconcilePass {
@@ -57,8 +59,8 @@ const ownerOf = (env: Environment) => env.handlerEnvironment['DEPLOYMENT_NAME'] 
 /** EventBridge's scheduled event, as the construct's reconcile rule sends it, now. */
 export const scheduledEvent = (): Record<string, unknown> => scheduledEventAt(new Date().toISOString(), { account: testAws.accountId, region: testAws.region, id: randomUUID() });
 
-/** One pass by the bundle in a fresh process, and what it cost. */
-export async function reconcilePass(p: ReconcileProbe): Promise<ReconcilePass> {
+/** One pass by the bundle in a fresh process, and what it cost; `variables` over the function's (REPAIR, say). */
+export async function reconcilePass(p: ReconcileProbe, variables: Readonly<Record<string, string>> = {}): Promise<ReconcilePass> {
   const { env } = p;
   const nodes = await p.nodes();
   await sleep(300);
@@ -67,7 +69,7 @@ export async function reconcilePass(p: ReconcileProbe): Promise<ReconcilePass> {
   const started = Date.now();
   // Without the loaders tsx puts in NODE_OPTIONS for this process: the Lambda runtime has none.
   const { NODE_OPTIONS: _loaders, ...bundleEnvironment } = env.handlerEnvironment;
-  const run = await measureDrainMemory(p.bundlePath, bundleEnvironment, scheduledEvent());
+  const run = await measureDrainMemory(p.bundlePath, { ...bundleEnvironment, ...variables }, scheduledEvent());
   const status = (run.result as { records?: { status?: string }[] }).records?.[0]?.status;
   if (status !== 'reconciled') throw new Error(`reconcile: the bundle did not run a pass: ${JSON.stringify(run.result)}`);
   // The audit log is written as each answer completes: let the last lines reach the file.
@@ -89,6 +91,7 @@ export async function reconcilePass(p: ReconcileProbe): Promise<ReconcilePass> {
     drainMarksRemoved: list('drainMarksRemoved'),
     passMs: typeof report['durationMs'] === 'number' ? report['durationMs'] : undefined,
     maxRssMiB: run.maxRssMiB,
+    repair: run.logs.find((l) => l['message'] === 'repair pass'),
   };
 }
 

@@ -26,6 +26,7 @@ import { runSettleSection } from './settle.js';
 import { choiceTable, runChoiceSection } from './choice.js';
 import { settleTable } from './settle-report.js';
 import { runWaveSection, waveTable } from './wave.js';
+import { repairTable, runRepairBench } from './repair.js';
 import { requestsByKind } from './wire.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -36,7 +37,7 @@ const { values } = parseArgs({
     'pods-per-scale-node': { type: 'string', default: '10' },
     'cold-runs': { type: 'string', default: '20' },
     'fleet-nodes': { type: 'string', default: '2000' },
-    /** Comma-separated: drain (the single-node, memory, scale-in and cold-start measures), fleet, upgrade, wave, settle. */
+    /** Comma-separated: drain (the single-node, memory, scale-in and cold-start measures), fleet, upgrade, wave, settle, repair. */
     sections: { type: 'string', default: 'drain,fleet,upgrade' },
     'wave-nodes': { type: 'string', default: '400' },
     'wave-size': { type: 'string', default: '200' },
@@ -78,8 +79,8 @@ const settleAttachments = integerOption('settle-attachments', values['settle-att
 const settleServices = integerOption('settle-services', values['settle-services'], 0);
 const sections = new Set(values.sections!.split(',').map((x) => x.trim()));
 for (const section of sections)
-  if (!['drain', 'fleet', 'upgrade', 'wave', 'settle', 'choice', 'package'].includes(section))
-    throw new Error(`--sections ${values.sections} is invalid: expected drain, fleet, upgrade, wave, settle, choice and/or package`);
+  if (!['drain', 'fleet', 'upgrade', 'wave', 'settle', 'choice', 'package', 'repair'].includes(section))
+    throw new Error(`--sections ${values.sections} is invalid: expected drain, fleet, upgrade, wave, settle, choice, repair and/or package`);
 
 // Pods shut down in 1 to 5 s (kwok deletes each this long after its deletion starts).
 const shutdownDelaysSeconds = [1, 2, 3, 4, 5];
@@ -98,9 +99,11 @@ const versions = Object.fromEntries(
 const idle = () => waitForNoOtherPlane(say, waitMinutes);
 const drain = sections.has('drain') ? await idle().then(runDrain) : undefined;
 // The fleet section runs on a plane of its own, after the first one stopped (2 cores).
-if (sections.has('fleet') && !drain) bundleLambda(join(root, 'dist', 'lambda'));
+if ((sections.has('fleet') || sections.has('repair')) && !drain) bundleLambda(join(root, 'dist', 'lambda'));
 const fleet = sections.has('fleet') ? await idle().then(() => runFleet({ say, bundlePath: join(root, 'dist', 'lambda', 'index.mjs'), largeNodes: fleetNodes })) : undefined;
 const upgrade = sections.has('upgrade') ? await idle().then(() => runUpgradeBench(say)) : undefined;
+// Node auto repair's decision cost per pass at fleet size.
+const repair = sections.has('repair') ? await idle().then(() => runRepairBench({ say, bundlePath: join(root, 'dist', 'lambda', 'index.mjs'), nodes: fleetNodes })) : undefined;
 const wave = sections.has('wave')
   ? await idle().then(() =>
       runWaveSection({
@@ -157,6 +160,7 @@ const output = {
   ...(wave ? { wave } : {}),
   ...(settle ? { settle } : {}),
   ...(choice ? { choice } : {}),
+  ...(repair ? { repair } : {}),
   ...packaged,
 };
 mkdirSync(dirname(values.out!), { recursive: true });
@@ -167,6 +171,7 @@ if (upgrade) console.log('\n' + upgradeTable(upgrade as Parameters<typeof upgrad
 if (wave) console.log('\n' + waveTable(wave) + '\n');
 if (settle) console.log('\n' + settleTable(settle) + '\n');
 if (choice) console.log('\n' + choiceTable(choice as unknown as Parameters<typeof choiceTable>[0]) + '\n');
+if (repair) console.log('\n' + repairTable(repair) + '\n');
 if (packaged)
   console.log(
     `\npackage: npm tarball ${kib(packaged.package.tarballBytes)}, Python wheel ${kib(packaged.package.wheelBytes)}, asset ${kib(packaged.package.assetBytes)}; entry file ${kib(packaged.package.coldStart.bytes)}, +${packaged.package.coldStart.initAboveEmptyMs} ms over an empty node (median of ${packaged.package.coldStart.runs})\n`,
@@ -345,6 +350,7 @@ function keptSections(out: string, run: ReadonlySet<string>): { measuredBy: Reco
     wave: ['wave'],
     settle: ['settle'],
     choice: ['choice'],
+    repair: ['repair'],
     package: ['package'],
   };
   const left = ((existing['sections'] as string[] | undefined) ?? []).filter((s) => !run.has(s));

@@ -31,6 +31,8 @@ export interface LocalInstance {
   lifecycleState: string;
   /** The launch template version it was launched from (default "1"). */
   version?: string;
+  /** Auto Scaling's HealthStatus (default Healthy); SetInstanceHealth sets it. */
+  healthStatus?: string;
 }
 
 /** An instance refresh as the local endpoint keeps it; the demo's player moves it along. */
@@ -204,7 +206,8 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
       const groupXml = (group: string) => {
         const inGroup = [...instances].filter(([, i]) => i.group === group);
         const instanceXml = inGroup.map(
-          ([id, i]) => `<member><InstanceId>${id}</InstanceId><LifecycleState>${i.lifecycleState}</LifecycleState>${template(i.version ?? '1')}</member>`,
+          ([id, i]) =>
+            `<member><InstanceId>${id}</InstanceId><LifecycleState>${i.lifecycleState}</LifecycleState><HealthStatus>${i.healthStatus ?? 'Healthy'}</HealthStatus>${template(i.version ?? '1')}</member>`,
         );
         const desired = inGroup.filter(([, i]) => !i.lifecycleState.startsWith('Terminating')).length;
         const tagXml = [...(tags.get(group) ?? [])].map(
@@ -222,6 +225,25 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
           .join('')}</AutoScalingGroups>`,
         requestId,
       );
+    }
+    if (action === 'SetInstanceHealth' || action === 'RebootInstances') {
+      // Node auto repair: the instance turns Unhealthy (the demo plays the replacement), or EC2 reboots it.
+      const id = params['InstanceId'] ?? params['InstanceId.1'] ?? '';
+      const instance = instances.get(id);
+      record({
+        action,
+        atMs: Date.now(),
+        params: { InstanceId: id, HealthStatus: params['HealthStatus'] ?? '', ShouldRespectGracePeriod: params['ShouldRespectGracePeriod'] ?? '' },
+        outcome: 'ok',
+      });
+      if (instance === undefined) return queryError(res, 400, 'ValidationError', `Instance Id not found - No instance(s) found with id ${id}`, requestId);
+      if (action === 'SetInstanceHealth') instance.healthStatus = params['HealthStatus'];
+      if (action === 'RebootInstances') {
+        res.writeHead(200, { 'content-type': 'text/xml' });
+        res.end(`<RebootInstancesResponse xmlns="${ec2Xmlns}"><requestId>${requestId}</requestId><return>true</return></RebootInstancesResponse>`);
+        return;
+      }
+      return ok(res, action, '', requestId);
     }
     if (action === 'DescribeLifecycleHooks') {
       // upgrade looks for the deployment serving a group in its hooks; the local groups have none.

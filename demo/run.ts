@@ -38,6 +38,8 @@ const { values } = parseArgs({
     upgrade: { type: 'boolean', default: false },
     // The custom termination policy choosing which node goes (demo/scale-in-choice.ts).
     'scale-in-choice': { type: 'boolean', default: false },
+    // Node auto repair instead (demo/repair.ts reads its own options).
+    repair: { type: 'boolean', default: false },
     strategy: { type: 'string' },
     'max-unavailable': { type: 'string' },
   },
@@ -47,6 +49,9 @@ if (values.upgrade) {
 }
 if (values['scale-in-choice']) {
   await import('./scale-in-choice.js');
+}
+if (values.repair) {
+  await import('./repair.js');
 }
 const nodeCount = integerOption('nodes', values.nodes, 2);
 const replicas = integerOption('replicas', values.replicas, 2);

@@ -18,7 +18,7 @@ import {
 import { Construct } from 'constructs';
 import { DeadlinePolicy, metricsNamespace } from '../lambda/shared/config.js';
 import { keepParentLogicalIds } from './logical-ids.js';
-import { logMessageMetrics, type LogMessageMetric } from './metrics.js';
+import { deploymentMetric, logMessageMetrics, type LogMessageMetric } from './metrics.js';
 
 /** The construct's public metric methods the alarms watch. */
 export interface DeploymentMetrics {
@@ -32,6 +32,8 @@ export interface AlarmsProps {
   /** Names the alarms (`<deploymentName>-<alarm>`) and is the `service` the filters count. */
   readonly deploymentName: string;
   readonly deadlinePolicy: DeadlinePolicy;
+  /** Node auto repair is on: its storm control alarms. */
+  readonly repair?: boolean;
   readonly logGroup: logs.ILogGroup;
   readonly function: lambda.IFunction;
   readonly failedNotifications: sqs.IQueue;
@@ -101,15 +103,7 @@ export class Alarms extends Construct {
         'A new node did not join Ready in time and its launch was abandoned (NodeCreationFailure): check the AMI, user data and bootstrap.',
         m.metricLaunchesAbandoned(),
       ),
-      ...(props.deadlinePolicy === DeadlinePolicy.RETAIN
-        ? [
-            this.alarm(
-              'InstancesRetained',
-              'A drain reached its deadline and the instance was retained (DEADLINE_POLICY=retain): it stays cordoned, outside desired capacity, until you fix what held its pods and terminate it (docs/operations.md, retained instances).',
-              m.metricInstancesRetained(),
-            ),
-          ]
-        : []),
+      ...this.optionalAlarms(),
     ];
     this.topic = props.alarmTopic ?? (props.alarmEmail !== undefined ? this.createEmailTopic(props.alarmEmail) : undefined);
     if (this.topic) {
@@ -120,6 +114,33 @@ export class Alarms extends Construct {
         alarm.addOkAction(action);
       }
     }
+  }
+
+  /** The alarms of what is optional: retained instances (DeadlinePolicy.RETAIN), repairs held (repair). */
+  private optionalAlarms(): cloudwatch.Alarm[] {
+    const { props } = this;
+    const m = props.metrics;
+    return [
+      ...(props.deadlinePolicy === DeadlinePolicy.RETAIN
+        ? [
+            this.alarm(
+              'InstancesRetained',
+              'A drain reached its deadline and the instance was retained (DEADLINE_POLICY=retain): it stays cordoned, outside desired capacity, until you fix what held its pods and terminate it (docs/operations.md, retained instances).',
+              m.metricInstancesRetained(),
+            ),
+          ]
+        : []),
+      ...(props.repair
+        ? [
+            // The storm metric itself (EMF, one data point per repair pass).
+            this.alarm(
+              'RepairsHeld',
+              'Node auto repair held (storm control): RepairHeld Events.',
+              deploymentMetric(props.deploymentName, 'RepairStorms', {}, { Transition: 'repair', Outcome: 'judged' }),
+            ),
+          ]
+        : []),
+    ];
   }
 
   /** Counts one exact log message (Powertools JSON) as a metric, by the line's `service`. */

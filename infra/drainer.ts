@@ -117,6 +117,7 @@ function drainerEnvironment({ settings: s, props, topic, groupNames }: DrainerOp
       reconcileIntervalMinutes: s.reconcileMarks ? s.reconcileInterval.toMinutes() : undefined,
       ...terminationPolicyEnvironment(props.terminationPolicy),
       outOfServiceAfterRelease: props.outOfServiceAfterRelease,
+      repair: s.repair,
     }),
     // The `service` of every log line and metric: the alarms count only this deployment's.
     POWERTOOLS_SERVICE_NAME: s.deploymentName,

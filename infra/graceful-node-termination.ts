@@ -24,10 +24,12 @@ import { lambdaCode } from './lambda-code.js';
 import { LifecycleHooks } from './lifecycle-hooks.js';
 import { deploymentMetric, type LogMessageMetric } from './metrics.js';
 import { acknowledgeNag } from './nag.js';
+import { rebootsAny } from '../lambda/shared/config.js';
 import { DeadlinePolicy, Mode, type AddAutoScalingGroupOptions, type GracefulNodeTerminationProps } from './props.js';
+import { RepairAction, type RepairOverride, type RepairProps } from './repair-props.js';
 import { resolveSettings, type Settings } from './settings.js';
 
-export { DeadlinePolicy, Mode, type AddAutoScalingGroupOptions, type GracefulNodeTerminationProps };
+export { DeadlinePolicy, Mode, RepairAction, type AddAutoScalingGroupOptions, type GracefulNodeTerminationProps, type RepairOverride, type RepairProps };
 
 /**
  * Gives self-managed node groups the graceful termination of EKS managed node groups:
@@ -74,7 +76,7 @@ export class GracefulNodeTermination extends Construct {
     const drainer = createDrainer(this, { settings, props, topic: this.topic, failedNotifications: this.failedNotifications, groupNames: this.hooks.groupNames, clusterArn, code });
     this.function = drainer.function;
     this.role = drainer.role;
-    this.hooks.grantToDrainer(this.role, { deleteRefreshStrategyTag: settings.reconcileMarks });
+    this.hooks.grantToDrainer(this.role, { deleteRefreshStrategyTag: settings.reconcileMarks, repair: settings.repair && { reboot: rebootsAny(settings.repair) } });
     this.allowPublishOnlyBy(this.hooks.role, this.role);
     // A termination during the first deploy must reach a drainer that can act: subscribed, SNS
     // allowed to invoke it, its own rights (and, from grantToDrainer, its rights on the groups) in place.
@@ -166,6 +168,7 @@ export class GracefulNodeTermination extends Construct {
     const alarms = new Alarms(this, 'Alarms', {
       deploymentName: settings.deploymentName,
       deadlinePolicy: settings.deadlinePolicy,
+      repair: settings.repair !== undefined,
       alarmTopic: props.alarmTopic,
       alarmEmail: props.alarmEmail,
       runbookUrl: props.runbookUrl,

@@ -67,7 +67,8 @@ export class LifecycleHooks extends Construct {
    * reconciler, remove the one tag `upgrade` sets on them (aws:TagKeys: no other tag, and only
    * on these groups). https://docs.aws.amazon.com/autoscaling/ec2/userguide/control-access-using-iam.html
    */
-  grantToDrainer(role: iam.IRole, options: { readonly deleteRefreshStrategyTag: boolean }): void {
+  grantToDrainer(role: iam.IRole, options: { readonly deleteRefreshStrategyTag: boolean; readonly repair?: { readonly reboot: boolean } | undefined }): void {
+    if (options.repair) this.grantRepair(options.repair.reboot);
     if (options.deleteRefreshStrategyTag) {
       this.groupPolicy.addStatements(
         new iam.PolicyStatement({
@@ -80,6 +81,29 @@ export class LifecycleHooks extends Construct {
     this.groupPolicy.attachToRole(role);
     // A hook that fires before the drainer may complete its action holds the instance for nothing.
     this.requireBeforeHooks(this.groupPolicy);
+  }
+
+  /**
+   * Node auto repair: SetInstanceHealth on the served groups only, and with a Reboot rule
+   * RebootInstances on the instances Auto Scaling tagged as theirs (aws:autoscaling:groupName).
+   * https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2autoscaling.html
+   */
+  private grantRepair(reboot: boolean): void {
+    this.groupPolicy.addStatements(new iam.PolicyStatement({ actions: ['autoscaling:SetInstanceHealth'], resources: this.groupArns }));
+    if (!reboot) return;
+    const stack = Stack.of(this);
+    this.groupPolicy.addStatements(
+      new iam.PolicyStatement({
+        actions: ['ec2:RebootInstances'],
+        resources: [stack.formatArn({ service: 'ec2', resource: 'instance', resourceName: '*' })],
+        conditions: { StringEquals: { 'aws:ResourceTag/aws:autoscaling:groupName': Lazy.list({ produce: () => this.names }) } },
+      }),
+    );
+    acknowledgeNag(
+      this.groupPolicy,
+      'IAM5[Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:instance/*]',
+      'RebootInstances only on instances tagged aws:autoscaling:groupName with a served group.',
+    );
   }
 
   /** Adds a prerequisite to every hook made so far and every hook made later. */

@@ -2,15 +2,13 @@
 import type { Duration, RemovalPolicy, aws_autoscaling as autoscaling, aws_ec2 as ec2, aws_eks as eks, aws_iam as iam, aws_logs as logs, aws_sns as sns } from 'aws-cdk-lib';
 import { DeadlinePolicy, Mode } from '../lambda/shared/config.js';
 import type { TerminationPolicyOptions } from './termination-policy.js';
+import type { RepairProps } from './repair-props.js';
 
 export { DeadlinePolicy, Mode };
 export type { TerminationPolicyOptions };
 
 export interface GracefulNodeTerminationProps {
-  /**
-   * Name of the EKS cluster the node groups join. Pass this or `cluster`.
-   * @default - the name of `cluster`
-   */
+  /** Name of the EKS cluster the node groups join. Pass this or `cluster`. @default - the name of `cluster` */
   readonly clusterName?: string;
   /**
    * The EKS cluster the node groups join, defined in or imported into this CDK app; only its
@@ -18,15 +16,9 @@ export interface GracefulNodeTerminationProps {
    * @default - the cluster named by `clusterName`
    */
   readonly cluster?: eks.ICluster;
-  /**
-   * Existing Auto Scaling groups, by name (eksctl, Terraform, CloudFormation groups).
-   * @default - none; pass groups here, in `autoScalingGroups`, or with `addAutoScalingGroupName`
-   */
+  /** Existing Auto Scaling groups, by name (eksctl, Terraform, CloudFormation groups). @default - none; or `autoScalingGroups`, `addAutoScalingGroupName` */
   readonly autoScalingGroupNames?: string[];
-  /**
-   * Auto Scaling groups defined in or imported into this CDK app.
-   * @default - none; pass groups here, in `autoScalingGroupNames`, or with `addAutoScalingGroup`
-   */
+  /** Auto Scaling groups defined in or imported into this CDK app. @default - none; or `autoScalingGroupNames`, `addAutoScalingGroup` */
   readonly autoScalingGroups?: autoscaling.IAutoScalingGroup[];
   /**
    * How long Auto Scaling waits for the handler before applying CONTINUE on its own.
@@ -153,6 +145,13 @@ export interface GracefulNodeTerminationProps {
    * @default true
    */
   readonly reconcileMarks?: boolean;
+  /**
+   * Node auto repair as managed node groups have it (docs/repair.md): a node of a served group whose condition stays bad past
+   * its rule is replaced through Auto Scaling (its terminate hook drains it) or rebooted. Needs `reconcileMarks`;
+   * grants autoscaling:SetInstanceHealth on the served groups (ec2:RebootInstances with a Reboot rule).
+   * @default - off
+   */
+  readonly repair?: RepairProps;
   /**
    * How often the reconciler runs, when `reconcileMarks` is on. Whole minutes, from one minute
    * to the longest with which a pass still resumes a drain whose hand-off was lost before

@@ -30,6 +30,7 @@ export const propertyCoverage: { readonly [K in keyof Required<GracefulNodeTermi
     reason: 'A safety default (on): it acts only on nodes our drain released with pods still on them, after EC2 says the instance is terminated; the construct can turn it off.',
   },
   terminationPolicy: { parameters: [p.terminationDeferral, p.maintenanceWindows, p.maintenanceTimeZone] },
+  repair: { parameters: [p.repair] },
   batchWait: { parameters: [p.batchWait] },
   minEvictionWindow: { reason: 'A fairness floor most deployments never change; the construct default (60 s) applies.' },
   cordonDoomedSiblings: { reason: 'A safety default (on) with no known reason to turn it off; the construct can.' },

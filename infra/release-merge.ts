@@ -14,6 +14,8 @@ export interface ConditionalVariant {
   readonly condition: string;
   /** Holds where it does not: the condition of the resources only the base has. */
   readonly inverse?: string;
+  /** Variants whose conditions never hold where this one's inverse does: a resource all of them drop takes this inverse. */
+  readonly covers?: readonly string[];
   readonly template: JsonObject;
 }
 
@@ -59,8 +61,10 @@ function mergeResourceMaps(base: JsonObject, variants: readonly ConditionalVaria
       out[id] = withCondition(id, changes[0]!.value as JsonObject, having[0]!.condition);
       continue;
     }
-    const lacking = variants.filter((v) => !having.includes(v));
+    const dropping = variants.filter((v) => !having.includes(v));
     const merged = mergeNode(base[id], changes, exclusive) as JsonObject;
+    const covering = dropping.find((v) => dropping.every((d) => d === v || v.covers?.includes(d.condition)));
+    const lacking = covering === undefined ? dropping : [covering];
     if (lacking.length > 1) throw new Error(`release: ${id} is dropped by more than one variant (${lacking.map((v) => v.condition).join(', ')})`);
     const inverse = lacking[0]?.inverse;
     if (lacking.length === 1 && inverse === undefined) throw new Error(`release: ${id} is dropped where ${lacking[0]!.condition} holds, which has no inverse condition`);

@@ -33,6 +33,7 @@ export const parameterNames = {
   spotInterruptions: 'SpotInterruptions',
   reconcileMarks: 'ReconcileMarks',
   reconcileInterval: 'ReconcileIntervalMinutes',
+  repair: 'Repair',
   manageKubernetesAccess: 'ManageKubernetesAccess',
   subnetIds: 'SubnetIds',
   securityGroupIds: 'SecurityGroupIds',
@@ -63,6 +64,8 @@ export const conditionNames = {
   spot: 'DrainsSpotInterruptions',
   withoutReconciler: 'WithoutReconciler',
   reconciles: 'Reconciles',
+  repairs: 'Repairs',
+  withoutRepair: 'NoRepair',
   withoutTargetWait: 'WithoutTargetWait',
   withoutVolumeWait: 'WithoutVolumeDetachWait',
   boundary: 'HasPermissionsBoundary',
@@ -191,6 +194,11 @@ function featureParameters(): JsonObject {
       Default: 5,
       AllowedValues: [...reconcileIntervalChoices],
     },
+    [p.repair]: {
+      Type: 'String',
+      Description: 'Node auto repair: off, on or a JSON object of its knobs; no Reboot rules (docs/repair.md).',
+      Default: 'off',
+    },
     [p.manageKubernetesAccess]: flag(
       'Create the access entries and install the RBAC (authentication mode API or API_AND_CONFIG_MAP). false: aws-auth clusters; map the role and apply the RBAC yourself.',
       true,
@@ -243,6 +251,9 @@ export function releaseConditions(): JsonObject {
     [c.spot]: equals(p.spotInterruptions, 'true'),
     [c.withoutReconciler]: equals(p.reconcileMarks, 'false'),
     [c.reconciles]: equals(p.reconcileMarks, 'true'),
+    // Off by the parameter while the reconciler runs (without the reconciler, WithoutReconciler says so).
+    [c.withoutRepair]: { 'Fn::And': [equals(p.repair, 'off'), equals(p.reconcileMarks, 'true')] },
+    [c.repairs]: { 'Fn::And': [not(equals(p.repair, 'off')), equals(p.reconcileMarks, 'true')] },
     [c.withoutTargetWait]: equals(p.waitForTargets, 'false'),
     [c.withoutVolumeWait]: equals(p.waitForVolumeDetach, 'false'),
     [c.boundary]: not(equals(p.permissionsBoundary, '')),
@@ -264,6 +275,10 @@ export function releaseRules(): JsonObject {
   const assert = (condition: Json, description: string) => ({ Assertions: [{ Assert: condition, AssertDescription: description }] });
   return {
     GroupNamesNotEmpty: assert(not({ 'Fn::Contains': [{ Ref: p.groups }, ''] }), 'AutoScalingGroupNames must name at least one group, without empty entries'),
+    RepairNeedsReconciler: {
+      RuleCondition: not(equals(p.repair, 'off')),
+      ...assert(equals(p.reconcileMarks, 'true'), 'Repair needs ReconcileMarks=true'),
+    },
     SecurityGroupsWithSubnets: {
       RuleCondition: not({ 'Fn::Contains': [{ Ref: p.subnetIds }, ''] }),
       ...assert(not({ 'Fn::Contains': [{ Ref: p.securityGroupIds }, ''] }), 'SubnetIds need SecurityGroupIds (no empty entries): the functions run in those security groups'),

@@ -91,16 +91,19 @@ export const sentinelSets: readonly [Sentinels, Sentinels] = [
 
 /**
  * A setting the release offers as a condition: the props that differ from the base's. The base
- * is the construct's defaults but for DeadlinePolicy.RETAIN, whose InstancesRetained alarm must
- * be in the base so that the alarm-destination variants give it their actions too.
+ * is the construct's defaults but for DeadlinePolicy.RETAIN and repair, whose InstancesRetained
+ * and RepairsHeld alarms must be in the base so that the alarm-destination variants give them
+ * their actions too.
  */
-export const baseProps: Partial<GracefulNodeTerminationProps> = { deadlinePolicy: DeadlinePolicy.RETAIN };
+export const baseProps: Partial<GracefulNodeTerminationProps> = { deadlinePolicy: DeadlinePolicy.RETAIN, repair: {} };
 
 export interface Dimension {
   /** Holds where the variant applies (release-parameters.ts defines it). */
   readonly condition: string;
   /** Holds where it does not, for resources only the base has. */
   readonly inverse?: string;
+  /** Dimensions that never hold where `inverse` does (release-merge.ts). */
+  readonly covers?: readonly string[];
   props(stack: Stack, s: Sentinels): Partial<GracefulNodeTerminationProps>;
 }
 
@@ -111,15 +114,22 @@ export const dimensions: readonly Dimension[] = [
   { condition: c.inVpc, props: inVpc },
   { condition: c.withoutAccess, inverse: c.managesAccess, props: () => ({ manageKubernetesAccess: false }) },
   { condition: c.spot, props: () => ({ spotInterruptions: true }) },
-  { condition: c.withoutReconciler, inverse: c.reconciles, props: () => ({ reconcileMarks: false }) },
+  // Repair runs on the reconciler's schedule: without it, without repair (a rule says so).
+  { condition: c.withoutReconciler, inverse: c.reconciles, props: () => ({ reconcileMarks: false, repair: undefined }) },
+  // RepairsNodes holds only with the reconciler: what both drop is there under it.
+  { condition: c.withoutRepair, inverse: c.repairs, covers: [c.withoutReconciler], props: () => ({ repair: undefined }) },
   { condition: c.withoutTargetWait, props: () => ({ waitForTargets: false }) },
   { condition: c.withoutVolumeWait, props: () => ({ waitForVolumeDetach: false }) },
   { condition: c.dashboard, props: () => ({ dashboard: true }) },
   { condition: c.boundary, props: (stack, s) => ({ permissionsBoundary: iam.ManagedPolicy.fromManagedPolicyArn(stack, 'Boundary', s.permissionsBoundary) }) },
 ];
 
-/** Only the two alarm destinations exclude each other (HasAlarmEmail requires no topic). */
-export const exclusive = (a: string, b: string): boolean => [a, b].sort().join() === [c.alarmEmail, c.alarmTopic].sort().join();
+/** The two alarm destinations exclude each other (HasAlarmEmail requires no topic), and so do the two ways repair is off. */
+export const exclusive = (a: string, b: string): boolean =>
+  [
+    [c.alarmEmail, c.alarmTopic],
+    [c.withoutReconciler, c.withoutRepair],
+  ].some((pair) => [a, b].sort().join() === [...pair].sort().join());
 
 function inVpc(stack: Stack, s: Sentinels): Partial<GracefulNodeTerminationProps> {
   const vpc = ec2.Vpc.fromVpcAttributes(stack, 'Vpc', { vpcId: 'vpc-0release', availabilityZones: ['az-a', 'az-b'], privateSubnetIds: [...s.subnets] });

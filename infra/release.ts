@@ -6,7 +6,7 @@
 // merge under conditions (release-merge.ts). docs/cloudformation.md explains the result.
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { DeadlinePolicy, Mode } from '../lambda/shared/config.js';
+import { DeadlinePolicy, defaultRepairSettings, formatRepairSettings, Mode } from '../lambda/shared/config.js';
 import { renderRbacYaml } from '../lambda/installer/rbac.js';
 import { mergeConditional } from './release-merge.js';
 import { conditionNames, parameterNames as p, reconcileMapping, releaseConditions, releaseMappings, releaseParameters, releaseRules } from './release-parameters.js';
@@ -67,6 +67,8 @@ function exactSentinels(s: Sentinels): Map<string, Json> {
     [Mode.ENFORCE, ref(p.mode)],
     [s.maintenanceWindow, ref(p.maintenanceWindows)],
     [s.maintenanceTimeZone, ref(p.maintenanceTimeZone)],
+    // REPAIR as the construct writes its defaults: the parameter's value (off, on or JSON) instead.
+    [formatRepairSettings(defaultRepairSettings), ref(p.repair)],
     [s.alarmTopicArn, ref(p.alarmTopicArn)],
     [s.alarmEmail, ref(p.alarmEmail)],
     [s.permissionsBoundary, ref(p.permissionsBoundary)],
@@ -123,7 +125,7 @@ function variantTemplate(extra: Extra): Synthesized {
  */
 function mergedTemplate(): Synthesized {
   const base = variantTemplate(() => ({}));
-  const variants = dimensions.map((d) => ({ condition: d.condition, inverse: d.inverse, template: variantTemplate((stack, s) => d.props(stack, s)).template }));
+  const variants = dimensions.map((d) => ({ condition: d.condition, inverse: d.inverse, covers: d.covers, template: variantTemplate((stack, s) => d.props(stack, s)).template }));
   const force = variants.find((v) => v.condition === conditionNames.releases)!.template;
   const leave = variantTemplate(() => ({ deadlinePolicy: DeadlinePolicy.LEAVE })).template;
   if (!isDeepStrictEqual(force, leave)) throw new Error(`release: force and leave differ beyond the parameter: ${firstDifference(force, leave)}`);

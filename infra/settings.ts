@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { Duration, RemovalPolicy, Stack, Token, aws_lambda as lambda, aws_logs as logs } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { DeadlinePolicy, Mode, configVariables, longestWaits } from '../lambda/shared/config.js';
+import { DeadlinePolicy, Mode, configVariables, longestWaits, type RepairSettings } from '../lambda/shared/config.js';
 import { deploymentNamePattern, rbacName } from '../lambda/installer/rbac.js';
 import {
   defaultInterval,
@@ -15,6 +15,7 @@ import {
 } from '../lambda/shared/resume-window.js';
 import type { GracefulNodeTerminationProps } from './props.js';
 import { validateTerminationPolicy } from './termination-policy.js';
+import { repairSettingsOf } from './repair-props.js';
 
 export type VpcPlacement = Partial<Pick<lambda.FunctionProps, 'vpc' | 'vpcSubnets' | 'securityGroups'>>;
 
@@ -37,6 +38,8 @@ export interface Settings {
   readonly markOutdatedOnRefresh: boolean;
   readonly reconcileMarks: boolean;
   readonly reconcileInterval: Duration;
+  /** Node auto repair; undefined: off. */
+  readonly repair: RepairSettings | undefined;
   readonly spotInterruptions: boolean;
   readonly manageKubernetesAccess: boolean;
   readonly logRetention: logs.RetentionDays;
@@ -74,6 +77,7 @@ export function resolveSettings(scope: Construct, props: GracefulNodeTermination
     // Five minutes, or the longest schedule that still resumes a lost hand-off in time.
     reconcileInterval:
       props.reconcileInterval ?? Duration.minutes(defaultInterval({ heartbeatTimeoutSeconds: heartbeatTimeout.toSeconds(), invocationMarginSeconds }) || defaultIntervalMinutes),
+    repair: props.repair !== undefined ? repairSettingsOf(props.repair) : undefined,
     spotInterruptions: props.spotInterruptions ?? false,
     manageKubernetesAccess: props.manageKubernetesAccess ?? true,
     logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
@@ -189,6 +193,7 @@ function validateProps(props: GracefulNodeTerminationProps): void {
   }
   validateReconcileInterval(props.reconcileInterval);
   validateTerminationPolicy(props.terminationPolicy);
+  if (props.repair !== undefined && props.reconcileMarks === false) throw new Error("repair runs on the reconciler's schedule: it needs reconcileMarks (leave it on, the default)");
   validateFunctionProps(props);
   if (props.deploymentName !== undefined && !deploymentNamePattern.test(props.deploymentName)) {
     throw new Error(

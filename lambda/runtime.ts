@@ -8,6 +8,7 @@ import { EKSClient } from '@aws-sdk/client-eks';
 import { createAutoScalingInstances, createLifecycleActions } from './adapters/aws/auto-scaling.js';
 import { AwsCallCount, patient } from './adapters/aws/aws-patience.js';
 import { createEc2Instances } from './adapters/aws/ec2-instances.js';
+import { createInstanceRepairs } from './adapters/aws/instance-repairs.js';
 import { connectToEks } from './adapters/aws/eks-connection.js';
 import { createEmfMetrics } from './adapters/aws/emf-metrics.js';
 import { createLoadBalancerTargets } from './adapters/aws/load-balancers.js';
@@ -18,7 +19,7 @@ import type { ClusterGateway } from './cluster/cluster-ports.js';
 import { createNodeLookup } from './cluster/node-lookup.js';
 import { createRouter, type HandlerResult, type InvocationContext } from './router.js';
 import type { ChoiceAnswer } from './termination-policy/answer.js';
-import type { InstanceDirectory, LoadBalancerTargets } from './shared/aws-ports.js';
+import type { InstanceDirectory, InstanceRepairs, LoadBalancerTargets } from './shared/aws-ports.js';
 import { systemClock } from './shared/clock.js';
 import { parseConfig, type Config } from './shared/config.js';
 
@@ -28,6 +29,8 @@ export type { HandlerResult, InvocationContext };
 /** What tests put in place of an AWS service that has no local stand-in in their harness. */
 export interface RuntimeOverrides {
   readonly instanceDirectory?: InstanceDirectory;
+  /** EC2's reboot (the cluster suite has no EC2 stand-in); Auto Scaling's calls stay the SDK's. */
+  readonly reboot?: InstanceRepairs['reboot'];
 }
 
 export function createRuntime(env: Readonly<Record<string, string | undefined>>, overrides: RuntimeOverrides = {}): LambdaHandler {
@@ -50,10 +53,9 @@ export function createRuntime(env: Readonly<Record<string, string | undefined>>,
   // Auto Scaling's one bucket stays empty for seconds in a wave: no quick retry, aws-patience.ts's.
   const autoScaling = new AutoScalingClient({ ...sdk, maxAttempts: 1, ...endpointOf('AUTO_SCALING') });
   const eks = new EKSClient({ ...sdk, ...endpointOf('EKS') });
-  // EC2's private DNS names: the node's name on EKS, so a lookup is one GET (node-lookup.ts).
   // Every AWS port counted per record and patient with throttling (aws-patience.ts).
   const awsCalls = new AwsCallCount();
-  // EC2 answers lookups (a Spot warning has two minutes): a quarter of the patience.
+  // EC2's private DNS names (a node lookup is one GET, node-lookup.ts): a quarter of the patience (a Spot warning has two minutes).
   const patiently = <T extends object>(port: T, service: string, patienceMs?: number): T => patient(port, service, { clock: systemClock, count: awsCalls, patienceMs });
   const instanceDirectory = patiently(
     overrides.instanceDirectory ?? createEc2Instances({ region, credentials: autoScaling.config.credentials, endpoint: env['AWS_ENDPOINT_URL_EC2'] ?? env['AWS_ENDPOINT_URL'] }),
@@ -73,6 +75,7 @@ export function createRuntime(env: Readonly<Record<string, string | undefined>>,
     clock: systemClock,
     lifecycle: patiently(createLifecycleActions(autoScaling), 'autoscaling'),
     instances: patiently(createAutoScalingInstances(autoScaling, instanceDirectory), 'autoscaling'),
+    repairs: config.repair !== undefined ? patiently(repairsOf(autoScaling, env, region, overrides), 'autoscaling') : undefined,
     awsCalls: () => awsCalls.take(),
     ec2: instanceDirectory,
     cluster,
@@ -89,6 +92,12 @@ export function createRuntime(env: Readonly<Record<string, string | undefined>>,
       await metrics.ready();
     }
   };
+}
+
+/** Node auto repair's Auto Scaling and EC2 calls (REPAIR). */
+function repairsOf(autoScaling: AutoScalingClient, env: Readonly<Record<string, string | undefined>>, region: string, overrides: RuntimeOverrides): InstanceRepairs {
+  const repairs = createInstanceRepairs(autoScaling, { region, credentials: autoScaling.config.credentials, endpoint: env['AWS_ENDPOINT_URL_EC2'] ?? env['AWS_ENDPOINT_URL'] });
+  return overrides.reboot !== undefined ? { ...repairs, reboot: overrides.reboot } : repairs;
 }
 
 /** The cluster's load balancers, read when the settle phase waits for them (WAIT_FOR_TARGETS). */

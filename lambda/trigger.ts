@@ -4,7 +4,7 @@
 // router is the one place that runs the three in order (route()).
 import type { ClusterGateway } from './cluster/cluster-ports.js';
 import type { Delivery } from './inbound/deliveries.js';
-import type { AutoScalingInstances, HandOffs, InstanceDirectory, LifecycleActions, LoadBalancerTargets, MetricsSink } from './shared/aws-ports.js';
+import type { AutoScalingInstances, HandOffs, InstanceDirectory, InstanceRepairs, LifecycleActions, LoadBalancerTargets, MetricsSink } from './shared/aws-ports.js';
 import type { Clock } from './shared/clock.js';
 import type { Config } from './shared/config.js';
 import type { Log } from './shared/log.js';
@@ -80,6 +80,8 @@ export interface TriggerContext {
   readonly metrics: MetricsSink | undefined;
   /** AWS calls made since the last time asked, per service (the runtime counts them). */
   readonly awsCalls?: (() => Readonly<Record<string, number>>) | undefined;
+  /** Node auto repair's Auto Scaling and EC2 calls; absent unless REPAIR is on. */
+  readonly repairs?: InstanceRepairs | undefined;
   /** The cluster's load balancers (WAIT_FOR_TARGETS); absent: the settle phase waits the fixed delay. */
   readonly loadBalancers?: LoadBalancerTargets | undefined;
   /** Connects on first use (once per container): confirming never needs the cluster. */

@@ -28,7 +28,16 @@ function importsOf(file: string): string[] {
   return specs.map((s) => relative(root, resolve(root, dirname(file), s)).replace(/\.js$/, '.ts'));
 }
 
-const useCases = ['lambda/termination/', 'lambda/termination-policy/', 'lambda/launch/', 'lambda/refresh/', 'lambda/reconcile/', 'lambda/notices/', 'lambda/eviction/'];
+const useCases = [
+  'lambda/termination/',
+  'lambda/termination-policy/',
+  'lambda/launch/',
+  'lambda/refresh/',
+  'lambda/reconcile/',
+  'lambda/notices/',
+  'lambda/eviction/',
+  'lambda/repair/',
+];
 const infraMayImport = new Set([
   'lambda/shared/config.ts',
   'lambda/shared/config-variables.ts',

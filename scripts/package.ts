@@ -42,6 +42,7 @@ step('sources copied to packages/construct/src', () => {
     exports: {
       'infra/graceful-node-termination.ts': ['GracefulNodeTermination'],
       'infra/props.ts': ['DeadlinePolicy', 'Mode', 'GracefulNodeTerminationProps', 'AddAutoScalingGroupOptions'],
+      'infra/repair-props.ts': ['RepairAction', 'RepairProps', 'RepairOverride'],
     },
   });
   console.log(`package: ${files.length} files: ${files.join(' ')}`);

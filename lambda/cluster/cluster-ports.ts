@@ -2,9 +2,12 @@
 // Only adapters/kubernetes/ talks to the API server; everything else is functions over these.
 import type { ChoiceGateway } from './drain-cost.js';
 import type { DrainabilityGateway } from './drainability.js';
-import type { DeferralMark, DrainRecord } from './node-marks.js';
+import type { DeferralMark, DrainRecord, RepairRecord } from './node-marks.js';
 import type { OutOfServiceGateway } from './out-of-service.js';
 import type { ConditionsGateway } from './node-conditions.js';
+import type { NodeCondition, RepairGateway } from './node-health.js';
+
+export type { NodeCondition, RepairGateway };
 import type { LoadBalancerSources } from './served-load-balancers.js';
 
 export interface Taint {
@@ -40,6 +43,10 @@ export interface NodeInfo {
   readonly outOfService?: string | undefined;
   /** The node lifecycle conditions it carries (MaintenancePlanned, DrainInProgress, Drained), whoever set them. */
   readonly lifecycleConditions?: readonly { readonly type: string; readonly status: string; readonly reason?: string | undefined }[] | undefined;
+  /** status.conditions: what node auto repair judges (repair/rules.ts). */
+  readonly conditions?: readonly NodeCondition[] | undefined;
+  /** Our repair record on the node, when a repair of ours decided it. */
+  readonly repair?: RepairRecord | undefined;
 }
 
 /** The node marks one drain patch applies, with the owner label and the record. */
@@ -274,4 +281,12 @@ export interface VolumeGateway {
 }
 
 /** Everything a use case may ask of the cluster. */
-export type ClusterGateway = NodeGateway & PodGateway & EventRecorder & VolumeGateway & LoadBalancerSources & DrainabilityGateway & ChoiceGateway & OutOfServiceGateway;
+export type ClusterGateway = NodeGateway &
+  PodGateway &
+  EventRecorder &
+  VolumeGateway &
+  LoadBalancerSources &
+  DrainabilityGateway &
+  ChoiceGateway &
+  OutOfServiceGateway &
+  RepairGateway;

@@ -22,6 +22,8 @@ export const refreshLabel = 'graceful-node-termination/refresh';
 export const refreshCordonedLabel = 'graceful-node-termination/refresh-cordoned';
 /** The Auto Scaling group of that refresh (a group name can be longer than a label value). */
 export const refreshGroupAnnotation = 'graceful-node-termination/refresh-group';
+/** Our node auto repair's record (JSON, RepairRecord): the repair is decided once, across passes. */
+export const repairAnnotation = 'graceful-node-termination/repair';
 
 /**
  * Non-graceful node shutdown: pods without a matching toleration are deleted and their volumes
@@ -126,6 +128,17 @@ export function actionIdOf(token: string): string {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/** An annotation's JSON object; undefined when absent or unreadable. */
+function jsonObject(raw: string | undefined): Record<string, unknown> | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const v = JSON.parse(raw) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function formatDrainRecord(r: DrainRecord): string {
   return JSON.stringify({
     action: r.action,
@@ -164,14 +177,8 @@ function parseTargets(v: unknown): TargetsReading | undefined {
  * versions before (a `token` in clear, `markedBy`) are read as the same record, token hashed.
  */
 export function parseDrainRecord(raw: string | undefined): DrainRecord | undefined {
-  if (raw === undefined) return undefined;
-  let v: Record<string, unknown>;
-  try {
-    v = JSON.parse(raw) as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
-  if (typeof v !== 'object' || v === null) return undefined;
+  const v = jsonObject(raw);
+  if (v === undefined) return undefined;
   const time = (key: string) => (typeof v[key] === 'string' ? Date.parse(v[key] as string) : Number.NaN);
   const startedAtMs = time('startedAt');
   const action = typeof v['action'] === 'string' ? v['action'] : typeof v['token'] === 'string' ? (v['token'] === '' ? '' : actionIdOf(v['token'])) : undefined;
@@ -196,5 +203,49 @@ export function parseDrainRecord(raw: string | undefined): DrainRecord | undefin
     ...(!Number.isNaN(drainedAtMs) ? { drained: { atMs: drainedAtMs, outcome } } : {}),
     ...(Array.isArray(v['volumes']) ? { volumes: v['volumes'].filter((x): x is string => typeof x === 'string') } : {}),
     ...(parseTargets(v['targets']) !== undefined ? { targets: parseTargets(v['targets']) } : {}),
+  };
+}
+
+/** What a repair of ours decided for a node, and what it set (repair/). */
+export interface RepairRecord {
+  readonly action: 'replace' | 'reboot';
+  readonly instanceId: string;
+  /** The condition and reason that stayed bad past their rule. */
+  readonly condition: string;
+  readonly reason: string;
+  readonly decidedAtMs: number;
+  /** Reboot only: when EC2 was asked to reboot (before that, the node drains). */
+  readonly rebootedAtMs?: number | undefined;
+  /** Our cordon (reboot), taken back with the record; never a cordon someone else set. */
+  readonly cordoned: boolean;
+}
+
+export function formatRepairRecord(r: RepairRecord): string {
+  return JSON.stringify({
+    action: r.action,
+    instanceId: r.instanceId,
+    condition: r.condition,
+    reason: r.reason,
+    decidedAt: iso(r.decidedAtMs),
+    ...(r.rebootedAtMs !== undefined ? { rebootedAt: iso(r.rebootedAtMs) } : {}),
+    ...(r.cordoned ? { cordoned: true } : {}),
+  });
+}
+
+/** The record as stored; anything unreadable is treated as absent (and never acted on). */
+export function parseRepairRecord(raw: string | undefined): RepairRecord | undefined {
+  const v = jsonObject(raw);
+  if (v === undefined || (v['action'] !== 'replace' && v['action'] !== 'reboot')) return undefined;
+  const decidedAtMs = typeof v['decidedAt'] === 'string' ? Date.parse(v['decidedAt']) : Number.NaN;
+  const rebootedAtMs = typeof v['rebootedAt'] === 'string' ? Date.parse(v['rebootedAt']) : Number.NaN;
+  if (Number.isNaN(decidedAtMs) || typeof v['instanceId'] !== 'string') return undefined;
+  return {
+    action: v['action'],
+    instanceId: v['instanceId'],
+    condition: typeof v['condition'] === 'string' ? v['condition'] : '',
+    reason: typeof v['reason'] === 'string' ? v['reason'] : '',
+    decidedAtMs,
+    ...(Number.isNaN(rebootedAtMs) ? {} : { rebootedAtMs }),
+    cordoned: v['cordoned'] === true,
   };
 }

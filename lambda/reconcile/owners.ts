@@ -1,7 +1,7 @@
 // Whether a mark's owner is still there, decided from Auto Scaling's answers only: a drain's
 // marks belong to its lifecycle action (alive while the instance is leaving, retained or in the
 // warm pool), a refresh's to that refresh (alive while pending, in progress or cancelling).
-import type { DrainRecord } from '../cluster/node-marks.js';
+import type { DrainRecord, RepairRecord } from '../cluster/node-marks.js';
 import type { InstanceState } from '../shared/aws-ports.js';
 import { keepsDrainMarks, mayHoldTerminateAction } from '../shared/lifecycle-states.js';
 
@@ -32,6 +32,29 @@ export function drainOwner(record: DrainRecord, state: InstanceState | undefined
   // Resumable only with the hook to heartbeat by instance id, and never a finished drain's wait.
   if (mayHoldTerminateAction(state.lifecycleState) && record.hook !== '' && idleMs > staleAfterMs) return { kind: 'stalled', group: state.group, idleMs };
   return { kind: 'alive' };
+}
+
+/** Auto Scaling acts on SetInstanceHealth at its next health check: a replacement not begun by then never will. */
+export const replaceOwnerMs = 15 * 60_000;
+/** A reboot's record outlives its repair pass at most this long (the pass replaces a node still bad 30 min after its reboot). */
+export const rebootOwnerMs = 2 * 60 * 60_000;
+
+/**
+ * A repair's record is owned by the replacement while Auto Scaling carries it out (the
+ * instance leaving or retained), by the reboot for a while; the record of a replacement Auto
+ * Scaling never began (health check grace period, health reset by someone) is taken back, and
+ * the next repair pass decides again.
+ */
+export function repairOwner(record: RepairRecord, state: InstanceState | undefined, nowMs: number): { readonly kind: 'alive' } | { readonly kind: 'gone'; readonly why: string } {
+  const ageMs = nowMs - record.decidedAtMs;
+  if (ageMs < freshRecordMs) return { kind: 'alive' };
+  if (state === undefined) return { kind: 'gone', why: 'the instance is in no Auto Scaling group any more' };
+  if (record.action === 'reboot')
+    return ageMs > rebootOwnerMs ? { kind: 'gone', why: `the reboot was decided ${Math.round(ageMs / 60_000)} min ago and never finished` } : { kind: 'alive' };
+  if (keepsDrainMarks(state.lifecycleState)) return { kind: 'alive' };
+  return ageMs > replaceOwnerMs
+    ? { kind: 'gone', why: `Auto Scaling still has the instance ${state.lifecycleState} ${Math.round(ageMs / 60_000)} min after it was marked Unhealthy` }
+    : { kind: 'alive' };
 }
 
 /** spec.providerID is aws:///<zone>/<instance-id>. */

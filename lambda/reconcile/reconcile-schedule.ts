@@ -5,6 +5,7 @@
 // read. https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-run-lambda-schedule.html
 import type { DeliveryOf } from '../inbound/deliveries.js';
 import { confirmed, detailType, type Trigger } from '../trigger.js';
+import { repairOnSchedule } from '../repair/repair-schedule.js';
 import { reconcile } from './reconcile.js';
 
 export interface Schedule {
@@ -46,12 +47,13 @@ export const reconcileSchedule: Trigger<DeliveryOf<'event'>, Schedule> = {
       { Transition: 'reconcile', Outcome: 'reconciled' },
       {
         MarkedNodes: { unit: 'Count', value: report.markedNodes },
-        StaleMarksRemoved: { unit: 'Count', value: report.drainMarksRemoved.length + report.refreshMarksRemoved.length },
+        StaleMarksRemoved: { unit: 'Count', value: report.drainMarksRemoved.length + report.refreshMarksRemoved.length + report.repairMarksRemoved.length },
         DrainsResumed: { unit: 'Count', value: report.drainsResumed.length },
         StaleTagsRemoved: { unit: 'Count', value: report.tagsRemoved.length },
       },
     );
     ctx.log.info('reconcile pass', { ...report, durationMs: ctx.clock.now() - started });
+    await repairOnSchedule(ctx);
     return 'reconciled';
   },
 };

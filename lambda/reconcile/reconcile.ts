@@ -6,8 +6,8 @@
 // conditionally on the node as read, with an Event; a drain whose hand-off chain was lost is
 // handed on again. With nothing marked, a pass costs one list and one describe.
 import type { ClusterGateway, NodeInfo } from '../cluster/cluster-ports.js';
-import { drainMarksRemoved, drainResumed } from '../cluster/events.js';
-import { refreshLabel, type DrainRecord } from '../cluster/node-marks.js';
+import { drainMarksRemoved, drainResumed, repairMarksRemoved } from '../cluster/events.js';
+import { refreshLabel, type DrainRecord, type RepairRecord } from '../cluster/node-marks.js';
 import { handOffMessage } from '../inbound/lifecycle-message.js';
 import { describeRemoved } from '../launch/give-back.js';
 import { activeRefreshStatuses } from '../refresh/refresh-event.js';
@@ -22,7 +22,7 @@ import { staleAfterSeconds } from '../shared/resume-window.js';
 import { parseClaim } from '../termination/claim.js';
 import { takeBackDeferral } from '../termination-policy/deferral.js';
 import { takeBackOutOfService } from '../termination/instance-terminated.js';
-import { drainOwner, instanceIdOf } from './owners.js';
+import { drainOwner, instanceIdOf, repairOwner } from './owners.js';
 
 export interface ReconcileDeps {
   readonly cluster: ClusterGateway;
@@ -40,6 +40,7 @@ export interface ReconcileReport {
   readonly refreshMarksRemoved: readonly string[];
   readonly drainsResumed: readonly string[];
   readonly tagsRemoved: readonly string[];
+  readonly repairMarksRemoved: readonly string[];
 }
 
 export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
@@ -49,7 +50,14 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
   const states = ids.length > 0 ? await instances.describe(ids) : new Map<string, InstanceState>();
   const groups = await instances.describeGroups([...config.autoScalingGroupNames]);
   const statuses = await refreshStatuses(deps, marked, states, groups);
-  const report = { markedNodes: marked.length, drainMarksRemoved: [] as string[], refreshMarksRemoved: [] as string[], drainsResumed: [] as string[], tagsRemoved: [] as string[] };
+  const report = {
+    markedNodes: marked.length,
+    drainMarksRemoved: [] as string[],
+    refreshMarksRemoved: [] as string[],
+    drainsResumed: [] as string[],
+    tagsRemoved: [] as string[],
+    repairMarksRemoved: [] as string[],
+  };
   for (const node of marked) {
     const state = states.get(instanceIdOf(node.providerId) ?? '');
     try {
@@ -57,6 +65,7 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
       await reconcileRefresh(deps, node, state, statuses, report);
       if (await takeBackDeferral(deps.cluster, node, deps.clock.now(), config.terminationDeferralMaxSeconds)) report.drainMarksRemoved.push(node.name);
       if (await takeBackOutOfService(deps, node)) report.drainMarksRemoved.push(node.name);
+      if (node.repair !== undefined) await reconcileRepair(deps, node, node.repair, state, report);
     } catch (error) {
       deps.log.warn('could not reconcile the marks of a node; the next pass tries again', { node: node.name, error: asError(error) });
     }
@@ -184,4 +193,13 @@ async function reconcileRefresh(
   const why = `is over (${status ?? 'unknown to Auto Scaling'}); its ending event never took this back`;
   const undone = await removeRefreshMarks(group, { nodes: [node] }, why, { nodes: deps.cluster, events: deps.cluster, log: deps.log });
   report.refreshMarksRemoved.push(...undone);
+}
+
+/** A repair record whose replacement or reboot is over or never happened: taken back, with our cordon. */
+async function reconcileRepair(deps: ReconcileDeps, node: NodeInfo, record: RepairRecord, state: InstanceState | undefined, report: { repairMarksRemoved: string[] }) {
+  const owner = repairOwner(record, state, deps.clock.now());
+  if (owner.kind === 'alive' || (await deps.cluster.unmarkRepair(node, record)) !== 'patched') return;
+  deps.log.info('took back the record of a repair whose owner is gone', { node: node.name, why: owner.why });
+  await deps.cluster.record(repairMarksRemoved(node, owner.why, record.cordoned && node.drain === undefined));
+  report.repairMarksRemoved.push(node.name);
 }

@@ -143,3 +143,22 @@ export interface LoadBalancerTargets {
   /** Which of them still hold the instance. */
   holding(instanceId: string, scope?: TargetScope): Promise<TargetReading>;
 }
+
+/** One instance of a group, as DescribeAutoScalingGroups lists it. */
+export interface GroupMember {
+  readonly instanceId: string;
+  readonly group: string;
+  readonly lifecycleState: string;
+  /** Healthy or Unhealthy (DescribeAutoScalingInstances says HEALTHY, UNHEALTHY): Auto Scaling replaces an Unhealthy instance. */
+  readonly healthStatus: string;
+}
+
+/** What node auto repair asks of Auto Scaling and EC2 (repair/). */
+export interface InstanceRepairs {
+  /** Every instance of these groups: one DescribeAutoScalingGroups per 100 groups. */
+  members(groups: readonly string[]): Promise<readonly GroupMember[]>;
+  /** SetInstanceHealth Unhealthy, respecting the group's health check grace period: the group replaces it. */
+  setUnhealthy(instanceId: string): Promise<void>;
+  /** EC2 RebootInstances. */
+  reboot(instanceId: string): Promise<void>;
+}

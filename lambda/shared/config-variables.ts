@@ -6,6 +6,7 @@ import { Mode } from './mode.js';
 import { choiceVariables } from './choice-variables.js';
 import { releaseVariables } from './release-variables.js';
 import type { Variable } from './variable.js';
+import { formatRepairSettings, parseRepairSettings, type RepairSettings } from './repair-settings.js';
 
 export type { Variable } from './variable.js';
 
@@ -280,4 +281,17 @@ export const configVariables = {
   }),
   ...choiceVariables,
   ...releaseVariables,
+  repair: variable<RepairSettings | false>({
+    name: 'REPAIR',
+    description:
+      "Node auto repair on the reconciler's schedule (docs/repair.md): a node of a served group whose condition (Ready, KernelReady, NetworkingReady, ContainerRuntimeReady, StorageReady, AcceleratedHardwareReady) stays bad past its rule is replaced through Auto Scaling (SetInstanceHealth Unhealthy, so the terminate hook drains it) or rebooted, paced and held in a storm as managed node groups' NodeRepairConfig; off: never.",
+    accepts:
+      "off, on (managed groups' defaults) or a JSON object of repairAfterMinutes, maxUnhealthyNodeThreshold{Count,Percentage}, maxParallelNodesRepaired{Count,Percentage}, nodeRepairConfigOverrides, nodeSelector",
+    default: false,
+    parse: (raw) => {
+      const s = parseRepairSettings(raw);
+      return s === 'off' ? false : 'problem' in s ? undefined : s;
+    },
+    format: (v) => (v === false ? 'off' : formatRepairSettings(v)),
+  }),
 } as const;

@@ -9,8 +9,21 @@ import { Mode } from './mode.js';
 import { ConfigError } from './errors.js';
 import { parseWindows, type Window } from './maintenance-windows.js';
 import { defaultInterval, defaultIntervalMinutes } from './resume-window.js';
+import { defaultRepairSettings, formatRepairSettings, parseRepairSettings, RepairAction, rebootsAny, type RepairSettings } from './repair-settings.js';
 
-export { actionCapSeconds, configVariables, DeadlinePolicy, longestWaits, Mode };
+export {
+  actionCapSeconds,
+  configVariables,
+  DeadlinePolicy,
+  defaultRepairSettings,
+  formatRepairSettings,
+  longestWaits,
+  Mode,
+  parseRepairSettings,
+  RepairAction,
+  rebootsAny,
+  type RepairSettings,
+};
 
 /** The CloudWatch namespace of our metrics (EMF lines and the log metric filters). */
 export const metricsNamespace = 'GracefulNodeTermination';
@@ -67,6 +80,8 @@ export interface Config extends ChoiceConfig, ReleaseConfig {
   readonly reconcileMarks: boolean;
   /** The reconciler's schedule (resume-window.ts): as given, else 5 or the longest that fits. */
   readonly reconcileIntervalMinutes: number;
+  /** Node auto repair on the reconciler's schedule (repair/); undefined: off. */
+  readonly repair: RepairSettings | undefined;
   /** Use this kubeconfig instead of EKS (tests, the local demo, non-EKS clusters). */
   readonly kubeconfigPath: string | undefined;
   /** Context in that kubeconfig; its current context when unset. */
@@ -102,6 +117,7 @@ export type ConfigInput = ChoiceConfigInput &
     readonly deploymentName?: string;
     readonly reconcileMarks?: boolean;
     readonly reconcileIntervalMinutes?: number;
+    readonly repair?: RepairSettings | false;
     readonly kubeconfigPath?: string;
     readonly kubeconfigContext?: string;
   };
@@ -129,9 +145,18 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
   const min = values['loadBalancerMinWaitSeconds'] as number | undefined;
   const max = values['loadBalancerMaxWaitSeconds'] as number | undefined;
   if (min !== undefined && max !== undefined && min > max) problems.push(`LOAD_BALANCER_MIN_WAIT_SECONDS (${min}) must not exceed LOAD_BALANCER_MAX_WAIT_SECONDS (${max})`);
-  problems.push(...timeoutProblems(values as CheckedValues));
+  problems.push(...timeoutProblems(values as CheckedValues), ...repairProblems(env, values));
   if (problems.length > 0) throw new ConfigError(problems);
-  return { ...values, reconcileIntervalMinutes: values['reconcileIntervalMinutes'] ?? derivedInterval(values) } as unknown as Config;
+  return { ...values, repair: values['repair'] || undefined, reconcileIntervalMinutes: values['reconcileIntervalMinutes'] ?? derivedInterval(values) } as unknown as Config;
+}
+
+/** What exactly is wrong with REPAIR, and repair without the schedule it runs on. */
+function repairProblems(env: Readonly<Record<string, string | undefined>>, values: Record<string, unknown>): string[] {
+  const raw = env[configVariables.repair.name];
+  const parsed = raw === undefined || raw.trim() === '' ? 'off' : parseRepairSettings(raw);
+  if (typeof parsed === 'object' && 'problem' in parsed) return [`REPAIR: ${parsed.problem}`];
+  if (parsed !== 'off' && values['reconcileMarks'] === false) return ["REPAIR runs on the reconciler's schedule: it needs RECONCILE_MARKS=true"];
+  return [];
 }
 
 /** Unset: five minutes, or the longest that still resumes in time (0 only where nothing resumes anyway). */
@@ -173,6 +198,7 @@ export function toEnvironment(input: ConfigInput): Record<string, string> {
   set(configVariables.deploymentName, input.deploymentName);
   set(configVariables.reconcileMarks, input.reconcileMarks);
   set(configVariables.reconcileIntervalMinutes, input.reconcileIntervalMinutes);
+  set(configVariables.repair, input.repair);
   set(configVariables.kubeconfigPath, input.kubeconfigPath);
   set(configVariables.kubeconfigContext, input.kubeconfigContext);
   set(configVariables.terminationDeferralMaxSeconds, input.terminationDeferralMaxSeconds);

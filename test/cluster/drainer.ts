@@ -10,6 +10,7 @@ import {
   DescribeAutoScalingInstancesCommand,
   DescribeInstanceRefreshesCommand,
   RecordLifecycleActionHeartbeatCommand,
+  SetInstanceHealthCommand,
 } from '@aws-sdk/client-auto-scaling';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { DescribeClusterCommand, EKSClient } from '@aws-sdk/client-eks';
@@ -70,6 +71,8 @@ export interface DrainerOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** WAIT_FOR_VOLUME_DETACH (default: the handler's, true). */
   readonly waitForVolumeDetach?: boolean;
+  /** REPAIR (default: the handler's, off). */
+  readonly repair?: string;
 }
 
 export interface Drainer {
@@ -111,6 +114,12 @@ export interface Drainer {
   readonly spotInstances: Map<string, string>;
   /** EC2's state and Auto Scaling group tag per instance (DescribeInstances), where a scenario sets them. */
   readonly runStates: Map<string, { state: string; group?: string }>;
+  /** SetInstanceHealth Unhealthy calls, by instance, in order (the group's health status follows). */
+  readonly unhealthy: string[];
+  /** Each instance's HealthStatus as DescribeAutoScalingGroups lists it (default Healthy). */
+  readonly health: Map<string, string>;
+  /** EC2 RebootInstances calls, by instance. */
+  readonly reboots: string[];
   /** Each instance's launch template version, as the group reports it (default "1"). */
   readonly versions: Map<string, string>;
   /** Instance refreshes, as DescribeInstanceRefreshes answers (desired version, status). */
@@ -204,6 +213,19 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
   }));
 
   const versions = new Map<string, string>();
+  const health = new Map<string, string>();
+  const unhealthy: string[] = [];
+  const reboots: string[] = [];
+  // As Auto Scaling: the instance's health status becomes Unhealthy (the grace period is the scenario's to play).
+  asg.on(SetInstanceHealthCommand).callsFake(async (input) => {
+    if (!groups.has(String(input.InstanceId)))
+      throw new AutoScalingServiceException({ name: 'ValidationError', $fault: 'client', $metadata: { httpStatusCode: 400 }, message: 'Instance Id not found' });
+    // What the drainer must always ask: Unhealthy, within the group's grace period rules.
+    if (input.HealthStatus !== 'Unhealthy' || input.ShouldRespectGracePeriod !== true) throw new Error(`unexpected SetInstanceHealth ${JSON.stringify(input)}`);
+    unhealthy.push(String(input.InstanceId));
+    health.set(String(input.InstanceId), String(input.HealthStatus));
+    return {};
+  });
   const refreshes = new Map<string, { status: string; desiredVersion: string }>();
   const groupTags = new Map<string, string>();
   const template = { LaunchTemplateId: 'lt-0123456789abcdef0', LaunchTemplateName: 'workers' };
@@ -212,7 +234,12 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
       AutoScalingGroupName: group,
       Instances: [...groups]
         .filter(([, g]) => g === group)
-        .map(([id]) => ({ InstanceId: id, LifecycleState: stateOf(id), LaunchTemplate: { ...template, Version: versions.get(id) ?? '1' } })),
+        .map(([id]) => ({
+          InstanceId: id,
+          LifecycleState: stateOf(id),
+          HealthStatus: health.get(id) ?? 'Healthy',
+          LaunchTemplate: { ...template, Version: versions.get(id) ?? '1' },
+        })),
       LaunchTemplate: { ...template, Version: '1' },
       Tags: group === autoScalingGroupName ? [...groupTags].map(([Key, Value]) => ({ Key, Value, ResourceId: group, ResourceType: 'auto-scaling-group' })) : [],
     })),
@@ -318,6 +345,7 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
       ...(options.deploymentName !== undefined ? { DEPLOYMENT_NAME: options.deploymentName } : {}),
       ...(options.waitForVolumeDetach !== undefined ? { WAIT_FOR_VOLUME_DETACH: String(options.waitForVolumeDetach) } : {}),
       ...(options.mode !== undefined ? { MODE: options.mode } : {}),
+      ...(options.repair !== undefined ? { REPAIR: options.repair } : {}),
       ...(options.loadBalancers
         ? {
             WAIT_FOR_TARGETS: 'true',
@@ -331,7 +359,7 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
       AWS_REGION: testAws.region,
       ...options.env,
     },
-    { instanceDirectory },
+    { instanceDirectory, reboot: async (id) => void reboots.push(id) },
   );
 
   /** Sends a notification shaped as Auto Scaling sends it and runs the handler on it. */
@@ -374,6 +402,9 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
     spotInstances,
     runStates,
     versions,
+    unhealthy,
+    health,
+    reboots,
     refreshes,
     groupTags,
     states,

@@ -17,14 +17,24 @@ import type {
   VolumeAttachmentInfo,
   VolumeAttachmentWatch,
 } from '../../lambda/cluster/cluster-ports.js';
-import { excludeFromLoadBalancersLabel, outdatedTaintKey, ownerLabel, refreshCordonedLabel, refreshLabel, type DrainRecord } from '../../lambda/cluster/node-marks.js';
+import {
+  excludeFromLoadBalancersLabel,
+  outdatedTaintKey,
+  ownerLabel,
+  refreshCordonedLabel,
+  refreshLabel,
+  type DrainRecord,
+  type RepairRecord,
+} from '../../lambda/cluster/node-marks.js';
 import { createRouter, type HandlerResult } from '../../lambda/router.js';
 import type { ChoiceAnswer } from '../../lambda/termination-policy/answer.js';
 import type {
   AutoScalingInstances,
+  GroupMember,
   GroupView,
   HandOffs,
   InstanceDirectory,
+  InstanceRepairs,
   InstanceState,
   LifecycleActionRef,
   LifecycleActions,
@@ -113,7 +123,11 @@ export interface Call {
     | 'list-pods-and-budgets'
     | 'list-pods-for-choice'
     | 'mark-deferred'
-    | 'unmark-deferred';
+    | 'unmark-deferred'
+    | 'list-node-health'
+    | 'get-node-health'
+    | 'mark-repair'
+    | 'unmark-repair';
   readonly target: string;
 }
 
@@ -290,7 +304,7 @@ export class FakeCluster {
       if (record.priorLabel !== undefined) labels[excludeFromLoadBalancersLabel] = record.priorLabel;
       else delete labels[excludeFromLoadBalancersLabel];
     }
-    if (labels[refreshLabel] === undefined && node.outOfService === undefined) delete labels[ownerLabel];
+    if (labels[refreshLabel] === undefined && node.outOfService === undefined && node.repair === undefined) delete labels[ownerLabel];
     this.putNode({ ...node, labels, unschedulable: record.set.includes('cordon') ? false : node.unschedulable, drain: undefined, handOff: undefined });
     return 'patched';
   }
@@ -345,6 +359,35 @@ export class FakeCluster {
     if (node.handOff !== expected) return 'lost';
     this.putNode({ ...node, handOff: next, drain: record });
     return 'claimed';
+  }
+
+  // --- RepairGateway
+  async listNodeHealth(selector: string | undefined): Promise<readonly NodeInfo[]> {
+    this.log('list-node-health', selector ?? '');
+    const [key, value] = (selector ?? '').split('=');
+    return [...this.nodes.values()].filter((n) => selector === undefined || n.labels[key!] === value);
+  }
+  async getNodeHealth(name: string): Promise<NodeInfo | undefined> {
+    this.log('get-node-health', name);
+    return this.nodes.get(name);
+  }
+  async markRepair(read: NodeInfo, record: RepairRecord, owner: string): Promise<PatchResult> {
+    this.log('mark-repair', `${read.name} ${record.action}${record.rebootedAtMs !== undefined ? ' rebooted' : ''}`);
+    const node = this.nodes.get(read.name);
+    if (!node) return 'node-gone';
+    if (read.resourceVersion !== undefined && node.resourceVersion !== read.resourceVersion) return 'changed';
+    this.putNode({ ...node, labels: { ...node.labels, [ownerLabel]: owner }, unschedulable: node.unschedulable || record.cordoned, repair: record });
+    return 'patched';
+  }
+  async unmarkRepair(read: NodeInfo, record: RepairRecord): Promise<PatchResult> {
+    this.log('unmark-repair', read.name);
+    const node = this.nodes.get(read.name);
+    if (!node) return 'node-gone';
+    if (node.repair === undefined || node.repair.decidedAtMs !== record.decidedAtMs) return 'changed';
+    const labels = { ...node.labels };
+    if (labels[refreshLabel] === undefined && node.drain === undefined) delete labels[ownerLabel];
+    this.putNode({ ...node, labels, unschedulable: record.cordoned && node.drain === undefined ? false : node.unschedulable, repair: undefined });
+    return 'patched';
   }
 
   /** Every write moves the node's resourceVersion on, as the API server does. */
@@ -647,7 +690,7 @@ export class FakeEc2 implements InstanceDirectory {
 }
 
 /** Auto Scaling's view of instances, refreshes and groups, as a test sets it. */
-export class FakeAutoScaling implements AutoScalingInstances {
+export class FakeAutoScaling implements AutoScalingInstances, InstanceRepairs {
   /** Which group each instance is in, as DescribeAutoScalingInstances would say. */
   readonly groups = new Map<string, string>();
   /** Lifecycle states (default InService); `terminating` puts an instance in Terminating:Wait. */
@@ -698,6 +741,25 @@ export class FakeAutoScaling implements AutoScalingInstances {
   async removeTag(group: string, key: string): Promise<void> {
     this.calls.push('DeleteTags');
     this.tags.get(group)?.delete(key);
+  }
+  /** Health statuses (default Healthy); SetInstanceHealth and reboots as asked, in order. */
+  readonly health = new Map<string, string>();
+  readonly unhealthy: string[] = [];
+  readonly reboots: string[] = [];
+  async members(names: readonly string[]): Promise<readonly GroupMember[]> {
+    this.calls.push('DescribeAutoScalingGroups');
+    return [...this.groups]
+      .filter(([, g]) => names.includes(g))
+      .map(([instanceId, group]) => ({ instanceId, group, lifecycleState: this.stateOf(instanceId), healthStatus: this.health.get(instanceId) ?? 'Healthy' }));
+  }
+  async setUnhealthy(instanceId: string): Promise<void> {
+    this.calls.push('SetInstanceHealth');
+    this.unhealthy.push(instanceId);
+    this.health.set(instanceId, 'Unhealthy');
+  }
+  async reboot(instanceId: string): Promise<void> {
+    this.calls.push('RebootInstances');
+    this.reboots.push(instanceId);
   }
 }
 
@@ -806,6 +868,7 @@ export function handlerWorld(env: Record<string, string>) {
       cluster: connect,
       handOffs: config.handOffTopicArn !== undefined ? handOffs : undefined,
       metrics: metricsSink,
+      repairs: config.repair !== undefined ? autoScaling : undefined,
       // Read only where a test asks for it (WAIT_FOR_TARGETS=true); otherwise the fixed delay, as before.
       loadBalancers: { ...env, ...extra }['WAIT_FOR_TARGETS'] === 'true' ? loadBalancers : undefined,
     });

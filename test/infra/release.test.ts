@@ -44,6 +44,7 @@ const releaseVariants: (FirstDeployVariant & { values: Record<string, string | s
 /** Parameter values and the props that mean the same, over the sentinels of infra/release-variants.ts. */
 const combinations: { name: string; values: Record<string, string | string[]>; props: (stack: Stack, s: Sentinels) => Partial<GracefulNodeTerminationProps> }[] = [
   { name: 'the defaults', values: {}, props: () => ({}) },
+  { name: 'node auto repair with e-mail alarms', values: { Repair: 'on', AlarmEmail: 'oncall@example.com' }, props: (_, s) => ({ repair: {}, alarmEmail: s.alarmEmail }) },
   {
     name: 'VPC, aws-auth, Spot, no reconciler, no waits, e-mail alarms, retain, a boundary',
     values: {
@@ -134,6 +135,7 @@ describe('the release template', () => {
       'SpotInterruptions',
       'ReconcileMarks',
       'ReconcileIntervalMinutes',
+      'Repair',
       'ManageKubernetesAccess',
       'AlarmTopicArn',
       'AlarmEmail',
@@ -151,6 +153,7 @@ describe('the release template', () => {
     expect(parameters['AutoScalingGroupNames']!.Type).toBe('CommaDelimitedList');
     expect(parameters['HeartbeatTimeoutSeconds']).toMatchObject({ Type: 'Number', Default: 1800 });
     expect(parameters['DeadlinePolicy']).toMatchObject({ Default: 'force', AllowedValues: ['force', 'leave', 'retain'] });
+    expect(parameters['Repair']).toMatchObject({ Type: 'String', Default: 'off' });
     expect(parameters['LambdaCodeS3Key']!.Default).toBe(release.codeKey);
     expect(release.codeKey).toMatch(/^graceful-node-termination-9\.9\.9-lambda-[0-9a-f]{12}\.zip$/);
     expect(release.template['Transform']).toBe('AWS::LanguageExtensions');
@@ -266,6 +269,18 @@ describe('the release template', () => {
     expect(actions(resources).every((a) => a === undefined)).toBe(true);
   });
 
+  it('repairs only with Repair set: REPAIR as given, SetInstanceHealth on the groups, the RepairsHeld alarm', () => {
+    const knobs = '{"maxParallelNodesRepairedCount":2}';
+    const on = expandRelease(release.template, values({ Repair: knobs }));
+    const [, drainer] = ofType(on, 'AWS::Lambda::Function').find(([, r]) => r.Properties['Handler'] === 'index.handler')!;
+    expect((drainer.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables['REPAIR']).toBe(knobs);
+    expect(JSON.stringify(on)).toContain('autoscaling:SetInstanceHealth');
+    expect(JSON.stringify(on)).not.toContain('ec2:RebootInstances');
+    expect(ofType(on, 'AWS::CloudWatch::Alarm').map(([, a]) => String(a.Properties['AlarmName']))).toEqual(expect.arrayContaining([expect.stringMatching(/-RepairsHeld$/)]));
+    expect(JSON.stringify(resources)).not.toContain('SetInstanceHealth');
+    expect(JSON.stringify(resources)).not.toContain('"REPAIR"');
+  });
+
   it('fits in a TemplateBody, so aws cloudformation deploy needs no bucket for it', () => {
     expect(Buffer.byteLength(`${JSON.stringify(release.template)}\n`)).toBeLessThan(51_200);
   });
@@ -273,7 +288,7 @@ describe('the release template', () => {
   // Each parameter combination must expand to what the construct itself synthesizes with those
   // props: the merge of one-setting variants is only sound while the settings do not interact.
   it.each(combinations)('expands for $name exactly as the construct synthesizes it', ({ values: extra, props }) => {
-    const direct = { ...release.template, Resources: variantFor((stack, s) => ({ deadlinePolicy: DeadlinePolicy.FORCE, ...props(stack, s) }))['Resources']! };
+    const direct = { ...release.template, Resources: variantFor((stack, s) => ({ deadlinePolicy: DeadlinePolicy.FORCE, repair: undefined, ...props(stack, s) }))['Resources']! };
     expect(comparable(expandRelease(release.template, values(extra)))).toEqual(comparable(expandRelease(direct, values(extra))));
   });
 

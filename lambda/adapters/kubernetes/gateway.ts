@@ -14,6 +14,7 @@ import { createNodeApi, type NodeApi } from './node-api.js';
 import { reportingComponent } from './object-codecs.js';
 import { createOutdatedNodeApi } from './outdated-node-api.js';
 import { createPodApi } from './pod-api.js';
+import { createRepairNodeApi } from './repair-node-api.js';
 import { createVolumeApi } from './volume-api.js';
 
 /** Shows in the API server's audit log, as EKS's own drainer shows as vpcLambda. */
@@ -37,6 +38,7 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
   return {
     ...createNodeApi(kube, options.log),
     ...createOutdatedNodeApi(kube),
+    ...createRepairNodeApi(kube),
     ...createPodApi(kube, options.log),
     ...createVolumeApi(kube, options.log),
     ...createLoadBalancerSources(kube),

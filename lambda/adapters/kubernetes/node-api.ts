@@ -221,8 +221,8 @@ function unmarkPatch(node: NodeInfo, record: DrainRecord): object {
   const labels: Record<string, string | null> = {};
   // A label that was there before (an operator's "false") is restored, not removed.
   if (record.set.includes('exclude-from-load-balancers')) labels[excludeFromLoadBalancersLabel] = record.priorLabel ?? null;
-  // The owner label stays while a refresh mark or our out-of-service taint is on the node.
-  if (node.labels[refreshLabel] === undefined && node.outOfService === undefined) labels[ownerLabel] = null;
+  // The owner label stays while a refresh, repair or out-of-service mark of ours is on the node.
+  if (node.labels[refreshLabel] === undefined && node.repair === undefined && node.outOfService === undefined) labels[ownerLabel] = null;
   return {
     metadata: {
       ...(node.resourceVersion !== undefined ? { resourceVersion: node.resourceVersion } : {}),

@@ -10,7 +10,9 @@ import {
   outOfServiceAnnotation,
   parseDeferral,
   parseDrainRecord,
+  parseRepairRecord,
   refreshGroupAnnotation,
+  repairAnnotation,
 } from '../../cluster/node-marks.js';
 
 export const reportingComponent = 'graceful-node-termination';
@@ -44,6 +46,14 @@ export function toNodeInfo(node: V1Node): NodeInfo {
     ...(annotations[deferralAnnotation] !== undefined ? { deferral: parseDeferral(annotations[deferralAnnotation]) } : {}),
     ...(annotations[outOfServiceAnnotation] !== undefined ? { outOfService: annotations[outOfServiceAnnotation] } : {}),
     ...lifecycleConditionsOf(node),
+    conditions: (node.status?.conditions ?? []).map((c) => ({
+      type: c.type,
+      status: c.status,
+      reason: c.reason ?? '',
+      // Parsed from the wire: a string (client-node's type says Date).
+      sinceMs: c.lastTransitionTime ? Date.parse(String(c.lastTransitionTime)) : Number.NaN,
+    })),
+    ...(annotations[repairAnnotation] !== undefined ? { repair: parseRepairRecord(annotations[repairAnnotation]) } : {}),
   };
 }
 

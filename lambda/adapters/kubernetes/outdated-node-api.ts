@@ -53,11 +53,7 @@ export function createOutdatedNodeApi(kube: KubeHttp): Pick<NodeGateway, 'markOu
           const { ops, removed } = unmarkOps(node);
           const result = await patch(node, ops, `unmark node ${node.name}`);
           if (result === 'patched') undone.push({ node: node.name, uid: node.uid, refreshId, removed });
-          // A node a drain of ours is taking down keeps its conditions: the drain owns them now.
-          if (result === 'patched' && node.drain === undefined)
-            await createConditionsApi(kube)
-              .removeOurConditions(node)
-              .catch(() => undefined);
+          if (result === 'patched') await dropConditions(kube, node);
           if (result !== 'changed') break;
           node = await get(node.name);
         }
@@ -124,6 +120,14 @@ function unmarkOps(node: NodeInfo): { ops: object[]; removed: string[] } {
       removed.push('cordon');
     }
   }
-  if (node.drain === undefined && node.labels[ownerLabel] !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${pointer(ownerLabel)}` });
+  if (node.drain === undefined && node.repair === undefined && node.labels[ownerLabel] !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${pointer(ownerLabel)}` });
   return { ops, removed };
+}
+
+/** Our lifecycle conditions go with the refresh's marks, but a node a drain of ours is taking down keeps them: the drain owns them now. */
+async function dropConditions(kube: KubeHttp, node: NodeInfo): Promise<void> {
+  if (node.drain === undefined)
+    await createConditionsApi(kube)
+      .removeOurConditions(node)
+      .catch(() => undefined);
 }

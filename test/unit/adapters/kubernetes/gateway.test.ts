@@ -227,6 +227,8 @@ describe('Kubernetes adapter', () => {
       refreshGroup: undefined,
       hasAnnotations: false,
       resourceVersion: undefined,
+      // Without a lastTransitionTime, the repair rules never count the wait (repair/rules.ts).
+      conditions: [{ type: 'Ready', status: 'True', reason: '', sinceMs: Number.NaN }],
     });
     expect(seen.map((s) => s.url.pathname)).toEqual(['/api/v1/nodes', '/api/v1/nodes']);
     expect(seen[0]!.url.searchParams.get('limit')).toBe('100');

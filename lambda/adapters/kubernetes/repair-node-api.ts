@@ -1,0 +1,87 @@
+// Node auto repair's node reads and patches: the nodes with their conditions in one paged,
+// gzipped list (label-selected when REPAIR names a nodeSelector), one GET before acting, and
+// merge patches of our repair record, conditional on the node as read.
+import type { V1Node } from '@kubernetes/client-node';
+import type { NodeInfo, PatchResult, RepairGateway } from '../../cluster/cluster-ports.js';
+import { formatRepairRecord, ownerLabel, refreshLabel, repairAnnotation, type RepairRecord } from '../../cluster/node-marks.js';
+import { call, classify, statusOf } from './api-errors.js';
+import type { KubeHttp } from './kube-http.js';
+import { toNodeInfo, type WireList } from './object-codecs.js';
+
+const mergePatch = 'application/merge-patch+json';
+/**
+ * Nodes per page: one page of full objects in memory at a time (a worker node is ~15 KB of
+ * JSON, its cached images most of it); each is cut down to what repair judges at once.
+ */
+export const healthPageSize = 100;
+/** Conditional writes retried after a conflict (a kubelet status update in between). */
+const conflictAttempts = 5;
+
+export function createRepairNodeApi(kube: KubeHttp): RepairGateway {
+  const path = (name: string) => `/api/v1/nodes/${encodeURIComponent(name)}`;
+  const get = async (name: string): Promise<NodeInfo | undefined> => {
+    try {
+      return toNodeInfo(await kube.request<V1Node>('GET', path(name)));
+    } catch (error) {
+      if (statusOf(error) === 404) return undefined;
+      throw classify(error, `get node ${name}`);
+    }
+  };
+  const patch = async (name: string, body: object): Promise<PatchResult> => {
+    try {
+      await kube.request<V1Node>('PATCH', path(name), { body, contentType: mergePatch });
+      return 'patched';
+    } catch (error) {
+      if (statusOf(error) === 404) return 'node-gone';
+      if (statusOf(error) === 409) return 'changed';
+      throw classify(error, `patch node ${name}`);
+    }
+  };
+  return {
+    async listNodeHealth(selector) {
+      const nodes: NodeInfo[] = [];
+      let cont: string | undefined;
+      do {
+        // Not resourceVersion=0: the watch cache would answer every node at once, ignoring limit.
+        const query = { limit: healthPageSize, continue: cont, ...(selector !== undefined ? { labelSelector: selector } : {}) };
+        const page = await call('list nodes with their conditions', () => kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', { query, compressed: true }));
+        nodes.push(...page.items.map(toNodeInfo));
+        cont = page.metadata?.continue || undefined;
+      } while (cont);
+      return nodes;
+    },
+    getNodeHealth: get,
+    markRepair(node, record, owner) {
+      return patch(node.name, {
+        metadata: { resourceVersion: node.resourceVersion, labels: { [ownerLabel]: owner }, annotations: { [repairAnnotation]: formatRepairRecord(record) } },
+        ...(record.cordoned ? { spec: { unschedulable: true } } : {}),
+      });
+    },
+    async unmarkRepair(first, record) {
+      let node: NodeInfo | undefined = first;
+      for (let attempt = 0; node !== undefined && attempt < conflictAttempts; attempt++) {
+        // Only the record we were asked to take back: a later repair's is not ours to remove.
+        if (node.repair === undefined || node.repair.decidedAtMs !== record.decidedAtMs) return 'changed';
+        const result = await patch(node.name, unmarkRepairPatch(node, record));
+        if (result !== 'changed') return result;
+        node = await get(node.name);
+      }
+      return node === undefined ? 'node-gone' : 'changed';
+    },
+  };
+}
+
+function unmarkRepairPatch(node: NodeInfo, record: RepairRecord): object {
+  // The owner label stays while a drain or refresh mark of ours is on the node.
+  const keepOwner = node.labels[refreshLabel] !== undefined || node.drain !== undefined;
+  // A drain of ours that took the node over owns the cordon now (its record says so).
+  const uncordon = record.cordoned && node.drain === undefined;
+  return {
+    metadata: {
+      resourceVersion: node.resourceVersion,
+      ...(keepOwner ? {} : { labels: { [ownerLabel]: null } }),
+      annotations: { [repairAnnotation]: null },
+    },
+    ...(uncordon ? { spec: { unschedulable: null } } : {}),
+  };
+}

@@ -1,0 +1,24 @@
+// What node auto repair reads of a node's health and writes about it (repair/).
+import type { NodeInfo, PatchResult } from './cluster-ports.js';
+import type { RepairRecord } from './node-marks.js';
+
+export interface NodeCondition {
+  readonly type: string;
+  /** True, False or Unknown. */
+  readonly status: string;
+  readonly reason: string;
+  /** lastTransitionTime: since when the condition has had this status. */
+  readonly sinceMs: number;
+}
+
+/** Node auto repair's reads and writes (repair/). */
+export interface RepairGateway {
+  /** The nodes with their conditions: one paged list, label-selected when a selector is given. */
+  listNodeHealth(selector: string | undefined): Promise<readonly NodeInfo[]>;
+  /** One node read again, just before acting on it. */
+  getNodeHealth(name: string): Promise<NodeInfo | undefined>;
+  /** Our record and owner label (and the cordon the record says we set), conditional on the node as read. */
+  markRepair(node: NodeInfo, record: RepairRecord, owner: string): Promise<PatchResult>;
+  /** Removes our record (and our cordon, and the owner label unless another mark of ours stays), conditional on the node as read. */
+  unmarkRepair(node: NodeInfo, record: RepairRecord): Promise<PatchResult>;
+}
