@@ -2,14 +2,14 @@
 // appended with a JSON patch (a merge patch would replace the list, the taint manager's
 // timeAdded included), beside our annotation naming the terminated instance, conditional on
 // the node as read; taken back by index, only while our annotation says it is ours.
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Node, V1Pod } from '@kubernetes/client-node';
 import type { NodeInfo, PatchResult } from '../../cluster/cluster-ports.js';
 import type { OutOfServiceGateway } from '../../cluster/out-of-service.js';
 import { outOfServiceAnnotation, outOfServiceTaintKey, ownerLabel } from '../../cluster/node-marks.js';
 import { isDaemonSetPod, isFinished, isMirrorPod } from '../../cluster/pods.js';
 import { classify, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
-import { toPodInfo, type WireList } from './object-codecs.js';
+import { toNodeInfo, toPodInfo, type WireList } from './object-codecs.js';
 
 const jsonPatch = 'application/json-patch+json';
 const pointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
@@ -48,17 +48,37 @@ export function createOutOfServiceApi(kube: KubeHttp): OutOfServiceGateway {
       ];
       return patch(node, ops, `taint node ${node.name} out of service`);
     },
-    untaintOutOfService(node) {
-      const ours = node.taints.flatMap((t, i) => (t.key === outOfServiceTaintKey ? [i] : [])).reverse();
-      const ops = [
-        { op: 'replace', path: '/metadata/resourceVersion', value: node.resourceVersion },
-        ...ours.flatMap((i) => [
-          { op: 'test', path: `/spec/taints/${i}/key`, value: outOfServiceTaintKey },
-          { op: 'remove', path: `/spec/taints/${i}` },
-        ]),
-        { op: 'remove', path: `/metadata/annotations/${pointer(outOfServiceAnnotation)}` },
-      ];
-      return patch(node, ops, `take the out-of-service taint off node ${node.name}`);
+    async untaintOutOfService(first) {
+      // The node moves on under us (the lifecycle controller's own taints come and go): read it again and retry.
+      let node: NodeInfo | undefined = first;
+      for (let attempt = 0; node !== undefined && node.outOfService !== undefined && attempt < 5; attempt++) {
+        const result = await untaint(node);
+        if (result !== 'changed') return result;
+        node = await get(node.name);
+      }
+      return node === undefined ? 'node-gone' : 'changed';
     },
   };
+
+  function untaint(node: NodeInfo): Promise<PatchResult> {
+    const ours = node.taints.flatMap((t, i) => (t.key === outOfServiceTaintKey ? [i] : [])).reverse();
+    const ops = [
+      { op: 'replace', path: '/metadata/resourceVersion', value: node.resourceVersion },
+      ...ours.flatMap((i) => [
+        { op: 'test', path: `/spec/taints/${i}/key`, value: outOfServiceTaintKey },
+        { op: 'remove', path: `/spec/taints/${i}` },
+      ]),
+      { op: 'remove', path: `/metadata/annotations/${pointer(outOfServiceAnnotation)}` },
+    ];
+    return patch(node, ops, `take the out-of-service taint off node ${node.name}`);
+  }
+
+  async function get(name: string): Promise<NodeInfo | undefined> {
+    try {
+      return toNodeInfo(await kube.request<V1Node>('GET', `/api/v1/nodes/${encodeURIComponent(name)}`));
+    } catch (error) {
+      if (statusOf(error) === 404) return undefined;
+      throw classify(error, `get node ${name}`);
+    }
+  }
 }
