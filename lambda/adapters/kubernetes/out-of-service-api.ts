@@ -15,17 +15,6 @@ const jsonPatch = 'application/json-patch+json';
 const pointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
 
 export function createOutOfServiceApi(kube: KubeHttp): OutOfServiceGateway {
-  const patch = async (node: NodeInfo, ops: object[], what: string): Promise<PatchResult> => {
-    try {
-      await kube.request('PATCH', `/api/v1/nodes/${encodeURIComponent(node.name)}`, { body: ops, contentType: jsonPatch });
-      return 'patched';
-    } catch (error) {
-      if (statusOf(error) === 404) return 'node-gone';
-      // 409: the node moved on since it was read; 422: an op no longer applies to it.
-      if (statusOf(error) === 409 || statusOf(error) === 422) return 'changed';
-      throw classify(error, what);
-    }
-  };
   return {
     async podsLeftOn(nodeName) {
       let list: WireList<V1Pod>;
@@ -46,39 +35,51 @@ export function createOutOfServiceApi(kube: KubeHttp): OutOfServiceGateway {
           : { op: 'add', path: `/metadata/annotations/${pointer(outOfServiceAnnotation)}`, value: instanceId },
         { op: 'add', path: `/metadata/labels/${pointer(ownerLabel)}`, value: owner },
       ];
-      return patch(node, ops, `taint node ${node.name} out of service`);
+      return patch(kube, node, ops, `taint node ${node.name} out of service`);
     },
     async untaintOutOfService(first) {
       // The node moves on under us (the lifecycle controller's own taints come and go): read it again and retry.
       let node: NodeInfo | undefined = first;
       for (let attempt = 0; node !== undefined && node.outOfService !== undefined && attempt < 5; attempt++) {
-        const result = await untaint(node);
+        const result = await patch(kube, node, untaintOps(node), `take the out-of-service taint off node ${node.name}`);
         if (result !== 'changed') return result;
-        node = await get(node.name);
+        node = await getNode(kube, node.name);
       }
       return node === undefined ? 'node-gone' : 'changed';
     },
   };
+}
 
-  function untaint(node: NodeInfo): Promise<PatchResult> {
-    const ours = node.taints.flatMap((t, i) => (t.key === outOfServiceTaintKey ? [i] : [])).reverse();
-    const ops = [
-      { op: 'replace', path: '/metadata/resourceVersion', value: node.resourceVersion },
-      ...ours.flatMap((i) => [
-        { op: 'test', path: `/spec/taints/${i}/key`, value: outOfServiceTaintKey },
-        { op: 'remove', path: `/spec/taints/${i}` },
-      ]),
-      { op: 'remove', path: `/metadata/annotations/${pointer(outOfServiceAnnotation)}` },
-    ];
-    return patch(node, ops, `take the out-of-service taint off node ${node.name}`);
+/** Our taints by index (tested in place: indexes are positional), from the last so earlier ones stay valid, and our annotation. */
+function untaintOps(node: NodeInfo): object[] {
+  const ours = node.taints.flatMap((t, i) => (t.key === outOfServiceTaintKey ? [i] : [])).reverse();
+  return [
+    { op: 'replace', path: '/metadata/resourceVersion', value: node.resourceVersion },
+    ...ours.flatMap((i) => [
+      { op: 'test', path: `/spec/taints/${i}/key`, value: outOfServiceTaintKey },
+      { op: 'remove', path: `/spec/taints/${i}` },
+    ]),
+    { op: 'remove', path: `/metadata/annotations/${pointer(outOfServiceAnnotation)}` },
+  ];
+}
+
+async function patch(kube: KubeHttp, node: NodeInfo, ops: object[], what: string): Promise<PatchResult> {
+  try {
+    await kube.request('PATCH', `/api/v1/nodes/${encodeURIComponent(node.name)}`, { body: ops, contentType: jsonPatch });
+    return 'patched';
+  } catch (error) {
+    if (statusOf(error) === 404) return 'node-gone';
+    // 409: the node moved on since it was read; 422: an op no longer applies to it.
+    if (statusOf(error) === 409 || statusOf(error) === 422) return 'changed';
+    throw classify(error, what);
   }
+}
 
-  async function get(name: string): Promise<NodeInfo | undefined> {
-    try {
-      return toNodeInfo(await kube.request<V1Node>('GET', `/api/v1/nodes/${encodeURIComponent(name)}`));
-    } catch (error) {
-      if (statusOf(error) === 404) return undefined;
-      throw classify(error, `get node ${name}`);
-    }
+async function getNode(kube: KubeHttp, name: string): Promise<NodeInfo | undefined> {
+  try {
+    return toNodeInfo(await kube.request<V1Node>('GET', `/api/v1/nodes/${encodeURIComponent(name)}`));
+  } catch (error) {
+    if (statusOf(error) === 404) return undefined;
+    throw classify(error, `get node ${name}`);
   }
 }
