@@ -127,7 +127,7 @@ function whereParameters(): JsonObject {
     [p.groups]: { Type: 'CommaDelimitedList', Description: 'Existing Auto Scaling groups to serve, comma-separated: each gets a launch and a terminate hook.' },
     [p.deploymentName]: {
       Type: 'String',
-      Description: 'Names the hooks, alarms, RBAC objects, Kubernetes group and metrics. Two deployments on one cluster need two names. A DNS label.',
+      Description: 'Names the hooks, alarms, RBAC and metrics; one per deployment on a cluster. A DNS label.',
       Default: rbacName,
       AllowedPattern: deploymentNamePattern.source,
     },
@@ -140,33 +140,28 @@ function drainParameters(): JsonObject {
   return {
     // At least what a reconciler every minute needs to resume a lost hand-off in time (docs/limits.md).
     [p.heartbeatTimeout]: numberFrom(
-      `The hooks' HeartbeatTimeout: how long Auto Scaling waits for the drainer before the default result. At least ${minHeartbeatSeconds} s (the reconciler every minute resumes a lost hand-off in time); a longer ReconcileIntervalMinutes needs more, and the function refuses a pair that cannot resume one (docs/limits.md).`,
+      `The hooks' HeartbeatTimeout. At least ${minHeartbeatSeconds} s; a longer ReconcileIntervalMinutes needs more (docs/limits.md).`,
       v.heartbeatTimeoutSeconds,
       [minHeartbeatSeconds, 7200],
     ),
-    [p.drainTimeout]: numberFrom('Longest time evicting and waiting for pods. Drain + load-balancer delay + 20 s must fit in min(48 h, 100 x heartbeat).', v.drainTimeoutSeconds),
+    [p.drainTimeout]: numberFrom('Longest time evicting and waiting for pods (docs/limits.md).', v.drainTimeoutSeconds),
     [p.loadBalancerDelay]: numberFrom('Fixed wait after the drain when WaitForTargets is false or the load balancers cannot be read.', v.loadBalancerDelaySeconds),
-    [p.launchTimeout]: numberFrom('How long a new node has to join Ready before its launch is abandoned. At most the heartbeat timeout minus 20 s.', v.launchTimeoutSeconds, [
-      30,
-      maxLaunchTimeoutSeconds,
-    ]),
-    [p.batchWait]: numberFrom('How long Jobs and do-not-disrupt pods may run to completion before they are evicted; 0 evicts them at once.', v.batchWaitSeconds),
+    [p.launchTimeout]: numberFrom('How long a new node has to join Ready before its launch is abandoned.', v.launchTimeoutSeconds, [30, maxLaunchTimeoutSeconds]),
+    [p.batchWait]: numberFrom('How long Jobs and do-not-disrupt pods may run to completion before they are evicted.', v.batchWaitSeconds),
     [p.deadlinePolicy]: {
       Type: 'String',
-      Description:
-        "Pods left at the drain deadline: force deletes them, leave lets them die with the instance, retain completes with ABANDON (the groups' instance lifecycle policy must retain on ABANDON).",
+      Description: 'Pods left at the drain deadline: force deletes them, leave lets them die, retain completes with ABANDON (docs/cloudformation.md).',
       Default: DeadlinePolicy.FORCE,
       AllowedValues: Object.values(DeadlinePolicy),
     },
     [p.mode]: {
       Type: 'String',
-      Description:
-        'observe: verify every notification, say what would be done (Events, a log line), change nothing else and complete each lifecycle action CONTINUE at once, for a careful first rollout (docs/observe-mode.md); enforce: drain.',
+      Description: 'observe: say what would be done and change nothing (docs/observe-mode.md); enforce: drain.',
       Default: Mode.ENFORCE,
       AllowedValues: Object.values(Mode),
     },
     [p.waitForTargets]: flag(
-      "After the drain, wait until the load balancers the cluster serves (its TargetGroupBindings' target groups, the in-tree controller's Classic and Network Load Balancers) let the instance go (true), or LoadBalancerDelaySeconds (false).",
+      "After the drain, wait until the cluster's load balancers let the instance go (true), or LoadBalancerDelaySeconds (false).",
       v.waitForTargets.default!,
     ),
     [p.loadBalancerMinWait]: numberFrom('With WaitForTargets: the shortest wait after the drain. At most LoadBalancerMaxWaitSeconds.', v.loadBalancerMinWaitSeconds),
@@ -174,7 +169,7 @@ function drainParameters(): JsonObject {
     [p.terminationDeferral]: numberFrom('Termination policy: longest deferral of one scale-in (costly candidates, window closed).', v.terminationDeferralMaxSeconds),
     [p.maintenanceWindows]: {
       Type: 'String',
-      Description: "Termination policy: voluntary terminations only inside these windows, e.g. '0 22 * * MON-FRI for 6h'. Empty: any time.",
+      Description: "Termination policy: only inside these windows, e.g. '0 22 * * MON-FRI for 6h'. Empty: any time.",
       Default: '',
     },
     [p.maintenanceTimeZone]: { Type: 'String', Description: 'IANA time zone of MaintenanceWindows.', Default: v.maintenanceTimeZone.default! },
@@ -199,17 +194,14 @@ function featureParameters(): JsonObject {
       Description: 'Node auto repair: off, on or a JSON object of its knobs; no Reboot rules (docs/repair.md).',
       Default: 'off',
     },
-    [p.manageKubernetesAccess]: flag(
-      'Create the access entries and install the RBAC (authentication mode API or API_AND_CONFIG_MAP). false: aws-auth clusters; map the role and apply the RBAC yourself.',
-      true,
-    ),
+    [p.manageKubernetesAccess]: flag('Create the access entries and install the RBAC. false: aws-auth clusters (docs/deploy.md).', true),
     [p.alarmTopicArn]: optional(
-      'SNS topic the alarms notify (its policy must let cloudwatch.amazonaws.com publish). Empty: AlarmEmail, else no one.',
+      'SNS topic the alarms notify (cloudwatch.amazonaws.com may publish). Empty: AlarmEmail.',
       '^arn:[a-z-]+:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}$',
     ),
     [p.alarmEmail]: optional('Without AlarmTopicArn: an encrypted alarm topic with this e-mail subscription (confirm the e-mail AWS sends).', '^[^\\s@,]+@[^\\s@,]+$'),
     [p.runbookUrl]: { Type: 'String', Description: "Each alarm's description links to <RunbookUrl>#alarm-<name>.", Default: defaultRunbookUrl, AllowedPattern: '^https?://\\S+$' },
-    [p.dashboard]: flag('A CloudWatch dashboard <DeploymentName>-<region> (terminations, drain durations, blocks, settle waits, reconciler, errors).', false),
+    [p.dashboard]: flag('A CloudWatch dashboard <DeploymentName>-<region>.', false),
   };
 }
 

@@ -5,7 +5,7 @@
 import type { V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
 import type { PatchResult } from '../../cluster/cluster-ports.js';
 import type { ChoiceGateway, CostBudget, CostOwner, CostPod } from '../../cluster/drain-cost.js';
-import { deferralAnnotation, formatDeferral, ownerLabel, refreshLabel } from '../../cluster/node-marks.js';
+import { deferralAnnotation, formatDeferral, ownerLabel, otherMarksOfOurs } from '../../cluster/node-marks.js';
 import { mapWithConcurrency } from '../../shared/concurrency.js';
 import { classify, statusOf } from './api-errors.js';
 import { selects } from './drainability.js';
@@ -99,7 +99,7 @@ export function createChoiceApi(kube: KubeHttp): ChoiceGateway {
         metadata: {
           ...(node.resourceVersion !== undefined ? { resourceVersion: node.resourceVersion } : {}),
           // The owner label stays while another mark of ours is on the node.
-          ...(node.labels[refreshLabel] === undefined && node.drain === undefined ? { labels: { [ownerLabel]: null } } : {}),
+          ...(otherMarksOfOurs(node, 'deferral') ? {} : { labels: { [ownerLabel]: null } }),
           annotations: { [deferralAnnotation]: null },
         },
       }),

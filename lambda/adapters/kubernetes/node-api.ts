@@ -4,7 +4,7 @@ import type { V1Node } from '@kubernetes/client-node';
 import type { NodeGateway, NodeInfo, NodeMarks, NodeWatch, PatchResult } from '../../cluster/cluster-ports.js';
 import type { NodeReader } from '../../cluster/node-lookup.js';
 import { instanceMatches } from '../../cluster/node-lookup.js';
-import { drainAnnotation, excludeFromLoadBalancersLabel, formatDrainRecord, handOffAnnotation, ownerLabel, refreshLabel, type DrainRecord } from '../../cluster/node-marks.js';
+import { drainAnnotation, excludeFromLoadBalancersLabel, formatDrainRecord, handOffAnnotation, ownerLabel, type DrainRecord, otherMarksOfOurs } from '../../cluster/node-marks.js';
 import type { Log } from '../../shared/log.js';
 import { TransientError } from '../../shared/errors.js';
 import { call, classify, statusOf } from './api-errors.js';
@@ -222,7 +222,7 @@ function unmarkPatch(node: NodeInfo, record: DrainRecord): object {
   // A label that was there before (an operator's "false") is restored, not removed.
   if (record.set.includes('exclude-from-load-balancers')) labels[excludeFromLoadBalancersLabel] = record.priorLabel ?? null;
   // The owner label stays while a refresh, repair or out-of-service mark of ours is on the node.
-  if (node.labels[refreshLabel] === undefined && node.repair === undefined && node.outOfService === undefined) labels[ownerLabel] = null;
+  if (!otherMarksOfOurs(node, 'drain')) labels[ownerLabel] = null;
   return {
     metadata: {
       ...(node.resourceVersion !== undefined ? { resourceVersion: node.resourceVersion } : {}),

@@ -5,7 +5,7 @@
 // conditional on the node as read (the replaced resourceVersion: 409 if it moved on).
 import type { V1Node } from '@kubernetes/client-node';
 import type { NodeGateway, NodeInfo, OutdatedMarks, OutdatedUnmarked } from '../../cluster/cluster-ports.js';
-import { outdatedTaintKey, ownerLabel, refreshCordonedLabel, refreshGroupAnnotation, refreshLabel } from '../../cluster/node-marks.js';
+import { outdatedTaintKey, ownerLabel, refreshCordonedLabel, refreshGroupAnnotation, refreshLabel, otherMarksOfOurs } from '../../cluster/node-marks.js';
 import { call, classify, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
 import { toNodeInfo, type WireList } from './object-codecs.js';
@@ -120,7 +120,7 @@ function unmarkOps(node: NodeInfo): { ops: object[]; removed: string[] } {
       removed.push('cordon');
     }
   }
-  if (node.drain === undefined && node.repair === undefined && node.labels[ownerLabel] !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${pointer(ownerLabel)}` });
+  if (!otherMarksOfOurs(node, 'refresh') && node.labels[ownerLabel] !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${pointer(ownerLabel)}` });
   return { ops, removed };
 }
 

@@ -3,7 +3,7 @@
 // merge patches of our repair record, conditional on the node as read.
 import type { V1Node } from '@kubernetes/client-node';
 import type { NodeInfo, PatchResult, RepairGateway } from '../../cluster/cluster-ports.js';
-import { formatRepairRecord, ownerLabel, refreshLabel, repairAnnotation, type RepairRecord } from '../../cluster/node-marks.js';
+import { formatRepairRecord, ownerLabel, repairAnnotation, type RepairRecord, otherMarksOfOurs } from '../../cluster/node-marks.js';
 import { call, classify, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
 import { toNodeInfo, type WireList } from './object-codecs.js';
@@ -73,7 +73,7 @@ export function createRepairNodeApi(kube: KubeHttp): RepairGateway {
 
 function unmarkRepairPatch(node: NodeInfo, record: RepairRecord): object {
   // The owner label stays while a drain or refresh mark of ours is on the node.
-  const keepOwner = node.labels[refreshLabel] !== undefined || node.drain !== undefined;
+  const keepOwner = otherMarksOfOurs(node, 'repair');
   // A drain of ours that took the node over owns the cordon now (its record says so).
   const uncordon = record.cordoned && node.drain === undefined;
   return {

@@ -47,7 +47,7 @@ describe('delivery shapes', () => {
   });
 
   it('fails only the record of a kind it does not serve inside an SQS batch: the others run', async () => {
-    const unknown = { 'detail-type': 'EC2 Instance State-change Notification', source: 'aws.ec2', detail: { 'instance-id': instanceId } };
+    const unknown = { 'detail-type': 'EC2 AMI State Change', source: 'aws.ec2', detail: { ImageId: 'ami-0123456789abcdef0' } };
     const result = await world.invokeRaw(world.handler(), sqsEvent(unknown, lifecycleMessage()));
     expect(result.records.map((r) => r.status)).toEqual(['unsupported', 'drained']);
     expect(result.batchItemFailures).toEqual([{ itemIdentifier: '059f36b4-87a3-44ab-83d2-661970000000' }]);
@@ -66,9 +66,7 @@ describe('delivery shapes', () => {
   it('fails the invocation, with one error line naming the shape, on anything else (never an empty success)', async () => {
     const handle = world.handler();
     await expect(world.invokeRaw(handle, { detail: {} })).rejects.toBeInstanceOf(UnsupportedEventError);
-    await expect(world.invokeRaw(handle, { 'detail-type': 'EC2 Instance State-change Notification', source: 'aws.ec2', detail: {} })).rejects.toThrow(
-      /EC2 Instance State-change Notification/,
-    );
+    await expect(world.invokeRaw(handle, { 'detail-type': 'EC2 AMI State Change', source: 'aws.ec2', detail: {} })).rejects.toThrow(/EC2 AMI State Change/);
     await expect(world.invokeRaw(handle, [1, 2])).rejects.toThrow(/JSON array/);
     const errors = log.lines.filter((l) => l.level === 'error' && l.message.startsWith('unsupported event shape'));
     expect(errors).toHaveLength(3);
