@@ -18,7 +18,7 @@ export interface TerminationPolicyOptions {
    * each opens, `for` and how long (`0 22 * * MON-FRI for 6h`), in `maintenanceTimeZone`.
    * @default - any time
    */
-  readonly maintenanceWindows?: readonly string[];
+  readonly maintenanceWindows?: string[];
   /**
    * The IANA time zone the windows are read in.
    * @default 'UTC'

@@ -43,6 +43,7 @@ step('sources copied to packages/construct/src', () => {
       'infra/graceful-node-termination.ts': ['GracefulNodeTermination'],
       'infra/props.ts': ['DeadlinePolicy', 'Mode', 'GracefulNodeTerminationProps', 'AddAutoScalingGroupOptions'],
       'infra/repair-props.ts': ['RepairAction', 'RepairProps', 'RepairOverride'],
+      'infra/termination-policy.ts': ['TerminationPolicyOptions'],
     },
   });
   console.log(`package: ${files.length} files: ${files.join(' ')}`);
