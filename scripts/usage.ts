@@ -33,6 +33,11 @@ the deployment's alarms, followed until it ends. Without either, nothing is chan
 options:
   --approve                        start the refresh without asking
   --launch-template-version V      the launch template version to roll to
+  --release R                      latest, or a release of the group's EKS-optimized AMI (AL2023 v20251120,
+                                   Bottlerocket 1.26.1): a new launch template version with only its image changed
+  --kubernetes-version 1.N         with --release: move the nodes to this minor version (one at a time,
+                                   never newer than the control plane)
+  --available-timeout S            with --release: how long the checks after the refresh wait (default 300)
   --max-unavailable N              nodes replaced at once
   --max-unavailable-percentage P   the same, as a percentage of the group
   --strategy S                     default (surge, then drain) or minimal (terminate first)
@@ -41,9 +46,11 @@ options:
   --deployment NAME                the deployment whose alarms stop the refresh (default: found from the group's lifecycle hooks)
 ${commonUsage}
 
-Ctrl-C stops following and leaves the refresh running. exit code: 0 when the refresh succeeded
-(or only the plan was shown), 1 when it did not, 2 on bad usage, 3 when the preflight refused,
-130 when interrupted`;
+With --release, afterwards every Deployment, StatefulSet and DaemonSet available before must be
+available again and every node of the group Ready at the new version (exit 1 naming those that
+are not). Ctrl-C stops following and leaves the refresh running. exit code: 0 when the refresh
+succeeded (or only the plan was shown), 1 when it did not, 2 on bad usage, 3 when the preflight
+or the version-skew check refused, 130 when interrupted`;
 
 export const cleanupUsage = `usage: graceful-node-termination cleanup --deployment NAME [options]   (npm run cleanup -- --deployment NAME [options])
 
