@@ -1,16 +1,16 @@
-// The installed command, `graceful-node-termination <check|upgrade|cleanup> ...` (npx from the package
+// The installed command, `graceful-node-termination <check|upgrade|cleanup|migrate> ...` (npx from the package
 // packages/cli): bundled by scripts/bundle-bin.ts into one file that needs nothing but Node
 // (24 or later: the bin's entry refuses older ones before this bundle is read). In
 // development the same commands are `npm run check` and `npm run upgrade`.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCommand } from './run-command.js';
-import { checkUsage, cleanupUsage, cliUsage, upgradeUsage } from './usage.js';
+import { checkUsage, cleanupUsage, cliUsage, migrateUsage, upgradeUsage } from './usage.js';
 
 /** Set by the bundle (esbuild define): the version of packages/cli/package.json. */
 declare const GNT_CLI_VERSION: string | undefined;
 
-const commands = ['check', 'upgrade', 'cleanup'] as const;
+const commands = ['check', 'upgrade', 'cleanup', 'migrate'] as const;
 
 function version(): string {
   if (typeof GNT_CLI_VERSION === 'string') return GNT_CLI_VERSION;
@@ -32,8 +32,15 @@ if (!(commands as readonly string[]).includes(command)) {
   process.exit(2);
 }
 if (rest.includes('--help') || rest.includes('-h')) {
-  console.log(command === 'check' ? checkUsage : command === 'upgrade' ? upgradeUsage : cleanupUsage);
+  const usages: Record<(typeof commands)[number], string> = { check: checkUsage, upgrade: upgradeUsage, cleanup: cleanupUsage, migrate: migrateUsage };
+  console.log(usages[command as (typeof commands)[number]]);
   process.exit(0);
 }
-const { main } = command === 'check' ? await import('./check.js') : command === 'upgrade' ? await import('./upgrade-command.js') : await import('./cleanup.js');
+const loaders = {
+  check: () => import('./check.js'),
+  upgrade: () => import('./upgrade-command.js'),
+  cleanup: () => import('./cleanup.js'),
+  migrate: () => import('./migrate-command.js'),
+};
+const { main } = await loaders[command as (typeof commands)[number]]();
 runCommand(command, main, rest);

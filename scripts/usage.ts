@@ -8,6 +8,7 @@ commands:
   check <auto-scaling-group>     which pods cannot leave the group's nodes now, and why
   upgrade <auto-scaling-group>   roll the group on instance refresh with managed-node-group parity
   cleanup --deployment NAME      take back every mark a deployment left on nodes and groups
+  migrate --from OLD --to NEW    move every node of a group to a new group, drained, then leave the old one at zero
 
 graceful-node-termination <command> --help shows a command's options; --version its version.
 exit codes: 0 done, 1 failed, 2 bad usage, 3 a blocker found (docs/cli.md)`;
@@ -65,3 +66,29 @@ options:
 ${commonUsage}
 
 exit code: 0 done (or nothing to do), 1 on a failure, 2 on bad usage`;
+
+export const migrateUsage = `usage: graceful-node-termination migrate --from OLD --to NEW [options]   (npm run migrate -- --from OLD --to NEW [options])
+
+Moves a node group's work to a new group (both served by the deployment): the plan, then (with
+--approve, or a "yes" on a terminal) it waits for the new group's Ready nodes, marks every old
+node (PreferNoSchedule, or cordon), lets the batch pods on them finish, and shrinks the old group
+a few instances at a time so the terminate hook drains each node; it stops on the first drain
+that times out and leaves the old group at zero (delete it in your IaC). Without either, nothing
+is changed.
+
+options:
+  --from OLD               the Auto Scaling group to leave
+  --to NEW                 the Auto Scaling group to move to (create it first)
+  --approve                start without asking
+  --min-ready N            Ready nodes the new group needs first (default: the old group's nodes)
+  --max-unavailable N      old instances terminated at a time (default 1)
+  --cordon-all             cordon every old node at once instead of the PreferNoSchedule taint
+  --lease S                how long the marks outlive a command that died, renewed meanwhile (default 300)
+  --ready-timeout S        how long to wait for the new group's Ready nodes (default 900)
+  --batch-timeout S        how long to wait for batch pods on old nodes to finish (default 3600)
+  --deployment NAME        the deployment serving both groups (default: found from their lifecycle hooks)
+${commonUsage}
+
+Ctrl-C stops after the current step and takes the marks back. exit code: 0 when the old group is
+at zero (or only the plan was shown), 1 when a drain timed out or the new group did not get
+Ready, 2 on bad usage, 3 when a group is not served by the deployment, 130 when interrupted`;

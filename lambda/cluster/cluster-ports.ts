@@ -1,7 +1,7 @@
 // The cluster as the use cases see it: plain data and the smallest interfaces they need.
 // Only adapters/kubernetes/ talks to the API server; everything else is functions over these.
 import type { DrainabilityGateway } from './drainability.js';
-import type { DrainRecord } from './node-marks.js';
+import type { DrainRecord, MigrationRecord } from './node-marks.js';
 import type { LoadBalancerSources } from './served-load-balancers.js';
 
 export interface Taint {
@@ -25,6 +25,8 @@ export interface NodeInfo {
   readonly drain?: DrainRecord | undefined;
   /** The group of the refresh whose marks the node carries (refreshGroupAnnotation). */
   readonly refreshGroup?: string | undefined;
+  /** The record of the `migrate` whose marks the node carries (migrationAnnotation). */
+  readonly migration?: MigrationRecord | undefined;
   /** False when metadata.annotations is absent (a JSON patch must create the map first). */
   readonly hasAnnotations?: boolean | undefined;
   /** metadata.resourceVersion as read: a write can be made conditional on it. */
@@ -142,6 +144,10 @@ export interface NodeGateway {
    * keeps its cordon (the drain owns it now).
    */
   unmarkOutdated(group: string, select: { readonly refreshId?: string; readonly keep?: string; readonly nodes?: readonly NodeInfo[] }): Promise<readonly OutdatedUnmarked[]>;
+  /** A migration's marks (or its renewed record), conditional on the node as read; the taint and cordon only where asked. */
+  markMigrating(node: NodeInfo, marks: { readonly record: MigrationRecord; readonly owner: string; readonly taint: boolean; readonly cordon: boolean }): Promise<PatchResult>;
+  /** Takes back exactly what the node's migration record says was set, conditional on the node as read; what was removed. */
+  unmarkMigrating(node: NodeInfo): Promise<{ readonly result: PatchResult; readonly removed: readonly string[] }>;
 }
 
 /** A live view of one instance's node. */

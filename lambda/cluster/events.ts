@@ -191,6 +191,19 @@ export const outdatedMarksRemoved = (node: NodeRef, o: { refreshId: string; grou
     `Instance refresh ${o.refreshId} of group ${o.group} ${o.why}: removed what it set (${o.removed.length > 0 ? o.removed.join(', ') : 'only its label'}).`,
   );
 
+// --- migrate (the operator command) ---------------------------------------------------------
+
+export const markedForMigration = (node: NodeRef, o: { id: string; from: string; to: string; cordoned: boolean; taintKey: string }) =>
+  onNode(
+    node,
+    'Normal',
+    'MarkedForMigration',
+    `Migration ${o.id} moves group ${o.from} to ${o.to}: ${o.cordoned ? 'cordoned (--cordon-all)' : `tainted ${o.taintKey}:PreferNoSchedule, so evicted pods prefer the new group`}; its instance is terminated through the lifecycle hook.`,
+  );
+
+export const migrationMarksRemoved = (node: NodeRef, o: { id: string; why: string; removed: readonly string[] }) =>
+  onNode(node, 'Normal', 'MigrationMarksRemoved', `Migration ${o.id} ${o.why}: removed what it set (${o.removed.length > 0 ? o.removed.join(', ') : 'only its label'}).`);
+
 // --- reconcile ---------------------------------------------------------------------------
 
 export const drainResumed = (node: NodeRef, minutes: number) =>

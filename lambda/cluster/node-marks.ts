@@ -23,6 +23,52 @@ export const refreshCordonedLabel = 'graceful-node-termination/refresh-cordoned'
 /** The Auto Scaling group of that refresh (a group name can be longer than a label value). */
 export const refreshGroupAnnotation = 'graceful-node-termination/refresh-group';
 
+/** On every node a `migrate` of ours marked: the migration id, so one list finds them. */
+export const migrationLabel = 'graceful-node-termination/migration';
+/** Beside it: the migration's record (JSON, MigrationRecord): its groups, its lease, whether it cordoned. */
+export const migrationAnnotation = 'graceful-node-termination/migration';
+/** Our PreferNoSchedule taint on the nodes a migration moves off; its value is the migration id. */
+export const migratingTaintKey = 'graceful-node-termination/migrating';
+
+/**
+ * What `migrate` set on an old node. The command renews `renewedAtMs` while it runs; once the
+ * lease is over (the command died), the reconciler takes back exactly these marks.
+ */
+export interface MigrationRecord {
+  readonly id: string;
+  readonly from: string;
+  readonly to: string;
+  readonly renewedAtMs: number;
+  readonly leaseSeconds: number;
+  /** The migration cordoned the node (--cordon-all): the cordon is ours to lift. */
+  readonly cordoned: boolean;
+}
+
+export function formatMigrationRecord(r: MigrationRecord): string {
+  return JSON.stringify({ id: r.id, from: r.from, to: r.to, renewedAt: new Date(r.renewedAtMs).toISOString(), leaseSeconds: r.leaseSeconds, cordoned: r.cordoned });
+}
+
+/** An annotation's JSON object; undefined when absent or not one. */
+function jsonObject(raw: string | undefined): Record<string, unknown> | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const v = JSON.parse(raw) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The record as stored on the node; anything unreadable is treated as absent. */
+export function parseMigrationRecord(raw: string | undefined): MigrationRecord | undefined {
+  const v = jsonObject(raw);
+  if (v === undefined) return undefined;
+  const renewedAtMs = typeof v['renewedAt'] === 'string' ? Date.parse(v['renewedAt']) : Number.NaN;
+  const leaseSeconds = v['leaseSeconds'];
+  if (typeof v['id'] !== 'string' || Number.isNaN(renewedAtMs) || typeof leaseSeconds !== 'number' || !(leaseSeconds > 0)) return undefined;
+  return { id: v['id'], from: String(v['from'] ?? ''), to: String(v['to'] ?? ''), renewedAtMs, leaseSeconds, cordoned: v['cordoned'] === true };
+}
+
 export type DrainMark = 'exclude-from-load-balancers' | 'cordon';
 
 /** The node's cordon is a refresh's of ours: a drain that finds it takes it over. */
@@ -133,14 +179,8 @@ function parseTargets(v: unknown): TargetsReading | undefined {
  * versions before (a `token` in clear, `markedBy`) are read as the same record, token hashed.
  */
 export function parseDrainRecord(raw: string | undefined): DrainRecord | undefined {
-  if (raw === undefined) return undefined;
-  let v: Record<string, unknown>;
-  try {
-    v = JSON.parse(raw) as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
-  if (typeof v !== 'object' || v === null) return undefined;
+  const v = jsonObject(raw);
+  if (v === undefined) return undefined;
   const time = (key: string) => (typeof v[key] === 'string' ? Date.parse(v[key] as string) : Number.NaN);
   const startedAtMs = time('startedAt');
   const action = typeof v['action'] === 'string' ? v['action'] : typeof v['token'] === 'string' ? (v['token'] === '' ? '' : actionIdOf(v['token'])) : undefined;

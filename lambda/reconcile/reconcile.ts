@@ -20,6 +20,7 @@ import type { Config } from '../shared/config.js';
 import { asError, type Log } from '../shared/log.js';
 import { staleAfterSeconds } from '../shared/resume-window.js';
 import { parseClaim } from '../termination/claim.js';
+import { reconcileMigration } from './migration-marks.js';
 import { drainOwner, instanceIdOf } from './owners.js';
 
 export interface ReconcileDeps {
@@ -36,6 +37,8 @@ export interface ReconcileReport {
   readonly markedNodes: number;
   readonly drainMarksRemoved: readonly string[];
   readonly refreshMarksRemoved: readonly string[];
+  /** Nodes whose `migrate` marks were taken back (the command's lease was over). */
+  readonly migrationMarksRemoved: readonly string[];
   readonly drainsResumed: readonly string[];
   readonly tagsRemoved: readonly string[];
 }
@@ -47,12 +50,20 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
   const states = ids.length > 0 ? await instances.describe(ids) : new Map<string, InstanceState>();
   const groups = await instances.describeGroups([...config.autoScalingGroupNames]);
   const statuses = await refreshStatuses(deps, marked, states, groups);
-  const report = { markedNodes: marked.length, drainMarksRemoved: [] as string[], refreshMarksRemoved: [] as string[], drainsResumed: [] as string[], tagsRemoved: [] as string[] };
+  const report = {
+    markedNodes: marked.length,
+    drainMarksRemoved: [] as string[],
+    refreshMarksRemoved: [] as string[],
+    migrationMarksRemoved: [] as string[],
+    drainsResumed: [] as string[],
+    tagsRemoved: [] as string[],
+  };
   for (const node of marked) {
     const state = states.get(instanceIdOf(node.providerId) ?? '');
     try {
       if (node.drain !== undefined) await reconcileDrain(deps, node, node.drain, state, report);
       await reconcileRefresh(deps, node, state, statuses, report);
+      if (await reconcileMigration(deps, node)) report.migrationMarksRemoved.push(node.name);
     } catch (error) {
       deps.log.warn('could not reconcile the marks of a node; the next pass tries again', { node: node.name, error: asError(error) });
     }

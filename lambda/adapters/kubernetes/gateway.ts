@@ -9,6 +9,7 @@ import { createKubeHttp, type KubeEndpoint } from './kube-http.js';
 import { createLoadBalancerSources } from './load-balancer-api.js';
 import { createNodeApi, type NodeApi } from './node-api.js';
 import { reportingComponent } from './object-codecs.js';
+import { createMigrationNodeApi } from './migration-node-api.js';
 import { createOutdatedNodeApi } from './outdated-node-api.js';
 import { createPodApi } from './pod-api.js';
 import { createVolumeApi } from './volume-api.js';
@@ -34,6 +35,7 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
   return {
     ...createNodeApi(kube, options.log),
     ...createOutdatedNodeApi(kube),
+    ...createMigrationNodeApi(kube),
     ...createPodApi(kube, options.log),
     ...createVolumeApi(kube, options.log),
     ...createLoadBalancerSources(kube),

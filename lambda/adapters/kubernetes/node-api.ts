@@ -4,7 +4,16 @@ import type { V1Node } from '@kubernetes/client-node';
 import type { NodeGateway, NodeInfo, NodeMarks, NodeWatch, PatchResult } from '../../cluster/cluster-ports.js';
 import type { NodeReader } from '../../cluster/node-lookup.js';
 import { instanceMatches } from '../../cluster/node-lookup.js';
-import { drainAnnotation, excludeFromLoadBalancersLabel, formatDrainRecord, handOffAnnotation, ownerLabel, refreshLabel, type DrainRecord } from '../../cluster/node-marks.js';
+import {
+  drainAnnotation,
+  excludeFromLoadBalancersLabel,
+  formatDrainRecord,
+  handOffAnnotation,
+  migrationLabel,
+  ownerLabel,
+  refreshLabel,
+  type DrainRecord,
+} from '../../cluster/node-marks.js';
 import type { Log } from '../../shared/log.js';
 import { TransientError } from '../../shared/errors.js';
 import { call, classify, statusOf } from './api-errors.js';
@@ -216,7 +225,7 @@ function unmarkPatch(node: NodeInfo, record: DrainRecord): object {
   // A label that was there before (an operator's "false") is restored, not removed.
   if (record.set.includes('exclude-from-load-balancers')) labels[excludeFromLoadBalancersLabel] = record.priorLabel ?? null;
   // The owner label stays while a refresh mark of ours is on the node.
-  if (node.labels[refreshLabel] === undefined) labels[ownerLabel] = null;
+  if (node.labels[refreshLabel] === undefined && node.labels[migrationLabel] === undefined) labels[ownerLabel] = null;
   return {
     metadata: {
       ...(node.resourceVersion !== undefined ? { resourceVersion: node.resourceVersion } : {}),

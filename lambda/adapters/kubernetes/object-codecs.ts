@@ -2,7 +2,7 @@
 import type { CoreV1Event, V1Node, V1Pod, V1VolumeAttachment } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import type { ClusterEvent, NodeInfo, PodInfo, VolumeAttachmentInfo } from '../../cluster/cluster-ports.js';
-import { drainAnnotation, handOffAnnotation, parseDrainRecord, refreshGroupAnnotation } from '../../cluster/node-marks.js';
+import { drainAnnotation, handOffAnnotation, migrationAnnotation, parseDrainRecord, parseMigrationRecord, refreshGroupAnnotation } from '../../cluster/node-marks.js';
 
 export const reportingComponent = 'graceful-node-termination';
 
@@ -29,6 +29,7 @@ export function toNodeInfo(node: V1Node): NodeInfo {
     handOff: annotations[handOffAnnotation],
     drain: parseDrainRecord(annotations[drainAnnotation]),
     refreshGroup: annotations[refreshGroupAnnotation],
+    ...(annotations[migrationAnnotation] !== undefined ? { migration: parseMigrationRecord(annotations[migrationAnnotation]) } : {}),
     hasAnnotations: node.metadata?.annotations !== undefined,
     resourceVersion: node.metadata?.resourceVersion,
     ...(node.status?.volumesAttached !== undefined ? { attachedVolumes: node.status.volumesAttached.map((v) => v.name) } : {}),
