@@ -8,7 +8,7 @@ import { afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { actionIdOf, type DrainRecord } from '../../lambda/cluster/node-marks.js';
 import { nodeMarkKeys } from '../../lambda/cluster/mark-inventory.js';
 import { kubeconfigGateway } from '../../scripts/cluster-access.js';
-import { main, type CleanupResult } from '../../scripts/cleanup.js';
+import { main, renderCleanup, type CleanupResult } from '../../scripts/cleanup.js';
 import { admin, createKwokNode, newInstanceId, waitNodeReady } from './kube.js';
 
 const plane = inject('plane');
@@ -44,7 +44,9 @@ async function runCleanup(...args: string[]): Promise<CleanupResult> {
   } finally {
     log.mockRestore();
   }
-  return JSON.parse(printed.join('\n')) as CleanupResult;
+  const result = JSON.parse(printed.join('\n')) as CleanupResult;
+  if (process.env['GNT_DEBUG']) process.stderr.write(`cleanup:\n${renderCleanup(result)}\n`);
+  return result;
 }
 
 describe('cleanup', () => {

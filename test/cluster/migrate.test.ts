@@ -67,14 +67,15 @@ describe('migrate', () => {
     env.onHandlerLog((entry) => {
       if (process.env['GNT_DEBUG']) process.stderr.write(`handler: ${JSON.stringify(entry)}\n`);
     });
-    for (const name of oldNodes) await env.addNode(name, newInstanceId(), {}, [], from);
+    // The scenario's label: other files' nodes on the suite's plane run none of its pods.
+    for (const name of oldNodes) await env.addNode(name, newInstanceId(), { scenario: 'migrate' }, [], from);
     for (const name of oldNodes) await waitNodeReady(env.admin, name);
     await ensureNamespace(env.admin, 'migrate');
-    await createDeployment(env.admin, 'migrate', 'web', 6, { nodeSelector: { 'kubernetes.io/os': 'linux' }, deleteDelay: '1s' });
+    await createDeployment(env.admin, 'migrate', 'web', 6, { nodeSelector: { scenario: 'migrate' }, deleteDelay: '1s' });
     await waitDeploymentReady(env.admin, 'migrate', 'web', 6);
     await createPdb(env.admin, 'migrate', 'web', 'web', 5);
     // The new group: as many nodes as the old one runs.
-    for (let i = 1; i <= 3; i++) await env.addNode(`migrate-new-${i}`, newInstanceId(), {}, [], to);
+    for (let i = 1; i <= 3; i++) await env.addNode(`migrate-new-${i}`, newInstanceId(), { scenario: 'migrate' }, [], to);
     for (let i = 1; i <= 3; i++) await waitNodeReady(env.admin, `migrate-new-${i}`);
   });
   afterAll(async () => {

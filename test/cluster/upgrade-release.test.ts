@@ -51,7 +51,10 @@ async function createVersionedNode(name: string, instanceId: string, version: st
 
 async function run(...args: string[]): Promise<{ code: number; out: string[] }> {
   const out: string[] = [];
-  const log = vi.spyOn(console, 'log').mockImplementation((line: string) => void out.push(line));
+  const log = vi.spyOn(console, 'log').mockImplementation((line: string) => {
+    out.push(line);
+    if (process.env['GNT_DEBUG']) process.stderr.write(`upgrade: ${line}\n`);
+  });
   try {
     return { code: await main([group, '--kubeconfig', plane.adminKubeconfig, '--region', testAws.region, ...args]), out };
   } finally {
