@@ -3,7 +3,7 @@
 // third of the lease; the reconciler takes them back once the lease is over (a command that
 // died), and the command itself when it ends, whatever the way.
 import type { EventRecorder, NodeGateway, NodeInfo } from '../lambda/cluster/cluster-ports.js';
-import { markedForMigration } from '../lambda/cluster/events.js';
+import { markedForMigration, migrationMarksRemoved } from '../lambda/cluster/events.js';
 import type { NodeReader } from '../lambda/cluster/node-lookup.js';
 import { migratingTaintKey, migrationLabel, type MigrationRecord } from '../lambda/cluster/node-marks.js';
 import type { MigrateRequest } from './migrate-plan.js';
@@ -62,7 +62,12 @@ export async function markOldNodes(request: MigrateRequest, id: string, nodes: r
 export async function takeBackMarks(id: string, nodes: readonly string[], deps: MarkDeps): Promise<void> {
   let undone = 0;
   for (const name of nodes) {
-    const done = await withNode(deps, name, async (node) => (node.labels[migrationLabel] === id ? (await deps.cluster.unmarkMigrating(node)).result : 'node-gone'));
+    const done = await withNode(deps, name, async (node) => {
+      if (node.labels[migrationLabel] !== id) return 'node-gone';
+      const { result, removed } = await deps.cluster.unmarkMigrating(node);
+      if (result === 'patched') await deps.cluster.record(migrationMarksRemoved(node, { id, why: 'ended', removed }));
+      return result;
+    });
     if (done) undone++;
   }
   if (undone > 0) deps.out(`took back the marks of migration ${id} on ${undone} node(s) still there`);
