@@ -8,7 +8,11 @@
 // protocol (form body, XML answers); EKS DescribeCluster is REST-JSON. Lifecycle actions
 // behave as in AWS: each can be completed once; afterwards the answer is ValidationError
 // "No active Lifecycle Action". A Publish (a hand-off) is passed to onPublish, which delivers
-// it as SNS would: to a fresh invocation.
+// it as SNS would: to a fresh invocation. For the operator commands: EC2's launch template
+// versions and images (DescribeLaunchTemplateVersions, DescribeImages, CreateLaunchTemplateVersion
+// on the one local template), SSM GetParameter (JSON protocol) from `parameters`, the groups'
+// lifecycle hooks from `hooks`, and scale-in (TerminateInstanceInAutoScalingGroup, a lower
+// desired capacity), passed to onScaleIn to be played (demo/scale-in.ts).
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
