@@ -7,16 +7,16 @@
 // upgrade.ts, tested with Auto Scaling stubbed at the SDK edge.
 import { AppsV1Api, CoreV1Api, PolicyV1Api, VersionApi } from '@kubernetes/client-node';
 import { minorOf } from './ami-release.js';
-import { resolveAwsAccess } from './aws-access.js';
+import { resolveAwsAccess, type AwsAccess } from './aws-access.js';
 import { kubeconfigGateway, nodesOfInstances } from './cluster-access.js';
 import { runAsCommand } from './run-command.js';
 import { choice, exitCodes, integer, outputFormat, parseCommand, UsageError } from './command-options.js';
-import { atAws, atKubernetes, guardKubernetes } from './failure.js';
-import { loadKubeAccess } from './kube-access.js';
+import { atAws, atKubernetes, guardKubernetes, type Where } from './failure.js';
+import { loadKubeAccess, type KubeAccess } from './kube-access.js';
 import { formatOutput } from './output.js';
 import { upgradeUsage } from './usage.js';
 import { runUpgrade, type UpgradeDeps } from './upgrade.js';
-import { runReleaseUpgrade } from './upgrade-release.js';
+import { runReleaseUpgrade, type ReleaseDeps } from './upgrade-release.js';
 import { askYes, renderPlan } from './upgrade-plan.js';
 
 const upgradeOptions = {
@@ -88,31 +88,34 @@ export async function main(args: readonly string[] = process.argv.slice(2)): Pro
   const release = values.release;
   const result = await atAws(where, 'the instance refresh', () => {
     if (release === undefined) return runUpgrade(request, deps);
-    return runReleaseUpgrade(
-      { ...request, release, kubernetesVersion: values['kubernetes-version'] },
-      {
-        ...deps,
-        catalog: aws.images,
-        apps: guardKubernetes(kube.kc.makeApiClient(AppsV1Api), where, 'read Deployments, StatefulSets and DaemonSets'),
-        controlPlaneVersion: async () => {
-          const version = await atKubernetes(where, 'read the server version', () => kube.kc.makeApiClient(VersionApi).getCode());
-          return minorOf(version.gitVersion) ?? `${version.major}.${version.minor.replace(/\D+$/, '')}`;
-        },
-        nodeVersions: (names) =>
-          Promise.all(
-            names.map(async (name) => {
-              const node = await core.readNode({ name });
-              const ready = node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-              return { name, ready, kubeletVersion: node.status?.nodeInfo?.kubeletVersion };
-            }),
-          ),
-        availableTimeoutMs: (availableTimeout ?? 300) * 1000,
-      },
-    );
+    return runReleaseUpgrade({ ...request, release, kubernetesVersion: values['kubernetes-version'] }, releaseDeps(deps, { kube, aws, where, core }, availableTimeout ?? 300));
   });
   if (format !== 'table') console.log(formatOutput(format, result, () => ''));
   if (result.reason && result.exitCode === 2) throw new UsageError(result.reason);
   return result.exitCode;
+}
+
+/** What `--release` needs beyond the upgrade: EC2 and SSM, the workloads, the server's version, the nodes' kubelets. */
+function releaseDeps(deps: UpgradeDeps, o: { kube: KubeAccess; aws: AwsAccess; where: Where; core: CoreV1Api }, availableTimeoutSeconds: number): ReleaseDeps {
+  const { kube, aws, where, core } = o;
+  return {
+    ...deps,
+    catalog: aws.images,
+    apps: guardKubernetes(kube.kc.makeApiClient(AppsV1Api), where, 'read Deployments, StatefulSets and DaemonSets'),
+    controlPlaneVersion: async () => {
+      const version = await atKubernetes(where, 'read the server version', () => kube.kc.makeApiClient(VersionApi).getCode());
+      return minorOf(version.gitVersion) ?? `${version.major}.${version.minor.replace(/\D+$/, '')}`;
+    },
+    nodeVersions: (names) =>
+      Promise.all(
+        names.map(async (name) => {
+          const node = await core.readNode({ name });
+          const ready = node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+          return { name, ready, kubeletVersion: node.status?.nodeInfo?.kubeletVersion };
+        }),
+      ),
+    availableTimeoutMs: availableTimeoutSeconds * 1000,
+  };
 }
 
 runAsCommand(import.meta.url, 'upgrade', main);
