@@ -6,7 +6,7 @@ import { createRuntime, type LambdaHandler } from '../lambda/runtime.js';
 import { captureHandlerLogs } from '../test/cluster/handler-logs.js';
 import { startFaultProxy, type FaultProxy } from '../test/cluster/fault-proxy.js';
 import { admin, createKwokNode, type Admin, rbacFile } from '../test/cluster/kube.js';
-import { startPlane, type Plane } from '../test/cluster/plane/plane.js';
+import { startPlane, type Plane, type PlaneInfo } from '../test/cluster/plane/plane.js';
 import { testAws } from '../test/cluster/plane/token-webhook.js';
 import { lifecycleMessage, snsEvent } from '../test/fixtures/notifications.js';
 import type { RateLimit } from './aws-rate-limits.js';
@@ -52,6 +52,10 @@ export interface EnvironmentOptions {
    * per set of settings serves every invocation at once.
    */
   readonly containerPerInvocation?: boolean;
+  /** Run on this plane (the cluster suite's) instead of starting one; stop() leaves it running. */
+  readonly plane?: PlaneInfo;
+  /** The groups the deployment serves (default: groupName alone): each gets its launch and terminate hooks. */
+  readonly groups?: readonly string[];
 }
 
 /** One invocation of the function, as the environment started it. */
@@ -90,8 +94,8 @@ export interface Environment {
   readonly handlerEnvironment: Readonly<Record<string, string | undefined>>;
   /** The counting proxy in front of the API server (countBytes). */
   readonly proxy: FaultProxy | undefined;
-  /** A kwok node for an instance of the group, known to EC2 under the node's name. */
-  addNode(name: string, instanceId: string, labels?: Record<string, string>, taints?: { key: string; effect: string; value?: string }[]): Promise<void>;
+  /** A kwok node for an instance of the group (default groupName), known to EC2 under the node's name. */
+  addNode(name: string, instanceId: string, labels?: Record<string, string>, taints?: { key: string; effect: string; value?: string }[], group?: string): Promise<void>;
   /** Opens a lifecycle action and returns the SNS event Auto Scaling would send for it. */
   notify(instanceId: string, transition?: 'TERMINATING' | 'LAUNCHING'): { token: string; notifiedMs: number; event: unknown };
   /**
@@ -116,7 +120,10 @@ export function integerOption(name: string, raw: string | undefined, min: number
 export async function startEnvironment(options: EnvironmentOptions): Promise<Environment> {
   const invocationSeconds = options.invocationSeconds ?? 900;
   const handOffTopicArn = `arn:aws:sns:${testAws.region}:${testAws.accountId}:graceful-node-termination`;
-  const plane = await startPlane({ log: options.log, auditUsers: options.auditUsers, manyNodesWithoutKubelet: options.manyNodesWithoutKubelet });
+  const plane: Plane = options.plane
+    ? { ...options.plane, stop: async () => {} }
+    : await startPlane({ log: options.log, auditUsers: options.auditUsers, manyNodesWithoutKubelet: options.manyNodesWithoutKubelet });
+  const groups = options.groups ?? [groupName];
   let aws: LocalAws | undefined;
   let proxy: FaultProxy | undefined;
   let stopCapture: (() => void) | undefined;
@@ -125,6 +132,8 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
     a.kubectl('apply', '-f', rbacFile);
     proxy = options.countBytes ? await startFaultProxy({ server: plane.server, caPem: plane.caPem }, {}) : undefined;
     aws = await startLocalAws({ name: testAws.clusterName, endpoint: proxy?.url ?? plane.server, caPem: plane.caPem }, { rateLimits: options.awsRateLimits });
+    // Each served group has the deployment's hooks (upgrade and migrate find the deployment there).
+    for (const g of groups) aws.hooks.set(g, [terminateHook.replace(/-terminate$/, '')]);
     const listeners: ((entry: Record<string, unknown>) => void)[] = [];
     stopCapture = captureHandlerLogs((entry) => listeners.forEach((l) => l(entry)));
     // The default credential chain reads these; the plane's webhook knows the same test key.
@@ -135,8 +144,10 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
     });
     const handlerEnvironment = {
       ...process.env,
+      // Vitest sets MODE=test in its own process: not the handler's MODE (enforce | observe).
+      ...(process.env['MODE'] === 'test' ? { MODE: undefined } : {}),
       CLUSTER_NAME: testAws.clusterName,
-      AUTO_SCALING_GROUP_NAMES: groupName,
+      AUTO_SCALING_GROUP_NAMES: groups.join(','),
       LIFECYCLE_HOOK_NAMES: `${terminateHook},${launchHook}`,
       DRAIN_TIMEOUT_SECONDS: String(options.drainTimeoutSeconds ?? 600),
       LOAD_BALANCER_DELAY_SECONDS: String(options.loadBalancerDelaySeconds),
@@ -192,7 +203,7 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
         lifecycleMessage({
           EC2InstanceId: instanceId,
           LifecycleActionToken: token,
-          AutoScalingGroupName: groupName,
+          AutoScalingGroupName: known?.group ?? groupName,
           LifecycleHookName: transition === 'TERMINATING' ? terminateHook : launchHook,
           LifecycleTransition: `autoscaling:EC2_INSTANCE_${transition}`,
           Time: new Date(notifiedMs).toISOString(),
@@ -211,12 +222,12 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
       onHandlerLog: (listener) => void listeners.push(listener),
       onInvocation: (listener) => void invocationListeners.push(listener),
       containers: () => containers.length,
-      async addNode(name, instanceId, labels = {}, taints = []) {
-        await createKwokNode(a, name, instanceId, { 'eks.amazonaws.com/nodegroup': groupName, ...labels }, taints);
+      async addNode(name, instanceId, labels = {}, taints = [], group = groupName) {
+        await createKwokNode(a, name, instanceId, { 'eks.amazonaws.com/nodegroup': group, ...labels }, taints);
         const known = localAws.instances.get(instanceId);
         localAws.instances.set(instanceId, {
           privateDnsName: name,
-          group: groupName,
+          group,
           lifecycleState: known?.lifecycleState ?? 'InService',
           version: known?.version ?? labels['node-version'] ?? '1',
         });

@@ -8,7 +8,11 @@
 // protocol (form body, XML answers); EKS DescribeCluster is REST-JSON. Lifecycle actions
 // behave as in AWS: each can be completed once; afterwards the answer is ValidationError
 // "No active Lifecycle Action". A Publish (a hand-off) is passed to onPublish, which delivers
-// it as SNS would: to a fresh invocation.
+// it as SNS would: to a fresh invocation. For the operator commands: EC2's launch template
+// versions and images (DescribeLaunchTemplateVersions, DescribeImages, CreateLaunchTemplateVersion
+// on the one local template), SSM GetParameter (JSON protocol) from `parameters`, the groups'
+// lifecycle hooks from `hooks`, and scale-in (TerminateInstanceInAutoScalingGroup, a lower
+// desired capacity), passed to onScaleIn to be played (demo/scale-in.ts).
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -59,6 +63,18 @@ export interface LocalAws {
   readonly refreshes: Map<string, LocalRefresh>;
   /** Group tags (CreateOrUpdateTags / DeleteTags), by group. */
   readonly tags: Map<string, Map<string, string>>;
+  /** The deployments whose launch and terminate hooks each group has (DescribeLifecycleHooks). */
+  readonly hooks: Map<string, string[]>;
+  /** Each group's launch template version (default "1") and desired capacity (default: its instances not terminating). */
+  readonly groups: Map<string, { version?: string; desired?: number }>;
+  /** The local launch template's versions: version number -> image id (EC2 DescribeLaunchTemplateVersions, CreateLaunchTemplateVersion). */
+  readonly templateVersions: Map<string, string>;
+  /** Images EC2 describes: image id -> name. */
+  readonly images: Map<string, string>;
+  /** SSM parameters: name -> value (GetParameter). */
+  readonly parameters: Map<string, string>;
+  /** Called when Auto Scaling is asked to scale in: TerminateInstanceInAutoScalingGroup, or a lower desired capacity. */
+  onScaleIn(listener: (request: ScaleIn) => void): void;
   /** Called when StartInstanceRefresh is answered (the demo's player runs the refresh). */
   onStartInstanceRefresh(listener: (refresh: LocalRefresh) => void): void;
   /** A lifecycle action that may now be completed (what Auto Scaling does before notifying). */
@@ -67,6 +83,14 @@ export interface LocalAws {
   /** Receives each message published to the topic (SNS's delivery to the function). */
   onPublish(listener: (topicArn: string, message: string) => void): void;
   stop(): Promise<void>;
+}
+
+/** A scale-in asked of the local Auto Scaling: one instance by id, or a count the group picks. */
+export interface ScaleIn {
+  readonly group: string;
+  readonly instanceId?: string;
+  readonly count?: number;
+  readonly decrement: boolean;
 }
 
 export interface ClusterForEks {
@@ -94,6 +118,12 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
   const instances = new Map<string, LocalInstance>();
   const refreshes = new Map<string, LocalRefresh>();
   const tags = new Map<string, Map<string, string>>();
+  const hooks = new Map<string, string[]>();
+  const groupSettings = new Map<string, { version?: string; desired?: number }>();
+  const templateVersions = new Map<string, string>();
+  const images = new Map<string, string>();
+  const parameters = new Map<string, string>();
+  const scaleInListeners: ((request: ScaleIn) => void)[] = [];
   const refreshListeners: ((refresh: LocalRefresh) => void)[] = [];
   /** A Query API answer (Auto Scaling's namespace unless told). */
   const ok = (res: ServerResponse, action: string, result: string, requestId: string, namespace = xmlns) => {
@@ -150,8 +180,22 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
       return;
     }
 
+    if (req.headers['x-amz-target'] === 'AmazonSSM.GetParameter') {
+      const name = String((JSON.parse(body) as { Name?: unknown }).Name ?? '');
+      record({ action: 'GetParameter', atMs: Date.now(), params: { Name: name }, outcome: 'ok' });
+      const value = parameters.get(name);
+      res.writeHead(value === undefined ? 400 : 200, { 'content-type': 'application/x-amz-json-1.1', 'x-amzn-requestid': requestId });
+      res.end(
+        JSON.stringify(
+          value === undefined ? { __type: 'ParameterNotFound', message: '' } : { Parameter: { Name: name, Type: 'String', Value: value, Version: 1, DataType: 'aws:ec2:image' } },
+        ),
+      );
+      return;
+    }
     const params = Object.fromEntries(new URLSearchParams(body));
     const action = params['Action'];
+    if (action !== undefined && (await answerLaunchTemplates(action, params, res, requestId))) return;
+    if (action === 'TerminateInstanceInAutoScalingGroup' || action === 'UpdateAutoScalingGroup') return answerScaleIn(action, params, res, requestId);
     const service = serviceOf(params['Version']);
     if (limiter && service && action && !limiter.admit(service, action)) {
       record({ action, atMs: Date.now(), params: {}, outcome: 'throttled' });
@@ -209,12 +253,12 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
           ([id, i]) =>
             `<member><InstanceId>${id}</InstanceId><LifecycleState>${i.lifecycleState}</LifecycleState><HealthStatus>${i.healthStatus ?? 'Healthy'}</HealthStatus>${template(i.version ?? '1')}</member>`,
         );
-        const desired = inGroup.filter(([, i]) => !i.lifecycleState.startsWith('Terminating')).length;
+        const desired = groupSettings.get(group)?.desired ?? inGroup.filter(([, i]) => !i.lifecycleState.startsWith('Terminating')).length;
         const tagXml = [...(tags.get(group) ?? [])].map(
           ([k, v]) =>
             `<member><Key>${k}</Key><Value>${v}</Value><ResourceId>${group}</ResourceId><ResourceType>auto-scaling-group</ResourceType><PropagateAtLaunch>false</PropagateAtLaunch></member>`,
         );
-        return `<member><AutoScalingGroupName>${group}</AutoScalingGroupName><MinSize>0</MinSize><MaxSize>100</MaxSize><DesiredCapacity>${desired}</DesiredCapacity>${template('1')}<Instances>${instanceXml.join('')}</Instances><Tags>${tagXml.join('')}</Tags></member>`;
+        return `<member><AutoScalingGroupName>${group}</AutoScalingGroupName><MinSize>0</MinSize><MaxSize>100</MaxSize><DesiredCapacity>${desired}</DesiredCapacity>${template(groupSettings.get(group)?.version ?? '1')}<Instances>${instanceXml.join('')}</Instances><Tags>${tagXml.join('')}</Tags></member>`;
       };
       return ok(
         res,
@@ -246,9 +290,13 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
       return ok(res, action, '', requestId);
     }
     if (action === 'DescribeLifecycleHooks') {
-      // upgrade looks for the deployment serving a group in its hooks; the local groups have none.
-      record({ action, atMs: Date.now(), params: { group: params['AutoScalingGroupName'] ?? '' }, outcome: 'ok' });
-      return ok(res, action, '<LifecycleHooks></LifecycleHooks>', requestId);
+      // upgrade and migrate find the deployment serving a group in its hooks (`hooks`).
+      const group = params['AutoScalingGroupName'] ?? '';
+      record({ action, atMs: Date.now(), params: { group }, outcome: 'ok' });
+      const hook = (name: string, transition: string) =>
+        `<member><LifecycleHookName>${name}</LifecycleHookName><AutoScalingGroupName>${group}</AutoScalingGroupName><LifecycleTransition>autoscaling:EC2_INSTANCE_${transition}</LifecycleTransition><HeartbeatTimeout>300</HeartbeatTimeout><DefaultResult>CONTINUE</DefaultResult></member>`;
+      const members = (hooks.get(group) ?? []).flatMap((d) => [hook(`${d}-launch`, 'LAUNCHING'), hook(`${d}-terminate`, 'TERMINATING')]);
+      return ok(res, action, `<LifecycleHooks>${members.join('')}</LifecycleHooks>`, requestId);
     }
     if (action === 'CreateOrUpdateTags' || action === 'DeleteTags') {
       const asked = tagsOf(params);
@@ -308,6 +356,67 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
     ok(res, action, '', requestId);
   }
 
+  /** EC2's launch template and image calls on the one local template; false when the action is another. */
+  async function answerLaunchTemplates(action: string, params: Record<string, string>, res: ServerResponse, requestId: string): Promise<boolean> {
+    const ec2 = (name: string, inner: string) => {
+      res.writeHead(200, { 'content-type': 'text/xml' });
+      res.end(`<${name}Response xmlns="${ec2Xmlns}"><requestId>${requestId}</requestId>${inner}</${name}Response>`);
+    };
+    const versionXml = (v: string) =>
+      `<item><launchTemplateId>${localLaunchTemplate.id}</launchTemplateId><launchTemplateName>${localLaunchTemplate.name}</launchTemplateName><versionNumber>${v}</versionNumber><launchTemplateData><imageId>${templateVersions.get(v) ?? ''}</imageId><instanceType>m7i.large</instanceType></launchTemplateData></item>`;
+    const numbers = () => [...templateVersions.keys()].map(Number).sort((x, y) => x - y);
+    if (action === 'DescribeLaunchTemplateVersions') {
+      const asked = params['LaunchTemplateVersion.1'] ?? '$Default';
+      const v = asked === '$Latest' ? String(numbers().at(-1) ?? 1) : asked === '$Default' ? String(numbers()[0] ?? 1) : asked;
+      record({ action, atMs: Date.now(), params: { version: asked }, outcome: 'ok' });
+      ec2(action, `<launchTemplateVersionSet>${templateVersions.has(v) ? versionXml(v) : ''}</launchTemplateVersionSet>`);
+      return true;
+    }
+    if (action === 'DescribeImages') {
+      const id = params['Filter.1.Value.1'] ?? '';
+      record({ action, atMs: Date.now(), params: { ImageId: id }, outcome: 'ok' });
+      const name = images.get(id);
+      ec2(action, `<imagesSet>${name === undefined ? '' : `<item><imageId>${id}</imageId><name>${name}</name><architecture>x86_64</architecture></item>`}</imagesSet>`);
+      return true;
+    }
+    if (action === 'CreateLaunchTemplateVersion') {
+      const { Action: _a, Version: _v, ...asked } = params;
+      record({ action, atMs: Date.now(), params: asked, outcome: 'ok' });
+      const v = String((numbers().at(-1) ?? 0) + 1);
+      templateVersions.set(v, params['LaunchTemplateData.ImageId'] ?? templateVersions.get(params['SourceVersion'] ?? '') ?? '');
+      ec2(action, `<launchTemplateVersion><launchTemplateId>${localLaunchTemplate.id}</launchTemplateId><versionNumber>${v}</versionNumber></launchTemplateVersion>`);
+      return true;
+    }
+    return false;
+  }
+
+  /** A scale-in: answered at once, as Auto Scaling does; the listeners play it (hooks, terminations). */
+  function answerScaleIn(action: string, params: Record<string, string>, res: ServerResponse, requestId: string): void {
+    const { Action: _a, Version: _v, ...asked } = params;
+    record({ action, atMs: Date.now(), params: asked, outcome: 'ok' });
+    if (action === 'TerminateInstanceInAutoScalingGroup') {
+      const instanceId = params['InstanceId'] ?? '';
+      const instance = instances.get(instanceId);
+      if (instance === undefined) return queryError(res, 400, 'ValidationError', `Instance Id not found - No managed instance found for instance ID: ${instanceId}`, requestId);
+      const decrement = params['ShouldDecrementDesiredCapacity'] === 'true';
+      const settings = groupSettings.get(instance.group) ?? {};
+      if (decrement && settings.desired !== undefined) settings.desired -= 1;
+      groupSettings.set(instance.group, settings);
+      instance.lifecycleState = 'Terminating';
+      const activity = `<Activity><ActivityId>${randomUUID()}</ActivityId><AutoScalingGroupName>${instance.group}</AutoScalingGroupName><StatusCode>InProgress</StatusCode><Progress>0</Progress><Cause>terminate ${instanceId}</Cause><StartTime>${new Date().toISOString()}</StartTime></Activity>`;
+      ok(res, action, activity, requestId);
+      for (const l of scaleInListeners) l({ group: instance.group, instanceId, decrement });
+      return;
+    }
+    const group = params['AutoScalingGroupName'] ?? '';
+    const live = [...instances.values()].filter((i) => i.group === group && !i.lifecycleState.startsWith('Terminating')).length;
+    const settings = groupSettings.get(group) ?? {};
+    const desired = params['DesiredCapacity'] === undefined ? (settings.desired ?? live) : Number(params['DesiredCapacity']);
+    groupSettings.set(group, { ...settings, desired });
+    ok(res, action, '', requestId);
+    if (desired < live) for (const l of scaleInListeners) l({ group, count: live - desired, decrement: true });
+  }
+
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
@@ -316,6 +425,12 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
     instances,
     refreshes,
     tags,
+    hooks,
+    groups: groupSettings,
+    templateVersions,
+    images,
+    parameters,
+    onScaleIn: (listener) => void scaleInListeners.push(listener),
     onStartInstanceRefresh: (listener) => void refreshListeners.push(listener),
     openAction: (token) => void open.add(token),
     onCall: (listener) => void listeners.push(listener),
@@ -342,5 +457,11 @@ function queryError(res: ServerResponse, status: number, code: string, message: 
 
 /** The environment that points the handler's SDK clients at the local endpoint. */
 export function localAwsEnvironment(aws: LocalAws): Record<string, string> {
-  return { AWS_ENDPOINT_URL_AUTO_SCALING: aws.endpointUrl, AWS_ENDPOINT_URL_EKS: aws.endpointUrl, AWS_ENDPOINT_URL_SNS: aws.endpointUrl, AWS_ENDPOINT_URL_EC2: aws.endpointUrl };
+  return {
+    AWS_ENDPOINT_URL_AUTO_SCALING: aws.endpointUrl,
+    AWS_ENDPOINT_URL_EKS: aws.endpointUrl,
+    AWS_ENDPOINT_URL_SNS: aws.endpointUrl,
+    AWS_ENDPOINT_URL_EC2: aws.endpointUrl,
+    AWS_ENDPOINT_URL_SSM: aws.endpointUrl,
+  };
 }

@@ -1,5 +1,6 @@
 // npm run demo: an Auto Scaling scale-in on a local cluster, told as a live timeline.
 //   npm run demo -- --nodes 3 --replicas 6 --lb-delay 10 --invocation-seconds 900
+//   npm run demo -- --upgrade (demo/upgrade.ts); npm run demo -- --migrate (demo/migrate.ts)
 // Starts the local control plane (etcd, kube-apiserver, controllers, kwok nodes), creates a
 // small node group with realistic workloads, then sends the real handler the notification
 // Auto Scaling sends when it terminates one instance. No AWS account: the Auto Scaling and
@@ -42,6 +43,9 @@ const { values } = parseArgs({
     repair: { type: 'boolean', default: false },
     strategy: { type: 'string' },
     'max-unavailable': { type: 'string' },
+    // Moving to a new node group instead (demo/migrate.ts reads its own options).
+    migrate: { type: 'boolean', default: false },
+    'cordon-all': { type: 'boolean', default: false },
   },
 });
 if (values.upgrade) {
@@ -52,6 +56,9 @@ if (values['scale-in-choice']) {
 }
 if (values.repair) {
   await import('./repair.js');
+}
+if (values.migrate) {
+  await import('./migrate.js');
 }
 const nodeCount = integerOption('nodes', values.nodes, 2);
 const replicas = integerOption('replicas', values.replicas, 2);

@@ -6,6 +6,7 @@
 import { AutoScalingClient } from '@aws-sdk/client-auto-scaling';
 import { createEc2Instances } from '../lambda/adapters/aws/ec2-instances.js';
 import type { InstanceDirectory } from '../lambda/shared/aws-ports.js';
+import { createImageCatalog, type ImageCatalog } from './aws-images.js';
 import { UsageError } from './command-options.js';
 
 export interface AwsAccess {
@@ -14,6 +15,8 @@ export interface AwsAccess {
   readonly profile: string | undefined;
   readonly autoScaling: AutoScalingClient;
   readonly instances: InstanceDirectory;
+  /** EC2's launch templates and images, SSM's public parameters (`upgrade --release`). */
+  readonly images: ImageCatalog;
 }
 
 export const noRegionMessage = 'no AWS region: pass --region, set AWS_REGION, or set `region` in the profile of ~/.aws/config (aws configure set region <region>)';
@@ -39,5 +42,11 @@ export async function resolveAwsAccess(o: { region?: string | undefined; profile
   }
   if (!region) throw new UsageError(noRegionMessage);
   const instances = createEc2Instances({ region, credentials: autoScaling.config.credentials, endpoint: env['AWS_ENDPOINT_URL_EC2'] ?? env['AWS_ENDPOINT_URL'] });
-  return { region, profile, autoScaling, instances };
+  const images = createImageCatalog({
+    region,
+    credentials: autoScaling.config.credentials,
+    endpoint: env['AWS_ENDPOINT_URL_EC2'] ?? env['AWS_ENDPOINT_URL'],
+    ssmEndpoint: env['AWS_ENDPOINT_URL_SSM'] ?? env['AWS_ENDPOINT_URL'],
+  });
+  return { region, profile, autoScaling, instances, images };
 }

@@ -4,16 +4,17 @@
 // Takes back every mark a deployment of ours left (docs/marks.md): on its nodes (found by the
 // owner label: one label-selected list) a drain's marks exactly as its record says (the
 // load-balancer label restored, only our cordon lifted), a refresh's (taint, labels, its
-// cordon), the hand-off claim and the owner label; on Auto Scaling groups the refresh-strategy
-// tag. The writes are the gateway's own unmark and unmarkOutdated, the reconciler's; nothing
-// else on a node is touched. Run it after the stack is deleted (docs/deploy.md#uninstall).
+// cordon), a migration's (taint, label, record, its cordon), the hand-off claim and the owner
+// label; on Auto Scaling groups the refresh-strategy tag. The writes are the gateway's own
+// unmark, unmarkOutdated and unmarkMigrating, the reconciler's; nothing else on a node is
+// touched. Run it after the stack is deleted (docs/deploy.md#uninstall).
 import { DeleteTagsCommand, DescribeLifecycleHooksCommand, DescribeTagsCommand, type AutoScalingClient } from '@aws-sdk/client-auto-scaling';
 import { statusOf } from '../lambda/adapters/kubernetes/api-errors.js';
 import { createKubeHttp, type KubeHttp } from '../lambda/adapters/kubernetes/kube-http.js';
 import type { OutOfServiceGateway } from '../lambda/cluster/out-of-service.js';
 import type { NodeGateway, NodeInfo, PatchResult } from '../lambda/cluster/cluster-ports.js';
 import { marksOnNode } from '../lambda/cluster/mark-inventory.js';
-import { deferralAnnotation, drainAnnotation, handOffAnnotation, ownerLabel, refreshLabel } from '../lambda/cluster/node-marks.js';
+import { deferralAnnotation, drainAnnotation, handOffAnnotation, migrationLabel, ownerLabel, refreshLabel } from '../lambda/cluster/node-marks.js';
 import { refreshStrategyTag } from '../lambda/shared/group-tags.js';
 import { endpointFromKubeConfig, kubeconfigGateway } from './cluster-access.js';
 import { runAsCommand } from './run-command.js';
@@ -37,7 +38,7 @@ export interface CleanupResult {
 }
 
 export interface CleanupDeps {
-  readonly nodes: Pick<NodeGateway, 'listMarked' | 'unmark' | 'unmarkOutdated'> & Partial<Pick<OutOfServiceGateway, 'untaintOutOfService'>>;
+  readonly nodes: Pick<NodeGateway, 'listMarked' | 'unmark' | 'unmarkOutdated' | 'unmarkMigrating'> & Partial<Pick<OutOfServiceGateway, 'untaintOutOfService'>>;
   /** Removes the owner label, a stray hand-off claim and an unreadable record, conditional on the node as read. */
   readonly removeLeftovers: (node: NodeInfo) => Promise<PatchResult>;
   /** Absent: the nodes only (no AWS access asked for). */
@@ -52,13 +53,16 @@ export interface GroupTags {
   untag(group: string): Promise<void>;
 }
 
-/** Three passes over the owner's nodes: drains' marks, refreshes' marks, what is left. */
+/** Four passes over the owner's nodes: drains' marks, refreshes' marks, migrations' marks, what is left. */
 async function cleanNodes(deployment: string, deps: CleanupDeps): Promise<void> {
   for (const node of await deps.nodes.listMarked(deployment)) if (node.drain !== undefined) await deps.nodes.unmark(node, node.drain);
   for (const node of await deps.nodes.listMarked(deployment)) {
     if (node.labels[refreshLabel] !== undefined) await deps.nodes.unmarkOutdated(node.refreshGroup ?? '', { nodes: [node] });
   }
   for (const node of await deps.nodes.listMarked(deployment)) if (node.outOfService !== undefined) await deps.nodes.untaintOutOfService?.(node);
+  for (const node of await deps.nodes.listMarked(deployment)) {
+    if (node.labels[migrationLabel] !== undefined) await deps.nodes.unmarkMigrating(node);
+  }
   for (const node of await deps.nodes.listMarked(deployment)) await deps.removeLeftovers(node);
 }
 

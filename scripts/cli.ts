@@ -1,16 +1,16 @@
-// The installed command, `graceful-node-termination <check|upgrade|cleanup|termination-policy> ...` (npx from the package
+// The installed command, `graceful-node-termination <check|upgrade|cleanup|migrate|termination-policy> ...` (npx from the package
 // packages/cli): bundled by scripts/bundle-bin.ts into one file that needs nothing but Node
 // (24 or later: the bin's entry refuses older ones before this bundle is read). In
 // development the same commands are `npm run check` and `npm run upgrade`.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCommand } from './run-command.js';
-import { checkUsage, cleanupUsage, cliUsage, terminationPolicyUsage, upgradeUsage } from './usage.js';
+import { checkUsage, cleanupUsage, cliUsage, migrateUsage, terminationPolicyUsage, upgradeUsage } from './usage.js';
 
 /** Set by the bundle (esbuild define): the version of packages/cli/package.json. */
 declare const GNT_CLI_VERSION: string | undefined;
 
-const commands = ['check', 'upgrade', 'cleanup', 'termination-policy'] as const;
+const commands = ['check', 'upgrade', 'cleanup', 'migrate', 'termination-policy'] as const;
 
 function version(): string {
   if (typeof GNT_CLI_VERSION === 'string') return GNT_CLI_VERSION;
@@ -32,15 +32,22 @@ if (!(commands as readonly string[]).includes(command)) {
   process.exit(2);
 }
 if (rest.includes('--help') || rest.includes('-h')) {
-  const usage: Record<(typeof commands)[number], string> = { check: checkUsage, upgrade: upgradeUsage, cleanup: cleanupUsage, 'termination-policy': terminationPolicyUsage };
-  console.log(usage[command as (typeof commands)[number]]);
+  const usages: Record<(typeof commands)[number], string> = {
+    check: checkUsage,
+    upgrade: upgradeUsage,
+    cleanup: cleanupUsage,
+    migrate: migrateUsage,
+    'termination-policy': terminationPolicyUsage,
+  };
+  console.log(usages[command as (typeof commands)[number]]);
   process.exit(0);
 }
-const modules = {
+const loaders = {
   check: () => import('./check.js'),
   upgrade: () => import('./upgrade-command.js'),
   cleanup: () => import('./cleanup.js'),
+  migrate: () => import('./migrate-command.js'),
   'termination-policy': () => import('./termination-policy.js'),
 };
-const { main } = await modules[command as (typeof commands)[number]]();
+const { main } = await loaders[command as (typeof commands)[number]]();
 runCommand(command, main, rest);

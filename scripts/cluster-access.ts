@@ -35,6 +35,11 @@ export function kubeconfigGateway(kc: KubeConfig): KubernetesGateway {
  * with the providerID checked (a GET each), the rest by one scan of the node list.
  */
 export async function nodesOfInstances(instanceIds: readonly string[], kc: KubeConfig, directory: InstanceDirectory): Promise<string[]> {
+  return [...(await nodeNamesOfInstances(instanceIds, kc, directory)).values()];
+}
+
+/** The same, as instance id -> node name. */
+export async function nodeNamesOfInstances(instanceIds: readonly string[], kc: KubeConfig, directory: InstanceDirectory): Promise<Map<string, string>> {
   const found = await createNodeLookup(kubeconfigGateway(kc), directory, systemClock, quietLog).findNodesOfInstances(instanceIds);
-  return [...found.values()].map((n) => n.name);
+  return new Map([...found].map(([id, n]) => [id, n.name]));
 }

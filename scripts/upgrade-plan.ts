@@ -11,6 +11,8 @@ export interface UpgradePlan {
   readonly region: string | undefined;
   readonly strategy: string;
   readonly launchTemplateVersion: string | undefined;
+  /** `--release`: what the new launch template version will be (upgrade-release.ts). */
+  readonly releaseLines?: readonly string[] | undefined;
   /** The group's instances now; those already on the target configuration are skipped (SkipMatching). */
   readonly instances: readonly string[];
   readonly minHealthyPercentage: number | undefined;
@@ -37,7 +39,7 @@ export function renderPlan(plan: UpgradePlan): string[] {
   const { preflight } = plan;
   return [
     `plan: instance refresh of ${plan.group} in ${plan.region ?? 'the configured region'}`,
-    `  launch template version: ${plan.launchTemplateVersion ?? "the group's own configuration"}`,
+    ...(plan.releaseLines ?? [`  launch template version: ${plan.launchTemplateVersion ?? "the group's own configuration"}`]),
     `  instances to replace:    ${plan.instances.length} (${plan.instances.join(', ') || 'none'}; those already matching are skipped)`,
     `  strategy:                ${plan.strategy} (${batch})`,
     `  alarms:                  ${plan.alarms.length > 0 ? `${plan.alarms.join(', ')} (deployment ${plan.deployment} from ${plan.deploymentFrom})` : 'none: a drain in trouble will not stop the refresh (pass --deployment)'}`,

@@ -41,6 +41,8 @@ export interface UpgradeRequest {
   readonly approve: boolean;
   /** For the plan and messages. */
   readonly region?: string | undefined;
+  /** `--release`: the plan's lines for the launch template version made once approved (upgrade-release.ts). */
+  readonly releaseLines?: readonly string[] | undefined;
 }
 
 export interface UpgradeDeps {
@@ -62,6 +64,8 @@ export interface UpgradeDeps {
   readonly sleep?: (ms: number) => Promise<void>;
   /** Set by Ctrl-C: stop following, leave the refresh running. */
   readonly interrupted?: () => boolean;
+  /** Once approved, before the refresh starts: makes the launch template version to roll to (`--release`). */
+  readonly beforeStart?: () => Promise<string>;
 }
 
 export interface UpgradeResult {
@@ -144,6 +148,7 @@ async function prepare(request: UpgradeRequest, deps: UpgradeDeps): Promise<{ pl
       region: request.region,
       strategy: request.strategy,
       launchTemplateVersion: request.launchTemplateVersion,
+      releaseLines: request.releaseLines,
       instances,
       deployment,
       deploymentFrom: request.deployment ? 'option' : deployment ? 'lifecycle hooks' : 'none',
@@ -164,13 +169,18 @@ export async function runUpgrade(request: UpgradeRequest, deps: UpgradeDeps): Pr
   const { autoScaling, out } = deps;
   const prepared = await prepare(request, deps);
   if ('exitCode' in prepared) return prepared;
-  const { plan, input } = prepared;
+  const { plan } = prepared;
+  let { input } = prepared;
   if (!request.approve) {
     const approved = deps.confirm ? await deps.confirm(plan) : false;
     if (!approved) {
       out(`nothing was changed: ${deps.confirm ? 'not confirmed' : 'run again with --approve to start the refresh'}`);
       return { exitCode: 0, status: 'planned', plan };
     }
+  }
+  if (deps.beforeStart) {
+    const version = await deps.beforeStart();
+    input = { ...input, DesiredConfiguration: { ...input.DesiredConfiguration, LaunchTemplate: { ...input.DesiredConfiguration?.LaunchTemplate, Version: version } } };
   }
   const alarms = plan.alarms;
   const tag = { ResourceId: request.group, ResourceType: 'auto-scaling-group', Key: refreshStrategyTag, PropagateAtLaunch: false };

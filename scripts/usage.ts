@@ -8,6 +8,7 @@ commands:
   check <auto-scaling-group>     which pods cannot leave the group's nodes now, and why
   upgrade <auto-scaling-group>   roll the group on instance refresh with managed-node-group parity
   cleanup --deployment NAME      take back every mark a deployment left on nodes and groups
+  migrate --from OLD --to NEW    move every node of a group to a new group, drained, then leave the old one at zero
   termination-policy <enable|disable> <auto-scaling-group>
                                  make the drainer the group's custom termination policy, or stop
 
@@ -35,6 +36,11 @@ the deployment's alarms, followed until it ends. Without either, nothing is chan
 options:
   --approve                        start the refresh without asking
   --launch-template-version V      the launch template version to roll to
+  --release R                      latest, or a release of the group's EKS-optimized AMI (AL2023 v20251120,
+                                   Bottlerocket 1.26.1): a new launch template version with only its image changed
+  --kubernetes-version 1.N         with --release: move the nodes to this minor version (one at a time,
+                                   never newer than the control plane)
+  --available-timeout S            with --release: how long the checks after the refresh wait (default 300)
   --max-unavailable N              nodes replaced at once
   --max-unavailable-percentage P   the same, as a percentage of the group
   --strategy S                     default (surge, then drain) or minimal (terminate first)
@@ -43,9 +49,11 @@ options:
   --deployment NAME                the deployment whose alarms stop the refresh (default: found from the group's lifecycle hooks)
 ${commonUsage}
 
-Ctrl-C stops following and leaves the refresh running. exit code: 0 when the refresh succeeded
-(or only the plan was shown), 1 when it did not, 2 on bad usage, 3 when the preflight refused,
-130 when interrupted`;
+With --release, afterwards every Deployment, StatefulSet and DaemonSet available before must be
+available again and every node of the group Ready at the new version (exit 1 naming those that
+are not). Ctrl-C stops following and leaves the refresh running. exit code: 0 when the refresh
+succeeded (or only the plan was shown), 1 when it did not, 2 on bad usage, 3 when the preflight
+or the version-skew check refused, 130 when interrupted`;
 
 export const cleanupUsage = `usage: graceful-node-termination cleanup --deployment NAME [options]   (npm run cleanup -- --deployment NAME [options])
 
@@ -79,3 +87,29 @@ options:
   -h, --help               this text
 
 exit code: 0 done (or nothing to change), 1 on a failure, 2 on bad usage`;
+
+export const migrateUsage = `usage: graceful-node-termination migrate --from OLD --to NEW [options]   (npm run migrate -- --from OLD --to NEW [options])
+
+Moves a node group's work to a new group (both served by the deployment): the plan, then (with
+--approve, or a "yes" on a terminal) it waits for the new group's Ready nodes, marks every old
+node (PreferNoSchedule, or cordon), lets the batch pods on them finish, and shrinks the old group
+a few instances at a time so the terminate hook drains each node; it stops on the first drain
+that times out and leaves the old group at zero (delete it in your IaC). Without either, nothing
+is changed.
+
+options:
+  --from OLD               the Auto Scaling group to leave
+  --to NEW                 the Auto Scaling group to move to (create it first)
+  --approve                start without asking
+  --min-ready N            Ready nodes the new group needs first (default: the old group's nodes)
+  --max-unavailable N      old instances terminated at a time (default 1)
+  --cordon-all             cordon every old node at once instead of the PreferNoSchedule taint
+  --lease S                how long the marks outlive a command that died, renewed meanwhile (default 300)
+  --ready-timeout S        how long to wait for the new group's Ready nodes (default 900)
+  --batch-timeout S        how long to wait for batch pods on old nodes to finish (default 3600)
+  --deployment NAME        the deployment serving both groups (default: found from their lifecycle hooks)
+${commonUsage}
+
+Ctrl-C stops after the current step and takes the marks back. exit code: 0 when the old group is
+at zero (or only the plan was shown), 1 when a drain timed out or the new group did not get
+Ready, 2 on bad usage, 3 when a group is not served by the deployment, 130 when interrupted`;

@@ -2,7 +2,7 @@
 // Only adapters/kubernetes/ talks to the API server; everything else is functions over these.
 import type { ChoiceGateway } from './drain-cost.js';
 import type { DrainabilityGateway } from './drainability.js';
-import type { DeferralMark, DrainRecord, RepairRecord } from './node-marks.js';
+import type { DeferralMark, DrainRecord, MigrationRecord, RepairRecord } from './node-marks.js';
 import type { OutOfServiceGateway } from './out-of-service.js';
 import type { ConditionsGateway } from './node-conditions.js';
 import type { NodeCondition, RepairGateway } from './node-health.js';
@@ -31,6 +31,8 @@ export interface NodeInfo {
   readonly drain?: DrainRecord | undefined;
   /** The group of the refresh whose marks the node carries (refreshGroupAnnotation). */
   readonly refreshGroup?: string | undefined;
+  /** The record of the `migrate` whose marks the node carries (migrationAnnotation). */
+  readonly migration?: MigrationRecord | undefined;
   /** False when metadata.annotations is absent (a JSON patch must create the map first). */
   readonly hasAnnotations?: boolean | undefined;
   /** metadata.resourceVersion as read: a write can be made conditional on it. */
@@ -158,6 +160,10 @@ export interface NodeGateway extends Partial<ConditionsGateway> {
    * keeps its cordon (the drain owns it now).
    */
   unmarkOutdated(group: string, select: { readonly refreshId?: string; readonly keep?: string; readonly nodes?: readonly NodeInfo[] }): Promise<readonly OutdatedUnmarked[]>;
+  /** A migration's marks (or its renewed record), conditional on the node as read; the taint and cordon only where asked. */
+  markMigrating(node: NodeInfo, marks: { readonly record: MigrationRecord; readonly owner: string; readonly taint: boolean; readonly cordon: boolean }): Promise<PatchResult>;
+  /** Takes back exactly what the node's migration record says was set, conditional on the node as read; what was removed. */
+  unmarkMigrating(node: NodeInfo): Promise<{ readonly result: PatchResult; readonly removed: readonly string[] }>;
 }
 
 /** A live view of one instance's node. */

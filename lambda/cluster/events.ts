@@ -193,6 +193,19 @@ export const outdatedMarksRemoved = (node: NodeRef, o: { refreshId: string; grou
     `Instance refresh ${o.refreshId} of group ${o.group} ${o.why}: removed what it set (${o.removed.length > 0 ? o.removed.join(', ') : 'only its label'}).`,
   );
 
+// --- migrate (the operator command) ---------------------------------------------------------
+
+export const markedForMigration = (node: NodeRef, o: { id: string; from: string; to: string; cordoned: boolean; taintKey: string }) =>
+  onNode(
+    node,
+    'Normal',
+    'MarkedForMigration',
+    `Migration ${o.id} moves group ${o.from} to ${o.to}: ${o.cordoned ? 'cordoned (--cordon-all)' : `tainted ${o.taintKey}:PreferNoSchedule, so evicted pods prefer the new group`}; its instance is terminated through the lifecycle hook.`,
+  );
+
+export const migrationMarksRemoved = (node: NodeRef, o: { id: string; why: string; removed: readonly string[] }) =>
+  onNode(node, 'Normal', 'MigrationMarksRemoved', `Migration ${o.id} ${o.why}: removed what it set (${o.removed.length > 0 ? o.removed.join(', ') : 'only its label'}).`);
+
 // --- reconcile ---------------------------------------------------------------------------
 
 export const drainResumed = (node: NodeRef, minutes: number) =>
@@ -253,22 +266,15 @@ export function evictionWouldBeBlocked(pod: PodRef, why: string): ClusterEvent {
 }
 
 // --- termination policy (termination-policy/) --------------------------------------------
-
 /** Logged when the termination policy answers Auto Scaling's own suggestion because it could not decide; counted by TerminationPolicyFailedOpen. */
 export const choiceFailedOpenMessage = "termination policy could not decide; answering Auto Scaling's own suggestion";
 
 export const chosenForTermination = (node: NodeRef, cause: string, rank: number, of: number, why: string) =>
   onNode(node, 'Normal', 'ChosenForTermination', `Chosen for ${cause} (the cheapest departure: rank ${rank} of ${of}): ${why}.`);
-
 export const passedOverForTermination = (node: NodeRef, cause: string, why: string) => onNode(node, 'Normal', 'PassedOverForTermination', `Not chosen for ${cause}: ${why}.`);
 
 export const terminationDeferred = (node: NodeRef, cause: string, why: string, leftSeconds: number) =>
-  onNode(
-    node,
-    'Warning',
-    'TerminationDeferred',
-    `${cause} deferred: ${why}. Auto Scaling asks again; past the maximum deferral (${leftSeconds} s from now) its own choice stands.`,
-  );
+  onNode(node, 'Warning', 'TerminationDeferred', `${cause} deferred: ${why}. Past the maximum deferral (${leftSeconds} s from now) Auto Scaling's own choice stands.`);
 
 export const terminationDeferralExpired = (node: NodeRef, cause: string, seconds: number) =>
   onNode(node, 'Warning', 'TerminationDeferralExpired', `${cause} deferred for ${seconds} s, the maximum (TERMINATION_DEFERRAL_MAX_SECONDS): Auto Scaling's own choice stands.`);
@@ -277,7 +283,6 @@ export const terminationChoiceObserved = (node: NodeRef, cause: string, what: st
   onNode(node, 'Normal', 'TerminationChoiceObserved', `Observe mode: for ${cause} the termination policy ${what}; Auto Scaling's own suggestion was answered.`);
 
 // --- after an undrained release ------------------------------------------------------------
-
 export const outOfServiceTainted = (node: NodeRef, instanceId: string, pods: readonly string[]) =>
   onNode(
     node,

@@ -10,6 +10,9 @@ import {
   drainAnnotation,
   excludeFromLoadBalancersLabel,
   handOffAnnotation,
+  migratingTaintKey,
+  migrationAnnotation,
+  migrationLabel,
   outdatedTaintKey,
   ownerLabel,
   refreshCordonedLabel,
@@ -19,9 +22,9 @@ import {
 
 /** Every key we write on nodes, for the documentation and the tests that set each one. */
 export const nodeMarkKeys = {
-  labels: [ownerLabel, excludeFromLoadBalancersLabel, refreshLabel, refreshCordonedLabel],
-  annotations: [drainAnnotation, handOffAnnotation, refreshGroupAnnotation, deferralAnnotation, outOfServiceAnnotation],
-  taints: [outdatedTaintKey, outOfServiceTaintKey],
+  labels: [ownerLabel, excludeFromLoadBalancersLabel, refreshLabel, refreshCordonedLabel, migrationLabel],
+  annotations: [drainAnnotation, handOffAnnotation, refreshGroupAnnotation, deferralAnnotation, outOfServiceAnnotation, migrationAnnotation],
+  taints: [outdatedTaintKey, outOfServiceTaintKey, migratingTaintKey],
 } as const;
 
 /** The marks of ours on the node, each said as what taking it back does. */
@@ -50,6 +53,13 @@ export function marksOnNode(node: NodeInfo): string[] {
       // Lifted once the drain's marks are gone, unless the drain's record already lifts it.
       if (node.unschedulable && !record?.set.includes('cordon')) marks.push('cordon (a refresh of ours set it): lifted');
     }
+  }
+  const migrationId = node.labels[migrationLabel];
+  if (migrationId !== undefined) {
+    marks.push(`label ${migrationLabel}=${migrationId}: removed`);
+    if (node.migration !== undefined) marks.push(`annotation ${migrationAnnotation}: removed`);
+    if (node.taints.some((t) => t.key === migratingTaintKey)) marks.push(`taint ${migratingTaintKey}:PreferNoSchedule: removed`);
+    if (node.migration?.cordoned === true && node.unschedulable && record === undefined) marks.push('cordon (a migration of ours set it): lifted');
   }
   if (node.labels[ownerLabel] !== undefined) marks.push(`label ${ownerLabel}=${node.labels[ownerLabel]}: removed`);
   return marks;

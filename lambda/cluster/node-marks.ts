@@ -37,6 +37,52 @@ export const outOfServiceAnnotation = 'graceful-node-termination/out-of-service'
 /** On a node the termination policy passed over while it deferred a scale-in (DeferralMark, JSON). */
 export const deferralAnnotation = 'graceful-node-termination/deferred';
 
+/** On every node a `migrate` of ours marked: the migration id, so one list finds them. */
+export const migrationLabel = 'graceful-node-termination/migration';
+/** Beside it: the migration's record (JSON, MigrationRecord): its groups, its lease, whether it cordoned. */
+export const migrationAnnotation = 'graceful-node-termination/migration';
+/** Our PreferNoSchedule taint on the nodes a migration moves off; its value is the migration id. */
+export const migratingTaintKey = 'graceful-node-termination/migrating';
+
+/**
+ * What `migrate` set on an old node. The command renews `renewedAtMs` while it runs; once the
+ * lease is over (the command died), the reconciler takes back exactly these marks.
+ */
+export interface MigrationRecord {
+  readonly id: string;
+  readonly from: string;
+  readonly to: string;
+  readonly renewedAtMs: number;
+  readonly leaseSeconds: number;
+  /** The migration cordoned the node (--cordon-all): the cordon is ours to lift. */
+  readonly cordoned: boolean;
+}
+
+export function formatMigrationRecord(r: MigrationRecord): string {
+  return JSON.stringify({ id: r.id, from: r.from, to: r.to, renewedAt: new Date(r.renewedAtMs).toISOString(), leaseSeconds: r.leaseSeconds, cordoned: r.cordoned });
+}
+
+/** An annotation's JSON object; undefined when absent or not one. */
+function jsonObject(raw: string | undefined): Record<string, unknown> | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const v = JSON.parse(raw) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The record as stored on the node; anything unreadable is treated as absent. */
+export function parseMigrationRecord(raw: string | undefined): MigrationRecord | undefined {
+  const v = jsonObject(raw);
+  if (v === undefined) return undefined;
+  const renewedAtMs = typeof v['renewedAt'] === 'string' ? Date.parse(v['renewedAt']) : Number.NaN;
+  const leaseSeconds = v['leaseSeconds'];
+  if (typeof v['id'] !== 'string' || Number.isNaN(renewedAtMs) || typeof leaseSeconds !== 'number' || !(leaseSeconds > 0)) return undefined;
+  return { id: v['id'], from: String(v['from'] ?? ''), to: String(v['to'] ?? ''), renewedAtMs, leaseSeconds, cordoned: v['cordoned'] === true };
+}
+
 export type DrainMark = 'exclude-from-load-balancers' | 'cordon';
 
 /** When the scale-in that passed the node over first deferred, and of which group. */
@@ -127,17 +173,6 @@ export function actionIdOf(token: string): string {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
-
-/** An annotation's JSON object; undefined when absent or unreadable. */
-function jsonObject(raw: string | undefined): Record<string, unknown> | undefined {
-  if (raw === undefined) return undefined;
-  try {
-    const v = JSON.parse(raw) as unknown;
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 export function formatDrainRecord(r: DrainRecord): string {
   return JSON.stringify({
@@ -248,28 +283,4 @@ export function parseRepairRecord(raw: string | undefined): RepairRecord | undef
     ...(Number.isNaN(rebootedAtMs) ? {} : { rebootedAtMs }),
     cordoned: v['cordoned'] === true,
   };
-}
-
-/** Each kind of mark of ours a node can carry; the owner label stays while any is there. */
-export type OurMark = 'drain' | 'refresh' | 'repair' | 'deferral' | 'out-of-service';
-
-/** Whether a mark of ours other than `taking` stays on the node (then its owner label stays too). */
-export function otherMarksOfOurs(
-  node: {
-    readonly labels: Readonly<Record<string, string>>;
-    readonly drain?: unknown;
-    readonly repair?: unknown;
-    readonly deferral?: unknown;
-    readonly outOfService?: unknown;
-  },
-  taking: OurMark,
-): boolean {
-  const present: Record<OurMark, boolean> = {
-    drain: node.drain !== undefined,
-    refresh: node.labels[refreshLabel] !== undefined,
-    repair: node.repair !== undefined,
-    deferral: node.deferral !== undefined,
-    'out-of-service': node.outOfService !== undefined,
-  };
-  return (Object.keys(present) as OurMark[]).some((k) => k !== taking && present[k]);
 }

@@ -1,7 +1,7 @@
 // Whether a mark's owner is still there, decided from Auto Scaling's answers only: a drain's
 // marks belong to its lifecycle action (alive while the instance is leaving, retained or in the
 // warm pool), a refresh's to that refresh (alive while pending, in progress or cancelling).
-import type { DrainRecord, RepairRecord } from '../cluster/node-marks.js';
+import type { DrainRecord, MigrationRecord, RepairRecord } from '../cluster/node-marks.js';
 import type { InstanceState } from '../shared/aws-ports.js';
 import { keepsDrainMarks, mayHoldTerminateAction } from '../shared/lifecycle-states.js';
 
@@ -55,6 +55,18 @@ export function repairOwner(record: RepairRecord, state: InstanceState | undefin
   return ageMs > replaceOwnerMs
     ? { kind: 'gone', why: `Auto Scaling still has the instance ${state.lifecycleState} ${Math.round(ageMs / 60_000)} min after it was marked Unhealthy` }
     : { kind: 'alive' };
+}
+
+/**
+ * A migration's marks belong to the `migrate` command that renews their lease while it runs:
+ * once the lease is over, the command is gone (killed, its machine asleep) and so is their owner.
+ * An unreadable record has no owner either.
+ */
+export function migrationOwner(record: MigrationRecord | undefined, nowMs: number): { readonly kind: 'alive' } | { readonly kind: 'gone'; readonly why: string } {
+  if (record === undefined) return { kind: 'gone', why: 'has no readable record' };
+  const endMs = record.renewedAtMs + record.leaseSeconds * 1000;
+  if (nowMs < endMs) return { kind: 'alive' };
+  return { kind: 'gone', why: `stopped renewing its lease (last ${new Date(record.renewedAtMs).toISOString()}, lease ${record.leaseSeconds} s): the command is gone` };
 }
 
 /** spec.providerID is aws:///<zone>/<instance-id>. */

@@ -47,7 +47,10 @@ export const reconcileSchedule: Trigger<DeliveryOf<'event'>, Schedule> = {
       { Transition: 'reconcile', Outcome: 'reconciled' },
       {
         MarkedNodes: { unit: 'Count', value: report.markedNodes },
-        StaleMarksRemoved: { unit: 'Count', value: report.drainMarksRemoved.length + report.refreshMarksRemoved.length + report.repairMarksRemoved.length },
+        StaleMarksRemoved: {
+          unit: 'Count',
+          value: report.drainMarksRemoved.length + report.refreshMarksRemoved.length + report.repairMarksRemoved.length + report.migrationMarksRemoved.length,
+        },
         DrainsResumed: { unit: 'Count', value: report.drainsResumed.length },
         StaleTagsRemoved: { unit: 'Count', value: report.tagsRemoved.length },
       },

@@ -22,6 +22,7 @@ import { staleAfterSeconds } from '../shared/resume-window.js';
 import { parseClaim } from '../termination/claim.js';
 import { takeBackDeferral } from '../termination-policy/deferral.js';
 import { takeBackOutOfService } from '../termination/instance-terminated.js';
+import { reconcileMigration } from './migration-marks.js';
 import { drainOwner, instanceIdOf, repairOwner } from './owners.js';
 
 export interface ReconcileDeps {
@@ -38,6 +39,8 @@ export interface ReconcileReport {
   readonly markedNodes: number;
   readonly drainMarksRemoved: readonly string[];
   readonly refreshMarksRemoved: readonly string[];
+  /** Nodes whose `migrate` marks were taken back (the command's lease was over). */
+  readonly migrationMarksRemoved: readonly string[];
   readonly drainsResumed: readonly string[];
   readonly tagsRemoved: readonly string[];
   readonly repairMarksRemoved: readonly string[];
@@ -57,6 +60,7 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
     drainsResumed: [] as string[],
     tagsRemoved: [] as string[],
     repairMarksRemoved: [] as string[],
+    migrationMarksRemoved: [] as string[],
   };
   for (const node of marked) {
     const state = states.get(instanceIdOf(node.providerId) ?? '');
@@ -66,6 +70,7 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
       if (await takeBackDeferral(deps.cluster, node, deps.clock.now(), config.terminationDeferralMaxSeconds)) report.drainMarksRemoved.push(node.name);
       if (await takeBackOutOfService(deps, node)) report.drainMarksRemoved.push(node.name);
       if (node.repair !== undefined) await reconcileRepair(deps, node, node.repair, state, report);
+      if (await reconcileMigration(deps, node)) report.migrationMarksRemoved.push(node.name);
     } catch (error) {
       deps.log.warn('could not reconcile the marks of a node; the next pass tries again', { node: node.name, error: asError(error) });
     }

@@ -8,7 +8,7 @@ import { afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { actionIdOf, type DrainRecord } from '../../lambda/cluster/node-marks.js';
 import { nodeMarkKeys } from '../../lambda/cluster/mark-inventory.js';
 import { kubeconfigGateway } from '../../scripts/cluster-access.js';
-import { main, type CleanupResult } from '../../scripts/cleanup.js';
+import { main, renderCleanup, type CleanupResult } from '../../scripts/cleanup.js';
 import { admin, createKwokNode, newInstanceId, waitNodeReady } from './kube.js';
 
 const plane = inject('plane');
@@ -44,7 +44,9 @@ async function runCleanup(...args: string[]): Promise<CleanupResult> {
   } finally {
     log.mockRestore();
   }
-  return JSON.parse(printed.join('\n')) as CleanupResult;
+  const result = JSON.parse(printed.join('\n')) as CleanupResult;
+  if (process.env['GNT_DEBUG']) process.stderr.write(`cleanup:\n${renderCleanup(result)}\n`);
+  return result;
 }
 
 describe('cleanup', () => {
@@ -76,6 +78,9 @@ describe('cleanup', () => {
     expect(await gateway.markOutdated(await node(names.minimal), { refreshId: 'refresh-2', group, owner: deployment, taint: false, cordon: true })).toBe('patched');
     // A drain that found the node cordoned already: the cordon is not ours.
     expect(await gateway.mark(names.theirs, { excludeFromLoadBalancers: true, cordon: false, drain: record(['exclude-from-load-balancers']), owner: deployment })).toBe('patched');
+    // A migration's marks, cordon included (--cordon-all), on the node whose cordon is ours already.
+    const migration = { id: 'm-1-abcd', from: group, to: 'cleanup-new', renewedAtMs: Date.now(), leaseSeconds: 300, cordoned: false };
+    expect(await gateway.markMigrating(await node(names.full), { record: migration, owner: deployment, taint: true, cordon: false })).toBe('patched');
     // Another deployment's drain: not ours to take back.
     expect(
       await gateway.mark(names.otherDeployment, { excludeFromLoadBalancers: true, cordon: true, drain: record(['exclude-from-load-balancers', 'cordon']), owner: other }),
@@ -105,6 +110,8 @@ describe('cleanup', () => {
     expect(full).toMatch(/cordon \(a drain of ours set it\): lifted/);
     expect(full).toMatch(/annotation graceful-node-termination\/hand-off: removed/);
     expect(full).toMatch(/taint graceful-node-termination\/outdated:PreferNoSchedule: removed/);
+    expect(full).toMatch(/taint graceful-node-termination\/migrating:PreferNoSchedule: removed/);
+    expect(full).toMatch(/annotation graceful-node-termination\/migration: removed/);
     expect(result.nodes.find((n) => n.node === names.minimal)!.marks).toEqual(
       expect.arrayContaining(['label node.kubernetes.io/exclude-from-external-load-balancers: restored to "false"', 'cordon (a refresh of ours set it): lifted']),
     );

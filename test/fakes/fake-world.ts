@@ -19,11 +19,14 @@ import type {
 } from '../../lambda/cluster/cluster-ports.js';
 import {
   excludeFromLoadBalancersLabel,
+  migratingTaintKey,
+  migrationLabel,
   outdatedTaintKey,
   ownerLabel,
   refreshCordonedLabel,
   refreshLabel,
   type DrainRecord,
+  type MigrationRecord,
   type RepairRecord,
 } from '../../lambda/cluster/node-marks.js';
 import { createRouter, type HandlerResult } from '../../lambda/router.js';
@@ -110,6 +113,8 @@ export interface Call {
     | 'list-marked'
     | 'mark-outdated'
     | 'unmark-outdated'
+    | 'mark-migrating'
+    | 'unmark-migrating'
     | 'mark'
     | 'unmark'
     | 'watch-pods'
@@ -304,7 +309,7 @@ export class FakeCluster {
       if (record.priorLabel !== undefined) labels[excludeFromLoadBalancersLabel] = record.priorLabel;
       else delete labels[excludeFromLoadBalancersLabel];
     }
-    if (labels[refreshLabel] === undefined && node.outOfService === undefined && node.repair === undefined) delete labels[ownerLabel];
+    if (labels[refreshLabel] === undefined && labels[migrationLabel] === undefined && node.outOfService === undefined && node.repair === undefined) delete labels[ownerLabel];
     this.putNode({ ...node, labels, unschedulable: record.set.includes('cordon') ? false : node.unschedulable, drain: undefined, handOff: undefined });
     return 'patched';
   }
@@ -345,11 +350,47 @@ export class FakeCluster {
           removed.push('cordon');
         }
       }
-      if (node.drain === undefined) delete labels[ownerLabel];
+      if (node.drain === undefined && labels[migrationLabel] === undefined) delete labels[ownerLabel];
       this.putNode({ ...node, labels, taints, unschedulable, refreshGroup: undefined });
       undone.push({ node: node.name, uid: node.uid, refreshId, removed });
     }
     return undone;
+  }
+
+  async markMigrating(
+    node: NodeInfo,
+    marks: { readonly record: MigrationRecord; readonly owner: string; readonly taint: boolean; readonly cordon: boolean },
+  ): Promise<PatchResult> {
+    this.log('mark-migrating', `${node.name}${marks.taint ? ' taint' : ''}${marks.cordon ? ' cordon' : ''}`);
+    const current = this.nodes.get(node.name);
+    if (!current) return 'node-gone';
+    if (node.resourceVersion !== undefined && current.resourceVersion !== node.resourceVersion) return 'changed';
+    const taint = { key: migratingTaintKey, value: marks.record.id, effect: 'PreferNoSchedule' };
+    this.putNode({
+      ...current,
+      labels: { ...current.labels, [migrationLabel]: marks.record.id, [ownerLabel]: marks.owner },
+      migration: marks.record,
+      taints: marks.taint ? [...current.taints, taint] : current.taints,
+      unschedulable: current.unschedulable || marks.cordon,
+    });
+    return 'patched';
+  }
+
+  async unmarkMigrating(node: NodeInfo): Promise<{ readonly result: PatchResult; readonly removed: readonly string[] }> {
+    this.log('unmark-migrating', node.name);
+    const current = this.nodes.get(node.name);
+    if (!current) return { result: 'node-gone', removed: [] };
+    if (node.resourceVersion !== undefined && current.resourceVersion !== node.resourceVersion) return { result: 'changed', removed: [] };
+    const removed: string[] = [];
+    const labels = { ...current.labels };
+    delete labels[migrationLabel];
+    const taints = current.taints.filter((t) => t.key !== migratingTaintKey);
+    if (taints.length !== current.taints.length) removed.push(`taint ${migratingTaintKey}:PreferNoSchedule`);
+    const lift = current.migration?.cordoned === true && current.unschedulable && current.drain === undefined;
+    if (lift) removed.push('cordon');
+    if (current.drain === undefined && labels[refreshLabel] === undefined) delete labels[ownerLabel];
+    this.putNode({ ...current, labels, taints, unschedulable: lift ? false : current.unschedulable, migration: undefined });
+    return { result: 'patched', removed };
   }
 
   async claimHandOff(name: string, expected: string | undefined, next: string, record: DrainRecord): Promise<'claimed' | 'lost' | 'node-gone'> {

@@ -68,6 +68,20 @@ export function queryEndpoint(service: string, region: string, override?: string
   return new URL(override ?? `https://${service}.${region}.${partition(region).dnsSuffix}/`);
 }
 
+/** A POST of `body` to the endpoint, signed (SigV4): the headers to send. */
+export async function signedPost(signer: SignatureV4, e: URL, headers: Record<string, string>, body: string): Promise<HttpRequest> {
+  const request = new HttpRequest({
+    method: 'POST',
+    protocol: e.protocol,
+    hostname: e.hostname,
+    port: e.port ? Number(e.port) : undefined,
+    path: e.pathname,
+    headers: { host: e.host, ...headers },
+    body,
+  });
+  return (await signer.sign(request)) as HttpRequest;
+}
+
 /** One service's Query endpoint: `service` signs (ec2, elasticloadbalancing), `version` is the API's. */
 export class AwsQuery {
   private readonly endpoint: URL;
@@ -119,16 +133,11 @@ export class AwsQuery {
   private async post(form: Record<string, string>): Promise<{ status: number; body: string }> {
     const body = new URLSearchParams(form).toString();
     const e = this.endpoint;
-    const signed = await this.signer.sign(
-      new HttpRequest({
-        method: 'POST',
-        protocol: e.protocol,
-        hostname: e.hostname,
-        port: e.port ? Number(e.port) : undefined,
-        path: e.pathname,
-        headers: { host: e.host, 'content-type': 'application/x-www-form-urlencoded; charset=utf-8', 'content-length': String(Buffer.byteLength(body)) },
-        body,
-      }),
+    const signed = await signedPost(
+      this.signer,
+      e,
+      { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8', 'content-length': String(Buffer.byteLength(body)) },
+      body,
     );
     return new Promise((resolve, reject) => {
       const req = (this.secure ? https : http).request(e, { method: 'POST', headers: signed.headers, agent: this.agent, timeout: this.timeoutMs }, (res) => {

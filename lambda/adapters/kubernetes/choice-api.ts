@@ -5,7 +5,8 @@
 import type { V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
 import type { PatchResult } from '../../cluster/cluster-ports.js';
 import type { ChoiceGateway, CostBudget, CostOwner, CostPod } from '../../cluster/drain-cost.js';
-import { deferralAnnotation, formatDeferral, ownerLabel, otherMarksOfOurs } from '../../cluster/node-marks.js';
+import { deferralAnnotation, formatDeferral, ownerLabel } from '../../cluster/node-marks.js';
+import { otherMarksOfOurs } from '../../cluster/our-marks.js';
 import { mapWithConcurrency } from '../../shared/concurrency.js';
 import { classify, statusOf } from './api-errors.js';
 import { selects } from './drainability.js';

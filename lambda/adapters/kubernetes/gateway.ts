@@ -12,6 +12,7 @@ import { createKubeHttp, type KubeEndpoint } from './kube-http.js';
 import { createLoadBalancerSources } from './load-balancer-api.js';
 import { createNodeApi, type NodeApi } from './node-api.js';
 import { reportingComponent } from './object-codecs.js';
+import { createMigrationNodeApi } from './migration-node-api.js';
 import { createOutdatedNodeApi } from './outdated-node-api.js';
 import { createPodApi } from './pod-api.js';
 import { createRepairNodeApi } from './repair-node-api.js';
@@ -39,6 +40,7 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
     ...createNodeApi(kube, options.log),
     ...createOutdatedNodeApi(kube),
     ...createRepairNodeApi(kube),
+    ...createMigrationNodeApi(kube),
     ...createPodApi(kube, options.log),
     ...createVolumeApi(kube, options.log),
     ...createLoadBalancerSources(kube),

@@ -5,7 +5,8 @@
 // conditional on the node as read (the replaced resourceVersion: 409 if it moved on).
 import type { V1Node } from '@kubernetes/client-node';
 import type { NodeGateway, NodeInfo, OutdatedMarks, OutdatedUnmarked } from '../../cluster/cluster-ports.js';
-import { outdatedTaintKey, ownerLabel, refreshCordonedLabel, refreshGroupAnnotation, refreshLabel, otherMarksOfOurs } from '../../cluster/node-marks.js';
+import { outdatedTaintKey, ownerLabel, refreshCordonedLabel, refreshGroupAnnotation, refreshLabel } from '../../cluster/node-marks.js';
+import { otherMarksOfOurs } from '../../cluster/our-marks.js';
 import { call, classify, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
 import { toNodeInfo, type WireList } from './object-codecs.js';
@@ -13,9 +14,10 @@ import { createConditionsApi } from './node-conditions-api.js';
 
 const jsonPatch = 'application/json-patch+json';
 /** A key as a JSON pointer segment (RFC 6901: "~" is "~0", "/" is "~1"). */
-const pointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
+export const pointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
 
-export function createOutdatedNodeApi(kube: KubeHttp): Pick<NodeGateway, 'markOutdated' | 'unmarkOutdated'> {
+/** A node read by name (undefined when gone), and one conditional JSON patch of the node as read. */
+export function nodePatcher(kube: KubeHttp) {
   const get = (name: string) =>
     kube.request<V1Node>('GET', `/api/v1/nodes/${encodeURIComponent(name)}`).then(toNodeInfo, (error: unknown) => {
       if (statusOf(error) === 404) return undefined;
@@ -38,6 +40,11 @@ export function createOutdatedNodeApi(kube: KubeHttp): Pick<NodeGateway, 'markOu
       throw classify(error, what);
     }
   };
+  return { get, patch };
+}
+
+export function createOutdatedNodeApi(kube: KubeHttp): Pick<NodeGateway, 'markOutdated' | 'unmarkOutdated'> {
+  const { get, patch } = nodePatcher(kube);
   return {
     markOutdated: (node, marks) => patch(node, markOps(node, marks), `mark node ${node.name} outdated`),
 
@@ -75,18 +82,23 @@ export function createOutdatedNodeApi(kube: KubeHttp): Pick<NodeGateway, 'markOu
   }
 }
 
-function markOps(node: NodeInfo, marks: OutdatedMarks): object[] {
-  const labels = { [refreshLabel]: marks.refreshId, [ownerLabel]: marks.owner, ...(marks.cordon ? { [refreshCordonedLabel]: 'true' } : {}) };
-  const ops: object[] = [
+/** The conditional start of a mark: the resourceVersion as read, labels added, one annotation set. */
+export function labelOps(node: NodeInfo, labels: Record<string, string>, annotation: string, value: string): object[] {
+  return [
     { op: 'replace', path: '/metadata/resourceVersion', value: node.resourceVersion },
     ...(Object.keys(node.labels).length > 0
       ? Object.entries(labels).map(([k, v]) => ({ op: 'add', path: `/metadata/labels/${pointer(k)}`, value: v }))
       : [{ op: 'add', path: '/metadata/labels', value: labels }]),
     // Every registered node carries annotations (the kubelet's); an empty map is created otherwise.
     node.hasAnnotations === false
-      ? { op: 'add', path: '/metadata/annotations', value: { [refreshGroupAnnotation]: marks.group } }
-      : { op: 'add', path: `/metadata/annotations/${pointer(refreshGroupAnnotation)}`, value: marks.group },
+      ? { op: 'add', path: '/metadata/annotations', value: { [annotation]: value } }
+      : { op: 'add', path: `/metadata/annotations/${pointer(annotation)}`, value },
   ];
+}
+
+function markOps(node: NodeInfo, marks: OutdatedMarks): object[] {
+  const labels = { [refreshLabel]: marks.refreshId, [ownerLabel]: marks.owner, ...(marks.cordon ? { [refreshCordonedLabel]: 'true' } : {}) };
+  const ops = labelOps(node, labels, refreshGroupAnnotation, marks.group);
   if (marks.taint) {
     const taint = { key: outdatedTaintKey, value: marks.refreshId, effect: 'PreferNoSchedule' };
     ops.push(node.taints.length > 0 ? { op: 'add', path: '/spec/taints/-', value: taint } : { op: 'add', path: '/spec/taints', value: [taint] });

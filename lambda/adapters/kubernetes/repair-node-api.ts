@@ -3,7 +3,8 @@
 // merge patches of our repair record, conditional on the node as read.
 import type { V1Node } from '@kubernetes/client-node';
 import type { NodeInfo, PatchResult, RepairGateway } from '../../cluster/cluster-ports.js';
-import { formatRepairRecord, ownerLabel, repairAnnotation, type RepairRecord, otherMarksOfOurs } from '../../cluster/node-marks.js';
+import { formatRepairRecord, ownerLabel, repairAnnotation, type RepairRecord } from '../../cluster/node-marks.js';
+import { otherMarksOfOurs } from '../../cluster/our-marks.js';
 import { call, classify, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
 import { toNodeInfo, type WireList } from './object-codecs.js';

@@ -145,6 +145,30 @@ describe('reconciler', () => {
     expect(world.log.lines.find((l) => l.level === 'warn')?.message).toMatch(/could not ask Auto Scaling about the refreshes/);
   });
 
+  it("takes back a migration's marks once its command stopped renewing the lease, and not before; its cordon only when the record says it set it", async () => {
+    const migration = { id: 'm-1-abcd', from: 'workers', to: 'workers-new', renewedAtMs: world.clock.now() - 60_000, leaseSeconds: 300, cordoned: true };
+    const node = world.cluster.addNode('node-a', instanceId);
+    expect(await world.cluster.markMigrating(node, { record: migration, owner: owner['graceful-node-termination/owner'], taint: false, cordon: true })).toBe('patched');
+    await pass();
+    expect(world.cluster.nodes.get('node-a')).toMatchObject({ unschedulable: true, migration });
+
+    world.clock.advanceTo(world.clock.now() + 241_000);
+    await pass();
+    const after = world.cluster.nodes.get('node-a')!;
+    expect(after).toMatchObject({ unschedulable: false, migration: undefined });
+    expect(after.labels).not.toHaveProperty('graceful-node-termination/migration');
+    expect(after.labels).not.toHaveProperty('graceful-node-termination/owner');
+    expect(world.cluster.events.map((e) => e.reason)).toContain('MigrationMarksRemoved');
+  });
+
+  it("leaves somebody else's cordon under a migration's marks", async () => {
+    const node = world.cluster.addNode('node-a', instanceId, { unschedulable: true });
+    const migration = { id: 'm-2-abcd', from: 'workers', to: 'workers-new', renewedAtMs: world.clock.now() - 3_600_000, leaseSeconds: 300, cordoned: false };
+    await world.cluster.markMigrating(node, { record: migration, owner: owner['graceful-node-termination/owner'], taint: true, cordon: false });
+    await pass();
+    expect(world.cluster.nodes.get('node-a')).toMatchObject({ unschedulable: true, migration: undefined, taints: [] });
+  });
+
   it('removes a strategy tag left by a command killed before it started its refresh', async () => {
     world.autoScaling.tags.set('workers', new Map([[refreshStrategyTag, `minimal@${Math.floor(world.clock.now() / 1000) - 3600}`]]));
     await pass();

@@ -31,6 +31,7 @@ function deps(nodes: NodeInfo[]) {
       listMarked: async () => nodes,
       unmark: async (n) => (writes.push(`unmark ${n.name}`), 'patched'),
       unmarkOutdated: async (group, select) => (writes.push(`unmarkOutdated ${group} ${select.nodes?.map((n) => n.name).join(',')}`), []),
+      unmarkMigrating: async (n) => (writes.push(`unmarkMigrating ${n.name}`), { result: 'patched', removed: [] }),
     },
     removeLeftovers: async (n) => (writes.push(`leftovers ${n.name}`), 'patched'),
     groups: autoScalingGroupTags(new AutoScalingClient({ region: 'eu-west-1' })),

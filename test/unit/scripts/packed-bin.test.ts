@@ -64,7 +64,7 @@ describe('the packed graceful-node-termination CLI', { timeout: 120_000 }, () =>
     expect(run().status).toBe(2);
     const unknown = run('drain');
     expect(unknown.status).toBe(2);
-    expect(unknown.stderr.trim()).toBe('unknown command "drain"; commands: check, upgrade, cleanup, termination-policy (graceful-node-termination --help)');
+    expect(unknown.stderr.trim()).toBe('unknown command "drain"; commands: check, upgrade, cleanup, migrate, termination-policy (graceful-node-termination --help)');
   });
 
   it.each(['check', 'upgrade'])('prints the usage of %s for --help and exits 0', (command) => {

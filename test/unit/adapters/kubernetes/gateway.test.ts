@@ -160,6 +160,66 @@ describe('Kubernetes adapter', () => {
     await expect(gateway.markOutdated(node, marks)).rejects.toThrow(/mark node node-a outdated failed: HTTP 422/);
   });
 
+  it('marks a node for a migration with one conditional JSON patch: labels, the record, the taint appended', async () => {
+    respond = (_req, res) => json(res, 200, { metadata: { name: 'node-a' } });
+    const node = {
+      name: 'node-a',
+      uid: 'n',
+      providerId: 'p',
+      unschedulable: false,
+      labels: { team: 'shop' },
+      ready: true,
+      taints: [{ key: 'dedicated', effect: 'NoSchedule' }],
+      resourceVersion: '7',
+    };
+    const record = { id: 'm-1-abcd', from: 'old', to: 'new', renewedAtMs: t0, leaseSeconds: 300, cordoned: false };
+
+    await expect(gateway.markMigrating(node, { record, owner, taint: true, cordon: false })).resolves.toBe('patched');
+
+    expect(seen[0]!.headers['content-type']).toBe('application/json-patch+json');
+    expect(seen[0]!.body).toEqual([
+      { op: 'replace', path: '/metadata/resourceVersion', value: '7' },
+      { op: 'add', path: '/metadata/labels/graceful-node-termination~1migration', value: 'm-1-abcd' },
+      { op: 'add', path: '/metadata/labels/graceful-node-termination~1owner', value: owner },
+      {
+        op: 'add',
+        path: '/metadata/annotations/graceful-node-termination~1migration',
+        value: '{"id":"m-1-abcd","from":"old","to":"new","renewedAt":"2026-11-22T10:00:00.000Z","leaseSeconds":300,"cordoned":false}',
+      },
+      { op: 'add', path: '/spec/taints/-', value: { key: 'graceful-node-termination/migrating', value: 'm-1-abcd', effect: 'PreferNoSchedule' } },
+    ]);
+  });
+
+  it("takes a migration's marks back: only its taint (tested in place), its cordon only when the record says so, after a conflict on a fresh read", async () => {
+    const record = { id: 'm-1-abcd', from: 'old', to: 'new', renewedAtMs: t0, leaseSeconds: 300, cordoned: true };
+    const annotations = { 'graceful-node-termination/migration': JSON.stringify({ ...record, renewedAt: new Date(t0).toISOString() }) };
+    const labels = { 'graceful-node-termination/migration': 'm-1-abcd', 'graceful-node-termination/owner': owner };
+    const taints = [
+      { key: 'dedicated', effect: 'NoSchedule' },
+      { key: 'graceful-node-termination/migrating', value: 'm-1-abcd', effect: 'PreferNoSchedule' },
+    ];
+    const node = { name: 'node-a', uid: 'n', providerId: 'p', unschedulable: true, labels, ready: true, taints, migration: record, resourceVersion: '7' };
+    let patches = 0;
+    respond = (req, res) => {
+      if (req.method === 'PATCH' && patches++ === 0) return json(res, 409, { kind: 'Status', code: 409, reason: 'Conflict', message: 'the object has been modified' });
+      if (req.method === 'PATCH') return json(res, 200, { metadata: { name: 'node-a' } });
+      json(res, 200, { metadata: { name: 'node-a', resourceVersion: '8', labels, annotations }, spec: { unschedulable: true, taints } });
+    };
+
+    await expect(gateway.unmarkMigrating(node)).resolves.toEqual({ result: 'patched', removed: ['taint graceful-node-termination/migrating:PreferNoSchedule', 'cordon'] });
+
+    expect(seen.map((r) => r.method)).toEqual(['PATCH', 'GET', 'PATCH']);
+    expect(seen[2]!.body).toEqual([
+      { op: 'replace', path: '/metadata/resourceVersion', value: '8' },
+      { op: 'remove', path: '/metadata/labels/graceful-node-termination~1migration' },
+      { op: 'remove', path: '/metadata/annotations/graceful-node-termination~1migration' },
+      { op: 'test', path: '/spec/taints/1/key', value: 'graceful-node-termination/migrating' },
+      { op: 'remove', path: '/spec/taints/1' },
+      { op: 'remove', path: '/spec/unschedulable' },
+      { op: 'remove', path: '/metadata/labels/graceful-node-termination~1owner' },
+    ]);
+  });
+
   it('lists the marked nodes with one label selector', async () => {
     respond = (_req, res) => json(res, 200, { metadata: {}, items: [{ metadata: { name: 'n1', uid: '1', labels: { 'graceful-node-termination/owner': owner } }, spec: {} }] });
     await expect(gateway.listMarked(owner)).resolves.toEqual([expect.objectContaining({ name: 'n1' })]);

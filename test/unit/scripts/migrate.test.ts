@@ -1,0 +1,197 @@
+// The migrate command's flow (scripts/migrate.ts) with Auto Scaling stubbed at the SDK edge and
+// the cluster in memory: served groups checked in the plan, nothing changed without --approve,
+// the old group shrunk a batch at a time with decrement, stopped on a drain that timed out,
+// and the marks taken back on the nodes still there whatever the end.
+import {
+  AutoScalingClient,
+  DescribeAutoScalingGroupsCommand,
+  DescribeLifecycleHooksCommand,
+  TerminateInstanceInAutoScalingGroupCommand,
+  UpdateAutoScalingGroupCommand,
+  type AutoScalingGroup,
+} from '@aws-sdk/client-auto-scaling';
+import type { CoreV1Api, CoreV1Event } from '@kubernetes/client-node';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { ClusterEvent, NodeInfo } from '../../../lambda/cluster/cluster-ports.js';
+import { migratingTaintKey, migrationLabel, type MigrationRecord } from '../../../lambda/cluster/node-marks.js';
+import { runMigrate, type MigrateDeps } from '../../../scripts/migrate.js';
+import { renderMigratePlan, type MigratePlan, type MigrateRequest } from '../../../scripts/migrate-plan.js';
+
+const asg = mockClient(AutoScalingClient);
+const request: MigrateRequest = {
+  from: 'old',
+  to: 'new',
+  maxUnavailable: 1,
+  cordonAll: false,
+  leaseSeconds: 300,
+  readyTimeoutSeconds: 0,
+  batchTimeoutSeconds: 0,
+  approve: true,
+  region: 'eu-west-1',
+};
+const hooks = (group: string, deployment: string) => ({
+  LifecycleHooks: [
+    { LifecycleHookName: `${deployment}-launch`, AutoScalingGroupName: group, LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING' },
+    { LifecycleHookName: `${deployment}-terminate`, AutoScalingGroupName: group, LifecycleTransition: 'autoscaling:EC2_INSTANCE_TERMINATING' },
+  ],
+});
+
+function world(o: { timedOutOn?: string } = {}) {
+  const groups = new Map<string, string[]>([
+    ['old', ['i-o1', 'i-o2']],
+    ['new', ['i-n1', 'i-n2']],
+  ]);
+  const nameOf = (id: string) => `node-${id.slice(2)}`;
+  const nodes = new Map<string, NodeInfo>(
+    [...groups.values()]
+      .flat()
+      .map((id) => [nameOf(id), { name: nameOf(id), uid: id, providerId: id, unschedulable: false, labels: {}, ready: true, taints: [], resourceVersion: '1' }]),
+  );
+  const recorded: ClusterEvent[] = [];
+  const lines: string[] = [];
+  const plans: MigratePlan[] = [];
+  const terminated: string[] = [];
+  const group = (name: string): AutoScalingGroup => ({
+    AutoScalingGroupName: name,
+    MinSize: name === 'old' ? 2 : 0,
+    MaxSize: 4,
+    DesiredCapacity: groups.get(name)!.length,
+    DefaultCooldown: 300,
+    AvailabilityZones: [],
+    HealthCheckType: 'EC2',
+    CreatedTime: new Date(),
+    Instances: groups.get(name)!.map((InstanceId) => ({ InstanceId, AvailabilityZone: 'a', LifecycleState: 'InService', HealthStatus: 'Healthy', ProtectedFromScaleIn: false })),
+  });
+  asg.on(DescribeAutoScalingGroupsCommand).callsFake(async (input: { AutoScalingGroupNames: string[] }) => ({ AutoScalingGroups: input.AutoScalingGroupNames.map(group) }));
+  asg.on(TerminateInstanceInAutoScalingGroupCommand).callsFake(async (input: { InstanceId: string }) => {
+    terminated.push(input.InstanceId);
+    // Auto Scaling runs the hook; the drain ends and the instance and its node go, unless it is the one whose drain times out.
+    if (nameOf(input.InstanceId) !== o.timedOutOn) {
+      groups.set(
+        'old',
+        groups.get('old')!.filter((i) => i !== input.InstanceId),
+      );
+      nodes.delete(nameOf(input.InstanceId));
+    }
+    return {};
+  });
+  asg.on(UpdateAutoScalingGroupCommand).resolves({});
+  const events: CoreV1Event[] = o.timedOutOn
+    ? [
+        {
+          metadata: { resourceVersion: '9' },
+          involvedObject: { kind: 'Node', name: o.timedOutOn },
+          reason: 'DrainTimedOut',
+          message: 'Drain deadline reached after 600 s',
+          lastTimestamp: new Date(Date.now() + 60_000),
+        },
+      ]
+    : [];
+  const deps: MigrateDeps = {
+    autoScaling: new AutoScalingClient({ region: 'eu-west-1' }),
+    cluster: {
+      getNode: async (name) => nodes.get(name),
+      markMigrating: async (node, marks) => {
+        const n = nodes.get(node.name)!;
+        nodes.set(node.name, {
+          ...n,
+          labels: { ...n.labels, [migrationLabel]: marks.record.id },
+          migration: marks.record,
+          taints: marks.taint ? [...n.taints, { key: migratingTaintKey, effect: 'PreferNoSchedule', value: marks.record.id }] : n.taints,
+          unschedulable: n.unschedulable || marks.cordon,
+        });
+        return 'patched';
+      },
+      unmarkMigrating: async (node) => {
+        const { [migrationLabel]: _id, ...labels } = nodes.get(node.name)!.labels;
+        nodes.set(node.name, { ...nodes.get(node.name)!, labels, migration: undefined, taints: [] });
+        return { result: 'patched', removed: [] };
+      },
+      record: async (e) => void recorded.push(e),
+    },
+    core: {
+      listPodForAllNamespaces: async () => ({ items: [] }),
+      listEventForAllNamespaces: async () => ({ items: events }),
+    } as unknown as CoreV1Api,
+    nodesOf: async (ids) => new Map(ids.filter((id) => nodes.has(nameOf(id))).map((id) => [id, nameOf(id)])),
+    out: (line) => lines.push(line),
+    showPlan: (plan) => plans.push(plan),
+    pollMs: 0,
+    sleep: async () => {},
+  };
+  return { deps, nodes, recorded, lines, plans, terminated };
+}
+
+describe('migrate', () => {
+  beforeEach(() => {
+    asg.reset();
+    asg.on(DescribeLifecycleHooksCommand).callsFake(async (input: { AutoScalingGroupName: string }) => hooks(input.AutoScalingGroupName, 'gnt'));
+  });
+
+  it('refuses in one line when a group is not served by the deployment, before anything changes', async () => {
+    asg
+      .on(DescribeLifecycleHooksCommand)
+      .callsFake(async (input: { AutoScalingGroupName: string }) => (input.AutoScalingGroupName === 'new' ? { LifecycleHooks: [] } : hooks('old', 'gnt')));
+    const w = world();
+    const result = await runMigrate(request, w.deps);
+
+    expect(result).toMatchObject({ exitCode: 3, status: 'refused' });
+    expect(w.lines).toEqual([expect.stringMatching(/^refusing: no deployment serves both groups: new has no launch and terminate hooks/)]);
+    expect(w.terminated).toEqual([]);
+  });
+
+  it('shows the plan and changes nothing without --approve', async () => {
+    const w = world();
+    const result = await runMigrate({ ...request, approve: false }, w.deps);
+
+    expect(result).toMatchObject({ exitCode: 0, status: 'planned' });
+    const text = renderMigratePlan(w.plans[0]!).join('\n');
+    expect(text).toMatch(/plan: migrate old -> new in eu-west-1 \(deployment gnt: both groups served\)/);
+    expect(text).toMatch(/wait for: +2 Ready node\(s\) in new \(now 2\)/);
+    expect(text).toMatch(/min size of old: +2 -> 0 first/);
+    expect([...w.nodes.values()].every((n) => n.migration === undefined)).toBe(true);
+    expect(w.lines.at(-1)).toMatch(/nothing was changed: run again with --approve/);
+  });
+
+  it('marks every old node, shrinks the old group one at a time with decrement, and ends at zero', async () => {
+    const w = world();
+    const result = await runMigrate(request, w.deps);
+
+    expect(result).toMatchObject({ exitCode: 0, status: 'migrated', terminated: ['i-o1', 'i-o2'] });
+    expect(asg.commandCalls(UpdateAutoScalingGroupCommand)[0]!.args[0].input).toEqual({ AutoScalingGroupName: 'old', MinSize: 0 });
+    expect(asg.commandCalls(TerminateInstanceInAutoScalingGroupCommand).map((c) => c.args[0].input)).toEqual([
+      { InstanceId: 'i-o1', ShouldDecrementDesiredCapacity: true },
+      { InstanceId: 'i-o2', ShouldDecrementDesiredCapacity: true },
+    ]);
+    expect(w.recorded.map((e) => [e.regarding.name, e.reason])).toEqual([
+      ['node-o1', 'MarkedForMigration'],
+      ['node-o2', 'MarkedForMigration'],
+    ]);
+    expect(w.lines.at(-1)).toMatch(/old is at zero/);
+    // The new group's nodes were never marked.
+    expect(w.nodes.get('node-n1')!.migration).toBeUndefined();
+  });
+
+  it('stops on the first drain that times out, terminates nothing more, and takes its marks back', async () => {
+    const w = world({ timedOutOn: 'node-o1' });
+    const result = await runMigrate(request, w.deps);
+
+    expect(result).toMatchObject({ exitCode: 1, status: 'stopped', terminated: ['i-o1'] });
+    expect(result.reason).toMatch(/^the drain of node-o1 timed out \(the DrainsTimedOut alarm\)/);
+    for (const name of ['node-o1', 'node-o2']) expect(w.nodes.get(name)).toMatchObject({ migration: undefined, taints: [] });
+  });
+
+  it('cordons instead with --cordon-all, the record saying the cordon is ours', async () => {
+    const w = world({ timedOutOn: 'node-o1' });
+    const asked: { record: MigrationRecord; cordon: boolean; taint: boolean }[] = [];
+    const mark = w.deps.cluster.markMigrating;
+    w.deps.cluster.markMigrating = async (node, marks) => (asked.push(marks), mark(node, marks));
+    await runMigrate({ ...request, cordonAll: true }, w.deps);
+
+    expect(asked.map((m) => [m.cordon, m.taint, m.record.cordoned])).toEqual([
+      [true, false, true],
+      [true, false, true],
+    ]);
+  });
+});
