@@ -7,6 +7,7 @@
 // upgrade.ts, tested with Auto Scaling stubbed at the SDK edge.
 import { AppsV1Api, CoreV1Api, PolicyV1Api, VersionApi } from '@kubernetes/client-node';
 import { minorOf } from './ami-release.js';
+import { functionWindows, windowNote } from './maintenance-windows-note.js';
 import { resolveAwsAccess, type AwsAccess } from './aws-access.js';
 import { kubeconfigGateway, nodesOfInstances } from './cluster-access.js';
 import { runAsCommand } from './run-command.js';
@@ -84,6 +85,14 @@ export async function main(args: readonly string[] = process.argv.slice(2)): Pro
     confirm: interactive ? () => askYes(`start the instance refresh of ${group} in ${aws.region}? only "yes" starts it: `) : undefined,
     tty: process.stdout.isTTY === true,
     interrupted: () => interrupted,
+    windowNote: async (arn) => {
+      const read = await functionWindows(arn, {
+        region: aws.region,
+        credentials: aws.autoScaling.config.credentials,
+        endpoint: process.env['AWS_ENDPOINT_URL_LAMBDA'] ?? process.env['AWS_ENDPOINT_URL'],
+      });
+      return 'unreadable' in read ? `its maintenance windows could not be read (${read.unreadable})` : windowNote(read.windows, read.zone);
+    },
   };
   const release = values.release;
   const result = await atAws(where, 'the instance refresh', () => {

@@ -23,6 +23,8 @@ export interface UpgradePlan {
   readonly deploymentFrom: 'option' | 'lifecycle hooks' | 'none';
   readonly alarms: readonly string[];
   readonly preflight: { readonly nodes: number; readonly blockers: number; readonly findings: readonly Finding[] };
+  /** The group's custom termination policy and what its maintenance windows mean for the refresh. */
+  readonly terminationPolicy?: string | undefined;
 }
 
 export function planOf(o: Omit<UpgradePlan, 'minHealthyPercentage' | 'maxHealthyPercentage' | 'autoRollback'>, input: StartInstanceRefreshCommandInput): UpgradePlan {
@@ -45,6 +47,7 @@ export function renderPlan(plan: UpgradePlan): string[] {
     `  alarms:                  ${plan.alarms.length > 0 ? `${plan.alarms.join(', ')} (deployment ${plan.deployment} from ${plan.deploymentFrom})` : 'none: a drain in trouble will not stop the refresh (pass --deployment)'}`,
     `  auto rollback:           ${plan.autoRollback ? 'yes' : 'no'}`,
     `  preflight:               ${preflight.nodes} node(s), ${preflight.blockers} blocker(s), ${preflight.findings.length - preflight.blockers} other finding(s)`,
+    ...(plan.terminationPolicy !== undefined ? [`  termination policy:      ${plan.terminationPolicy}`] : []),
   ];
 }
 

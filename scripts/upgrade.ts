@@ -9,6 +9,7 @@
 // drain in trouble stops it (and with --auto-rollback rolls it back), naming the blocking pod
 // and budget in the Events it shows. It follows the refresh with a progress bar until it ends
 // and exits non-zero with the reason when it fails. Ctrl-C leaves the refresh running.
+import { lambdaArn } from './maintenance-windows-note.js';
 import {
   AutoScalingClient,
   CreateOrUpdateTagsCommand,
@@ -66,6 +67,8 @@ export interface UpgradeDeps {
   readonly interrupted?: () => boolean;
   /** Once approved, before the refresh starts: makes the launch template version to roll to (`--release`). */
   readonly beforeStart?: () => Promise<string>;
+  /** What the group's custom termination policy (a function ARN) means for the refresh: its maintenance windows. */
+  readonly windowNote?: (functionArn: string) => Promise<string>;
 }
 
 export interface UpgradeResult {
@@ -154,6 +157,7 @@ async function prepare(request: UpgradeRequest, deps: UpgradeDeps): Promise<{ pl
       deploymentFrom: request.deployment ? 'option' : deployment ? 'lifecycle hooks' : 'none',
       alarms,
       preflight: { nodes: nodes.length, blockers, findings: check.findings },
+      terminationPolicy: await terminationPolicyNote(group.TerminationPolicies?.[0], deps),
     },
     input,
   );
@@ -265,4 +269,10 @@ async function follow(request: UpgradeRequest, deps: UpgradeDeps, started: { ref
     if (ended.has(status)) return { interrupted: false, status, reason: refresh?.StatusReason };
     await sleep(deps.pollMs ?? 5_000);
   }
+}
+
+/** A refresh's terminations go through the group's custom termination policy: when it may let them happen. */
+async function terminationPolicyNote(first: string | undefined, deps: UpgradeDeps): Promise<string | undefined> {
+  if (first === undefined || !lambdaArn.test(first) || deps.windowNote === undefined) return undefined;
+  return `${first}: ${await deps.windowNote(first).catch((error: unknown) => `its maintenance windows could not be read (${(error as Error).message})`)}`;
 }

@@ -35,3 +35,27 @@ describe("what upgrade says about the termination policy's windows", () => {
     }
   });
 });
+
+describe('the upgrade plan', () => {
+  it("shows the group's termination policy and its windows", async () => {
+    const { renderPlan } = await import('../../../scripts/upgrade-plan.js');
+    const lines = renderPlan({
+      group: 'workers',
+      region: 'eu-west-1',
+      strategy: 'default',
+      launchTemplateVersion: '7',
+      instances: [],
+      minHealthyPercentage: 100,
+      maxHealthyPercentage: 110,
+      autoRollback: false,
+      deployment: undefined,
+      deploymentFrom: 'none',
+      alarms: [],
+      preflight: { nodes: 0, blockers: 0, findings: [] },
+      terminationPolicy: `arn:aws:lambda:eu-west-1:123456789012:function:gnt: ${windowNote('0 22 * * SAT for 2h', 'UTC', Date.parse('2026-11-27T10:00:00Z'))}`,
+    });
+    expect(lines.at(-1)).toBe(
+      "  termination policy:      arn:aws:lambda:eu-west-1:123456789012:function:gnt: outside the maintenance windows (0 22 * * SAT for 2h, UTC): the next opens 2026-11-28T22:00Z (28 Nov 2026, 22:00 UTC); until then each termination waits up to the policy's maximum deferral",
+    );
+  });
+});
