@@ -47,10 +47,7 @@ export const reconcileSchedule: Trigger<DeliveryOf<'event'>, Schedule> = {
       { Transition: 'reconcile', Outcome: 'reconciled' },
       {
         MarkedNodes: { unit: 'Count', value: report.markedNodes },
-        StaleMarksRemoved: {
-          unit: 'Count',
-          value: report.drainMarksRemoved.length + report.refreshMarksRemoved.length + report.repairMarksRemoved.length + report.migrationMarksRemoved.length,
-        },
+        StaleMarksRemoved: { unit: 'Count', value: staleMarksRemoved(report) },
         DrainsResumed: { unit: 'Count', value: report.drainsResumed.length },
         StaleTagsRemoved: { unit: 'Count', value: report.tagsRemoved.length },
       },
@@ -60,3 +57,8 @@ export const reconcileSchedule: Trigger<DeliveryOf<'event'>, Schedule> = {
     return 'reconciled';
   },
 };
+
+/** Every mark of ours the pass took back, whoever set it. */
+function staleMarksRemoved(r: { readonly [K in 'drainMarksRemoved' | 'refreshMarksRemoved' | 'repairMarksRemoved' | 'migrationMarksRemoved']: readonly string[] }): number {
+  return r.drainMarksRemoved.length + r.refreshMarksRemoved.length + r.repairMarksRemoved.length + r.migrationMarksRemoved.length;
+}
