@@ -3,7 +3,7 @@
 // the pool again its node gets back exactly what our drain took: others' marks stay.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startDrainer, statusOf, type Drainer } from './drainer.js';
-import { admin, byDrainer, ensureNamespace, eventsFor, newInstanceId, nodeWithDeployment, podsOn, readAudit } from './kube.js';
+import { admin, byDrainer, ensureNamespace, eventsFor, newInstanceId, nodeWithDeployment, podsOn, readAudit, until } from './kube.js';
 
 const plane = inject('plane');
 const a = admin(plane);
@@ -47,7 +47,11 @@ describe('warm pools', () => {
     const out = await drainer.launch(instanceId, { origin: 'WarmPool', destination: 'AutoScalingGroup' });
 
     expect(statusOf(out)).toBe('launch-admitted');
-    const node = await a.core.readNode({ name: 'warm-1' });
+    // The node lifecycle controller's node.kubernetes.io/unschedulable taint follows the cordon a moment later.
+    const node = await until('the cordon taint gone with the cordon', 15_000, async () => {
+      const n = await a.core.readNode({ name: 'warm-1' });
+      return n.spec?.taints?.some((t) => t.key === 'node.kubernetes.io/unschedulable') ? undefined : n;
+    });
     expect(node.spec?.unschedulable).toBeFalsy();
     expect(node.metadata?.labels?.[lbLabel]).toBeUndefined();
     expect(node.metadata?.labels?.['team']).toBe('payments');
