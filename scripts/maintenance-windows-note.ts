@@ -9,7 +9,8 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
 import { nextOpening, openWindow, parseWindows } from '../lambda/shared/maintenance-windows.js';
 
-export const lambdaArn = /^arn:aws[a-z-]*:lambda:([a-z0-9-]+):\d{12}:function:[A-Za-z0-9_-]{1,64}(:[A-Za-z0-9_-]+)?$/;
+/** A Lambda function's ARN, unqualified or with a version or alias: what a group's custom termination policy names. */
+export const lambdaArnPattern = /^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_-]{1,64}(:[A-Za-z0-9_-]+)?$/;
 
 /** The function's MAINTENANCE_WINDOWS and MAINTENANCE_TIME_ZONE, or why they could not be read. */
 export async function functionWindows(

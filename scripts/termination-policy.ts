@@ -9,12 +9,11 @@ import { DescribeAutoScalingGroupsCommand, DescribeLifecycleHooksCommand, Update
 import { resolveAwsAccess } from './aws-access.js';
 import { exitCodes, outputFormat, parseCommand, UsageError } from './command-options.js';
 import { atAws } from './failure.js';
+import { lambdaArnPattern } from './maintenance-windows-note.js';
 import { formatOutput } from './output.js';
 import { runAsCommand } from './run-command.js';
 import { askYes, deploymentsOfHooks } from './upgrade-plan.js';
 import { terminationPolicyUsage } from './usage.js';
-
-export const lambdaArnPattern = /^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_-]{1,64}(:[A-Za-z0-9_-]+)?$/;
 
 export interface PolicyPlan {
   readonly group: string;

@@ -9,7 +9,7 @@
 // drain in trouble stops it (and with --auto-rollback rolls it back), naming the blocking pod
 // and budget in the Events it shows. It follows the refresh with a progress bar until it ends
 // and exits non-zero with the reason when it fails. Ctrl-C leaves the refresh running.
-import { lambdaArn } from './maintenance-windows-note.js';
+import { lambdaArnPattern } from './maintenance-windows-note.js';
 import {
   AutoScalingClient,
   CreateOrUpdateTagsCommand,
@@ -273,6 +273,6 @@ async function follow(request: UpgradeRequest, deps: UpgradeDeps, started: { ref
 
 /** A refresh's terminations go through the group's custom termination policy: when it may let them happen. */
 async function terminationPolicyNote(first: string | undefined, deps: UpgradeDeps): Promise<string | undefined> {
-  if (first === undefined || !lambdaArn.test(first) || deps.windowNote === undefined) return undefined;
+  if (first === undefined || !lambdaArnPattern.test(first) || deps.windowNote === undefined) return undefined;
   return `${first}: ${await deps.windowNote(first).catch((error: unknown) => `its maintenance windows could not be read (${(error as Error).message})`)}`;
 }

@@ -43,8 +43,6 @@ export interface NodeInfo {
   readonly deferral?: DeferralMark | undefined;
   /** The instance our out-of-service taint was set for (outOfServiceAnnotation). */
   readonly outOfService?: string | undefined;
-  /** The node lifecycle conditions it carries (MaintenancePlanned, DrainInProgress, Drained), whoever set them. */
-  readonly lifecycleConditions?: readonly { readonly type: string; readonly status: string; readonly reason?: string | undefined }[] | undefined;
   /** status.conditions: what node auto repair judges (repair/rules.ts). */
   readonly conditions?: readonly NodeCondition[] | undefined;
   /** Our repair record on the node, when a repair of ours decided it. */

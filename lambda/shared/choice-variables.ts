@@ -1,15 +1,7 @@
 // The termination policy's variables (termination-policy/): defined here, spread into the one
 // list (config-variables.ts), so the construct, the handler and the docs' table share them.
 import { isTimeZone, parseWindows, type Window } from './maintenance-windows.js';
-import type { Variable } from './variable.js';
-
-const integer =
-  (min: number, max: number) =>
-  (raw: string): number | undefined => {
-    if (!/^\d+$/.test(raw.trim())) return undefined;
-    const n = Number(raw.trim());
-    return n >= min && n <= max ? n : undefined;
-  };
+import { integer, type Variable } from './variable.js';
 
 const variable = <T>(v: Variable<T>): Variable<T> => v;
 

@@ -5,7 +5,7 @@ import { DeadlinePolicy } from './deadline-policy.js';
 import { Mode } from './mode.js';
 import { choiceVariables } from './choice-variables.js';
 import { releaseVariables } from './release-variables.js';
-import type { Variable } from './variable.js';
+import { flag, integer, type Variable } from './variable.js';
 import { formatRepairSettings, parseRepairSettings, type RepairSettings } from './repair-settings.js';
 
 export type { Variable } from './variable.js';
@@ -17,16 +17,6 @@ const names = (raw: string): Set<string> | undefined => {
     .filter((s) => s.length > 0);
   return list.length > 0 ? new Set(list) : undefined;
 };
-
-const integer =
-  (min: number, max: number) =>
-  (raw: string): number | undefined => {
-    if (!/^\d+$/.test(raw.trim())) return undefined;
-    const n = Number(raw.trim());
-    return n >= min && n <= max ? n : undefined;
-  };
-
-const flag = (raw: string): boolean | undefined => (raw.trim() === 'true' ? true : raw.trim() === 'false' ? false : undefined);
 
 /** `key=value,key`: a key alone matches any value. Keys and values as AWS tags allow them (no comma, key no `=`). */
 const tagList = (raw: string): ReadonlyMap<string, string | undefined> | undefined => {

@@ -1,8 +1,6 @@
 // What happens after a release (termination/instance-terminated.ts): defined here, spread into
 // the one list (config-variables.ts).
-import type { Variable } from './variable.js';
-
-const flag = (raw: string): boolean | undefined => (raw.trim() === 'true' ? true : raw.trim() === 'false' ? false : undefined);
+import { flag, type Variable } from './variable.js';
 
 export const releaseVariables = {
   outOfServiceAfterRelease: {

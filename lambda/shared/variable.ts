@@ -7,3 +7,14 @@ export interface Variable<T> {
   parse(raw: string): T | undefined;
   format(value: T): string;
 }
+
+/** An integer from min to max, nothing else (no sign, no fraction, no unit). */
+export const integer =
+  (min: number, max: number) =>
+  (raw: string): number | undefined => {
+    if (!/^\d+$/.test(raw.trim())) return undefined;
+    const n = Number(raw.trim());
+    return n >= min && n <= max ? n : undefined;
+  };
+
+export const flag = (raw: string): boolean | undefined => (raw.trim() === 'true' ? true : raw.trim() === 'false' ? false : undefined);

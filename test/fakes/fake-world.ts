@@ -29,6 +29,7 @@ import {
   type MigrationRecord,
   type RepairRecord,
 } from '../../lambda/cluster/node-marks.js';
+import { otherMarksOfOurs } from '../../lambda/cluster/our-marks.js';
 import { createRouter, type HandlerResult } from '../../lambda/router.js';
 import type { ChoiceAnswer } from '../../lambda/termination-policy/answer.js';
 import type {
@@ -309,7 +310,7 @@ export class FakeCluster {
       if (record.priorLabel !== undefined) labels[excludeFromLoadBalancersLabel] = record.priorLabel;
       else delete labels[excludeFromLoadBalancersLabel];
     }
-    if (labels[refreshLabel] === undefined && labels[migrationLabel] === undefined && node.outOfService === undefined && node.repair === undefined) delete labels[ownerLabel];
+    if (!otherMarksOfOurs(node, 'drain')) delete labels[ownerLabel];
     this.putNode({ ...node, labels, unschedulable: record.set.includes('cordon') ? false : node.unschedulable, drain: undefined, handOff: undefined });
     return 'patched';
   }
@@ -350,7 +351,7 @@ export class FakeCluster {
           removed.push('cordon');
         }
       }
-      if (node.drain === undefined && labels[migrationLabel] === undefined) delete labels[ownerLabel];
+      if (!otherMarksOfOurs(node, 'refresh')) delete labels[ownerLabel];
       this.putNode({ ...node, labels, taints, unschedulable, refreshGroup: undefined });
       undone.push({ node: node.name, uid: node.uid, refreshId, removed });
     }
@@ -388,7 +389,7 @@ export class FakeCluster {
     if (taints.length !== current.taints.length) removed.push(`taint ${migratingTaintKey}:PreferNoSchedule`);
     const lift = current.migration?.cordoned === true && current.unschedulable && current.drain === undefined;
     if (lift) removed.push('cordon');
-    if (current.drain === undefined && labels[refreshLabel] === undefined) delete labels[ownerLabel];
+    if (!otherMarksOfOurs(current, 'migration')) delete labels[ownerLabel];
     this.putNode({ ...current, labels, taints, unschedulable: lift ? false : current.unschedulable, migration: undefined });
     return { result: 'patched', removed };
   }
@@ -426,7 +427,7 @@ export class FakeCluster {
     if (!node) return 'node-gone';
     if (node.repair === undefined || node.repair.decidedAtMs !== record.decidedAtMs) return 'changed';
     const labels = { ...node.labels };
-    if (labels[refreshLabel] === undefined && node.drain === undefined) delete labels[ownerLabel];
+    if (!otherMarksOfOurs(node, 'repair')) delete labels[ownerLabel];
     this.putNode({ ...node, labels, unschedulable: record.cordoned && node.drain === undefined ? false : node.unschedulable, repair: undefined });
     return 'patched';
   }

@@ -9,7 +9,7 @@ import { deferralAnnotation, formatDeferral, ownerLabel } from '../../cluster/no
 import { otherMarksOfOurs } from '../../cluster/our-marks.js';
 import { mapWithConcurrency } from '../../shared/concurrency.js';
 import { classify, statusOf } from './api-errors.js';
-import { selects } from './drainability.js';
+import { isReady, selects } from './drainability.js';
 import type { KubeHttp } from './kube-http.js';
 import { toPodInfo, type WireList } from './object-codecs.js';
 
@@ -26,8 +26,6 @@ export function requiredNodeLabels(pod: V1Pod): Record<string, string[]> {
   }
   return out;
 }
-
-const isReady = (pod: V1Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
 export function toCostPod(pod: V1Pod, budgets: readonly V1PodDisruptionBudget[], owners: ReadonlyMap<string, number | undefined>): CostPod {
   const info = toPodInfo(pod);

@@ -42,7 +42,7 @@ export function selects(selector: V1LabelSelector | undefined, labels: Readonly<
   return true;
 }
 
-const isReady = (pod: V1Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+export const isReady = (pod: V1Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 const key = (o: { metadata?: { namespace?: string; name?: string } }) => `${o.metadata?.namespace}/${o.metadata?.name}`;
 
 export function analyseDrainability(input: PreflightInput): Finding[] {

@@ -3,7 +3,8 @@
 // lease, whether it cordoned). JSON patches conditional on the node as read, as the refresh's
 // marks (outdated-node-api.ts): the taint appended, removed by its index after a test.
 import type { NodeGateway, NodeInfo } from '../../cluster/cluster-ports.js';
-import { formatMigrationRecord, migratingTaintKey, migrationAnnotation, migrationLabel, ownerLabel, refreshLabel } from '../../cluster/node-marks.js';
+import { formatMigrationRecord, migratingTaintKey, migrationAnnotation, migrationLabel, ownerLabel } from '../../cluster/node-marks.js';
+import { otherMarksOfOurs } from '../../cluster/our-marks.js';
 import type { KubeHttp } from './kube-http.js';
 import { labelOps, nodePatcher, pointer } from './outdated-node-api.js';
 
@@ -55,7 +56,7 @@ function unmarkOps(node: NodeInfo): { ops: object[]; removed: string[] } {
     ops.push({ op: 'remove', path: '/spec/unschedulable' });
     removed.push('cordon');
   }
-  if (node.drain === undefined && node.labels[refreshLabel] === undefined && node.labels[ownerLabel] !== undefined) {
+  if (!otherMarksOfOurs(node, 'migration') && node.labels[ownerLabel] !== undefined) {
     ops.push({ op: 'remove', path: `/metadata/labels/${pointer(ownerLabel)}` });
   }
   return { ops, removed };

@@ -3,7 +3,7 @@
 // replace the kubelet's conditions with ours), and its delete directive to take ours back.
 // https://kubernetes.io/docs/tasks/manage-kubernetes-objects/update-api-object-kubectl-patch/#notes-on-the-strategic-merge-patch
 import type { NodeInfo } from '../../cluster/cluster-ports.js';
-import { isOurCondition, type ConditionsGateway } from '../../cluster/node-conditions.js';
+import { isOurCondition, lifecycleConditionTypes, type ConditionsGateway } from '../../cluster/node-conditions.js';
 import { classify, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
 
@@ -29,7 +29,7 @@ export function createConditionsApi(kube: KubeHttp): ConditionsGateway {
       );
     },
     async removeOurConditions(node: NodeInfo) {
-      const types = (node.lifecycleConditions ?? []).filter(isOurCondition).map((c) => c.type);
+      const types = (node.conditions ?? []).filter((c) => (lifecycleConditionTypes as readonly string[]).includes(c.type) && isOurCondition(c)).map((c) => c.type);
       if (types.length === 0) return;
       await patch(
         node.name,

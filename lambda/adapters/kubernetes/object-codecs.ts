@@ -2,7 +2,6 @@
 import type { CoreV1Event, V1Node, V1Pod, V1VolumeAttachment } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import type { ClusterEvent, NodeInfo, PodInfo, VolumeAttachmentInfo } from '../../cluster/cluster-ports.js';
-import { lifecycleConditionTypes } from '../../cluster/node-conditions.js';
 import {
   deferralAnnotation,
   drainAnnotation,
@@ -48,7 +47,6 @@ export function toNodeInfo(node: V1Node): NodeInfo {
     ...(node.status?.volumesAttached !== undefined ? { attachedVolumes: node.status.volumesAttached.map((v) => v.name) } : {}),
     ...(annotations[deferralAnnotation] !== undefined ? { deferral: parseDeferral(annotations[deferralAnnotation]) } : {}),
     ...(annotations[outOfServiceAnnotation] !== undefined ? { outOfService: annotations[outOfServiceAnnotation] } : {}),
-    ...lifecycleConditionsOf(node),
     conditions: (node.status?.conditions ?? []).map((c) => ({
       type: c.type,
       status: c.status,
@@ -58,11 +56,6 @@ export function toNodeInfo(node: V1Node): NodeInfo {
     })),
     ...(annotations[repairAnnotation] !== undefined ? { repair: parseRepairRecord(annotations[repairAnnotation]) } : {}),
   };
-}
-
-function lifecycleConditionsOf(node: V1Node): Pick<NodeInfo, 'lifecycleConditions'> {
-  const found = (node.status?.conditions ?? []).filter((c) => (lifecycleConditionTypes as readonly string[]).includes(c.type));
-  return found.length > 0 ? { lifecycleConditions: found.map((c) => ({ type: c.type, status: c.status, reason: c.reason })) } : {};
 }
 
 export function toPodInfo(pod: V1Pod): PodInfo {

@@ -2,19 +2,18 @@
 // appended with a JSON patch (a merge patch would replace the list, the taint manager's
 // timeAdded included), beside our annotation naming the terminated instance, conditional on
 // the node as read; taken back by index, only while our annotation says it is ours.
-import type { V1Node, V1Pod } from '@kubernetes/client-node';
-import type { NodeInfo, PatchResult } from '../../cluster/cluster-ports.js';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { NodeInfo } from '../../cluster/cluster-ports.js';
 import type { OutOfServiceGateway } from '../../cluster/out-of-service.js';
 import { outOfServiceAnnotation, outOfServiceTaintKey, ownerLabel } from '../../cluster/node-marks.js';
 import { isDaemonSetPod, isFinished, isMirrorPod } from '../../cluster/pods.js';
-import { classify, statusOf } from './api-errors.js';
+import { classify } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
-import { toNodeInfo, toPodInfo, type WireList } from './object-codecs.js';
-
-const jsonPatch = 'application/json-patch+json';
-const pointer = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
+import { toPodInfo, type WireList } from './object-codecs.js';
+import { nodePatcher, pointer } from './outdated-node-api.js';
 
 export function createOutOfServiceApi(kube: KubeHttp): OutOfServiceGateway {
+  const { get, patch } = nodePatcher(kube);
   return {
     async podsLeftOn(nodeName) {
       let list: WireList<V1Pod>;
@@ -35,15 +34,15 @@ export function createOutOfServiceApi(kube: KubeHttp): OutOfServiceGateway {
           : { op: 'add', path: `/metadata/annotations/${pointer(outOfServiceAnnotation)}`, value: instanceId },
         { op: 'add', path: `/metadata/labels/${pointer(ownerLabel)}`, value: owner },
       ];
-      return patch(kube, node, ops, `taint node ${node.name} out of service`);
+      return patch(node, ops, `taint node ${node.name} out of service`);
     },
     async untaintOutOfService(first) {
       // The node moves on under us (the lifecycle controller's own taints come and go): read it again and retry.
       let node: NodeInfo | undefined = first;
       for (let attempt = 0; node !== undefined && node.outOfService !== undefined && attempt < 5; attempt++) {
-        const result = await patch(kube, node, untaintOps(node), `take the out-of-service taint off node ${node.name}`);
+        const result = await patch(node, untaintOps(node), `take the out-of-service taint off node ${node.name}`);
         if (result !== 'changed') return result;
-        node = await getNode(kube, node.name);
+        node = await get(node.name);
       }
       return node === undefined ? 'node-gone' : 'changed';
     },
@@ -61,25 +60,4 @@ function untaintOps(node: NodeInfo): object[] {
     ]),
     { op: 'remove', path: `/metadata/annotations/${pointer(outOfServiceAnnotation)}` },
   ];
-}
-
-async function patch(kube: KubeHttp, node: NodeInfo, ops: object[], what: string): Promise<PatchResult> {
-  try {
-    await kube.request('PATCH', `/api/v1/nodes/${encodeURIComponent(node.name)}`, { body: ops, contentType: jsonPatch });
-    return 'patched';
-  } catch (error) {
-    if (statusOf(error) === 404) return 'node-gone';
-    // 409: the node moved on since it was read; 422: an op no longer applies to it.
-    if (statusOf(error) === 409 || statusOf(error) === 422) return 'changed';
-    throw classify(error, what);
-  }
-}
-
-async function getNode(kube: KubeHttp, name: string): Promise<NodeInfo | undefined> {
-  try {
-    return toNodeInfo(await kube.request<V1Node>('GET', `/api/v1/nodes/${encodeURIComponent(name)}`));
-  } catch (error) {
-    if (statusOf(error) === 404) return undefined;
-    throw classify(error, `get node ${name}`);
-  }
 }
