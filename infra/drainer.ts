@@ -1,6 +1,7 @@
 // The drainer: its log group, role and function, built in the construct's own scope (their
 // logical IDs are the construct's oldest public contract), with the environment the handler
 // parses and the least it needs from IAM.
+import { drainRuleSpecs } from './drain-rule-props.js';
 import {
   Duration,
   Lazy,
@@ -118,6 +119,8 @@ function drainerEnvironment({ settings: s, props, topic, groupNames }: DrainerOp
       ...terminationPolicyEnvironment(props.terminationPolicy),
       outOfServiceAfterRelease: props.outOfServiceAfterRelease,
       repair: s.repair,
+      drainRules: drainRuleSpecs(props.drainRules),
+      evictDaemonSetPods: props.evictDaemonSetPods,
     }),
     // The `service` of every log line and metric: the alarms count only this deployment's.
     POWERTOOLS_SERVICE_NAME: s.deploymentName,

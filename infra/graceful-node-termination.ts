@@ -29,6 +29,7 @@ import { DeadlinePolicy, Mode, type AddAutoScalingGroupOptions, type GracefulNod
 import { RepairAction, type RepairOverride, type RepairProps } from './repair-props.js';
 import { resolveSettings, type Settings } from './settings.js';
 
+export { DrainBehavior, type DrainRule, type DrainRulePods, type DrainRuleProps, type LabelSelector, type SelectorRequirement } from './drain-rule-props.js';
 export { DeadlinePolicy, Mode, RepairAction, type AddAutoScalingGroupOptions, type GracefulNodeTerminationProps, type RepairOverride, type RepairProps };
 
 /**

@@ -31,6 +31,8 @@ export const propertyCoverage: { readonly [K in keyof Required<GracefulNodeTermi
   },
   terminationPolicy: { parameters: [p.terminationDeferral, p.maintenanceWindows, p.maintenanceTimeZone] },
   repair: { parameters: [p.repair] },
+  drainRules: { parameters: [p.drainRules] },
+  evictDaemonSetPods: { reason: 'Off, as `kubectl drain --ignore-daemonsets`; turning it on changes what every drain does to node agents, through the construct.' },
   batchWait: { parameters: [p.batchWait] },
   minEvictionWindow: { reason: 'A fairness floor most deployments never change; the construct default (60 s) applies.' },
   cordonDoomedSiblings: { reason: 'A safety default (on) with no known reason to turn it off; the construct can.' },

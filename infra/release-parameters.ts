@@ -26,6 +26,7 @@ export const parameterNames = {
   terminationDeferral: 'TerminationDeferralMaxSeconds',
   maintenanceWindows: 'MaintenanceWindows',
   maintenanceTimeZone: 'MaintenanceTimeZone',
+  drainRules: 'DrainRules',
   waitForTargets: 'WaitForTargets',
   loadBalancerMinWait: 'LoadBalancerMinWaitSeconds',
   loadBalancerMaxWait: 'LoadBalancerMaxWaitSeconds',
@@ -173,6 +174,7 @@ function drainParameters(): JsonObject {
       Default: '',
     },
     [p.maintenanceTimeZone]: { Type: 'String', Description: 'IANA time zone of MaintenanceWindows.', Default: v.maintenanceTimeZone.default! },
+    [p.drainRules]: { Type: 'String', Description: 'JSON drain rules (docs/drain-rules.md).', Default: '[]' },
     [p.waitForVolumeDetach]: flag("Release the instance only once its departed pods' volumes are detached (within the drain deadline).", v.waitForVolumeDetach.default!),
   };
 }

@@ -1,6 +1,7 @@
 // What the release template is synthesized from: sentinel values for every parameter that is a
 // value (two sets, each value found nowhere else in a template), and the dimensions, each a
 // setting the base (the construct's defaults) changes under one condition.
+import { DrainBehavior } from './drain-rule-props.js';
 import { join } from 'node:path';
 import { App, DefaultStackSynthesizer, Duration, Stack, Validations, aws_ec2 as ec2, aws_iam as iam, aws_logs as logs, aws_sns as sns } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -33,6 +34,7 @@ export interface Sentinels {
   readonly terminationDeferral: number;
   readonly maintenanceWindow: string;
   readonly maintenanceTimeZone: string;
+  readonly drainRule: string;
 }
 
 export const sentinelSets: readonly [Sentinels, Sentinels] = [
@@ -60,6 +62,7 @@ export const sentinelSets: readonly [Sentinels, Sentinels] = [
     terminationDeferral: 293,
     maintenanceWindow: '17 3 * * TUE for 97m',
     maintenanceTimeZone: 'Pacific/Chatham',
+    drainRule: 'gntrulealpha',
   },
   {
     clusterName: 'gntclustercharlie',
@@ -86,6 +89,7 @@ export const sentinelSets: readonly [Sentinels, Sentinels] = [
     terminationDeferral: 307,
     maintenanceWindow: '19 5 * * THU for 83m',
     maintenanceTimeZone: 'America/St_Johns',
+    drainRule: 'gntrulecharlie',
   },
 ];
 
@@ -166,6 +170,7 @@ export function synthesize(s: Sentinels, extra: (stack: Stack) => Partial<Gracef
     rolePath: s.rolePath,
     runbookUrl: s.runbookUrl,
     terminationPolicy: { maximumDeferral: Duration.seconds(s.terminationDeferral), maintenanceWindows: [s.maintenanceWindow], maintenanceTimeZone: s.maintenanceTimeZone },
+    drainRules: [{ name: s.drainRule, behavior: DrainBehavior.SKIP }],
     // The template's users set the groups' instance lifecycle policy themselves (docs/cloudformation.md).
     retentionSetOutside: true,
     ...baseProps,

@@ -67,6 +67,7 @@ function exactSentinels(s: Sentinels): Map<string, Json> {
     [Mode.ENFORCE, ref(p.mode)],
     [s.maintenanceWindow, ref(p.maintenanceWindows)],
     [s.maintenanceTimeZone, ref(p.maintenanceTimeZone)],
+    [JSON.stringify([{ name: s.drainRule, behavior: 'Skip' }]), ref(p.drainRules)],
     // REPAIR as the construct writes its defaults: the parameter's value (off, on or JSON) instead.
     [formatRepairSettings(defaultRepairSettings), ref(p.repair)],
     [s.alarmTopicArn, ref(p.alarmTopicArn)],

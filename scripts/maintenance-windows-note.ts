@@ -12,21 +12,26 @@ import { nextOpening, openWindow, parseWindows } from '../lambda/shared/maintena
 /** A Lambda function's ARN, unqualified or with a version or alias: what a group's custom termination policy names. */
 export const lambdaArnPattern = /^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_-]{1,64}(:[A-Za-z0-9_-]+)?$/;
 
-/** The function's MAINTENANCE_WINDOWS and MAINTENANCE_TIME_ZONE, or why they could not be read. */
-export async function functionWindows(
-  arn: string,
-  o: { readonly region: string; readonly credentials: AwsCredentialIdentityProvider; readonly endpoint?: string | undefined },
-): Promise<{ readonly windows?: string; readonly zone?: string } | { readonly unreadable: string }> {
+type LambdaAccess = { readonly region: string; readonly credentials: AwsCredentialIdentityProvider; readonly endpoint?: string | undefined };
+
+/** A function's environment variables (name or ARN), or why they could not be read. */
+export async function functionVariables(fn: string, o: LambdaAccess): Promise<{ readonly variables: Readonly<Record<string, string>> } | { readonly unreadable: string }> {
   const base = new URL(o.endpoint ?? `https://lambda.${o.region}.amazonaws.com`);
-  const path = `/2015-03-31/functions/${encodeURIComponent(arn)}/configuration`;
+  const path = `/2015-03-31/functions/${encodeURIComponent(fn)}/configuration`;
   const signer = new SignatureV4({ credentials: o.credentials, region: o.region, service: 'lambda', sha256: Sha256 });
   const signed = await signer.sign(
     new HttpRequest({ method: 'GET', protocol: base.protocol, hostname: base.hostname, port: base.port ? Number(base.port) : undefined, path, headers: { host: base.host } }),
   );
   const answer = await fetch(new URL(path, base), { headers: signed.headers as Record<string, string> });
   if (!answer.ok) return { unreadable: `lambda:GetFunctionConfiguration answered HTTP ${answer.status}` };
-  const variables = ((await answer.json()) as { Environment?: { Variables?: Record<string, string> } }).Environment?.Variables ?? {};
-  return { windows: variables['MAINTENANCE_WINDOWS'], zone: variables['MAINTENANCE_TIME_ZONE'] };
+  return { variables: ((await answer.json()) as { Environment?: { Variables?: Record<string, string> } }).Environment?.Variables ?? {} };
+}
+
+/** The function's MAINTENANCE_WINDOWS and MAINTENANCE_TIME_ZONE, or why they could not be read. */
+export async function functionWindows(arn: string, o: LambdaAccess): Promise<{ readonly windows?: string; readonly zone?: string } | { readonly unreadable: string }> {
+  const read = await functionVariables(arn, o);
+  if ('unreadable' in read) return read;
+  return { windows: read.variables['MAINTENANCE_WINDOWS'], zone: read.variables['MAINTENANCE_TIME_ZONE'] };
 }
 
 /** One line for the plan: open now, or when the next window opens (UTC and the zone's own time). */

@@ -44,6 +44,7 @@ step('sources copied to packages/construct/src', () => {
       'infra/props.ts': ['DeadlinePolicy', 'Mode', 'GracefulNodeTerminationProps', 'AddAutoScalingGroupOptions'],
       'infra/repair-props.ts': ['RepairAction', 'RepairProps', 'RepairOverride'],
       'infra/termination-policy.ts': ['TerminationPolicyOptions'],
+      'infra/drain-rule-props.ts': ['DrainBehavior', 'DrainRule', 'DrainRulePods', 'DrainRuleProps', 'LabelSelector', 'SelectorRequirement'],
     },
   });
   console.log(`package: ${files.length} files: ${files.join(' ')}`);

@@ -23,6 +23,9 @@ Reads the group with your AWS credentials and the cluster with your kubeconfig.
 options:
   --strategy S             default or minimal (minimal: the node is terminated before its replacement is up)
   --nodes a,b              these nodes instead of the group's (no AWS call)
+  --function F             show each pod under the drain rules of this deployed function (name or ARN)
+  --drain-rules J          ...or under these rules (DRAIN_RULES' JSON, or @file)
+  --evict-daemonset-pods   ...with DaemonSet pods evicted last (EVICT_DAEMONSET_PODS=true)
 ${commonUsage}
 
 exit code: 0, 3 when a node has a certain blocker, 2 on bad usage (or no region, no kubeconfig), 1 on a failure`;

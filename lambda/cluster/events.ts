@@ -145,7 +145,9 @@ export const podForceDeleted = (node: NodeRef, pod: PodRef, graceSeconds: number
 ];
 
 export const waitingForBatchPods = (node: NodeRef, pods: readonly string[], until: string) =>
-  onNode(node, 'Normal', 'WaitingForBatchPods', `Not evicting ${pods.join(', ')} (Job or do-not-disrupt) until they finish or ${until}; the rest of the node drains meanwhile.`);
+  onNode(node, 'Normal', 'WaitingForBatchPods', `Not evicting ${pods.join(', ')} until they finish or ${until}; the rest of the node drains meanwhile.`);
+export const podsSkippedByDrainRule = (node: NodeRef, pods: readonly string[]) =>
+  onNode(node, 'Normal', 'PodsSkippedByDrainRule', `Leaving ${listed(pods)} running: their drain rule is Skip, so the node goes without them leaving first.`);
 
 export const evictionBlocked = (node: NodeRef, pod: PodRef, what: string): ClusterEvent[] => [
   onPod(pod, 'Warning', 'EvictionBlocked', `Eviction for draining node ${node.name} is blocked: ${what}`),

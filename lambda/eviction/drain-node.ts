@@ -1,13 +1,16 @@
 // Evicts the pods of one cordoned node and waits until they are gone, within a deadline.
 // Every pass is re-evaluated from the live pod list and the named rules (rules.ts), so a
 // retry or a duplicate delivery simply picks up where the cluster is.
-import type { BlockReason, EventRecorder, EvictionResult, NodeInfo, PodGateway, PodInfo, PodWatch } from '../cluster/cluster-ports.js';
-import { evictionTier, isBatchPod, isDrainable, isTerminating, podKey } from '../cluster/pods.js';
+import type { EventRecorder, EvictionResult, NodeInfo, PodGateway, PodInfo, PodWatch } from '../cluster/cluster-ports.js';
+import type { DrainRuleSettings, PodRule } from '../cluster/drain-rules.js';
+import { isDaemonSetPod, isDrainable, isTerminating, podKey } from '../cluster/pods.js';
 import type { Clock } from '../shared/clock.js';
 import { mapWithConcurrency } from '../shared/concurrency.js';
 import { DeadlinePolicy } from '../shared/deadline-policy.js';
 import type { Log } from '../shared/log.js';
-import { reportBatchWait, reportBlocked, reportForced, reportLongBlock, reportNotWaitedFor } from './drain-reports.js';
+import { announceWaitsAndSkips, reportBlocked, reportForced, reportLongBlock, reportNotWaitedFor } from './drain-reports.js';
+import type { DrainResult, StuckPod } from './drain-outcome.js';
+import { sortPods } from './pass-view.js';
 import type { ReturnedPods } from './returned-pods.js';
 import * as rules from './rules.js';
 import type { Attempt, DrainMoment } from './rules.js';
@@ -43,32 +46,11 @@ export interface DrainOptions {
   readonly hardDeadlineMs: number;
   /** The node's kubelet is gone: a pod whose deletion began will never finish it. */
   readonly kubeletGone: boolean;
+  /** What is done with each pod, in which order (drain rules). */
+  readonly rules: DrainRuleSettings;
 }
 
-export interface StuckPod {
-  readonly pod: string;
-  /** Why it is still there: the last eviction answer, or 'terminating' / 'not-attempted'. */
-  readonly reason: BlockReason | 'terminating' | 'not-attempted';
-  readonly budgetName: string | undefined;
-  readonly message: string | undefined;
-}
-
-export interface DrainResult {
-  /** 'stopped': this invocation's time is up before the deadline (the caller hands on). */
-  readonly outcome: 'drained' | 'timed-out' | 'stopped';
-  /** Evictions the API server accepted in this run. */
-  readonly evicted: number;
-  /** Eviction answers in this run that refused (budgets, throttling, server errors). */
-  readonly blocked: number;
-  /** Pods deleted by the force policy in this run (only DELETEs that changed something). */
-  readonly forced: number;
-  /** Pods still on the node at the deadline, each with what blocked it. */
-  readonly stuck: readonly StuckPod[];
-  /** Pods that tolerate the cordon and landed back on the node: reported, not chased. */
-  readonly returned: readonly string[];
-  /** Terminating pods no longer waited for (past their grace period, or no kubelet to stop them). */
-  readonly notWaitedFor: readonly string[];
-}
+export type { DrainResult, StuckPod } from './drain-outcome.js';
 
 export function drainNode(options: DrainOptions, deps: DrainDeps): Promise<DrainResult> {
   return new NodeDrain(options, deps).run();
@@ -80,6 +62,10 @@ interface PassView {
   /** Batch pods waited for (not evicted yet). */
   readonly waiting: readonly PodInfo[];
   readonly evictable: readonly PodInfo[];
+  /** Left running by a drain rule (Skip): told once. */
+  readonly skipped: readonly PodInfo[];
+  readonly ruleOf: (pod: PodInfo) => PodRule;
+  readonly waitEndsMs: number;
   readonly moment: DrainMoment;
   readonly deadlineMs: number;
 }
@@ -91,6 +77,7 @@ class NodeDrain {
   private readonly forcedPods = new Map<string, StuckPod>();
   private readonly notWaitedFor = new Map<string, string>();
   private readonly announcedBatch = new Set<string>();
+  private daemonPodsAtStart: ReadonlySet<string> | undefined;
   /** The first tier's window is the drain's own; later tiers are reached in this invocation. */
   private readonly tierReachedMs: Map<number, number>;
   private evicted = 0;
@@ -102,7 +89,7 @@ class NodeDrain {
     private readonly o: DrainOptions,
     private readonly deps: DrainDeps,
   ) {
-    this.tierReachedMs = new Map([[0, o.window.startMs]]);
+    this.tierReachedMs = new Map();
   }
 
   async run(): Promise<DrainResult> {
@@ -129,7 +116,7 @@ class NodeDrain {
       const wakeMs = rules.nextWakeMs(next, next.moment, {
         deadlineMs: next.deadlineMs,
         stopMs: this.o.stopMs,
-        batchUntilMs: next.waiting.length > 0 ? this.o.batch?.untilMs : undefined,
+        batchUntilMs: next.waitEndsMs,
         reportAtMs: (pod) => this.reportAtMs(pod),
       });
       // Wake on any change of the node's pods (a pod gone or finished, a new one bound), on
@@ -140,27 +127,47 @@ class NodeDrain {
 
   private view(): PassView {
     const nowMs = this.deps.clock.now();
+    // DaemonSet pods tolerate the cordon: the one their controller puts back is not chased.
+    const daemonPods = (this.daemonPodsAtStart ??= new Set(
+      this.o.watch
+        .current()
+        .filter(isDaemonSetPod)
+        .map((p) => p.uid),
+    ));
     const { batch } = this.o;
-    const remaining = this.o.watch.current().filter((p) => isDrainable(p) && !this.o.returns.has(p) && !this.notWaitedFor.has(p.uid));
-    const batchPods = batch ? remaining.filter(isBatchPod) : [];
-    const waiting = batch !== undefined && nowMs < batch.untilMs ? batchPods.filter((p) => !isTerminating(p)) : [];
-    // Batch pods being waited for do not hold the tiers back.
-    const evictable = remaining.filter((p) => !waiting.includes(p));
-    const tier = Math.min(...evictable.map(evictionTier));
-    if (Number.isFinite(tier) && !this.tierReachedMs.has(tier)) this.tierReachedMs.set(tier, nowMs);
+    const sorted = sortPods({
+      pods: this.o.watch.current(),
+      settings: this.o.rules,
+      nowMs,
+      batch,
+      ignored: (p) => (isDaemonSetPod(p) ? !daemonPods.has(p.uid) : !isDrainable(p)) || this.o.returns.has(p) || this.notWaitedFor.has(p.uid),
+    });
+    const { remaining, waiting, evictable, tier } = sorted;
+    // The first orders' window is the drain's own; a later order's starts when it is reached.
+    if (Number.isFinite(tier) && !this.tierReachedMs.has(tier)) this.tierReachedMs.set(tier, tier <= 0 ? this.o.window.startMs : nowMs);
     const moment: DrainMoment = {
       nowMs,
       force: this.o.deadlinePolicy === DeadlinePolicy.FORCE,
-      baseDeadlineMs: batchPods.length > 0 && batch ? Math.max(this.o.deadlineMs, batch.deadlineMs) : this.o.deadlineMs,
+      baseDeadlineMs: sorted.holdsBatchDeadline && batch ? Math.max(this.o.deadlineMs, batch.deadlineMs) : this.o.deadlineMs,
       windowEndMs: this.o.window.endMs,
       windowMs: this.o.window.endMs - this.o.window.startMs,
       hardDeadlineMs: this.o.hardDeadlineMs,
       tier,
+      orderOf: (pod) => sorted.ruleOf(pod).order,
       tierReachedMs: this.tierReachedMs,
       attempts: this.attempts,
       accepted: this.accepted,
     };
-    return { remaining, waiting, evictable, moment, deadlineMs: rules.drainDeadlineMs(remaining, moment) };
+    return {
+      remaining,
+      waiting,
+      evictable,
+      skipped: sorted.skipped,
+      ruleOf: sorted.ruleOf,
+      waitEndsMs: sorted.waitEndsMs,
+      moment,
+      deadlineMs: rules.drainDeadlineMs(remaining, moment),
+    };
   }
 
   /** Each answer is handled as it arrives, so the log and Events follow the evictions live. */
@@ -244,10 +251,8 @@ class NodeDrain {
   }
 
   private async announceBatchWait(view: PassView): Promise<void> {
-    const fresh = view.waiting.filter((p) => !this.announcedBatch.has(p.uid));
-    if (fresh.length === 0 || this.o.batch === undefined) return;
-    for (const p of fresh) this.announcedBatch.add(p.uid);
-    await reportBatchWait(this.o.node, fresh, this.o.batch.untilMs, this.reportDeps(), this.o.resumed);
+    const { node, batch, resumed } = this.o;
+    await announceWaitsAndSkips({ node, batchUntilMs: batch?.untilMs, resumed, announced: this.announcedBatch, ...view }, this.reportDeps());
   }
 
   private logProgress(view: PassView): void {

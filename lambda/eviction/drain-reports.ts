@@ -2,7 +2,8 @@
 // minutes (with the replacements that cannot start), the force policy's deletions, batch
 // pods waited for, pods that cannot leave. A log line for each, and the Events people read.
 import type { Blocked, EventRecorder, NodeInfo, PodGateway, PodInfo } from '../cluster/cluster-ports.js';
-import { evictionBlocked, evictionBlockedLong, podForceDeleted, podsNotWaitedFor, waitingForBatchPods } from '../cluster/events.js';
+import type { PodRule } from '../cluster/drain-rules.js';
+import { evictionBlocked, evictionBlockedLong, podForceDeleted, podsNotWaitedFor, podsSkippedByDrainRule, waitingForBatchPods } from '../cluster/events.js';
 import { podKey } from '../cluster/pods.js';
 import { asError, type Log } from '../shared/log.js';
 import { stuckTerminatingMarginMs } from './rules.js';
@@ -61,15 +62,51 @@ export async function reportForced(node: NodeRef, pod: PodInfo, graceSeconds: nu
   await recordAll(deps, podForceDeleted(node, pod, graceSeconds, why));
 }
 
-export async function reportBatchWait(node: NodeRef, pods: readonly PodInfo[], untilMs: number, deps: ReportDeps, resumed: boolean): Promise<void> {
-  const names = pods.map(podKey);
-  const until = new Date(untilMs).toISOString();
+/** Pods waited for (WaitCompleted), named with their rule: until the batch wait ends, or (Cluster API's WaitCompleted) the deadline. */
+export async function reportBatchWait(node: NodeRef, pods: readonly { pod: PodInfo; rule: PodRule }[], untilMs: number, deps: ReportDeps, resumed: boolean): Promise<void> {
+  const names = pods.map(({ pod, rule }) => `${podKey(pod)} (${rule.source})`);
+  const until = pods.every(({ rule }) => rule.waitBound === 'deadline')
+    ? `the drain deadline (${new Date(untilMs).toISOString()}; WaitCompleted: never evicted)`
+    : new Date(Math.min(untilMs, ...pods.map(({ rule }) => rule.untilMs ?? untilMs))).toISOString();
   if (resumed) {
     deps.log.info('still waiting for batch pods to finish', { pods: names, batchWaitUntil: until });
     return;
   }
   deps.log.info('waiting for batch pods to finish before evicting them', { pods: names, batchWaitUntil: until });
   await deps.events.record(waitingForBatchPods(node, names, until));
+}
+
+/** Pods a user's drain rule leaves running (Skip): told once per drain. */
+export async function reportSkipped(node: NodeRef, pods: readonly { pod: PodInfo; rule: PodRule }[], deps: ReportDeps, resumed: boolean): Promise<void> {
+  const names = pods.map(({ pod, rule }) => `${podKey(pod)} (${rule.source})`);
+  deps.log.info('pods left running by their drain rule (Skip)', { pods: names });
+  if (resumed) return;
+  await deps.events.record(podsSkippedByDrainRule(node, names));
+}
+
+/** Pods waited for (until the batch wait ends, or the deadline for Cluster API's WaitCompleted) and pods left running: told once each. */
+export async function announceWaitsAndSkips(
+  o: {
+    readonly node: NodeRef;
+    readonly waiting: readonly PodInfo[];
+    readonly skipped: readonly PodInfo[];
+    readonly ruleOf: (pod: PodInfo) => PodRule;
+    readonly deadlineMs: number;
+    readonly batchUntilMs: number | undefined;
+    readonly resumed: boolean;
+    readonly announced: Set<string>;
+  },
+  deps: ReportDeps,
+): Promise<void> {
+  const fresh = (pods: readonly PodInfo[]) => pods.filter((p) => !o.announced.has(p.uid)).map((pod) => ({ pod, rule: o.ruleOf(pod) }));
+  const waiting = fresh(o.waiting);
+  const skipped = fresh(o.skipped);
+  for (const { pod } of [...waiting, ...skipped]) o.announced.add(pod.uid);
+  const untilEnd = waiting.filter(({ rule }) => rule.waitBound === 'deadline');
+  const bounded = waiting.filter(({ rule }) => rule.waitBound !== 'deadline');
+  if (bounded.length > 0 && o.batchUntilMs !== undefined) await reportBatchWait(o.node, bounded, o.batchUntilMs, deps, o.resumed);
+  if (untilEnd.length > 0) await reportBatchWait(o.node, untilEnd, o.deadlineMs, deps, o.resumed);
+  if (skipped.length > 0) await reportSkipped(o.node, skipped, deps, o.resumed);
 }
 
 /** Terminating pods no longer waited for: reported once, with their finalizers. */

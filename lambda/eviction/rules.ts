@@ -3,7 +3,7 @@
 // itself (drain-node.ts) is a short pass over these, as Karpenter's terminator is:
 // https://github.com/kubernetes-sigs/karpenter/blob/main/pkg/controllers/node/termination/terminator/terminator.go
 import type { BlockReason, Blocked, PodInfo } from '../cluster/cluster-ports.js';
-import { evictionTier, isTerminating } from '../cluster/pods.js';
+import { isTerminating } from '../cluster/pods.js';
 
 /** What one pod's drain has seen in this invocation. */
 export interface Attempt {
@@ -28,8 +28,10 @@ export interface DrainMoment {
   readonly windowMs: number;
   /** Nothing runs past this (the action's cap less the load-balancer wait). */
   readonly hardDeadlineMs: number;
-  /** The lowest eviction tier still on the node: only it is evicted. */
+  /** The lowest drain order still on the node: only it is evicted (drain rules, Cluster API's `order`). */
   readonly tier: number;
+  /** Each pod's order (its drain rule's). */
+  readonly orderOf: (pod: PodInfo) => number;
   /** When each tier became the lowest one present (this invocation). */
   readonly tierReachedMs: ReadonlyMap<number, number>;
   readonly attempts: ReadonlyMap<string, Attempt>;
@@ -74,12 +76,12 @@ export function wasAsked(pod: PodInfo, m: Pick<DrainMoment, 'attempts' | 'accept
 }
 
 /**
- * A tier's own fair window: critical pods (tier 1) are evicted only once the others are
+ * A tier's own fair window: critical pods (a later order) are evicted only once the others are
  * gone, so their window starts when their tier is reached, not when the drain began (the
  * first tier's is the drain's own window: tierReachedMs has it at the window's start).
  */
 export function podWindowEndMs(pod: PodInfo, m: DrainMoment): number {
-  const reached = m.tierReachedMs.get(evictionTier(pod));
+  const reached = m.tierReachedMs.get(m.orderOf(pod));
   return reached === undefined ? Number.POSITIVE_INFINITY : Math.max(m.windowEndMs, reached + m.windowMs);
 }
 
@@ -123,7 +125,7 @@ export function forceAtMs(pod: PodInfo, m: DrainMoment): number {
  * time (nothing is deleted without one eviction attempt first).
  */
 export function isEligible(pod: PodInfo, m: DrainMoment): boolean {
-  return !isTerminating(pod) && !m.accepted.has(pod.uid) && (evictionTier(pod) === m.tier || m.nowMs >= forceAtMs(pod, m));
+  return !isTerminating(pod) && !m.accepted.has(pod.uid) && (m.orderOf(pod) === m.tier || m.nowMs >= forceAtMs(pod, m));
 }
 
 /** Eligible, and its retry backoff is over. */

@@ -4,6 +4,7 @@
 import { DeadlinePolicy } from './deadline-policy.js';
 import { Mode } from './mode.js';
 import { choiceVariables } from './choice-variables.js';
+import { drainRuleVariables } from './drain-rule-variables.js';
 import { releaseVariables } from './release-variables.js';
 import { flag, integer, type Variable } from './variable.js';
 import { formatRepairSettings, parseRepairSettings, type RepairSettings } from './repair-settings.js';
@@ -270,6 +271,7 @@ export const configVariables = {
     format: String,
   }),
   ...choiceVariables,
+  ...drainRuleVariables,
   ...releaseVariables,
   repair: variable<RepairSettings | false>({
     name: 'REPAIR',

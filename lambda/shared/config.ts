@@ -2,6 +2,7 @@
 // defined in config-variables.ts (the construct writes the same definitions).
 import { actionCapSeconds, longestWaits, timeoutProblems, type CheckedValues } from './config-checks.js';
 import type { ChoiceConfig, ChoiceConfigInput } from './choice-variables.js';
+import { drainRuleProblems, type DrainRuleConfig, type DrainRuleConfigInput } from './drain-rule-variables.js';
 import type { ReleaseConfig, ReleaseConfigInput } from './release-variables.js';
 import { configVariables, type Variable } from './config-variables.js';
 import { DeadlinePolicy } from './deadline-policy.js';
@@ -11,6 +12,7 @@ import { parseWindows, type Window } from './maintenance-windows.js';
 import { defaultInterval, defaultIntervalMinutes } from './resume-window.js';
 import { defaultRepairSettings, formatRepairSettings, parseRepairSettings, RepairAction, rebootsAny, type RepairSettings } from './repair-settings.js';
 
+export type { DrainRuleSpec } from '../cluster/drain-rules.js';
 export {
   actionCapSeconds,
   configVariables,
@@ -28,7 +30,7 @@ export {
 /** The CloudWatch namespace of our metrics (EMF lines and the log metric filters). */
 export const metricsNamespace = 'GracefulNodeTermination';
 
-export interface Config extends ChoiceConfig, ReleaseConfig {
+export interface Config extends ChoiceConfig, ReleaseConfig, DrainRuleConfig {
   /** EKS cluster name: the token's x-k8s-aws-id and the DescribeCluster target. */
   readonly clusterName: string;
   /** Auto Scaling groups this deployment acts for; anything else is refused. */
@@ -90,6 +92,7 @@ export interface Config extends ChoiceConfig, ReleaseConfig {
 
 /** The settings a deployer chooses; names are the camelCase twins of the variables. */
 export type ConfigInput = ChoiceConfigInput &
+  DrainRuleConfigInput &
   ReleaseConfigInput & {
     readonly clusterName: string;
     readonly autoScalingGroupNames: readonly string[];
@@ -145,9 +148,20 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
   const min = values['loadBalancerMinWaitSeconds'] as number | undefined;
   const max = values['loadBalancerMaxWaitSeconds'] as number | undefined;
   if (min !== undefined && max !== undefined && min > max) problems.push(`LOAD_BALANCER_MIN_WAIT_SECONDS (${min}) must not exceed LOAD_BALANCER_MAX_WAIT_SECONDS (${max})`);
-  problems.push(...timeoutProblems(values as CheckedValues), ...repairProblems(env, values));
+  problems.push(...timeoutProblems(values as CheckedValues), ...repairProblems(env, values), ...drainRulesDetail(env));
   if (problems.length > 0) throw new ConfigError(problems);
   return { ...values, repair: values['repair'] || undefined, reconcileIntervalMinutes: values['reconcileIntervalMinutes'] ?? derivedInterval(values) } as unknown as Config;
+}
+
+/** What exactly is wrong with DRAIN_RULES, each rule said where it is. */
+function drainRulesDetail(env: Readonly<Record<string, string | undefined>>): string[] {
+  const raw = env[configVariables.drainRules.name];
+  if (raw === undefined || raw.trim() === '') return [];
+  try {
+    return drainRuleProblems(JSON.parse(raw)).map((p) => `DRAIN_RULES: ${p}`);
+  } catch (error) {
+    return [`DRAIN_RULES is not JSON: ${(error as Error).message}`];
+  }
 }
 
 /** What exactly is wrong with REPAIR, and repair without the schedule it runs on. */
@@ -205,6 +219,9 @@ export function toEnvironment(input: ConfigInput): Record<string, string> {
   set(configVariables.maintenanceWindows, input.maintenanceWindows && parseWindowsOrThrow(input.maintenanceWindows));
   set(configVariables.maintenanceTimeZone, input.maintenanceTimeZone);
   set(configVariables.outOfServiceAfterRelease, input.outOfServiceAfterRelease);
+  if (input.drainRules !== undefined && drainRuleProblems(input.drainRules).length > 0) throw new ConfigError(drainRuleProblems(input.drainRules).map((p) => `drainRules: ${p}`));
+  set(configVariables.drainRules, input.drainRules);
+  set(configVariables.evictDaemonSetPods, input.evictDaemonSetPods);
   return env;
 }
 

@@ -43,6 +43,7 @@ export async function drain(run: Run, m: Marked): Promise<Step<Drained>> {
       window: { startMs: record.startedAtMs, endMs: Math.min(record.startedAtMs + deadlines.minEvictionWindowMs, deadlineMs) },
       hardDeadlineMs: deadlines.latestDrainEndMs,
       kubeletGone,
+      rules: run.request.drainRules,
     },
     run.deps,
   );

@@ -6,7 +6,9 @@
 import type { ClusterGateway, PodInfo } from '../cluster/cluster-ports.js';
 import type { Finding } from '../cluster/drainability.js';
 import { evictionWouldBeBlocked, listed, terminationObserved } from '../cluster/events.js';
-import { evictionTier, isBatchPod, isDrainable, isTerminating, podKey } from '../cluster/pods.js';
+import { podRule } from '../cluster/drain-rules.js';
+import { isTerminating, podKey } from '../cluster/pods.js';
+import { drainRuleSettings } from '../shared/drain-rule-variables.js';
 import type { LifecycleNotification } from '../inbound/lifecycle-message.js';
 import { asError } from '../shared/log.js';
 import { withinBudget } from '../shared/time-budget.js';
@@ -18,8 +20,10 @@ export interface ObservedPlan {
   readonly node: string | undefined;
   /** Pods in the order they would be evicted (critical ones last). */
   readonly evict: readonly string[];
-  /** Jobs and do-not-disrupt pods: waited for first. */
+  /** Jobs, do-not-disrupt and WaitCompleted pods: waited for first. */
   readonly waitFor: readonly string[];
+  /** Pods a user's drain rule leaves running (Skip). */
+  readonly leave?: readonly string[] | undefined;
   /** What would hold an eviction up now (budgets), by pod. */
   readonly blocked: readonly { readonly pod: string; readonly why: string; readonly budget?: string | undefined }[];
   /** The group's other leaving instances, whose nodes would be cordoned first. */
@@ -69,15 +73,21 @@ async function podsOf(cluster: ClusterGateway, nodeName: string): Promise<readon
 }
 
 async function planOf(cluster: ClusterGateway, nodeName: string, n: LifecycleNotification, ctx: TriggerContext): Promise<ObservedPlan> {
-  const pods = (await podsOf(cluster, nodeName)).filter((p) => isDrainable(p) && !isTerminating(p));
-  const batch = pods.filter(isBatchPod);
-  const evict = pods.filter((p) => !isBatchPod(p)).sort((a, b) => evictionTier(a) - evictionTier(b));
+  const nowMs = ctx.clock.now();
+  const ruled = (await podsOf(cluster, nodeName)).filter((p) => !isTerminating(p)).map((p) => ({ p, r: podRule(p, drainRuleSettings(ctx.config), nowMs) }));
+  const pods = ruled.filter(({ r }) => r.behavior !== 'Skip').map(({ p }) => p);
+  const batch = ruled.filter(({ r }) => r.behavior === 'WaitCompleted').map(({ p }) => p);
+  const evict = ruled
+    .filter(({ r }) => r.behavior === 'Drain')
+    .sort((a, b) => a.r.order - b.r.order)
+    .map(({ p }) => p);
+  const leave = ruled.filter(({ r }) => r.behavior === 'Skip' && r.builtIn !== true).map(({ p }) => podKey(p));
   const findings: readonly Finding[] = await cluster.drainability([nodeName]).catch((error: unknown) => {
     ctx.log.warn('observe mode: could not work out what would block the evictions', asError(error));
     return [];
   });
   const blocked = findings.filter((f) => f.severity !== 'info' && f.budget !== undefined).map((f) => ({ pod: f.pod, why: f.why, budget: f.budget }));
-  return { node: nodeName, evict: evict.map(podKey), waitFor: batch.map(podKey), blocked, siblings: await siblingsOf(n, ctx), pods };
+  return { node: nodeName, evict: evict.map(podKey), waitFor: batch.map(podKey), leave, blocked, siblings: await siblingsOf(n, ctx), pods };
 }
 
 /** The group's other leaving instances, as the sibling survey would ask (best effort, its short budget). */
@@ -110,6 +120,7 @@ function describe(plan: ObservedPlan, ctx: TriggerContext): string {
     plan.siblings.length > 0 ? `cordon the nodes of the group's ${plan.siblings.length} other leaving instance(s) (${listed(plan.siblings)}) first` : undefined,
     plan.waitFor.length > 0 ? `wait up to ${c.batchWaitSeconds} s for ${listed(plan.waitFor)} to finish` : undefined,
     plan.evict.length > 0 ? `evict, in this order: ${listed(plan.evict)}` : 'evict nothing (no pod to move)',
+    plan.leave !== undefined && plan.leave.length > 0 ? `leave ${listed(plan.leave)} running (drain rule Skip)` : undefined,
     plan.blocked.length > 0 ? `held up now: ${plan.blocked.map((b) => `${b.pod} by PodDisruptionBudget ${b.budget}`).join('; ')}` : undefined,
     `within ${c.drainTimeoutSeconds} s (then DEADLINE_POLICY=${c.deadlinePolicy}), then wait ${c.waitForTargets ? `${c.loadBalancerMinWaitSeconds} to ${c.loadBalancerMaxWaitSeconds} s` : `${c.loadBalancerDelaySeconds} s`} for the load balancers and for its volumes to detach.`,
   ];

@@ -7,6 +7,7 @@
 // controller: https://github.com/kubernetes-sigs/karpenter/blob/main/pkg/controllers/node/termination/controller.go
 import { instanceRetainedMessage } from '../cluster/events.js';
 import { drainInProgress, tellConditions } from '../cluster/node-conditions.js';
+import { podRule } from '../cluster/drain-rules.js';
 import { isDrainable, isTerminating, podKey } from '../cluster/pods.js';
 import { DeadlinePolicy } from '../shared/deadline-policy.js';
 import { claimValue, parseClaim } from './claim.js';
@@ -42,7 +43,9 @@ export async function terminate(request: TerminationRequest, deps: TerminateDeps
  */
 function podsStayUnderRetain(run: Run): boolean {
   if (run.request.deadlinePolicy !== DeadlinePolicy.RETAIN || run.pods === undefined) return false;
-  const left = run.pods.watch.current().filter((p) => isDrainable(p) && !isTerminating(p));
+  // Pods a drain rule leaves (Skip) stay by design: they keep nothing.
+  const nowMs = run.deps.clock.now();
+  const left = run.pods.watch.current().filter((p) => isDrainable(p) && !isTerminating(p) && podRule(p, run.request.drainRules, nowMs).behavior !== 'Skip');
   if (left.length === 0) return false;
   run.deps.log.error(instanceRetainedMessage, { reason: 'pods came back onto the node and stay (DEADLINE_POLICY=retain)', pods: left.map(podKey) });
   return true;

@@ -5,6 +5,7 @@
 // with a deadline that ends before the two minutes are up and the configured policy (retain
 // cannot keep a Spot instance: it deletes nothing, as leave).
 // https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-instance-termination-notices.html
+import { drainRuleSettings } from '../shared/drain-rule-variables.js';
 import type { ClusterGateway } from '../cluster/cluster-ports.js';
 import { spotInterruptionDrained } from '../cluster/events.js';
 import type { DeliveryOf } from '../inbound/deliveries.js';
@@ -179,6 +180,7 @@ function spotRequest(w: Confirmed<SpotWarning>, ctx: TriggerContext, cluster: Cl
     deadlinePolicy: config.deadlinePolicy === DeadlinePolicy.RETAIN ? DeadlinePolicy.LEAVE : config.deadlinePolicy,
     blockedReportMs: config.blockedReportSeconds * 1000,
     evictionConcurrency: config.evictionConcurrency,
+    drainRules: drainRuleSettings(config),
     cordonDoomedSiblings: config.cordonDoomedSiblings,
     owner: config.deploymentName,
     ending: spotEnding(w, ctx, cluster),

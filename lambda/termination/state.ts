@@ -4,6 +4,7 @@
 import type { EventRecorder, NodeGateway, NodeInfo, PodGateway, PodWatch, VolumeGateway } from '../cluster/cluster-ports.js';
 import type { LoadBalancerSources } from '../cluster/served-load-balancers.js';
 import type { DrainRecord } from '../cluster/node-marks.js';
+import type { DrainRuleSettings } from '../cluster/drain-rules.js';
 import type { DrainResult } from '../eviction/drain-node.js';
 import type { ReturnedPods } from '../eviction/returned-pods.js';
 import type { AutoScalingInstances, LifecycleActionRef, LifecycleActions, LoadBalancerTargets } from '../shared/aws-ports.js';
@@ -67,6 +68,8 @@ export interface TerminationRequest {
   readonly deadlinePolicy: DeadlinePolicy;
   readonly blockedReportMs: number;
   readonly evictionConcurrency: number;
+  /** What the drain does with each pod, in which order (drain-rules.ts). */
+  readonly drainRules: DrainRuleSettings;
   /** Wait for the departed pods' VolumeAttachments to be gone before release (settle-volumes.ts). */
   readonly waitForVolumeDetach: boolean;
   /** Mark the group's other leaving instances' nodes before evicting (siblings.ts). */

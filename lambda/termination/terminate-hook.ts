@@ -4,6 +4,7 @@
 // Lifecycle Action" and ends before any write, with no completion. It ends by completing the
 // action; "No active Lifecycle Action" then means another delivery completed it or the hook
 // timed out: done either way.
+import { drainRuleSettings } from '../shared/drain-rule-variables.js';
 import type { ClusterGateway } from '../cluster/cluster-ports.js';
 import { accessDenied, accessDeniedMessage, lifecycleActionCompleted } from '../cluster/events.js';
 import { actionIdOf } from '../cluster/node-marks.js';
@@ -87,6 +88,7 @@ function terminationRequest(n: Confirmed<LifecycleNotification>, ctx: TriggerCon
     waitForVolumeDetach: config.waitForVolumeDetach,
     blockedReportMs: config.blockedReportSeconds * 1000,
     evictionConcurrency: config.evictionConcurrency,
+    drainRules: drainRuleSettings(config),
     cordonDoomedSiblings: config.cordonDoomedSiblings,
     owner: config.deploymentName,
     ending: lifecycleEnding(n, ctx, cluster),

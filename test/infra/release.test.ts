@@ -131,6 +131,7 @@ describe('the release template', () => {
       'TerminationDeferralMaxSeconds',
       'MaintenanceWindows',
       'MaintenanceTimeZone',
+      'DrainRules',
       'WaitForVolumeDetach',
       'SpotInterruptions',
       'ReconcileMarks',
@@ -297,7 +298,12 @@ describe('the release template', () => {
 
 describe('the release parameters', () => {
   const propsSource = readFileSync(join(root, 'infra', 'props.ts'), 'utf8');
-  const props = [...propsSource.slice(0, propsSource.indexOf('export interface AddAutoScalingGroupOptions')).matchAll(/^ {2}readonly (\w+)\??:/gm)].map((m) => m[1]!);
+  // The construct's own properties and those it extends (DrainRuleProps).
+  const drainRuleSource = readFileSync(join(root, 'infra', 'drain-rule-props.ts'), 'utf8');
+  const props = [
+    ...propsSource.slice(0, propsSource.indexOf('export interface AddAutoScalingGroupOptions')).matchAll(/^ {2}readonly (\w+)\??:/gm),
+    ...drainRuleSource.slice(drainRuleSource.indexOf('export interface DrainRuleProps')).matchAll(/^ {2}readonly (\w+)\??:/gm),
+  ].map((m) => m[1]!);
   const parameters = Object.keys(releaseParameters('key.zip'));
 
   it('stand for every construct property, or a documented reason says why one has none', () => {

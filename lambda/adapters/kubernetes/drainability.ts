@@ -6,7 +6,9 @@
 import type { V1LabelSelector, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
 import type { PodInfo } from '../../cluster/cluster-ports.js';
 import type { DrainabilityGateway, Finding } from '../../cluster/drainability.js';
-import { isBatchPod, isDaemonSetPod, isFinished, isMirrorPod, toleratesUnschedulable } from '../../cluster/pods.js';
+import { matchesSelector } from '../../cluster/label-selector.js';
+import { defaultDrainRuleSettings, podRule, type DrainBehavior, type DrainRuleSettings, type PodRule } from '../../cluster/drain-rules.js';
+import { toleratesUnschedulable } from '../../cluster/pods.js';
 import { mapWithConcurrency } from '../../shared/concurrency.js';
 import { classify } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
@@ -23,23 +25,36 @@ export interface PreflightInput {
    * minimal): an evicted pod's replacement has nowhere to run until this node is gone.
    */
   readonly terminateFirst?: boolean;
+  /** The deployment's drain rules (DRAIN_RULES, EVICT_DAEMONSET_PODS); the defaults when not given. */
+  readonly rules?: DrainRuleSettings | undefined;
+}
+
+/** One pod's drain rule, as `check` shows it. */
+export interface PodRuleRow {
+  readonly node: string;
+  readonly pod: string;
+  readonly behavior: DrainBehavior;
+  readonly order: number | undefined;
+  readonly source: string;
+}
+
+/** The rule of every pod on the nodes, in the order the drain takes them (Skip last). */
+export function podRules(input: PreflightInput, nowMs = Date.now()): PodRuleRow[] {
+  const leaving = new Set(input.nodes);
+  const rank = { WaitCompleted: 0, Drain: 1, Skip: 2 } as const;
+  return input.pods
+    .filter((p) => leaving.has(p.spec?.nodeName ?? '') && !p.metadata?.deletionTimestamp)
+    .map((p) => ({ node: p.spec?.nodeName ?? '', pod: key(p), rule: podRule(toPodInfo(p), input.rules ?? defaultDrainRuleSettings, nowMs) }))
+    .filter(({ rule }) => !(rule.behavior === 'Skip' && rule.source === 'finished'))
+    .map(({ node, pod, rule }) => ({ node, pod, behavior: rule.behavior, order: rule.behavior === 'Drain' ? rule.order : undefined, source: rule.source }))
+    .sort((a, b) => a.node.localeCompare(b.node) || rank[a.behavior] - rank[b.behavior] || (a.order ?? 0) - (b.order ?? 0) || a.pod.localeCompare(b.pod));
 }
 
 /** A label selector as budgets use it (matchLabels and matchExpressions). */
 export function selects(selector: V1LabelSelector | undefined, labels: Readonly<Record<string, string>>): boolean {
   // policy/v1: a null selector selects nothing, an empty one every pod of the namespace.
   // https://kubernetes.io/docs/tasks/run-application/configure-pdb/#arbitrary-controllers-and-selectors
-  if (selector === undefined || selector === null) return false;
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
-  for (const e of selector.matchExpressions ?? []) {
-    const value = labels[e.key];
-    const values = e.values ?? [];
-    if (e.operator === 'In' && (value === undefined || !values.includes(value))) return false;
-    if (e.operator === 'NotIn' && value !== undefined && values.includes(value)) return false;
-    if (e.operator === 'Exists' && value === undefined) return false;
-    if (e.operator === 'DoesNotExist' && value !== undefined) return false;
-  }
-  return true;
+  return selector !== undefined && selector !== null && matchesSelector(selector, labels);
 }
 
 export const isReady = (pod: V1Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
@@ -53,9 +68,10 @@ export function analyseDrainability(input: PreflightInput): Finding[] {
     const node = pod.spec?.nodeName;
     if (node === undefined || !leaving.has(node) || pod.metadata?.deletionTimestamp) continue;
     const info = toPodInfo(pod);
-    if (isDaemonSetPod(info) || isMirrorPod(info) || isFinished(info)) continue;
+    const rule = podRule(info, input.rules ?? defaultDrainRuleSettings, Date.now());
+    if (rule.behavior === 'Skip') continue;
     const add = (f: Omit<Finding, 'node' | 'pod'>) => findings.push({ node, pod: key(pod), ...f });
-    podFindings(info, add);
+    podFindings(info, rule, add);
     budgetFindings(pod, input, leaving, budgetsOf, add);
   }
   if (input.terminateFirst) findings.push(...terminateFirstDeadlocks(input, leaving, budgetsOf));
@@ -65,12 +81,15 @@ export function analyseDrainability(input: PreflightInput): Finding[] {
 type Add = (f: Omit<Finding, 'node' | 'pod'>) => void;
 
 /** What the pod itself says: batch work waited for, no controller, a toleration of the cordon. */
-function podFindings(info: PodInfo, add: Add): void {
-  if (isBatchPod(info)) {
+function podFindings(info: PodInfo, rule: PodRule, add: Add): void {
+  if (rule.behavior === 'WaitCompleted') {
     add({
       kind: 'waits-for-completion',
       severity: 'info',
-      why: `${info.controllerKind === 'Job' ? 'a Job pod' : 'annotated to finish first'}: the drain waits for it to finish (BATCH_WAIT_SECONDS) before evicting it`,
+      why:
+        rule.waitBound === 'deadline'
+          ? `${rule.source}: never evicted; the drain waits for it to finish until its deadline`
+          : `${rule.source}: the drain waits for it to finish (BATCH_WAIT_SECONDS) before evicting it`,
     });
   }
   if (info.controllerKind === undefined) {

@@ -68,6 +68,8 @@ export function toPodInfo(pod: V1Pod): PodInfo {
     controllerKind: controller?.kind,
     controllerUid: controller?.uid,
     annotations: pod.metadata?.annotations ?? {},
+    labels: pod.metadata?.labels ?? {},
+    scheduledAt: boundAt(pod),
     priorityClassName: pod.spec?.priorityClassName,
     deletionTimestamp: pod.metadata?.deletionTimestamp ? new Date(pod.metadata.deletionTimestamp) : undefined,
     tolerations: (pod.spec?.tolerations ?? []).map((t) => ({ key: t.key, operator: t.operator, effect: t.effect })),
@@ -79,6 +81,12 @@ export function toPodInfo(pod: V1Pod): PodInfo {
       return v.ephemeral ? [`${pod.metadata?.name ?? ''}-${v.name}`] : [];
     }),
   };
+}
+
+function boundAt(pod: V1Pod): Date | undefined {
+  const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'True')?.lastTransitionTime;
+  const at = scheduled ?? pod.status?.startTime;
+  return at === undefined ? undefined : new Date(at);
 }
 
 export function toVolumeAttachmentInfo(attachment: V1VolumeAttachment): VolumeAttachmentInfo {

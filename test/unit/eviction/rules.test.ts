@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import * as rules from '../../../lambda/eviction/rules.js';
 import type { DrainMoment } from '../../../lambda/eviction/rules.js';
+import { defaultDrainRuleSettings, podRule } from '../../../lambda/cluster/drain-rules.js';
 import { phaseWorld, instanceId } from '../termination/phase-world.js';
 import { drain } from '../../../lambda/termination/drain.js';
 import { mark } from '../../../lambda/termination/mark.js';
@@ -19,6 +20,7 @@ const moment = (o: Partial<DrainMoment> = {}): DrainMoment => ({
   windowMs: 60_000,
   hardDeadlineMs: t0 + 3_600_000,
   tier: 0,
+  orderOf: (p) => podRule(p, defaultDrainRuleSettings, t0).order,
   tierReachedMs: new Map([[0, t0]]),
   attempts: new Map(),
   accepted: new Set(),
@@ -39,10 +41,10 @@ describe('drain rules', () => {
     expect(rules.isEligible(coredns, moment({ nowMs: t0 + 500_000 }))).toBe(false);
     const reached = moment({
       nowMs: t0 + 110_000,
-      tier: 1,
+      tier: 2000,
       tierReachedMs: new Map([
         [0, t0],
-        [1, t0 + 110_000],
+        [2000, t0 + 110_000],
       ]),
     });
     expect(rules.podWindowEndMs(coredns, reached)).toBe(t0 + 170_000);

@@ -44,6 +44,8 @@ describe('parseConfig', () => {
       maintenanceWindows: undefined,
       maintenanceTimeZone: 'UTC',
       outOfServiceAfterRelease: true,
+      drainRules: [],
+      evictDaemonSetPods: false,
     });
   });
 

@@ -1,4 +1,5 @@
 // A termination's Run in the fake world, for the tests of one phase at a time.
+import { defaultDrainRuleSettings } from '../../../lambda/cluster/drain-rules.js';
 import { actionIdOf } from '../../../lambda/cluster/node-marks.js';
 import { DeadlinePolicy } from '../../../lambda/shared/deadline-policy.js';
 import type { Deadlines, Run, TerminationRequest, Verified } from '../../../lambda/termination/state.js';
@@ -50,6 +51,7 @@ export function phaseWorld() {
     waitForVolumeDetach: true,
     blockedReportMs: 120_000,
     evictionConcurrency: 8,
+    drainRules: defaultDrainRuleSettings,
     cordonDoomedSiblings: false,
     owner: 'gnt-test',
     ending: lifecycleEnding({ ...action, time: new Date(clock.now()), destination: undefined }, { lifecycle, log, clock }, cluster),

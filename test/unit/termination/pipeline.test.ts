@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+import { defaultDrainRuleSettings, type DrainRuleSettings } from '../../../lambda/cluster/drain-rules.js';
 import { actionIdOf } from '../../../lambda/cluster/node-marks.js';
 import { DeadlinePolicy } from '../../../lambda/shared/deadline-policy.js';
 import { terminate } from '../../../lambda/termination/pipeline.js';
@@ -27,6 +28,7 @@ interface TerminateOptions {
   readonly loadBalancerDelaySeconds: number;
   readonly evictionConcurrency: number;
   readonly blockedReportMs?: number;
+  readonly drainRules?: DrainRuleSettings;
 }
 
 /** The pipeline (verify -> mark -> drain -> settle -> complete) as the terminate hook asks for it, once confirmed. */
@@ -49,6 +51,7 @@ const terminateNode = (o: TerminateOptions, deps: TerminateDeps) =>
       waitForVolumeDetach: true,
       blockedReportMs: o.blockedReportMs ?? 120_000,
       evictionConcurrency: o.evictionConcurrency,
+      drainRules: o.drainRules ?? defaultDrainRuleSettings,
       cordonDoomedSiblings: false,
       owner: 'graceful-node-termination',
       ending: lifecycleEnding({ ...o.action, time: new Date(o.notifiedAtMs), destination: undefined }, deps, deps.events),

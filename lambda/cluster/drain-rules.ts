@@ -1,0 +1,145 @@
+// Drain rules: what a drain does with each pod (Drain, Skip or WaitCompleted) and in which order,
+// in the words of Cluster API's MachineDrainRule (behaviors, `order`, the pod label
+// `cluster.x-k8s.io/drain`), with Karpenter's `karpenter.sh/do-not-disrupt` read as Karpenter
+// reads it. One pure function decides per pod; the drain, observe mode and `check` all ask it.
+// https://github.com/kubernetes-sigs/cluster-api/blob/main/api/core/v1beta2/machinedrainrules_types.go
+import type { PodInfo } from './cluster-ports.js';
+import { matchesSelector, type LabelSelector } from './label-selector.js';
+import { isCritical, isDaemonSetPod, isFinished, isMirrorPod, waitForCompletionAnnotations } from './pods.js';
+import { doNotDisruptAnnotation, doNotDisruptUntilMs } from './do-not-disrupt.js';
+
+export type DrainBehavior = 'Drain' | 'Skip' | 'WaitCompleted';
+export const drainBehaviors: readonly DrainBehavior[] = ['Drain', 'Skip', 'WaitCompleted'];
+
+/** Cluster API's pod label: `skip` or `wait-completed`; it wins over every rule. */
+export const capiDrainLabel = 'cluster.x-k8s.io/drain';
+/** Ours, for a pod (label or annotation): `drain`, `skip` or `wait-completed`. */
+export const drainBehaviorKey = 'graceful-node-termination/drain';
+/** Ours, for a pod (label or annotation): its order, an integer (Drain only). */
+export const drainOrderKey = 'graceful-node-termination/drain-order';
+
+/** The default orders: the node's other pods first, then DaemonSet pods, then critical pods, then critical DaemonSet pods (Karpenter's order). */
+export const defaultOrders = { pods: 0, daemonSetPods: 1000, criticalPods: 2000, criticalDaemonSetPods: 3000 } as const;
+
+/** One deployment-wide rule (DRAIN_RULES), as Cluster API's MachineDrainRule spec reads. */
+export interface DrainRuleSpec {
+  readonly name: string;
+  readonly behavior: DrainBehavior;
+  /** Drain only: lower orders leave first (default 0). */
+  readonly order?: number | undefined;
+  /** The pods it applies to: any of these (none: every pod). Within one, pod and namespace selectors both hold. */
+  readonly pods?: readonly DrainRulePods[] | undefined;
+}
+
+export interface DrainRulePods {
+  readonly selector?: LabelSelector | undefined;
+  /**
+   * Matched against the namespace's `kubernetes.io/metadata.name` label only (the API server sets it
+   * on every namespace), so the drainer needs no read on Namespaces: Cluster API examples that select
+   * namespaces by name paste as they are; other namespace labels are refused at configuration.
+   */
+  readonly namespaceSelector?: LabelSelector | undefined;
+}
+
+export interface DrainRuleSettings {
+  readonly rules: readonly DrainRuleSpec[];
+  /** DaemonSet pods are evicted too, after the rest (Karpenter's order); off: left running, as kubectl drain --ignore-daemonsets does. */
+  readonly evictDaemonSetPods: boolean;
+}
+
+export const defaultDrainRuleSettings: DrainRuleSettings = { rules: [], evictDaemonSetPods: false };
+
+/** What the drain does with one pod, and why (the source `check` and the Events name). */
+export interface PodRule {
+  readonly behavior: DrainBehavior;
+  /** Drain: lower orders leave first; the next order begins once the pods of the lower ones are gone. */
+  readonly order: number;
+  readonly source: string;
+  /** A built-in rule (static, finished and DaemonSet pods, the defaults), not one a user wrote: not told. */
+  readonly builtIn?: true | undefined;
+  /**
+   * WaitCompleted only. 'batch-wait': waited for within BATCH_WAIT_SECONDS, then evicted (Jobs and
+   * do-not-disrupt pods, as before drain rules). 'deadline': never evicted (Cluster API's
+   * WaitCompleted); the drain waits until the batch-extended deadline.
+   */
+  readonly waitBound?: 'batch-wait' | 'deadline' | undefined;
+  /** WaitCompleted by a do-not-disrupt duration: evictable from then on. */
+  readonly untilMs?: number | undefined;
+}
+
+const namespaceNameLabel = 'kubernetes.io/metadata.name';
+
+/** The rule for one pod now (a do-not-disrupt duration elapses). First that applies wins. */
+export function podRule(pod: PodInfo, settings: DrainRuleSettings, nowMs: number): PodRule {
+  if (isMirrorPod(pod)) return { behavior: 'Skip', order: 0, source: 'static pod (the kubelet owns it)', builtIn: true };
+  if (isFinished(pod)) return { behavior: 'Skip', order: 0, source: 'finished', builtIn: true };
+  if (isDaemonSetPod(pod) && !settings.evictDaemonSetPods) return { behavior: 'Skip', order: 0, source: 'DaemonSet pod (EVICT_DAEMONSET_PODS off)', builtIn: true };
+  return fromPod(pod) ?? fromBatchMarks(pod, nowMs) ?? fromRules(pod, settings.rules) ?? byDefault(pod);
+}
+
+/** Pods the drain sees gone before the node may go (Skip: left running). */
+export const isLeftByRule = (rule: PodRule) => rule.behavior === 'Skip';
+
+function fromPod(pod: PodInfo): PodRule | undefined {
+  const capi = pod.labels?.[capiDrainLabel];
+  if (capi !== undefined) {
+    // Cluster API compares case-insensitively and also takes `waitcompleted`; any other value drains.
+    const value = capi.toLowerCase().replace('-', '');
+    if (value === 'skip') return { behavior: 'Skip', order: 0, source: `label ${capiDrainLabel}=${capi}` };
+    if (value === 'waitcompleted') return { behavior: 'WaitCompleted', order: 0, source: `label ${capiDrainLabel}=${capi}`, waitBound: 'deadline' };
+  }
+  const ours = pod.labels?.[drainBehaviorKey] ?? pod.annotations[drainBehaviorKey];
+  const order = parseOrder(pod.labels?.[drainOrderKey] ?? pod.annotations[drainOrderKey]);
+  const behavior = ours === undefined ? undefined : drainBehaviors.find((b) => b.toLowerCase() === ours.toLowerCase().replace('-', ''));
+  if (behavior === 'Skip' || behavior === 'WaitCompleted') {
+    return { behavior, order: 0, source: `${drainBehaviorKey}=${ours}`, ...(behavior === 'WaitCompleted' ? { waitBound: 'deadline' as const } : {}) };
+  }
+  if (order !== undefined) return { behavior: 'Drain', order, source: `${drainOrderKey}=${order}` };
+  return undefined;
+}
+
+function fromBatchMarks(pod: PodInfo, nowMs: number): PodRule | undefined {
+  const marked = waitForCompletionAnnotations.find((a) => a !== doNotDisruptAnnotation && pod.annotations[a] === 'true');
+  if (marked !== undefined) return { behavior: 'WaitCompleted', order: 0, source: `${marked}=true`, waitBound: 'batch-wait' };
+  const value = pod.annotations[doNotDisruptAnnotation];
+  if (value === undefined) return undefined;
+  const untilMs = doNotDisruptUntilMs(pod, value);
+  if (untilMs === undefined || untilMs <= nowMs) return undefined; // invalid (Karpenter ignores it) or elapsed
+  return { behavior: 'WaitCompleted', order: 0, source: `${doNotDisruptAnnotation}=${value}`, waitBound: 'batch-wait', ...(Number.isFinite(untilMs) ? { untilMs } : {}) };
+}
+
+function fromRules(pod: PodInfo, rules: readonly DrainRuleSpec[]): PodRule | undefined {
+  const rule = rules.find((r) => appliesTo(r, pod));
+  if (rule === undefined) return undefined;
+  const source = `rule ${rule.name}`;
+  if (rule.behavior === 'Drain') return { behavior: 'Drain', order: rule.order ?? 0, source };
+  return { behavior: rule.behavior, order: 0, source, ...(rule.behavior === 'WaitCompleted' ? { waitBound: 'deadline' as const } : {}) };
+}
+
+function appliesTo(rule: DrainRuleSpec, pod: PodInfo): boolean {
+  if (rule.pods === undefined || rule.pods.length === 0) return true;
+  const labels = pod.labels ?? {};
+  const namespaceLabels = { [namespaceNameLabel]: pod.namespace };
+  return rule.pods.some((p) => matchesSelector(p.selector ?? {}, labels) && matchesSelector(p.namespaceSelector ?? {}, namespaceLabels));
+}
+
+function byDefault(pod: PodInfo): PodRule {
+  if (pod.controllerKind === 'Job') return { behavior: 'WaitCompleted', order: 0, source: 'Job pod', waitBound: 'batch-wait', builtIn: true };
+  const daemon = isDaemonSetPod(pod);
+  const [order, source] = isCritical(pod)
+    ? daemon
+      ? [defaultOrders.criticalDaemonSetPods, 'critical DaemonSet pod']
+      : [defaultOrders.criticalPods, `critical (${pod.priorityClassName})`]
+    : daemon
+      ? [defaultOrders.daemonSetPods, 'DaemonSet pod']
+      : [defaultOrders.pods, 'default'];
+  return { behavior: 'Drain', order, source, builtIn: true };
+}
+
+function parseOrder(raw: string | undefined): number | undefined {
+  if (raw === undefined || !/^-?\d{1,10}$/.test(raw.trim())) return undefined;
+  const n = Number(raw.trim());
+  return n >= -2_147_483_648 && n <= 2_147_483_647 ? n : undefined;
+}
+
+export { namespaceNameLabel };
