@@ -143,6 +143,8 @@ export interface PodTemplateOptions {
   readonly spreadOverNodes?: boolean;
   /** The app label the spread counts (createDeployment sets it). */
   readonly app?: string;
+  /** More pod labels (drain rules select by them). */
+  readonly labels?: Record<string, string>;
 }
 
 export function podSpec(o: PodTemplateOptions): V1PodSpec {
@@ -179,7 +181,7 @@ export async function createDeployment(a: Admin, namespace: string, name: string
         replicas,
         selector: { matchLabels: { app: name } },
         // Replace evicted pods at once, like a real rollout would not: we want surge capacity.
-        template: { metadata: { labels: { app: name }, annotations: podAnnotations(o) }, spec: podSpec({ ...o, app: name }) },
+        template: { metadata: { labels: { ...o.labels, app: name }, annotations: podAnnotations(o) }, spec: podSpec({ ...o, app: name }) },
       },
     },
   });
@@ -193,8 +195,8 @@ export async function createDaemonSet(a: Admin, namespace: string, name: string,
       spec: {
         selector: { matchLabels: { app: name } },
         template: {
-          metadata: { labels: { app: name }, annotations: podAnnotations(o) },
-          spec: { ...podSpec(o), tolerations: [{ operator: 'Exists' }] },
+          metadata: { labels: { ...o.labels, app: name }, annotations: podAnnotations(o) },
+          spec: { ...podSpec(o), tolerations: o.tolerations ?? [{ operator: 'Exists' }] },
         },
       },
     },
@@ -204,7 +206,7 @@ export async function createDaemonSet(a: Admin, namespace: string, name: string,
 export async function createPod(a: Admin, namespace: string, name: string, o: PodTemplateOptions = {}): Promise<V1Pod> {
   return a.core.createNamespacedPod({
     namespace,
-    body: { metadata: { name, labels: { app: name }, annotations: podAnnotations(o) }, spec: podSpec(o) },
+    body: { metadata: { name, labels: { ...o.labels, app: name }, annotations: podAnnotations(o) }, spec: podSpec(o) },
   });
 }
 
