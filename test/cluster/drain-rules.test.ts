@@ -87,6 +87,8 @@ describe('drain rules', () => {
     const events = await eventsFor(a, 'Node', 'rules-1');
     expect(events.map((e) => e.reason)).toEqual(expect.arrayContaining(['PodsSkippedByDrainRule', 'WaitingForBatchPods', 'Drained']));
     expect(events.find((e) => e.reason === 'PodsSkippedByDrainRule')!.message).toMatch(/drain-rules\/cache-\S+ \(label cluster.x-k8s.io\/drain=skip\)/);
-    expect(events.find((e) => e.reason === 'WaitingForBatchPods')!.message).toMatch(/drain-rules\/export-\S+ \(label cluster.x-k8s.io\/drain=wait-completed\) until they finish or the drain deadline/);
+    expect(events.find((e) => e.reason === 'WaitingForBatchPods')!.message).toMatch(
+      /drain-rules\/export-\S+ \(label cluster.x-k8s.io\/drain=wait-completed\) until they finish or the drain deadline/,
+    );
   });
 });

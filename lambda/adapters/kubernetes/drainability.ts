@@ -89,7 +89,7 @@ function podFindings(info: PodInfo, rule: PodRule, add: Add): void {
       why:
         rule.waitBound === 'deadline'
           ? `${rule.source}: never evicted; the drain waits for it to finish until its deadline`
-          : `${rule.source}: the drain waits for it to finish (BATCH_WAIT_SECONDS) before evicting it`,
+          : `${rule.source}: the drain waits for it to finish (BATCH_WAIT_SECONDS${rule.untilMs !== undefined ? `, at most until ${new Date(rule.untilMs).toISOString()}` : ''}) before evicting it`,
     });
   }
   if (info.controllerKind === undefined) {

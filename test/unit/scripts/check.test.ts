@@ -34,7 +34,14 @@ describe('checkNodes', () => {
 
 describe('each pod’s drain rule', () => {
   const podOn = (name: string, o: { labels?: Record<string, string>; annotations?: Record<string, string>; owner?: string; priorityClassName?: string } = {}): V1Pod => ({
-    metadata: { name, namespace: 'shop', uid: name, labels: o.labels, annotations: o.annotations, ownerReferences: o.owner ? [{ kind: o.owner, name: 'x', uid: 'x', apiVersion: 'v1', controller: true }] : undefined },
+    metadata: {
+      name,
+      namespace: 'shop',
+      uid: name,
+      labels: o.labels,
+      annotations: o.annotations,
+      ownerReferences: o.owner ? [{ kind: o.owner, name: 'x', uid: 'x', apiVersion: 'v1', controller: true }] : undefined,
+    },
     spec: { nodeName: 'node-a', containers: [], priorityClassName: o.priorityClassName },
     status: { phase: 'Running' },
   });
