@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultDrainRuleSettings, podRule, type DrainRuleSettings } from '../../../lambda/cluster/drain-rules.js';
 import { parseGoDurationMs } from '../../../lambda/cluster/do-not-disrupt.js';
 import { drainRuleProblems } from '../../../lambda/shared/drain-rule-variables.js';
-import { parseConfig } from '../../../lambda/shared/config.js';
+import { parseConfig, toEnvironment } from '../../../lambda/shared/config.js';
 import { pod } from '../../fakes/fake-world.js';
 
 const now = Date.parse('2026-11-27T12:00:00Z');
@@ -109,5 +109,14 @@ describe('DRAIN_RULES', () => {
     expect(config.drainRules).toEqual([{ name: 'x', behavior: 'Skip' }]);
     expect(config.evictDaemonSetPods).toBe(true);
     expect(parseConfig(base).drainRules).toEqual([]);
+  });
+
+  it('is refused by the construct at synth (the environment it writes), naming the rule', () => {
+    const input = { clusterName: 'c', autoScalingGroupNames: ['g'], lifecycleHookNames: ['h'] };
+    expect(() => toEnvironment({ ...input, drainRules: [{ name: 'x', behavior: 'Drain', order: 1.5 }] })).toThrow(/drainRules: rule 0.order must be an int32/);
+    expect(toEnvironment({ ...input, drainRules: [{ name: 'x', behavior: 'Skip' }], evictDaemonSetPods: true })).toMatchObject({
+      DRAIN_RULES: '[{"name":"x","behavior":"Skip"}]',
+      EVICT_DAEMONSET_PODS: 'true',
+    });
   });
 });

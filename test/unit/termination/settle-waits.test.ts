@@ -47,6 +47,16 @@ describe('settle: volumes', () => {
     expect(w.cluster.reasons()).toEqual([]);
   });
 
+  it('is not held by the volume of a pod a drain rule left running (Skip)', async () => {
+    const w = phaseWorld();
+    w.cluster.addPod(pod({ name: 'cache', labels: { 'cluster.x-k8s.io/drain': 'skip' }, claims: ['cache-data'] }));
+    w.cluster.attach('pv-cache');
+    w.cluster.volumeClaims.set('pv-cache', 'default/cache-data');
+    const { seconds } = await settled(w, drained(w));
+    expect(seconds).toBe(0);
+    expect(w.cluster.reasons()).toEqual([]);
+  });
+
   it('is held by the volume of a finished pod still listed on the node (a Job’s): it can detach', async () => {
     const w = phaseWorld();
     w.cluster.addPod(pod({ name: 'report', controllerKind: 'Job', phase: 'Succeeded', claims: ['report-data'] }));
