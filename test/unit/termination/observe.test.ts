@@ -41,6 +41,28 @@ describe('observe mode', () => {
     expect(world.metrics.map((m) => m.dimensions)).toContainEqual({ Transition: 'terminating', Outcome: 'observed' });
   });
 
+  it('says what the drain rules would do: the order, what it would wait for and what it would leave running', async () => {
+    const world = handlerWorld({
+      ...env,
+      DRAIN_RULES: JSON.stringify([{ name: 'db-last', behavior: 'Drain', order: 100, pods: [{ selector: { matchLabels: { tier: 'db' } } }] }]),
+    });
+    const { cluster } = world;
+    cluster.addNode('node-a', instanceId);
+    world.groups.set(instanceId, 'workers');
+    world.terminating.add(instanceId);
+    cluster.addPod(pod({ name: 'db-0', labels: { tier: 'db' } }));
+    cluster.addPod(pod({ name: 'web-1' }));
+    cluster.addPod(pod({ name: 'cache', labels: { 'cluster.x-k8s.io/drain': 'skip' } }));
+    cluster.addPod(pod({ name: 'export', labels: { 'cluster.x-k8s.io/drain': 'wait-completed' } }));
+
+    await world.invoke(world.handler(), lifecycleMessage());
+
+    const message = cluster.events.find((e) => e.reason === 'TerminationObserved')!.message;
+    expect(message).toContain('evict, in this order: default/web-1, default/db-0');
+    expect(message).toContain('for default/export to finish');
+    expect(message).toContain('leave default/cache running (drain rule Skip)');
+  });
+
   it('a notification Auto Scaling does not know is refused as in enforce mode: no Event, no completion', async () => {
     const world = handlerWorld(env);
     world.cluster.addNode('node-a', instanceId);
