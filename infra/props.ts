@@ -3,11 +3,12 @@ import type { Duration, RemovalPolicy, aws_autoscaling as autoscaling, aws_ec2 a
 import { DeadlinePolicy, Mode } from '../lambda/shared/config.js';
 import type { TerminationPolicyOptions } from './termination-policy.js';
 import type { RepairProps } from './repair-props.js';
+import type { SurgeProps } from './surge-props.js';
 
 export { DeadlinePolicy, Mode };
 export type { TerminationPolicyOptions };
 
-export interface GracefulNodeTerminationProps {
+export interface GracefulNodeTerminationProps extends SurgeProps {
   /** Name of the EKS cluster the node groups join. Pass this or `cluster`. @default - the name of `cluster` */
   readonly clusterName?: string;
   /**

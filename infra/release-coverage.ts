@@ -31,6 +31,9 @@ export const propertyCoverage: { readonly [K in keyof Required<GracefulNodeTermi
   },
   terminationPolicy: { parameters: [p.terminationDeferral, p.maintenanceWindows, p.maintenanceTimeZone] },
   repair: { parameters: [p.repair] },
+  surgeBeforeEvict: {
+    reason: 'Opt-in per workload or namespace, with patch on Deployments fenced by an admission policy; the construct (surgeBeforeEvict) turns it on.',
+  },
   batchWait: { parameters: [p.batchWait] },
   minEvictionWindow: { reason: 'A fairness floor most deployments never change; the construct default (60 s) applies.' },
   cordonDoomedSiblings: { reason: 'A safety default (on) with no known reason to turn it off; the construct can.' },

@@ -1,16 +1,18 @@
 // Evicts the pods of one cordoned node and waits until they are gone, within a deadline.
 // Every pass is re-evaluated from the live pod list and the named rules (rules.ts), so a
 // retry or a duplicate delivery simply picks up where the cluster is.
-import type { BlockReason, EventRecorder, EvictionResult, NodeInfo, PodGateway, PodInfo, PodWatch } from '../cluster/cluster-ports.js';
+import type { EventRecorder, EvictionResult, NodeInfo, PodGateway, PodInfo, PodWatch } from '../cluster/cluster-ports.js';
 import { evictionTier, isBatchPod, isDrainable, isTerminating, podKey } from '../cluster/pods.js';
 import type { Clock } from '../shared/clock.js';
 import { mapWithConcurrency } from '../shared/concurrency.js';
 import { DeadlinePolicy } from '../shared/deadline-policy.js';
 import type { Log } from '../shared/log.js';
 import { reportBatchWait, reportBlocked, reportForced, reportLongBlock, reportNotWaitedFor } from './drain-reports.js';
+import { describeStuck, forcedGone, type StuckPod } from './drain-result.js';
 import type { ReturnedPods } from './returned-pods.js';
 import * as rules from './rules.js';
 import type { Attempt, DrainMoment } from './rules.js';
+import type { SurgeGate } from './surge-gate.js';
 
 export interface DrainDeps {
   readonly pods: Pick<PodGateway, 'evictPod' | 'deletePod' | 'pendingReplacements'>;
@@ -43,15 +45,11 @@ export interface DrainOptions {
   readonly hardDeadlineMs: number;
   /** The node's kubelet is gone: a pod whose deletion began will never finish it. */
   readonly kubeletGone: boolean;
+  /** Surge before evict: the pods it holds are not evicted this pass (surge-gate.ts). */
+  readonly surge?: SurgeGate | undefined;
 }
 
-export interface StuckPod {
-  readonly pod: string;
-  /** Why it is still there: the last eviction answer, or 'terminating' / 'not-attempted'. */
-  readonly reason: BlockReason | 'terminating' | 'not-attempted';
-  readonly budgetName: string | undefined;
-  readonly message: string | undefined;
-}
+export type { StuckPod };
 
 export interface DrainResult {
   /** 'stopped': this invocation's time is up before the deadline (the caller hands on). */
@@ -97,6 +95,7 @@ class NodeDrain {
   private blocked = 0;
   private forced = 0;
   private lastProgressLogMs = 0;
+  private held: ReadonlySet<string> = new Set();
 
   constructor(
     private readonly o: DrainOptions,
@@ -126,12 +125,16 @@ class NodeDrain {
       await this.force(toForce, view);
       await this.reportLongBlocks(view);
       const next = this.view();
-      const wakeMs = rules.nextWakeMs(next, next.moment, {
-        deadlineMs: next.deadlineMs,
-        stopMs: this.o.stopMs,
-        batchUntilMs: next.waiting.length > 0 ? this.o.batch?.untilMs : undefined,
-        reportAtMs: (pod) => this.reportAtMs(pod),
-      });
+      const notHeld = { ...next, evictable: next.evictable.filter((p) => !this.held.has(p.uid)) };
+      const wakeMs = Math.min(
+        this.o.surge?.nextCheckMs() ?? Number.POSITIVE_INFINITY,
+        rules.nextWakeMs(notHeld, next.moment, {
+          deadlineMs: next.deadlineMs,
+          stopMs: this.o.stopMs,
+          batchUntilMs: next.waiting.length > 0 ? this.o.batch?.untilMs : undefined,
+          reportAtMs: (pod) => this.reportAtMs(pod),
+        }),
+      );
       // Wake on any change of the node's pods (a pod gone or finished, a new one bound), on
       // the next retry, at the end of the batch wait, or at the deadline.
       await this.o.watch.changed(Math.max(0, wakeMs - this.deps.clock.now()));
@@ -166,7 +169,12 @@ class NodeDrain {
   /** Each answer is handled as it arrives, so the log and Events follow the evictions live. */
   private async evictDue(view: PassView, toForce: readonly PodInfo[]): Promise<void> {
     const due = view.evictable.filter((p) => rules.isDue(p, view.moment) && !toForce.includes(p));
-    await mapWithConcurrency(due, this.o.evictionConcurrency, (pod) => this.evict(pod));
+    this.held = (await this.o.surge?.held(due, view.moment)) ?? this.held;
+    await mapWithConcurrency(
+      due.filter((p) => !this.held.has(p.uid)),
+      this.o.evictionConcurrency,
+      (pod) => this.evict(pod),
+    );
   }
 
   private async askEveryoneOnce(view: PassView): Promise<void> {
@@ -268,7 +276,7 @@ class NodeDrain {
   private result(outcome: DrainResult['outcome'], view: PassView): DrainResult {
     const describe = (pod: PodInfo) => describeStuck(pod, this.attempts.get(pod.uid), this.accepted.has(pod.uid));
     // Pods still here, and (unless handing on) those that left only because they were forced.
-    const stuck = outcome === 'drained' ? [] : [...view.remaining.map(describe), ...(outcome === 'stopped' ? [] : this.forcedGone(view))];
+    const stuck = outcome === 'drained' ? [] : [...view.remaining.map(describe), ...(outcome === 'stopped' ? [] : forcedGone(this.forcedPods, view.remaining))];
     return {
       outcome,
       evicted: this.evicted,
@@ -279,16 +287,6 @@ class NodeDrain {
       notWaitedFor: [...this.notWaitedFor.values()],
     };
   }
-
-  private forcedGone(view: PassView): StuckPod[] {
-    return [...this.forcedPods].filter(([uid]) => !view.remaining.some((p) => p.uid === uid)).map(([, s]) => s);
-  }
-}
-
-function describeStuck(pod: PodInfo, attempt: Attempt | undefined, accepted: boolean): StuckPod {
-  if (accepted || isTerminating(pod)) return { pod: podKey(pod), reason: 'terminating', budgetName: undefined, message: undefined };
-  const block = attempt?.lastBlock;
-  return { pod: podKey(pod), reason: block?.reason ?? 'not-attempted', budgetName: block?.budgetName, message: block?.message };
 }
 
 export type { EvictionResult };

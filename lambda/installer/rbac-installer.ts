@@ -29,6 +29,8 @@ export interface InstallerSettings {
   readonly clusterName: string;
   readonly group: string;
   readonly deadlinePolicy: string;
+  /** SURGE_BEFORE_EVICT: patch on Deployments and the policy that fences it. */
+  readonly surge?: boolean | undefined;
   /** Its region: the only response bucket it answers. */
   readonly region: string;
   /** Its stack: a request naming another is refused. */
@@ -131,6 +133,7 @@ async function carryOut(plan: Plan, event: CustomResourceEvent, deps: InstallerD
         name: settings.name,
         group: settings.group,
         deadlinePolicy: settings.deadlinePolicy,
+        surge: settings.surge === true,
         owner,
         ...(alsoBound ? { alsoBound } : {}),
       });
@@ -211,6 +214,7 @@ export const handler = createInstallerHandler({
     clusterName,
     group: env['KUBERNETES_GROUP'] ?? '',
     deadlinePolicy: env['DEADLINE_POLICY'] ?? 'force',
+    surge: env['SURGE_BEFORE_EVICT'] === 'true',
     region,
     stackId: env['STACK_ID'] || undefined,
   },

@@ -5,6 +5,7 @@ import { DeadlinePolicy } from './deadline-policy.js';
 import { Mode } from './mode.js';
 import { choiceVariables } from './choice-variables.js';
 import { releaseVariables } from './release-variables.js';
+import { surgeVariables } from './surge-variables.js';
 import { flag, integer, type Variable } from './variable.js';
 import { formatRepairSettings, parseRepairSettings, type RepairSettings } from './repair-settings.js';
 
@@ -271,6 +272,7 @@ export const configVariables = {
   }),
   ...choiceVariables,
   ...releaseVariables,
+  ...surgeVariables,
   repair: variable<RepairSettings | false>({
     name: 'REPAIR',
     description:

@@ -3,6 +3,7 @@
 import { actionCapSeconds, longestWaits, timeoutProblems, type CheckedValues } from './config-checks.js';
 import type { ChoiceConfig, ChoiceConfigInput } from './choice-variables.js';
 import type { ReleaseConfig, ReleaseConfigInput } from './release-variables.js';
+import type { SurgeConfig, SurgeConfigInput } from './surge-variables.js';
 import { configVariables, type Variable } from './config-variables.js';
 import { DeadlinePolicy } from './deadline-policy.js';
 import { Mode } from './mode.js';
@@ -28,7 +29,7 @@ export {
 /** The CloudWatch namespace of our metrics (EMF lines and the log metric filters). */
 export const metricsNamespace = 'GracefulNodeTermination';
 
-export interface Config extends ChoiceConfig, ReleaseConfig {
+export interface Config extends ChoiceConfig, ReleaseConfig, SurgeConfig {
   /** EKS cluster name: the token's x-k8s-aws-id and the DescribeCluster target. */
   readonly clusterName: string;
   /** Auto Scaling groups this deployment acts for; anything else is refused. */
@@ -90,7 +91,8 @@ export interface Config extends ChoiceConfig, ReleaseConfig {
 
 /** The settings a deployer chooses; names are the camelCase twins of the variables. */
 export type ConfigInput = ChoiceConfigInput &
-  ReleaseConfigInput & {
+  ReleaseConfigInput &
+  SurgeConfigInput & {
     readonly clusterName: string;
     readonly autoScalingGroupNames: readonly string[];
     readonly lifecycleHookNames: readonly string[];
@@ -205,6 +207,7 @@ export function toEnvironment(input: ConfigInput): Record<string, string> {
   set(configVariables.maintenanceWindows, input.maintenanceWindows && parseWindowsOrThrow(input.maintenanceWindows));
   set(configVariables.maintenanceTimeZone, input.maintenanceTimeZone);
   set(configVariables.outOfServiceAfterRelease, input.outOfServiceAfterRelease);
+  setSurge(input, set);
   return env;
 }
 
@@ -215,4 +218,17 @@ function parseWindowsOrThrow(texts: readonly string[]): readonly Window[] {
     throw new ConfigError([`maintenanceWindows ${JSON.stringify(texts)} is invalid: expected ${configVariables.maintenanceWindows.accepts}`]);
   }
   return windows;
+}
+
+/** The surge variables (surge-variables.ts); a malformed selector is a configuration error. */
+function setSurge(input: SurgeConfigInput, set: <T>(v: Variable<T>, value: T | undefined) => void): void {
+  set(configVariables.surgeBeforeEvict, input.surgeBeforeEvict);
+  set(configVariables.surgeNamespaces, input.surgeNamespaces);
+  const selector = input.surgePodSelector === undefined ? undefined : configVariables.surgePodSelector.parse(input.surgePodSelector);
+  if (input.surgePodSelector !== undefined && selector === undefined) {
+    throw new ConfigError([`surgeBeforeEvict.podSelector ${JSON.stringify(input.surgePodSelector)} is invalid: expected ${configVariables.surgePodSelector.accepts}`]);
+  }
+  set(configVariables.surgePodSelector, selector);
+  set(configVariables.surgeTimeoutSeconds, input.surgeTimeoutSeconds);
+  set(configVariables.surgeUntouchableManagers, input.surgeUntouchableManagers);
 }

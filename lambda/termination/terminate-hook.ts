@@ -18,6 +18,7 @@ import { confirmed, type Confirmed, type Trigger, type TriggerContext } from '..
 import { observeTermination } from './observe.js';
 import { terminate } from './pipeline.js';
 import { planTermination } from './plan.js';
+import { surgeSettings } from '../shared/surge-variables.js';
 import { secondsSince, terminateDeps, type Completion, type Ending, type TerminateReport, type TerminationRequest } from './state.js';
 
 export const terminateHook: Trigger<DeliveryOf<'terminate'>, LifecycleNotification> = {
@@ -88,6 +89,7 @@ function terminationRequest(n: Confirmed<LifecycleNotification>, ctx: TriggerCon
     blockedReportMs: config.blockedReportSeconds * 1000,
     evictionConcurrency: config.evictionConcurrency,
     cordonDoomedSiblings: config.cordonDoomedSiblings,
+    surge: surgeSettings(config),
     owner: config.deploymentName,
     ending: lifecycleEnding(n, ctx, cluster),
     handOff:
