@@ -169,7 +169,8 @@ class NodeDrain {
   /** Each answer is handled as it arrives, so the log and Events follow the evictions live. */
   private async evictDue(view: PassView, toForce: readonly PodInfo[]): Promise<void> {
     const due = view.evictable.filter((p) => rules.isDue(p, view.moment) && !toForce.includes(p));
-    this.held = (await this.o.surge?.held(due, view.moment)) ?? this.held;
+    // Terminating pods too: the gate tells when a rollout took a held pod out itself.
+    this.held = (await this.o.surge?.held([...due, ...view.evictable.filter(isTerminating)], view.moment)) ?? this.held;
     await mapWithConcurrency(
       due.filter((p) => !this.held.has(p.uid)),
       this.o.evictionConcurrency,

@@ -76,7 +76,11 @@ export class DeploymentSurge implements SurgeGate {
   async held(pods: readonly PodInfo[], m: DrainMoment): Promise<ReadonlySet<string>> {
     const out = new Set<string>();
     for (const pod of pods) {
-      if (isTerminating(pod) || m.accepted.has(pod.uid) || this.passed.has(pod.uid)) continue;
+      if (isTerminating(pod) || m.accepted.has(pod.uid)) {
+        await this.leftByRollout(pod).catch((error: unknown) => this.deps.log.warn('could not read the surge outcome', { pod: podKey(pod), error: asError(error) }));
+        continue;
+      }
+      if (this.passed.has(pod.uid)) continue;
       if (pod.controllerKind !== 'ReplicaSet' && pod.controllerKind !== 'StatefulSet') continue;
       try {
         const mark = this.surges.find((s) => s.uid === pod.uid) ?? (await this.decide(pod));
@@ -167,6 +171,18 @@ export class DeploymentSurge implements SurgeGate {
       return false;
     }
     return true;
+  }
+
+  /** The rollout deleted the old pod itself (its replacement Ready, maxUnavailable 0): the surge did its work. */
+  private async leftByRollout(pod: PodInfo): Promise<void> {
+    const mark = this.surges.find((s) => s.uid === pod.uid && s.state === 'waiting');
+    const d = mark && (await this.deployment(mark));
+    if (mark === undefined || d === undefined) return;
+    const ready = readyElsewhere(await this.deps.api.replicaPods(d), pod.uid, await this.leaving());
+    if (ready === undefined) return;
+    await this.settle(mark, 'ready');
+    const seconds = Math.round((this.deps.clock.now() - mark.atMs) / 1000);
+    await this.tell(surgeReady(this.o.node, pod, { deployment: mark.deployment, replacement: ready.name, on: ready.nodeName!, seconds }));
   }
 
   /** The Deployment of a surge, read once per invocation; a resumed surge writes a restart the record names but the template lacks. */
