@@ -3,58 +3,41 @@
 // drain ends long before its deadline; maxSurge 0 is refused by name and evicted plainly; the
 // admission policy lets the drainer's identity change the restart annotation and nothing else
 // of a Deployment; a hand-off in the middle of a surge resumes it without a second restart.
-import { AppsV1Api, ApiException, KubeConfig, PatchStrategy, Watch, setHeaderOptions, type V1Deployment, type V1Pod } from '@kubernetes/client-node';
+import { AppsV1Api, ApiException, KubeConfig, PatchStrategy, setHeaderOptions, type V1Deployment } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { mintEksToken } from '../../lambda/adapters/aws/eks-token.js';
 import { statusOf, startDrainer, type Drainer } from './drainer.js';
 import {
   admin,
   byDrainer,
-  rbacFile,
+  surgeFile,
+  watchReady,
   createKwokNode,
   createPdb,
   ensureNamespace,
   eventsFor,
   newInstanceId,
-  podAnnotations,
-  podSpec,
+  createDeployment,
   readAudit,
   until,
   waitDeploymentReady,
   waitNodeReady,
+  type DeploymentOptions,
 } from './kube.js';
 import { testAws } from './plane/token-webhook.js';
-import { join } from 'node:path';
 
 const plane = inject('plane');
 const a = admin(plane);
-const surgeFile = join(rbacFile, '..', 'surge.yaml');
 const namespace = 'surge';
 
-interface DeploymentOptions {
-  readonly maxSurge?: number | string;
-  readonly maxUnavailable?: number | string;
-  readonly readyDelay?: string;
-  readonly annotated?: boolean;
-}
-
-/** A Deployment as a user writes one that may surge: a readiness probe, its pods on `<name>-1` first. */
-async function createApp(name: string, replicas: number, o: DeploymentOptions = {}): Promise<void> {
-  const spec = podSpec({ nodeSelector: { scenario: name } });
-  spec.containers = spec.containers.map((c) => ({ ...c, readinessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1 } }));
-  await a.apps.createNamespacedDeployment({
-    namespace,
-    body: {
-      metadata: { name, annotations: o.annotated === false ? {} : { 'graceful-node-termination/surge-before-evict': 'true' } },
-      spec: {
-        replicas,
-        selector: { matchLabels: { app: name } },
-        strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: o.maxSurge ?? '25%', maxUnavailable: o.maxUnavailable ?? '25%' } },
-        template: { metadata: { labels: { app: name }, annotations: podAnnotations({ readyDelay: o.readyDelay }) }, spec },
-      },
-    },
+/** A Deployment as a user writes one that may surge: a readiness probe, annotated unless told. */
+const createApp = (name: string, replicas: number, o: DeploymentOptions & { annotated?: boolean } = {}) =>
+  createDeployment(a, namespace, name, replicas, {
+    nodeSelector: { scenario: name },
+    readinessProbe: true,
+    ...(o.annotated === false ? {} : { deploymentAnnotations: { 'graceful-node-termination/surge-before-evict': 'true' } }),
+    ...o,
   });
-}
 
 /** `<name>-1` (draining) runs the app's pods; `<name>-2` is where replacements go. */
 async function nodesWithApp(name: string, replicas: number, o: DeploymentOptions = {}): Promise<{ instanceId: string; node: string }> {
@@ -69,25 +52,6 @@ async function nodesWithApp(name: string, replicas: number, o: DeploymentOptions
   await waitDeploymentReady(a, namespace, name, replicas);
   a.kubectl('uncordon', `${name}-2`);
   return { instanceId, node: `${name}-1` };
-}
-
-/** Follows the app's pods with a watch: the fewest Ready, not terminating, at any instant. */
-async function watchReady(app: string): Promise<{ min(): number; stop(): void }> {
-  const pods = new Map<string, V1Pod>();
-  let min = Number.POSITIVE_INFINITY;
-  const count = () => [...pods.values()].filter((p) => !p.metadata?.deletionTimestamp && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
-  const request = await new Watch(a.kc).watch(
-    `/api/v1/namespaces/${namespace}/pods`,
-    { labelSelector: `app=${app}` },
-    (type: string, pod: V1Pod) => {
-      if (type === 'DELETED') pods.delete(pod.metadata!.uid!);
-      else pods.set(pod.metadata!.uid!, pod);
-      min = Math.min(min, count());
-    },
-    () => {},
-  );
-  await until(`the watch of ${app} sees its pod`, 10_000, async () => pods.size > 0);
-  return { min: () => min, stop: () => request.abort() };
 }
 
 const deploymentPatches = (since: number, name: string) =>
@@ -159,7 +123,7 @@ describe('surge before evict', () => {
   it('keeps one Ready pod at every instant for a one-replica Deployment under minAvailable: 1, and ends long before the deadline', async () => {
     const { instanceId } = await nodesWithApp('single', 1, { readyDelay: '3s' });
     await createPdb(a, namespace, 'single', 'single', 1);
-    const watch = await watchReady('single');
+    const watch = await watchReady(a, namespace, 'single');
     drainer = startDrainer(plane, { drainTimeoutSeconds: 120, env: { SURGE_BEFORE_EVICT: 'true' } });
     const since = Date.now();
     const result = await drainer.terminate(instanceId);

@@ -297,7 +297,12 @@ describe('the release template', () => {
 
 describe('the release parameters', () => {
   const propsSource = readFileSync(join(root, 'infra', 'props.ts'), 'utf8');
-  const props = [...propsSource.slice(0, propsSource.indexOf('export interface AddAutoScalingGroupOptions')).matchAll(/^ {2}readonly (\w+)\??:/gm)].map((m) => m[1]!);
+  // With the interfaces the props extend, each in its own file (infra/surge-props.ts).
+  const surgeSource = readFileSync(join(root, 'infra', 'surge-props.ts'), 'utf8');
+  const props = [
+    ...propsSource.slice(0, propsSource.indexOf('export interface AddAutoScalingGroupOptions')).matchAll(/^ {2}readonly (\w+)\??:/gm),
+    ...surgeSource.slice(surgeSource.indexOf('export interface SurgeProps')).matchAll(/^ {2}readonly (\w+)\??:/gm),
+  ].map((m) => m[1]!);
   const parameters = Object.keys(releaseParameters('key.zip'));
 
   it('stand for every construct property, or a documented reason says why one has none', () => {
