@@ -64,7 +64,7 @@ export async function runSingleton(
     const message = String(log['message']);
     if (log['node'] !== undefined && log['node'] !== `${name}-1`) return;
     if (/^drain started|^surge before evict|^pod evicted|^node drained|^drain deadline reached|^pod force-deleted|^eviction blocked/.test(message)) {
-      const extra = ['secondsToDeadline', 'deployment', 'restartedAt', 'reason', 'pod', 'budget', 'policy', 'forced']
+      const extra = ['secondsToDeadline', 'deployment', 'restartedAt', 'replacement', 'on', 'seconds', 'reason', 'pod', 'budget', 'policy', 'forced']
         .filter((k) => log[k] !== undefined)
         .map((k) => `${k}=${String(log[k])}`);
       say(`${message}${extra.length ? `  ${extra.join(' ')}` : ''}`, 'handler');

@@ -155,11 +155,13 @@ export class DeploymentSurge implements SurgeGate {
     const ready = readyElsewhere(replicas, pod.uid, await this.leaving());
     const seconds = Math.round((now - mark.atMs) / 1000);
     if (ready !== undefined) {
+      this.deps.log.info('surge before evict: replacement Ready on a node that stays; evicting', { pod: mark.pod, replacement: ready.name, on: ready.nodeName, seconds });
       await this.settle(mark, 'ready');
       await this.tell(surgeReady(this.o.node, pod, { deployment: mark.deployment, replacement: ready.name, on: ready.nodeName!, seconds }));
       return false;
     }
     if (now >= endMs) {
+      this.deps.log.warn('surge before evict timed out; evicting as any other pod', { pod: mark.pod, deployment: mark.deployment, seconds });
       await this.settle(mark, 'timed-out');
       const why = now >= mark.atMs + this.o.settings.timeoutMs ? 'SURGE_TIMEOUT_SECONDS' : 'the drain deadline comes first';
       await this.tell(surgeTimedOut(this.o.node, pod, { deployment: mark.deployment, seconds, why }));
@@ -182,6 +184,12 @@ export class DeploymentSurge implements SurgeGate {
     if (ready === undefined) return;
     await this.settle(mark, 'ready');
     const seconds = Math.round((this.deps.clock.now() - mark.atMs) / 1000);
+    this.deps.log.info('surge before evict: the rollout replaced the pod (replacement Ready on a node that stays)', {
+      pod: mark.pod,
+      replacement: ready.name,
+      on: ready.nodeName,
+      seconds,
+    });
     await this.tell(surgeReady(this.o.node, pod, { deployment: mark.deployment, replacement: ready.name, on: ready.nodeName!, seconds }));
   }
 
