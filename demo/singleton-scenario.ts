@@ -2,7 +2,19 @@
 // (demo/singleton.ts tells it, bench/surge.ts measures it): with surge before evict the
 // Deployment is restarted and the pod evicted once its replacement is Ready elsewhere; without,
 // the budget refuses every eviction until the drain deadline.
-import { byDrainer, createDeployment, createPdb, ensureNamespace, readAudit, surgeFile, until, waitDeploymentReady, waitNodeReady, watchReady } from '../test/cluster/kube.js';
+import {
+  byDrainer,
+  createDeployment,
+  createPdb,
+  ensureNamespace,
+  eventsFor,
+  readAudit,
+  surgeFile,
+  until,
+  waitDeploymentReady,
+  waitNodeReady,
+  watchReady,
+} from '../test/cluster/kube.js';
 import { requestsByKind } from '../bench/wire.js';
 import { newInstanceId } from '../test/cluster/kube.js';
 import type { Environment } from './environment.js';
@@ -80,6 +92,7 @@ export async function runSingleton(
   const run = await env.terminate(instanceId, { settings });
   await until('the drain end logged', 10_000, async () => endedMs !== undefined);
   watch.stop();
+  for (const e of (await eventsFor(a, 'Node', `${name}-1`)).filter((x) => x.reason.startsWith('Surge'))) say(`Event ${e.type} ${e.reason}: ${e.message}`, 'cluster');
   const entries = readAudit(env.plane, (e) => byDrainer(e) && e.receivedMs >= since && e.receivedMs <= (endedMs ?? Date.now()));
   const requests = requestsByKind(entries);
   const result = {

@@ -154,6 +154,7 @@ describe('surge before evict', () => {
     const refused = (await eventsFor(a, 'Node', 'nosurge-1')).filter((e) => e.reason === 'SurgeRefused');
     expect(refused).toHaveLength(1);
     expect(refused[0]!.message).toContain('(max-surge-zero)');
+    console.log(`[surge] ${refused[0]!.type} SurgeRefused: ${refused[0]!.message}`);
     const evictions = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.subresource === 'eviction' && e.namespace === namespace);
     expect(evictions.map((e) => e.code)).toEqual([201]);
   });
