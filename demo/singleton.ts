@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { integerOption, startEnvironment } from './environment.js';
+import { startTimeline } from './timeline.js';
 import { allowSurge, runSingleton } from './singleton-scenario.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -23,13 +24,7 @@ const { values } = parseArgs({
 });
 const drainTimeoutSeconds = integerOption('drain-timeout', values['drain-timeout'], 10);
 
-const t0 = Date.now();
-const timeline: { atSeconds: number; source: string; what: string }[] = [];
-const say = (line: string, source = 'demo') => {
-  const atSeconds = Math.round((Date.now() - t0) / 100) / 10;
-  timeline.push({ atSeconds, source, what: line });
-  console.log(`[${source.padEnd(11)} ${atSeconds.toFixed(1).padStart(5)}s] ${line}`);
-};
+const { timeline, say } = startTimeline();
 const env = await startEnvironment({ log: (line) => say(line), loadBalancerDelaySeconds: 1 });
 let exitCode = 1;
 try {

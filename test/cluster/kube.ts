@@ -8,7 +8,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { attachmentNameOf, csiVolumeName } from '../../lambda/cluster/volume-names.js';
 import type { PlaneInfo } from './plane/plane.js';
-import { drainerGroup } from './plane/token-webhook.js';
+import { drainerGroup, testAws } from './plane/token-webhook.js';
+import { mintEksToken } from '../../lambda/adapters/aws/eks-token.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const rbacFile = join(repo, 'infra', 'kubernetes', 'rbac.yaml');
@@ -430,4 +431,17 @@ export async function watchReady(
   );
   await until(`the watch of ${app} sees its pods`, 10_000, async () => pods.size > 0);
   return { min: () => min, ready: count, stop: () => request.abort(), onChange: (l) => void listeners.push(l) };
+}
+
+/** A kubeconfig as the drainer: a token minted as the handler mints it (for this cluster unless told), checked by the plane's webhook. */
+export async function drainerKubeConfig(plane: Pick<PlaneInfo, 'server' | 'caPem'>, clusterName: string = testAws.clusterName): Promise<KubeConfig> {
+  const token = await mintEksToken({ clusterName, region: testAws.region, credentials: { accessKeyId: testAws.accessKeyId, secretAccessKey: testAws.secretAccessKey } });
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'plane', server: plane.server, caData: Buffer.from(plane.caPem).toString('base64') }],
+    users: [{ name: 'drainer', token }],
+    contexts: [{ name: 'plane', cluster: 'plane', user: 'drainer' }],
+    currentContext: 'plane',
+  });
+  return kc;
 }

@@ -3,9 +3,8 @@
 // drain ends long before its deadline; maxSurge 0 is refused by name and evicted plainly; the
 // admission policy lets the drainer's identity change the restart annotation and nothing else
 // of a Deployment; a hand-off in the middle of a surge resumes it without a second restart.
-import { AppsV1Api, ApiException, KubeConfig, PatchStrategy, setHeaderOptions, type V1Deployment } from '@kubernetes/client-node';
+import { AppsV1Api, ApiException, PatchStrategy, setHeaderOptions, type V1Deployment } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { mintEksToken } from '../../lambda/adapters/aws/eks-token.js';
 import { statusOf, startDrainer, type Drainer } from './drainer.js';
 import {
   admin,
@@ -14,6 +13,7 @@ import {
   watchReady,
   createKwokNode,
   createPdb,
+  drainerKubeConfig,
   ensureNamespace,
   eventsFor,
   newInstanceId,
@@ -24,7 +24,6 @@ import {
   waitNodeReady,
   type DeploymentOptions,
 } from './kube.js';
-import { testAws } from './plane/token-webhook.js';
 
 const plane = inject('plane');
 const a = admin(plane);
@@ -57,21 +56,7 @@ async function nodesWithApp(name: string, replicas: number, o: DeploymentOptions
 const deploymentPatches = (since: number, name: string) =>
   readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.resource === 'deployments' && e.verb === 'patch' && e.name === name && e.code < 400);
 
-async function drainerApps(): Promise<AppsV1Api> {
-  const token = await mintEksToken({
-    clusterName: testAws.clusterName,
-    region: testAws.region,
-    credentials: { accessKeyId: testAws.accessKeyId, secretAccessKey: testAws.secretAccessKey },
-  });
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'plane', server: plane.server, caData: Buffer.from(plane.caPem).toString('base64') }],
-    users: [{ name: 'drainer', token }],
-    contexts: [{ name: 'plane', cluster: 'plane', user: 'drainer' }],
-    currentContext: 'plane',
-  });
-  return kc.makeApiClient(AppsV1Api);
-}
+const drainerApps = async () => (await drainerKubeConfig(plane)).makeApiClient(AppsV1Api);
 
 async function patchAs(api: AppsV1Api, name: string, body: object): Promise<{ code: number; message: string }> {
   try {
