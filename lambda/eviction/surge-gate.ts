@@ -99,14 +99,14 @@ export class DeploymentSurge implements SurgeGate {
   private async decide(pod: PodInfo): Promise<SurgeMark | undefined> {
     const { settings } = this.o;
     if (pod.controllerKind === 'StatefulSet') {
-      if (participation(pod, undefined, settings) === 'opted-in') return this.refuse(pod, `StatefulSet of ${podKey(pod)}`, 'statefulset');
+      if (participation(pod, undefined, settings) === 'opted-in') return this.refuse(pod, `the StatefulSet of ${podKey(pod)}`, 'statefulset', '');
       return this.pass(pod);
     }
     const d = await this.deps.api.deploymentOfPod(pod);
     const asked = d === undefined ? 'not-asked' : participation(pod, d, settings);
     if (d === undefined || asked === 'not-asked') return this.pass(pod);
     const name = `${d.namespace}/${d.name}`;
-    if (asked === 'opted-out') return this.refuse(pod, `Deployment ${name}`, 'untouchable-owner');
+    if (asked === 'opted-out') return this.refuse(pod, `Deployment ${name}`, 'untouchable-owner', name);
     this.deployments.set(name, d);
     const replicas = await this.deps.api.replicaPods(d);
     const leaving = await this.leaving();
@@ -116,7 +116,7 @@ export class DeploymentSurge implements SurgeGate {
     if (started !== undefined) return this.add({ ...started, pod: podKey(pod), uid: pod.uid });
     const room = d.selfAntiAffinityOnHostname ? antiAffinityRoom(await this.deps.api.schedulableNodes(), leaving, replicas) : undefined;
     const refusal = refusalOf(d, settings, room);
-    if (refusal !== undefined) return this.refuse(pod, `Deployment ${name}`, refusal);
+    if (refusal !== undefined) return this.refuse(pod, `Deployment ${name}`, refusal, name);
     return this.start(pod, d);
   }
 
@@ -128,7 +128,7 @@ export class DeploymentSurge implements SurgeGate {
     this.surges.push(mark);
     if ((await this.save()) !== 'patched') {
       this.surges.pop();
-      return this.refuse(pod, `Deployment ${name}`, 'not-recorded');
+      return this.refuse(pod, `Deployment ${name}`, 'not-recorded', name);
     }
     if ((await this.deps.api.restartDeployment(d, mark.restartedAt!)) === 'gone') {
       await this.settle(mark, 'refused', 'gone');
@@ -210,8 +210,9 @@ export class DeploymentSurge implements SurgeGate {
     return found;
   }
 
-  private async refuse(pod: PodInfo, owner: string, reason: SurgeRefusal): Promise<SurgeMark> {
-    const mark: SurgeMark = { pod: podKey(pod), uid: pod.uid, deployment: owner.replace(/^\S+ /, ''), atMs: this.deps.clock.now(), state: 'refused', reason };
+  /** `owner` as the Event names it; `deployment`: namespace/name for the record ('' for a StatefulSet's pod). */
+  private async refuse(pod: PodInfo, owner: string, reason: SurgeRefusal, deployment: string): Promise<SurgeMark> {
+    const mark: SurgeMark = { pod: podKey(pod), uid: pod.uid, deployment, atMs: this.deps.clock.now(), state: 'refused', reason };
     this.add(mark);
     this.deps.log.info('surge before evict refused', { pod: mark.pod, owner, reason });
     await this.tell(surgeRefused(this.o.node, pod, { owner, reason, why: refusalText[reason] }));
