@@ -61,6 +61,7 @@ export async function runSingleton(
     readinessProbe: true,
     readyDelay: '2s',
     deleteDelay: '1s',
+    terminationGracePeriodSeconds: 5,
     deploymentAnnotations: annotations,
   });
   await waitDeploymentReady(a, namespace, name, 1);
