@@ -53,6 +53,8 @@ export class DeploymentSurge implements SurgeGate {
   /** Pods decided in this invocation that never take part (not asked, not needed, no Deployment). */
   private readonly passed = new Set<string>();
   private readonly deployments = new Map<string, DeploymentInfo>();
+  /** A pod's Deployment by its ReplicaSet's UID: the pods of one ReplicaSet share the reads. */
+  private readonly byReplicaSet = new Map<string, Promise<DeploymentInfo | undefined>>();
   private readonly lastCheckMs = new Map<string, number>();
   private leavingCache: { readonly atMs: number; readonly names: ReadonlySet<string> } | undefined;
   private holding = false;
@@ -102,7 +104,7 @@ export class DeploymentSurge implements SurgeGate {
       if (participation(pod, undefined, settings) === 'opted-in') return this.refuse(pod, `the StatefulSet of ${podKey(pod)}`, 'statefulset', '');
       return this.pass(pod);
     }
-    const d = await this.deps.api.deploymentOfPod(pod);
+    const d = await this.deploymentOf(pod);
     const asked = d === undefined ? 'not-asked' : participation(pod, d, settings);
     if (d === undefined || asked === 'not-asked') return this.pass(pod);
     const name = `${d.namespace}/${d.name}`;
@@ -118,6 +120,19 @@ export class DeploymentSurge implements SurgeGate {
     const refusal = refusalOf(d, settings, room);
     if (refusal !== undefined) return this.refuse(pod, `Deployment ${name}`, refusal, name);
     return this.start(pod, d);
+  }
+
+  private deploymentOf(pod: PodInfo): Promise<DeploymentInfo | undefined> {
+    const uid = pod.controllerUid;
+    if (uid === undefined) return this.deps.api.deploymentOfPod(pod);
+    let known = this.byReplicaSet.get(uid);
+    if (known === undefined) {
+      known = this.deps.api.deploymentOfPod(pod);
+      this.byReplicaSet.set(uid, known);
+      // A failed read is not kept: the next pod of the ReplicaSet asks again.
+      known.catch(() => this.byReplicaSet.delete(uid));
+    }
+    return known;
   }
 
   /** Recorded first, restarted after: a restart is never made that the record does not name. */

@@ -166,12 +166,15 @@ describe('surge gate', () => {
     expect(api.restarts).toEqual([saved.surges![0]!.restartedAt]);
   });
 
-  it('joins a second pod of the same Deployment to the restart already made', async () => {
-    const twin = pod({ name: 'web-abc12-qqq12', controllerKind: 'ReplicaSet' });
+  it('joins a second pod of the same Deployment to the restart already made, and reads its Deployment once', async () => {
+    old = { ...old, controllerUid: 'rs-1' };
+    api.pods[0] = { ...api.pods[0]!, uid: old.uid };
+    const twin = pod({ name: 'web-abc12-qqq12', controllerKind: 'ReplicaSet', controllerUid: 'rs-1' });
     api.pods.push({ name: twin.name, uid: twin.uid, nodeName: 'node-a', ready: true, terminating: false, unschedulable: false });
     const held = await gate().held([old, twin], moment());
     expect(held.size).toBe(2);
     expect(api.restarts).toHaveLength(1);
+    expect(api.lookups).toBe(1);
   });
 
   it('tells SurgeReady when the rollout took the held pod out itself', async () => {
