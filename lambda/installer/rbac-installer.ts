@@ -16,7 +16,7 @@ import { asError } from '../shared/log.js';
 import { isCloudFormationResponseUrl, parsePhysicalId, physicalIdFor, respondToCloudFormation, type CustomResourceEvent, type CustomResourceResponse } from './custom-resource.js';
 import { applyRbac, boundGroups, deleteRbac } from './rbac-apply.js';
 import { rbacName } from './rbac.js';
-import { requireSupportedServer } from './server-version.js';
+import { requireSupportedServer, requireSurgeServer } from './server-version.js';
 import { ConfigError } from '../shared/errors.js';
 
 export type { CustomResourceEvent, CustomResourceResponse };
@@ -140,6 +140,7 @@ async function carryOut(plan: Plan, event: CustomResourceEvent, deps: InstallerD
     if (plan.kind === 'delete') return await withAuthRetry(() => deleteRbac(kube, plan.name, owner, plan.unownedOk), deps);
     // Nothing is applied to a cluster too old to serve every object (server-version.ts).
     const version = await withAuthRetry(() => requireSupportedServer(kube), deps);
+    if (settings.surge === true) requireSurgeServer(version);
     deps.log.info('cluster version supported', { kubernetesVersion: version.gitVersion });
     if (plan.kind === 'unbind-old') {
       await withAuthRetry(() => apply(), deps);
