@@ -5,6 +5,7 @@
 //   npm run bench -- --sections wave --handler-tree /work/prev-main   (the wave, this tree's handler and that tree's)
 //   npm run bench -- --sections settle --handler-tree <checkout of 0b7823b>  (the settle at 20 and 2,000 nodes, both handlers)
 //   npm run bench -- --sections choice   (the termination policy: a decision at 20 and 2,000 nodes; a scale-in with it and without)
+//   npm run bench -- --sections surge    (a one-replica Deployment under minAvailable 1: surge before evict against plain eviction)
 // Each plane starts only once no other kube-apiserver runs on the machine (--wait-minutes).
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -28,6 +29,7 @@ import { settleTable } from './settle-report.js';
 import { runWaveSection, waveTable } from './wave.js';
 import { repairTable, runRepairBench } from './repair.js';
 import { requestsByKind } from './wire.js';
+import { runSurgeBench, surgeTable } from './surge.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
@@ -56,6 +58,9 @@ const { values } = parseArgs({
     label: { type: 'string' },
     /** How long each plane waits for another kube-apiserver on this machine to go (0: not at all). */
     'wait-minutes': { type: 'string', default: '20' },
+    /** The surge section: runs of each drain, and the plain drain's deadline (its budget holds it that long). */
+    'surge-runs': { type: 'string', default: '3' },
+    'surge-drain-timeout': { type: 'string', default: '30' },
   },
 });
 const pods = integerOption('pods', values.pods, 5);
@@ -79,8 +84,8 @@ const settleAttachments = integerOption('settle-attachments', values['settle-att
 const settleServices = integerOption('settle-services', values['settle-services'], 0);
 const sections = new Set(values.sections!.split(',').map((x) => x.trim()));
 for (const section of sections)
-  if (!['drain', 'fleet', 'upgrade', 'wave', 'settle', 'choice', 'package', 'repair'].includes(section))
-    throw new Error(`--sections ${values.sections} is invalid: expected drain, fleet, upgrade, wave, settle, choice, repair and/or package`);
+  if (!['drain', 'fleet', 'upgrade', 'wave', 'settle', 'choice', 'package', 'repair', 'surge'].includes(section))
+    throw new Error(`--sections ${values.sections} is invalid: expected drain, fleet, upgrade, wave, settle, choice, repair, surge and/or package`);
 
 // Pods shut down in 1 to 5 s (kwok deletes each this long after its deletion starts).
 const shutdownDelaysSeconds = [1, 2, 3, 4, 5];
@@ -140,6 +145,15 @@ const settle = sections.has('settle')
 const choice = sections.has('choice')
   ? await idle().then(() => runChoiceSection({ say, smallNodes: settleSmall, largeNodes: settleLarge }).then((c) => ({ ...c, commit: commitOf(root) })))
   : undefined;
+const surge = sections.has('surge')
+  ? await idle().then(() =>
+      runSurgeBench({
+        say,
+        runs: integerOption('surge-runs', values['surge-runs'], 1),
+        drainTimeoutSeconds: integerOption('surge-drain-timeout', values['surge-drain-timeout'], 10),
+      }),
+    )
+  : undefined;
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
 // The installable package (no plane): its sizes and its asset's cold start.
 const packaged = sections.has('package') ? { package: measurePackage(root, say, coldRuns) } : undefined;
@@ -161,6 +175,7 @@ const output = {
   ...(settle ? { settle } : {}),
   ...(choice ? { choice } : {}),
   ...(repair ? { repair } : {}),
+  ...(surge ? { surge } : {}),
   ...packaged,
 };
 mkdirSync(dirname(values.out!), { recursive: true });
@@ -172,6 +187,7 @@ if (wave) console.log('\n' + waveTable(wave) + '\n');
 if (settle) console.log('\n' + settleTable(settle) + '\n');
 if (choice) console.log('\n' + choiceTable(choice as unknown as Parameters<typeof choiceTable>[0]) + '\n');
 if (repair) console.log('\n' + repairTable(repair) + '\n');
+if (surge) console.log('\n' + surgeTable(surge) + '\n');
 if (packaged)
   console.log(
     `\npackage: npm tarball ${kib(packaged.package.tarballBytes)}, Python wheel ${kib(packaged.package.wheelBytes)}, asset ${kib(packaged.package.assetBytes)}; entry file ${kib(packaged.package.coldStart.bytes)}, +${packaged.package.coldStart.initAboveEmptyMs} ms over an empty node (median of ${packaged.package.coldStart.runs})\n`,

@@ -13,6 +13,7 @@ import { byDrainer, createDeployment, createPdb, ensureNamespace, eventsFor, new
 import { testAws } from '../test/cluster/plane/token-webhook.js';
 import { scheduledEvent } from '../test/fixtures/deliveries.js';
 import { groupName, integerOption, startEnvironment } from './environment.js';
+import { startTimeline } from './timeline.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
@@ -28,13 +29,7 @@ const replicas = integerOption('replicas', values.replicas, 2);
 // The served group's nodes carry its label: each pass lists only them.
 const settings = { REPAIR: JSON.stringify({ nodeSelector: `eks.amazonaws.com/nodegroup=${groupName}` }) };
 
-const t0 = Date.now();
-const timeline: { atSeconds: number; source: string; what: string }[] = [];
-const say = (line: string, source = 'demo') => {
-  const atSeconds = Math.round((Date.now() - t0) / 100) / 10;
-  timeline.push({ atSeconds, source, what: line });
-  console.log(`[${source.padEnd(11)} ${atSeconds.toFixed(1).padStart(5)}s] ${line}`);
-};
+const { timeline, say } = startTimeline();
 const env = await startEnvironment({ log: (line) => say(line), loadBalancerDelaySeconds: 1 });
 let exitCode = 1;
 try {

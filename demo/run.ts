@@ -1,6 +1,7 @@
 // npm run demo: an Auto Scaling scale-in on a local cluster, told as a live timeline.
 //   npm run demo -- --nodes 3 --replicas 6 --lb-delay 10 --invocation-seconds 900
 //   npm run demo -- --upgrade (demo/upgrade.ts); npm run demo -- --migrate (demo/migrate.ts)
+//   npm run demo -- --singleton (demo/singleton.ts: surge before evict)
 // Starts the local control plane (etcd, kube-apiserver, controllers, kwok nodes), creates a
 // small node group with realistic workloads, then sends the real handler the notification
 // Auto Scaling sends when it terminates one instance. No AWS account: the Auto Scaling and
@@ -46,6 +47,9 @@ const { values } = parseArgs({
     // Moving to a new node group instead (demo/migrate.ts reads its own options).
     migrate: { type: 'boolean', default: false },
     'cordon-all': { type: 'boolean', default: false },
+    // Surge before evict for a one-replica Deployment instead (demo/singleton.ts reads its own options).
+    singleton: { type: 'boolean', default: false },
+    'drain-timeout': { type: 'string' },
   },
 });
 if (values.upgrade) {
@@ -59,6 +63,9 @@ if (values.repair) {
 }
 if (values.migrate) {
   await import('./migrate.js');
+}
+if (values.singleton) {
+  await import('./singleton.js');
 }
 const nodeCount = integerOption('nodes', values.nodes, 2);
 const replicas = integerOption('replicas', values.replicas, 2);

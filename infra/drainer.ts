@@ -21,6 +21,7 @@ import { acknowledgeNag, kmsGrantReason, vpcAccessReason, vpcAccessRule } from '
 import type { GracefulNodeTerminationProps } from './props.js';
 import type { Settings, VpcPlacement } from './settings.js';
 import { allowTerminationPolicyCalls, terminationPolicyEnvironment } from './termination-policy.js';
+import { surgeEnvironment } from './surge-props.js';
 
 export interface DrainerOptions {
   readonly settings: Settings;
@@ -117,6 +118,7 @@ function drainerEnvironment({ settings: s, props, topic, groupNames }: DrainerOp
       // The cold start checks the schedule against the heartbeat timeout, as the synth did.
       reconcileIntervalMinutes: s.reconcileMarks ? s.reconcileInterval.toMinutes() : undefined,
       ...terminationPolicyEnvironment(props.terminationPolicy),
+      ...surgeEnvironment(props.surgeBeforeEvict),
       outOfServiceAfterRelease: props.outOfServiceAfterRelease,
       repair: s.repair,
       drainRules: drainRuleSpecs(props.drainRules),

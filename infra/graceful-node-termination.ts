@@ -87,7 +87,7 @@ export class GracefulNodeTermination extends Construct {
     this.node.addValidation({ validate: () => (this.hooks.groupNames.length === 0 ? [noGroupMessage] : []) });
 
     if (settings.manageKubernetesAccess) {
-      const access = new KubernetesAccess(this, 'KubernetesAccess', { ...settings, clusterArn, drainerRole: this.role, code });
+      const access = new KubernetesAccess(this, 'KubernetesAccess', { ...settings, clusterArn, drainerRole: this.role, code, surge: props.surgeBeforeEvict !== undefined });
       this.hooks.requireBeforeHooks(access.drainerEntry, access.rbac);
     }
     new EventRules(this, 'EventRules', {

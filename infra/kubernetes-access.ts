@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { CfnElement, CustomResource, Duration, Stack, aws_eks as eks, aws_iam as iam, aws_lambda as lambda, aws_logs as logs, type RemovalPolicy } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import type { DeadlinePolicy } from '../lambda/shared/config.js';
-import { renderRbacYaml } from '../lambda/installer/rbac.js';
+import { renderRbacYaml, renderSurgeYaml } from '../lambda/installer/rbac.js';
 import { lambdaHandlers } from './handlers.js';
 import { grantLogs, grantVpcAccess } from './drainer.js';
 import { keepParentLogicalIds, stableLogicalId } from './logical-ids.js';
@@ -26,6 +26,8 @@ export interface KubernetesAccessProps {
   readonly logRetention: logs.RetentionDays;
   readonly removalPolicy: RemovalPolicy;
   readonly vpcPlacement: VpcPlacement;
+  /** Surge before evict: patch on Deployments and the admission policy that fences it. */
+  readonly surge?: boolean;
 }
 
 export class KubernetesAccess extends Construct {
@@ -57,7 +59,9 @@ export class KubernetesAccess extends Construct {
         ClusterName: props.clusterName,
         KubernetesGroup: props.kubernetesGroup,
         RbacDigest: createHash('sha256')
-          .update(renderRbacYaml(props.kubernetesGroup, props.deadlinePolicy, props.deploymentName))
+          .update(
+            renderRbacYaml(props.kubernetesGroup, props.deadlinePolicy, props.deploymentName) + (props.surge ? renderSurgeYaml(props.kubernetesGroup, props.deploymentName) : ''),
+          )
           .digest('hex')
           .slice(0, 16),
       },
@@ -130,6 +134,8 @@ export class KubernetesAccess extends Construct {
         CLUSTER_NAME: props.clusterName,
         KUBERNETES_GROUP: props.kubernetesGroup,
         DEADLINE_POLICY: props.deadlinePolicy,
+        // Surge before evict: patch on Deployments, and the admission policy fencing it.
+        ...(props.surge ? { SURGE_BEFORE_EVICT: 'true' } : {}),
         // Whose entry it associates cluster admin with while it works.
         INSTALLER_ROLE_ARN: this.installerRole.roleArn,
         // A request naming another stack is refused.

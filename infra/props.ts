@@ -4,11 +4,12 @@ import { DeadlinePolicy, Mode } from '../lambda/shared/config.js';
 import type { TerminationPolicyOptions } from './termination-policy.js';
 import type { RepairProps } from './repair-props.js';
 import type { DrainRuleProps } from './drain-rule-props.js';
+import type { SurgeProps } from './surge-props.js';
 
 export { DeadlinePolicy, Mode };
 export type { TerminationPolicyOptions };
 
-export interface GracefulNodeTerminationProps extends DrainRuleProps {
+export interface GracefulNodeTerminationProps extends DrainRuleProps, SurgeProps {
   /** Name of the EKS cluster the node groups join. Pass this or `cluster`. @default - the name of `cluster` */
   readonly clusterName?: string;
   /**

@@ -33,6 +33,9 @@ export const propertyCoverage: { readonly [K in keyof Required<GracefulNodeTermi
   repair: { parameters: [p.repair] },
   drainRules: { parameters: [p.drainRules] },
   evictDaemonSetPods: { reason: 'Off, as `kubectl drain --ignore-daemonsets`; turning it on changes what every drain does to node agents, through the construct.' },
+  surgeBeforeEvict: {
+    reason: 'Opt-in per workload or namespace, with patch on Deployments fenced by an admission policy; the construct (surgeBeforeEvict) turns it on.',
+  },
   batchWait: { parameters: [p.batchWait] },
   minEvictionWindow: { reason: 'A fairness floor most deployments never change; the construct default (60 s) applies.' },
   cordonDoomedSiblings: { reason: 'A safety default (on) with no known reason to turn it off; the construct can.' },

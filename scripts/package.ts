@@ -43,6 +43,7 @@ step('sources copied to packages/construct/src', () => {
       'infra/graceful-node-termination.ts': ['GracefulNodeTermination'],
       'infra/props.ts': ['DeadlinePolicy', 'Mode', 'GracefulNodeTerminationProps', 'AddAutoScalingGroupOptions'],
       'infra/repair-props.ts': ['RepairAction', 'RepairProps', 'RepairOverride'],
+      'infra/surge-props.ts': ['SurgeBeforeEvictProps', 'SurgeProps'],
       'infra/termination-policy.ts': ['TerminationPolicyOptions'],
       'infra/drain-rule-props.ts': ['DrainBehavior', 'DrainRule', 'DrainRulePods', 'DrainRuleProps', 'LabelSelector', 'SelectorRequirement'],
     },

@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { deploymentNamePattern, renderRbacYaml } from '../lambda/installer/rbac.js';
+import { deploymentNamePattern, renderRbacYaml, renderSurgeYaml } from '../lambda/installer/rbac.js';
 
 const { values } = parseArgs({ options: { name: { type: 'string' }, group: { type: 'string' }, policy: { type: 'string', default: 'force' } } });
 if (values.name !== undefined) {
@@ -16,4 +16,7 @@ if (values.name !== undefined) {
   const file = join(dirname(fileURLToPath(import.meta.url)), '..', 'infra', 'kubernetes', 'rbac.yaml');
   writeFileSync(file, renderRbacYaml());
   console.log(`wrote ${file}`);
+  const surge = join(dirname(file), 'surge.yaml');
+  writeFileSync(surge, renderSurgeYaml());
+  console.log(`wrote ${surge}`);
 }

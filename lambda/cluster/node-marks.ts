@@ -4,6 +4,7 @@
 // its token; a refresh's marks name the refresh and its group). Only what a record says we
 // set is ever taken back, and a label is restored to the value it had before.
 import { createHash } from 'node:crypto';
+import { formatSurges, parseSurges, type SurgeMark } from './surge-marks.js';
 
 /** https://kubernetes.io/docs/reference/labels-annotations-taints/#node-kubernetes-io-exclude-from-external-load-balancers */
 export const excludeFromLoadBalancersLabel = 'node.kubernetes.io/exclude-from-external-load-balancers';
@@ -144,6 +145,8 @@ export interface DrainRecord {
   readonly volumes?: readonly string[] | undefined;
   /** The settle phase's last reading of the load balancers, kept across hand-offs (settle-targets.ts). */
   readonly targets?: TargetsReading | undefined;
+  /** Surge before evict (surge-marks.ts): each Deployment restarted for this drain, once. */
+  readonly surges?: readonly SurgeMark[] | undefined;
 }
 
 /** What held the instance at the last look, and when that was. */
@@ -189,6 +192,7 @@ export function formatDrainRecord(r: DrainRecord): string {
     ...(r.drained ? { drainedAt: iso(r.drained.atMs), outcome: r.drained.outcome } : {}),
     ...(r.volumes && r.volumes.length > 0 ? { volumes: r.volumes } : {}),
     ...(r.targets ? { targets: { readAt: iso(r.targets.atMs), holds: r.targets.holds, calls: r.targets.calls } } : {}),
+    ...(r.surges && r.surges.length > 0 ? { surges: formatSurges(r.surges) } : {}),
   });
 }
 
@@ -238,6 +242,7 @@ export function parseDrainRecord(raw: string | undefined): DrainRecord | undefin
     ...(!Number.isNaN(drainedAtMs) ? { drained: { atMs: drainedAtMs, outcome } } : {}),
     ...(Array.isArray(v['volumes']) ? { volumes: v['volumes'].filter((x): x is string => typeof x === 'string') } : {}),
     ...(parseTargets(v['targets']) !== undefined ? { targets: parseTargets(v['targets']) } : {}),
+    ...(parseSurges(v['surges']) !== undefined ? { surges: parseSurges(v['surges']) } : {}),
   };
 }
 

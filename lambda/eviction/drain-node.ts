@@ -9,11 +9,12 @@ import { mapWithConcurrency } from '../shared/concurrency.js';
 import { DeadlinePolicy } from '../shared/deadline-policy.js';
 import type { Log } from '../shared/log.js';
 import { announceWaitsAndSkips, reportBlocked, reportForced, reportLongBlock, reportNotWaitedFor } from './drain-reports.js';
-import type { DrainResult, StuckPod } from './drain-outcome.js';
+import { describeStuck, forcedGone, type DrainResult, type StuckPod } from './drain-result.js';
 import { sortPods } from './pass-view.js';
 import type { ReturnedPods } from './returned-pods.js';
 import * as rules from './rules.js';
 import type { Attempt, DrainMoment } from './rules.js';
+import type { SurgeGate } from './surge-gate.js';
 
 export interface DrainDeps {
   readonly pods: Pick<PodGateway, 'evictPod' | 'deletePod' | 'pendingReplacements'>;
@@ -48,9 +49,11 @@ export interface DrainOptions {
   readonly kubeletGone: boolean;
   /** What is done with each pod, in which order (drain rules). */
   readonly rules: DrainRuleSettings;
+  /** Surge before evict: the pods it holds are not evicted this pass (surge-gate.ts). */
+  readonly surge?: SurgeGate | undefined;
 }
 
-export type { DrainResult, StuckPod } from './drain-outcome.js';
+export type { DrainResult, StuckPod };
 
 export function drainNode(options: DrainOptions, deps: DrainDeps): Promise<DrainResult> {
   return new NodeDrain(options, deps).run();
@@ -84,6 +87,7 @@ class NodeDrain {
   private blocked = 0;
   private forced = 0;
   private lastProgressLogMs = 0;
+  private held: ReadonlySet<string> = new Set();
 
   constructor(
     private readonly o: DrainOptions,
@@ -113,12 +117,11 @@ class NodeDrain {
       await this.force(toForce, view);
       await this.reportLongBlocks(view);
       const next = this.view();
-      const wakeMs = rules.nextWakeMs(next, next.moment, {
-        deadlineMs: next.deadlineMs,
-        stopMs: this.o.stopMs,
-        batchUntilMs: next.waitEndsMs,
-        reportAtMs: (pod) => this.reportAtMs(pod),
-      });
+      const notHeld = { ...next, evictable: next.evictable.filter((p) => !this.held.has(p.uid)) };
+      const wakeMs = Math.min(
+        this.o.surge?.nextCheckMs() ?? Number.POSITIVE_INFINITY,
+        rules.nextWakeMs(notHeld, next.moment, { deadlineMs: next.deadlineMs, stopMs: this.o.stopMs, batchUntilMs: next.waitEndsMs, reportAtMs: (pod) => this.reportAtMs(pod) }),
+      );
       // Wake on any change of the node's pods (a pod gone or finished, a new one bound), on
       // the next retry, at the end of the batch wait, or at the deadline.
       await this.o.watch.changed(Math.max(0, wakeMs - this.deps.clock.now()));
@@ -173,7 +176,10 @@ class NodeDrain {
   /** Each answer is handled as it arrives, so the log and Events follow the evictions live. */
   private async evictDue(view: PassView, toForce: readonly PodInfo[]): Promise<void> {
     const due = view.evictable.filter((p) => rules.isDue(p, view.moment) && !toForce.includes(p));
-    await mapWithConcurrency(due, this.o.evictionConcurrency, (pod) => this.evict(pod));
+    // Terminating pods too: the gate tells when a rollout took a held pod out itself.
+    this.held = (await this.o.surge?.held([...due, ...view.evictable.filter(isTerminating)], view.moment)) ?? this.held;
+    const free = due.filter((p) => !this.held.has(p.uid));
+    await mapWithConcurrency(free, this.o.evictionConcurrency, (pod) => this.evict(pod));
   }
 
   private async askEveryoneOnce(view: PassView): Promise<void> {
@@ -273,7 +279,7 @@ class NodeDrain {
   private result(outcome: DrainResult['outcome'], view: PassView): DrainResult {
     const describe = (pod: PodInfo) => describeStuck(pod, this.attempts.get(pod.uid), this.accepted.has(pod.uid));
     // Pods still here, and (unless handing on) those that left only because they were forced.
-    const stuck = outcome === 'drained' ? [] : [...view.remaining.map(describe), ...(outcome === 'stopped' ? [] : this.forcedGone(view))];
+    const stuck = outcome === 'drained' ? [] : [...view.remaining.map(describe), ...(outcome === 'stopped' ? [] : forcedGone(this.forcedPods, view.remaining))];
     return {
       outcome,
       evicted: this.evicted,
@@ -284,16 +290,6 @@ class NodeDrain {
       notWaitedFor: [...this.notWaitedFor.values()],
     };
   }
-
-  private forcedGone(view: PassView): StuckPod[] {
-    return [...this.forcedPods].filter(([uid]) => !view.remaining.some((p) => p.uid === uid)).map(([, s]) => s);
-  }
-}
-
-function describeStuck(pod: PodInfo, attempt: Attempt | undefined, accepted: boolean): StuckPod {
-  if (accepted || isTerminating(pod)) return { pod: podKey(pod), reason: 'terminating', budgetName: undefined, message: undefined };
-  const block = attempt?.lastBlock;
-  return { pod: podKey(pod), reason: block?.reason ?? 'not-attempted', budgetName: block?.budgetName, message: block?.message };
 }
 
 export type { EvictionResult };

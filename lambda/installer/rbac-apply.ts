@@ -11,6 +11,8 @@ const paths = (name: string) =>
     ClusterRoleBinding: `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${encodeURIComponent(name)}`,
     PriorityLevelConfiguration: `/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations/${encodeURIComponent(name)}`,
     FlowSchema: `/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/${encodeURIComponent(name)}`,
+    ValidatingAdmissionPolicy: `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${encodeURIComponent(`${name}-surge`)}`,
+    ValidatingAdmissionPolicyBinding: `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${encodeURIComponent(`${name}-surge`)}`,
   }) as const;
 
 type Kind = keyof ReturnType<typeof paths>;
@@ -23,6 +25,8 @@ export interface ApplyRequest {
   readonly owner?: string;
   /** Groups kept bound while the access entry switches (a group change under way). */
   readonly alsoBound?: readonly string[];
+  /** SURGE_BEFORE_EVICT: patch on Deployments, fenced by the ValidatingAdmissionPolicy (surge-policy.ts). */
+  readonly surge?: boolean;
 }
 
 /**
@@ -31,7 +35,8 @@ export interface ApplyRequest {
  */
 export async function applyRbac(kube: KubeHttp, r: ApplyRequest): Promise<void> {
   const p = paths(r.name);
-  for (const object of installedObjects(r.group, r.deadlinePolicy, r.name, { ...(r.owner ? { owner: r.owner } : {}), ...(r.alsoBound ? { alsoBound: r.alsoBound } : {}) })) {
+  const o = { ...(r.owner ? { owner: r.owner } : {}), ...(r.alsoBound ? { alsoBound: r.alsoBound } : {}), surge: r.surge === true };
+  for (const object of installedObjects(r.group, r.deadlinePolicy, r.name, o)) {
     // Another stack's objects of the same name (a deploymentName reused) are never taken over:
     // its Delete would then take away the RBAC the first deployment drains with.
     if (r.owner !== undefined) await refuseOthers(kube, p[object.kind as Kind], `${object.kind} ${r.name}`, { ...r, owner: r.owner });
@@ -42,6 +47,8 @@ export async function applyRbac(kube: KubeHttp, r: ApplyRequest): Promise<void> 
       contentType: 'application/apply-patch+yaml',
     });
   }
+  // Surge turned off: its policy goes too (the role lost the right with the apply above).
+  if (!r.surge && r.owner !== undefined) await deleteObjects(kube, r.name, r.owner, false, ['ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy']);
 }
 
 /**
@@ -86,9 +93,14 @@ export function isOurs(object: KubernetesObject, owner: string, unownedOk: boole
  * deleted. Returns what it left because it belongs to someone else.
  */
 export async function deleteRbac(kube: KubeHttp, name: string, owner: string, unownedOk: boolean): Promise<string[]> {
+  const kinds = ['ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy', 'FlowSchema', 'PriorityLevelConfiguration', 'ClusterRoleBinding', 'ClusterRole'] as const;
+  return deleteObjects(kube, name, owner, unownedOk, kinds);
+}
+
+async function deleteObjects(kube: KubeHttp, name: string, owner: string, unownedOk: boolean, kinds: readonly Kind[]): Promise<string[]> {
   const p = paths(name);
   const leftAlone: string[] = [];
-  for (const kind of ['FlowSchema', 'PriorityLevelConfiguration', 'ClusterRoleBinding', 'ClusterRole'] as const) {
+  for (const kind of kinds) {
     const object = await read(kube, p[kind]);
     if (object === undefined) continue;
     if (!isOurs(object, owner, unownedOk)) {

@@ -16,7 +16,7 @@ import { asError } from '../shared/log.js';
 import { isCloudFormationResponseUrl, parsePhysicalId, physicalIdFor, respondToCloudFormation, type CustomResourceEvent, type CustomResourceResponse } from './custom-resource.js';
 import { applyRbac, boundGroups, deleteRbac } from './rbac-apply.js';
 import { rbacName } from './rbac.js';
-import { requireSupportedServer } from './server-version.js';
+import { requireSupportedServer, requireSurgeServer } from './server-version.js';
 import { ConfigError } from '../shared/errors.js';
 
 export type { CustomResourceEvent, CustomResourceResponse };
@@ -29,6 +29,8 @@ export interface InstallerSettings {
   readonly clusterName: string;
   readonly group: string;
   readonly deadlinePolicy: string;
+  /** SURGE_BEFORE_EVICT: patch on Deployments and the policy that fences it. */
+  readonly surge?: boolean | undefined;
   /** Its region: the only response bucket it answers. */
   readonly region: string;
   /** Its stack: a request naming another is refused. */
@@ -131,12 +133,14 @@ async function carryOut(plan: Plan, event: CustomResourceEvent, deps: InstallerD
         name: settings.name,
         group: settings.group,
         deadlinePolicy: settings.deadlinePolicy,
+        surge: settings.surge === true,
         owner,
         ...(alsoBound ? { alsoBound } : {}),
       });
     if (plan.kind === 'delete') return await withAuthRetry(() => deleteRbac(kube, plan.name, owner, plan.unownedOk), deps);
     // Nothing is applied to a cluster too old to serve every object (server-version.ts).
     const version = await withAuthRetry(() => requireSupportedServer(kube), deps);
+    if (settings.surge === true) requireSurgeServer(version);
     deps.log.info('cluster version supported', { kubernetesVersion: version.gitVersion });
     if (plan.kind === 'unbind-old') {
       await withAuthRetry(() => apply(), deps);
@@ -211,6 +215,7 @@ export const handler = createInstallerHandler({
     clusterName,
     group: env['KUBERNETES_GROUP'] ?? '',
     deadlinePolicy: env['DEADLINE_POLICY'] ?? 'force',
+    surge: env['SURGE_BEFORE_EVICT'] === 'true',
     region,
     stackId: env['STACK_ID'] || undefined,
   },

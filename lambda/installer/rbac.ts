@@ -1,6 +1,8 @@
 // The Kubernetes RBAC the drainer needs, defined once. infra/kubernetes/rbac.yaml is
 // rendered from this (scripts/write-rbac-yaml.ts; a unit test keeps it current), the cluster
 // suite binds exactly that file, and the RBAC installer applies these same objects.
+import { surgePolicyObjects, surgeRbacRule } from './surge-policy.js';
+import { yamlOf } from './yaml.js';
 
 /**
  * The product's name, and the ClusterRole, ClusterRoleBinding and Kubernetes group of the
@@ -84,9 +86,10 @@ export const rbacRules: readonly RbacRule[] = [
  * The rules for a deadline policy: `pods delete` is only for `force` (deleting at the
  * deadline); with any other policy the drainer never deletes and is not allowed to.
  */
-export function rbacRulesFor(deadlinePolicy: string = 'force'): readonly RbacRule[] {
-  if (deadlinePolicy === 'force') return rbacRules;
-  return rbacRules.map((r) =>
+export function rbacRulesFor(deadlinePolicy: string = 'force', surge = false): readonly RbacRule[] {
+  const rules = surge ? [...rbacRules, surgeRbacRule] : rbacRules;
+  if (deadlinePolicy === 'force') return rules;
+  return rules.map((r) =>
     r.resources.includes('pods')
       ? { ...r, verbs: r.verbs.filter((v) => v !== 'delete'), why: 'List and watch the pods bound to the draining node (no delete: the deadline policy never deletes).' }
       : r,
@@ -117,7 +120,7 @@ export function rbacObjects(
   group: string = rbacName,
   deadlinePolicy: string = 'force',
   name: string = rbacName,
-  o: { readonly owner?: string; readonly alsoBound?: readonly string[] } = {},
+  o: { readonly owner?: string; readonly alsoBound?: readonly string[]; readonly surge?: boolean } = {},
 ): readonly [KubernetesObject, KubernetesObject] {
   const metadata = { name, labels: labelsFor(name), ...(o.owner !== undefined ? { annotations: { [ownerAnnotation]: o.owner } } : {}) };
   const groups = [group, ...(o.alsoBound ?? []).filter((g) => g !== group)];
@@ -126,7 +129,7 @@ export function rbacObjects(
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
       metadata,
-      rules: rbacRulesFor(deadlinePolicy).map(({ apiGroups, resources, verbs }) => ({ apiGroups, resources, verbs })),
+      rules: rbacRulesFor(deadlinePolicy, o.surge).map(({ apiGroups, resources, verbs }) => ({ apiGroups, resources, verbs })),
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -211,9 +214,37 @@ export function installedObjects(
   group: string,
   deadlinePolicy: string,
   name: string,
-  o: { readonly owner?: string; readonly alsoBound?: readonly string[] } = {},
+  o: { readonly owner?: string; readonly alsoBound?: readonly string[]; readonly surge?: boolean } = {},
 ): readonly KubernetesObject[] {
-  return [...rbacObjects(group, deadlinePolicy, name, o), ...flowControlObjects(group, name, o.owner)];
+  const surge = o.surge ? surgeObjects(group, name, o.owner) : [];
+  return [...rbacObjects(group, deadlinePolicy, name, o), ...flowControlObjects(group, name, o.owner), ...surge];
+}
+
+/** Surge before evict's ValidatingAdmissionPolicy and its binding (surge-policy.ts), named `<name>-surge`. */
+export function surgeObjects(group: string = rbacName, name: string = rbacName, owner?: string): readonly KubernetesObject[] {
+  const metadata = { name: `${name}-surge`, labels: labelsFor(name), ...(owner !== undefined ? { annotations: { [ownerAnnotation]: owner } } : {}) };
+  return surgePolicyObjects(group, metadata) as readonly KubernetesObject[];
+}
+
+/** surge.yaml: for rbac.yaml users who turn on SURGE_BEFORE_EVICT, its own ClusterRole and binding and the policy that fences it. */
+export function renderSurgeYaml(group: string = rbacName, name: string = rbacName): string {
+  const metadata = { name: `${name}-surge`, labels: labelsFor(name) };
+  const { apiGroups, resources, verbs } = surgeRbacRule;
+  const role = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata, rules: [{ apiGroups, resources, verbs }] };
+  const subjects = [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: group }];
+  const binding = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata,
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: metadata.name },
+    subjects,
+  };
+  const header = [
+    '# Surge before evict (docs/surge.md), with SURGE_BEFORE_EVICT=true: apply beside rbac.yaml. Generated',
+    '# from lambda/installer/surge-policy.ts by `npm run rbac:yaml`; do not edit by hand.',
+    `# ${surgeRbacRule.why}`,
+  ];
+  return [...header, ...[role, binding, ...surgeObjects(group, name)].flatMap((o, i) => [...(i > 0 ? ['---'] : []), ...yamlOf(o)]), ''].join('\n');
 }
 
 /** rbac.yaml, rendered for people who apply it with kubectl (aws-auth clusters). */
@@ -252,28 +283,4 @@ export function renderRbacYaml(group: string = rbacName, deadlinePolicy: string 
     ...flowControlObjects(group, name).flatMap((o, i) => [...(i > 0 ? ['---'] : []), ...yamlOf(o)]),
     '',
   ].join('\n');
-}
-
-/** A small YAML writer for our own objects (maps, lists, strings, numbers, booleans). */
-function yamlOf(value: unknown, indent = ''): string[] {
-  const scalar = (v: unknown) => (typeof v === 'string' ? (/^[A-Za-z0-9./_-]+$/.test(v) && !/^(true|false|null|\d.*)$/.test(v) ? v : JSON.stringify(v)) : String(v));
-  const lines: string[] = [];
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    if (Array.isArray(v)) {
-      if (v.length > 0 && v.every((x) => typeof x !== 'object')) {
-        lines.push(`${indent}${k}: [${v.map(scalar).join(', ')}]`);
-        continue;
-      }
-      lines.push(`${indent}${k}:`);
-      for (const item of v) {
-        const [first, ...rest] = yamlOf(item, `${indent}    `);
-        lines.push(`${indent}  - ${first!.trimStart()}`, ...rest);
-      }
-    } else if (typeof v === 'object' && v !== null) {
-      lines.push(`${indent}${k}:`, ...yamlOf(v, `${indent}  `));
-    } else {
-      lines.push(`${indent}${k}: ${scalar(v)}`);
-    }
-  }
-  return lines;
 }

@@ -35,6 +35,23 @@ export async function readServerVersion(kube: KubeHttp): Promise<ServerVersion> 
   return { major, minor, gitVersion: gitVersion || `${major}.${minor}` };
 }
 
+/**
+ * Surge before evict's fence is an admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy,
+ * served from Kubernetes 1.30: without it the drainer's patch on Deployments would be unfenced.
+ * https://kubernetes.io/docs/reference/access-authn-authz/validating-admission-policy/
+ */
+export const minimumSurgeKubernetesVersion = { major: 1, minor: 30 } as const;
+
+/** A ConfigError when surge before evict is asked of a server older than its policy. */
+export function requireSurgeServer(version: ServerVersion): void {
+  const { major, minor } = minimumSurgeKubernetesVersion;
+  if (version.major < major || (version.major === major && version.minor < minor)) {
+    throw new ConfigError([
+      `the cluster runs Kubernetes ${version.gitVersion}; surge before evict needs ${major}.${minor} or later (its ValidatingAdmissionPolicy is admissionregistration.k8s.io/v1): turn surgeBeforeEvict off or upgrade the cluster`,
+    ]);
+  }
+}
+
 /** The server's version, or a ConfigError naming it and the minimum when it is older. */
 export async function requireSupportedServer(kube: KubeHttp): Promise<ServerVersion> {
   const version = await readServerVersion(kube);

@@ -6,6 +6,7 @@ import { Mode } from './mode.js';
 import { choiceVariables } from './choice-variables.js';
 import { drainRuleVariables } from './drain-rule-variables.js';
 import { releaseVariables } from './release-variables.js';
+import { surgeVariables } from './surge-variables.js';
 import { flag, integer, type Variable } from './variable.js';
 import { formatRepairSettings, parseRepairSettings, type RepairSettings } from './repair-settings.js';
 
@@ -273,6 +274,7 @@ export const configVariables = {
   ...choiceVariables,
   ...drainRuleVariables,
   ...releaseVariables,
+  ...surgeVariables,
   repair: variable<RepairSettings | false>({
     name: 'REPAIR',
     description:

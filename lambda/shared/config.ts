@@ -4,6 +4,7 @@ import { actionCapSeconds, longestWaits, timeoutProblems, type CheckedValues } f
 import type { ChoiceConfig, ChoiceConfigInput } from './choice-variables.js';
 import { drainRuleProblems, type DrainRuleConfig, type DrainRuleConfigInput } from './drain-rule-variables.js';
 import type { ReleaseConfig, ReleaseConfigInput } from './release-variables.js';
+import type { SurgeConfig, SurgeConfigInput } from './surge-variables.js';
 import { configVariables, type Variable } from './config-variables.js';
 import { DeadlinePolicy } from './deadline-policy.js';
 import { Mode } from './mode.js';
@@ -30,7 +31,7 @@ export {
 /** The CloudWatch namespace of our metrics (EMF lines and the log metric filters). */
 export const metricsNamespace = 'GracefulNodeTermination';
 
-export interface Config extends ChoiceConfig, ReleaseConfig, DrainRuleConfig {
+export interface Config extends ChoiceConfig, ReleaseConfig, DrainRuleConfig, SurgeConfig {
   /** EKS cluster name: the token's x-k8s-aws-id and the DescribeCluster target. */
   readonly clusterName: string;
   /** Auto Scaling groups this deployment acts for; anything else is refused. */
@@ -93,7 +94,8 @@ export interface Config extends ChoiceConfig, ReleaseConfig, DrainRuleConfig {
 /** The settings a deployer chooses; names are the camelCase twins of the variables. */
 export type ConfigInput = ChoiceConfigInput &
   DrainRuleConfigInput &
-  ReleaseConfigInput & {
+  ReleaseConfigInput &
+  SurgeConfigInput & {
     readonly clusterName: string;
     readonly autoScalingGroupNames: readonly string[];
     readonly lifecycleHookNames: readonly string[];
@@ -222,6 +224,7 @@ export function toEnvironment(input: ConfigInput): Record<string, string> {
   if (input.drainRules !== undefined && drainRuleProblems(input.drainRules).length > 0) throw new ConfigError(drainRuleProblems(input.drainRules).map((p) => `drainRules: ${p}`));
   set(configVariables.drainRules, input.drainRules);
   set(configVariables.evictDaemonSetPods, input.evictDaemonSetPods);
+  setSurge(input, set);
   return env;
 }
 
@@ -232,4 +235,17 @@ function parseWindowsOrThrow(texts: readonly string[]): readonly Window[] {
     throw new ConfigError([`maintenanceWindows ${JSON.stringify(texts)} is invalid: expected ${configVariables.maintenanceWindows.accepts}`]);
   }
   return windows;
+}
+
+/** The surge variables (surge-variables.ts); a malformed selector is a configuration error. */
+function setSurge(input: SurgeConfigInput, set: <T>(v: Variable<T>, value: T | undefined) => void): void {
+  set(configVariables.surgeBeforeEvict, input.surgeBeforeEvict);
+  set(configVariables.surgeNamespaces, input.surgeNamespaces);
+  const selector = input.surgePodSelector === undefined ? undefined : configVariables.surgePodSelector.parse(input.surgePodSelector);
+  if (input.surgePodSelector !== undefined && selector === undefined) {
+    throw new ConfigError([`surgeBeforeEvict.podSelector ${JSON.stringify(input.surgePodSelector)} is invalid: expected ${configVariables.surgePodSelector.accepts}`]);
+  }
+  set(configVariables.surgePodSelector, selector);
+  set(configVariables.surgeTimeoutSeconds, input.surgeTimeoutSeconds);
+  set(configVariables.surgeUntouchableManagers, input.surgeUntouchableManagers);
 }

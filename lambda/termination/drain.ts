@@ -8,6 +8,7 @@ import { drained as drainedEvent, drainTimedOut, drainTimedOutMessage, instanceR
 import type { DrainRecord } from '../cluster/node-marks.js';
 import { drainNode, type DrainResult } from '../eviction/drain-node.js';
 import { ReturnedPods } from '../eviction/returned-pods.js';
+import { DeploymentSurge } from '../eviction/surge-gate.js';
 import { DeadlinePolicy } from '../shared/deadline-policy.js';
 import { secondsSince, stopMs, type Deadlines, type Drained, type Marked, type Run, type Step } from './state.js';
 
@@ -29,6 +30,7 @@ export async function drain(run: Run, m: Marked): Promise<Step<Drained>> {
   if (run.request.resume !== undefined) log.info('drain resumed', { handOff: run.request.resume.count, secondsToDeadline });
   else log.info('drain started', { secondsToDeadline, kubeletGone });
   if (kubeletGone) log.warn('the node is NotReady or unreachable: pods are evicted (budgets hold) but not waited for once their deletion began');
+  const surge = openSurge(run, m);
   const result = await drainNode(
     {
       node,
@@ -44,12 +46,15 @@ export async function drain(run: Run, m: Marked): Promise<Step<Drained>> {
       hardDeadlineMs: deadlines.latestDrainEndMs,
       kubeletGone,
       rules: run.request.drainRules,
+      surge,
     },
     run.deps,
   );
   const evictedTotal = (record.evicted ?? 0) + result.evicted;
-  if (result.outcome === 'stopped') return { stop: { handOn: 'drain', state: m, record: { ...record, evicted: evictedTotal }, evictedTotal, result } };
-  return ended(run, m, result, evictedTotal);
+  // The surges travel with the record: a hand-off resumes their waits, never their restarts.
+  const surged = surge !== undefined ? { ...m, record: { ...record, surges: surge.marks() } } : m;
+  if (result.outcome === 'stopped') return { stop: { handOn: 'drain', state: surged, record: { ...surged.record, evicted: evictedTotal }, evictedTotal, result } };
+  return ended(run, surged, result, evictedTotal);
 }
 
 async function ended(run: Run, m: Marked, result: DrainResult, evictedTotal: number): Promise<Step<Drained>> {
@@ -89,6 +94,14 @@ function policyText(run: Run, result: DrainResult): string {
     default:
       return 'The instance terminates with them (DEADLINE_POLICY=leave).';
   }
+}
+
+/** Surge before evict, when the deployment turned it on (SURGE_BEFORE_EVICT) and the cluster serves Deployments. */
+function openSurge(run: Run, m: Marked): DeploymentSurge | undefined {
+  const { surge: settings } = run.request;
+  const { surge: api, nodes, events, clock, log } = run.deps;
+  if (settings === undefined || api === undefined) return undefined;
+  return new DeploymentSurge({ settings, node: m.node, record: m.record, owner: run.request.owner }, { api, nodes, events, clock, log });
 }
 
 /** The live pod view of the node, opened once and kept for the load-balancer wait. */

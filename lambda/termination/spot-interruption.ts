@@ -15,6 +15,7 @@ import { ServiceBusyError } from '../shared/errors.js';
 import { asError } from '../shared/log.js';
 import { confirmed, detailType, type Confirmed, type Trigger, type TriggerContext } from '../trigger.js';
 import { terminate } from './pipeline.js';
+import { surgeSettings } from '../shared/surge-variables.js';
 import { secondsSince, terminateDeps, type Deadlines, type Ending, type TerminationRequest } from './state.js';
 
 /** EC2's notice before it reclaims a Spot instance. */
@@ -182,6 +183,7 @@ function spotRequest(w: Confirmed<SpotWarning>, ctx: TriggerContext, cluster: Cl
     evictionConcurrency: config.evictionConcurrency,
     drainRules: drainRuleSettings(config),
     cordonDoomedSiblings: config.cordonDoomedSiblings,
+    surge: surgeSettings(config),
     owner: config.deploymentName,
     ending: spotEnding(w, ctx, cluster),
   };

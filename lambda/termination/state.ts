@@ -3,6 +3,8 @@
 // and the deadlines read from it), what drain left (the outcome, the live pod view).
 import type { EventRecorder, NodeGateway, NodeInfo, PodGateway, PodWatch, VolumeGateway } from '../cluster/cluster-ports.js';
 import type { LoadBalancerSources } from '../cluster/served-load-balancers.js';
+import type { SurgeGateway } from '../cluster/surge-ports.js';
+import type { SurgeSettings } from '../shared/surge-variables.js';
 import type { DrainRecord } from '../cluster/node-marks.js';
 import type { DrainRuleSettings } from '../cluster/drain-rules.js';
 import type { DrainResult } from '../eviction/drain-node.js';
@@ -74,6 +76,8 @@ export interface TerminationRequest {
   readonly waitForVolumeDetach: boolean;
   /** Mark the group's other leaving instances' nodes before evicting (siblings.ts). */
   readonly cordonDoomedSiblings: boolean;
+  /** Surge before evict (eviction/surge-gate.ts); undefined: off. */
+  readonly surge?: SurgeSettings | undefined;
   /** Owner of every mark (the deployment). */
   readonly owner: string;
   readonly ending: Ending;
@@ -95,14 +99,17 @@ export interface TerminateDeps {
   readonly log: Log;
   /** Which instances the group is letting go too (sibling marking); absent: not asked. */
   readonly instances?: Pick<AutoScalingInstances, 'leavingGroup'> | undefined;
+  /** Deployments, for surge before evict; absent: never surged. */
+  readonly surge?: SurgeGateway | undefined;
 }
 
 /** A trigger's context as the pipeline needs it: the cluster for nodes, pods and Events. */
 export function terminateDeps(
   ctx: Pick<TerminateDeps, 'lifecycle' | 'clock' | 'log' | 'loadBalancers'> & { readonly instances: TerminateDeps['instances'] },
-  cluster: NodeGateway & PodGateway & EventRecorder & VolumeGateway & Partial<LoadBalancerSources>,
+  cluster: NodeGateway & PodGateway & EventRecorder & VolumeGateway & Partial<LoadBalancerSources> & Partial<SurgeGateway>,
 ): TerminateDeps {
   return {
+    surge: cluster.restartDeployment !== undefined ? (cluster as SurgeGateway) : undefined,
     served: cluster.servedLoadBalancers !== undefined ? (cluster as LoadBalancerSources) : undefined,
     nodes: cluster,
     pods: cluster,

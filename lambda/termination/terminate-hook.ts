@@ -19,6 +19,7 @@ import { confirmed, type Confirmed, type Trigger, type TriggerContext } from '..
 import { observeTermination } from './observe.js';
 import { terminate } from './pipeline.js';
 import { planTermination } from './plan.js';
+import { surgeSettings } from '../shared/surge-variables.js';
 import { secondsSince, terminateDeps, type Completion, type Ending, type TerminateReport, type TerminationRequest } from './state.js';
 
 export const terminateHook: Trigger<DeliveryOf<'terminate'>, LifecycleNotification> = {
@@ -90,6 +91,7 @@ function terminationRequest(n: Confirmed<LifecycleNotification>, ctx: TriggerCon
     evictionConcurrency: config.evictionConcurrency,
     drainRules: drainRuleSettings(config),
     cordonDoomedSiblings: config.cordonDoomedSiblings,
+    surge: surgeSettings(config),
     owner: config.deploymentName,
     ending: lifecycleEnding(n, ctx, cluster),
     handOff:

@@ -1,6 +1,6 @@
 // Admin-side helpers for the cluster suite, the demo and the benchmark: kwok nodes,
 // workloads, budgets, waiting, and reading the audit log.
-import { AppsV1Api, BatchV1Api, CoreV1Api, KubeConfig, PolicyV1Api, StorageV1Api, type V1Pod, type V1PodSpec } from '@kubernetes/client-node';
+import { AppsV1Api, BatchV1Api, CoreV1Api, KubeConfig, PolicyV1Api, StorageV1Api, Watch, type V1Pod, type V1PodSpec } from '@kubernetes/client-node';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -8,10 +8,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { attachmentNameOf, csiVolumeName } from '../../lambda/cluster/volume-names.js';
 import type { PlaneInfo } from './plane/plane.js';
-import { drainerGroup } from './plane/token-webhook.js';
+import { drainerGroup, testAws } from './plane/token-webhook.js';
+import { mintEksToken } from '../../lambda/adapters/aws/eks-token.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const rbacFile = join(repo, 'infra', 'kubernetes', 'rbac.yaml');
+/** Surge before evict's role, binding and admission policy (npm run rbac:yaml writes it beside rbac.yaml). */
+export const surgeFile = join(repo, 'infra', 'kubernetes', 'surge.yaml');
 
 export interface Admin {
   readonly kc: KubeConfig;
@@ -145,11 +148,23 @@ export interface PodTemplateOptions {
   readonly app?: string;
   /** More pod labels (drain rules select by them). */
   readonly labels?: Record<string, string>;
+  /** A readiness probe on the container (kwok does not run it; surge before evict asks for one). */
+  readonly readinessProbe?: boolean;
+}
+
+/** A Deployment's own settings, beside its pod template's. */
+export interface DeploymentOptions extends PodTemplateOptions {
+  readonly maxSurge?: number | string;
+  readonly maxUnavailable?: number | string;
+  /** On the Deployment itself (graceful-node-termination/surge-before-evict, say). */
+  readonly deploymentAnnotations?: Record<string, string>;
 }
 
 export function podSpec(o: PodTemplateOptions): V1PodSpec {
   return {
-    containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }],
+    containers: [
+      { name: 'app', image: 'registry.k8s.io/pause:3.10', ...(o.readinessProbe ? { readinessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1 } } : {}) },
+    ],
     nodeName: o.nodeName,
     nodeSelector: o.nodeSelector,
     priorityClassName: o.priorityClassName,
@@ -172,13 +187,15 @@ export function podAnnotations(o: PodTemplateOptions): Record<string, string> {
   };
 }
 
-export async function createDeployment(a: Admin, namespace: string, name: string, replicas: number, o: PodTemplateOptions = {}): Promise<void> {
+export async function createDeployment(a: Admin, namespace: string, name: string, replicas: number, o: DeploymentOptions = {}): Promise<void> {
+  const rollingUpdate = o.maxSurge !== undefined || o.maxUnavailable !== undefined ? { maxSurge: o.maxSurge ?? '25%', maxUnavailable: o.maxUnavailable ?? '25%' } : undefined;
   await a.apps.createNamespacedDeployment({
     namespace,
     body: {
-      metadata: { name },
+      metadata: { name, ...(o.deploymentAnnotations ? { annotations: o.deploymentAnnotations } : {}) },
       spec: {
         replicas,
+        ...(rollingUpdate ? { strategy: { type: 'RollingUpdate', rollingUpdate } } : {}),
         selector: { matchLabels: { app: name } },
         // Replace evicted pods at once, like a real rollout would not: we want surge capacity.
         template: { metadata: { labels: { ...o.labels, app: name }, annotations: podAnnotations(o) }, spec: podSpec({ ...o, app: name }) },
@@ -372,4 +389,61 @@ export async function nodeWithDeployment(
   await waitDeploymentReady(a, namespace, name, replicas);
   a.kubectl('uncordon', `${name}-2`);
   return { instanceId, node: `${name}-1` };
+}
+
+/**
+ * Follows an app's pods with a watch and keeps the fewest Ready (and not terminating) pods seen
+ * at any instant, and when each pod became Ready or started terminating.
+ */
+export async function watchReady(
+  a: Admin,
+  namespace: string,
+  app: string,
+): Promise<{ min(): number; ready(): number; stop(): void; onChange(listener: (line: string) => void): void }> {
+  const pods = new Map<string, V1Pod>();
+  const told = new Map<string, string>();
+  const listeners: ((line: string) => void)[] = [];
+  let min = Number.POSITIVE_INFINITY;
+  const isReady = (p: V1Pod) => !p.metadata?.deletionTimestamp && (p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false);
+  const count = () => [...pods.values()].filter(isReady).length;
+  const request = await new Watch(a.kc).watch(
+    `/api/v1/namespaces/${namespace}/pods`,
+    { labelSelector: `app=${app}` },
+    (type: string, pod: V1Pod) => {
+      const uid = pod.metadata!.uid!;
+      if (type === 'DELETED') pods.delete(uid);
+      else pods.set(uid, pod);
+      const state =
+        type === 'DELETED'
+          ? 'gone'
+          : pod.metadata?.deletionTimestamp
+            ? 'terminating'
+            : isReady(pod)
+              ? `Ready on ${pod.spec?.nodeName}`
+              : pod.spec?.nodeName
+                ? `starting on ${pod.spec.nodeName}`
+                : 'Pending';
+      if (told.get(uid) !== state) {
+        told.set(uid, state);
+        for (const l of listeners) l(`pod ${pod.metadata?.name} ${state} (Ready pods: ${count()})`);
+      }
+      min = Math.min(min, count());
+    },
+    () => {},
+  );
+  await until(`the watch of ${app} sees its pods`, 10_000, async () => pods.size > 0);
+  return { min: () => min, ready: count, stop: () => request.abort(), onChange: (l) => void listeners.push(l) };
+}
+
+/** A kubeconfig as the drainer: a token minted as the handler mints it (for this cluster unless told), checked by the plane's webhook. */
+export async function drainerKubeConfig(plane: Pick<PlaneInfo, 'server' | 'caPem'>, clusterName: string = testAws.clusterName): Promise<KubeConfig> {
+  const token = await mintEksToken({ clusterName, region: testAws.region, credentials: { accessKeyId: testAws.accessKeyId, secretAccessKey: testAws.secretAccessKey } });
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'plane', server: plane.server, caData: Buffer.from(plane.caPem).toString('base64') }],
+    users: [{ name: 'drainer', token }],
+    contexts: [{ name: 'plane', cluster: 'plane', user: 'drainer' }],
+    currentContext: 'plane',
+  });
+  return kc;
 }

@@ -77,6 +77,37 @@ describe('the RBAC installer (CloudFormation custom resource) on a real API serv
     expect(get('prioritylevelconfiguration')).toBeUndefined();
   });
 
+  it('with surge before evict: patch on Deployments and the admission policy, both taken back when it is turned off', async () => {
+    const name = 'gnt-surge-installer';
+    const installer = (surge: boolean) =>
+      createInstallerHandler({
+        settings: { name, clusterName: 'local-plane', group: name, deadlinePolicy: 'leave', surge, region: 'eu-west-1', stackId: 'stack' },
+        connect: async () => endpoint,
+        respond: async (_url, response) => void responses.push(response),
+        log: new MemoryLog(),
+        sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+        authRetryMs: 0,
+      });
+    const event = (type: CustomResourceEvent['RequestType']) => ({ ...request(type), PhysicalResourceId: type === 'Create' ? undefined : physicalIdFor(name, name) });
+    const has = (kind: string) => a.kubectl('get', kind, `${name}-surge`, '--ignore-not-found', '-o', 'name').trim() !== '';
+    const deploymentRules = () =>
+      (JSON.parse(a.kubectl('get', 'clusterrole', name, '-o', 'json')) as { rules: { resources: string[]; verbs: string[] }[] }).rules.filter((r) =>
+        r.resources.includes('deployments'),
+      );
+    responses.length = 0;
+    await installer(true)(event('Create'));
+    expect(deploymentRules()).toEqual([{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'patch'] }]);
+    expect([has('validatingadmissionpolicy'), has('validatingadmissionpolicybinding')]).toEqual([true, true]);
+    await installer(false)(event('Update'));
+    expect(deploymentRules()).toEqual([]);
+    expect([has('validatingadmissionpolicy'), has('validatingadmissionpolicybinding')]).toEqual([false, false]);
+    await installer(true)(event('Update'));
+    await installer(true)(event('Delete'));
+    expect(responses.map((r) => r.Status)).toEqual(['SUCCESS', 'SUCCESS', 'SUCCESS', 'SUCCESS']);
+    expect([has('validatingadmissionpolicy'), has('validatingadmissionpolicybinding')]).toEqual([false, false]);
+    expect(a.kubectl('get', 'clusterrole', name, '--ignore-not-found', '-o', 'name').trim()).toBe('');
+  });
+
   const installerOf = (name: string, stackId: string, group = name, grants?: string[]) =>
     createInstallerHandler({
       settings: { name, clusterName: 'local-plane', group, deadlinePolicy: 'force', region: 'eu-west-1', stackId },

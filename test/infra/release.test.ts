@@ -298,11 +298,15 @@ describe('the release template', () => {
 
 describe('the release parameters', () => {
   const propsSource = readFileSync(join(root, 'infra', 'props.ts'), 'utf8');
-  // The construct's own properties and those it extends (DrainRuleProps).
-  const drainRuleSource = readFileSync(join(root, 'infra', 'drain-rule-props.ts'), 'utf8');
+  // The construct's own properties and those it extends, each in its own file.
+  const extended = (file: string, name: string) => {
+    const source = readFileSync(join(root, 'infra', file), 'utf8');
+    return source.slice(source.indexOf(`export interface ${name}`)).matchAll(/^ {2}readonly (\w+)\??:/gm);
+  };
   const props = [
     ...propsSource.slice(0, propsSource.indexOf('export interface AddAutoScalingGroupOptions')).matchAll(/^ {2}readonly (\w+)\??:/gm),
-    ...drainRuleSource.slice(drainRuleSource.indexOf('export interface DrainRuleProps')).matchAll(/^ {2}readonly (\w+)\??:/gm),
+    ...extended('drain-rule-props.ts', 'DrainRuleProps'),
+    ...extended('surge-props.ts', 'SurgeProps'),
   ].map((m) => m[1]!);
   const parameters = Object.keys(releaseParameters('key.zip'));
 

@@ -6,6 +6,7 @@ import type { Log } from '../../shared/log.js';
 import { createChoiceApi } from './choice-api.js';
 import { createOutOfServiceApi } from './out-of-service-api.js';
 import { createConditionsApi } from './node-conditions-api.js';
+import { createDeploymentApi } from './deployment-api.js';
 import { createDrainabilityApi } from './drainability.js';
 import { createEventWriter } from './event-writer.js';
 import { createKubeHttp, type KubeEndpoint } from './kube-http.js';
@@ -48,6 +49,7 @@ export function createKubernetesGateway(endpoint: KubeEndpoint, options: Kuberne
     ...createChoiceApi(kube),
     ...createOutOfServiceApi(kube),
     ...createConditionsApi(kube),
+    ...createDeploymentApi(kube),
     ...createEventWriter(kube, options.log),
   };
 }

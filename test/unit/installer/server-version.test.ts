@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { KubeApiError, type KubeHttp } from '../../../lambda/adapters/kubernetes/kube-http.js';
 import { physicalIdFor } from '../../../lambda/installer/custom-resource.js';
 import { createInstallerHandler, type CustomResourceEvent, type CustomResourceResponse } from '../../../lambda/installer/rbac-installer.js';
-import { minimumKubernetesVersion, readServerVersion, requireSupportedServer } from '../../../lambda/installer/server-version.js';
+import { minimumKubernetesVersion, readServerVersion, requireSupportedServer, requireSurgeServer } from '../../../lambda/installer/server-version.js';
 import { ConfigError } from '../../../lambda/shared/errors.js';
 import { MemoryLog } from '../../fakes/fake-world.js';
 
@@ -107,4 +107,11 @@ describe('the Kubernetes versions the RBAC installer applies to', () => {
     await expect(requireSupportedServer(apiServer(eks(26)).kube)).rejects.toBeInstanceOf(ConfigError);
     await expect(requireSupportedServer(apiServer(eks(29)).kube)).resolves.toMatchObject({ major: 1, minor: 29 });
   });
+
+  it('refuses surge before evict below 1.30, where its ValidatingAdmissionPolicy is not served as v1', async () => {
+    expect(() => requireSurgeServer(readVersion(29))).toThrow(/surge before evict needs 1\.30 or later/);
+    expect(() => requireSurgeServer(readVersion(30))).not.toThrow();
+  });
 });
+
+const readVersion = (minor: number) => ({ major: 1, minor, gitVersion: `v1.${minor}.4-eks-0a1b2c3` });

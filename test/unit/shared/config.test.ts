@@ -38,6 +38,8 @@ describe('parseConfig', () => {
       reconcileMarks: true,
       reconcileIntervalMinutes: 5,
       spotInterruptions: true,
+      surgeBeforeEvict: false,
+      surgeTimeoutSeconds: 300,
       kubeconfigPath: undefined,
       kubeconfigContext: undefined,
       terminationDeferralMaxSeconds: 300,

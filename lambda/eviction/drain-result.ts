@@ -1,5 +1,8 @@
-// What one drain run ends with: its outcome, what it did, and the pods still there with why.
-import type { BlockReason } from '../cluster/cluster-ports.js';
+// What one drain run ends with (drain-node.ts): its outcome, what it did, and the pods it could
+// not get out by eviction, each with why.
+import type { BlockReason, PodInfo } from '../cluster/cluster-ports.js';
+import { isTerminating, podKey } from '../cluster/pods.js';
+import type { Attempt } from './rules.js';
 
 export interface StuckPod {
   readonly pod: string;
@@ -24,4 +27,15 @@ export interface DrainResult {
   readonly returned: readonly string[];
   /** Terminating pods no longer waited for (past their grace period, or no kubelet to stop them). */
   readonly notWaitedFor: readonly string[];
+}
+
+export function describeStuck(pod: PodInfo, attempt: Attempt | undefined, accepted: boolean): StuckPod {
+  if (accepted || isTerminating(pod)) return { pod: podKey(pod), reason: 'terminating', budgetName: undefined, message: undefined };
+  const block = attempt?.lastBlock;
+  return { pod: podKey(pod), reason: block?.reason ?? 'not-attempted', budgetName: block?.budgetName, message: block?.message };
+}
+
+/** Pods the force policy deleted that are gone now: the drain did not get them out by eviction. */
+export function forcedGone(forcedPods: ReadonlyMap<string, StuckPod>, remaining: readonly PodInfo[]): StuckPod[] {
+  return [...forcedPods].filter(([uid]) => !remaining.some((p) => p.uid === uid)).map(([, s]) => s);
 }

@@ -1,0 +1,67 @@
+// Surge before evict (docs/surge.md): what the drain reads of a Deployment and its pods, and the
+// one write it makes to it (the restart annotation, as `kubectl rollout restart` writes it).
+import type { DrainRecord } from './node-marks.js';
+import type { PatchResult, PodInfo } from './cluster-ports.js';
+
+/** The annotation `kubectl rollout restart` sets on the pod template (and nothing else). */
+export const restartedAtAnnotation = 'kubectl.kubernetes.io/restartedAt';
+/** Per workload, on the Deployment or its pods: "true" opts in, "false" marks it untouchable. */
+export const surgeAnnotation = 'graceful-node-termination/surge-before-evict';
+
+export interface FieldManager {
+  readonly manager: string;
+  /** '' for the object itself, 'scale' or 'status' for a subresource. */
+  readonly subresource: string;
+}
+
+/** A Deployment as the surge decision reads it. */
+export interface DeploymentInfo {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly generation: number;
+  readonly observedGeneration: number;
+  readonly paused: boolean;
+  readonly replicas: number;
+  readonly strategy: 'RollingUpdate' | 'Recreate';
+  /** spec.strategy.rollingUpdate.maxSurge as written: an integer or a percentage ("25%" when unset). */
+  readonly maxSurge: number | string;
+  readonly annotations: Readonly<Record<string, string>>;
+  readonly templateLabels: Readonly<Record<string, string>>;
+  /** The restart annotation of the pod template, as it is now. */
+  readonly restartedAt: string | undefined;
+  /** Every container of the template has a readiness probe. */
+  readonly readinessProbe: boolean;
+  /** A required pod anti-affinity term on kubernetes.io/hostname that selects the template's own labels. */
+  readonly selfAntiAffinityOnHostname: boolean;
+  /** metadata.managedFields: who writes the object (GitOps tools, an HPA through scale). */
+  readonly managers: readonly FieldManager[];
+  /** spec.selector as a label selector string, to list its pods. */
+  readonly selector: string;
+}
+
+/** A pod of the Deployment (any of its ReplicaSets). */
+export interface ReplicaPod {
+  readonly name: string;
+  readonly uid: string;
+  readonly nodeName: string | undefined;
+  readonly ready: boolean;
+  readonly terminating: boolean;
+  /** Pending with PodScheduled False, reason Unschedulable. */
+  readonly unschedulable: boolean;
+}
+
+export interface SurgeGateway {
+  /** The Deployment that owns the pod through its ReplicaSet; undefined: none (a bare ReplicaSet, gone). */
+  deploymentOfPod(pod: Pick<PodInfo, 'namespace' | 'name' | 'controllerUid'>): Promise<DeploymentInfo | undefined>;
+  /** The Deployment by name (a resumed surge); undefined: gone. */
+  readDeployment(namespace: string, name: string): Promise<DeploymentInfo | undefined>;
+  /** Every pod its selector selects, one list in its namespace. */
+  replicaPods(d: Pick<DeploymentInfo, 'namespace' | 'selector'>): Promise<readonly ReplicaPod[]>;
+  /** The restart, exactly as `kubectl rollout restart` patches it; 'gone': the Deployment is no more. */
+  restartDeployment(d: Pick<DeploymentInfo, 'namespace' | 'name'>, restartedAt: string): Promise<'patched' | 'gone'>;
+  /** Schedulable nodes (not cordoned), by name: where a replacement with hostname anti-affinity can go. */
+  schedulableNodes(): Promise<readonly string[]>;
+  /** Writes the drain record (its surges) on the node, before and after a restart. */
+  saveDrainRecord(nodeName: string, record: DrainRecord): Promise<PatchResult>;
+}

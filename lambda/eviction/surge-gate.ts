@@ -1,0 +1,272 @@
+// Surge before evict (docs/surge.md): holds back the eviction of a Deployment's last Ready pod
+// off the leaving nodes until the Deployment, restarted as `kubectl rollout restart` does, has a
+// replacement Ready on a node that stays. The drain asks it each pass which pods to leave alone
+// (drain-node.ts); everything it decides is in the drain record first, so a hand-off or the
+// reconciler resumes the wait and never restarts a Deployment twice for one drain.
+import type { EventRecorder, NodeGateway, NodeInfo, PodInfo } from '../cluster/cluster-ports.js';
+import type { DrainRecord } from '../cluster/node-marks.js';
+import { isTerminating, podKey } from '../cluster/pods.js';
+import { surgeReady, surgeRefused, surgeStarted, surgeTimedOut } from '../cluster/surge-events.js';
+import type { SurgeMark } from '../cluster/surge-marks.js';
+import type { DeploymentInfo, ReplicaPod, SurgeGateway } from '../cluster/surge-ports.js';
+import type { Clock } from '../shared/clock.js';
+import { asError, type Log } from '../shared/log.js';
+import type { SurgeSettings } from '../shared/surge-variables.js';
+import { forceAtMs, type DrainMoment } from './rules.js';
+import { antiAffinityRoom, participation, readyElsewhere, refusalOf, refusalText, restartStillToWrite, restartValue, type SurgeRefusal } from './surge-decide.js';
+
+/** What the drain asks of the gate. */
+export interface SurgeGate {
+  /** The pods (uids) whose eviction waits this pass: their Deployment's replacement is not Ready elsewhere yet. */
+  held(pods: readonly PodInfo[], m: DrainMoment): Promise<ReadonlySet<string>>;
+  /** When to look again while pods are held (a replacement Ready on another node does not change this node's pods). */
+  nextCheckMs(): number;
+  /** The surges so far, for the drain record a hand-off writes. */
+  marks(): readonly SurgeMark[];
+}
+
+export interface SurgeGateDeps {
+  readonly api: SurgeGateway;
+  readonly nodes: Pick<NodeGateway, 'drainMarkedNames'>;
+  readonly events: EventRecorder;
+  readonly clock: Clock;
+  readonly log: Log;
+}
+
+export interface SurgeGateOptions {
+  readonly settings: SurgeSettings;
+  readonly node: Pick<NodeInfo, 'name' | 'uid'>;
+  /** The record as mark wrote it (its surges are resumed); rewritten with the surges before each restart. */
+  readonly record: DrainRecord;
+  /** The deployment: the owner of the marks that say which nodes are leaving. */
+  readonly owner: string;
+}
+
+/** Replacement readiness is polled this often while a pod is held. */
+export const surgePollMs = 2_000;
+/** A replacement still Unschedulable this long after the restart means no capacity. */
+export const unschedulableAfterMs = 10_000;
+const leavingTtlMs = 10_000;
+
+export class DeploymentSurge implements SurgeGate {
+  private readonly surges: SurgeMark[];
+  /** Pods decided in this invocation that never take part (not asked, not needed, no Deployment). */
+  private readonly passed = new Set<string>();
+  private readonly deployments = new Map<string, DeploymentInfo>();
+  /** A pod's Deployment by its ReplicaSet's UID: the pods of one ReplicaSet share the reads. */
+  private readonly byReplicaSet = new Map<string, Promise<DeploymentInfo | undefined>>();
+  private readonly lastCheckMs = new Map<string, number>();
+  private leavingCache: { readonly atMs: number; readonly names: ReadonlySet<string> } | undefined;
+  private holding = false;
+
+  constructor(
+    private readonly o: SurgeGateOptions,
+    private readonly deps: SurgeGateDeps,
+  ) {
+    this.surges = [...(o.record.surges ?? [])];
+  }
+
+  marks(): readonly SurgeMark[] {
+    return this.surges;
+  }
+
+  nextCheckMs(): number {
+    if (!this.holding) return Number.POSITIVE_INFINITY;
+    return Math.min(...[...this.lastCheckMs.values()].map((t) => t + surgePollMs), this.deps.clock.now() + surgePollMs);
+  }
+
+  async held(pods: readonly PodInfo[], m: DrainMoment): Promise<ReadonlySet<string>> {
+    const out = new Set<string>();
+    for (const pod of pods) {
+      if (isTerminating(pod) || m.accepted.has(pod.uid)) {
+        await this.leftByRollout(pod).catch((error: unknown) => this.deps.log.warn('could not read the surge outcome', { pod: podKey(pod), error: asError(error) }));
+        continue;
+      }
+      if (this.passed.has(pod.uid)) continue;
+      if (pod.controllerKind !== 'ReplicaSet' && pod.controllerKind !== 'StatefulSet') continue;
+      try {
+        const mark = this.surges.find((s) => s.uid === pod.uid) ?? (await this.decide(pod));
+        if (mark?.state === 'waiting' && (await this.stillWaiting(pod, mark, m))) out.add(pod.uid);
+      } catch (error) {
+        // Our own failure never holds a pod: it is evicted as any other (its budget decides).
+        this.deps.log.warn('surge before evict could not be decided; evicting as any other pod', { pod: podKey(pod), error: asError(error) });
+        this.passed.add(pod.uid);
+      }
+    }
+    this.holding = out.size > 0;
+    return out;
+  }
+
+  /** The first look at a pod: a surge started (or joined), a refusal, or nothing. */
+  private async decide(pod: PodInfo): Promise<SurgeMark | undefined> {
+    const { settings } = this.o;
+    if (pod.controllerKind === 'StatefulSet') {
+      if (participation(pod, undefined, settings) === 'opted-in') return this.refuse(pod, `the StatefulSet of ${podKey(pod)}`, 'statefulset', '');
+      return this.pass(pod);
+    }
+    const d = await this.deploymentOf(pod);
+    const asked = d === undefined ? 'not-asked' : participation(pod, d, settings);
+    if (d === undefined || asked === 'not-asked') return this.pass(pod);
+    const name = `${d.namespace}/${d.name}`;
+    if (asked === 'opted-out') return this.refuse(pod, `Deployment ${name}`, 'untouchable-owner', name);
+    this.deployments.set(name, d);
+    const replicas = await this.deps.api.replicaPods(d);
+    const leaving = await this.leaving();
+    if (readyElsewhere(replicas, pod.uid, leaving) !== undefined) return this.pass(pod);
+    // Another pod of the same Deployment already restarted it in this drain: wait with it.
+    const started = this.surges.find((s) => s.deployment === name && s.restartedAt !== undefined && s.state === 'waiting');
+    if (started !== undefined) return this.add({ ...started, pod: podKey(pod), uid: pod.uid });
+    const room = d.selfAntiAffinityOnHostname ? antiAffinityRoom(await this.deps.api.schedulableNodes(), leaving, replicas) : undefined;
+    const refusal = refusalOf(d, settings, room);
+    if (refusal !== undefined) return this.refuse(pod, `Deployment ${name}`, refusal, name);
+    return this.start(pod, d);
+  }
+
+  private deploymentOf(pod: PodInfo): Promise<DeploymentInfo | undefined> {
+    const uid = pod.controllerUid;
+    if (uid === undefined) return this.deps.api.deploymentOfPod(pod);
+    let known = this.byReplicaSet.get(uid);
+    if (known === undefined) {
+      known = this.deps.api.deploymentOfPod(pod);
+      this.byReplicaSet.set(uid, known);
+      // A failed read is not kept: the next pod of the ReplicaSet asks again.
+      known.catch(() => this.byReplicaSet.delete(uid));
+    }
+    return known;
+  }
+
+  /** Recorded first, restarted after: a restart is never made that the record does not name. */
+  private async start(pod: PodInfo, d: DeploymentInfo): Promise<SurgeMark | undefined> {
+    const name = `${d.namespace}/${d.name}`;
+    const now = this.deps.clock.now();
+    const mark: SurgeMark = { pod: podKey(pod), uid: pod.uid, deployment: name, restartedAt: restartValue(now), atMs: now, state: 'waiting' };
+    this.surges.push(mark);
+    if ((await this.save()) !== 'patched') {
+      this.surges.pop();
+      return this.refuse(pod, `Deployment ${name}`, 'not-recorded', name);
+    }
+    if ((await this.deps.api.restartDeployment(d, mark.restartedAt!)) === 'gone') {
+      await this.settle(mark, 'refused', 'gone');
+      return this.pass(pod);
+    }
+    this.lastCheckMs.set(name, now);
+    this.deps.log.info('surge before evict: Deployment restarted', { pod: mark.pod, deployment: name, restartedAt: mark.restartedAt });
+    await this.tell(surgeStarted(this.o.node, pod, name, Math.round(this.o.settings.timeoutMs / 1000)));
+    return mark;
+  }
+
+  /** Still held: no replacement Ready elsewhere yet, the pod's surge time and force time not reached. */
+  private async stillWaiting(pod: PodInfo, mark: SurgeMark, m: DrainMoment): Promise<boolean> {
+    const now = this.deps.clock.now();
+    const endMs = Math.min(mark.atMs + this.o.settings.timeoutMs, forceAtMs(pod, m), m.baseDeadlineMs);
+    const d = await this.deployment(mark);
+    if (d === undefined) {
+      await this.settle(mark, 'refused', 'gone');
+      return false;
+    }
+    if (now < (this.lastCheckMs.get(mark.deployment) ?? 0) + surgePollMs && now < endMs) return true;
+    this.lastCheckMs.set(mark.deployment, now);
+    const replicas = await this.deps.api.replicaPods(d);
+    const ready = readyElsewhere(replicas, pod.uid, await this.leaving());
+    const seconds = Math.round((now - mark.atMs) / 1000);
+    if (ready !== undefined) {
+      this.deps.log.info('surge before evict: replacement Ready on a node that stays; evicting', { pod: mark.pod, replacement: ready.name, on: ready.nodeName, seconds });
+      await this.settle(mark, 'ready');
+      await this.tell(surgeReady(this.o.node, pod, { deployment: mark.deployment, replacement: ready.name, on: ready.nodeName!, seconds }));
+      return false;
+    }
+    if (now >= endMs) {
+      this.deps.log.warn('surge before evict timed out; evicting as any other pod', { pod: mark.pod, deployment: mark.deployment, seconds });
+      await this.settle(mark, 'timed-out');
+      const why = now >= mark.atMs + this.o.settings.timeoutMs ? 'SURGE_TIMEOUT_SECONDS' : 'the drain deadline comes first';
+      await this.tell(surgeTimedOut(this.o.node, pod, { deployment: mark.deployment, seconds, why }));
+      return false;
+    }
+    if (now - mark.atMs >= unschedulableAfterMs && replicas.some((p: ReplicaPod) => p.unschedulable)) {
+      await this.settle(mark, 'refused', 'no-capacity');
+      await this.tell(surgeRefused(this.o.node, pod, { owner: `Deployment ${mark.deployment}`, reason: 'no-capacity', why: refusalText['no-capacity'] }));
+      return false;
+    }
+    return true;
+  }
+
+  /** The rollout deleted the old pod itself (its replacement Ready, maxUnavailable 0): the surge did its work. */
+  private async leftByRollout(pod: PodInfo): Promise<void> {
+    const mark = this.surges.find((s) => s.uid === pod.uid && s.state === 'waiting');
+    const d = mark && (await this.deployment(mark));
+    if (mark === undefined || d === undefined) return;
+    const ready = readyElsewhere(await this.deps.api.replicaPods(d), pod.uid, await this.leaving());
+    if (ready === undefined) return;
+    await this.settle(mark, 'ready');
+    const seconds = Math.round((this.deps.clock.now() - mark.atMs) / 1000);
+    this.deps.log.info('surge before evict: the rollout replaced the pod (replacement Ready on a node that stays)', {
+      pod: mark.pod,
+      replacement: ready.name,
+      on: ready.nodeName,
+      seconds,
+    });
+    await this.tell(surgeReady(this.o.node, pod, { deployment: mark.deployment, replacement: ready.name, on: ready.nodeName!, seconds }));
+  }
+
+  /** The Deployment of a surge, read once per invocation; a resumed surge writes a restart the record names but the template lacks. */
+  private async deployment(mark: SurgeMark): Promise<DeploymentInfo | undefined> {
+    const known = this.deployments.get(mark.deployment);
+    if (known !== undefined) return known;
+    const [namespace = '', name = ''] = mark.deployment.split('/');
+    const found = await this.deps.api.readDeployment(namespace, name);
+    if (found === undefined) return undefined;
+    if (mark.restartedAt !== undefined && restartStillToWrite(found.restartedAt, mark.restartedAt)) {
+      this.deps.log.info('surge before evict: writing the restart the record names (the previous invocation stopped before it)', { deployment: mark.deployment });
+      await this.deps.api.restartDeployment(found, mark.restartedAt);
+    } else {
+      this.deps.log.info('surge before evict resumed: the Deployment already carries the restart', { deployment: mark.deployment, restartedAt: mark.restartedAt });
+    }
+    this.deployments.set(mark.deployment, found);
+    return found;
+  }
+
+  /** `owner` as the Event names it; `deployment`: namespace/name for the record ('' for a StatefulSet's pod). */
+  private async refuse(pod: PodInfo, owner: string, reason: SurgeRefusal, deployment: string): Promise<SurgeMark> {
+    const mark: SurgeMark = { pod: podKey(pod), uid: pod.uid, deployment, atMs: this.deps.clock.now(), state: 'refused', reason };
+    this.add(mark);
+    this.deps.log.info('surge before evict refused', { pod: mark.pod, owner, reason });
+    await this.tell(surgeRefused(this.o.node, pod, { owner, reason, why: refusalText[reason] }));
+    return mark;
+  }
+
+  private add(mark: SurgeMark): SurgeMark {
+    this.surges.push(mark);
+    return mark;
+  }
+
+  private pass(pod: PodInfo): undefined {
+    this.passed.add(pod.uid);
+    return undefined;
+  }
+
+  private async settle(mark: SurgeMark, state: SurgeMark['state'], reason?: string): Promise<void> {
+    const i = this.surges.indexOf(mark);
+    if (i >= 0) this.surges[i] = { ...mark, state, ...(reason !== undefined ? { reason } : {}) };
+    await this.save().catch((error: unknown) => this.deps.log.warn('could not record the surge outcome', { error: asError(error) }));
+  }
+
+  private async save() {
+    const record: DrainRecord = { ...this.o.record, updatedAtMs: this.deps.clock.now(), surges: this.surges };
+    return this.deps.api.saveDrainRecord(this.o.node.name, record);
+  }
+
+  /** This node and every node a drain of ours marked (siblings cordoned ahead): a replacement there would leave again. */
+  private async leaving(): Promise<ReadonlySet<string>> {
+    const now = this.deps.clock.now();
+    if (this.leavingCache === undefined || now - this.leavingCache.atMs > leavingTtlMs) {
+      const names = new Set(await this.deps.nodes.drainMarkedNames(this.o.owner));
+      names.add(this.o.node.name);
+      this.leavingCache = { atMs: now, names };
+    }
+    return this.leavingCache.names;
+  }
+
+  private async tell(events: readonly Parameters<EventRecorder['record']>[0][]): Promise<void> {
+    for (const e of events) await this.deps.events.record(e);
+  }
+}

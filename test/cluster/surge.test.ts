@@ -1,0 +1,166 @@
+// Surge before evict on the real plane (docs/surge.md): a one-replica Deployment under a
+// minAvailable: 1 budget keeps a Ready pod at every instant while its node drains, and the
+// drain ends long before its deadline; maxSurge 0 is refused by name and evicted plainly; the
+// admission policy lets the drainer's identity change the restart annotation and nothing else
+// of a Deployment; a hand-off in the middle of a surge resumes it without a second restart.
+import { AppsV1Api, ApiException, PatchStrategy, setHeaderOptions, type V1Deployment } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { statusOf, startDrainer, type Drainer } from './drainer.js';
+import {
+  admin,
+  byDrainer,
+  surgeFile,
+  watchReady,
+  createKwokNode,
+  createPdb,
+  drainerKubeConfig,
+  ensureNamespace,
+  eventsFor,
+  newInstanceId,
+  createDeployment,
+  readAudit,
+  until,
+  waitDeploymentReady,
+  waitNodeReady,
+  type DeploymentOptions,
+} from './kube.js';
+
+const plane = inject('plane');
+const a = admin(plane);
+const namespace = 'surge';
+
+/** A Deployment as a user writes one that may surge: a readiness probe, annotated unless told. */
+const createApp = (name: string, replicas: number, o: DeploymentOptions & { annotated?: boolean } = {}) =>
+  createDeployment(a, namespace, name, replicas, {
+    nodeSelector: { scenario: name },
+    readinessProbe: true,
+    ...(o.annotated === false ? {} : { deploymentAnnotations: { 'graceful-node-termination/surge-before-evict': 'true' } }),
+    ...o,
+  });
+
+/** `<name>-1` (draining) runs the app's pods; `<name>-2` is where replacements go. */
+async function nodesWithApp(name: string, replicas: number, o: DeploymentOptions = {}): Promise<{ instanceId: string; node: string }> {
+  const instanceId = newInstanceId();
+  await createKwokNode(a, `${name}-1`, instanceId, { scenario: name });
+  await createKwokNode(a, `${name}-2`, newInstanceId(), { scenario: name });
+  await waitNodeReady(a, `${name}-1`);
+  await waitNodeReady(a, `${name}-2`);
+  a.kubectl('cordon', `${name}-2`);
+  // Every pod of the app starts slowly (readyDelay), its replacements too: the restart copies the template.
+  await createApp(name, replicas, o);
+  await waitDeploymentReady(a, namespace, name, replicas);
+  a.kubectl('uncordon', `${name}-2`);
+  return { instanceId, node: `${name}-1` };
+}
+
+const deploymentPatches = (since: number, name: string) =>
+  readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.resource === 'deployments' && e.verb === 'patch' && e.name === name && e.code < 400);
+
+const drainerApps = async () => (await drainerKubeConfig(plane)).makeApiClient(AppsV1Api);
+
+async function patchAs(api: AppsV1Api, name: string, body: object): Promise<{ code: number; message: string }> {
+  try {
+    await api.patchNamespacedDeployment({ namespace, name, body }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch));
+    return { code: 200, message: '' };
+  } catch (error) {
+    if (error instanceof ApiException) return { code: error.code, message: String(error.body) };
+    throw error;
+  }
+}
+
+const restartOnly = (at: string) => ({ spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': at } } } } });
+
+describe('surge before evict', () => {
+  let drainer: Drainer | undefined;
+  beforeAll(async () => {
+    await ensureNamespace(a, namespace);
+    // The drainer's extra rights and the policy that fences them, as a user of rbac.yaml applies them.
+    a.kubectl('apply', '-f', surgeFile);
+    const api = await drainerApps();
+    await createApp('fence', 1, { annotated: false });
+    // The policy is enforced once the API server has loaded it: a patch beyond the annotation is
+    // denied (each probe changes something, so one that lands early is not a no-op later).
+    await until('the surge policy enforced', 30_000, async () => (await patchAs(api, 'fence', { metadata: { labels: { probe: String(Date.now()) } } })).code >= 400);
+  });
+  afterAll(() => drainer?.restore());
+
+  it('lets the drainer change only the restart annotation of a Deployment', async () => {
+    const api = await drainerApps();
+    const allowed = await patchAs(api, 'fence', restartOnly(new Date().toISOString().replace(/\.\d+Z$/, 'Z')));
+    expect(allowed.code).toBe(200);
+    for (const body of [
+      { spec: { replicas: 3 } },
+      { spec: { template: { metadata: { labels: { extra: 'x' } } } } },
+      { spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': 'now', other: 'x' } } } } },
+      { spec: { template: { spec: { containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.9' }] } } } },
+      { metadata: { labels: { owner: 'drainer' } } },
+      { spec: { paused: true } },
+    ]) {
+      const denied = await patchAs(api, 'fence', body);
+      expect(denied.code, JSON.stringify(body)).toBe(403);
+      expect(denied.message).toContain('may change only the restart annotation');
+    }
+    const d: V1Deployment = await a.apps.readNamespacedDeployment({ namespace, name: 'fence' });
+    expect(d.spec?.replicas).toBe(1);
+    expect(d.spec?.template.metadata?.labels).toEqual({ app: 'fence' });
+  });
+
+  it('keeps one Ready pod at every instant for a one-replica Deployment under minAvailable: 1, and ends long before the deadline', async () => {
+    const { instanceId } = await nodesWithApp('single', 1, { readyDelay: '3s' });
+    await createPdb(a, namespace, 'single', 'single', 1);
+    const watch = await watchReady(a, namespace, 'single');
+    drainer = startDrainer(plane, { drainTimeoutSeconds: 120, env: { SURGE_BEFORE_EVICT: 'true' } });
+    const since = Date.now();
+    const result = await drainer.terminate(instanceId);
+    const seconds = (Date.now() - since) / 1000;
+    watch.stop();
+    drainer.restore();
+    drainer = undefined;
+
+    expect(statusOf(result)).toBe('drained');
+    expect(watch.min()).toBe(1);
+    expect(seconds).toBeLessThan(60);
+    expect(deploymentPatches(since, 'single')).toHaveLength(1);
+    const reasons = (await eventsFor(a, 'Node', 'single-1')).map((e) => e.reason);
+    expect(reasons).toEqual(expect.arrayContaining(['SurgeStarted', 'SurgeReady', 'Drained']));
+    console.log(`[surge] one replica under minAvailable: 1 drained in ${seconds.toFixed(1)} s (deadline 120 s), fewest Ready pods ${watch.min()}`);
+  });
+
+  it('refuses maxSurge: 0 by name and evicts plainly', async () => {
+    const { instanceId } = await nodesWithApp('nosurge', 1, { maxSurge: 0, maxUnavailable: 1 });
+    drainer = startDrainer(plane, { drainTimeoutSeconds: 60, env: { SURGE_BEFORE_EVICT: 'true' } });
+    const since = Date.now();
+    const result = await drainer.terminate(instanceId);
+    drainer.restore();
+    drainer = undefined;
+
+    expect(statusOf(result)).toBe('drained');
+    expect(deploymentPatches(since, 'nosurge')).toHaveLength(0);
+    const refused = (await eventsFor(a, 'Node', 'nosurge-1')).filter((e) => e.reason === 'SurgeRefused');
+    expect(refused).toHaveLength(1);
+    expect(refused[0]!.message).toContain('(max-surge-zero)');
+    console.log(`[surge] ${refused[0]!.type} SurgeRefused: ${refused[0]!.message}`);
+    const evictions = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.subresource === 'eviction' && e.namespace === namespace);
+    expect(evictions.map((e) => e.code)).toEqual([201]);
+  });
+
+  it('resumes a surge across a hand-off without restarting twice', async () => {
+    const { instanceId } = await nodesWithApp('handed', 1, { readyDelay: '10s' });
+    await createPdb(a, namespace, 'handed', 'handed', 1);
+    drainer = startDrainer(plane, { handOff: true, drainTimeoutSeconds: 120, env: { SURGE_BEFORE_EVICT: 'true' } });
+    const since = Date.now();
+    // Each invocation may work 4 s (9 s budget minus the 5 s margin); the replacement takes 10 s.
+    const statuses: unknown[] = [await drainer.terminate(instanceId, { remainingMs: 9_000 })];
+    while (drainer.handOffs.length >= statuses.length) statuses.push(await drainer.deliver(drainer.handOffs[statuses.length - 1]!, { remainingMs: 9_000 }));
+    drainer.restore();
+    drainer = undefined;
+
+    expect(statuses.map(statusOf).at(-1)).toBe('drained');
+    expect(statuses.length).toBeGreaterThanOrEqual(2);
+    expect(deploymentPatches(since, 'handed')).toHaveLength(1);
+    const reasons = (await eventsFor(a, 'Node', 'handed-1')).map((e) => e.reason);
+    expect(reasons.filter((r) => r === 'SurgeStarted')).toHaveLength(1);
+    expect(reasons).toContain('SurgeReady');
+    console.log(`[surge] resumed over ${statuses.length - 1} hand-off(s), 1 restart`);
+  });
+});
