@@ -127,11 +127,12 @@ class NodeDrain {
 
   private view(): PassView {
     const nowMs = this.deps.clock.now();
-    // DaemonSet pods tolerate the cordon: the one their controller puts back is not chased.
+    // DaemonSet pods tolerate the cordon: the one their controller puts back is not chased (after
+    // a hand-off too: the pods an earlier invocation evicted are already replaced when it looks).
     const daemonPods = (this.daemonPodsAtStart ??= new Set(
       this.o.watch
         .current()
-        .filter(isDaemonSetPod)
+        .filter((p) => isDaemonSetPod(p) && !(this.o.resumed && rules.boundSince(p, this.o.window.startMs)))
         .map((p) => p.uid),
     ));
     const { batch } = this.o;

@@ -1,0 +1,48 @@
+// Review of drain rules: cases the first tests left out (a hand-off after the DaemonSet tier,
+// a negative order ahead of the default one under the force policy).
+import { beforeEach, describe, expect, it } from 'vitest';
+import { handlerWorld, FakeClock, FakeCluster, pod } from '../../fakes/fake-world.js';
+import { instanceId } from '../../fixtures/notifications.js';
+
+const env = {
+  CLUSTER_NAME: 'prod',
+  AUTO_SCALING_GROUP_NAMES: 'workers',
+  LIFECYCLE_HOOK_NAMES: 'workers-terminate',
+  LOAD_BALANCER_DELAY_SECONDS: '0',
+  HAND_OFF_TOPIC_ARN: 'arn:aws:sns:eu-west-1:123456789012:gnt-topic',
+};
+
+describe('drain rules under review', () => {
+  let world: ReturnType<typeof handlerWorld>;
+  let clock: FakeClock;
+  let cluster: FakeCluster;
+  let t0: number;
+
+  beforeEach(() => {
+    world = handlerWorld(env);
+    ({ clock, cluster } = world);
+    t0 = clock.now();
+    cluster.addNode('node-a', instanceId);
+  });
+
+  const evictions = () => cluster.calls.filter((c) => c.op === 'evict').map((c) => ({ pod: c.target, s: (c.atMs - t0) / 1000 }));
+
+  it('does not chase the DaemonSet pod its controller put back after a hand-off either', async () => {
+    cluster.addPod(pod({ name: 'web', terminationMs: 10_000 }));
+    const agent = cluster.addPod(pod({ name: 'agent-1', controllerKind: 'DaemonSet', terminationMs: 1_000 }));
+    // A Cluster API wait-completed pod keeps the drain going across hand-offs.
+    const etl = cluster.addPod(pod({ name: 'etl', controllerKind: 'StatefulSet', labels: { 'cluster.x-k8s.io/drain': 'wait-completed' } }));
+    clock.at(t0 + 40 * 60_000, () => cluster.finishPod(etl.uid));
+    cluster.onEvicted = (p) => {
+      if (p.uid !== agent.uid) return;
+      // The DaemonSet controller binds a new pod to the cordoned node at once (it tolerates the cordon).
+      clock.after(2_000, () => cluster.addPod(pod({ name: 'agent-2', controllerKind: 'DaemonSet', scheduledAt: new Date(clock.now()) })));
+    };
+
+    const statuses = await world.runChain({ EVICT_DAEMONSET_PODS: 'true', BATCH_WAIT_SECONDS: '600', DRAIN_TIMEOUT_SECONDS: '3600' });
+
+    expect(statuses.length).toBeGreaterThan(1); // the drain was handed on at least once
+    expect(statuses.at(-1)).toBe('drained');
+    expect(evictions().map((e) => e.pod)).toEqual(['default/web', 'default/agent-1']);
+  });
+});
