@@ -79,7 +79,7 @@ class NodeDrain {
   private readonly announcedBatch = new Set<string>();
   private daemonPodsAtStart: ReadonlySet<string> | undefined;
   /** The first tier's window is the drain's own; later tiers are reached in this invocation. */
-  private readonly tierReachedMs: Map<number, number>;
+  private readonly tierReachedMs = new Map<number, number>();
   private evicted = 0;
   private blocked = 0;
   private forced = 0;
@@ -88,9 +88,7 @@ class NodeDrain {
   constructor(
     private readonly o: DrainOptions,
     private readonly deps: DrainDeps,
-  ) {
-    this.tierReachedMs = new Map();
-  }
+  ) {}
 
   async run(): Promise<DrainResult> {
     for (;;) {
@@ -144,8 +142,10 @@ class NodeDrain {
       ignored: (p) => (isDaemonSetPod(p) ? !daemonPods.has(p.uid) : !isDrainable(p)) || this.o.returns.has(p) || this.notWaitedFor.has(p.uid),
     });
     const { remaining, waiting, evictable, tier } = sorted;
-    // The first orders' window is the drain's own; a later order's starts when it is reached.
-    if (Number.isFinite(tier) && !this.tierReachedMs.has(tier)) this.tierReachedMs.set(tier, tier <= 0 ? this.o.window.startMs : nowMs);
+    // The first order's window is the drain's own; a later order's (0 after a negative one too)
+    // starts when it is reached. A resumed drain cannot tell which came first: the default order's.
+    const first = this.tierReachedMs.size === 0 && (!this.o.resumed || tier <= 0);
+    if (Number.isFinite(tier) && !this.tierReachedMs.has(tier)) this.tierReachedMs.set(tier, first ? this.o.window.startMs : nowMs);
     const moment: DrainMoment = {
       nowMs,
       force: this.o.deadlinePolicy === DeadlinePolicy.FORCE,

@@ -1,7 +1,7 @@
 // Review of drain rules: cases the first tests left out (a hand-off after the DaemonSet tier,
 // a negative order ahead of the default one under the force policy).
 import { beforeEach, describe, expect, it } from 'vitest';
-import { handlerWorld, FakeClock, FakeCluster, pod } from '../../fakes/fake-world.js';
+import { handlerWorld, pdbBlocks, FakeClock, FakeCluster, pod } from '../../fakes/fake-world.js';
 import { instanceId } from '../../fixtures/notifications.js';
 
 const env = {
@@ -44,5 +44,24 @@ describe('drain rules under review', () => {
     expect(statuses.length).toBeGreaterThan(1); // the drain was handed on at least once
     expect(statuses.at(-1)).toBe('drained');
     expect(evictions().map((e) => e.pod)).toEqual(['default/web', 'default/agent-1']);
+  });
+
+  // Under the force policy a later order gets its own fair window from when it is reached; the
+  // default order (0) is a later one once a rule puts pods before it (order -5), as order 1 is.
+  it.each([
+    ['0 (default)', undefined],
+    ['1', '1'],
+  ])('gives order %s its own window when a negative order went first (force policy)', async (_, order) => {
+    cluster.addPod(pod({ name: 'frontdoor', annotations: { 'graceful-node-termination/drain-order': '-5' }, terminationGracePeriodSeconds: 250, terminationMs: 250_000 }));
+    const web = cluster.addPod(pod({ name: 'web', annotations: order === undefined ? {} : { 'graceful-node-termination/drain-order': order } }));
+    cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
+
+    await world.runChain({ DEADLINE_POLICY: 'force', DRAIN_TIMEOUT_SECONDS: '300', MIN_EVICTION_WINDOW_SECONDS: '60' });
+
+    const firstAsked = evictions().find((e) => e.pod === 'default/web')!.s;
+    expect(firstAsked).toBe(250);
+    const forced = cluster.deletions.find((d) => d.pod === 'default/web');
+    expect(forced).toBeDefined();
+    expect((forced!.atMs - t0) / 1000).toBeGreaterThanOrEqual(firstAsked + 60);
   });
 });
