@@ -125,8 +125,7 @@ class NodeDrain {
 
   private view(): PassView {
     const nowMs = this.deps.clock.now();
-    // DaemonSet pods tolerate the cordon: the one their controller puts back is not chased (after
-    // a hand-off too: the pods an earlier invocation evicted are already replaced when it looks).
+    // DaemonSet pods tolerate the cordon: the one their controller puts back is not chased (after a hand-off too).
     const daemonPods = (this.daemonPodsAtStart ??= new Set(
       this.o.watch
         .current()
@@ -242,10 +241,11 @@ class NodeDrain {
     }
   }
 
-  /** Terminating pods no kubelet will stop, or past their grace period by a margin, hold nothing up. */
+  /** Terminating pods no kubelet will stop, or past their grace period by a margin, hold nothing up (evicted DaemonSet pods too). */
   private async giveUpOnPodsThatCannotLeave(): Promise<void> {
     const now = this.deps.clock.now();
-    const newly = this.o.watch.current().filter((p) => isDrainable(p) && !this.notWaitedFor.has(p.uid) && rules.cannotLeave(p, now, this.o.kubeletGone));
+    const counted = (p: PodInfo) => isDrainable(p) || (this.o.rules.evictDaemonSetPods && this.daemonPodsAtStart?.has(p.uid) === true);
+    const newly = this.o.watch.current().filter((p) => counted(p) && !this.notWaitedFor.has(p.uid) && rules.cannotLeave(p, now, this.o.kubeletGone));
     if (newly.length === 0) return;
     const names = await reportNotWaitedFor(this.o.node, newly, this.o.kubeletGone, this.reportDeps());
     newly.forEach((p, i) => this.notWaitedFor.set(p.uid, names[i]!));

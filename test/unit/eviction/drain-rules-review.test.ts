@@ -64,4 +64,26 @@ describe('drain rules under review', () => {
     expect(forced).toBeDefined();
     expect((forced!.atMs - t0) / 1000).toBeGreaterThanOrEqual(firstAsked + 60);
   });
+
+  it('does not hold the instance for an evicted DaemonSet pod no kubelet will stop (EVICT_DAEMONSET_PODS, NotReady node)', async () => {
+    cluster.updateNode('node-a', { ready: false, taints: [{ key: 'node.kubernetes.io/unreachable', effect: 'NoSchedule' }] });
+    cluster.addPod(pod({ name: 'web', terminationMs: 3_600_000 }));
+    cluster.addPod(pod({ name: 'agent', controllerKind: 'DaemonSet', terminationMs: 3_600_000 }));
+
+    const statuses = await world.runChain({ EVICT_DAEMONSET_PODS: 'true', DRAIN_TIMEOUT_SECONDS: '900' });
+
+    expect(statuses).toEqual(['drained']);
+    expect(evictions().map((e) => e.pod)).toEqual(['default/web', 'default/agent']);
+    // As a Deployment pod on the same node: evicted, not waited for (no load-balancer delay here).
+    expect(world.lifecycle.completions.map((c) => (c.atMs - t0) / 1000)).toEqual([0]);
+  });
+
+  it('does not wait for an evicted DaemonSet pod stuck terminating past its grace period', async () => {
+    cluster.addPod(pod({ name: 'agent', controllerKind: 'DaemonSet', terminationGracePeriodSeconds: 10, terminationMs: 3_600_000 }));
+
+    const statuses = await world.runChain({ EVICT_DAEMONSET_PODS: 'true', DRAIN_TIMEOUT_SECONDS: '900', DEADLINE_POLICY: 'leave' });
+
+    expect(statuses).toEqual(['drained']);
+    expect(cluster.events.find((e) => e.reason === 'PodsNotWaitedFor')?.message).toMatch(/default\/agent/);
+  });
 });
