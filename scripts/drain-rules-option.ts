@@ -14,7 +14,7 @@ export interface RuleOptions {
 /** Rules from --drain-rules / --evict-daemonset-pods (a usage error names what is wrong). */
 export function rulesFromOptions(o: RuleOptions): DrainRuleSettings {
   const raw = o['drain-rules'];
-  const text = raw?.startsWith('@') ? readFileSync(raw.slice(1), 'utf8') : raw;
+  const text = raw?.startsWith('@') ? readRules(raw.slice(1)) : raw;
   let rules: unknown = [];
   if (text !== undefined) {
     try {
@@ -26,6 +26,14 @@ export function rulesFromOptions(o: RuleOptions): DrainRuleSettings {
   const problems = drainRuleProblems(rules);
   if (problems.length > 0) throw new UsageError(`--drain-rules: ${problems.join('; ')}`);
   return { rules: rules as DrainRuleSettings['rules'], evictDaemonSetPods: o['evict-daemonset-pods'] === true || defaultDrainRuleSettings.evictDaemonSetPods };
+}
+
+function readRules(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--drain-rules: cannot read ${file}: ${(error as Error).message}`);
+  }
 }
 
 /** Rules from a deployed function's DRAIN_RULES and EVICT_DAEMONSET_PODS. */
