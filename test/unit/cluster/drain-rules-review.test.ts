@@ -31,3 +31,21 @@ describe('DRAIN_RULES shapes Cluster API refuses', () => {
     expect(drainRuleProblems([{ name: 'too-low', behavior: 'Drain', order: -2147483649 }])).not.toEqual([]);
   });
 });
+
+describe('karpenter.sh/do-not-disrupt durations, from the wire', () => {
+  it('count from the pod’s status.startTime, as Karpenter 1.12 does (IsDoNotDisruptActive), not from its binding', async () => {
+    const { toPodInfo } = await import('../../../lambda/adapters/kubernetes/object-codecs.js');
+    const boundMs = now - 75_000;
+    const wire = {
+      metadata: { name: 'trainer', namespace: 'ml', uid: 'u-1', annotations: { 'karpenter.sh/do-not-disrupt': '1m' } },
+      spec: { nodeName: 'node-a', containers: [] },
+      status: {
+        phase: 'Running',
+        startTime: new Date(boundMs + 30_000),
+        conditions: [{ type: 'PodScheduled', status: 'True', lastTransitionTime: new Date(boundMs) }],
+      },
+    };
+    // Started 45 s ago: Karpenter still protects it (45 s < 1m), although it was bound 75 s ago.
+    expect(podRule(toPodInfo(wire as never), { rules: [], evictDaemonSetPods: false }, now)).toMatchObject({ behavior: 'WaitCompleted', untilMs: boundMs + 90_000 });
+  });
+});
