@@ -166,7 +166,7 @@ class NodeDrain {
       ruleOf: sorted.ruleOf,
       waitEndsMs: sorted.waitEndsMs,
       moment,
-      deadlineMs: rules.drainDeadlineMs(remaining, moment),
+      deadlineMs: rules.drainDeadlineMs(evictable, moment), // a pod waited for is never forced: its window moves nothing
     };
   }
 

@@ -86,4 +86,23 @@ describe('drain rules under review', () => {
     expect(statuses).toEqual(['drained']);
     expect(cluster.events.find((e) => e.reason === 'PodsNotWaitedFor')?.message).toMatch(/default\/agent/);
   });
+
+  it.each(['force', 'leave'])('ends the drain at its deadline when only a wait-completed pod is left (%s policy)', async (policy) => {
+    cluster.addPod(pod({ name: 'etl', controllerKind: 'StatefulSet', labels: { 'cluster.x-k8s.io/drain': 'wait-completed' } }));
+
+    await world.runChain({ DEADLINE_POLICY: policy, DRAIN_TIMEOUT_SECONDS: '300', BATCH_WAIT_SECONDS: '0', MIN_EVICTION_WINDOW_SECONDS: '60' });
+
+    expect(cluster.events.filter((e) => e.reason === 'DrainTimedOut').map((e) => e.message)).toHaveLength(1);
+    expect(world.lifecycle.completions.map((c) => (c.atMs - t0) / 1000)).toEqual([300]);
+  });
+
+  it('ends the drain at its deadline under force when a hand-off leaves only a wait-completed pod', async () => {
+    cluster.addPod(pod({ name: 'web' }));
+    cluster.addPod(pod({ name: 'etl', controllerKind: 'StatefulSet', labels: { 'cluster.x-k8s.io/drain': 'wait-completed' } }));
+
+    const statuses = await world.runChain({ DEADLINE_POLICY: 'force', DRAIN_TIMEOUT_SECONDS: '3600', BATCH_WAIT_SECONDS: '0' });
+
+    expect(statuses.length).toBeGreaterThan(1);
+    expect(world.lifecycle.completions.map((c) => (c.atMs - t0) / 1000)).toEqual([3600]);
+  });
 });
