@@ -100,7 +100,8 @@ function podFindings(info: PodInfo, rule: PodRule, add: Add): void {
       fix: 'run it under a Deployment, StatefulSet or Job',
     });
   }
-  if (toleratesUnschedulable(info)) {
+  // A DaemonSet pod (EVICT_DAEMONSET_PODS) tolerates the cordon by its controller's design; the one put back is not chased.
+  if (toleratesUnschedulable(info) && info.controllerKind !== 'DaemonSet') {
     add({
       kind: 'tolerates-cordon',
       severity: 'warning',

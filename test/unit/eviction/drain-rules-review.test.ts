@@ -105,4 +105,16 @@ describe('drain rules under review', () => {
     expect(statuses.length).toBeGreaterThan(1);
     expect(world.lifecycle.completions.map((c) => (c.atMs - t0) / 1000)).toEqual([3600]);
   });
+
+  it('under retain, a Skip pod does not retain the instance and a Skip pod with a refusing budget holds nothing', async () => {
+    cluster.addPod(pod({ name: 'web' }));
+    const cache = cluster.addPod(pod({ name: 'cache', labels: { 'cluster.x-k8s.io/drain': 'skip' } }));
+    cluster.evictionRules.push(pdbBlocks('cache-pdb', (p) => p.uid === cache.uid));
+
+    const statuses = await world.runChain({ DEADLINE_POLICY: 'retain', LOAD_BALANCER_DELAY_SECONDS: '30' });
+
+    expect(statuses).toEqual(['drained']);
+    expect(world.lifecycle.completions.map((c) => c.result)).toEqual(['CONTINUE']);
+    expect(evictions().map((e) => e.pod)).toEqual(['default/web']);
+  });
 });

@@ -10,3 +10,16 @@ describe('check --drain-rules @file', () => {
     expect(read).toThrow(/--drain-rules: cannot read no-such-rules\.json/);
   });
 });
+
+describe('check --evict-daemonset-pods', () => {
+  it('does not warn that a DaemonSet pod tolerates the cordon (its controller adds that toleration; the one put back is not chased)', async () => {
+    const { analyseDrainability } = await import('../../../scripts/preflight.js');
+    const agent = {
+      metadata: { name: 'agent-1', namespace: 'logging', uid: 'a1', ownerReferences: [{ kind: 'DaemonSet', name: 'agent', uid: 'ds', apiVersion: 'apps/v1', controller: true }] },
+      spec: { nodeName: 'node-a', containers: [], tolerations: [{ key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' }] },
+      status: { phase: 'Running' },
+    };
+    const findings = analyseDrainability({ nodes: ['node-a'], pods: [agent], budgets: [], rules: { rules: [], evictDaemonSetPods: true } });
+    expect(findings.filter((f) => f.kind === 'tolerates-cordon')).toEqual([]);
+  });
+});
