@@ -167,6 +167,9 @@ function terminateFirstDeadlocks(input: PreflightInput, leaving: ReadonlySet<str
   for (const pod of input.pods) {
     const node = pod.spec?.nodeName;
     if (node === undefined || !leaving.has(node) || pod.metadata?.deletionTimestamp) continue;
+    // Only pods the drain evicts count: not those its rules leave (Skip) or never evict (WaitCompleted until the deadline).
+    const rule = podRule(toPodInfo(pod), input.rules ?? defaultDrainRuleSettings, Date.now());
+    if (rule.behavior === 'Skip' || rule.waitBound === 'deadline') continue;
     const budgets = budgetsOf(pod);
     if (budgets.length !== 1) continue;
     const k = `${node}/${budgets[0]!.metadata?.name}`;

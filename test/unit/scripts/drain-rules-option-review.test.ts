@@ -23,3 +23,27 @@ describe('check --evict-daemonset-pods', () => {
     expect(findings.filter((f) => f.kind === 'tolerates-cordon')).toEqual([]);
   });
 });
+
+describe('check --strategy minimal under drain rules', () => {
+  it('does not count pods the rules leave running in a budget deadlock (they never need to leave)', async () => {
+    const { analyseDrainability } = await import('../../../scripts/preflight.js');
+    const cache = (n: number) => ({
+      metadata: {
+        name: `cache-${n}`,
+        namespace: 'shop',
+        uid: `c${n}`,
+        labels: { app: 'cache', 'cluster.x-k8s.io/drain': 'skip' },
+        ownerReferences: [{ kind: 'ReplicaSet', name: 'cache', uid: 'rs', apiVersion: 'apps/v1', controller: true }],
+      },
+      spec: { nodeName: 'node-a', containers: [] },
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+    const budget = {
+      metadata: { name: 'cache', namespace: 'shop' },
+      spec: { selector: { matchLabels: { app: 'cache' } }, minAvailable: 1 },
+      status: { disruptionsAllowed: 1, currentHealthy: 2, desiredHealthy: 1 },
+    };
+    const findings = analyseDrainability({ nodes: ['node-a'], pods: [cache(1), cache(2)], budgets: [budget], terminateFirst: true });
+    expect(findings.filter((f) => f.kind === 'budget-deadlock-terminate-first')).toEqual([]);
+  });
+});
