@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { defaultDrainRuleSettings, type DrainRuleSettings, type PodRuleRow } from './drain-rules-view.js';
 import { drainRuleProblems } from '../lambda/shared/drain-rule-variables.js';
+import { flag } from '../lambda/shared/variable.js';
 import { UsageError } from './command-options.js';
 
 export interface RuleOptions {
@@ -38,7 +39,7 @@ function readRules(file: string): string {
 
 /** Rules from a deployed function's DRAIN_RULES and EVICT_DAEMONSET_PODS. */
 export function rulesFromVariables(variables: Readonly<Record<string, string>>): DrainRuleSettings {
-  return rulesFromOptions({ 'drain-rules': variables['DRAIN_RULES'] || undefined, 'evict-daemonset-pods': variables['EVICT_DAEMONSET_PODS'] === 'true' });
+  return rulesFromOptions({ 'drain-rules': variables['DRAIN_RULES'] || undefined, 'evict-daemonset-pods': flag(variables['EVICT_DAEMONSET_PODS'] ?? '') === true });
 }
 
 /** The table: one line per pod, in the order the drain takes them. */

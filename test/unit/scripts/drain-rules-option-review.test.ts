@@ -47,3 +47,10 @@ describe('check --strategy minimal under drain rules', () => {
     expect(findings.filter((f) => f.kind === 'budget-deadlock-terminate-first')).toEqual([]);
   });
 });
+
+describe('check --function', () => {
+  it('reads EVICT_DAEMONSET_PODS as the function does (" true " is true there)', async () => {
+    const { rulesFromVariables } = await import('../../../scripts/drain-rules-option.js');
+    expect(rulesFromVariables({ EVICT_DAEMONSET_PODS: ' true ' }).evictDaemonSetPods).toBe(true);
+  });
+});
