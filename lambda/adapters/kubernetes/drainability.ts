@@ -72,7 +72,8 @@ export function analyseDrainability(input: PreflightInput): Finding[] {
     if (rule.behavior === 'Skip') continue;
     const add = (f: Omit<Finding, 'node' | 'pod'>) => findings.push({ node, pod: key(pod), ...f });
     podFindings(info, rule, add);
-    budgetFindings(pod, input, leaving, budgetsOf, add);
+    // Cluster API's WaitCompleted pods are never evicted: their budgets hold nothing up.
+    if (rule.waitBound !== 'deadline') budgetFindings(pod, input, leaving, budgetsOf, add);
   }
   if (input.terminateFirst) findings.push(...terminateFirstDeadlocks(input, leaving, budgetsOf));
   return findings;

@@ -3,6 +3,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { handlerWorld, pdbBlocks, FakeClock, FakeCluster, pod } from '../../fakes/fake-world.js';
 import { instanceId } from '../../fixtures/notifications.js';
+import { spotInterruptionWarning } from '../../fixtures/deliveries.js';
 
 const env = {
   CLUSTER_NAME: 'prod',
@@ -116,5 +117,19 @@ describe('drain rules under review', () => {
     expect(statuses).toEqual(['drained']);
     expect(world.lifecycle.completions.map((c) => c.result)).toEqual(['CONTINUE']);
     expect(evictions().map((e) => e.pod)).toEqual(['default/web']);
+  });
+
+  it('a Spot interruption leaves Skip pods running and never force-deletes them', async () => {
+    world.groups.set(instanceId, 'workers');
+    world.ec2.spot.set(instanceId, 'marked-for-termination');
+    cluster.addPod(pod({ name: 'web' }));
+    const cache = cluster.addPod(pod({ name: 'cache', labels: { 'cluster.x-k8s.io/drain': 'skip' } }));
+    cluster.evictionRules.push(pdbBlocks('cache-pdb', (p) => p.uid === cache.uid));
+
+    const result = await world.invokeRaw(world.handler({ DEADLINE_POLICY: 'force' }), spotInterruptionWarning(instanceId, new Date(clock.now()).toISOString()));
+
+    expect(result.records[0]!.status).toBe('drained');
+    expect(evictions().map((e) => e.pod)).toEqual(['default/web']);
+    expect(cluster.deletions).toEqual([]);
   });
 });

@@ -54,3 +54,28 @@ describe('check --function', () => {
     expect(rulesFromVariables({ EVICT_DAEMONSET_PODS: ' true ' }).evictDaemonSetPods).toBe(true);
   });
 });
+
+describe('check: budgets of pods the drain never evicts', () => {
+  it('does not report a blocker for the budget of a Cluster API wait-completed pod (it is waited for, never evicted)', async () => {
+    const { analyseDrainability, hasBlocker } = await import('../../../scripts/preflight.js');
+    const etl = {
+      metadata: {
+        name: 'etl-0',
+        namespace: 'shop',
+        uid: 'e0',
+        labels: { app: 'etl', 'cluster.x-k8s.io/drain': 'wait-completed' },
+        ownerReferences: [{ kind: 'StatefulSet', name: 'etl', uid: 'ss', apiVersion: 'apps/v1', controller: true }],
+      },
+      spec: { nodeName: 'node-a', containers: [] },
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+    };
+    const budget = {
+      metadata: { name: 'etl', namespace: 'shop' },
+      spec: { selector: { matchLabels: { app: 'etl' } }, minAvailable: 1 },
+      status: { disruptionsAllowed: 0, currentHealthy: 1, desiredHealthy: 1 },
+    };
+    const findings = analyseDrainability({ nodes: ['node-a'], pods: [etl], budgets: [budget] });
+    expect(hasBlocker(findings)).toBe(false);
+    expect(findings.map((f) => f.kind)).toEqual(['waits-for-completion']);
+  });
+});
