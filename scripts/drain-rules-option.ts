@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { defaultDrainRuleSettings, type DrainRuleSettings, type PodRuleRow } from './drain-rules-view.js';
 import { drainRuleProblems } from '../lambda/shared/drain-rule-variables.js';
+import { flag } from '../lambda/shared/variable.js';
 import { UsageError } from './command-options.js';
 
 export interface RuleOptions {
@@ -14,7 +15,7 @@ export interface RuleOptions {
 /** Rules from --drain-rules / --evict-daemonset-pods (a usage error names what is wrong). */
 export function rulesFromOptions(o: RuleOptions): DrainRuleSettings {
   const raw = o['drain-rules'];
-  const text = raw?.startsWith('@') ? readFileSync(raw.slice(1), 'utf8') : raw;
+  const text = raw?.startsWith('@') ? readRules(raw.slice(1)) : raw;
   let rules: unknown = [];
   if (text !== undefined) {
     try {
@@ -28,9 +29,17 @@ export function rulesFromOptions(o: RuleOptions): DrainRuleSettings {
   return { rules: rules as DrainRuleSettings['rules'], evictDaemonSetPods: o['evict-daemonset-pods'] === true || defaultDrainRuleSettings.evictDaemonSetPods };
 }
 
+function readRules(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--drain-rules: cannot read ${file}: ${(error as Error).message}`);
+  }
+}
+
 /** Rules from a deployed function's DRAIN_RULES and EVICT_DAEMONSET_PODS. */
 export function rulesFromVariables(variables: Readonly<Record<string, string>>): DrainRuleSettings {
-  return rulesFromOptions({ 'drain-rules': variables['DRAIN_RULES'] || undefined, 'evict-daemonset-pods': variables['EVICT_DAEMONSET_PODS'] === 'true' });
+  return rulesFromOptions({ 'drain-rules': variables['DRAIN_RULES'] || undefined, 'evict-daemonset-pods': flag(variables['EVICT_DAEMONSET_PODS'] ?? '') === true });
 }
 
 /** The table: one line per pod, in the order the drain takes them. */

@@ -94,6 +94,7 @@ function fromPod(pod: PodInfo): PodRule | undefined {
   if (behavior === 'Skip' || behavior === 'WaitCompleted') {
     return { behavior, order: 0, source: `${drainBehaviorKey}=${ours}`, ...(behavior === 'WaitCompleted' ? { waitBound: 'deadline' as const } : {}) };
   }
+  if (behavior === 'Drain') return { behavior, order: order ?? 0, source: `${drainBehaviorKey}=${ours}${order !== undefined ? `, ${drainOrderKey}=${order}` : ''}` };
   if (order !== undefined) return { behavior: 'Drain', order, source: `${drainOrderKey}=${order}` };
   return undefined;
 }

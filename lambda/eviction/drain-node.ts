@@ -82,7 +82,7 @@ class NodeDrain {
   private readonly announcedBatch = new Set<string>();
   private daemonPodsAtStart: ReadonlySet<string> | undefined;
   /** The first tier's window is the drain's own; later tiers are reached in this invocation. */
-  private readonly tierReachedMs: Map<number, number>;
+  private readonly tierReachedMs = new Map<number, number>();
   private evicted = 0;
   private blocked = 0;
   private forced = 0;
@@ -92,9 +92,7 @@ class NodeDrain {
   constructor(
     private readonly o: DrainOptions,
     private readonly deps: DrainDeps,
-  ) {
-    this.tierReachedMs = new Map();
-  }
+  ) {}
 
   async run(): Promise<DrainResult> {
     for (;;) {
@@ -130,11 +128,11 @@ class NodeDrain {
 
   private view(): PassView {
     const nowMs = this.deps.clock.now();
-    // DaemonSet pods tolerate the cordon: the one their controller puts back is not chased.
+    // DaemonSet pods tolerate the cordon: the one their controller puts back is not chased (after a hand-off too).
     const daemonPods = (this.daemonPodsAtStart ??= new Set(
       this.o.watch
         .current()
-        .filter(isDaemonSetPod)
+        .filter((p) => isDaemonSetPod(p) && !(this.o.resumed && rules.boundSince(p, this.o.window.startMs)))
         .map((p) => p.uid),
     ));
     const { batch } = this.o;
@@ -146,8 +144,10 @@ class NodeDrain {
       ignored: (p) => (isDaemonSetPod(p) ? !daemonPods.has(p.uid) : !isDrainable(p)) || this.o.returns.has(p) || this.notWaitedFor.has(p.uid),
     });
     const { remaining, waiting, evictable, tier } = sorted;
-    // The first orders' window is the drain's own; a later order's starts when it is reached.
-    if (Number.isFinite(tier) && !this.tierReachedMs.has(tier)) this.tierReachedMs.set(tier, tier <= 0 ? this.o.window.startMs : nowMs);
+    // The first order's window is the drain's own; a later order's (0 after a negative one too)
+    // starts when it is reached. A resumed drain cannot tell which came first: the default order's.
+    const first = this.tierReachedMs.size === 0 && (!this.o.resumed || tier <= 0);
+    if (Number.isFinite(tier) && !this.tierReachedMs.has(tier)) this.tierReachedMs.set(tier, first ? this.o.window.startMs : nowMs);
     const moment: DrainMoment = {
       nowMs,
       force: this.o.deadlinePolicy === DeadlinePolicy.FORCE,
@@ -169,7 +169,7 @@ class NodeDrain {
       ruleOf: sorted.ruleOf,
       waitEndsMs: sorted.waitEndsMs,
       moment,
-      deadlineMs: rules.drainDeadlineMs(remaining, moment),
+      deadlineMs: rules.drainDeadlineMs(evictable, moment), // a pod waited for is never forced: its window moves nothing
     };
   }
 
@@ -247,10 +247,11 @@ class NodeDrain {
     }
   }
 
-  /** Terminating pods no kubelet will stop, or past their grace period by a margin, hold nothing up. */
+  /** Terminating pods no kubelet will stop, or past their grace period by a margin, hold nothing up (evicted DaemonSet pods too). */
   private async giveUpOnPodsThatCannotLeave(): Promise<void> {
     const now = this.deps.clock.now();
-    const newly = this.o.watch.current().filter((p) => isDrainable(p) && !this.notWaitedFor.has(p.uid) && rules.cannotLeave(p, now, this.o.kubeletGone));
+    const counted = (p: PodInfo) => isDrainable(p) || (this.o.rules.evictDaemonSetPods && this.daemonPodsAtStart?.has(p.uid) === true);
+    const newly = this.o.watch.current().filter((p) => counted(p) && !this.notWaitedFor.has(p.uid) && rules.cannotLeave(p, now, this.o.kubeletGone));
     if (newly.length === 0) return;
     const names = await reportNotWaitedFor(this.o.node, newly, this.o.kubeletGone, this.reportDeps());
     newly.forEach((p, i) => this.notWaitedFor.set(p.uid, names[i]!));

@@ -70,6 +70,11 @@ export function isBudgetBlock(reason: BlockReason): boolean {
   return reason === 'disruption-budget' || reason === 'multiple-budgets';
 }
 
+/** Bound to the node since then (the API server keeps whole seconds): a DaemonSet pod its controller put back. */
+export function boundSince(pod: PodInfo, sinceMs: number): boolean {
+  return pod.scheduledAt !== undefined && pod.scheduledAt.getTime() > sinceMs - 1_000;
+}
+
 /** Eviction was asked for (and refused) or accepted at least once. */
 export function wasAsked(pod: PodInfo, m: Pick<DrainMoment, 'attempts' | 'accepted'>): boolean {
   return (m.attempts.get(pod.uid)?.count ?? 0) > 0 || m.accepted.has(pod.uid);

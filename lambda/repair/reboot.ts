@@ -8,7 +8,9 @@
 // reboot is replaced instead.
 import { repairRebooted, repairRecovered, repairReplacing } from '../cluster/events.js';
 import type { RepairRecord } from '../cluster/node-marks.js';
+import { podRule } from '../cluster/drain-rules.js';
 import { isDrainable, isTerminating } from '../cluster/pods.js';
+import { drainRuleSettings } from '../shared/drain-rule-variables.js';
 import type { Judged, RepairDeps, RepairReport } from './repair-ports.js';
 
 /** After the reboot, conditions this long healthy count as recovered (the agent reports again). */
@@ -33,11 +35,17 @@ export async function followUp(deps: RepairDeps, j: Judged, report: RepairReport
 
 async function drainThenReboot(deps: RepairDeps, j: Judged, record: RepairRecord, report: RepairReport): Promise<void> {
   const watch = await deps.cluster.watchPodsOnNode(j.node.name);
-  const pods = watch.current().filter(isDrainable);
-  watch.close();
   const now = deps.clock.now();
+  // The drain rules hold here too: Skip pods stay (and hold nothing), Cluster API's WaitCompleted ones are waited for, never evicted.
+  const ruled = watch
+    .current()
+    .filter(isDrainable)
+    .map((pod) => ({ pod, rule: podRule(pod, drainRuleSettings(deps.config), now) }))
+    .filter(({ rule }) => rule.behavior !== 'Skip');
+  watch.close();
+  const pods = ruled.map(({ pod }) => pod);
   if (pods.length > 0 && now < record.decidedAtMs + deps.config.drainTimeoutSeconds * 1000) {
-    for (const pod of pods.filter((p) => !isTerminating(p))) await deps.cluster.evictPod(pod);
+    for (const { pod } of ruled.filter(({ pod, rule }) => !isTerminating(pod) && rule.waitBound !== 'deadline')) await deps.cluster.evictPod(pod);
     return;
   }
   // The record first: a pass that dies after the reboot must not reboot again.

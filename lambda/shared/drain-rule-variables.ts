@@ -66,7 +66,10 @@ export function drainRuleProblems(value: unknown): string[] {
     else names.add(r['name']);
     if (!drainBehaviors.includes(r['behavior'] as never)) problems.push(`${at}.behavior must be one of ${drainBehaviors.join(', ')}`);
     // As Cluster API's webhook: order only with Drain.
-    if (r['order'] !== undefined && (r['behavior'] !== 'Drain' || !Number.isInteger(r['order']) || Math.abs(r['order'] as number) > 2_147_483_647)) {
+    if (
+      r['order'] !== undefined &&
+      (r['behavior'] !== 'Drain' || !Number.isInteger(r['order']) || (r['order'] as number) < -2_147_483_648 || (r['order'] as number) > 2_147_483_647)
+    ) {
       problems.push(`${at}.order must be an int32, and only with behavior Drain`);
     }
     for (const key of Object.keys(r)) if (!['name', 'behavior', 'order', 'pods'].includes(key)) problems.push(`${at}.${key} is not a rule field`);
@@ -76,10 +79,11 @@ export function drainRuleProblems(value: unknown): string[] {
 
 function podSelectorProblems(pods: unknown, at: string): string[] {
   if (pods === undefined) return [];
-  if (!Array.isArray(pods)) return [`${at}.pods must be a list`];
+  // As Cluster API's schema (MinItems=1, MinProperties=1): an empty list or entry would select every pod.
+  if (!Array.isArray(pods) || pods.length === 0) return [`${at}.pods must be a non-empty list (leave it out for every pod)`];
   return pods.flatMap((p: unknown, j) => {
     const where = `${at}.pods[${j}]`;
-    if (typeof p !== 'object' || p === null) return [`${where} must be an object`];
+    if (typeof p !== 'object' || p === null || Object.keys(p).length === 0) return [`${where} must be an object with a selector and/or a namespaceSelector`];
     const entry = p as Record<string, unknown>;
     const problems = Object.keys(entry)
       .filter((k) => k !== 'selector' && k !== 'namespaceSelector')

@@ -22,6 +22,8 @@ export interface ObservedPlan {
   readonly evict: readonly string[];
   /** Jobs, do-not-disrupt and WaitCompleted pods: waited for first. */
   readonly waitFor: readonly string[];
+  /** Of waitFor, those never evicted (Cluster API's WaitCompleted): waited for until the drain deadline. */
+  readonly waitUntilDeadline?: readonly string[] | undefined;
   /** Pods a user's drain rule leaves running (Skip). */
   readonly leave?: readonly string[] | undefined;
   /** What would hold an eviction up now (budgets), by pod. */
@@ -86,8 +88,11 @@ async function planOf(cluster: ClusterGateway, nodeName: string, n: LifecycleNot
     ctx.log.warn('observe mode: could not work out what would block the evictions', asError(error));
     return [];
   });
-  const blocked = findings.filter((f) => f.severity !== 'info' && f.budget !== undefined).map((f) => ({ pod: f.pod, why: f.why, budget: f.budget }));
-  return { node: nodeName, evict: evict.map(podKey), waitFor: batch.map(podKey), leave, blocked, siblings: await siblingsOf(n, ctx), pods };
+  // Only pods the drain would evict can be held up by their budgets (never Skip or Cluster API's WaitCompleted ones).
+  const evicted = new Set(ruled.filter(({ r }) => r.behavior === 'Drain' || r.waitBound === 'batch-wait').map(({ p }) => podKey(p)));
+  const blocked = findings.filter((f) => f.severity !== 'info' && f.budget !== undefined && evicted.has(f.pod)).map((f) => ({ pod: f.pod, why: f.why, budget: f.budget }));
+  const waitUntilDeadline = ruled.filter(({ r }) => r.waitBound === 'deadline').map(({ p }) => podKey(p));
+  return { node: nodeName, evict: evict.map(podKey), waitFor: batch.map(podKey), waitUntilDeadline, leave, blocked, siblings: await siblingsOf(n, ctx), pods };
 }
 
 /** The group's other leaving instances, as the sibling survey would ask (best effort, its short budget). */
@@ -115,10 +120,13 @@ function waits(ctx: TriggerContext): Record<string, number | string> {
 
 function describe(plan: ObservedPlan, ctx: TriggerContext): string {
   const c = ctx.config;
+  const untilDeadline = plan.waitUntilDeadline ?? [];
+  const bounded = plan.waitFor.filter((p) => !untilDeadline.includes(p));
   const parts = [
     `would label this node out of external load balancers and cordon it`,
     plan.siblings.length > 0 ? `cordon the nodes of the group's ${plan.siblings.length} other leaving instance(s) (${listed(plan.siblings)}) first` : undefined,
-    plan.waitFor.length > 0 ? `wait up to ${c.batchWaitSeconds} s for ${listed(plan.waitFor)} to finish` : undefined,
+    bounded.length > 0 ? `wait up to ${c.batchWaitSeconds} s for ${listed(bounded)} to finish` : undefined,
+    untilDeadline.length > 0 ? `never evict ${listed(untilDeadline)} (WaitCompleted): wait for them to finish until the drain deadline` : undefined,
     plan.evict.length > 0 ? `evict, in this order: ${listed(plan.evict)}` : 'evict nothing (no pod to move)',
     plan.leave !== undefined && plan.leave.length > 0 ? `leave ${listed(plan.leave)} running (drain rule Skip)` : undefined,
     plan.blocked.length > 0 ? `held up now: ${plan.blocked.map((b) => `${b.pod} by PodDisruptionBudget ${b.budget}`).join('; ')}` : undefined,

@@ -72,7 +72,8 @@ export function analyseDrainability(input: PreflightInput): Finding[] {
     if (rule.behavior === 'Skip') continue;
     const add = (f: Omit<Finding, 'node' | 'pod'>) => findings.push({ node, pod: key(pod), ...f });
     podFindings(info, rule, add);
-    budgetFindings(pod, input, leaving, budgetsOf, add);
+    // Cluster API's WaitCompleted pods are never evicted: their budgets hold nothing up.
+    if (rule.waitBound !== 'deadline') budgetFindings(pod, input, leaving, budgetsOf, add);
   }
   if (input.terminateFirst) findings.push(...terminateFirstDeadlocks(input, leaving, budgetsOf));
   return findings;
@@ -100,7 +101,8 @@ function podFindings(info: PodInfo, rule: PodRule, add: Add): void {
       fix: 'run it under a Deployment, StatefulSet or Job',
     });
   }
-  if (toleratesUnschedulable(info)) {
+  // A DaemonSet pod (EVICT_DAEMONSET_PODS) tolerates the cordon by its controller's design; the one put back is not chased.
+  if (toleratesUnschedulable(info) && info.controllerKind !== 'DaemonSet') {
     add({
       kind: 'tolerates-cordon',
       severity: 'warning',
@@ -166,6 +168,9 @@ function terminateFirstDeadlocks(input: PreflightInput, leaving: ReadonlySet<str
   for (const pod of input.pods) {
     const node = pod.spec?.nodeName;
     if (node === undefined || !leaving.has(node) || pod.metadata?.deletionTimestamp) continue;
+    // Only pods the drain evicts count: not those its rules leave (Skip) or never evict (WaitCompleted until the deadline).
+    const rule = podRule(toPodInfo(pod), input.rules ?? defaultDrainRuleSettings, Date.now());
+    if (rule.behavior === 'Skip' || rule.waitBound === 'deadline') continue;
     const budgets = budgetsOf(pod);
     if (budgets.length !== 1) continue;
     const k = `${node}/${budgets[0]!.metadata?.name}`;

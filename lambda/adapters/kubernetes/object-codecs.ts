@@ -83,9 +83,11 @@ export function toPodInfo(pod: V1Pod): PodInfo {
   };
 }
 
+// Karpenter counts a do-not-disrupt duration from status.startTime (the kubelet took the pod on);
+// before the kubelet says so, from the binding (PodScheduled). https://github.com/kubernetes-sigs/karpenter/pull/2874
 function boundAt(pod: V1Pod): Date | undefined {
   const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'True')?.lastTransitionTime;
-  const at = scheduled ?? pod.status?.startTime;
+  const at = pod.status?.startTime ?? scheduled;
   return at === undefined ? undefined : new Date(at);
 }
 
