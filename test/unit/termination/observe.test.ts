@@ -59,7 +59,7 @@ describe('observe mode', () => {
 
     const message = cluster.events.find((e) => e.reason === 'TerminationObserved')!.message;
     expect(message).toContain('evict, in this order: default/web-1, default/db-0');
-    expect(message).toContain('for default/export to finish');
+    expect(message).toContain('never evict default/export (WaitCompleted): wait for them to finish until the drain deadline');
     expect(message).toContain('leave default/cache running (drain rule Skip)');
   });
 
