@@ -144,6 +144,35 @@ describe('surge before evict', () => {
     expect(evictions.map((e) => e.code)).toEqual([201]);
   });
 
+  it('refuses by name when the replacement has nowhere to run (the scheduler leaves it Unschedulable), and evicts plainly', async () => {
+    // Only the draining node carries the app's label: the scheduler cannot place the replacement.
+    const instanceId = newInstanceId();
+    await createKwokNode(a, 'nocapacity-1', instanceId, { scenario: 'nocapacity' });
+    await waitNodeReady(a, 'nocapacity-1');
+    await createApp('nocapacity', 1);
+    await waitDeploymentReady(a, namespace, 'nocapacity', 1);
+    drainer = startDrainer(plane, { drainTimeoutSeconds: 90, env: { SURGE_BEFORE_EVICT: 'true' } });
+    const since = Date.now();
+    const result = await drainer.terminate(instanceId);
+    const seconds = (Date.now() - since) / 1000;
+    drainer.restore();
+    drainer = undefined;
+
+    expect(statusOf(result)).toBe('drained');
+    const refused = (await eventsFor(a, 'Node', 'nocapacity-1')).filter((e) => e.reason === 'SurgeRefused');
+    expect(refused).toHaveLength(1);
+    expect(refused[0]!.message).toContain('(no-capacity)');
+    // The restart was made (capacity shows only once the replacement is tried), once; then plain eviction.
+    expect(deploymentPatches(since, 'nocapacity')).toHaveLength(1);
+    const evictions = readAudit(
+      plane,
+      (e) => byDrainer(e) && e.atMs >= since && e.subresource === 'eviction' && e.namespace === namespace && e.name?.startsWith('nocapacity-') === true,
+    );
+    expect(evictions.map((e) => e.code)).toEqual([201]);
+    expect(seconds).toBeLessThan(60);
+    console.log(`[surge] no capacity: refused after ${seconds.toFixed(1)} s: ${refused[0]!.message}`);
+  });
+
   it('resumes a surge across a hand-off without restarting twice', async () => {
     const { instanceId } = await nodesWithApp('handed', 1, { readyDelay: '10s' });
     await createPdb(a, namespace, 'handed', 'handed', 1);
