@@ -5,7 +5,7 @@
 // https://github.com/kubernetes-sigs/cluster-api/blob/main/api/core/v1beta2/machinedrainrules_types.go
 import type { PodInfo } from './cluster-ports.js';
 import { matchesSelector, type LabelSelector } from './label-selector.js';
-import { isCritical, isDaemonSetPod, isFinished, isMirrorPod, waitForCompletionAnnotations } from './pods.js';
+import { isCritical, isDaemonSetPod, isFinished, isMirrorPod } from './pods.js';
 import { doNotDisruptAnnotation, doNotDisruptUntilMs } from './do-not-disrupt.js';
 
 export type DrainBehavior = 'Drain' | 'Skip' | 'WaitCompleted';
@@ -15,6 +15,8 @@ export const drainBehaviors: readonly DrainBehavior[] = ['Drain', 'Skip', 'WaitC
 export const capiDrainLabel = 'cluster.x-k8s.io/drain';
 /** Ours, for a pod (label or annotation): `drain`, `skip` or `wait-completed`. */
 export const drainBehaviorKey = 'graceful-node-termination/drain';
+/** Ours, for a pod (annotation "true"): waited for within BATCH_WAIT_SECONDS, as a Job's pod. */
+export const waitForCompletionAnnotation = 'graceful-node-termination/wait-for-completion';
 /** Ours, for a pod (label or annotation): its order, an integer (Drain only). */
 export const drainOrderKey = 'graceful-node-termination/drain-order';
 
@@ -100,8 +102,8 @@ function fromPod(pod: PodInfo): PodRule | undefined {
 }
 
 function fromBatchMarks(pod: PodInfo, nowMs: number): PodRule | undefined {
-  const marked = waitForCompletionAnnotations.find((a) => a !== doNotDisruptAnnotation && pod.annotations[a] === 'true');
-  if (marked !== undefined) return { behavior: 'WaitCompleted', order: 0, source: `${marked}=true`, waitBound: 'batch-wait' };
+  if (pod.annotations[waitForCompletionAnnotation] === 'true')
+    return { behavior: 'WaitCompleted', order: 0, source: `${waitForCompletionAnnotation}=true`, waitBound: 'batch-wait' };
   const value = pod.annotations[doNotDisruptAnnotation];
   if (value === undefined) return undefined;
   const untilMs = doNotDisruptUntilMs(pod, value);

@@ -1,5 +1,5 @@
-// Pure pod predicates: which pods a drain evicts, waits for or leaves alone, and in which
-// order. Mirrors `kubectl drain --ignore-daemonsets --delete-emptydir-data --force`, which
+// Pure pod predicates the drain rules (drain-rules.ts) build on: which pods a drain must see
+// gone, which are critical, which tolerate the cordon. Mirrors `kubectl drain --ignore-daemonsets --delete-emptydir-data --force`, which
 // is what EKS managed node groups do.
 // https://github.com/kubernetes/kubectl/blob/master/pkg/drain/filters.go
 import type { PodInfo, Toleration } from './cluster-ports.js';
@@ -35,11 +35,6 @@ export function isCritical(pod: PodInfo): boolean {
   return pod.priorityClassName !== undefined && criticalPriorityClasses.has(pod.priorityClassName);
 }
 
-/** Tier 0 goes first; critical pods (coredns, ...) keep serving until the rest are gone. */
-export function evictionTier(pod: PodInfo): 0 | 1 {
-  return isCritical(pod) ? 1 : 0;
-}
-
 /** True when a pod would be scheduled onto a cordoned node anyway. */
 export function toleratesUnschedulable(pod: PodInfo): boolean {
   return pod.tolerations.some((t) => tolerates(t, unschedulableTaintKey, 'NoSchedule'));
@@ -49,17 +44,6 @@ function tolerates(t: Toleration, key: string, effect: string): boolean {
   const keyMatches = t.operator === 'Exists' ? t.key === undefined || t.key === '' || t.key === key : t.key === key;
   const effectMatches = t.effect === undefined || t.effect === '' || t.effect === effect;
   return keyMatches && effectMatches;
-}
-
-/** Annotations that ask for a pod to be left running until it finishes (Karpenter's and ours). */
-export const waitForCompletionAnnotations: readonly string[] = ['karpenter.sh/do-not-disrupt', 'graceful-node-termination/wait-for-completion'];
-
-/**
- * Batch work that a drain waits for instead of evicting: pods of Jobs, and pods annotated
- * to finish first. Evicting a Job pod restarts it from scratch elsewhere.
- */
-export function isBatchPod(pod: PodInfo): boolean {
-  return pod.controllerKind === 'Job' || waitForCompletionAnnotations.some((a) => pod.annotations[a] === 'true');
 }
 
 export function podKey(pod: Pick<PodInfo, 'namespace' | 'name'>): string {

@@ -1,10 +1,16 @@
 // What one node's departure costs, by named rules: the blockers (a node with one is never
 // chosen while the deferral lasts) and the weights the rest are ranked by. The pod rules are
-// the drainer's own (cluster/pods.ts): what it waits for, what it evicts, what it leaves.
+// the drainer's own (cluster/drain-rules.ts): what it waits for, what it evicts, what it leaves.
 // Karpenter ranks its disruption candidates the same way (pod-deletion-cost, priority):
 // https://github.com/kubernetes-sigs/karpenter/blob/main/pkg/utils/disruption/disruption.go
 import type { CostPod } from '../cluster/drain-cost.js';
-import { isBatchPod, isDrainable, isTerminating, podKey } from '../cluster/pods.js';
+import type { PodInfo } from '../cluster/cluster-ports.js';
+import { defaultDrainRuleSettings, podRule, type PodRule } from '../cluster/drain-rules.js';
+import { isDrainable, isTerminating, podKey } from '../cluster/pods.js';
+
+/** Each pod's drain rule, as the deployment's drains would apply it. */
+export type RuleOf = (pod: PodInfo) => PodRule;
+const byDefaultRules: RuleOf = (pod) => podRule(pod, defaultDrainRuleSettings, Date.now());
 
 export type BlockerRule = 'runs-batch-work' | 'budget-leaves-none' | 'only-ready-replica';
 
@@ -26,12 +32,13 @@ export interface NodeCost {
   readonly unknown?: boolean;
 }
 
-/** The pods the drain would evict or wait for (not DaemonSet, mirror, finished or already leaving pods). */
-export const departing = (pods: readonly CostPod[]): CostPod[] => pods.filter((p) => isDrainable(p.info) && !isTerminating(p.info));
+/** The pods the drain would evict or wait for (not DaemonSet, mirror, finished, skipped or already leaving pods). */
+export const departing = (pods: readonly CostPod[], ruleOf: RuleOf = byDefaultRules): CostPod[] =>
+  pods.filter((p) => isDrainable(p.info) && !isTerminating(p.info) && ruleOf(p.info).behavior !== 'Skip');
 
-/** A Job's pod or a do-not-disrupt pod: the drain waits for it (BATCH_WAIT_SECONDS). */
-export function runsBatchWork(pod: CostPod): Blocker | undefined {
-  if (!isBatchPod(pod.info)) return undefined;
+/** A pod the drain waits for (WaitCompleted: a Job's, a do-not-disrupt pod, one a drain rule says so of). */
+export function runsBatchWork(pod: CostPod, ruleOf: RuleOf = byDefaultRules): Blocker | undefined {
+  if (ruleOf(pod.info).behavior !== 'WaitCompleted') return undefined;
   return {
     rule: 'runs-batch-work',
     pod: podKey(pod.info),
@@ -106,13 +113,13 @@ export function podPoints(pod: CostPod, pinned: boolean): { readonly points: num
 }
 
 /** Every rule over one node's pods. */
-export function nodeCost(pods: readonly CostPod[], group: string, nodeLabels: Readonly<Record<string, string>>): NodeCost {
-  const leaving = departing(pods);
+export function nodeCost(pods: readonly CostPod[], group: string, nodeLabels: Readonly<Record<string, string>>, ruleOf: RuleOf = byDefaultRules): NodeCost {
+  const leaving = departing(pods, ruleOf);
   const blockers: Blocker[] = [];
   let points = 0;
   const reasons = new Map<string, number>();
   for (const pod of leaving) {
-    const found = runsBatchWork(pod) ?? budgetLeavesNone(pod, leaving) ?? holdsOnlyReadyReplica(pod, leaving);
+    const found = runsBatchWork(pod, ruleOf) ?? budgetLeavesNone(pod, leaving) ?? holdsOnlyReadyReplica(pod, leaving);
     // One blocker per workload or budget: its second pod says nothing new.
     if (found !== undefined && !blockers.some((b) => b.rule !== 'runs-batch-work' && b.why === found.why)) blockers.push(found);
     const p = podPoints(pod, pinnedToGroup(pod, group, nodeLabels));

@@ -8,6 +8,9 @@ import { openWindow } from '../shared/maintenance-windows.js';
 import type { Confirmed, Outcome, TriggerContext } from '../trigger.js';
 import { choose, type Candidate, type Choice, type Ranked } from './choose.js';
 import { nodeCost, type NodeCost } from './cost-rules.js';
+import type { PodInfo } from '../cluster/cluster-ports.js';
+import { podRule } from '../cluster/drain-rules.js';
+import { drainRuleSettings } from '../shared/drain-rule-variables.js';
 import { deferredSinceMs, isCurrent, maxDeferralMs } from './deferral.js';
 import type { ChoiceRequest } from './payload.js';
 
@@ -43,9 +46,11 @@ export async function decide(w: Confirmed<ChoiceWork>, ctx: TriggerContext, obse
   );
   const nodes = new Map([...byInstance.values()].map((n) => [n.name, n]));
   const pods = await cluster.podsForChoice([...nodes.keys()]);
+  const nowMs = ctx.clock.now();
+  const ruleOf = (pod: PodInfo) => podRule(pod, drainRuleSettings(ctx.config), nowMs);
   const candidates: Candidate[] = request.suggested.map((s) => {
     const node = byInstance.get(s.instanceId);
-    return { suggestion: s, node: node?.name, cost: node === undefined ? noNode : nodeCost(pods.get(node.name) ?? [], request.group, node.labels) };
+    return { suggestion: s, node: node?.name, cost: node === undefined ? noNode : nodeCost(pods.get(node.name) ?? [], request.group, node.labels, ruleOf) };
   });
   const closed = closedWindow(ctx);
   const d: Decision = { w, ctx, cluster, nodes, choice: choose(candidates, request.capacity, closed === undefined), closed };

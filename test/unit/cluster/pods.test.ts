@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { evictionTier, isDrainable, toleratesUnschedulable } from '../../../lambda/cluster/pods.js';
+import { defaultDrainRuleSettings, podRule } from '../../../lambda/cluster/drain-rules.js';
+import { isDrainable, toleratesUnschedulable } from '../../../lambda/cluster/pods.js';
 import { pod } from '../../fakes/fake-world.js';
 
 describe('pod filters', () => {
@@ -18,11 +19,12 @@ describe('pod filters', () => {
     expect(isDrainable(p)).toBe(expected);
   });
 
-  it('puts system-cluster-critical and system-node-critical pods in the last tier', () => {
-    expect(evictionTier(pod({ name: 'a' }))).toBe(0);
-    expect(evictionTier(pod({ name: 'a', priorityClassName: 'high' }))).toBe(0);
-    expect(evictionTier(pod({ name: 'a', priorityClassName: 'system-cluster-critical' }))).toBe(1);
-    expect(evictionTier(pod({ name: 'a', priorityClassName: 'system-node-critical' }))).toBe(1);
+  it('puts system-cluster-critical and system-node-critical pods in the last order', () => {
+    const order = (p: ReturnType<typeof pod>) => podRule(p, defaultDrainRuleSettings, 0).order;
+    expect(order(pod({ name: 'a' }))).toBe(0);
+    expect(order(pod({ name: 'a', priorityClassName: 'high' }))).toBe(0);
+    expect(order(pod({ name: 'a', priorityClassName: 'system-cluster-critical' }))).toBe(2000);
+    expect(order(pod({ name: 'a', priorityClassName: 'system-node-critical' }))).toBe(2000);
   });
 
   it.each([

@@ -1,12 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import { budgetAllowsNoneNow, budgetLeavesNone, holdsOnlyReadyReplica, nodeCost, pinnedToGroup, podPoints, runsBatchWork } from '../../../lambda/termination-policy/cost-rules.js';
 import { costPod } from '../../fixtures/choice.js';
+import type { PodInfo } from '../../../lambda/cluster/cluster-ports.js';
+import { podRule } from '../../../lambda/cluster/drain-rules.js';
 
 describe('the cost rules', () => {
   it('runs-batch-work: a Job pod or a do-not-disrupt pod, never a ReplicaSet pod', () => {
     expect(runsBatchWork(costPod('job', { kind: 'Job' }))?.rule).toBe('runs-batch-work');
     expect(runsBatchWork(costPod('dnd', { annotations: { 'karpenter.sh/do-not-disrupt': 'true' } }))?.why).toContain('asks not to be disrupted');
     expect(runsBatchWork(costPod('web'))).toBeUndefined();
+  });
+
+  it('follows the deployment’s drain rules: a pod it would wait for blocks, a pod it would leave costs nothing', () => {
+    const rules = { rules: [{ name: 'keep-cache', behavior: 'Skip' as const, pods: [{ selector: { matchLabels: { app: 'cache' } } }] }], evictDaemonSetPods: false };
+    const ruleOf = (pod: PodInfo) => podRule(pod, rules, Date.now());
+    expect(runsBatchWork(costPod('export', { labels: { 'cluster.x-k8s.io/drain': 'wait-completed' } }), ruleOf)?.rule).toBe('runs-batch-work');
+    // A do-not-disrupt duration long elapsed protects nothing, as for the drain.
+    const old = costPod('old', { annotations: { 'karpenter.sh/do-not-disrupt': '1s' } });
+    expect(runsBatchWork({ ...old, info: { ...old.info, startedAt: new Date(Date.now() - 60_000) } }, ruleOf)).toBeUndefined();
+    const cost = nodeCost([costPod('cache', { labels: { app: 'cache' }, kind: 'Job' }), costPod('web')], 'workers', {}, ruleOf);
+    expect(cost).toMatchObject({ evicted: 1, blockers: [] });
   });
 
   it('budget-leaves-none: a budget allowing nothing whose healthy pods are all on the node', () => {
