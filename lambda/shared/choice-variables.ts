@@ -1,9 +1,7 @@
 // The termination policy's variables (termination-policy/): defined here, spread into the one
 // list (config-variables.ts), so the construct, the handler and the docs' table share them.
 import { isTimeZone, parseWindows, type Window } from './maintenance-windows.js';
-import { integer, type Variable } from './variable.js';
-
-const variable = <T>(v: Variable<T>): Variable<T> => v;
+import { variable, integer } from './variable.js';
 
 export const choiceVariables = {
   terminationDeferralMaxSeconds: variable<number>({

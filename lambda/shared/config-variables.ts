@@ -7,7 +7,7 @@ import { choiceVariables } from './choice-variables.js';
 import { drainRuleVariables } from './drain-rule-variables.js';
 import { releaseVariables } from './release-variables.js';
 import { surgeVariables } from './surge-variables.js';
-import { flag, integer, type Variable } from './variable.js';
+import { flag, integer, variable } from './variable.js';
 import { formatRepairSettings, parseRepairSettings, type RepairSettings } from './repair-settings.js';
 
 export type { Variable } from './variable.js';
@@ -34,10 +34,6 @@ const tagList = (raw: string): ReadonlyMap<string, string | undefined> | undefin
 };
 
 const text = (raw: string): string | undefined => (raw.trim().length > 0 ? raw.trim() : undefined);
-
-function variable<T>(v: Variable<T>): Variable<T> {
-  return v;
-}
 
 /** Every variable the handler reads, in the order docs/configuration.md shows them. */
 export const configVariables = {

@@ -2,9 +2,7 @@
 // (config-variables.ts), so the construct, the handler and the docs' table share them.
 import { drainBehaviors, namespaceNameLabel, type DrainRuleSettings, type DrainRuleSpec } from '../cluster/drain-rules.js';
 import { selectorProblems } from '../cluster/label-selector.js';
-import { flag, type Variable } from './variable.js';
-
-const variable = <T>(v: Variable<T>): Variable<T> => v;
+import { variable, flag } from './variable.js';
 
 export const drainRuleVariables = {
   drainRules: variable<readonly DrainRuleSpec[]>({

@@ -1,8 +1,6 @@
 // Surge before evict (eviction/surge-gate.ts, docs/surge.md): defined here, spread into the one
 // list (config-variables.ts), so the construct, the handler and the docs' table share them.
-import { flag, integer, type Variable } from './variable.js';
-
-const variable = <T>(v: Variable<T>): Variable<T> => v;
+import { variable, flag, integer } from './variable.js';
 
 const list = (raw: string): readonly string[] | undefined => {
   const items = raw

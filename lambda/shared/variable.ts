@@ -8,6 +8,9 @@ export interface Variable<T> {
   format(value: T): string;
 }
 
+/** Defines one variable, its value type checked against parse, format and default. */
+export const variable = <T>(v: Variable<T>): Variable<T> => v;
+
 /** An integer from min to max, nothing else (no sign, no fraction, no unit). */
 export const integer =
   (min: number, max: number) =>
