@@ -19,7 +19,7 @@ import { formatOutput } from './output.js';
 import { checkUsage } from './usage.js';
 import { analyseDrainability, hasBlocker, renderFindings, type Finding } from './preflight.js';
 import { renderRules, rulesFromOptions, rulesFromVariables } from './drain-rules-option.js';
-import { podRules, type DrainRuleSettings, type PodRuleRow } from './drain-rules-view.js';
+import { podRules, type DrainRuleSettings, type PodRuleRow } from './preflight.js';
 import { functionVariables } from './maintenance-windows-note.js';
 
 export interface CheckResult {

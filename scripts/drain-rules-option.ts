@@ -2,7 +2,7 @@
 // with lambda:GetFunctionConfiguration), or rules given on the command line (--drain-rules, the
 // JSON DRAIN_RULES takes, or @file), else the defaults. The rules are the drainer's (drain-rules.ts).
 import { readFileSync } from 'node:fs';
-import { defaultDrainRuleSettings, type DrainRuleSettings, type PodRuleRow } from './drain-rules-view.js';
+import { defaultDrainRuleSettings, type DrainRuleSettings, type PodRuleRow } from './preflight.js';
 import { drainRuleProblems } from '../lambda/shared/drain-rule-variables.js';
 import { flag } from '../lambda/shared/variable.js';
 import { UsageError } from './command-options.js';

@@ -2,7 +2,8 @@
 // (lambda/adapters/kubernetes/drainability.ts, also observe mode's); here what a person reads.
 import type { Finding, Severity } from '../lambda/cluster/drainability.js';
 
-export { analyseDrainability, selects, type PreflightInput } from '../lambda/adapters/kubernetes/drainability.js';
+export { analyseDrainability, podRules, selects, type PodRuleRow, type PreflightInput } from '../lambda/adapters/kubernetes/drainability.js';
+export { defaultDrainRuleSettings, type DrainRuleSettings } from '../lambda/cluster/drain-rules.js';
 export type { Finding, FindingKind, Severity } from '../lambda/cluster/drainability.js';
 
 /** True when the upgrade must not start without --force. */

@@ -23,11 +23,11 @@ export function parseGoDurationMs(raw: string): number | undefined {
  * Until when the annotation protects the pod: Infinity for "true", the bind time plus the duration
  * for a duration, undefined for a value Karpenter ignores. A pod not yet bound counts from now.
  */
-export function doNotDisruptUntilMs(pod: Pick<PodInfo, 'scheduledAt'>, value: string): number | undefined {
+export function doNotDisruptUntilMs(pod: Pick<PodInfo, 'startedAt'>, value: string): number | undefined {
   if (value === 'true') return Number.POSITIVE_INFINITY;
   const ms = parseGoDurationMs(value);
   if (ms === undefined) return undefined;
-  return (pod.scheduledAt?.getTime() ?? Date.now()) + ms;
+  return (pod.startedAt?.getTime() ?? Date.now()) + ms;
 }
 
 /** The value is one Karpenter would ignore (shown by `check`). */

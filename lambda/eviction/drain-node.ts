@@ -81,7 +81,6 @@ class NodeDrain {
   private readonly notWaitedFor = new Map<string, string>();
   private readonly announcedBatch = new Set<string>();
   private daemonPodsAtStart: ReadonlySet<string> | undefined;
-  /** The first tier's window is the drain's own; later tiers are reached in this invocation. */
   private readonly tierReachedMs = new Map<number, number>();
   private evicted = 0;
   private blocked = 0;
@@ -128,20 +127,13 @@ class NodeDrain {
 
   private view(): PassView {
     const nowMs = this.deps.clock.now();
-    // DaemonSet pods tolerate the cordon: the one their controller puts back is not chased (after a hand-off too).
-    const daemonPods = (this.daemonPodsAtStart ??= new Set(
-      this.o.watch
-        .current()
-        .filter((p) => isDaemonSetPod(p) && !(this.o.resumed && rules.boundSince(p, this.o.window.startMs)))
-        .map((p) => p.uid),
-    ));
     const { batch } = this.o;
     const sorted = sortPods({
       pods: this.o.watch.current(),
       settings: this.o.rules,
       nowMs,
       batch,
-      ignored: (p) => (isDaemonSetPod(p) ? !daemonPods.has(p.uid) : !isDrainable(p)) || this.o.returns.has(p) || this.notWaitedFor.has(p.uid),
+      ignored: (p) => !this.counted(p) || this.o.returns.has(p) || this.notWaitedFor.has(p.uid),
     });
     const { remaining, waiting, evictable, tier } = sorted;
     // The first order's window is the drain's own; a later order's (0 after a negative one too)
@@ -247,11 +239,23 @@ class NodeDrain {
     }
   }
 
+  /** Drainable, or a DaemonSet pod there when the drain began (EVICT_DAEMONSET_PODS): the one its controller puts back is not chased. */
+  private counted(p: PodInfo): boolean {
+    if (!isDaemonSetPod(p)) return isDrainable(p);
+    const atStart = (d: PodInfo) => isDaemonSetPod(d) && !(this.o.resumed && rules.boundSince(d, this.o.window.startMs));
+    this.daemonPodsAtStart ??= new Set(
+      this.o.watch
+        .current()
+        .filter(atStart)
+        .map((d) => d.uid),
+    );
+    return this.o.rules.evictDaemonSetPods && this.daemonPodsAtStart.has(p.uid);
+  }
+
   /** Terminating pods no kubelet will stop, or past their grace period by a margin, hold nothing up (evicted DaemonSet pods too). */
   private async giveUpOnPodsThatCannotLeave(): Promise<void> {
     const now = this.deps.clock.now();
-    const counted = (p: PodInfo) => isDrainable(p) || (this.o.rules.evictDaemonSetPods && this.daemonPodsAtStart?.has(p.uid) === true);
-    const newly = this.o.watch.current().filter((p) => counted(p) && !this.notWaitedFor.has(p.uid) && rules.cannotLeave(p, now, this.o.kubeletGone));
+    const newly = this.o.watch.current().filter((p) => this.counted(p) && !this.notWaitedFor.has(p.uid) && rules.cannotLeave(p, now, this.o.kubeletGone));
     if (newly.length === 0) return;
     const names = await reportNotWaitedFor(this.o.node, newly, this.o.kubeletGone, this.reportDeps());
     newly.forEach((p, i) => this.notWaitedFor.set(p.uid, names[i]!));

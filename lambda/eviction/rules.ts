@@ -72,7 +72,7 @@ export function isBudgetBlock(reason: BlockReason): boolean {
 
 /** Bound to the node since then (the API server keeps whole seconds): a DaemonSet pod its controller put back. */
 export function boundSince(pod: PodInfo, sinceMs: number): boolean {
-  return pod.scheduledAt !== undefined && pod.scheduledAt.getTime() > sinceMs - 1_000;
+  return pod.startedAt !== undefined && pod.startedAt.getTime() > sinceMs - 1_000;
 }
 
 /** Eviction was asked for (and refused) or accepted at least once. */

@@ -69,7 +69,7 @@ export function toPodInfo(pod: V1Pod): PodInfo {
     controllerUid: controller?.uid,
     annotations: pod.metadata?.annotations ?? {},
     labels: pod.metadata?.labels ?? {},
-    scheduledAt: boundAt(pod),
+    startedAt: startOf(pod),
     priorityClassName: pod.spec?.priorityClassName,
     deletionTimestamp: pod.metadata?.deletionTimestamp ? new Date(pod.metadata.deletionTimestamp) : undefined,
     tolerations: (pod.spec?.tolerations ?? []).map((t) => ({ key: t.key, operator: t.operator, effect: t.effect })),
@@ -85,7 +85,7 @@ export function toPodInfo(pod: V1Pod): PodInfo {
 
 // Karpenter counts a do-not-disrupt duration from status.startTime (the kubelet took the pod on);
 // before the kubelet says so, from the binding (PodScheduled). https://github.com/kubernetes-sigs/karpenter/pull/2874
-function boundAt(pod: V1Pod): Date | undefined {
+function startOf(pod: V1Pod): Date | undefined {
   const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'True')?.lastTransitionTime;
   const at = pod.status?.startTime ?? scheduled;
   return at === undefined ? undefined : new Date(at);

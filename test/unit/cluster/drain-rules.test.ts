@@ -39,7 +39,7 @@ describe('a pod’s drain rule', () => {
 
   it('reads karpenter.sh/do-not-disrupt as Karpenter 1.12 does: true, or a duration from the pod’s binding, else ignored', () => {
     const dnd = (value: string, boundMinutesAgo = 10) =>
-      rule({ name: 'x', annotations: { 'karpenter.sh/do-not-disrupt': value }, scheduledAt: new Date(now - boundMinutesAgo * 60_000) });
+      rule({ name: 'x', annotations: { 'karpenter.sh/do-not-disrupt': value }, startedAt: new Date(now - boundMinutesAgo * 60_000) });
     expect(dnd('true')).toMatchObject({ behavior: 'WaitCompleted', waitBound: 'batch-wait' });
     expect(dnd('true').untilMs).toBeUndefined();
     expect(dnd('1h')).toMatchObject({ behavior: 'WaitCompleted', untilMs: now + 50 * 60_000 });

@@ -37,7 +37,7 @@ describe('drain rules under review', () => {
     cluster.onEvicted = (p) => {
       if (p.uid !== agent.uid) return;
       // The DaemonSet controller binds a new pod to the cordoned node at once (it tolerates the cordon).
-      clock.after(2_000, () => cluster.addPod(pod({ name: 'agent-2', controllerKind: 'DaemonSet', scheduledAt: new Date(clock.now()) })));
+      clock.after(2_000, () => cluster.addPod(pod({ name: 'agent-2', controllerKind: 'DaemonSet', startedAt: new Date(clock.now()) })));
     };
 
     const statuses = await world.runChain({ EVICT_DAEMONSET_PODS: 'true', BATCH_WAIT_SECONDS: '600', DRAIN_TIMEOUT_SECONDS: '3600' });
