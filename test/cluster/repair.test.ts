@@ -104,9 +104,11 @@ describe('node auto repair', () => {
       expect(drainer.logs.some((l) => l['message'] === repairHeldMessage)).toBe(true);
       const metric = drainer.logs.find((l) => l['RepairStorms'] !== undefined);
       expect(metric?.['RepairStorms']).toBe(1);
-      // Nothing was written but Events.
+      // Nothing was written to the storm's nodes but Events. The same pass may tidy what other
+      // files left on the shared plane (a node another test left marked is released), so the
+      // check is on this group's nodes, not on every write of the pass.
       const writes = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && ['patch', 'update', 'create', 'delete'].includes(e.verb));
-      expect(writes.filter((e) => e.resource !== 'events')).toEqual([]);
+      expect(writes.filter((e) => e.resource !== 'events' && (e.resource !== 'nodes' || e.name?.startsWith('storm-')))).toEqual([]);
     } finally {
       drainer.restore();
     }
