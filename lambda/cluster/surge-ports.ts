@@ -2,6 +2,7 @@
 // one write it makes to it (the restart annotation, as `kubectl rollout restart` writes it).
 import type { DrainRecord } from './node-marks.js';
 import type { PatchResult, PodInfo } from './cluster-ports.js';
+import type { Placement } from './placement.js';
 
 /** The annotation `kubectl rollout restart` sets on the pod template (and nothing else). */
 export const restartedAtAnnotation = 'kubectl.kubernetes.io/restartedAt';
@@ -34,6 +35,8 @@ export interface DeploymentInfo {
   readonly readinessProbe: boolean;
   /** A required pod anti-affinity term on kubernetes.io/hostname that selects the template's own labels. */
   readonly selfAntiAffinityOnHostname: boolean;
+  /** The template's nodeSelector and tolerations: which nodes count as room for one more pod. */
+  readonly placement: Placement;
   /** metadata.managedFields: who writes the object (GitOps tools, an HPA through scale). */
   readonly managers: readonly FieldManager[];
   /** spec.selector as a label selector string, to list its pods. */
@@ -60,8 +63,11 @@ export interface SurgeGateway {
   replicaPods(d: Pick<DeploymentInfo, 'namespace' | 'selector'>): Promise<readonly ReplicaPod[]>;
   /** The restart, exactly as `kubectl rollout restart` patches it; 'gone': the Deployment is no more. */
   restartDeployment(d: Pick<DeploymentInfo, 'namespace' | 'name'>, restartedAt: string): Promise<'patched' | 'gone'>;
-  /** Schedulable nodes (not cordoned), by name: where a replacement with hostname anti-affinity can go. */
-  schedulableNodes(): Promise<readonly string[]>;
+  /**
+   * Nodes a replacement with hostname anti-affinity may go to, by name: not cordoned, carrying
+   * the template's nodeSelector labels, every NoSchedule/NoExecute taint tolerated.
+   */
+  schedulableNodes(placement: Placement): Promise<readonly string[]>;
   /** Writes the drain record (its surges) on the node, before and after a restart. */
   saveDrainRecord(nodeName: string, record: DrainRecord): Promise<PatchResult>;
 }

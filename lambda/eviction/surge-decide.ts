@@ -18,7 +18,8 @@ export const refusalText: Readonly<Record<SurgeRefusal, string>> = {
   'recreate-strategy': 'its strategy is Recreate: it never runs old and new pods together',
   'max-surge-zero': 'its maxSurge rounds to 0: a rollout would remove the pod before starting its replacement',
   'no-readiness-probe': 'a container has no readiness probe: Ready would not mean serving',
-  'anti-affinity': 'a required pod anti-affinity on kubernetes.io/hostname leaves no schedulable node that is not leaving for one more pod',
+  'anti-affinity':
+    'a required pod anti-affinity on kubernetes.io/hostname leaves no node for one more pod (schedulable, not leaving, its nodeSelector and taints met, none of its pods there)',
   'no-capacity': 'the replacement stays Pending (Unschedulable): no node has room for it',
   'not-recorded': 'the drain record could not be written first, and a restart is never made unrecorded',
 };

@@ -116,7 +116,7 @@ export class DeploymentSurge implements SurgeGate {
     // Another pod of the same Deployment already restarted it in this drain: wait with it.
     const started = this.surges.find((s) => s.deployment === name && s.restartedAt !== undefined && s.state === 'waiting');
     if (started !== undefined) return this.add({ ...started, pod: podKey(pod), uid: pod.uid });
-    const room = d.selfAntiAffinityOnHostname ? antiAffinityRoom(await this.deps.api.schedulableNodes(), leaving, replicas) : undefined;
+    const room = d.selfAntiAffinityOnHostname ? antiAffinityRoom(await this.deps.api.schedulableNodes(d.placement), leaving, replicas) : undefined;
     const refusal = refusalOf(d, settings, room);
     if (refusal !== undefined) return this.refuse(pod, `Deployment ${name}`, refusal, name);
     return this.start(pod, d);

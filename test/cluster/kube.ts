@@ -150,6 +150,8 @@ export interface PodTemplateOptions {
   readonly labels?: Record<string, string>;
   /** A readiness probe on the container (kwok does not run it; surge before evict asks for one). */
   readonly readinessProbe?: boolean;
+  /** Required anti-affinity on the hostname against the app's own pods (one per node). */
+  readonly onePerNode?: boolean;
 }
 
 /** A Deployment's own settings, beside its pod template's. */
@@ -174,6 +176,10 @@ export function podSpec(o: PodTemplateOptions): V1PodSpec {
     topologySpreadConstraints:
       o.spreadOverNodes && o.app
         ? [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: o.app } } }]
+        : undefined,
+    affinity:
+      o.onePerNode && o.app
+        ? { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { app: o.app } } }] } }
         : undefined,
     automountServiceAccountToken: false,
   };

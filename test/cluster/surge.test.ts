@@ -2,7 +2,9 @@
 // minAvailable: 1 budget keeps a Ready pod at every instant while its node drains, and the
 // drain ends long before its deadline; maxSurge 0 is refused by name and evicted plainly; the
 // admission policy lets the drainer's identity change the restart annotation and nothing else
-// of a Deployment; a hand-off in the middle of a surge resumes it without a second restart.
+// of a Deployment; a hand-off in the middle of a surge resumes it without a second restart;
+// no capacity, hostname anti-affinity with no free node of the app's own, and Deployments a
+// GitOps tool or an HPA writes are each refused by name, the last two before any restart.
 import { AppsV1Api, ApiException, PatchStrategy, setHeaderOptions, type V1Deployment } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { statusOf, startDrainer, type Drainer } from './drainer.js';
@@ -70,6 +72,20 @@ async function patchAs(api: AppsV1Api, name: string, body: object): Promise<{ co
 
 const restartOnly = (at: string) => ({ spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': at } } } } });
 
+/** One terminate with the surge on, the drainer gone after it; `since` for the audit log. */
+async function surgeDrain(instanceId: string, o: { drainTimeoutSeconds: number; env?: Record<string, string> }) {
+  const d = startDrainer(plane, { drainTimeoutSeconds: o.drainTimeoutSeconds, env: { SURGE_BEFORE_EVICT: 'true', ...o.env } });
+  const since = Date.now();
+  try {
+    const result = await d.terminate(instanceId);
+    return { result, since, seconds: (Date.now() - since) / 1000 };
+  } finally {
+    d.restore();
+  }
+}
+
+const refusals = async (node: string) => (await eventsFor(a, 'Node', node)).filter((e) => e.reason === 'SurgeRefused');
+
 describe('surge before evict', () => {
   let drainer: Drainer | undefined;
   beforeAll(async () => {
@@ -128,15 +144,11 @@ describe('surge before evict', () => {
 
   it('refuses maxSurge: 0 by name and evicts plainly', async () => {
     const { instanceId } = await nodesWithApp('nosurge', 1, { maxSurge: 0, maxUnavailable: 1 });
-    drainer = startDrainer(plane, { drainTimeoutSeconds: 60, env: { SURGE_BEFORE_EVICT: 'true' } });
-    const since = Date.now();
-    const result = await drainer.terminate(instanceId);
-    drainer.restore();
-    drainer = undefined;
+    const { result, since } = await surgeDrain(instanceId, { drainTimeoutSeconds: 60 });
 
     expect(statusOf(result)).toBe('drained');
     expect(deploymentPatches(since, 'nosurge')).toHaveLength(0);
-    const refused = (await eventsFor(a, 'Node', 'nosurge-1')).filter((e) => e.reason === 'SurgeRefused');
+    const refused = await refusals('nosurge-1');
     expect(refused).toHaveLength(1);
     expect(refused[0]!.message).toContain('(max-surge-zero)');
     console.log(`[surge] ${refused[0]!.type} SurgeRefused: ${refused[0]!.message}`);
@@ -151,15 +163,10 @@ describe('surge before evict', () => {
     await waitNodeReady(a, 'nocapacity-1');
     await createApp('nocapacity', 1);
     await waitDeploymentReady(a, namespace, 'nocapacity', 1);
-    drainer = startDrainer(plane, { drainTimeoutSeconds: 90, env: { SURGE_BEFORE_EVICT: 'true' } });
-    const since = Date.now();
-    const result = await drainer.terminate(instanceId);
-    const seconds = (Date.now() - since) / 1000;
-    drainer.restore();
-    drainer = undefined;
+    const { result, since, seconds } = await surgeDrain(instanceId, { drainTimeoutSeconds: 90 });
 
     expect(statusOf(result)).toBe('drained');
-    const refused = (await eventsFor(a, 'Node', 'nocapacity-1')).filter((e) => e.reason === 'SurgeRefused');
+    const refused = await refusals('nocapacity-1');
     expect(refused).toHaveLength(1);
     expect(refused[0]!.message).toContain('(no-capacity)');
     // The restart was made (capacity shows only once the replacement is tried), once; then plain eviction.
@@ -171,6 +178,53 @@ describe('surge before evict', () => {
     expect(evictions.map((e) => e.code)).toEqual([201]);
     expect(seconds).toBeLessThan(60);
     console.log(`[surge] no capacity: refused after ${seconds.toFixed(1)} s: ${refused[0]!.message}`);
+  });
+
+  it('refuses required hostname anti-affinity before any restart when no node the pod may run on is free (its nodeSelector, the taints)', async () => {
+    // The cluster has many nodes, but the app runs only on its group's: the other one is tainted for other work.
+    const instanceId = newInstanceId();
+    await createKwokNode(a, 'oneper-1', instanceId, { scenario: 'oneper' });
+    await createKwokNode(a, 'oneper-2', newInstanceId(), { scenario: 'oneper' }, [{ key: 'dedicated', value: 'batch', effect: 'NoSchedule' }]);
+    await waitNodeReady(a, 'oneper-1');
+    await waitNodeReady(a, 'oneper-2');
+    await createApp('oneper', 1, { onePerNode: true });
+    await waitDeploymentReady(a, namespace, 'oneper', 1);
+    const { result, since } = await surgeDrain(instanceId, { drainTimeoutSeconds: 60 });
+
+    expect(statusOf(result)).toBe('drained');
+    const refused = await refusals('oneper-1');
+    expect(refused.map((e) => e.message)).toEqual([expect.stringContaining('(anti-affinity)')]);
+    expect(deploymentPatches(since, 'oneper')).toHaveLength(0);
+    // One node list, filtered by the template's nodeSelector on the server.
+    const lists = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.resource === 'nodes' && e.verb === 'list' && e.requestURI.includes('labelSelector=scenario'));
+    expect(lists).toHaveLength(1);
+    const evictions = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.subresource === 'eviction' && e.name?.startsWith('oneper-') === true);
+    expect(evictions.map((e) => e.code)).toEqual([201]);
+    console.log(`[surge] ${refused[0]!.type} SurgeRefused: ${refused[0]!.message}`);
+  });
+
+  it('never restarts a Deployment an untouchable field manager writes: a GitOps tool, an HPA through the scale subresource', async () => {
+    const argo = await nodesWithApp('gitops', 1);
+    // Argo CD's controller writes the Deployment (its own field manager in managedFields).
+    a.kubectl('label', 'deployment', 'gitops', '-n', namespace, 'app.kubernetes.io/instance=shop', '--field-manager=argocd-controller');
+    const hpa = await nodesWithApp('scaled', 2);
+    // The HPA controller scales through the scale subresource, as kube-controller-manager.
+    await a.apps.patchNamespacedDeploymentScale(
+      { namespace, name: 'scaled', body: { spec: { replicas: 1 } }, fieldManager: 'kube-controller-manager' },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await until('one replica left', 30_000, async () => (await a.apps.readNamespacedDeployment({ namespace, name: 'scaled' })).status?.replicas === 1);
+    const env = { SURGE_UNTOUCHABLE_MANAGERS: 'argocd-controller,kube-controller-manager/scale' };
+    for (const [app, { instanceId }] of [
+      ['gitops', argo],
+      ['scaled', hpa],
+    ] as const) {
+      const { result, since } = await surgeDrain(instanceId, { drainTimeoutSeconds: 60, env });
+      expect(statusOf(result), app).toBe('drained');
+      const refused = (await refusals(`${app}-1`)).map((e) => e.message);
+      expect(refused, app).toEqual([expect.stringContaining('(untouchable-owner)')]);
+      expect(deploymentPatches(since, app), app).toHaveLength(0);
+    }
   });
 
   it('resumes a surge across a hand-off without restarting twice', async () => {

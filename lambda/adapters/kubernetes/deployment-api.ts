@@ -5,6 +5,7 @@
 import type { V1Deployment, V1LabelSelector, V1Node, V1Pod, V1ReplicaSet } from '@kubernetes/client-node';
 import type { PatchResult } from '../../cluster/cluster-ports.js';
 import { drainAnnotation, formatDrainRecord, type DrainRecord } from '../../cluster/node-marks.js';
+import { admits, nodeSelectorQuery, type CandidateNode, type Placement } from '../../cluster/placement.js';
 import { restartedAtAnnotation, type DeploymentInfo, type ReplicaPod, type SurgeGateway } from '../../cluster/surge-ports.js';
 import { classify, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
@@ -20,7 +21,7 @@ export function createDeploymentApi(kube: KubeHttp): SurgeGateway {
     deploymentOfPod: (pod) => r.deploymentOfPod(pod),
     replicaPods: (d) => r.replicaPods(d),
     restartDeployment: (d, restartedAt) => r.restartDeployment(d, restartedAt),
-    schedulableNodes: () => r.schedulableNodes(),
+    schedulableNodes: (placement) => r.schedulableNodes(placement),
     saveDrainRecord: (nodeName, record) => r.saveDrainRecord(nodeName, record),
   };
 }
@@ -63,9 +64,12 @@ class DeploymentRequests {
     }
   }
 
-  async schedulableNodes(): Promise<readonly string[]> {
-    const nodes = await this.list<V1Node>('/api/v1/nodes', { limit: 5000 }, 'list nodes');
-    return nodes.filter((n) => n.spec?.unschedulable !== true).map((n) => n.metadata?.name ?? '');
+  async schedulableNodes(placement: Placement): Promise<readonly string[]> {
+    // The nodeSelector filters on the server: a node group's nodes, not the whole cluster's.
+    const selector = nodeSelectorQuery(placement);
+    const nodes = await this.list<V1Node>('/api/v1/nodes', { limit: 5000, ...(selector === '' ? {} : { labelSelector: selector }) }, 'list nodes');
+    const candidates = nodes.filter((n) => n.spec?.unschedulable !== true).map(toCandidate);
+    return candidates.filter((n) => admits(placement, n)).map((n) => n.name);
   }
 
   async saveDrainRecord(nodeName: string, record: DrainRecord): Promise<PatchResult> {
@@ -136,9 +140,18 @@ export function toDeploymentInfo(d: V1Deployment): DeploymentInfo {
     restartedAt: template?.metadata?.annotations?.[restartedAtAnnotation],
     readinessProbe: containers.length > 0 && containers.every((c) => c.readinessProbe !== undefined),
     selfAntiAffinityOnHostname: terms.some((t) => t.topologyKey === hostname && t.labelSelector !== undefined && selectsLabels(t.labelSelector, labels)),
+    placement: {
+      nodeSelector: template?.spec?.nodeSelector ?? {},
+      tolerations: (template?.spec?.tolerations ?? []).map((t) => ({ key: t.key, operator: t.operator, value: t.value, effect: t.effect })),
+    },
     managers: (d.metadata?.managedFields ?? []).map((f) => ({ manager: f.manager ?? '', subresource: f.subresource ?? '' })),
     selector: selectorString(spec?.selector),
   };
+}
+
+function toCandidate(n: V1Node): CandidateNode {
+  const taints = (n.spec?.taints ?? []).map((t) => ({ key: t.key, value: t.value, effect: t.effect }));
+  return { name: n.metadata?.name ?? '', labels: n.metadata?.labels ?? {}, taints };
 }
 
 export function toReplicaPod(p: V1Pod): ReplicaPod {
