@@ -2,12 +2,14 @@
 // minAvailable: 1 budget keeps a Ready pod at every instant while its node drains, and the
 // drain ends long before its deadline; maxSurge 0 is refused by name and evicted plainly; the
 // admission policy lets the drainer's identity change the restart annotation and nothing else
-// of a Deployment; a hand-off in the middle of a surge resumes it without a second restart;
+// of a Deployment; a hand-off in the middle of a surge, or the reconciler after the chain was
+// lost, resumes it without a second restart;
 // no capacity, hostname anti-affinity with no free node of the app's own, and Deployments a
 // GitOps tool or an HPA writes are each refused by name, the last two before any restart.
+import { randomUUID } from 'node:crypto';
 import { AppsV1Api, ApiException, PatchStrategy, setHeaderOptions, type V1Deployment } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { statusOf, startDrainer, type Drainer } from './drainer.js';
+import { autoScalingGroupName, scheduledEvent, statusOf, startDrainer, type Drainer } from './drainer.js';
 import {
   admin,
   byDrainer,
@@ -245,5 +247,35 @@ describe('surge before evict', () => {
     expect(reasons.filter((r) => r === 'SurgeStarted')).toHaveLength(1);
     expect(reasons).toContain('SurgeReady');
     console.log(`[surge] resumed over ${statuses.length - 1} hand-off(s), 1 restart`);
+  });
+  it('resumes a surge from the reconciler when the hand-off chain was lost, without restarting twice', async () => {
+    const { instanceId, node } = await nodesWithApp('lost', 1, { readyDelay: '12s' });
+    await createPdb(a, namespace, 'lost', 'lost', 1);
+    drainer = startDrainer(plane, { handOff: true, drainTimeoutSeconds: 600, env: { SURGE_BEFORE_EVICT: 'true' } });
+    const d = drainer;
+    d.groups.set(instanceId, autoScalingGroupName);
+    d.terminating.add(instanceId);
+    const token = randomUUID();
+    const since = Date.now();
+    expect(statusOf(await d.terminate(instanceId, { token, remainingMs: 9_000 }))).toBe('handed-off');
+    // Its hand-off is never delivered (SNS lost it, the function was throttled): the chain is
+    // lost. As the reconciler finds the record 20 minutes later, its surge still waiting.
+    const record = JSON.parse((await a.core.readNode({ name: node })).metadata!.annotations!['graceful-node-termination/drain']!) as Record<string, unknown>;
+    expect(record['surges']).toEqual([expect.objectContaining({ deployment: `${namespace}/lost`, state: 'waiting' })]);
+    const aged = { ...record, updatedAt: new Date(Date.parse(String(record['updatedAt'])) - 20 * 60_000).toISOString() };
+    a.kubectl('annotate', 'node', node, '--overwrite', `graceful-node-termination/drain=${JSON.stringify(aged)}`);
+    expect(statusOf(await d.invoke(scheduledEvent(), { activeToken: token, activeInstance: instanceId }))).toBe('reconciled');
+    expect(d.handOffs).toHaveLength(2);
+    const statuses: unknown[] = [];
+    for (let next = d.handOffs[1]; next !== undefined; next = d.handOffs[1 + statuses.length]) statuses.push(await d.deliver(next, { remainingMs: 9_000 }));
+    d.restore();
+    drainer = undefined;
+
+    expect(statuses.map(statusOf).at(-1)).toBe('drained');
+    expect(deploymentPatches(since, 'lost')).toHaveLength(1);
+    const reasons = (await eventsFor(a, 'Node', node)).map((e) => e.reason);
+    expect(reasons.filter((r) => r === 'SurgeStarted')).toHaveLength(1);
+    expect(reasons).toEqual(expect.arrayContaining(['DrainResumed', 'SurgeReady']));
+    console.log(`[surge] the reconciler resumed a lost chain; ${statuses.length} invocation(s) after it, 1 restart`);
   });
 });
