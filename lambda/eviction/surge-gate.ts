@@ -13,7 +13,8 @@ import type { Clock } from '../shared/clock.js';
 import { asError, type Log } from '../shared/log.js';
 import type { SurgeSettings } from '../shared/surge-variables.js';
 import { forceAtMs, type DrainMoment } from './rules.js';
-import { antiAffinityRoom, participation, readyElsewhere, refusalOf, refusalText, restartStillToWrite, restartValue, type SurgeRefusal } from './surge-decide.js';
+import { readyElsewhere, refusalText, restartStillToWrite, restartValue, type SurgeRefusal } from './surge-decide.js';
+import { surgeVerdict, type SurgeReads } from './surge-verdict.js';
 
 /** What the drain asks of the gate. */
 export interface SurgeGate {
@@ -99,27 +100,25 @@ export class DeploymentSurge implements SurgeGate {
 
   /** The first look at a pod: a surge started (or joined), a refusal, or nothing. */
   private async decide(pod: PodInfo): Promise<SurgeMark | undefined> {
-    const { settings } = this.o;
-    if (pod.controllerKind === 'StatefulSet') {
-      if (participation(pod, undefined, settings) === 'opted-in') return this.refuse(pod, `the StatefulSet of ${podKey(pod)}`, 'statefulset', '');
-      return this.pass(pod);
-    }
-    const d = await this.deploymentOf(pod);
-    const asked = d === undefined ? 'not-asked' : participation(pod, d, settings);
-    if (d === undefined || asked === 'not-asked') return this.pass(pod);
-    const name = `${d.namespace}/${d.name}`;
-    if (asked === 'opted-out') return this.refuse(pod, `Deployment ${name}`, 'untouchable-owner', name);
-    this.deployments.set(name, d);
-    const replicas = await this.deps.api.replicaPods(d);
-    const leaving = await this.leaving();
-    if (readyElsewhere(replicas, pod.uid, leaving) !== undefined) return this.pass(pod);
-    // Another pod of the same Deployment already restarted it in this drain: wait with it.
-    const started = this.surges.find((s) => s.deployment === name && s.restartedAt !== undefined && s.state === 'waiting');
-    if (started !== undefined) return this.add({ ...started, pod: podKey(pod), uid: pod.uid });
-    const room = d.selfAntiAffinityOnHostname ? antiAffinityRoom(await this.deps.api.schedulableNodes(d.placement), leaving, replicas) : undefined;
-    const refusal = refusalOf(d, settings, room);
-    if (refusal !== undefined) return this.refuse(pod, `Deployment ${name}`, refusal, name);
-    return this.start(pod, d);
+    const v = await surgeVerdict(pod, this.o.settings, this.reads);
+    if (v.kind === 'pass') return this.pass(pod);
+    if (v.kind === 'refuse') return this.refuse(pod, v.owner, v.reason, v.deployment);
+    const name = `${v.d.namespace}/${v.d.name}`;
+    this.deployments.set(name, v.d);
+    if (v.kind === 'start') return this.start(pod, v.d);
+    return this.add({ ...this.waitingSurgeOf(name)!, pod: podKey(pod), uid: pod.uid });
+  }
+
+  private readonly reads: SurgeReads = {
+    deploymentOf: (pod) => this.deploymentOf(pod),
+    replicaPods: (d) => this.deps.api.replicaPods(d),
+    leaving: () => this.leaving(),
+    schedulableNodes: (placement) => this.deps.api.schedulableNodes(placement),
+    started: (deployment) => this.waitingSurgeOf(deployment) !== undefined,
+  };
+
+  private waitingSurgeOf(deployment: string): SurgeMark | undefined {
+    return this.surges.find((s) => s.deployment === deployment && s.restartedAt !== undefined && s.state === 'waiting');
   }
 
   private deploymentOf(pod: PodInfo): Promise<DeploymentInfo | undefined> {

@@ -9,6 +9,8 @@ import { evictionWouldBeBlocked, listed, terminationObserved } from '../cluster/
 import { podRule } from '../cluster/drain-rules.js';
 import { isTerminating, podKey } from '../cluster/pods.js';
 import { drainRuleSettings } from '../shared/drain-rule-variables.js';
+import { surgeSettings } from '../shared/surge-variables.js';
+import { describeSurges, leavingWith, observeSurges, type ObservedSurge } from './observe-surges.js';
 import type { LifecycleNotification } from '../inbound/lifecycle-message.js';
 import { asError } from '../shared/log.js';
 import { withinBudget } from '../shared/time-budget.js';
@@ -32,6 +34,8 @@ export interface ObservedPlan {
   readonly siblings: readonly string[];
   /** The pods that would leave, as read once (the Events on blocked ones name them). */
   readonly pods: readonly PodInfo[];
+  /** With SURGE_BEFORE_EVICT: the pods whose Deployment would be restarted first, or the refusal. */
+  readonly surges?: readonly ObservedSurge[] | undefined;
 }
 
 export async function observeTermination(n: Confirmed<LifecycleNotification>, ctx: TriggerContext): Promise<RecordStatus> {
@@ -46,8 +50,9 @@ export async function observeTermination(n: Confirmed<LifecycleNotification>, ct
     blockedPods: plan.blocked.length,
     blockedBy: [...new Set(plan.blocked.map((b) => b.budget))].join(','),
     siblingsToCordon: plan.siblings.length,
+    podsToSurge: plan.surges?.filter((s) => s.verdict === 'surge').length ?? 0,
   };
-  const told = plan && { node: plan.node, evict: plan.evict, waitFor: plan.waitFor, blocked: plan.blocked, siblings: plan.siblings };
+  const told = plan && { node: plan.node, evict: plan.evict, waitFor: plan.waitFor, blocked: plan.blocked, siblings: plan.siblings, surges: plan.surges };
   ctx.log.info('observe mode: what the termination would do', { ...(told ?? { node: null }), ...counts, waits: waits(ctx) });
   if (node !== undefined && plan !== undefined) {
     await cluster.record(terminationObserved(node, `${what} The lifecycle action completes CONTINUE now.`));
@@ -92,7 +97,10 @@ async function planOf(cluster: ClusterGateway, nodeName: string, n: LifecycleNot
   const evicted = new Set(ruled.filter(({ r }) => r.behavior === 'Drain' || r.waitBound === 'batch-wait').map(({ p }) => podKey(p)));
   const blocked = findings.filter((f) => f.severity !== 'info' && f.budget !== undefined && evicted.has(f.pod)).map((f) => ({ pod: f.pod, why: f.why, budget: f.budget }));
   const waitUntilDeadline = ruled.filter(({ r }) => r.waitBound === 'deadline').map(({ p }) => podKey(p));
-  return { node: nodeName, evict: evict.map(podKey), waitFor: batch.map(podKey), waitUntilDeadline, leave, blocked, siblings: await siblingsOf(n, ctx), pods };
+  const siblings = await siblingsOf(n, ctx);
+  const leaving = () => leavingWith(cluster, nodeName, siblings, ctx.config.deploymentName);
+  const surges = await observeSurges(cluster, evict, { settings: surgeSettings(ctx.config), leaving, log: ctx.log });
+  return { node: nodeName, evict: evict.map(podKey), waitFor: batch.map(podKey), waitUntilDeadline, leave, blocked, siblings, pods, surges };
 }
 
 /** The group's other leaving instances, as the sibling survey would ask (best effort, its short budget). */
@@ -128,6 +136,7 @@ function describe(plan: ObservedPlan, ctx: TriggerContext): string {
     bounded.length > 0 ? `wait up to ${c.batchWaitSeconds} s for ${listed(bounded)} to finish` : undefined,
     untilDeadline.length > 0 ? `never evict ${listed(untilDeadline)} (WaitCompleted): wait for them to finish until the drain deadline` : undefined,
     plan.evict.length > 0 ? `evict, in this order: ${listed(plan.evict)}` : 'evict nothing (no pod to move)',
+    describeSurges(plan.surges ?? []),
     plan.leave !== undefined && plan.leave.length > 0 ? `leave ${listed(plan.leave)} running (drain rule Skip)` : undefined,
     plan.blocked.length > 0 ? `held up now: ${plan.blocked.map((b) => `${b.pod} by PodDisruptionBudget ${b.budget}`).join('; ')}` : undefined,
     `within ${c.drainTimeoutSeconds} s (then DEADLINE_POLICY=${c.deadlinePolicy}), then wait ${c.waitForTargets ? `${c.loadBalancerMinWaitSeconds} to ${c.loadBalancerMaxWaitSeconds} s` : `${c.loadBalancerDelaySeconds} s`} for the load balancers and for its volumes to detach.`,

@@ -1,9 +1,23 @@
 // Observe mode on the real plane (issue 28): a terminate notification under MODE=observe writes
 // nothing to the cluster but Events (the audit log says so), completes CONTINUE once, and its
-// Events name the pods it would evict and the budget that would block one.
+// Events name the pods it would evict and the budget that would block one; with surge before
+// evict on, which Deployments it would restart first and which it would refuse, by name.
 import { describe, expect, inject, it } from 'vitest';
 import { autoScalingGroupName, startDrainer, statusOf } from './drainer.js';
-import { admin, byDrainer, createDeployment, createKwokNode, createPdb, ensureNamespace, eventsFor, newInstanceId, readAudit, waitDeploymentReady, waitNodeReady } from './kube.js';
+import {
+  admin,
+  byDrainer,
+  createDeployment,
+  createKwokNode,
+  createPdb,
+  ensureNamespace,
+  eventsFor,
+  newInstanceId,
+  readAudit,
+  surgeFile,
+  waitDeploymentReady,
+  waitNodeReady,
+} from './kube.js';
 
 const plane = inject('plane');
 const a = admin(plane);
@@ -49,6 +63,39 @@ describe('observe mode (MODE=observe)', () => {
       expect(blocked?.message).toContain('budget db allows no disruption');
     } finally {
       drainer.terminating.delete(sibling);
+      drainer.restore();
+    }
+  });
+  it('with surge before evict on, names the Deployments it would restart first and the refusals, and restarts none', async () => {
+    // The drainer's Deployment reads, as a user of rbac.yaml applies them with the surge on.
+    a.kubectl('apply', '-f', surgeFile);
+    const instanceId = newInstanceId();
+    await createKwokNode(a, 'observe-surge-1', instanceId, { scenario: 'observe-surge' });
+    await createKwokNode(a, 'observe-surge-2', newInstanceId(), { scenario: 'observe-surge' });
+    await waitNodeReady(a, 'observe-surge-1');
+    await waitNodeReady(a, 'observe-surge-2');
+    a.kubectl('cordon', 'observe-surge-2');
+    const app = { nodeSelector: { scenario: 'observe-surge' }, readinessProbe: true, deploymentAnnotations: { 'graceful-node-termination/surge-before-evict': 'true' } };
+    await createDeployment(a, 'observe', 'single', 1, app);
+    await createDeployment(a, 'observe', 'nosurge', 1, { ...app, maxSurge: 0, maxUnavailable: 1 });
+    await waitDeploymentReady(a, 'observe', 'single', 1);
+    await waitDeploymentReady(a, 'observe', 'nosurge', 1);
+    a.kubectl('uncordon', 'observe-surge-2');
+    const drainer = startDrainer(plane, { mode: 'observe', env: { SURGE_BEFORE_EVICT: 'true' } });
+    try {
+      drainer.groups.set(instanceId, autoScalingGroupName);
+      const since = Date.now();
+      expect(statusOf(await drainer.terminate(instanceId))).toBe('observed');
+
+      const written = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && writes.has(e.verb));
+      expect(written.filter((e) => e.resource !== 'events')).toEqual([]);
+      const observed = (await eventsFor(a, 'Node', 'observe-surge-1')).find((e) => e.reason === 'TerminationObserved');
+      expect(observed?.message).toMatch(/restart Deployment observe\/single and hold observe\/single-/);
+      expect(observed?.message).toMatch(/not surge observe\/nosurge-[a-z0-9-]+ \(max-surge-zero\)/);
+      const line = drainer.logs.find((l) => l['message'] === 'observe mode: what the termination would do');
+      expect(line?.['podsToSurge']).toBe(1);
+      console.log(`[observe] ${observed?.message}`);
+    } finally {
       drainer.restore();
     }
   });

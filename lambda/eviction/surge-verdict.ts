@@ -1,0 +1,54 @@
+// Surge before evict's first look at a pod, read-only: whether it takes part, whether its
+// eviction would leave its Deployment with no Ready pod off the leaving nodes, and if so a
+// restart or the named refusal. The drain's gate acts on it (surge-gate.ts); observe mode
+// tells it without acting (termination/observe.ts).
+import type { PodInfo } from '../cluster/cluster-ports.js';
+import type { Placement } from '../cluster/placement.js';
+import { podKey } from '../cluster/pods.js';
+import type { DeploymentInfo, ReplicaPod } from '../cluster/surge-ports.js';
+import type { SurgeSettings } from '../shared/surge-variables.js';
+import { antiAffinityRoom, participation, readyElsewhere, refusalOf, type SurgeRefusal } from './surge-decide.js';
+
+export type SurgeVerdict =
+  /** Not asked, not a Deployment's, or a replica is Ready on a node that stays: plain eviction. */
+  | { readonly kind: 'pass' }
+  /** A surge of its Deployment already started in this drain: wait with it. */
+  | { readonly kind: 'join'; readonly d: DeploymentInfo }
+  /** Restart the Deployment and hold the pod until a replacement is Ready elsewhere. */
+  | { readonly kind: 'start'; readonly d: DeploymentInfo }
+  | { readonly kind: 'refuse'; readonly owner: string; readonly reason: SurgeRefusal; readonly deployment: string };
+
+/** What the verdict reads; the gate caches them per invocation. */
+export interface SurgeReads {
+  deploymentOf(pod: PodInfo): Promise<DeploymentInfo | undefined>;
+  replicaPods(d: DeploymentInfo): Promise<readonly ReplicaPod[]>;
+  /** The node being drained and every node leaving with it. */
+  leaving(): Promise<ReadonlySet<string>>;
+  schedulableNodes(placement: Placement): Promise<readonly string[]>;
+  /** A surge of this Deployment ("namespace/name") was started in this drain and still waits. */
+  started(deployment: string): boolean;
+}
+
+const pass: SurgeVerdict = { kind: 'pass' };
+
+export async function surgeVerdict(pod: PodInfo, s: SurgeSettings, r: SurgeReads): Promise<SurgeVerdict> {
+  if (pod.controllerKind === 'StatefulSet') {
+    if (participation(pod, undefined, s) !== 'opted-in') return pass;
+    return { kind: 'refuse', owner: `the StatefulSet of ${podKey(pod)}`, reason: 'statefulset', deployment: '' };
+  }
+  const d = await r.deploymentOf(pod);
+  const asked = d === undefined ? 'not-asked' : participation(pod, d, s);
+  if (d === undefined || asked === 'not-asked') return pass;
+  const name = `${d.namespace}/${d.name}`;
+  const refuse = (reason: SurgeRefusal): SurgeVerdict => ({ kind: 'refuse', owner: `Deployment ${name}`, reason, deployment: name });
+  if (asked === 'opted-out') return refuse('untouchable-owner');
+  const replicas = await r.replicaPods(d);
+  const leaving = await r.leaving();
+  if (readyElsewhere(replicas, pod.uid, leaving) !== undefined) return pass;
+  // Another pod of the same Deployment already restarted it: its generation is not observed
+  // yet, so the refusals would wrongly say not-settled.
+  if (r.started(name)) return { kind: 'join', d };
+  const room = d.selfAntiAffinityOnHostname ? antiAffinityRoom(await r.schedulableNodes(d.placement), leaving, replicas) : undefined;
+  const refusal = refusalOf(d, s, room);
+  return refusal === undefined ? { kind: 'start', d } : refuse(refusal);
+}

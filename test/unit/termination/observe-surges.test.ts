@@ -1,0 +1,55 @@
+// Observe mode's surge look (termination/observe-surges.ts): the drain's own first look, told and
+// never acted on. Two pods of one Deployment are one restart; a read that fails loses that pod's
+// line, never the others'; with the surge off, or a cluster that serves no Deployments, nothing.
+import { describe, expect, it } from 'vitest';
+import type { ClusterGateway } from '../../../lambda/cluster/cluster-ports.js';
+import { surgeSettings } from '../../../lambda/shared/surge-variables.js';
+import { describeSurges, observeSurges } from '../../../lambda/termination/observe-surges.js';
+import { MemoryLog, pod } from '../../fakes/fake-world.js';
+import { deployment, FakeSurgeApi } from '../../fixtures/surge.js';
+
+const settings = surgeSettings({ surgeBeforeEvict: true, surgeNamespaces: undefined, surgePodSelector: undefined, surgeTimeoutSeconds: 60, surgeUntouchableManagers: undefined });
+const asCluster = (api: FakeSurgeApi) => api as unknown as ClusterGateway & FakeSurgeApi;
+const leaving = async () => new Set(['node-a']);
+
+describe('observe mode: surge before evict', () => {
+  it('names one restart for two pods of one Deployment, and restarts nothing', async () => {
+    const api = new FakeSurgeApi();
+    const pods = [pod({ name: 'web-1', controllerKind: 'ReplicaSet' }), pod({ name: 'web-2', controllerKind: 'ReplicaSet' })];
+    api.pods = pods.map((p) => ({ name: p.name, uid: p.uid, nodeName: 'node-a', ready: true, terminating: false, unschedulable: false }));
+    const told = await observeSurges(asCluster(api), pods, { settings, leaving, log: new MemoryLog() });
+    expect(told.map((s) => [s.pod, s.verdict])).toEqual([
+      ['default/web-1', 'surge'],
+      ['default/web-2', 'surge'],
+    ]);
+    expect(api.restarts).toEqual([]);
+    expect(api.records).toEqual([]);
+    expect(describeSurges(told)).toBe(
+      'surge before evict: restart Deployment default/web and hold default/web-1 until a replacement is Ready elsewhere, restart Deployment default/web and hold default/web-2 until a replacement is Ready elsewhere',
+    );
+  });
+
+  it('tells a refusal by name, and a failed read loses only its own pod', async () => {
+    const api = new FakeSurgeApi(deployment({ maxSurge: 0 }));
+    const bad = pod({ name: 'bad-1', controllerKind: 'ReplicaSet' });
+    const good = pod({ name: 'web-1', controllerKind: 'ReplicaSet' });
+    api.pods = [{ name: good.name, uid: good.uid, nodeName: 'node-a', ready: true, terminating: false, unschedulable: false }];
+    const lookup = api.deploymentOfPod.bind(api);
+    api.deploymentOfPod = async (...args: unknown[]) => {
+      if ((args[0] as { name: string }).name === 'bad-1') throw new Error('connection reset');
+      return lookup();
+    };
+    const log = new MemoryLog();
+    const told = await observeSurges(asCluster(api), [bad, good], { settings, leaving, log });
+    expect(told).toEqual([{ pod: 'default/web-1', deployment: 'default/web', verdict: 'max-surge-zero' }]);
+    expect(describeSurges(told)).toBe('surge before evict: not surge default/web-1 (max-surge-zero)');
+    expect(log.lines.some((e) => e.message === 'observe mode: could not work out whether a pod would be surged')).toBe(true);
+  });
+
+  it('looks at nothing with the surge off', async () => {
+    const api = new FakeSurgeApi();
+    expect(await observeSurges(asCluster(api), [pod({ name: 'web-1', controllerKind: 'ReplicaSet' })], { settings: undefined, leaving, log: new MemoryLog() })).toEqual([]);
+    expect(api.lookups).toBe(0);
+    expect(describeSurges([])).toBeUndefined();
+  });
+});
