@@ -104,8 +104,12 @@ export class DeploymentSurge implements SurgeGate {
     if (v.kind === 'pass') return this.pass(pod);
     if (v.kind === 'refuse') return this.refuse(pod, v.owner, v.reason, v.deployment);
     const name = `${v.d.namespace}/${v.d.name}`;
-    this.deployments.set(name, v.d);
-    if (v.kind === 'start') return this.start(pod, v.d);
+    if (v.kind === 'start') {
+      this.deployments.set(name, v.d);
+      return this.start(pod, v.d);
+    }
+    // Joined, not cached: a surge resumed from the record may still owe its restart, which
+    // deployment(mark) writes on its first read.
     return this.add({ ...this.waitingSurgeOf(name)!, pod: podKey(pod), uid: pod.uid });
   }
 

@@ -32,6 +32,8 @@ export interface SurgeReads {
 const pass: SurgeVerdict = { kind: 'pass' };
 
 export async function surgeVerdict(pod: PodInfo, s: SurgeSettings, r: SurgeReads): Promise<SurgeVerdict> {
+  // Only a ReplicaSet's pod can be a Deployment's (a StatefulSet's is refused by name when asked).
+  if (pod.controllerKind !== 'ReplicaSet' && pod.controllerKind !== 'StatefulSet') return pass;
   if (pod.controllerKind === 'StatefulSet') {
     if (participation(pod, undefined, s) !== 'opted-in') return pass;
     return { kind: 'refuse', owner: `the StatefulSet of ${podKey(pod)}`, reason: 'statefulset', deployment: '' };

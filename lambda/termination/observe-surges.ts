@@ -1,11 +1,14 @@
 // Observe mode with SURGE_BEFORE_EVICT on: for each pod the drain would evict, whether its
 // Deployment would be restarted first or the surge refused, and why (eviction/surge-verdict.ts,
-// the drain's own first look). Read and told only: no restart, no record.
+// the drain's own first look). Read and told only: no restart, no record. Best effort: a read
+// that fails, or a look past its budget, is told as such for its pod and never stops the rest
+// or the lifecycle action's completion.
 import type { ClusterGateway, PodInfo } from '../cluster/cluster-ports.js';
 import { podKey } from '../cluster/pods.js';
-import type { SurgeGateway } from '../cluster/surge-ports.js';
+import type { DeploymentInfo, SurgeGateway } from '../cluster/surge-ports.js';
 import type { SurgeRefusal } from '../eviction/surge-decide.js';
-import { surgeVerdict } from '../eviction/surge-verdict.js';
+import { surgeVerdict, type SurgeReads } from '../eviction/surge-verdict.js';
+import type { Clock } from '../shared/clock.js';
 import { asError, type Log } from '../shared/log.js';
 import type { SurgeSettings } from '../shared/surge-variables.js';
 
@@ -13,30 +16,31 @@ export interface ObservedSurge {
   readonly pod: string;
   readonly deployment: string;
   /** 'surge': restarted first, the pod held until a replacement is Ready on a node that stays. */
-  readonly verdict: 'surge' | SurgeRefusal;
+  readonly verdict: 'surge' | SurgeRefusal | 'could-not-tell';
 }
 
 export interface SurgeLook {
   readonly settings: SurgeSettings | undefined;
   /** The node and those leaving with it: marked by our drains, the group's other leaving instances'. */
   readonly leaving: () => Promise<ReadonlySet<string>>;
+  readonly clock: Clock;
   readonly log: Log;
 }
 
+/** The look stops here, so the lifecycle action completes without waiting on a slow API server. */
+export const surgeLookBudgetMs = 30_000;
+
 export async function observeSurges(cluster: ClusterGateway & Partial<SurgeGateway>, pods: readonly PodInfo[], look: SurgeLook): Promise<readonly ObservedSurge[]> {
   if (look.settings === undefined || cluster.restartDeployment === undefined) return [];
-  const api = cluster as SurgeGateway;
   const surged = new Set<string>();
-  let leaving: Promise<ReadonlySet<string>> | undefined;
-  const reads = {
-    deploymentOf: (pod: PodInfo) => api.deploymentOfPod(pod),
-    replicaPods: api.replicaPods.bind(api),
-    leaving: () => (leaving ??= look.leaving()),
-    schedulableNodes: api.schedulableNodes.bind(api),
-    started: (deployment: string) => surged.has(deployment),
-  };
+  const reads = cachedReads(cluster as SurgeGateway, look.leaving, surged);
+  const untilMs = look.clock.now() + surgeLookBudgetMs;
   const out: ObservedSurge[] = [];
   for (const pod of pods) {
+    if (look.clock.now() > untilMs) {
+      out.push({ pod: podKey(pod), deployment: '', verdict: 'could-not-tell' });
+      continue;
+    }
     try {
       const v = await surgeVerdict(pod, look.settings, reads);
       if (v.kind === 'refuse') out.push({ pod: podKey(pod), deployment: v.deployment, verdict: v.reason });
@@ -46,26 +50,54 @@ export async function observeSurges(cluster: ClusterGateway & Partial<SurgeGatew
       out.push({ pod: podKey(pod), deployment, verdict: 'surge' });
     } catch (error) {
       look.log.warn('observe mode: could not work out whether a pod would be surged', { pod: podKey(pod), error: asError(error) });
+      out.push({ pod: podKey(pod), deployment: '', verdict: 'could-not-tell' });
     }
   }
   return out;
 }
 
-/** The surges as the TerminationObserved Event says them. */
-export function describeSurges(surges: readonly ObservedSurge[]): string | undefined {
-  if (surges.length === 0) return undefined;
-  const told = surges.map((s) =>
-    s.verdict === 'surge' ? `restart Deployment ${s.deployment} and hold ${s.pod} until a replacement is Ready elsewhere` : `not surge ${s.pod} (${s.verdict})`,
-  );
-  return `surge before evict: ${told.join(', ')}`;
+/** The pods of one ReplicaSet share their Deployment's reads, as in the drain's gate. */
+function cachedReads(api: SurgeGateway, leavingNodes: () => Promise<ReadonlySet<string>>, surged: ReadonlySet<string>): SurgeReads {
+  const byOwner = new Map<string, Promise<DeploymentInfo | undefined>>();
+  let leaving: Promise<ReadonlySet<string>> | undefined;
+  return {
+    deploymentOf: (pod) => {
+      const key = pod.controllerUid ?? podKey(pod);
+      if (!byOwner.has(key)) byOwner.set(key, api.deploymentOfPod(pod));
+      return byOwner.get(key)!;
+    },
+    replicaPods: (d) => api.replicaPods(d),
+    leaving: () => (leaving ??= leavingNodes()),
+    schedulableNodes: (placement) => api.schedulableNodes(placement),
+    started: (deployment) => surged.has(deployment),
+  };
 }
 
-/** The node, the nodes our drains marked, and the nodes of the group's other leaving instances (cordoned first). */
-export async function leavingWith(cluster: ClusterGateway, nodeName: string, siblings: readonly string[], owner: string): Promise<ReadonlySet<string>> {
-  const names = new Set(await cluster.drainMarkedNames(owner));
-  names.add(nodeName);
+/** The surges as the TerminationObserved Event says them: one restart per Deployment, with the pods it holds. */
+export function describeSurges(surges: readonly ObservedSurge[]): string | undefined {
+  if (surges.length === 0) return undefined;
+  const held = new Map<string, string[]>();
+  for (const s of surges) if (s.verdict === 'surge') held.set(s.deployment, [...(held.get(s.deployment) ?? []), s.pod]);
+  const restarts = [...held].map(([d, pods]) => `restart Deployment ${d} and hold ${pods.join(', ')} until a replacement is Ready elsewhere`);
+  const refused = surges.filter((s) => s.verdict !== 'surge').map((s) => (s.verdict === 'could-not-tell' ? `could not tell for ${s.pod}` : `not surge ${s.pod} (${s.verdict})`));
+  return `surge before evict: ${[...restarts, ...refused].join(', ')}`;
+}
+
+/**
+ * The node, the nodes our drains marked, and the nodes of the group's other leaving instances
+ * (cordoned first). Each read is best effort: what cannot be read leaves the set smaller, so a
+ * surge may be told as not needed that the drain would make (logged).
+ */
+export async function leavingWith(cluster: ClusterGateway, nodeName: string, siblings: readonly string[], owner: string, log: Log): Promise<ReadonlySet<string>> {
+  const names = new Set<string>([nodeName]);
+  const tolerant = async <T>(what: string, read: () => Promise<T>): Promise<T | undefined> =>
+    read().catch((error: unknown) => {
+      log.warn(`observe mode: could not read ${what}; the surge look counts fewer nodes as leaving`, asError(error));
+      return undefined;
+    });
+  for (const name of (await tolerant('the nodes our drains marked', () => cluster.drainMarkedNames(owner))) ?? []) names.add(name);
   for (const id of siblings) {
-    const node = await cluster.findNodeByInstanceId(id);
+    const node = await tolerant(`the node of ${id}`, () => cluster.findNodeByInstanceId(id));
     if (node !== undefined) names.add(node.name);
   }
   return names;

@@ -98,8 +98,8 @@ async function planOf(cluster: ClusterGateway, nodeName: string, n: LifecycleNot
   const blocked = findings.filter((f) => f.severity !== 'info' && f.budget !== undefined && evicted.has(f.pod)).map((f) => ({ pod: f.pod, why: f.why, budget: f.budget }));
   const waitUntilDeadline = ruled.filter(({ r }) => r.waitBound === 'deadline').map(({ p }) => podKey(p));
   const siblings = await siblingsOf(n, ctx);
-  const leaving = () => leavingWith(cluster, nodeName, siblings, ctx.config.deploymentName);
-  const surges = await observeSurges(cluster, evict, { settings: surgeSettings(ctx.config), leaving, log: ctx.log });
+  const leaving = () => leavingWith(cluster, nodeName, siblings, ctx.config.deploymentName, ctx.log);
+  const surges = await observeSurges(cluster, evict, { settings: surgeSettings(ctx.config), leaving, clock: ctx.clock, log: ctx.log });
   return { node: nodeName, evict: evict.map(podKey), waitFor: batch.map(podKey), waitUntilDeadline, leave, blocked, siblings, pods, surges };
 }
 

@@ -167,6 +167,19 @@ describe('surge gate', () => {
     expect(api.restarts).toEqual([saved.surges![0]!.restartedAt]);
   });
 
+  it('writes the restart a resumed record owes even when another pod of the Deployment joins it first', async () => {
+    await gate().held([old], moment());
+    const saved = api.records.at(-1)!;
+    // The previous invocation stopped between the record and the patch; a twin is looked at first.
+    api.d = deployment({ restartedAt: undefined });
+    api.restarts.length = 0;
+    const twin = pod({ name: 'web-abc12-qqq12', controllerKind: 'ReplicaSet' });
+    api.pods.push({ name: twin.name, uid: twin.uid, nodeName: 'node-a', ready: true, terminating: false, unschedulable: false });
+    const held = await gate(saved).held([twin, old], moment());
+    expect(held).toEqual(new Set([twin.uid, old.uid]));
+    expect(api.restarts).toEqual([saved.surges![0]!.restartedAt]);
+  });
+
   it('joins a second pod of the same Deployment to the restart already made, and reads its Deployment once', async () => {
     old = { ...old, controllerUid: 'rs-1' };
     api.pods[0] = { ...api.pods[0]!, uid: old.uid };
