@@ -31,6 +31,9 @@ export interface CandidateNode {
 export function toleratesTaint(t: PlacementToleration, taint: Taint): boolean {
   if (t.effect !== undefined && t.effect !== '' && t.effect !== taint.effect) return false;
   if (t.operator === 'Exists') return t.key === undefined || t.key === '' || t.key === taint.key;
+  // An operator this code does not know (Gt and Lt, alpha in Kubernetes 1.35) is taken as
+  // tolerating: a node counted as room by mistake ends as no-capacity, never a false refusal.
+  if (t.operator !== undefined && t.operator !== '' && t.operator !== 'Equal') return t.key === taint.key;
   return t.key === taint.key && (t.value ?? '') === (taint.value ?? '');
 }
 

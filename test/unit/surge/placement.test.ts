@@ -35,6 +35,9 @@ describe('placement', () => {
     expect(toleratesTaint({ key: 'k', value: 'v' }, taint)).toBe(true);
     expect(toleratesTaint({ key: 'k', value: 'w' }, taint)).toBe(false);
     expect(toleratesTaint({ key: 'k' }, { key: 'k', effect: 'NoSchedule' })).toBe(true);
+    // Gt/Lt (alpha): taken as tolerating, so room is never refused on a guess.
+    expect(toleratesTaint({ key: 'k', operator: 'Gt', value: '5' }, taint)).toBe(true);
+    expect(toleratesTaint({ key: 'other', operator: 'Lt', value: '5' }, taint)).toBe(false);
   });
 
   it('is read from the pod template', () => {
