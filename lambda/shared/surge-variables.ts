@@ -1,5 +1,6 @@
 // Surge before evict (eviction/surge-gate.ts, docs/surge.md): defined here, spread into the one
 // list (config-variables.ts), so the construct, the handler and the docs' table share them.
+import { matchesSelector, type SelectorRequirement } from '../cluster/label-selector.js';
 import { variable, flag, integer } from './variable.js';
 
 const list = (raw: string): readonly string[] | undefined => {
@@ -39,14 +40,15 @@ export function parseSelector(raw: string): readonly LabelRequirement[] | undefi
 export const formatSelector = (s: readonly LabelRequirement[]): string =>
   s.map((r) => (r.op === 'exists' ? r.key : r.op === '!exists' ? `!${r.key}` : `${r.key}${r.op}${r.value}`)).join(',');
 
+/** Whether the labels meet every requirement: the equality form as the set-based selector reads it. */
 export function selects(s: readonly LabelRequirement[], labels: Readonly<Record<string, string>>): boolean {
-  return s.every((r) => {
-    const v = labels[r.key];
-    if (r.op === 'exists') return v !== undefined;
-    if (r.op === '!exists') return v === undefined;
-    return r.op === '=' ? v === r.value : v !== r.value;
-  });
+  return matchesSelector({ matchExpressions: s.map(asExpression) }, labels);
 }
+
+const asExpression = (r: LabelRequirement): SelectorRequirement =>
+  r.op === 'exists' || r.op === '!exists'
+    ? { key: r.key, operator: r.op === 'exists' ? 'Exists' : 'DoesNotExist' }
+    : { key: r.key, operator: r.op === '=' ? 'In' : 'NotIn', values: [r.value!] };
 
 export const surgeVariables = {
   surgeBeforeEvict: variable<boolean>({

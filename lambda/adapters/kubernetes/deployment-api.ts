@@ -5,6 +5,7 @@
 import type { V1Deployment, V1LabelSelector, V1Node, V1Pod, V1ReplicaSet } from '@kubernetes/client-node';
 import type { PatchResult } from '../../cluster/cluster-ports.js';
 import { drainAnnotation, formatDrainRecord, type DrainRecord } from '../../cluster/node-marks.js';
+import { matchesSelector } from '../../cluster/label-selector.js';
 import { admits, nodeSelectorQuery, type CandidateNode, type Placement } from '../../cluster/placement.js';
 import { restartedAtAnnotation, type DeploymentInfo, type ReplicaPod, type SurgeGateway } from '../../cluster/surge-ports.js';
 import { classify, statusOf } from './api-errors.js';
@@ -139,7 +140,7 @@ export function toDeploymentInfo(d: V1Deployment): DeploymentInfo {
     templateLabels: labels,
     restartedAt: template?.metadata?.annotations?.[restartedAtAnnotation],
     readinessProbe: containers.length > 0 && containers.every((c) => c.readinessProbe !== undefined),
-    selfAntiAffinityOnHostname: terms.some((t) => t.topologyKey === hostname && t.labelSelector !== undefined && selectsLabels(t.labelSelector, labels)),
+    selfAntiAffinityOnHostname: terms.some((t) => t.topologyKey === hostname && t.labelSelector !== undefined && matchesSelector(t.labelSelector, labels)),
     placement: {
       nodeSelector: template?.spec?.nodeSelector ?? {},
       tolerations: (template?.spec?.tolerations ?? []).map((t) => ({ key: t.key, operator: t.operator, value: t.value, effect: t.effect })),
@@ -178,19 +179,4 @@ export function selectorString(s: V1LabelSelector | undefined): string {
     else if (e.operator === 'DoesNotExist') parts.push(`!${e.key}`);
   }
   return parts.join(',');
-}
-
-/** Whether a label selector selects these labels. */
-export function selectsLabels(s: V1LabelSelector, labels: Readonly<Record<string, string>>): boolean {
-  const matched = Object.entries(s.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
-  return (
-    matched &&
-    (s.matchExpressions ?? []).every((e) => {
-      const v = labels[e.key];
-      if (e.operator === 'In') return v !== undefined && (e.values ?? []).includes(v);
-      if (e.operator === 'NotIn') return v === undefined || !(e.values ?? []).includes(v);
-      if (e.operator === 'Exists') return v !== undefined;
-      return v === undefined;
-    })
-  );
 }
