@@ -61,6 +61,7 @@ export interface NodeMarks {
 export interface Toleration {
   readonly key?: string | undefined;
   readonly operator?: string | undefined;
+  readonly value?: string | undefined;
   readonly effect?: string | undefined;
 }
 

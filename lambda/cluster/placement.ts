@@ -3,21 +3,12 @@
 // NoExecute taints. Required node affinity and resources are the scheduler's to judge; a
 // replacement it cannot place is refused later, by name (no-capacity).
 // https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/#concepts
-import type { Taint } from './cluster-ports.js';
-
-export interface PlacementToleration {
-  readonly key?: string | undefined;
-  /** 'Equal' (the default) or 'Exists'. */
-  readonly operator?: string | undefined;
-  readonly value?: string | undefined;
-  /** Empty: every effect. */
-  readonly effect?: string | undefined;
-}
+import type { Taint, Toleration } from './cluster-ports.js';
 
 /** The pod template's placement rules the surge honours. */
 export interface Placement {
   readonly nodeSelector: Readonly<Record<string, string>>;
-  readonly tolerations: readonly PlacementToleration[];
+  readonly tolerations: readonly Toleration[];
 }
 
 /** A node a replacement might land on. */
@@ -28,7 +19,7 @@ export interface CandidateNode {
 }
 
 /** The toleration matches the taint as the scheduler matches them (key, operator, value, effect). */
-export function toleratesTaint(t: PlacementToleration, taint: Taint): boolean {
+export function toleratesTaint(t: Toleration, taint: Taint): boolean {
   if (t.effect !== undefined && t.effect !== '' && t.effect !== taint.effect) return false;
   if (t.operator === 'Exists') return t.key === undefined || t.key === '' || t.key === taint.key;
   // An operator this code does not know (Gt and Lt, alpha in Kubernetes 1.35) is taken as

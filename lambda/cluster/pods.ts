@@ -2,7 +2,8 @@
 // gone, which are critical, which tolerate the cordon. Mirrors `kubectl drain --ignore-daemonsets --delete-emptydir-data --force`, which
 // is what EKS managed node groups do.
 // https://github.com/kubernetes/kubectl/blob/master/pkg/drain/filters.go
-import type { PodInfo, Toleration } from './cluster-ports.js';
+import type { PodInfo } from './cluster-ports.js';
+import { toleratesTaint } from './placement.js';
 
 export const mirrorPodAnnotation = 'kubernetes.io/config.mirror';
 export const unschedulableTaintKey = 'node.kubernetes.io/unschedulable';
@@ -37,13 +38,7 @@ export function isCritical(pod: PodInfo): boolean {
 
 /** True when a pod would be scheduled onto a cordoned node anyway. */
 export function toleratesUnschedulable(pod: PodInfo): boolean {
-  return pod.tolerations.some((t) => tolerates(t, unschedulableTaintKey, 'NoSchedule'));
-}
-
-function tolerates(t: Toleration, key: string, effect: string): boolean {
-  const keyMatches = t.operator === 'Exists' ? t.key === undefined || t.key === '' || t.key === key : t.key === key;
-  const effectMatches = t.effect === undefined || t.effect === '' || t.effect === effect;
-  return keyMatches && effectMatches;
+  return pod.tolerations.some((t) => toleratesTaint(t, { key: unschedulableTaintKey, effect: 'NoSchedule' }));
 }
 
 export function podKey(pod: Pick<PodInfo, 'namespace' | 'name'>): string {

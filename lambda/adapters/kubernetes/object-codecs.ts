@@ -72,7 +72,7 @@ export function toPodInfo(pod: V1Pod): PodInfo {
     startedAt: startOf(pod),
     priorityClassName: pod.spec?.priorityClassName,
     deletionTimestamp: pod.metadata?.deletionTimestamp ? new Date(pod.metadata.deletionTimestamp) : undefined,
-    tolerations: (pod.spec?.tolerations ?? []).map((t) => ({ key: t.key, operator: t.operator, effect: t.effect })),
+    tolerations: (pod.spec?.tolerations ?? []).map((t) => ({ key: t.key, operator: t.operator, value: t.value, effect: t.effect })),
     terminationGracePeriodSeconds: pod.spec?.terminationGracePeriodSeconds,
     finalizers: pod.metadata?.finalizers ?? [],
     claims: (pod.spec?.volumes ?? []).flatMap((v) => {
