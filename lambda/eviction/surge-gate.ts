@@ -14,7 +14,7 @@ import { asError, type Log } from '../shared/log.js';
 import type { SurgeSettings } from '../shared/surge-variables.js';
 import { forceAtMs, type DrainMoment } from './rules.js';
 import { readyElsewhere, refusalText, restartStillToWrite, restartValue, type SurgeRefusal } from './surge-decide.js';
-import { surgeVerdict, type SurgeReads } from './surge-verdict.js';
+import { deploymentsByReplicaSet, surgeVerdict, type SurgeReads } from './surge-verdict.js';
 
 /** What the drain asks of the gate. */
 export interface SurgeGate {
@@ -51,11 +51,10 @@ const leavingTtlMs = 10_000;
 
 export class DeploymentSurge implements SurgeGate {
   private readonly surges: SurgeMark[];
+  private readonly reads: SurgeReads;
   /** Pods decided in this invocation that never take part (not asked, not needed, no Deployment). */
   private readonly passed = new Set<string>();
   private readonly deployments = new Map<string, DeploymentInfo>();
-  /** A pod's Deployment by its ReplicaSet's UID: the pods of one ReplicaSet share the reads. */
-  private readonly byReplicaSet = new Map<string, Promise<DeploymentInfo | undefined>>();
   private readonly lastCheckMs = new Map<string, number>();
   private leavingCache: { readonly atMs: number; readonly names: ReadonlySet<string> } | undefined;
   private holding = false;
@@ -65,6 +64,13 @@ export class DeploymentSurge implements SurgeGate {
     private readonly deps: SurgeGateDeps,
   ) {
     this.surges = [...(o.record.surges ?? [])];
+    this.reads = {
+      deploymentOf: deploymentsByReplicaSet(deps.api),
+      replicaPods: (d) => deps.api.replicaPods(d),
+      leaving: () => this.leaving(),
+      schedulableNodes: (placement) => deps.api.schedulableNodes(placement),
+      started: (deployment) => this.waitingSurgeOf(deployment) !== undefined,
+    };
   }
 
   marks(): readonly SurgeMark[] {
@@ -113,29 +119,8 @@ export class DeploymentSurge implements SurgeGate {
     return this.add({ ...this.waitingSurgeOf(name)!, pod: podKey(pod), uid: pod.uid });
   }
 
-  private readonly reads: SurgeReads = {
-    deploymentOf: (pod) => this.deploymentOf(pod),
-    replicaPods: (d) => this.deps.api.replicaPods(d),
-    leaving: () => this.leaving(),
-    schedulableNodes: (placement) => this.deps.api.schedulableNodes(placement),
-    started: (deployment) => this.waitingSurgeOf(deployment) !== undefined,
-  };
-
   private waitingSurgeOf(deployment: string): SurgeMark | undefined {
     return this.surges.find((s) => s.deployment === deployment && s.restartedAt !== undefined && s.state === 'waiting');
-  }
-
-  private deploymentOf(pod: PodInfo): Promise<DeploymentInfo | undefined> {
-    const uid = pod.controllerUid;
-    if (uid === undefined) return this.deps.api.deploymentOfPod(pod);
-    let known = this.byReplicaSet.get(uid);
-    if (known === undefined) {
-      known = this.deps.api.deploymentOfPod(pod);
-      this.byReplicaSet.set(uid, known);
-      // A failed read is not kept: the next pod of the ReplicaSet asks again.
-      known.catch(() => this.byReplicaSet.delete(uid));
-    }
-    return known;
   }
 
   /** Recorded first, restarted after: a restart is never made that the record does not name. */

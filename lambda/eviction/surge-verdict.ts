@@ -5,7 +5,7 @@
 import type { PodInfo } from '../cluster/cluster-ports.js';
 import type { Placement } from '../cluster/placement.js';
 import { podKey } from '../cluster/pods.js';
-import type { DeploymentInfo, ReplicaPod } from '../cluster/surge-ports.js';
+import type { DeploymentInfo, ReplicaPod, SurgeGateway } from '../cluster/surge-ports.js';
 import type { SurgeSettings } from '../shared/surge-variables.js';
 import { antiAffinityRoom, participation, readyElsewhere, refusalOf, type SurgeRefusal } from './surge-decide.js';
 
@@ -53,4 +53,23 @@ export async function surgeVerdict(pod: PodInfo, s: SurgeSettings, r: SurgeReads
   const room = d.selfAntiAffinityOnHostname ? antiAffinityRoom(await r.schedulableNodes(d.placement), leaving, replicas) : undefined;
   const refusal = refusalOf(d, s, room);
   return refusal === undefined ? { kind: 'start', d } : refuse(refusal);
+}
+
+/**
+ * A pod's Deployment, read once per ReplicaSet: its pods share the reads. A failed read is not
+ * kept, so the next pod of the ReplicaSet asks again.
+ */
+export function deploymentsByReplicaSet(api: Pick<SurgeGateway, 'deploymentOfPod'>): (pod: PodInfo) => Promise<DeploymentInfo | undefined> {
+  const known = new Map<string, Promise<DeploymentInfo | undefined>>();
+  return (pod) => {
+    const uid = pod.controllerUid;
+    if (uid === undefined) return api.deploymentOfPod(pod);
+    let read = known.get(uid);
+    if (read === undefined) {
+      read = api.deploymentOfPod(pod);
+      known.set(uid, read);
+      read.catch(() => known.delete(uid));
+    }
+    return read;
+  };
 }

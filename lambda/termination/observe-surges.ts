@@ -5,9 +5,9 @@
 // or the lifecycle action's completion.
 import type { ClusterGateway, PodInfo } from '../cluster/cluster-ports.js';
 import { podKey } from '../cluster/pods.js';
-import type { DeploymentInfo, SurgeGateway } from '../cluster/surge-ports.js';
+import type { SurgeGateway } from '../cluster/surge-ports.js';
 import type { SurgeRefusal } from '../eviction/surge-decide.js';
-import { surgeVerdict, type SurgeReads } from '../eviction/surge-verdict.js';
+import { deploymentsByReplicaSet, surgeVerdict, type SurgeReads } from '../eviction/surge-verdict.js';
 import type { Clock } from '../shared/clock.js';
 import { asError, type Log } from '../shared/log.js';
 import type { SurgeSettings } from '../shared/surge-variables.js';
@@ -58,14 +58,9 @@ export async function observeSurges(cluster: ClusterGateway & Partial<SurgeGatew
 
 /** The pods of one ReplicaSet share their Deployment's reads, as in the drain's gate. */
 function cachedReads(api: SurgeGateway, leavingNodes: () => Promise<ReadonlySet<string>>, surged: ReadonlySet<string>): SurgeReads {
-  const byOwner = new Map<string, Promise<DeploymentInfo | undefined>>();
   let leaving: Promise<ReadonlySet<string>> | undefined;
   return {
-    deploymentOf: (pod) => {
-      const key = pod.controllerUid ?? podKey(pod);
-      if (!byOwner.has(key)) byOwner.set(key, api.deploymentOfPod(pod));
-      return byOwner.get(key)!;
-    },
+    deploymentOf: deploymentsByReplicaSet(api),
     replicaPods: (d) => api.replicaPods(d),
     leaving: () => (leaving ??= leavingNodes()),
     schedulableNodes: (placement) => api.schedulableNodes(placement),
