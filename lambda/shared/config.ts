@@ -221,7 +221,8 @@ export function toEnvironment(input: ConfigInput): Record<string, string> {
   set(configVariables.maintenanceWindows, input.maintenanceWindows && parseWindowsOrThrow(input.maintenanceWindows));
   set(configVariables.maintenanceTimeZone, input.maintenanceTimeZone);
   set(configVariables.outOfServiceAfterRelease, input.outOfServiceAfterRelease);
-  if (input.drainRules !== undefined && drainRuleProblems(input.drainRules).length > 0) throw new ConfigError(drainRuleProblems(input.drainRules).map((p) => `drainRules: ${p}`));
+  const ruleProblems = input.drainRules === undefined ? [] : drainRuleProblems(input.drainRules);
+  if (ruleProblems.length > 0) throw new ConfigError(ruleProblems.map((p) => `drainRules: ${p}`));
   set(configVariables.drainRules, input.drainRules);
   set(configVariables.evictDaemonSetPods, input.evictDaemonSetPods);
   setSurge(input, set);
