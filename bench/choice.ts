@@ -25,7 +25,8 @@ export interface ScaleInCost {
   readonly secondsToCompletion: number;
 }
 
-const countNodes = async (env: Environment) => ((await env.admin.core.listNode({ limit: 1 })).metadata?.remainingItemCount ?? 0) + 1;
+const countNodes = async (env: Environment) =>
+  ((await env.admin.core.listNode({ limit: 1 })).metadata?.remainingItemCount ?? 0) + 1;
 
 async function growTo(env: Environment, total: number, say: (line: string) => void): Promise<number> {
   let next = await countNodes(env);
@@ -77,28 +78,50 @@ async function scaleIn(env: Environment, node: ChoiceNode): Promise<ScaleInCost>
   env.onHandlerLog((l) => void (l['message'] === 'pod evicted' && evicted++));
   const before = evicted;
   const run = await env.terminate(node.instanceId);
-  const done = env.aws.calls.find((c) => c.action === 'CompleteLifecycleAction' && c.outcome === 'ok' && c.params['LifecycleActionToken'] === run.token);
-  return { node: node.role, podsEvicted: evicted - before, secondsToCompletion: round(((done?.atMs ?? Date.now()) - run.notifiedMs) / 1000) };
+  const done = env.aws.calls.find(
+    (c) =>
+      c.action === 'CompleteLifecycleAction' && c.outcome === 'ok' && c.params['LifecycleActionToken'] === run.token,
+  );
+  return {
+    node: node.role,
+    podsEvicted: evicted - before,
+    secondsToCompletion: round(((done?.atMs ?? Date.now()) - run.notifiedMs) / 1000),
+  };
 }
 
-export async function runChoiceSection(o: { say: (line: string) => void; smallNodes: number; largeNodes: number }): Promise<Record<string, unknown>> {
+export async function runChoiceSection(o: {
+  say: (line: string) => void;
+  smallNodes: number;
+  largeNodes: number;
+}): Promise<Record<string, unknown>> {
   const say = (line: string) => o.say(`choice: ${line}`);
-  const env = await startEnvironment({ log: say, loadBalancerDelaySeconds: 2, manyNodesWithoutKubelet: true, countBytes: true });
+  const env = await startEnvironment({
+    log: say,
+    loadBalancerDelaySeconds: 2,
+    manyNodesWithoutKubelet: true,
+    countBytes: true,
+  });
   try {
     const nodes = await createChoiceWorld(env, 'bench');
     await growTo(env, o.smallNodes, say);
     const small = await decide(env, nodes, 'small');
-    say(`at ${small.nodes} nodes: ${small.requests} requests, ${small.bytes} bytes a decision; answer in ${small.firstMs} ms cold, ${small.warmMedianMs} ms warm`);
+    say(
+      `at ${small.nodes} nodes: ${small.requests} requests, ${small.bytes} bytes a decision; answer in ${small.firstMs} ms cold, ${small.warmMedianMs} ms warm`,
+    );
     await growTo(env, o.largeNodes, say);
     const large = await decide(env, nodes, 'large');
-    say(`at ${large.nodes} nodes: ${large.requests} requests, ${large.bytes} bytes a decision; answer in ${large.firstMs} ms cold, ${large.warmMedianMs} ms warm`);
+    say(
+      `at ${large.nodes} nodes: ${large.requests} requests, ${large.bytes} bytes a decision; answer in ${large.firstMs} ms cold, ${large.warmMedianMs} ms warm`,
+    );
     const chosen = nodes.find((n) => n.instanceId === large.answer[0]);
     if (chosen === undefined) throw new Error(`choice: the policy gave ${JSON.stringify(large.answer)}`);
     // The same scale-in, both ways, with the busy node's batch Job just started (the first ran out while the cluster grew).
     await startJob(env, nodes[0]!, 'nightly-report-again');
     const withPolicy = await scaleIn(env, chosen);
     const without = await scaleIn(env, nodes[0]!);
-    say(`with the policy: ${withPolicy.podsEvicted} pods evicted, ${withPolicy.secondsToCompletion} s; without: ${without.podsEvicted} pods, ${without.secondsToCompletion} s`);
+    say(
+      `with the policy: ${withPolicy.podsEvicted} pods evicted, ${withPolicy.secondsToCompletion} s; without: ${without.podsEvicted} pods, ${without.secondsToCompletion} s`,
+    );
     return {
       decisions: [small, large],
       bytesRatio: round(large.bytes / small.bytes),
@@ -110,8 +133,15 @@ export async function runChoiceSection(o: { say: (line: string) => void; smallNo
   }
 }
 
-export function choiceTable(c: { decisions: Decision[]; bytesRatio: number; scaleIn: { withPolicy: ScaleInCost; withoutPolicy: ScaleInCost } }): string {
-  const rows = c.decisions.map((d) => `| ${d.nodes} | ${d.requests} | ${(d.bytes / 1024).toFixed(1)} KiB | ${d.firstMs} ms | ${d.warmMedianMs} ms |`);
+export function choiceTable(c: {
+  decisions: Decision[];
+  bytesRatio: number;
+  scaleIn: { withPolicy: ScaleInCost; withoutPolicy: ScaleInCost };
+}): string {
+  const rows = c.decisions.map(
+    (d) =>
+      `| ${d.nodes} | ${d.requests} | ${(d.bytes / 1024).toFixed(1)} KiB | ${d.firstMs} ms | ${d.warmMedianMs} ms |`,
+  );
   const s = c.scaleIn;
   return [
     '| nodes | requests / decision | bytes / decision | answer (cold container) | answer (warm, median of 5) |',

@@ -66,7 +66,11 @@ const mib = (bytes: number) => Math.round((bytes / 2 ** 20) * 100) / 100;
  * The node lifecycle controller takes the not-ready taint (added to every new node) off each
  * stand-in node: waited for, so measurements do not run beside 2,000 of its writes.
  */
-export async function fillersSettled(a: Admin, onTainted: (tainted: number) => void, intervalMs: number): Promise<void> {
+export async function fillersSettled(
+  a: Admin,
+  onTainted: (tainted: number) => void,
+  intervalMs: number,
+): Promise<void> {
   await until(
     'the stand-in nodes settled (not-ready taints removed)',
     600_000,
@@ -75,7 +79,9 @@ export async function fillersSettled(a: Admin, onTainted: (tainted: number) => v
       let cont: string | undefined;
       do {
         const page = await a.core.listNode({ limit: 500, _continue: cont, labelSelector: 'bench/filler=true' });
-        tainted += page.items.filter((n) => n.spec?.taints?.some((t) => t.key === 'node.kubernetes.io/not-ready')).length;
+        tainted += page.items.filter((n) =>
+          n.spec?.taints?.some((t) => t.key === 'node.kubernetes.io/not-ready'),
+        ).length;
         cont = page.metadata?._continue;
       } while (cont);
       if (tainted > 0) onTainted(tainted);
@@ -98,9 +104,19 @@ export function fillerNode(i: number, zone: string): V1Node {
   const image = (n: number) => {
     const repo = `602401143452.dkr.ecr.eu-west-1.amazonaws.com/team-${n % 17}/service-${n}`;
     const digest = randomBytes(32).toString('hex');
-    return { names: [`${repo}@sha256:${digest}`, `${repo}:v1.${n}.${i % 10}-eksbuild.1`], sizeBytes: 20_000_000 + n * 1_234_567 };
+    return {
+      names: [`${repo}@sha256:${digest}`, `${repo}:v1.${n}.${i % 10}-eksbuild.1`],
+      sizeBytes: 20_000_000 + n * 1_234_567,
+    };
   };
-  const condition = (type: string, status: string, reason: string, message: string) => ({ type, status, reason, message, lastHeartbeatTime: now, lastTransitionTime: now });
+  const condition = (type: string, status: string, reason: string, message: string) => ({
+    type,
+    status,
+    reason,
+    message,
+    lastHeartbeatTime: now,
+    lastTransitionTime: now,
+  });
   return {
     metadata: {
       name,
@@ -125,15 +141,35 @@ export function fillerNode(i: number, zone: string): V1Node {
       },
       annotations: {
         'alpha.kubernetes.io/provided-node-ip': ip,
-        'csi.volume.kubernetes.io/nodeid': JSON.stringify({ 'ebs.csi.aws.com': instanceId, 'efs.csi.aws.com': instanceId }),
+        'csi.volume.kubernetes.io/nodeid': JSON.stringify({
+          'ebs.csi.aws.com': instanceId,
+          'efs.csi.aws.com': instanceId,
+        }),
         'node.alpha.kubernetes.io/ttl': '0',
         'volumes.kubernetes.io/controller-managed-attach-detach': 'true',
       },
     },
-    spec: { providerID: `aws:///${zone}/${instanceId}`, taints: [{ key: 'bench/filler', value: 'true', effect: 'NoSchedule' }] },
+    spec: {
+      providerID: `aws:///${zone}/${instanceId}`,
+      taints: [{ key: 'bench/filler', value: 'true', effect: 'NoSchedule' }],
+    },
     status: {
-      capacity: { cpu: '8', 'ephemeral-storage': '83873772Ki', 'hugepages-1Gi': '0', 'hugepages-2Mi': '0', memory: '32386520Ki', pods: '58' },
-      allocatable: { cpu: '7910m', 'ephemeral-storage': '76224326324', 'hugepages-1Gi': '0', 'hugepages-2Mi': '0', memory: '31369688Ki', pods: '58' },
+      capacity: {
+        cpu: '8',
+        'ephemeral-storage': '83873772Ki',
+        'hugepages-1Gi': '0',
+        'hugepages-2Mi': '0',
+        memory: '32386520Ki',
+        pods: '58',
+      },
+      allocatable: {
+        cpu: '7910m',
+        'ephemeral-storage': '76224326324',
+        'hugepages-1Gi': '0',
+        'hugepages-2Mi': '0',
+        memory: '31369688Ki',
+        pods: '58',
+      },
       conditions: [
         condition('MemoryPressure', 'False', 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available'),
         condition('DiskPressure', 'False', 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure'),
@@ -165,7 +201,13 @@ export function fillerNode(i: number, zone: string): V1Node {
 
 export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>> {
   const { say } = o;
-  const env = await startEnvironment({ log: say, loadBalancerDelaySeconds: 0, drainTimeoutSeconds: 600, manyNodesWithoutKubelet: true, countBytes: true });
+  const env = await startEnvironment({
+    log: say,
+    loadBalancerDelaySeconds: 0,
+    drainTimeoutSeconds: 600,
+    manyNodesWithoutKubelet: true,
+    countBytes: true,
+  });
   try {
     const a = env.admin;
     await ensureNamespace(a, 'fleet');
@@ -177,12 +219,22 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
       await waitNodeReady(a, name);
       // Until the node lifecycle controller took the not-ready taint off: a pod that met it would
       // carry a failed scheduling attempt in its status, and bytes must compare like with like.
-      await until(`${name} untainted`, 60_000, async () => ((await a.core.readNode({ name })).spec?.taints ?? []).length === 0);
+      await until(
+        `${name} untainted`,
+        60_000,
+        async () => ((await a.core.readNode({ name })).spec?.taints ?? []).length === 0,
+      );
       await createDeployment(a, 'fleet', name, pods, { nodeSelector: { 'fleet-pool': name }, deleteDelay: '1s' });
       await until(
         `${pods} pods Running on ${name}`,
         120_000,
-        async () => (await a.core.listNamespacedPod({ namespace: 'fleet', fieldSelector: `spec.nodeName=${name},status.phase=Running` })).items.length === pods,
+        async () =>
+          (
+            await a.core.listNamespacedPod({
+              namespace: 'fleet',
+              fieldSelector: `spec.nodeName=${name},status.phase=Running`,
+            })
+          ).items.length === pods,
         500,
       );
       return { name, instanceId };
@@ -201,13 +253,16 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
       const { NODE_OPTIONS: _loaders, ...bundleEnvironment } = env.handlerEnvironment;
       const memory = await measureDrainMemory(o.bundlePath, bundleEnvironment, env.notify(target.instanceId).event);
       const status = (memory.result as { records?: { status?: string }[] }).records?.[0]?.status;
-      if (status !== 'drained') throw new Error(`fleet: the bundle did not drain ${target.name}: ${JSON.stringify(memory.result)}`);
+      if (status !== 'drained')
+        throw new Error(`fleet: the bundle did not drain ${target.name}: ${JSON.stringify(memory.result)}`);
       const requests = readAudit(env.plane, (e) => byDrainer(e) && e.receivedMs >= started - 50);
       return {
         nodes,
         requests: requests.length,
         responseBytes: bytesSince(answersBefore),
-        nodeReads: requests.filter((e) => e.resource === 'nodes' && (e.verb === 'get' || e.verb === 'list')).map((e) => `${e.verb} ${e.name ?? ''}`.trim()),
+        nodeReads: requests
+          .filter((e) => e.resource === 'nodes' && (e.verb === 'get' || e.verb === 'list'))
+          .map((e) => `${e.verb} ${e.name ?? ''}`.trim()),
         bytesBy: bytesByKind(env.proxy!.counts.answers.slice(answersBefore)),
         maxRssMiB: memory.maxRssMiB,
       };
@@ -220,10 +275,16 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
     const probe: ReconcileProbe = { env, bundlePath: o.bundlePath, nodes: async () => (await countNodes()) + 1 };
     say(`fleet: ${await probe.nodes()} nodes, nothing marked; one reconcile pass with the bundle in a fresh process`);
     const reconcileSmall = await reconcilePass(probe);
-    say(`fleet: reconcile, nothing marked, small cluster: ${reconcileSmall.requests} requests, ${reconcileSmall.responseBytes} bytes, ${reconcileSmall.awsCalls} AWS calls`);
-    say(`fleet: ${(await countNodes()) + 1} nodes; terminating ${small.name} (5 pods) with the bundle in a fresh process`);
+    say(
+      `fleet: reconcile, nothing marked, small cluster: ${reconcileSmall.requests} requests, ${reconcileSmall.responseBytes} bytes, ${reconcileSmall.awsCalls} AWS calls`,
+    );
+    say(
+      `fleet: ${(await countNodes()) + 1} nodes; terminating ${small.name} (5 pods) with the bundle in a fresh process`,
+    );
     const lookupSmall = await measureLookup(small);
-    say(`fleet: small cluster: ${lookupSmall.requests} requests, ${lookupSmall.responseBytes} bytes, peak RSS ${lookupSmall.maxRssMiB} MiB`);
+    say(
+      `fleet: small cluster: ${lookupSmall.requests} requests, ${lookupSmall.responseBytes} bytes, peak RSS ${lookupSmall.maxRssMiB} MiB`,
+    );
     // Its instance terminates, as in AWS a minute after CONTINUE: Auto Scaling forgets it and
     // its node goes. Left in Terminating:Proceed (where the stand-in keeps it), the large
     // termination would find it among the group's leaving instances and read its node too.
@@ -242,12 +303,20 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
       }
     };
     await Promise.all(Array.from({ length: 16 }, createFillers));
-    await fillersSettled(a, (tainted) => say(`fleet: ${tainted} stand-in nodes still carry the not-ready taint`), 5_000);
+    await fillersSettled(
+      a,
+      (tainted) => say(`fleet: ${tainted} stand-in nodes still carry the not-ready taint`),
+      5_000,
+    );
     const sample = await a.core.readNode({ name: fillerNode(0, 'x').metadata!.name! });
     const nodeJsonBytes = Buffer.byteLength(JSON.stringify(sample));
-    say(`fleet: ${(await countNodes()) + 1} nodes; a stand-in node is ${nodeJsonBytes} bytes of JSON with its managedFields`);
+    say(
+      `fleet: ${(await countNodes()) + 1} nodes; a stand-in node is ${nodeJsonBytes} bytes of JSON with its managedFields`,
+    );
     const lookupLarge = await measureLookup(large);
-    say(`fleet: large cluster: ${lookupLarge.requests} requests, ${lookupLarge.responseBytes} bytes, peak RSS ${lookupLarge.maxRssMiB} MiB`);
+    say(
+      `fleet: large cluster: ${lookupLarge.requests} requests, ${lookupLarge.responseBytes} bytes, peak RSS ${lookupLarge.maxRssMiB} MiB`,
+    );
 
     // A termination whose node is not under its EC2 name: the scan, paged and gzipped.
     const missing = newInstanceId();
@@ -261,7 +330,9 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
       responseBytes: bytesSince(scanAnswers),
       requestUris: missingRequests.map((e) => `${e.verb} ${e.requestURI.replace(/continue=[^&]+/, 'continue=...')}`),
     };
-    say(`fleet: an instance with no node at ${o.largeNodes} nodes (the fallback scan): ${scan.requests} requests, ${scan.responseBytes} bytes`);
+    say(
+      `fleet: an instance with no node at ${o.largeNodes} nodes (the fallback scan): ${scan.requests} requests, ${scan.responseBytes} bytes`,
+    );
 
     // --- a launch whose node joins 30 s after the notification
     const launchId = newInstanceId();
@@ -274,7 +345,8 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
     const joining = sleep(30_000).then(() => env.addNode(launchName, launchId, { 'fleet-pool': 'launch' }));
     const launched = await env.launch(launchId);
     await joining;
-    if (statusOf(launched) !== 'launch-admitted') throw new Error(`fleet: the launch was not admitted: ${JSON.stringify(launched)}`);
+    if (statusOf(launched) !== 'launch-admitted')
+      throw new Error(`fleet: the launch was not admitted: ${JSON.stringify(launched)}`);
     const launchRequests = readAudit(env.plane, (e) => byDrainer(e) && e.receivedMs >= launchStart - 50);
     const launch = {
       nodeJoinsAfterSeconds: 30,
@@ -283,17 +355,24 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
       requests: launchRequests.map((e) => `${e.verb} ${e.resource}`),
       seconds: round((Date.now() - launchStart) / 1000),
     };
-    say(`fleet: launch admitted after ${launch.seconds} s with ${launch.requestsPerLaunch} requests (${launch.requests.join(', ')})`);
+    say(
+      `fleet: launch admitted after ${launch.seconds} s with ${launch.requestsPerLaunch} requests (${launch.requests.join(', ')})`,
+    );
 
     // --- one reconcile pass on the large cluster: nothing marked, then 10 stale drain marks
     const gone = await removeDrainedNodes(env);
-    say(`fleet: the nodes drained above (${gone.join(', ')}) went with their instances; one reconcile pass with nothing marked`);
+    say(
+      `fleet: the nodes drained above (${gone.join(', ')}) went with their instances; one reconcile pass with nothing marked`,
+    );
     const reconcileLarge = await reconcilePass(probe);
     say(
       `fleet: reconcile, nothing marked, ${reconcileLarge.nodes} nodes: ${reconcileLarge.requests} requests, ${reconcileLarge.responseBytes} bytes, ${reconcileLarge.awsCalls} AWS calls`,
     );
     // Ten stand-ins spread over the cluster (and over its list pages).
-    const staleNames = Array.from({ length: 10 }, (_, k) => fillerNode(Math.floor((k * fillers) / 10), 'x').metadata!.name!);
+    const staleNames = Array.from(
+      { length: 10 },
+      (_, k) => fillerNode(Math.floor((k * fillers) / 10), 'x').metadata!.name!,
+    );
     say(`fleet: 10 stale drain marks (instances InService); one reconcile pass`);
     const reconcileStale = await staleMarksPass(probe, staleNames);
     say(
@@ -302,7 +381,10 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
 
     // --- scale-in: 10 of 20 nodes at once, with and without sibling cordoning
     const scaleIn = async (pool: string, cordonDoomedSiblings: boolean): Promise<ScaleIn> => {
-      const nodes = Array.from({ length: 20 }, (_, i) => ({ name: `fleet-${pool}-${i + 1}`, instanceId: newInstanceId() }));
+      const nodes = Array.from({ length: 20 }, (_, i) => ({
+        name: `fleet-${pool}-${i + 1}`,
+        instanceId: newInstanceId(),
+      }));
       for (const n of nodes) await env.addNode(n.name, n.instanceId, { 'fleet-pool': pool });
       for (const n of nodes) await waitNodeReady(a, n.name);
       const apps = Array.from({ length: 5 }, (_, i) => `${pool}-app-${i + 1}`);
@@ -314,16 +396,18 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
         await createPdb(a, 'fleet', app, app, 8);
       }
       const running = async () =>
-        (await a.core.listNamespacedPod({ namespace: 'fleet', labelSelector: `app in (${apps.join(',')})` })).items.filter(
-          (p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp,
-        );
+        (
+          await a.core.listNamespacedPod({ namespace: 'fleet', labelSelector: `app in (${apps.join(',')})` })
+        ).items.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
       await until(`50 replicas Running in pool ${pool}`, 180_000, async () => (await running()).length === 50, 1000);
       // Budgets computed for every app before anything is evicted.
       await until(
         'budgets computed',
         60_000,
         async () => {
-          const budgets = (await a.policy.listNamespacedPodDisruptionBudget({ namespace: 'fleet' })).items.filter((b) => apps.includes(b.metadata?.name ?? ''));
+          const budgets = (await a.policy.listNamespacedPodDisruptionBudget({ namespace: 'fleet' })).items.filter((b) =>
+            apps.includes(b.metadata?.name ?? ''),
+          );
           return budgets.length === apps.length && budgets.every((b) => b.status?.currentHealthy === 10);
         },
         500,
@@ -337,13 +421,26 @@ export async function runFleet(o: FleetOptions): Promise<Record<string, unknown>
       const started = Date.now();
       const completionsBefore = env.aws.calls.length;
       const offsetsMs = doomed.map((_, i) => Math.round((i * 2000) / (doomed.length - 1)));
-      say(`fleet: scale-in of 10 of 20 nodes (50 replicas, budgets minAvailable 8 of 10), sibling cordoning ${cordonDoomedSiblings ? 'on' : 'off'}`);
-      await Promise.all(doomed.map((n, i) => sleep(offsetsMs[i]!).then(() => env.terminate(n.instanceId, { settings: { CORDON_DOOMED_SIBLINGS: String(cordonDoomedSiblings) } }))));
-      const completions = env.aws.calls.slice(completionsBefore).filter((c) => c.action === 'CompleteLifecycleAction' && c.outcome === 'ok');
-      if (completions.length !== doomed.length) throw new Error(`fleet scale-in: ${completions.length} of ${doomed.length} actions completed`);
+      say(
+        `fleet: scale-in of 10 of 20 nodes (50 replicas, budgets minAvailable 8 of 10), sibling cordoning ${cordonDoomedSiblings ? 'on' : 'off'}`,
+      );
+      await Promise.all(
+        doomed.map((n, i) =>
+          sleep(offsetsMs[i]!).then(() =>
+            env.terminate(n.instanceId, { settings: { CORDON_DOOMED_SIBLINGS: String(cordonDoomedSiblings) } }),
+          ),
+        ),
+      );
+      const completions = env.aws.calls
+        .slice(completionsBefore)
+        .filter((c) => c.action === 'CompleteLifecycleAction' && c.outcome === 'ok');
+      if (completions.length !== doomed.length)
+        throw new Error(`fleet scale-in: ${completions.length} of ${doomed.length} actions completed`);
       const seconds = (Math.max(...completions.map((c) => c.atMs)) - started) / 1000;
       const requests = readAudit(env.plane, (e) => byDrainer(e) && e.receivedMs >= started - 50);
-      const evictions = requests.filter((e) => e.subresource === 'eviction' && e.code === 201 && apps.some((app) => e.name?.startsWith(`${app}-`)));
+      const evictions = requests.filter(
+        (e) => e.subresource === 'eviction' && e.code === 201 && apps.some((app) => e.name?.startsWith(`${app}-`)),
+      );
       const twice = evictions.filter((e) => !originals.has(e.name ?? ''));
       for (const app of apps) a.kubectl('delete', 'deployment', '-n', 'fleet', app, '--wait=false');
       const result: ScaleIn = {

@@ -15,12 +15,21 @@ export function runningApiServers(): string[] {
 }
 
 /** Waits (polling every 30 s) until no kube-apiserver runs; fails after `maxMinutes`. 0: no wait. */
-export async function waitForNoOtherPlane(say: (line: string) => void, maxMinutes: number, pollMs = 30_000): Promise<void> {
+export async function waitForNoOtherPlane(
+  say: (line: string) => void,
+  maxMinutes: number,
+  pollMs = 30_000,
+): Promise<void> {
   if (maxMinutes <= 0) return;
   const deadline = Date.now() + maxMinutes * 60_000;
   for (let pids = runningApiServers(); pids.length > 0; pids = runningApiServers()) {
-    if (Date.now() >= deadline) throw new Error(`a kube-apiserver (pid ${pids.join(', ')}) still runs after ${maxMinutes} minutes; not starting a plane beside it`);
-    say(`another control plane runs (kube-apiserver pid ${pids.join(', ')}); waiting, polling every ${pollMs / 1000} s (at most ${maxMinutes} min)`);
+    if (Date.now() >= deadline)
+      throw new Error(
+        `a kube-apiserver (pid ${pids.join(', ')}) still runs after ${maxMinutes} minutes; not starting a plane beside it`,
+      );
+    say(
+      `another control plane runs (kube-apiserver pid ${pids.join(', ')}); waiting, polling every ${pollMs / 1000} s (at most ${maxMinutes} min)`,
+    );
     await new Promise((resolve) => setTimeout(resolve, Math.min(pollMs, Math.max(0, deadline - Date.now()))));
   }
 }

@@ -46,7 +46,11 @@ const mib = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
  * Asynchronous on purpose: the local AWS endpoint the child calls is served by this
  * process, whose event loop must keep running meanwhile.
  */
-export async function measureDrainMemory(bundlePath: string, env: Readonly<Record<string, string | undefined>>, event: unknown): Promise<DrainMemory> {
+export async function measureDrainMemory(
+  bundlePath: string,
+  env: Readonly<Record<string, string | undefined>>,
+  event: unknown,
+): Promise<DrainMemory> {
   const { stdout } = await run(process.execPath, ['--input-type=module', '-e', child], {
     env: { ...env, BENCH_BUNDLE: bundlePath, BENCH_EVENT: JSON.stringify(event) },
     maxBuffer: 64 * 1024 * 1024,
@@ -54,7 +58,8 @@ export async function measureDrainMemory(bundlePath: string, env: Readonly<Recor
   });
   const lines = stdout.trim().split('\n');
   const last = lines.at(-1) ?? '';
-  const usage = (JSON.parse(last) as { benchUsage?: { result: unknown; maxRssKiB: number; heapUsedBytes: number } }).benchUsage;
+  const usage = (JSON.parse(last) as { benchUsage?: { result: unknown; maxRssKiB: number; heapUsedBytes: number } })
+    .benchUsage;
   if (!usage) throw new Error(`the drain process printed no usage line; its last line was: ${last.slice(0, 300)}`);
   // Same environment as the drain process: an inherited NODE_OPTIONS (tsx's loaders) would
   // inflate the baseline.
@@ -71,7 +76,9 @@ export async function measureDrainMemory(bundlePath: string, env: Readonly<Recor
 function parseLogLine(line: string): Record<string, unknown>[] {
   try {
     const parsed: unknown = JSON.parse(line);
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? [parsed as Record<string, unknown>] : [];
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? [parsed as Record<string, unknown>]
+      : [];
   } catch {
     return [];
   }

@@ -36,7 +36,11 @@ export function measurePackage(root: string, say: (line: string) => void, coldRu
     tarballBytes: statSync(only(join(root, 'dist', 'js'), '.tgz')).size,
     wheelBytes: statSync(only(join(root, 'dist', 'python'), '.whl')).size,
     assetBytes: sizeOf(asset),
-    coldStart: { bytes: cold.bundleBytes, initAboveEmptyMs: Math.round(cold.initMsMedian - cold.emptyNodeMsMedian), runs: cold.runs },
+    coldStart: {
+      bytes: cold.bundleBytes,
+      initAboveEmptyMs: Math.round(cold.initMsMedian - cold.emptyNodeMsMedian),
+      runs: cold.runs,
+    },
     buildSeconds,
   };
 }

@@ -16,11 +16,14 @@ const agent = new Agent({ keepAlive: true, ca: readFileSync(caFile) });
 
 function get(): Promise<{ ok: boolean; level: string }> {
   return new Promise((resolve) => {
-    const req = request({ host: url.hostname, port: url.port, path, agent, headers: { Authorization: `Bearer ${token}` } }, (res) => {
-      const level = String(res.headers['x-kubernetes-pf-prioritylevel-uid'] ?? '');
-      res.resume();
-      res.on('end', () => resolve({ ok: res.statusCode === 200, level }));
-    });
+    const req = request(
+      { host: url.hostname, port: url.port, path, agent, headers: { Authorization: `Bearer ${token}` } },
+      (res) => {
+        const level = String(res.headers['x-kubernetes-pf-prioritylevel-uid'] ?? '');
+        res.resume();
+        res.on('end', () => resolve({ ok: res.statusCode === 200, level }));
+      },
+    );
     req.on('error', () => resolve({ ok: false, level: '' }));
     req.end();
   });

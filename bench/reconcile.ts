@@ -7,7 +7,14 @@
 // endpoint.
 import { randomUUID } from 'node:crypto';
 import { terminateHook, groupName, type Environment } from '../demo/environment.js';
-import { actionIdOf, drainAnnotation, excludeFromLoadBalancersLabel, formatDrainRecord, ownerLabel, type DrainRecord } from '../lambda/cluster/node-marks.js';
+import {
+  actionIdOf,
+  drainAnnotation,
+  excludeFromLoadBalancersLabel,
+  formatDrainRecord,
+  ownerLabel,
+  type DrainRecord,
+} from '../lambda/cluster/node-marks.js';
 import { byDrainer, readAudit, sleep, until, type AuditEntry } from '../test/cluster/kube.js';
 import { testAws } from '../test/cluster/plane/token-webhook.js';
 import { scheduledEvent as scheduledEventAt } from '../test/fixtures/deliveries.js';
@@ -57,10 +64,14 @@ export interface ReconcileProbe {
 const ownerOf = (env: Environment) => env.handlerEnvironment['DEPLOYMENT_NAME'] ?? 'graceful-node-termination';
 
 /** EventBridge's scheduled event, as the construct's reconcile rule sends it, now. */
-export const scheduledEvent = (): Record<string, unknown> => scheduledEventAt(new Date().toISOString(), { account: testAws.accountId, region: testAws.region, id: randomUUID() });
+export const scheduledEvent = (): Record<string, unknown> =>
+  scheduledEventAt(new Date().toISOString(), { account: testAws.accountId, region: testAws.region, id: randomUUID() });
 
 /** One pass by the bundle in a fresh process, and what it cost; `variables` over the function's (REPAIR, say). */
-export async function reconcilePass(p: ReconcileProbe, variables: Readonly<Record<string, string>> = {}): Promise<ReconcilePass> {
+export async function reconcilePass(
+  p: ReconcileProbe,
+  variables: Readonly<Record<string, string>> = {},
+): Promise<ReconcilePass> {
   const { env } = p;
   const nodes = await p.nodes();
   await sleep(300);
@@ -71,7 +82,8 @@ export async function reconcilePass(p: ReconcileProbe, variables: Readonly<Recor
   const { NODE_OPTIONS: _loaders, ...bundleEnvironment } = env.handlerEnvironment;
   const run = await measureDrainMemory(p.bundlePath, { ...bundleEnvironment, ...variables }, scheduledEvent());
   const status = (run.result as { records?: { status?: string }[] }).records?.[0]?.status;
-  if (status !== 'reconciled') throw new Error(`reconcile: the bundle did not run a pass: ${JSON.stringify(run.result)}`);
+  if (status !== 'reconciled')
+    throw new Error(`reconcile: the bundle did not run a pass: ${JSON.stringify(run.result)}`);
   // The audit log is written as each answer completes: let the last lines reach the file.
   await sleep(500);
   const requests = readAudit(env.plane, (e) => byDrainer(e) && e.receivedMs >= started - 50);
@@ -106,7 +118,11 @@ export async function removeDrainedNodes(env: Environment): Promise<string[]> {
     env.aws.instances.delete(node.spec?.providerID?.split('/').pop() ?? '');
     await env.admin.core.deleteNode({ name: node.metadata!.name! });
   }
-  await until('no node carries our marks', 60_000, async () => (await env.admin.core.listNode({ labelSelector: selector })).items.length === 0);
+  await until(
+    'no node carries our marks',
+    60_000,
+    async () => (await env.admin.core.listNode({ labelSelector: selector })).items.length === 0,
+  );
   return marked.map((n) => n.metadata!.name!);
 }
 
@@ -131,16 +147,20 @@ export async function staleMarksPass(p: ReconcileProbe, names: readonly string[]
       set: ['exclude-from-load-balancers', 'cordon'],
     };
     const patch = {
-      metadata: { labels: { [ownerLabel]: ownerOf(env), [excludeFromLoadBalancersLabel]: 'true' }, annotations: { [drainAnnotation]: formatDrainRecord(record) } },
+      metadata: {
+        labels: { [ownerLabel]: ownerOf(env), [excludeFromLoadBalancersLabel]: 'true' },
+        annotations: { [drainAnnotation]: formatDrainRecord(record) },
+      },
       spec: { unschedulable: true },
     };
     env.admin.kubectl('patch', 'node', name, '--type=merge', '-p', JSON.stringify(patch));
   }
   const started = Date.now();
   const pass = await reconcilePass(p);
-  const events = readAudit(env.plane, (e) => byDrainer(e) && e.receivedMs >= started - 50 && e.resource === 'events' && e.verb === 'create').filter(
-    (e) => (e.requestObject as { reason?: string } | undefined)?.reason === 'DrainMarksRemoved',
-  );
+  const events = readAudit(
+    env.plane,
+    (e) => byDrainer(e) && e.receivedMs >= started - 50 && e.resource === 'events' && e.verb === 'create',
+  ).filter((e) => (e.requestObject as { reason?: string } | undefined)?.reason === 'DrainMarksRemoved');
   let unmarkedAfter = 0;
   for (const name of names) {
     const node = await env.admin.core.readNode({ name });
@@ -152,7 +172,8 @@ export async function staleMarksPass(p: ReconcileProbe, names: readonly string[]
       node.spec?.unschedulable !== true;
     if (clean) unmarkedAfter++;
   }
-  if (unmarkedAfter !== names.length) throw new Error(`reconcile: ${unmarkedAfter} of ${names.length} stale-marked nodes were unmarked by the pass`);
+  if (unmarkedAfter !== names.length)
+    throw new Error(`reconcile: ${unmarkedAfter} of ${names.length} stale-marked nodes were unmarked by the pass`);
   return { ...pass, staleMarks: names.length, drainMarksRemovedEvents: events.length, unmarkedAfter };
 }
 

@@ -14,7 +14,15 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { bundleLambda, coldStartBytes } from '../infra/bundling.js';
-import { createDaemonSet, createDeployment, newInstanceId, readAudit, until, waitNodeReady, byDrainer } from '../test/cluster/kube.js';
+import {
+  createDaemonSet,
+  createDeployment,
+  newInstanceId,
+  readAudit,
+  until,
+  waitNodeReady,
+  byDrainer,
+} from '../test/cluster/kube.js';
 import { startEnvironment, integerOption } from '../demo/environment.js';
 import { measureColdStart } from './cold-start.js';
 import { measurePackage } from './package-size.js';
@@ -76,8 +84,12 @@ const [waveAsCapacity, waveAsRefill] = (values['wave-autoscaling-bucket'] ?? '')
   .split('/')
   .map((x, i) => integerOption(`wave-autoscaling-bucket (${i === 0 ? 'capacity' : 'refill'})`, x, 1));
 if (waveAsCapacity === undefined || waveAsRefill === undefined)
-  throw new Error(`--wave-autoscaling-bucket ${values['wave-autoscaling-bucket']} is invalid: expected capacity/refill, e.g. 40/10`);
-const [settleSmall, settleLarge] = (values['settle-nodes'] ?? '').split(',').map((x, i) => integerOption(`settle-nodes (${i === 0 ? 'small' : 'large'})`, x, 4));
+  throw new Error(
+    `--wave-autoscaling-bucket ${values['wave-autoscaling-bucket']} is invalid: expected capacity/refill, e.g. 40/10`,
+  );
+const [settleSmall, settleLarge] = (values['settle-nodes'] ?? '')
+  .split(',')
+  .map((x, i) => integerOption(`settle-nodes (${i === 0 ? 'small' : 'large'})`, x, 4));
 if (settleSmall === undefined || settleLarge === undefined || settleLarge < settleSmall)
   throw new Error(`--settle-nodes ${values['settle-nodes']} is invalid: expected small,large, e.g. 20,2000`);
 const settleAttachments = integerOption('settle-attachments', values['settle-attachments'], 0);
@@ -85,7 +97,9 @@ const settleServices = integerOption('settle-services', values['settle-services'
 const sections = new Set(values.sections!.split(',').map((x) => x.trim()));
 for (const section of sections)
   if (!['drain', 'fleet', 'upgrade', 'wave', 'settle', 'choice', 'package', 'repair', 'surge'].includes(section))
-    throw new Error(`--sections ${values.sections} is invalid: expected drain, fleet, upgrade, wave, settle, choice, repair, surge and/or package`);
+    throw new Error(
+      `--sections ${values.sections} is invalid: expected drain, fleet, upgrade, wave, settle, choice, repair, surge and/or package`,
+    );
 
 // Pods shut down in 1 to 5 s (kwok deletes each this long after its deletion starts).
 const shutdownDelaysSeconds = [1, 2, 3, 4, 5];
@@ -105,10 +119,18 @@ const idle = () => waitForNoOtherPlane(say, waitMinutes);
 const drain = sections.has('drain') ? await idle().then(runDrain) : undefined;
 // The fleet section runs on a plane of its own, after the first one stopped (2 cores).
 if ((sections.has('fleet') || sections.has('repair')) && !drain) bundleLambda(join(root, 'dist', 'lambda'));
-const fleet = sections.has('fleet') ? await idle().then(() => runFleet({ say, bundlePath: join(root, 'dist', 'lambda', 'index.mjs'), largeNodes: fleetNodes })) : undefined;
+const fleet = sections.has('fleet')
+  ? await idle().then(() =>
+      runFleet({ say, bundlePath: join(root, 'dist', 'lambda', 'index.mjs'), largeNodes: fleetNodes }),
+    )
+  : undefined;
 const upgrade = sections.has('upgrade') ? await idle().then(() => runUpgradeBench(say)) : undefined;
 // Node auto repair's decision cost per pass at fleet size.
-const repair = sections.has('repair') ? await idle().then(() => runRepairBench({ say, bundlePath: join(root, 'dist', 'lambda', 'index.mjs'), nodes: fleetNodes })) : undefined;
+const repair = sections.has('repair')
+  ? await idle().then(() =>
+      runRepairBench({ say, bundlePath: join(root, 'dist', 'lambda', 'index.mjs'), nodes: fleetNodes }),
+    )
+  : undefined;
 const wave = sections.has('wave')
   ? await idle().then(() =>
       runWaveSection({
@@ -143,7 +165,12 @@ const settle = sections.has('settle')
     )
   : undefined;
 const choice = sections.has('choice')
-  ? await idle().then(() => runChoiceSection({ say, smallNodes: settleSmall, largeNodes: settleLarge }).then((c) => ({ ...c, commit: commitOf(root) })))
+  ? await idle().then(() =>
+      runChoiceSection({ say, smallNodes: settleSmall, largeNodes: settleLarge }).then((c) => ({
+        ...c,
+        commit: commitOf(root),
+      })),
+    )
   : undefined;
 const surge = sections.has('surge')
   ? await idle().then(() =>
@@ -165,8 +192,18 @@ const output = {
   ...thisRun,
   sections: [...new Set([...kept.sections, ...sections])],
   measuredBy: { ...kept.measuredBy, ...Object.fromEntries([...sections].map((s) => [s, thisRun])) },
-  machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: process.platform },
-  versions: { kubernetes: versions['KUBERNETES_VERSION'], etcd: versions['ETCD_VERSION'], kwok: versions['KWOK_VERSION'] },
+  machine: {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    platform: process.platform,
+  },
+  versions: {
+    kubernetes: versions['KUBERNETES_VERSION'],
+    etcd: versions['ETCD_VERSION'],
+    kwok: versions['KWOK_VERSION'],
+  },
   ...kept.results,
   ...drain,
   ...(fleet ? { fleet } : {}),
@@ -206,10 +243,16 @@ async function runDrain() {
   const assetBytes = Object.values(metafile.outputs).reduce((n, o) => n + o.bytes, 0);
   say(`cold start: median ${cold.initMsMedian.toFixed(0)} ms, empty node ${cold.emptyNodeMsMedian.toFixed(0)} ms`);
 
-  const env = await startEnvironment({ log: say, loadBalancerDelaySeconds: 0, drainTimeoutSeconds: 600, auditUsers: ['plane-admin'] });
+  const env = await startEnvironment({
+    log: say,
+    loadBalancerDelaySeconds: 0,
+    drainTimeoutSeconds: 600,
+    auditUsers: ['plane-admin'],
+  });
   const drainedAt = new Map<string, number>();
   env.onHandlerLog((log) => {
-    if (log['message'] === 'node drained' && typeof log['node'] === 'string') drainedAt.set(log['node'], Date.parse(String(log['timestamp'])));
+    if (log['message'] === 'node drained' && typeof log['node'] === 'string')
+      drainedAt.set(log['node'], Date.parse(String(log['timestamp'])));
   });
 
   try {
@@ -224,11 +267,17 @@ async function runDrain() {
       for (const delay of shutdownDelaysSeconds) {
         const replicas = Math.min(per, left);
         left -= replicas;
-        if (replicas > 0) await createDeployment(a, 'default', `${node}-${delay}s`, replicas, { nodeSelector: { 'bench-pool': pool }, deleteDelay: `${delay}s` });
+        if (replicas > 0)
+          await createDeployment(a, 'default', `${node}-${delay}s`, replicas, {
+            nodeSelector: { 'bench-pool': pool },
+            deleteDelay: `${delay}s`,
+          });
       }
     };
     const runningOn = async (node: string) =>
-      (await a.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node},status.phase=Running` })).items.filter((p) => p.metadata?.namespace === 'default').length;
+      (
+        await a.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node},status.phase=Running` })
+      ).items.filter((p) => p.metadata?.namespace === 'default').length;
 
     // --- a and b: one node, ours vs kubectl drain
     const oursNode = { name: 'bench-ours', instanceId: newInstanceId() };
@@ -245,28 +294,51 @@ async function runDrain() {
     const oursStart = Date.now();
     const ours = await env.terminate(oursNode.instanceId);
     const oursEnd = drainedAt.get(oursNode.name);
-    if (oursEnd === undefined) throw new Error(`our handler did not drain ${oursNode.name}: ${JSON.stringify(ours.result)}`);
+    if (oursEnd === undefined)
+      throw new Error(`our handler did not drain ${oursNode.name}: ${JSON.stringify(ours.result)}`);
     const oursSeconds = (oursEnd - ours.notifiedMs) / 1000;
     const oursRequests = readAudit(env.plane, (e) => byDrainer(e) && e.atMs >= oursStart - 50);
     say(`ours: drained in ${oursSeconds.toFixed(2)} s with ${oursRequests.length} API requests`);
 
-    say(`draining ${kubectlNode.name} (${pods} pods) with kubectl drain --ignore-daemonsets --delete-emptydir-data --force`);
+    say(
+      `draining ${kubectlNode.name} (${pods} pods) with kubectl drain --ignore-daemonsets --delete-emptydir-data --force`,
+    );
     const kubectlStart = Date.now();
     await run(
       env.plane.kubectl,
-      ['--kubeconfig', env.plane.adminKubeconfig, 'drain', kubectlNode.name, '--ignore-daemonsets', '--delete-emptydir-data', '--force', '--timeout=10m'],
+      [
+        '--kubeconfig',
+        env.plane.adminKubeconfig,
+        'drain',
+        kubectlNode.name,
+        '--ignore-daemonsets',
+        '--delete-emptydir-data',
+        '--force',
+        '--timeout=10m',
+      ],
       {
         maxBuffer: 64 * 1024 * 1024,
       },
     );
     const kubectlSeconds = (Date.now() - kubectlStart) / 1000;
-    const kubectlRequests = readAudit(env.plane, (e) => e.userAgent.startsWith('kubectl') && e.atMs >= kubectlStart - 50 && e.receivedMs >= kubectlStart - 50);
+    const kubectlRequests = readAudit(
+      env.plane,
+      (e) => e.userAgent.startsWith('kubectl') && e.atMs >= kubectlStart - 50 && e.receivedMs >= kubectlStart - 50,
+    );
     say(`kubectl: drained in ${kubectlSeconds.toFixed(2)} s with ${kubectlRequests.length} API requests`);
 
     // Their replacements cannot schedule (the pools are cordoned); remove them so they do not
     // load the scheduler during the next measurement.
     const removeWorkloads = (node: string) =>
-      a.kubectl('delete', 'deployment', '-n', 'default', ...shutdownDelaysSeconds.map((d) => `${node}-${d}s`), '--ignore-not-found', '--wait=false');
+      a.kubectl(
+        'delete',
+        'deployment',
+        '-n',
+        'default',
+        ...shutdownDelaysSeconds.map((d) => `${node}-${d}s`),
+        '--ignore-not-found',
+        '--wait=false',
+      );
     for (const n of [oursNode, kubectlNode]) removeWorkloads(n.name);
 
     // --- e: memory, the same drain run by the deployed bundle in a fresh process
@@ -274,14 +346,26 @@ async function runDrain() {
     await env.addNode(memoryNode.name, memoryNode.instanceId, { 'bench-pool': memoryNode.name });
     await waitNodeReady(a, memoryNode.name);
     await fillNode(memoryNode.name, pods, memoryNode.name);
-    await until(`${pods} pods Running on ${memoryNode.name}`, 180_000, async () => (await runningOn(memoryNode.name)) === pods, 500);
+    await until(
+      `${pods} pods Running on ${memoryNode.name}`,
+      180_000,
+      async () => (await runningOn(memoryNode.name)) === pods,
+      500,
+    );
     say(`memory: draining ${memoryNode.name} (${pods} pods) with the bundle in a fresh process`);
     // Without the loaders tsx puts in NODE_OPTIONS for this process: the Lambda runtime has none.
     const { NODE_OPTIONS: _loaders, ...bundleEnvironment } = env.handlerEnvironment;
-    const memory = await measureDrainMemory(join(outdir, 'index.mjs'), bundleEnvironment, env.notify(memoryNode.instanceId).event);
+    const memory = await measureDrainMemory(
+      join(outdir, 'index.mjs'),
+      bundleEnvironment,
+      env.notify(memoryNode.instanceId).event,
+    );
     const memoryStatus = (memory.result as { records?: { status?: string }[] }).records?.[0]?.status;
-    if (memoryStatus !== 'drained') throw new Error(`memory: the bundled handler did not drain ${memoryNode.name}: ${JSON.stringify(memory.result)}`);
-    say(`memory: peak RSS ${memory.maxRssMiB} MiB, heap ${memory.heapUsedMiB} MiB (empty node: ${memory.emptyNodeMaxRssMiB} MiB)`);
+    if (memoryStatus !== 'drained')
+      throw new Error(`memory: the bundled handler did not drain ${memoryNode.name}: ${JSON.stringify(memory.result)}`);
+    say(
+      `memory: peak RSS ${memory.maxRssMiB} MiB, heap ${memory.heapUsedMiB} MiB (empty node: ${memory.emptyNodeMaxRssMiB} MiB)`,
+    );
     removeWorkloads(memoryNode.name);
 
     // --- c: a scale-in of many nodes at once
@@ -294,7 +378,10 @@ async function runDrain() {
       await a.core.deleteNode({ name: n.name });
     }
     say(`scale-in: ${scaleNodes} nodes with ${podsPerScaleNode} pods each`);
-    const scale = Array.from({ length: scaleNodes }, (_, i) => ({ name: `bench-scale-${i + 1}`, instanceId: newInstanceId() }));
+    const scale = Array.from({ length: scaleNodes }, (_, i) => ({
+      name: `bench-scale-${i + 1}`,
+      instanceId: newInstanceId(),
+    }));
     for (const n of scale) await env.addNode(n.name, n.instanceId, { 'bench-pool': n.name });
     for (const n of scale) await waitNodeReady(a, n.name);
     for (const n of scale) await fillNode(n.name, podsPerScaleNode, n.name);
@@ -310,8 +397,11 @@ async function runDrain() {
     const scaleStart = Date.now();
     const completionsBefore = env.aws.calls.length;
     await Promise.all(scale.map((n) => env.terminate(n.instanceId)));
-    const completions = env.aws.calls.slice(completionsBefore).filter((c) => c.action === 'CompleteLifecycleAction' && c.outcome === 'ok');
-    if (completions.length !== scaleNodes) throw new Error(`scale-in: ${completions.length} of ${scaleNodes} lifecycle actions completed`);
+    const completions = env.aws.calls
+      .slice(completionsBefore)
+      .filter((c) => c.action === 'CompleteLifecycleAction' && c.outcome === 'ok');
+    if (completions.length !== scaleNodes)
+      throw new Error(`scale-in: ${completions.length} of ${scaleNodes} lifecycle actions completed`);
     const scaleSeconds = (Math.max(...completions.map((c) => c.atMs)) - scaleStart) / 1000;
     const scaleRequests = readAudit(env.plane, (e) => byDrainer(e) && e.receivedMs >= scaleStart - 50);
     const peakInFlight = peakConcurrency(scaleRequests.filter((e) => e.verb !== 'watch'));
@@ -328,9 +418,24 @@ async function runDrain() {
         kubectlOverheadSeconds: round(overhead(kubectlSeconds)),
         overheadRatio: round(overhead(oursSeconds) / Math.max(0.001, overhead(kubectlSeconds))),
       },
-      requestsPerNode: { ours: oursRequests.length, kubectl: kubectlRequests.length, oursByKind: requestsByKind(oursRequests), kubectlByKind: requestsByKind(kubectlRequests) },
-      scaleIn: { nodes: scaleNodes, podsPerNode: podsPerScaleNode, seconds: round(scaleSeconds), peakRequestsInFlight: peakInFlight },
-      memory: { pods, maxRssMiB: memory.maxRssMiB, heapUsedMiB: memory.heapUsedMiB, emptyNodeMaxRssMiB: memory.emptyNodeMaxRssMiB },
+      requestsPerNode: {
+        ours: oursRequests.length,
+        kubectl: kubectlRequests.length,
+        oursByKind: requestsByKind(oursRequests),
+        kubectlByKind: requestsByKind(kubectlRequests),
+      },
+      scaleIn: {
+        nodes: scaleNodes,
+        podsPerNode: podsPerScaleNode,
+        seconds: round(scaleSeconds),
+        peakRequestsInFlight: peakInFlight,
+      },
+      memory: {
+        pods,
+        maxRssMiB: memory.maxRssMiB,
+        heapUsedMiB: memory.heapUsedMiB,
+        emptyNodeMaxRssMiB: memory.emptyNodeMaxRssMiB,
+      },
       coldStart: {
         bundleBytes,
         assetBytes,
@@ -352,7 +457,10 @@ async function runDrain() {
  * commit each was measured at (`measuredBy`: the file's own, or, in a file written before it
  * had one, the file's top-level ones); nothing when every section it has is run again.
  */
-function keptSections(out: string, run: ReadonlySet<string>): { measuredBy: Record<string, unknown>; sections: string[]; results: Record<string, unknown> } {
+function keptSections(
+  out: string,
+  run: ReadonlySet<string>,
+): { measuredBy: Record<string, unknown>; sections: string[]; results: Record<string, unknown> } {
   let existing: Record<string, unknown>;
   try {
     existing = JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown>;
@@ -408,8 +516,20 @@ function fleetTable(f: {
     missingNodeScan: { requests: number; responseBytes: number };
   };
   launch: { requestsPerLaunch: number; nodeJoinsAfterSeconds: number; responseBytes: number };
-  scaleIn: { evictionsPerOriginalPod: number; podsEvictedTwice: number; seconds: number; peakRequestsInFlight: number; throttled429: number };
-  scaleInWithoutSiblingCordoning: { evictionsPerOriginalPod: number; podsEvictedTwice: number; seconds: number; peakRequestsInFlight: number; throttled429: number };
+  scaleIn: {
+    evictionsPerOriginalPod: number;
+    podsEvictedTwice: number;
+    seconds: number;
+    peakRequestsInFlight: number;
+    throttled429: number;
+  };
+  scaleInWithoutSiblingCordoning: {
+    evictionsPerOriginalPod: number;
+    podsEvictedTwice: number;
+    seconds: number;
+    peakRequestsInFlight: number;
+    throttled429: number;
+  };
   memory: { ratio: number };
   reconcile?: { nothingMarked: { small: ReconcilePass; large: ReconcilePass }; staleDrainMarks: StaleMarksPass };
 }): string {
@@ -439,7 +559,10 @@ function fleetTable(f: {
   ].join('\n');
 }
 
-function reconcileTable(r: { nothingMarked: { small: ReconcilePass; large: ReconcilePass }; staleDrainMarks: StaleMarksPass }): string {
+function reconcileTable(r: {
+  nothingMarked: { small: ReconcilePass; large: ReconcilePass };
+  staleDrainMarks: StaleMarksPass;
+}): string {
   const kb = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
   const s = r.nothingMarked.small;
   const l = r.nothingMarked.large;
@@ -474,7 +597,14 @@ function table(r: {
   requestsPerNode: { ours: number; kubectl: number };
   scaleIn: { nodes: number; podsPerNode: number; seconds: number; peakRequestsInFlight: number };
   memory: { pods: number; maxRssMiB: number; heapUsedMiB: number; emptyNodeMaxRssMiB: number };
-  coldStart: { bundleBytes: number; assetBytes: number; initMsMedian: number; emptyNodeMsMedian: number; initAboveEmptyMs: number; runs: number };
+  coldStart: {
+    bundleBytes: number;
+    assetBytes: number;
+    initMsMedian: number;
+    emptyNodeMsMedian: number;
+    initAboveEmptyMs: number;
+    runs: number;
+  };
 }): string {
   const d = r.drain;
   return [

@@ -19,7 +19,13 @@ export interface SettleRun {
   /** From the `node drained` log line to CompleteLifecycleAction; and after the later of the last target gone and the detach. */
   readonly settleSeconds: number;
   readonly afterLetGoSeconds: number;
-  readonly elb: { calls: number; byAction: Record<string, number>; bytes: number; throttled: number; refusedByBucket: number };
+  readonly elb: {
+    calls: number;
+    byAction: Record<string, number>;
+    bytes: number;
+    throttled: number;
+    refusedByBucket: number;
+  };
   readonly kubernetes: {
     settleRequests: number;
     settleRequestsByKind: Record<string, number>;
@@ -39,7 +45,9 @@ export function requestsByAction(calls: readonly { action: string }[]): Record<s
 }
 
 /** `GET /apis/storage.k8s.io/v1/volumeattachments/{name}`: the path without names or query, a watch marked. */
-export function bytesByPath(answers: readonly { method: string; path: string; bytes: number }[]): Record<string, number> {
+export function bytesByPath(
+  answers: readonly { method: string; path: string; bytes: number }[],
+): Record<string, number> {
   const out: Record<string, number> = {};
   for (const x of answers) {
     const url = new URL(x.path, 'http://x');
@@ -71,7 +79,8 @@ export function refusedByBucket(atMs: readonly number[]): number {
 export function settleTable(s: Record<string, unknown>): string {
   const runs = s['runs'] as SettleRun[];
   const head = runs.map(
-    (r) => `${r.handler === 'current' ? 'this tree' : 'previous'}, ${r.nodes} nodes${r.throttled ? ', ELB bucket 40/10' : ''}${r.addedServices ? `, ${r.services} Services` : ''}`,
+    (r) =>
+      `${r.handler === 'current' ? 'this tree' : 'previous'}, ${r.nodes} nodes${r.throttled ? ', ELB bucket 40/10' : ''}${r.addedServices ? `, ${r.services} Services` : ''}`,
   );
   const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
   const kinds = (m: Record<string, number>) =>
@@ -84,16 +93,27 @@ export function settleTable(s: Record<string, unknown>): string {
     `|---|${runs.map(() => '---|').join('')}`,
     row('ELB calls', (r) => `${r.elb.calls} (${kinds(r.elb.byAction)})`),
     row('ELB bytes answered', (r) => kib(r.elb.bytes)),
-    row('ELB calls refused by the bucket (throttled) / a 40/10 bucket would refuse', (r) => `${r.elb.throttled} / ${r.elb.refusedByBucket}`),
-    row('Kubernetes requests for the settle', (r) => `${r.kubernetes.settleRequests} (${kinds(r.kubernetes.settleRequestsByKind)})`),
+    row(
+      'ELB calls refused by the bucket (throttled) / a 40/10 bucket would refuse',
+      (r) => `${r.elb.throttled} / ${r.elb.refusedByBucket}`,
+    ),
+    row(
+      'Kubernetes requests for the settle',
+      (r) => `${r.kubernetes.settleRequests} (${kinds(r.kubernetes.settleRequestsByKind)})`,
+    ),
     row('Kubernetes bytes for the settle', (r) => kib(r.kubernetes.settleBytes)),
     row('the Services list as JSON (before gzip)', (r) => `${r.services} Services, ${kib(r.servicesListBytes)}`),
-    row('the whole termination: requests / bytes', (r) => `${r.kubernetes.terminationRequests} / ${kib(r.kubernetes.terminationBytes)}`),
+    row(
+      'the whole termination: requests / bytes',
+      (r) => `${r.kubernetes.terminationRequests} / ${kib(r.kubernetes.terminationBytes)}`,
+    ),
     row('settle, drained to released', (r) => `${r.settleSeconds.toFixed(1)} s`),
     row('handler warnings', (r) => r.handlerSaid.warnings.join('; ') || 'none'),
     row('released after the last target and volume let go', (r) => `${r.afterLetGoSeconds.toFixed(1)} s`),
     '',
     `Settle bytes, this tree, large / small cluster (no bucket, no Services added): ${String(s['bytesRatio'])} (ELB bytes ${String(s['elbBytesRatio'])}).` +
-      (s['previousOverCurrent'] ? ` Previous / this tree, large cluster: ${JSON.stringify(s['previousOverCurrent'])}.` : ''),
+      (s['previousOverCurrent']
+        ? ` Previous / this tree, large cluster: ${JSON.stringify(s['previousOverCurrent'])}.`
+        : ''),
   ].join('\n');
 }

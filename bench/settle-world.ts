@@ -11,7 +11,15 @@ import { randomBytes } from 'node:crypto';
 import type { Environment } from '../demo/environment.js';
 import { attachmentNameOf, csiVolumeName } from '../lambda/cluster/volume-names.js';
 import type { ElbStub, StubTargetGroup } from '../test/fakes/elb-stub.js';
-import { attachVolume, createDeployment, ensureNamespace, installTargetGroupBindingCrd, newInstanceId, until, waitNodeReady } from '../test/cluster/kube.js';
+import {
+  attachVolume,
+  createDeployment,
+  ensureNamespace,
+  installTargetGroupBindingCrd,
+  newInstanceId,
+  until,
+  waitNodeReady,
+} from '../test/cluster/kube.js';
 import { testAws } from '../test/cluster/plane/token-webhook.js';
 import { fillerNode, fillersSettled } from './fleet.js';
 
@@ -48,11 +56,19 @@ export async function createWorld(env: Environment, elb: ElbStub): Promise<World
   const clusterGroups: StubTargetGroup[] = [];
   for (let i = 0; i < clusterGroupCount; i++) {
     const name = `k8s-settle-app${i}`;
-    const group = elb.addTargetGroup(name, { tags: { 'elbv2.k8s.aws/cluster': testAws.clusterName, 'elbv2.k8s.aws/targetGroupBinding': `${namespace}/${name}` } });
+    const group = elb.addTargetGroup(name, {
+      tags: {
+        'elbv2.k8s.aws/cluster': testAws.clusterName,
+        'elbv2.k8s.aws/targetGroupBinding': `${namespace}/${name}`,
+      },
+    });
     clusterGroups.push(group);
     await a.core.createNamespacedService({
       namespace,
-      body: { metadata: { name }, spec: { type: 'NodePort', selector: { app: name }, ports: [{ port: 80, targetPort: 8080 }] } },
+      body: {
+        metadata: { name },
+        spec: { type: 'NodePort', selector: { app: name }, ports: [{ port: 80, targetPort: 8080 }] },
+      },
     });
     a.kubectlApply({
       apiVersion: 'elbv2.k8s.aws/v1beta1',
@@ -63,7 +79,10 @@ export async function createWorld(env: Environment, elb: ElbStub): Promise<World
   }
   for (let i = 0; i < otherGroupCount; i++) {
     const targets = new Map(Array.from({ length: 10 }, () => [newInstanceId(), 'healthy'] as [string, string]));
-    elb.addTargetGroup(`team${i % 40}-svc${i}`, { tags: { team: `team${i % 40}`, 'elbv2.k8s.aws/cluster': `other-cluster-${i % 7}` }, targets });
+    elb.addTargetGroup(`team${i % 40}-svc${i}`, {
+      tags: { team: `team${i % 40}`, 'elbv2.k8s.aws/cluster': `other-cluster-${i % 7}` },
+      targets,
+    });
   }
   return { env, elb, clusterGroups, fillers: [], attachments: 0 };
 }
@@ -77,7 +96,8 @@ export function registerInstances(w: World, instances: number): void {
   }
 }
 
-const countNodes = async (w: World) => ((await w.env.admin.core.listNode({ limit: 1 })).metadata?.remainingItemCount ?? 0) + 1;
+const countNodes = async (w: World) =>
+  ((await w.env.admin.core.listNode({ limit: 1 })).metadata?.remainingItemCount ?? 0) + 1;
 
 /** Stand-in nodes until the cluster has `total`, their not-ready taints taken off (bench/fleet.ts). */
 export async function growTo(w: World, total: number, say: (line: string) => void): Promise<number> {
@@ -113,7 +133,11 @@ export async function attachUpTo(w: World, total: number): Promise<void> {
             annotations: { 'csi.alpha.kubernetes.io/node-id': `i-0${randomBytes(8).toString('hex')}` },
             finalizers: ['external-attacher/ebs-csi-aws-com'],
           },
-          spec: { attacher: 'ebs.csi.aws.com', nodeName, source: { persistentVolumeName: `pvc-${randomBytes(16).toString('hex')}` } },
+          spec: {
+            attacher: 'ebs.csi.aws.com',
+            nodeName,
+            source: { persistentVolumeName: `pvc-${randomBytes(16).toString('hex')}` },
+          },
         },
       });
     }
@@ -129,17 +153,26 @@ export async function drainedNode(w: World, name: string, groupOffset: number): 
   const instanceId = newInstanceId();
   await env.addNode(name, instanceId, { 'settle-pool': name });
   await waitNodeReady(a, name);
-  await until(`${name} untainted`, 60_000, async () => ((await a.core.readNode({ name })).spec?.taints ?? []).length === 0);
+  await until(
+    `${name} untainted`,
+    60_000,
+    async () => ((await a.core.readNode({ name })).spec?.taints ?? []).length === 0,
+  );
   await createDeployment(a, namespace, name, podsOnNode, { nodeSelector: { 'settle-pool': name }, deleteDelay: '1s' });
   await until(
     `${podsOnNode} pods Running on ${name}`,
     120_000,
-    async () => (await a.core.listNamespacedPod({ namespace, fieldSelector: `spec.nodeName=${name},status.phase=Running` })).items.length === podsOnNode,
+    async () =>
+      (await a.core.listNamespacedPod({ namespace, fieldSelector: `spec.nodeName=${name},status.phase=Running` })).items
+        .length === podsOnNode,
     500,
   );
   const volumes = Array.from({ length: volumesOfNode }, (_, i) => `${name}-pv-${i + 1}`);
   for (const pv of volumes) await attachVolume(a, pv, name);
-  const groups = Array.from({ length: groupsOfNode }, (_, i) => w.clusterGroups[(groupOffset + i * 17) % w.clusterGroups.length]!);
+  const groups = Array.from(
+    { length: groupsOfNode },
+    (_, i) => w.clusterGroups[(groupOffset + i * 17) % w.clusterGroups.length]!,
+  );
   for (const g of groups) g.targets.set(instanceId, 'healthy');
   return { name, instanceId, volumes, groups };
 }
@@ -156,7 +189,11 @@ export async function addServices(w: World, count: number): Promise<void> {
       await a.core.createNamespacedService({
         namespace: others,
         body: {
-          metadata: { name, labels: { app: name, team: `team${i % 40}`, 'app.kubernetes.io/managed-by': 'Helm' }, annotations: { 'meta.helm.sh/release-name': `team${i % 40}` } },
+          metadata: {
+            name,
+            labels: { app: name, team: `team${i % 40}`, 'app.kubernetes.io/managed-by': 'Helm' },
+            annotations: { 'meta.helm.sh/release-name': `team${i % 40}` },
+          },
           spec: {
             selector: { app: name },
             ports: [

@@ -29,7 +29,14 @@ import {
   type DrainedNode,
   type World,
 } from './settle-world.js';
-import { bucket, bytesByPath, refusedByBucket, requestsByAction, type Handler, type SettleRun } from './settle-report.js';
+import {
+  bucket,
+  bytesByPath,
+  refusedByBucket,
+  requestsByAction,
+  type Handler,
+  type SettleRun,
+} from './settle-report.js';
 import { requestsByKind } from './wire.js';
 
 export interface SettleOptions {
@@ -53,7 +60,10 @@ type Build = NonNullable<EnvironmentOptions['createHandler']>;
 
 export async function runSettleSection(o: SettleOptions): Promise<Record<string, unknown>> {
   const say = (line: string) => o.say(`settle: ${line}`);
-  const previous = o.handlerTree ? ((await import(pathToFileURL(join(o.handlerTree, 'lambda', 'runtime.ts')).href)) as { createRuntime: Build }).createRuntime : undefined;
+  const previous = o.handlerTree
+    ? ((await import(pathToFileURL(join(o.handlerTree, 'lambda', 'runtime.ts')).href)) as { createRuntime: Build })
+        .createRuntime
+    : undefined;
   const elb = await startElbStub();
   const env = await startEnvironment({
     log: say,
@@ -88,12 +98,27 @@ export async function runSettleSection(o: SettleOptions): Promise<Record<string,
       ...(o.services > 0 ? [{ handler: 'current' as const, services: o.services }] : []),
     ];
     runs.push(...(await atSize(w, 'large', o.largeNodes, o, variants, say)));
-    const pick = (h: Handler, size: 'small' | 'large') => runs.find((r) => r.handler === h && r.size === size && !r.throttled && r.addedServices === 0);
-    const [smallNow, largeNow, largeBefore] = [pick('current', 'small'), pick('current', 'large'), pick('previous', 'large')];
+    const pick = (h: Handler, size: 'small' | 'large') =>
+      runs.find((r) => r.handler === h && r.size === size && !r.throttled && r.addedServices === 0);
+    const [smallNow, largeNow, largeBefore] = [
+      pick('current', 'small'),
+      pick('current', 'large'),
+      pick('previous', 'large'),
+    ];
     return {
-      targetGroups: { cluster: clusterGroupCount, otherTeams: otherGroupCount, ofDrainedNode: 3, drainSecondsAfterExclusion: targetDrainMs / 1000, answerDelayMs: 30 },
+      targetGroups: {
+        cluster: clusterGroupCount,
+        otherTeams: otherGroupCount,
+        ofDrainedNode: 3,
+        drainSecondsAfterExclusion: targetDrainMs / 1000,
+        answerDelayMs: 30,
+      },
       loadBalancerDelaySeconds: 30,
-      volumes: { ofDrainedNode: 2, detachSecondsAfterPodsLeft: detachAfterMs / 1000, ofOtherNodesAtLargeSize: o.attachments },
+      volumes: {
+        ofDrainedNode: 2,
+        detachSecondsAfterPodsLeft: detachAfterMs / 1000,
+        ofOtherNodesAtLargeSize: o.attachments,
+      },
       elbBucket: bucket,
       runs,
       bytesRatio: round(largeNow!.kubernetes.settleBytes / smallNow!.kubernetes.settleBytes),
@@ -124,18 +149,34 @@ interface Variant {
 }
 
 /** The cluster grown to `total` nodes and its attachments to its share, then one termination per variant, each of a node of its own. */
-async function atSize(w: World, size: 'small' | 'large', total: number, o: SettleOptions, variants: readonly Variant[], say: (line: string) => void): Promise<SettleRun[]> {
-  const nodes = await Promise.all(variants.map((v, i) => drainedNode(w, `settle-${size}-${i + 1}-${v.handler}`, i * 5 + (size === 'large' ? 1 : 0))));
+async function atSize(
+  w: World,
+  size: 'small' | 'large',
+  total: number,
+  o: SettleOptions,
+  variants: readonly Variant[],
+  say: (line: string) => void,
+): Promise<SettleRun[]> {
+  const nodes = await Promise.all(
+    variants.map((v, i) => drainedNode(w, `settle-${size}-${i + 1}-${v.handler}`, i * 5 + (size === 'large' ? 1 : 0))),
+  );
   const count = await growTo(w, total, say);
   await attachUpTo(w, Math.round((o.attachments * total) / o.largeNodes));
   registerInstances(w, total - nodes.length);
   for (const n of nodes) for (const g of n.groups) g.targets.set(n.instanceId, 'healthy');
-  say(`${count} nodes, ${w.attachments} VolumeAttachments of other nodes, ${clusterGroupCount} target groups of the cluster with ${total} instances each`);
+  say(
+    `${count} nodes, ${w.attachments} VolumeAttachments of other nodes, ${clusterGroupCount} target groups of the cluster with ${total} instances each`,
+  );
   const runs: SettleRun[] = [];
   for (const [i, v] of variants.entries()) {
     if (v.services) await addServices(w, v.services);
     w.elb.bucket = v.throttled ? { ...bucket } : undefined;
-    runs.push({ ...(await measure(w, nodes[i]!, v.handler, say)), size, throttled: v.throttled === true, addedServices: v.services ?? 0 });
+    runs.push({
+      ...(await measure(w, nodes[i]!, v.handler, say)),
+      size,
+      throttled: v.throttled === true,
+      addedServices: v.services ?? 0,
+    });
     w.elb.bucket = undefined;
     await gone(w, nodes[i]!);
   }
@@ -143,7 +184,12 @@ async function atSize(w: World, size: 'small' | 'large', total: number, o: Settl
 }
 
 /** One termination of `n` by one handler, in a container of its own (nothing cached from another). */
-async function measure(w: World, n: DrainedNode, handler: Handler, say: (line: string) => void): Promise<Omit<SettleRun, 'size' | 'throttled' | 'addedServices'>> {
+async function measure(
+  w: World,
+  n: DrainedNode,
+  handler: Handler,
+  say: (line: string) => void,
+): Promise<Omit<SettleRun, 'size' | 'throttled' | 'addedServices'>> {
   const { env, elb } = w;
   const logs: Record<string, unknown>[] = [];
   env.onHandlerLog((l) => void (l['node'] === n.name && logs.push(l)));
@@ -153,13 +199,22 @@ async function measure(w: World, n: DrainedNode, handler: Handler, say: (line: s
   const run = await env.terminate(n.instanceId, { settings: { BENCH_HANDLER: handler, BENCH_TERMINATION: n.name } });
   const [goneMs, detachedMs] = await letGo;
   await sleep(1_000);
-  const done = env.aws.calls.find((c) => c.action === 'CompleteLifecycleAction' && c.outcome === 'ok' && c.params['LifecycleActionToken'] === run.token);
+  const done = env.aws.calls.find(
+    (c) =>
+      c.action === 'CompleteLifecycleAction' && c.outcome === 'ok' && c.params['LifecycleActionToken'] === run.token,
+  );
   const drainedAt = logs.find((l) => l['message'] === 'node drained');
   const settled = logs.find((l) => String(l['message']).startsWith('settled'));
-  if (done === undefined || drainedAt === undefined) throw new Error(`settle: ${handler} did not drain ${n.name}: ${JSON.stringify(run.result)}`);
-  const services = ((await env.admin.core.listServiceForAllNamespaces({ limit: 1 })).metadata?.remainingItemCount ?? 0) + 1;
+  if (done === undefined || drainedAt === undefined)
+    throw new Error(`settle: ${handler} did not drain ${n.name}: ${JSON.stringify(run.result)}`);
+  const services =
+    ((await env.admin.core.listServiceForAllNamespaces({ limit: 1 })).metadata?.remainingItemCount ?? 0) + 1;
   const nodes = ((await env.admin.core.listNode({ limit: 1 })).metadata?.remainingItemCount ?? 0) + 1;
-  const servicesListBytes = execFileSync(env.plane.kubectl, ['--kubeconfig', env.plane.adminKubeconfig, 'get', '--raw', '/api/v1/services'], { maxBuffer: 2 ** 30 }).length;
+  const servicesListBytes = execFileSync(
+    env.plane.kubectl,
+    ['--kubeconfig', env.plane.adminKubeconfig, 'get', '--raw', '/api/v1/services'],
+    { maxBuffer: 2 ** 30 },
+  ).length;
   const requests = readAudit(env.plane, (e) => byDrainer(e) && e.receivedMs >= started - 50);
   const settleRequests = requests.filter((e) => settleResource.has(e.resource));
   const wire = env.proxy!.counts.answers.slice(answers);
@@ -215,7 +270,12 @@ async function targetsDrain(w: World, n: DrainedNode): Promise<number> {
 /** Plays the attach/detach controller and the CSI driver: the volumes detach a few seconds after the pods left. */
 async function volumesDetach(w: World, n: DrainedNode): Promise<number> {
   const a = w.env.admin;
-  await until(`the pods left ${n.name}`, 300_000, async () => (await podsOn(a, n.name)).every((p) => p.metadata?.namespace !== namespace), 250);
+  await until(
+    `the pods left ${n.name}`,
+    300_000,
+    async () => (await podsOn(a, n.name)).every((p) => p.metadata?.namespace !== namespace),
+    250,
+  );
   await sleep(detachAfterMs);
   for (const pv of n.volumes) await detachVolume(a, pv, n.name);
   return Date.now();

@@ -14,15 +14,33 @@ export interface SurgeBench {
   readonly plain: readonly SingletonRun[];
 }
 
-export async function runSurgeBench(o: { say: (line: string) => void; runs: number; drainTimeoutSeconds: number }): Promise<SurgeBench> {
+export async function runSurgeBench(o: {
+  say: (line: string) => void;
+  runs: number;
+  drainTimeoutSeconds: number;
+}): Promise<SurgeBench> {
   const env = await startEnvironment({ log: o.say, loadBalancerDelaySeconds: 0 });
   try {
     allowSurge(env);
     const surge: SingletonRun[] = [];
     const plain: SingletonRun[] = [];
     for (let i = 1; i <= o.runs; i++) {
-      surge.push(await runSingleton(env, { name: `surge-${i}`, surge: true, drainTimeoutSeconds: o.drainTimeoutSeconds, say: o.say }));
-      plain.push(await runSingleton(env, { name: `plain-${i}`, surge: false, drainTimeoutSeconds: o.drainTimeoutSeconds, say: o.say }));
+      surge.push(
+        await runSingleton(env, {
+          name: `surge-${i}`,
+          surge: true,
+          drainTimeoutSeconds: o.drainTimeoutSeconds,
+          say: o.say,
+        }),
+      );
+      plain.push(
+        await runSingleton(env, {
+          name: `plain-${i}`,
+          surge: false,
+          drainTimeoutSeconds: o.drainTimeoutSeconds,
+          say: o.say,
+        }),
+      );
     }
     return { runs: o.runs, drainTimeoutSeconds: o.drainTimeoutSeconds, surge, plain };
   } finally {
@@ -33,13 +51,15 @@ export async function runSurgeBench(o: { say: (line: string) => void; runs: numb
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export function surgeTable(b: SurgeBench): string {
-  const cell = (runs: readonly SingletonRun[], f: (r: SingletonRun) => number) => `${median(runs.map(f))} (${runs.map(f).join(', ')})`;
+  const cell = (runs: readonly SingletonRun[], f: (r: SingletonRun) => number) =>
+    `${median(runs.map(f))} (${runs.map(f).join(', ')})`;
   const kinds = (runs: readonly SingletonRun[]) =>
     Object.entries(runs[0]!.requests)
       .sort((x, y) => y[1] - x[1])
       .map(([k, n]) => `${n} ${k}`)
       .join(', ');
-  const row = (label: string, f: (runs: readonly SingletonRun[]) => string) => `| ${label} | ${f(b.surge)} | ${f(b.plain)} |`;
+  const row = (label: string, f: (runs: readonly SingletonRun[]) => string) =>
+    `| ${label} | ${f(b.surge)} | ${f(b.plain)} |`;
   return [
     `| one replica under minAvailable: 1, DRAIN_TIMEOUT_SECONDS=${b.drainTimeoutSeconds}, force; median (each of ${b.runs} runs) | surge before evict | plain eviction |`,
     '|---|---|---|',

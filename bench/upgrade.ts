@@ -8,7 +8,16 @@ import { kubeconfigGateway } from '../scripts/cluster-access.js';
 import { runUpgrade } from '../scripts/upgrade.js';
 import { groupName, startEnvironment } from '../demo/environment.js';
 import { playInstanceRefreshes } from '../demo/instance-refresh.js';
-import { byDrainer, createDeployment, createPdb, ensureNamespace, newInstanceId, readAudit, until, waitNodeReady } from '../test/cluster/kube.js';
+import {
+  byDrainer,
+  createDeployment,
+  createPdb,
+  ensureNamespace,
+  newInstanceId,
+  readAudit,
+  until,
+  waitNodeReady,
+} from '../test/cluster/kube.js';
 import { testAws } from '../test/cluster/plane/token-webhook.js';
 
 export interface UpgradeRun {
@@ -28,11 +37,16 @@ const apps = ['api', 'web', 'worker', 'cache'];
 const replicas = 6;
 const nodeCount = 6;
 
-async function once(strategy: 'default' | 'minimal', marking: boolean, say: (line: string) => void): Promise<UpgradeRun> {
+async function once(
+  strategy: 'default' | 'minimal',
+  marking: boolean,
+  say: (line: string) => void,
+): Promise<UpgradeRun> {
   const env = await startEnvironment({ log: () => {}, loadBalancerDelaySeconds: 0 });
   try {
     const a = env.admin;
-    for (let i = 1; i <= nodeCount; i++) await env.addNode(`${groupName}-v1-${i}`, newInstanceId(), { 'node-version': '1' });
+    for (let i = 1; i <= nodeCount; i++)
+      await env.addNode(`${groupName}-v1-${i}`, newInstanceId(), { 'node-version': '1' });
     for (let i = 1; i <= nodeCount; i++) await waitNodeReady(a, `${groupName}-v1-${i}`);
     await ensureNamespace(a, 'apps');
     for (const app of apps) {
@@ -43,14 +57,25 @@ async function once(strategy: 'default' | 'minimal', marking: boolean, say: (lin
       await createDeployment(a, 'apps', app, replicas, { deleteDelay: '1s', spreadOverNodes: true });
       await createPdb(a, 'apps', app, app, replicas - 2);
     }
-    const running = async () => (await a.core.listNamespacedPod({ namespace: 'apps' })).items.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
-    await until(`${apps.length * replicas} replicas Running`, 120_000, async () => (await running()).length === apps.length * replicas, 500);
+    const running = async () =>
+      (await a.core.listNamespacedPod({ namespace: 'apps' })).items.filter(
+        (p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp,
+      );
+    await until(
+      `${apps.length * replicas} replicas Running`,
+      120_000,
+      async () => (await running()).length === apps.length * replicas,
+      500,
+    );
     await until(
       'budgets computed',
       60_000,
       async () => {
         const budgets = (await a.policy.listNamespacedPodDisruptionBudget({ namespace: 'apps' })).items;
-        return budgets.length === apps.length && budgets.every((b) => b.status?.currentHealthy === replicas && b.status?.disruptionsAllowed === 2);
+        return (
+          budgets.length === apps.length &&
+          budgets.every((b) => b.status?.currentHealthy === replicas && b.status?.disruptionsAllowed === 2)
+        );
       },
       500,
     );
@@ -58,7 +83,15 @@ async function once(strategy: 'default' | 'minimal', marking: boolean, say: (lin
     playInstanceRefreshes(env, { say: () => {}, settings: { MARK_OUTDATED_ON_REFRESH: String(marking) } });
     const started = Date.now();
     const result = await runUpgrade(
-      { group: groupName, strategy, maxUnavailable: 1, launchTemplateVersion: '2', force: true, autoRollback: false, approve: true },
+      {
+        group: groupName,
+        strategy,
+        maxUnavailable: 1,
+        launchTemplateVersion: '2',
+        force: true,
+        autoRollback: false,
+        approve: true,
+      },
       {
         autoScaling: new AutoScalingClient({ region: testAws.region }),
         core: a.core,
@@ -72,7 +105,15 @@ async function once(strategy: 'default' | 'minimal', marking: boolean, say: (lin
       },
     );
     const seconds = (Date.now() - started) / 1000;
-    const evictions = readAudit(env.plane, (e) => byDrainer(e) && e.subresource === 'eviction' && e.code === 201 && e.namespace === 'apps' && e.receivedMs >= started - 50);
+    const evictions = readAudit(
+      env.plane,
+      (e) =>
+        byDrainer(e) &&
+        e.subresource === 'eviction' &&
+        e.code === 201 &&
+        e.namespace === 'apps' &&
+        e.receivedMs >= started - 50,
+    );
     const run: UpgradeRun = {
       strategy,
       marking,

@@ -22,7 +22,15 @@ import type { V1Node } from '@kubernetes/client-node';
 import { awsLikeRateLimits, type RateLimit } from '../demo/aws-rate-limits.js';
 import { groupName, startEnvironment, type Environment, type EnvironmentOptions } from '../demo/environment.js';
 import { seeded } from '../test/cluster/fault-proxy.js';
-import { byDrainer, createDeployment, createPdb, ensureNamespace, readAudit, sleep, until } from '../test/cluster/kube.js';
+import {
+  byDrainer,
+  createDeployment,
+  createPdb,
+  ensureNamespace,
+  readAudit,
+  sleep,
+  until,
+} from '../test/cluster/kube.js';
 import { fillerNode, peakConcurrency, round } from './fleet.js';
 import { startCpuCount } from './process-cpu.js';
 import { kindOf, requestsByKind } from './wire.js';
@@ -56,10 +64,14 @@ const zones = ['eu-west-1a', 'eu-west-1b', 'eu-west-1c'];
 export async function runWaveSection(o: WaveOptions): Promise<Record<string, unknown>> {
   const current = await runWave(o, undefined);
   if (o.handlerTree === undefined) return current;
-  const { createRuntime } = (await import(pathToFileURL(join(o.handlerTree, 'lambda', 'runtime.ts')).href)) as { createRuntime: NonNullable<EnvironmentOptions['createHandler']> };
+  const { createRuntime } = (await import(pathToFileURL(join(o.handlerTree, 'lambda', 'runtime.ts')).href)) as {
+    createRuntime: NonNullable<EnvironmentOptions['createHandler']>;
+  };
   await o.beforeEachPlane?.();
   const previous = await runWave(o, { tree: o.handlerTree, createHandler: createRuntime });
-  const commit = execFileSync('git', ['-C', o.handlerTree, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  const commit = execFileSync('git', ['-C', o.handlerTree, 'rev-parse', '--short', 'HEAD'], {
+    encoding: 'utf8',
+  }).trim();
   return { ...current, previous: { ...previous, commit } };
 }
 
@@ -111,7 +123,8 @@ async function runWave(o: WaveOptions, handler: Handler | undefined): Promise<Re
       budgets: `minAvailable ${Math.round((1 - budgetShare) * 100)}% of each Deployment`,
       nodeJsonBytes: fleet.nodeJsonBytes,
       notificationWindowSeconds: notificationWindowMs / 1000,
-      concurrency: 'every notification its own invocation, in a fresh container unless one is free; hand-offs the same; a failed invocation retried after 1 and 2 minutes',
+      concurrency:
+        'every notification its own invocation, in a fresh container unless one is free; hand-offs the same; a failed invocation retried after 1 and 2 minutes',
       rateLimits: rateLimitsOf(rateLimits(o)),
       singleDrain: single,
       ...wave.summary,
@@ -119,10 +132,21 @@ async function runWave(o: WaveOptions, handler: Handler | undefined): Promise<Re
       bytesPerNodeRatio: round(wave.summary.bytesPerNode / single.responseBytes),
       slowestShutdownSeconds: Math.max(...shutdownDelaysSeconds),
       loadBalancerDelaySeconds,
-      probe: { user: probe.user, priorityLevel: await probe.priorityLevel(), target: probe.target, p99BeforeMs: round(before), p99DuringMs: round(during), samples: probe.count() },
+      probe: {
+        user: probe.user,
+        priorityLevel: await probe.priorityLevel(),
+        target: probe.target,
+        p99BeforeMs: round(before),
+        p99DuringMs: round(during),
+        samples: probe.count(),
+      },
       probeP99Ratio: round(during / before),
       /** CPU seconds by process during the wave, on a machine of os.cpus().length cores. */
-      cpuSeconds: { cores: os.cpus().length, waveSeconds: round((wave.endedMs - wave.startedMs) / 1000), ...cpuSeconds },
+      cpuSeconds: {
+        cores: os.cpus().length,
+        waveSeconds: round((wave.endedMs - wave.startedMs) / 1000),
+        ...cpuSeconds,
+      },
       /** The probe's requests as the API server timed them (the audit log's received → complete, ms resolution). */
       probeServerP99Ms: { before: round(serverBefore), during: round(serverDuring) },
     };
@@ -177,7 +201,11 @@ async function createFleet(env: Environment, o: WaveOptions, say: (line: string)
     for (let i = next++; i < o.nodes; i = next++) {
       const { node, instanceId } = waveNode(i);
       await a.core.createNode({ body: node });
-      env.aws.instances.set(instanceId, { privateDnsName: node.metadata!.name!, group: groupName, lifecycleState: 'InService' });
+      env.aws.instances.set(instanceId, {
+        privateDnsName: node.metadata!.name!,
+        group: groupName,
+        lifecycleState: 'InService',
+      });
       nodes[i] = { name: node.metadata!.name!, instanceId };
     }
   };
@@ -187,7 +215,11 @@ async function createFleet(env: Environment, o: WaveOptions, say: (line: string)
     600_000,
     async () => {
       const list = (await a.core.listNode({ labelSelector: `eks.amazonaws.com/nodegroup=${groupName}` })).items;
-      const ready = list.filter((n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') && (n.spec?.taints ?? []).length === 0);
+      const ready = list.filter(
+        (n) =>
+          n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') &&
+          (n.spec?.taints ?? []).length === 0,
+      );
       return ready.length === o.nodes;
     },
     2_000,
@@ -197,10 +229,15 @@ async function createFleet(env: Environment, o: WaveOptions, say: (line: string)
   const waveIndexes = new Set(Array.from({ length: waveSize }, (_, k) => Math.floor((k * o.nodes) / waveSize)));
 
   const replicas = Math.round((o.nodes * o.podsPerNode) / apps.length);
-  say(`${o.nodes} nodes Ready (${nodeJsonBytes} bytes of JSON each); ${apps.length} Deployments of ${replicas} replicas spread over them, under budgets`);
+  say(
+    `${o.nodes} nodes Ready (${nodeJsonBytes} bytes of JSON each); ${apps.length} Deployments of ${replicas} replicas spread over them, under budgets`,
+  );
   await ensureNamespace(a, namespace);
   for (const [k, app] of apps.entries()) {
-    await createDeployment(a, namespace, app, replicas, { deleteDelay: `${shutdownDelaysSeconds[k % shutdownDelaysSeconds.length]}s`, spreadOverNodes: true });
+    await createDeployment(a, namespace, app, replicas, {
+      deleteDelay: `${shutdownDelaysSeconds[k % shutdownDelaysSeconds.length]}s`,
+      spreadOverNodes: true,
+    });
     await createPdb(a, namespace, app, app, replicas - Math.ceil(replicas * budgetShare));
   }
   await settled(env, replicas, say);
@@ -210,10 +247,22 @@ async function createFleet(env: Environment, o: WaveOptions, say: (line: string)
   for (const p of await running(env)) podsOn.set(p.spec?.nodeName ?? '', (podsOn.get(p.spec?.nodeName ?? '') ?? 0) + 1);
   const left = [...nodes.keys()]
     .filter((i) => !waveIndexes.has(i))
-    .sort((x, y) => Math.abs((podsOn.get(nodes[x]!.name) ?? 0) - o.podsPerNode) - Math.abs((podsOn.get(nodes[y]!.name) ?? 0) - o.podsPerNode));
+    .sort(
+      (x, y) =>
+        Math.abs((podsOn.get(nodes[x]!.name) ?? 0) - o.podsPerNode) -
+        Math.abs((podsOn.get(nodes[y]!.name) ?? 0) - o.podsPerNode),
+    );
   const [singleIndex, stayingIndex] = left;
-  if (singleIndex === undefined || stayingIndex === undefined) throw new Error(`wave: --wave-size ${o.waveSize} leaves fewer than 2 of ${o.nodes} nodes`);
-  return { nodes, wave: [...waveIndexes].map((i) => nodes[i]!), single: nodes[singleIndex]!, staying: nodes[stayingIndex]!, replicas, nodeJsonBytes };
+  if (singleIndex === undefined || stayingIndex === undefined)
+    throw new Error(`wave: --wave-size ${o.waveSize} leaves fewer than 2 of ${o.nodes} nodes`);
+  return {
+    nodes,
+    wave: [...waveIndexes].map((i) => nodes[i]!),
+    single: nodes[singleIndex]!,
+    staying: nodes[stayingIndex]!,
+    replicas,
+    nodeJsonBytes,
+  };
 }
 
 /** Every replica Running and every budget at full health. */
@@ -226,7 +275,9 @@ async function settled(env: Environment, replicas: number, say: (line: string) =
     async () => {
       const up = (await running(env)).length;
       const budgets = (await a.policy.listNamespacedPodDisruptionBudget({ namespace })).items;
-      const healthy = budgets.filter((b) => b.status?.currentHealthy === replicas && b.status?.observedGeneration === b.metadata?.generation).length;
+      const healthy = budgets.filter(
+        (b) => b.status?.currentHealthy === replicas && b.status?.observedGeneration === b.metadata?.generation,
+      ).length;
       if (up < total) say(`${up} of ${total} replicas Running`);
       return up === total && healthy === apps.length;
     },
@@ -235,7 +286,9 @@ async function settled(env: Environment, replicas: number, say: (line: string) =
 }
 
 async function running(env: Environment) {
-  return (await env.admin.core.listNamespacedPod({ namespace })).items.filter((p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp);
+  return (await env.admin.core.listNamespacedPod({ namespace })).items.filter(
+    (p) => p.status?.phase === 'Running' && !p.metadata?.deletionTimestamp,
+  );
 }
 
 /** One termination alone, on the same plane: the yardstick for the wave's per-node cost. */
@@ -246,8 +299,12 @@ async function singleDrain(env: Environment, fleet: Fleet, say: (line: string) =
   const answers = env.proxy!.counts.answers.length;
   const started = Date.now();
   const run = await env.terminate(n.instanceId);
-  const done = env.aws.calls.find((c) => c.action === 'CompleteLifecycleAction' && c.outcome === 'ok' && c.params['LifecycleActionToken'] === run.token);
-  if (done === undefined) throw new Error(`wave: the single drain of ${n.name} did not complete its action: ${JSON.stringify(run.result)}`);
+  const done = env.aws.calls.find(
+    (c) =>
+      c.action === 'CompleteLifecycleAction' && c.outcome === 'ok' && c.params['LifecycleActionToken'] === run.token,
+  );
+  if (done === undefined)
+    throw new Error(`wave: the single drain of ${n.name} did not complete its action: ${JSON.stringify(run.result)}`);
   await sleep(1_000);
   const requests = readAudit(env.plane, (e) => byDrainer(e) && e.receivedMs >= started - 50);
   const single = {
@@ -259,7 +316,9 @@ async function singleDrain(env: Environment, fleet: Fleet, say: (line: string) =
     awsCalls: env.aws.calls.filter((c) => c.atMs >= started).length,
     requestsByKind: requestsByKind(requests),
   };
-  say(`single drain of ${n.name} (${pods} pods): ${single.requests} requests, ${single.responseBytes} bytes, ${single.seconds} s`);
+  say(
+    `single drain of ${n.name} (${pods} pods): ${single.requests} requests, ${single.responseBytes} bytes, ${single.seconds} s`,
+  );
   // Its instance terminates (as in AWS, a minute after CONTINUE): the group forgets it, the node goes.
   env.aws.instances.delete(n.instanceId);
   await env.admin.core.deleteNode({ name: n.name });
@@ -273,7 +332,15 @@ async function theWave(env: Environment, fleet: Fleet, o: WaveOptions, say: (lin
   const originalNames = new Set(originals.map((p) => p.metadata!.name!));
   const doomedNames = new Set(fleet.wave.map((n) => n.name));
   const onDoomed = originals.filter((p) => doomedNames.has(p.spec?.nodeName ?? '')).length;
-  const invocations = { started: 0, handOffs: 0, failed: 0, retried: 0, inFlight: 0, retriesDue: 0, failures: [] as string[] };
+  const invocations = {
+    started: 0,
+    handOffs: 0,
+    failed: 0,
+    retried: 0,
+    inFlight: 0,
+    retriesDue: 0,
+    failures: [] as string[],
+  };
   const attempts = new WeakMap<object, number>();
   let counting = false;
   env.onInvocation((inv) => {
@@ -301,7 +368,8 @@ async function theWave(env: Environment, fleet: Fleet, o: WaveOptions, say: (lin
   const handlerLog = newHandlerLogStats();
   env.onHandlerLog((log) => {
     if (!counting) return;
-    const calls = log['message'] === 'termination handled' ? (log['awsCalls'] as Record<string, number> | undefined) : undefined;
+    const calls =
+      log['message'] === 'termination handled' ? (log['awsCalls'] as Record<string, number> | undefined) : undefined;
     if (calls) awsCallsReported += Object.values(calls).reduce((s, n) => s + n, 0);
     handlerLog.add(log);
   });
@@ -327,7 +395,13 @@ async function theWave(env: Environment, fleet: Fleet, o: WaveOptions, say: (lin
       env.deliver(event).catch(() => undefined);
     }, offsets[i]! - first),
   );
-  const completions = () => env.aws.calls.filter((c) => c.action === 'CompleteLifecycleAction' && c.outcome === 'ok' && tokens.has(c.params['LifecycleActionToken'] ?? ''));
+  const completions = () =>
+    env.aws.calls.filter(
+      (c) =>
+        c.action === 'CompleteLifecycleAction' &&
+        c.outcome === 'ok' &&
+        tokens.has(c.params['LifecycleActionToken'] ?? ''),
+    );
   let lastSaid = 0;
   await until(
     'the wave to end (every invocation and retry over)',
@@ -336,7 +410,9 @@ async function theWave(env: Environment, fleet: Fleet, o: WaveOptions, say: (lin
       const done = completions().length;
       if (Date.now() - lastSaid > 10_000) {
         lastSaid = Date.now();
-        say(`${done} of ${fleet.wave.length} actions completed; ${invocations.inFlight} invocations running, ${invocations.failed} failed`);
+        say(
+          `${done} of ${fleet.wave.length} actions completed; ${invocations.inFlight} invocations running, ${invocations.failed} failed`,
+        );
       }
       return sent === fleet.wave.length && invocations.inFlight === 0 && invocations.retriesDue === 0;
     },
@@ -349,7 +425,9 @@ async function theWave(env: Environment, fleet: Fleet, o: WaveOptions, say: (lin
   const bytes = env.proxy!.counts.answers.slice(answers).reduce((s, x) => s + x.bytes, 0);
   const done = completions();
   const completedTokens = new Set(done.map((c) => c.params['LifecycleActionToken']));
-  const perTermination = done.map((c) => (c.atMs - tokens.get(c.params['LifecycleActionToken']!)!.notifiedMs) / 1000).sort((x, y) => x - y);
+  const perTermination = done
+    .map((c) => (c.atMs - tokens.get(c.params['LifecycleActionToken']!)!.notifiedMs) / 1000)
+    .sort((x, y) => x - y);
   const evictions = requests.filter((e) => e.subresource === 'eviction' && e.code === 201 && e.namespace === namespace);
   const aws = env.aws.calls.filter((c) => c.atMs >= startedMs && c.atMs <= endedMs);
   const summary = {
@@ -375,7 +453,8 @@ async function theWave(env: Environment, fleet: Fleet, o: WaveOptions, say: (lin
     handlerLog: handlerLog.result(),
     actionsCompleted: completedTokens.size,
     actionsCompletedExactlyOnce: completedTokens.size === fleet.wave.length && done.length === fleet.wave.length,
-    completeAfterDone: aws.filter((c) => c.action === 'CompleteLifecycleAction' && c.outcome === 'no-active-action').length,
+    completeAfterDone: aws.filter((c) => c.action === 'CompleteLifecycleAction' && c.outcome === 'no-active-action')
+      .length,
     originalPodsOnTerminated: onDoomed,
     podsPerTerminatedNode: round(onDoomed / fleet.wave.length),
     evictions: evictions.length,
@@ -409,14 +488,26 @@ function newHandlerLogStats() {
       if (log['level'] === 'WARN') warnings[message] = (warnings[message] ?? 0) + 1;
       if (log['level'] !== 'ERROR' && log['level'] !== 'WARN') return;
       if (log['level'] === 'ERROR') errors[message] = (errors[message] ?? 0) + 1;
-      const error = (log['error'] ?? log['cause']) as { name?: string; message?: string; location?: string } | undefined;
-      if (error && samples.size < 8) samples.add(`${String(log['level'])} ${message}: ${error.name ?? ''} ${error.message ?? ''} at ${error.location ?? '?'}`);
+      const error = (log['error'] ?? log['cause']) as
+        { name?: string; message?: string; location?: string } | undefined;
+      if (error && samples.size < 8)
+        samples.add(
+          `${String(log['level'])} ${message}: ${error.name ?? ''} ${error.message ?? ''} at ${error.location ?? '?'}`,
+        );
     },
     result: () => ({ warnings, errors, samples: [...samples], siblingMarkings, siblingsMarkedAhead }),
   };
 }
 
-function refusedByKind(requests: readonly { verb: string; resource: string; subresource: string | undefined; code: number; message: string }[]): Record<string, number> {
+function refusedByKind(
+  requests: readonly {
+    verb: string;
+    resource: string;
+    subresource: string | undefined;
+    code: number;
+    message: string;
+  }[],
+): Record<string, number> {
   const out: Record<string, number> = {};
   for (const e of requests) {
     if (e.code < 300) continue;
@@ -427,7 +518,9 @@ function refusedByKind(requests: readonly { verb: string; resource: string; subr
   return out;
 }
 
-function awsByAction(calls: readonly { action: string; outcome: string }[]): Record<string, { calls: number; throttled: number }> {
+function awsByAction(
+  calls: readonly { action: string; outcome: string }[],
+): Record<string, { calls: number; throttled: number }> {
   const out: Record<string, { calls: number; throttled: number }> = {};
   for (const c of calls) {
     const row = (out[c.action] ??= { calls: 0, throttled: 0 });
@@ -439,11 +532,18 @@ function awsByAction(calls: readonly { action: string; outcome: string }[]): Rec
 
 function rateLimits(o: WaveOptions): readonly RateLimit[] {
   const bucket = o.autoScalingBucket;
-  return bucket === undefined ? awsLikeRateLimits : awsLikeRateLimits.map((l) => (l.service === 'autoscaling' ? { ...l, ...bucket } : l));
+  return bucket === undefined
+    ? awsLikeRateLimits
+    : awsLikeRateLimits.map((l) => (l.service === 'autoscaling' ? { ...l, ...bucket } : l));
 }
 
 function rateLimitsOf(limits: readonly RateLimit[]) {
-  return limits.map((l) => ({ family: l.family, capacity: l.capacity, refillPerSecond: l.refillPerSecond, bucket: l.perAction ? 'one per action' : 'one for the family' }));
+  return limits.map((l) => ({
+    family: l.family,
+    capacity: l.capacity,
+    refillPerSecond: l.refillPerSecond,
+    bucket: l.perAction ? 'one per action' : 'one for the family',
+  }));
 }
 
 interface Probe {
@@ -466,15 +566,24 @@ async function startProbe(env: Environment, node: string): Promise<Probe> {
   const file = join(env.plane.dir, 'probe.yaml');
   writeFileSync(file, probeManifests());
   a.kubectl('apply', '-f', file);
-  const token = (await a.core.createNamespacedServiceAccountToken({ namespace: 'bench-probe', name: 'probe', body: { spec: { audiences: [], expirationSeconds: 3600 } } })).status!
-    .token;
+  const token = (
+    await a.core.createNamespacedServiceAccountToken({
+      namespace: 'bench-probe',
+      name: 'probe',
+      body: { spec: { audiences: [], expirationSeconds: 3600 } },
+    })
+  ).status!.token;
   const caFile = join(env.plane.dir, 'probe-ca.pem');
   writeFileSync(caFile, env.plane.caPem);
   const target = `/api/v1/nodes/${node}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'probe-client.ts'), env.plane.server, target], {
-    env: { ...process.env, PROBE_TOKEN: token, PROBE_CA_FILE: caFile },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(import.meta.dirname, 'probe-client.ts'), env.plane.server, target],
+    {
+      env: { ...process.env, PROBE_TOKEN: token, PROBE_CA_FILE: caFile },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const samples: { atMs: number; ms: number }[] = [];
   let failed = 0;
   let levelUid = '';
@@ -491,7 +600,9 @@ async function startProbe(env: Environment, node: string): Promise<Probe> {
     latenciesMs: (fromMs, toMs) => samples.filter((s) => s.atMs >= fromMs && s.atMs < toMs).map((s) => s.ms),
     count: () => ({ answered: samples.length, failed }),
     async priorityLevel() {
-      const levels = JSON.parse(a.kubectl('get', 'prioritylevelconfigurations', '-o', 'json')) as { items: { metadata: { name: string; uid: string } }[] };
+      const levels = JSON.parse(a.kubectl('get', 'prioritylevelconfigurations', '-o', 'json')) as {
+        items: { metadata: { name: string; uid: string } }[];
+      };
       return levels.items.find((l) => l.metadata.uid === levelUid)?.metadata.name ?? `unknown (${levelUid})`;
     },
     stop: () => void child.kill('SIGTERM'),
@@ -500,7 +611,10 @@ async function startProbe(env: Environment, node: string): Promise<Probe> {
 
 /** The same probe's requests as the API server timed them (audit: received to response complete). */
 function serverLatenciesMs(env: Environment, fromMs: number, toMs: number): number[] {
-  return readAudit(env.plane, (e) => e.user === probeUser && e.receivedMs >= fromMs && e.receivedMs < toMs && e.verb === 'get').map((e) => e.atMs - e.receivedMs);
+  return readAudit(
+    env.plane,
+    (e) => e.user === probeUser && e.receivedMs >= fromMs && e.receivedMs < toMs && e.verb === 'get',
+  ).map((e) => e.atMs - e.receivedMs);
 }
 
 function probeManifests(): string {
@@ -548,7 +662,9 @@ type Results = Record<string, unknown>;
 export function waveTable(w: Results): string {
   const p = w['previous'] as Results | undefined;
   const cell = (r: Results | undefined, key: string, unit = '') => {
-    const v = key.split('.').reduce<unknown>((x, k) => (typeof x === 'object' && x !== null ? (x as Results)[k] : undefined), r);
+    const v = key
+      .split('.')
+      .reduce<unknown>((x, k) => (typeof x === 'object' && x !== null ? (x as Results)[k] : undefined), r);
     return v === undefined ? '' : `${typeof v === 'number' ? String(v) : JSON.stringify(v)}${unit}`;
   };
   const budget = Number(w['slowestShutdownSeconds']) + Number(w['loadBalancerDelaySeconds']) + 15;
@@ -576,7 +692,10 @@ export function waveTable(w: Results): string {
     ['probe p99 during / before', 'probeP99Ratio', '', '≤ 2'],
     ['probe p99 in the API server (audit) before → during (ms)', 'probeServerP99Ms.before', ''],
   ];
-  const lines = [`| wave: ${w['waveSize']} of ${w['nodes']} nodes, ${w['podsPerNode']} pods each | this tree | previous | target |`, '|---|---|---|---|'];
+  const lines = [
+    `| wave: ${w['waveSize']} of ${w['nodes']} nodes, ${w['podsPerNode']} pods each | this tree | previous | target |`,
+    '|---|---|---|---|',
+  ];
   for (const [label, key, unit, target] of rows) {
     const extra = (r: Results | undefined) =>
       key === 'invocations'
@@ -586,7 +705,9 @@ export function waveTable(w: Results): string {
           : key === 'probeServerP99Ms.before'
             ? ` → ${cell(r, 'probeServerP99Ms.during')}`
             : '';
-    lines.push(`| ${label} | ${cell(w, key, unit)}${extra(w)} | ${p ? `${cell(p, key, unit)}${extra(p)}` : ''} | ${target ?? ''} |`);
+    lines.push(
+      `| ${label} | ${cell(w, key, unit)}${extra(w)} | ${p ? `${cell(p, key, unit)}${extra(p)}` : ''} | ${target ?? ''} |`,
+    );
   }
   return lines.join('\n');
 }

@@ -1,7 +1,9 @@
 // What the counting proxy in front of the API server saw, grouped for the results.
 
 /** `GET /api/v1/nodes/x` and `GET /api/v1/nodes/y` are one kind: the path without names. */
-export function bytesByKind(answers: readonly { method: string; path: string; bytes: number }[]): Record<string, number> {
+export function bytesByKind(
+  answers: readonly { method: string; path: string; bytes: number }[],
+): Record<string, number> {
   const out: Record<string, number> = {};
   for (const a of answers) {
     const url = new URL(a.path, 'http://x');
@@ -20,7 +22,9 @@ export function kindOf(e: { verb: string; resource: string; subresource: string 
   return `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ''}`;
 }
 
-export function requestsByKind(entries: readonly { verb: string; resource: string; subresource: string | undefined }[]): Record<string, number> {
+export function requestsByKind(
+  entries: readonly { verb: string; resource: string; subresource: string | undefined }[],
+): Record<string, number> {
   const out: Record<string, number> = {};
   for (const e of entries) out[kindOf(e)] = (out[kindOf(e)] ?? 0) + 1;
   return out;

@@ -29,8 +29,22 @@ export interface RateLimit {
  * documented Describe rate, with a burst of four seconds of it.
  */
 export const awsLikeRateLimits: readonly RateLimit[] = [
-  { family: 'ec2 Describe*', service: 'ec2', matches: (a) => a.startsWith('Describe'), capacity: 100, refillPerSecond: 20, perAction: true },
-  { family: 'autoscaling (all actions, one bucket)', service: 'autoscaling', matches: () => true, capacity: 40, refillPerSecond: 10, perAction: false },
+  {
+    family: 'ec2 Describe*',
+    service: 'ec2',
+    matches: (a) => a.startsWith('Describe'),
+    capacity: 100,
+    refillPerSecond: 20,
+    perAction: true,
+  },
+  {
+    family: 'autoscaling (all actions, one bucket)',
+    service: 'autoscaling',
+    matches: () => true,
+    capacity: 40,
+    refillPerSecond: 10,
+    perAction: false,
+  },
 ];
 
 interface Bucket {

@@ -3,7 +3,16 @@
 // order busy, web, idle. The busy node runs a 20-second batch Job and the only replica of a
 // checkout service, with one nginx pod; the web node both replicas of an nginx service; the idle node only
 // DaemonSets. The policy should give the idle node; Auto Scaling alone would take the busy one.
-import { createDaemonSet, createDeployment, ensureNamespace, newInstanceId, podsOn, until, waitDeploymentReady, waitNodeReady } from '../test/cluster/kube.js';
+import {
+  createDaemonSet,
+  createDeployment,
+  ensureNamespace,
+  newInstanceId,
+  podsOn,
+  until,
+  waitDeploymentReady,
+  waitNodeReady,
+} from '../test/cluster/kube.js';
 import { groupArnOf } from '../test/fixtures/choice.js';
 import type { Environment } from './environment.js';
 import { groupName } from './environment.js';
@@ -19,7 +28,11 @@ const zone = 'eu-west-1a';
 
 export async function createChoiceWorld(env: Environment, prefix = 'choice'): Promise<ChoiceNode[]> {
   const a = env.admin;
-  const nodes: ChoiceNode[] = (['busy', 'web', 'idle'] as const).map((role) => ({ name: `${prefix}-${role}`, instanceId: newInstanceId(), role }));
+  const nodes: ChoiceNode[] = (['busy', 'web', 'idle'] as const).map((role) => ({
+    name: `${prefix}-${role}`,
+    instanceId: newInstanceId(),
+    role,
+  }));
   for (const n of nodes) await env.addNode(n.name, n.instanceId, { 'choice-slot': n.role });
   for (const n of nodes) await waitNodeReady(a, n.name);
   await ensureNamespace(a, 'shop');
@@ -40,7 +53,12 @@ export function scaleInPayload(nodes: readonly ChoiceNode[]): Record<string, unk
     AutoScalingGroupARN: groupArnOf(groupName),
     AutoScalingGroupName: groupName,
     CapacityToTerminate: [{ AvailabilityZone: zone, Capacity: 1, InstanceMarketOption: 'on-demand' }],
-    Instances: nodes.map((n) => ({ AvailabilityZone: zone, InstanceId: n.instanceId, InstanceType: 'm7g.large', InstanceMarketOption: 'on-demand' })),
+    Instances: nodes.map((n) => ({
+      AvailabilityZone: zone,
+      InstanceId: n.instanceId,
+      InstanceType: 'm7g.large',
+      InstanceMarketOption: 'on-demand',
+    })),
     Cause: 'SCALE_IN',
   };
 }
@@ -56,7 +74,12 @@ export async function startJob(env: Environment, node: ChoiceNode, name: string)
         backoffLimit: 0,
         template: {
           // kwok reads the jitter as the latest end: both set, the Job runs exactly this long once Running.
-          metadata: { annotations: { 'pod-complete.stage.kwok.x-k8s.io/delay': `${jobSeconds}s`, 'pod-complete.stage.kwok.x-k8s.io/jitter-delay': `${jobSeconds}s` } },
+          metadata: {
+            annotations: {
+              'pod-complete.stage.kwok.x-k8s.io/delay': `${jobSeconds}s`,
+              'pod-complete.stage.kwok.x-k8s.io/jitter-delay': `${jobSeconds}s`,
+            },
+          },
           spec: {
             restartPolicy: 'Never',
             nodeSelector: { 'choice-slot': node.role },
@@ -68,6 +91,8 @@ export async function startJob(env: Environment, node: ChoiceNode, name: string)
     },
   });
   await until(`the batch Job ${name} Running`, 30_000, async () =>
-    (await podsOn(a, node.name)).some((p) => p.metadata?.labels?.['job-name'] === name && p.status?.phase === 'Running'),
+    (await podsOn(a, node.name)).some(
+      (p) => p.metadata?.labels?.['job-name'] === name && p.status?.phase === 'Running',
+    ),
   );
 }

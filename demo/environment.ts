@@ -95,9 +95,18 @@ export interface Environment {
   /** The counting proxy in front of the API server (countBytes). */
   readonly proxy: FaultProxy | undefined;
   /** A kwok node for an instance of the group (default groupName), known to EC2 under the node's name. */
-  addNode(name: string, instanceId: string, labels?: Record<string, string>, taints?: { key: string; effect: string; value?: string }[], group?: string): Promise<void>;
+  addNode(
+    name: string,
+    instanceId: string,
+    labels?: Record<string, string>,
+    taints?: { key: string; effect: string; value?: string }[],
+    group?: string,
+  ): Promise<void>;
   /** Opens a lifecycle action and returns the SNS event Auto Scaling would send for it. */
-  notify(instanceId: string, transition?: 'TERMINATING' | 'LAUNCHING'): { token: string; notifiedMs: number; event: unknown };
+  notify(
+    instanceId: string,
+    transition?: 'TERMINATING' | 'LAUNCHING',
+  ): { token: string; notifiedMs: number; event: unknown };
   /**
    * Sends the terminate notification Auto Scaling would send, runs the handler on it and on
    * every hand-off it publishes, and returns when the chain ends.
@@ -122,7 +131,11 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
   const handOffTopicArn = `arn:aws:sns:${testAws.region}:${testAws.accountId}:graceful-node-termination`;
   const plane: Plane = options.plane
     ? { ...options.plane, stop: async () => {} }
-    : await startPlane({ log: options.log, auditUsers: options.auditUsers, manyNodesWithoutKubelet: options.manyNodesWithoutKubelet });
+    : await startPlane({
+        log: options.log,
+        auditUsers: options.auditUsers,
+        manyNodesWithoutKubelet: options.manyNodesWithoutKubelet,
+      });
   const groups = options.groups ?? [groupName];
   let aws: LocalAws | undefined;
   let proxy: FaultProxy | undefined;
@@ -131,7 +144,10 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
     const a = admin(plane);
     a.kubectl('apply', '-f', rbacFile);
     proxy = options.countBytes ? await startFaultProxy({ server: plane.server, caPem: plane.caPem }, {}) : undefined;
-    aws = await startLocalAws({ name: testAws.clusterName, endpoint: proxy?.url ?? plane.server, caPem: plane.caPem }, { rateLimits: options.awsRateLimits });
+    aws = await startLocalAws(
+      { name: testAws.clusterName, endpoint: proxy?.url ?? plane.server, caPem: plane.caPem },
+      { rateLimits: options.awsRateLimits },
+    );
     // Each served group has the deployment's hooks (upgrade and migrate find the deployment there).
     for (const g of groups) aws.hooks.set(g, [terminateHook.replace(/-terminate$/, '')]);
     const listeners: ((entry: Record<string, unknown>) => void)[] = [];
@@ -169,7 +185,8 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
     const containerFor = (settings: Readonly<Record<string, string>> = {}) => {
       const key = JSON.stringify(settings);
       let container = containers.find((c) => c.key === key && (!options.containerPerInvocation || !c.busy));
-      if (container === undefined) containers.push((container = { key, handler: build({ ...handlerEnvironment, ...settings }), busy: false }));
+      if (container === undefined)
+        containers.push((container = { key, handler: build({ ...handlerEnvironment, ...settings }), busy: false }));
       return container;
     };
     const invocationListeners: ((invocation: Invocation) => void)[] = [];
@@ -177,7 +194,9 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
       const end = Date.now() + invocationSeconds * 1000;
       const container = containerFor(settings);
       container.busy = true;
-      const run = container.handler(event, { getRemainingTimeInMillis: () => end - Date.now() }).finally(() => (container.busy = false));
+      const run = container
+        .handler(event, { getRemainingTimeInMillis: () => end - Date.now() })
+        .finally(() => (container.busy = false));
       for (const l of invocationListeners) l({ event, handOff, run });
       return run;
     };

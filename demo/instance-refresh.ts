@@ -39,11 +39,18 @@ export function playInstanceRefreshes(env: Environment, o: RefreshPlayOptions): 
 
 async function play(env: Environment, refresh: LocalRefresh, o: RefreshPlayOptions): Promise<void> {
   const call: CallOptions = { settings: o.settings ?? {} };
-  const group = [...env.aws.instances].filter(([, i]) => i.group === refresh.group && !i.lifecycleState.startsWith('Terminating'));
+  const group = [...env.aws.instances].filter(
+    ([, i]) => i.group === refresh.group && !i.lifecycleState.startsWith('Terminating'),
+  );
   const outdated = group.filter(([, i]) => (i.version ?? '1') !== refresh.desiredVersion).map(([id]) => id);
   const capacity = group.length;
   const launchFirst = refresh.maxHealthyPercentage > 100;
-  const batch = Math.max(1, Math.floor((capacity * (launchFirst ? refresh.maxHealthyPercentage - 100 : 100 - refresh.minHealthyPercentage)) / 100));
+  const batch = Math.max(
+    1,
+    Math.floor(
+      (capacity * (launchFirst ? refresh.maxHealthyPercentage - 100 : 100 - refresh.minHealthyPercentage)) / 100,
+    ),
+  );
   refresh.status = 'InProgress';
   refresh.instancesToUpdate = outdated.length;
   o.say(
@@ -54,12 +61,21 @@ async function play(env: Environment, refresh: LocalRefresh, o: RefreshPlayOptio
   const launchOne = async () => {
     const instanceId = `i-0${randomUUID().replaceAll('-', '').slice(0, 16)}`;
     const name = `${refresh.group}-v${refresh.desiredVersion}-${++serial}-${instanceId.slice(-4)}`;
-    env.aws.instances.set(instanceId, { privateDnsName: name, group: refresh.group, lifecycleState: 'Pending:Wait', version: refresh.desiredVersion });
+    env.aws.instances.set(instanceId, {
+      privateDnsName: name,
+      group: refresh.group,
+      lifecycleState: 'Pending:Wait',
+      version: refresh.desiredVersion,
+    });
     // The instance boots while the launch hook waits for its node.
-    const joining = env.addNode(name, instanceId, { 'node-version': refresh.desiredVersion }).then(() => waitNodeReady(env.admin, name));
+    const joining = env
+      .addNode(name, instanceId, { 'node-version': refresh.desiredVersion })
+      .then(() => waitNodeReady(env.admin, name));
     const admitted = await env.launch(instanceId, call);
     await joining;
-    o.say(`auto scaling: launched ${instanceId} (${name}): ${JSON.stringify((admitted as { records?: { status?: string }[] }).records?.[0]?.status)}`);
+    o.say(
+      `auto scaling: launched ${instanceId} (${name}): ${JSON.stringify((admitted as { records?: { status?: string }[] }).records?.[0]?.status)}`,
+    );
   };
   const terminateOne = async (instanceId: string) => {
     const run = await env.terminate(instanceId, call);

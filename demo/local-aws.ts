@@ -109,7 +109,8 @@ export interface LocalAwsOptions {
 }
 
 /** The Query API a call is for, from its Version (Auto Scaling 2011-01-01, EC2 2016-11-15). */
-const serviceOf = (version: string | undefined): ThrottledService | undefined => (version === '2016-11-15' ? 'ec2' : version === '2011-01-01' ? 'autoscaling' : undefined);
+const serviceOf = (version: string | undefined): ThrottledService | undefined =>
+  version === '2016-11-15' ? 'ec2' : version === '2011-01-01' ? 'autoscaling' : undefined;
 
 export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOptions = {}): Promise<LocalAws> {
   const limiter = options.rateLimits ? createRateLimiter(options.rateLimits) : undefined;
@@ -137,7 +138,11 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
   const tagsOf = (params: Record<string, string>) => {
     const out: { group: string; key: string; value: string }[] = [];
     for (let i = 1; params[`Tags.member.${i}.Key`] !== undefined; i++) {
-      out.push({ group: params[`Tags.member.${i}.ResourceId`] ?? '', key: params[`Tags.member.${i}.Key`]!, value: params[`Tags.member.${i}.Value`] ?? '' });
+      out.push({
+        group: params[`Tags.member.${i}.ResourceId`] ?? '',
+        key: params[`Tags.member.${i}.Key`]!,
+        value: params[`Tags.member.${i}.Value`] ?? '',
+      });
     }
     return out;
   };
@@ -174,7 +179,12 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
       res.writeHead(200, { 'content-type': 'application/json', 'x-amzn-requestid': requestId });
       res.end(
         JSON.stringify({
-          cluster: { name, status: 'ACTIVE', endpoint: cluster.endpoint, certificateAuthority: { data: Buffer.from(cluster.caPem).toString('base64') } },
+          cluster: {
+            name,
+            status: 'ACTIVE',
+            endpoint: cluster.endpoint,
+            certificateAuthority: { data: Buffer.from(cluster.caPem).toString('base64') },
+          },
         }),
       );
       return;
@@ -184,10 +194,15 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
       const name = String((JSON.parse(body) as { Name?: unknown }).Name ?? '');
       record({ action: 'GetParameter', atMs: Date.now(), params: { Name: name }, outcome: 'ok' });
       const value = parameters.get(name);
-      res.writeHead(value === undefined ? 400 : 200, { 'content-type': 'application/x-amz-json-1.1', 'x-amzn-requestid': requestId });
+      res.writeHead(value === undefined ? 400 : 200, {
+        'content-type': 'application/x-amz-json-1.1',
+        'x-amzn-requestid': requestId,
+      });
       res.end(
         JSON.stringify(
-          value === undefined ? { __type: 'ParameterNotFound', message: '' } : { Parameter: { Name: name, Type: 'String', Value: value, Version: 1, DataType: 'aws:ec2:image' } },
+          value === undefined
+            ? { __type: 'ParameterNotFound', message: '' }
+            : { Parameter: { Name: name, Type: 'String', Value: value, Version: 1, DataType: 'aws:ec2:image' } },
         ),
       );
       return;
@@ -195,7 +210,8 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
     const params = Object.fromEntries(new URLSearchParams(body));
     const action = params['Action'];
     if (action !== undefined && (await answerLaunchTemplates(action, params, res, requestId))) return;
-    if (action === 'TerminateInstanceInAutoScalingGroup' || action === 'UpdateAutoScalingGroup') return answerScaleIn(action, params, res, requestId);
+    if (action === 'TerminateInstanceInAutoScalingGroup' || action === 'UpdateAutoScalingGroup')
+      return answerScaleIn(action, params, res, requestId);
     const service = serviceOf(params['Version']);
     if (limiter && service && action && !limiter.admit(service, action)) {
       record({ action, atMs: Date.now(), params: {}, outcome: 'throttled' });
@@ -206,7 +222,12 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
     }
     if (action === 'Publish') {
       const messageId = randomUUID();
-      record({ action, atMs: Date.now(), params: { TopicArn: params['TopicArn'] ?? '', MessageId: messageId }, outcome: 'ok' });
+      record({
+        action,
+        atMs: Date.now(),
+        params: { TopicArn: params['TopicArn'] ?? '', MessageId: messageId },
+        outcome: 'ok',
+      });
       ok(res, action, `<MessageId>${messageId}</MessageId>`, requestId, snsXmlns);
       // After the answer, as SNS: the publisher does not wait for the delivery.
       for (const l of publishListeners) l(params['TopicArn'] ?? '', params['Message'] ?? '');
@@ -220,7 +241,9 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
       record({ action, atMs: Date.now(), params: { InstanceIds: ids.join(',') }, outcome: 'ok' });
       const known = ids.flatMap((id) => {
         const i = instances.get(id);
-        return i ? [`<item><instanceId>${id}</instanceId><privateDnsName>${i.privateDnsName}</privateDnsName></item>`] : [];
+        return i
+          ? [`<item><instanceId>${id}</instanceId><privateDnsName>${i.privateDnsName}</privateDnsName></item>`]
+          : [];
       });
       res.writeHead(200, { 'content-type': 'text/xml' });
       res.end(
@@ -232,7 +255,14 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
       const ids = members(params, 'InstanceIds');
       record({ action, atMs: Date.now(), params: { InstanceIds: ids.join(',') }, outcome: 'ok' });
       // As AWS: at most 50 ids a call; ids in no group (unknown, terminated) are left out.
-      if (ids.length > 50) return queryError(res, 400, 'ValidationError', `The number of instance ids (${ids.length}) exceeds the maximum (50)`, requestId);
+      if (ids.length > 50)
+        return queryError(
+          res,
+          400,
+          'ValidationError',
+          `The number of instance ids (${ids.length}) exceeds the maximum (50)`,
+          requestId,
+        );
       const known = (ids.length > 0 ? ids : [...instances.keys()]).flatMap((id) => {
         const i = instances.get(id);
         if (i === undefined) return [];
@@ -245,7 +275,8 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
     if (action === 'DescribeAutoScalingGroups') {
       // Every group named (one name: as before); none named: every group the endpoint knows.
       const named = members(params, 'AutoScalingGroupNames');
-      const groups = named.length > 0 ? named : [...new Set([...[...instances.values()].map((i) => i.group), ...tags.keys()])];
+      const groups =
+        named.length > 0 ? named : [...new Set([...[...instances.values()].map((i) => i.group), ...tags.keys()])];
       record({ action, atMs: Date.now(), params: { group: groups.join(',') }, outcome: 'ok' });
       const groupXml = (group: string) => {
         const inGroup = [...instances].filter(([, i]) => i.group === group);
@@ -253,7 +284,9 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
           ([id, i]) =>
             `<member><InstanceId>${id}</InstanceId><LifecycleState>${i.lifecycleState}</LifecycleState><HealthStatus>${i.healthStatus ?? 'Healthy'}</HealthStatus>${template(i.version ?? '1')}</member>`,
         );
-        const desired = groupSettings.get(group)?.desired ?? inGroup.filter(([, i]) => !i.lifecycleState.startsWith('Terminating')).length;
+        const desired =
+          groupSettings.get(group)?.desired ??
+          inGroup.filter(([, i]) => !i.lifecycleState.startsWith('Terminating')).length;
         const tagXml = [...(tags.get(group) ?? [])].map(
           ([k, v]) =>
             `<member><Key>${k}</Key><Value>${v}</Value><ResourceId>${group}</ResourceId><ResourceType>auto-scaling-group</ResourceType><PropagateAtLaunch>false</PropagateAtLaunch></member>`,
@@ -277,14 +310,27 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
       record({
         action,
         atMs: Date.now(),
-        params: { InstanceId: id, HealthStatus: params['HealthStatus'] ?? '', ShouldRespectGracePeriod: params['ShouldRespectGracePeriod'] ?? '' },
+        params: {
+          InstanceId: id,
+          HealthStatus: params['HealthStatus'] ?? '',
+          ShouldRespectGracePeriod: params['ShouldRespectGracePeriod'] ?? '',
+        },
         outcome: 'ok',
       });
-      if (instance === undefined) return queryError(res, 400, 'ValidationError', `Instance Id not found - No instance(s) found with id ${id}`, requestId);
+      if (instance === undefined)
+        return queryError(
+          res,
+          400,
+          'ValidationError',
+          `Instance Id not found - No instance(s) found with id ${id}`,
+          requestId,
+        );
       if (action === 'SetInstanceHealth') instance.healthStatus = params['HealthStatus'];
       if (action === 'RebootInstances') {
         res.writeHead(200, { 'content-type': 'text/xml' });
-        res.end(`<RebootInstancesResponse xmlns="${ec2Xmlns}"><requestId>${requestId}</requestId><return>true</return></RebootInstancesResponse>`);
+        res.end(
+          `<RebootInstancesResponse xmlns="${ec2Xmlns}"><requestId>${requestId}</requestId><return>true</return></RebootInstancesResponse>`,
+        );
         return;
       }
       return ok(res, action, '', requestId);
@@ -295,12 +341,20 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
       record({ action, atMs: Date.now(), params: { group }, outcome: 'ok' });
       const hook = (name: string, transition: string) =>
         `<member><LifecycleHookName>${name}</LifecycleHookName><AutoScalingGroupName>${group}</AutoScalingGroupName><LifecycleTransition>autoscaling:EC2_INSTANCE_${transition}</LifecycleTransition><HeartbeatTimeout>300</HeartbeatTimeout><DefaultResult>CONTINUE</DefaultResult></member>`;
-      const members = (hooks.get(group) ?? []).flatMap((d) => [hook(`${d}-launch`, 'LAUNCHING'), hook(`${d}-terminate`, 'TERMINATING')]);
+      const members = (hooks.get(group) ?? []).flatMap((d) => [
+        hook(`${d}-launch`, 'LAUNCHING'),
+        hook(`${d}-terminate`, 'TERMINATING'),
+      ]);
       return ok(res, action, `<LifecycleHooks>${members.join('')}</LifecycleHooks>`, requestId);
     }
     if (action === 'CreateOrUpdateTags' || action === 'DeleteTags') {
       const asked = tagsOf(params);
-      record({ action, atMs: Date.now(), params: { tags: asked.map((t) => `${t.group}/${t.key}`).join(',') }, outcome: 'ok' });
+      record({
+        action,
+        atMs: Date.now(),
+        params: { tags: asked.map((t) => `${t.group}/${t.key}`).join(',') },
+        outcome: 'ok',
+      });
       for (const t of asked) {
         const groupTags = tags.get(t.group) ?? new Map<string, string>();
         if (action === 'DeleteTags') groupTags.delete(t.key);
@@ -332,32 +386,54 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
     if (action === 'DescribeInstanceRefreshes') {
       // The refreshes named (any number), or every refresh of the group.
       const ids = members(params, 'InstanceRefreshIds');
-      const list = [...refreshes.values()].filter((r) => r.group === params['AutoScalingGroupName'] && (ids.length === 0 || ids.includes(r.id)));
+      const list = [...refreshes.values()].filter(
+        (r) => r.group === params['AutoScalingGroupName'] && (ids.length === 0 || ids.includes(r.id)),
+      );
       record({ action, atMs: Date.now(), params: { id: ids.join(',') }, outcome: 'ok' });
       const member = (r: LocalRefresh) =>
         `<member><InstanceRefreshId>${r.id}</InstanceRefreshId><AutoScalingGroupName>${r.group}</AutoScalingGroupName><Status>${r.status}</Status>${r.statusReason ? `<StatusReason>${r.statusReason}</StatusReason>` : ''}<PercentageComplete>${r.percentageComplete}</PercentageComplete><InstancesToUpdate>${r.instancesToUpdate}</InstancesToUpdate><DesiredConfiguration>${template(r.desiredVersion)}</DesiredConfiguration><Preferences><MinHealthyPercentage>${r.minHealthyPercentage}</MinHealthyPercentage><MaxHealthyPercentage>${r.maxHealthyPercentage}</MaxHealthyPercentage><SkipMatching>true</SkipMatching></Preferences></member>`;
       return ok(res, action, `<InstanceRefreshes>${list.map(member).join('')}</InstanceRefreshes>`, requestId);
     }
     if (action !== 'CompleteLifecycleAction' && action !== 'RecordLifecycleActionHeartbeat') {
-      return queryError(res, 400, 'InvalidAction', `local endpoint does not implement ${action ?? '(no Action)'}`, requestId);
+      return queryError(
+        res,
+        400,
+        'InvalidAction',
+        `local endpoint does not implement ${action ?? '(no Action)'}`,
+        requestId,
+      );
     }
     const token = params['LifecycleActionToken'] ?? '';
     if (!open.has(token)) {
       record({ action, atMs: Date.now(), params, outcome: 'no-active-action' });
-      return queryError(res, 400, 'ValidationError', `No active Lifecycle Action found with instance ID ${params['InstanceId'] ?? ''}`, requestId);
+      return queryError(
+        res,
+        400,
+        'ValidationError',
+        `No active Lifecycle Action found with instance ID ${params['InstanceId'] ?? ''}`,
+        requestId,
+      );
     }
     if (action === 'CompleteLifecycleAction') {
       open.delete(token);
       // The instance moves on: a terminating one to Terminating:Proceed, a launching one in service.
       const instance = instances.get(params['InstanceId'] ?? '');
-      if (instance) instance.lifecycleState = instance.lifecycleState.startsWith('Terminating') ? 'Terminating:Proceed' : 'InService';
+      if (instance)
+        instance.lifecycleState = instance.lifecycleState.startsWith('Terminating')
+          ? 'Terminating:Proceed'
+          : 'InService';
     }
     record({ action, atMs: Date.now(), params, outcome: 'ok' });
     ok(res, action, '', requestId);
   }
 
   /** EC2's launch template and image calls on the one local template; false when the action is another. */
-  async function answerLaunchTemplates(action: string, params: Record<string, string>, res: ServerResponse, requestId: string): Promise<boolean> {
+  async function answerLaunchTemplates(
+    action: string,
+    params: Record<string, string>,
+    res: ServerResponse,
+    requestId: string,
+  ): Promise<boolean> {
     const ec2 = (name: string, inner: string) => {
       res.writeHead(200, { 'content-type': 'text/xml' });
       res.end(`<${name}Response xmlns="${ec2Xmlns}"><requestId>${requestId}</requestId>${inner}</${name}Response>`);
@@ -367,24 +443,37 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
     const numbers = () => [...templateVersions.keys()].map(Number).sort((x, y) => x - y);
     if (action === 'DescribeLaunchTemplateVersions') {
       const asked = params['LaunchTemplateVersion.1'] ?? '$Default';
-      const v = asked === '$Latest' ? String(numbers().at(-1) ?? 1) : asked === '$Default' ? String(numbers()[0] ?? 1) : asked;
+      const v =
+        asked === '$Latest' ? String(numbers().at(-1) ?? 1) : asked === '$Default' ? String(numbers()[0] ?? 1) : asked;
       record({ action, atMs: Date.now(), params: { version: asked }, outcome: 'ok' });
-      ec2(action, `<launchTemplateVersionSet>${templateVersions.has(v) ? versionXml(v) : ''}</launchTemplateVersionSet>`);
+      ec2(
+        action,
+        `<launchTemplateVersionSet>${templateVersions.has(v) ? versionXml(v) : ''}</launchTemplateVersionSet>`,
+      );
       return true;
     }
     if (action === 'DescribeImages') {
       const id = params['Filter.1.Value.1'] ?? '';
       record({ action, atMs: Date.now(), params: { ImageId: id }, outcome: 'ok' });
       const name = images.get(id);
-      ec2(action, `<imagesSet>${name === undefined ? '' : `<item><imageId>${id}</imageId><name>${name}</name><architecture>x86_64</architecture></item>`}</imagesSet>`);
+      ec2(
+        action,
+        `<imagesSet>${name === undefined ? '' : `<item><imageId>${id}</imageId><name>${name}</name><architecture>x86_64</architecture></item>`}</imagesSet>`,
+      );
       return true;
     }
     if (action === 'CreateLaunchTemplateVersion') {
       const { Action: _a, Version: _v, ...asked } = params;
       record({ action, atMs: Date.now(), params: asked, outcome: 'ok' });
       const v = String((numbers().at(-1) ?? 0) + 1);
-      templateVersions.set(v, params['LaunchTemplateData.ImageId'] ?? templateVersions.get(params['SourceVersion'] ?? '') ?? '');
-      ec2(action, `<launchTemplateVersion><launchTemplateId>${localLaunchTemplate.id}</launchTemplateId><versionNumber>${v}</versionNumber></launchTemplateVersion>`);
+      templateVersions.set(
+        v,
+        params['LaunchTemplateData.ImageId'] ?? templateVersions.get(params['SourceVersion'] ?? '') ?? '',
+      );
+      ec2(
+        action,
+        `<launchTemplateVersion><launchTemplateId>${localLaunchTemplate.id}</launchTemplateId><versionNumber>${v}</versionNumber></launchTemplateVersion>`,
+      );
       return true;
     }
     return false;
@@ -397,7 +486,14 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
     if (action === 'TerminateInstanceInAutoScalingGroup') {
       const instanceId = params['InstanceId'] ?? '';
       const instance = instances.get(instanceId);
-      if (instance === undefined) return queryError(res, 400, 'ValidationError', `Instance Id not found - No managed instance found for instance ID: ${instanceId}`, requestId);
+      if (instance === undefined)
+        return queryError(
+          res,
+          400,
+          'ValidationError',
+          `Instance Id not found - No managed instance found for instance ID: ${instanceId}`,
+          requestId,
+        );
       const decrement = params['ShouldDecrementDesiredCapacity'] === 'true';
       const settings = groupSettings.get(instance.group) ?? {};
       if (decrement && settings.desired !== undefined) settings.desired -= 1;
@@ -409,9 +505,12 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
       return;
     }
     const group = params['AutoScalingGroupName'] ?? '';
-    const live = [...instances.values()].filter((i) => i.group === group && !i.lifecycleState.startsWith('Terminating')).length;
+    const live = [...instances.values()].filter(
+      (i) => i.group === group && !i.lifecycleState.startsWith('Terminating'),
+    ).length;
     const settings = groupSettings.get(group) ?? {};
-    const desired = params['DesiredCapacity'] === undefined ? (settings.desired ?? live) : Number(params['DesiredCapacity']);
+    const desired =
+      params['DesiredCapacity'] === undefined ? (settings.desired ?? live) : Number(params['DesiredCapacity']);
     groupSettings.set(group, { ...settings, desired });
     ok(res, action, '', requestId);
     if (desired < live) for (const l of scaleInListeners) l({ group, count: live - desired, decrement: true });
@@ -452,7 +551,9 @@ function members(params: Readonly<Record<string, string>>, name: string): string
 
 function queryError(res: ServerResponse, status: number, code: string, message: string, requestId: string): void {
   res.writeHead(status, { 'content-type': 'text/xml' });
-  res.end(`<ErrorResponse xmlns="${xmlns}"><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>${requestId}</RequestId></ErrorResponse>`);
+  res.end(
+    `<ErrorResponse xmlns="${xmlns}"><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>${requestId}</RequestId></ErrorResponse>`,
+  );
 }
 
 /** The environment that points the handler's SDK clients at the local endpoint. */

@@ -51,7 +51,11 @@ const say = (line: string, source = 'demo') => {
   timeline.push({ atSeconds, source, what: line });
   console.log(`[demo ${atSeconds.toFixed(1).padStart(5)}s] ${source === 'demo' ? '' : `${source} | `}${line}`);
 };
-const env = await startEnvironment({ log: (line) => say(line), loadBalancerDelaySeconds: integerOption('lb-delay', values['lb-delay'], 0), groups: [from, to] });
+const env = await startEnvironment({
+  log: (line) => say(line),
+  loadBalancerDelaySeconds: integerOption('lb-delay', values['lb-delay'], 0),
+  groups: [from, to],
+});
 let exitCode = 1;
 try {
   const a = env.admin;
@@ -61,7 +65,10 @@ try {
   await ensureNamespace(a, 'shop');
   await ensureNamespace(a, 'batch');
   await createDeployment(a, 'shop', 'nginx', replicas, { deleteDelay: '2s' });
-  await createDeployment(a, 'kube-system', 'coredns', 2, { priorityClassName: 'system-cluster-critical', deleteDelay: '1s' });
+  await createDeployment(a, 'kube-system', 'coredns', 2, {
+    priorityClassName: 'system-cluster-critical',
+    deleteDelay: '1s',
+  });
   await createDaemonSet(a, 'kube-system', 'kube-proxy');
   await waitDeploymentReady(a, 'shop', 'nginx', replicas);
   await waitDeploymentReady(a, 'kube-system', 'coredns', 2);
@@ -72,7 +79,12 @@ try {
       metadata: { name: 'nightly-report' },
       spec: {
         template: {
-          metadata: { annotations: { 'pod-complete.stage.kwok.x-k8s.io/delay': '20s', 'pod-complete.stage.kwok.x-k8s.io/jitter-delay': '20s' } },
+          metadata: {
+            annotations: {
+              'pod-complete.stage.kwok.x-k8s.io/delay': '20s',
+              'pod-complete.stage.kwok.x-k8s.io/jitter-delay': '20s',
+            },
+          },
           spec: {
             restartPolicy: 'Never',
             nodeSelector: { 'eks.amazonaws.com/nodegroup': from },
@@ -83,15 +95,23 @@ try {
       },
     },
   });
-  await until('the batch Job Running', 30_000, async () => (await a.core.listNamespacedPod({ namespace: 'batch' })).items.some((p) => p.status?.phase === 'Running'));
+  await until('the batch Job Running', 30_000, async () =>
+    (await a.core.listNamespacedPod({ namespace: 'batch' })).items.some((p) => p.status?.phase === 'Running'),
+  );
   const originals = new Set((await a.core.listPodForAllNamespaces()).items.map((p) => p.metadata!.name!));
-  say(`old group ${from}: ${nodeCount} nodes running shop/nginx x${replicas} (budget minAvailable ${replicas - 1}), coredns x2, kube-proxy, a 20 s batch Job`);
+  say(
+    `old group ${from}: ${nodeCount} nodes running shop/nginx x${replicas} (budget minAvailable ${replicas - 1}), coredns x2, kube-proxy, a 20 s batch Job`,
+  );
   for (let i = 1; i <= nodeCount; i++) await env.addNode(`${to}-${i}`, newInstanceId(), {}, [], to);
   say(`new group ${to}: ${nodeCount} nodes joining`);
 
   env.onHandlerLog((log) => {
     const message = String(log['message']);
-    if (/drain (started|finished)|node drained|lifecycle action completed|took back the marks of a migration|waiting for batch/i.test(message)) {
+    if (
+      /drain (started|finished)|node drained|lifecycle action completed|took back the marks of a migration|waiting for batch/i.test(
+        message,
+      )
+    ) {
       say(`${message}${log['node'] ? ` node=${String(log['node'])}` : ''}`, 'handler');
     }
   });
@@ -99,19 +119,37 @@ try {
   const started = Date.now();
   const gateway = kubeconfigGateway(a.kc);
   const result = await runMigrate(
-    { from, to, maxUnavailable, cordonAll: values['cordon-all'], leaseSeconds: 300, readyTimeoutSeconds: 120, batchTimeoutSeconds: 300, approve: true, region: testAws.region },
+    {
+      from,
+      to,
+      maxUnavailable,
+      cordonAll: values['cordon-all'],
+      leaseSeconds: 300,
+      readyTimeoutSeconds: 120,
+      batchTimeoutSeconds: 300,
+      approve: true,
+      region: testAws.region,
+    },
     {
       autoScaling: new AutoScalingClient({ region: testAws.region }),
       cluster: gateway,
       core: a.core,
-      nodesOf: async (ids) => new Map(ids.flatMap((id) => (env.aws.instances.has(id) ? [[id, env.aws.instances.get(id)!.privateDnsName] as const] : []))),
+      nodesOf: async (ids) =>
+        new Map(
+          ids.flatMap((id) =>
+            env.aws.instances.has(id) ? [[id, env.aws.instances.get(id)!.privateDnsName] as const] : [],
+          ),
+        ),
       out: (line) => line.split('\n').forEach((l) => say(l, 'migrate')),
       showPlan: (plan) => renderMigratePlan(plan).forEach((line) => say(line, 'migrate')),
       pollMs: 1_000,
     },
   );
   await gateway.flush?.(5_000);
-  const evictions = readAudit(env.plane, (e) => byDrainer(e) && e.subresource === 'eviction' && e.code === 201 && e.receivedMs >= started).map((e) => e.name ?? '');
+  const evictions = readAudit(
+    env.plane,
+    (e) => byDrainer(e) && e.subresource === 'eviction' && e.code === 201 && e.receivedMs >= started,
+  ).map((e) => e.name ?? '');
   const job = await a.batch.readNamespacedJob({ namespace: 'batch', name: 'nightly-report' });
   say(
     `summary: ${result.status} in ${((Date.now() - started) / 1000).toFixed(0)} s; ${evictions.length} evictions, ${evictions.filter((n) => !originals.has(n)).length} of pods already moved once, ` +

@@ -9,7 +9,17 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
-import { byDrainer, createDeployment, createPdb, ensureNamespace, eventsFor, newInstanceId, readAudit, waitDeploymentReady, waitNodeReady } from '../test/cluster/kube.js';
+import {
+  byDrainer,
+  createDeployment,
+  createPdb,
+  ensureNamespace,
+  eventsFor,
+  newInstanceId,
+  readAudit,
+  waitDeploymentReady,
+  waitNodeReady,
+} from '../test/cluster/kube.js';
 import { testAws } from '../test/cluster/plane/token-webhook.js';
 import { scheduledEvent } from '../test/fixtures/deliveries.js';
 import { groupName, integerOption, startEnvironment } from './environment.js';
@@ -44,7 +54,15 @@ try {
       lastHeartbeatTime: new Date().toISOString(),
       lastTransitionTime: since,
     };
-    a.kubectl('patch', 'node', node, '--subresource=status', '--type=strategic', '-p', JSON.stringify({ status: { conditions: [c] } }));
+    a.kubectl(
+      'patch',
+      'node',
+      node,
+      '--subresource=status',
+      '--type=strategic',
+      '-p',
+      JSON.stringify({ status: { conditions: [c] } }),
+    );
   };
   const nodes = new Map<string, string>();
   /** A node of the group; `viaHook`: a replacement Auto Scaling launches (the launch hook admits it). */
@@ -54,19 +72,28 @@ try {
     await waitNodeReady(a, name);
     condition(name, 'True', minutesAgo(600));
     nodes.set(name, id);
-    if (viaHook) say(`launched ${name} (${id}): ${String(((await env.launch(id, { settings })) as { records: { status: string }[] }).records[0]?.status)}`, 'autoscaling');
+    if (viaHook)
+      say(
+        `launched ${name} (${id}): ${String(((await env.launch(id, { settings })) as { records: { status: string }[] }).records[0]?.status)}`,
+        'autoscaling',
+      );
   };
   for (let i = 1; i <= nodeCount; i++) await launch(`demo-node-${i}`, false);
   await ensureNamespace(a, 'shop');
   await createDeployment(a, 'shop', 'nginx', replicas, { deleteDelay: '2s' });
   await waitDeploymentReady(a, 'shop', 'nginx', replicas);
   await createPdb(a, 'shop', 'nginx', 'nginx', replicas - 1);
-  say(`node group ${groupName}: ${nodeCount} kwok nodes, NetworkingReady True; shop/nginx x${replicas} under a budget minAvailable ${replicas - 1}`);
+  say(
+    `node group ${groupName}: ${nodeCount} kwok nodes, NetworkingReady True; shop/nginx x${replicas} under a budget minAvailable ${replicas - 1}`,
+  );
 
   env.onHandlerLog((log) => {
     const message = String(log['message']);
     if (/^node auto repair|^node drained|repair held/.test(message))
-      say(`${message}${log['node'] ? `  node=${String(log['node'])}` : ''}${log['why'] ? `  ${String(log['why'])}` : ''}`, 'handler');
+      say(
+        `${message}${log['node'] ? `  node=${String(log['node'])}` : ''}${log['why'] ? `  ${String(log['why'])}` : ''}`,
+        'handler',
+      );
     if (message === 'repair pass') {
       const r = log as Record<string, unknown>;
       const list = (k: string) => ((r[k] as string[]).length ? `${k}=${(r[k] as string[]).join(',')}` : '');
@@ -80,14 +107,25 @@ try {
   });
   env.aws.onCall((call) => {
     if (call.action === 'SetInstanceHealth')
-      say(`SetInstanceHealth ${call.params['InstanceId']} ${call.params['HealthStatus']} (ShouldRespectGracePeriod=${call.params['ShouldRespectGracePeriod']})`, 'autoscaling');
+      say(
+        `SetInstanceHealth ${call.params['InstanceId']} ${call.params['HealthStatus']} (ShouldRespectGracePeriod=${call.params['ShouldRespectGracePeriod']})`,
+        'autoscaling',
+      );
   });
   const pass = async () => {
     say('EventBridge: scheduled event (the reconciler, every 5 min)', 'eventbridge');
-    await env.deliver(scheduledEvent(new Date().toISOString(), { account: testAws.accountId, region: testAws.region, id: randomUUID() }), { settings });
+    await env.deliver(
+      scheduledEvent(new Date().toISOString(), {
+        account: testAws.accountId,
+        region: testAws.region,
+        id: randomUUID(),
+      }),
+      { settings },
+    );
   };
   const events = async (node: string) => {
-    for (const e of (await eventsFor(a, 'Node', node)).filter((x) => x.reason.startsWith('Repair'))) say(`${node} Event ${e.type} ${e.reason}: ${e.message}`, 'cluster');
+    for (const e of (await eventsFor(a, 'Node', node)).filter((x) => x.reason.startsWith('Repair')))
+      say(`${node} Event ${e.type} ${e.reason}: ${e.message}`, 'cluster');
   };
   /** What Auto Scaling does with an Unhealthy instance: terminate it (our hook drains it), then launch a replacement. */
   const replace = async (name: string, replacement: string) => {
@@ -105,7 +143,9 @@ try {
     await launch(replacement);
   };
 
-  say('the node monitoring agent reports NetworkingReady False (IPAMDNotReady): demo-node-2 since 35 min, demo-node-3 since 31 min, demo-node-4 since 10 min');
+  say(
+    'the node monitoring agent reports NetworkingReady False (IPAMDNotReady): demo-node-2 since 35 min, demo-node-3 since 31 min, demo-node-4 since 10 min',
+  );
   condition('demo-node-2', 'False', minutesAgo(35));
   condition('demo-node-3', 'False', minutesAgo(31));
   condition('demo-node-4', 'False', minutesAgo(10));
@@ -120,14 +160,19 @@ try {
   await pass();
 
   await launch(`demo-node-${nodeCount + 3}`);
-  say(`storm: demo-node-1 and demo-node-4 report NetworkingReady False since 40 min (2 of the group's ${nodes.size} nodes, more than 20 %)`);
+  say(
+    `storm: demo-node-1 and demo-node-4 report NetworkingReady False since 40 min (2 of the group's ${nodes.size} nodes, more than 20 %)`,
+  );
   condition('demo-node-1', 'False', minutesAgo(40));
   condition('demo-node-4', 'False', minutesAgo(40));
   await pass();
   await events('demo-node-1');
 
   const marked = env.aws.calls.filter((c) => c.action === 'SetInstanceHealth').map((c) => c.params['InstanceId']);
-  const evictions = readAudit(env.plane, (e) => byDrainer(e) && e.subresource === 'eviction' && e.code === 201 && e.receivedMs >= started).length;
+  const evictions = readAudit(
+    env.plane,
+    (e) => byDrainer(e) && e.subresource === 'eviction' && e.code === 201 && e.receivedMs >= started,
+  ).length;
   const summary = { setInstanceHealth: marked, distinct: new Set(marked).size, evictions, nodesNow: [...nodes.keys()] };
   say(
     `summary: SetInstanceHealth ${marked.length} time(s) for ${summary.distinct} instance(s), ${evictions} evictions through the terminate hook; nodes now ${summary.nodesNow.join(', ')}`,

@@ -11,7 +11,16 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { V1Pod } from '@kubernetes/client-node';
-import { createDaemonSet, createDeployment, createPdb, ensureNamespace, newInstanceId, until, waitDeploymentReady, waitNodeReady } from '../test/cluster/kube.js';
+import {
+  createDaemonSet,
+  createDeployment,
+  createPdb,
+  ensureNamespace,
+  newInstanceId,
+  until,
+  waitDeploymentReady,
+  waitNodeReady,
+} from '../test/cluster/kube.js';
 import { startElbStub } from '../test/fakes/elb-stub.js';
 import { testAws } from '../test/cluster/plane/token-webhook.js';
 import { startEnvironment, groupName, integerOption } from './environment.js';
@@ -74,33 +83,49 @@ const invocationSeconds = integerOption('invocation-seconds', values['invocation
 const deregistrationSeconds = integerOption('deregistration-seconds', values['deregistration-seconds'], 0);
 
 /** coredns first, then the most nginx pods. */
-const score = (pods: readonly V1Pod[]) => pods.filter((p) => p.metadata?.name?.startsWith('coredns')).length * 100 + pods.filter((p) => p.metadata?.namespace === 'shop').length;
+const score = (pods: readonly V1Pod[]) =>
+  pods.filter((p) => p.metadata?.name?.startsWith('coredns')).length * 100 +
+  pods.filter((p) => p.metadata?.namespace === 'shop').length;
 
 const t0 = Date.now();
 const say = (line: string) => console.log(`[demo ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${line}`);
 
 const elb = await startElbStub();
-const env = await startEnvironment({ log: (line) => say(line), loadBalancerDelaySeconds: lbDelaySeconds, invocationSeconds, loadBalancersUrl: elb.url });
+const env = await startEnvironment({
+  log: (line) => say(line),
+  loadBalancerDelaySeconds: lbDelaySeconds,
+  invocationSeconds,
+  loadBalancersUrl: elb.url,
+});
 let exitCode = 1;
 try {
   const a = env.admin;
   say(`creating node group ${groupName}: ${nodeCount} kwok nodes`);
-  const nodes = Array.from({ length: nodeCount }, (_, i) => ({ name: `demo-node-${i + 1}`, instanceId: newInstanceId() }));
+  const nodes = Array.from({ length: nodeCount }, (_, i) => ({
+    name: `demo-node-${i + 1}`,
+    instanceId: newInstanceId(),
+  }));
   // EC2 (the local stand-in) knows each instance's private DNS name: the node's name.
   for (const n of nodes) await env.addNode(n.name, n.instanceId);
   for (const n of nodes) await waitNodeReady(a, n.name);
 
-  say(`workloads: nginx x${replicas} with a PDB minAvailable ${replicas - 1}, coredns x2, aws-node and kube-proxy DaemonSets, a batch Job (15 s)`);
+  say(
+    `workloads: nginx x${replicas} with a PDB minAvailable ${replicas - 1}, coredns x2, aws-node and kube-proxy DaemonSets, a batch Job (15 s)`,
+  );
   await ensureNamespace(a, 'shop');
   await ensureNamespace(a, 'batch');
   // Pods take 2 s to shut down, so the budget visibly holds evictions back.
   await createDeployment(a, 'shop', 'nginx', replicas, { deleteDelay: '2s' });
-  await createDeployment(a, 'kube-system', 'coredns', 2, { priorityClassName: 'system-cluster-critical', deleteDelay: '1s' });
+  await createDeployment(a, 'kube-system', 'coredns', 2, {
+    priorityClassName: 'system-cluster-critical',
+    deleteDelay: '1s',
+  });
   await createDaemonSet(a, 'kube-system', 'aws-node');
   await createDaemonSet(a, 'kube-system', 'kube-proxy');
   await waitDeploymentReady(a, 'shop', 'nginx', replicas);
   await waitDeploymentReady(a, 'kube-system', 'coredns', 2);
-  const podsOnNode = async (node: string) => (await a.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` })).items;
+  const podsOnNode = async (node: string) =>
+    (await a.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` })).items;
   // Scale-in picks one instance; we pick the one that tells the most: it runs coredns.
   const withCoredns = await Promise.all(nodes.map(async (n) => ({ n, pods: await podsOnNode(n.name) })));
   withCoredns.sort((x, y) => score(y.pods) - score(x.pods));
@@ -112,14 +137,24 @@ try {
       spec: {
         template: {
           // kwok reads the jitter as the latest end: both set, the job runs exactly 15 s.
-          metadata: { annotations: { 'pod-complete.stage.kwok.x-k8s.io/delay': '15s', 'pod-complete.stage.kwok.x-k8s.io/jitter-delay': '15s' } },
+          metadata: {
+            annotations: {
+              'pod-complete.stage.kwok.x-k8s.io/delay': '15s',
+              'pod-complete.stage.kwok.x-k8s.io/jitter-delay': '15s',
+            },
+          },
           spec: {
             restartPolicy: 'Never',
             // Preferred, not pinned: once the node is cordoned, the Job's next pod goes elsewhere.
             affinity: {
               nodeAffinity: {
                 preferredDuringSchedulingIgnoredDuringExecution: [
-                  { weight: 100, preference: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [target.name] }] } },
+                  {
+                    weight: 100,
+                    preference: {
+                      matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [target.name] }],
+                    },
+                  },
                 ],
               },
             },
@@ -131,17 +166,26 @@ try {
     },
   });
   await createPdb(a, 'shop', 'nginx', 'nginx', replicas - 1);
-  await until('batch Job pod Running', 30_000, async () => (await podsOnNode(target.name)).some((p) => p.metadata?.namespace === 'batch' && p.status?.phase === 'Running')).catch(
-    async (e: unknown) => {
-      console.log(a.kubectl('get', 'pods,jobs', '-n', 'batch', '-o', 'wide'), a.kubectl('get', 'events', '-n', 'batch'));
-      throw e;
-    },
+  await until('batch Job pod Running', 30_000, async () =>
+    (await podsOnNode(target.name)).some((p) => p.metadata?.namespace === 'batch' && p.status?.phase === 'Running'),
+  ).catch(async (e: unknown) => {
+    console.log(a.kubectl('get', 'pods,jobs', '-n', 'batch', '-o', 'wide'), a.kubectl('get', 'events', '-n', 'batch'));
+    throw e;
+  });
+  say(
+    `a database with a persistent volume on ${target.name}, and a target group holding the instance (it drains ${deregistrationSeconds} s once deregistered)`,
   );
-  say(`a database with a persistent volume on ${target.name}, and a target group holding the instance (it drains ${deregistrationSeconds} s once deregistered)`);
   await playVolume(a, { namespace: 'shop', node: target.name, detachSeconds: 4 });
-  playTargetGroup(a, elb, { clusterName: testAws.clusterName, node: target.name, instanceId: target.instanceId, drainSeconds: deregistrationSeconds });
+  playTargetGroup(a, elb, {
+    clusterName: testAws.clusterName,
+    node: target.name,
+    instanceId: target.instanceId,
+    drainSeconds: deregistrationSeconds,
+  });
   const before = await podsOnNode(target.name);
-  say(`${target.name} (${target.instanceId}) runs ${before.length} pods: ${before.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`).join(', ')}`);
+  say(
+    `${target.name} (${target.instanceId}) runs ${before.length} pods: ${before.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`).join(', ')}`,
+  );
 
   // The timeline: handler logs, cluster changes, Auto Scaling calls, stamped from the notification.
   const timeline: TimelineEntry[] = [];
@@ -149,7 +193,9 @@ try {
   const add = (source: TimelineEntry['source'], what: string, detail?: string) => {
     const entry = { atSeconds: Math.round((Date.now() - notifiedMs) / 10) / 100, source, what, detail };
     timeline.push(entry);
-    console.log(`  +${entry.atSeconds.toFixed(2).padStart(6)}s  ${source.padEnd(11)} ${what}${detail ? `  ${detail}` : ''}`);
+    console.log(
+      `  +${entry.atSeconds.toFixed(2).padStart(6)}s  ${source.padEnd(11)} ${what}${detail ? `  ${detail}` : ''}`,
+    );
   };
   const blockedSeen = new Set<string>();
   env.onHandlerLog((log) => {
@@ -157,11 +203,23 @@ try {
     const pod = typeof log['pod'] === 'string' ? log['pod'] : undefined;
     switch (message) {
       case 'lifecycle action verified (heartbeat recorded)':
-        return add('handler', 'verified', 'Auto Scaling knows the action (heartbeat recorded): the cluster may be touched');
+        return add(
+          'handler',
+          'verified',
+          'Auto Scaling knows the action (heartbeat recorded): the cluster may be touched',
+        );
       case 'drain started':
-        return add('handler', 'drain started', `node ${String(log['node'] ?? target.name)}, ${String(log['secondsToDeadline'])} s to the deadline`);
+        return add(
+          'handler',
+          'drain started',
+          `node ${String(log['node'] ?? target.name)}, ${String(log['secondsToDeadline'])} s to the deadline`,
+        );
       case 'node labelled for exclusion from external load balancers and cordoned':
-        return add('handler', 'marked', 'one patch: node.kubernetes.io/exclude-from-external-load-balancers=true, spec.unschedulable=true');
+        return add(
+          'handler',
+          'marked',
+          'one patch: node.kubernetes.io/exclude-from-external-load-balancers=true, spec.unschedulable=true',
+        );
       case 'pod evicted':
         return add('handler', 'evicted', pod);
       case 'eviction blocked, will retry': {
@@ -171,9 +229,17 @@ try {
         return add('handler', 'PDB wait', `${pod} held by budget ${String(log['budget'] ?? log['reason'])}; retrying`);
       }
       case 'waiting for batch pods to finish before evicting them':
-        return add('handler', 'batch wait', `not evicting ${(log['pods'] as string[]).join(', ')}: letting it finish (up to ${String(log['batchWaitUntil'])})`);
+        return add(
+          'handler',
+          'batch wait',
+          `not evicting ${(log['pods'] as string[]).join(', ')}: letting it finish (up to ${String(log['batchWaitUntil'])})`,
+        );
       case 'drain progress':
-        return add('handler', 'progress', `${String(log['podsRemaining'])} pods left (${String(log['terminating'])} terminating)`);
+        return add(
+          'handler',
+          'progress',
+          `${String(log['podsRemaining'])} pods left (${String(log['terminating'])} terminating)`,
+        );
       case 'node drained':
         return add('handler', 'drained', `${String(log['podsEvicted'])} pods evicted in ${String(log['seconds'])} s`);
       case 'waiting for load balancers to deregister the node':
@@ -191,7 +257,8 @@ try {
       default: {
         const settled = settleLine(log);
         if (settled) return add('handler', ...settled);
-        if (log['level'] === 'WARN' || log['level'] === 'ERROR') return add('handler', String(log['level']).toLowerCase(), message);
+        if (log['level'] === 'WARN' || log['level'] === 'ERROR')
+          return add('handler', String(log['level']).toLowerCase(), message);
       }
     }
   });
@@ -200,7 +267,9 @@ try {
     add(
       'elb',
       `${call.api} ${call.action}`,
-      call.action === 'DescribeTargetHealth' ? `instance ${target.instanceId}: ${answer.includes(target.instanceId) ? state : 'not registered'}` : undefined,
+      call.action === 'DescribeTargetHealth'
+        ? `instance ${target.instanceId}: ${answer.includes(target.instanceId) ? state : 'not registered'}`
+        : undefined,
     );
   };
   env.aws.onCall((call) => {
@@ -231,7 +300,11 @@ try {
       for (const p of pods) {
         if (p.status?.phase === 'Succeeded' && !finished.has(p.metadata?.uid)) {
           finished.add(p.metadata?.uid);
-          add('cluster', 'batch pod finished', `${p.metadata?.namespace}/${p.metadata?.name} Succeeded on ${p.spec?.nodeName}`);
+          add(
+            'cluster',
+            'batch pod finished',
+            `${p.metadata?.namespace}/${p.metadata?.name} Succeeded on ${p.spec?.nodeName}`,
+          );
         }
         const ready = p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
         if (!known.has(p.metadata?.uid) && ready && p.spec?.nodeName !== target.name) {
@@ -247,7 +320,11 @@ try {
   say(`Auto Scaling scale-in: terminating ${target.instanceId}; the lifecycle hook notifies the handler`);
   console.log('');
   notifiedMs = Date.now();
-  add('autoscaling', 'notification', `EC2_INSTANCE_TERMINATING ${target.instanceId} (hook ${'graceful-node-termination-terminate'})`);
+  add(
+    'autoscaling',
+    'notification',
+    `EC2_INSTANCE_TERMINATING ${target.instanceId} (hook ${'graceful-node-termination-terminate'})`,
+  );
   const { result, invocations } = await env.terminate(target.instanceId);
   await new Promise((resolve) => setTimeout(resolve, 1500)); // let the last replacements show
   watching = false;
@@ -265,7 +342,9 @@ try {
     budgetWaits: blockedSeen.size,
     replacementsReady: replacements.length,
     // Finished pods stay as API objects until their owner cleans them up; they run nothing.
-    podsLeftOnNode: after.filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed').map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`),
+    podsLeftOnNode: after
+      .filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed')
+      .map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`),
     lifecycleResult: completed[0]?.params['LifecycleActionResult'],
     invocations,
     handlerResult: result,
@@ -280,7 +359,18 @@ try {
   const described = a.kubectl('describe', 'node', target.name);
   console.log(`\n$ kubectl describe node ${target.name}   (Events)\n${described.slice(described.indexOf('Events:'))}`);
   mkdirSync(dirname(values.out!), { recursive: true });
-  writeFileSync(values.out!, JSON.stringify({ options: { nodes: nodeCount, replicas, loadBalancerDelaySeconds: lbDelaySeconds, invocationSeconds }, summary, timeline }, null, 2));
+  writeFileSync(
+    values.out!,
+    JSON.stringify(
+      {
+        options: { nodes: nodeCount, replicas, loadBalancerDelaySeconds: lbDelaySeconds, invocationSeconds },
+        summary,
+        timeline,
+      },
+      null,
+      2,
+    ),
+  );
   say(`timeline written to ${values.out}`);
   exitCode = completed.length === 1 && summary.lifecycleResult === 'CONTINUE' ? 0 : 1;
 } finally {

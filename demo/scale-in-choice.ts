@@ -23,7 +23,9 @@ try {
     if (log['message'] === 'pod evicted') evictions.count++;
     if (log['message'] === 'termination policy ranked the candidates') {
       for (const r of log['ranked'] as { node: string; points: number; blockers: string[] }[]) {
-        ranked.push(`  ${r.node}: ${r.points} points${r.blockers.length > 0 ? `, blocked: ${r.blockers.join(', ')}` : ''}`);
+        ranked.push(
+          `  ${r.node}: ${r.points} points${r.blockers.length > 0 ? `, blocked: ${r.blockers.join(', ')}` : ''}`,
+        );
       }
     }
   });
@@ -38,7 +40,9 @@ try {
   if (chosen === undefined) throw new Error('the policy gave no instance');
 
   const policy = await drain(env, chosen);
-  say(`the policy's choice, ${chosen.name}: ${policy.evicted} pods evicted, lifecycle action completed ${policy.seconds} s after the notification`);
+  say(
+    `the policy's choice, ${chosen.name}: ${policy.evicted} pods evicted, lifecycle action completed ${policy.seconds} s after the notification`,
+  );
   // Auto Scaling alone would have taken its first suggestion: the same drain, on the busy node.
   const busy = nodes[0]!;
   const alone = await drain(env, busy);
@@ -59,7 +63,16 @@ function describe(n: ChoiceNode): string {
 }
 
 function events(e: Environment, node: string): void {
-  const text = e.admin.kubectl('get', 'events', '-A', '--field-selector', `involvedObject.name=${node}`, '-o', 'custom-columns=REASON:.reason,MESSAGE:.message', '--no-headers');
+  const text = e.admin.kubectl(
+    'get',
+    'events',
+    '-A',
+    '--field-selector',
+    `involvedObject.name=${node}`,
+    '-o',
+    'custom-columns=REASON:.reason,MESSAGE:.message',
+    '--no-headers',
+  );
   for (const line of text
     .trim()
     .split('\n')

@@ -29,7 +29,9 @@ async function terminate(env: Environment, instanceId: string, say: (line: strin
   const name = env.aws.instances.get(instanceId)?.privateDnsName;
   const run = await env.terminate(instanceId);
   const status = (run.result as { records?: { status?: string }[] }).records?.[0]?.status;
-  say(`auto scaling: terminated ${instanceId} (${name}) after its terminate hook: ${status} in ${((Date.now() - run.notifiedMs) / 1000).toFixed(1)} s`);
+  say(
+    `auto scaling: terminated ${instanceId} (${name}) after its terminate hook: ${status} in ${((Date.now() - run.notifiedMs) / 1000).toFixed(1)} s`,
+  );
   env.aws.instances.delete(instanceId);
   // The instance is gone with its node (the cloud controller deletes it).
   if (name) await env.admin.core.deleteNode({ name }).catch(() => undefined);

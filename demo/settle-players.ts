@@ -4,16 +4,33 @@
 // (a volume stays attached until its pod left, then detaches a few seconds later; the database
 // takes 12 s to shut down, so its volume is the last thing the node waits for). And how the
 // timeline tells the settle phase's log lines.
-import { attachVolume, createBoundClaim, detachVolume, podAnnotations, podSpec, until, type Admin } from '../test/cluster/kube.js';
+import {
+  attachVolume,
+  createBoundClaim,
+  detachVolume,
+  podAnnotations,
+  podSpec,
+  until,
+  type Admin,
+} from '../test/cluster/kube.js';
 import type { ElbStub } from '../test/fakes/elb-stub.js';
 
 /** An instance target group of the cluster holding the instance; it drains for `drainSeconds` after the exclusion label. */
-export function playTargetGroup(a: Admin, elb: ElbStub, o: { clusterName: string; node: string; instanceId: string; drainSeconds: number }): void {
-  const group = elb.addTargetGroup('k8s-shop-nginx-5e1f0c2a9b', { tags: { 'elbv2.k8s.aws/cluster': o.clusterName }, targets: new Map([[o.instanceId, 'healthy']]) });
+export function playTargetGroup(
+  a: Admin,
+  elb: ElbStub,
+  o: { clusterName: string; node: string; instanceId: string; drainSeconds: number },
+): void {
+  const group = elb.addTargetGroup('k8s-shop-nginx-5e1f0c2a9b', {
+    tags: { 'elbv2.k8s.aws/cluster': o.clusterName },
+    targets: new Map([[o.instanceId, 'healthy']]),
+  });
   void until(
     'the node excluded from load balancers',
     600_000,
-    async () => 'node.kubernetes.io/exclude-from-external-load-balancers' in ((await a.core.readNode({ name: o.node })).metadata?.labels ?? {}),
+    async () =>
+      'node.kubernetes.io/exclude-from-external-load-balancers' in
+      ((await a.core.readNode({ name: o.node })).metadata?.labels ?? {}),
     500,
   )
     .then(async () => {
@@ -28,25 +45,46 @@ export function playTargetGroup(a: Admin, elb: ElbStub, o: { clusterName: string
  * A one-replica database on `node` whose volume is attached there (a VolumeAttachment, as the
  * CSI driver leaves it); once its pod has left the node the volume detaches `detachSeconds` later.
  */
-export async function playVolume(a: Admin, o: { namespace: string; node: string; detachSeconds: number }): Promise<void> {
+export async function playVolume(
+  a: Admin,
+  o: { namespace: string; node: string; detachSeconds: number },
+): Promise<void> {
   const pv = 'pvc-0d8e1b6a-db';
   await createBoundClaim(a, o.namespace, 'db-data', pv, '10Gi');
   const affinity = {
     nodeAffinity: {
-      preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, preference: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [o.node] }] } }],
+      preferredDuringSchedulingIgnoredDuringExecution: [
+        {
+          weight: 100,
+          preference: { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [o.node] }] },
+        },
+      ],
     },
   };
   const shutdown = { terminationGracePeriodSeconds: 30, deleteDelay: '12s' };
-  const spec = { ...podSpec(shutdown), affinity, volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'db-data' } }] };
+  const spec = {
+    ...podSpec(shutdown),
+    affinity,
+    volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'db-data' } }],
+  };
   await a.apps.createNamespacedDeployment({
     namespace: o.namespace,
     body: {
       metadata: { name: 'db' },
-      spec: { replicas: 1, selector: { matchLabels: { app: 'db' } }, template: { metadata: { labels: { app: 'db' }, annotations: podAnnotations(shutdown) }, spec } },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: 'db' } },
+        template: { metadata: { labels: { app: 'db' }, annotations: podAnnotations(shutdown) }, spec },
+      },
     },
   });
-  const onNode = async () => (await a.core.listNamespacedPod({ namespace: o.namespace, labelSelector: 'app=db' })).items.filter((p) => p.spec?.nodeName === o.node);
-  await until('the database running on the node', 60_000, async () => (await onNode()).some((p) => p.status?.phase === 'Running'));
+  const onNode = async () =>
+    (await a.core.listNamespacedPod({ namespace: o.namespace, labelSelector: 'app=db' })).items.filter(
+      (p) => p.spec?.nodeName === o.node,
+    );
+  await until('the database running on the node', 60_000, async () =>
+    (await onNode()).some((p) => p.status?.phase === 'Running'),
+  );
   await attachVolume(a, pv, o.node);
   void until('the database pod gone from the node', 600_000, async () => (await onNode()).length === 0, 250)
     .then(async () => {
@@ -91,9 +129,15 @@ export function settleLine(log: Record<string, unknown>): readonly [string, stri
           .join(', '),
       ];
     case 'settled: the instance can go':
-      return ['settled', `${String(log['secondsSinceDrain'])} s after the drain: no load balancer holds the instance, no volume of a departed pod is attached`];
+      return [
+        'settled',
+        `${String(log['secondsSinceDrain'])} s after the drain: no load balancer holds the instance, no volume of a departed pod is attached`,
+      ];
     case 'still waiting for load balancers and volumes after the drain':
-      return ['resumed', `${String(log['secondsSinceDrain'])} s after the drain: still waiting for load balancers${log['volumesPending'] ? ' and volumes' : ''}`];
+      return [
+        'resumed',
+        `${String(log['secondsSinceDrain'])} s after the drain: still waiting for load balancers${log['volumesPending'] ? ' and volumes' : ''}`,
+      ];
     default:
       return undefined;
   }

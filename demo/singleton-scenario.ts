@@ -42,7 +42,12 @@ export function allowSurge(env: Environment): void {
 
 export async function runSingleton(
   env: Environment,
-  o: { readonly name: string; readonly surge: boolean; readonly drainTimeoutSeconds: number; readonly say: (line: string, source?: string) => void },
+  o: {
+    readonly name: string;
+    readonly surge: boolean;
+    readonly drainTimeoutSeconds: number;
+    readonly say: (line: string, source?: string) => void;
+  },
 ): Promise<SingletonRun> {
   const a = env.admin;
   const { name, say } = o;
@@ -67,7 +72,9 @@ export async function runSingleton(
   await waitDeploymentReady(a, namespace, name, 1);
   a.kubectl('uncordon', `${name}-2`);
   await createPdb(a, namespace, name, name, 1);
-  say(`${namespace}/${name}: 1 replica on ${name}-1 under PodDisruptionBudget minAvailable 1${o.surge ? ', annotated graceful-node-termination/surge-before-evict: "true"' : ''}`);
+  say(
+    `${namespace}/${name}: 1 replica on ${name}-1 under PodDisruptionBudget minAvailable 1${o.surge ? ', annotated graceful-node-termination/surge-before-evict: "true"' : ''}`,
+  );
 
   const watch = await watchReady(a, namespace, name);
   watch.onChange((line) => say(line, 'cluster'));
@@ -76,8 +83,24 @@ export async function runSingleton(
   env.onHandlerLog((log) => {
     const message = String(log['message']);
     if (log['node'] !== undefined && log['node'] !== `${name}-1`) return;
-    if (/^drain started|^surge before evict|^pod evicted|^node drained|^drain deadline reached|^pod force-deleted|^eviction blocked/.test(message)) {
-      const extra = ['secondsToDeadline', 'deployment', 'restartedAt', 'replacement', 'on', 'seconds', 'reason', 'pod', 'budget', 'policy', 'forced']
+    if (
+      /^drain started|^surge before evict|^pod evicted|^node drained|^drain deadline reached|^pod force-deleted|^eviction blocked/.test(
+        message,
+      )
+    ) {
+      const extra = [
+        'secondsToDeadline',
+        'deployment',
+        'restartedAt',
+        'replacement',
+        'on',
+        'seconds',
+        'reason',
+        'pod',
+        'budget',
+        'policy',
+        'forced',
+      ]
         .filter((k) => log[k] !== undefined)
         .map((k) => `${k}=${String(log[k])}`);
       say(`${message}${extra.length ? `  ${extra.join(' ')}` : ''}`, 'handler');
@@ -87,14 +110,25 @@ export async function runSingleton(
       outcome = message === 'node drained' ? 'drained' : 'timed-out';
     }
   });
-  const settings = { SURGE_BEFORE_EVICT: String(o.surge), DRAIN_TIMEOUT_SECONDS: String(o.drainTimeoutSeconds), MIN_EVICTION_WINDOW_SECONDS: '10' };
+  const settings = {
+    SURGE_BEFORE_EVICT: String(o.surge),
+    DRAIN_TIMEOUT_SECONDS: String(o.drainTimeoutSeconds),
+    MIN_EVICTION_WINDOW_SECONDS: '10',
+  };
   const since = Date.now();
-  say(`Auto Scaling terminates ${instanceId} (${name}-1)${o.surge ? ' with SURGE_BEFORE_EVICT=true' : ''}, DRAIN_TIMEOUT_SECONDS=${o.drainTimeoutSeconds}`, 'autoscaling');
+  say(
+    `Auto Scaling terminates ${instanceId} (${name}-1)${o.surge ? ' with SURGE_BEFORE_EVICT=true' : ''}, DRAIN_TIMEOUT_SECONDS=${o.drainTimeoutSeconds}`,
+    'autoscaling',
+  );
   const run = await env.terminate(instanceId, { settings });
   await until('the drain end logged', 10_000, async () => endedMs !== undefined);
   watch.stop();
-  for (const e of (await eventsFor(a, 'Node', `${name}-1`)).filter((x) => x.reason.startsWith('Surge'))) say(`Event ${e.type} ${e.reason}: ${e.message}`, 'cluster');
-  const entries = readAudit(env.plane, (e) => byDrainer(e) && e.receivedMs >= since && e.receivedMs <= (endedMs ?? Date.now()));
+  for (const e of (await eventsFor(a, 'Node', `${name}-1`)).filter((x) => x.reason.startsWith('Surge')))
+    say(`Event ${e.type} ${e.reason}: ${e.message}`, 'cluster');
+  const entries = readAudit(
+    env.plane,
+    (e) => byDrainer(e) && e.receivedMs >= since && e.receivedMs <= (endedMs ?? Date.now()),
+  );
   const requests = requestsByKind(entries);
   const result = {
     surge: o.surge,

@@ -29,7 +29,9 @@ const env = await startEnvironment({ log: (line) => say(line), loadBalancerDelay
 let exitCode = 1;
 try {
   allowSurge(env);
-  say('applied infra/kubernetes/surge.yaml: patch on Deployments for the drainer, fenced by a ValidatingAdmissionPolicy');
+  say(
+    'applied infra/kubernetes/surge.yaml: patch on Deployments for the drainer, fenced by a ValidatingAdmissionPolicy',
+  );
   const surged = await runSingleton(env, { name: 'surge', surge: true, drainTimeoutSeconds, say });
   const plain = await runSingleton(env, { name: 'plain', surge: false, drainTimeoutSeconds, say });
   const summary = { surged, plain };

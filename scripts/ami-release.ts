@@ -36,7 +36,8 @@ export interface ImageFacts {
 
 const al2023Name = /^amazon-eks-node-al2023-(x86_64|arm64)-(standard|nvidia|neuron)-(\d+\.\d+)-(v\d{8})$/;
 // Bottlerocket names its arm images aarch64 (bottlerocket-aws-k8s-1.33-aarch64-v1.26.1-943d9a41).
-const bottlerocketName = /^bottlerocket-aws-k8s-(\d+\.\d+)(?:-(nvidia|fips))?-(x86_64|aarch64|arm64)-v(\d+\.\d+\.\d+)(?:-[0-9a-f]{8})?$/;
+const bottlerocketName =
+  /^bottlerocket-aws-k8s-(\d+\.\d+)(?:-(nvidia|fips))?-(x86_64|aarch64|arm64)-v(\d+\.\d+\.\d+)(?:-[0-9a-f]{8})?$/;
 const al2Name = /^amazon-eks-(?:gpu-|arm64-)?node-(\d+\.\d+)-v\d{8}$/;
 
 const armOf = (arch: string): AmiArch => (arch === 'aarch64' || arch === 'arm64' ? 'arm64' : 'x86_64');
@@ -45,11 +46,21 @@ const armOf = (arch: string): AmiArch => (arch === 'aarch64' || arch === 'arm64'
 export function amiReleaseOf(image: ImageFacts): AmiRelease | { readonly refused: string } {
   const name = image.name ?? '';
   const al2023 = al2023Name.exec(name);
-  if (al2023) return { os: 'al2023', arch: armOf(al2023[1]!), flavor: al2023[2]!, kubernetes: al2023[3]!, release: al2023[4]! };
+  if (al2023)
+    return { os: 'al2023', arch: armOf(al2023[1]!), flavor: al2023[2]!, kubernetes: al2023[3]!, release: al2023[4]! };
   const bottlerocket = bottlerocketName.exec(name);
-  if (bottlerocket) return { os: 'bottlerocket', arch: armOf(bottlerocket[3]!), flavor: bottlerocket[2] ?? '', kubernetes: bottlerocket[1]!, release: bottlerocket[4]! };
+  if (bottlerocket)
+    return {
+      os: 'bottlerocket',
+      arch: armOf(bottlerocket[3]!),
+      flavor: bottlerocket[2] ?? '',
+      kubernetes: bottlerocket[1]!,
+      release: bottlerocket[4]!,
+    };
   if (al2Name.test(name)) {
-    return { refused: `the group runs ${image.imageId} (${name}), an Amazon Linux 2 AMI: --release moves AL2023 and Bottlerocket images only (move the group to AL2023 first)` };
+    return {
+      refused: `the group runs ${image.imageId} (${name}), an Amazon Linux 2 AMI: --release moves AL2023 and Bottlerocket images only (move the group to AL2023 first)`,
+    };
   }
   const said = name ? `${name}${image.description ? `, "${image.description}"` : ''}` : 'no name';
   return {
@@ -58,10 +69,15 @@ export function amiReleaseOf(image: ImageFacts): AmiRelease | { readonly refused
 }
 
 /** The SSM parameter whose value is the image of this release (`latest`: the recommended one). */
-export function parameterName(family: Pick<AmiRelease, 'os' | 'arch' | 'flavor'>, kubernetes: string, release: string): string {
+export function parameterName(
+  family: Pick<AmiRelease, 'os' | 'arch' | 'flavor'>,
+  kubernetes: string,
+  release: string,
+): string {
   const { os, arch, flavor } = family;
   if (os === 'al2023') {
-    const leaf = release === 'latest' ? 'recommended' : `amazon-eks-node-al2023-${arch}-${flavor}-${kubernetes}-${release}`;
+    const leaf =
+      release === 'latest' ? 'recommended' : `amazon-eks-node-al2023-${arch}-${flavor}-${kubernetes}-${release}`;
     return `/aws/service/eks/optimized-ami/${kubernetes}/amazon-linux-2023/${arch}/${flavor}/${leaf}/image_id`;
   }
   return `/aws/service/bottlerocket/aws-k8s-${kubernetes}${flavor ? `-${flavor}` : ''}/${arch}/${release === 'latest' ? 'latest' : release.replace(/^v/, '')}/image_id`;
@@ -70,8 +86,10 @@ export function parameterName(family: Pick<AmiRelease, 'os' | 'arch' | 'flavor'>
 /** A release as the family writes it, or why not: AL2023 v20251120, Bottlerocket 1.26.1. */
 export function releaseProblem(os: AmiOs, release: string): string | undefined {
   if (release === 'latest') return undefined;
-  if (os === 'al2023' && !/^v\d{8}$/.test(release)) return `--release ${JSON.stringify(release)} is not an AL2023 release: use latest or vYYYYMMDD (v20251120)`;
-  if (os === 'bottlerocket' && !/^v?\d+\.\d+\.\d+$/.test(release)) return `--release ${JSON.stringify(release)} is not a Bottlerocket release: use latest or a version (1.26.1)`;
+  if (os === 'al2023' && !/^v\d{8}$/.test(release))
+    return `--release ${JSON.stringify(release)} is not an AL2023 release: use latest or vYYYYMMDD (v20251120)`;
+  if (os === 'bottlerocket' && !/^v?\d+\.\d+\.\d+$/.test(release))
+    return `--release ${JSON.stringify(release)} is not a Bottlerocket release: use latest or a version (1.26.1)`;
   return undefined;
 }
 

@@ -19,7 +19,8 @@ export interface AwsAccess {
   readonly images: ImageCatalog;
 }
 
-export const noRegionMessage = 'no AWS region: pass --region, set AWS_REGION, or set `region` in the profile of ~/.aws/config (aws configure set region <region>)';
+export const noRegionMessage =
+  'no AWS region: pass --region, set AWS_REGION, or set `region` in the profile of ~/.aws/config (aws configure set region <region>)';
 
 /** An empty variable (AWS_REGION=) is no setting: the SDK would take it as the region "". */
 function dropEmpty(env: NodeJS.ProcessEnv, names: readonly string[]): void {
@@ -30,10 +31,16 @@ function dropEmpty(env: NodeJS.ProcessEnv, names: readonly string[]): void {
  * The clients of a command, in the region the SDK resolves. Throws a UsageError (exit 2) when
  * none resolves.
  */
-export async function resolveAwsAccess(o: { region?: string | undefined; profile?: string | undefined }, env: NodeJS.ProcessEnv = process.env): Promise<AwsAccess> {
+export async function resolveAwsAccess(
+  o: { region?: string | undefined; profile?: string | undefined },
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<AwsAccess> {
   dropEmpty(env, ['AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_PROFILE']);
   const profile = o.profile ?? env['AWS_PROFILE'];
-  const autoScaling = new AutoScalingClient({ ...(o.region ? { region: o.region } : {}), ...(o.profile ? { profile: o.profile } : {}) });
+  const autoScaling = new AutoScalingClient({
+    ...(o.region ? { region: o.region } : {}),
+    ...(o.profile ? { profile: o.profile } : {}),
+  });
   let region: string;
   try {
     region = await autoScaling.config.region();
@@ -41,7 +48,11 @@ export async function resolveAwsAccess(o: { region?: string | undefined; profile
     throw new UsageError(noRegionMessage, { cause: error });
   }
   if (!region) throw new UsageError(noRegionMessage);
-  const instances = createEc2Instances({ region, credentials: autoScaling.config.credentials, endpoint: env['AWS_ENDPOINT_URL_EC2'] ?? env['AWS_ENDPOINT_URL'] });
+  const instances = createEc2Instances({
+    region,
+    credentials: autoScaling.config.credentials,
+    endpoint: env['AWS_ENDPOINT_URL_EC2'] ?? env['AWS_ENDPOINT_URL'],
+  });
   const images = createImageCatalog({
     region,
     credentials: autoScaling.config.credentials,

@@ -11,7 +11,15 @@
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { createHash } from 'node:crypto';
-import { AwsQuery, listOf, parseAnswer, queryEndpoint, signedPost, type QueryOptions, type Xml } from '../lambda/adapters/aws/aws-query.js';
+import {
+  AwsQuery,
+  listOf,
+  parseAnswer,
+  queryEndpoint,
+  signedPost,
+  type QueryOptions,
+  type Xml,
+} from '../lambda/adapters/aws/aws-query.js';
 import type { ImageFacts } from './ami-release.js';
 
 export interface TemplateRef {
@@ -45,10 +53,17 @@ function templateQuery(template: TemplateRef): Record<string, string> {
 }
 
 /** The CreateLaunchTemplateVersion form: the source version and only the image. */
-export function createVersionQuery(template: TemplateVersion, imageId: string, description: string): Record<string, string> {
+export function createVersionQuery(
+  template: TemplateVersion,
+  imageId: string,
+  description: string,
+): Record<string, string> {
   // The same request asked again (a retry, the command run twice) is the same version: EC2
   // answers a repeated ClientToken with the version it made the first time.
-  const clientToken = createHash('sha256').update(`${template.templateId}/${template.version}/${imageId}`).digest('hex').slice(0, 64);
+  const clientToken = createHash('sha256')
+    .update(`${template.templateId}/${template.version}/${imageId}`)
+    .digest('hex')
+    .slice(0, 64);
   return {
     LaunchTemplateId: template.templateId,
     SourceVersion: template.version,
@@ -63,7 +78,11 @@ export function parseTemplateVersion(xml: string): TemplateVersion | undefined {
   const item = listOf(root?.['launchTemplateVersionSet'])[0];
   if (item === undefined) return undefined;
   const image = (item['launchTemplateData'] as Xml | undefined)?.['imageId'];
-  return { templateId: String(item['launchTemplateId']), version: String(item['versionNumber']), imageId: typeof image === 'string' && image !== '' ? image : undefined };
+  return {
+    templateId: String(item['launchTemplateId']),
+    version: String(item['versionNumber']),
+    imageId: typeof image === 'string' && image !== '' ? image : undefined,
+  };
 }
 
 export function parseImage(xml: string): ImageFacts | undefined {
@@ -71,7 +90,12 @@ export function parseImage(xml: string): ImageFacts | undefined {
   const item = listOf(root?.['imagesSet'])[0];
   if (item === undefined) return undefined;
   const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
-  return { imageId: String(item['imageId']), name: text(item['name']), description: text(item['description']), architecture: text(item['architecture']) };
+  return {
+    imageId: String(item['imageId']),
+    name: text(item['name']),
+    description: text(item['description']),
+    architecture: text(item['architecture']),
+  };
 }
 
 export function parseCreatedVersion(xml: string): string {
@@ -81,12 +105,17 @@ export function parseCreatedVersion(xml: string): string {
   return String(number);
 }
 
-export function createImageCatalog(options: QueryOptions & { readonly ssmEndpoint?: string | undefined }): ImageCatalog {
+export function createImageCatalog(
+  options: QueryOptions & { readonly ssmEndpoint?: string | undefined },
+): ImageCatalog {
   const ec2 = new AwsQuery(ec2Api, options);
   const ssm = new SsmJson(options);
   return {
     async templateVersion(template, version) {
-      const xml = await ec2.call('DescribeLaunchTemplateVersions', { ...templateQuery(template), 'LaunchTemplateVersion.1': version });
+      const xml = await ec2.call('DescribeLaunchTemplateVersions', {
+        ...templateQuery(template),
+        'LaunchTemplateVersion.1': version,
+      });
       return parseTemplateVersion(xml);
     },
     async image(imageId) {
@@ -94,7 +123,9 @@ export function createImageCatalog(options: QueryOptions & { readonly ssmEndpoin
       return parseImage(await ec2.call('DescribeImages', { 'Filter.1.Name': 'image-id', 'Filter.1.Value.1': imageId }));
     },
     async createVersion(template, imageId, description) {
-      return parseCreatedVersion(await ec2.call('CreateLaunchTemplateVersion', createVersionQuery(template, imageId, description)));
+      return parseCreatedVersion(
+        await ec2.call('CreateLaunchTemplateVersion', createVersionQuery(template, imageId, description)),
+      );
     },
     parameter: (name) => ssm.getParameter(name),
   };
@@ -112,28 +143,52 @@ class SsmJson {
 
   constructor(private readonly options: QueryOptions & { readonly ssmEndpoint?: string | undefined }) {
     this.endpoint = queryEndpoint('ssm', options.region, options.ssmEndpoint);
-    this.signer = new SignatureV4({ credentials: options.credentials, region: options.region, service: 'ssm', sha256: Sha256 });
+    this.signer = new SignatureV4({
+      credentials: options.credentials,
+      region: options.region,
+      service: 'ssm',
+      sha256: Sha256,
+    });
   }
 
   async getParameter(name: string): Promise<string | undefined> {
     const { target, body } = getParameterRequest(name);
     for (let attempt = 1; ; attempt++) {
       const answer = await this.post(target, body);
-      const parsed = (answer.body ? JSON.parse(answer.body) : {}) as { Parameter?: { Value?: string }; __type?: string; message?: string; Message?: string };
+      const parsed = (answer.body ? JSON.parse(answer.body) : {}) as {
+        Parameter?: { Value?: string };
+        __type?: string;
+        message?: string;
+        Message?: string;
+      };
       if (answer.status === 200) return parsed.Parameter?.Value;
       const code = (parsed.__type ?? 'Unknown').split('#').pop()!;
       if (code === 'ParameterNotFound') return undefined;
       const retryable = answer.status >= 500 || /Throttl|TooManyUpdates/.test(code);
       if (!retryable || attempt >= (this.options.maxAttempts ?? 4))
-        throw new Error(`ssm:GetParameter ${name} failed: HTTP ${answer.status} ${code}: ${parsed.message ?? parsed.Message ?? ''}`);
-      await (this.options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms))))(Math.round(Math.random() * 200 * 2 ** attempt));
+        throw new Error(
+          `ssm:GetParameter ${name} failed: HTTP ${answer.status} ${code}: ${parsed.message ?? parsed.Message ?? ''}`,
+        );
+      await (this.options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms))))(
+        Math.round(Math.random() * 200 * 2 ** attempt),
+      );
     }
   }
 
   private async post(target: string, body: string): Promise<{ status: number; body: string }> {
     const e = this.endpoint;
-    const signed = await signedPost(this.signer, e, { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': target }, body);
-    const response = await fetch(e, { method: 'POST', headers: signed.headers, body, signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000) });
+    const signed = await signedPost(
+      this.signer,
+      e,
+      { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': target },
+      body,
+    );
+    const response = await fetch(e, {
+      method: 'POST',
+      headers: signed.headers,
+      body,
+      signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
+    });
     return { status: response.status, body: await response.text() };
   }
 }

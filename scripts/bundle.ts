@@ -32,5 +32,8 @@ console.log(
   `bundle: ${outfile}: ${(loaded.bytes / 1024).toFixed(0)} KiB loaded at a drainer cold start (${loaded.files.length} files); ` +
     `${(total / 1024).toFixed(0)} KiB in the whole asset (${Object.keys(metafile.outputs).length} files, incl. the RBAC installer and the lazy kubeconfig loader)`,
 );
-for (const [pkg, n] of [...inputs].sort((a, b) => b[1] - a[1]).slice(0, 8)) console.log(`  ${(n / 1024).toFixed(0).padStart(6)} KiB  ${pkg}`);
-console.log(`bin: dist/bin/graceful-node-termination.mjs: ${(bundleBin() / 1024).toFixed(0)} KiB, one file, Node alone (no tsx, no node_modules)`);
+for (const [pkg, n] of [...inputs].sort((a, b) => b[1] - a[1]).slice(0, 8))
+  console.log(`  ${(n / 1024).toFixed(0).padStart(6)} KiB  ${pkg}`);
+console.log(
+  `bin: dist/bin/graceful-node-termination.mjs: ${(bundleBin() / 1024).toFixed(0)} KiB, one file, Node alone (no tsx, no node_modules)`,
+);

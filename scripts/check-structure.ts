@@ -48,14 +48,25 @@ const infraMayImport = new Set([
   'lambda/installer/rbac.ts',
 ]);
 
-const rules: { readonly applies: (file: string) => boolean; readonly forbids: (target: string) => boolean; readonly why: string }[] = [
+const rules: {
+  readonly applies: (file: string) => boolean;
+  readonly forbids: (target: string) => boolean;
+  readonly why: string;
+}[] = [
   {
     applies: (f) => f.startsWith('lambda/adapters/'),
-    forbids: (t) => useCases.some((u) => t.startsWith(u)) || /^lambda\/(router|trigger|runtime)\.ts$/.test(t) || t.startsWith('lambda/inbound/'),
+    forbids: (t) =>
+      useCases.some((u) => t.startsWith(u)) ||
+      /^lambda\/(router|trigger|runtime)\.ts$/.test(t) ||
+      t.startsWith('lambda/inbound/'),
     why: 'an adapter imports a use case',
   },
   {
-    applies: (f) => useCases.some((u) => f.startsWith(u)) || f.startsWith('lambda/cluster/') || f.startsWith('lambda/shared/') || f.startsWith('lambda/inbound/'),
+    applies: (f) =>
+      useCases.some((u) => f.startsWith(u)) ||
+      f.startsWith('lambda/cluster/') ||
+      f.startsWith('lambda/shared/') ||
+      f.startsWith('lambda/inbound/'),
     forbids: (t) => t.startsWith('lambda/adapters/'),
     why: 'a use case or the model imports an adapter (only runtime.ts and the installer wire them)',
   },
@@ -64,7 +75,11 @@ const rules: { readonly applies: (file: string) => boolean; readonly forbids: (t
     forbids: (t) => t.startsWith('lambda/') && !infraMayImport.has(t),
     why: 'infra/ imports more of lambda/ than the configuration, the Event texts and the RBAC',
   },
-  { applies: (f) => f.startsWith('lambda/'), forbids: (t) => /^(infra|test|scripts|demo|bench)\//.test(t), why: 'lambda/ imports tooling' },
+  {
+    applies: (f) => f.startsWith('lambda/'),
+    forbids: (t) => /^(infra|test|scripts|demo|bench)\//.test(t),
+    why: 'lambda/ imports tooling',
+  },
 ];
 
 /** Bare (package) imports of a file: `aws-cdk-lib`, `node:fs`, `esbuild`. */
@@ -90,18 +105,29 @@ const synthesisTimeOnly = new Set([
 ]);
 const constructFiles = files('infra').filter((f) => !synthesisTimeOnly.has(f));
 const packageRules = [
-  { files: constructFiles, allows: /^(aws-cdk-lib(\/.*)?|constructs|node:.+)$/, why: 'the construct package has aws-cdk-lib and constructs as its only (peer) dependencies' },
-  { files: [...infraMayImport], allows: /^node:.+$/, why: 'what the construct shares with the handler has no runtime dependency' },
+  {
+    files: constructFiles,
+    allows: /^(aws-cdk-lib(\/.*)?|constructs|node:.+)$/,
+    why: 'the construct package has aws-cdk-lib and constructs as its only (peer) dependencies',
+  },
+  {
+    files: [...infraMayImport],
+    allows: /^node:.+$/,
+    why: 'what the construct shares with the handler has no runtime dependency',
+  },
 ];
 
 const problems: string[] = [];
 for (const file of [...files('lambda'), ...files('infra')]) {
   for (const target of importsOf(file)) {
-    for (const rule of rules) if (rule.applies(file) && rule.forbids(target)) problems.push(`${file} imports ${target}: ${rule.why}`);
+    for (const rule of rules)
+      if (rule.applies(file) && rule.forbids(target)) problems.push(`${file} imports ${target}: ${rule.why}`);
   }
 }
 for (const rule of packageRules) {
-  for (const file of rule.files) for (const name of packagesOf(file)) if (!rule.allows.test(name)) problems.push(`${file} imports ${name}: ${rule.why}`);
+  for (const file of rule.files)
+    for (const name of packagesOf(file))
+      if (!rule.allows.test(name)) problems.push(`${file} imports ${name}: ${rule.why}`);
 }
 if (problems.length > 0) {
   console.error(problems.join('\n'));

@@ -39,7 +39,9 @@ export async function checkNodes(
   nodes: readonly string[],
   o: { terminateFirst?: boolean; rules?: DrainRuleSettings } = {},
 ): Promise<CheckResult> {
-  const lists = await mapWithConcurrency(nodes, podListConcurrency, (n) => core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${n}` }));
+  const lists = await mapWithConcurrency(nodes, podListConcurrency, (n) =>
+    core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${n}` }),
+  );
   const onNodes = lists.flatMap((l) => l.items);
   const namespaces = [...new Set(onNodes.map((p) => p.metadata?.namespace ?? ''))];
   const pods: V1Pod[] = [];
@@ -54,7 +56,9 @@ export async function checkNodes(
 
 /** The instance ids of a group, as Auto Scaling lists them. */
 export async function instancesOfGroup(autoScaling: AutoScalingClient, group: string): Promise<string[]> {
-  const { AutoScalingGroups } = await autoScaling.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [group] }));
+  const { AutoScalingGroups } = await autoScaling.send(
+    new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [group] }),
+  );
   if (!AutoScalingGroups?.[0]) throw new Error(`no Auto Scaling group named ${group}`);
   return (AutoScalingGroups[0].Instances ?? []).flatMap((i) => (i.InstanceId ? [i.InstanceId] : []));
 }
@@ -83,19 +87,33 @@ export async function main(args: readonly string[] = process.argv.slice(2)): Pro
   const format = outputFormat(values);
   const strategy = choice('--strategy', values.strategy, ['default', 'minimal'], 'default');
   const group = positionals[0];
-  if (group === undefined && values.nodes === undefined) throw new UsageError('name an Auto Scaling group, or the nodes with --nodes a,b (see check --help)');
-  if (values.function !== undefined && (values['drain-rules'] !== undefined || values['evict-daemonset-pods'] !== undefined)) {
-    throw new UsageError('--function reads the deployed rules: give it, or --drain-rules / --evict-daemonset-pods, not both');
+  if (group === undefined && values.nodes === undefined)
+    throw new UsageError('name an Auto Scaling group, or the nodes with --nodes a,b (see check --help)');
+  if (
+    values.function !== undefined &&
+    (values['drain-rules'] !== undefined || values['evict-daemonset-pods'] !== undefined)
+  ) {
+    throw new UsageError(
+      '--function reads the deployed rules: give it, or --drain-rules / --evict-daemonset-pods, not both',
+    );
   }
   const kube = loadKubeAccess(values);
   const aws = values.nodes === undefined || values.function !== undefined ? await resolveAwsAccess(values) : undefined;
-  const rules = values.function !== undefined ? await deployedRules(values.function, aws!, group) : rulesFromOptions(values);
+  const rules =
+    values.function !== undefined ? await deployedRules(values.function, aws!, group) : rulesFromOptions(values);
   const nodes = values.nodes ? values.nodes.split(',').filter(Boolean) : await nodesOfGroup(group!, aws!, kube);
   const where = { group, server: kube.server, context: kube.context };
   const result = await atKubernetes(where, 'list pods and PodDisruptionBudgets', () =>
-    checkNodes(kube.kc.makeApiClient(CoreV1Api), kube.kc.makeApiClient(PolicyV1Api), nodes, { terminateFirst: strategy === 'minimal', rules }),
+    checkNodes(kube.kc.makeApiClient(CoreV1Api), kube.kc.makeApiClient(PolicyV1Api), nodes, {
+      terminateFirst: strategy === 'minimal',
+      rules,
+    }),
   );
-  console.log(formatOutput(format, result, () => [renderFindings(result.nodes, result.findings), renderRules(result.rules)].filter(Boolean).join('\n\n')));
+  console.log(
+    formatOutput(format, result, () =>
+      [renderFindings(result.nodes, result.findings), renderRules(result.rules)].filter(Boolean).join('\n\n'),
+    ),
+  );
   return hasBlocker(result.findings) ? exitCodes.blocker : exitCodes.ok;
 }
 

@@ -8,13 +8,25 @@
 // label; on Auto Scaling groups the refresh-strategy tag. The writes are the gateway's own
 // unmark, unmarkOutdated and unmarkMigrating, the reconciler's; nothing else on a node is
 // touched. Run it after the stack is deleted (docs/deploy.md#uninstall).
-import { DeleteTagsCommand, DescribeLifecycleHooksCommand, DescribeTagsCommand, type AutoScalingClient } from '@aws-sdk/client-auto-scaling';
+import {
+  DeleteTagsCommand,
+  DescribeLifecycleHooksCommand,
+  DescribeTagsCommand,
+  type AutoScalingClient,
+} from '@aws-sdk/client-auto-scaling';
 import { statusOf } from '../lambda/adapters/kubernetes/api-errors.js';
 import { createKubeHttp, type KubeHttp } from '../lambda/adapters/kubernetes/kube-http.js';
 import type { OutOfServiceGateway } from '../lambda/cluster/out-of-service.js';
 import type { NodeGateway, NodeInfo, PatchResult } from '../lambda/cluster/cluster-ports.js';
 import { marksOnNode } from '../lambda/cluster/mark-inventory.js';
-import { deferralAnnotation, drainAnnotation, handOffAnnotation, migrationLabel, ownerLabel, refreshLabel } from '../lambda/cluster/node-marks.js';
+import {
+  deferralAnnotation,
+  drainAnnotation,
+  handOffAnnotation,
+  migrationLabel,
+  ownerLabel,
+  refreshLabel,
+} from '../lambda/cluster/node-marks.js';
 import { refreshStrategyTag } from '../lambda/shared/group-tags.js';
 import { endpointFromKubeConfig, kubeconfigGateway } from './cluster-access.js';
 import { runAsCommand } from './run-command.js';
@@ -38,7 +50,8 @@ export interface CleanupResult {
 }
 
 export interface CleanupDeps {
-  readonly nodes: Pick<NodeGateway, 'listMarked' | 'unmark' | 'unmarkOutdated' | 'unmarkMigrating'> & Partial<Pick<OutOfServiceGateway, 'untaintOutOfService'>>;
+  readonly nodes: Pick<NodeGateway, 'listMarked' | 'unmark' | 'unmarkOutdated' | 'unmarkMigrating'> &
+    Partial<Pick<OutOfServiceGateway, 'untaintOutOfService'>>;
   /** Removes the owner label, a stray hand-off claim and an unreadable record, conditional on the node as read. */
   readonly removeLeftovers: (node: NodeInfo) => Promise<PatchResult>;
   /** Absent: the nodes only (no AWS access asked for). */
@@ -55,18 +68,24 @@ export interface GroupTags {
 
 /** Four passes over the owner's nodes: drains' marks, refreshes' marks, migrations' marks, what is left. */
 async function cleanNodes(deployment: string, deps: CleanupDeps): Promise<void> {
-  for (const node of await deps.nodes.listMarked(deployment)) if (node.drain !== undefined) await deps.nodes.unmark(node, node.drain);
+  for (const node of await deps.nodes.listMarked(deployment))
+    if (node.drain !== undefined) await deps.nodes.unmark(node, node.drain);
   for (const node of await deps.nodes.listMarked(deployment)) {
-    if (node.labels[refreshLabel] !== undefined) await deps.nodes.unmarkOutdated(node.refreshGroup ?? '', { nodes: [node] });
+    if (node.labels[refreshLabel] !== undefined)
+      await deps.nodes.unmarkOutdated(node.refreshGroup ?? '', { nodes: [node] });
   }
-  for (const node of await deps.nodes.listMarked(deployment)) if (node.outOfService !== undefined) await deps.nodes.untaintOutOfService?.(node);
+  for (const node of await deps.nodes.listMarked(deployment))
+    if (node.outOfService !== undefined) await deps.nodes.untaintOutOfService?.(node);
   for (const node of await deps.nodes.listMarked(deployment)) {
     if (node.labels[migrationLabel] !== undefined) await deps.nodes.unmarkMigrating(node);
   }
   for (const node of await deps.nodes.listMarked(deployment)) await deps.removeLeftovers(node);
 }
 
-export async function runCleanup(o: { deployment: string; dryRun: boolean; groups: readonly string[] }, deps: CleanupDeps): Promise<CleanupResult> {
+export async function runCleanup(
+  o: { deployment: string; dryRun: boolean; groups: readonly string[] },
+  deps: CleanupDeps,
+): Promise<CleanupResult> {
   const found = (await deps.nodes.listMarked(o.deployment)).map((n) => ({ node: n.name, marks: marksOnNode(n) }));
   const groups: string[] = [];
   const groupsLeft: string[] = [];
@@ -85,7 +104,10 @@ export function renderCleanup(r: CleanupResult): string {
   const verb = r.dryRun ? 'would take back' : 'took back';
   const lines = r.nodes.flatMap((n) => [`node ${n.node}:`, ...n.marks.map((m) => `  ${m}`)]);
   for (const g of r.groups) lines.push(`group ${g}: tag ${refreshStrategyTag}: removed`);
-  for (const g of r.groupsLeft) lines.push(`group ${g}: tag ${refreshStrategyTag} left alone (its hooks do not name ${r.deployment}; pass --group ${g} to include it)`);
+  for (const g of r.groupsLeft)
+    lines.push(
+      `group ${g}: tag ${refreshStrategyTag} left alone (its hooks do not name ${r.deployment}; pass --group ${g} to include it)`,
+    );
   const marks = r.nodes.reduce((n, x) => n + x.marks.length, 0);
   lines.push(
     `${r.dryRun ? 'dry run: ' : ''}${verb} ${marks} mark(s) on ${r.nodes.length} node(s) and ${r.groups.length} group tag(s) of deployment ${r.deployment}${r.dryRun ? '; nothing was changed' : ''}`,
@@ -100,15 +122,25 @@ export function autoScalingGroupTags(autoScaling: AutoScalingClient): GroupTags 
       const groups: string[] = [];
       let NextToken: string | undefined;
       do {
-        const page = await autoScaling.send(new DescribeTagsCommand({ Filters: [{ Name: 'key', Values: [refreshStrategyTag] }], NextToken }));
+        const page = await autoScaling.send(
+          new DescribeTagsCommand({ Filters: [{ Name: 'key', Values: [refreshStrategyTag] }], NextToken }),
+        );
         groups.push(...(page.Tags ?? []).flatMap((t) => (t.ResourceId ? [t.ResourceId] : [])));
         NextToken = page.NextToken;
       } while (NextToken);
       return groups;
     },
-    deploymentsOf: async (group) => deploymentsOfHooks((await autoScaling.send(new DescribeLifecycleHooksCommand({ AutoScalingGroupName: group }))).LifecycleHooks ?? []),
+    deploymentsOf: async (group) =>
+      deploymentsOfHooks(
+        (await autoScaling.send(new DescribeLifecycleHooksCommand({ AutoScalingGroupName: group }))).LifecycleHooks ??
+          [],
+      ),
     untag: async (group) => {
-      await autoScaling.send(new DeleteTagsCommand({ Tags: [{ ResourceId: group, ResourceType: 'auto-scaling-group', Key: refreshStrategyTag }] }));
+      await autoScaling.send(
+        new DeleteTagsCommand({
+          Tags: [{ ResourceId: group, ResourceType: 'auto-scaling-group', Key: refreshStrategyTag }],
+        }),
+      );
     },
   };
 }
@@ -129,17 +161,27 @@ export async function main(args: readonly string[] = process.argv.slice(2)): Pro
   }
   const format = outputFormat(values);
   const deployment = values.deployment;
-  if (!deployment) throw new UsageError('name the deployment with --deployment (the stack output DeploymentName; see cleanup --help)');
+  if (!deployment)
+    throw new UsageError('name the deployment with --deployment (the stack output DeploymentName; see cleanup --help)');
   const kube = loadKubeAccess(values);
   const aws = values['nodes-only'] ? undefined : await resolveAwsAccess(values);
   const where = { server: kube.server, context: kube.context, region: aws?.region, profile: aws?.profile };
-  const kubeHttp = createKubeHttp(endpointFromKubeConfig(kube.kc), { userAgent: 'graceful-node-termination-cli', timeoutMs: 15_000 });
+  const kubeHttp = createKubeHttp(endpointFromKubeConfig(kube.kc), {
+    userAgent: 'graceful-node-termination-cli',
+    timeoutMs: 15_000,
+  });
   const run = () =>
     runCleanup(
       { deployment, dryRun: values['dry-run'], groups: values.group ?? [] },
-      { nodes: kubeconfigGateway(kube.kc), removeLeftovers: (node) => removeLeftovers(kubeHttp, node), groups: aws ? autoScalingGroupTags(aws.autoScaling) : undefined },
+      {
+        nodes: kubeconfigGateway(kube.kc),
+        removeLeftovers: (node) => removeLeftovers(kubeHttp, node),
+        groups: aws ? autoScalingGroupTags(aws.autoScaling) : undefined,
+      },
     );
-  const result = await atAws(where, 'Auto Scaling DescribeTags/DeleteTags', () => atKubernetes(where, 'read and patch nodes', run));
+  const result = await atAws(where, 'Auto Scaling DescribeTags/DeleteTags', () =>
+    atKubernetes(where, 'read and patch nodes', run),
+  );
   console.log(formatOutput(format, result, () => renderCleanup(result)));
   return exitCodes.ok;
 }
@@ -154,7 +196,10 @@ async function removeLeftovers(kube: KubeHttp, node: NodeInfo): Promise<PatchRes
     },
   };
   try {
-    await kube.request('PATCH', `/api/v1/nodes/${encodeURIComponent(node.name)}`, { body, contentType: 'application/merge-patch+json' });
+    await kube.request('PATCH', `/api/v1/nodes/${encodeURIComponent(node.name)}`, {
+      body,
+      contentType: 'application/merge-patch+json',
+    });
     return 'patched';
   } catch (error) {
     if (statusOf(error) === 404) return 'node-gone';

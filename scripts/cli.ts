@@ -14,7 +14,9 @@ const commands = ['check', 'upgrade', 'cleanup', 'migrate', 'termination-policy'
 
 function version(): string {
   if (typeof GNT_CLI_VERSION === 'string') return GNT_CLI_VERSION;
-  const manifest = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'packages', 'cli', 'package.json'), 'utf8')) as { version: string };
+  const manifest = JSON.parse(
+    readFileSync(join(import.meta.dirname, '..', 'packages', 'cli', 'package.json'), 'utf8'),
+  ) as { version: string };
   return manifest.version;
 }
 
@@ -28,7 +30,9 @@ if (command === undefined || command === '--help' || command === '-h' || command
   process.exit(command === undefined ? 2 : 0);
 }
 if (!(commands as readonly string[]).includes(command)) {
-  console.error(`unknown command ${JSON.stringify(command)}; commands: ${commands.join(', ')} (graceful-node-termination --help)`);
+  console.error(
+    `unknown command ${JSON.stringify(command)}; commands: ${commands.join(', ')} (graceful-node-termination --help)`,
+  );
   process.exit(2);
 }
 if (rest.includes('--help') || rest.includes('-h')) {

@@ -11,7 +11,12 @@ import { systemClock } from '../lambda/shared/clock.js';
 import type { Log } from '../lambda/shared/log.js';
 
 /** Warnings and errors on stderr; the commands print their own progress. */
-const quietLog: Log = { debug: () => {}, info: () => {}, warn: (m) => console.error(m), error: (m) => console.error(m) };
+const quietLog: Log = {
+  debug: () => {},
+  info: () => {},
+  warn: (m) => console.error(m),
+  error: (m) => console.error(m),
+};
 
 export function endpointFromKubeConfig(kc: KubeConfig): KubeEndpoint {
   const cluster = kc.getCurrentCluster();
@@ -21,7 +26,13 @@ export function endpointFromKubeConfig(kc: KubeConfig): KubeEndpoint {
     requestOptions: async () => {
       const o: RequestOptions = {};
       await kc.applyToHTTPSOptions(o);
-      return { ca: o.ca, cert: o.cert, key: o.key, rejectUnauthorized: o.rejectUnauthorized, headers: (o.headers ?? {}) as Record<string, string> };
+      return {
+        ca: o.ca,
+        cert: o.cert,
+        key: o.key,
+        rejectUnauthorized: o.rejectUnauthorized,
+        headers: (o.headers ?? {}) as Record<string, string>,
+      };
     },
   };
 }
@@ -34,12 +45,22 @@ export function kubeconfigGateway(kc: KubeConfig): KubernetesGateway {
  * The node names of these instances, found as the drainer finds them: under their EC2 names
  * with the providerID checked (a GET each), the rest by one scan of the node list.
  */
-export async function nodesOfInstances(instanceIds: readonly string[], kc: KubeConfig, directory: InstanceDirectory): Promise<string[]> {
+export async function nodesOfInstances(
+  instanceIds: readonly string[],
+  kc: KubeConfig,
+  directory: InstanceDirectory,
+): Promise<string[]> {
   return [...(await nodeNamesOfInstances(instanceIds, kc, directory)).values()];
 }
 
 /** The same, as instance id -> node name. */
-export async function nodeNamesOfInstances(instanceIds: readonly string[], kc: KubeConfig, directory: InstanceDirectory): Promise<Map<string, string>> {
-  const found = await createNodeLookup(kubeconfigGateway(kc), directory, systemClock, quietLog).findNodesOfInstances(instanceIds);
+export async function nodeNamesOfInstances(
+  instanceIds: readonly string[],
+  kc: KubeConfig,
+  directory: InstanceDirectory,
+): Promise<Map<string, string>> {
+  const found = await createNodeLookup(kubeconfigGateway(kc), directory, systemClock, quietLog).findNodesOfInstances(
+    instanceIds,
+  );
   return new Map([...found].map(([id, n]) => [id, n.name]));
 }

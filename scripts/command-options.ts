@@ -41,7 +41,12 @@ const optionNames = (options: ParseArgsOptionsConfig) =>
  * parseArgs with the common options added, and its errors turned into UsageErrors that name the
  * valid options; more positionals than `positionals` names are refused too.
  */
-export function parseCommand<const O extends ParseArgsOptionsConfig>(command: string, args: readonly string[], options: O, positionals: readonly string[]) {
+export function parseCommand<const O extends ParseArgsOptionsConfig>(
+  command: string,
+  args: readonly string[],
+  options: O,
+  positionals: readonly string[],
+) {
   const all = { ...commonOptions, ...options };
   let parsed;
   try {
@@ -53,13 +58,20 @@ export function parseCommand<const O extends ParseArgsOptionsConfig>(command: st
   }
   if (parsed.positionals.length > positionals.length) {
     const extra = parsed.positionals.slice(positionals.length).join(' ');
-    throw new UsageError(`unexpected argument ${JSON.stringify(extra)}; it takes ${positionals.length === 0 ? 'no argument' : positionals.join(' ')} (see ${command} --help)`);
+    throw new UsageError(
+      `unexpected argument ${JSON.stringify(extra)}; it takes ${positionals.length === 0 ? 'no argument' : positionals.join(' ')} (see ${command} --help)`,
+    );
   }
   return parsed;
 }
 
 /** One of the values allowed, or a UsageError naming them. */
-export function choice<const T extends string>(option: string, value: string | undefined, valid: readonly T[], fallback: T): T {
+export function choice<const T extends string>(
+  option: string,
+  value: string | undefined,
+  valid: readonly T[],
+  fallback: T,
+): T {
   if (value === undefined) return fallback;
   if ((valid as readonly string[]).includes(value)) return value as T;
   throw new UsageError(`${option} ${JSON.stringify(value)} is not valid; use one of: ${valid.join(', ')}`);
@@ -67,7 +79,8 @@ export function choice<const T extends string>(option: string, value: string | u
 
 /** -o/--output, with --json as its alias. */
 export function outputFormat(values: { output?: string | undefined; json?: boolean | undefined }): OutputFormat {
-  if (values.json && values.output !== undefined && values.output !== 'json') throw new UsageError(`--json and -o ${values.output} disagree; give one of them`);
+  if (values.json && values.output !== undefined && values.output !== 'json')
+    throw new UsageError(`--json and -o ${values.output} disagree; give one of them`);
   return values.json ? 'json' : choice('-o/--output', values.output, outputFormats, 'table');
 }
 

@@ -26,7 +26,10 @@ export function rulesFromOptions(o: RuleOptions): DrainRuleSettings {
   }
   const problems = drainRuleProblems(rules);
   if (problems.length > 0) throw new UsageError(`--drain-rules: ${problems.join('; ')}`);
-  return { rules: rules as DrainRuleSettings['rules'], evictDaemonSetPods: o['evict-daemonset-pods'] === true || defaultDrainRuleSettings.evictDaemonSetPods };
+  return {
+    rules: rules as DrainRuleSettings['rules'],
+    evictDaemonSetPods: o['evict-daemonset-pods'] === true || defaultDrainRuleSettings.evictDaemonSetPods,
+  };
 }
 
 function readRules(file: string): string {
@@ -39,7 +42,10 @@ function readRules(file: string): string {
 
 /** Rules from a deployed function's DRAIN_RULES and EVICT_DAEMONSET_PODS. */
 export function rulesFromVariables(variables: Readonly<Record<string, string>>): DrainRuleSettings {
-  return rulesFromOptions({ 'drain-rules': variables['DRAIN_RULES'] || undefined, 'evict-daemonset-pods': flag(variables['EVICT_DAEMONSET_PODS'] ?? '') === true });
+  return rulesFromOptions({
+    'drain-rules': variables['DRAIN_RULES'] || undefined,
+    'evict-daemonset-pods': flag(variables['EVICT_DAEMONSET_PODS'] ?? '') === true,
+  });
 }
 
 /** The table: one line per pod, in the order the drain takes them. */

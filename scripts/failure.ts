@@ -67,9 +67,17 @@ export async function atAws<T>(where: Where, what: string, run: () => Promise<T>
     if (error instanceof UsageError || error instanceof KubernetesError || error instanceof AwsError) throw error;
     const name = error instanceof Error ? error.name : 'Error';
     const at = `${what}${where.group ? ` for group ${where.group}` : ''} in ${where.region ?? '?'}${where.profile ? ` (profile ${where.profile})` : ''}`;
-    const credentials = /Credential|ExpiredToken|InvalidClientTokenId|UnrecognizedClient|SignatureDoesNotMatch|AccessDenied|TokenRefresh/i.test(`${name} ${rootCause(error)}`);
-    const next = credentials ? credentialsHint(where) : 'check the region (--region) and the network, or AWS_ENDPOINT_URL_* when set';
-    throw new AwsError(`${at} failed: ${name === 'Error' || name === 'TypeError' ? '' : `${name}: `}${rootCause(error)}; ${next}`, { cause: error });
+    const credentials =
+      /Credential|ExpiredToken|InvalidClientTokenId|UnrecognizedClient|SignatureDoesNotMatch|AccessDenied|TokenRefresh/i.test(
+        `${name} ${rootCause(error)}`,
+      );
+    const next = credentials
+      ? credentialsHint(where)
+      : 'check the region (--region) and the network, or AWS_ENDPOINT_URL_* when set';
+    throw new AwsError(
+      `${at} failed: ${name === 'Error' || name === 'TypeError' ? '' : `${name}: `}${rootCause(error)}; ${next}`,
+      { cause: error },
+    );
   }
 }
 
@@ -79,7 +87,8 @@ export function guardKubernetes<T extends object>(api: T, where: Where, what: st
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
       if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => atKubernetes(where, what, async () => (value as (...a: unknown[]) => unknown).apply(target, args));
+      return (...args: unknown[]) =>
+        atKubernetes(where, what, async () => (value as (...a: unknown[]) => unknown).apply(target, args));
     },
   });
 }

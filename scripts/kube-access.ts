@@ -15,16 +15,23 @@ export interface KubeAccess {
   readonly server: string;
 }
 
-const nextStep = 'pass --kubeconfig, set KUBECONFIG, or run: aws eks update-kubeconfig --name <cluster> --region <region>';
+const nextStep =
+  'pass --kubeconfig, set KUBECONFIG, or run: aws eks update-kubeconfig --name <cluster> --region <region>';
 
 /** The kubeconfig files kubectl would read, in order. */
-export function kubeconfigFiles(o: { kubeconfig?: string | undefined }, env: NodeJS.ProcessEnv = process.env): string[] {
+export function kubeconfigFiles(
+  o: { kubeconfig?: string | undefined },
+  env: NodeJS.ProcessEnv = process.env,
+): string[] {
   if (o.kubeconfig) return [o.kubeconfig];
   const fromEnv = (env['KUBECONFIG'] ?? '').split(delimiter).filter(Boolean);
   return fromEnv.length > 0 ? fromEnv : [join(env['HOME'] ?? homedir(), '.kube', 'config')];
 }
 
-export function loadKubeAccess(o: { kubeconfig?: string | undefined; context?: string | undefined }, env: NodeJS.ProcessEnv = process.env): KubeAccess {
+export function loadKubeAccess(
+  o: { kubeconfig?: string | undefined; context?: string | undefined },
+  env: NodeJS.ProcessEnv = process.env,
+): KubeAccess {
   const files = kubeconfigFiles(o, env);
   const present = files.filter((f) => existsSync(f));
   if (present.length === 0) throw new UsageError(`no kubeconfig at ${files.join(', ')}: ${nextStep}`);
@@ -54,16 +61,21 @@ export function loadKubeAccess(o: { kubeconfig?: string | undefined; context?: s
       currentContext: loaded.map((k) => k.getCurrentContext()).find(Boolean),
     });
   } catch (error) {
-    throw new UsageError(`cannot read the kubeconfig ${present.join(', ')}: ${(error as Error).message}`, { cause: error });
+    throw new UsageError(`cannot read the kubeconfig ${present.join(', ')}: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   const contexts = kc.getContexts().map((c) => c.name);
   const context = o.context ?? kc.getCurrentContext();
   if (!context || !contexts.includes(context)) {
     const what = o.context ? `no context ${JSON.stringify(o.context)}` : 'no current context';
-    throw new UsageError(`${what} in the kubeconfig ${present.join(', ')}; contexts there: ${contexts.join(', ') || 'none'} (pass --context)`);
+    throw new UsageError(
+      `${what} in the kubeconfig ${present.join(', ')}; contexts there: ${contexts.join(', ') || 'none'} (pass --context)`,
+    );
   }
   kc.setCurrentContext(context);
   const server = kc.getCurrentCluster()?.server;
-  if (!server) throw new UsageError(`the context ${context} of ${present.join(', ')} names no cluster with a server: ${nextStep}`);
+  if (!server)
+    throw new UsageError(`the context ${context} of ${present.join(', ')} names no cluster with a server: ${nextStep}`);
   return { kc, context, server };
 }

@@ -43,7 +43,8 @@ export async function main(args: readonly string[] = process.argv.slice(2)): Pro
     return exitCodes.ok;
   }
   const format = outputFormat(values);
-  if (values.from === undefined || values.to === undefined) throw new UsageError('name both groups: --from OLD --to NEW (see migrate --help)');
+  if (values.from === undefined || values.to === undefined)
+    throw new UsageError('name both groups: --from OLD --to NEW (see migrate --help)');
   const request = {
     from: values.from,
     to: values.to,
@@ -58,7 +59,13 @@ export async function main(args: readonly string[] = process.argv.slice(2)): Pro
   };
   const kube = loadKubeAccess(values);
   const aws = await resolveAwsAccess(values);
-  const where = { group: `${values.from} -> ${values.to}`, region: aws.region, profile: aws.profile, server: kube.server, context: kube.context };
+  const where = {
+    group: `${values.from} -> ${values.to}`,
+    region: aws.region,
+    profile: aws.profile,
+    server: kube.server,
+    context: kube.context,
+  };
   let interrupted = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => (interrupted = true));
   const progress = (line: string) => (format === 'table' ? console.log(line) : console.error(line));
@@ -71,10 +78,14 @@ export async function main(args: readonly string[] = process.argv.slice(2)): Pro
         autoScaling: aws.autoScaling,
         cluster: guardKubernetes(gateway, where, 'read and mark nodes'),
         core: guardKubernetes(kube.kc.makeApiClient(CoreV1Api), where, 'read pods and Events'),
-        nodesOf: (ids) => atKubernetes(where, 'read the nodes', () => nodeNamesOfInstances(ids, kube.kc, aws.instances)),
+        nodesOf: (ids) =>
+          atKubernetes(where, 'read the nodes', () => nodeNamesOfInstances(ids, kube.kc, aws.instances)),
         out: progress,
-        showPlan: (plan) => (format === 'table' ? renderMigratePlan(plan).forEach((line) => console.log(line)) : undefined),
-        confirm: interactive ? () => askYes(`migrate ${values.from} to ${values.to} in ${aws.region}? only "yes" starts it: `) : undefined,
+        showPlan: (plan) =>
+          format === 'table' ? renderMigratePlan(plan).forEach((line) => console.log(line)) : undefined,
+        confirm: interactive
+          ? () => askYes(`migrate ${values.from} to ${values.to} in ${aws.region}? only "yes" starts it: `)
+          : undefined,
         interrupted: () => interrupted,
       },
     ),

@@ -9,14 +9,20 @@ import { migratingTaintKey, migrationLabel, type MigrationRecord } from '../lamb
 import type { MigrateRequest } from './migrate-plan.js';
 
 export interface MarkDeps {
-  readonly cluster: Pick<NodeReader, 'getNode'> & Pick<NodeGateway, 'markMigrating' | 'unmarkMigrating'> & EventRecorder;
+  readonly cluster: Pick<NodeReader, 'getNode'> &
+    Pick<NodeGateway, 'markMigrating' | 'unmarkMigrating'> &
+    EventRecorder;
   readonly out: (line: string) => void;
   /** The deployment: the owner label's value, so its reconciler finds the marks. */
   readonly owner: string;
 }
 
 /** Writes with a fresh read after a conflict (the node moved on), three tries; false when nothing was written. */
-async function withNode(deps: MarkDeps, name: string, write: (node: NodeInfo) => Promise<'patched' | 'node-gone' | 'changed'>): Promise<boolean> {
+async function withNode(
+  deps: MarkDeps,
+  name: string,
+  write: (node: NodeInfo) => Promise<'patched' | 'node-gone' | 'changed'>,
+): Promise<boolean> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const node = await deps.cluster.getNode(name);
     if (node === undefined) return false;
@@ -27,15 +33,41 @@ async function withNode(deps: MarkDeps, name: string, write: (node: NodeInfo) =>
 }
 
 /** Marks every old node, then renews the lease on each until stopped. */
-export async function markOldNodes(request: MigrateRequest, id: string, nodes: readonly string[], deps: MarkDeps): Promise<{ stop(): void }> {
-  const record = (cordoned: boolean): MigrationRecord => ({ id, from: request.from, to: request.to, renewedAtMs: Date.now(), leaseSeconds: request.leaseSeconds, cordoned });
+export async function markOldNodes(
+  request: MigrateRequest,
+  id: string,
+  nodes: readonly string[],
+  deps: MarkDeps,
+): Promise<{ stop(): void }> {
+  const record = (cordoned: boolean): MigrationRecord => ({
+    id,
+    from: request.from,
+    to: request.to,
+    renewedAtMs: Date.now(),
+    leaseSeconds: request.leaseSeconds,
+    cordoned,
+  });
   let marked = 0;
   for (const name of nodes) {
     const done = await withNode(deps, name, async (node) => {
       const cordon = request.cordonAll && !node.unschedulable;
       const taint = !request.cordonAll && !node.taints.some((t) => t.key === migratingTaintKey);
-      const result = await deps.cluster.markMigrating(node, { record: record(cordon), owner: deps.owner, taint, cordon });
-      if (result === 'patched') await deps.cluster.record(markedForMigration(node, { id, from: request.from, to: request.to, cordoned: cordon, taintKey: migratingTaintKey }));
+      const result = await deps.cluster.markMigrating(node, {
+        record: record(cordon),
+        owner: deps.owner,
+        taint,
+        cordon,
+      });
+      if (result === 'patched')
+        await deps.cluster.record(
+          markedForMigration(node, {
+            id,
+            from: request.from,
+            to: request.to,
+            cordoned: cordon,
+            taintKey: migratingTaintKey,
+          }),
+        );
       return result;
     });
     if (done) marked++;
@@ -47,9 +79,16 @@ export async function markOldNodes(request: MigrateRequest, id: string, nodes: r
     for (const name of nodes) {
       await withNode(deps, name, async (node) => {
         if (node.labels[migrationLabel] !== id || node.migration === undefined) return 'node-gone';
-        return deps.cluster.markMigrating(node, { record: { ...node.migration, renewedAtMs: Date.now() }, owner: deps.owner, taint: false, cordon: false });
+        return deps.cluster.markMigrating(node, {
+          record: { ...node.migration, renewedAtMs: Date.now() },
+          owner: deps.owner,
+          taint: false,
+          cordon: false,
+        });
       }).catch((error: unknown) =>
-        deps.out(`warning: could not renew the lease on ${name} (tried again in ${Math.round(request.leaseSeconds / 3)} s): ${(error as Error).message}`),
+        deps.out(
+          `warning: could not renew the lease on ${name} (tried again in ${Math.round(request.leaseSeconds / 3)} s): ${(error as Error).message}`,
+        ),
       );
     }
   };

@@ -3,7 +3,12 @@
 // the old group's instances leave through its terminate hook (drained), the new group's
 // nodes join through its launch hook (admitted). A group without the deployment's hooks would
 // lose its instances undrained.
-import { DescribeAutoScalingGroupsCommand, DescribeLifecycleHooksCommand, type AutoScalingClient, type AutoScalingGroup } from '@aws-sdk/client-auto-scaling';
+import {
+  DescribeAutoScalingGroupsCommand,
+  DescribeLifecycleHooksCommand,
+  type AutoScalingClient,
+  type AutoScalingGroup,
+} from '@aws-sdk/client-auto-scaling';
 import { leavingStates } from '../lambda/shared/lifecycle-states.js';
 import { deploymentsOfHooks } from './upgrade-plan.js';
 
@@ -49,7 +54,11 @@ export function renderMigratePlan(plan: MigratePlan): string[] {
     `  mark old nodes:          ${plan.oldNodes.length} (${plan.mark === 'cordon' ? 'cordon, --cordon-all' : 'PreferNoSchedule taint graceful-node-termination/migrating: evicted pods prefer the new group'})`,
     `  batch pods to finish:    ${plan.batchPods.length}${plan.batchPods.length > 0 ? ` (${plan.batchPods.slice(0, 5).join(', ')}${plan.batchPods.length > 5 ? ', ...' : ''})` : ''}`,
     `  then shrink ${plan.from}:  ${plan.oldInstances.length} instance(s), ${plan.maxUnavailable} at a time, each drained by the terminate hook; stop on the first drain that times out`,
-    ...(plan.oldMinSize > 0 ? [`  min size of ${plan.from}:   ${plan.oldMinSize} -> 0 first (the group is left at zero; delete it in your IaC)`] : []),
+    ...(plan.oldMinSize > 0
+      ? [
+          `  min size of ${plan.from}:   ${plan.oldMinSize} -> 0 first (the group is left at zero; delete it in your IaC)`,
+        ]
+      : []),
   ];
 }
 
@@ -59,9 +68,14 @@ export interface Groups {
 }
 
 /** Both groups, or the one-line reason why not. */
-export async function describeGroups(autoScaling: AutoScalingClient, request: MigrateRequest): Promise<Groups | string> {
+export async function describeGroups(
+  autoScaling: AutoScalingClient,
+  request: MigrateRequest,
+): Promise<Groups | string> {
   if (request.from === request.to) return `--from and --to name the same group (${request.from})`;
-  const { AutoScalingGroups } = await autoScaling.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [request.from, request.to] }));
+  const { AutoScalingGroups } = await autoScaling.send(
+    new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [request.from, request.to] }),
+  );
   const named = (name: string) => AutoScalingGroups?.find((g) => g.AutoScalingGroupName === name);
   const from = named(request.from);
   const to = named(request.to);
@@ -72,13 +86,23 @@ export async function describeGroups(autoScaling: AutoScalingClient, request: Mi
 }
 
 /** The deployment serving both groups (from their hooks), or the one-line reason there is none. */
-export async function servingDeployment(autoScaling: AutoScalingClient, request: MigrateRequest): Promise<{ deployment: string } | { refused: string }> {
-  const served = async (group: string) => deploymentsOfHooks((await autoScaling.send(new DescribeLifecycleHooksCommand({ AutoScalingGroupName: group })))?.LifecycleHooks ?? []);
+export async function servingDeployment(
+  autoScaling: AutoScalingClient,
+  request: MigrateRequest,
+): Promise<{ deployment: string } | { refused: string }> {
+  const served = async (group: string) =>
+    deploymentsOfHooks(
+      (await autoScaling.send(new DescribeLifecycleHooksCommand({ AutoScalingGroupName: group })))?.LifecycleHooks ??
+        [],
+    );
   const [from, to] = [await served(request.from), await served(request.to)];
   const both = from.filter((d) => to.includes(d));
   const deployment = request.deployment ?? (both.length === 1 ? both[0] : undefined);
   if (deployment === undefined) {
-    if (both.length > 1) return { refused: `both groups are served by several deployments (${both.join(', ')}): name one with --deployment` };
+    if (both.length > 1)
+      return {
+        refused: `both groups are served by several deployments (${both.join(', ')}): name one with --deployment`,
+      };
     const missing = from.length === 0 ? request.from : request.to;
     return {
       refused: `no deployment serves both groups: ${missing} has no launch and terminate hooks of one (its instances would leave undrained); deploy it for both groups first`,
@@ -89,11 +113,15 @@ export async function servingDeployment(autoScaling: AutoScalingClient, request:
     [request.to, to],
   ] as const) {
     if (!list.includes(deployment))
-      return { refused: `${group} is not served by the deployment ${deployment} (no ${deployment}-launch and ${deployment}-terminate hooks): add the group to it first` };
+      return {
+        refused: `${group} is not served by the deployment ${deployment} (no ${deployment}-launch and ${deployment}-terminate hooks): add the group to it first`,
+      };
   }
   return { deployment };
 }
 
 /** The group's instances that are not leaving already. */
 export const liveInstances = (g: Pick<AutoScalingGroup, 'Instances'>): string[] =>
-  (g.Instances ?? []).flatMap((i) => (i.InstanceId && !leavingStates.has(i.LifecycleState ?? '') ? [i.InstanceId] : []));
+  (g.Instances ?? []).flatMap((i) =>
+    i.InstanceId && !leavingStates.has(i.LifecycleState ?? '') ? [i.InstanceId] : [],
+  );

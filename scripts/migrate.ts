@@ -5,19 +5,32 @@
 // batch pods on them finish, then shrinks the old group --max-unavailable instances at a time
 // (TerminateInstanceInAutoScalingGroup, decrementing) so the terminate hook drains each node,
 // stops on the first drain that times out, and leaves the old group at zero.
-import { DescribeAutoScalingGroupsCommand, TerminateInstanceInAutoScalingGroupCommand, UpdateAutoScalingGroupCommand, type AutoScalingClient } from '@aws-sdk/client-auto-scaling';
+import {
+  DescribeAutoScalingGroupsCommand,
+  TerminateInstanceInAutoScalingGroupCommand,
+  UpdateAutoScalingGroupCommand,
+  type AutoScalingClient,
+} from '@aws-sdk/client-auto-scaling';
 import type { CoreV1Api } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { reportingComponent } from '../lambda/adapters/kubernetes/object-codecs.js';
 import type { EventRecorder, NodeGateway } from '../lambda/cluster/cluster-ports.js';
 import type { NodeReader } from '../lambda/cluster/node-lookup.js';
-import { describeGroups, liveInstances, servingDeployment, type MigratePlan, type MigrateRequest } from './migrate-plan.js';
+import {
+  describeGroups,
+  liveInstances,
+  servingDeployment,
+  type MigratePlan,
+  type MigrateRequest,
+} from './migrate-plan.js';
 import { markOldNodes, takeBackMarks, type MarkDeps } from './migrate-marks.js';
 import { currentDrains } from './upgrade.js';
 
 export interface MigrateDeps {
   readonly autoScaling: AutoScalingClient;
-  readonly cluster: Pick<NodeReader, 'getNode'> & Pick<NodeGateway, 'markMigrating' | 'unmarkMigrating'> & EventRecorder;
+  readonly cluster: Pick<NodeReader, 'getNode'> &
+    Pick<NodeGateway, 'markMigrating' | 'unmarkMigrating'> &
+    EventRecorder;
   readonly core: CoreV1Api;
   /** instance id -> node name, for the instances whose node is found. */
   readonly nodesOf: (instanceIds: readonly string[]) => Promise<ReadonlyMap<string, string>>;
@@ -45,20 +58,26 @@ async function batchPodsOn(core: CoreV1Api, nodes: readonly string[]): Promise<s
     const pods = (await core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` })).items;
     for (const p of pods) {
       const job = p.metadata?.ownerReferences?.some((o) => o.controller && o.kind === 'Job');
-      if (job && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed') found.push(`${p.metadata?.namespace}/${p.metadata?.name} on ${node}`);
+      if (job && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed')
+        found.push(`${p.metadata?.namespace}/${p.metadata?.name} on ${node}`);
     }
   }
   return found;
 }
 
 async function readyCount(deps: MigrateDeps, group: string): Promise<number> {
-  const { AutoScalingGroups } = await deps.autoScaling.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [group] }));
+  const { AutoScalingGroups } = await deps.autoScaling.send(
+    new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [group] }),
+  );
   const names = [...(await deps.nodesOf(liveInstances(AutoScalingGroups?.[0] ?? {}))).values()];
   const nodes = await Promise.all(names.map((n) => deps.cluster.getNode(n)));
   return nodes.filter((n) => n?.ready === true).length;
 }
 
-async function planMigration(request: MigrateRequest, deps: MigrateDeps): Promise<{ plan: MigratePlan; oldNodes: ReadonlyMap<string, string> } | MigrateResult> {
+async function planMigration(
+  request: MigrateRequest,
+  deps: MigrateDeps,
+): Promise<{ plan: MigratePlan; oldNodes: ReadonlyMap<string, string> } | MigrateResult> {
   const groups = await describeGroups(deps.autoScaling, request);
   if (typeof groups === 'string') return { exitCode: 2, status: 'refused', reason: groups };
   const served = await servingDeployment(deps.autoScaling, request);
@@ -97,7 +116,10 @@ export async function runMigrate(request: MigrateRequest, deps: MigrateDeps): Pr
   }
   const waited = await waitFor(deps, request.readyTimeoutSeconds, async () => {
     const ready = await readyCount(deps, request.to);
-    return { done: ready >= plan.minReady, line: `waiting for ${plan.minReady} Ready node(s) in ${request.to}: ${ready}` };
+    return {
+      done: ready >= plan.minReady,
+      line: `waiting for ${plan.minReady} Ready node(s) in ${request.to}: ${ready}`,
+    };
   });
   if (waited !== 'done')
     return {
@@ -112,7 +134,13 @@ export async function runMigrate(request: MigrateRequest, deps: MigrateDeps): Pr
   try {
     await waitFor(deps, request.batchTimeoutSeconds, async () => {
       const left = await batchPodsOn(deps.core, [...oldNodes.values()]);
-      return { done: left.length === 0, line: left.length === 0 ? 'no batch pod left on the old nodes' : `waiting for ${left.length} batch pod(s) to finish: ${left.join(', ')}` };
+      return {
+        done: left.length === 0,
+        line:
+          left.length === 0
+            ? 'no batch pod left on the old nodes'
+            : `waiting for ${left.length} batch pod(s) to finish: ${left.join(', ')}`,
+      };
     });
     return { ...(await shrink(request, deps, oldNodes)), plan };
   } finally {
@@ -124,7 +152,11 @@ export async function runMigrate(request: MigrateRequest, deps: MigrateDeps): Pr
 type Waited = 'done' | 'timed-out' | 'interrupted';
 
 /** Polls until done, printing each new line; bounded by seconds. */
-async function waitFor(deps: MigrateDeps, seconds: number, probe: () => Promise<{ done: boolean; line: string }>): Promise<Waited> {
+async function waitFor(
+  deps: MigrateDeps,
+  seconds: number,
+  probe: () => Promise<{ done: boolean; line: string }>,
+): Promise<Waited> {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const deadline = Date.now() + seconds * 1000;
   let last = '';
@@ -142,9 +174,15 @@ async function waitFor(deps: MigrateDeps, seconds: number, probe: () => Promise<
 }
 
 /** Terminates the old instances a batch at a time, each batch drained before the next. */
-async function shrink(request: MigrateRequest, deps: MigrateDeps, oldNodes: ReadonlyMap<string, string>): Promise<MigrateResult> {
+async function shrink(
+  request: MigrateRequest,
+  deps: MigrateDeps,
+  oldNodes: ReadonlyMap<string, string>,
+): Promise<MigrateResult> {
   const { autoScaling, out } = deps;
-  const describe = async () => (await autoScaling.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [request.from] }))).AutoScalingGroups?.[0];
+  const describe = async () =>
+    (await autoScaling.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [request.from] })))
+      .AutoScalingGroups?.[0];
   const first = await describe();
   // Auto Scaling refuses to decrement below MinSize: the old group goes to zero.
   if ((first?.MinSize ?? 0) > 0) {
@@ -158,9 +196,16 @@ async function shrink(request: MigrateRequest, deps: MigrateDeps, oldNodes: Read
     if (deps.interrupted?.()) return { exitCode: 130, status: 'interrupted', reason: 'interrupted', terminated };
     const batch = live.slice(0, request.maxUnavailable);
     for (const instanceId of batch) {
-      await autoScaling.send(new TerminateInstanceInAutoScalingGroupCommand({ InstanceId: instanceId, ShouldDecrementDesiredCapacity: true }));
+      await autoScaling.send(
+        new TerminateInstanceInAutoScalingGroupCommand({
+          InstanceId: instanceId,
+          ShouldDecrementDesiredCapacity: true,
+        }),
+      );
       terminated.push(instanceId);
-      out(`[${terminated.length}/${total}] terminating ${instanceId} (${oldNodes.get(instanceId) ?? 'no node'}): its terminate hook drains it`);
+      out(
+        `[${terminated.length}/${total}] terminating ${instanceId} (${oldNodes.get(instanceId) ?? 'no node'}): its terminate hook drains it`,
+      );
     }
     const stopped = await followBatch(
       request,
@@ -169,26 +214,44 @@ async function shrink(request: MigrateRequest, deps: MigrateDeps, oldNodes: Read
       startedMs,
       async () => {
         const g = await describe();
-        return batch.every((i) => !(g?.Instances ?? []).some((x) => x.InstanceId === i && x.LifecycleState !== 'Terminated'));
+        return batch.every(
+          (i) => !(g?.Instances ?? []).some((x) => x.InstanceId === i && x.LifecycleState !== 'Terminated'),
+        );
       },
     );
-    if (stopped) return { exitCode: stopped === 'interrupted' ? 130 : 1, status: stopped === 'interrupted' ? 'interrupted' : 'stopped', reason: stopped, terminated };
+    if (stopped)
+      return {
+        exitCode: stopped === 'interrupted' ? 130 : 1,
+        status: stopped === 'interrupted' ? 'interrupted' : 'stopped',
+        reason: stopped,
+        terminated,
+      };
   }
   const g = await describe();
-  out(`${request.from} is at zero (desired ${g?.DesiredCapacity ?? 0}, ${g?.Instances?.length ?? 0} instance(s)): every old node drained; delete the group in your IaC`);
+  out(
+    `${request.from} is at zero (desired ${g?.DesiredCapacity ?? 0}, ${g?.Instances?.length ?? 0} instance(s)): every old node drained; delete the group in your IaC`,
+  );
   return { exitCode: 0, status: 'migrated', terminated };
 }
 
 /** Waits for the batch to leave; the reason to stop instead (a drain timed out, Ctrl-C). */
-async function followBatch(request: MigrateRequest, deps: MigrateDeps, nodes: readonly string[], sinceMs: number, gone: () => Promise<boolean>): Promise<string | undefined> {
+async function followBatch(
+  request: MigrateRequest,
+  deps: MigrateDeps,
+  nodes: readonly string[],
+  sinceMs: number,
+  gone: () => Promise<boolean>,
+): Promise<string | undefined> {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   let last = '';
   for (;;) {
     if (deps.interrupted?.()) return 'interrupted';
-    const events = (await deps.core.listEventForAllNamespaces({ fieldSelector: `source=${reportingComponent}` })).items.filter(
-      (e) => e.involvedObject.kind === 'Node' && nodes.includes(e.involvedObject.name ?? ''),
+    const events = (
+      await deps.core.listEventForAllNamespaces({ fieldSelector: `source=${reportingComponent}` })
+    ).items.filter((e) => e.involvedObject.kind === 'Node' && nodes.includes(e.involvedObject.name ?? ''));
+    const timedOut = events.find(
+      (e) => e.reason === 'DrainTimedOut' && new Date(e.lastTimestamp ?? e.eventTime ?? 0).getTime() >= sinceMs - 1000,
     );
-    const timedOut = events.find((e) => e.reason === 'DrainTimedOut' && new Date(e.lastTimestamp ?? e.eventTime ?? 0).getTime() >= sinceMs - 1000);
     if (timedOut) {
       const reason = `the drain of ${timedOut.involvedObject.name} timed out (the DrainsTimedOut alarm): ${timedOut.message ?? ''}; stopped, the rest of ${request.from} stays`;
       deps.out(reason);

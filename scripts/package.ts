@@ -45,7 +45,14 @@ step('sources copied to packages/construct/src', () => {
       'infra/repair-props.ts': ['RepairAction', 'RepairProps', 'RepairOverride'],
       'infra/surge-props.ts': ['SurgeBeforeEvictProps', 'SurgeProps'],
       'infra/termination-policy.ts': ['TerminationPolicyOptions'],
-      'infra/drain-rule-props.ts': ['DrainBehavior', 'DrainRule', 'DrainRulePods', 'DrainRuleProps', 'LabelSelector', 'SelectorRequirement'],
+      'infra/drain-rule-props.ts': [
+        'DrainBehavior',
+        'DrainRule',
+        'DrainRulePods',
+        'DrainRuleProps',
+        'LabelSelector',
+        'SelectorRequirement',
+      ],
     },
   });
   console.log(`package: ${files.length} files: ${files.join(' ')}`);
@@ -58,7 +65,8 @@ step('Lambda bundled into packages/construct/assets/lambda', () => {
 });
 // jsii-docgen and jsii-pacmak look for the dependencies' assemblies (aws-cdk-lib, constructs)
 // in the package's own node_modules: let it be the repository's.
-if (!existsSync(join(packageDir, 'node_modules'))) symlinkSync(join('..', '..', 'node_modules'), join(packageDir, 'node_modules'));
+if (!existsSync(join(packageDir, 'node_modules')))
+  symlinkSync(join('..', '..', 'node_modules'), join(packageDir, 'node_modules'));
 step('jsii', () => run(bin('jsii'), ['--silence-warnings=reserved-word']));
 step('jsii-docgen: API.md', () => run(bin('jsii-docgen'), ['--output', 'API.md']));
 step('jsii-pacmak: js and python', () => {
@@ -69,10 +77,16 @@ step('jsii-pacmak: js and python', () => {
 step('npm pack: the CLI package into dist/cli', () => {
   rmSync(join(dist, 'cli'), { recursive: true, force: true });
   mkdirSync(join(dist, 'cli'), { recursive: true });
-  execFileSync('npm', ['pack', '--silent', '--pack-destination', join(dist, 'cli')], { cwd: join(root, 'packages', 'cli'), stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('npm', ['pack', '--silent', '--pack-destination', join(dist, 'cli')], {
+    cwd: join(root, 'packages', 'cli'),
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
 });
 
 const files = (dir: string) => readdirSync(join(dist, dir)).map((name) => join(dist, dir, name));
-for (const file of [...files('js'), ...files('python'), ...files('cli')]) console.log(`package: ${file.slice(root.length + 1)}: ${(sizeOf(file) / 1024).toFixed(0)} KiB`);
-console.log(`package: the Lambda asset: ${(sizeOf(assetDir) / 1024).toFixed(0)} KiB in ${readdirSync(assetDir).length} files`);
+for (const file of [...files('js'), ...files('python'), ...files('cli')])
+  console.log(`package: ${file.slice(root.length + 1)}: ${(sizeOf(file) / 1024).toFixed(0)} KiB`);
+console.log(
+  `package: the Lambda asset: ${(sizeOf(assetDir) / 1024).toFixed(0)} KiB in ${readdirSync(assetDir).length} files`,
+);
 console.log(`package: done in ${((Date.now() - started) / 1000).toFixed(1)} s`);

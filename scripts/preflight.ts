@@ -2,7 +2,13 @@
 // (lambda/adapters/kubernetes/drainability.ts, also observe mode's); here what a person reads.
 import type { Finding, Severity } from '../lambda/cluster/drainability.js';
 
-export { analyseDrainability, podRules, selects, type PodRuleRow, type PreflightInput } from '../lambda/adapters/kubernetes/drainability.js';
+export {
+  analyseDrainability,
+  podRules,
+  selects,
+  type PodRuleRow,
+  type PreflightInput,
+} from '../lambda/adapters/kubernetes/drainability.js';
 export { defaultDrainRuleSettings, type DrainRuleSettings } from '../lambda/cluster/drain-rules.js';
 export type { Finding, FindingKind, Severity } from '../lambda/cluster/drainability.js';
 
@@ -13,11 +19,18 @@ export const hasBlocker = (findings: readonly Finding[]) => findings.some((f) =>
 export function renderFindings(nodes: readonly string[], findings: readonly Finding[]): string {
   if (findings.length === 0) return `${nodes.length} node(s) checked: every pod can leave now.`;
   const order: Record<Severity, number> = { blocker: 0, warning: 1, info: 2 };
-  const rows = [...findings].sort((a, b) => order[a.severity] - order[b.severity] || a.node.localeCompare(b.node) || a.pod.localeCompare(b.pod));
+  const rows = [...findings].sort(
+    (a, b) => order[a.severity] - order[b.severity] || a.node.localeCompare(b.node) || a.pod.localeCompare(b.pod),
+  );
   const header = ['SEVERITY', 'NODE', 'POD', 'WHY'];
   const cells = rows.map((f) => [f.severity.toUpperCase(), f.node, f.pod, f.why + (f.fix ? `; fix: ${f.fix}` : '')]);
   const widths = header.slice(0, 3).map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) => c.map((v, i) => (i < 3 ? v.padEnd(widths[i]!) : v)).join('  ');
   const blockers = findings.filter((f) => f.severity === 'blocker').length;
-  return [line(header), ...cells.map(line), '', `${nodes.length} node(s) checked: ${blockers} blocker(s), ${findings.length - blockers} other finding(s).`].join('\n');
+  return [
+    line(header),
+    ...cells.map(line),
+    '',
+    `${nodes.length} node(s) checked: ${blockers} blocker(s), ${findings.length - blockers} other finding(s).`,
+  ].join('\n');
 }

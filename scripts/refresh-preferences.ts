@@ -35,19 +35,29 @@ export class UpgradeOptionsError extends Error {
  * capacity; rounding up keeps at least one instance per batch (never a refresh that cannot
  * move) and at most the asked number plus the rounding.
  */
-export function batchPercentage(o: Pick<UpgradeOptions, 'maxUnavailable' | 'maxUnavailablePercentage' | 'desiredCapacity'>): number {
+export function batchPercentage(
+  o: Pick<UpgradeOptions, 'maxUnavailable' | 'maxUnavailablePercentage' | 'desiredCapacity'>,
+): number {
   if (o.maxUnavailable !== undefined && o.maxUnavailablePercentage !== undefined) {
     throw new UpgradeOptionsError('give --max-unavailable or --max-unavailable-percentage, not both');
   }
   if (o.maxUnavailablePercentage !== undefined) {
-    if (!Number.isInteger(o.maxUnavailablePercentage) || o.maxUnavailablePercentage < 1 || o.maxUnavailablePercentage > 100) {
-      throw new UpgradeOptionsError(`--max-unavailable-percentage ${o.maxUnavailablePercentage} is invalid: expected an integer from 1 to 100`);
+    if (
+      !Number.isInteger(o.maxUnavailablePercentage) ||
+      o.maxUnavailablePercentage < 1 ||
+      o.maxUnavailablePercentage > 100
+    ) {
+      throw new UpgradeOptionsError(
+        `--max-unavailable-percentage ${o.maxUnavailablePercentage} is invalid: expected an integer from 1 to 100`,
+      );
     }
     return o.maxUnavailablePercentage;
   }
   const n = o.maxUnavailable ?? 1;
-  if (!Number.isInteger(n) || n < 1) throw new UpgradeOptionsError(`--max-unavailable ${n} is invalid: expected an integer >= 1`);
-  if (o.desiredCapacity < 1) throw new UpgradeOptionsError('the group has no instances (desired capacity 0): nothing to upgrade');
+  if (!Number.isInteger(n) || n < 1)
+    throw new UpgradeOptionsError(`--max-unavailable ${n} is invalid: expected an integer >= 1`);
+  if (o.desiredCapacity < 1)
+    throw new UpgradeOptionsError('the group has no instances (desired capacity 0): nothing to upgrade');
   return Math.min(100, Math.ceil((n * 100) / o.desiredCapacity));
 }
 
@@ -59,9 +69,12 @@ export function batchPercentage(o: Pick<UpgradeOptions, 'maxUnavailable' | 'maxU
  */
 export function refreshPreferences(o: UpgradeOptions): RefreshPreferences {
   const batch = batchPercentage(o);
-  if (o.alarms.length > 10) throw new UpgradeOptionsError(`an instance refresh takes at most 10 alarms, got ${o.alarms.length}`);
+  if (o.alarms.length > 10)
+    throw new UpgradeOptionsError(`an instance refresh takes at most 10 alarms, got ${o.alarms.length}`);
   if (o.autoRollback && (o.launchTemplateVersion === '$Latest' || o.launchTemplateVersion === '$Default')) {
-    throw new UpgradeOptionsError(`--auto-rollback cannot roll back to ${o.launchTemplateVersion}: Auto Scaling refuses it; name a version number`);
+    throw new UpgradeOptionsError(
+      `--auto-rollback cannot roll back to ${o.launchTemplateVersion}: Auto Scaling refuses it; name a version number`,
+    );
   }
   const healthy =
     o.strategy === 'default'
@@ -89,7 +102,9 @@ export function startRefreshInput(o: UpgradeOptions): StartInstanceRefreshComman
       ? {
           DesiredConfiguration: {
             LaunchTemplate: {
-              ...(o.launchTemplate?.id ? { LaunchTemplateId: o.launchTemplate.id } : { LaunchTemplateName: o.launchTemplate?.name }),
+              ...(o.launchTemplate?.id
+                ? { LaunchTemplateId: o.launchTemplate.id }
+                : { LaunchTemplateName: o.launchTemplate?.name }),
               Version: o.launchTemplateVersion,
             },
           },

@@ -25,17 +25,26 @@ function accepts(p: Parameter): string {
 function parameterTable(): string {
   const props = new Map<string, string[]>();
   for (const [prop, coverage] of Object.entries(propertyCoverage)) {
-    if ('parameters' in coverage) for (const name of coverage.parameters) props.set(name, [...(props.get(name) ?? []), `\`${prop}\``]);
+    if ('parameters' in coverage)
+      for (const name of coverage.parameters) props.set(name, [...(props.get(name) ?? []), `\`${prop}\``]);
   }
-  const rows = Object.entries(releaseParameters('<the release zip>') as unknown as Record<string, Parameter>).map(([name, p]) => {
-    const value = p.Default === undefined ? '(required)' : p.Default === '' ? 'empty' : `\`${String(p.Default)}\``;
-    return `| \`${name}\` | ${value} | ${cell(accepts(p))} | ${cell(p.Description)} | ${(props.get(name) ?? []).join(', ')} |`;
-  });
-  return ['| Parameter | Default | Accepts | What it does | Construct property |', '| --- | --- | --- | --- | --- |', ...rows].join('\n');
+  const rows = Object.entries(releaseParameters('<the release zip>') as unknown as Record<string, Parameter>).map(
+    ([name, p]) => {
+      const value = p.Default === undefined ? '(required)' : p.Default === '' ? 'empty' : `\`${String(p.Default)}\``;
+      return `| \`${name}\` | ${value} | ${cell(accepts(p))} | ${cell(p.Description)} | ${(props.get(name) ?? []).join(', ')} |`;
+    },
+  );
+  return [
+    '| Parameter | Default | Accepts | What it does | Construct property |',
+    '| --- | --- | --- | --- | --- |',
+    ...rows,
+  ].join('\n');
 }
 
 function uncoveredTable(): string {
-  const rows = Object.entries(propertyCoverage).flatMap(([prop, coverage]) => ('reason' in coverage ? [`| \`${prop}\` | ${cell(coverage.reason)} |`] : []));
+  const rows = Object.entries(propertyCoverage).flatMap(([prop, coverage]) =>
+    'reason' in coverage ? [`| \`${prop}\` | ${cell(coverage.reason)} |`] : [],
+  );
   return ['| Construct property | Why the template has no parameter for it |', '| --- | --- |', ...rows].join('\n');
 }
 
@@ -52,5 +61,9 @@ function replaceBetween(page: string, name: string, table: string): string {
 
 /** The page with both tables replaced by the generated ones. */
 export function withParameterTables(page: string): string {
-  return replaceBetween(replaceBetween(page, 'release-parameters', parameterTable()), 'release-uncovered', uncoveredTable());
+  return replaceBetween(
+    replaceBetween(page, 'release-parameters', parameterTable()),
+    'release-uncovered',
+    uncoveredTable(),
+  );
 }

@@ -29,4 +29,5 @@ console.log(
   `  dist/release/${templateFile}  ${kib(Buffer.byteLength(template))}, ${Object.keys(release.template['Resources'] as object).length} resource entries, parameters: ${parameters.join(', ')}`,
 );
 console.log(`  dist/release/${release.codeKey}  ${kib(zip.length)}`);
-if (Buffer.byteLength(template) > templateBodyLimit) console.warn(`warning: the template is over ${templateBodyLimit} bytes: aws cloudformation deploy needs --s3-bucket`);
+if (Buffer.byteLength(template) > templateBodyLimit)
+  console.warn(`warning: the template is over ${templateBodyLimit} bytes: aws cloudformation deploy needs --s3-bucket`);

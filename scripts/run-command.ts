@@ -7,9 +7,14 @@ import { AwsError, KubernetesError, rootCause } from './failure.js';
  * Runs a command's main when its file is the entry point (npm run check, npm run upgrade); the
  * installed command (scripts/cli.ts) calls runCommand itself.
  */
-export function runAsCommand(moduleUrl: string, name: string, main: (args: readonly string[]) => Promise<number>): void {
+export function runAsCommand(
+  moduleUrl: string,
+  name: string,
+  main: (args: readonly string[]) => Promise<number>,
+): void {
   // Bundled into the bin every module shares the bin's URL: there only cli.ts runs a command.
-  if (moduleUrl.endsWith('.ts') && moduleUrl === `file://${process.argv[1]}`) runCommand(name, main, process.argv.slice(2));
+  if (moduleUrl.endsWith('.ts') && moduleUrl === `file://${process.argv[1]}`)
+    runCommand(name, main, process.argv.slice(2));
 }
 
 /**
@@ -17,7 +22,11 @@ export function runAsCommand(moduleUrl: string, name: string, main: (args: reado
  * valid values; a failure met on the way (exit 1) names where (failure.ts). GNT_DEBUG=1 adds
  * the Error itself, stack and causes.
  */
-export function runCommand(name: string, main: (args: readonly string[]) => Promise<number>, args: readonly string[]): void {
+export function runCommand(
+  name: string,
+  main: (args: readonly string[]) => Promise<number>,
+  args: readonly string[],
+): void {
   main(args).then(
     (code) => process.exit(code),
     (error: unknown) => {

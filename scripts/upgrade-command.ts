@@ -48,7 +48,8 @@ export async function main(args: readonly string[] = process.argv.slice(2)): Pro
   const maxUnavailable = integer('--max-unavailable', values['max-unavailable']);
   const maxUnavailablePercentage = integer('--max-unavailable-percentage', values['max-unavailable-percentage']);
   const availableTimeout = integer('--available-timeout', values['available-timeout']);
-  if (values.release !== undefined && values['launch-template-version'] !== undefined) throw new UsageError('give --release or --launch-template-version, not both');
+  if (values.release !== undefined && values['launch-template-version'] !== undefined)
+    throw new UsageError('give --release or --launch-template-version, not both');
   if (values['kubernetes-version'] !== undefined && values.release === undefined)
     throw new UsageError('--kubernetes-version needs --release (the image of that version is what moves it)');
   const kube = loadKubeAccess(values);
@@ -79,10 +80,15 @@ export async function main(args: readonly string[] = process.argv.slice(2)): Pro
     core,
     policy: guardKubernetes(kube.kc.makeApiClient(PolicyV1Api), where, 'read PodDisruptionBudgets'),
     nodesOf: (ids) => atKubernetes(where, 'read the nodes', () => nodesOfInstances(ids, kube.kc, aws.instances)),
-    unmarkOutdated: (g, id) => atKubernetes(where, "take back the refresh's marks", () => kubeconfigGateway(kube.kc).unmarkOutdated(g, { refreshId: id })),
+    unmarkOutdated: (g, id) =>
+      atKubernetes(where, "take back the refresh's marks", () =>
+        kubeconfigGateway(kube.kc).unmarkOutdated(g, { refreshId: id }),
+      ),
     out: progress,
     showPlan: (plan) => (format === 'table' ? renderPlan(plan).forEach((line) => console.log(line)) : undefined),
-    confirm: interactive ? () => askYes(`start the instance refresh of ${group} in ${aws.region}? only "yes" starts it: `) : undefined,
+    confirm: interactive
+      ? () => askYes(`start the instance refresh of ${group} in ${aws.region}? only "yes" starts it: `)
+      : undefined,
     tty: process.stdout.isTTY === true,
     interrupted: () => interrupted,
     windowNote: async (arn) => {
@@ -91,13 +97,18 @@ export async function main(args: readonly string[] = process.argv.slice(2)): Pro
         credentials: aws.autoScaling.config.credentials,
         endpoint: process.env['AWS_ENDPOINT_URL_LAMBDA'] ?? process.env['AWS_ENDPOINT_URL'],
       });
-      return 'unreadable' in read ? `its maintenance windows could not be read (${read.unreadable})` : windowNote(read.windows, read.zone);
+      return 'unreadable' in read
+        ? `its maintenance windows could not be read (${read.unreadable})`
+        : windowNote(read.windows, read.zone);
     },
   };
   const release = values.release;
   const result = await atAws(where, 'the instance refresh', () => {
     if (release === undefined) return runUpgrade(request, deps);
-    return runReleaseUpgrade({ ...request, release, kubernetesVersion: values['kubernetes-version'] }, releaseDeps(deps, { kube, aws, where, core }, availableTimeout ?? 300));
+    return runReleaseUpgrade(
+      { ...request, release, kubernetesVersion: values['kubernetes-version'] },
+      releaseDeps(deps, { kube, aws, where, core }, availableTimeout ?? 300),
+    );
   });
   if (format !== 'table') console.log(formatOutput(format, result, () => ''));
   if (result.reason && result.exitCode === 2) throw new UsageError(result.reason);
@@ -105,14 +116,20 @@ export async function main(args: readonly string[] = process.argv.slice(2)): Pro
 }
 
 /** What `--release` needs beyond the upgrade: EC2 and SSM, the workloads, the server's version, the nodes' kubelets. */
-function releaseDeps(deps: UpgradeDeps, o: { kube: KubeAccess; aws: AwsAccess; where: Where; core: CoreV1Api }, availableTimeoutSeconds: number): ReleaseDeps {
+function releaseDeps(
+  deps: UpgradeDeps,
+  o: { kube: KubeAccess; aws: AwsAccess; where: Where; core: CoreV1Api },
+  availableTimeoutSeconds: number,
+): ReleaseDeps {
   const { kube, aws, where, core } = o;
   return {
     ...deps,
     catalog: aws.images,
     apps: guardKubernetes(kube.kc.makeApiClient(AppsV1Api), where, 'read Deployments, StatefulSets and DaemonSets'),
     controlPlaneVersion: async () => {
-      const version = await atKubernetes(where, 'read the server version', () => kube.kc.makeApiClient(VersionApi).getCode());
+      const version = await atKubernetes(where, 'read the server version', () =>
+        kube.kc.makeApiClient(VersionApi).getCode(),
+      );
       return minorOf(version.gitVersion) ?? `${version.major}.${version.minor.replace(/\D+$/, '')}`;
     },
     nodeVersions: (names) =>

@@ -1,7 +1,11 @@
 // What `upgrade` will do, shown before it does it (eksctl's convention: nothing changes without
 // --approve or, on a terminal, a typed "yes"), and the deployment whose alarms guard the
 // refresh, found from the group's own lifecycle hooks when not named.
-import { DescribeLifecycleHooksCommand, type AutoScalingClient, type StartInstanceRefreshCommandInput } from '@aws-sdk/client-auto-scaling';
+import {
+  DescribeLifecycleHooksCommand,
+  type AutoScalingClient,
+  type StartInstanceRefreshCommandInput,
+} from '@aws-sdk/client-auto-scaling';
 import { createInterface } from 'node:readline/promises';
 import { UsageError } from './command-options.js';
 import type { Finding } from './preflight.js';
@@ -27,9 +31,17 @@ export interface UpgradePlan {
   readonly terminationPolicy?: string | undefined;
 }
 
-export function planOf(o: Omit<UpgradePlan, 'minHealthyPercentage' | 'maxHealthyPercentage' | 'autoRollback'>, input: StartInstanceRefreshCommandInput): UpgradePlan {
+export function planOf(
+  o: Omit<UpgradePlan, 'minHealthyPercentage' | 'maxHealthyPercentage' | 'autoRollback'>,
+  input: StartInstanceRefreshCommandInput,
+): UpgradePlan {
   const p = input.Preferences ?? {};
-  return { ...o, minHealthyPercentage: p.MinHealthyPercentage, maxHealthyPercentage: p.MaxHealthyPercentage, autoRollback: p.AutoRollback ?? false };
+  return {
+    ...o,
+    minHealthyPercentage: p.MinHealthyPercentage,
+    maxHealthyPercentage: p.MaxHealthyPercentage,
+    autoRollback: p.AutoRollback ?? false,
+  };
 }
 
 /** The plan for a person: one fact per line. */
@@ -41,7 +53,9 @@ export function renderPlan(plan: UpgradePlan): string[] {
   const { preflight } = plan;
   return [
     `plan: instance refresh of ${plan.group} in ${plan.region ?? 'the configured region'}`,
-    ...(plan.releaseLines ?? [`  launch template version: ${plan.launchTemplateVersion ?? "the group's own configuration"}`]),
+    ...(plan.releaseLines ?? [
+      `  launch template version: ${plan.launchTemplateVersion ?? "the group's own configuration"}`,
+    ]),
     `  instances to replace:    ${plan.instances.length} (${plan.instances.join(', ') || 'none'}; those already matching are skipped)`,
     `  strategy:                ${plan.strategy} (${batch})`,
     `  alarms:                  ${plan.alarms.length > 0 ? `${plan.alarms.join(', ')} (deployment ${plan.deployment} from ${plan.deploymentFrom})` : 'none: a drain in trouble will not stop the refresh (pass --deployment)'}`,
@@ -52,9 +66,13 @@ export function renderPlan(plan: UpgradePlan): string[] {
 }
 
 /** Our hooks on a group: `<deployment>-launch` and `<deployment>-terminate` (infra/settings.ts). */
-export function deploymentsOfHooks(hooks: readonly { LifecycleHookName?: string | undefined; LifecycleTransition?: string | undefined }[]): string[] {
+export function deploymentsOfHooks(
+  hooks: readonly { LifecycleHookName?: string | undefined; LifecycleTransition?: string | undefined }[],
+): string[] {
   const named = (suffix: string, transition: string) =>
-    hooks.filter((h) => h.LifecycleTransition === transition && h.LifecycleHookName?.endsWith(suffix)).map((h) => h.LifecycleHookName!.slice(0, -suffix.length));
+    hooks
+      .filter((h) => h.LifecycleTransition === transition && h.LifecycleHookName?.endsWith(suffix))
+      .map((h) => h.LifecycleHookName!.slice(0, -suffix.length));
   const launch = new Set(named('-launch', 'autoscaling:EC2_INSTANCE_LAUNCHING'));
   return named('-terminate', 'autoscaling:EC2_INSTANCE_TERMINATING').filter((d) => d !== '' && launch.has(d));
 }
@@ -63,7 +81,10 @@ export function deploymentsOfHooks(hooks: readonly { LifecycleHookName?: string 
 export async function findDeployment(autoScaling: AutoScalingClient, group: string): Promise<string | undefined> {
   const answer = await autoScaling.send(new DescribeLifecycleHooksCommand({ AutoScalingGroupName: group }));
   const found = deploymentsOfHooks(answer?.LifecycleHooks ?? []);
-  if (found.length > 1) throw new UsageError(`the group ${group} is served by several deployments (${found.join(', ')}): name one with --deployment`);
+  if (found.length > 1)
+    throw new UsageError(
+      `the group ${group} is served by several deployments (${found.join(', ')}): name one with --deployment`,
+    );
   return found[0];
 }
 

@@ -9,17 +9,35 @@
 // new version; otherwise it names those that are not and exits 1.
 import { DescribeAutoScalingGroupsCommand } from '@aws-sdk/client-auto-scaling';
 import type { AppsV1Api } from '@kubernetes/client-node';
-import { amiReleaseOf, describeFamily, minorOf, parameterName, releaseProblem, type AmiRelease } from './ami-release.js';
+import {
+  amiReleaseOf,
+  describeFamily,
+  minorOf,
+  parameterName,
+  releaseProblem,
+  type AmiRelease,
+} from './ami-release.js';
 import type { ImageCatalog, TemplateVersion } from './aws-images.js';
 import { runUpgrade, type UpgradeDeps, type UpgradeRequest, type UpgradeResult } from './upgrade.js';
 import { skewProblem } from './version-skew.js';
-import { lostAvailability, nodesBehind, readAvailability, type Availability, type NodeVersion } from './workload-availability.js';
+import {
+  lostAvailability,
+  nodesBehind,
+  readAvailability,
+  type Availability,
+  type NodeVersion,
+} from './workload-availability.js';
 
 /** What the plan shows of the release, and what the approved command creates. */
 export interface ReleasePlan {
   readonly template: TemplateVersion;
   readonly from: AmiRelease & { readonly imageId: string };
-  readonly to: { readonly kubernetes: string; readonly release: string; readonly imageId: string; readonly parameter: string };
+  readonly to: {
+    readonly kubernetes: string;
+    readonly release: string;
+    readonly imageId: string;
+    readonly parameter: string;
+  };
   readonly controlPlane: string;
 }
 
@@ -39,25 +57,47 @@ export interface ReleaseRequest extends UpgradeRequest {
   readonly kubernetesVersion?: string | undefined;
 }
 
-const refused = (exitCode: number, reason: string, out: (line: string) => void): UpgradeResult => (out(reason), { exitCode, reason });
+const refused = (exitCode: number, reason: string, out: (line: string) => void): UpgradeResult => (
+  out(reason),
+  { exitCode, reason }
+);
 
 /** Resolves the release into a plan, or the one-line reason it cannot be. */
 async function resolveRelease(request: ReleaseRequest, deps: ReleaseDeps): Promise<ReleasePlan | UpgradeResult> {
   const { out } = deps;
-  const { AutoScalingGroups } = await deps.autoScaling.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [request.group] }));
+  const { AutoScalingGroups } = await deps.autoScaling.send(
+    new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [request.group] }),
+  );
   const group = AutoScalingGroups?.[0];
-  if (group === undefined) return { exitCode: 2, reason: `no Auto Scaling group named ${request.group}${request.region ? ` in ${request.region}` : ''}` };
+  if (group === undefined)
+    return {
+      exitCode: 2,
+      reason: `no Auto Scaling group named ${request.group}${request.region ? ` in ${request.region}` : ''}`,
+    };
   const spec = group.LaunchTemplate;
   if (spec === undefined)
-    return { exitCode: 2, reason: `--release needs a group with a launch template; ${request.group} has ${group.MixedInstancesPolicy ? 'a mixed instances policy' : 'none'}` };
-  const template = await deps.catalog.templateVersion({ id: spec.LaunchTemplateId, name: spec.LaunchTemplateName }, spec.Version ?? '$Default');
+    return {
+      exitCode: 2,
+      reason: `--release needs a group with a launch template; ${request.group} has ${group.MixedInstancesPolicy ? 'a mixed instances policy' : 'none'}`,
+    };
+  const template = await deps.catalog.templateVersion(
+    { id: spec.LaunchTemplateId, name: spec.LaunchTemplateName },
+    spec.Version ?? '$Default',
+  );
   if (template?.imageId === undefined)
-    return { exitCode: 2, reason: `the group's launch template ${spec.LaunchTemplateId ?? spec.LaunchTemplateName} version ${spec.Version ?? '$Default'} names no image` };
+    return {
+      exitCode: 2,
+      reason: `the group's launch template ${spec.LaunchTemplateId ?? spec.LaunchTemplateName} version ${spec.Version ?? '$Default'} names no image`,
+    };
   const image = (await deps.catalog.image(template.imageId)) ?? { imageId: template.imageId };
   const from = amiReleaseOf(image);
   if ('refused' in from) return { exitCode: 2, reason: from.refused };
   const target = request.kubernetesVersion === undefined ? from.kubernetes : minorOf(request.kubernetesVersion);
-  if (target === undefined) return { exitCode: 2, reason: `--kubernetes-version ${JSON.stringify(request.kubernetesVersion)} is not valid: expected a minor version such as 1.34` };
+  if (target === undefined)
+    return {
+      exitCode: 2,
+      reason: `--kubernetes-version ${JSON.stringify(request.kubernetesVersion)} is not valid: expected a minor version such as 1.34`,
+    };
   const problem = releaseProblem(from.os, request.release);
   if (problem) return { exitCode: 2, reason: problem };
   const controlPlane = await deps.controlPlaneVersion();
@@ -68,8 +108,17 @@ async function resolveRelease(request: ReleaseRequest, deps: ReleaseDeps): Promi
   if (skew) return refused(3, skew, out);
   const parameter = parameterName(from, target, request.release);
   const imageId = await deps.catalog.parameter(parameter);
-  if (imageId === undefined) return { exitCode: 2, reason: `no ${describeFamily(from)} release ${request.release} for Kubernetes ${target}: SSM has no parameter ${parameter}` };
-  return { template, from: { ...from, imageId: template.imageId }, to: { kubernetes: target, release: request.release, imageId, parameter }, controlPlane };
+  if (imageId === undefined)
+    return {
+      exitCode: 2,
+      reason: `no ${describeFamily(from)} release ${request.release} for Kubernetes ${target}: SSM has no parameter ${parameter}`,
+    };
+  return {
+    template,
+    from: { ...from, imageId: template.imageId },
+    to: { kubernetes: target, release: request.release, imageId, parameter },
+    controlPlane,
+  };
 }
 
 export function renderRelease(plan: ReleasePlan): string[] {
@@ -89,7 +138,9 @@ export async function runReleaseUpgrade(
   const plan = await resolveRelease(request, deps);
   if ('exitCode' in plan) return plan;
   if (plan.to.imageId === plan.from.imageId) {
-    out(`nothing to do: ${request.group} already runs ${plan.to.imageId}, the image of ${describeFamily(plan.from)} ${plan.to.kubernetes} ${plan.to.release}`);
+    out(
+      `nothing to do: ${request.group} already runs ${plan.to.imageId}, the image of ${describeFamily(plan.from)} ${plan.to.kubernetes} ${plan.to.release}`,
+    );
     return { exitCode: 0, status: 'up-to-date', release: plan };
   }
   const before = await readAvailability(deps.apps);
@@ -101,34 +152,59 @@ export async function runReleaseUpgrade(
       beforeStart: async () => {
         const description = `${describeFamily(plan.from)} ${plan.to.kubernetes} ${plan.to.release} (${plan.to.imageId}) by graceful-node-termination upgrade --release`;
         created = await deps.catalog.createVersion(plan.template, plan.to.imageId, description);
-        out(`created launch template version ${created} of ${plan.template.templateId}: version ${plan.template.version} with image ${plan.to.imageId}`);
+        out(
+          `created launch template version ${created} of ${plan.template.templateId}: version ${plan.template.version} with image ${plan.to.imageId}`,
+        );
         return created;
       },
     },
   );
-  if (result.exitCode !== 0 || created === undefined || result.status === 'planned') return { ...result, release: plan };
+  if (result.exitCode !== 0 || created === undefined || result.status === 'planned')
+    return { ...result, release: plan };
   const unavailable = await afterChecks(request, deps, plan, before);
   if (unavailable.length === 0) {
-    out(`after the upgrade: every workload available before is available, every node of ${request.group} is Ready at ${plan.to.kubernetes}`);
+    out(
+      `after the upgrade: every workload available before is available, every node of ${request.group} is Ready at ${plan.to.kubernetes}`,
+    );
     return { ...result, release: plan, unavailable };
   }
   out(`after the upgrade, ${unavailable.length} not as before:`);
   for (const line of unavailable) out(`  ${line}`);
-  return { ...result, exitCode: 1, reason: `${unavailable.length} workload(s) or node(s) not available after the upgrade`, release: plan, unavailable };
+  return {
+    ...result,
+    exitCode: 1,
+    reason: `${unavailable.length} workload(s) or node(s) not available after the upgrade`,
+    release: plan,
+    unavailable,
+  };
 }
 
 /** Waits (bounded) for every workload available before, and every node of the group at the new version. */
-async function afterChecks(request: ReleaseRequest, deps: ReleaseDeps, plan: ReleasePlan, before: Availability): Promise<string[]> {
+async function afterChecks(
+  request: ReleaseRequest,
+  deps: ReleaseDeps,
+  plan: ReleasePlan,
+  before: Availability,
+): Promise<string[]> {
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const deadline = Date.now() + deps.availableTimeoutMs;
   deps.out(`checking workloads and the group's nodes (up to ${Math.round(deps.availableTimeoutMs / 1000)} s)`);
   for (;;) {
-    const lost = lostAvailability(before, await readAvailability(deps.apps)).map((k) => `${k}: not available (it was before the upgrade)`);
-    const { AutoScalingGroups } = await deps.autoScaling.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [request.group] }));
-    const instances = (AutoScalingGroups?.[0]?.Instances ?? []).flatMap((i) => (i.InstanceId && i.LifecycleState === 'InService' ? [i.InstanceId] : []));
+    const lost = lostAvailability(before, await readAvailability(deps.apps)).map(
+      (k) => `${k}: not available (it was before the upgrade)`,
+    );
+    const { AutoScalingGroups } = await deps.autoScaling.send(
+      new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [request.group] }),
+    );
+    const instances = (AutoScalingGroups?.[0]?.Instances ?? []).flatMap((i) =>
+      i.InstanceId && i.LifecycleState === 'InService' ? [i.InstanceId] : [],
+    );
     const names = await deps.nodesOf(instances);
     const behind = nodesBehind(await deps.nodeVersions(names), plan.to.kubernetes).map((n) => `node ${n}`);
-    const missing = instances.length > names.length ? [`${instances.length - names.length} instance(s) of ${request.group} without a node`] : [];
+    const missing =
+      instances.length > names.length
+        ? [`${instances.length - names.length} instance(s) of ${request.group} without a node`]
+        : [];
     const all = [...lost, ...behind, ...missing];
     if (all.length === 0 || Date.now() >= deadline) return all;
     await sleep(Math.min(5_000, Math.max(0, deadline - Date.now())));

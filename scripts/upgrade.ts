@@ -79,7 +79,14 @@ export interface UpgradeResult {
   readonly plan?: UpgradePlan | undefined;
 }
 
-const ended: ReadonlySet<string> = new Set(['Successful', 'Failed', 'Cancelled', 'RollbackSuccessful', 'RollbackFailed', 'Baking']);
+const ended: ReadonlySet<string> = new Set([
+  'Successful',
+  'Failed',
+  'Cancelled',
+  'RollbackSuccessful',
+  'RollbackFailed',
+  'Baking',
+]);
 /** Reasons of our Events that say where a drain stands. */
 const progressReasons: ReadonlySet<string> = new Set([
   'DrainStarted',
@@ -102,11 +109,16 @@ export function progressBar(percent: number, width = 24): string {
 export function currentDrains(events: readonly CoreV1Event[], sinceMs: number): string[] {
   const latest = new Map<string, CoreV1Event>();
   // In the order they were written (the etcd revision; timestamps have second resolution).
-  const ordered = [...events].sort((x, y) => Number(x.metadata?.resourceVersion ?? 0) - Number(y.metadata?.resourceVersion ?? 0));
+  const ordered = [...events].sort(
+    (x, y) => Number(x.metadata?.resourceVersion ?? 0) - Number(y.metadata?.resourceVersion ?? 0),
+  );
   for (const e of ordered) {
     const at = new Date(e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? 0).getTime();
     if (at < sinceMs - 1000 || !progressReasons.has(e.reason ?? '')) continue;
-    const node = e.involvedObject.kind === 'Node' ? e.involvedObject.name : `${e.involvedObject.namespace}/${e.involvedObject.name}`;
+    const node =
+      e.involvedObject.kind === 'Node'
+        ? e.involvedObject.name
+        : `${e.involvedObject.namespace}/${e.involvedObject.name}`;
     if (node) latest.set(node ?? '', e);
   }
   return [...latest.entries()]
@@ -115,11 +127,20 @@ export function currentDrains(events: readonly CoreV1Event[], sinceMs: number): 
 }
 
 /** The preflight, the refresh's input and the plan; a reason to stop instead when there is one. */
-async function prepare(request: UpgradeRequest, deps: UpgradeDeps): Promise<{ plan: UpgradePlan; input: StartInstanceRefreshCommandInput } | UpgradeResult> {
+async function prepare(
+  request: UpgradeRequest,
+  deps: UpgradeDeps,
+): Promise<{ plan: UpgradePlan; input: StartInstanceRefreshCommandInput } | UpgradeResult> {
   const { autoScaling, out } = deps;
-  const { AutoScalingGroups } = await autoScaling.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [request.group] }));
+  const { AutoScalingGroups } = await autoScaling.send(
+    new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [request.group] }),
+  );
   const group = AutoScalingGroups?.[0];
-  if (group === undefined) return { exitCode: 2, reason: `no Auto Scaling group named ${request.group}${request.region ? ` in ${request.region}` : ''}` };
+  if (group === undefined)
+    return {
+      exitCode: 2,
+      reason: `no Auto Scaling group named ${request.group}${request.region ? ` in ${request.region}` : ''}`,
+    };
   const instances = (group.Instances ?? []).flatMap((i) => (i.InstanceId ? [i.InstanceId] : []));
   const nodes = await deps.nodesOf(instances);
   out(`preflight: ${nodes.length} node(s) of ${request.group}`);
@@ -136,7 +157,9 @@ async function prepare(request: UpgradeRequest, deps: UpgradeDeps): Promise<{ pl
       maxUnavailablePercentage: request.maxUnavailablePercentage,
       desiredCapacity: group.DesiredCapacity ?? 0,
       launchTemplateVersion: request.launchTemplateVersion,
-      launchTemplate: group.LaunchTemplate ? { id: group.LaunchTemplate.LaunchTemplateId, name: group.LaunchTemplate.LaunchTemplateName } : undefined,
+      launchTemplate: group.LaunchTemplate
+        ? { id: group.LaunchTemplate.LaunchTemplateId, name: group.LaunchTemplate.LaunchTemplateName }
+        : undefined,
       autoRollback: request.autoRollback,
       alarms,
     });
@@ -184,11 +207,23 @@ export async function runUpgrade(request: UpgradeRequest, deps: UpgradeDeps): Pr
   }
   if (deps.beforeStart) {
     const version = await deps.beforeStart();
-    input = { ...input, DesiredConfiguration: { ...input.DesiredConfiguration, LaunchTemplate: { ...input.DesiredConfiguration?.LaunchTemplate, Version: version } } };
+    input = {
+      ...input,
+      DesiredConfiguration: {
+        ...input.DesiredConfiguration,
+        LaunchTemplate: { ...input.DesiredConfiguration?.LaunchTemplate, Version: version },
+      },
+    };
   }
   const alarms = plan.alarms;
-  const tag = { ResourceId: request.group, ResourceType: 'auto-scaling-group', Key: refreshStrategyTag, PropagateAtLaunch: false };
-  const setTag = (value: string) => autoScaling.send(new CreateOrUpdateTagsCommand({ Tags: [{ ...tag, Value: value }] }));
+  const tag = {
+    ResourceId: request.group,
+    ResourceType: 'auto-scaling-group',
+    Key: refreshStrategyTag,
+    PropagateAtLaunch: false,
+  };
+  const setTag = (value: string) =>
+    autoScaling.send(new CreateOrUpdateTagsCommand({ Tags: [{ ...tag, Value: value }] }));
   const tagged = request.strategy === 'minimal';
   let started: { refreshId: string; startedMs: number } | undefined;
   let followed: Followed | undefined;
@@ -214,19 +249,25 @@ export async function runUpgrade(request: UpgradeRequest, deps: UpgradeDeps): Pr
       try {
         await autoScaling.send(new DeleteTagsCommand({ Tags: [tag] }));
       } catch (error) {
-        out(`warning: could not remove the tag ${refreshStrategyTag} from ${request.group} (the reconciler removes it once its refresh is over): ${(error as Error).message}`);
+        out(
+          `warning: could not remove the tag ${refreshStrategyTag} from ${request.group} (the reconciler removes it once its refresh is over): ${(error as Error).message}`,
+        );
       }
     }
   }
-  if (started === undefined || followed === undefined) throw new Error('unreachable: the refresh neither started nor failed');
+  if (started === undefined || followed === undefined)
+    throw new Error('unreachable: the refresh neither started nor failed');
   const { refreshId, startedMs } = started;
   if (followed.interrupted) return { exitCode: 130, refreshId, status: 'following-stopped', plan };
   const { status, reason } = followed;
   const undone = (await deps.unmarkOutdated?.(request.group, refreshId)) ?? [];
-  if (undone.length > 0) out(`took back the refresh's marks on ${undone.length} node(s) its ending event had not reached`);
+  if (undone.length > 0)
+    out(`took back the refresh's marks on ${undone.length} node(s) its ending event had not reached`);
   const seconds = Math.round((Date.now() - startedMs) / 1000);
   if (status === 'Successful' || status === 'Baking') {
-    out(`instance refresh ${refreshId} ${status === 'Baking' ? 'replaced every instance (baking)' : 'succeeded'} after ${seconds} s`);
+    out(
+      `instance refresh ${refreshId} ${status === 'Baking' ? 'replaced every instance (baking)' : 'succeeded'} after ${seconds} s`,
+    );
     return { exitCode: 0, refreshId, status, plan };
   }
   out(`instance refresh ${refreshId} ended ${status} after ${seconds} s${reason ? `: ${reason}` : ''}`);
@@ -240,7 +281,11 @@ interface Followed {
 }
 
 /** Follows the refresh with a progress block until it ends or the command is interrupted. */
-async function follow(request: UpgradeRequest, deps: UpgradeDeps, started: { refreshId: string; startedMs: number }): Promise<Followed> {
+async function follow(
+  request: UpgradeRequest,
+  deps: UpgradeDeps,
+  started: { refreshId: string; startedMs: number },
+): Promise<Followed> {
   const { autoScaling, out } = deps;
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const { refreshId } = started;
@@ -254,7 +299,9 @@ async function follow(request: UpgradeRequest, deps: UpgradeDeps, started: { ref
       out(`cancel it with: aws autoscaling cancel-instance-refresh --auto-scaling-group-name ${request.group}`);
       return { interrupted: true, status: 'following-stopped', reason: undefined };
     }
-    const { InstanceRefreshes } = await autoScaling.send(new DescribeInstanceRefreshesCommand({ AutoScalingGroupName: request.group, InstanceRefreshIds: [refreshId] }));
+    const { InstanceRefreshes } = await autoScaling.send(
+      new DescribeInstanceRefreshesCommand({ AutoScalingGroupName: request.group, InstanceRefreshIds: [refreshId] }),
+    );
     const refresh = InstanceRefreshes?.[0];
     const status = refresh?.Status ?? 'unknown';
     const events = (await deps.core.listEventForAllNamespaces({ fieldSelector: `source=${reportingComponent}` })).items;

@@ -22,7 +22,8 @@ export function daemonSetAvailable(d: V1DaemonSet): boolean {
   return (d.status?.numberAvailable ?? 0) >= (d.status?.desiredNumberScheduled ?? 0);
 }
 
-const key = (kind: string, o: { metadata?: { namespace?: string; name?: string } }) => `${kind}/${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+const key = (kind: string, o: { metadata?: { namespace?: string; name?: string } }) =>
+  `${kind}/${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
 
 export async function readAvailability(apps: AppsV1Api): Promise<Availability> {
   const [deployments, statefulSets, daemonSets] = await Promise.all([
@@ -52,7 +53,8 @@ export interface NodeVersion {
 export function nodesBehind(nodes: readonly NodeVersion[], targetMinor: string): string[] {
   return nodes.flatMap((n) => {
     if (!n.ready) return [`${n.name}: not Ready`];
-    if (minorOf(n.kubeletVersion) !== targetMinor) return [`${n.name}: kubelet ${n.kubeletVersion ?? 'unknown'}, not ${targetMinor}`];
+    if (minorOf(n.kubeletVersion) !== targetMinor)
+      return [`${n.name}: kubelet ${n.kubeletVersion ?? 'unknown'}, not ${targetMinor}`];
     return [];
   });
 }

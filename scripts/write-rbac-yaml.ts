@@ -7,10 +7,14 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { deploymentNamePattern, renderRbacYaml, renderSurgeYaml } from '../lambda/installer/rbac.js';
 
-const { values } = parseArgs({ options: { name: { type: 'string' }, group: { type: 'string' }, policy: { type: 'string', default: 'force' } } });
+const { values } = parseArgs({
+  options: { name: { type: 'string' }, group: { type: 'string' }, policy: { type: 'string', default: 'force' } },
+});
 if (values.name !== undefined) {
-  if (!deploymentNamePattern.test(values.name)) throw new Error(`--name ${values.name} is not a deployment name (a DNS label)`);
-  if (!['force', 'leave', 'retain'].includes(values.policy!)) throw new Error(`--policy ${values.policy} is invalid: expected force, leave or retain`);
+  if (!deploymentNamePattern.test(values.name))
+    throw new Error(`--name ${values.name} is not a deployment name (a DNS label)`);
+  if (!['force', 'leave', 'retain'].includes(values.policy!))
+    throw new Error(`--policy ${values.policy} is invalid: expected force, leave or retain`);
   process.stdout.write(renderRbacYaml(values.group ?? values.name, values.policy, values.name));
 } else {
   const file = join(dirname(fileURLToPath(import.meta.url)), '..', 'infra', 'kubernetes', 'rbac.yaml');

@@ -6,14 +6,34 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { spotInterruptionWarning, sqsEvent } from '../fixtures/deliveries.js';
 import { lifecycleMessage, snsEvent } from '../fixtures/notifications.js';
 import { autoScalingGroupName, launchHookName, startDrainer, statusOf, terminateHookName } from './drainer.js';
-import { admin, byDrainer, createDeployment, createPdb, ensureNamespace, eventsFor, nodeWithDeployment, podsOn, rbacFile, readAudit, until, waitDeploymentReady } from './kube.js';
+import {
+  admin,
+  byDrainer,
+  createDeployment,
+  createPdb,
+  ensureNamespace,
+  eventsFor,
+  nodeWithDeployment,
+  podsOn,
+  rbacFile,
+  readAudit,
+  until,
+  waitDeploymentReady,
+} from './kube.js';
 import { testAws } from './plane/token-webhook.js';
 
 const plane = inject('plane');
 const a = admin(plane);
 const ns = 'authority';
 const writesSince = (since: number) =>
-  readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && ['create', 'update', 'patch', 'delete'].includes(e.verb) && e.resource !== 'events');
+  readAudit(
+    plane,
+    (e) =>
+      byDrainer(e) &&
+      e.atMs >= since &&
+      ['create', 'update', 'patch', 'delete'].includes(e.verb) &&
+      e.resource !== 'events',
+  );
 const message = (instanceId: string, token: string | undefined, o: Record<string, unknown> = {}) =>
   lifecycleMessage({
     EC2InstanceId: instanceId,
@@ -35,7 +55,9 @@ const canGetNodes = () => {
 
 /** A node whose pods a budget never lets go: its drain outlives short invocations. */
 async function blockedNode(name: string, o: { terminationGracePeriodSeconds?: number } = {}) {
-  const node = await nodeWithDeployment(a, ns, name, 2, { terminationGracePeriodSeconds: o.terminationGracePeriodSeconds ?? 2 });
+  const node = await nodeWithDeployment(a, ns, name, 2, {
+    terminationGracePeriodSeconds: o.terminationGracePeriodSeconds ?? 2,
+  });
   await createPdb(a, ns, `${name}-pdb`, name, 2);
   return node;
 }
@@ -51,7 +73,12 @@ describe('every write on a live word', () => {
       expect(statusOf(await drainer.terminate(instanceId, { token, remainingMs: 9_000 }))).toBe('handed-off');
       const since = Date.now();
       // A redrive, a Lambda retry, a second rule: the launch action is long over.
-      const launch = snsEvent(message(instanceId, randomUUID(), { LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING', LifecycleHookName: launchHookName }));
+      const launch = snsEvent(
+        message(instanceId, randomUUID(), {
+          LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING',
+          LifecycleHookName: launchHookName,
+        }),
+      );
       expect(statusOf(await drainer.invoke(launch))).toBe('no-active-action');
 
       // Received after `since` (the first invocation's pod watch ends, and is logged, later).
@@ -69,27 +96,48 @@ describe('every write on a live word', () => {
 
   it('a forged settle hand-off (current claim, "the wait is over") does not complete with pods on the node; an old Time forces nothing', async () => {
     const { instanceId, node } = await blockedNode('forged-settle');
-    const drainer = startDrainer(plane, { handOff: true, drainTimeoutSeconds: 600, deadlinePolicy: 'force', minEvictionWindowSeconds: 60 });
+    const drainer = startDrainer(plane, {
+      handOff: true,
+      drainTimeoutSeconds: 600,
+      deadlinePolicy: 'force',
+      minEvictionWindowSeconds: 60,
+    });
     try {
       const token = randomUUID();
       expect(statusOf(await drainer.terminate(instanceId, { token, remainingMs: 9_000 }))).toBe('handed-off');
-      const claim = (await a.core.readNode({ name: node })).metadata?.annotations?.['graceful-node-termination/hand-off'];
+      const claim = (await a.core.readNode({ name: node })).metadata?.annotations?.[
+        'graceful-node-termination/hand-off'
+      ];
       // The token is nowhere on the node: a reader of nodes learns nothing that completes the action.
       expect(JSON.stringify((await a.core.readNode({ name: node })).metadata)).not.toContain(token);
       const since = Date.now();
       const settle = {
         ...drainer.handOffs[0]!,
-        GracefulNodeTerminationHandOff: { phase: 'settle', count: 1, claim, loadBalancerWaitUntil: new Date().toISOString(), drainOutcome: 'drained' },
+        GracefulNodeTerminationHandOff: {
+          phase: 'settle',
+          count: 1,
+          claim,
+          loadBalancerWaitUntil: new Date().toISOString(),
+          drainOutcome: 'drained',
+        },
       };
       expect(statusOf(await drainer.deliver(settle, { remainingMs: 9_000 }))).toBe('handed-off');
       expect(drainer.completions.filter((c) => c.token === token)).toEqual([]);
       expect((await podsOn(a, node)).filter((p) => p.metadata?.namespace === ns)).toHaveLength(2);
 
       // A drain hand-off dated years back: the deadline is the record's, nothing is deleted.
-      const claim2 = (await a.core.readNode({ name: node })).metadata?.annotations?.['graceful-node-termination/hand-off'];
-      const old = { ...drainer.handOffs.at(-1)!, Time: '2020-01-01T00:00:00.000Z', GracefulNodeTerminationHandOff: { phase: 'drain', count: 2, claim: claim2 } };
+      const claim2 = (await a.core.readNode({ name: node })).metadata?.annotations?.[
+        'graceful-node-termination/hand-off'
+      ];
+      const old = {
+        ...drainer.handOffs.at(-1)!,
+        Time: '2020-01-01T00:00:00.000Z',
+        GracefulNodeTerminationHandOff: { phase: 'drain', count: 2, claim: claim2 },
+      };
       expect(statusOf(await drainer.deliver(old, { remainingMs: 9_000 }))).toBe('handed-off');
-      expect(readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.verb === 'delete' && e.resource === 'pods')).toEqual([]);
+      expect(
+        readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.verb === 'delete' && e.resource === 'pods'),
+      ).toEqual([]);
       expect(drainer.completions.filter((c) => c.token === token)).toEqual([]);
     } finally {
       drainer.restore();
@@ -105,7 +153,9 @@ describe('every write on a live word', () => {
       await until('the authorizer forgot the binding', 15_000, async () => canGetNodes() === 'no');
       const token = randomUUID();
       await expect(drainer.terminate(instanceId, { token })).rejects.toThrow(/forbidden/);
-      expect(drainer.completions.filter((c) => c.token === token)).toEqual([expect.objectContaining({ result: 'ABANDON', outcome: 'completed' })]);
+      expect(drainer.completions.filter((c) => c.token === token)).toEqual([
+        expect.objectContaining({ result: 'ABANDON', outcome: 'completed' }),
+      ]);
       expect((await podsOn(a, node)).filter((p) => p.metadata?.namespace === ns)).toHaveLength(2);
     } finally {
       a.kubectl('apply', '-f', rbacFile);
@@ -122,12 +172,16 @@ describe('every write on a live word', () => {
       drainer.spotInstances.set(instanceId, 'marked-for-termination');
       const since = Date.now();
       // Sent 100 s ago: EC2 reclaims in 20 s, the drain ends 15 s before that.
-      const result = await drainer.invoke(spotInterruptionWarning(instanceId, new Date(Date.now() - 100_000).toISOString()));
+      const result = await drainer.invoke(
+        spotInterruptionWarning(instanceId, new Date(Date.now() - 100_000).toISOString()),
+      );
       expect(statusOf(result)).toBe('timed-out');
       expect(Date.now() - since).toBeLessThan(20_000);
       expect(readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.verb === 'delete')).toEqual([]);
       expect((await podsOn(a, node)).filter((p) => p.metadata?.namespace === ns)).toHaveLength(2);
-      expect(readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.subresource === 'eviction').length).toBeGreaterThanOrEqual(2);
+      expect(
+        readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.subresource === 'eviction').length,
+      ).toBeGreaterThanOrEqual(2);
     } finally {
       drainer.restore();
     }
@@ -145,7 +199,12 @@ describe('every write on a live word', () => {
     await waitDeploymentReady(a, 'kube-system', 'tiers-dns', 1);
     a.kubectl('uncordon', 'tiers-2');
     await createPdb(a, 'kube-system', 'tiers-dns-pdb', 'tiers-dns', 1);
-    const drainer = startDrainer(plane, { deadlinePolicy: 'force', drainTimeoutSeconds: 10, minEvictionWindowSeconds: 8, loadBalancerDelaySeconds: 0 });
+    const drainer = startDrainer(plane, {
+      deadlinePolicy: 'force',
+      drainTimeoutSeconds: 10,
+      minEvictionWindowSeconds: 8,
+      loadBalancerDelaySeconds: 0,
+    });
     try {
       const since = Date.now();
       expect(statusOf(await drainer.terminate(instanceId))).toBe('timed-out');
@@ -164,7 +223,9 @@ describe('every write on a live word', () => {
       // Asked only after the budget-held pods were forced away, then given its window of 8 s.
       expect(deleted.atMs - firstEviction.atMs).toBeGreaterThanOrEqual(7_000);
       expect(ofDns('evict').length).toBeGreaterThan(3);
-      console.log(`[tiers] coredns stand-in asked ${ofDns('evict').length} times over ${((deleted.atMs - firstEviction.atMs) / 1000).toFixed(1)} s before it was deleted`);
+      console.log(
+        `[tiers] coredns stand-in asked ${ofDns('evict').length} times over ${((deleted.atMs - firstEviction.atMs) / 1000).toFixed(1)} s before it was deleted`,
+      );
     } finally {
       drainer.restore();
     }
@@ -184,7 +245,10 @@ describe('every write on a live word', () => {
         time: new Date().toISOString(),
         detail: { ImageId: 'ami-0123456789abcdef0', State: 'available' },
       };
-      const result = (await drainer.invoke(sqsEvent(unknown, message(instanceId, token)), { activeToken: token, activeInstance: instanceId })) as {
+      const result = (await drainer.invoke(sqsEvent(unknown, message(instanceId, token)), {
+        activeToken: token,
+        activeInstance: instanceId,
+      })) as {
         records: { status: string }[];
         batchItemFailures: { itemIdentifier: string }[];
       };

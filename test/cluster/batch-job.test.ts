@@ -42,7 +42,12 @@ describe('a Job running on the terminating node', () => {
           backoffLimit: 0,
           template: {
             // kwok completes it 10 s after it is Ready (delay and latest end both 10 s).
-            metadata: { annotations: { 'pod-complete.stage.kwok.x-k8s.io/delay': '10s', 'pod-complete.stage.kwok.x-k8s.io/jitter-delay': '10s' } },
+            metadata: {
+              annotations: {
+                'pod-complete.stage.kwok.x-k8s.io/delay': '10s',
+                'pod-complete.stage.kwok.x-k8s.io/jitter-delay': '10s',
+              },
+            },
             spec: {
               restartPolicy: 'Never',
               nodeSelector: { scenario: 'batch' },
@@ -53,14 +58,22 @@ describe('a Job running on the terminating node', () => {
         },
       },
     });
-    await until('Job pod Running', 30_000, async () => (await podsOn(a, 'batch-1')).some((p) => p.metadata?.labels?.['job-name'] === 'nightly' && p.status?.phase === 'Running'));
+    await until('Job pod Running', 30_000, async () =>
+      (await podsOn(a, 'batch-1')).some(
+        (p) => p.metadata?.labels?.['job-name'] === 'nightly' && p.status?.phase === 'Running',
+      ),
+    );
     const since = Date.now();
 
     const statuses: unknown[] = [await drainer.terminate(instanceId, { remainingMs: 60_000 })];
-    while (drainer.handOffs.length >= statuses.length) statuses.push(await drainer.deliver(drainer.handOffs[statuses.length - 1]!, { remainingMs: 60_000 }));
+    while (drainer.handOffs.length >= statuses.length)
+      statuses.push(await drainer.deliver(drainer.handOffs[statuses.length - 1]!, { remainingMs: 60_000 }));
 
     expect((statuses.at(-1) as { records: { status: string }[] }).records[0]!.status).toBe('drained');
-    const evictions = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.subresource === 'eviction' && e.namespace === 'batch').map((e) => e.name ?? '');
+    const evictions = readAudit(
+      plane,
+      (e) => byDrainer(e) && e.atMs >= since && e.subresource === 'eviction' && e.namespace === 'batch',
+    ).map((e) => e.name ?? '');
     expect(evictions).toHaveLength(1);
     expect(evictions[0]).toMatch(/^api-/);
     const job = await a.batch.readNamespacedJob({ namespace: 'batch', name: 'nightly' });
@@ -71,6 +84,12 @@ describe('a Job running on the terminating node', () => {
     expect(completion).toMatchObject({ result: 'CONTINUE', outcome: 'completed' });
     // completionTime has second precision.
     expect(completion.atMs).toBeGreaterThanOrEqual(jobDoneMs);
-    expect((await eventsFor(a, 'Node', 'batch-1')).map((e) => e.reason)).toEqual(['DrainStarted', 'Cordoned', 'WaitingForBatchPods', 'Drained', 'LifecycleActionCompleted']);
+    expect((await eventsFor(a, 'Node', 'batch-1')).map((e) => e.reason)).toEqual([
+      'DrainStarted',
+      'Cordoned',
+      'WaitingForBatchPods',
+      'Drained',
+      'LifecycleActionCompleted',
+    ]);
   });
 });

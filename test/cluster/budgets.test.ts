@@ -24,7 +24,10 @@ const a = admin(plane);
 
 async function readyPods(namespace: string, app: string): Promise<number> {
   const pods = await a.core.listNamespacedPod({ namespace, labelSelector: `app=${app}` });
-  return pods.items.filter((p) => !p.metadata?.deletionTimestamp && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+  return pods.items.filter(
+    (p) =>
+      !p.metadata?.deletionTimestamp && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+  ).length;
 }
 
 /** What a person would look at when a drain in this namespace stalls. */
@@ -55,7 +58,12 @@ async function diagnose(namespace: string, app: string): Promise<string> {
  * A node `<scenario>-1` whose only pods are two of `app`, under a budget that allows no
  * disruption (minAvailable 2): no drain can finish by eviction.
  */
-async function nodeHeldByBudget(scenario: string, app: string, pdb: string, o: PodTemplateOptions = {}): Promise<string> {
+async function nodeHeldByBudget(
+  scenario: string,
+  app: string,
+  pdb: string,
+  o: PodTemplateOptions = {},
+): Promise<string> {
   const instanceId = newInstanceId();
   await createKwokNode(a, `${scenario}-1`, instanceId, { scenario });
   await waitNodeReady(a, `${scenario}-1`);
@@ -129,21 +137,37 @@ describe('budgets hold (b)', () => {
     })();
 
     const t0 = Date.now();
-    const results = await Promise.all([drainer.terminate(nodes[0]!.instanceId), drainer.terminate(nodes[1]!.instanceId)]);
+    const results = await Promise.all([
+      drainer.terminate(nodes[0]!.instanceId),
+      drainer.terminate(nodes[1]!.instanceId),
+    ]);
     if (process.env['DEBUG_BUDGETS'])
       for (const l of drainer.logs)
-        console.log(((Date.parse(String(l['timestamp'])) - t0) / 1000).toFixed(2), l['node'], l['message'], l['pod'] ?? '', l['reason'] ?? '', l['podsRemaining'] ?? '');
+        console.log(
+          ((Date.parse(String(l['timestamp'])) - t0) / 1000).toFixed(2),
+          l['node'],
+          l['message'],
+          l['pod'] ?? '',
+          l['reason'] ?? '',
+          l['podsRemaining'] ?? '',
+        );
     watching = false;
     await watcher;
     if (JSON.stringify(results).includes('timed-out')) console.error(await diagnose('budgets', 'shop'));
 
-    expect(results).toEqual([{ records: [{ status: 'drained', instanceId: nodes[0]!.instanceId }] }, { records: [{ status: 'drained', instanceId: nodes[1]!.instanceId }] }]);
+    expect(results).toEqual([
+      { records: [{ status: 'drained', instanceId: nodes[0]!.instanceId }] },
+      { records: [{ status: 'drained', instanceId: nodes[1]!.instanceId }] },
+    ]);
     expect(minimum).toBeGreaterThanOrEqual(5);
     // The last replacement becomes Ready (2 s) after the last old pod is gone.
     await until('all 6 replicas Ready again', 30_000, async () => (await readyPods('budgets', 'shop')) === 6);
     expect((await podsOn(a, 'pdb-1')).length + (await podsOn(a, 'pdb-2')).length).toBe(0);
     // The budget really pushed back: some evictions were refused with 429 and retried.
-    const evictions = readAudit(plane, (e) => byDrainer(e) && e.subresource === 'eviction' && e.namespace === 'budgets');
+    const evictions = readAudit(
+      plane,
+      (e) => byDrainer(e) && e.subresource === 'eviction' && e.namespace === 'budgets',
+    );
     expect(evictions.filter((e) => e.code === 429).length).toBeGreaterThan(0);
     expect(evictions.filter((e) => e.code === 201)).toHaveLength(onDrainedNodes);
   });
@@ -166,16 +190,31 @@ describe('deadlock (c) and two budgets over one pod (d), DEADLINE_POLICY=leave',
 
     expect(result).toEqual({ records: [{ status: 'timed-out', instanceId }] });
     expect(Date.now() - started).toBeGreaterThanOrEqual(6_000);
-    expect(drainer.completions.filter((c) => c.instanceId === instanceId)).toMatchObject([{ result: 'CONTINUE', outcome: 'completed' }]);
+    expect(drainer.completions.filter((c) => c.instanceId === instanceId)).toMatchObject([
+      { result: 'CONTINUE', outcome: 'completed' },
+    ]);
     const nodeEvents = await eventsFor(a, 'Node', 'deadlock-1');
-    expect(nodeEvents.map((e) => e.reason)).toEqual(['DrainStarted', 'Cordoned', 'EvictionBlocked', 'EvictionBlocked', 'DrainTimedOut', 'LifecycleActionCompleted']);
+    expect(nodeEvents.map((e) => e.reason)).toEqual([
+      'DrainStarted',
+      'Cordoned',
+      'EvictionBlocked',
+      'EvictionBlocked',
+      'DrainTimedOut',
+      'LifecycleActionCompleted',
+    ]);
     const timedOut = nodeEvents.find((e) => e.reason === 'DrainTimedOut')!;
     expect(timedOut.type).toBe('Warning');
     expect(timedOut.message.match(/PodDisruptionBudget ledger-pdb/g)).toHaveLength(2);
     const pod = (await podsOn(a, 'deadlock-1'))[0]!;
     const podEvents = await eventsFor(a, 'Pod', pod.metadata!.name!, 'deadlock');
-    expect(podEvents[0]).toMatchObject({ reason: 'EvictionBlocked', type: 'Warning', message: expect.stringContaining('ledger-pdb needs 2 healthy pods and has 2 currently') });
-    const stuckLog = drainer.logs.find((l) => l['message'] === 'drain deadline reached with pods still on the node; completing anyway');
+    expect(podEvents[0]).toMatchObject({
+      reason: 'EvictionBlocked',
+      type: 'Warning',
+      message: expect.stringContaining('ledger-pdb needs 2 healthy pods and has 2 currently'),
+    });
+    const stuckLog = drainer.logs.find(
+      (l) => l['message'] === 'drain deadline reached with pods still on the node; completing anyway',
+    );
     expect(stuckLog).toMatchObject({ level: 'ERROR', instanceId, node: 'deadlock-1' });
     expect(JSON.stringify(stuckLog?.['stuck'])).toContain('"budgetName":"ledger-pdb"');
   });
@@ -192,14 +231,31 @@ describe('deadlock (c) and two budgets over one pod (d), DEADLINE_POLICY=leave',
     const result = await drainer.terminate(instanceId);
 
     expect(result).toEqual({ records: [{ status: 'timed-out', instanceId }] });
-    const evictions = readAudit(plane, (e) => byDrainer(e) && e.subresource === 'eviction' && e.namespace === 'deadlock' && e.name?.startsWith('search') === true);
+    const evictions = readAudit(
+      plane,
+      (e) =>
+        byDrainer(e) &&
+        e.subresource === 'eviction' &&
+        e.namespace === 'deadlock' &&
+        e.name?.startsWith('search') === true,
+    );
     expect(evictions.length).toBeGreaterThan(1);
     expect(evictions.every((e) => e.code === 500)).toBe(true);
     const nodeEvents = await eventsFor(a, 'Node', 'twopdb-1');
-    expect(nodeEvents.find((e) => e.reason === 'EvictionBlocked')?.message).toContain('more than one PodDisruptionBudget');
+    expect(nodeEvents.find((e) => e.reason === 'EvictionBlocked')?.message).toContain(
+      'more than one PodDisruptionBudget',
+    );
     expect(nodeEvents.find((e) => e.reason === 'DrainTimedOut')?.message).toContain('(multiple-budgets)');
-    expect(drainer.logs.some((l) => l['level'] === 'ERROR' && l['message'] === 'eviction impossible: more than one PodDisruptionBudget selects the pod')).toBe(true);
-    await until('action completed', 5_000, async () => drainer.completions.some((c) => c.instanceId === instanceId && c.outcome === 'completed'));
+    expect(
+      drainer.logs.some(
+        (l) =>
+          l['level'] === 'ERROR' &&
+          l['message'] === 'eviction impossible: more than one PodDisruptionBudget selects the pod',
+      ),
+    ).toBe(true);
+    await until('action completed', 5_000, async () =>
+      drainer.completions.some((c) => c.instanceId === instanceId && c.outcome === 'completed'),
+    );
   });
 });
 
@@ -220,18 +276,26 @@ describe('deadlock with DEADLINE_POLICY=force (the default)', () => {
     const result = await drainer.terminate(instanceId);
 
     expect(result).toEqual({ records: [{ status: 'timed-out', instanceId }] });
-    const deletes = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.verb === 'delete' && e.resource === 'pods' && e.namespace === 'forced');
+    const deletes = readAudit(
+      plane,
+      (e) =>
+        byDrainer(e) && e.atMs >= since && e.verb === 'delete' && e.resource === 'pods' && e.namespace === 'forced',
+    );
     expect(deletes.map((e) => e.name).sort()).toEqual([...before].sort());
     expect(deletes.every((e) => e.code === 200)).toBe(true);
     // Their own grace (45 s) does not fit the 5 s drain timeout: deleted at once after one
     // eviction attempt, with the grace clamped to what is left, so they are gone by the deadline.
-    const graces = deletes.map((e) => Number(new URL(e.requestURI, 'https://x').searchParams.get('gracePeriodSeconds')));
+    const graces = deletes.map((e) =>
+      Number(new URL(e.requestURI, 'https://x').searchParams.get('gracePeriodSeconds')),
+    );
     expect(graces.every((g) => g >= 0 && g <= 5)).toBe(true);
     expect(Date.now() - since).toBeLessThan(20_000);
     const nodeEvents = (await eventsFor(a, 'Node', 'forced-1')).map((e) => e.reason);
     expect(nodeEvents.filter((r) => r === 'PodForceDeleted')).toHaveLength(2);
     expect(nodeEvents.at(-1)).toBe('LifecycleActionCompleted');
-    expect(drainer.completions.filter((c) => c.instanceId === instanceId)).toEqual([expect.objectContaining({ result: 'CONTINUE', outcome: 'completed' })]);
+    expect(drainer.completions.filter((c) => c.instanceId === instanceId)).toEqual([
+      expect.objectContaining({ result: 'CONTINUE', outcome: 'completed' }),
+    ]);
   });
 });
 
@@ -251,13 +315,21 @@ describe('deadlock with DEADLINE_POLICY=retain', () => {
     const result = await drainer.terminate(instanceId);
 
     expect(result).toEqual({ records: [{ status: 'retained', instanceId }] });
-    expect(drainer.completions.filter((c) => c.instanceId === instanceId)).toEqual([expect.objectContaining({ result: 'ABANDON', outcome: 'completed' })]);
+    expect(drainer.completions.filter((c) => c.instanceId === instanceId)).toEqual([
+      expect.objectContaining({ result: 'ABANDON', outcome: 'completed' }),
+    ]);
     expect(readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.verb === 'delete')).toEqual([]);
     expect((await podsOn(a, 'retained-1')).filter((p) => p.metadata?.namespace === 'retained')).toHaveLength(2);
     expect((await a.core.readNode({ name: 'retained-1' })).spec?.unschedulable).toBe(true);
     const events = await eventsFor(a, 'Node', 'retained-1');
-    expect(events.find((e) => e.reason === 'DrainTimedOut')?.message).toMatch(/PodDisruptionBudget ledger-pdb.*DEADLINE_POLICY=retain/);
-    expect(events.at(-1)).toMatchObject({ reason: 'LifecycleActionCompleted', type: 'Warning', message: expect.stringContaining('ABANDON') });
+    expect(events.find((e) => e.reason === 'DrainTimedOut')?.message).toMatch(
+      /PodDisruptionBudget ledger-pdb.*DEADLINE_POLICY=retain/,
+    );
+    expect(events.at(-1)).toMatchObject({
+      reason: 'LifecycleActionCompleted',
+      type: 'Warning',
+      message: expect.stringContaining('ABANDON'),
+    });
   });
 });
 
@@ -266,7 +338,12 @@ describe('a budget blocked for minutes, because its replacement cannot be schedu
 
   beforeAll(async () => {
     await ensureNamespace(a, 'stuck');
-    drainer = startDrainer(plane, { drainTimeoutSeconds: 8, blockedReportSeconds: 3, deadlinePolicy: 'leave', loadBalancerDelaySeconds: 0 });
+    drainer = startDrainer(plane, {
+      drainTimeoutSeconds: 8,
+      blockedReportSeconds: 3,
+      deadlinePolicy: 'leave',
+      loadBalancerDelaySeconds: 0,
+    });
   });
   afterAll(() => drainer?.restore());
 
@@ -284,7 +361,9 @@ describe('a budget blocked for minutes, because its replacement cannot be schedu
     expect(result).toEqual({ records: [{ status: 'timed-out', instanceId }] });
     const long = (await eventsFor(a, 'Node', 'stuck-1')).filter((e) => e.reason === 'EvictionBlockedLong');
     expect(long).toHaveLength(1);
-    expect(long[0]!.message).toMatch(/has been refused by PodDisruptionBudget pinned-pdb for \d+(\.\d)? min: .*pinned-pdb needs 1 healthy pods and has 1 currently/);
+    expect(long[0]!.message).toMatch(
+      /has been refused by PodDisruptionBudget pinned-pdb for \d+(\.\d)? min: .*pinned-pdb needs 1 healthy pods and has 1 currently/,
+    );
     expect(long[0]!.message).toMatch(
       /Replacements pending: stuck\/pinned-[a-z0-9-]+ \(Unschedulable: 0\/\d+ nodes are available: .*(unschedulable|didn't match Pod's node affinity\/selector)/,
     );

@@ -40,7 +40,18 @@ async function runCleanup(...args: string[]): Promise<CleanupResult> {
   const printed: string[] = [];
   const log = vi.spyOn(console, 'log').mockImplementation((line: string) => void printed.push(line));
   try {
-    expect(await main(['--deployment', deployment, '--nodes-only', '--kubeconfig', plane.adminKubeconfig, '-o', 'json', ...args])).toBe(0);
+    expect(
+      await main([
+        '--deployment',
+        deployment,
+        '--nodes-only',
+        '--kubeconfig',
+        plane.adminKubeconfig,
+        '-o',
+        'json',
+        ...args,
+      ]),
+    ).toBe(0);
   } finally {
     log.mockRestore();
   }
@@ -50,13 +61,22 @@ async function runCleanup(...args: string[]): Promise<CleanupResult> {
 }
 
 describe('cleanup', () => {
-  const names = { full: 'cleanup-full', minimal: 'cleanup-minimal', theirs: 'cleanup-theirs-cordon', otherDeployment: 'cleanup-other-deployment' };
+  const names = {
+    full: 'cleanup-full',
+    minimal: 'cleanup-minimal',
+    theirs: 'cleanup-theirs-cordon',
+    otherDeployment: 'cleanup-other-deployment',
+  };
   const before = new Map<string, ReturnType<typeof shape>>();
   let marked = new Map<string, ReturnType<typeof shape>>();
 
   beforeAll(async () => {
-    await createKwokNode(a, names.full, newInstanceId(), { team: 'shop' }, [{ key: 'dedicated', value: 'shop', effect: 'NoSchedule' }]);
-    await createKwokNode(a, names.minimal, newInstanceId(), { 'node.kubernetes.io/exclude-from-external-load-balancers': 'false' });
+    await createKwokNode(a, names.full, newInstanceId(), { team: 'shop' }, [
+      { key: 'dedicated', value: 'shop', effect: 'NoSchedule' },
+    ]);
+    await createKwokNode(a, names.minimal, newInstanceId(), {
+      'node.kubernetes.io/exclude-from-external-load-balancers': 'false',
+    });
     await createKwokNode(a, names.theirs, newInstanceId());
     await createKwokNode(a, names.otherDeployment, newInstanceId());
     for (const name of Object.values(names)) await waitNodeReady(a, name);
@@ -68,26 +88,79 @@ describe('cleanup', () => {
     const node = async (name: string) => (await gateway.getNode(name))!;
     // A drain's marks, its hand-off claim, and a default refresh's taint and labels.
     const full = record(['exclude-from-load-balancers', 'cordon']);
-    expect(await gateway.mark(names.full, { excludeFromLoadBalancers: true, cordon: true, drain: full, owner: deployment })).toBe('patched');
+    expect(
+      await gateway.mark(names.full, { excludeFromLoadBalancers: true, cordon: true, drain: full, owner: deployment }),
+    ).toBe('patched');
     expect(await gateway.claimHandOff(names.full, undefined, `${full.action}/1/request-1`, full)).toBe('claimed');
-    expect(await gateway.markOutdated(await node(names.full), { refreshId: 'refresh-1', group, owner: deployment, taint: true, cordon: false })).toBe('patched');
+    expect(
+      await gateway.markOutdated(await node(names.full), {
+        refreshId: 'refresh-1',
+        group,
+        owner: deployment,
+        taint: true,
+        cordon: false,
+      }),
+    ).toBe('patched');
     // A drain over an operator's "false" (restored, not removed), then a minimal refresh's cordon.
-    expect(await gateway.mark(names.minimal, { excludeFromLoadBalancers: true, cordon: false, drain: record(['exclude-from-load-balancers'], 'false'), owner: deployment })).toBe(
-      'patched',
-    );
-    expect(await gateway.markOutdated(await node(names.minimal), { refreshId: 'refresh-2', group, owner: deployment, taint: false, cordon: true })).toBe('patched');
+    expect(
+      await gateway.mark(names.minimal, {
+        excludeFromLoadBalancers: true,
+        cordon: false,
+        drain: record(['exclude-from-load-balancers'], 'false'),
+        owner: deployment,
+      }),
+    ).toBe('patched');
+    expect(
+      await gateway.markOutdated(await node(names.minimal), {
+        refreshId: 'refresh-2',
+        group,
+        owner: deployment,
+        taint: false,
+        cordon: true,
+      }),
+    ).toBe('patched');
     // A drain that found the node cordoned already: the cordon is not ours.
-    expect(await gateway.mark(names.theirs, { excludeFromLoadBalancers: true, cordon: false, drain: record(['exclude-from-load-balancers']), owner: deployment })).toBe('patched');
+    expect(
+      await gateway.mark(names.theirs, {
+        excludeFromLoadBalancers: true,
+        cordon: false,
+        drain: record(['exclude-from-load-balancers']),
+        owner: deployment,
+      }),
+    ).toBe('patched');
     // A migration's marks, cordon included (--cordon-all), on the node whose cordon is ours already.
-    const migration = { id: 'm-1-abcd', from: group, to: 'cleanup-new', renewedAtMs: Date.now(), leaseSeconds: 300, cordoned: false };
-    expect(await gateway.markMigrating(await node(names.full), { record: migration, owner: deployment, taint: true, cordon: false })).toBe('patched');
+    const migration = {
+      id: 'm-1-abcd',
+      from: group,
+      to: 'cleanup-new',
+      renewedAtMs: Date.now(),
+      leaseSeconds: 300,
+      cordoned: false,
+    };
+    expect(
+      await gateway.markMigrating(await node(names.full), {
+        record: migration,
+        owner: deployment,
+        taint: true,
+        cordon: false,
+      }),
+    ).toBe('patched');
     // Another deployment's drain: not ours to take back.
     expect(
-      await gateway.mark(names.otherDeployment, { excludeFromLoadBalancers: true, cordon: true, drain: record(['exclude-from-load-balancers', 'cordon']), owner: other }),
+      await gateway.mark(names.otherDeployment, {
+        excludeFromLoadBalancers: true,
+        cordon: true,
+        drain: record(['exclude-from-load-balancers', 'cordon']),
+        owner: other,
+      }),
     ).toBe('patched');
     // The termination policy's deferral mark, and the out-of-service taint after an undrained release.
-    expect(await gateway.markDeferred(await node(names.theirs), { sinceMs: Date.now(), group }, deployment)).toBe('patched');
-    expect(await gateway.taintOutOfService(await node(names.minimal), 'i-0123456789abcdef0', deployment)).toBe('patched');
+    expect(await gateway.markDeferred(await node(names.theirs), { sinceMs: Date.now(), group }, deployment)).toBe(
+      'patched',
+    );
+    expect(await gateway.taintOutOfService(await node(names.minimal), 'i-0123456789abcdef0', deployment)).toBe(
+      'patched',
+    );
     marked = new Map(await Promise.all(Object.values(names).map(async (name) => [name, await read(name)] as const)));
   });
   afterEach(() => vi.restoreAllMocks());
@@ -113,7 +186,10 @@ describe('cleanup', () => {
     expect(full).toMatch(/taint graceful-node-termination\/migrating:PreferNoSchedule: removed/);
     expect(full).toMatch(/annotation graceful-node-termination\/migration: removed/);
     expect(result.nodes.find((n) => n.node === names.minimal)!.marks).toEqual(
-      expect.arrayContaining(['label node.kubernetes.io/exclude-from-external-load-balancers: restored to "false"', 'cordon (a refresh of ours set it): lifted']),
+      expect.arrayContaining([
+        'label node.kubernetes.io/exclude-from-external-load-balancers: restored to "false"',
+        'cordon (a refresh of ours set it): lifted',
+      ]),
     );
     expect(result.nodes.find((n) => n.node === names.theirs)!.marks.join('\n')).not.toMatch(/cordon/);
     for (const name of Object.values(names)) expect(await read(name), name).toEqual(marked.get(name));
@@ -124,7 +200,8 @@ describe('cleanup', () => {
 
     expect(result.dryRun).toBe(false);
     expect(result.nodes).toHaveLength(3);
-    for (const name of [names.full, names.minimal, names.theirs]) expect(await read(name), name).toEqual(before.get(name));
+    for (const name of [names.full, names.minimal, names.theirs])
+      expect(await read(name), name).toEqual(before.get(name));
     expect(await read(names.otherDeployment)).toEqual(marked.get(names.otherDeployment));
     // Nothing left to do: a second run finds no node.
     expect((await runCleanup('--dry-run')).nodes).toEqual([]);

@@ -6,7 +6,16 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { eventBridgeLifecycle, spotInterruptionWarning, sqsEvent } from '../fixtures/deliveries.js';
 import { lifecycleMessage } from '../fixtures/notifications.js';
 import { autoScalingGroupName, startDrainer, statusOf, terminateHookName, type Drainer } from './drainer.js';
-import { admin, byDrainer, ensureNamespace, eventsFor, newInstanceId, nodeWithDeployment, podsOn, readAudit } from './kube.js';
+import {
+  admin,
+  byDrainer,
+  ensureNamespace,
+  eventsFor,
+  newInstanceId,
+  nodeWithDeployment,
+  podsOn,
+  readAudit,
+} from './kube.js';
 import { testAws } from './plane/token-webhook.js';
 
 const plane = inject('plane');
@@ -32,19 +41,28 @@ describe('delivery shapes', () => {
   it('drains a terminate delivered as an EventBridge event', async () => {
     const { instanceId, node } = await nodeWithPods('via-eventbridge');
     const token = randomUUID();
-    const result = await drainer.invoke(eventBridgeLifecycle(ours(instanceId, token), new Date().toISOString()), { activeToken: token });
+    const result = await drainer.invoke(eventBridgeLifecycle(ours(instanceId, token), new Date().toISOString()), {
+      activeToken: token,
+    });
     expect(statusOf(result)).toBe('drained');
     expect((await podsOn(a, node)).filter((p) => p.metadata?.namespace === 'shapes')).toEqual([]);
-    expect(drainer.completions.filter((c) => c.token === token)).toEqual([expect.objectContaining({ result: 'CONTINUE', outcome: 'completed' })]);
+    expect(drainer.completions.filter((c) => c.token === token)).toEqual([
+      expect.objectContaining({ result: 'CONTINUE', outcome: 'completed' }),
+    ]);
   });
 
   it('drains a terminate delivered through an SQS hook target', async () => {
     const { instanceId, node } = await nodeWithPods('via-sqs');
     const token = randomUUID();
-    const result = await drainer.invoke(sqsEvent(lifecycleMessage({ ...ours(instanceId, token), Time: new Date().toISOString() })), { activeToken: token });
+    const result = await drainer.invoke(
+      sqsEvent(lifecycleMessage({ ...ours(instanceId, token), Time: new Date().toISOString() })),
+      { activeToken: token },
+    );
     expect(statusOf(result)).toBe('drained');
     expect((await podsOn(a, node)).filter((p) => p.metadata?.namespace === 'shapes')).toEqual([]);
-    expect(drainer.completions.filter((c) => c.token === token)).toEqual([expect.objectContaining({ result: 'CONTINUE', outcome: 'completed' })]);
+    expect(drainer.completions.filter((c) => c.token === token)).toEqual([
+      expect.objectContaining({ result: 'CONTINUE', outcome: 'completed' }),
+    ]);
   });
 
   it('drains on a Spot interruption warning within the two minutes, and refuses an instance of another group or one EC2 gave no notice', async () => {
@@ -61,7 +79,9 @@ describe('delivery shapes', () => {
     expect(statusOf(refused)).toBe('refused');
     expect(readAudit(plane, (e) => byDrainer(e) && e.atMs >= since)).toEqual([]);
     // A Spot instance of ours whose request EC2 has not marked: no interruption is coming.
-    expect(statusOf(await drainer.invoke(spotInterruptionWarning(instanceId, new Date().toISOString())))).toBe('refused');
+    expect(statusOf(await drainer.invoke(spotInterruptionWarning(instanceId, new Date().toISOString())))).toBe(
+      'refused',
+    );
     expect(readAudit(plane, (e) => byDrainer(e) && e.atMs >= since)).toEqual([]);
 
     drainer.spotInstances.set(instanceId, 'marked-for-termination');
@@ -69,11 +89,16 @@ describe('delivery shapes', () => {
     expect(statusOf(result)).toBe('drained');
     expect(Date.now() - since).toBeLessThan(120_000);
     expect((await podsOn(a, node)).filter((p) => p.metadata?.namespace === 'shapes')).toEqual([]);
-    const evictions = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.subresource === 'eviction' && e.code === 201);
+    const evictions = readAudit(
+      plane,
+      (e) => byDrainer(e) && e.atMs >= since && e.subresource === 'eviction' && e.code === 201,
+    );
     expect(evictions).toHaveLength(2);
     // No lifecycle action: nothing heart-beaten, nothing completed.
     expect(drainer.heartbeats.length - beatsBefore).toBe(0);
     expect(drainer.completions.filter((c) => c.instanceId === instanceId)).toEqual([]);
-    expect((await eventsFor(a, 'Node', node)).map((e) => e.reason)).toEqual(expect.arrayContaining(['DrainStarted', 'Cordoned', 'Drained', 'SpotInterruptionDrained']));
+    expect((await eventsFor(a, 'Node', node)).map((e) => e.reason)).toEqual(
+      expect.arrayContaining(['DrainStarted', 'Cordoned', 'Drained', 'SpotInterruptionDrained']),
+    );
   });
 });

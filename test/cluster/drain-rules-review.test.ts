@@ -3,7 +3,18 @@
 // across hand-offs, not until the lifecycle action's cap; and it is never evicted nor deleted.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startDrainer, type Drainer } from './drainer.js';
-import { admin, byDrainer, createDeployment, createKwokNode, ensureNamespace, newInstanceId, podsOn, readAudit, waitDeploymentReady, waitNodeReady } from './kube.js';
+import {
+  admin,
+  byDrainer,
+  createDeployment,
+  createKwokNode,
+  ensureNamespace,
+  newInstanceId,
+  podsOn,
+  readAudit,
+  waitDeploymentReady,
+  waitNodeReady,
+} from './kube.js';
 
 const plane = inject('plane');
 const a = admin(plane);
@@ -44,8 +55,20 @@ describe('drain rules (review)', () => {
     expect(completion).toMatchObject({ result: 'CONTINUE' });
     // The deadline is 20 s after the drain began (no batch wait to extend it); a few seconds for the passes and the settle phase.
     expect(completion!.atMs - since).toBeLessThan(35_000);
-    const touched = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.namespace === ns && e.name?.startsWith('etl-') === true && ['create', 'delete'].includes(e.verb));
+    const touched = readAudit(
+      plane,
+      (e) =>
+        byDrainer(e) &&
+        e.atMs >= since &&
+        e.namespace === ns &&
+        e.name?.startsWith('etl-') === true &&
+        ['create', 'delete'].includes(e.verb),
+    );
     expect(touched).toEqual([]);
-    expect((await podsOn(a, 'rules-review-1')).some((p) => p.metadata?.labels?.['app'] === 'etl' && !p.metadata?.deletionTimestamp)).toBe(true);
+    expect(
+      (await podsOn(a, 'rules-review-1')).some(
+        (p) => p.metadata?.labels?.['app'] === 'etl' && !p.metadata?.deletionTimestamp,
+      ),
+    ).toBe(true);
   });
 });

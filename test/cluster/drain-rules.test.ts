@@ -28,8 +28,15 @@ describe('drain rules', () => {
   let drainer: Drainer;
   beforeAll(async () => {
     await ensureNamespace(a, ns);
-    const rules = [{ name: 'db-last', behavior: 'Drain', order: 100, pods: [{ selector: { matchLabels: { tier: 'db' } } }] }];
-    drainer = startDrainer(plane, { handOff: true, drainTimeoutSeconds: 120, loadBalancerDelaySeconds: 1, env: { DRAIN_RULES: JSON.stringify(rules), BATCH_WAIT_SECONDS: '2' } });
+    const rules = [
+      { name: 'db-last', behavior: 'Drain', order: 100, pods: [{ selector: { matchLabels: { tier: 'db' } } }] },
+    ];
+    drainer = startDrainer(plane, {
+      handOff: true,
+      drainTimeoutSeconds: 120,
+      loadBalancerDelaySeconds: 1,
+      env: { DRAIN_RULES: JSON.stringify(rules), BATCH_WAIT_SECONDS: '2' },
+    });
   });
   afterAll(() => drainer?.restore());
 
@@ -37,7 +44,11 @@ describe('drain rules', () => {
     const instanceId = newInstanceId();
     await createKwokNode(a, 'rules-1', instanceId, { scenario: 'drain-rules' });
     await waitNodeReady(a, 'rules-1');
-    await createDeployment(a, ns, 'frontdoor', 1, { ...onNode, deleteDelay: '3s', annotations: { 'graceful-node-termination/drain-order': '-5' } });
+    await createDeployment(a, ns, 'frontdoor', 1, {
+      ...onNode,
+      deleteDelay: '3s',
+      annotations: { 'graceful-node-termination/drain-order': '-5' },
+    });
     await createDeployment(a, ns, 'web', 1, { ...onNode, deleteDelay: '3s' });
     await createDeployment(a, ns, 'db', 1, { ...onNode, labels: { tier: 'db' } });
     await createDeployment(a, ns, 'cache', 1, { ...onNode, labels: { 'cluster.x-k8s.io/drain': 'skip' } });
@@ -52,22 +63,39 @@ describe('drain rules', () => {
             // kwok completes it 15 s after it is Ready: well past the 2 s batch wait.
             metadata: {
               labels: { 'cluster.x-k8s.io/drain': 'wait-completed' },
-              annotations: { 'pod-complete.stage.kwok.x-k8s.io/delay': '15s', 'pod-complete.stage.kwok.x-k8s.io/jitter-delay': '15s' },
+              annotations: {
+                'pod-complete.stage.kwok.x-k8s.io/delay': '15s',
+                'pod-complete.stage.kwok.x-k8s.io/jitter-delay': '15s',
+              },
             },
-            spec: { restartPolicy: 'Never', ...onNode, containers: [{ name: 'job', image: 'registry.k8s.io/pause:3.10' }], automountServiceAccountToken: false },
+            spec: {
+              restartPolicy: 'Never',
+              ...onNode,
+              containers: [{ name: 'job', image: 'registry.k8s.io/pause:3.10' }],
+              automountServiceAccountToken: false,
+            },
           },
         },
       },
     });
-    await until('Job pod Running', 30_000, async () => (await podsOn(a, 'rules-1')).some((p) => p.metadata?.labels?.['job-name'] === 'export' && p.status?.phase === 'Running'));
+    await until('Job pod Running', 30_000, async () =>
+      (await podsOn(a, 'rules-1')).some(
+        (p) => p.metadata?.labels?.['job-name'] === 'export' && p.status?.phase === 'Running',
+      ),
+    );
     const cache = (await podsOn(a, 'rules-1')).find((p) => p.metadata?.labels?.['app'] === 'cache')!;
     const since = Date.now();
 
     const statuses: unknown[] = [await drainer.terminate(instanceId, { remainingMs: 60_000 })];
-    while (drainer.handOffs.length >= statuses.length) statuses.push(await drainer.deliver(drainer.handOffs[statuses.length - 1]!, { remainingMs: 60_000 }));
+    while (drainer.handOffs.length >= statuses.length)
+      statuses.push(await drainer.deliver(drainer.handOffs[statuses.length - 1]!, { remainingMs: 60_000 }));
 
     expect((statuses.at(-1) as { records: { status: string }[] }).records[0]!.status).toBe('drained');
-    const evictions = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.subresource === 'eviction' && e.namespace === ns && e.verb === 'create');
+    const evictions = readAudit(
+      plane,
+      (e) =>
+        byDrainer(e) && e.atMs >= since && e.subresource === 'eviction' && e.namespace === ns && e.verb === 'create',
+    );
     const first = (app: string) => evictions.find((e) => e.name?.startsWith(`${app}-`));
     // Each order is evicted only once the pods of the lower ones are gone (3 s shutdowns).
     expect(evictions.map((e) => e.name!.split('-')[0])).toEqual(['frontdoor', 'web', 'db']);
@@ -85,8 +113,12 @@ describe('drain rules', () => {
     expect(completion).toMatchObject({ result: 'CONTINUE', outcome: 'completed' });
     expect(completion.atMs).toBeGreaterThanOrEqual(jobDoneMs);
     const events = await eventsFor(a, 'Node', 'rules-1');
-    expect(events.map((e) => e.reason)).toEqual(expect.arrayContaining(['PodsSkippedByDrainRule', 'WaitingForBatchPods', 'Drained']));
-    expect(events.find((e) => e.reason === 'PodsSkippedByDrainRule')!.message).toMatch(/drain-rules\/cache-\S+ \(label cluster.x-k8s.io\/drain=skip\)/);
+    expect(events.map((e) => e.reason)).toEqual(
+      expect.arrayContaining(['PodsSkippedByDrainRule', 'WaitingForBatchPods', 'Drained']),
+    );
+    expect(events.find((e) => e.reason === 'PodsSkippedByDrainRule')!.message).toMatch(
+      /drain-rules\/cache-\S+ \(label cluster.x-k8s.io\/drain=skip\)/,
+    );
     expect(events.find((e) => e.reason === 'WaitingForBatchPods')!.message).toMatch(
       /drain-rules\/export-\S+ \(label cluster.x-k8s.io\/drain=wait-completed\) until they finish or the drain deadline/,
     );

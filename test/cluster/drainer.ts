@@ -89,7 +89,10 @@ export interface Drainer {
   /** The next SNS Publish never answers (the invocation dies there, as in a crash or timeout). */
   hangNextPublish(): { release(): void };
   /** Runs the handler on any event (EventBridge, SQS, ...); its lifecycle token is made active first. */
-  invoke(event: unknown, options?: { remainingMs?: number; activeToken?: string; activeInstance?: string; requestId?: string }): Promise<unknown>;
+  invoke(
+    event: unknown,
+    options?: { remainingMs?: number; activeToken?: string; activeInstance?: string; requestId?: string },
+  ): Promise<unknown>;
   /** Runs one reconcile pass: the Scheduled Event EventBridge sends. */
   reconcile(): Promise<unknown>;
   /** Ends a lifecycle action as Auto Scaling would (completed elsewhere, or timed out). */
@@ -146,7 +149,8 @@ export interface TerminateOptions {
 }
 
 /** EventBridge's scheduled event, as the construct's reconcile rule sends it, now. */
-export const scheduledEvent = (): Record<string, unknown> => scheduledEventAt(new Date().toISOString(), { account: testAws.accountId, region: testAws.region, id: randomUUID() });
+export const scheduledEvent = (): Record<string, unknown> =>
+  scheduledEventAt(new Date().toISOString(), { account: testAws.accountId, region: testAws.region, id: randomUUID() });
 
 /** The status of the first (usually only) record of a handler result. */
 export const statusOf = (result: unknown): string => (result as { records: { status: string }[] }).records[0]!.status;
@@ -162,7 +166,8 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
   const active = new Map<string, string>();
   /** The action a call names: by its token, or (no token) the active one of its instance. */
   const actionOf = (input: { LifecycleActionToken?: string; InstanceId?: string }): string | undefined => {
-    if (input.LifecycleActionToken) return active.has(input.LifecycleActionToken) ? input.LifecycleActionToken : undefined;
+    if (input.LifecycleActionToken)
+      return active.has(input.LifecycleActionToken) ? input.LifecycleActionToken : undefined;
     return [...active].find(([, id]) => id === input.InstanceId)?.[0];
   };
   const noActiveAction = (instanceId: string | undefined) =>
@@ -197,7 +202,13 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
       throw noActiveAction(input.InstanceId);
     }
     active.delete(token);
-    completions.push({ instanceId: input.InstanceId, token, result: input.LifecycleActionResult, atMs: Date.now(), outcome: 'completed' });
+    completions.push({
+      instanceId: input.InstanceId,
+      token,
+      result: input.LifecycleActionResult,
+      atMs: Date.now(),
+      outcome: 'completed',
+    });
     return {};
   });
 
@@ -219,9 +230,15 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
   // As Auto Scaling: the instance's health status becomes Unhealthy (the grace period is the scenario's to play).
   asg.on(SetInstanceHealthCommand).callsFake(async (input) => {
     if (!groups.has(String(input.InstanceId)))
-      throw new AutoScalingServiceException({ name: 'ValidationError', $fault: 'client', $metadata: { httpStatusCode: 400 }, message: 'Instance Id not found' });
+      throw new AutoScalingServiceException({
+        name: 'ValidationError',
+        $fault: 'client',
+        $metadata: { httpStatusCode: 400 },
+        message: 'Instance Id not found',
+      });
     // What the drainer must always ask: Unhealthy, within the group's grace period rules.
-    if (input.HealthStatus !== 'Unhealthy' || input.ShouldRespectGracePeriod !== true) throw new Error(`unexpected SetInstanceHealth ${JSON.stringify(input)}`);
+    if (input.HealthStatus !== 'Unhealthy' || input.ShouldRespectGracePeriod !== true)
+      throw new Error(`unexpected SetInstanceHealth ${JSON.stringify(input)}`);
     unhealthy.push(String(input.InstanceId));
     health.set(String(input.InstanceId), String(input.HealthStatus));
     return {};
@@ -241,7 +258,15 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
           LaunchTemplate: { ...template, Version: versions.get(id) ?? '1' },
         })),
       LaunchTemplate: { ...template, Version: '1' },
-      Tags: group === autoScalingGroupName ? [...groupTags].map(([Key, Value]) => ({ Key, Value, ResourceId: group, ResourceType: 'auto-scaling-group' })) : [],
+      Tags:
+        group === autoScalingGroupName
+          ? [...groupTags].map(([Key, Value]) => ({
+              Key,
+              Value,
+              ResourceId: group,
+              ResourceType: 'auto-scaling-group',
+            }))
+          : [],
     })),
   }));
   const deletedTags: { group: string; key: string }[] = [];
@@ -260,7 +285,9 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
             {
               InstanceRefreshId: id,
               Status: refresh.status,
-              DesiredConfiguration: { LaunchTemplate: { LaunchTemplateId: template.LaunchTemplateId, Version: refresh.desiredVersion } },
+              DesiredConfiguration: {
+                LaunchTemplate: { LaunchTemplateId: template.LaunchTemplateId, Version: refresh.desiredVersion },
+              },
             },
           ]
         : [];
@@ -280,14 +307,18 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
       const nodes = unknown.length > 0 ? (await nodeAdmin.core.listNode()).items : [];
       const names = new Map<string, string>();
       for (const id of ids) {
-        const name = ec2Names.has(id) ? ec2Names.get(id) : nodes.find((n) => n.spec?.providerID?.endsWith(`/${id}`))?.metadata?.name;
+        const name = ec2Names.has(id)
+          ? ec2Names.get(id)
+          : nodes.find((n) => n.spec?.providerID?.endsWith(`/${id}`))?.metadata?.name;
         if (name) names.set(id, name);
       }
       return names;
     },
     async purchase(id) {
       ec2Calls.push([id]);
-      return spotInstances.has(id) ? { lifecycle: 'spot', spotRequestId: `sir-${id}` } : { lifecycle: 'on-demand', spotRequestId: undefined };
+      return spotInstances.has(id)
+        ? { lifecycle: 'spot', spotRequestId: `sir-${id}` }
+        : { lifecycle: 'on-demand', spotRequestId: undefined };
     },
     async spotRequestStatus(requestId) {
       return spotInstances.get(requestId.replace(/^sir-/, ''));
@@ -340,10 +371,14 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
       MIN_EVICTION_WINDOW_SECONDS: String(options.minEvictionWindowSeconds ?? 0),
       ...(options.handOff ? { HAND_OFF_TOPIC_ARN: handOffTopicArn } : {}),
       ...(options.kubeconfig ? { KUBECONFIG_PATH: options.kubeconfig } : {}),
-      ...(options.cordonDoomedSiblings !== undefined ? { CORDON_DOOMED_SIBLINGS: String(options.cordonDoomedSiblings) } : {}),
+      ...(options.cordonDoomedSiblings !== undefined
+        ? { CORDON_DOOMED_SIBLINGS: String(options.cordonDoomedSiblings) }
+        : {}),
       ...(options.reconcileMarks !== undefined ? { RECONCILE_MARKS: String(options.reconcileMarks) } : {}),
       ...(options.deploymentName !== undefined ? { DEPLOYMENT_NAME: options.deploymentName } : {}),
-      ...(options.waitForVolumeDetach !== undefined ? { WAIT_FOR_VOLUME_DETACH: String(options.waitForVolumeDetach) } : {}),
+      ...(options.waitForVolumeDetach !== undefined
+        ? { WAIT_FOR_VOLUME_DETACH: String(options.waitForVolumeDetach) }
+        : {}),
       ...(options.mode !== undefined ? { MODE: options.mode } : {}),
       ...(options.repair !== undefined ? { REPAIR: options.repair } : {}),
       ...(options.loadBalancers
@@ -363,7 +398,13 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
   );
 
   /** Sends a notification shaped as Auto Scaling sends it and runs the handler on it. */
-  const notify = (instanceId: string, transition: 'LAUNCHING' | 'TERMINATING', token: string, remainingMs: number, o: Omit<TerminateOptions, 'token' | 'remainingMs'> = {}) => {
+  const notify = (
+    instanceId: string,
+    transition: 'LAUNCHING' | 'TERMINATING',
+    token: string,
+    remainingMs: number,
+    o: Omit<TerminateOptions, 'token' | 'remainingMs'> = {},
+  ) => {
     if (!o.unknownToAutoScaling) active.set(token, instanceId);
     const event = snsEvent(
       lifecycleMessage({
@@ -379,14 +420,23 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
       }),
     );
     const end = Date.now() + remainingMs;
-    return handler(event, { getRemainingTimeInMillis: () => end - Date.now(), awsRequestId: o.requestId ?? randomUUID() });
+    return handler(event, {
+      getRemainingTimeInMillis: () => end - Date.now(),
+      awsRequestId: o.requestId ?? randomUUID(),
+    });
   };
 
   /** Runs the handler on any event, as Lambda would, with its own request id unless given. */
-  const invoke = (event: unknown, o: { remainingMs?: number; activeToken?: string; activeInstance?: string; requestId?: string } = {}) => {
+  const invoke = (
+    event: unknown,
+    o: { remainingMs?: number; activeToken?: string; activeInstance?: string; requestId?: string } = {},
+  ) => {
     if (o.activeToken) active.set(o.activeToken, o.activeInstance ?? '');
     const end = Date.now() + (o.remainingMs ?? 900_000);
-    return handler(event, { getRemainingTimeInMillis: () => end - Date.now(), awsRequestId: o.requestId ?? randomUUID() });
+    return handler(event, {
+      getRemainingTimeInMillis: () => end - Date.now(),
+      awsRequestId: o.requestId ?? randomUUID(),
+    });
   };
 
   return {
@@ -417,7 +467,8 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
       hang = new Promise<void>((resolve) => (release = resolve));
       return { release: () => release() };
     },
-    terminate: (instanceId, o = {}) => notify(instanceId, 'TERMINATING', o.token ?? randomUUID(), o.remainingMs ?? 900_000, o),
+    terminate: (instanceId, o = {}) =>
+      notify(instanceId, 'TERMINATING', o.token ?? randomUUID(), o.remainingMs ?? 900_000, o),
     launch: (instanceId, o = {}) => notify(instanceId, 'LAUNCHING', randomUUID(), 900_000, o),
     restore() {
       stopCapture();

@@ -19,12 +19,36 @@ export interface FaultCounts {
  * Status body shaped as the API server writes it), or forward it after a delay.
  */
 export type Intercept =
-  | { readonly answer: { readonly status: number; readonly body: unknown; readonly headers?: Record<string, string> }; readonly delayMs?: number }
+  | {
+      readonly answer: { readonly status: number; readonly body: unknown; readonly headers?: Record<string, string> };
+      readonly delayMs?: number;
+    }
   | { readonly forwardAfterMs: number };
 
 /** An answer shaped as the API server writes a failure (a metav1.Status). */
-export function apiFailure(code: number, reason: string, message: string, details?: object, headers?: Record<string, string>): Intercept {
-  return { answer: { status: code, headers, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code, ...(details ? { details } : {}) } } };
+export function apiFailure(
+  code: number,
+  reason: string,
+  message: string,
+  details?: object,
+  headers?: Record<string, string>,
+): Intercept {
+  return {
+    answer: {
+      status: code,
+      headers,
+      body: {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message,
+        reason,
+        code,
+        ...(details ? { details } : {}),
+      },
+    },
+  };
 }
 
 export interface FaultProxy {
@@ -47,7 +71,12 @@ export function seeded(seed: number): () => number {
 
 export async function startFaultProxy(
   target: { server: string; caPem: string },
-  rates: { unavailable?: number; reset?: number; seed?: number; intercept?: (req: { method: string; url: URL }) => Intercept | undefined },
+  rates: {
+    unavailable?: number;
+    reset?: number;
+    seed?: number;
+    intercept?: (req: { method: string; url: URL }) => Intercept | undefined;
+  },
 ): Promise<FaultProxy> {
   const random = seeded(rates.seed ?? 1);
   const resetRate = rates.reset ?? 0;
@@ -80,7 +109,16 @@ export async function startFaultProxy(
       counts.answered503++;
       req.resume();
       res.writeHead(503, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 503, reason: 'ServiceUnavailable', message: 'injected by the fault proxy' }));
+      res.end(
+        JSON.stringify({
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          code: 503,
+          reason: 'ServiceUnavailable',
+          message: 'injected by the fault proxy',
+        }),
+      );
       return;
     }
     forwardRequest(req, res);
@@ -88,7 +126,14 @@ export async function startFaultProxy(
   const forwardRequest = (req: IncomingMessage, res: ServerResponse) => {
     counts.forwarded++;
     const forward = httpsRequest(
-      { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: { ...req.headers, host: upstream.host }, ca: target.caPem },
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        path: req.url,
+        method: req.method,
+        headers: { ...req.headers, host: upstream.host },
+        ca: target.caPem,
+      },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         const entry = { method: req.method ?? 'GET', path: req.url ?? '/', bytes: 0 };

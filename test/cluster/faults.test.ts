@@ -4,7 +4,16 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startDrainer, type Drainer } from './drainer.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
-import { admin, createDeployment, createKwokNode, ensureNamespace, newInstanceId, podsOn, waitDeploymentReady, waitNodeReady } from './kube.js';
+import {
+  admin,
+  createDeployment,
+  createKwokNode,
+  ensureNamespace,
+  newInstanceId,
+  podsOn,
+  waitDeploymentReady,
+  waitNodeReady,
+} from './kube.js';
 
 const plane = inject('plane');
 const a = admin(plane);
@@ -35,14 +44,20 @@ describe('API faults between the drainer and the API server', () => {
     const result = await drainer.terminate(instanceId);
 
     expect(result).toEqual({ records: [{ status: 'drained', instanceId }] });
-    expect(drainer.completions.filter((c) => c.instanceId === instanceId)).toEqual([expect.objectContaining({ result: 'CONTINUE', outcome: 'completed' })]);
+    expect(drainer.completions.filter((c) => c.instanceId === instanceId)).toEqual([
+      expect.objectContaining({ result: 'CONTINUE', outcome: 'completed' }),
+    ]);
     expect((await podsOn(a, 'faults-1')).filter((p) => p.metadata?.namespace === 'faults')).toEqual([]);
     // The faults really happened, and the handler retried through them.
     const failed = proxy.counts.answered503 + proxy.counts.reset;
     expect(failed).toBeGreaterThanOrEqual(5);
     const inPlaceRetries = drainer.logs.filter((l) => l['message'] === 'retrying Kubernetes request').length;
-    const evictionRetries = drainer.logs.filter((l) => l['message'] === 'eviction blocked, will retry' && l['reason'] === 'server-error').length;
-    const watchResumes = drainer.logs.filter((l) => /pod watch (ended|could not resume)/.test(String(l['message']))).length;
+    const evictionRetries = drainer.logs.filter(
+      (l) => l['message'] === 'eviction blocked, will retry' && l['reason'] === 'server-error',
+    ).length;
+    const watchResumes = drainer.logs.filter((l) =>
+      /pod watch (ended|could not resume)/.test(String(l['message'])),
+    ).length;
     console.log(
       `[faults] ${proxy.counts.requests} requests through the proxy: ${proxy.counts.answered503} answered 503, ${proxy.counts.reset} reset, ` +
         `${proxy.counts.forwarded} forwarded; in-place retries ${inPlaceRetries}, eviction retries ${evictionRetries} (Events/log once per pod), watch resumes ${watchResumes}; outcome drained, 1 completion`,

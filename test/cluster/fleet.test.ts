@@ -35,18 +35,31 @@ async function asDrainer(path: string): Promise<{ flowSchemaUid: unknown; priori
     credentials: { accessKeyId: testAws.accessKeyId, secretAccessKey: testAws.secretAccessKey },
   });
   return new Promise((resolve, reject) => {
-    const req = request(`${plane.server}${path}`, { ca: plane.caPem, headers: { Authorization: `Bearer ${token}` } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ flowSchemaUid: res.headers['x-kubernetes-pf-flowschema-uid'], priorityLevelUid: res.headers['x-kubernetes-pf-prioritylevel-uid'] }));
-    });
+    const req = request(
+      `${plane.server}${path}`,
+      { ca: plane.caPem, headers: { Authorization: `Bearer ${token}` } },
+      (res) => {
+        res.resume();
+        res.on('end', () =>
+          resolve({
+            flowSchemaUid: res.headers['x-kubernetes-pf-flowschema-uid'],
+            priorityLevelUid: res.headers['x-kubernetes-pf-prioritylevel-uid'],
+          }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end();
   });
 }
 
 const requestsSince = (startMs: number) => readAudit(plane, (e) => byDrainer(e) && e.receivedMs >= startMs - 50);
-const describeRequest = (e: { verb: string; resource: string; subresource?: string | undefined; name?: string | undefined }) =>
-  `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ''}${e.name ? ` ${e.name}` : ''}`;
+const describeRequest = (e: {
+  verb: string;
+  resource: string;
+  subresource?: string | undefined;
+  name?: string | undefined;
+}) => `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ''}${e.name ? ` ${e.name}` : ''}`;
 
 describe('fleet-aware lookup, admission and marking', () => {
   let drainer: Drainer;
@@ -64,7 +77,9 @@ describe('fleet-aware lookup, admission and marking', () => {
 
     expect(statusOf(await drainer.terminate(instanceId))).toBe('drained');
 
-    const nodeReads = requestsSince(started).filter((e) => e.resource === 'nodes' && (e.verb === 'get' || e.verb === 'list'));
+    const nodeReads = requestsSince(started).filter(
+      (e) => e.resource === 'nodes' && (e.verb === 'get' || e.verb === 'list'),
+    );
     // One GET; a second only when the node changed between that read and the mark (a conflict is read again): never a list.
     expect(nodeReads.length).toBeGreaterThanOrEqual(1);
     expect(new Set(nodeReads.map(describeRequest))).toEqual(new Set(['get nodes fleet-byname']));
@@ -86,7 +101,9 @@ describe('fleet-aware lookup, admission and marking', () => {
     const stale = await a.core.readNode({ name: 'fleet-reused-ip' });
     expect(stale.spec?.unschedulable).toBeUndefined();
     expect(stale.metadata?.labels?.[lbLabel]).toBeUndefined();
-    const reads = requestsSince(started).filter((e) => e.resource === 'nodes' && (e.verb === 'get' || e.verb === 'list'));
+    const reads = requestsSince(started).filter(
+      (e) => e.resource === 'nodes' && (e.verb === 'get' || e.verb === 'list'),
+    );
     expect(reads.map(describeRequest)).toEqual(['get nodes fleet-reused-ip', expect.stringMatching(/^list nodes/)]);
     expect(reads[1]!.requestURI).toMatch(/limit=100/);
   });
@@ -116,14 +133,21 @@ describe('fleet-aware lookup, admission and marking', () => {
 
     expect(result).toEqual({ records: [{ status: 'launch-admitted', instanceId }] });
     const requests = requestsSince(started);
-    expect(requests.map(describeRequest)).toEqual(['list nodes fleet-launch', 'watch nodes fleet-launch', expect.stringMatching(/^create events fleet-launch\./)]);
+    expect(requests.map(describeRequest)).toEqual([
+      'list nodes fleet-launch',
+      'watch nodes fleet-launch',
+      expect.stringMatching(/^create events fleet-launch\./),
+    ]);
     expect(requests[0]!.requestURI).toMatch(/fieldSelector=metadata.name%3Dfleet-launch/);
     expect(drainer.ec2Calls.at(-1)).toEqual([instanceId]);
   });
 
   it('cordons every other terminating node of the group before the first eviction, so no evicted pod lands on one', async () => {
     await ensureNamespace(a, 'fleet');
-    const doomed = ['fleet-doomed-1', 'fleet-doomed-2', 'fleet-doomed-3'].map((name) => ({ name, instanceId: newInstanceId() }));
+    const doomed = ['fleet-doomed-1', 'fleet-doomed-2', 'fleet-doomed-3'].map((name) => ({
+      name,
+      instanceId: newInstanceId(),
+    }));
     const keep = { name: 'fleet-keep', instanceId: newInstanceId() };
     for (const n of [...doomed, keep]) {
       await createKwokNode(a, n.name, n.instanceId, { scenario: 'fleet-siblings' });
@@ -144,12 +168,20 @@ describe('fleet-aware lookup, admission and marking', () => {
     const requests = requestsSince(started);
     const firstEviction = requests.find((e) => e.subresource === 'eviction')!;
     // The mark patches (the lifecycle conditions go to the status subresource beside them).
-    const siblingPatches = requests.filter((e) => e.verb === 'patch' && !e.subresource && (e.name === 'fleet-doomed-2' || e.name === 'fleet-doomed-3'));
+    const siblingPatches = requests.filter(
+      (e) => e.verb === 'patch' && !e.subresource && (e.name === 'fleet-doomed-2' || e.name === 'fleet-doomed-3'),
+    );
     expect(siblingPatches).toHaveLength(2);
     expect(siblingPatches.every((p) => p.atMs <= firstEviction.receivedMs)).toBe(true);
     // Both siblings read in one label-selected list (the hostname label), not a GET each.
-    expect(requests.filter((e) => e.verb === 'get' && (e.name === 'fleet-doomed-2' || e.name === 'fleet-doomed-3'))).toEqual([]);
-    expect(requests.filter((e) => e.verb === 'list' && e.resource === 'nodes' && /kubernetes\.io(%2F|\/)hostname/.test(e.requestURI))).toHaveLength(1);
+    expect(
+      requests.filter((e) => e.verb === 'get' && (e.name === 'fleet-doomed-2' || e.name === 'fleet-doomed-3')),
+    ).toEqual([]);
+    expect(
+      requests.filter(
+        (e) => e.verb === 'list' && e.resource === 'nodes' && /kubernetes\.io(%2F|\/)hostname/.test(e.requestURI),
+      ),
+    ).toHaveLength(1);
     for (const name of ['fleet-doomed-2', 'fleet-doomed-3']) {
       const node = await a.core.readNode({ name });
       expect(node.spec?.unschedulable).toBe(true);
@@ -169,15 +201,21 @@ describe('fleet-aware lookup, admission and marking', () => {
       );
       return pods.length === 4 && pods;
     });
-    const placed = (await a.core.listNamespacedPod({ namespace: 'fleet', labelSelector: 'app=web' })).items.map((p) => p.spec?.nodeName);
+    const placed = (await a.core.listNamespacedPod({ namespace: 'fleet', labelSelector: 'app=web' })).items.map(
+      (p) => p.spec?.nodeName,
+    );
     expect(new Set(placed)).toEqual(new Set([keep.name]));
 
     // The sibling's own drain adopts the marks: only its drain record changes hands.
     const second = Date.now();
     expect(statusOf(await drainer.terminate(doomed[1]!.instanceId))).toBe('drained');
     const node = await a.core.readNode({ name: 'fleet-doomed-2' });
-    expect(JSON.parse(node.metadata?.annotations?.['graceful-node-termination/drain'] ?? '{}')).toMatchObject({ set: ['exclude-from-load-balancers', 'cordon'] });
-    expect(requestsSince(second).filter((e) => e.verb === 'patch' && !e.subresource && e.name === 'fleet-doomed-2')).toHaveLength(1);
+    expect(JSON.parse(node.metadata?.annotations?.['graceful-node-termination/drain'] ?? '{}')).toMatchObject({
+      set: ['exclude-from-load-balancers', 'cordon'],
+    });
+    expect(
+      requestsSince(second).filter((e) => e.verb === 'patch' && !e.subresource && e.name === 'fleet-doomed-2'),
+    ).toHaveLength(1);
     for (const n of doomed) drainer.terminating.delete(n.instanceId);
   });
 
@@ -208,7 +246,9 @@ describe('fleet-aware lookup, admission and marking', () => {
     expect(patches).toHaveLength(1);
     expect(patches[0]!.atMs).toBeLessThanOrEqual(firstEviction.receivedMs);
     // One scan for the survey (paged node list), not one per sibling.
-    expect(requests.filter((e) => e.verb === 'list' && e.resource === 'nodes' && !/labelSelector/.test(e.requestURI))).toHaveLength(1);
+    expect(
+      requests.filter((e) => e.verb === 'list' && e.resource === 'nodes' && !/labelSelector/.test(e.requestURI)),
+    ).toHaveLength(1);
     expect((await a.core.readNode({ name: other.name })).spec?.unschedulable).toBe(true);
     expect((await eventsFor(a, 'Node', other.name)).map((e) => e.reason)).toEqual(['CordonedAhead']);
     for (const n of [own, other]) drainer.terminating.delete(n.instanceId);
@@ -219,7 +259,9 @@ describe('fleet-aware lookup, admission and marking', () => {
       metadata: { uid: string };
       status?: { conditions?: { type: string; status: string }[] };
     };
-    const level = JSON.parse(a.kubectl('get', 'prioritylevelconfiguration', 'graceful-node-termination', '-o', 'json')) as { metadata: { uid: string } };
+    const level = JSON.parse(
+      a.kubectl('get', 'prioritylevelconfiguration', 'graceful-node-termination', '-o', 'json'),
+    ) as { metadata: { uid: string } };
     // The API server names the schema and level it classified a request into in these headers.
     const seen = await asDrainer('/api/v1/nodes?limit=1');
     expect(seen).toEqual({ flowSchemaUid: schema.metadata.uid, priorityLevelUid: level.metadata.uid });
@@ -229,8 +271,16 @@ describe('fleet-aware lookup, admission and marking', () => {
   it('takes its seats from every level in proportion, as the docs say: measured from the server, not assumed', async () => {
     // apiserver_flowcontrol_nominal_limit_seats: what each level may run at once.
     // Several MB of metrics: more than kubectl's helper buffers (1 MiB).
-    const metrics = execFileSync(plane.kubectl, ['--kubeconfig', plane.adminKubeconfig, 'get', '--raw', '/metrics'], { encoding: 'utf8', maxBuffer: 256 * 2 ** 20 });
-    const seats = (level: string) => Number(new RegExp(`^apiserver_flowcontrol_nominal_limit_seats\\{priority_level="${level}"\\} (\\d+)$`, 'm').exec(metrics)?.[1]);
+    const metrics = execFileSync(plane.kubectl, ['--kubeconfig', plane.adminKubeconfig, 'get', '--raw', '/metrics'], {
+      encoding: 'utf8',
+      maxBuffer: 256 * 2 ** 20,
+    });
+    const seats = (level: string) =>
+      Number(
+        new RegExp(`^apiserver_flowcontrol_nominal_limit_seats\\{priority_level="${level}"\\} (\\d+)$`, 'm').exec(
+          metrics,
+        )?.[1],
+      );
     const levels = JSON.parse(a.kubectl('get', 'prioritylevelconfigurations', '-o', 'json')) as {
       items: { metadata: { name: string }; spec: { limited?: { nominalConcurrencyShares?: number } } }[];
     };

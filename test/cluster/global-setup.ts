@@ -1,7 +1,17 @@
 // One real control plane for the whole cluster suite. It fails (never skips) when the
 // plane cannot be built or started.
 import type { TestProject } from 'vitest/node';
-import { admin, createKwokNode, createPdb, createPod, ensureNamespace, newInstanceId, rbacFile, until, waitNodeReady } from './kube.js';
+import {
+  admin,
+  createKwokNode,
+  createPdb,
+  createPod,
+  ensureNamespace,
+  newInstanceId,
+  rbacFile,
+  until,
+  waitNodeReady,
+} from './kube.js';
 import { startPlane, type PlaneInfo } from './plane/plane.js';
 
 declare module 'vitest' {

@@ -8,7 +8,9 @@ export function captureHandlerLogs(onLog: (entry: Record<string, unknown>) => vo
     const original = originals[i]!.bind(stream) as (...args: unknown[]) => boolean;
     stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
       const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-      const ours = text.split('\n').filter((line) => line.startsWith('{') && line.includes('"service":"graceful-node-termination"'));
+      const ours = text
+        .split('\n')
+        .filter((line) => line.startsWith('{') && line.includes('"service":"graceful-node-termination"'));
       if (ours.length === 0) return original(chunk, ...rest);
       for (const line of ours) onLog(JSON.parse(line) as Record<string, unknown>);
       return true;

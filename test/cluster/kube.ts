@@ -1,6 +1,16 @@
 // Admin-side helpers for the cluster suite, the demo and the benchmark: kwok nodes,
 // workloads, budgets, waiting, and reading the audit log.
-import { AppsV1Api, BatchV1Api, CoreV1Api, KubeConfig, PolicyV1Api, StorageV1Api, Watch, type V1Pod, type V1PodSpec } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  BatchV1Api,
+  CoreV1Api,
+  KubeConfig,
+  PolicyV1Api,
+  StorageV1Api,
+  Watch,
+  type V1Pod,
+  type V1PodSpec,
+} from '@kubernetes/client-node';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -36,9 +46,13 @@ export function admin(plane: PlaneInfo): Admin {
     apps: kc.makeApiClient(AppsV1Api),
     policy: kc.makeApiClient(PolicyV1Api),
     batch: kc.makeApiClient(BatchV1Api),
-    kubectl: (...args) => execFileSync(plane.kubectl, ['--kubeconfig', plane.adminKubeconfig, ...args], { encoding: 'utf8' }),
+    kubectl: (...args) =>
+      execFileSync(plane.kubectl, ['--kubeconfig', plane.adminKubeconfig, ...args], { encoding: 'utf8' }),
     kubectlApply: (object) =>
-      execFileSync(plane.kubectl, ['--kubeconfig', plane.adminKubeconfig, 'apply', '--server-side', '-f', '-'], { encoding: 'utf8', input: JSON.stringify(object) }),
+      execFileSync(plane.kubectl, ['--kubeconfig', plane.adminKubeconfig, 'apply', '--server-side', '-f', '-'], {
+        encoding: 'utf8',
+        input: JSON.stringify(object),
+      }),
   };
 }
 
@@ -54,20 +68,43 @@ export async function installTargetGroupBindingCrd(a: Admin): Promise<void> {
     metadata: { name: 'targetgroupbindings.elbv2.k8s.aws' },
     spec: {
       group: 'elbv2.k8s.aws',
-      names: { kind: 'TargetGroupBinding', listKind: 'TargetGroupBindingList', plural: 'targetgroupbindings', singular: 'targetgroupbinding' },
+      names: {
+        kind: 'TargetGroupBinding',
+        listKind: 'TargetGroupBindingList',
+        plural: 'targetgroupbindings',
+        singular: 'targetgroupbinding',
+      },
       scope: 'Namespaced',
-      versions: [{ name: 'v1beta1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      versions: [
+        {
+          name: 'v1beta1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
     },
   });
   await until('the TargetGroupBinding CRD established', 30_000, async () => {
-    const out = a.kubectl('get', 'crd', 'targetgroupbindings.elbv2.k8s.aws', '-o', 'jsonpath={.status.conditions[?(@.type=="Established")].status}');
+    const out = a.kubectl(
+      'get',
+      'crd',
+      'targetgroupbindings.elbv2.k8s.aws',
+      '-o',
+      'jsonpath={.status.conditions[?(@.type=="Established")].status}',
+    );
     return out.trim() === 'True';
   });
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined | false>, intervalMs = 200): Promise<T> {
+export async function until<T>(
+  what: string,
+  timeoutMs: number,
+  probe: () => Promise<T | undefined | false>,
+  intervalMs = 200,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
@@ -79,7 +116,9 @@ export async function until<T>(what: string, timeoutMs: number, probe: () => Pro
     }
     await sleep(intervalMs);
   }
-  throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+  throw new Error(
+    `timed out after ${timeoutMs / 1000} s waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`,
+  );
 }
 
 /** A fresh EC2-shaped instance id (17 hex digits, like current instances). */
@@ -100,7 +139,13 @@ export async function createKwokNode(
       metadata: {
         name,
         annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
-        labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', type: 'kwok', 'topology.kubernetes.io/zone': 'eu-west-1a', ...labels },
+        labels: {
+          'kubernetes.io/hostname': name,
+          'kubernetes.io/os': 'linux',
+          type: 'kwok',
+          'topology.kubernetes.io/zone': 'eu-west-1a',
+          ...labels,
+        },
       },
       spec: { providerID: `aws:///eu-west-1a/${instanceId}`, taints: taints.length ? taints : undefined },
       status: {
@@ -165,7 +210,13 @@ export interface DeploymentOptions extends PodTemplateOptions {
 export function podSpec(o: PodTemplateOptions): V1PodSpec {
   return {
     containers: [
-      { name: 'app', image: 'registry.k8s.io/pause:3.10', ...(o.readinessProbe ? { readinessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1 } } : {}) },
+      {
+        name: 'app',
+        image: 'registry.k8s.io/pause:3.10',
+        ...(o.readinessProbe
+          ? { readinessProbe: { httpGet: { path: '/healthz', port: 8080 }, periodSeconds: 1 } }
+          : {}),
+      },
     ],
     nodeName: o.nodeName,
     nodeSelector: o.nodeSelector,
@@ -175,11 +226,24 @@ export function podSpec(o: PodTemplateOptions): V1PodSpec {
     volumes: o.emptyDir ? [{ name: 'scratch', emptyDir: {} }] : undefined,
     topologySpreadConstraints:
       o.spreadOverNodes && o.app
-        ? [{ maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: { app: o.app } } }]
+        ? [
+            {
+              maxSkew: 1,
+              topologyKey: 'kubernetes.io/hostname',
+              whenUnsatisfiable: 'ScheduleAnyway',
+              labelSelector: { matchLabels: { app: o.app } },
+            },
+          ]
         : undefined,
     affinity:
       o.onePerNode && o.app
-        ? { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { app: o.app } } }] } }
+        ? {
+            podAntiAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution: [
+                { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { app: o.app } } },
+              ],
+            },
+          }
         : undefined,
     automountServiceAccountToken: false,
   };
@@ -193,8 +257,17 @@ export function podAnnotations(o: PodTemplateOptions): Record<string, string> {
   };
 }
 
-export async function createDeployment(a: Admin, namespace: string, name: string, replicas: number, o: DeploymentOptions = {}): Promise<void> {
-  const rollingUpdate = o.maxSurge !== undefined || o.maxUnavailable !== undefined ? { maxSurge: o.maxSurge ?? '25%', maxUnavailable: o.maxUnavailable ?? '25%' } : undefined;
+export async function createDeployment(
+  a: Admin,
+  namespace: string,
+  name: string,
+  replicas: number,
+  o: DeploymentOptions = {},
+): Promise<void> {
+  const rollingUpdate =
+    o.maxSurge !== undefined || o.maxUnavailable !== undefined
+      ? { maxSurge: o.maxSurge ?? '25%', maxUnavailable: o.maxUnavailable ?? '25%' }
+      : undefined;
   await a.apps.createNamespacedDeployment({
     namespace,
     body: {
@@ -204,13 +277,21 @@ export async function createDeployment(a: Admin, namespace: string, name: string
         ...(rollingUpdate ? { strategy: { type: 'RollingUpdate', rollingUpdate } } : {}),
         selector: { matchLabels: { app: name } },
         // Replace evicted pods at once, like a real rollout would not: we want surge capacity.
-        template: { metadata: { labels: { ...o.labels, app: name }, annotations: podAnnotations(o) }, spec: podSpec({ ...o, app: name }) },
+        template: {
+          metadata: { labels: { ...o.labels, app: name }, annotations: podAnnotations(o) },
+          spec: podSpec({ ...o, app: name }),
+        },
       },
     },
   });
 }
 
-export async function createDaemonSet(a: Admin, namespace: string, name: string, o: PodTemplateOptions = {}): Promise<void> {
+export async function createDaemonSet(
+  a: Admin,
+  namespace: string,
+  name: string,
+  o: PodTemplateOptions = {},
+): Promise<void> {
   await a.apps.createNamespacedDaemonSet({
     namespace,
     body: {
@@ -237,7 +318,13 @@ export async function createPod(a: Admin, namespace: string, name: string, o: Po
  * A PersistentVolume and its claim, bound ahead by claimRef and volumeName as a provisioner
  * leaves them (the binder confirms it). hostPath: nothing local attaches or detaches it.
  */
-export async function createBoundClaim(a: Admin, namespace: string, claim: string, pv: string, storage = '1Gi'): Promise<void> {
+export async function createBoundClaim(
+  a: Admin,
+  namespace: string,
+  claim: string,
+  pv: string,
+  storage = '1Gi',
+): Promise<void> {
   await a.core.createPersistentVolume({
     body: {
       metadata: { name: pv },
@@ -252,7 +339,15 @@ export async function createBoundClaim(a: Admin, namespace: string, claim: strin
   });
   await a.core.createNamespacedPersistentVolumeClaim({
     namespace,
-    body: { metadata: { name: claim }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } }, volumeName: pv, storageClassName: '' } },
+    body: {
+      metadata: { name: claim },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        resources: { requests: { storage } },
+        volumeName: pv,
+        storageClassName: '',
+      },
+    },
   });
 }
 
@@ -262,28 +357,58 @@ export async function createBoundClaim(a: Admin, namespace: string, claim: strin
  * name here), and the volume in the node's status.volumesAttached. `inTree`: a volume that is
  * not CSI (no name can be derived): only the cluster's list finds its attachment.
  */
-export async function attachVolume(a: Admin, pv: string, node: string, attacher = 'ebs.csi.aws.com', o: { inTree?: boolean } = {}): Promise<string> {
+export async function attachVolume(
+  a: Admin,
+  pv: string,
+  node: string,
+  attacher = 'ebs.csi.aws.com',
+  o: { inTree?: boolean } = {},
+): Promise<string> {
   const unique = o.inTree ? `kubernetes.io/aws-ebs/aws://eu-west-1a/vol-${pv}` : csiVolumeName(attacher, pv);
   const name = o.inTree ? `in-tree-${pv}-${node}` : attachmentNameOf(unique, node)!;
-  await a.kc.makeApiClient(StorageV1Api).createVolumeAttachment({ body: { metadata: { name }, spec: { attacher, nodeName: node, source: { persistentVolumeName: pv } } } });
+  await a.kc.makeApiClient(StorageV1Api).createVolumeAttachment({
+    body: { metadata: { name }, spec: { attacher, nodeName: node, source: { persistentVolumeName: pv } } },
+  });
   await setVolumesAttached(a, node, (names) => [...names, unique]);
   return name;
 }
 
 /** The attacher detached it: the controller drops the volume from the node's status first, then the object goes. */
-export async function detachVolume(a: Admin, pv: string, node: string, attacher = 'ebs.csi.aws.com', o: { inTree?: boolean } = {}): Promise<void> {
+export async function detachVolume(
+  a: Admin,
+  pv: string,
+  node: string,
+  attacher = 'ebs.csi.aws.com',
+  o: { inTree?: boolean } = {},
+): Promise<void> {
   const unique = o.inTree ? `kubernetes.io/aws-ebs/aws://eu-west-1a/vol-${pv}` : csiVolumeName(attacher, pv);
   await setVolumesAttached(a, node, (names) => names.filter((n) => n !== unique));
-  await a.kc.makeApiClient(StorageV1Api).deleteVolumeAttachment({ name: o.inTree ? `in-tree-${pv}-${node}` : attachmentNameOf(unique, node)! });
+  await a.kc
+    .makeApiClient(StorageV1Api)
+    .deleteVolumeAttachment({ name: o.inTree ? `in-tree-${pv}-${node}` : attachmentNameOf(unique, node)! });
 }
 
 async function setVolumesAttached(a: Admin, node: string, change: (names: string[]) => string[]): Promise<void> {
   const current = ((await a.core.readNodeStatus({ name: node })).status?.volumesAttached ?? []).map((v) => v.name);
   const volumesAttached = change(current).map((name) => ({ name, devicePath: '' }));
-  a.kubectl('patch', 'node', node, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { volumesAttached } }));
+  a.kubectl(
+    'patch',
+    'node',
+    node,
+    '--subresource=status',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ status: { volumesAttached } }),
+  );
 }
 
-export async function createPdb(a: Admin, namespace: string, name: string, app: string, minAvailable: number): Promise<void> {
+export async function createPdb(
+  a: Admin,
+  namespace: string,
+  name: string,
+  app: string,
+  minAvailable: number,
+): Promise<void> {
   await a.policy.createNamespacedPodDisruptionBudget({
     namespace,
     body: { metadata: { name }, spec: { minAvailable, selector: { matchLabels: { app } } } },
@@ -303,13 +428,31 @@ export async function readyReplicas(a: Admin, namespace: string, name: string): 
   return (await a.apps.readNamespacedDeployment({ namespace, name })).status?.readyReplicas ?? 0;
 }
 
-export async function waitDeploymentReady(a: Admin, namespace: string, name: string, replicas: number, timeoutMs = 60_000): Promise<void> {
-  await until(`${namespace}/${name} ${replicas} ready`, timeoutMs, async () => (await readyReplicas(a, namespace, name)) >= replicas);
+export async function waitDeploymentReady(
+  a: Admin,
+  namespace: string,
+  name: string,
+  replicas: number,
+  timeoutMs = 60_000,
+): Promise<void> {
+  await until(
+    `${namespace}/${name} ${replicas} ready`,
+    timeoutMs,
+    async () => (await readyReplicas(a, namespace, name)) >= replicas,
+  );
 }
 
 /** The drainer's Events about an object, in the order they were written. */
-export async function eventsFor(a: Admin, kind: 'Node' | 'Pod', name: string, namespace = 'default'): Promise<{ reason: string; message: string; type: string }[]> {
-  const list = await a.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${name}` });
+export async function eventsFor(
+  a: Admin,
+  kind: 'Node' | 'Pod',
+  name: string,
+  namespace = 'default',
+): Promise<{ reason: string; message: string; type: string }[]> {
+  const list = await a.core.listNamespacedEvent({
+    namespace,
+    fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${name}`,
+  });
   // Timestamps have second resolution; the resourceVersion (etcd revision) orders exactly.
   return list.items
     .filter((e) => e.source?.component === 'graceful-node-termination')
@@ -381,7 +524,10 @@ export async function nodeWithDeployment(
   namespace: string,
   name: string,
   replicas: number,
-  o: PodTemplateOptions & { labels?: Record<string, string>; taints?: { key: string; effect: string; value?: string }[] } = {},
+  o: PodTemplateOptions & {
+    labels?: Record<string, string>;
+    taints?: { key: string; effect: string; value?: string }[];
+  } = {},
 ): Promise<{ instanceId: string; node: string }> {
   const { labels = {}, taints = [], ...pod } = o;
   await ensureNamespace(a, namespace);
@@ -410,7 +556,9 @@ export async function watchReady(
   const told = new Map<string, string>();
   const listeners: ((line: string) => void)[] = [];
   let min = Number.POSITIVE_INFINITY;
-  const isReady = (p: V1Pod) => !p.metadata?.deletionTimestamp && (p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false);
+  const isReady = (p: V1Pod) =>
+    !p.metadata?.deletionTimestamp &&
+    (p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false);
   const count = () => [...pods.values()].filter(isReady).length;
   const request = await new Watch(a.kc).watch(
     `/api/v1/namespaces/${namespace}/pods`,
@@ -442,8 +590,15 @@ export async function watchReady(
 }
 
 /** A kubeconfig as the drainer: a token minted as the handler mints it (for this cluster unless told), checked by the plane's webhook. */
-export async function drainerKubeConfig(plane: Pick<PlaneInfo, 'server' | 'caPem'>, clusterName: string = testAws.clusterName): Promise<KubeConfig> {
-  const token = await mintEksToken({ clusterName, region: testAws.region, credentials: { accessKeyId: testAws.accessKeyId, secretAccessKey: testAws.secretAccessKey } });
+export async function drainerKubeConfig(
+  plane: Pick<PlaneInfo, 'server' | 'caPem'>,
+  clusterName: string = testAws.clusterName,
+): Promise<KubeConfig> {
+  const token = await mintEksToken({
+    clusterName,
+    region: testAws.region,
+    credentials: { accessKeyId: testAws.accessKeyId, secretAccessKey: testAws.secretAccessKey },
+  });
   const kc = new KubeConfig();
   kc.loadFromOptions({
     clusters: [{ name: 'plane', server: plane.server, caData: Buffer.from(plane.caPem).toString('base64') }],

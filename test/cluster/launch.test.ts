@@ -25,7 +25,9 @@ describe('the launch hook', () => {
     await registering;
 
     expect(result).toEqual({ records: [{ status: 'launch-admitted', instanceId }] });
-    expect(drainer.completions.filter((c) => c.instanceId === instanceId)).toEqual([expect.objectContaining({ result: 'CONTINUE', outcome: 'completed' })]);
+    expect(drainer.completions.filter((c) => c.instanceId === instanceId)).toEqual([
+      expect.objectContaining({ result: 'CONTINUE', outcome: 'completed' }),
+    ]);
     const node = await a.core.readNode({ name: 'launch-ok' });
     expect(node.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
     expect((await eventsFor(a, 'Node', 'launch-ok')).map((e) => e.reason)).toEqual(['LaunchAdmitted']);
@@ -33,7 +35,9 @@ describe('the launch hook', () => {
 
   it('abandons a node that keeps the cloud provider startup taint past the launch timeout', async () => {
     const instanceId = newInstanceId();
-    await createKwokNode(a, 'launch-stuck', instanceId, { scenario: 'launch' }, [{ key: 'node.cloudprovider.kubernetes.io/uninitialized', value: 'true', effect: 'NoSchedule' }]);
+    await createKwokNode(a, 'launch-stuck', instanceId, { scenario: 'launch' }, [
+      { key: 'node.cloudprovider.kubernetes.io/uninitialized', value: 'true', effect: 'NoSchedule' },
+    ]);
     const started = Date.now();
 
     const result = await drainer.launch(instanceId);
@@ -45,6 +49,8 @@ describe('the launch hook', () => {
     const events = await eventsFor(a, 'Node', 'launch-stuck');
     expect(events.map((e) => e.reason)).toEqual(['LaunchAbandoned']);
     expect(events[0]!.message).toMatch(/startup taints node.cloudprovider.kubernetes.io\/uninitialized:NoSchedule/);
-    expect(drainer.logs.some((l) => l['level'] === 'ERROR' && /abandoning the launch/.test(String(l['message'])))).toBe(true);
+    expect(drainer.logs.some((l) => l['level'] === 'ERROR' && /abandoning the launch/.test(String(l['message'])))).toBe(
+      true,
+    );
   });
 });

@@ -5,7 +5,19 @@
 // compare-and-swap against the real API server's optimistic concurrency).
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startDrainer, type Drainer } from './drainer.js';
-import { admin, byDrainer, createDeployment, createKwokNode, ensureNamespace, eventsFor, newInstanceId, podsOn, readAudit, waitDeploymentReady, waitNodeReady } from './kube.js';
+import {
+  admin,
+  byDrainer,
+  createDeployment,
+  createKwokNode,
+  ensureNamespace,
+  eventsFor,
+  newInstanceId,
+  podsOn,
+  readAudit,
+  waitDeploymentReady,
+  waitNodeReady,
+} from './kube.js';
 
 const plane = inject('plane');
 const a = admin(plane);
@@ -28,10 +40,16 @@ describe('a drain longer than one invocation', () => {
     await waitNodeReady(a, 'long-2');
     // The pod on long-1 takes 14 s to shut down: longer than three invocations.
     await a.kubectl('cordon', 'long-2');
-    await createDeployment(a, 'long', 'slow', 1, { nodeSelector: { scenario: 'long' }, deleteDelay: '14s', terminationGracePeriodSeconds: 60 });
+    await createDeployment(a, 'long', 'slow', 1, {
+      nodeSelector: { scenario: 'long' },
+      deleteDelay: '14s',
+      terminationGracePeriodSeconds: 60,
+    });
     await waitDeploymentReady(a, 'long', 'slow', 1);
     await a.kubectl('uncordon', 'long-2');
-    expect((await podsOn(a, 'long-1')).map((p) => p.metadata?.name ?? '').filter((n) => n.startsWith('slow'))).toHaveLength(1);
+    expect(
+      (await podsOn(a, 'long-1')).map((p) => p.metadata?.name ?? '').filter((n) => n.startsWith('slow')),
+    ).toHaveLength(1);
     const since = Date.now();
 
     const statuses: unknown[] = [await drainer.terminate(instanceId, { remainingMs })];
@@ -46,27 +64,48 @@ describe('a drain longer than one invocation', () => {
     expect(handOffs).toBeGreaterThanOrEqual(2);
     // One heartbeat as each invocation starts (verify) and one before each hand-off.
     expect(drainer.heartbeats).toHaveLength(2 * handOffs + 1);
-    expect(drainer.completions.filter((c) => c.instanceId === instanceId)).toEqual([expect.objectContaining({ result: 'CONTINUE', outcome: 'completed' })]);
+    expect(drainer.completions.filter((c) => c.instanceId === instanceId)).toEqual([
+      expect.objectContaining({ result: 'CONTINUE', outcome: 'completed' }),
+    ]);
     // The eviction happened once; later invocations found it terminating and waited.
-    const evictions = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.subresource === 'eviction' && e.namespace === 'long');
+    const evictions = readAudit(
+      plane,
+      (e) => byDrainer(e) && e.atMs >= since && e.subresource === 'eviction' && e.namespace === 'long',
+    );
     expect(evictions).toHaveLength(1);
     const node = await a.core.readNode({ name: 'long-1' });
-    expect(node.metadata?.annotations?.['graceful-node-termination/hand-off']).toMatch(new RegExp(`/${handOffs}/[^/]+$`));
-    expect((await eventsFor(a, 'Node', 'long-1')).map((e) => e.reason)).toEqual(['DrainStarted', 'Cordoned', 'Drained', 'LifecycleActionCompleted']);
-    console.log(`[long drain] ${handOffs} hand-offs, ${drainer.heartbeats.length} heartbeats, ${((drainer.completions.at(-1)!.atMs - since) / 1000).toFixed(1)} s to completion`);
+    expect(node.metadata?.annotations?.['graceful-node-termination/hand-off']).toMatch(
+      new RegExp(`/${handOffs}/[^/]+$`),
+    );
+    expect((await eventsFor(a, 'Node', 'long-1')).map((e) => e.reason)).toEqual([
+      'DrainStarted',
+      'Cordoned',
+      'Drained',
+      'LifecycleActionCompleted',
+    ]);
+    console.log(
+      `[long drain] ${handOffs} hand-offs, ${drainer.heartbeats.length} heartbeats, ${((drainer.completions.at(-1)!.atMs - since) / 1000).toFixed(1)} s to completion`,
+    );
   });
 
   it('lets only one of two concurrent deliveries of a hand-off carry on', async () => {
     const instanceId = newInstanceId();
     await createKwokNode(a, 'long-3', instanceId, { scenario: 'long-dup' });
     await waitNodeReady(a, 'long-3');
-    await createDeployment(a, 'long', 'slower', 1, { nodeSelector: { scenario: 'long-dup' }, deleteDelay: '30s', terminationGracePeriodSeconds: 60 });
+    await createDeployment(a, 'long', 'slower', 1, {
+      nodeSelector: { scenario: 'long-dup' },
+      deleteDelay: '30s',
+      terminationGracePeriodSeconds: 60,
+    });
     await waitDeploymentReady(a, 'long', 'slower', 1);
     const before = drainer.handOffs.length;
 
     await drainer.terminate(instanceId, { remainingMs });
     const message = drainer.handOffs[before]!;
-    const [x, y] = await Promise.all([drainer.deliver(message, { remainingMs }), drainer.deliver(message, { remainingMs })]);
+    const [x, y] = await Promise.all([
+      drainer.deliver(message, { remainingMs }),
+      drainer.deliver(message, { remainingMs }),
+    ]);
 
     const statuses = [x, y].map((r) => (r as { records: { status: string }[] }).records[0]!.status).sort();
     expect(statuses).toEqual(['handed-off', 'superseded']);

@@ -33,12 +33,19 @@ describe('the managed-node-group story', () => {
     await waitNodeReady(a, node);
     const onStory = { nodeSelector: { scenario: 'story' } };
     await createDeployment(a, 'story', 'nginx', 1, onStory);
-    await createDeployment(a, 'kube-system', 'coredns-story', 1, { ...onStory, priorityClassName: 'system-cluster-critical' });
+    await createDeployment(a, 'kube-system', 'coredns-story', 1, {
+      ...onStory,
+      priorityClassName: 'system-cluster-critical',
+    });
     await createDaemonSet(a, 'kube-system', 'aws-node-story', onStory);
     await createDaemonSet(a, 'kube-system', 'kube-proxy-story', onStory);
     await waitDeploymentReady(a, 'story', 'nginx', 1);
     await waitDeploymentReady(a, 'kube-system', 'coredns-story', 1);
-    await until('DaemonSet pods on the node', 30_000, async () => (await podsOn(a, node)).filter((p) => p.status?.phase === 'Running').length === 4);
+    await until(
+      'DaemonSet pods on the node',
+      30_000,
+      async () => (await podsOn(a, node)).filter((p) => p.status?.phase === 'Running').length === 4,
+    );
     // Somewhere for the replacements to go.
     await createKwokNode(a, 'story-2', newInstanceId(), { scenario: 'story' });
     await waitNodeReady(a, 'story-2');
@@ -53,7 +60,11 @@ describe('the managed-node-group story', () => {
     const result = await drainer.terminate(instanceId);
 
     expect(result).toEqual({ records: [{ status: 'drained', instanceId }] });
-    const writes = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since - 1000 && !['get', 'list', 'watch'].includes(e.verb) && e.resource !== 'events');
+    const writes = readAudit(
+      plane,
+      (e) =>
+        byDrainer(e) && e.atMs >= since - 1000 && !['get', 'list', 'watch'].includes(e.verb) && e.resource !== 'events',
+    );
     expect(writes.map((e) => [e.verb, e.resource, e.subresource ?? '', e.name, e.code])).toEqual([
       ['patch', 'nodes', '', node, 200],
       // The node lifecycle conditions (KEP-5683): MaintenancePlanned and DrainInProgress, then Drained.
@@ -68,7 +79,10 @@ describe('the managed-node-group story', () => {
     expect(writes[0]!.requestObject).toEqual({
       metadata: {
         resourceVersion: expect.stringMatching(/^\d+$/),
-        labels: { 'graceful-node-termination/owner': 'graceful-node-termination', 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' },
+        labels: {
+          'graceful-node-termination/owner': 'graceful-node-termination',
+          'node.kubernetes.io/exclude-from-external-load-balancers': 'true',
+        },
         annotations: {
           'graceful-node-termination/drain': expect.stringMatching(
             /^\{"action":"sha256:[0-9a-f]{32}","hook":"workers-terminate","notifiedAt":"[^"]+","startedAt":"[^"]+","updatedAt":"[^"]+","set":\["exclude-from-load-balancers","cordon"\]\}$/,
@@ -106,12 +120,24 @@ describe('the managed-node-group story', () => {
     await createKwokNode(a, 'story-4', newInstanceId(), { scenario: 'story-dup' });
     await waitNodeReady(a, 'story-4');
 
-    const results = await Promise.all([drainer.terminate(instance2, { token }), drainer.terminate(instance2, { token })]);
+    const results = await Promise.all([
+      drainer.terminate(instance2, { token }),
+      drainer.terminate(instance2, { token }),
+    ]);
 
-    expect(results).toEqual([{ records: [{ status: 'drained', instanceId: instance2 }] }, { records: [{ status: 'drained', instanceId: instance2 }] }]);
+    expect(results).toEqual([
+      { records: [{ status: 'drained', instanceId: instance2 }] },
+      { records: [{ status: 'drained', instanceId: instance2 }] },
+    ]);
     const forToken = drainer.completions.filter((c) => c.token === token);
     expect(forToken.map((c) => c.outcome).sort()).toEqual(['already-completed', 'completed']);
-    expect(drainer.logs.some((l) => l['message'] === 'lifecycle action was already completed (duplicate delivery or timed out); nothing left to do')).toBe(true);
+    expect(
+      drainer.logs.some(
+        (l) =>
+          l['message'] ===
+          'lifecycle action was already completed (duplicate delivery or timed out); nothing left to do',
+      ),
+    ).toBe(true);
     expect(drainer.logs.filter((l) => l['level'] === 'ERROR' || l['level'] === 'WARN')).toEqual([]);
   });
 });
@@ -141,7 +167,9 @@ describe('the same drain in kubeconfig mode', () => {
     const result = await drainer.terminate(instanceId);
 
     expect(result).toEqual({ records: [{ status: 'drained', instanceId }] });
-    expect(drainer.completions.map((c) => [c.instanceId, c.result, c.outcome])).toEqual([[instanceId, 'CONTINUE', 'completed']]);
+    expect(drainer.completions.map((c) => [c.instanceId, c.result, c.outcome])).toEqual([
+      [instanceId, 'CONTINUE', 'completed'],
+    ]);
     await until('the evicted pod gone from the node', 10_000, async () => (await podsOn(a, node)).length === 0);
     // By arrival: a watch of the earlier drainer is logged when it ends, which can be now.
     const requests = readAudit(plane, (e) => byDrainer(e) && e.receivedMs >= since);

@@ -9,15 +9,27 @@ import { boundStrategyTag } from '../../lambda/refresh/strategy-tag.js';
 import { refreshStrategyTag } from '../../lambda/shared/group-tags.js';
 import { autoScalingGroupName, startDrainer, statusOf } from './drainer.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
-import { admin, createKwokNode, ensureNamespace, eventsFor, newInstanceId, nodeWithDeployment, podsOn, until, waitNodeReady } from './kube.js';
+import {
+  admin,
+  createKwokNode,
+  ensureNamespace,
+  eventsFor,
+  newInstanceId,
+  nodeWithDeployment,
+  podsOn,
+  until,
+  waitNodeReady,
+} from './kube.js';
 
 const plane = inject('plane');
 const a = admin(plane);
 const taintKey = 'graceful-node-termination/outdated';
-const refreshEvent = (what: string, refreshId: string) => localRefreshEvent(what, { id: refreshId, group: autoScalingGroupName });
+const refreshEvent = (what: string, refreshId: string) =>
+  localRefreshEvent(what, { id: refreshId, group: autoScalingGroupName });
 const node = (name: string) => a.core.readNode({ name });
 const ourTaints = async (name: string) => ((await node(name)).spec?.taints ?? []).filter((t) => t.key === taintKey);
-const ourLabels = async (name: string) => Object.keys((await node(name)).metadata?.labels ?? {}).filter((k) => k.startsWith('graceful-node-termination/'));
+const ourLabels = async (name: string) =>
+  Object.keys((await node(name)).metadata?.labels ?? {}).filter((k) => k.startsWith('graceful-node-termination/'));
 
 /** Dates our drain record's last write back, as the reconciler's next pass, minutes later, finds it. */
 async function age(name: string, minutes: number): Promise<void> {
@@ -77,7 +89,10 @@ describe('marks converge', () => {
     beforeAll(async () => {
       // Each mark of these nodes takes 1.5 s to reach the API server while `slow`.
       proxy = await startFaultProxy(plane, {
-        intercept: ({ method, url }) => (slow && method === 'PATCH' && url.pathname.startsWith('/api/v1/nodes/conv-old-') ? { forwardAfterMs: 1_500 } : undefined),
+        intercept: ({ method, url }) =>
+          slow && method === 'PATCH' && url.pathname.startsWith('/api/v1/nodes/conv-old-')
+            ? { forwardAfterMs: 1_500 }
+            : undefined,
       });
     });
     afterAll(() => proxy?.stop());
@@ -89,7 +104,11 @@ describe('marks converge', () => {
         drainer.refreshes.set(refreshId, { status: 'InProgress', desiredVersion: '2' });
         drainer.groupTags.set(refreshStrategyTag, boundStrategyTag(refreshId));
         const started = drainer.invoke(refreshEvent('Started', refreshId));
-        await until('the first outdated node cordoned', 20_000, async () => (await node('conv-old-1')).spec?.unschedulable === true);
+        await until(
+          'the first outdated node cordoned',
+          20_000,
+          async () => (await node('conv-old-1')).spec?.unschedulable === true,
+        );
         slow = false;
         drainer.refreshes.set(refreshId, { status: 'Cancelled', desiredVersion: '2' });
         expect(statusOf(await drainer.invoke(refreshEvent('Cancelled', refreshId)))).toBe('refresh-unmarked');
@@ -124,7 +143,11 @@ describe('marks converge', () => {
         expect(await ourLabels(n.name)).toEqual([]);
       }
       expect(drainer.deletedTags).toEqual([{ group: autoScalingGroupName, key: refreshStrategyTag }]);
-      expect((await eventsFor(a, 'Node', 'conv-old-2')).some((e) => e.reason === 'OutdatedMarksRemoved' && /is over \(Successful\)/.test(e.message))).toBe(true);
+      expect(
+        (await eventsFor(a, 'Node', 'conv-old-2')).some(
+          (e) => e.reason === 'OutdatedMarksRemoved' && /is over \(Successful\)/.test(e.message),
+        ),
+      ).toBe(true);
     } finally {
       drainer.restore();
     }
@@ -139,14 +162,18 @@ describe('drain marks converge', () => {
     const { instanceId, node: name } = await nodeWithDeployment(a, 'converge', 'warm-unreachable', 1);
     const first = startDrainer(plane, { loadBalancerDelaySeconds: 0 });
     try {
-      expect(statusOf(await first.terminate(instanceId, { origin: 'AutoScalingGroup', destination: 'WarmPool' }))).toBe('drained');
+      expect(statusOf(await first.terminate(instanceId, { origin: 'AutoScalingGroup', destination: 'WarmPool' }))).toBe(
+        'drained',
+      );
     } finally {
       first.restore();
     }
     // It leaves the pool; the cluster cannot be reached: admitted unchecked, marks stay.
     const unreachable = startDrainer(plane, { endpoint: 'https://127.0.0.1:9' });
     try {
-      expect(statusOf(await unreachable.launch(instanceId, { origin: 'WarmPool', destination: 'AutoScalingGroup' }))).toBe('launch-admitted-unchecked');
+      expect(
+        statusOf(await unreachable.launch(instanceId, { origin: 'WarmPool', destination: 'AutoScalingGroup' })),
+      ).toBe('launch-admitted-unchecked');
     } finally {
       unreachable.restore();
     }
@@ -165,11 +192,16 @@ describe('drain marks converge', () => {
     expect(after.spec?.unschedulable).toBeFalsy();
     expect(after.metadata?.labels?.['node.kubernetes.io/exclude-from-external-load-balancers']).toBeUndefined();
     expect(await ourLabels(name)).toEqual([]);
-    expect((await eventsFor(a, 'Node', name)).find((e) => e.reason === 'DrainMarksRemoved')?.message).toMatch(/reconciler found no owner/);
+    expect((await eventsFor(a, 'Node', name)).find((e) => e.reason === 'DrainMarksRemoved')?.message).toMatch(
+      /reconciler found no owner/,
+    );
   });
 
   it('a drain whose hand-off chain was lost is handed on again by the reconciler and completes, by instance id', async () => {
-    const { instanceId, node: name } = await nodeWithDeployment(a, 'converge', 'lost-chain', 2, { deleteDelay: '20s', terminationGracePeriodSeconds: 60 });
+    const { instanceId, node: name } = await nodeWithDeployment(a, 'converge', 'lost-chain', 2, {
+      deleteDelay: '20s',
+      terminationGracePeriodSeconds: 60,
+    });
     const drainer = startDrainer(plane, { handOff: true, drainTimeoutSeconds: 300, loadBalancerDelaySeconds: 1 });
     try {
       const token = randomUUID();
@@ -187,9 +219,12 @@ describe('drain marks converge', () => {
       expect((await eventsFor(a, 'Node', name)).map((e) => e.reason)).toContain('DrainResumed');
 
       const statuses = [statusOf(await drainer.deliver(resumed, { remainingMs: 120_000 }))];
-      while (statuses.at(-1) === 'handed-off') statuses.push(statusOf(await drainer.deliver(drainer.handOffs.at(-1)!, { remainingMs: 120_000 })));
+      while (statuses.at(-1) === 'handed-off')
+        statuses.push(statusOf(await drainer.deliver(drainer.handOffs.at(-1)!, { remainingMs: 120_000 })));
       expect(statuses.at(-1)).toBe('drained');
-      expect(drainer.completions.filter((c) => c.instanceId === instanceId)).toEqual([expect.objectContaining({ result: 'CONTINUE', outcome: 'completed' })]);
+      expect(drainer.completions.filter((c) => c.instanceId === instanceId)).toEqual([
+        expect.objectContaining({ result: 'CONTINUE', outcome: 'completed' }),
+      ]);
       expect((await podsOn(a, name)).filter((p) => p.metadata?.namespace === 'converge')).toEqual([]);
     } finally {
       drainer.restore();

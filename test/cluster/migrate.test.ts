@@ -13,7 +13,19 @@ import { localAwsEnvironment } from '../../demo/local-aws.js';
 import { nodeMarkKeys } from '../../lambda/cluster/mark-inventory.js';
 import { main } from '../../scripts/migrate-command.js';
 import { scheduledEvent } from '../fixtures/deliveries.js';
-import { byDrainer, createDeployment, createPdb, ensureNamespace, newInstanceId, podsOn, readAudit, sleep, until, waitDeploymentReady, waitNodeReady } from './kube.js';
+import {
+  byDrainer,
+  createDeployment,
+  createPdb,
+  ensureNamespace,
+  newInstanceId,
+  podsOn,
+  readAudit,
+  sleep,
+  until,
+  waitDeploymentReady,
+  waitNodeReady,
+} from './kube.js';
 import { testAws } from './plane/token-webhook.js';
 
 const plane = inject('plane');
@@ -24,9 +36,15 @@ const repo = join(import.meta.dirname, '..', '..');
 /** Every key of ours on a node, and its cordon: what must be gone after the reconciler ran. */
 async function marksOn(env: Environment, name: string): Promise<string[]> {
   const n = await env.admin.core.readNode({ name });
-  const labels = Object.keys(n.metadata?.labels ?? {}).filter((k) => (nodeMarkKeys.labels as readonly string[]).includes(k));
-  const annotations = Object.keys(n.metadata?.annotations ?? {}).filter((k) => (nodeMarkKeys.annotations as readonly string[]).includes(k));
-  const taints = (n.spec?.taints ?? []).filter((t) => (nodeMarkKeys.taints as readonly string[]).includes(t.key)).map((t) => `taint ${t.key}`);
+  const labels = Object.keys(n.metadata?.labels ?? {}).filter((k) =>
+    (nodeMarkKeys.labels as readonly string[]).includes(k),
+  );
+  const annotations = Object.keys(n.metadata?.annotations ?? {}).filter((k) =>
+    (nodeMarkKeys.annotations as readonly string[]).includes(k),
+  );
+  const taints = (n.spec?.taints ?? [])
+    .filter((t) => (nodeMarkKeys.taints as readonly string[]).includes(t.key))
+    .map((t) => `taint ${t.key}`);
   return [...labels, ...annotations, ...taints, ...(n.spec?.unschedulable ? ['cordon'] : [])];
 }
 
@@ -39,7 +57,12 @@ async function createJob(env: Environment, name: string, seconds: number): Promi
         backoffLimit: 0,
         template: {
           // kwok completes the pod this long after it is Ready.
-          metadata: { annotations: { 'pod-complete.stage.kwok.x-k8s.io/delay': `${seconds}s`, 'pod-complete.stage.kwok.x-k8s.io/jitter-delay': `${seconds}s` } },
+          metadata: {
+            annotations: {
+              'pod-complete.stage.kwok.x-k8s.io/delay': `${seconds}s`,
+              'pod-complete.stage.kwok.x-k8s.io/jitter-delay': `${seconds}s`,
+            },
+          },
           spec: {
             restartPolicy: 'Never',
             nodeSelector: { 'eks.amazonaws.com/nodegroup': from },
@@ -71,11 +94,15 @@ describe('migrate', () => {
     for (const name of oldNodes) await env.addNode(name, newInstanceId(), { scenario: 'migrate' }, [], from);
     for (const name of oldNodes) await waitNodeReady(env.admin, name);
     await ensureNamespace(env.admin, 'migrate');
-    await createDeployment(env.admin, 'migrate', 'web', 6, { nodeSelector: { scenario: 'migrate' }, deleteDelay: '1s' });
+    await createDeployment(env.admin, 'migrate', 'web', 6, {
+      nodeSelector: { scenario: 'migrate' },
+      deleteDelay: '1s',
+    });
     await waitDeploymentReady(env.admin, 'migrate', 'web', 6);
     await createPdb(env.admin, 'migrate', 'web', 'web', 5);
     // The new group: as many nodes as the old one runs.
-    for (let i = 1; i <= 3; i++) await env.addNode(`migrate-new-${i}`, newInstanceId(), { scenario: 'migrate' }, [], to);
+    for (let i = 1; i <= 3; i++)
+      await env.addNode(`migrate-new-${i}`, newInstanceId(), { scenario: 'migrate' }, [], to);
     for (let i = 1; i <= 3; i++) await waitNodeReady(env.admin, `migrate-new-${i}`);
   });
   afterAll(async () => {
@@ -105,7 +132,12 @@ describe('migrate', () => {
       ],
       {
         cwd: repo,
-        env: { ...process.env, ...localAwsEnvironment(env.aws), AWS_ACCESS_KEY_ID: testAws.accessKeyId, AWS_SECRET_ACCESS_KEY: testAws.secretAccessKey },
+        env: {
+          ...process.env,
+          ...localAwsEnvironment(env.aws),
+          AWS_ACCESS_KEY_ID: testAws.accessKeyId,
+          AWS_SECRET_ACCESS_KEY: testAws.secretAccessKey,
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
@@ -115,7 +147,9 @@ describe('migrate', () => {
     // Halfway: every old node marked, the command waiting for the batch pod.
     await until('the command waiting for the batch pod', 60_000, async () => /waiting for 1 batch pod/.test(output));
     for (const name of oldNodes)
-      expect(await marksOn(env, name), output).toEqual(expect.arrayContaining(['graceful-node-termination/migration', 'taint graceful-node-termination/migrating']));
+      expect(await marksOn(env, name), output).toEqual(
+        expect.arrayContaining(['graceful-node-termination/migration', 'taint graceful-node-termination/migrating']),
+      );
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('exit', resolve));
 
@@ -128,12 +162,19 @@ describe('migrate', () => {
     for (const name of oldNodes) expect(await marksOn(env, name), name).toEqual([]);
     expect(env.aws.calls.filter((c) => c.action === 'TerminateInstanceInAutoScalingGroup')).toEqual([]);
     await env.admin.batch.deleteNamespacedJob({ namespace: 'migrate', name: 'long', propagationPolicy: 'Foreground' });
-    await until('the long Job gone', 30_000, async () => (await env.admin.core.listNamespacedPod({ namespace: 'migrate', labelSelector: 'job-name=long' })).items.length === 0);
+    await until(
+      'the long Job gone',
+      30_000,
+      async () =>
+        (await env.admin.core.listNamespacedPod({ namespace: 'migrate', labelSelector: 'job-name=long' })).items
+          .length === 0,
+    );
   });
 
   it('moves every pod once, lets the batch Job finish in place, and leaves the old group at zero', async () => {
     await createJob(env, 'nightly', 15);
-    const jobPod = (await env.admin.core.listNamespacedPod({ namespace: 'migrate', labelSelector: 'job-name=nightly' })).items[0]!;
+    const jobPod = (await env.admin.core.listNamespacedPod({ namespace: 'migrate', labelSelector: 'job-name=nightly' }))
+      .items[0]!;
     const originals = new Set<string>();
     for (const name of oldNodes) for (const p of await podsOn(env.admin, name)) originals.add(p.metadata!.name!);
     const since = Date.now();
@@ -144,20 +185,37 @@ describe('migrate', () => {
     });
     let code: number;
     try {
-      code = await main(['--from', from, '--to', to, '--approve', '--max-unavailable', '1', '--kubeconfig', plane.adminKubeconfig, '--region', testAws.region]);
+      code = await main([
+        '--from',
+        from,
+        '--to',
+        to,
+        '--approve',
+        '--max-unavailable',
+        '1',
+        '--kubeconfig',
+        plane.adminKubeconfig,
+        '--region',
+        testAws.region,
+      ]);
     } finally {
       log.mockRestore();
     }
     const text = out.join('\n');
 
     expect(code, text).toBe(0);
-    expect(text).toMatch(/plan: migrate migrate-old -> migrate-new .*\(deployment graceful-node-termination: both groups served\)/);
+    expect(text).toMatch(
+      /plan: migrate migrate-old -> migrate-new .*\(deployment graceful-node-termination: both groups served\)/,
+    );
     expect(text).toMatch(/waiting for 1 batch pod\(s\) to finish: migrate\/nightly-/);
     expect(text).toMatch(/migrate-old is at zero \(desired 0, 0 instance\(s\)\)/);
     // The Job finished where it ran: never evicted, succeeded once.
     const job = await env.admin.batch.readNamespacedJob({ namespace: 'migrate', name: 'nightly' });
     expect(job.status?.succeeded).toBe(1);
-    const evictions = readAudit(plane, (e) => byDrainer(e) && e.subresource === 'eviction' && e.code === 201 && e.receivedMs >= since).map((e) => e.name ?? '');
+    const evictions = readAudit(
+      plane,
+      (e) => byDrainer(e) && e.subresource === 'eviction' && e.code === 201 && e.receivedMs >= since,
+    ).map((e) => e.name ?? '');
     expect(evictions).not.toContain(jobPod.metadata!.name);
     // Every pod moved once: each eviction is of a pod that was on the old nodes before.
     expect(evictions.filter((name) => !originals.has(name))).toEqual([]);
@@ -166,7 +224,9 @@ describe('migrate', () => {
     // Three terminations, one at a time, each decrementing; the old nodes gone, no mark on the new.
     const terminations = env.aws.calls.filter((c) => c.action === 'TerminateInstanceInAutoScalingGroup');
     expect(terminations.map((c) => c.params['ShouldDecrementDesiredCapacity'])).toEqual(['true', 'true', 'true']);
-    expect((await env.admin.core.listNode()).items.map((n) => n.metadata!.name!).filter((n) => n.startsWith('migrate-old'))).toEqual([]);
+    expect(
+      (await env.admin.core.listNode()).items.map((n) => n.metadata!.name!).filter((n) => n.startsWith('migrate-old')),
+    ).toEqual([]);
     for (let i = 1; i <= 3; i++) expect(await marksOn(env, `migrate-new-${i}`)).toEqual([]);
     await waitDeploymentReady(env.admin, 'migrate', 'web', 6);
   }, 300_000);

@@ -4,12 +4,27 @@
 // over and the reconciler takes the marks back, ours go with them.
 import { describe, expect, inject, it } from 'vitest';
 import { autoScalingGroupName, startDrainer, statusOf } from './drainer.js';
-import { admin, createDeployment, createKwokNode, ensureNamespace, newInstanceId, readAudit, byDrainer, waitDeploymentReady, waitNodeReady } from './kube.js';
+import {
+  admin,
+  createDeployment,
+  createKwokNode,
+  ensureNamespace,
+  newInstanceId,
+  readAudit,
+  byDrainer,
+  waitDeploymentReady,
+  waitNodeReady,
+} from './kube.js';
 
 const plane = inject('plane');
 const a = admin(plane);
 const conditionsOf = async (name: string) =>
-  Object.fromEntries(((await a.core.readNode({ name })).status?.conditions ?? []).map((c) => [c.type, { status: c.status, reason: c.reason, message: c.message }]));
+  Object.fromEntries(
+    ((await a.core.readNode({ name })).status?.conditions ?? []).map((c) => [
+      c.type,
+      { status: c.status, reason: c.reason, message: c.message },
+    ]),
+  );
 
 describe('node lifecycle conditions', () => {
   it('are published through the drain and taken back with the marks', async () => {
@@ -30,18 +45,32 @@ describe('node lifecycle conditions', () => {
       expect(after['Drained']).toMatchObject({ status: 'True', reason: 'DrainComplete' });
       expect(after['Ready']?.status).toBe('True');
       // Through the status subresource, twice: planned and in progress, then drained.
-      const writes = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.resource === 'nodes' && e.subresource === 'status' && e.verb === 'patch');
+      const writes = readAudit(
+        plane,
+        (e) =>
+          byDrainer(e) && e.atMs >= since && e.resource === 'nodes' && e.subresource === 'status' && e.verb === 'patch',
+      );
       expect(writes.length).toBe(2);
 
       // The action is over (the instance left the group): one reconciler pass takes the marks back, ours with them.
       drainer.groups.delete(instanceId);
       // As the reconciler's next pass finds it, minutes later (a fresh record is left alone).
-      const record = JSON.parse((await a.core.readNode({ name: 'conditions-1' })).metadata!.annotations!['graceful-node-termination/drain']!) as Record<string, string>;
+      const record = JSON.parse(
+        (await a.core.readNode({ name: 'conditions-1' })).metadata!.annotations!['graceful-node-termination/drain']!,
+      ) as Record<string, string>;
       const aged = { ...record, updatedAt: new Date(Date.parse(record['updatedAt']!) - 10 * 60_000).toISOString() };
-      a.kubectl('annotate', 'node', 'conditions-1', '--overwrite', `graceful-node-termination/drain=${JSON.stringify(aged)}`);
+      a.kubectl(
+        'annotate',
+        'node',
+        'conditions-1',
+        '--overwrite',
+        `graceful-node-termination/drain=${JSON.stringify(aged)}`,
+      );
       await drainer.reconcile();
       const back = await conditionsOf('conditions-1');
-      expect(Object.keys(back).filter((t) => ['MaintenancePlanned', 'DrainInProgress', 'Drained'].includes(t))).toEqual([]);
+      expect(Object.keys(back).filter((t) => ['MaintenancePlanned', 'DrainInProgress', 'Drained'].includes(t))).toEqual(
+        [],
+      );
       expect(back['Ready']?.status).toBe('True');
     } finally {
       drainer.restore();

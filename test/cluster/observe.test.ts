@@ -59,7 +59,9 @@ describe('observe mode (MODE=observe)', () => {
       expect(observed?.message).toContain('by PodDisruptionBudget db');
       expect(observed?.message).toContain(sibling);
       const pods = (await a.core.listNamespacedPod({ namespace: 'observe', labelSelector: 'app=db' })).items;
-      const blocked = (await eventsFor(a, 'Pod', pods[0]!.metadata!.name!, 'observe')).find((e) => e.reason === 'EvictionWouldBeBlocked');
+      const blocked = (await eventsFor(a, 'Pod', pods[0]!.metadata!.name!, 'observe')).find(
+        (e) => e.reason === 'EvictionWouldBeBlocked',
+      );
       expect(blocked?.message).toContain('budget db allows no disruption');
     } finally {
       drainer.terminating.delete(sibling);
@@ -75,7 +77,11 @@ describe('observe mode (MODE=observe)', () => {
     await waitNodeReady(a, 'observe-surge-1');
     await waitNodeReady(a, 'observe-surge-2');
     a.kubectl('cordon', 'observe-surge-2');
-    const app = { nodeSelector: { scenario: 'observe-surge' }, readinessProbe: true, deploymentAnnotations: { 'graceful-node-termination/surge-before-evict': 'true' } };
+    const app = {
+      nodeSelector: { scenario: 'observe-surge' },
+      readinessProbe: true,
+      deploymentAnnotations: { 'graceful-node-termination/surge-before-evict': 'true' },
+    };
     await createDeployment(a, 'observe', 'single', 1, app);
     await createDeployment(a, 'observe', 'nosurge', 1, { ...app, maxSurge: 0, maxUnavailable: 1 });
     await waitDeploymentReady(a, 'observe', 'single', 1);

@@ -66,14 +66,22 @@ describe('the out-of-service taint after an undrained release', () => {
       expect(result.records[0]!.status).toBe('out-of-service-tainted');
       const node = await a.core.readNode({ name: 'oos-1' });
       expect(node.spec?.taints).toEqual(
-        expect.arrayContaining([expect.objectContaining({ key: 'node.kubernetes.io/out-of-service', value: 'nodeshutdown', effect: 'NoExecute' })]),
+        expect.arrayContaining([
+          expect.objectContaining({
+            key: 'node.kubernetes.io/out-of-service',
+            value: 'nodeshutdown',
+            effect: 'NoExecute',
+          }),
+        ]),
       );
       expect((await eventsFor(a, 'Node', 'oos-1')).some((e) => e.reason === 'OutOfServiceTainted')).toBe(true);
       // The taint manager deletes the pods that do not tolerate it: they leave the node now.
       await until(
         'the pods gone from the node',
         60_000,
-        async () => (await podsOn(a, 'oos-1')).filter((p) => p.metadata?.namespace === 'oos' && !p.metadata.deletionTimestamp).length === 0,
+        async () =>
+          (await podsOn(a, 'oos-1')).filter((p) => p.metadata?.namespace === 'oos' && !p.metadata.deletionTimestamp)
+            .length === 0,
       );
     } finally {
       drainer.restore();

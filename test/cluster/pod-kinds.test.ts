@@ -37,7 +37,12 @@ describe('pod kinds', () => {
     return instanceId;
   }
 
-  const running = (name: string) => until(`pod ${name} Running`, 30_000, async () => (await a.core.readNamespacedPod({ namespace: 'kinds', name })).status?.phase === 'Running');
+  const running = (name: string) =>
+    until(
+      `pod ${name} Running`,
+      30_000,
+      async () => (await a.core.readNamespacedPod({ namespace: 'kinds', name })).status?.phase === 'Running',
+    );
 
   it('evicts an unmanaged pod and an emptyDir pod, leaves a completed Job pod and a mirror pod alone (e)', async () => {
     const node = 'kinds-e';
@@ -51,9 +56,15 @@ describe('pod kinds', () => {
         metadata: {
           name: 'static-web',
           annotations: { 'kubernetes.io/config.mirror': 'static-web-hash', 'kubernetes.io/config.source': 'file' },
-          ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: node, uid: nodeObj.metadata!.uid!, controller: true }],
+          ownerReferences: [
+            { apiVersion: 'v1', kind: 'Node', name: node, uid: nodeObj.metadata!.uid!, controller: true },
+          ],
         },
-        spec: { nodeName: node, containers: [{ name: 'web', image: 'registry.k8s.io/pause:3.10' }], automountServiceAccountToken: false },
+        spec: {
+          nodeName: node,
+          containers: [{ name: 'web', image: 'registry.k8s.io/pause:3.10' }],
+          automountServiceAccountToken: false,
+        },
       },
     });
     await a.batch.createNamespacedJob({
@@ -63,18 +74,30 @@ describe('pod kinds', () => {
         spec: {
           template: {
             metadata: { annotations: { 'pod-complete.stage.kwok.x-k8s.io/delay': '0s' } },
-            spec: { restartPolicy: 'Never', nodeName: node, containers: [{ name: 'job', image: 'registry.k8s.io/pause:3.10' }], automountServiceAccountToken: false },
+            spec: {
+              restartPolicy: 'Never',
+              nodeName: node,
+              containers: [{ name: 'job', image: 'registry.k8s.io/pause:3.10' }],
+              automountServiceAccountToken: false,
+            },
           },
         },
       },
     });
     await Promise.all(['bare', 'scratch', 'static-web'].map(running));
-    await until('Job pod Succeeded', 30_000, async () => (await podsOn(a, node)).some((p) => p.metadata?.labels?.['job-name'] === 'report' && p.status?.phase === 'Succeeded'));
+    await until('Job pod Succeeded', 30_000, async () =>
+      (await podsOn(a, node)).some(
+        (p) => p.metadata?.labels?.['job-name'] === 'report' && p.status?.phase === 'Succeeded',
+      ),
+    );
 
     const result = await drainer.terminate(instanceId);
 
     expect(result).toEqual({ records: [{ status: 'drained', instanceId }] });
-    const evicted = readAudit(plane, (e) => byDrainer(e) && e.subresource === 'eviction' && e.namespace === 'kinds').map((e) => e.name);
+    const evicted = readAudit(
+      plane,
+      (e) => byDrainer(e) && e.subresource === 'eviction' && e.namespace === 'kinds',
+    ).map((e) => e.name);
     expect(evicted.sort()).toEqual(['bare', 'scratch']);
     const left = (await podsOn(a, node)).map((p) => p.metadata?.name ?? '');
     expect(left).toContain('static-web');
@@ -118,13 +141,19 @@ describe('pod kinds', () => {
   it('reports a pod that tolerates every taint and lands back on the cordoned node, without chasing it (g)', async () => {
     const node = 'kinds-g';
     const instanceId = await nodeWithInstance(node);
-    await createDeployment(a, 'kinds', 'sticky', 1, { nodeSelector: { scenario: node }, tolerations: [{ operator: 'Exists' }] });
+    await createDeployment(a, 'kinds', 'sticky', 1, {
+      nodeSelector: { scenario: node },
+      tolerations: [{ operator: 'Exists' }],
+    });
     await waitDeploymentReady(a, 'kinds', 'sticky', 1);
 
     const result = await drainer.terminate(instanceId);
 
     expect(result).toEqual({ records: [{ status: 'drained', instanceId }] });
-    const evictions = readAudit(plane, (e) => byDrainer(e) && e.subresource === 'eviction' && e.name?.startsWith('sticky') === true);
+    const evictions = readAudit(
+      plane,
+      (e) => byDrainer(e) && e.subresource === 'eviction' && e.name?.startsWith('sticky') === true,
+    );
     expect(evictions).toHaveLength(1);
     const events = await eventsFor(a, 'Node', node);
     expect(events.find((e) => e.reason === 'PodRescheduledOnDrainingNode')).toMatchObject({
@@ -142,8 +171,14 @@ describe('pod kinds', () => {
     const result = await drainer.terminate(instanceId);
 
     expect(result).toEqual({ records: [{ status: 'node-not-found', instanceId }] });
-    expect(drainer.completions.find((c) => c.instanceId === instanceId)).toMatchObject({ result: 'CONTINUE', outcome: 'completed' });
-    const writes = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && ['create', 'patch', 'update', 'delete'].includes(e.verb));
+    expect(drainer.completions.find((c) => c.instanceId === instanceId)).toMatchObject({
+      result: 'CONTINUE',
+      outcome: 'completed',
+    });
+    const writes = readAudit(
+      plane,
+      (e) => byDrainer(e) && e.atMs >= since && ['create', 'patch', 'update', 'delete'].includes(e.verb),
+    );
     expect(writes).toEqual([]);
   });
 });

@@ -14,7 +14,8 @@ const plane = inject('plane');
 const a = admin(plane);
 const taintKey = 'graceful-node-termination/outdated';
 
-const refreshEvent = (what: string, refreshId: string) => localRefreshEvent(what, { id: refreshId, group: autoScalingGroupName });
+const refreshEvent = (what: string, refreshId: string) =>
+  localRefreshEvent(what, { id: refreshId, group: autoScalingGroupName });
 
 describe('instance refresh marks', () => {
   let drainer: Drainer;
@@ -29,7 +30,13 @@ describe('instance refresh marks', () => {
     drainer = startDrainer(plane);
     for (const n of nodes) {
       // old-2 carries somebody else's taint, which must survive our marks and their removal.
-      await createKwokNode(a, n.name, n.instanceId, { scenario: 'refresh' }, n.name === 'refresh-old-2' ? [{ key: 'team', value: 'payments', effect: 'NoSchedule' }] : []);
+      await createKwokNode(
+        a,
+        n.name,
+        n.instanceId,
+        { scenario: 'refresh' },
+        n.name === 'refresh-old-2' ? [{ key: 'team', value: 'payments', effect: 'NoSchedule' }] : [],
+      );
       drainer.groups.set(n.instanceId, autoScalingGroupName);
       drainer.versions.set(n.instanceId, n.version);
     }
@@ -45,7 +52,9 @@ describe('instance refresh marks', () => {
 
     for (const name of ['refresh-old-1', 'refresh-old-2']) {
       const n = await node(name);
-      expect(n.spec?.taints?.filter((t) => t.key === taintKey)).toEqual([expect.objectContaining({ key: taintKey, value: refreshId, effect: 'PreferNoSchedule' })]);
+      expect(n.spec?.taints?.filter((t) => t.key === taintKey)).toEqual([
+        expect.objectContaining({ key: taintKey, value: refreshId, effect: 'PreferNoSchedule' }),
+      ]);
       expect(n.metadata?.labels?.['graceful-node-termination/refresh']).toBe(refreshId);
       expect(n.spec?.unschedulable).toBeUndefined();
       expect((await eventsFor(a, 'Node', name)).map((e) => e.reason)).toContain('MarkedOutdated');
@@ -59,7 +68,9 @@ describe('instance refresh marks', () => {
     expect(old1.spec?.taints ?? []).toEqual([]);
     expect(old1.metadata?.labels?.['graceful-node-termination/refresh']).toBeUndefined();
     expect(old1.metadata?.annotations?.['graceful-node-termination/refresh-marks']).toBeUndefined();
-    expect((await node('refresh-old-2')).spec?.taints).toEqual([{ key: 'team', value: 'payments', effect: 'NoSchedule' }]);
+    expect((await node('refresh-old-2')).spec?.taints).toEqual([
+      { key: 'team', value: 'payments', effect: 'NoSchedule' },
+    ]);
   });
 
   it('with the minimal strategy cordons them, and a cancelled refresh uncordons only what it cordoned', async () => {
@@ -77,9 +88,11 @@ describe('instance refresh marks', () => {
 
     expect((await node('refresh-old-1')).spec?.unschedulable).toBeUndefined();
     expect((await node('refresh-old-2')).spec?.unschedulable).toBe(true);
-    expect((await eventsFor(a, 'Node', 'refresh-old-1')).find((e) => e.reason === 'OutdatedMarksRemoved' && /cancelled/.test(e.message))?.message).toMatch(
-      /removed what it set \(cordon\)/,
-    );
+    expect(
+      (await eventsFor(a, 'Node', 'refresh-old-1')).find(
+        (e) => e.reason === 'OutdatedMarksRemoved' && /cancelled/.test(e.message),
+      )?.message,
+    ).toMatch(/removed what it set \(cordon\)/);
     drainer.groupTags.clear();
   });
 });

@@ -8,16 +8,49 @@ import { describe, expect, inject, it } from 'vitest';
 import { repairHeldMessage } from '../../lambda/cluster/events.js';
 import { repairAnnotation } from '../../lambda/cluster/node-marks.js';
 import { autoScalingGroupName, startDrainer, statusOf, type Drainer } from './drainer.js';
-import { admin, byDrainer, createDeployment, createKwokNode, ensureNamespace, eventsFor, newInstanceId, podsOn, readAudit, waitDeploymentReady, waitNodeReady } from './kube.js';
+import {
+  admin,
+  byDrainer,
+  createDeployment,
+  createKwokNode,
+  ensureNamespace,
+  eventsFor,
+  newInstanceId,
+  podsOn,
+  readAudit,
+  waitDeploymentReady,
+  waitNodeReady,
+} from './kube.js';
 
 const plane = inject('plane');
 const a = admin(plane);
 const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
 
 /** The agent's condition on the node, as a status patch (merged by type with kwok's own conditions). */
-function setCondition(node: string, type: string, status: 'True' | 'False', since: string, reason = status === 'True' ? 'NetworkingIsReady' : 'IPAMDNotReady'): void {
-  const condition = { type, status, reason, message: `${type} ${status}`, lastHeartbeatTime: new Date().toISOString(), lastTransitionTime: since };
-  a.kubectl('patch', 'node', node, '--subresource=status', '--type=strategic', '-p', JSON.stringify({ status: { conditions: [condition] } }));
+function setCondition(
+  node: string,
+  type: string,
+  status: 'True' | 'False',
+  since: string,
+  reason = status === 'True' ? 'NetworkingIsReady' : 'IPAMDNotReady',
+): void {
+  const condition = {
+    type,
+    status,
+    reason,
+    message: `${type} ${status}`,
+    lastHeartbeatTime: new Date().toISOString(),
+    lastTransitionTime: since,
+  };
+  a.kubectl(
+    'patch',
+    'node',
+    node,
+    '--subresource=status',
+    '--type=strategic',
+    '-p',
+    JSON.stringify({ status: { conditions: [condition] } }),
+  );
 }
 
 async function nodes(drainer: Drainer, prefix: string, count: number): Promise<string[]> {
@@ -33,7 +66,8 @@ async function nodes(drainer: Drainer, prefix: string, count: number): Promise<s
   return ids;
 }
 
-const reasons = async (node: string) => (await eventsFor(a, 'Node', node)).map((e) => e.reason).filter((r) => r.startsWith('Repair'));
+const reasons = async (node: string) =>
+  (await eventsFor(a, 'Node', node)).map((e) => e.reason).filter((r) => r.startsWith('Repair'));
 
 describe('node auto repair', () => {
   it('replaces a node bad past its rule exactly once, drained by the terminate hook, while the second waits for the parallel limit; leaves a recovered node alone', async () => {
@@ -100,15 +134,22 @@ describe('node auto repair', () => {
       await drainer.reconcile();
       expect(drainer.unhealthy).toEqual([]);
       expect(await reasons('storm-1')).toEqual(['RepairHeld']);
-      expect((await eventsFor(a, 'Node', 'storm-2')).find((e) => e.reason === 'RepairHeld')?.message).toMatch(/storm control: 2 of its 6 nodes are unhealthy/);
+      expect((await eventsFor(a, 'Node', 'storm-2')).find((e) => e.reason === 'RepairHeld')?.message).toMatch(
+        /storm control: 2 of its 6 nodes are unhealthy/,
+      );
       expect(drainer.logs.some((l) => l['message'] === repairHeldMessage)).toBe(true);
       const metric = drainer.logs.find((l) => l['RepairStorms'] !== undefined);
       expect(metric?.['RepairStorms']).toBe(1);
       // Nothing was written to the storm's nodes but Events. The same pass may tidy what other
       // files left on the shared plane (a node another test left marked is released), so the
       // check is on this group's nodes, not on every write of the pass.
-      const writes = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && ['patch', 'update', 'create', 'delete'].includes(e.verb));
-      expect(writes.filter((e) => e.resource !== 'events' && (e.resource !== 'nodes' || e.name?.startsWith('storm-')))).toEqual([]);
+      const writes = readAudit(
+        plane,
+        (e) => byDrainer(e) && e.atMs >= since && ['patch', 'update', 'create', 'delete'].includes(e.verb),
+      );
+      expect(
+        writes.filter((e) => e.resource !== 'events' && (e.resource !== 'nodes' || e.name?.startsWith('storm-'))),
+      ).toEqual([]);
     } finally {
       drainer.restore();
     }

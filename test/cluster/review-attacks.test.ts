@@ -7,22 +7,42 @@ import { refreshEvent as localRefreshEvent } from '../../demo/instance-refresh.j
 import type { KubeEndpoint } from '../../lambda/adapters/kubernetes/kube-http.js';
 import { formatDrainRecord } from '../../lambda/cluster/node-marks.js';
 import { physicalIdFor } from '../../lambda/installer/custom-resource.js';
-import { createInstallerHandler, type CustomResourceEvent, type CustomResourceResponse } from '../../lambda/installer/rbac-installer.js';
+import {
+  createInstallerHandler,
+  type CustomResourceEvent,
+  type CustomResourceResponse,
+} from '../../lambda/installer/rbac-installer.js';
 import { boundStrategyTag } from '../../lambda/refresh/strategy-tag.js';
 import { refreshStrategyTag } from '../../lambda/shared/group-tags.js';
 import { MemoryLog } from '../fakes/fake-world.js';
 import { spotInterruptionWarning } from '../fixtures/deliveries.js';
 import { autoScalingGroupName, scheduledEvent, startDrainer, statusOf, terminateHookName } from './drainer.js';
-import { admin, byDrainer, createKwokNode, createPdb, ensureNamespace, newInstanceId, nodeWithDeployment, podsOn, readAudit, waitNodeReady } from './kube.js';
+import {
+  admin,
+  byDrainer,
+  createKwokNode,
+  createPdb,
+  ensureNamespace,
+  newInstanceId,
+  nodeWithDeployment,
+  podsOn,
+  readAudit,
+  waitNodeReady,
+} from './kube.js';
 import { adminToken } from './plane/plane.js';
 
 const plane = inject('plane');
 const a = admin(plane);
 const ns = 'review-attacks';
 const writesSince = (since: number) =>
-  readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && ['create', 'update', 'patch', 'delete'].includes(e.verb) && e.resource !== 'events').map(
-    (e) => `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ''} ${e.name ?? ''}`,
-  );
+  readAudit(
+    plane,
+    (e) =>
+      byDrainer(e) &&
+      e.atMs >= since &&
+      ['create', 'update', 'patch', 'delete'].includes(e.verb) &&
+      e.resource !== 'events',
+  ).map((e) => `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ''} ${e.name ?? ''}`);
 
 /** A node whose pods a budget never lets go. */
 async function blockedNode(name: string) {
@@ -44,7 +64,9 @@ describe('review attacks on the real plane', () => {
     try {
       drainer.groups.set(instanceId, autoScalingGroupName); // InService, On-Demand: EC2 warned nobody
       const since = Date.now();
-      const result = await drainer.invoke(spotInterruptionWarning(instanceId, new Date(Date.now() - 100_000).toISOString()));
+      const result = await drainer.invoke(
+        spotInterruptionWarning(instanceId, new Date(Date.now() - 100_000).toISOString()),
+      );
       expect({ status: statusOf(result), writes: writesSince(since) }).toEqual({ status: 'refused', writes: [] });
     } finally {
       drainer.restore();
@@ -66,18 +88,35 @@ describe('review attacks on the real plane', () => {
     });
     // What a warm-pool return admitted unchecked (or a retained instance) leaves on its node.
     a.kubectl('cordon', node);
-    a.kubectl('label', 'node', node, 'node.kubernetes.io/exclude-from-external-load-balancers=true', 'graceful-node-termination/owner=review-stale');
+    a.kubectl(
+      'label',
+      'node',
+      node,
+      'node.kubernetes.io/exclude-from-external-load-balancers=true',
+      'graceful-node-termination/owner=review-stale',
+    );
     a.kubectl('annotate', 'node', node, `graceful-node-termination/drain=${record}`);
-    const drainer = startDrainer(plane, { handOff: true, deadlinePolicy: 'force', drainTimeoutSeconds: 600, deploymentName: 'review-stale' });
+    const drainer = startDrainer(plane, {
+      handOff: true,
+      deadlinePolicy: 'force',
+      drainTimeoutSeconds: 600,
+      deploymentName: 'review-stale',
+    });
     try {
       drainer.groups.set(instanceId, autoScalingGroupName);
       drainer.terminating.add(instanceId);
       // A new terminate action holds the instance; its notification has not been handled yet.
-      expect(statusOf(await drainer.invoke(scheduledEvent(), { activeToken: randomUUID(), activeInstance: instanceId }))).toBe('reconciled');
+      expect(
+        statusOf(await drainer.invoke(scheduledEvent(), { activeToken: randomUUID(), activeInstance: instanceId })),
+      ).toBe('reconciled');
       expect(drainer.handOffs).toHaveLength(1);
       const status = statusOf(await drainer.deliver(drainer.handOffs[0]!, { remainingMs: 15_000 }));
       const left = (await podsOn(a, node)).filter((p) => p.metadata?.namespace === ns).length;
-      expect({ status, completions: drainer.completions.map((c) => c.result), left }).toEqual({ status: 'handed-off', completions: [], left: 2 });
+      expect({ status, completions: drainer.completions.map((c) => c.result), left }).toEqual({
+        status: 'handed-off',
+        completions: [],
+        left: 2,
+      });
     } finally {
       drainer.restore();
     }
@@ -106,7 +145,9 @@ describe('review attacks on the real plane', () => {
       expect(statusOf(await drainer.invoke(event('Cancelled')))).toBe('refresh-unmarked');
 
       drainer.states.set(instanceId, 'Pending:Wait');
-      expect(statusOf(await drainer.launch(instanceId, { origin: 'WarmPool', destination: 'AutoScalingGroup' }))).toBe('launch-admitted');
+      expect(statusOf(await drainer.launch(instanceId, { origin: 'WarmPool', destination: 'AutoScalingGroup' }))).toBe(
+        'launch-admitted',
+      );
       const after = await a.core.readNode({ name: node });
       const ours = Object.keys(after.metadata?.labels ?? {}).filter((k) => k.startsWith('graceful-node-termination/'));
       expect({ unschedulable: after.spec?.unschedulable ?? false, ours }).toEqual({ unschedulable: false, ours: [] });
@@ -119,12 +160,22 @@ describe('review attacks on the real plane', () => {
 
 // Found (medium): server-side apply with force takes over a same-named deployment's objects.
 describe('review: the RBAC installer and a same-named deployment of another stack', () => {
-  const endpoint: KubeEndpoint = { server: plane.server, requestOptions: async () => ({ ca: plane.caPem, headers: { Authorization: `Bearer ${adminToken}` } }) };
+  const endpoint: KubeEndpoint = {
+    server: plane.server,
+    requestOptions: async () => ({ ca: plane.caPem, headers: { Authorization: `Bearer ${adminToken}` } }),
+  };
   const responses: CustomResourceResponse[] = [];
   const name = 'graceful-node-termination-0000eeee';
   const installerOf = (stackId: string) =>
     createInstallerHandler({
-      settings: { name, clusterName: 'local-plane', group: name, deadlinePolicy: 'force', region: 'eu-west-1', stackId },
+      settings: {
+        name,
+        clusterName: 'local-plane',
+        group: name,
+        deadlinePolicy: 'force',
+        region: 'eu-west-1',
+        stackId,
+      },
       connect: async () => endpoint,
       respond: async (_url, response) => void responses.push(response),
       log: new MemoryLog(),
@@ -142,13 +193,20 @@ describe('review: the RBAC installer and a same-named deployment of another stac
   });
   const binding = () => {
     try {
-      return JSON.parse(a.kubectl('get', 'clusterrolebinding', name, '-o', 'json')) as { metadata: { annotations?: Record<string, string> } };
+      return JSON.parse(a.kubectl('get', 'clusterrolebinding', name, '-o', 'json')) as {
+        metadata: { annotations?: Record<string, string> };
+      };
     } catch {
       return undefined;
     }
   };
   afterAll(() => {
-    a.kubectl('delete', 'clusterrole,clusterrolebinding,flowschema,prioritylevelconfiguration', name, '--ignore-not-found');
+    a.kubectl(
+      'delete',
+      'clusterrole,clusterrolebinding,flowschema,prioritylevelconfiguration',
+      name,
+      '--ignore-not-found',
+    );
   });
 
   it("a second stack's Create does not take over the first stack's objects, and its Delete leaves them", async () => {
@@ -156,6 +214,9 @@ describe('review: the RBAC installer and a same-named deployment of another stac
     await installerOf('stack-b')(request('Create', 'stack-b'));
     const ownerAfterB = binding()?.metadata.annotations?.['graceful-node-termination/owner'];
     await installerOf('stack-b')(request('Delete', 'stack-b'));
-    expect({ ownerAfterB, aStillInstalled: binding() !== undefined }).toEqual({ ownerAfterB: 'stack-a/Rbac', aStillInstalled: true });
+    expect({ ownerAfterB, aStillInstalled: binding() !== undefined }).toEqual({
+      ownerAfterB: 'stack-a/Rbac',
+      aStillInstalled: true,
+    });
   });
 });

@@ -46,17 +46,29 @@ async function nodeWithVolume(name: string): Promise<{ instanceId: string; node:
   };
   await a.apps.createNamespacedDeployment({
     namespace: ns,
-    body: { metadata: { name }, spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec } } },
+    body: {
+      metadata: { name },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: { app: name } },
+        template: { metadata: { labels: { app: name } }, spec },
+      },
+    },
   });
   await waitDeploymentReady(a, ns, name, 1);
   a.kubectl('uncordon', `${name}-2`);
   return { instanceId, node: `${name}-1`, pv };
 }
 
-const attach = (pv: string, node: string, attacher?: string, o?: { inTree?: boolean }) => attachVolume(a, pv, node, attacher, o);
-const detach = (pv: string, node: string, attacher?: string, o?: { inTree?: boolean }) => detachVolume(a, pv, node, attacher, o);
+const attach = (pv: string, node: string, attacher?: string, o?: { inTree?: boolean }) =>
+  attachVolume(a, pv, node, attacher, o);
+const detach = (pv: string, node: string, attacher?: string, o?: { inTree?: boolean }) =>
+  detachVolume(a, pv, node, attacher, o);
 
-const podLeft = (node: string) => until(`the pods left ${node}`, 60_000, async () => (await podsOn(a, node)).every((p) => p.metadata?.namespace !== ns));
+const podLeft = (node: string) =>
+  until(`the pods left ${node}`, 60_000, async () =>
+    (await podsOn(a, node)).every((p) => p.metadata?.namespace !== ns),
+  );
 
 describe('settle: release only when volumes are detached', () => {
   beforeAll(() => ensureNamespace(a, ns));
@@ -112,10 +124,18 @@ describe('settle: release only when volumes are detached', () => {
     };
     await a.apps.createNamespacedDaemonSet({
       namespace: ns,
-      body: { metadata: { name: 'vol-ds-agent' }, spec: { selector: { matchLabels: { app: 'vol-ds-agent' } }, template: { metadata: { labels: { app: 'vol-ds-agent' } }, spec } } },
+      body: {
+        metadata: { name: 'vol-ds-agent' },
+        spec: {
+          selector: { matchLabels: { app: 'vol-ds-agent' } },
+          template: { metadata: { labels: { app: 'vol-ds-agent' } }, spec },
+        },
+      },
     });
     await until('the agent running on the node', 60_000, async () =>
-      (await podsOn(a, node)).some((p) => p.metadata?.name?.startsWith('vol-ds-agent') && p.status?.phase === 'Running'),
+      (await podsOn(a, node)).some(
+        (p) => p.metadata?.name?.startsWith('vol-ds-agent') && p.status?.phase === 'Running',
+      ),
     );
     await attach('vol-ds-cache-pv', node);
     const drainer = startDrainer(plane, { loadBalancerDelaySeconds: 0, drainTimeoutSeconds: 60 });
@@ -123,7 +143,12 @@ describe('settle: release only when volumes are detached', () => {
       const since = Date.now();
       expect(statusOf(await drainer.terminate(instanceId))).toBe('drained');
       expect(drainer.completions[0]!.atMs - since).toBeLessThan(15_000);
-      expect(readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.resource === 'persistentvolumes' && e.verb === 'get').map((e) => e.name)).toContain('vol-ds-cache-pv');
+      expect(
+        readAudit(
+          plane,
+          (e) => byDrainer(e) && e.atMs >= since && e.resource === 'persistentvolumes' && e.verb === 'get',
+        ).map((e) => e.name),
+      ).toContain('vol-ds-cache-pv');
       expect((await eventsFor(a, 'Node', node)).map((e) => e.reason)).not.toContain('WaitingForVolumeDetach');
     } finally {
       drainer.restore();
@@ -144,7 +169,12 @@ describe('settle: release only when volumes are detached', () => {
           backoffLimit: 0,
           template: {
             // kwok completes it 12 s after it is Ready.
-            metadata: { annotations: { 'pod-complete.stage.kwok.x-k8s.io/delay': '12s', 'pod-complete.stage.kwok.x-k8s.io/jitter-delay': '12s' } },
+            metadata: {
+              annotations: {
+                'pod-complete.stage.kwok.x-k8s.io/delay': '12s',
+                'pod-complete.stage.kwok.x-k8s.io/jitter-delay': '12s',
+              },
+            },
             spec: {
               restartPolicy: 'Never',
               nodeSelector: { scenario: 'vol-batch' },
@@ -156,20 +186,26 @@ describe('settle: release only when volumes are detached', () => {
         },
       },
     });
-    await until('the Job pod running', 60_000, async () => (await podsOn(a, node)).some((p) => p.status?.phase === 'Running'));
+    await until('the Job pod running', 60_000, async () =>
+      (await podsOn(a, node)).some((p) => p.status?.phase === 'Running'),
+    );
     await attach('vol-batch-pv', node);
     // The base drain deadline (5 s) passes while the Job runs; batch pods are waited for.
     const drainer = startDrainer(plane, { loadBalancerDelaySeconds: 0, drainTimeoutSeconds: 5 });
     try {
       const done = drainer.terminate(instanceId);
-      await until('the Job finished', 60_000, async () => (await podsOn(a, node)).every((p) => p.status?.phase === 'Succeeded' || p.metadata?.namespace !== ns));
+      await until('the Job finished', 60_000, async () =>
+        (await podsOn(a, node)).every((p) => p.status?.phase === 'Succeeded' || p.metadata?.namespace !== ns),
+      );
       await new Promise((resolve) => setTimeout(resolve, 6_000));
       expect(drainer.completions).toEqual([]);
       const detachedMs = Date.now();
       await detach('vol-batch-pv', node);
       expect(statusOf(await done)).toBe('drained');
       expect(drainer.completions[0]!.atMs).toBeGreaterThanOrEqual(detachedMs);
-      expect((await eventsFor(a, 'Node', node)).map((e) => e.reason)).toEqual(expect.arrayContaining(['WaitingForVolumeDetach', 'VolumesDetached']));
+      expect((await eventsFor(a, 'Node', node)).map((e) => e.reason)).toEqual(
+        expect.arrayContaining(['WaitingForVolumeDetach', 'VolumesDetached']),
+      );
     } finally {
       drainer.restore();
     }
@@ -187,7 +223,9 @@ describe('settle: release only when volumes are detached', () => {
       expect(drainer.completions).toEqual([]);
       await detach(pv, node, 'ebs.csi.aws.com', { inTree: true });
       expect(statusOf(await done)).toBe('drained');
-      const verbs = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.resource === 'volumeattachments').map((e) => e.verb);
+      const verbs = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.resource === 'volumeattachments').map(
+        (e) => e.verb,
+      );
       expect(verbs).toEqual(expect.arrayContaining(['list', 'watch']));
     } finally {
       drainer.restore();
@@ -201,10 +239,17 @@ describe('settle: release only when volumes are detached', () => {
     try {
       // 9 s invocations (5 s margin): the drain ends in the first, the wait is handed on.
       expect(statusOf(await drainer.terminate(instanceId, { remainingMs: 9_000 }))).toBe('handed-off');
-      expect(drainer.logs.some((l) => l['message'] === 'handed the termination on to a fresh invocation' && l['phase'] === 'settle (volumes, load balancers)')).toBe(true);
+      expect(
+        drainer.logs.some(
+          (l) =>
+            l['message'] === 'handed the termination on to a fresh invocation' &&
+            l['phase'] === 'settle (volumes, load balancers)',
+        ),
+      ).toBe(true);
       const detachAtMs = Date.now() + 6_000;
       const detached = new Promise((resolve) => setTimeout(resolve, 6_000)).then(() => detach(pv, node));
-      for (let i = 0; drainer.completions.length === 0 && i < 10; i++) await drainer.deliver(drainer.handOffs.at(-1)!, { remainingMs: 9_000 });
+      for (let i = 0; drainer.completions.length === 0 && i < 10; i++)
+        await drainer.deliver(drainer.handOffs.at(-1)!, { remainingMs: 9_000 });
       await detached;
       expect(drainer.completions).toHaveLength(1);
       expect(drainer.completions[0]!.atMs).toBeGreaterThanOrEqual(detachAtMs);
@@ -220,7 +265,12 @@ describe('settle: release when the load balancers let go', () => {
   afterAll(() => elb.close());
 
   /** Plays the AWS Load Balancer Controller and ELB: once the node is excluded, the target drains for `drainMs`, then is gone. */
-  const deregisterWhenExcluded = (node: string, instanceId: string, groups: { targets: Map<string, string> }[], drainMs: number) =>
+  const deregisterWhenExcluded = (
+    node: string,
+    instanceId: string,
+    groups: { targets: Map<string, string> }[],
+    drainMs: number,
+  ) =>
     until(`node ${node} excluded from load balancers`, 60_000, async () => {
       const labels = (await a.core.readNode({ name: node })).metadata?.labels ?? {};
       return 'node.kubernetes.io/exclude-from-external-load-balancers' in labels;
@@ -243,21 +293,38 @@ describe('settle: release when the load balancers let go', () => {
 
   it('target groups tagged both ways, the instance draining for 8 s then gone: completes after it', async () => {
     const { instanceId, node } = await nodeWithVolume('lb-targets');
-    const alb = elb.addTargetGroup('k8s-settle-web', { tags: { 'elbv2.k8s.aws/cluster': testAws.clusterName }, targets: new Map([[instanceId, 'healthy']]) });
-    const nlb = elb.addTargetGroup('k8s-settle-legacy', { tags: { [`kubernetes.io/cluster/${testAws.clusterName}`]: 'owned' }, targets: new Map([[instanceId, 'healthy']]) });
-    elb.addTargetGroup('other-cluster', { tags: { 'elbv2.k8s.aws/cluster': 'other' }, targets: new Map([[instanceId, 'healthy']]) });
+    const alb = elb.addTargetGroup('k8s-settle-web', {
+      tags: { 'elbv2.k8s.aws/cluster': testAws.clusterName },
+      targets: new Map([[instanceId, 'healthy']]),
+    });
+    const nlb = elb.addTargetGroup('k8s-settle-legacy', {
+      tags: { [`kubernetes.io/cluster/${testAws.clusterName}`]: 'owned' },
+      targets: new Map([[instanceId, 'healthy']]),
+    });
+    elb.addTargetGroup('other-cluster', {
+      tags: { 'elbv2.k8s.aws/cluster': 'other' },
+      targets: new Map([[instanceId, 'healthy']]),
+    });
     const gone = deregisterWhenExcluded(node, instanceId, [alb, nlb], 8_000);
     const before = elb.calls.length;
     const { completedMs } = await run(
       // Made by other tools, found by their tags: the opt-in account scan.
-      startDrainer(plane, { loadBalancerDelaySeconds: 60, waitForVolumeDetach: false, loadBalancers: { url: elb.url, minWaitSeconds: 2, tags: 'team=web' } }),
+      startDrainer(plane, {
+        loadBalancerDelaySeconds: 60,
+        waitForVolumeDetach: false,
+        loadBalancers: { url: elb.url, minWaitSeconds: 2, tags: 'team=web' },
+      }),
       instanceId,
     );
     const goneMs = await gone;
     expect(completedMs).toBeGreaterThanOrEqual(goneMs);
     expect(completedMs - goneMs).toBeLessThan(12_000);
     const calls = elb.calls.slice(before);
-    expect(calls.filter((c) => c.action === 'DescribeTargetHealth').every((c) => c.form['TargetGroupArn'] !== elb.targetGroups[2]!.arn)).toBe(true);
+    expect(
+      calls
+        .filter((c) => c.action === 'DescribeTargetHealth')
+        .every((c) => c.form['TargetGroupArn'] !== elb.targetGroups[2]!.arn),
+    ).toBe(true);
     expect(calls.length).toBeLessThan(30);
     const deregistered = (await eventsFor(a, 'Node', node)).find((e) => e.reason === 'TargetsDeregistered');
     expect(deregistered?.message).toMatch(/k8s-settle-web \d/);
@@ -269,12 +336,16 @@ describe('settle: release when the load balancers let go', () => {
     await installTargetGroupBindingCrd(a);
     const svc = await a.core.createNamespacedService({
       namespace: ns,
-      body: { metadata: { name: 'lb-binding' }, spec: { type: 'NodePort', selector: { app: 'lb-binding' }, ports: [{ port: 80, targetPort: 8080 }] } },
+      body: {
+        metadata: { name: 'lb-binding' },
+        spec: { type: 'NodePort', selector: { app: 'lb-binding' }, ports: [{ port: 80, targetPort: 8080 }] },
+      },
     });
     const nodePort = svc.spec!.ports![0]!.nodePort!;
     // Terraform's: untagged; the account is full of other teams' groups, none read.
     const bound = elb.addTargetGroup('tf-web-bound', { targets: new Map([[instanceId, 'healthy']]) });
-    for (let i = 0; i < 50; i++) elb.addTargetGroup(`other-team-${i}`, { tags: { team: 'other' }, targets: new Map([[instanceId, 'healthy']]) });
+    for (let i = 0; i < 50; i++)
+      elb.addTargetGroup(`other-team-${i}`, { tags: { team: 'other' }, targets: new Map([[instanceId, 'healthy']]) });
     a.kubectlApply({
       apiVersion: 'elbv2.k8s.aws/v1beta1',
       kind: 'TargetGroupBinding',
@@ -285,22 +356,37 @@ describe('settle: release when the load balancers let go', () => {
     const before = elb.calls.length;
     const since = Date.now();
     const { completedMs } = await run(
-      startDrainer(plane, { loadBalancerDelaySeconds: 5, waitForVolumeDetach: false, loadBalancers: { url: elb.url, minWaitSeconds: 2 } }),
+      startDrainer(plane, {
+        loadBalancerDelaySeconds: 5,
+        waitForVolumeDetach: false,
+        loadBalancers: { url: elb.url, minWaitSeconds: 2 },
+      }),
       instanceId,
     );
     const goneMs = await gone;
     expect(completedMs).toBeGreaterThanOrEqual(goneMs);
     const calls = elb.calls.slice(before);
-    expect(calls.every((c) => c.action === 'DescribeTargetHealth' && c.form['TargetGroupArn'] === bound.arn)).toBe(true);
-    expect(calls[0]!.form).toMatchObject({ 'Targets.member.1.Id': instanceId, 'Targets.member.1.Port': String(nodePort) });
+    expect(calls.every((c) => c.action === 'DescribeTargetHealth' && c.form['TargetGroupArn'] === bound.arn)).toBe(
+      true,
+    );
+    expect(calls[0]!.form).toMatchObject({
+      'Targets.member.1.Id': instanceId,
+      'Targets.member.1.Port': String(nodePort),
+    });
     const reads = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.verb === 'list').map((e) => e.resource);
     expect(reads).toEqual(expect.arrayContaining(['targetgroupbindings', 'services']));
-    expect((await eventsFor(a, 'Node', node)).find((e) => e.reason === 'TargetsDeregistered')?.message).toMatch(/tf-web-bound \d/);
+    expect((await eventsFor(a, 'Node', node)).find((e) => e.reason === 'TargetsDeregistered')?.message).toMatch(
+      /tf-web-bound \d/,
+    );
   });
 
   it('in no target group: completes at the minimum wait, not the fixed delay', async () => {
     const { instanceId } = await nodeWithVolume('lb-none');
-    const drainer = startDrainer(plane, { loadBalancerDelaySeconds: 60, waitForVolumeDetach: false, loadBalancers: { url: elb.url, minWaitSeconds: 3 } });
+    const drainer = startDrainer(plane, {
+      loadBalancerDelaySeconds: 60,
+      waitForVolumeDetach: false,
+      loadBalancers: { url: elb.url, minWaitSeconds: 3 },
+    });
     const { start, completedMs } = await run(drainer, instanceId);
     expect(completedMs - start).toBeGreaterThanOrEqual(3_000);
     expect(completedMs - start).toBeLessThan(3_000 + 8_000);
@@ -310,11 +396,17 @@ describe('settle: release when the load balancers let go', () => {
     const { instanceId } = await nodeWithVolume('lb-denied');
     elb.denied = true;
     try {
-      const drainer = startDrainer(plane, { loadBalancerDelaySeconds: 6, waitForVolumeDetach: false, loadBalancers: { url: elb.url, minWaitSeconds: 1 } });
+      const drainer = startDrainer(plane, {
+        loadBalancerDelaySeconds: 6,
+        waitForVolumeDetach: false,
+        loadBalancers: { url: elb.url, minWaitSeconds: 1 },
+      });
       const logs = drainer.logs;
       const { start, completedMs } = await run(drainer, instanceId);
       expect(completedMs - start).toBeGreaterThanOrEqual(6_000);
-      expect(logs.filter((l) => String(l['message']).startsWith('could not read the load balancers (access denied'))).toHaveLength(1);
+      expect(
+        logs.filter((l) => String(l['message']).startsWith('could not read the load balancers (access denied')),
+      ).toHaveLength(1);
     } finally {
       elb.denied = false;
     }

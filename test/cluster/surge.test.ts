@@ -38,12 +38,18 @@ const createApp = (name: string, replicas: number, o: DeploymentOptions & { anno
   createDeployment(a, namespace, name, replicas, {
     nodeSelector: { scenario: name },
     readinessProbe: true,
-    ...(o.annotated === false ? {} : { deploymentAnnotations: { 'graceful-node-termination/surge-before-evict': 'true' } }),
+    ...(o.annotated === false
+      ? {}
+      : { deploymentAnnotations: { 'graceful-node-termination/surge-before-evict': 'true' } }),
     ...o,
   });
 
 /** `<name>-1` (draining) runs the app's pods; `<name>-2` is where replacements go. */
-async function nodesWithApp(name: string, replicas: number, o: DeploymentOptions = {}): Promise<{ instanceId: string; node: string }> {
+async function nodesWithApp(
+  name: string,
+  replicas: number,
+  o: DeploymentOptions = {},
+): Promise<{ instanceId: string; node: string }> {
   const instanceId = newInstanceId();
   await createKwokNode(a, `${name}-1`, instanceId, { scenario: name });
   await createKwokNode(a, `${name}-2`, newInstanceId(), { scenario: name });
@@ -58,13 +64,25 @@ async function nodesWithApp(name: string, replicas: number, o: DeploymentOptions
 }
 
 const deploymentPatches = (since: number, name: string) =>
-  readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.resource === 'deployments' && e.verb === 'patch' && e.name === name && e.code < 400);
+  readAudit(
+    plane,
+    (e) =>
+      byDrainer(e) &&
+      e.atMs >= since &&
+      e.resource === 'deployments' &&
+      e.verb === 'patch' &&
+      e.name === name &&
+      e.code < 400,
+  );
 
 const drainerApps = async () => (await drainerKubeConfig(plane)).makeApiClient(AppsV1Api);
 
 async function patchAs(api: AppsV1Api, name: string, body: object): Promise<{ code: number; message: string }> {
   try {
-    await api.patchNamespacedDeployment({ namespace, name, body }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch));
+    await api.patchNamespacedDeployment(
+      { namespace, name, body },
+      setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+    );
     return { code: 200, message: '' };
   } catch (error) {
     if (error instanceof ApiException) return { code: error.code, message: String(error.body) };
@@ -72,11 +90,16 @@ async function patchAs(api: AppsV1Api, name: string, body: object): Promise<{ co
   }
 }
 
-const restartOnly = (at: string) => ({ spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': at } } } } });
+const restartOnly = (at: string) => ({
+  spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': at } } } },
+});
 
 /** One terminate with the surge on, the drainer gone after it; `since` for the audit log. */
 async function surgeDrain(instanceId: string, o: { drainTimeoutSeconds: number; env?: Record<string, string> }) {
-  const d = startDrainer(plane, { drainTimeoutSeconds: o.drainTimeoutSeconds, env: { SURGE_BEFORE_EVICT: 'true', ...o.env } });
+  const d = startDrainer(plane, {
+    drainTimeoutSeconds: o.drainTimeoutSeconds,
+    env: { SURGE_BEFORE_EVICT: 'true', ...o.env },
+  });
   const since = Date.now();
   try {
     const result = await d.terminate(instanceId);
@@ -98,7 +121,11 @@ describe('surge before evict', () => {
     await createApp('fence', 1, { annotated: false });
     // The policy is enforced once the API server has loaded it: a patch beyond the annotation is
     // denied (each probe changes something, so one that lands early is not a no-op later).
-    await until('the surge policy enforced', 30_000, async () => (await patchAs(api, 'fence', { metadata: { labels: { probe: String(Date.now()) } } })).code >= 400);
+    await until(
+      'the surge policy enforced',
+      30_000,
+      async () => (await patchAs(api, 'fence', { metadata: { labels: { probe: String(Date.now()) } } })).code >= 400,
+    );
   });
   afterAll(() => drainer?.restore());
 
@@ -141,7 +168,9 @@ describe('surge before evict', () => {
     expect(deploymentPatches(since, 'single')).toHaveLength(1);
     const reasons = (await eventsFor(a, 'Node', 'single-1')).map((e) => e.reason);
     expect(reasons).toEqual(expect.arrayContaining(['SurgeStarted', 'SurgeReady', 'Drained']));
-    console.log(`[surge] one replica under minAvailable: 1 drained in ${seconds.toFixed(1)} s (deadline 120 s), fewest Ready pods ${watch.min()}`);
+    console.log(
+      `[surge] one replica under minAvailable: 1 drained in ${seconds.toFixed(1)} s (deadline 120 s), fewest Ready pods ${watch.min()}`,
+    );
   });
 
   it('refuses maxSurge: 0 by name and evicts plainly', async () => {
@@ -154,7 +183,10 @@ describe('surge before evict', () => {
     expect(refused).toHaveLength(1);
     expect(refused[0]!.message).toContain('(max-surge-zero)');
     console.log(`[surge] ${refused[0]!.type} SurgeRefused: ${refused[0]!.message}`);
-    const evictions = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.subresource === 'eviction' && e.namespace === namespace);
+    const evictions = readAudit(
+      plane,
+      (e) => byDrainer(e) && e.atMs >= since && e.subresource === 'eviction' && e.namespace === namespace,
+    );
     expect(evictions.map((e) => e.code)).toEqual([201]);
   });
 
@@ -175,7 +207,12 @@ describe('surge before evict', () => {
     expect(deploymentPatches(since, 'nocapacity')).toHaveLength(1);
     const evictions = readAudit(
       plane,
-      (e) => byDrainer(e) && e.atMs >= since && e.subresource === 'eviction' && e.namespace === namespace && e.name?.startsWith('nocapacity-') === true,
+      (e) =>
+        byDrainer(e) &&
+        e.atMs >= since &&
+        e.subresource === 'eviction' &&
+        e.namespace === namespace &&
+        e.name?.startsWith('nocapacity-') === true,
     );
     expect(evictions.map((e) => e.code)).toEqual([201]);
     expect(seconds).toBeLessThan(60);
@@ -186,7 +223,9 @@ describe('surge before evict', () => {
     // The cluster has many nodes, but the app runs only on its group's: the other one is tainted for other work.
     const instanceId = newInstanceId();
     await createKwokNode(a, 'oneper-1', instanceId, { scenario: 'oneper' });
-    await createKwokNode(a, 'oneper-2', newInstanceId(), { scenario: 'oneper' }, [{ key: 'dedicated', value: 'batch', effect: 'NoSchedule' }]);
+    await createKwokNode(a, 'oneper-2', newInstanceId(), { scenario: 'oneper' }, [
+      { key: 'dedicated', value: 'batch', effect: 'NoSchedule' },
+    ]);
     await waitNodeReady(a, 'oneper-1');
     await waitNodeReady(a, 'oneper-2');
     await createApp('oneper', 1, { onePerNode: true });
@@ -198,9 +237,20 @@ describe('surge before evict', () => {
     expect(refused.map((e) => e.message)).toEqual([expect.stringContaining('(anti-affinity)')]);
     expect(deploymentPatches(since, 'oneper')).toHaveLength(0);
     // One node list, filtered by the template's nodeSelector on the server.
-    const lists = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.resource === 'nodes' && e.verb === 'list' && e.requestURI.includes('labelSelector=scenario'));
+    const lists = readAudit(
+      plane,
+      (e) =>
+        byDrainer(e) &&
+        e.atMs >= since &&
+        e.resource === 'nodes' &&
+        e.verb === 'list' &&
+        e.requestURI.includes('labelSelector=scenario'),
+    );
     expect(lists).toHaveLength(1);
-    const evictions = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.subresource === 'eviction' && e.name?.startsWith('oneper-') === true);
+    const evictions = readAudit(
+      plane,
+      (e) => byDrainer(e) && e.atMs >= since && e.subresource === 'eviction' && e.name?.startsWith('oneper-') === true,
+    );
     expect(evictions.map((e) => e.code)).toEqual([201]);
     console.log(`[surge] ${refused[0]!.type} SurgeRefused: ${refused[0]!.message}`);
   });
@@ -208,14 +258,26 @@ describe('surge before evict', () => {
   it('never restarts a Deployment an untouchable field manager writes: a GitOps tool, an HPA through the scale subresource', async () => {
     const argo = await nodesWithApp('gitops', 1);
     // Argo CD's controller writes the Deployment (its own field manager in managedFields).
-    a.kubectl('label', 'deployment', 'gitops', '-n', namespace, 'app.kubernetes.io/instance=shop', '--field-manager=argocd-controller');
+    a.kubectl(
+      'label',
+      'deployment',
+      'gitops',
+      '-n',
+      namespace,
+      'app.kubernetes.io/instance=shop',
+      '--field-manager=argocd-controller',
+    );
     const hpa = await nodesWithApp('scaled', 2);
     // The HPA controller scales through the scale subresource, as kube-controller-manager.
     await a.apps.patchNamespacedDeploymentScale(
       { namespace, name: 'scaled', body: { spec: { replicas: 1 } }, fieldManager: 'kube-controller-manager' },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
-    await until('one replica left', 30_000, async () => (await a.apps.readNamespacedDeployment({ namespace, name: 'scaled' })).status?.replicas === 1);
+    await until(
+      'one replica left',
+      30_000,
+      async () => (await a.apps.readNamespacedDeployment({ namespace, name: 'scaled' })).status?.replicas === 1,
+    );
     const env = { SURGE_UNTOUCHABLE_MANAGERS: 'argocd-controller,kube-controller-manager/scale' };
     for (const [app, { instanceId }] of [
       ['gitops', argo],
@@ -236,7 +298,8 @@ describe('surge before evict', () => {
     const since = Date.now();
     // Each invocation may work 4 s (9 s budget minus the 5 s margin); the replacement takes 10 s.
     const statuses: unknown[] = [await drainer.terminate(instanceId, { remainingMs: 9_000 })];
-    while (drainer.handOffs.length >= statuses.length) statuses.push(await drainer.deliver(drainer.handOffs[statuses.length - 1]!, { remainingMs: 9_000 }));
+    while (drainer.handOffs.length >= statuses.length)
+      statuses.push(await drainer.deliver(drainer.handOffs[statuses.length - 1]!, { remainingMs: 9_000 }));
     drainer.restore();
     drainer = undefined;
 
@@ -260,14 +323,22 @@ describe('surge before evict', () => {
     expect(statusOf(await d.terminate(instanceId, { token, remainingMs: 9_000 }))).toBe('handed-off');
     // Its hand-off is never delivered (SNS lost it, the function was throttled): the chain is
     // lost. As the reconciler finds the record 20 minutes later, its surge still waiting.
-    const record = JSON.parse((await a.core.readNode({ name: node })).metadata!.annotations!['graceful-node-termination/drain']!) as Record<string, unknown>;
+    const record = JSON.parse(
+      (await a.core.readNode({ name: node })).metadata!.annotations!['graceful-node-termination/drain']!,
+    ) as Record<string, unknown>;
     expect(record['surges']).toEqual([expect.objectContaining({ deployment: `${namespace}/lost`, state: 'waiting' })]);
-    const aged = { ...record, updatedAt: new Date(Date.parse(String(record['updatedAt'])) - 20 * 60_000).toISOString() };
+    const aged = {
+      ...record,
+      updatedAt: new Date(Date.parse(String(record['updatedAt'])) - 20 * 60_000).toISOString(),
+    };
     a.kubectl('annotate', 'node', node, '--overwrite', `graceful-node-termination/drain=${JSON.stringify(aged)}`);
-    expect(statusOf(await d.invoke(scheduledEvent(), { activeToken: token, activeInstance: instanceId }))).toBe('reconciled');
+    expect(statusOf(await d.invoke(scheduledEvent(), { activeToken: token, activeInstance: instanceId }))).toBe(
+      'reconciled',
+    );
     expect(d.handOffs).toHaveLength(2);
     const statuses: unknown[] = [];
-    for (let next = d.handOffs[1]; next !== undefined; next = d.handOffs[1 + statuses.length]) statuses.push(await d.deliver(next, { remainingMs: 9_000 }));
+    for (let next = d.handOffs[1]; next !== undefined; next = d.handOffs[1 + statuses.length])
+      statuses.push(await d.deliver(next, { remainingMs: 9_000 }));
     d.restore();
     drainer = undefined;
 

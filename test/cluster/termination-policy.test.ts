@@ -35,8 +35,18 @@ async function runningJob(namespace: string, name: string, scenario: string): Pr
         backoffLimit: 0,
         template: {
           // kwok completes Job pods at once unless told to wait: this one runs for an hour.
-          metadata: { annotations: { 'pod-complete.stage.kwok.x-k8s.io/delay': '1h', 'pod-complete.stage.kwok.x-k8s.io/jitter-delay': '1h' } },
-          spec: { restartPolicy: 'Never', nodeSelector: { scenario }, containers: [{ name: 'job', image: 'registry.k8s.io/pause:3.10' }], automountServiceAccountToken: false },
+          metadata: {
+            annotations: {
+              'pod-complete.stage.kwok.x-k8s.io/delay': '1h',
+              'pod-complete.stage.kwok.x-k8s.io/jitter-delay': '1h',
+            },
+          },
+          spec: {
+            restartPolicy: 'Never',
+            nodeSelector: { scenario },
+            containers: [{ name: 'job', image: 'registry.k8s.io/pause:3.10' }],
+            automountServiceAccountToken: false,
+          },
         },
       },
     },
@@ -46,7 +56,8 @@ async function runningJob(namespace: string, name: string, scenario: string): Pr
 describe('the custom termination policy', () => {
   const busy = newInstanceId();
   const idle = newInstanceId();
-  const zoned = (ids: string[], o: Parameters<typeof choicePayload>[1] = {}) => choicePayload(ids, { zone: 'eu-west-1a', group: autoScalingGroupName, ...o });
+  const zoned = (ids: string[], o: Parameters<typeof choicePayload>[1] = {}) =>
+    choicePayload(ids, { zone: 'eu-west-1a', group: autoScalingGroupName, ...o });
 
   it('gives the idle node where the suggestion would take the batch Job and the only replica', async () => {
     await ensureNamespace(a, 'choice');
@@ -67,14 +78,26 @@ describe('the custom termination policy', () => {
           selector: { matchLabels: { app: 'ledger' } },
           template: {
             metadata: { labels: { app: 'ledger' } },
-            spec: { nodeSelector: { scenario: 'choice-busy' }, containers: [{ name: 'ledger', image: 'registry.k8s.io/pause:3.10' }], automountServiceAccountToken: false },
+            spec: {
+              nodeSelector: { scenario: 'choice-busy' },
+              containers: [{ name: 'ledger', image: 'registry.k8s.io/pause:3.10' }],
+              automountServiceAccountToken: false,
+            },
           },
         },
       },
     });
-    await until('StatefulSet ready', 30_000, async () => ((await a.apps.readNamespacedStatefulSet({ namespace: 'choice', name: 'ledger' })).status?.readyReplicas ?? 0) === 1);
+    await until(
+      'StatefulSet ready',
+      30_000,
+      async () =>
+        ((await a.apps.readNamespacedStatefulSet({ namespace: 'choice', name: 'ledger' })).status?.readyReplicas ??
+          0) === 1,
+    );
     await until('Job pod Running', 30_000, async () =>
-      (await podsOn(a, 'choice-busy')).some((p) => p.metadata?.labels?.['job-name'] === 'report' && p.status?.phase === 'Running'),
+      (await podsOn(a, 'choice-busy')).some(
+        (p) => p.metadata?.labels?.['job-name'] === 'report' && p.status?.phase === 'Running',
+      ),
     );
     const drainer = startDrainer(plane);
     try {
@@ -100,13 +123,20 @@ describe('the custom termination policy', () => {
       const since = Date.now();
       expect(await drainer.invoke(zoned([busy]))).toEqual({ InstanceIDs: [] });
       const node = await a.core.readNode({ name: 'choice-busy' });
-      expect(JSON.parse(node.metadata?.annotations?.[deferralAnnotation] ?? '{}')).toMatchObject({ group: autoScalingGroupName });
+      expect(JSON.parse(node.metadata?.annotations?.[deferralAnnotation] ?? '{}')).toMatchObject({
+        group: autoScalingGroupName,
+      });
       expect((await eventsFor(a, 'Node', 'choice-busy')).some((e) => e.reason === 'TerminationDeferred')).toBe(true);
-      const patches = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.verb === 'patch' && e.resource === 'nodes');
+      const patches = readAudit(
+        plane,
+        (e) => byDrainer(e) && e.atMs >= since && e.verb === 'patch' && e.resource === 'nodes',
+      );
       expect(patches.length).toBe(1);
       await sleep(3_500);
       expect(await drainer.invoke(zoned([busy]))).toEqual({ InstanceIDs: [busy] });
-      expect((await eventsFor(a, 'Node', 'choice-busy')).some((e) => e.reason === 'TerminationDeferralExpired')).toBe(true);
+      expect((await eventsFor(a, 'Node', 'choice-busy')).some((e) => e.reason === 'TerminationDeferralExpired')).toBe(
+        true,
+      );
     } finally {
       drainer.restore();
     }
@@ -118,7 +148,9 @@ describe('the custom termination policy', () => {
       drainer.groups.set(busy, autoScalingGroupName);
       drainer.groups.set(idle, autoScalingGroupName);
       expect(await drainer.invoke(zoned([busy, idle]))).toEqual({ InstanceIDs: [busy, idle] });
-      expect(drainer.logs.some((l) => String(l['message']).startsWith('termination policy could not decide'))).toBe(true);
+      expect(drainer.logs.some((l) => String(l['message']).startsWith('termination policy could not decide'))).toBe(
+        true,
+      );
     } finally {
       drainer.restore();
     }

@@ -9,7 +9,16 @@ import type { V1Node } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { localAwsEnvironment, localLaunchTemplate, startLocalAws, type LocalAws } from '../../demo/local-aws.js';
 import { main } from '../../scripts/upgrade-command.js';
-import { admin, createDeployment, ensureNamespace, newInstanceId, podsOn, until, waitDeploymentReady, waitNodeReady } from './kube.js';
+import {
+  admin,
+  createDeployment,
+  ensureNamespace,
+  newInstanceId,
+  podsOn,
+  until,
+  waitDeploymentReady,
+  waitNodeReady,
+} from './kube.js';
 import { testAws } from './plane/token-webhook.js';
 
 const plane = inject('plane');
@@ -20,12 +29,23 @@ const newImage = 'ami-0a1b2c3d4e5f60002';
 const recommended = '/aws/service/eks/optimized-ami/1.34/amazon-linux-2023/x86_64/standard/recommended/image_id';
 
 /** A kwok node whose kubelet says `version` (kwok keeps a nodeInfo it is given). */
-async function createVersionedNode(name: string, instanceId: string, version: string, labels: Record<string, string>): Promise<void> {
+async function createVersionedNode(
+  name: string,
+  instanceId: string,
+  version: string,
+  labels: Record<string, string>,
+): Promise<void> {
   const node: V1Node = {
     metadata: {
       name,
       annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
-      labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', type: 'kwok', scenario: 'release', ...labels },
+      labels: {
+        'kubernetes.io/hostname': name,
+        'kubernetes.io/os': 'linux',
+        type: 'kwok',
+        scenario: 'release',
+        ...labels,
+      },
     },
     spec: { providerID: `aws:///eu-west-1a/${instanceId}` },
     status: {
@@ -56,7 +76,10 @@ async function run(...args: string[]): Promise<{ code: number; out: string[] }> 
     if (process.env['GNT_DEBUG']) process.stderr.write(`upgrade: ${line}\n`);
   });
   try {
-    return { code: await main([group, '--kubeconfig', plane.adminKubeconfig, '--region', testAws.region, ...args]), out };
+    return {
+      code: await main([group, '--kubeconfig', plane.adminKubeconfig, '--region', testAws.region, ...args]),
+      out,
+    };
   } finally {
     log.mockRestore();
   }
@@ -72,7 +95,10 @@ describe('upgrade --release latest', () => {
 
   beforeAll(async () => {
     aws = await startLocalAws({ name: testAws.clusterName, endpoint: plane.server, caPem: plane.caPem });
-    Object.assign(process.env, localAwsEnvironment(aws), { AWS_ACCESS_KEY_ID: testAws.accessKeyId, AWS_SECRET_ACCESS_KEY: testAws.secretAccessKey });
+    Object.assign(process.env, localAwsEnvironment(aws), {
+      AWS_ACCESS_KEY_ID: testAws.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: testAws.secretAccessKey,
+    });
     aws.templateVersions.set('1', oldImage);
     aws.images.set(oldImage, 'amazon-eks-node-al2023-x86_64-standard-1.33-v20251001');
     aws.parameters.set(recommended, newImage);
@@ -97,9 +123,19 @@ describe('upgrade --release latest', () => {
           const instanceId = newInstanceId();
           const name = `release-new-${i + 1}`;
           await createVersionedNode(name, instanceId, 'v1.34.2-eks-5ad7e39', {});
-          aws.instances.set(instanceId, { privateDnsName: name, group, lifecycleState: 'InService', version: refresh.desiredVersion });
+          aws.instances.set(instanceId, {
+            privateDnsName: name,
+            group,
+            lifecycleState: 'InService',
+            version: refresh.desiredVersion,
+          });
           await waitNodeReady(a, name);
-          for (const p of await podsOn(a, old.name)) await a.core.deleteNamespacedPod({ namespace: p.metadata!.namespace!, name: p.metadata!.name!, gracePeriodSeconds: 0 });
+          for (const p of await podsOn(a, old.name))
+            await a.core.deleteNamespacedPod({
+              namespace: p.metadata!.namespace!,
+              name: p.metadata!.name!,
+              gracePeriodSeconds: 0,
+            });
           await a.core.deleteNode({ name: old.name });
           aws.instances.delete(old.instanceId);
         }
@@ -109,9 +145,17 @@ describe('upgrade --release latest', () => {
         await until('legacy counted unavailable', 60_000, async () => {
           // What the pod GC does, sooner: a pod bound to an old node as it went is deleted.
           for (const old of oldNodes) {
-            for (const p of await podsOn(a, old.name)) await a.core.deleteNamespacedPod({ namespace: p.metadata!.namespace!, name: p.metadata!.name!, gracePeriodSeconds: 0 });
+            for (const p of await podsOn(a, old.name))
+              await a.core.deleteNamespacedPod({
+                namespace: p.metadata!.namespace!,
+                name: p.metadata!.name!,
+                gracePeriodSeconds: 0,
+              });
           }
-          return ((await a.apps.readNamespacedDeployment({ namespace: 'release', name: 'legacy' })).status?.availableReplicas ?? 0) === 0;
+          return (
+            ((await a.apps.readNamespacedDeployment({ namespace: 'release', name: 'legacy' })).status
+              ?.availableReplicas ?? 0) === 0
+          );
         });
         refresh.percentageComplete = 100;
         refresh.status = 'Successful';
@@ -127,27 +171,57 @@ describe('upgrade --release latest', () => {
     const refused = await run('--release', 'latest', '--kubernetes-version', '1.35', '--approve');
 
     expect(refused.code).toBe(3);
-    expect(refused.out).toEqual([expect.stringMatching(/^refusing: kubelet 1.35 would be newer than the control plane \(1.34\); upgrade the control plane first/)]);
-    expect(aws.calls.filter((c) => c.action === 'CreateLaunchTemplateVersion' || c.action === 'StartInstanceRefresh')).toEqual([]);
+    expect(refused.out).toEqual([
+      expect.stringMatching(
+        /^refusing: kubelet 1.35 would be newer than the control plane \(1.34\); upgrade the control plane first/,
+      ),
+    ]);
+    expect(
+      aws.calls.filter((c) => c.action === 'CreateLaunchTemplateVersion' || c.action === 'StartInstanceRefresh'),
+    ).toEqual([]);
   });
 
   it('creates one version with only the image changed, rolls the group to it, and names the Deployment left unavailable', async () => {
-    const result = await run('--release', 'latest', '--kubernetes-version', '1.34', '--approve', '--deployment', 'gnt', '--available-timeout', '5');
+    const result = await run(
+      '--release',
+      'latest',
+      '--kubernetes-version',
+      '1.34',
+      '--approve',
+      '--deployment',
+      'gnt',
+      '--available-timeout',
+      '5',
+    );
 
     const text = result.out.join('\n');
-    expect(text).toMatch(/release: +AL2023 standard x86_64: Kubernetes 1.33 v20251001 -> 1.34 latest \(control plane 1.34\)/);
+    expect(text).toMatch(
+      /release: +AL2023 standard x86_64: Kubernetes 1.33 v20251001 -> 1.34 latest \(control plane 1.34\)/,
+    );
     expect(text).toMatch(new RegExp(`image: +${oldImage} -> ${newImage} \\(${recommended}\\)`));
     expect(aws.calls.filter((c) => c.action === 'GetParameter').map((c) => c.params['Name'])).toEqual([recommended]);
     // One CreateLaunchTemplateVersion: the group's version as the source, only the image in the data.
     const created = aws.calls.filter((c) => c.action === 'CreateLaunchTemplateVersion');
     expect(created).toHaveLength(1);
-    expect(Object.keys(created[0]!.params).sort()).toEqual(['ClientToken', 'LaunchTemplateData.ImageId', 'LaunchTemplateId', 'SourceVersion', 'VersionDescription']);
-    expect(created[0]!.params).toMatchObject({ LaunchTemplateId: localLaunchTemplate.id, SourceVersion: '1', 'LaunchTemplateData.ImageId': newImage });
+    expect(Object.keys(created[0]!.params).sort()).toEqual([
+      'ClientToken',
+      'LaunchTemplateData.ImageId',
+      'LaunchTemplateId',
+      'SourceVersion',
+      'VersionDescription',
+    ]);
+    expect(created[0]!.params).toMatchObject({
+      LaunchTemplateId: localLaunchTemplate.id,
+      SourceVersion: '1',
+      'LaunchTemplateData.ImageId': newImage,
+    });
     expect([...aws.templateVersions]).toEqual([
       ['1', oldImage],
       ['2', newImage],
     ]);
-    expect([...aws.refreshes.values()].map((r) => [r.group, r.desiredVersion, r.status])).toEqual([[group, '2', 'Successful']]);
+    expect([...aws.refreshes.values()].map((r) => [r.group, r.desiredVersion, r.status])).toEqual([
+      [group, '2', 'Successful'],
+    ]);
     // Afterwards: the nodes are Ready at 1.34; the Deployment only the old nodes could run is named.
     expect(text).not.toMatch(/node release-new/);
     expect(result.out, text).toContain('  Deployment/release/legacy: not available (it was before the upgrade)');
@@ -156,7 +230,8 @@ describe('upgrade --release latest', () => {
     await until(
       'web available on the new nodes',
       30_000,
-      async () => (await a.apps.readNamespacedDeployment({ namespace: 'release', name: 'web' })).status?.availableReplicas === 2,
+      async () =>
+        (await a.apps.readNamespacedDeployment({ namespace: 'release', name: 'web' })).status?.availableReplicas === 2,
     );
   });
 });

@@ -3,7 +3,17 @@
 // the pool again its node gets back exactly what our drain took: others' marks stay.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startDrainer, statusOf, type Drainer } from './drainer.js';
-import { admin, byDrainer, ensureNamespace, eventsFor, newInstanceId, nodeWithDeployment, podsOn, readAudit, until } from './kube.js';
+import {
+  admin,
+  byDrainer,
+  ensureNamespace,
+  eventsFor,
+  newInstanceId,
+  nodeWithDeployment,
+  podsOn,
+  readAudit,
+  until,
+} from './kube.js';
 
 const plane = inject('plane');
 const a = admin(plane);
@@ -23,7 +33,9 @@ describe('warm pools', () => {
     const result = await drainer.launch(instanceId, { origin: 'EC2', destination: 'WarmPool' });
 
     expect(statusOf(result)).toBe('launch-into-warm-pool');
-    expect(drainer.completions.filter((c) => c.instanceId === instanceId)).toEqual([expect.objectContaining({ result: 'CONTINUE', outcome: 'completed' })]);
+    expect(drainer.completions.filter((c) => c.instanceId === instanceId)).toEqual([
+      expect.objectContaining({ result: 'CONTINUE', outcome: 'completed' }),
+    ]);
     expect(Date.now() - since).toBeLessThan(5_000);
     expect(readAudit(plane, (e) => byDrainer(e) && e.atMs >= since)).toEqual([]);
   });
@@ -55,8 +67,12 @@ describe('warm pools', () => {
     expect(node.spec?.unschedulable).toBeFalsy();
     expect(node.metadata?.labels?.[lbLabel]).toBeUndefined();
     expect(node.metadata?.labels?.['team']).toBe('payments');
-    expect(node.spec?.taints).toEqual([expect.objectContaining({ key: 'dedicated', value: 'payments', effect: 'PreferNoSchedule' })]);
-    expect(Object.keys(node.metadata?.annotations ?? {}).filter((k) => k.startsWith('graceful-node-termination/'))).toEqual([]);
+    expect(node.spec?.taints).toEqual([
+      expect.objectContaining({ key: 'dedicated', value: 'payments', effect: 'PreferNoSchedule' }),
+    ]);
+    expect(
+      Object.keys(node.metadata?.annotations ?? {}).filter((k) => k.startsWith('graceful-node-termination/')),
+    ).toEqual([]);
     expect((await eventsFor(a, 'Node', 'warm-1')).map((e) => e.reason)).toContain('DrainMarksRemoved');
   });
 });

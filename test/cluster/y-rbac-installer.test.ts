@@ -4,7 +4,11 @@
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { KubeEndpoint } from '../../lambda/adapters/kubernetes/kube-http.js';
 import { physicalIdFor } from '../../lambda/installer/custom-resource.js';
-import { createInstallerHandler, type CustomResourceEvent, type CustomResourceResponse } from '../../lambda/installer/rbac-installer.js';
+import {
+  createInstallerHandler,
+  type CustomResourceEvent,
+  type CustomResourceResponse,
+} from '../../lambda/installer/rbac-installer.js';
 import { flowControlObjects, rbacName, rbacRules } from '../../lambda/installer/rbac.js';
 import { MemoryLog } from '../fakes/fake-world.js';
 import { admin, readAudit, until } from './kube.js';
@@ -20,7 +24,14 @@ const endpoint: KubeEndpoint = {
 
 const responses: CustomResourceResponse[] = [];
 const handle = createInstallerHandler({
-  settings: { name: rbacName, clusterName: 'local-plane', group: rbacName, deadlinePolicy: 'force', region: 'eu-west-1', stackId: 'stack' },
+  settings: {
+    name: rbacName,
+    clusterName: 'local-plane',
+    group: rbacName,
+    deadlinePolicy: 'force',
+    region: 'eu-west-1',
+    stackId: 'stack',
+  },
   connect: async () => endpoint,
   respond: async (_url, response) => void responses.push(response),
   log: new MemoryLog(),
@@ -40,7 +51,10 @@ const request = (type: CustomResourceEvent['RequestType']): CustomResourceEvent 
 
 const get = (kind: 'clusterrole' | 'clusterrolebinding' | 'flowschema' | 'prioritylevelconfiguration') => {
   try {
-    return JSON.parse(a.kubectl('get', kind, rbacName, '-o', 'json', '--show-managed-fields')) as Record<string, unknown> & { metadata: { managedFields?: { manager: string }[] } };
+    return JSON.parse(a.kubectl('get', kind, rbacName, '-o', 'json', '--show-managed-fields')) as Record<
+      string,
+      unknown
+    > & { metadata: { managedFields?: { manager: string }[] } };
   } catch {
     return undefined;
   }
@@ -57,9 +71,13 @@ describe('the RBAC installer (CloudFormation custom resource) on a real API serv
     await handle(request('Update'));
     expect(responses.map((r) => r.Status)).toEqual(['SUCCESS', 'SUCCESS']);
     const role = get('clusterrole')!;
-    expect(role['rules']).toEqual(rbacRules.map(({ apiGroups, resources, verbs }) => ({ apiGroups, resources, verbs })));
+    expect(role['rules']).toEqual(
+      rbacRules.map(({ apiGroups, resources, verbs }) => ({ apiGroups, resources, verbs })),
+    );
     expect(role.metadata.managedFields?.map((f) => f.manager)).toContain(rbacName);
-    expect(get('clusterrolebinding')!['subjects']).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: rbacName }]);
+    expect(get('clusterrolebinding')!['subjects']).toEqual([
+      { apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: rbacName },
+    ]);
     const [level, schema] = flowControlObjects(rbacName, rbacName) as unknown as { spec: Record<string, unknown> }[];
     // The server defaults nothing we set differently: our spec is a subset of what it stored.
     expect(get('prioritylevelconfiguration')!['spec']).toMatchObject(level!.spec);
@@ -81,19 +99,33 @@ describe('the RBAC installer (CloudFormation custom resource) on a real API serv
     const name = 'gnt-surge-installer';
     const installer = (surge: boolean) =>
       createInstallerHandler({
-        settings: { name, clusterName: 'local-plane', group: name, deadlinePolicy: 'leave', surge, region: 'eu-west-1', stackId: 'stack' },
+        settings: {
+          name,
+          clusterName: 'local-plane',
+          group: name,
+          deadlinePolicy: 'leave',
+          surge,
+          region: 'eu-west-1',
+          stackId: 'stack',
+        },
         connect: async () => endpoint,
         respond: async (_url, response) => void responses.push(response),
         log: new MemoryLog(),
         sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
         authRetryMs: 0,
       });
-    const event = (type: CustomResourceEvent['RequestType']) => ({ ...request(type), PhysicalResourceId: type === 'Create' ? undefined : physicalIdFor(name, name) });
-    const has = (kind: string) => a.kubectl('get', kind, `${name}-surge`, '--ignore-not-found', '-o', 'name').trim() !== '';
+    const event = (type: CustomResourceEvent['RequestType']) => ({
+      ...request(type),
+      PhysicalResourceId: type === 'Create' ? undefined : physicalIdFor(name, name),
+    });
+    const has = (kind: string) =>
+      a.kubectl('get', kind, `${name}-surge`, '--ignore-not-found', '-o', 'name').trim() !== '';
     const deploymentRules = () =>
-      (JSON.parse(a.kubectl('get', 'clusterrole', name, '-o', 'json')) as { rules: { resources: string[]; verbs: string[] }[] }).rules.filter((r) =>
-        r.resources.includes('deployments'),
-      );
+      (
+        JSON.parse(a.kubectl('get', 'clusterrole', name, '-o', 'json')) as {
+          rules: { resources: string[]; verbs: string[] }[];
+        }
+      ).rules.filter((r) => r.resources.includes('deployments'));
     responses.length = 0;
     await installer(true)(event('Create'));
     expect(deploymentRules()).toEqual([{ apiGroups: ['apps'], resources: ['deployments'], verbs: ['get', 'patch'] }]);
@@ -113,27 +145,35 @@ describe('the RBAC installer (CloudFormation custom resource) on a real API serv
       settings: { name, clusterName: 'local-plane', group, deadlinePolicy: 'force', region: 'eu-west-1', stackId },
       connect: async () => endpoint,
       respond: async (_url, response) => void responses.push(response),
-      access: grants ? { grant: async () => void grants.push('grant'), revoke: async () => void grants.push('revoke') } : undefined,
+      access: grants
+        ? { grant: async () => void grants.push('grant'), revoke: async () => void grants.push('revoke') }
+        : undefined,
       log: new MemoryLog(),
       sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
       authRetryMs: 0,
     });
-  const eventOf = (type: CustomResourceEvent['RequestType'], stackId: string, physicalId?: string): CustomResourceEvent => ({
+  const eventOf = (
+    type: CustomResourceEvent['RequestType'],
+    stackId: string,
+    physicalId?: string,
+  ): CustomResourceEvent => ({
     ...request(type),
     StackId: stackId,
     PhysicalResourceId: physicalId,
   });
   const canEvict = (group: string) => {
     try {
-      return a.kubectl('auth', 'can-i', 'create', 'pods', '--subresource=eviction', '--as=probe', `--as-group=${group}`).trim();
+      return a
+        .kubectl('auth', 'can-i', 'create', 'pods', '--subresource=eviction', '--as=probe', `--as-group=${group}`)
+        .trim();
     } catch (error) {
       return String((error as { stdout?: string }).stdout ?? '').trim();
     }
   };
   const bindingNames = () =>
-    JSON.parse(a.kubectl('get', 'clusterrolebinding', '-l', 'app.kubernetes.io/name=graceful-node-termination', '-o', 'json')).items.map(
-      (i: { metadata: { name: string } }) => i.metadata.name,
-    );
+    JSON.parse(
+      a.kubectl('get', 'clusterrolebinding', '-l', 'app.kubernetes.io/name=graceful-node-termination', '-o', 'json'),
+    ).items.map((i: { metadata: { name: string } }) => i.metadata.name);
   const [teamA, teamB] = ['graceful-node-termination-0000aaaa', 'graceful-node-termination-0000bbbb'];
 
   it('lets two deployments share the cluster: deleting one leaves the other installed and granting', async () => {
@@ -166,7 +206,9 @@ describe('the RBAC installer (CloudFormation custom resource) on a real API serv
 
     expect(bindingNames()).toContain(teamB);
     expect(canEvict(teamB)).toBe('yes');
-    expect(readAudit(plane, (e) => e.atMs >= since && e.verb === 'delete' && e.resource === 'clusterrolebindings')).toEqual([]);
+    expect(
+      readAudit(plane, (e) => e.atMs >= since && e.verb === 'delete' && e.resource === 'clusterrolebindings'),
+    ).toEqual([]);
     expect(responses.at(-1)).toMatchObject({ Status: 'FAILED', Reason: expect.stringMatching(/refused/) });
     await installerOf(teamB, 'stack-b')(eventOf('Delete', 'stack-b', physicalIdFor(teamB, teamB)));
     expect(bindingNames()).not.toContain(teamB);
@@ -178,12 +220,30 @@ describe('the RBAC installer (CloudFormation custom resource) on a real API serv
     await installerOf(name, 'stack-c', 'team-old', grants)(eventOf('Create', 'stack-c'));
     await until('the old group may evict', 10_000, async () => canEvict('team-old') === 'yes');
     // The deployer changes kubernetesGroup: an Update with the old physical id.
-    await installerOf(name, 'stack-c', 'team-new', grants)(eventOf('Update', 'stack-c', physicalIdFor(name, 'team-old')));
+    await installerOf(
+      name,
+      'stack-c',
+      'team-new',
+      grants,
+    )(eventOf('Update', 'stack-c', physicalIdFor(name, 'team-old')));
     expect(responses.at(-1)).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: physicalIdFor(name, 'team-new') });
-    await until('both groups may evict while the access entry switches', 10_000, async () => canEvict('team-new') === 'yes' && canEvict('team-old') === 'yes');
+    await until(
+      'both groups may evict while the access entry switches',
+      10_000,
+      async () => canEvict('team-new') === 'yes' && canEvict('team-old') === 'yes',
+    );
     // CloudFormation's cleanup, after the access entry switched: the Delete of the old id.
-    await installerOf(name, 'stack-c', 'team-new', grants)(eventOf('Delete', 'stack-c', physicalIdFor(name, 'team-old')));
-    await until('only the new group may evict', 10_000, async () => canEvict('team-new') === 'yes' && canEvict('team-old') === 'no');
+    await installerOf(
+      name,
+      'stack-c',
+      'team-new',
+      grants,
+    )(eventOf('Delete', 'stack-c', physicalIdFor(name, 'team-old')));
+    await until(
+      'only the new group may evict',
+      10_000,
+      async () => canEvict('team-new') === 'yes' && canEvict('team-old') === 'no',
+    );
     // Cluster admin was held only around each request.
     expect(grants).toEqual(['grant', 'revoke', 'grant', 'revoke', 'grant', 'revoke']);
     await installerOf(name, 'stack-c', 'team-new')(eventOf('Delete', 'stack-c', physicalIdFor(name, 'team-new')));

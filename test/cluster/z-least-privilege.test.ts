@@ -7,7 +7,8 @@ import { drainerUsername } from './plane/token-webhook.js';
 
 const plane = inject('plane');
 
-const drainerApi = async (clusterName?: string): Promise<CoreV1Api> => (await drainerKubeConfig(plane, clusterName)).makeApiClient(CoreV1Api);
+const drainerApi = async (clusterName?: string): Promise<CoreV1Api> =>
+  (await drainerKubeConfig(plane, clusterName)).makeApiClient(CoreV1Api);
 
 async function status(call: Promise<unknown>): Promise<number> {
   try {
@@ -33,10 +34,24 @@ describe('least privilege', () => {
   it.each([
     ['delete a node', (api: CoreV1Api) => api.deleteNode({ name: 'anything' })],
     ['delete a namespace', (api: CoreV1Api) => api.deleteNamespace({ name: 'kube-system' })],
-    ['update a pod', (api: CoreV1Api) => api.patchNamespacedPod({ namespace: 'default', name: 'anything', body: { metadata: { labels: { a: 'b' } } } })],
+    [
+      'update a pod',
+      (api: CoreV1Api) =>
+        api.patchNamespacedPod({ namespace: 'default', name: 'anything', body: { metadata: { labels: { a: 'b' } } } }),
+    ],
     ['read secrets', (api: CoreV1Api) => api.listNamespacedSecret({ namespace: 'kube-system' })],
-    ['update a node wholesale', (api: CoreV1Api) => api.replaceNode({ name: 'anything', body: { metadata: { name: 'anything' } } })],
-    ['create pods', (api: CoreV1Api) => api.createNamespacedPod({ namespace: 'default', body: { metadata: { name: 'x' }, spec: { containers: [{ name: 'x', image: 'x' }] } } })],
+    [
+      'update a node wholesale',
+      (api: CoreV1Api) => api.replaceNode({ name: 'anything', body: { metadata: { name: 'anything' } } }),
+    ],
+    [
+      'create pods',
+      (api: CoreV1Api) =>
+        api.createNamespacedPod({
+          namespace: 'default',
+          body: { metadata: { name: 'x' }, spec: { containers: [{ name: 'x', image: 'x' }] } },
+        }),
+    ],
   ])('is forbidden to %s (403)', async (_what, call) => {
     expect(await status(call(await drainerApi()))).toBe(403);
   });
@@ -50,9 +65,13 @@ describe('least privilege', () => {
     });
     expect(roles.length).toBeGreaterThan(0);
     const used = new Set(
-      readAudit(plane, (e) => byDrainer(e) && e.user === drainerUsername && e.code < 400).map((e) => `${e.resource}${e.subresource ? `/${e.subresource}` : ''}:${e.verb}`),
+      readAudit(plane, (e) => byDrainer(e) && e.user === drainerUsername && e.code < 400).map(
+        (e) => `${e.resource}${e.subresource ? `/${e.subresource}` : ''}:${e.verb}`,
+      ),
     );
-    const granted = roles.flatMap((role) => role.rules.flatMap((r) => r.resources.flatMap((res) => r.verbs.map((v) => `${res}:${v}`))));
+    const granted = roles.flatMap((role) =>
+      role.rules.flatMap((r) => r.resources.flatMap((res) => r.verbs.map((v) => `${res}:${v}`))),
+    );
     expect(granted.filter((g) => !used.has(g))).toEqual([]);
   });
 });

@@ -31,7 +31,13 @@ export interface ElbStub {
   readonly targetGroups: StubTargetGroup[];
   readonly classic: StubClassic[];
   /** Every call, in order: which API, the action and its form; `throttled` when the bucket refused it. */
-  readonly calls: { api: 'elbv2' | 'elb'; action: string; form: Record<string, string>; atMs: number; throttled?: boolean }[];
+  readonly calls: {
+    api: 'elbv2' | 'elb';
+    action: string;
+    form: Record<string, string>;
+    atMs: number;
+    throttled?: boolean;
+  }[];
   /**
    * ELB's Describe token bucket, one for the account (AWS publishes none; issue 27 measured about
    * 40 calls refilled at 10 a second): a call that finds it empty is answered 400 Throttling.
@@ -50,7 +56,9 @@ export interface ElbStub {
   /** Network Load Balancers by name -> ARN (ELBv2 DescribeLoadBalancers). */
   readonly networkBalancers: Map<string, string>;
   /** Told of each call as it is answered (the demo's timeline). */
-  onCall?: ((call: { api: 'elbv2' | 'elb'; action: string; form: Record<string, string> }, answer: string) => void) | undefined;
+  onCall?:
+    | ((call: { api: 'elbv2' | 'elb'; action: string; form: Record<string, string> }, answer: string) => void)
+    | undefined;
   addTargetGroup(name: string, o?: Partial<Omit<StubTargetGroup, 'name' | 'arn'>>): StubTargetGroup;
   addClassic(name: string, o?: Partial<Omit<StubClassic, 'name'>>): StubClassic;
   close(): Promise<void>;
@@ -59,11 +67,13 @@ export interface ElbStub {
 const v2Ns = 'http://elasticloadbalancing.amazonaws.com/doc/2015-12-01/';
 const classicNs = 'http://elasticloadbalancing.amazonaws.com/doc/2012-06-01/';
 const meta = '<ResponseMetadata><RequestId>00000000-0000-0000-0000-000000000000</RequestId></ResponseMetadata>';
-const ok = (action: string, ns: string, body: string) => `<${action}Response xmlns="${ns}"><${action}Result>${body}</${action}Result>${meta}</${action}Response>`;
+const ok = (action: string, ns: string, body: string) =>
+  `<${action}Response xmlns="${ns}"><${action}Result>${body}</${action}Result>${meta}</${action}Response>`;
 const fail = (code: string, message: string) =>
   `<ErrorResponse xmlns="${v2Ns}"><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>x</RequestId></ErrorResponse>`;
 const members = (items: string[]) => items.map((i) => `<member>${i}</member>`).join('');
-const tagsXml = (tags: Record<string, string>) => members(Object.entries(tags).map(([k, v]) => `<Key>${k}</Key><Value>${v}</Value>`));
+const tagsXml = (tags: Record<string, string>) =>
+  members(Object.entries(tags).map(([k, v]) => `<Key>${k}</Key><Value>${v}</Value>`));
 const listed = (form: Record<string, string>, prefix: string) =>
   Object.keys(form)
     .filter((k) => k.startsWith(`${prefix}.member.`))
@@ -82,14 +92,21 @@ function answerV2(stub: ElbStub, action: string, form: Record<string, string>): 
     const names = listed(form, 'Names');
     const missing = names.find((n) => !stub.networkBalancers.has(n));
     if (missing !== undefined) return [400, fail('LoadBalancerNotFound', `Load balancers '[${missing}]' not found`)];
-    const found = names.map((n) => `<LoadBalancerArn>${stub.networkBalancers.get(n)}</LoadBalancerArn><LoadBalancerName>${n}</LoadBalancerName><Type>network</Type>`);
+    const found = names.map(
+      (n) =>
+        `<LoadBalancerArn>${stub.networkBalancers.get(n)}</LoadBalancerArn><LoadBalancerName>${n}</LoadBalancerName><Type>network</Type>`,
+    );
     return [200, ok(action, v2Ns, `<LoadBalancers>${members(found)}</LoadBalancers>`)];
   }
   if (action === 'DescribeTargetGroups') {
-    const scope = form['LoadBalancerArn'] !== undefined ? stub.targetGroups.filter((g) => g.loadBalancerArn === form['LoadBalancerArn']) : stub.targetGroups;
+    const scope =
+      form['LoadBalancerArn'] !== undefined
+        ? stub.targetGroups.filter((g) => g.loadBalancerArn === form['LoadBalancerArn'])
+        : stub.targetGroups;
     const { items, marker } = page(scope, form);
     const groups = items.map(
-      (g) => `<TargetGroupArn>${g.arn}</TargetGroupArn><TargetGroupName>${g.name}</TargetGroupName><Protocol>TCP</Protocol><Port>30080</Port><TargetType>${g.type}</TargetType>`,
+      (g) =>
+        `<TargetGroupArn>${g.arn}</TargetGroupArn><TargetGroupName>${g.name}</TargetGroupName><Protocol>TCP</Protocol><Port>30080</Port><TargetType>${g.type}</TargetType>`,
     );
     return [200, ok(action, v2Ns, `<TargetGroups>${members(groups)}</TargetGroups>${marker}`)];
   }
@@ -97,9 +114,17 @@ function answerV2(stub: ElbStub, action: string, form: Record<string, string>): 
     const arns = listed(form, 'ResourceArns');
     if (arns.length > 20) return [400, fail('TooManyTags', 'at most 20 resources')];
     // As ELBv2 does: one ARN that is not there fails the whole call.
-    if (arns.some((arn) => !stub.targetGroups.some((g) => g.arn === arn))) return [400, fail('TargetGroupNotFound', 'One or more target groups not found')];
+    if (arns.some((arn) => !stub.targetGroups.some((g) => g.arn === arn)))
+      return [400, fail('TargetGroupNotFound', 'One or more target groups not found')];
     const found = arns.flatMap((arn) => stub.targetGroups.filter((g) => g.arn === arn));
-    return [200, ok(action, v2Ns, `<TagDescriptions>${members(found.map((g) => `<ResourceArn>${g.arn}</ResourceArn><Tags>${tagsXml(g.tags)}</Tags>`))}</TagDescriptions>`)];
+    return [
+      200,
+      ok(
+        action,
+        v2Ns,
+        `<TagDescriptions>${members(found.map((g) => `<ResourceArn>${g.arn}</ResourceArn><Tags>${tagsXml(g.tags)}</Tags>`))}</TagDescriptions>`,
+      ),
+    ];
   }
   if (action === 'DescribeTargetHealth') {
     const group = stub.targetGroups.find((g) => g.arn === form['TargetGroupArn']);
@@ -108,7 +133,10 @@ function answerV2(stub: ElbStub, action: string, form: Record<string, string>): 
     // One target asked for (Targets.member.1): that one only, `unused` when not registered.
     const one = form['Targets.member.1.Id'];
     const targets = one !== undefined ? [[one, group.targets.get(one) ?? 'unused'] as const] : [...group.targets];
-    const health = targets.map(([id, state]) => `<Target><Id>${id}</Id><Port>30080</Port></Target><TargetHealth><State>${state}</State></TargetHealth>`);
+    const health = targets.map(
+      ([id, state]) =>
+        `<Target><Id>${id}</Id><Port>30080</Port></Target><TargetHealth><State>${state}</State></TargetHealth>`,
+    );
     return [200, ok(action, v2Ns, `<TargetHealthDescriptions>${members(health)}</TargetHealthDescriptions>`)];
   }
   return [400, fail('InvalidAction', `${action} is not served by this stand-in`)];
@@ -118,9 +146,13 @@ function answerClassic(stub: ElbStub, action: string, form: Record<string, strin
   if (action === 'DescribeLoadBalancers') {
     const { items, marker } = page(stub.classic, form);
     const balancers = items.map(
-      (b) => `<LoadBalancerName>${b.name}</LoadBalancerName><Instances>${members([...b.instances.keys()].map((id) => `<InstanceId>${id}</InstanceId>`))}</Instances>`,
+      (b) =>
+        `<LoadBalancerName>${b.name}</LoadBalancerName><Instances>${members([...b.instances.keys()].map((id) => `<InstanceId>${id}</InstanceId>`))}</Instances>`,
     );
-    return [200, ok(action, classicNs, `<LoadBalancerDescriptions>${members(balancers)}</LoadBalancerDescriptions>${marker}`)];
+    return [
+      200,
+      ok(action, classicNs, `<LoadBalancerDescriptions>${members(balancers)}</LoadBalancerDescriptions>${marker}`),
+    ];
   }
   if (action === 'DescribeTags') {
     const names = listed(form, 'LoadBalancerNames');
@@ -128,7 +160,11 @@ function answerClassic(stub: ElbStub, action: string, form: Record<string, strin
     const found = names.flatMap((name) => stub.classic.filter((b) => b.name === name));
     return [
       200,
-      ok(action, classicNs, `<TagDescriptions>${members(found.map((b) => `<LoadBalancerName>${b.name}</LoadBalancerName><Tags>${tagsXml(b.tags)}</Tags>`))}</TagDescriptions>`),
+      ok(
+        action,
+        classicNs,
+        `<TagDescriptions>${members(found.map((b) => `<LoadBalancerName>${b.name}</LoadBalancerName><Tags>${tagsXml(b.tags)}</Tags>`))}</TagDescriptions>`,
+      ),
     ];
   }
   if (action === 'DescribeInstanceHealth') {

@@ -239,7 +239,9 @@ export class FakeCluster {
       this.log('list-nodes', unmarked.join(' '));
       return new Map(unmarked.flatMap((id) => (nodeOf(id) !== undefined ? [[id, nodeOf(id)!] as const] : [])));
     }
-    const read = (o.pick?.(unmarked) ?? unmarked).map((id) => [id, nodeOf(id)?.name === nameOf(id) ? nodeOf(id) : undefined] as const);
+    const read = (o.pick?.(unmarked) ?? unmarked).map(
+      (id) => [id, nodeOf(id)?.name === nameOf(id) ? nodeOf(id) : undefined] as const,
+    );
     this.log('get-nodes', read.map(([id]) => id).join(' '));
     return new Map(read.filter((entry): entry is readonly [string, NodeInfo] => entry[1] !== undefined));
   }
@@ -278,7 +280,11 @@ export class FakeCluster {
 
   async drainMarkedNames(owner: string): Promise<ReadonlySet<string>> {
     this.log('list-marked', owner);
-    return new Set([...this.nodes.values()].filter((n) => n.labels[ownerLabel] === owner && n.labels[excludeFromLoadBalancersLabel] === 'true').map((n) => n.name));
+    return new Set(
+      [...this.nodes.values()]
+        .filter((n) => n.labels[ownerLabel] === owner && n.labels[excludeFromLoadBalancersLabel] === 'true')
+        .map((n) => n.name),
+    );
   }
 
   async listMarked(owner: string): Promise<readonly NodeInfo[]> {
@@ -290,10 +296,19 @@ export class FakeCluster {
     this.log('mark', `${name}${marks.excludeFromLoadBalancers ? ' label' : ''}${marks.cordon ? ' cordon' : ''}`);
     const node = this.nodes.get(name);
     if (!node) return 'node-gone';
-    if (ifResourceVersion !== undefined && node.resourceVersion !== undefined && ifResourceVersion !== node.resourceVersion) return 'changed';
+    if (
+      ifResourceVersion !== undefined &&
+      node.resourceVersion !== undefined &&
+      ifResourceVersion !== node.resourceVersion
+    )
+      return 'changed';
     this.putNode({
       ...node,
-      labels: { ...node.labels, [ownerLabel]: marks.owner, ...(marks.excludeFromLoadBalancers ? { [excludeFromLoadBalancersLabel]: 'true' } : {}) },
+      labels: {
+        ...node.labels,
+        [ownerLabel]: marks.owner,
+        ...(marks.excludeFromLoadBalancers ? { [excludeFromLoadBalancersLabel]: 'true' } : {}),
+      },
       unschedulable: node.unschedulable || marks.cordon,
       drain: marks.drain,
     });
@@ -304,14 +319,25 @@ export class FakeCluster {
     this.log('unmark', `${read.name} ${record.set.join(' ')}`);
     const node = this.nodes.get(read.name);
     if (!node) return 'node-gone';
-    if (node.drain === undefined || node.drain.action !== record.action || node.drain.startedAtMs !== record.startedAtMs) return 'changed';
+    if (
+      node.drain === undefined ||
+      node.drain.action !== record.action ||
+      node.drain.startedAtMs !== record.startedAtMs
+    )
+      return 'changed';
     const labels = { ...node.labels };
     if (record.set.includes('exclude-from-load-balancers')) {
       if (record.priorLabel !== undefined) labels[excludeFromLoadBalancersLabel] = record.priorLabel;
       else delete labels[excludeFromLoadBalancersLabel];
     }
     if (!otherMarksOfOurs(node, 'drain')) delete labels[ownerLabel];
-    this.putNode({ ...node, labels, unschedulable: record.set.includes('cordon') ? false : node.unschedulable, drain: undefined, handOff: undefined });
+    this.putNode({
+      ...node,
+      labels,
+      unschedulable: record.set.includes('cordon') ? false : node.unschedulable,
+      drain: undefined,
+      handOff: undefined,
+    });
     return 'patched';
   }
 
@@ -322,21 +348,38 @@ export class FakeCluster {
     if (node.resourceVersion !== undefined && current.resourceVersion !== node.resourceVersion) return 'changed';
     this.putNode({
       ...current,
-      labels: { ...current.labels, [refreshLabel]: marks.refreshId, [ownerLabel]: marks.owner, ...(marks.cordon ? { [refreshCordonedLabel]: 'true' } : {}) },
+      labels: {
+        ...current.labels,
+        [refreshLabel]: marks.refreshId,
+        [ownerLabel]: marks.owner,
+        ...(marks.cordon ? { [refreshCordonedLabel]: 'true' } : {}),
+      },
       refreshGroup: marks.group,
-      taints: marks.taint ? [...current.taints, { key: outdatedTaintKey, value: marks.refreshId, effect: 'PreferNoSchedule' }] : current.taints,
+      taints: marks.taint
+        ? [...current.taints, { key: outdatedTaintKey, value: marks.refreshId, effect: 'PreferNoSchedule' }]
+        : current.taints,
       unschedulable: current.unschedulable || marks.cordon,
     });
     return 'patched';
   }
 
-  async unmarkOutdated(group: string, select: { readonly refreshId?: string; readonly keep?: string; readonly nodes?: readonly NodeInfo[] }): Promise<readonly OutdatedUnmarked[]> {
+  async unmarkOutdated(
+    group: string,
+    select: { readonly refreshId?: string; readonly keep?: string; readonly nodes?: readonly NodeInfo[] },
+  ): Promise<readonly OutdatedUnmarked[]> {
     this.log('unmark-outdated', `${group} ${select.refreshId ?? `all but ${select.keep ?? '-'}`}`);
     const undone: OutdatedUnmarked[] = [];
-    const candidates = select.nodes ? select.nodes.map((n) => this.nodes.get(n.name)).filter((n): n is NodeInfo => n !== undefined) : [...this.nodes.values()];
+    const candidates = select.nodes
+      ? select.nodes.map((n) => this.nodes.get(n.name)).filter((n): n is NodeInfo => n !== undefined)
+      : [...this.nodes.values()];
     for (const node of candidates) {
       const refreshId = node.labels[refreshLabel];
-      if (refreshId === undefined || (node.refreshGroup !== undefined && node.refreshGroup !== group) || refreshId === select.keep) continue;
+      if (
+        refreshId === undefined ||
+        (node.refreshGroup !== undefined && node.refreshGroup !== group) ||
+        refreshId === select.keep
+      )
+        continue;
       if (select.refreshId !== undefined && refreshId !== select.refreshId) continue;
       const removed: string[] = [];
       const labels = { ...node.labels };
@@ -360,7 +403,12 @@ export class FakeCluster {
 
   async markMigrating(
     node: NodeInfo,
-    marks: { readonly record: MigrationRecord; readonly owner: string; readonly taint: boolean; readonly cordon: boolean },
+    marks: {
+      readonly record: MigrationRecord;
+      readonly owner: string;
+      readonly taint: boolean;
+      readonly cordon: boolean;
+    },
   ): Promise<PatchResult> {
     this.log('mark-migrating', `${node.name}${marks.taint ? ' taint' : ''}${marks.cordon ? ' cordon' : ''}`);
     const current = this.nodes.get(node.name);
@@ -377,11 +425,14 @@ export class FakeCluster {
     return 'patched';
   }
 
-  async unmarkMigrating(node: NodeInfo): Promise<{ readonly result: PatchResult; readonly removed: readonly string[] }> {
+  async unmarkMigrating(
+    node: NodeInfo,
+  ): Promise<{ readonly result: PatchResult; readonly removed: readonly string[] }> {
     this.log('unmark-migrating', node.name);
     const current = this.nodes.get(node.name);
     if (!current) return { result: 'node-gone', removed: [] };
-    if (node.resourceVersion !== undefined && current.resourceVersion !== node.resourceVersion) return { result: 'changed', removed: [] };
+    if (node.resourceVersion !== undefined && current.resourceVersion !== node.resourceVersion)
+      return { result: 'changed', removed: [] };
     const removed: string[] = [];
     const labels = { ...current.labels };
     delete labels[migrationLabel];
@@ -390,11 +441,22 @@ export class FakeCluster {
     const lift = current.migration?.cordoned === true && current.unschedulable && current.drain === undefined;
     if (lift) removed.push('cordon');
     if (!otherMarksOfOurs(current, 'migration')) delete labels[ownerLabel];
-    this.putNode({ ...current, labels, taints, unschedulable: lift ? false : current.unschedulable, migration: undefined });
+    this.putNode({
+      ...current,
+      labels,
+      taints,
+      unschedulable: lift ? false : current.unschedulable,
+      migration: undefined,
+    });
     return { result: 'patched', removed };
   }
 
-  async claimHandOff(name: string, expected: string | undefined, next: string, record: DrainRecord): Promise<'claimed' | 'lost' | 'node-gone'> {
+  async claimHandOff(
+    name: string,
+    expected: string | undefined,
+    next: string,
+    record: DrainRecord,
+  ): Promise<'claimed' | 'lost' | 'node-gone'> {
     this.log('claim-hand-off', `${name} ${expected ?? '-'} -> ${next}`);
     const node = this.nodes.get(name);
     if (!node) return 'node-gone';
@@ -418,7 +480,12 @@ export class FakeCluster {
     const node = this.nodes.get(read.name);
     if (!node) return 'node-gone';
     if (read.resourceVersion !== undefined && node.resourceVersion !== read.resourceVersion) return 'changed';
-    this.putNode({ ...node, labels: { ...node.labels, [ownerLabel]: owner }, unschedulable: node.unschedulable || record.cordoned, repair: record });
+    this.putNode({
+      ...node,
+      labels: { ...node.labels, [ownerLabel]: owner },
+      unschedulable: node.unschedulable || record.cordoned,
+      repair: record,
+    });
     return 'patched';
   }
   async unmarkRepair(read: NodeInfo, record: RepairRecord): Promise<PatchResult> {
@@ -428,7 +495,12 @@ export class FakeCluster {
     if (node.repair === undefined || node.repair.decidedAtMs !== record.decidedAtMs) return 'changed';
     const labels = { ...node.labels };
     if (!otherMarksOfOurs(node, 'repair')) delete labels[ownerLabel];
-    this.putNode({ ...node, labels, unschedulable: record.cordoned && node.drain === undefined ? false : node.unschedulable, repair: undefined });
+    this.putNode({
+      ...node,
+      labels,
+      unschedulable: record.cordoned && node.drain === undefined ? false : node.unschedulable,
+      repair: undefined,
+    });
     return 'patched';
   }
 
@@ -471,7 +543,10 @@ export class FakeCluster {
       if (verdict !== 'accept') return verdict;
     }
     // As the API server does: deletionTimestamp is when the grace period ends.
-    this.pods.set(current.uid, { ...current, deletionTimestamp: new Date(this.clock.now() + (current.terminationGracePeriodSeconds ?? 30) * 1000) });
+    this.pods.set(current.uid, {
+      ...current,
+      deletionTimestamp: new Date(this.clock.now() + (current.terminationGracePeriodSeconds ?? 30) * 1000),
+    });
     this.version++;
     if (current.terminationMs === 0) this.removePod(current.uid);
     else this.clock.after(current.terminationMs, () => this.removePod(current.uid));
@@ -518,7 +593,13 @@ export class FakeCluster {
    */
   attach(persistentVolumeName: string, nodeName = 'node-a', attacher = 'ebs.csi.aws.com'): VolumeAttachmentInfo {
     const volume = csiVolumeName(attacher, persistentVolumeName);
-    const a: VolumeAttachmentInfo = { name: attachmentNameOf(volume, nodeName)!, uid: newUid(), nodeName, attacher, persistentVolumeName };
+    const a: VolumeAttachmentInfo = {
+      name: attachmentNameOf(volume, nodeName)!,
+      uid: newUid(),
+      nodeName,
+      attacher,
+      persistentVolumeName,
+    };
     this.attachments.set(a.name, a);
     const node = this.nodes.get(nodeName);
     if (node !== undefined) this.putNode({ ...node, attachedVolumes: [...(node.attachedVolumes ?? []), volume] });
@@ -533,7 +614,8 @@ export class FakeCluster {
       this.attachments.delete(name);
       const node = this.nodes.get(a.nodeName);
       const volume = csiVolumeName(a.attacher, persistentVolumeName);
-      if (node !== undefined) this.putNode({ ...node, attachedVolumes: (node.attachedVolumes ?? []).filter((v) => v !== volume) });
+      if (node !== undefined)
+        this.putNode({ ...node, attachedVolumes: (node.attachedVolumes ?? []).filter((v) => v !== volume) });
     }
     this.version++;
   }
@@ -545,13 +627,18 @@ export class FakeCluster {
       .map((a) => csiVolumeName(a.attacher, a.persistentVolumeName!));
   }
 
-  async watchVolumeAttachments(nodeName: string, o?: { readonly names?: readonly string[] }): Promise<VolumeAttachmentWatch> {
+  async watchVolumeAttachments(
+    nodeName: string,
+    o?: { readonly names?: readonly string[] },
+  ): Promise<VolumeAttachmentWatch> {
     this.log(o?.names !== undefined ? 'get-attachments' : 'watch-attachments', nodeName);
     const watch = await this.watchPodsOnNode(nodeName);
     const read = () => {
       if (o?.names !== undefined) this.attachmentReads += o.names.length;
       if (this.attachmentFailure !== undefined) throw this.attachmentFailure;
-      return [...this.attachments.values()].filter((a) => a.nodeName === nodeName && (o?.names === undefined || o.names.includes(a.name)));
+      return [...this.attachments.values()].filter(
+        (a) => a.nodeName === nodeName && (o?.names === undefined || o.names.includes(a.name)),
+      );
     };
     let last = read();
     return {
@@ -606,14 +693,24 @@ export class FakeCluster {
 
   // --- OutOfServiceGateway
   async podsLeftOn(nodeName: string): Promise<readonly string[]> {
-    return [...this.pods.values()].filter((p) => p.nodeName === nodeName && p.phase !== 'Succeeded' && p.phase !== 'Failed').map((p) => `${p.namespace}/${p.name}`);
+    return [...this.pods.values()]
+      .filter((p) => p.nodeName === nodeName && p.phase !== 'Succeeded' && p.phase !== 'Failed')
+      .map((p) => `${p.namespace}/${p.name}`);
   }
 
   async taintOutOfService(node: NodeInfo, instanceId: string, owner: string): Promise<PatchResult> {
     const current = this.nodes.get(node.name);
     if (current === undefined) return 'node-gone';
-    const taints = [...current.taints, { key: 'node.kubernetes.io/out-of-service', value: 'nodeshutdown', effect: 'NoExecute' }];
-    this.nodes.set(node.name, { ...current, taints, outOfService: instanceId, labels: { ...current.labels, [ownerLabel]: owner } });
+    const taints = [
+      ...current.taints,
+      { key: 'node.kubernetes.io/out-of-service', value: 'nodeshutdown', effect: 'NoExecute' },
+    ];
+    this.nodes.set(node.name, {
+      ...current,
+      taints,
+      outOfService: instanceId,
+      labels: { ...current.labels, [ownerLabel]: owner },
+    });
     return 'patched';
   }
 
@@ -621,7 +718,10 @@ export class FakeCluster {
     const current = this.nodes.get(node.name);
     if (current === undefined) return 'node-gone';
     const { outOfService: _gone, ...rest } = current;
-    this.nodes.set(node.name, { ...rest, taints: current.taints.filter((t) => t.key !== 'node.kubernetes.io/out-of-service') });
+    this.nodes.set(node.name, {
+      ...rest,
+      taints: current.taints.filter((t) => t.key !== 'node.kubernetes.io/out-of-service'),
+    });
     return 'patched';
   }
 
@@ -682,7 +782,9 @@ export class FakeLifecycleActions implements LifecycleActions {
   }
 
   private isOver(action: LifecycleActionRef): boolean {
-    return action.lifecycleActionToken !== undefined ? this.done.has(action.lifecycleActionToken) : this.doneInstances.has(action.instanceId);
+    return action.lifecycleActionToken !== undefined
+      ? this.done.has(action.lifecycleActionToken)
+      : this.doneInstances.has(action.instanceId);
   }
 
   async heartbeat(action: LifecycleActionRef): Promise<'recorded' | 'no-active-action'> {
@@ -722,7 +824,9 @@ export class FakeEc2 implements InstanceDirectory {
   async purchase(id: string): Promise<Purchase> {
     this.calls.push('DescribeInstances');
     if (this.failure) throw this.failure;
-    return this.spot.has(id) ? { lifecycle: 'spot', spotRequestId: `sir-${id}` } : { lifecycle: 'on-demand', spotRequestId: undefined };
+    return this.spot.has(id)
+      ? { lifecycle: 'spot', spotRequestId: `sir-${id}` }
+      : { lifecycle: 'on-demand', spotRequestId: undefined };
   }
   async spotRequestStatus(requestId: string): Promise<string | undefined> {
     this.calls.push('DescribeSpotInstanceRequests');
@@ -760,7 +864,9 @@ export class FakeAutoScaling implements AutoScalingInstances, InstanceRepairs {
   }
   async leavingGroup(group: string): Promise<readonly string[]> {
     this.calls.push('DescribeAutoScalingGroups');
-    return [...this.groups].filter(([id, g]) => g === group && /^(Terminating|Warmed:Pending)/.test(this.stateOf(id))).map(([id]) => id);
+    return [...this.groups]
+      .filter(([id, g]) => g === group && /^(Terminating|Warmed:Pending)/.test(this.stateOf(id)))
+      .map(([id]) => id);
   }
   async refreshStatuses(_group: string, ids: readonly string[]): Promise<ReadonlyMap<string, string>> {
     this.calls.push('DescribeInstanceRefreshes');
@@ -792,7 +898,12 @@ export class FakeAutoScaling implements AutoScalingInstances, InstanceRepairs {
     this.calls.push('DescribeAutoScalingGroups');
     return [...this.groups]
       .filter(([, g]) => names.includes(g))
-      .map(([instanceId, group]) => ({ instanceId, group, lifecycleState: this.stateOf(instanceId), healthStatus: this.health.get(instanceId) ?? 'Healthy' }));
+      .map(([instanceId, group]) => ({
+        instanceId,
+        group,
+        lifecycleState: this.stateOf(instanceId),
+        healthStatus: this.health.get(instanceId) ?? 'Healthy',
+      }));
   }
   async setUnhealthy(instanceId: string): Promise<void> {
     this.calls.push('SetInstanceHealth');
@@ -818,8 +929,14 @@ export class FakeLoadBalancers implements LoadBalancerTargets {
   constructor(private readonly clock: FakeClock) {}
 
   hold(instanceId: string, name: string, releaseAtMs: number, kind: TargetHold['kind'] = 'target-group'): void {
-    const id = kind === 'target-group' ? `arn:aws:elasticloadbalancing:eu-west-1:111122223333:targetgroup/${name}/0123456789abcdef` : name;
-    this.holds.set(instanceId, [...(this.holds.get(instanceId) ?? []), { kind, id, name, state: 'draining', releaseAtMs }]);
+    const id =
+      kind === 'target-group'
+        ? `arn:aws:elasticloadbalancing:eu-west-1:111122223333:targetgroup/${name}/0123456789abcdef`
+        : name;
+    this.holds.set(instanceId, [
+      ...(this.holds.get(instanceId) ?? []),
+      { kind, id, name, state: 'draining', releaseAtMs },
+    ]);
   }
 
   /** What the cluster served at each first look. */
@@ -829,10 +946,23 @@ export class FakeLoadBalancers implements LoadBalancerTargets {
     const among = scope.among;
     if (among === undefined) this.served.push(scope.served);
     this.readings++;
-    if (this.failure) return { read: false, denied: this.failure.denied, error: new Error(this.failure.denied ? 'AccessDenied' : 'unavailable'), calls: 1 };
+    if (this.failure)
+      return {
+        read: false,
+        denied: this.failure.denied,
+        error: new Error(this.failure.denied ? 'AccessDenied' : 'unavailable'),
+        calls: 1,
+      };
     const now = this.clock.now();
-    const held = (this.holds.get(instanceId) ?? []).filter((h) => now < h.releaseAtMs && (among === undefined || among.some((a) => a.id === h.id)));
-    return { read: true, holds: held.map((h) => ({ kind: h.kind, id: h.id, name: h.name, state: h.state })), unread: [], calls: among?.length ?? 2 };
+    const held = (this.holds.get(instanceId) ?? []).filter(
+      (h) => now < h.releaseAtMs && (among === undefined || among.some((a) => a.id === h.id)),
+    );
+    return {
+      read: true,
+      holds: held.map((h) => ({ kind: h.kind, id: h.id, name: h.name, state: h.state })),
+      unread: [],
+      calls: among?.length ?? 2,
+    };
   }
 }
 
@@ -854,7 +984,9 @@ export class MemoryLog implements RecordLogger {
   private keys: Record<string, unknown> = {};
 
   private write(level: LogLine['level'], message: string, extra: LogExtra): void {
-    const fields = (extra as unknown[]).map((e) => (e instanceof Error ? { error: e } : (e as Record<string, unknown>)));
+    const fields = (extra as unknown[]).map((e) =>
+      e instanceof Error ? { error: e } : (e as Record<string, unknown>),
+    );
     this.lines.push({ level, message, fields: Object.assign({}, this.keys, ...fields) });
   }
   debug(message: string, ...extra: LogExtra) {
@@ -893,12 +1025,17 @@ export function handlerWorld(env: Record<string, string>) {
   const handOffs = new FakeHandOffs();
   const log = new MemoryLog();
   const metrics: { dimensions: Record<string, string>; values: Record<string, { unit: string; value: number }> }[] = [];
-  const metricsSink: MetricsSink = { emit: (dimensions, values) => void metrics.push({ dimensions: { ...dimensions }, values: { ...values } }) };
+  const metricsSink: MetricsSink = {
+    emit: (dimensions, values) => void metrics.push({ dimensions: { ...dimensions }, values: { ...values } }),
+  };
   const autoScaling = new FakeAutoScaling();
   const ec2 = new FakeEc2();
   const loadBalancers = new FakeLoadBalancers(clock);
   const { groups, terminating, refreshes } = autoScaling;
-  const handler = (extra: Record<string, string> = {}, connect: () => Promise<ClusterGateway> = async () => cluster) => {
+  const handler = (
+    extra: Record<string, string> = {},
+    connect: () => Promise<ClusterGateway> = async () => cluster,
+  ) => {
     const config = parseConfig({ ...env, ...extra });
     return createRouter({
       config,
@@ -917,17 +1054,32 @@ export function handlerWorld(env: Record<string, string>) {
   };
   let invocations = 0;
   /** Any event, as Lambda invokes the function: a fresh request id unless given (a retry keeps it). */
-  const invokeRaw = (handle: ReturnType<typeof handler>, event: unknown, invocationMs = 900_000, awsRequestId = `request-${++invocations}`) => {
+  const invokeRaw = (
+    handle: ReturnType<typeof handler>,
+    event: unknown,
+    invocationMs = 900_000,
+    awsRequestId = `request-${++invocations}`,
+  ) => {
     const end = clock.now() + invocationMs;
     return handle(event, { getRemainingTimeInMillis: () => end - clock.now(), awsRequestId }) as Promise<HandlerResult>;
   };
   /** Auto Scaling's call of a custom termination policy: the answer it reads. */
   const invokeChoice = async (handle: ReturnType<typeof handler>, payload: unknown) =>
-    (await handle(payload, { getRemainingTimeInMillis: () => 900_000, awsRequestId: `request-${++invocations}` })) as ChoiceAnswer;
+    (await handle(payload, {
+      getRemainingTimeInMillis: () => 900_000,
+      awsRequestId: `request-${++invocations}`,
+    })) as ChoiceAnswer;
   /** A lifecycle message delivered through SNS. */
-  const invoke = (handle: ReturnType<typeof handler>, message: Record<string, unknown>, invocationMs?: number, awsRequestId?: string) =>
-    invokeRaw(handle, snsEvent(message), invocationMs, awsRequestId);
-  async function runChain(extra: Record<string, string> = {}, first: Record<string, unknown> = lifecycleMessage()): Promise<string[]> {
+  const invoke = (
+    handle: ReturnType<typeof handler>,
+    message: Record<string, unknown>,
+    invocationMs?: number,
+    awsRequestId?: string,
+  ) => invokeRaw(handle, snsEvent(message), invocationMs, awsRequestId);
+  async function runChain(
+    extra: Record<string, string> = {},
+    first: Record<string, unknown> = lifecycleMessage(),
+  ): Promise<string[]> {
     const handle = handler(extra);
     const statuses: string[] = [];
     let message: Record<string, unknown> | undefined = first;
@@ -940,5 +1092,23 @@ export function handlerWorld(env: Record<string, string>) {
     }
     return statuses;
   }
-  return { clock, cluster, lifecycle, autoScaling, ec2, loadBalancers, handOffs, log, metrics, groups, terminating, refreshes, handler, invoke, invokeRaw, invokeChoice, runChain };
+  return {
+    clock,
+    cluster,
+    lifecycle,
+    autoScaling,
+    ec2,
+    loadBalancers,
+    handOffs,
+    log,
+    metrics,
+    groups,
+    terminating,
+    refreshes,
+    handler,
+    invoke,
+    invokeRaw,
+    invokeChoice,
+    runChain,
+  };
 }

@@ -6,7 +6,8 @@ import { DeadlinePolicy, type GracefulNodeTermination } from '../../infra/gracef
 import { metricsNamespace } from '../../lambda/shared/config.js';
 import { resourceNamed, resourcesOf, stackWith, type Resources } from './fixtures.js';
 
-type MetricMethod = 'metricDrainsTimedOut' | 'metricLaunchesUnchecked' | 'metricLaunchesAbandoned' | 'metricInstancesRetained';
+type MetricMethod =
+  'metricDrainsTimedOut' | 'metricLaunchesUnchecked' | 'metricLaunchesAbandoned' | 'metricInstancesRetained';
 const logMetrics: [MetricMethod, string][] = [
   ['metricDrainsTimedOut', 'DrainsTimedOut'],
   ['metricLaunchesUnchecked', 'LaunchesUnchecked'],
@@ -15,7 +16,9 @@ const logMetrics: [MetricMethod, string][] = [
 ];
 
 function alarmNamed(resources: Resources, construct: GracefulNodeTermination, id: string) {
-  return Object.values(resources).find((r) => r.Type === 'AWS::CloudWatch::Alarm' && r.Properties['AlarmName'] === `${construct.deploymentName}-${id}`)!;
+  return Object.values(resources).find(
+    (r) => r.Type === 'AWS::CloudWatch::Alarm' && r.Properties['AlarmName'] === `${construct.deploymentName}-${id}`,
+  )!;
 }
 
 // The first synthesis in a worker bundles the Lambda (esbuild): give it room under load.
@@ -24,10 +27,24 @@ describe('the metrics and alarms', { timeout: 120_000 }, () => {
     const { construct } = stackWith({});
     for (const [method, metricName] of logMetrics) {
       const metric = construct[method]();
-      expect(metric).toMatchObject({ namespace: metricsNamespace, metricName, dimensions: { service: construct.deploymentName }, statistic: 'Sum' });
+      expect(metric).toMatchObject({
+        namespace: metricsNamespace,
+        metricName,
+        dimensions: { service: construct.deploymentName },
+        statistic: 'Sum',
+      });
       expect(metric.period.toSeconds()).toBe(300);
-      const custom = construct[method]({ period: Duration.minutes(1), statistic: cloudwatch.Stats.MAXIMUM, label: 'mine' });
-      expect(custom).toMatchObject({ metricName, statistic: 'Maximum', label: 'mine', dimensions: { service: construct.deploymentName } });
+      const custom = construct[method]({
+        period: Duration.minutes(1),
+        statistic: cloudwatch.Stats.MAXIMUM,
+        label: 'mine',
+      });
+      expect(custom).toMatchObject({
+        metricName,
+        statistic: 'Maximum',
+        label: 'mine',
+        dimensions: { service: construct.deploymentName },
+      });
       expect(custom.period.toSeconds()).toBe(60);
     }
   });
@@ -46,7 +63,12 @@ describe('the metrics and alarms', { timeout: 120_000 }, () => {
       });
       const [, filter] = resourceNamed(resources, `Gnt${metricName}Filter`);
       expect(filter.Properties['MetricTransformations']).toEqual([
-        { MetricNamespace: metric.namespace, MetricName: metric.metricName, MetricValue: '1', Dimensions: [{ Key: 'service', Value: '$.service' }] },
+        {
+          MetricNamespace: metric.namespace,
+          MetricName: metric.metricName,
+          MetricValue: '1',
+          Dimensions: [{ Key: 'service', Value: '$.service' }],
+        },
       ]);
     }
   });
@@ -73,9 +95,9 @@ describe('the metrics and alarms', { timeout: 120_000 }, () => {
   it("lets CloudWatch use the key for the alarm topic only for this account's alarms of this deployment (confused deputy)", () => {
     const { stack, construct } = stackWith({ alarmEmail: 'oncall@example.com' });
     const [, key] = resourceNamed(resourcesOf(stack), /^GntKey[0-9A-F]{8}$/);
-    const grants = (key.Properties['KeyPolicy'] as { Statement: { Principal?: { Service?: string } }[] }).Statement.filter(
-      (s) => s.Principal?.Service === 'cloudwatch.amazonaws.com',
-    );
+    const grants = (
+      key.Properties['KeyPolicy'] as { Statement: { Principal?: { Service?: string } }[] }
+    ).Statement.filter((s) => s.Principal?.Service === 'cloudwatch.amazonaws.com');
     expect(grants).toEqual([
       {
         Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
@@ -86,7 +108,18 @@ describe('the metrics and alarms', { timeout: 120_000 }, () => {
           StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
           ArnLike: {
             'aws:SourceArn': {
-              'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':cloudwatch:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, `:alarm:${construct.deploymentName}-*`]],
+              'Fn::Join': [
+                '',
+                [
+                  'arn:',
+                  { Ref: 'AWS::Partition' },
+                  ':cloudwatch:',
+                  { Ref: 'AWS::Region' },
+                  ':',
+                  { Ref: 'AWS::AccountId' },
+                  `:alarm:${construct.deploymentName}-*`,
+                ],
+              ],
             },
           },
         },

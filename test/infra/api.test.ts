@@ -9,24 +9,34 @@ describe('the construct API', { timeout: 120_000 }, () => {
   it('takes the cluster as an eks.ICluster and builds what its name builds', () => {
     const byName = resourcesOf(stackWith({ clusterName: 'prod' }).stack);
     const byCluster = resourcesOf(
-      stackWith({ clusterName: undefined, setup: (stack) => ({ cluster: eks.Cluster.fromClusterAttributes(stack, 'Cluster', { clusterName: 'prod' }) }) }).stack,
+      stackWith({
+        clusterName: undefined,
+        setup: (stack) => ({ cluster: eks.Cluster.fromClusterAttributes(stack, 'Cluster', { clusterName: 'prod' }) }),
+      }).stack,
     );
     expect(byCluster).toEqual(byName);
   });
 
   it('refuses a construct without its cluster, or with a name and a cluster that disagree', () => {
     expect(() => stackWith({ clusterName: undefined })).toThrow(/needs its cluster: pass clusterName .* or cluster/);
-    expect(() => stackWith({ clusterName: 'staging', setup: (stack) => ({ cluster: eks.Cluster.fromClusterAttributes(stack, 'Cluster', { clusterName: 'prod' }) }) })).toThrow(
-      /clusterName "staging" is not the name of cluster "prod"/,
-    );
+    expect(() =>
+      stackWith({
+        clusterName: 'staging',
+        setup: (stack) => ({ cluster: eks.Cluster.fromClusterAttributes(stack, 'Cluster', { clusterName: 'prod' }) }),
+      }),
+    ).toThrow(/clusterName "staging" is not the name of cluster "prod"/);
   });
 
   it('puts the same hooks on a group added by name and on the same group imported', () => {
-    const hooksOf = (stack: Stack) => Object.keys(resourcesOf(stack)).filter((id) => /^GntGroupnodesb(Launch|Terminate)/.test(id));
+    const hooksOf = (stack: Stack) =>
+      Object.keys(resourcesOf(stack)).filter((id) => /^GntGroupnodesb(Launch|Terminate)/.test(id));
     const byName = stackWith({});
     byName.construct.addAutoScalingGroupName('nodes-b');
     const imported = stackWith({});
-    imported.construct.addAutoScalingGroup(autoscaling.AutoScalingGroup.fromAutoScalingGroupName(imported.stack, 'NodesB', 'nodes-b'), {});
+    imported.construct.addAutoScalingGroup(
+      autoscaling.AutoScalingGroup.fromAutoScalingGroupName(imported.stack, 'NodesB', 'nodes-b'),
+      {},
+    );
     expect(hooksOf(imported.stack)).toHaveLength(2);
     expect(hooksOf(imported.stack)).toEqual(hooksOf(byName.stack));
   });

@@ -1,14 +1,38 @@
 // Template checks for the CDK construct and app: hooks, topic, least-privilege IAM, the
 // function's environment (read back by the handler's own parser), cdk-nag, validation.
-import { App, CfnParameter, Duration, RemovalPolicy, Stack, aws_autoscaling as autoscaling, aws_ec2 as ec2, aws_iam as iam } from 'aws-cdk-lib';
+import {
+  App,
+  CfnParameter,
+  Duration,
+  RemovalPolicy,
+  Stack,
+  aws_autoscaling as autoscaling,
+  aws_ec2 as ec2,
+  aws_iam as iam,
+} from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DeadlinePolicy, GracefulNodeTermination, type GracefulNodeTerminationProps } from '../../infra/graceful-node-termination.js';
+import {
+  DeadlinePolicy,
+  GracefulNodeTermination,
+  type GracefulNodeTerminationProps,
+} from '../../infra/graceful-node-termination.js';
 import { DeadlinePolicy as HandlerDeadlinePolicy, parseConfig } from '../../lambda/shared/config.js';
 import { renderRbacYaml } from '../../lambda/installer/rbac.js';
-import { appsWithNag, exampleContext, exampleStack, fixtureOnly, resourcesOf, root, stackWith, statements, synthWithNag, type Resources } from './fixtures.js';
+import {
+  appsWithNag,
+  exampleContext,
+  exampleStack,
+  fixtureOnly,
+  resourcesOf,
+  root,
+  stackWith,
+  statements,
+  synthWithNag,
+  type Resources,
+} from './fixtures.js';
 
 /** What reading the load balancers needs (waitForTargets): five Describe actions, nothing that registers. */
 const loadBalancerReads = [
@@ -52,10 +76,14 @@ describe('the example stack from cdk.json', { timeout: 120_000 }, () => {
 
   it('has one topic, encrypted with a rotating customer managed key, TLS only, published only by the hook role', () => {
     template.resourceCountIs('AWS::SNS::Topic', 1);
-    template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('Key'), 'Arn'] } });
+    template.hasResourceProperties('AWS::SNS::Topic', {
+      KmsMasterKeyId: { 'Fn::GetAtt': [Match.stringLikeRegexp('Key'), 'Arn'] },
+    });
     template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
     const policy = Object.values(resources).find((r) => r.Type === 'AWS::SNS::TopicPolicy')!;
-    const denies = (policy.Properties['PolicyDocument'] as { Statement: Record<string, unknown>[] }).Statement.filter((s) => s['Effect'] === 'Deny');
+    const denies = (policy.Properties['PolicyDocument'] as { Statement: Record<string, unknown>[] }).Statement.filter(
+      (s) => s['Effect'] === 'Deny',
+    );
     expect(denies).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
@@ -63,7 +91,10 @@ describe('the example stack from cdk.json', { timeout: 120_000 }, () => {
           Action: 'sns:Publish',
           Condition: {
             ArnNotEquals: {
-              'aws:PrincipalArn': [{ 'Fn::GetAtt': [expect.stringMatching(/HookRole/), 'Arn'] }, { 'Fn::GetAtt': [expect.stringMatching(/GracefulNodeTerminationRole/), 'Arn'] }],
+              'aws:PrincipalArn': [
+                { 'Fn::GetAtt': [expect.stringMatching(/HookRole/), 'Arn'] },
+                { 'Fn::GetAtt': [expect.stringMatching(/GracefulNodeTerminationRole/), 'Arn'] },
+              ],
             },
           },
         }),
@@ -89,7 +120,9 @@ describe('the example stack from cdk.json', { timeout: 120_000 }, () => {
       }),
     ]);
     const unscoped = (props: Partial<GracefulNodeTerminationProps>) =>
-      statements(Template.fromStack(stackWith({ waitForTargets: false, ...props }).stack).toJSON()['Resources'] as Resources)
+      statements(
+        Template.fromStack(stackWith({ waitForTargets: false, ...props }).stack).toJSON()['Resources'] as Resources,
+      )
         .filter((s) => [s.Resource].flat().includes('*'))
         .map((s) => s.Action);
     // DescribeAutoScalingInstances always (launch give-back check, Spot, reconciler).
@@ -98,37 +131,69 @@ describe('the example stack from cdk.json', { timeout: 120_000 }, () => {
     ]);
     // The reconciler reads the groups' tags and their refreshes.
     expect(unscoped({ cordonDoomedSiblings: false, markOutdatedOnRefresh: false })).toEqual([
-      ['ec2:DescribeInstances', 'autoscaling:DescribeAutoScalingGroups', 'autoscaling:DescribeInstanceRefreshes', 'autoscaling:DescribeAutoScalingInstances'],
+      [
+        'ec2:DescribeInstances',
+        'autoscaling:DescribeAutoScalingGroups',
+        'autoscaling:DescribeInstanceRefreshes',
+        'autoscaling:DescribeAutoScalingInstances',
+      ],
     ]);
     // Sibling cordoning reads only the group's instances.
     expect(unscoped({ markOutdatedOnRefresh: false, reconcileMarks: false })).toEqual([
       ['ec2:DescribeInstances', 'autoscaling:DescribeAutoScalingGroups', 'autoscaling:DescribeAutoScalingInstances'],
     ]);
     // Spot warnings are believed only once EC2's Spot request says it gave notice.
-    expect(unscoped({ cordonDoomedSiblings: false, markOutdatedOnRefresh: false, reconcileMarks: false, spotInterruptions: true })).toEqual([
+    expect(
+      unscoped({
+        cordonDoomedSiblings: false,
+        markOutdatedOnRefresh: false,
+        reconcileMarks: false,
+        spotInterruptions: true,
+      }),
+    ).toEqual([
       ['ec2:DescribeInstances', 'ec2:DescribeSpotInstanceRequests', 'autoscaling:DescribeAutoScalingInstances'],
     ]);
     // Reading the load balancers: their five Describe actions, nothing that registers or deregisters.
-    expect(unscoped({ cordonDoomedSiblings: false, markOutdatedOnRefresh: false, reconcileMarks: false, waitForTargets: true })).toEqual([
-      ['ec2:DescribeInstances', 'autoscaling:DescribeAutoScalingInstances', ...loadBalancerReads],
-    ]);
-    const { stack } = stackWith({ cordonDoomedSiblings: false, markOutdatedOnRefresh: false, reconcileMarks: false, outOfServiceAfterRelease: false });
+    expect(
+      unscoped({
+        cordonDoomedSiblings: false,
+        markOutdatedOnRefresh: false,
+        reconcileMarks: false,
+        waitForTargets: true,
+      }),
+    ).toEqual([['ec2:DescribeInstances', 'autoscaling:DescribeAutoScalingInstances', ...loadBalancerReads]]);
+    const { stack } = stackWith({
+      cordonDoomedSiblings: false,
+      markOutdatedOnRefresh: false,
+      reconcileMarks: false,
+      outOfServiceAfterRelease: false,
+    });
     Template.fromStack(stack).resourceCountIs('AWS::Events::Rule', 0);
-    Template.fromStack(stack).hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ CORDON_DOOMED_SIBLINGS: 'false' }) } });
+    Template.fromStack(stack).hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ CORDON_DOOMED_SIBLINGS: 'false' }) },
+    });
   });
 
   it('tells the function whether to drain on Spot warnings: a deployment without spotInterruptions refuses them', () => {
     const spotOf = (o: Parameters<typeof stackWith>[0]) =>
-      Template.fromStack(stackWith(o).stack).findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.handler' } });
+      Template.fromStack(stackWith(o).stack).findResources('AWS::Lambda::Function', {
+        Properties: { Handler: 'index.handler' },
+      });
     const value = (o: Parameters<typeof stackWith>[0]) =>
-      Object.values(spotOf(o)).map((f) => (f as { Properties: { Environment: { Variables: Record<string, string> } } }).Properties.Environment.Variables['SPOT_INTERRUPTIONS']);
+      Object.values(spotOf(o)).map(
+        (f) =>
+          (f as { Properties: { Environment: { Variables: Record<string, string> } } }).Properties.Environment
+            .Variables['SPOT_INTERRUPTIONS'],
+      );
     expect(value({})).toEqual(['false']);
     expect(value({ spotInterruptions: true })).toEqual(['true']);
   });
 
   it('never grants autoscaling or eks writes on "*"', () => {
     const scoped = statements(resources).filter(
-      (s) => [s.Action].flat().some((a) => a.startsWith('autoscaling:') || a.startsWith('eks:')) && !([s.Resource].flat().includes('*') && s.Sid === 'ReadsWithoutResourceScope'),
+      (s) =>
+        [s.Action].flat().some((a) => a.startsWith('autoscaling:') || a.startsWith('eks:')) &&
+        !([s.Resource].flat().includes('*') && s.Sid === 'ReadsWithoutResourceScope'),
     );
     expect(scoped.length).toBeGreaterThanOrEqual(3);
     for (const s of scoped) expect([s.Resource].flat()).not.toContain('*');
@@ -138,11 +203,21 @@ describe('the example stack from cdk.json', { timeout: 120_000 }, () => {
   });
 
   it("gives the function an environment the handler's parser accepts, naming the groups and hooks", () => {
-    const fn = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties['Handler'] === 'index.handler')!;
-    expect(fn.Properties).toMatchObject({ Runtime: 'nodejs24.x', Architectures: ['arm64'], Timeout: 900, MemorySize: 256 });
+    const fn = Object.values(resources).find(
+      (r) => r.Type === 'AWS::Lambda::Function' && r.Properties['Handler'] === 'index.handler',
+    )!;
+    expect(fn.Properties).toMatchObject({
+      Runtime: 'nodejs24.x',
+      Architectures: ['arm64'],
+      Timeout: 900,
+      MemorySize: 256,
+    });
     const env = (fn.Properties['Environment'] as { Variables: Record<string, string> }).Variables;
     // The topic ARN is a reference until deployment; give the parser the shape it will have.
-    const config = parseConfig({ ...env, HAND_OFF_TOPIC_ARN: 'arn:aws:sns:eu-west-1:123456789012:GracefulNodeTermination-Topic' });
+    const config = parseConfig({
+      ...env,
+      HAND_OFF_TOPIC_ARN: 'arn:aws:sns:eu-west-1:123456789012:GracefulNodeTermination-Topic',
+    });
     expect(config.clusterName).toBe('example-cluster');
     expect(config.heartbeatTimeoutSeconds).toBe(1800);
     expect(env['HAND_OFF_TOPIC_ARN']).toEqual({ Ref: expect.stringMatching(/Topic/) });
@@ -159,11 +234,15 @@ describe('the example stack from cdk.json', { timeout: 120_000 }, () => {
       MaximumRetryAttempts: 2,
       // Not above the hooks' heartbeat timeout (1800 s): later, the action is over anyway.
       MaximumEventAgeInSeconds: 1800,
-      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('FailedNotifications'), 'Arn'] } } },
+      DestinationConfig: {
+        OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('FailedNotifications'), 'Arn'] } },
+      },
     });
     template.hasResourceProperties('AWS::SQS::Queue', { KmsMasterKeyId: Match.anyValue() });
     template.resourceCountIs('AWS::CloudWatch::Alarm', 5);
-    template.hasResourceProperties('AWS::Logs::MetricFilter', { MetricTransformations: [Match.objectLike({ MetricName: 'DrainsTimedOut' })] });
+    template.hasResourceProperties('AWS::Logs::MetricFilter', {
+      MetricTransformations: [Match.objectLike({ MetricName: 'DrainsTimedOut' })],
+    });
   });
 
   it('maps the function role to the Kubernetes group and installs the RBAC with a separate role', () => {
@@ -175,7 +254,10 @@ describe('the example stack from cdk.json', { timeout: 120_000 }, () => {
       PrincipalArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('GracefulNodeTerminationRole'), 'Arn'] },
     });
     // No entry holds an access policy: the installer associates cluster admin only while it acts.
-    template.hasResourceProperties('AWS::EKS::AccessEntry', { PrincipalArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('RbacInstallerRole'), 'Arn'] }, Type: 'STANDARD' });
+    template.hasResourceProperties('AWS::EKS::AccessEntry', {
+      PrincipalArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('RbacInstallerRole'), 'Arn'] },
+      Type: 'STANDARD',
+    });
     const entries = Object.values(resources).filter((r) => r.Type === 'AWS::EKS::AccessEntry');
     expect(entries).toHaveLength(2);
     for (const entry of entries) expect(entry.Properties['AccessPolicies']).toBeUndefined();
@@ -233,12 +315,16 @@ describe('the example stack from cdk.json', { timeout: 120_000 }, () => {
     expect(ids.filter((id) => !before.includes(id)).sort()).toEqual([
       expect.stringMatching(/^GracefulNodeTerminationFunctionAutoScalingTerminationPolicy[0-9A-F]{8}$/),
       expect.stringMatching(/^GracefulNodeTerminationInstanceTerminations[0-9A-F]{8}$/),
-      expect.stringMatching(/^GracefulNodeTerminationInstanceTerminationsAllowEventRuleGracefulNodeTerminationFunction[0-9A-F]{16}$/),
+      expect.stringMatching(
+        /^GracefulNodeTerminationInstanceTerminationsAllowEventRuleGracefulNodeTerminationFunction[0-9A-F]{16}$/,
+      ),
       expect.stringMatching(/^GracefulNodeTerminationQueryslowestdrains[0-9A-F]{8}$/),
       expect.stringMatching(/^GracefulNodeTerminationQuerytimelineofoneinstance[0-9A-F]{8}$/),
       expect.stringMatching(/^GracefulNodeTerminationQuerywhatblocked[0-9A-F]{8}$/),
       expect.stringMatching(/^GracefulNodeTerminationReconcileSchedule[0-9A-F]{8}$/),
-      expect.stringMatching(/^GracefulNodeTerminationReconcileScheduleAllowEventRuleGracefulNodeTerminationFunction[0-9A-F]{16}$/),
+      expect.stringMatching(
+        /^GracefulNodeTerminationReconcileScheduleAllowEventRuleGracefulNodeTerminationFunction[0-9A-F]{16}$/,
+      ),
     ]);
   });
 
@@ -249,7 +335,9 @@ describe('the example stack from cdk.json', { timeout: 120_000 }, () => {
 
   it('would fail the synth on an unacknowledged finding (the check is live)', () => {
     const built = exampleStack();
-    new iam.Policy(built.stack, 'TooBroad', { statements: [new iam.PolicyStatement({ actions: ['autoscaling:*'], resources: ['*'] })] }).attachToRole(
+    new iam.Policy(built.stack, 'TooBroad', {
+      statements: [new iam.PolicyStatement({ actions: ['autoscaling:*'], resources: ['*'] })],
+    }).attachToRole(
       new iam.Role(built.stack, 'SomeRole', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') }),
     );
     appsWithNag.add(built.app);
@@ -261,13 +349,22 @@ describe('the construct', () => {
   it("keeps a token-named group's hooks where a version before 0.2 put them when given their id, and names them by hash otherwise", () => {
     const withGroup = (id?: string) => {
       const { stack, construct } = stackWith({ autoScalingGroupNames: [] });
-      construct.addAutoScalingGroupName(new CfnParameter(stack, 'GroupName').valueAsString, id === undefined ? {} : { id });
+      construct.addAutoScalingGroupName(
+        new CfnParameter(stack, 'GroupName').valueAsString,
+        id === undefined ? {} : { id },
+      );
       return Object.keys(resourcesOf(stack)).filter((k) => /^GntGroup.*(Launch|Terminate)/.test(k));
     };
     // 84f950b numbered token-named groups from 1: GntGroup1Launch..., GntGroup1Terminate...
-    expect(withGroup('Group1')).toEqual([expect.stringMatching(/^GntGroup1Launch[0-9A-F]{8}$/), expect.stringMatching(/^GntGroup1Terminate[0-9A-F]{8}$/)]);
+    expect(withGroup('Group1')).toEqual([
+      expect.stringMatching(/^GntGroup1Launch[0-9A-F]{8}$/),
+      expect.stringMatching(/^GntGroup1Terminate[0-9A-F]{8}$/),
+    ]);
     // By hash of what the token stands for: the same whatever the order groups are added in.
-    expect(withGroup()).toEqual([expect.stringMatching(/^GntGroup[0-9a-f]{8}Launch[0-9A-F]{8}$/), expect.stringMatching(/^GntGroup[0-9a-f]{8}Terminate[0-9A-F]{8}$/)]);
+    expect(withGroup()).toEqual([
+      expect.stringMatching(/^GntGroup[0-9a-f]{8}Launch[0-9A-F]{8}$/),
+      expect.stringMatching(/^GntGroup[0-9a-f]{8}Terminate[0-9A-F]{8}$/),
+    ]);
     expect(withGroup()).toEqual(withGroup());
   });
 
@@ -275,7 +372,11 @@ describe('the construct', () => {
     const { app, stack, construct } = stackWith({
       autoScalingGroupNames: [],
       setup: (s) => {
-        const vpc = new ec2.Vpc(s, 'Vpc', { maxAzs: 2, natGateways: 0, subnetConfiguration: [{ name: 'p', subnetType: ec2.SubnetType.PUBLIC }] });
+        const vpc = new ec2.Vpc(s, 'Vpc', {
+          maxAzs: 2,
+          natGateways: 0,
+          subnetConfiguration: [{ name: 'p', subnetType: ec2.SubnetType.PUBLIC }],
+        });
         const group = new autoscaling.AutoScalingGroup(s, 'Nodes', {
           vpc,
           instanceType: new ec2.InstanceType('m7g.large'),
@@ -289,10 +390,15 @@ describe('the construct', () => {
     construct.addAutoScalingGroupName('legacy-nodes');
     const template = Template.fromStack(stack);
     template.resourceCountIs('AWS::AutoScaling::LifecycleHook', 4);
-    template.hasResourceProperties('AWS::AutoScaling::LifecycleHook', { AutoScalingGroupName: { Ref: Match.stringLikeRegexp('NodesASG') }, DefaultResult: 'CONTINUE' });
+    template.hasResourceProperties('AWS::AutoScaling::LifecycleHook', {
+      AutoScalingGroupName: { Ref: Match.stringLikeRegexp('NodesASG') },
+      DefaultResult: 'CONTINUE',
+    });
     template.hasResourceProperties('AWS::AutoScaling::LifecycleHook', { AutoScalingGroupName: 'legacy-nodes' });
     // The hooks' role and the function's environment follow the added group.
-    const fn = Object.values(template.toJSON()['Resources'] as Resources).find((r) => r.Properties['Handler'] === 'index.handler')!;
+    const fn = Object.values(template.toJSON()['Resources'] as Resources).find(
+      (r) => r.Properties['Handler'] === 'index.handler',
+    )!;
     expect(JSON.stringify(fn.Properties['Environment'])).toContain('legacy-nodes');
     expect(() => synthWithNag(app)).not.toThrow();
   });
@@ -305,7 +411,9 @@ describe('the construct', () => {
         return { vpc };
       },
     });
-    const functions = Object.values(Template.fromStack(stack).toJSON()['Resources'] as Resources).filter((r) => r.Type === 'AWS::Lambda::Function');
+    const functions = Object.values(Template.fromStack(stack).toJSON()['Resources'] as Resources).filter(
+      (r) => r.Type === 'AWS::Lambda::Function',
+    );
     expect(functions).toHaveLength(2);
     for (const fn of functions) expect(fn.Properties['VpcConfig']).toBeDefined();
     expect(() => synthWithNag(app)).not.toThrow();
@@ -320,29 +428,46 @@ describe('the construct', () => {
   });
 
   it('honours a custom heartbeat timeout, drain timeout and load-balancer delay', () => {
-    const { stack } = stackWith({ heartbeatTimeout: Duration.hours(1), drainTimeout: Duration.minutes(10), loadBalancerDelay: Duration.seconds(0) });
+    const { stack } = stackWith({
+      heartbeatTimeout: Duration.hours(1),
+      drainTimeout: Duration.minutes(10),
+      loadBalancerDelay: Duration.seconds(0),
+    });
     const template = Template.fromStack(stack);
     template.hasResourceProperties('AWS::AutoScaling::LifecycleHook', { HeartbeatTimeout: 3600 });
     template.hasResourceProperties('AWS::Lambda::Function', {
       Environment: {
-        Variables: Match.objectLike({ DRAIN_TIMEOUT_SECONDS: '600', LOAD_BALANCER_DELAY_SECONDS: '0', HEARTBEAT_TIMEOUT_SECONDS: '3600', BATCH_WAIT_SECONDS: '3600' }),
+        Variables: Match.objectLike({
+          DRAIN_TIMEOUT_SECONDS: '600',
+          LOAD_BALANCER_DELAY_SECONDS: '0',
+          HEARTBEAT_TIMEOUT_SECONDS: '3600',
+          BATCH_WAIT_SECONDS: '3600',
+        }),
       },
     });
   });
 
   it('makes every lifecycle hook wait for the subscription, the access entry and the RBAC (no termination reaches a drainer that cannot act)', () => {
-    const resources = Template.fromStack(stackWith({}).stack).toJSON()['Resources'] as Record<string, { Type: string; DependsOn?: string[]; Properties: Record<string, unknown> }>;
+    const resources = Template.fromStack(stackWith({}).stack).toJSON()['Resources'] as Record<
+      string,
+      { Type: string; DependsOn?: string[]; Properties: Record<string, unknown> }
+    >;
     const hooks = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::AutoScaling::LifecycleHook');
     expect(hooks).toHaveLength(2);
-    const idOf = (type: string, match: (id: string) => boolean = () => true) => Object.entries(resources).find(([id, r]) => r.Type === type && match(id))![0];
+    const idOf = (type: string, match: (id: string) => boolean = () => true) =>
+      Object.entries(resources).find(([id, r]) => r.Type === type && match(id))![0];
     const subscription = idOf('AWS::SNS::Subscription');
     const drainerEntry = idOf('AWS::EKS::AccessEntry', (id) => !id.includes('Installer'));
     const rbac = idOf('Custom::KubernetesRbac');
-    for (const [, hook] of hooks) expect(hook.DependsOn).toEqual(expect.arrayContaining([subscription, drainerEntry, rbac]));
+    for (const [, hook] of hooks)
+      expect(hook.DependsOn).toEqual(expect.arrayContaining([subscription, drainerEntry, rbac]));
   });
 
   it("binds the group before the drainer's entry switches to it, and installs only once the installer may act", () => {
-    const resources = Template.fromStack(stackWith({}).stack).toJSON()['Resources'] as Record<string, { Type: string; DependsOn?: string[]; Properties: Record<string, unknown> }>;
+    const resources = Template.fromStack(stackWith({}).stack).toJSON()['Resources'] as Record<
+      string,
+      { Type: string; DependsOn?: string[]; Properties: Record<string, unknown> }
+    >;
     const idOf = (match: (id: string) => boolean) => Object.keys(resources).find(match)!;
     const drainerEntry = idOf((id) => id.startsWith('GntAccessEntry'));
     const installerEntry = idOf((id) => id.startsWith('GntRbacInstallerAccessEntry'));
@@ -351,14 +476,21 @@ describe('the construct', () => {
     const rbac = idOf((id) => resources[id]!.Type === 'Custom::KubernetesRbac');
     expect(resources[drainerEntry]!.DependsOn).toContain(rbac);
     // The installer's entry and the policy that lets it associate cluster admin exist first.
-    expect(resources[rbac]!.DependsOn).toEqual(expect.arrayContaining([installerEntry, installerRole, installerPolicy]));
+    expect(resources[rbac]!.DependsOn).toEqual(
+      expect.arrayContaining([installerEntry, installerRole, installerPolicy]),
+    );
     expect(resources[rbac]!.DependsOn).not.toContain(drainerEntry);
   });
 
   it('gives the RBAC installer its cluster, group and policy in its environment, a service timeout, and pods delete only with force', () => {
     const template = Template.fromStack(stackWith({}).stack);
-    const resources = template.toJSON()['Resources'] as Record<string, { Type: string; Properties: Record<string, unknown> }>;
-    const installer = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties['Handler'] === 'rbac-installer.handler')!;
+    const resources = template.toJSON()['Resources'] as Record<
+      string,
+      { Type: string; Properties: Record<string, unknown> }
+    >;
+    const installer = Object.values(resources).find(
+      (r) => r.Type === 'AWS::Lambda::Function' && r.Properties['Handler'] === 'rbac-installer.handler',
+    )!;
     const name = (installer.Properties['Environment'] as { Variables: Record<string, string> }).Variables['RBAC_NAME']!;
     expect(name).toMatch(/^graceful-node-termination-[0-9a-f]{8}$/);
     expect(installer.Properties['Environment']).toEqual({
@@ -375,8 +507,13 @@ describe('the construct', () => {
     const rbac = Object.values(resources).find((r) => r.Type === 'Custom::KubernetesRbac')!;
     expect(rbac.Properties['ServiceTimeout']).toBe('360');
     const leave = Template.fromStack(stackWith({ deadlinePolicy: DeadlinePolicy.LEAVE }).stack);
-    leave.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ DEADLINE_POLICY: 'leave' }) }, Handler: 'rbac-installer.handler' });
-    const digests = [template, leave].map((t) => Object.values(t.findResources('Custom::KubernetesRbac'))[0]!.Properties['RbacDigest']);
+    leave.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ DEADLINE_POLICY: 'leave' }) },
+      Handler: 'rbac-installer.handler',
+    });
+    const digests = [template, leave].map(
+      (t) => Object.values(t.findResources('Custom::KubernetesRbac'))[0]!.Properties['RbacDigest'],
+    );
     expect(digests[0]).not.toEqual(digests[1]);
   });
 
@@ -395,9 +532,16 @@ describe('the construct', () => {
       },
     });
     const template = Template.fromStack(stack);
-    template.hasResourceProperties('AWS::AutoScaling::AutoScalingGroup', { InstanceLifecyclePolicy: { RetentionTriggers: { TerminateHookAbandon: 'retain' } } });
-    template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmDescription: Match.stringLikeRegexp('DEADLINE_POLICY=retain') });
-    template.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ DEADLINE_POLICY: 'retain' }) }, Handler: 'index.handler' });
+    template.hasResourceProperties('AWS::AutoScaling::AutoScalingGroup', {
+      InstanceLifecyclePolicy: { RetentionTriggers: { TerminateHookAbandon: 'retain' } },
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmDescription: Match.stringLikeRegexp('DEADLINE_POLICY=retain'),
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ DEADLINE_POLICY: 'retain' }) },
+      Handler: 'index.handler',
+    });
     expect(() => stackWith({ deadlinePolicy: DeadlinePolicy.RETAIN })).toThrow(
       /deadlinePolicy 'retain' needs group nodes-a to retain instances on ABANDON.*retentionSetOutside: true/,
     );
@@ -408,19 +552,35 @@ describe('the construct', () => {
     const app = new App();
     const built = ['TeamA', 'TeamB'].map((id) => {
       const stack = new Stack(app, id);
-      return { stack, construct: new GracefulNodeTermination(stack, 'Gnt', { clusterName: 'prod', autoScalingGroupNames: [`${id.toLowerCase()}-nodes`] }) };
+      return {
+        stack,
+        construct: new GracefulNodeTermination(stack, 'Gnt', {
+          clusterName: 'prod',
+          autoScalingGroupNames: [`${id.toLowerCase()}-nodes`],
+        }),
+      };
     });
     const names = built.map(({ stack, construct }) => {
-      const t = Template.fromStack(stack).toJSON()['Resources'] as Record<string, { Type: string; Properties: Record<string, unknown> }>;
+      const t = Template.fromStack(stack).toJSON()['Resources'] as Record<
+        string,
+        { Type: string; Properties: Record<string, unknown> }
+      >;
       const of = (type: string) => Object.values(t).filter((r) => r.Type === type);
       return {
         deployment: construct.deploymentName,
         hooks: of('AWS::AutoScaling::LifecycleHook').map((r) => r.Properties['LifecycleHookName']),
-        groups: of('AWS::EKS::AccessEntry').flatMap((r) => (r.Properties['KubernetesGroups'] as string[] | undefined) ?? []),
-        rbac: (of('AWS::Lambda::Function').find((r) => r.Properties['Handler'] === 'rbac-installer.handler')!.Properties['Environment'] as { Variables: Record<string, string> })
-          .Variables['RBAC_NAME'],
+        groups: of('AWS::EKS::AccessEntry').flatMap(
+          (r) => (r.Properties['KubernetesGroups'] as string[] | undefined) ?? [],
+        ),
+        rbac: (
+          of('AWS::Lambda::Function').find((r) => r.Properties['Handler'] === 'rbac-installer.handler')!.Properties[
+            'Environment'
+          ] as { Variables: Record<string, string> }
+        ).Variables['RBAC_NAME'],
         alarmDimensions: of('AWS::CloudWatch::Alarm').flatMap((r) =>
-          ((r.Properties['Dimensions'] as { Name: string; Value: string }[] | undefined) ?? []).filter((d) => d.Name === 'service').map((d) => d.Value),
+          ((r.Properties['Dimensions'] as { Name: string; Value: string }[] | undefined) ?? [])
+            .filter((d) => d.Name === 'service')
+            .map((d) => d.Value),
         ),
       };
     });
@@ -450,28 +610,39 @@ describe('the construct', () => {
     Template.fromStack(stack).hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ LAUNCH_TIMEOUT_SECONDS: '280' }) },
     });
-    Template.fromStack(stack).hasResourceProperties('AWS::Lambda::EventInvokeConfig', { MaximumEventAgeInSeconds: 300 });
-    expect(() => stackWith({ heartbeatTimeout: Duration.minutes(5), launchTimeout: Duration.minutes(5), reconcileMarks: false })).toThrow(
-      /launchTimeout 300 s does not fit in the hooks' heartbeatTimeout 300 s/,
-    );
+    Template.fromStack(stack).hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      MaximumEventAgeInSeconds: 300,
+    });
+    expect(() =>
+      stackWith({ heartbeatTimeout: Duration.minutes(5), launchTimeout: Duration.minutes(5), reconcileMarks: false }),
+    ).toThrow(/launchTimeout 300 s does not fit in the hooks' heartbeatTimeout 300 s/);
   });
 
   it('routes the alarms to an encrypted email topic when alarmEmail is given, and warns at synth when nothing receives them', () => {
     const { stack } = stackWith({ alarmEmail: 'oncall@example.com' });
     const template = Template.fromStack(stack);
     template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@example.com' });
-    template.hasResourceProperties('AWS::SNS::Topic', { DisplayName: 'Graceful node termination alarms', KmsMasterKeyId: Match.anyValue() });
+    template.hasResourceProperties('AWS::SNS::Topic', {
+      DisplayName: 'Graceful node termination alarms',
+      KmsMasterKeyId: Match.anyValue(),
+    });
     const alarms = template.findResources('AWS::CloudWatch::Alarm');
-    expect(Object.values(alarms).every((a) => (a.Properties.AlarmActions as unknown[] | undefined)?.length === 1)).toBe(true);
+    expect(Object.values(alarms).every((a) => (a.Properties.AlarmActions as unknown[] | undefined)?.length === 1)).toBe(
+      true,
+    );
     expect(Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('alarms notify no one'))).toEqual([]);
     const { stack: silent } = stackWith({});
-    expect(Annotations.fromStack(silent).findWarning('*', Match.stringLikeRegexp('alarms notify no one: pass alarmEmail'))).toHaveLength(1);
+    expect(
+      Annotations.fromStack(silent).findWarning('*', Match.stringLikeRegexp('alarms notify no one: pass alarmEmail')),
+    ).toHaveLength(1);
   });
 
   it('sends Spot interruption warnings and rebalance recommendations to the function when spotInterruptions is on, with the Spot request read they are confirmed by', () => {
     const { app, stack } = stackWith({ spotInterruptions: true });
     expect(() => synthWithNag(app)).not.toThrow();
-    const onEverything = statements(Template.fromStack(stack).toJSON()['Resources'] as Resources).filter((s) => [s.Resource].flat().includes('*'));
+    const onEverything = statements(Template.fromStack(stack).toJSON()['Resources'] as Resources).filter((s) =>
+      [s.Resource].flat().includes('*'),
+    );
     expect(onEverything.map((s) => [s.Action, s.Effect])).toEqual([
       [
         [
@@ -487,13 +658,20 @@ describe('the construct', () => {
       ],
     ]);
     Template.fromStack(stack).hasResourceProperties('AWS::Events::Rule', {
-      EventPattern: { source: ['aws.ec2'], 'detail-type': ['EC2 Spot Instance Interruption Warning', 'EC2 Instance Rebalance Recommendation'] },
+      EventPattern: {
+        source: ['aws.ec2'],
+        'detail-type': ['EC2 Spot Instance Interruption Warning', 'EC2 Instance Rebalance Recommendation'],
+      },
       Targets: [Match.objectLike({ RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 120 } })],
     });
     // Without Spot, the rules are the instance refresh one, the instance terminations (out-of-service) and the reconciler's schedule.
     Template.fromStack(stackWith({}).stack).resourceCountIs('AWS::Events::Rule', 3);
     Template.fromStack(stackWith({}).stack).hasResourceProperties('AWS::Events::Rule', {
-      EventPattern: { source: ['aws.ec2'], 'detail-type': ['EC2 Instance State-change Notification'], detail: { state: ['terminated'] } },
+      EventPattern: {
+        source: ['aws.ec2'],
+        'detail-type': ['EC2 Instance State-change Notification'],
+        detail: { state: ['terminated'] },
+      },
     });
   });
 
@@ -503,17 +681,29 @@ describe('the construct', () => {
     template.hasResourceProperties('AWS::Events::Rule', {
       EventPattern: {
         source: ['aws.autoscaling'],
-        'detail-type': Match.arrayWith(['EC2 Auto Scaling Instance Refresh Started', 'EC2 Auto Scaling Instance Refresh Cancelled']),
+        'detail-type': Match.arrayWith([
+          'EC2 Auto Scaling Instance Refresh Started',
+          'EC2 Auto Scaling Instance Refresh Cancelled',
+        ]),
         detail: { AutoScalingGroupName: ['nodes-a'] },
       },
     });
-    template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: `${construct.deploymentName}-DrainsTimedOut` });
-    template.hasResourceProperties('AWS::CloudWatch::Alarm', { AlarmName: `${construct.deploymentName}-LaunchesAbandoned` });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: `${construct.deploymentName}-DrainsTimedOut`,
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: `${construct.deploymentName}-LaunchesAbandoned`,
+    });
   });
 
   it('deletes the key, the log groups and the failed-notifications queue with the stack by default, and keeps them with RemovalPolicy.RETAIN', () => {
     const policies = (props: Partial<GracefulNodeTerminationProps>) =>
-      Object.values(Template.fromStack(stackWith(props).stack).toJSON()['Resources'] as Record<string, { Type: string; DeletionPolicy?: string; UpdateReplacePolicy?: string }>)
+      Object.values(
+        Template.fromStack(stackWith(props).stack).toJSON()['Resources'] as Record<
+          string,
+          { Type: string; DeletionPolicy?: string; UpdateReplacePolicy?: string }
+        >,
+      )
         .filter((r) => ['AWS::KMS::Key', 'AWS::Logs::LogGroup', 'AWS::SQS::Queue'].includes(r.Type))
         .map((r) => [r.Type, r.DeletionPolicy, r.UpdateReplacePolicy])
         .sort();
@@ -541,7 +731,9 @@ describe('the construct', () => {
   });
 
   it('fails when the cluster name is not an EKS cluster name', () => {
-    expect(() => stackWith({ clusterName: 'prod cluster!' })).toThrow(/clusterName "prod cluster!" is not an EKS cluster name/);
+    expect(() => stackWith({ clusterName: 'prod cluster!' })).toThrow(
+      /clusterName "prod cluster!" is not an EKS cluster name/,
+    );
   });
 
   it("fails when the drain timeout exceeds the hook's global cap", () => {
@@ -551,24 +743,34 @@ describe('the construct', () => {
   });
 
   it('fails when the heartbeat timeout is beyond what Auto Scaling accepts', () => {
-    expect(() => stackWith({ heartbeatTimeout: Duration.hours(3) })).toThrow(/heartbeatTimeout 10800 s is outside what Auto Scaling accepts/);
+    expect(() => stackWith({ heartbeatTimeout: Duration.hours(3) })).toThrow(
+      /heartbeatTimeout 10800 s is outside what Auto Scaling accepts/,
+    );
   });
 
   it('fails when the drain timeout or load-balancer delay is out of range', () => {
-    expect(() => stackWith({ drainTimeout: Duration.days(3) })).toThrow(/drainTimeout 259200 s is invalid: expected an integer from 0 to 172800/);
+    expect(() => stackWith({ drainTimeout: Duration.days(3) })).toThrow(
+      /drainTimeout 259200 s is invalid: expected an integer from 0 to 172800/,
+    );
     expect(() => stackWith({ loadBalancerDelay: Duration.hours(2) })).toThrow(/loadBalancerDelay 7200 s is invalid/);
   });
 
   it('fails when the launch timeout is longer than one invocation', () => {
-    expect(() => stackWith({ launchTimeout: Duration.minutes(20) })).toThrow(/launchTimeout 1200 s is longer than one invocation allows/);
+    expect(() => stackWith({ launchTimeout: Duration.minutes(20) })).toThrow(
+      /launchTimeout 1200 s is longer than one invocation allows/,
+    );
   });
 
   it("fails when the batch wait does not fit the hook's global cap", () => {
-    expect(() => stackWith({ heartbeatTimeout: Duration.minutes(10), batchWait: Duration.hours(17) })).toThrow(/batchWait 61200 s plus drainTimeout .* exceeds .*\(60000 s\)/);
+    expect(() => stackWith({ heartbeatTimeout: Duration.minutes(10), batchWait: Duration.hours(17) })).toThrow(
+      /batchWait 61200 s plus drainTimeout .* exceeds .*\(60000 s\)/,
+    );
   });
 
   it('fails when the Kubernetes group is reserved', () => {
-    expect(() => stackWith({ kubernetesGroup: 'system:masters' })).toThrow(/kubernetesGroup "system:masters" is invalid/);
+    expect(() => stackWith({ kubernetesGroup: 'system:masters' })).toThrow(
+      /kubernetesGroup "system:masters" is invalid/,
+    );
   });
 
   it('fails when a group is added twice or has a comma in its name', () => {
@@ -582,13 +784,17 @@ describe('the construct', () => {
   });
 
   it('fails when subnets are given without a VPC', () => {
-    expect(() => stackWith({ vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS } })).toThrow(/vpcSubnets and securityGroups need vpc/);
+    expect(() => stackWith({ vpcSubnets: { subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS } })).toThrow(
+      /vpcSubnets and securityGroups need vpc/,
+    );
   });
 });
 
 describe('the app', () => {
   it('fails when the cluster name is missing from the context', () => {
-    expect(() => exampleStack({ autoScalingGroupNames: 'a' })).toThrow(/context clusterName is required: cdk deploy -c clusterName=/);
+    expect(() => exampleStack({ autoScalingGroupNames: 'a' })).toThrow(
+      /context clusterName is required: cdk deploy -c clusterName=/,
+    );
   });
 
   it('fails when no group names are in the context', () => {
@@ -597,7 +803,9 @@ describe('the app', () => {
 
   it('passes reconcileMarks and reconcileIntervalMinutes from the context', () => {
     const ruleOf = (context: Record<string, string>) =>
-      Object.values(Template.fromStack(exampleStack({ ...exampleContext, ...context }).stack).findResources('AWS::Events::Rule'))
+      Object.values(
+        Template.fromStack(exampleStack({ ...exampleContext, ...context }).stack).findResources('AWS::Events::Rule'),
+      )
         .map((r) => (r as { Properties: Record<string, unknown> }).Properties['ScheduleExpression'])
         .filter((e) => e !== undefined);
     expect(ruleOf({})).toEqual(['rate(5 minutes)']);
@@ -611,10 +819,14 @@ describe('the app', () => {
   });
 
   it('fails on a reconcile context value it cannot use, naming it', () => {
-    expect(() => exampleStack({ ...exampleContext, reconcileMarks: 'yes' })).toThrow(/context reconcileMarks=yes is invalid: expected true or false/);
+    expect(() => exampleStack({ ...exampleContext, reconcileMarks: 'yes' })).toThrow(
+      /context reconcileMarks=yes is invalid: expected true or false/,
+    );
     for (const bad of ['0', '1.5', 'abc', '1441']) {
       expect(() => exampleStack({ ...exampleContext, reconcileIntervalMinutes: bad })).toThrow(
-        new RegExp(`context reconcileIntervalMinutes=${bad.replace('.', '\\.')} is invalid: expected a whole number of minutes from 1 to 1440`),
+        new RegExp(
+          `context reconcileIntervalMinutes=${bad.replace('.', '\\.')} is invalid: expected a whole number of minutes from 1 to 1440`,
+        ),
       );
     }
   });

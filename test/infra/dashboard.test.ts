@@ -14,14 +14,26 @@ import { resourcesOf, root, stackWith, type Resources } from './fixtures.js';
 /** Every TypeScript source of the handler, as one text. */
 function lambdaSources(dir = join(root, 'lambda')): string {
   return readdirSync(dir, { withFileTypes: true })
-    .map((e) => (e.isDirectory() ? lambdaSources(join(dir, e.name)) : e.name.endsWith('.ts') ? readFileSync(join(dir, e.name), 'utf8') : ''))
+    .map((e) =>
+      e.isDirectory()
+        ? lambdaSources(join(dir, e.name))
+        : e.name.endsWith('.ts')
+          ? readFileSync(join(dir, e.name), 'utf8')
+          : '',
+    )
     .join('\n');
 }
 
 /** The dashboard's body with CloudFormation's Fn::Join flattened, tokens as `<ref>`. */
-function dashboardBody(resources: Resources): { widgets: { type: string; properties: { metrics?: unknown[][]; query?: string } }[] } {
-  const [[, dashboard]] = ofType(resources, 'AWS::CloudWatch::Dashboard') as unknown as [[string, { Properties: { DashboardBody: { 'Fn::Join': [string, unknown[]] } } }]];
-  const text = dashboard.Properties.DashboardBody['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : '<ref>')).join('');
+function dashboardBody(resources: Resources): {
+  widgets: { type: string; properties: { metrics?: unknown[][]; query?: string } }[];
+} {
+  const [[, dashboard]] = ofType(resources, 'AWS::CloudWatch::Dashboard') as unknown as [
+    [string, { Properties: { DashboardBody: { 'Fn::Join': [string, unknown[]] } } }],
+  ];
+  const text = dashboard.Properties.DashboardBody['Fn::Join'][1]
+    .map((part) => (typeof part === 'string' ? part : '<ref>'))
+    .join('');
   return JSON.parse(text) as ReturnType<typeof dashboardBody>;
 }
 
@@ -50,22 +62,32 @@ describe('the dashboard and the saved queries', { timeout: 120_000 }, () => {
       'Reconciler actions',
       'Errors',
     ]);
-    const ours = body.widgets.flatMap((w) => w.properties.metrics ?? []).filter((m) => m[0] === 'GracefulNodeTermination');
+    const ours = body.widgets
+      .flatMap((w) => w.properties.metrics ?? [])
+      .filter((m) => m[0] === 'GracefulNodeTermination');
     expect(ours.length).toBeGreaterThan(8);
     // The search expressions name metrics the handler writes too.
     const searches = JSON.stringify(body).match(/MetricName=[^']*/g) ?? [];
     expect(searches.length).toBe(2);
-    for (const name of ['Terminations', 'TargetDeregistrationSeconds', 'VolumeDetachSeconds']) expect(emitted(name), name).toBe(true);
+    for (const name of ['Terminations', 'TargetDeregistrationSeconds', 'VolumeDetachSeconds'])
+      expect(emitted(name), name).toBe(true);
     for (const metric of ours) {
       const [, name, ...rest] = metric as [string, string, ...unknown[]];
       expect(emitted(name), `${name} is not written by lambda/`).toBe(true);
       const dimensions = Object.fromEntries(
-        rest.filter((x) => typeof x === 'string').reduce<string[][]>((pairs, x, i) => (i % 2 === 0 ? [...pairs, [x as string]] : (pairs.at(-1)!.push(x as string), pairs)), []),
+        rest
+          .filter((x) => typeof x === 'string')
+          .reduce<string[][]>(
+            (pairs, x, i) => (i % 2 === 0 ? [...pairs, [x as string]] : (pairs.at(-1)!.push(x as string), pairs)),
+            [],
+          ),
       );
       expect(dimensions['service']).toBe(construct.deploymentName);
-      if (dimensions['Transition'] !== undefined) expect(sources).toContain(`Transition: '${dimensions['Transition']}'`);
+      if (dimensions['Transition'] !== undefined)
+        expect(sources).toContain(`Transition: '${dimensions['Transition']}'`);
     }
-    for (const outcome of ['drained', 'timed-out', 'retained', 'node-not-found', 'node-gone', 'superseded']) expect(sources).toContain(`'${outcome}'`);
+    for (const outcome of ['drained', 'timed-out', 'retained', 'node-not-found', 'node-gone', 'superseded'])
+      expect(sources).toContain(`'${outcome}'`);
   });
 
   it('queries log messages and keys the handler writes', () => {
@@ -74,7 +96,16 @@ describe('the dashboard and the saved queries', { timeout: 120_000 }, () => {
       const messages = [...query.matchAll(/"([^"]{12,})"/g)].map((m) => m[1]!).filter((m) => !m.startsWith('i-'));
       expect(messages.length, name).toBeGreaterThan(name === 'timeline-of-one-instance' ? -1 : 0);
       for (const message of messages) expect(sources, `${name}: ${message}`).toContain(message);
-      for (const key of ['instanceId', 'durationMs', 'podsEvicted', 'outcome', 'reason', 'budget', 'detail', 'autoScalingGroupName'].filter((k) => query.includes(k))) {
+      for (const key of [
+        'instanceId',
+        'durationMs',
+        'podsEvicted',
+        'outcome',
+        'reason',
+        'budget',
+        'detail',
+        'autoScalingGroupName',
+      ].filter((k) => query.includes(k))) {
         expect(sources, `${name}: ${key}`).toMatch(new RegExp(`\\b${key}[,:]`));
       }
     }
@@ -82,22 +113,37 @@ describe('the dashboard and the saved queries', { timeout: 120_000 }, () => {
 
   it('links every alarm to its row in docs/operations.md and notifies on OK as on ALARM', () => {
     const operations = readFileSync(join(root, 'docs', 'operations.md'), 'utf8');
-    const { stack, construct } = stackWith({ alarmEmail: 'oncall@example.com', deadlinePolicy: DeadlinePolicy.RETAIN, retentionSetOutside: true });
+    const { stack, construct } = stackWith({
+      alarmEmail: 'oncall@example.com',
+      deadlinePolicy: DeadlinePolicy.RETAIN,
+      retentionSetOutside: true,
+    });
     const alarms = ofType(resourcesOf(stack), 'AWS::CloudWatch::Alarm');
     expect(alarms).toHaveLength(6);
     for (const [, alarm] of alarms) {
       const id = String(alarm.Properties['AlarmName']).slice(construct.deploymentName.length + 1);
-      expect(alarm.Properties['AlarmDescription']).toMatch(new RegExp(` Runbook: ${defaultRunbookUrl}#${runbookAnchor(id)}$`));
-      expect(operations, `docs/operations.md has no anchor ${runbookAnchor(id)}`).toContain(`<a id="${runbookAnchor(id)}"></a>`);
+      expect(alarm.Properties['AlarmDescription']).toMatch(
+        new RegExp(` Runbook: ${defaultRunbookUrl}#${runbookAnchor(id)}$`),
+      );
+      expect(operations, `docs/operations.md has no anchor ${runbookAnchor(id)}`).toContain(
+        `<a id="${runbookAnchor(id)}"></a>`,
+      );
       expect(alarm.Properties['OKActions']).toEqual(alarm.Properties['AlarmActions']);
       expect(alarm.Properties['OKActions']).toHaveLength(1);
     }
   });
 
   it("links to the runbook the runbookUrl prop names, by default the project's repository", () => {
-    const { repository } = JSON.parse(readFileSync(join(root, 'packages', 'construct', 'package.json'), 'utf8')) as { repository: { url: string } };
+    const { repository } = JSON.parse(readFileSync(join(root, 'packages', 'construct', 'package.json'), 'utf8')) as {
+      repository: { url: string };
+    };
     expect(defaultRunbookUrl).toBe(`${repository.url.replace(/\.git$/, '')}/blob/main/docs/operations.md`);
-    const [, alarm] = ofType(resourcesOf(stackWith({ runbookUrl: 'https://wiki.example.com/gnt' }).stack), 'AWS::CloudWatch::Alarm')[0]!;
-    expect(alarm.Properties['AlarmDescription']).toMatch(/ Runbook: https:\/\/wiki\.example\.com\/gnt#alarm-functionerrors$/);
+    const [, alarm] = ofType(
+      resourcesOf(stackWith({ runbookUrl: 'https://wiki.example.com/gnt' }).stack),
+      'AWS::CloudWatch::Alarm',
+    )[0]!;
+    expect(alarm.Properties['AlarmDescription']).toMatch(
+      / Runbook: https:\/\/wiki\.example\.com\/gnt#alarm-functionerrors$/,
+    );
   });
 });

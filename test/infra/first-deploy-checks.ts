@@ -6,7 +6,15 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Resource, Resources } from './fixtures.js';
 import { pseudo } from './release-expand.js';
-import { drainerPrerequisites, grants, ofType, policiesGranting, statementsOf, target, waitsFor } from './template-checks.js';
+import {
+  drainerPrerequisites,
+  grants,
+  ofType,
+  policiesGranting,
+  statementsOf,
+  target,
+  waitsFor,
+} from './template-checks.js';
 
 export interface FirstDeployVariant {
   readonly name: string;
@@ -18,7 +26,13 @@ export interface FirstDeployVariant {
 }
 
 const vpcAccessPolicy = 'service-role/AWSLambdaVPCAccessExecutionRole';
-const eniActions = ['ec2:CreateNetworkInterface', 'ec2:DescribeNetworkInterfaces', 'ec2:DeleteNetworkInterface', 'ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses'];
+const eniActions = [
+  'ec2:CreateNetworkInterface',
+  'ec2:DescribeNetworkInterfaces',
+  'ec2:DeleteNetworkInterface',
+  'ec2:AssignPrivateIpAddresses',
+  'ec2:UnassignPrivateIpAddresses',
+];
 
 /** Whether the function's role may manage its network interfaces before the function exists. */
 function hasEniRights(resources: Resources, fnId: string, fn: Resource): boolean {
@@ -32,14 +46,29 @@ function hasEniRights(resources: Resources, fnId: string, fn: Resource): boolean
 
 /** The alarm topics the construct defines: topics of this template that some alarm notifies. */
 function alarmTopics(resources: Resources): string[] {
-  const notified = new Set(ofType(resources, 'AWS::CloudWatch::Alarm').flatMap(([, a]) => ((a.Properties['AlarmActions'] as unknown[] | undefined) ?? []).map(target)));
+  const notified = new Set(
+    ofType(resources, 'AWS::CloudWatch::Alarm').flatMap(([, a]) =>
+      ((a.Properties['AlarmActions'] as unknown[] | undefined) ?? []).map(target),
+    ),
+  );
   return ofType(resources, 'AWS::SNS::Topic')
     .map(([id]) => id)
     .filter((id) => notified.has(id));
 }
 
 const alarmArns = {
-  'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':cloudwatch:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':alarm:*']],
+  'Fn::Join': [
+    '',
+    [
+      'arn:',
+      { Ref: 'AWS::Partition' },
+      ':cloudwatch:',
+      { Ref: 'AWS::Region' },
+      ':',
+      { Ref: 'AWS::AccountId' },
+      ':alarm:*',
+    ],
+  ],
 };
 const expandedAlarmArns = `arn:${pseudo['AWS::Partition']}:cloudwatch:${pseudo['AWS::Region']}:${pseudo['AWS::AccountId']}:alarm:*`;
 
@@ -57,7 +86,8 @@ export function describeFirstDeploy(variant: FirstDeployVariant, load: () => Res
       const functions = ofType(resources, 'AWS::Lambda::Function');
       const inAVpc = functions.filter(([, fn]) => fn.Properties['VpcConfig'] !== undefined);
       expect(inAVpc).toHaveLength(variant.vpcFunctions);
-      for (const [id, fn] of inAVpc) expect(hasEniRights(resources, id, fn), `${id} in a VPC without ENI rights`).toBe(true);
+      for (const [id, fn] of inAVpc)
+        expect(hasEniRights(resources, id, fn), `${id} in a VPC without ENI rights`).toBe(true);
       for (const [id, fn] of functions.filter(([, f]) => f.Properties['VpcConfig'] === undefined)) {
         expect(hasEniRights(resources, id, fn), `${id} outside a VPC holds ENI rights`).toBe(false);
       }
@@ -69,7 +99,9 @@ export function describeFirstDeploy(variant: FirstDeployVariant, load: () => Res
       const account = variant.expanded ? pseudo['AWS::AccountId'] : { Ref: 'AWS::AccountId' };
       for (const topic of topics) {
         // A topic policy replaces SNS's default one, which is what lets CloudWatch publish.
-        const policies = ofType(resources, 'AWS::SNS::TopicPolicy').filter(([, p]) => (p.Properties['Topics'] as unknown[]).some((t) => target(t) === topic));
+        const policies = ofType(resources, 'AWS::SNS::TopicPolicy').filter(([, p]) =>
+          (p.Properties['Topics'] as unknown[]).some((t) => target(t) === topic),
+        );
         expect(policies).toHaveLength(1);
         const statements = statementsOf(policies[0]![1]);
         expect(statements.filter((s) => grants(s, 'sns:Publish'))).toEqual([
@@ -79,10 +111,15 @@ export function describeFirstDeploy(variant: FirstDeployVariant, load: () => Res
             Principal: { Service: 'cloudwatch.amazonaws.com' },
             Action: 'sns:Publish',
             Resource: { Ref: topic },
-            Condition: { StringEquals: { 'aws:SourceAccount': account }, ArnLike: { 'aws:SourceArn': variant.expanded ? expandedAlarmArns : alarmArns } },
+            Condition: {
+              StringEquals: { 'aws:SourceAccount': account },
+              ArnLike: { 'aws:SourceArn': variant.expanded ? expandedAlarmArns : alarmArns },
+            },
           },
         ]);
-        expect(statements).toContainEqual(expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }));
+        expect(statements).toContainEqual(
+          expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        );
       }
     });
 
@@ -102,7 +139,11 @@ export function describeFirstDeploy(variant: FirstDeployVariant, load: () => Res
       const policies = [...ofType(resources, 'AWS::IAM::Policy'), ...ofType(resources, 'AWS::IAM::ManagedPolicy')];
       const onEverything = policies
         .flatMap(([, p]) => statementsOf(p))
-        .filter((s) => [s.Resource].flat().includes('*') && [s.Action].flat().some((a) => a.startsWith('autoscaling:') || a.startsWith('eks:')));
+        .filter(
+          (s) =>
+            [s.Resource].flat().includes('*') &&
+            [s.Action].flat().some((a) => a.startsWith('autoscaling:') || a.startsWith('eks:')),
+        );
       for (const s of onEverything) expect(s.Sid).toBe('ReadsWithoutResourceScope');
     });
 

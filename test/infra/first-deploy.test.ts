@@ -5,7 +5,15 @@ import { App, RemovalPolicy, Stack, aws_ec2 as ec2 } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { DeadlinePolicy, type GracefulNodeTerminationProps } from '../../infra/graceful-node-termination.js';
 import { describeFirstDeploy, type FirstDeployVariant } from './first-deploy-checks.js';
-import { appsWithNag, exampleContext, exampleStack, fixtureOnly, stackWith, synthWithNag, type Resources } from './fixtures.js';
+import {
+  appsWithNag,
+  exampleContext,
+  exampleStack,
+  fixtureOnly,
+  stackWith,
+  synthWithNag,
+  type Resources,
+} from './fixtures.js';
 
 const alarmEmail = 'oncall@example.com';
 
@@ -31,7 +39,12 @@ const variants: readonly Variant[] = [
   { name: 'vpc', build: () => stackWith({ setup: inVpc }), vpcFunctions: 2, alarmTopics: 0 },
   { name: 'alarmEmail', build: () => example({ alarmEmail }), vpcFunctions: 0, alarmTopics: 1 },
   { name: 'spotInterruptions', build: () => example({ spotInterruptions: 'true' }), vpcFunctions: 0, alarmTopics: 0 },
-  { name: 'removalPolicy retain', build: () => stackWith({ removalPolicy: RemovalPolicy.RETAIN }), vpcFunctions: 0, alarmTopics: 0 },
+  {
+    name: 'removalPolicy retain',
+    build: () => stackWith({ removalPolicy: RemovalPolicy.RETAIN }),
+    vpcFunctions: 0,
+    alarmTopics: 0,
+  },
   {
     name: 'all of them, with deadlinePolicy retain',
     build: () =>

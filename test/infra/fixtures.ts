@@ -18,10 +18,20 @@ export type Resource = {
   UpdateReplacePolicy?: string;
 };
 export type Resources = Record<string, Resource>;
-export type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Sid?: string; Condition?: Record<string, Record<string, unknown>>; Principal?: unknown };
+export type Statement = {
+  Action: string | string[];
+  Resource: unknown;
+  Effect: string;
+  Sid?: string;
+  Condition?: Record<string, Record<string, unknown>>;
+  Principal?: unknown;
+};
 
 export const root = join(import.meta.dirname, '..', '..');
-export const exampleContext = JSON.parse(readFileSync(join(root, 'cdk.json'), 'utf8')).context as Record<string, string>;
+export const exampleContext = JSON.parse(readFileSync(join(root, 'cdk.json'), 'utf8')).context as Record<
+  string,
+  string
+>;
 
 /** The app `cdk synth` builds, from cdk.json's example context or the given one. */
 export function exampleStack(context: Record<string, string> = exampleContext): { app: App; stack: Stack } {
@@ -30,11 +40,18 @@ export function exampleStack(context: Record<string, string> = exampleContext): 
 }
 
 /** The construct as `Gnt` in stack `Test`, for cluster `prod` and group `nodes-a` unless props say otherwise. */
-export function stackWith(props: Partial<GracefulNodeTerminationProps> & { setup?: (stack: Stack) => Partial<GracefulNodeTerminationProps> }) {
+export function stackWith(
+  props: Partial<GracefulNodeTerminationProps> & { setup?: (stack: Stack) => Partial<GracefulNodeTerminationProps> },
+) {
   const app = new App();
   const stack = new Stack(app, 'Test');
   const extra = props.setup?.(stack) ?? {};
-  const construct = new GracefulNodeTermination(stack, 'Gnt', { clusterName: 'prod', autoScalingGroupNames: ['nodes-a'], ...props, ...extra });
+  const construct = new GracefulNodeTermination(stack, 'Gnt', {
+    clusterName: 'prod',
+    autoScalingGroupNames: ['nodes-a'],
+    ...props,
+    ...extra,
+  });
   return { app, stack, construct };
 }
 
@@ -56,8 +73,13 @@ export function grantsOf(resources: Resources, action: string): Statement[] {
 
 /** The one resource whose logical ID starts with `name` (or matches it). */
 export function resourceNamed(resources: Resources, name: string | RegExp): [string, Resource] {
-  const found = Object.entries(resources).filter(([id]) => (typeof name === 'string' ? id.startsWith(name) : name.test(id)));
-  if (found.length !== 1) throw new Error(`expected one resource named ${String(name)}, found ${found.map(([id]) => id).join(', ') || 'none'}`);
+  const found = Object.entries(resources).filter(([id]) =>
+    typeof name === 'string' ? id.startsWith(name) : name.test(id),
+  );
+  if (found.length !== 1)
+    throw new Error(
+      `expected one resource named ${String(name)}, found ${found.map(([id]) => id).join(', ') || 'none'}`,
+    );
   return found[0]!;
 }
 
@@ -76,5 +98,9 @@ export function synthWithNag(app: App): void {
 
 /** The test's own VPC and group are fixtures, not part of what we ship. */
 export function fixtureOnly(construct: Construct, ...rules: string[]): void {
-  for (const rule of rules) Validations.of(construct).acknowledge({ id: `AwsSolutions::AwsSolutions-${rule}`, reason: 'test fixture, not part of the construct' });
+  for (const rule of rules)
+    Validations.of(construct).acknowledge({
+      id: `AwsSolutions::AwsSolutions-${rule}`,
+      reason: 'test fixture, not part of the construct',
+    });
 }

@@ -4,7 +4,9 @@ import { Fn, Stack } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { grantsOf, resourceNamed, resourcesOf, stackWith, statements, synthWithNag } from './fixtures.js';
 
-const clusterAdmin = { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy']] };
+const clusterAdmin = {
+  'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy']],
+};
 
 /** `arn:<partition>:eks:<region>:<account>:access-entry/<cluster>/role/<account>/<role name>/*` */
 function ownAccessEntry(cluster: unknown, roleId: string) {
@@ -44,7 +46,12 @@ describe('the Kubernetes access', { timeout: 120_000 }, () => {
       },
     ]);
     expect(grantsOf(resources, 'eks:DisassociateAccessPolicy')).toEqual([
-      { Action: 'eks:DisassociateAccessPolicy', Effect: 'Allow', Resource: ownAccessEntry('prod', roleId), Condition: { ArnEquals: { 'eks:policyArn': clusterAdmin } } },
+      {
+        Action: 'eks:DisassociateAccessPolicy',
+        Effect: 'Allow',
+        Resource: ownAccessEntry('prod', roleId),
+        Condition: { ArnEquals: { 'eks:policyArn': clusterAdmin } },
+      },
     ]);
     // Nothing else of EKS but reading the cluster, and the drainer none of the association rights.
     expect(
@@ -65,7 +72,11 @@ describe('the Kubernetes access', { timeout: 120_000 }, () => {
     expect(() => synthWithNag(token.app)).not.toThrow();
     const resources = resourcesOf(token.stack);
     const [roleId] = resourceNamed(resources, /^GntRbacInstallerRole[0-9A-F]{8}$/);
-    expect(JSON.stringify(grantsOf(resources, 'eks:AssociateAccessPolicy')[0]!.Resource)).toContain(JSON.stringify({ Ref: roleId }));
-    expect(JSON.stringify(grantsOf(resources, 'eks:AssociateAccessPolicy')[0]!.Resource)).toContain(JSON.stringify({ 'Fn::ImportValue': 'Test-cluster' }));
+    expect(JSON.stringify(grantsOf(resources, 'eks:AssociateAccessPolicy')[0]!.Resource)).toContain(
+      JSON.stringify({ Ref: roleId }),
+    );
+    expect(JSON.stringify(grantsOf(resources, 'eks:AssociateAccessPolicy')[0]!.Resource)).toContain(
+      JSON.stringify({ 'Fn::ImportValue': 'Test-cluster' }),
+    );
   });
 });

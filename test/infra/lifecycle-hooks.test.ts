@@ -3,7 +3,15 @@
 import { Fn, Stack, aws_autoscaling as autoscaling, aws_ec2 as ec2 } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { DeadlinePolicy } from '../../infra/graceful-node-termination.js';
-import { fixtureOnly, grantsOf, resourceNamed, resourcesOf, stackWith, synthWithNag, type Resources } from './fixtures.js';
+import {
+  fixtureOnly,
+  grantsOf,
+  resourceNamed,
+  resourcesOf,
+  stackWith,
+  synthWithNag,
+  type Resources,
+} from './fixtures.js';
 
 const launching = 'autoscaling:EC2_INSTANCE_LAUNCHING';
 const terminating = 'autoscaling:EC2_INSTANCE_TERMINATING';
@@ -28,7 +36,10 @@ describe('the lifecycle hooks', { timeout: 120_000 }, () => {
     const retain = resourcesOf(stackWith({ deadlinePolicy: DeadlinePolicy.RETAIN, retentionSetOutside: true }).stack);
     expect(defaultResults(retain)).toEqual({ [launching]: 'CONTINUE', [terminating]: 'ABANDON' });
     for (const deadlinePolicy of [undefined, DeadlinePolicy.FORCE, DeadlinePolicy.LEAVE]) {
-      expect(defaultResults(resourcesOf(stackWith({ deadlinePolicy }).stack))).toEqual({ [launching]: 'CONTINUE', [terminating]: 'CONTINUE' });
+      expect(defaultResults(resourcesOf(stackWith({ deadlinePolicy }).stack))).toEqual({
+        [launching]: 'CONTINUE',
+        [terminating]: 'CONTINUE',
+      });
     }
   });
 
@@ -59,7 +70,11 @@ describe('the lifecycle hooks', { timeout: 120_000 }, () => {
       stackWith({
         autoScalingGroupNames: [],
         setup: (s: Stack) => {
-          const vpc = new ec2.Vpc(s, 'Vpc', { maxAzs: 1, natGateways: 0, subnetConfiguration: [{ name: 'p', subnetType: ec2.SubnetType.PUBLIC }] });
+          const vpc = new ec2.Vpc(s, 'Vpc', {
+            maxAzs: 1,
+            natGateways: 0,
+            subnetConfiguration: [{ name: 'p', subnetType: ec2.SubnetType.PUBLIC }],
+          });
           fixtureOnly(vpc, 'VPC7');
           const group = (id: string) => {
             const asg = new autoscaling.AutoScalingGroup(s, id, {
@@ -72,7 +87,9 @@ describe('the lifecycle hooks', { timeout: 120_000 }, () => {
           };
           const groups = { blue: group('Blue'), green: group('Green'), imported: Fn.importValue('shared-nodes') };
           return {
-            autoScalingGroups: order.filter((k) => k !== 'imported').map((k) => groups[k] as autoscaling.IAutoScalingGroup),
+            autoScalingGroups: order
+              .filter((k) => k !== 'imported')
+              .map((k) => groups[k] as autoscaling.IAutoScalingGroup),
             autoScalingGroupNames: order.includes('imported') ? [groups.imported] : [],
           };
         },
@@ -86,6 +103,9 @@ describe('the lifecycle hooks', { timeout: 120_000 }, () => {
     expect(backward).toEqual(forward);
     for (const id of forward) expect(id).toMatch(/^GntGroup[0-9a-f]{8}(Launch|Terminate)[0-9A-F]{8}$/);
     // Names known at synthesis keep their readable IDs.
-    expect(hookIds(resourcesOf(stackWith({}).stack))).toEqual([expect.stringMatching(/^GntGroupnodesaLaunch/), expect.stringMatching(/^GntGroupnodesaTerminate/)]);
+    expect(hookIds(resourcesOf(stackWith({}).stack))).toEqual([
+      expect.stringMatching(/^GntGroupnodesaLaunch/),
+      expect.stringMatching(/^GntGroupnodesaTerminate/),
+    ]);
   });
 });

@@ -8,15 +8,22 @@ import type { GracefulNodeTerminationProps } from '../../infra/graceful-node-ter
 import { grantsOf, resourceNamed, resourcesOf, stackWith, type Resources } from './fixtures.js';
 
 function schedules(resources: Resources) {
-  return Object.values(resources).filter((r) => r.Type === 'AWS::Events::Rule' && r.Properties['ScheduleExpression'] !== undefined);
+  return Object.values(resources).filter(
+    (r) => r.Type === 'AWS::Events::Rule' && r.Properties['ScheduleExpression'] !== undefined,
+  );
 }
 
 function drainerEnvironment(resources: Resources): Record<string, string> {
-  const fn = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties['Handler'] === 'index.handler')!;
+  const fn = Object.values(resources).find(
+    (r) => r.Type === 'AWS::Lambda::Function' && r.Properties['Handler'] === 'index.handler',
+  )!;
   return (fn.Properties['Environment'] as { Variables: Record<string, string> }).Variables;
 }
 
-const withTopic = (env: Record<string, string>) => ({ ...env, HAND_OFF_TOPIC_ARN: 'arn:aws:sns:eu-west-1:123456789012:Topic' });
+const withTopic = (env: Record<string, string>) => ({
+  ...env,
+  HAND_OFF_TOPIC_ARN: 'arn:aws:sns:eu-west-1:123456789012:Topic',
+});
 
 // The first synthesis in a worker bundles the Lambda (esbuild): give it room under load.
 describe('the reconciler', { timeout: 120_000 }, () => {
@@ -29,14 +36,22 @@ describe('the reconciler', { timeout: 120_000 }, () => {
         Properties: expect.objectContaining({
           ScheduleExpression: 'rate(5 minutes)',
           State: 'ENABLED',
-          Targets: [expect.objectContaining({ Arn: { 'Fn::GetAtt': [functionId, 'Arn'] }, RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 300 } })],
+          Targets: [
+            expect.objectContaining({
+              Arn: { 'Fn::GetAtt': [functionId, 'Arn'] },
+              RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 300 },
+            }),
+          ],
         }),
       }),
     ]);
     const config = parseConfig(withTopic(drainerEnvironment(resources)));
     expect(config.reconcileMarks).toBe(true);
     expect(config.deploymentName).toBe(construct.deploymentName);
-    expect(drainerEnvironment(resources)).toMatchObject({ RECONCILE_MARKS: 'true', DEPLOYMENT_NAME: construct.deploymentName });
+    expect(drainerEnvironment(resources)).toMatchObject({
+      RECONCILE_MARKS: 'true',
+      DEPLOYMENT_NAME: construct.deploymentName,
+    });
   });
 
   it('runs at the reconcileInterval given, from one minute to the longest the heartbeat timeout allows', () => {
@@ -45,9 +60,13 @@ describe('the reconciler', { timeout: 120_000 }, () => {
       [Duration.minutes(13), Duration.minutes(30), 'rate(13 minutes)', 780],
       [Duration.minutes(103), Duration.hours(2), 'rate(103 minutes)', 6180],
     ] as const) {
-      const [rule] = schedules(resourcesOf(stackWith({ reconcileInterval: interval, heartbeatTimeout: heartbeat }).stack));
+      const [rule] = schedules(
+        resourcesOf(stackWith({ reconcileInterval: interval, heartbeatTimeout: heartbeat }).stack),
+      );
       expect(rule!.Properties['ScheduleExpression']).toBe(expression);
-      expect(rule!.Properties['Targets']).toEqual([expect.objectContaining({ RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: age } })]);
+      expect(rule!.Properties['Targets']).toEqual([
+        expect.objectContaining({ RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: age } }),
+      ]);
     }
   });
 
@@ -58,7 +77,9 @@ describe('the reconciler', { timeout: 120_000 }, () => {
       [Duration.days(2), 172_800],
     ] as const) {
       expect(() => stackWith({ reconcileInterval: interval })).toThrow(
-        new RegExp(`reconcileInterval ${seconds} s is invalid: use whole minutes from Duration.minutes\\(1\\) to Duration.days\\(1\\)`),
+        new RegExp(
+          `reconcileInterval ${seconds} s is invalid: use whole minutes from Duration.minutes\\(1\\) to Duration.days\\(1\\)`,
+        ),
       );
     }
   });
@@ -88,9 +109,13 @@ describe('the reconciler', { timeout: 120_000 }, () => {
     expect(() => stackWith({ reconcileInterval: Duration.minutes(14) })).toThrow(
       /reconcileInterval 14 min is too long for heartbeatTimeout 1800 s: .*Use a reconcileInterval of at most Duration.minutes\(13\), a heartbeatTimeout of at least Duration.seconds\(1810\), or reconcileMarks: false/,
     );
-    expect(() => stackWith({ reconcileInterval: Duration.days(1), heartbeatTimeout: Duration.hours(2) })).toThrow(/at most Duration.minutes\(103\)/);
+    expect(() => stackWith({ reconcileInterval: Duration.days(1), heartbeatTimeout: Duration.hours(2) })).toThrow(
+      /at most Duration.minutes\(103\)/,
+    );
     // The escape: without the reconciler nothing is promised, and a short heartbeat timeout is the deployer's to choose.
-    expect(schedules(resourcesOf(stackWith({ heartbeatTimeout: Duration.minutes(5), reconcileMarks: false }).stack))).toEqual([]);
+    expect(
+      schedules(resourcesOf(stackWith({ heartbeatTimeout: Duration.minutes(5), reconcileMarks: false }).stack)),
+    ).toEqual([]);
   });
 
   it('with reconcileMarks false: no schedule, RECONCILE_MARKS=false, and no DeleteTags', () => {

@@ -11,7 +11,11 @@ type JsonObject = { [key: string]: Json };
 const isObject = (v: Json | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 const noValue = Symbol('AWS::NoValue');
 
-export const pseudo = { 'AWS::Partition': 'aws', 'AWS::Region': 'eu-west-1', 'AWS::AccountId': '123456789012' } as const;
+export const pseudo = {
+  'AWS::Partition': 'aws',
+  'AWS::Region': 'eu-west-1',
+  'AWS::AccountId': '123456789012',
+} as const;
 
 function replaceIdentifier(node: Json, id: string, value: string): Json {
   const text = (s: string) =>
@@ -73,14 +77,19 @@ export function expandRelease(template: JsonObject, values: Record<string, strin
     if (fn === 'Fn::Or') return (arg as Json[]).some((c) => resolve(c) === true);
     if (fn === 'Fn::FindInMap') {
       const [map, key, column] = (arg as Json[]).map((a) => String(resolve(a)));
-      return ((template['Mappings'] as Record<string, Record<string, JsonObject>>)[map!]![key!]![column!] ?? null) as Json;
+      return ((template['Mappings'] as Record<string, Record<string, JsonObject>>)[map!]![key!]![column!] ??
+        null) as Json;
     }
-    if (fn === 'Fn::If') return resolve(conditions.get(String((arg as Json[])[0]))! ? (arg as Json[])[1]! : (arg as Json[])[2]!);
+    if (fn === 'Fn::If')
+      return resolve(conditions.get(String((arg as Json[])[0]))! ? (arg as Json[])[1]! : (arg as Json[])[2]!);
     const entries = Object.entries(node).map(([k, v]) => [k, resolve(v)] as const);
     return Object.fromEntries(entries.filter(([, v]) => v !== noValue)) as JsonObject;
   };
-  for (const [name, condition] of Object.entries(template['Conditions'] as JsonObject)) conditions.set(name, resolve(condition) === true);
+  for (const [name, condition] of Object.entries(template['Conditions'] as JsonObject))
+    conditions.set(name, resolve(condition) === true);
   const resources = expandForEach(template['Resources'] as JsonObject, values);
-  const kept = Object.entries(resources).filter(([, r]) => !isObject(r) || r['Condition'] === undefined || conditions.get(String(r['Condition'])));
+  const kept = Object.entries(resources).filter(
+    ([, r]) => !isObject(r) || r['Condition'] === undefined || conditions.get(String(r['Condition'])),
+  );
   return Object.fromEntries(kept.map(([id, r]) => [id, resolve(r)])) as Resources;
 }

@@ -22,7 +22,11 @@ const groups = ['prod-workers-a', 'prod_workers.b'];
 const subnets = ['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1'];
 const securityGroups = ['sg-0123456789abcdef0'];
 const vpc = (stack: Stack) => ({
-  vpc: ec2.Vpc.fromVpcAttributes(stack, 'Vpc', { vpcId: 'vpc-0release', availabilityZones: ['az-a', 'az-b'], privateSubnetIds: subnets }),
+  vpc: ec2.Vpc.fromVpcAttributes(stack, 'Vpc', {
+    vpcId: 'vpc-0release',
+    availabilityZones: ['az-a', 'az-b'],
+    privateSubnetIds: subnets,
+  }),
   securityGroups: securityGroups.map((id, i) => ec2.SecurityGroup.fromSecurityGroupId(stack, `SecurityGroup${i}`, id)),
 });
 const vpcValues = { SubnetIds: subnets, SecurityGroupIds: securityGroups };
@@ -30,11 +34,29 @@ const vpcValues = { SubnetIds: subnets, SecurityGroupIds: securityGroups };
 /** The variants the first-deploy checks run on, as parameter values. */
 const releaseVariants: (FirstDeployVariant & { values: Record<string, string | string[]> })[] = [
   { name: 'the release template in a VPC', values: vpcValues, vpcFunctions: 2, alarmTopics: 0, expanded: true },
-  { name: 'the release template for aws-auth (ManageKubernetesAccess=false)', values: { ManageKubernetesAccess: 'false' }, vpcFunctions: 0, alarmTopics: 0, expanded: true },
-  { name: 'the release template with Spot interruptions', values: { SpotInterruptions: 'true' }, vpcFunctions: 0, alarmTopics: 0, expanded: true },
+  {
+    name: 'the release template for aws-auth (ManageKubernetesAccess=false)',
+    values: { ManageKubernetesAccess: 'false' },
+    vpcFunctions: 0,
+    alarmTopics: 0,
+    expanded: true,
+  },
+  {
+    name: 'the release template with Spot interruptions',
+    values: { SpotInterruptions: 'true' },
+    vpcFunctions: 0,
+    alarmTopics: 0,
+    expanded: true,
+  },
   {
     name: 'the release template with everything at once',
-    values: { ...vpcValues, ManageKubernetesAccess: 'false', SpotInterruptions: 'true', AlarmEmail: 'oncall@example.com', DeadlinePolicy: 'retain' },
+    values: {
+      ...vpcValues,
+      ManageKubernetesAccess: 'false',
+      SpotInterruptions: 'true',
+      AlarmEmail: 'oncall@example.com',
+      DeadlinePolicy: 'retain',
+    },
     vpcFunctions: 1,
     alarmTopics: 1,
     expanded: true,
@@ -42,9 +64,17 @@ const releaseVariants: (FirstDeployVariant & { values: Record<string, string | s
 ];
 
 /** Parameter values and the props that mean the same, over the sentinels of infra/release-variants.ts. */
-const combinations: { name: string; values: Record<string, string | string[]>; props: (stack: Stack, s: Sentinels) => Partial<GracefulNodeTerminationProps> }[] = [
+const combinations: {
+  name: string;
+  values: Record<string, string | string[]>;
+  props: (stack: Stack, s: Sentinels) => Partial<GracefulNodeTerminationProps>;
+}[] = [
   { name: 'the defaults', values: {}, props: () => ({}) },
-  { name: 'node auto repair with e-mail alarms', values: { Repair: 'on', AlarmEmail: 'oncall@example.com' }, props: (_, s) => ({ repair: {}, alarmEmail: s.alarmEmail }) },
+  {
+    name: 'node auto repair with e-mail alarms',
+    values: { Repair: 'on', AlarmEmail: 'oncall@example.com' },
+    props: (_, s) => ({ repair: {}, alarmEmail: s.alarmEmail }),
+  },
   {
     name: 'VPC, aws-auth, Spot, no reconciler, no waits, e-mail alarms, retain, a boundary',
     values: {
@@ -76,8 +106,16 @@ const combinations: { name: string; values: Record<string, string | string[]>; p
   },
   {
     name: 'VPC with Kubernetes access, an alarm topic and e-mail (the topic wins)',
-    values: { ...vpcValues, AlarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:oncall', AlarmEmail: 'oncall@example.com' },
-    props: (stack, s) => ({ ...vpc(stack), alarmTopic: sns.Topic.fromTopicArn(stack, 'AlarmTopic', s.alarmTopicArn), alarmEmail: s.alarmEmail }),
+    values: {
+      ...vpcValues,
+      AlarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:oncall',
+      AlarmEmail: 'oncall@example.com',
+    },
+    props: (stack, s) => ({
+      ...vpc(stack),
+      alarmTopic: sns.Topic.fromTopicArn(stack, 'AlarmTopic', s.alarmTopicArn),
+      alarmEmail: s.alarmEmail,
+    }),
   },
 ];
 
@@ -90,7 +128,12 @@ function comparable(resources: Resources): Record<string, unknown> {
     }),
   );
 }
-const values = (extra: Record<string, string | string[]> = {}) => ({ ClusterName: 'prod', AutoScalingGroupNames: groups, LambdaCodeS3Bucket: 'my-artifacts', ...extra });
+const values = (extra: Record<string, string | string[]> = {}) => ({
+  ClusterName: 'prod',
+  AutoScalingGroupNames: groups,
+  LambdaCodeS3Bucket: 'my-artifacts',
+  ...extra,
+});
 
 /** IAM's ArnLike / StringLike: `*` any run of characters, `?` one. */
 const like = (pattern: string, value: string) =>
@@ -113,7 +156,10 @@ describe('the release template', () => {
   }, 300_000);
 
   it('is parameterised: where it runs, every setting the construct offers the template, the alarms, the code bucket and key', () => {
-    const parameters = release.template['Parameters'] as Record<string, { Type: string; Default?: unknown; AllowedValues?: unknown }>;
+    const parameters = release.template['Parameters'] as Record<
+      string,
+      { Type: string; Default?: unknown; AllowedValues?: unknown }
+    >;
     expect(Object.keys(parameters)).toEqual([
       'ClusterName',
       'AutoScalingGroupNames',
@@ -153,7 +199,10 @@ describe('the release template', () => {
     ]);
     expect(parameters['AutoScalingGroupNames']!.Type).toBe('CommaDelimitedList');
     expect(parameters['HeartbeatTimeoutSeconds']).toMatchObject({ Type: 'Number', Default: 1800 });
-    expect(parameters['DeadlinePolicy']).toMatchObject({ Default: 'force', AllowedValues: ['force', 'leave', 'retain'] });
+    expect(parameters['DeadlinePolicy']).toMatchObject({
+      Default: 'force',
+      AllowedValues: ['force', 'leave', 'retain'],
+    });
     expect(parameters['Repair']).toMatchObject({ Type: 'String', Default: 'off' });
     expect(parameters['LambdaCodeS3Key']!.Default).toBe(release.codeKey);
     expect(release.codeKey).toMatch(/^graceful-node-termination-9\.9\.9-lambda-[0-9a-f]{12}\.zip$/);
@@ -165,11 +214,19 @@ describe('the release template', () => {
     const [identifier, collection, fragment] = raw['Fn::ForEach::LifecycleHooks'] as [string, unknown, Resources];
     expect(identifier).toBe('GroupName');
     expect(collection).toEqual({ Ref: 'AutoScalingGroupNames' });
-    expect(Object.values(fragment).map((r) => [r.Type, r.Properties['LifecycleTransition'], r.Properties['AutoScalingGroupName']])).toEqual([
+    expect(
+      Object.values(fragment).map((r) => [
+        r.Type,
+        r.Properties['LifecycleTransition'],
+        r.Properties['AutoScalingGroupName'],
+      ]),
+    ).toEqual([
       ['AWS::AutoScaling::LifecycleHook', 'autoscaling:EC2_INSTANCE_LAUNCHING', { Ref: 'GroupName' }],
       ['AWS::AutoScaling::LifecycleHook', 'autoscaling:EC2_INSTANCE_TERMINATING', { Ref: 'GroupName' }],
     ]);
-    expect(Object.values(raw).filter((r) => (r as { Type?: string }).Type === 'AWS::AutoScaling::LifecycleHook')).toEqual([]);
+    expect(
+      Object.values(raw).filter((r) => (r as { Type?: string }).Type === 'AWS::AutoScaling::LifecycleHook'),
+    ).toEqual([]);
     const hooks = ofType(resources, 'AWS::AutoScaling::LifecycleHook').map(
       ([, r]) => `${String(r.Properties['AutoScalingGroupName'])} ${String(r.Properties['LifecycleHookName'])}`,
     );
@@ -185,11 +242,18 @@ describe('the release template', () => {
     const lifecycle = Object.values(resources)
       .filter((r) => r.Type === 'AWS::IAM::Policy')
       .flatMap(statementsOf)
-      .filter((s) => ['autoscaling:CompleteLifecycleAction', 'autoscaling:RecordLifecycleActionHeartbeat', 'autoscaling:DeleteTags'].some((a) => grants(s, a)));
+      .filter((s) =>
+        [
+          'autoscaling:CompleteLifecycleAction',
+          'autoscaling:RecordLifecycleActionHeartbeat',
+          'autoscaling:DeleteTags',
+        ].some((a) => grants(s, a)),
+      );
     expect(lifecycle).toHaveLength(2);
     for (const s of lifecycle) {
       const allows = (arn: string, region: string) =>
-        [s.Resource].flat().some((pattern) => like(String(pattern), arn)) && s.Condition?.['StringEquals']?.['aws:RequestedRegion'] === region;
+        [s.Resource].flat().some((pattern) => like(String(pattern), arn)) &&
+        s.Condition?.['StringEquals']?.['aws:RequestedRegion'] === region;
       for (const name of groups) expect(allows(groupArn(name), pseudo['AWS::Region'])).toBe(true);
       expect(allows(groupArn('prod-workers-a'), 'us-east-1')).toBe(false);
       expect(allows(groupArn('prod-workers-c'), pseudo['AWS::Region'])).toBe(false);
@@ -198,7 +262,9 @@ describe('the release template', () => {
   });
 
   it('lets Auto Scaling assume the hook role only for the listed groups of this account and region', () => {
-    const [, role] = ofType(resources, 'AWS::IAM::Role').find(([, r]) => JSON.stringify(r.Properties['AssumeRolePolicyDocument']).includes('autoscaling.amazonaws.com'))!;
+    const [, role] = ofType(resources, 'AWS::IAM::Role').find(([, r]) =>
+      JSON.stringify(r.Properties['AssumeRolePolicyDocument']).includes('autoscaling.amazonaws.com'),
+    )!;
     const [trust] = (role.Properties['AssumeRolePolicyDocument'] as { Statement: Statement[] }).Statement;
     const condition = trust!.Condition!;
     const trusts = (arn: string, account: string = pseudo['AWS::AccountId']) =>
@@ -212,38 +278,56 @@ describe('the release template', () => {
   });
 
   it('gives the handler the listed groups and the refresh rule the same list', () => {
-    const [, drainer] = ofType(resources, 'AWS::Lambda::Function').find(([, r]) => r.Properties['Handler'] === 'index.handler')!;
-    expect((drainer.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables['AUTO_SCALING_GROUP_NAMES']).toBe(groups.join(','));
-    const [, rule] = ofType(resources, 'AWS::Events::Rule').find(([, r]) => JSON.stringify(r.Properties['EventPattern']).includes('Instance Refresh'))!;
+    const [, drainer] = ofType(resources, 'AWS::Lambda::Function').find(
+      ([, r]) => r.Properties['Handler'] === 'index.handler',
+    )!;
+    expect(
+      (drainer.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables[
+        'AUTO_SCALING_GROUP_NAMES'
+      ],
+    ).toBe(groups.join(','));
+    const [, rule] = ofType(resources, 'AWS::Events::Rule').find(([, r]) =>
+      JSON.stringify(r.Properties['EventPattern']).includes('Instance Refresh'),
+    )!;
     expect((rule.Properties['EventPattern'] as { detail: unknown }).detail).toEqual({ AutoScalingGroupName: groups });
   });
 
   it('references no CDK asset or bootstrap resource: both functions run the zip from the code parameters', () => {
     const text = JSON.stringify(release.template);
-    for (const leftover of ['cdk-hnb659fds', '-assets-', 'aws:asset', 'aws:cdk', 'BootstrapVersion']) expect(text.includes(leftover), leftover).toBe(false);
+    for (const leftover of ['cdk-hnb659fds', '-assets-', 'aws:asset', 'aws:cdk', 'BootstrapVersion'])
+      expect(text.includes(leftover), leftover).toBe(false);
     expect(text.match(/[0-9a-f]{64}\.zip/), 'an asset hash').toBeNull();
     const functions = ofType(resources, 'AWS::Lambda::Function');
     expect(functions).toHaveLength(2);
-    for (const [, fn] of functions) expect(fn.Properties['Code']).toEqual({ S3Bucket: 'my-artifacts', S3Key: release.codeKey });
+    for (const [, fn] of functions)
+      expect(fn.Properties['Code']).toEqual({ S3Bucket: 'my-artifacts', S3Key: release.codeKey });
   });
 
-  it.each(['force', 'retain'])('under %s, makes every hook wait for everything the drainer needs to act on its notification', (policy) => {
-    const expanded = expandRelease(release.template, values({ DeadlinePolicy: policy }));
-    const hooks = ofType(expanded, 'AWS::AutoScaling::LifecycleHook');
-    expect(hooks).toHaveLength(4);
-    for (const [hookId, hook] of hooks) {
-      for (const [what, ids] of Object.entries(drainerPrerequisites(expanded, hook))) {
-        expect(ids.length, `${what}: no such resource`).toBeGreaterThan(0);
-        for (const id of ids) expect(waitsFor(hook).has(id), `${hookId} does not wait until ${what} (${id})`).toBe(true);
+  it.each(['force', 'retain'])(
+    'under %s, makes every hook wait for everything the drainer needs to act on its notification',
+    (policy) => {
+      const expanded = expandRelease(release.template, values({ DeadlinePolicy: policy }));
+      const hooks = ofType(expanded, 'AWS::AutoScaling::LifecycleHook');
+      expect(hooks).toHaveLength(4);
+      for (const [hookId, hook] of hooks) {
+        for (const [what, ids] of Object.entries(drainerPrerequisites(expanded, hook))) {
+          expect(ids.length, `${what}: no such resource`).toBeGreaterThan(0);
+          for (const id of ids)
+            expect(waitsFor(hook).has(id), `${hookId} does not wait until ${what} (${id})`).toBe(true);
+        }
       }
-    }
-  });
+    },
+  );
 
   it('grants no autoscaling or eks action on "*" but the reads IAM cannot scope', () => {
     const onEverything = Object.values(resources)
       .filter((r) => r.Type === 'AWS::IAM::Policy')
       .flatMap(statementsOf)
-      .filter((s) => [s.Resource].flat().includes('*') && [s.Action].flat().some((a) => a.startsWith('autoscaling:') || a.startsWith('eks:')));
+      .filter(
+        (s) =>
+          [s.Resource].flat().includes('*') &&
+          [s.Action].flat().some((a) => a.startsWith('autoscaling:') || a.startsWith('eks:')),
+      );
     for (const s of onEverything) expect(s.Sid).toBe('ReadsWithoutResourceScope');
   });
 
@@ -254,30 +338,46 @@ describe('the release template', () => {
       ['retain', 'ABANDON', 1],
     ] as const) {
       const expanded = expandRelease(release.template, values({ DeadlinePolicy: policy }));
-      const terminate = ofType(expanded, 'AWS::AutoScaling::LifecycleHook').filter(([, r]) => r.Properties['LifecycleTransition'] === 'autoscaling:EC2_INSTANCE_TERMINATING');
+      const terminate = ofType(expanded, 'AWS::AutoScaling::LifecycleHook').filter(
+        ([, r]) => r.Properties['LifecycleTransition'] === 'autoscaling:EC2_INSTANCE_TERMINATING',
+      );
       expect(terminate.map(([, r]) => r.Properties['DefaultResult'])).toEqual([result, result]);
       const alarms = ofType(expanded, 'AWS::CloudWatch::Alarm').map(([, r]) => String(r.Properties['AlarmName']));
       expect(alarms.filter((n) => n.endsWith('-InstancesRetained'))).toHaveLength(retainedAlarms);
-      const [, drainer] = ofType(expanded, 'AWS::Lambda::Function').find(([, r]) => r.Properties['Handler'] === 'index.handler')!;
-      expect((drainer.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables['DEADLINE_POLICY']).toBe(policy);
+      const [, drainer] = ofType(expanded, 'AWS::Lambda::Function').find(
+        ([, r]) => r.Properties['Handler'] === 'index.handler',
+      )!;
+      expect(
+        (drainer.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables['DEADLINE_POLICY'],
+      ).toBe(policy);
     }
   });
 
   it('sends the alarms to the alarm topic when one is given, and nowhere otherwise', () => {
     const topic = 'arn:aws:sns:eu-west-1:123456789012:oncall';
     const actions = (r: Resources) => ofType(r, 'AWS::CloudWatch::Alarm').map(([, a]) => a.Properties['AlarmActions']);
-    expect(actions(expandRelease(release.template, values({ AlarmTopicArn: topic }))).every((a) => JSON.stringify(a) === JSON.stringify([topic]))).toBe(true);
+    expect(
+      actions(expandRelease(release.template, values({ AlarmTopicArn: topic }))).every(
+        (a) => JSON.stringify(a) === JSON.stringify([topic]),
+      ),
+    ).toBe(true);
     expect(actions(resources).every((a) => a === undefined)).toBe(true);
   });
 
   it('repairs only with Repair set: REPAIR as given, SetInstanceHealth on the groups, the RepairsHeld alarm', () => {
     const knobs = '{"maxParallelNodesRepairedCount":2}';
     const on = expandRelease(release.template, values({ Repair: knobs }));
-    const [, drainer] = ofType(on, 'AWS::Lambda::Function').find(([, r]) => r.Properties['Handler'] === 'index.handler')!;
-    expect((drainer.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables['REPAIR']).toBe(knobs);
+    const [, drainer] = ofType(on, 'AWS::Lambda::Function').find(
+      ([, r]) => r.Properties['Handler'] === 'index.handler',
+    )!;
+    expect((drainer.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables['REPAIR']).toBe(
+      knobs,
+    );
     expect(JSON.stringify(on)).toContain('autoscaling:SetInstanceHealth');
     expect(JSON.stringify(on)).not.toContain('ec2:RebootInstances');
-    expect(ofType(on, 'AWS::CloudWatch::Alarm').map(([, a]) => String(a.Properties['AlarmName']))).toEqual(expect.arrayContaining([expect.stringMatching(/-RepairsHeld$/)]));
+    expect(ofType(on, 'AWS::CloudWatch::Alarm').map(([, a]) => String(a.Properties['AlarmName']))).toEqual(
+      expect.arrayContaining([expect.stringMatching(/-RepairsHeld$/)]),
+    );
     expect(JSON.stringify(resources)).not.toContain('SetInstanceHealth');
     expect(JSON.stringify(resources)).not.toContain('"REPAIR"');
   });
@@ -289,11 +389,21 @@ describe('the release template', () => {
   // Each parameter combination must expand to what the construct itself synthesizes with those
   // props: the merge of one-setting variants is only sound while the settings do not interact.
   it.each(combinations)('expands for $name exactly as the construct synthesizes it', ({ values: extra, props }) => {
-    const direct = { ...release.template, Resources: variantFor((stack, s) => ({ deadlinePolicy: DeadlinePolicy.FORCE, repair: undefined, ...props(stack, s) }))['Resources']! };
-    expect(comparable(expandRelease(release.template, values(extra)))).toEqual(comparable(expandRelease(direct, values(extra))));
+    const direct = {
+      ...release.template,
+      Resources: variantFor((stack, s) => ({
+        deadlinePolicy: DeadlinePolicy.FORCE,
+        repair: undefined,
+        ...props(stack, s),
+      }))['Resources']!,
+    };
+    expect(comparable(expandRelease(release.template, values(extra)))).toEqual(
+      comparable(expandRelease(direct, values(extra))),
+    );
   });
 
-  for (const variant of releaseVariants) describeFirstDeploy(variant, () => expandRelease(release.template, values(variant.values)));
+  for (const variant of releaseVariants)
+    describeFirstDeploy(variant, () => expandRelease(release.template, values(variant.values)));
 });
 
 describe('the release parameters', () => {
@@ -304,7 +414,9 @@ describe('the release parameters', () => {
     return source.slice(source.indexOf(`export interface ${name}`)).matchAll(/^ {2}readonly (\w+)\??:/gm);
   };
   const props = [
-    ...propsSource.slice(0, propsSource.indexOf('export interface AddAutoScalingGroupOptions')).matchAll(/^ {2}readonly (\w+)\??:/gm),
+    ...propsSource
+      .slice(0, propsSource.indexOf('export interface AddAutoScalingGroupOptions'))
+      .matchAll(/^ {2}readonly (\w+)\??:/gm),
     ...extended('drain-rule-props.ts', 'DrainRuleProps'),
     ...extended('surge-props.ts', 'SurgeProps'),
   ].map((m) => m[1]!);
@@ -320,6 +432,8 @@ describe('the release parameters', () => {
   });
 
   it('are listed in docs/cloudformation.md as npm run docs generates them', () => {
-    expect(readFileSync(join(root, 'docs', 'cloudformation.md'), 'utf8')).toBe(withParameterTables(readFileSync(join(root, 'docs', 'cloudformation.md'), 'utf8')));
+    expect(readFileSync(join(root, 'docs', 'cloudformation.md'), 'utf8')).toBe(
+      withParameterTables(readFileSync(join(root, 'docs', 'cloudformation.md'), 'utf8')),
+    );
   });
 });

@@ -16,7 +16,8 @@ describe('the roles', { timeout: 120_000 }, () => {
     });
     const roles = ofType(resourcesOf(stack), 'AWS::IAM::Role');
     expect(roles).toHaveLength(3);
-    for (const [, role] of roles) expect(role.Properties).toMatchObject({ PermissionsBoundary: boundaryArn, Path: '/platform/drain/' });
+    for (const [, role] of roles)
+      expect(role.Properties).toMatchObject({ PermissionsBoundary: boundaryArn, Path: '/platform/drain/' });
   });
 
   it('have neither by default', () => {
@@ -28,7 +29,9 @@ describe('the roles', { timeout: 120_000 }, () => {
 
   it('refuse a path IAM would refuse, naming the rule', () => {
     for (const path of ['platform', '/platform', 'platform/', `/${'a'.repeat(511)}/`]) {
-      expect(() => stackWith({ rolePath: path }), path).toThrow(/rolePath .* is invalid: IAM paths are "\/" or start and end with "\/"/);
+      expect(() => stackWith({ rolePath: path }), path).toThrow(
+        /rolePath .* is invalid: IAM paths are "\/" or start and end with "\/"/,
+      );
     }
   });
 });

@@ -7,7 +7,9 @@ import { parseConfig } from '../../lambda/shared/config.js';
 import { resourcesOf, stackWith } from './fixtures.js';
 
 const functionEnv = (stack: Parameters<typeof resourcesOf>[0], marker: string) => {
-  const fn = Object.values(resourcesOf(stack)).find((r) => r.Type === 'AWS::Lambda::Function' && JSON.stringify(r.Properties).includes(marker))!;
+  const fn = Object.values(resourcesOf(stack)).find(
+    (r) => r.Type === 'AWS::Lambda::Function' && JSON.stringify(r.Properties).includes(marker),
+  )!;
   return (fn.Properties['Environment'] as { Variables: Record<string, string> }).Variables;
 };
 
@@ -21,7 +23,12 @@ describe('the surgeBeforeEvict prop', { timeout: 120_000 }, () => {
   it('writes the variables as the handler parses them, and tells the installer', () => {
     const { stack } = stackWith({
       autoScalingGroupNames: ['nodes-a'],
-      surgeBeforeEvict: { namespaces: ['shop'], podSelector: 'tier=front', timeout: Duration.minutes(2), untouchableManagers: ['argocd-controller'] },
+      surgeBeforeEvict: {
+        namespaces: ['shop'],
+        podSelector: 'tier=front',
+        timeout: Duration.minutes(2),
+        untouchableManagers: ['argocd-controller'],
+      },
     });
     const env = functionEnv(stack, 'CLUSTER_NAME');
     const config = parseConfig({
@@ -29,7 +36,12 @@ describe('the surgeBeforeEvict prop', { timeout: 120_000 }, () => {
       AUTO_SCALING_GROUP_NAMES: 'nodes-a',
       HAND_OFF_TOPIC_ARN: '',
     });
-    expect(config).toMatchObject({ surgeBeforeEvict: true, surgeNamespaces: ['shop'], surgeTimeoutSeconds: 120, surgeUntouchableManagers: ['argocd-controller'] });
+    expect(config).toMatchObject({
+      surgeBeforeEvict: true,
+      surgeNamespaces: ['shop'],
+      surgeTimeoutSeconds: 120,
+      surgeUntouchableManagers: ['argocd-controller'],
+    });
     expect(config.surgePodSelector).toEqual([{ key: 'tier', op: '=', value: 'front' }]);
     expect(functionEnv(stack, 'RBAC_NAME')['SURGE_BEFORE_EVICT']).toBe('true');
   });

@@ -19,8 +19,10 @@ export function waitsFor(resource: Resource): Set<string> {
   return ids;
 }
 
-export const ofType = (resources: Resources, type: string) => Object.entries(resources).filter(([, r]) => r.Type === type);
-export const statementsOf = (policy: Resource) => (policy.Properties['PolicyDocument'] as { Statement: Statement[] }).Statement;
+export const ofType = (resources: Resources, type: string) =>
+  Object.entries(resources).filter(([, r]) => r.Type === type);
+export const statementsOf = (policy: Resource) =>
+  (policy.Properties['PolicyDocument'] as { Statement: Statement[] }).Statement;
 export const grants = (s: Statement, action: string) => s.Effect === 'Allow' && [s.Action].flat().includes(action);
 /** The logical ID a `{ Ref }` or `{ Fn::GetAtt }` points at. */
 export const target = (value: unknown): string | undefined => {
@@ -38,7 +40,9 @@ export function policiesGranting(resources: Resources, roleId: string, actions: 
 
 /** What the drainer needs before any hook may send it a notification. */
 export function drainerPrerequisites(resources: Resources, hook: Resource): Record<string, string[]> {
-  const [drainerId, drainer] = ofType(resources, 'AWS::Lambda::Function').find(([, r]) => r.Properties['Handler'] === 'index.handler')!;
+  const [drainerId, drainer] = ofType(resources, 'AWS::Lambda::Function').find(
+    ([, r]) => r.Properties['Handler'] === 'index.handler',
+  )!;
   const drainerRole = target(drainer.Properties['Role'])!;
   const topic = target(hook.Properties['NotificationTargetARN']);
   return {
@@ -47,11 +51,21 @@ export function drainerPrerequisites(resources: Resources, hook: Resource): Reco
       'autoscaling:RecordLifecycleActionHeartbeat',
     ]),
     'SNS may invoke the drainer': ofType(resources, 'AWS::Lambda::Permission')
-      .filter(([, p]) => p.Properties['Principal'] === 'sns.amazonaws.com' && target(p.Properties['FunctionName']) === drainerId)
+      .filter(
+        ([, p]) =>
+          p.Properties['Principal'] === 'sns.amazonaws.com' && target(p.Properties['FunctionName']) === drainerId,
+      )
       .map(([id]) => id),
     'the drainer is subscribed to the topic': ofType(resources, 'AWS::SNS::Subscription')
-      .filter(([, s]) => s.Properties['Protocol'] === 'lambda' && target(s.Properties['Endpoint']) === drainerId && target(s.Properties['TopicArn']) === topic)
+      .filter(
+        ([, s]) =>
+          s.Properties['Protocol'] === 'lambda' &&
+          target(s.Properties['Endpoint']) === drainerId &&
+          target(s.Properties['TopicArn']) === topic,
+      )
       .map(([id]) => id),
-    'the hook role may publish to the topic': policiesGranting(resources, target(hook.Properties['RoleARN'])!, ['sns:Publish']),
+    'the hook role may publish to the topic': policiesGranting(resources, target(hook.Properties['RoleARN'])!, [
+      'sns:Publish',
+    ]),
   };
 }

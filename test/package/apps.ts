@@ -10,20 +10,29 @@ import { promisify } from 'node:util';
 export const root = join(import.meta.dirname, '..', '..');
 export const packageDir = join(root, 'packages', 'construct');
 export const dist = join(root, 'dist');
-const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
+const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as {
+  devDependencies: Record<string, string>;
+};
 /** The oldest aws-cdk-lib the package declares (peerDependency ^x, devDependency x): what users get at the least. */
 export const cdkVersion = manifest.devDependencies['aws-cdk-lib']!;
-export const constructsVersion = (JSON.parse(readFileSync(join(root, 'node_modules', 'constructs', 'package.json'), 'utf8')) as { version: string }).version;
+export const constructsVersion = (
+  JSON.parse(readFileSync(join(root, 'node_modules', 'constructs', 'package.json'), 'utf8')) as { version: string }
+).version;
 
 /** The one file in dist/<dir> whose name ends so; `npm run package` makes it. */
 export function built(dir: 'js' | 'python', suffix: string): string {
   const names = readdirSync(join(dist, dir)).filter((name) => name.endsWith(suffix));
-  if (names.length !== 1) throw new Error(`expected one *${suffix} in dist/${dir}, found ${names.length}: run npm run package first`);
+  if (names.length !== 1)
+    throw new Error(`expected one *${suffix} in dist/${dir}, found ${names.length}: run npm run package first`);
   return join(dist, dir, names[0]!);
 }
 
 /** Node 24 (the project's) first on PATH: npm, the apps and the Python app's jsii kernel run on it. */
-const env = { ...process.env, PATH: `${join(root, 'node_modules', 'node', 'bin')}:${process.env['PATH']}`, JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION: '1' };
+const env = {
+  ...process.env,
+  PATH: `${join(root, 'node_modules', 'node', 'bin')}:${process.env['PATH']}`,
+  JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION: '1',
+};
 
 export async function run(cwd: string, command: string, args: string[]): Promise<string> {
   try {
@@ -31,14 +40,18 @@ export async function run(cwd: string, command: string, args: string[]): Promise
     return stdout;
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-    throw new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${stdout ?? ''}\n${stderr ?? ''}`, { cause: error });
+    throw new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${stdout ?? ''}\n${stderr ?? ''}`, {
+      cause: error,
+    });
   }
 }
 
 /** two-groups.ts as a user's app.ts: the construct from the package, then synthesized. */
 const typescriptApp = readFileSync(join(import.meta.dirname, 'two-groups.ts'), 'utf8')
   .replace("from '../../infra/graceful-node-termination.js'", "from 'cdk-graceful-node-termination'")
-  .concat("\nconst app = new App({ outdir: 'cdk.out', analyticsReporting: false });\ntwoGroupStack(app);\napp.synth();\n");
+  .concat(
+    "\nconst app = new App({ outdir: 'cdk.out', analyticsReporting: false });\ntwoGroupStack(app);\napp.synth();\n",
+  );
 
 const pythonApp = `from aws_cdk import App, Stack, aws_autoscaling as autoscaling, aws_eks as eks
 from cdk_graceful_node_termination import DeadlinePolicy, GracefulNodeTermination
@@ -68,15 +81,37 @@ function template(dir: string): Record<string, unknown> {
 }
 
 /** `npm install <tarball>`, tsc (the repository's TypeScript, against the installed .d.ts), node. */
-export async function typescriptAppFrom(dir: string, tarball: string, format: 'commonjs' | 'module'): Promise<SynthesizedApp> {
+export async function typescriptAppFrom(
+  dir: string,
+  tarball: string,
+  format: 'commonjs' | 'module',
+): Promise<SynthesizedApp> {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `app-${format}`, private: true, type: format }));
   writeFileSync(
     join(dir, 'tsconfig.json'),
-    JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, skipLibCheck: true, types: [] }, files: ['app.ts'] }),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        strict: true,
+        skipLibCheck: true,
+        types: [],
+      },
+      files: ['app.ts'],
+    }),
   );
   writeFileSync(join(dir, 'app.ts'), typescriptApp);
-  await run(dir, 'npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', tarball, `aws-cdk-lib@${cdkVersion}`, `constructs@${constructsVersion}`]);
+  await run(dir, 'npm', [
+    'install',
+    '--no-audit',
+    '--no-fund',
+    '--loglevel=error',
+    tarball,
+    `aws-cdk-lib@${cdkVersion}`,
+    `constructs@${constructsVersion}`,
+  ]);
   await run(dir, join(root, 'node_modules', '.bin', 'tsc'), ['-p', '.']);
   await run(dir, 'node', ['app.js']);
   return { dir, template: template(dir) };
@@ -88,7 +123,12 @@ export async function pythonAppFrom(dir: string, wheel: string): Promise<Synthes
   writeFileSync(join(dir, 'app.py'), pythonApp);
   await run(dir, 'python3', ['-m', 'venv', 'venv']);
   const pip = ['-m', 'pip', 'install', '--no-input', '--disable-pip-version-check', '--quiet'];
-  await run(dir, join(dir, 'venv', 'bin', 'python'), [...pip, wheel, `aws-cdk-lib==${cdkVersion}`, `constructs==${constructsVersion}`]);
+  await run(dir, join(dir, 'venv', 'bin', 'python'), [
+    ...pip,
+    wheel,
+    `aws-cdk-lib==${cdkVersion}`,
+    `constructs==${constructsVersion}`,
+  ]);
   await run(dir, join(dir, 'venv', 'bin', 'python'), ['app.py']);
   return { dir, template: template(dir) };
 }

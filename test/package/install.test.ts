@@ -7,7 +7,15 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { built, packageDir, pythonAppFrom, run, typescriptAppFrom, withoutAssetHashes, type SynthesizedApp } from './apps.js';
+import {
+  built,
+  packageDir,
+  pythonAppFrom,
+  run,
+  typescriptAppFrom,
+  withoutAssetHashes,
+  type SynthesizedApp,
+} from './apps.js';
 import { twoGroupStack } from './two-groups.js';
 
 const work = mkdtempSync(join(tmpdir(), 'gnt-package-'));
@@ -40,35 +48,51 @@ describe('the construct package', () => {
     expect(withoutAssetHashes(apps.module.template)).toEqual(expected);
     expect(withoutAssetHashes(apps.python.template)).toEqual(expected);
     // Two groups, two hooks each, and the policy given by enum.
-    const resources = Object.values(apps.python.template['Resources'] as Record<string, { Type: string; Properties: Record<string, unknown> }>);
-    expect(resources.filter((r) => r.Type === 'AWS::AutoScaling::LifecycleHook').map((r) => r.Properties['AutoScalingGroupName'])).toEqual([
-      'nodes-a',
-      'nodes-a',
-      'nodes-b',
-      'nodes-b',
-    ]);
+    const resources = Object.values(
+      apps.python.template['Resources'] as Record<string, { Type: string; Properties: Record<string, unknown> }>,
+    );
+    expect(
+      resources
+        .filter((r) => r.Type === 'AWS::AutoScaling::LifecycleHook')
+        .map((r) => r.Properties['AutoScalingGroupName']),
+    ).toEqual(['nodes-a', 'nodes-a', 'nodes-b', 'nodes-b']);
     expect(JSON.stringify(apps.python.template)).toContain('"DEADLINE_POLICY":"leave"');
   });
 
   it('stages the prebuilt asset, identical in every app, and needs neither esbuild nor the AWS SDK to do it', () => {
-    const assetHashes = Object.values(apps).map((app) => JSON.stringify(app.template).match(/"S3Key":"([0-9a-f]{64})\.zip"/)?.[1]);
+    const assetHashes = Object.values(apps).map(
+      (app) => JSON.stringify(app.template).match(/"S3Key":"([0-9a-f]{64})\.zip"/)?.[1],
+    );
     expect(new Set(assetHashes).size).toBe(1);
-    for (const app of Object.values(apps)) expect(existsSync(join(app.dir, 'cdk.out', `asset.${assetHashes[0]}`, 'index.mjs'))).toBe(true);
+    for (const app of Object.values(apps))
+      expect(existsSync(join(app.dir, 'cdk.out', `asset.${assetHashes[0]}`, 'index.mjs'))).toBe(true);
     for (const app of [apps.commonjs, apps.module]) {
       const modules = join(app.dir, 'node_modules');
-      const installed = readdirSync(modules).flatMap((name) => (name.startsWith('@') ? readdirSync(join(modules, name)).map((scoped) => `${name}/${scoped}`) : [name]));
+      const installed = readdirSync(modules).flatMap((name) =>
+        name.startsWith('@') ? readdirSync(join(modules, name)).map((scoped) => `${name}/${scoped}`) : [name],
+      );
       expect(installed).toEqual(expect.arrayContaining(['aws-cdk-lib', 'cdk-graceful-node-termination', 'constructs']));
-      expect(installed.filter((name) => /^(esbuild|@esbuild\/|@aws-sdk\/|@smithy\/|@aws-lambda-powertools\/|@kubernetes\/|tsx$)/.test(name))).toEqual([]);
+      expect(
+        installed.filter((name) =>
+          /^(esbuild|@esbuild\/|@aws-sdk\/|@smithy\/|@aws-lambda-powertools\/|@kubernetes\/|tsx$)/.test(name),
+        ),
+      ).toEqual([]);
     }
     // The CommonJS app really is CommonJS, the ESM app ESM.
-    expect(readFileSync(join(apps.commonjs.dir, 'app.js'), 'utf8')).toContain('require("cdk-graceful-node-termination")');
+    expect(readFileSync(join(apps.commonjs.dir, 'app.js'), 'utf8')).toContain(
+      'require("cdk-graceful-node-termination")',
+    );
     expect(readFileSync(join(apps.module.dir, 'app.js'), 'utf8')).toContain("from 'cdk-graceful-node-termination'");
   });
 
   it('packs only what a user needs: no sources, tests, fixtures or source maps', async () => {
-    const [packed] = JSON.parse(await run(packageDir, 'npm', ['pack', '--dry-run', '--json', '--loglevel=error'])) as [{ files: { path: string }[] }];
+    const [packed] = JSON.parse(await run(packageDir, 'npm', ['pack', '--dry-run', '--json', '--loglevel=error'])) as [
+      { files: { path: string }[] },
+    ];
     const files = packed.files.map((f) => f.path);
-    expect(files.filter((f) => /\.map$|(?<!\.d)\.ts$|(^|\/)(src|test|tests|fixtures?|prebuilt|node_modules)\//.test(f))).toEqual([]);
+    expect(
+      files.filter((f) => /\.map$|(?<!\.d)\.ts$|(^|\/)(src|test|tests|fixtures?|prebuilt|node_modules)\//.test(f)),
+    ).toEqual([]);
     expect(files).toEqual(
       expect.arrayContaining([
         '.jsii',
@@ -82,6 +106,7 @@ describe('the construct package', () => {
         'assets/lambda/rbac-installer.mjs',
       ]),
     );
-    for (const file of files.filter((f) => f.endsWith('.js'))) expect(readFileSync(join(packageDir, file), 'utf8')).not.toContain('sourceMappingURL');
+    for (const file of files.filter((f) => f.endsWith('.js')))
+      expect(readFileSync(join(packageDir, file), 'utf8')).not.toContain('sourceMappingURL');
   });
 });

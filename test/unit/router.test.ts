@@ -2,7 +2,14 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { AccessDeniedError, TransientError } from '../../lambda/shared/errors.js';
 import type { ClusterGateway } from '../../lambda/cluster/cluster-ports.js';
 import { actionIdOf } from '../../lambda/cluster/node-marks.js';
-import { handlerWorld, pod, type FakeClock, type FakeCluster, type FakeLifecycleActions, type MemoryLog } from '../fakes/fake-world.js';
+import {
+  handlerWorld,
+  pod,
+  type FakeClock,
+  type FakeCluster,
+  type FakeLifecycleActions,
+  type MemoryLog,
+} from '../fakes/fake-world.js';
 import { instanceId, lifecycleMessage, snsEvent, snsRecord, testMessage } from '../fixtures/notifications.js';
 
 const env = {
@@ -54,7 +61,10 @@ describe('handler', () => {
     }
     // The token itself never reaches the log: whoever can read it could complete the action.
     expect(JSON.stringify(log.lines)).not.toContain('71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff');
-    expect(log.lines.find((l) => l.message === 'pod evicted')?.fields).toMatchObject({ node: 'node-a', pod: 'default/web' });
+    expect(log.lines.find((l) => l.message === 'pod evicted')?.fields).toMatchObject({
+      node: 'node-a',
+      pod: 'default/web',
+    });
   });
 
   it('logs and ignores the test notification without touching the cluster', async () => {
@@ -83,7 +93,11 @@ describe('handler', () => {
   it('logs a malformed record with its field and still processes the others', async () => {
     cluster.addPod(pod({ name: 'web' }));
     const event = {
-      Records: [snsRecord('{not json'), snsRecord(lifecycleMessage({ EC2InstanceId: 'bogus' })), snsRecord(lifecycleMessage())],
+      Records: [
+        snsRecord('{not json'),
+        snsRecord(lifecycleMessage({ EC2InstanceId: 'bogus' })),
+        snsRecord(lifecycleMessage()),
+      ],
     };
 
     const result = await handler()(event, context());
@@ -97,7 +111,9 @@ describe('handler', () => {
   it('fails, with one error line naming the shape, on an event that is no shape it knows (never an empty success)', async () => {
     // Lambda retries it twice and then keeps it in the failed-notifications queue, with the
     // errors alarm: bounded, and somebody hears of it.
-    await expect(handler()({ detail: {} }, context())).rejects.toThrow(/unsupported event shape: an object with keys detail/);
+    await expect(handler()({ detail: {} }, context())).rejects.toThrow(
+      /unsupported event shape: an object with keys detail/,
+    );
     expect(log.lines).toHaveLength(1);
     expect(log.lines[0]).toMatchObject({ level: 'error', fields: { shape: 'an object with keys detail' } });
   });
@@ -105,7 +121,15 @@ describe('handler', () => {
   it('keeps the drain deadline inside the invocation, leaving room for the LB wait and the completion', async () => {
     const web = cluster.addPod(pod({ name: 'web' }));
     cluster.evictionRules.push((p) =>
-      p.uid === web.uid ? { kind: 'blocked', reason: 'disruption-budget', message: 'blocked', retryAfterSeconds: undefined, budgetName: 'web-pdb' } : 'accept',
+      p.uid === web.uid
+        ? {
+            kind: 'blocked',
+            reason: 'disruption-budget',
+            message: 'blocked',
+            retryAfterSeconds: undefined,
+            budgetName: 'web-pdb',
+          }
+        : 'accept',
     );
     const start = clock.now();
 

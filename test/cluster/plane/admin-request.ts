@@ -9,7 +9,12 @@ export interface AdminTarget {
 }
 
 /** Bodies are sent as JSON merge patches (the only write the harness makes this way). */
-export function adminRequest(target: AdminTarget, method: string, path: string, body?: unknown): Promise<{ status: number; body: string }> {
+export function adminRequest(
+  target: AdminTarget,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: string }> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = request(
@@ -20,7 +25,9 @@ export function adminRequest(target: AdminTarget, method: string, path: string, 
         timeout: 5_000,
         headers: {
           Authorization: `Bearer ${target.token}`,
-          ...(payload ? { 'Content-Type': 'application/merge-patch+json', 'Content-Length': Buffer.byteLength(payload) } : {}),
+          ...(payload
+            ? { 'Content-Type': 'application/merge-patch+json', 'Content-Length': Buffer.byteLength(payload) }
+            : {}),
         },
       },
       (res) => {

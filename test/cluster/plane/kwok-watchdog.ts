@@ -21,7 +21,13 @@ export interface WatchdogOptions {
 }
 
 interface PodItem {
-  metadata: { name: string; namespace: string; creationTimestamp?: string; deletionTimestamp?: string; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace: string;
+    creationTimestamp?: string;
+    deletionTimestamp?: string;
+    annotations?: Record<string, string>;
+  };
   spec: { nodeName?: string };
   status?: { conditions?: { type: string; status: string; lastTransitionTime?: string }[] };
 }
@@ -42,7 +48,8 @@ export function startKwokWatchdog(options: WatchdogOptions): () => void {
     if (!kwokNodes.has(node)) {
       const got = await call('GET', `/api/v1/nodes/${node}`);
       if (got.status !== 200) return false;
-      const annotations = (JSON.parse(got.body) as { metadata: { annotations?: Record<string, string> } }).metadata.annotations ?? {};
+      const annotations =
+        (JSON.parse(got.body) as { metadata: { annotations?: Record<string, string> } }).metadata.annotations ?? {};
       kwokNodes.set(node, annotations['kwok.x-k8s.io/node'] === 'fake');
     }
     return kwokNodes.get(node)!;
@@ -55,7 +62,8 @@ export function startKwokWatchdog(options: WatchdogOptions): () => void {
     for (const pod of (JSON.parse(listed.body) as { items: PodItem[] }).items) {
       const { metadata, spec, status } = pod;
       if (!spec.nodeName || metadata.deletionTimestamp || !(await playedByKwok(spec.nodeName))) continue;
-      const scheduled = status?.conditions?.find((c) => c.type === 'PodScheduled')?.lastTransitionTime ?? metadata.creationTimestamp;
+      const scheduled =
+        status?.conditions?.find((c) => c.type === 'PodScheduled')?.lastTransitionTime ?? metadata.creationTimestamp;
       const lastNudge = Number(metadata.annotations?.[nudgeAnnotation] ?? 0);
       const since = Math.max(Date.parse(scheduled ?? ''), lastNudge);
       const delayMs = goDurationMs(metadata.annotations?.[readyDelayAnnotation]);
@@ -65,7 +73,9 @@ export function startKwokWatchdog(options: WatchdogOptions): () => void {
       options.log(
         `kwok left ${key} Pending on ${spec.nodeName} for ${Math.round((now - since) / 1000)} s; touching it so kwok plays its stage again. kwok's lines about it:\n${kwokLines}`,
       );
-      await call('PATCH', `/api/v1/namespaces/${metadata.namespace}/pods/${metadata.name}`, { metadata: { annotations: { [nudgeAnnotation]: String(now) } } });
+      await call('PATCH', `/api/v1/namespaces/${metadata.namespace}/pods/${metadata.name}`, {
+        metadata: { annotations: { [nudgeAnnotation]: String(now) } },
+      });
     }
   };
 
@@ -99,7 +109,15 @@ function readKwokLines(path: string, podName: string): string {
 /** A Go duration as kwok reads it ("2s", "1m30s", "500ms"); unset or unreadable: 0. */
 export function goDurationMs(text: string | undefined): number {
   if (!text) return 0;
-  const units: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1_000, ms: 1, us: 0.001, µs: 0.001, ns: 0.000001 };
+  const units: Record<string, number> = {
+    h: 3_600_000,
+    m: 60_000,
+    s: 1_000,
+    ms: 1,
+    us: 0.001,
+    µs: 0.001,
+    ns: 0.000001,
+  };
   let total = 0;
   let rest = text.trim();
   while (rest.length > 0) {

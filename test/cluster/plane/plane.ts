@@ -57,9 +57,14 @@ const kubeconfigDrainerToken = 'graceful-node-termination-kubeconfig-token';
  * binaries where it can and builds the rest) and returns the bin folder.
  */
 export function buildPlane(log: (line: string) => void = () => {}): string {
-  log('checking the control plane binaries (a first run downloads them in minutes, or builds them from the Go module proxy in about 12)');
+  log(
+    'checking the control plane binaries (a first run downloads them in minutes, or builds them from the Go module proxy in about 12)',
+  );
   try {
-    const out = execFileSync('bash', [join(here, 'build.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    const out = execFileSync('bash', [join(here, 'build.sh')], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     return out.trim().split('\n').at(-1)!;
   } catch (error) {
     throw new Error(
@@ -123,9 +128,13 @@ export async function startPlane(options: PlaneOptions = {}): Promise<Plane> {
     writeFileSync(join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
     writeFileSync(
       join(dir, 'tokens.csv'),
-      `${adminToken},plane-admin,plane-admin-uid,"system:masters"\n` + `${kubeconfigDrainerToken},${kubeconfigDrainerUser},${kubeconfigDrainerUser}-uid,"${drainerGroup}"\n`,
+      `${adminToken},plane-admin,plane-admin-uid,"system:masters"\n` +
+        `${kubeconfigDrainerToken},${kubeconfigDrainerUser},${kubeconfigDrainerUser}-uid,"${drainerGroup}"\n`,
     );
-    writeFileSync(join(dir, 'webhook.kubeconfig'), kubeconfigYaml({ server: webhook.url, caFile: undefined, token: undefined, name: 'token-webhook' }));
+    writeFileSync(
+      join(dir, 'webhook.kubeconfig'),
+      kubeconfigYaml({ server: webhook.url, caFile: undefined, token: undefined, name: 'token-webhook' }),
+    );
     // Only our identities are audited, at Request level, so the log shows exactly what a
     // drainer did, in order, with the patch bodies.
     const auditUsers = options.auditUsers ?? [];
@@ -138,7 +147,9 @@ export async function startPlane(options: PlaneOptions = {}): Promise<Plane> {
         'rules:',
         `  - level: Request`,
         `    userGroups: ["${drainerGroup}"]`,
-        ...(auditUsers.length ? ['  - level: Request', `    users: [${auditUsers.map((u) => `"${u}"`).join(', ')}]`] : []),
+        ...(auditUsers.length
+          ? ['  - level: Request', `    users: [${auditUsers.map((u) => `"${u}"`).join(', ')}]`]
+          : []),
         '  - level: None',
         '',
       ].join('\n'),
@@ -211,9 +222,16 @@ export async function startPlane(options: PlaneOptions = {}): Promise<Plane> {
       '--use-service-account-credentials=false',
       // Replacement pods and PDB status must follow quickly.
       '--concurrent-replicaset-syncs=10',
-      ...(options.manyNodesWithoutKubelet ? ['--node-monitor-grace-period=1h', '--kube-api-qps=200', '--kube-api-burst=400'] : []),
+      ...(options.manyNodesWithoutKubelet
+        ? ['--node-monitor-grace-period=1h', '--kube-api-qps=200', '--kube-api-burst=400']
+        : []),
     ]);
-    start('kube-scheduler', [`--kubeconfig=${adminKubeconfig}`, '--leader-elect=false', '--bind-address=127.0.0.1', `--secure-port=${schedPort}`]);
+    start('kube-scheduler', [
+      `--kubeconfig=${adminKubeconfig}`,
+      '--leader-elect=false',
+      '--bind-address=127.0.0.1',
+      `--secure-port=${schedPort}`,
+    ]);
     start('kwok', [
       `--kubeconfig=${adminKubeconfig}`,
       `--config=${join(here, 'kwok-stages.yaml')}`,
@@ -222,8 +240,16 @@ export async function startPlane(options: PlaneOptions = {}): Promise<Plane> {
       '--node-lease-duration-seconds=40',
       '--cidr=10.244.0.0/16',
     ]);
-    await waitFor('the default ServiceAccount', 60_000, async () => (await adminGet(server, caFile, '/api/v1/namespaces/default/serviceaccounts/default')).status === 200);
-    stopWatchdog = startKwokWatchdog({ target: { server, ca: caPem, token: adminToken }, kwokLog: join(dir, 'kwok.log'), log });
+    await waitFor(
+      'the default ServiceAccount',
+      60_000,
+      async () => (await adminGet(server, caFile, '/api/v1/namespaces/default/serviceaccounts/default')).status === 200,
+    );
+    stopWatchdog = startKwokWatchdog({
+      target: { server, ca: caPem, token: adminToken },
+      kwokLog: join(dir, 'kwok.log'),
+      log,
+    });
     const kubectl = bin('kubectl');
     log(`control plane ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (${dir})`);
     return {
@@ -258,7 +284,12 @@ async function terminate(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-export async function waitFor(what: string, timeoutMs: number, check: () => Promise<boolean>, intervalMs = 250): Promise<void> {
+export async function waitFor(
+  what: string,
+  timeoutMs: number,
+  check: () => Promise<boolean>,
+  intervalMs = 250,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
@@ -269,7 +300,9 @@ export async function waitFor(what: string, timeoutMs: number, check: () => Prom
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
-  throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`);
+  throw new Error(
+    `timed out after ${timeoutMs / 1000} s waiting for ${what}${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`,
+  );
 }
 
 /** The CA file appears only once kube-apiserver has written its certificates. */
@@ -277,7 +310,12 @@ function adminGet(server: string, caFile: string, path: string): Promise<{ statu
   return adminRequest({ server, ca: readFileSync(caFile), token: adminToken }, 'GET', path);
 }
 
-function kubeconfigYaml(o: { server: string; caFile: string | undefined; token: string | undefined; name: string }): string {
+function kubeconfigYaml(o: {
+  server: string;
+  caFile: string | undefined;
+  token: string | undefined;
+  name: string;
+}): string {
   return [
     'apiVersion: v1',
     'kind: Config',

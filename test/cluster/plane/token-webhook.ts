@@ -50,10 +50,12 @@ export async function verifyEksToken(token: string, now = new Date()): Promise<s
     return 'payload is not a URL';
   }
   const host = `sts.${testAws.region}.amazonaws.com`;
-  if (url.protocol !== 'https:' || url.hostname !== host || url.pathname !== '/') return `unexpected STS URL ${url.origin}${url.pathname}`;
+  if (url.protocol !== 'https:' || url.hostname !== host || url.pathname !== '/')
+    return `unexpected STS URL ${url.origin}${url.pathname}`;
   const q = url.searchParams;
   for (const key of q.keys()) if (!allowedQuery.has(key)) return `query parameter ${key} is not allowed`;
-  if (q.get('Action') !== 'GetCallerIdentity' || q.get('Version') !== '2011-06-15') return 'not a GetCallerIdentity request';
+  if (q.get('Action') !== 'GetCallerIdentity' || q.get('Version') !== '2011-06-15')
+    return 'not a GetCallerIdentity request';
   const signedHeaders = q.get('X-Amz-SignedHeaders')?.split(';') ?? [];
   if (!signedHeaders.includes('x-k8s-aws-id')) return 'x-k8s-aws-id is not a signed header';
   const date = q.get('X-Amz-Date') ?? '';
@@ -63,7 +65,11 @@ export async function verifyEksToken(token: string, now = new Date()): Promise<s
   if (now.getTime() - signedAt > 15 * 60_000 || signedAt - now.getTime() > 5 * 60_000) return 'token expired';
   if (!q.get('X-Amz-Credential')?.startsWith(`${testAws.accessKeyId}/`)) return 'unknown access key';
   const signer = new SignatureV4({
-    credentials: { accessKeyId: testAws.accessKeyId, secretAccessKey: testAws.secretAccessKey, sessionToken: q.get('X-Amz-Security-Token') ?? undefined },
+    credentials: {
+      accessKeyId: testAws.accessKeyId,
+      secretAccessKey: testAws.secretAccessKey,
+      sessionToken: q.get('X-Amz-Security-Token') ?? undefined,
+    },
     region: testAws.region,
     service: 'sts',
     sha256: Sha256,
@@ -79,7 +85,8 @@ export async function verifyEksToken(token: string, now = new Date()): Promise<s
     }),
     { expiresIn: Number(q.get('X-Amz-Expires') ?? 60), signingDate: new Date(signedAt) },
   );
-  if (expected.query?.['X-Amz-Signature'] !== q.get('X-Amz-Signature')) return `signature does not match for cluster ${testAws.clusterName}`;
+  if (expected.query?.['X-Amz-Signature'] !== q.get('X-Amz-Signature'))
+    return `signature does not match for cluster ${testAws.clusterName}`;
   return undefined;
 }
 
@@ -99,9 +106,18 @@ export async function startTokenWebhook(): Promise<TokenWebhook> {
       reviews.push({ authenticated: !problem, reason: problem ?? 'ok' });
       const status = problem
         ? { authenticated: false, error: problem }
-        : { authenticated: true, user: { username: drainerUsername, uid: `aws-iam-authenticator:${testAws.accountId}:AROATEST`, groups: [drainerGroup] } };
+        : {
+            authenticated: true,
+            user: {
+              username: drainerUsername,
+              uid: `aws-iam-authenticator:${testAws.accountId}:AROATEST`,
+              groups: [drainerGroup],
+            },
+          };
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ apiVersion: review.apiVersion ?? 'authentication.k8s.io/v1', kind: 'TokenReview', status }));
+      res.end(
+        JSON.stringify({ apiVersion: review.apiVersion ?? 'authentication.k8s.io/v1', kind: 'TokenReview', status }),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

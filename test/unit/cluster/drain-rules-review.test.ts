@@ -7,15 +7,33 @@ import { pod } from '../../fakes/fake-world.js';
 
 const now = Date.parse('2026-11-27T12:00:00Z');
 const skipBatch: DrainRuleSettings = {
-  rules: [{ name: 'skip-batch', behavior: 'Skip', pods: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'batch' } } }] }],
+  rules: [
+    {
+      name: 'skip-batch',
+      behavior: 'Skip',
+      pods: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'batch' } } }],
+    },
+  ],
   evictDaemonSetPods: false,
 };
 
 describe('a pod’s own drain mark', () => {
   it('drain wins over a deployment-wide rule, as skip and wait-completed do', () => {
-    const marked = pod({ name: 'exporter', namespace: 'batch', annotations: { 'graceful-node-termination/drain': 'drain' } });
-    expect(podRule(marked, skipBatch, now)).toMatchObject({ behavior: 'Drain', order: 0, source: 'graceful-node-termination/drain=drain' });
-    const ordered = pod({ name: 'exporter-2', namespace: 'batch', labels: { 'graceful-node-termination/drain': 'Drain', 'graceful-node-termination/drain-order': '7' } });
+    const marked = pod({
+      name: 'exporter',
+      namespace: 'batch',
+      annotations: { 'graceful-node-termination/drain': 'drain' },
+    });
+    expect(podRule(marked, skipBatch, now)).toMatchObject({
+      behavior: 'Drain',
+      order: 0,
+      source: 'graceful-node-termination/drain=drain',
+    });
+    const ordered = pod({
+      name: 'exporter-2',
+      namespace: 'batch',
+      labels: { 'graceful-node-termination/drain': 'Drain', 'graceful-node-termination/drain-order': '7' },
+    });
     expect(podRule(ordered, skipBatch, now)).toMatchObject({ behavior: 'Drain', order: 7 });
   });
 });
@@ -46,6 +64,9 @@ describe('karpenter.sh/do-not-disrupt durations, from the wire', () => {
       },
     };
     // Started 45 s ago: Karpenter still protects it (45 s < 1m), although it was bound 75 s ago.
-    expect(podRule(toPodInfo(wire as never), { rules: [], evictDaemonSetPods: false }, now)).toMatchObject({ behavior: 'WaitCompleted', untilMs: boundMs + 90_000 });
+    expect(podRule(toPodInfo(wire as never), { rules: [], evictDaemonSetPods: false }, now)).toMatchObject({
+      behavior: 'WaitCompleted',
+      untilMs: boundMs + 90_000,
+    });
   });
 });

@@ -9,37 +9,73 @@ import { parseConfig, toEnvironment } from '../../../lambda/shared/config.js';
 import { pod } from '../../fakes/fake-world.js';
 
 const now = Date.parse('2026-11-27T12:00:00Z');
-const rule = (p: Parameters<typeof pod>[0], settings: DrainRuleSettings = defaultDrainRuleSettings) => podRule(pod(p), settings, now);
-const settings = (rules: DrainRuleSettings['rules'], evictDaemonSetPods = false): DrainRuleSettings => ({ rules, evictDaemonSetPods });
+const rule = (p: Parameters<typeof pod>[0], settings: DrainRuleSettings = defaultDrainRuleSettings) =>
+  podRule(pod(p), settings, now);
+const settings = (rules: DrainRuleSettings['rules'], evictDaemonSetPods = false): DrainRuleSettings => ({
+  rules,
+  evictDaemonSetPods,
+});
 
 describe('a pod’s drain rule', () => {
   it('keeps the two tiers and the batch wait as the default rules', () => {
     expect(rule({ name: 'web' })).toMatchObject({ behavior: 'Drain', order: 0, source: 'default' });
-    expect(rule({ name: 'coredns', priorityClassName: 'system-cluster-critical' })).toMatchObject({ behavior: 'Drain', order: 2000 });
-    expect(rule({ name: 'job', controllerKind: 'Job' })).toMatchObject({ behavior: 'WaitCompleted', waitBound: 'batch-wait' });
+    expect(rule({ name: 'coredns', priorityClassName: 'system-cluster-critical' })).toMatchObject({
+      behavior: 'Drain',
+      order: 2000,
+    });
+    expect(rule({ name: 'job', controllerKind: 'Job' })).toMatchObject({
+      behavior: 'WaitCompleted',
+      waitBound: 'batch-wait',
+    });
     expect(rule({ name: 'agent', controllerKind: 'DaemonSet' })).toMatchObject({ behavior: 'Skip', builtIn: true });
     expect(rule({ name: 'done', phase: 'Succeeded' })).toMatchObject({ behavior: 'Skip', source: 'finished' });
   });
 
   it('reads Cluster API’s label as Cluster API does (case-insensitive; wait-completed or waitcompleted; anything else drains)', () => {
-    expect(rule({ name: 'a', labels: { 'cluster.x-k8s.io/drain': 'skip' } })).toMatchObject({ behavior: 'Skip', source: 'label cluster.x-k8s.io/drain=skip' });
-    expect(rule({ name: 'b', labels: { 'cluster.x-k8s.io/drain': 'Wait-Completed' } })).toMatchObject({ behavior: 'WaitCompleted', waitBound: 'deadline' });
-    expect(rule({ name: 'c', labels: { 'cluster.x-k8s.io/drain': 'waitcompleted' } })).toMatchObject({ behavior: 'WaitCompleted' });
-    expect(rule({ name: 'd', labels: { 'cluster.x-k8s.io/drain': 'later' } })).toMatchObject({ behavior: 'Drain', order: 0 });
+    expect(rule({ name: 'a', labels: { 'cluster.x-k8s.io/drain': 'skip' } })).toMatchObject({
+      behavior: 'Skip',
+      source: 'label cluster.x-k8s.io/drain=skip',
+    });
+    expect(rule({ name: 'b', labels: { 'cluster.x-k8s.io/drain': 'Wait-Completed' } })).toMatchObject({
+      behavior: 'WaitCompleted',
+      waitBound: 'deadline',
+    });
+    expect(rule({ name: 'c', labels: { 'cluster.x-k8s.io/drain': 'waitcompleted' } })).toMatchObject({
+      behavior: 'WaitCompleted',
+    });
+    expect(rule({ name: 'd', labels: { 'cluster.x-k8s.io/drain': 'later' } })).toMatchObject({
+      behavior: 'Drain',
+      order: 0,
+    });
     // The label wins over the deployment's rules and over the defaults (a Job labelled skip is left).
     const drainAll = settings([{ name: 'all', behavior: 'Drain', order: 5 }]);
-    expect(rule({ name: 'e', controllerKind: 'Job', labels: { 'cluster.x-k8s.io/drain': 'skip' } }, drainAll)).toMatchObject({ behavior: 'Skip' });
+    expect(
+      rule({ name: 'e', controllerKind: 'Job', labels: { 'cluster.x-k8s.io/drain': 'skip' } }, drainAll),
+    ).toMatchObject({ behavior: 'Skip' });
   });
 
   it('takes our own mark, label or annotation, with an order', () => {
-    expect(rule({ name: 'a', annotations: { 'graceful-node-termination/drain': 'skip' } })).toMatchObject({ behavior: 'Skip' });
-    expect(rule({ name: 'b', labels: { 'graceful-node-termination/drain-order': '-10' } })).toMatchObject({ behavior: 'Drain', order: -10 });
-    expect(rule({ name: 'c', annotations: { 'graceful-node-termination/drain-order': 'soon' } })).toMatchObject({ behavior: 'Drain', order: 0, source: 'default' });
+    expect(rule({ name: 'a', annotations: { 'graceful-node-termination/drain': 'skip' } })).toMatchObject({
+      behavior: 'Skip',
+    });
+    expect(rule({ name: 'b', labels: { 'graceful-node-termination/drain-order': '-10' } })).toMatchObject({
+      behavior: 'Drain',
+      order: -10,
+    });
+    expect(rule({ name: 'c', annotations: { 'graceful-node-termination/drain-order': 'soon' } })).toMatchObject({
+      behavior: 'Drain',
+      order: 0,
+      source: 'default',
+    });
   });
 
   it('reads karpenter.sh/do-not-disrupt as Karpenter 1.12 does: true, or a duration from the pod’s binding, else ignored', () => {
     const dnd = (value: string, boundMinutesAgo = 10) =>
-      rule({ name: 'x', annotations: { 'karpenter.sh/do-not-disrupt': value }, startedAt: new Date(now - boundMinutesAgo * 60_000) });
+      rule({
+        name: 'x',
+        annotations: { 'karpenter.sh/do-not-disrupt': value },
+        startedAt: new Date(now - boundMinutesAgo * 60_000),
+      });
     expect(dnd('true')).toMatchObject({ behavior: 'WaitCompleted', waitBound: 'batch-wait' });
     expect(dnd('true').untilMs).toBeUndefined();
     expect(dnd('1h')).toMatchObject({ behavior: 'WaitCompleted', untilMs: now + 50 * 60_000 });
@@ -58,26 +94,59 @@ describe('a pod’s drain rule', () => {
       {
         name: 'keep-logging',
         behavior: 'Skip',
-        pods: [{ selector: { matchLabels: { app: 'fluentd' } }, namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'logging' } } }],
+        pods: [
+          {
+            selector: { matchLabels: { app: 'fluentd' } },
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'logging' } },
+          },
+        ],
       },
-      { name: 'db-last', behavior: 'Drain', order: 100, pods: [{ selector: { matchExpressions: [{ key: 'tier', operator: 'In', values: ['db'] }] } }] },
+      {
+        name: 'db-last',
+        behavior: 'Drain',
+        order: 100,
+        pods: [{ selector: { matchExpressions: [{ key: 'tier', operator: 'In', values: ['db'] }] } }],
+      },
       {
         name: 'batch-ns',
         behavior: 'WaitCompleted',
-        pods: [{ namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['etl'] }] } }],
+        pods: [
+          {
+            namespaceSelector: {
+              matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['etl'] }],
+            },
+          },
+        ],
       },
     ]);
-    expect(rule({ name: 'f', namespace: 'logging', labels: { app: 'fluentd' } }, s)).toMatchObject({ behavior: 'Skip', source: 'rule keep-logging' });
-    expect(rule({ name: 'g', namespace: 'default', labels: { app: 'fluentd' } }, s)).toMatchObject({ behavior: 'Drain', order: 0 });
-    expect(rule({ name: 'h', labels: { tier: 'db' } }, s)).toMatchObject({ behavior: 'Drain', order: 100, source: 'rule db-last' });
-    expect(rule({ name: 'i', namespace: 'etl' }, s)).toMatchObject({ behavior: 'WaitCompleted', waitBound: 'deadline' });
+    expect(rule({ name: 'f', namespace: 'logging', labels: { app: 'fluentd' } }, s)).toMatchObject({
+      behavior: 'Skip',
+      source: 'rule keep-logging',
+    });
+    expect(rule({ name: 'g', namespace: 'default', labels: { app: 'fluentd' } }, s)).toMatchObject({
+      behavior: 'Drain',
+      order: 0,
+    });
+    expect(rule({ name: 'h', labels: { tier: 'db' } }, s)).toMatchObject({
+      behavior: 'Drain',
+      order: 100,
+      source: 'rule db-last',
+    });
+    expect(rule({ name: 'i', namespace: 'etl' }, s)).toMatchObject({
+      behavior: 'WaitCompleted',
+      waitBound: 'deadline',
+    });
   });
 
   it('evicts DaemonSet pods last only when asked, critical ones after everything', () => {
     const on = settings([], true);
     expect(rule({ name: 'agent', controllerKind: 'DaemonSet' }, on)).toMatchObject({ behavior: 'Drain', order: 1000 });
-    expect(rule({ name: 'cni', controllerKind: 'DaemonSet', priorityClassName: 'system-node-critical' }, on)).toMatchObject({ behavior: 'Drain', order: 3000 });
-    expect(rule({ name: 'static', annotations: { 'kubernetes.io/config.mirror': 'x' } }, on)).toMatchObject({ behavior: 'Skip' });
+    expect(
+      rule({ name: 'cni', controllerKind: 'DaemonSet', priorityClassName: 'system-node-critical' }, on),
+    ).toMatchObject({ behavior: 'Drain', order: 3000 });
+    expect(rule({ name: 'static', annotations: { 'kubernetes.io/config.mirror': 'x' } }, on)).toMatchObject({
+      behavior: 'Skip',
+    });
   });
 });
 
@@ -96,16 +165,24 @@ describe('DRAIN_RULES', () => {
       'rule 2 needs a unique non-empty name',
       'rule 2.pods[0].namespaceSelector may only use kubernetes.io/metadata.name (the drainer reads no Namespaces)',
     ]);
-    expect(drainRuleProblems([{ name: 'b', behavior: 'Drain', pods: [{ selector: { matchExpressions: [{ key: 'k', operator: 'In' }] } }] }])).toEqual([
-      'rule 0.pods[0].selector.matchExpressions[0].values must be a non-empty list of strings',
-    ]);
+    expect(
+      drainRuleProblems([
+        { name: 'b', behavior: 'Drain', pods: [{ selector: { matchExpressions: [{ key: 'k', operator: 'In' }] } }] },
+      ]),
+    ).toEqual(['rule 0.pods[0].selector.matchExpressions[0].values must be a non-empty list of strings']);
   });
 
   it('is refused at cold start with what is wrong, and read when right', () => {
     const base = { CLUSTER_NAME: 'c', AUTO_SCALING_GROUP_NAMES: 'g', LIFECYCLE_HOOK_NAMES: 'h' };
-    expect(() => parseConfig({ ...base, DRAIN_RULES: '[{"name":"x","behavior":"skip"}]' })).toThrow(/DRAIN_RULES: rule 0.behavior must be one of Drain, Skip, WaitCompleted/);
+    expect(() => parseConfig({ ...base, DRAIN_RULES: '[{"name":"x","behavior":"skip"}]' })).toThrow(
+      /DRAIN_RULES: rule 0.behavior must be one of Drain, Skip, WaitCompleted/,
+    );
     expect(() => parseConfig({ ...base, DRAIN_RULES: '{' })).toThrow(/DRAIN_RULES is not JSON/);
-    const config = parseConfig({ ...base, DRAIN_RULES: '[{"name":"x","behavior":"Skip"}]', EVICT_DAEMONSET_PODS: 'true' });
+    const config = parseConfig({
+      ...base,
+      DRAIN_RULES: '[{"name":"x","behavior":"Skip"}]',
+      EVICT_DAEMONSET_PODS: 'true',
+    });
     expect(config.drainRules).toEqual([{ name: 'x', behavior: 'Skip' }]);
     expect(config.evictDaemonSetPods).toBe(true);
     expect(parseConfig(base).drainRules).toEqual([]);
@@ -113,8 +190,12 @@ describe('DRAIN_RULES', () => {
 
   it('is refused by the construct at synth (the environment it writes), naming the rule', () => {
     const input = { clusterName: 'c', autoScalingGroupNames: ['g'], lifecycleHookNames: ['h'] };
-    expect(() => toEnvironment({ ...input, drainRules: [{ name: 'x', behavior: 'Drain', order: 1.5 }] })).toThrow(/drainRules: rule 0.order must be an int32/);
-    expect(toEnvironment({ ...input, drainRules: [{ name: 'x', behavior: 'Skip' }], evictDaemonSetPods: true })).toMatchObject({
+    expect(() => toEnvironment({ ...input, drainRules: [{ name: 'x', behavior: 'Drain', order: 1.5 }] })).toThrow(
+      /drainRules: rule 0.order must be an int32/,
+    );
+    expect(
+      toEnvironment({ ...input, drainRules: [{ name: 'x', behavior: 'Skip' }], evictDaemonSetPods: true }),
+    ).toMatchObject({
       DRAIN_RULES: '[{"name":"x","behavior":"Skip"}]',
       EVICT_DAEMONSET_PODS: 'true',
     });

@@ -33,12 +33,18 @@ function reader(nodes: NodeInfo[], clock = new FakeClock()) {
     },
     scanForInstances: async (ids) => {
       calls.push(`scan ${ids.join(' ')}`);
-      return new Map(ids.flatMap((id) => nodes.filter((n) => instanceMatches(n.providerId, id)).map((n) => [id, n] as const)));
+      return new Map(
+        ids.flatMap((id) => nodes.filter((n) => instanceMatches(n.providerId, id)).map((n) => [id, n] as const)),
+      );
     },
     watchNodeNamed: async (name): Promise<NodeWatch> => {
       calls.push(`watch ${name}`);
       // A quiet watch: nothing changes until the wait is over.
-      return { current: () => byName().get(name), changed: (ms) => clock.sleep(ms), close: () => void calls.push(`close ${name}`) };
+      return {
+        current: () => byName().get(name),
+        changed: (ms) => clock.sleep(ms),
+        close: () => void calls.push(`close ${name}`),
+      };
     },
   };
   return { r, calls, nodes };
@@ -59,9 +65,19 @@ describe('node lookup', () => {
   const clock = new FakeClock();
 
   it('reads one node by its EC2 name when the providerID matches: no list of the cluster', async () => {
-    const { r, calls } = reader([node('ip-10-0-0-1.eu-west-1.compute.internal', 'i-0aaa'), node('ip-10-0-0-2.eu-west-1.compute.internal', 'i-0bbb')]);
-    const lookup = createNodeLookup(r, ec2({ 'i-0bbb': 'ip-10-0-0-2.eu-west-1.compute.internal' }), clock, new MemoryLog());
-    await expect(lookup.findNodeByInstanceId('i-0bbb')).resolves.toMatchObject({ name: 'ip-10-0-0-2.eu-west-1.compute.internal' });
+    const { r, calls } = reader([
+      node('ip-10-0-0-1.eu-west-1.compute.internal', 'i-0aaa'),
+      node('ip-10-0-0-2.eu-west-1.compute.internal', 'i-0bbb'),
+    ]);
+    const lookup = createNodeLookup(
+      r,
+      ec2({ 'i-0bbb': 'ip-10-0-0-2.eu-west-1.compute.internal' }),
+      clock,
+      new MemoryLog(),
+    );
+    await expect(lookup.findNodeByInstanceId('i-0bbb')).resolves.toMatchObject({
+      name: 'ip-10-0-0-2.eu-west-1.compute.internal',
+    });
     expect(calls).toEqual(['get ip-10-0-0-2.eu-west-1.compute.internal']);
   });
 
@@ -72,7 +88,9 @@ describe('node lookup', () => {
     const lookup = createNodeLookup(r, ec2({ 'i-0bbb': 'ip-10-0-0-2' }), clock, log);
     await expect(lookup.findNodeByInstanceId('i-0bbb')).resolves.toMatchObject({ name: 'custom-b' });
     expect(calls).toEqual(['get ip-10-0-0-2', 'scan i-0bbb']);
-    expect(log.messages('info')).toContain("the node under the instance's EC2 name belongs to another instance; not this one");
+    expect(log.messages('info')).toContain(
+      "the node under the instance's EC2 name belongs to another instance; not this one",
+    );
   });
 
   it('matches the instance id exactly: i-0abc is not i-0abcd', async () => {
@@ -87,20 +105,32 @@ describe('node lookup', () => {
     const { r, calls } = reader([node('n1', 'i-0aaa')]);
     const log = new MemoryLog();
     const failing: Pick<InstanceDirectory, 'privateDnsNames'> = {
-      privateDnsNames: async () => Promise.reject(new Error('ec2:DescribeInstances failed: HTTP 403 UnauthorizedOperation')),
+      privateDnsNames: async () =>
+        Promise.reject(new Error('ec2:DescribeInstances failed: HTTP 403 UnauthorizedOperation')),
     };
     const lookup = createNodeLookup(r, failing, clock, log);
     await expect(lookup.findNodeByInstanceId('i-0aaa')).resolves.toMatchObject({ name: 'n1' });
     expect(calls).toEqual(['scan i-0aaa']);
-    expect((log.lines.find((l) => l.level === 'warn')!.fields['error'] as Error).message).toMatch(/UnauthorizedOperation/);
+    expect((log.lines.find((l) => l.level === 'warn')!.fields['error'] as Error).message).toMatch(
+      /UnauthorizedOperation/,
+    );
   });
 
   it("finds many instances' nodes with one EC2 call and one GET each, and the rest (not under their EC2 name) with one scan for all", async () => {
-    const { r, calls } = reader([node('a', 'i-01'), node('b', 'i-0other'), node('c', 'i-03'), node('worker-4', 'i-04')]);
+    const { r, calls } = reader([
+      node('a', 'i-01'),
+      node('b', 'i-0other'),
+      node('c', 'i-03'),
+      node('worker-4', 'i-04'),
+    ]);
     const directory = ec2({ 'i-01': 'a', 'i-02': 'b', 'i-03': 'c' });
     const lookup = createNodeLookup(r, directory, clock, new MemoryLog());
     const found = await lookup.findNodesOfInstances(['i-01', 'i-02', 'i-03', 'i-04']);
-    expect([...found.entries()].map(([id, n]) => `${id}=${n.name}`).sort()).toEqual(['i-01=a', 'i-03=c', 'i-04=worker-4']);
+    expect([...found.entries()].map(([id, n]) => `${id}=${n.name}`).sort()).toEqual([
+      'i-01=a',
+      'i-03=c',
+      'i-04=worker-4',
+    ]);
     expect(directory.asked).toEqual([['i-01', 'i-02', 'i-03', 'i-04']]);
     expect(calls.filter((c) => c.startsWith('scan'))).toEqual(['scan i-02 i-04']);
     expect(calls.filter((c) => c.startsWith('get'))).toHaveLength(3);
@@ -162,7 +192,8 @@ describe('node lookup', () => {
     const directory: Pick<InstanceDirectory, 'privateDnsNames'> = {
       privateDnsNames: async (ids) => {
         asked.push(c.now());
-        if (busyFor-- > 0) throw new ServiceBusyError('ec2:DescribeInstances failed after 4 attempts: HTTP 503 RequestLimitExceeded');
+        if (busyFor-- > 0)
+          throw new ServiceBusyError('ec2:DescribeInstances failed after 4 attempts: HTTP 503 RequestLimitExceeded');
         return new Map(ids.map((id) => [id, 'ip-10-0-0-9'] as const));
       },
     };
@@ -178,9 +209,18 @@ describe('node lookup', () => {
     const c = new FakeClock();
     const { r, calls } = reader([node('ip-10-0-0-1', 'i-01'), node('ip-10-0-0-2', 'i-02')], c);
     const lookup = createNodeLookup(r, ec2({ 'i-01': 'ip-10-0-0-1', 'i-02': 'ip-10-0-0-2' }), c, new MemoryLog());
-    expect([...(await lookup.findNodesOfInstances(['i-01', 'i-02'], { skipNames: new Set(['ip-10-0-0-1']), scan: false })).keys()]).toEqual(['i-02']);
+    expect([
+      ...(
+        await lookup.findNodesOfInstances(['i-01', 'i-02'], { skipNames: new Set(['ip-10-0-0-1']), scan: false })
+      ).keys(),
+    ]).toEqual(['i-02']);
     expect(calls).toEqual(['list ip-10-0-0-2', 'get ip-10-0-0-2']);
-    const busy = createNodeLookup(r, { privateDnsNames: async () => Promise.reject(new ServiceBusyError('throttled')) }, c, new MemoryLog());
+    const busy = createNodeLookup(
+      r,
+      { privateDnsNames: async () => Promise.reject(new ServiceBusyError('throttled')) },
+      c,
+      new MemoryLog(),
+    );
     await expect(busy.findNodesOfInstances(['i-01'], { scan: false })).rejects.toThrow(/EC2 did not name/);
     expect(calls).toEqual(['list ip-10-0-0-2', 'get ip-10-0-0-2']);
   });
@@ -188,11 +228,25 @@ describe('node lookup', () => {
   it("a wave's siblings: one list for a batch of names, decided by providerID; only a name the list did not answer is read by name", async () => {
     const labelled = (name: string, id: string) => ({ ...node(name, id), labels: { 'kubernetes.io/hostname': name } });
     // ip-10-0-0-3 answers the list but is an old node of another instance (a reused IP): not taken, not read again.
-    const { r, calls } = reader([labelled('ip-10-0-0-1', 'i-01'), labelled('ip-10-0-0-2', 'i-02'), labelled('ip-10-0-0-3', 'i-0old'), node('ip-10-0-0-4', 'i-04')]);
-    const directory = ec2({ 'i-01': 'ip-10-0-0-1', 'i-02': 'ip-10-0-0-2', 'i-03': 'ip-10-0-0-3', 'i-04': 'ip-10-0-0-4' });
+    const { r, calls } = reader([
+      labelled('ip-10-0-0-1', 'i-01'),
+      labelled('ip-10-0-0-2', 'i-02'),
+      labelled('ip-10-0-0-3', 'i-0old'),
+      node('ip-10-0-0-4', 'i-04'),
+    ]);
+    const directory = ec2({
+      'i-01': 'ip-10-0-0-1',
+      'i-02': 'ip-10-0-0-2',
+      'i-03': 'ip-10-0-0-3',
+      'i-04': 'ip-10-0-0-4',
+    });
     const lookup = createNodeLookup(r, directory, clock, new MemoryLog());
     const found = await lookup.findNodesOfInstances(['i-01', 'i-02', 'i-03', 'i-04'], { scan: false });
-    expect([...found.entries()].map(([id, n]) => `${id}=${n.name}`).sort()).toEqual(['i-01=ip-10-0-0-1', 'i-02=ip-10-0-0-2', 'i-04=ip-10-0-0-4']);
+    expect([...found.entries()].map(([id, n]) => `${id}=${n.name}`).sort()).toEqual([
+      'i-01=ip-10-0-0-1',
+      'i-02=ip-10-0-0-2',
+      'i-04=ip-10-0-0-4',
+    ]);
     expect(calls).toEqual(['list ip-10-0-0-1 ip-10-0-0-2 ip-10-0-0-3 ip-10-0-0-4', 'get ip-10-0-0-4']);
     // A second pass asks EC2 nothing again: an instance's name does not change.
     await lookup.findNodesOfInstances(['i-01', 'i-02'], { scan: false });

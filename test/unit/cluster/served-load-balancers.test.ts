@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { inTreeLoadBalancerName, servedBy, type ServiceView } from '../../../lambda/cluster/served-load-balancers.js';
 
-const arn = (name: string) => `arn:aws:elasticloadbalancing:eu-west-1:111122223333:targetgroup/${name}/0123456789abcdef`;
+const arn = (name: string) =>
+  `arn:aws:elasticloadbalancing:eu-west-1:111122223333:targetgroup/${name}/0123456789abcdef`;
 const service = (o: Partial<ServiceView> & Pick<ServiceView, 'name'>): ServiceView => ({
   namespace: 'web',
   uid: '6b1d3c3e-8f4a-4c1e-9d2b-0a1b2c3d4e5f',
@@ -24,10 +25,22 @@ describe('the load balancers the cluster serves', () => {
   it('a binding’s target group, on the NodePort of its Service’s port (by number or by name); ip targets are not the instance’s', () => {
     const served = servedBy(
       [
-        { targetGroupArn: arn('by-number'), targetType: 'instance', service: { namespace: 'web', name: 'front', port: 80 } },
-        { targetGroupArn: arn('by-name'), targetType: undefined, service: { namespace: 'web', name: 'front', port: 'http' } },
+        {
+          targetGroupArn: arn('by-number'),
+          targetType: 'instance',
+          service: { namespace: 'web', name: 'front', port: 80 },
+        },
+        {
+          targetGroupArn: arn('by-name'),
+          targetType: undefined,
+          service: { namespace: 'web', name: 'front', port: 'http' },
+        },
         { targetGroupArn: arn('pods'), targetType: 'ip', service: { namespace: 'web', name: 'front', port: 80 } },
-        { targetGroupArn: arn('no-service'), targetType: 'instance', service: { namespace: 'web', name: 'gone', port: 80 } },
+        {
+          targetGroupArn: arn('no-service'),
+          targetType: 'instance',
+          service: { namespace: 'web', name: 'gone', port: 80 },
+        },
         { targetGroupArn: undefined, targetType: 'instance', service: undefined },
       ],
       [service({ name: 'front' })],
@@ -51,13 +64,18 @@ describe('the load balancers the cluster serves', () => {
   });
 
   it('Services of type LoadBalancer the in-tree controller serves: Classic by default, NLB when annotated; not the AWS Load Balancer Controller’s, nor another class', () => {
-    const lb = (name: string, uid: string, o: Partial<ServiceView> = {}) => service({ name, uid, type: 'LoadBalancer', ...o });
+    const lb = (name: string, uid: string, o: Partial<ServiceView> = {}) =>
+      service({ name, uid, type: 'LoadBalancer', ...o });
     const served = servedBy(
       [],
       [
         lb('classic', '00000000-0000-0000-0000-00000000000a'),
-        lb('nlb', '00000000-0000-0000-0000-00000000000b', { annotations: { 'service.beta.kubernetes.io/aws-load-balancer-type': 'nlb' } }),
-        lb('lbc', '00000000-0000-0000-0000-00000000000c', { annotations: { 'service.beta.kubernetes.io/aws-load-balancer-type': 'external' } }),
+        lb('nlb', '00000000-0000-0000-0000-00000000000b', {
+          annotations: { 'service.beta.kubernetes.io/aws-load-balancer-type': 'nlb' },
+        }),
+        lb('lbc', '00000000-0000-0000-0000-00000000000c', {
+          annotations: { 'service.beta.kubernetes.io/aws-load-balancer-type': 'external' },
+        }),
         lb('lbc-class', '00000000-0000-0000-0000-00000000000d', { loadBalancerClass: 'service.k8s.aws/nlb' }),
         service({ name: 'node-port', uid: '00000000-0000-0000-0000-00000000000e' }),
       ],

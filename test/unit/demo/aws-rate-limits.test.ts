@@ -5,7 +5,8 @@ import { queryErrorOf } from '../../../lambda/adapters/aws/aws-query.js';
 describe('the local endpoint rate limits', () => {
   it('lets a full bucket burst, then refills at its rate (EC2: 100, then 20 a second, per action)', () => {
     const limiter = createRateLimiter(awsLikeRateLimits);
-    const admitted = (action: string, n: number, atMs: number) => Array.from({ length: n }, () => limiter.admit('ec2', action, atMs)).filter(Boolean).length;
+    const admitted = (action: string, n: number, atMs: number) =>
+      Array.from({ length: n }, () => limiter.admit('ec2', action, atMs)).filter(Boolean).length;
     expect(admitted('DescribeInstances', 150, 0)).toBe(100);
     expect(admitted('DescribeInstances', 50, 1_000)).toBe(20);
     // Another action has a bucket of its own.
@@ -15,9 +16,14 @@ describe('the local endpoint rate limits', () => {
   it('shares one Auto Scaling bucket between every action (40, then 10 a second)', () => {
     const limiter = createRateLimiter(awsLikeRateLimits);
     const calls = ['DescribeAutoScalingGroups', 'CompleteLifecycleAction', 'RecordLifecycleActionHeartbeat'];
-    const admitted = Array.from({ length: 60 }, (_, i) => limiter.admit('autoscaling', calls[i % 3]!, 0)).filter(Boolean).length;
+    const admitted = Array.from({ length: 60 }, (_, i) => limiter.admit('autoscaling', calls[i % 3]!, 0)).filter(
+      Boolean,
+    ).length;
     expect(admitted).toBe(40);
-    expect(Array.from({ length: 20 }, () => limiter.admit('autoscaling', 'CompleteLifecycleAction', 500)).filter(Boolean).length).toBe(5);
+    expect(
+      Array.from({ length: 20 }, () => limiter.admit('autoscaling', 'CompleteLifecycleAction', 500)).filter(Boolean)
+        .length,
+    ).toBe(5);
   });
 
   it('answers as the services do: EC2 503 RequestLimitExceeded, Auto Scaling 400 Throttling', () => {

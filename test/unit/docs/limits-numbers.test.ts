@@ -10,7 +10,10 @@ import { lastRequestMs } from '../../../lambda/router.js';
 import { callBudget, pollIntervalMs } from '../../../lambda/termination/settle-targets.js';
 import { surveyPatienceMs } from '../../../lambda/termination/siblings.js';
 
-const limits = readFileSync(join(import.meta.dirname, '..', '..', '..', 'docs', 'limits.md'), 'utf8').replace(/\s+/g, ' ');
+const limits = readFileSync(join(import.meta.dirname, '..', '..', '..', 'docs', 'limits.md'), 'utf8').replace(
+  /\s+/g,
+  ' ',
+);
 const words = ['', 'once', 'twice'];
 
 describe('docs/limits.md states what the code does', () => {
@@ -25,7 +28,9 @@ describe('docs/limits.md states what the code does', () => {
   it('the settle phase’s bounds', () => {
     expect(limits).toContain(`a termination's wait makes at most ${callBudget} ELB calls`);
     expect(limits).toContain(`one GET each every ${namedPollMs / 1000} s`);
-    expect(limits).toContain(`Each reading has at most ${elbConcurrency} calls in flight and starts them at least ${elbCallSpacingMs} ms apart`);
+    expect(limits).toContain(
+      `Each reading has at most ${elbConcurrency} calls in flight and starts them at least ${elbCallSpacingMs} ms apart`,
+    );
     // Looks grow to 10 s apart, 12 s with the jitter.
     expect(pollIntervalMs(30, () => 1)).toBe(12_000);
     expect(limits).toContain('Looks grow up to 10 s apart (12 s with jitter)');

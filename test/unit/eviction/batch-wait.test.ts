@@ -50,14 +50,27 @@ describe('batch pods', () => {
     expect(lifecycle.heartbeats).toHaveLength(3);
     // The last invocation's Events tell the whole drain, once: both evictions of the first
     // invocation (kept in the record on the node), durations from the notification, one batch-wait Event.
-    expect(world.handOffs.sent.map((m) => m['GracefulNodeTerminationHandOff'])).toEqual([{ count: 1, claim: `${actionIdOf('71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff')}/1/request-1` }]);
+    expect(world.handOffs.sent.map((m) => m['GracefulNodeTerminationHandOff'])).toEqual([
+      { count: 1, claim: `${actionIdOf('71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff')}/1/request-1` },
+    ]);
     expect(cluster.reasons().filter((r) => r === 'Node/WaitingForBatchPods')).toHaveLength(1);
-    expect(cluster.events.find((e) => e.reason === 'Drained')?.message).toBe('All pods left the node in 1200 s (2 evicted).');
-    expect(cluster.events.find((e) => e.reason === 'LifecycleActionCompleted')?.message).toBe('Lifecycle action completed with CONTINUE 1260 s after the notification (drained).');
+    expect(cluster.events.find((e) => e.reason === 'Drained')?.message).toBe(
+      'All pods left the node in 1200 s (2 evicted).',
+    );
+    expect(cluster.events.find((e) => e.reason === 'LifecycleActionCompleted')?.message).toBe(
+      'Lifecycle action completed with CONTINUE 1260 s after the notification (drained).',
+    );
   });
 
   it('evicts a do-not-disrupt pod that is still running when the batch wait ends', async () => {
-    cluster.addPod(pod({ name: 'trainer', controllerKind: 'StatefulSet', annotations: { 'karpenter.sh/do-not-disrupt': 'true' }, terminationMs: 30_000 }));
+    cluster.addPod(
+      pod({
+        name: 'trainer',
+        controllerKind: 'StatefulSet',
+        annotations: { 'karpenter.sh/do-not-disrupt': 'true' },
+        terminationMs: 30_000,
+      }),
+    );
 
     const statuses = await runChain({ BATCH_WAIT_SECONDS: '1800' });
 
@@ -68,8 +81,20 @@ describe('batch pods', () => {
   });
 
   it('waits for our own annotation too, and reports the batch pod if it outlives the drain deadline', async () => {
-    cluster.addPod(pod({ name: 'etl', controllerKind: undefined, annotations: { 'graceful-node-termination/wait-for-completion': 'true' } }));
-    cluster.evictionRules.push(() => ({ kind: 'blocked', reason: 'disruption-budget', message: 'held', retryAfterSeconds: undefined, budgetName: 'etl-pdb' }));
+    cluster.addPod(
+      pod({
+        name: 'etl',
+        controllerKind: undefined,
+        annotations: { 'graceful-node-termination/wait-for-completion': 'true' },
+      }),
+    );
+    cluster.evictionRules.push(() => ({
+      kind: 'blocked',
+      reason: 'disruption-budget',
+      message: 'held',
+      retryAfterSeconds: undefined,
+      budgetName: 'etl-pdb',
+    }));
 
     const statuses = await runChain({ BATCH_WAIT_SECONDS: '600', DRAIN_TIMEOUT_SECONDS: '300' });
 

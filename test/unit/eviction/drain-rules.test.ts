@@ -27,14 +27,19 @@ describe('a drain under drain rules', () => {
     cluster.addNode('node-a', instanceId);
   });
 
-  const evictions = () => cluster.calls.filter((c) => c.op === 'evict').map((c) => ({ pod: c.target, s: (c.atMs - t0) / 1000 }));
+  const evictions = () =>
+    cluster.calls.filter((c) => c.op === 'evict').map((c) => ({ pod: c.target, s: (c.atMs - t0) / 1000 }));
 
   it('leaves Skip pods running, tells them once, and the drain ends drained', async () => {
     cluster.addPod(pod({ name: 'web' }));
     const kept = cluster.addPod(pod({ name: 'cache', labels: { 'cluster.x-k8s.io/drain': 'skip' } }));
     cluster.addPod(pod({ name: 'shipper', namespace: 'logging', labels: { app: 'fluentd' } }));
 
-    const statuses = await world.runChain({ DRAIN_RULES: JSON.stringify([{ name: 'keep-logs', behavior: 'Skip', pods: [{ selector: { matchLabels: { app: 'fluentd' } } }] }]) });
+    const statuses = await world.runChain({
+      DRAIN_RULES: JSON.stringify([
+        { name: 'keep-logs', behavior: 'Skip', pods: [{ selector: { matchLabels: { app: 'fluentd' } } }] },
+      ]),
+    });
 
     expect(statuses).toEqual(['drained']);
     expect(evictions().map((e) => e.pod)).toEqual(['default/web']);
@@ -47,7 +52,9 @@ describe('a drain under drain rules', () => {
   });
 
   it('never evicts a wait-completed pod, waits for it to finish past the batch wait, and completes once it did', async () => {
-    const etl = cluster.addPod(pod({ name: 'etl', controllerKind: 'StatefulSet', labels: { 'cluster.x-k8s.io/drain': 'wait-completed' } }));
+    const etl = cluster.addPod(
+      pod({ name: 'etl', controllerKind: 'StatefulSet', labels: { 'cluster.x-k8s.io/drain': 'wait-completed' } }),
+    );
     cluster.addPod(pod({ name: 'web' }));
     clock.at(t0 + 40 * 60_000, () => cluster.finishPod(etl.uid));
 
@@ -65,11 +72,15 @@ describe('a drain under drain rules', () => {
   it('evicts by order: the next order only once the pods of the lower ones are gone', async () => {
     cluster.addPod(pod({ name: 'db', labels: { tier: 'db' }, terminationMs: 20_000 }));
     cluster.addPod(pod({ name: 'web', terminationMs: 10_000 }));
-    cluster.addPod(pod({ name: 'frontdoor', annotations: { 'graceful-node-termination/drain-order': '-5' }, terminationMs: 5_000 }));
+    cluster.addPod(
+      pod({ name: 'frontdoor', annotations: { 'graceful-node-termination/drain-order': '-5' }, terminationMs: 5_000 }),
+    );
     cluster.addPod(pod({ name: 'coredns', namespace: 'kube-system', priorityClassName: 'system-cluster-critical' }));
 
     const statuses = await world.runChain({
-      DRAIN_RULES: JSON.stringify([{ name: 'db-last', behavior: 'Drain', order: 100, pods: [{ selector: { matchLabels: { tier: 'db' } } }] }]),
+      DRAIN_RULES: JSON.stringify([
+        { name: 'db-last', behavior: 'Drain', order: 100, pods: [{ selector: { matchLabels: { tier: 'db' } } }] },
+      ]),
     });
 
     expect(statuses).toEqual(['drained']);
@@ -85,7 +96,8 @@ describe('a drain under drain rules', () => {
     cluster.addPod(pod({ name: 'web', terminationMs: 10_000 }));
     const agent = cluster.addPod(pod({ name: 'agent-1', controllerKind: 'DaemonSet', terminationMs: 1_000 }));
     cluster.onEvicted = (p) => {
-      if (p.uid === agent.uid) clock.after(2_000, () => cluster.addPod(pod({ name: 'agent-2', controllerKind: 'DaemonSet' })));
+      if (p.uid === agent.uid)
+        clock.after(2_000, () => cluster.addPod(pod({ name: 'agent-2', controllerKind: 'DaemonSet' })));
     };
 
     const statuses = await world.runChain({ EVICT_DAEMONSET_PODS: 'true' });

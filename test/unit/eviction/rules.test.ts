@@ -27,7 +27,11 @@ const moment = (o: Partial<DrainMoment> = {}): DrainMoment => ({
   ...o,
 });
 const web = pod({ name: 'web', terminationGracePeriodSeconds: 30 });
-const coredns = pod({ name: 'coredns', priorityClassName: 'system-cluster-critical', terminationGracePeriodSeconds: 30 });
+const coredns = pod({
+  name: 'coredns',
+  priorityClassName: 'system-cluster-critical',
+  terminationGracePeriodSeconds: 30,
+});
 
 describe('drain rules', () => {
   it('forces a pod at its deadline minus its grace, never inside the window', () => {
@@ -54,7 +58,11 @@ describe('drain rules', () => {
   });
 
   it('forces only what was asked once and would outlast its deadline', () => {
-    const asked = moment({ attempts: new Map([[web.uid, { count: 1, nextAtMs: t0, lastBlock: undefined, blockedSinceMs: undefined, reportedLong: false }]]) });
+    const asked = moment({
+      attempts: new Map([
+        [web.uid, { count: 1, nextAtMs: t0, lastBlock: undefined, blockedSinceMs: undefined, reportedLong: false }],
+      ]),
+    });
     expect(rules.isForceCandidate(web, moment())).toBe(false);
     expect(rules.isForceCandidate(web, asked)).toBe(true);
     const leaving = { ...web, deletionTimestamp: new Date(t0 + 10_000) };
@@ -62,7 +70,9 @@ describe('drain rules', () => {
   });
 
   it('backs off from 500 ms to 10 s, never sooner than Retry-After', () => {
-    expect([1, 2, 3, 4, 5, 6].map((n) => rules.retryDelayMs(n, undefined))).toEqual([500, 1000, 2000, 4000, 8000, 10000]);
+    expect([1, 2, 3, 4, 5, 6].map((n) => rules.retryDelayMs(n, undefined))).toEqual([
+      500, 1000, 2000, 4000, 8000, 10000,
+    ]);
     expect(rules.retryDelayMs(1, 30)).toBe(30_000);
   });
 });
@@ -73,7 +83,14 @@ describe('tiers through a drain', () => {
     w.cluster.addNode('node-a', instanceId);
     const start = w.clock.now();
     const stuck = w.cluster.addPod(pod({ name: 'stuck', terminationGracePeriodSeconds: 5 }));
-    const critical = w.cluster.addPod(pod({ name: 'coredns', namespace: 'kube-system', priorityClassName: 'system-cluster-critical', terminationGracePeriodSeconds: 5 }));
+    const critical = w.cluster.addPod(
+      pod({
+        name: 'coredns',
+        namespace: 'kube-system',
+        priorityClassName: 'system-cluster-critical',
+        terminationGracePeriodSeconds: 5,
+      }),
+    );
     // Both are held by budgets: the first until forced, coredns's until 40 s after it is asked.
     w.cluster.evictionRules.push(pdbBlocks('stuck-pdb', (p) => p.uid === stuck.uid));
     let corednsAskedAt: number | undefined;
@@ -82,7 +99,10 @@ describe('tiers through a drain', () => {
       corednsAskedAt ??= w.clock.now();
       return w.clock.now() - corednsAskedAt >= 40_000 ? 'accept' : pdbBlocks('dns-pdb', () => true)(p);
     });
-    const o = { deadlinePolicy: DeadlinePolicy.FORCE, plan: () => w.deadlines({ drainDeadlineMs: start + 60_000, minEvictionWindowMs: 60_000 }) };
+    const o = {
+      deadlinePolicy: DeadlinePolicy.FORCE,
+      plan: () => w.deadlines({ drainDeadlineMs: start + 60_000, minEvictionWindowMs: 60_000 }),
+    };
     const m = (await mark(w.run(o), w.verified())) as Marked;
 
     const step = await drain(w.run(o), m);

@@ -1,12 +1,29 @@
 // One handler for every shape a lifecycle notification or a Spot warning arrives in.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { UnsupportedEventError } from '../../../lambda/inbound/deliveries.js';
-import { eventBridgeLifecycle, rebalanceRecommendation, spotInterruptionWarning, sqsEvent } from '../../fixtures/deliveries.js';
+import {
+  eventBridgeLifecycle,
+  rebalanceRecommendation,
+  spotInterruptionWarning,
+  sqsEvent,
+} from '../../fixtures/deliveries.js';
 import { instanceId, lifecycleMessage, snsEvent, testMessage } from '../../fixtures/notifications.js';
 import { TransientError } from '../../../lambda/shared/errors.js';
-import { handlerWorld, pdbBlocks, pod, type FakeCluster, type FakeLifecycleActions, type MemoryLog } from '../../fakes/fake-world.js';
+import {
+  handlerWorld,
+  pdbBlocks,
+  pod,
+  type FakeCluster,
+  type FakeLifecycleActions,
+  type MemoryLog,
+} from '../../fakes/fake-world.js';
 
-const env = { CLUSTER_NAME: 'prod', AUTO_SCALING_GROUP_NAMES: 'workers', LIFECYCLE_HOOK_NAMES: 'workers-terminate,workers-launch', LOAD_BALANCER_DELAY_SECONDS: '60' };
+const env = {
+  CLUSTER_NAME: 'prod',
+  AUTO_SCALING_GROUP_NAMES: 'workers',
+  LIFECYCLE_HOOK_NAMES: 'workers-terminate,workers-launch',
+  LOAD_BALANCER_DELAY_SECONDS: '60',
+};
 
 describe('delivery shapes', () => {
   let world: ReturnType<typeof handlerWorld>;
@@ -41,13 +58,20 @@ describe('delivery shapes', () => {
   it('logs the test notification and a malformed SQS body with its field, and goes on with the others', async () => {
     const result = await world.invokeRaw(world.handler(), sqsEvent(testMessage, '{"Origin": ', lifecycleMessage()));
     expect(result.records.map((r) => r.status)).toEqual(['test-notification', 'malformed', 'drained']);
-    expect(log.lines.find((l) => l.message === 'malformed record')?.fields).toMatchObject({ field: 'body', recordIndex: 1 });
+    expect(log.lines.find((l) => l.message === 'malformed record')?.fields).toMatchObject({
+      field: 'body',
+      recordIndex: 1,
+    });
     // Only the malformed one is reported back, so SQS keeps it (and, at last, its dead-letter queue).
     expect(result.batchItemFailures).toEqual([{ itemIdentifier: '059f36b4-87a3-44ab-83d2-661970000001' }]);
   });
 
   it('fails only the record of a kind it does not serve inside an SQS batch: the others run', async () => {
-    const unknown = { 'detail-type': 'EC2 AMI State Change', source: 'aws.ec2', detail: { ImageId: 'ami-0123456789abcdef0' } };
+    const unknown = {
+      'detail-type': 'EC2 AMI State Change',
+      source: 'aws.ec2',
+      detail: { ImageId: 'ami-0123456789abcdef0' },
+    };
     const result = await world.invokeRaw(world.handler(), sqsEvent(unknown, lifecycleMessage()));
     expect(result.records.map((r) => r.status)).toEqual(['unsupported', 'drained']);
     expect(result.batchItemFailures).toEqual([{ itemIdentifier: '059f36b4-87a3-44ab-83d2-661970000000' }]);
@@ -57,16 +81,21 @@ describe('delivery shapes', () => {
   it('fails the invocation when an SQS record fails transiently (the batch is retried: nothing is lost, with or without partial batch responses), after running the others', async () => {
     let calls = 0;
     lifecycle.heartbeat = async () => (calls++ === 0 ? Promise.reject(new Error('Rate exceeded')) : 'recorded');
-    await expect(world.invokeRaw(world.handler(), sqsEvent(lifecycleMessage(), lifecycleMessage({ LifecycleActionToken: 'another-token' })))).rejects.toThrow(
-      /1 of 2 records failed/,
-    );
+    await expect(
+      world.invokeRaw(
+        world.handler(),
+        sqsEvent(lifecycleMessage(), lifecycleMessage({ LifecycleActionToken: 'another-token' })),
+      ),
+    ).rejects.toThrow(/1 of 2 records failed/);
     expect(lifecycle.completions).toHaveLength(1);
   });
 
   it('fails the invocation, with one error line naming the shape, on anything else (never an empty success)', async () => {
     const handle = world.handler();
     await expect(world.invokeRaw(handle, { detail: {} })).rejects.toBeInstanceOf(UnsupportedEventError);
-    await expect(world.invokeRaw(handle, { 'detail-type': 'EC2 AMI State Change', source: 'aws.ec2', detail: {} })).rejects.toThrow(/EC2 AMI State Change/);
+    await expect(
+      world.invokeRaw(handle, { 'detail-type': 'EC2 AMI State Change', source: 'aws.ec2', detail: {} }),
+    ).rejects.toThrow(/EC2 AMI State Change/);
     await expect(world.invokeRaw(handle, [1, 2])).rejects.toThrow(/JSON array/);
     const errors = log.lines.filter((l) => l.level === 'error' && l.message.startsWith('unsupported event shape'));
     expect(errors).toHaveLength(3);
@@ -86,7 +115,9 @@ describe('delivery shapes', () => {
     // Evicted first; the budget-held pod deleted with its grace clamped so it is gone by 105 s.
     expect(cluster.calls.filter((c) => c.op === 'evict').map((c) => c.target)).toContain('default/web');
     expect(cluster.deletions).toHaveLength(1);
-    expect(cluster.deletions[0]!.atMs - t0 + cluster.deletions[0]!.gracePeriodSeconds * 1000).toBeLessThanOrEqual(105_000);
+    expect(cluster.deletions[0]!.atMs - t0 + cluster.deletions[0]!.gracePeriodSeconds * 1000).toBeLessThanOrEqual(
+      105_000,
+    );
     expect(cluster.podsOn('node-a')).toEqual([]);
     // No heartbeat, no completion: there is no lifecycle action.
     expect(lifecycle.heartbeats).toEqual([]);
@@ -121,7 +152,10 @@ describe('delivery shapes', () => {
     world.ec2.spot.set(instanceId, 'marked-for-termination');
     cluster.addPod(pod({ name: 'coredns', namespace: 'kube-system', priorityClassName: 'system-cluster-critical' }));
     // Handled 110 s after the warning: the drain's own deadline (105 s) has passed.
-    await world.invokeRaw(world.handler({ DEADLINE_POLICY: 'leave' }), spotInterruptionWarning(instanceId, new Date(t0 - 110_000).toISOString()));
+    await world.invokeRaw(
+      world.handler({ DEADLINE_POLICY: 'leave' }),
+      spotInterruptionWarning(instanceId, new Date(t0 - 110_000).toISOString()),
+    );
     expect(
       cluster.calls
         .filter((c) => c.op === 'evict')
@@ -157,22 +191,37 @@ describe('delivery shapes', () => {
     world.groups.set(instanceId, 'workers');
     world.ec2.spot.set(instanceId, 'fulfilled');
     world.clock.after(1_000, () => world.ec2.spot.set(instanceId, 'marked-for-termination'));
-    expect((await world.invokeRaw(world.handler({ DEADLINE_POLICY: 'leave' }), spotInterruptionWarning())).records[0]!.status).not.toBe('refused');
+    expect(
+      (await world.invokeRaw(world.handler({ DEADLINE_POLICY: 'leave' }), spotInterruptionWarning())).records[0]!
+        .status,
+    ).not.toBe('refused');
     // The instance read once; only its request's status again.
-    expect(world.ec2.calls).toEqual(['DescribeInstances', 'DescribeSpotInstanceRequests', 'DescribeSpotInstanceRequests']);
+    expect(world.ec2.calls).toEqual([
+      'DescribeInstances',
+      'DescribeSpotInstanceRequests',
+      'DescribeSpotInstanceRequests',
+    ]);
     expect(cluster.nodes.get('node-a')).toMatchObject({ unschedulable: true });
   });
 
   it('believes a Spot warning whose request EC2 set straight to instance-terminated-no-capacity', async () => {
     world.groups.set(instanceId, 'workers');
     world.ec2.spot.set(instanceId, 'instance-terminated-no-capacity');
-    expect((await world.invokeRaw(world.handler({ DEADLINE_POLICY: 'leave' }), spotInterruptionWarning())).records[0]!.status).not.toBe('refused');
+    expect(
+      (await world.invokeRaw(world.handler({ DEADLINE_POLICY: 'leave' }), spotInterruptionWarning())).records[0]!
+        .status,
+    ).not.toBe('refused');
   });
 
   it("drains on Auto Scaling's word when EC2 cannot be asked (EC2's answer may only refuse; no forger can make EC2 fail)", async () => {
     world.groups.set(instanceId, 'workers');
-    world.ec2.failure = new TransientError('ec2:DescribeInstances failed after 4 attempts: getaddrinfo ENOTFOUND ec2.eu-west-1.amazonaws.com');
-    expect((await world.invokeRaw(world.handler({ DEADLINE_POLICY: 'leave' }), spotInterruptionWarning())).records[0]!.status).not.toBe('refused');
+    world.ec2.failure = new TransientError(
+      'ec2:DescribeInstances failed after 4 attempts: getaddrinfo ENOTFOUND ec2.eu-west-1.amazonaws.com',
+    );
+    expect(
+      (await world.invokeRaw(world.handler({ DEADLINE_POLICY: 'leave' }), spotInterruptionWarning())).records[0]!
+        .status,
+    ).not.toBe('refused');
     expect(log.lines.find((l) => l.level === 'warn')?.message).toMatch(/could not ask EC2/);
     expect(cluster.nodes.get('node-a')).toMatchObject({ unschedulable: true });
   });
@@ -188,7 +237,10 @@ describe('delivery shapes', () => {
 
   it('does nothing for a Spot warning that arrives after the two minutes, not even ask Auto Scaling', async () => {
     world.groups.set(instanceId, 'workers');
-    const result = await world.invokeRaw(world.handler(), spotInterruptionWarning(instanceId, new Date(t0 - 130_000).toISOString()));
+    const result = await world.invokeRaw(
+      world.handler(),
+      spotInterruptionWarning(instanceId, new Date(t0 - 130_000).toISOString()),
+    );
     expect(result.records).toEqual([{ status: 'spot-warning-expired', instanceId }]);
     expect(world.autoScaling.calls).toEqual([]);
     expect(cluster.calls).toEqual([]);

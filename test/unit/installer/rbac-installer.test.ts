@@ -40,7 +40,10 @@ function installer(connect: (clusterName: string) => Promise<never>, overrides: 
   const responses: CustomResourceResponse[] = [];
   const log = new MemoryLog();
   const steps: string[] = [];
-  const access: ClusterAdminAccess = { grant: async () => void steps.push('grant'), revoke: async () => void steps.push('revoke') };
+  const access: ClusterAdminAccess = {
+    grant: async () => void steps.push('grant'),
+    revoke: async () => void steps.push('revoke'),
+  };
   const handle = createInstallerHandler({
     settings: { ...settings, ...overrides },
     connect: (name) => (steps.push('connect'), connect(name)),
@@ -57,12 +60,16 @@ describe('RBAC installer custom resource', () => {
   it('answers FAILED naming the setting when its environment lacks one', async () => {
     const { handle, responses } = installer(() => Promise.reject(new Error('must not connect')), { group: '' });
     await handle(event());
-    expect(responses).toEqual([expect.objectContaining({ Status: 'FAILED', RequestId: 'req-1', LogicalResourceId: 'Rbac' })]);
+    expect(responses).toEqual([
+      expect.objectContaining({ Status: 'FAILED', RequestId: 'req-1', LogicalResourceId: 'Rbac' }),
+    ]);
     expect(responses[0]!.Reason).toMatch(/KUBERNETES_GROUP must be a non-empty string/);
   });
 
   it('refuses a system: group', async () => {
-    const { handle, responses } = installer(() => Promise.reject(new Error('must not connect')), { group: 'system:masters' });
+    const { handle, responses } = installer(() => Promise.reject(new Error('must not connect')), {
+      group: 'system:masters',
+    });
     await handle(event());
     expect(responses[0]).toMatchObject({ Status: 'FAILED', Reason: expect.stringMatching(/system:/) });
   });
@@ -73,7 +80,9 @@ describe('RBAC installer custom resource', () => {
       asked.push(clusterName);
       throw new Error('stop here');
     });
-    await handle(event({ ResourceProperties: { ClusterName: 'someone-elses-cluster', KubernetesGroup: 'system:masters' } }));
+    await handle(
+      event({ ResourceProperties: { ClusterName: 'someone-elses-cluster', KubernetesGroup: 'system:masters' } }),
+    );
     expect(asked).toEqual(['prod']);
   });
 
@@ -90,7 +99,11 @@ describe('RBAC installer custom resource', () => {
     ['https://cloudformation-custom-resource-response-euwest1.s3.eu-west-1.amazonaws.com/x', 'eu-west-1', true],
     ['https://cloudformation-custom-resource-response-euwest1.s3-eu-west-1.amazonaws.com/x', 'eu-west-1', true],
     ['https://cloudformation-custom-resource-response-cnnorth1.s3.cn-north-1.amazonaws.com.cn/x', 'cn-north-1', true],
-    ['https://cloudformation-custom-resource-response-usgovwest1.s3.us-gov-west-1.amazonaws.com/x', 'us-gov-west-1', true],
+    [
+      'https://cloudformation-custom-resource-response-usgovwest1.s3.us-gov-west-1.amazonaws.com/x',
+      'us-gov-west-1',
+      true,
+    ],
     ['https://cloudformation-custom-resource-response-usisoeast1.s3.us-iso-east-1.c2s.ic.gov/x', 'us-iso-east-1', true],
     ['https://cloudformation-custom-resource-response-useast1.s3.amazonaws.com/x', 'eu-west-1', false],
     ['http://cloudformation-custom-resource-response-useast1.s3.amazonaws.com/x', 'us-east-1', false],
@@ -103,7 +116,11 @@ describe('RBAC installer custom resource', () => {
   it('refuses a request that names another stack before it connects to anything', async () => {
     const { handle, responses, steps } = installer(() => Promise.reject(new Error('must not connect')));
     await handle(
-      event({ StackId: 'arn:aws:cloudformation:eu-west-1:123456789012:stack/other/9', RequestType: 'Delete', PhysicalResourceId: physicalIdFor(settings.name, settings.group) }),
+      event({
+        StackId: 'arn:aws:cloudformation:eu-west-1:123456789012:stack/other/9',
+        RequestType: 'Delete',
+        PhysicalResourceId: physicalIdFor(settings.name, settings.group),
+      }),
     );
     expect(steps).toEqual([]);
     expect(responses[0]).toMatchObject({ Status: 'FAILED', Reason: expect.stringMatching(/stack\/other/) });
@@ -111,20 +128,45 @@ describe('RBAC installer custom resource', () => {
 
   it('plans a Delete only for objects of its own: its name, the fixed name of the versions before, or (owner-checked) a renamed deployment', () => {
     const del = (id: string) => planFor(event({ RequestType: 'Delete', PhysicalResourceId: id }), settings);
-    expect(del(physicalIdFor(settings.name, settings.group))).toEqual({ kind: 'delete', name: settings.name, unownedOk: true });
-    expect(del('graceful-node-termination-rbac')).toEqual({ kind: 'delete', name: 'graceful-node-termination', unownedOk: true });
+    expect(del(physicalIdFor(settings.name, settings.group))).toEqual({
+      kind: 'delete',
+      name: settings.name,
+      unownedOk: true,
+    });
+    expect(del('graceful-node-termination-rbac')).toEqual({
+      kind: 'delete',
+      name: 'graceful-node-termination',
+      unownedOk: true,
+    });
     // Another deployment's objects: only those whose owner annotation names this stack.
-    expect(del(physicalIdFor('team-b-drainer', 'team-b'))).toEqual({ kind: 'delete', name: 'team-b-drainer', unownedOk: false });
+    expect(del(physicalIdFor('team-b-drainer', 'team-b'))).toEqual({
+      kind: 'delete',
+      name: 'team-b-drainer',
+      unownedOk: false,
+    });
     // The Delete CloudFormation sends for the id a group change replaced: drop the old group, delete nothing.
     expect(del(physicalIdFor(settings.name, 'old-group'))).toEqual({ kind: 'unbind-old' });
     expect(del(`${settings.name}-rbac`)).toEqual({ kind: 'unbind-old' });
     expect(del('nonsense')).toMatchObject({ kind: 'nothing' });
-    expect(parsePhysicalId(physicalIdFor('a-b', 'g'))).toEqual({ name: 'a-b', groupHash: expect.stringMatching(/^[0-9a-f]{8}$/) });
+    expect(parsePhysicalId(physicalIdFor('a-b', 'g'))).toEqual({
+      name: 'a-b',
+      groupHash: expect.stringMatching(/^[0-9a-f]{8}$/),
+    });
   });
 
   it('keeps the old group bound while a group change is under way (a new physical id), not on a plain update', () => {
-    expect(planFor(event({ RequestType: 'Update', PhysicalResourceId: physicalIdFor(settings.name, 'old-group') }), settings)).toEqual({ kind: 'apply', keepOldGroups: true });
-    expect(planFor(event({ RequestType: 'Update', PhysicalResourceId: physicalIdFor(settings.name, settings.group) }), settings)).toEqual({ kind: 'apply', keepOldGroups: false });
+    expect(
+      planFor(
+        event({ RequestType: 'Update', PhysicalResourceId: physicalIdFor(settings.name, 'old-group') }),
+        settings,
+      ),
+    ).toEqual({ kind: 'apply', keepOldGroups: true });
+    expect(
+      planFor(
+        event({ RequestType: 'Update', PhysicalResourceId: physicalIdFor(settings.name, settings.group) }),
+        settings,
+      ),
+    ).toEqual({ kind: 'apply', keepOldGroups: false });
   });
 
   it('holds cluster admin only while it works: granted before it connects, revoked after, even on failure', async () => {
@@ -141,20 +183,29 @@ describe('RBAC installer custom resource', () => {
   });
 
   it('answers FAILED with the reason when the cluster cannot be reached on Create', async () => {
-    const { handle, responses } = installer(() => Promise.reject(new Error('eks:DescribeCluster prod failed: ResourceNotFoundException')));
+    const { handle, responses } = installer(() =>
+      Promise.reject(new Error('eks:DescribeCluster prod failed: ResourceNotFoundException')),
+    );
     await handle(event());
-    expect(responses[0]).toMatchObject({ Status: 'FAILED', Reason: expect.stringMatching(/ResourceNotFoundException/) });
+    expect(responses[0]).toMatchObject({
+      Status: 'FAILED',
+      Reason: expect.stringMatching(/ResourceNotFoundException/),
+    });
   });
 
   it('answers FAILED on a Delete that cannot reach the cluster, naming what it leaves behind', async () => {
-    const { handle, responses } = installer(() => Promise.reject(new Error('eks:DescribeCluster prod failed: ResourceNotFoundException')));
+    const { handle, responses } = installer(() =>
+      Promise.reject(new Error('eks:DescribeCluster prod failed: ResourceNotFoundException')),
+    );
     const id = physicalIdFor(settings.name, settings.group);
     await handle(event({ RequestType: 'Delete', PhysicalResourceId: id }));
     expect(responses).toEqual([
       expect.objectContaining({
         Status: 'FAILED',
         PhysicalResourceId: id,
-        Reason: expect.stringMatching(/left behind: ClusterRole, ClusterRoleBinding, FlowSchema and PriorityLevelConfiguration graceful-node-termination-0a1b2c3d/),
+        Reason: expect.stringMatching(
+          /left behind: ClusterRole, ClusterRoleBinding, FlowSchema and PriorityLevelConfiguration graceful-node-termination-0a1b2c3d/,
+        ),
       }),
     ]);
   });
@@ -165,10 +216,17 @@ describe('flow control for the drainer', () => {
     const { loadAll } = await import('js-yaml');
     const { renderRbacYaml, flowControlObjects, installedObjects } = await import('../../../lambda/installer/rbac.js');
     const docs = loadAll(renderRbacYaml('team-drainers', 'force', 'gnt-1')) as { kind: string }[];
-    expect(docs.map((d) => d.kind)).toEqual(['ClusterRole', 'ClusterRoleBinding', 'PriorityLevelConfiguration', 'FlowSchema']);
+    expect(docs.map((d) => d.kind)).toEqual([
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'PriorityLevelConfiguration',
+      'FlowSchema',
+    ]);
     expect(docs.slice(2)).toEqual(JSON.parse(JSON.stringify(flowControlObjects('team-drainers', 'gnt-1'))));
     expect(installedObjects('team-drainers', 'force', 'gnt-1').map((o) => o.kind)).toEqual(docs.map((d) => d.kind));
-    const schema = flowControlObjects('team-drainers', 'gnt-1')[1] as unknown as { spec: { rules: { subjects: unknown[] }[]; priorityLevelConfiguration: { name: string } } };
+    const schema = flowControlObjects('team-drainers', 'gnt-1')[1] as unknown as {
+      spec: { rules: { subjects: unknown[] }[]; priorityLevelConfiguration: { name: string } };
+    };
     expect(schema.spec.rules.map((r) => r.subjects)).toEqual([[{ kind: 'Group', group: { name: 'team-drainers' } }]]);
     expect(schema.spec.priorityLevelConfiguration.name).toBe('gnt-1');
   });

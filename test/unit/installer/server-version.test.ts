@@ -4,8 +4,17 @@
 import { describe, expect, it } from 'vitest';
 import { KubeApiError, type KubeHttp } from '../../../lambda/adapters/kubernetes/kube-http.js';
 import { physicalIdFor } from '../../../lambda/installer/custom-resource.js';
-import { createInstallerHandler, type CustomResourceEvent, type CustomResourceResponse } from '../../../lambda/installer/rbac-installer.js';
-import { minimumKubernetesVersion, readServerVersion, requireSupportedServer, requireSurgeServer } from '../../../lambda/installer/server-version.js';
+import {
+  createInstallerHandler,
+  type CustomResourceEvent,
+  type CustomResourceResponse,
+} from '../../../lambda/installer/rbac-installer.js';
+import {
+  minimumKubernetesVersion,
+  readServerVersion,
+  requireSupportedServer,
+  requireSurgeServer,
+} from '../../../lambda/installer/server-version.js';
 import { ConfigError } from '../../../lambda/shared/errors.js';
 import { MemoryLog } from '../../fakes/fake-world.js';
 
@@ -49,7 +58,8 @@ function installerOn(kube: KubeHttp) {
 function request(overrides: Partial<CustomResourceEvent> = {}): CustomResourceEvent {
   return {
     RequestType: 'Create',
-    ResponseURL: 'https://cloudformation-custom-resource-response-euwest1.s3.eu-west-1.amazonaws.com/x?X-Amz-Signature=abc',
+    ResponseURL:
+      'https://cloudformation-custom-resource-response-euwest1.s3.eu-west-1.amazonaws.com/x?X-Amz-Signature=abc',
     StackId: stackId,
     RequestId: 'req-1',
     LogicalResourceId: 'Rbac',
@@ -58,13 +68,28 @@ function request(overrides: Partial<CustomResourceEvent> = {}): CustomResourceEv
   };
 }
 
-const eks = (minor: number) => ({ major: '1', minor: `${minor}+`, gitVersion: `v1.${minor}.4-eks-0a1b2c3`, platform: 'linux/amd64' });
+const eks = (minor: number) => ({
+  major: '1',
+  minor: `${minor}+`,
+  gitVersion: `v1.${minor}.4-eks-0a1b2c3`,
+  platform: 'linux/amd64',
+});
 
 describe('the Kubernetes versions the RBAC installer applies to', () => {
   it('reads the version from GET /version: gitVersion first (EKS answers minor "29+"), major and minor otherwise', async () => {
-    expect(await readServerVersion(apiServer(eks(34)).kube)).toEqual({ major: 1, minor: 34, gitVersion: 'v1.34.4-eks-0a1b2c3' });
-    expect(await readServerVersion(apiServer({ major: '1', minor: '31+' }).kube)).toEqual({ major: 1, minor: 31, gitVersion: '1.31' });
-    await expect(readServerVersion(apiServer({ kind: 'Status' }).kube)).rejects.toThrow(/GET \/version named no Kubernetes version: \{"kind":"Status"\}/);
+    expect(await readServerVersion(apiServer(eks(34)).kube)).toEqual({
+      major: 1,
+      minor: 34,
+      gitVersion: 'v1.34.4-eks-0a1b2c3',
+    });
+    expect(await readServerVersion(apiServer({ major: '1', minor: '31+' }).kube)).toEqual({
+      major: 1,
+      minor: 31,
+      gitVersion: '1.31',
+    });
+    await expect(readServerVersion(apiServer({ kind: 'Status' }).kube)).rejects.toThrow(
+      /GET \/version named no Kubernetes version: \{"kind":"Status"\}/,
+    );
   });
 
   it('refuses a cluster older than 1.29 with a ConfigError naming the version found and the minimum, before it writes anything, without retrying', async () => {
@@ -73,7 +98,9 @@ describe('the Kubernetes versions the RBAC installer applies to', () => {
     const { handle, responses, steps } = installerOn(server.kube);
     await handle(request());
     expect(responses).toEqual([expect.objectContaining({ Status: 'FAILED', RequestId: 'req-1' })]);
-    expect(responses[0]!.Reason).toMatch(/Kubernetes v1\.28\.4-eks-0a1b2c3 \(1\.28\); graceful-node-termination needs 1\.29 or later/);
+    expect(responses[0]!.Reason).toMatch(
+      /Kubernetes v1\.28\.4-eks-0a1b2c3 \(1\.28\); graceful-node-termination needs 1\.29 or later/,
+    );
     expect(server.writes()).toEqual([]);
     // Cluster admin is still handed back, and a bad version is not waited out.
     expect(steps).toEqual(['grant', 'revoke']);
@@ -95,7 +122,10 @@ describe('the Kubernetes versions the RBAC installer applies to', () => {
     const update = apiServer(eks(27));
     const installer = installerOn(update.kube);
     await installer.handle(request({ RequestType: 'Update', PhysicalResourceId: physicalIdFor(name, group) }));
-    expect(installer.responses[0]).toMatchObject({ Status: 'FAILED', Reason: expect.stringMatching(/1\.27.*needs 1\.29 or later/) });
+    expect(installer.responses[0]).toMatchObject({
+      Status: 'FAILED',
+      Reason: expect.stringMatching(/1\.27.*needs 1\.29 or later/),
+    });
     const del = apiServer(eks(27));
     const deleting = installerOn(del.kube);
     await deleting.handle(request({ RequestType: 'Delete', PhysicalResourceId: physicalIdFor(name, group) }));

@@ -4,7 +4,13 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { TransientError } from '../../../lambda/shared/errors.js';
 import type { ClusterGateway } from '../../../lambda/cluster/cluster-ports.js';
 import { launchAbandonedMessage, launchUncheckedMessage } from '../../../lambda/cluster/events.js';
-import { handlerWorld, type FakeClock, type FakeCluster, type FakeLifecycleActions, type MemoryLog } from '../../fakes/fake-world.js';
+import {
+  handlerWorld,
+  type FakeClock,
+  type FakeCluster,
+  type FakeLifecycleActions,
+  type MemoryLog,
+} from '../../fakes/fake-world.js';
 import { instanceId, lifecycleMessage, snsEvent } from '../../fixtures/notifications.js';
 
 const env = {
@@ -13,7 +19,13 @@ const env = {
   LIFECYCLE_HOOK_NAMES: 'workers-terminate,workers-launch',
   LAUNCH_TIMEOUT_SECONDS: '300',
 };
-const launch = () => snsEvent(lifecycleMessage({ LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING', LifecycleHookName: 'workers-launch' }));
+const launch = () =>
+  snsEvent(
+    lifecycleMessage({
+      LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING',
+      LifecycleHookName: 'workers-launch',
+    }),
+  );
 const context = (remainingMs = 900_000) => ({ getRemainingTimeInMillis: () => remainingMs });
 
 describe('launch admission', () => {
@@ -41,9 +53,18 @@ describe('launch admission', () => {
   });
 
   it('waits for the node to register, become Ready and lose its startup taints', async () => {
-    clock.after(20_000, () => cluster.addNode('new-node', instanceId, { ready: false, taints: [{ key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' }] }));
+    clock.after(20_000, () =>
+      cluster.addNode('new-node', instanceId, {
+        ready: false,
+        taints: [{ key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' }],
+      }),
+    );
     clock.after(45_000, () => cluster.updateNode('new-node', { ready: true }));
-    clock.after(70_000, () => cluster.updateNode('new-node', { taints: [{ key: 'node.cloudprovider.kubernetes.io/uninitialized', effect: 'NoSchedule' }] }));
+    clock.after(70_000, () =>
+      cluster.updateNode('new-node', {
+        taints: [{ key: 'node.cloudprovider.kubernetes.io/uninitialized', effect: 'NoSchedule' }],
+      }),
+    );
     clock.after(90_000, () => cluster.updateNode('new-node', { taints: [{ key: 'dedicated', effect: 'NoSchedule' }] }));
 
     const result = await handler()(launch(), context());
@@ -116,7 +137,8 @@ describe('launch admission', () => {
     cluster.addNode('new-node', instanceId, { ready: false });
     // The hook timed out (or somebody completed it) just before our timeout.
     const complete = lifecycle.complete.bind(lifecycle);
-    lifecycle.complete = async (action, result) => (result === 'ABANDON' ? 'already-completed' : complete(action, result));
+    lifecycle.complete = async (action, result) =>
+      result === 'ABANDON' ? 'already-completed' : complete(action, result);
     const result = await handler()(launch(), context());
     expect(result.records).toEqual([{ status: 'launch-already-over', instanceId }]);
     expect(log.messages('error')).not.toContain(launchAbandonedMessage);

@@ -47,20 +47,32 @@ describe('warm pools', () => {
 
   it('drains an instance going back into the pool, then gives its node back when it leaves the pool: only our marks are removed', async () => {
     // Somebody else's marks on the node: a team label and a taint.
-    cluster.addNode('node-a', instanceId, { labels: { team: 'payments' }, taints: [{ key: 'dedicated', effect: 'NoSchedule' }] });
+    cluster.addNode('node-a', instanceId, {
+      labels: { team: 'payments' },
+      taints: [{ key: 'dedicated', effect: 'NoSchedule' }],
+    });
     cluster.addPod(pod({ name: 'web' }));
 
     const back = await world.runChain({}, lifecycleMessage({ Origin: 'AutoScalingGroup', Destination: 'WarmPool' }));
     expect(back).toEqual(['drained']);
-    expect(cluster.events.find((e) => e.reason === 'DrainStarted')?.message).toMatch(/returning instance .* to its warm pool/);
-    expect(cluster.nodes.get('node-a')).toMatchObject({ unschedulable: true, labels: { team: 'payments', [lbLabel]: 'true' } });
+    expect(cluster.events.find((e) => e.reason === 'DrainStarted')?.message).toMatch(
+      /returning instance .* to its warm pool/,
+    );
+    expect(cluster.nodes.get('node-a')).toMatchObject({
+      unschedulable: true,
+      labels: { team: 'payments', [lbLabel]: 'true' },
+    });
 
     // The instance stays stopped in the pool; its Node object survives. Then it comes back.
     const result = await world.invoke(world.handler(), launch('WarmPool', 'AutoScalingGroup'));
 
     expect(result.records).toEqual([{ status: 'launch-admitted', instanceId }]);
     const node = cluster.nodes.get('node-a')!;
-    expect(node).toMatchObject({ unschedulable: false, labels: { team: 'payments' }, taints: [{ key: 'dedicated', effect: 'NoSchedule' }] });
+    expect(node).toMatchObject({
+      unschedulable: false,
+      labels: { team: 'payments' },
+      taints: [{ key: 'dedicated', effect: 'NoSchedule' }],
+    });
     expect(node.labels[lbLabel]).toBeUndefined();
     expect(node.drain).toBeUndefined();
     expect(node.handOff).toBeUndefined();
@@ -74,7 +86,11 @@ describe('warm pools', () => {
     expect(cluster.nodes.get('node-a')?.drain?.set).toEqual([]);
     await world.invoke(world.handler(), launch('WarmPool', 'AutoScalingGroup'));
 
-    expect(cluster.nodes.get('node-a')).toMatchObject({ unschedulable: true, labels: { [lbLabel]: 'true' }, drain: undefined });
+    expect(cluster.nodes.get('node-a')).toMatchObject({
+      unschedulable: true,
+      labels: { [lbLabel]: 'true' },
+      drain: undefined,
+    });
   });
 
   it('keeps Origin and Destination in a hand-off', async () => {

@@ -3,7 +3,17 @@
 // the binaries, beside their published digests. No internet, no Go.
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,7 +22,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 const planeDir = join(dirname(fileURLToPath(import.meta.url)), '../../cluster/plane');
-const versions = Object.fromEntries([...readFileSync(join(planeDir, 'versions.env'), 'utf8').matchAll(/^(\w+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
+const versions = Object.fromEntries(
+  [...readFileSync(join(planeDir, 'versions.env'), 'utf8').matchAll(/^(\w+)=(\S+)$/gm)].map((m) => [m[1]!, m[2]!]),
+);
 const k8s = versions['KUBERNETES_VERSION']!;
 const etcd = versions['ETCD_VERSION']!;
 const kwok = versions['KWOK_VERSION']!;
@@ -37,7 +49,10 @@ function releaseFiles(work: string): Map<string, Buffer> {
   execFileSync('tar', ['-czf', join(work, `${folder}.tar.gz`), '-C', work, folder]);
   const tarball = readFileSync(join(work, `${folder}.tar.gz`));
   files.set(`/etcd/${etcd}/${folder}.tar.gz`, tarball);
-  files.set(`/etcd/${etcd}/SHA256SUMS`, Buffer.from(`${'0'.repeat(64)}  etcd-${etcd}-darwin-arm64.zip\n${sha256(tarball)}  ${folder}.tar.gz\n`));
+  files.set(
+    `/etcd/${etcd}/SHA256SUMS`,
+    Buffer.from(`${'0'.repeat(64)}  etcd-${etcd}-darwin-arm64.zip\n${sha256(tarball)}  ${folder}.tar.gz\n`),
+  );
   const kwokBinary = script(`kwok version ${kwok} (go1.26.0)`);
   files.set(`/kwok/${kwok}/kwok-linux-${arch}`, kwokBinary);
   const assets = [{ name: `kwok-linux-${arch}`, digest: `sha256:${sha256(kwokBinary)}` }];
@@ -87,7 +102,15 @@ function run(scriptName: string, env: Record<string, string>, releaseBase: strin
     PLANE_KWOK_API_URL: `${releaseBase}/kwok-api`,
   };
   const path = `${dirname(process.execPath)}:${process.env['PATH'] ?? ''}`;
-  const childEnv = { ...process.env, PATH: path, PLANE_CACHE: cache, PLANE_DOWNLOAD: 'auto', PLANE_KWOK_SHA256: '', ...urls, ...env };
+  const childEnv = {
+    ...process.env,
+    PATH: path,
+    PLANE_CACHE: cache,
+    PLANE_DOWNLOAD: 'auto',
+    PLANE_KWOK_SHA256: '',
+    ...urls,
+    ...env,
+  };
   return new Promise((resolve) => {
     execFile('bash', [join(planeDir, scriptName)], { env: childEnv, encoding: 'utf8' }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
@@ -106,8 +129,14 @@ async function buildWithGoStub(): Promise<{ run: Run; goCalls: string[] }> {
   const stubDir = join(work, 'go-stub');
   const goLog = join(work, 'go-calls');
   mkdirSync(stubDir);
-  writeFileSync(join(stubDir, 'go'), `#!/bin/sh\necho "$*" >>'${goLog}'\n[ "$1" = env ] && echo go1.26.0\nexit 0\n`, { mode: 0o755 });
-  const result = await run('build.sh', { PATH: `${stubDir}:${dirname(process.execPath)}:${process.env['PATH'] ?? ''}` }, base);
+  writeFileSync(join(stubDir, 'go'), `#!/bin/sh\necho "$*" >>'${goLog}'\n[ "$1" = env ] && echo go1.26.0\nexit 0\n`, {
+    mode: 0o755,
+  });
+  const result = await run(
+    'build.sh',
+    { PATH: `${stubDir}:${dirname(process.execPath)}:${process.env['PATH'] ?? ''}` },
+    base,
+  );
   return { run: result, goCalls: existsSync(goLog) ? readFileSync(goLog, 'utf8').trim().split('\n') : [] };
 }
 
@@ -128,7 +157,9 @@ describe('downloading the plane from the release hosts', () => {
       expect(run.log).toContain(`${name}: 0 MB in`);
     }
     expect(run.log.match(/sha256 verified/g)).toHaveLength(6);
-    expect(readFileSync(join(binDir(), 'kube-apiserver'))).toEqual(files.get(`/k8s/${k8s}/bin/linux/${arch}/kube-apiserver`));
+    expect(readFileSync(join(binDir(), 'kube-apiserver'))).toEqual(
+      files.get(`/k8s/${k8s}/bin/linux/${arch}/kube-apiserver`),
+    );
     expect(readdirSync(dirname(binDir()))).toEqual(['bin']); // the staging folder is gone
   });
 
@@ -159,7 +190,10 @@ describe('downloading the plane from the release hosts', () => {
   });
 
   it('downloads no kwok that GitHub records no digest for, and takes PLANE_KWOK_SHA256 instead of the API', async () => {
-    files.set(`/kwok-api/releases/tags/${kwok}`, Buffer.from(JSON.stringify({ assets: [{ name: `kwok-linux-${arch}`, digest: null }] })));
+    files.set(
+      `/kwok-api/releases/tags/${kwok}`,
+      Buffer.from(JSON.stringify({ assets: [{ name: `kwok-linux-${arch}`, digest: null }] })),
+    );
     const run = await download();
     expect(run.toBuild).toEqual(['kwok']);
     expect(run.log).toContain('no published sha256 for kwok');
@@ -207,6 +241,8 @@ describe('downloading the plane from the release hosts', () => {
     const { run: build, goCalls } = await buildWithGoStub();
     expect(build.log).toContain('REFUSED kube-scheduler');
     expect(build.log).toContain('building from the Go module proxy: kube-scheduler');
-    expect(goCalls.filter((c) => c.startsWith('build '))).toEqual([expect.stringMatching(/ -o \S+\/kube-scheduler k8s\.io\/kubernetes\/cmd\/kube-scheduler$/)]);
+    expect(goCalls.filter((c) => c.startsWith('build '))).toEqual([
+      expect.stringMatching(/ -o \S+\/kube-scheduler k8s\.io\/kubernetes\/cmd\/kube-scheduler$/),
+    ]);
   });
 });

@@ -41,13 +41,26 @@ describe('reconciler', () => {
   });
 
   it("takes back the marks of a drain whose action is over (a return admitted unchecked, a lost event), restoring a label's earlier value", async () => {
-    world.cluster.addNode('node-a', instanceId, { unschedulable: true, labels: { ...owner, [excludeFromLoadBalancersLabel]: 'true' }, drain: record({ priorLabel: 'false' }) });
+    world.cluster.addNode('node-a', instanceId, {
+      unschedulable: true,
+      labels: { ...owner, [excludeFromLoadBalancersLabel]: 'true' },
+      drain: record({ priorLabel: 'false' }),
+    });
     await pass();
     const node = world.cluster.nodes.get('node-a')!;
-    expect(node).toMatchObject({ unschedulable: false, drain: undefined, labels: { [excludeFromLoadBalancersLabel]: 'false' } });
+    expect(node).toMatchObject({
+      unschedulable: false,
+      drain: undefined,
+      labels: { [excludeFromLoadBalancersLabel]: 'false' },
+    });
     expect(node.labels['graceful-node-termination/owner']).toBeUndefined();
-    expect(world.cluster.events.find((e) => e.reason === 'DrainMarksRemoved')?.message).toMatch(/reconciler found no owner .*InService/);
-    expect(world.metrics.at(-1)).toMatchObject({ dimensions: { Transition: 'reconcile' }, values: { StaleMarksRemoved: { value: 1 } } });
+    expect(world.cluster.events.find((e) => e.reason === 'DrainMarksRemoved')?.message).toMatch(
+      /reconciler found no owner .*InService/,
+    );
+    expect(world.metrics.at(-1)).toMatchObject({
+      dimensions: { Transition: 'reconcile' },
+      values: { StaleMarksRemoved: { value: 1 } },
+    });
   });
 
   it("leaves the marks an owner still holds: an action waiting, a retained instance, an instance in the warm pool, another deployment's", async () => {
@@ -55,16 +68,29 @@ describe('reconciler', () => {
       const id = `i-0${String(i).repeat(16)}`;
       world.groups.set(id, 'workers');
       world.autoScaling.states.set(id, state);
-      world.cluster.addNode(`node-${i}`, id, { unschedulable: true, labels: owner, drain: record({ updatedAtMs: world.clock.now() }) });
+      world.cluster.addNode(`node-${i}`, id, {
+        unschedulable: true,
+        labels: owner,
+        drain: record({ updatedAtMs: world.clock.now() }),
+      });
     }
-    world.cluster.addNode('theirs', instanceId, { unschedulable: true, labels: { 'graceful-node-termination/owner': 'gnt-b' }, drain: record() });
+    world.cluster.addNode('theirs', instanceId, {
+      unschedulable: true,
+      labels: { 'graceful-node-termination/owner': 'gnt-b' },
+      drain: record(),
+    });
     await pass();
-    for (const name of ['node-0', 'node-1', 'node-2', 'theirs']) expect(world.cluster.nodes.get(name)!.unschedulable).toBe(true);
+    for (const name of ['node-0', 'node-1', 'node-2', 'theirs'])
+      expect(world.cluster.nodes.get(name)!.unschedulable).toBe(true);
     expect(world.cluster.calls.filter((c) => c.op === 'unmark')).toEqual([]);
   });
 
   it('leaves a record younger than two minutes alone (Auto Scaling may not show its action yet)', async () => {
-    world.cluster.addNode('node-a', instanceId, { unschedulable: true, labels: owner, drain: record({ updatedAtMs: world.clock.now() - 30_000 }) });
+    world.cluster.addNode('node-a', instanceId, {
+      unschedulable: true,
+      labels: owner,
+      drain: record({ updatedAtMs: world.clock.now() - 30_000 }),
+    });
     await pass();
     expect(world.cluster.nodes.get('node-a')!.unschedulable).toBe(true);
   });
@@ -73,7 +99,12 @@ describe('reconciler', () => {
     world.terminating.add(instanceId);
     // Nothing written for longer than one invocation's stretch (880 s) and a minute.
     world.clock.advanceTo(t0 + 16 * 60_000);
-    world.cluster.addNode('node-a', instanceId, { unschedulable: true, labels: owner, drain: record(), handOff: 'sha256:ab/2/request-7' });
+    world.cluster.addNode('node-a', instanceId, {
+      unschedulable: true,
+      labels: owner,
+      drain: record(),
+      handOff: 'sha256:ab/2/request-7',
+    });
     await pass();
     expect(world.handOffs.sent).toEqual([
       expect.objectContaining({
@@ -107,7 +138,10 @@ describe('reconciler', () => {
     const statuses = await world.runChain({}, world.handOffs.sent[0]!);
     expect(statuses).toEqual(['drained']);
     expect(world.lifecycle.completions).toEqual([
-      expect.objectContaining({ action: expect.objectContaining({ instanceId, lifecycleActionToken: undefined }), result: 'CONTINUE' }),
+      expect.objectContaining({
+        action: expect.objectContaining({ instanceId, lifecycleActionToken: undefined }),
+        result: 'CONTINUE',
+      }),
     ]);
   });
 
@@ -142,13 +176,29 @@ describe('reconciler', () => {
     await pass();
     expect(world.cluster.nodes.get('node-a')!.taints).toHaveLength(1);
     expect(world.autoScaling.tags.get('workers')!.has(refreshStrategyTag)).toBe(true);
-    expect(world.log.lines.find((l) => l.level === 'warn')?.message).toMatch(/could not ask Auto Scaling about the refreshes/);
+    expect(world.log.lines.find((l) => l.level === 'warn')?.message).toMatch(
+      /could not ask Auto Scaling about the refreshes/,
+    );
   });
 
   it("takes back a migration's marks once its command stopped renewing the lease, and not before; its cordon only when the record says it set it", async () => {
-    const migration = { id: 'm-1-abcd', from: 'workers', to: 'workers-new', renewedAtMs: world.clock.now() - 60_000, leaseSeconds: 300, cordoned: true };
+    const migration = {
+      id: 'm-1-abcd',
+      from: 'workers',
+      to: 'workers-new',
+      renewedAtMs: world.clock.now() - 60_000,
+      leaseSeconds: 300,
+      cordoned: true,
+    };
     const node = world.cluster.addNode('node-a', instanceId);
-    expect(await world.cluster.markMigrating(node, { record: migration, owner: owner['graceful-node-termination/owner'], taint: false, cordon: true })).toBe('patched');
+    expect(
+      await world.cluster.markMigrating(node, {
+        record: migration,
+        owner: owner['graceful-node-termination/owner'],
+        taint: false,
+        cordon: true,
+      }),
+    ).toBe('patched');
     await pass();
     expect(world.cluster.nodes.get('node-a')).toMatchObject({ unschedulable: true, migration });
 
@@ -163,21 +213,40 @@ describe('reconciler', () => {
 
   it("leaves somebody else's cordon under a migration's marks", async () => {
     const node = world.cluster.addNode('node-a', instanceId, { unschedulable: true });
-    const migration = { id: 'm-2-abcd', from: 'workers', to: 'workers-new', renewedAtMs: world.clock.now() - 3_600_000, leaseSeconds: 300, cordoned: false };
-    await world.cluster.markMigrating(node, { record: migration, owner: owner['graceful-node-termination/owner'], taint: true, cordon: false });
+    const migration = {
+      id: 'm-2-abcd',
+      from: 'workers',
+      to: 'workers-new',
+      renewedAtMs: world.clock.now() - 3_600_000,
+      leaseSeconds: 300,
+      cordoned: false,
+    };
+    await world.cluster.markMigrating(node, {
+      record: migration,
+      owner: owner['graceful-node-termination/owner'],
+      taint: true,
+      cordon: false,
+    });
     await pass();
     expect(world.cluster.nodes.get('node-a')).toMatchObject({ unschedulable: true, migration: undefined, taints: [] });
   });
 
   it('removes a strategy tag left by a command killed before it started its refresh', async () => {
-    world.autoScaling.tags.set('workers', new Map([[refreshStrategyTag, `minimal@${Math.floor(world.clock.now() / 1000) - 3600}`]]));
+    world.autoScaling.tags.set(
+      'workers',
+      new Map([[refreshStrategyTag, `minimal@${Math.floor(world.clock.now() / 1000) - 3600}`]]),
+    );
     await pass();
     expect(world.autoScaling.tags.get('workers')!.has(refreshStrategyTag)).toBe(false);
   });
 
   it('is switched off by RECONCILE_MARKS=false, and refuses a scheduled event from another source', async () => {
-    expect((await world.invokeRaw(world.handler({ RECONCILE_MARKS: 'false' }), scheduledEvent())).records).toEqual([{ status: 'reconcile-off' }]);
-    expect((await world.invokeRaw(world.handler(), { ...scheduledEvent(), source: 'my.app' })).records).toEqual([{ status: 'malformed' }]);
+    expect((await world.invokeRaw(world.handler({ RECONCILE_MARKS: 'false' }), scheduledEvent())).records).toEqual([
+      { status: 'reconcile-off' },
+    ]);
+    expect((await world.invokeRaw(world.handler(), { ...scheduledEvent(), source: 'my.app' })).records).toEqual([
+      { status: 'malformed' },
+    ]);
     expect(world.cluster.calls).toEqual([]);
   });
 

@@ -3,7 +3,14 @@
 // reconciler, the cold start and the construct do.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { defaultInterval, latestResumeSeconds, longestIntervalMinutes, shortestHeartbeatSeconds, staleAfterSeconds, stretchSeconds } from '../../../lambda/shared/resume-window.js';
+import {
+  defaultInterval,
+  latestResumeSeconds,
+  longestIntervalMinutes,
+  shortestHeartbeatSeconds,
+  staleAfterSeconds,
+  stretchSeconds,
+} from '../../../lambda/shared/resume-window.js';
 
 const page = readFileSync(new URL('../../../docs/limits.md', import.meta.url), 'utf8');
 const margin = 20;
@@ -50,7 +57,9 @@ describe('docs/limits.md: resuming a lost hand-off', () => {
 
   it('quotes the shortest heartbeat timeout of each interval', () => {
     for (const [interval, heartbeat] of rows('resume-intervals')) {
-      expect(heartbeat, interval).toBe(`${shortestHeartbeatSeconds(Number(/^(\d+) min$/.exec(interval!)![1]), margin)} s`);
+      expect(heartbeat, interval).toBe(
+        `${shortestHeartbeatSeconds(Number(/^(\d+) min$/.exec(interval!)![1]), margin)} s`,
+      );
     }
     expect(shortestHeartbeatSeconds(104, margin)).toBeUndefined();
   });
@@ -58,10 +67,14 @@ describe('docs/limits.md: resuming a lost hand-off', () => {
   it('quotes the bound with the defaults and the thresholds in its prose', () => {
     const t = { heartbeatTimeoutSeconds: 1800, invocationMarginSeconds: margin };
     const latest = latestResumeSeconds(t, 5);
-    expect(page).toContain(`resumed at most ${latest} s after its last write,\n${1800 - latest} s before Auto Scaling would end the action`);
+    expect(page).toContain(
+      `resumed at most ${latest} s after its last write,\n${1800 - latest} s before Auto Scaling would end the action`,
+    );
     expect(page).toContain(`from ${shortestHeartbeatSeconds(1, margin)} s on`);
     expect(page).toContain(`the default 5-minute schedule needs ${shortestHeartbeatSeconds(5, margin)} s`);
-    expect(page).toContain(`no interval over ${longestIntervalMinutes({ heartbeatTimeoutSeconds: 7200, invocationMarginSeconds: margin })} minutes`);
+    expect(page).toContain(
+      `no interval over ${longestIntervalMinutes({ heartbeatTimeoutSeconds: 7200, invocationMarginSeconds: margin })} minutes`,
+    );
     expect(page).toContain('**`S + 30 s + I + 60 s <= H`**');
     expect(page).toContain(`\`HeartbeatTimeoutSeconds\` is at least ${shortestHeartbeatSeconds(5, margin)}`);
   });

@@ -17,10 +17,22 @@ const passMarginMs = 60_000;
 function lostChain(env: Record<string, string>) {
   const world = handlerWorld(env);
   const lastWriteMs = world.clock.now();
-  const record: DrainRecord = { action: 'sha256:ab', hook: 'workers-terminate', notifiedAtMs: lastWriteMs, startedAtMs: lastWriteMs, updatedAtMs: lastWriteMs, set: ['cordon'] };
+  const record: DrainRecord = {
+    action: 'sha256:ab',
+    hook: 'workers-terminate',
+    notifiedAtMs: lastWriteMs,
+    startedAtMs: lastWriteMs,
+    updatedAtMs: lastWriteMs,
+    set: ['cordon'],
+  };
   world.groups.set(instanceId, 'workers');
   world.terminating.add(instanceId);
-  world.cluster.addNode('node-a', instanceId, { unschedulable: true, labels: gntAOwner, drain: record, handOff: 'sha256:ab/3/request-9' });
+  world.cluster.addNode('node-a', instanceId, {
+    unschedulable: true,
+    labels: gntAOwner,
+    drain: record,
+    handOff: 'sha256:ab/3/request-9',
+  });
   const handle = world.handler();
   const pass = async (atMs: number) => {
     world.clock.advanceTo(atMs);
@@ -31,9 +43,15 @@ function lostChain(env: Record<string, string>) {
 }
 
 /** When the first pass of a schedule with this phase resumes the chain, or undefined. */
-async function resumedAt(env: Record<string, string>, intervalMs: number, phaseMs: number, untilMs: number): Promise<number | undefined> {
+async function resumedAt(
+  env: Record<string, string>,
+  intervalMs: number,
+  phaseMs: number,
+  untilMs: number,
+): Promise<number | undefined> {
   const { lastWriteMs, pass } = lostChain(env);
-  for (let at = lastWriteMs + phaseMs; at - lastWriteMs <= untilMs; at += intervalMs) if (await pass(at)) return at - lastWriteMs;
+  for (let at = lastWriteMs + phaseMs; at - lastWriteMs <= untilMs; at += intervalMs)
+    if (await pass(at)) return at - lastWriteMs;
   return undefined;
 }
 
@@ -47,7 +65,10 @@ describe('resuming a lost hand-off chain', () => {
       for (let phaseMs = 0; phaseMs < intervalMs; phaseMs += 10_000) {
         const at = await resumedAt(env, intervalMs, phaseMs, heartbeat * 1000 + intervalMs);
         expect(at, `heartbeat ${heartbeat} s, every ${minutes} min, phase ${phaseMs / 1000} s`).toBeDefined();
-        expect(at! + passMarginMs, `heartbeat ${heartbeat} s, every ${minutes} min, phase ${phaseMs / 1000} s`).toBeLessThanOrEqual(heartbeat * 1000);
+        expect(
+          at! + passMarginMs,
+          `heartbeat ${heartbeat} s, every ${minutes} min, phase ${phaseMs / 1000} s`,
+        ).toBeLessThanOrEqual(heartbeat * 1000);
       }
     }
   });
@@ -56,7 +77,12 @@ describe('resuming a lost hand-off chain', () => {
     for (const heartbeat of [750, 1000, 1800, 7200]) {
       const env = { ...handOffDeploymentEnv, HEARTBEAT_TIMEOUT_SECONDS: String(heartbeat) };
       // The stretch as the drain's own plan has it: it hands on then, in a 15-minute invocation.
-      const plan = planTermination(parseConfig(env), { notifiedAtMs: 0, nowMs: 0, invocationEndMs: 900_000, canHandOff: true });
+      const plan = planTermination(parseConfig(env), {
+        notifiedAtMs: 0,
+        nowMs: 0,
+        invocationEndMs: 900_000,
+        canHandOff: true,
+      });
       const { lastWriteMs, pass } = lostChain(env);
       expect(await pass(lastWriteMs + plan.invocationStopMs + 29_000), `heartbeat ${heartbeat} s`).toBe(false);
       expect(await pass(lastWriteMs + plan.invocationStopMs + 31_000), `heartbeat ${heartbeat} s`).toBe(true);
@@ -84,6 +110,8 @@ describe('resuming a lost hand-off chain', () => {
     );
     expect(() => parseConfig(env(1800, 14))).toThrow(/use RECONCILE_INTERVAL_MINUTES from 1 to 13/);
     expect(parseConfig(env(1800, 13)).reconcileIntervalMinutes).toBe(13);
-    expect([750, 900, 1200, 1270, 1800, 7200].map((h) => parseConfig(env(h)).reconcileIntervalMinutes)).toEqual([1, 1, 3, 5, 5, 5]);
+    expect([750, 900, 1200, 1270, 1800, 7200].map((h) => parseConfig(env(h)).reconcileIntervalMinutes)).toEqual([
+      1, 1, 3, 5, 5, 5,
+    ]);
   });
 });

@@ -6,7 +6,12 @@ import { boundStrategyTag } from '../../../lambda/refresh/strategy-tag.js';
 import { handlerWorld, type FakeCluster } from '../../fakes/fake-world.js';
 import { refreshEvent } from '../../fixtures/deliveries.js';
 
-const env = { CLUSTER_NAME: 'prod', AUTO_SCALING_GROUP_NAMES: 'workers', LIFECYCLE_HOOK_NAMES: 'workers-terminate', LOAD_BALANCER_DELAY_SECONDS: '0' };
+const env = {
+  CLUSTER_NAME: 'prod',
+  AUTO_SCALING_GROUP_NAMES: 'workers',
+  LIFECYCLE_HOOK_NAMES: 'workers-terminate',
+  LOAD_BALANCER_DELAY_SECONDS: '0',
+};
 const refreshId = 'c613620e-07e2-4ed2-a9e2-ef8258911ade';
 const outdated = 'graceful-node-termination/outdated';
 
@@ -19,19 +24,33 @@ describe('instance refresh marks', () => {
     cluster.addNode('old-1', 'i-0aaaaaaaaaaaaaaa1');
     cluster.addNode('old-2', 'i-0aaaaaaaaaaaaaaa2', { unschedulable: true }); // somebody cordoned it
     cluster.addNode('new-1', 'i-0bbbbbbbbbbbbbbb1');
-    world.refreshes.set(refreshId, { strategyTag: undefined, outdated: ['i-0aaaaaaaaaaaaaaa1', 'i-0aaaaaaaaaaaaaaa2'], desired: 'lt-0abc version 7' });
+    world.refreshes.set(refreshId, {
+      strategyTag: undefined,
+      outdated: ['i-0aaaaaaaaaaaaaaa1', 'i-0aaaaaaaaaaaaaaa2'],
+      desired: 'lt-0abc version 7',
+    });
   });
 
   it('taints the outdated nodes PreferNoSchedule when the refresh starts, and only those', async () => {
     const result = await world.invokeRaw(world.handler(), refreshEvent('Started'));
     expect(result.records).toEqual([{ status: 'refresh-marked' }]);
-    expect(cluster.nodes.get('old-1')!.taints).toEqual([{ key: outdated, value: refreshId, effect: 'PreferNoSchedule' }]);
-    expect(cluster.nodes.get('old-2')!.taints).toEqual([{ key: outdated, value: refreshId, effect: 'PreferNoSchedule' }]);
-    expect(cluster.nodes.get('old-1')!.labels).toMatchObject({ 'graceful-node-termination/refresh': refreshId, 'graceful-node-termination/owner': 'graceful-node-termination' });
+    expect(cluster.nodes.get('old-1')!.taints).toEqual([
+      { key: outdated, value: refreshId, effect: 'PreferNoSchedule' },
+    ]);
+    expect(cluster.nodes.get('old-2')!.taints).toEqual([
+      { key: outdated, value: refreshId, effect: 'PreferNoSchedule' },
+    ]);
+    expect(cluster.nodes.get('old-1')!.labels).toMatchObject({
+      'graceful-node-termination/refresh': refreshId,
+      'graceful-node-termination/owner': 'graceful-node-termination',
+    });
     expect(cluster.nodes.get('old-1')!.refreshGroup).toBe('workers');
     expect(cluster.nodes.get('new-1')!.taints).toEqual([]);
     expect(cluster.nodes.get('old-1')!.unschedulable).toBe(false);
-    expect(cluster.events.filter((e) => e.reason === 'MarkedOutdated').map((e) => e.regarding.name)).toEqual(['old-1', 'old-2']);
+    expect(cluster.events.filter((e) => e.reason === 'MarkedOutdated').map((e) => e.regarding.name)).toEqual([
+      'old-1',
+      'old-2',
+    ]);
     expect(cluster.events[0]!.message).toMatch(/replaces instance i-0aaaaaaaaaaaaaaa1 \(desired: lt-0abc version 7\)/);
   });
 
@@ -54,10 +73,16 @@ describe('instance refresh marks', () => {
   });
 
   it('never cordons for a tag that names another refresh, or one left pending for long', async () => {
-    world.refreshes.set(refreshId, { ...world.refreshes.get(refreshId)!, strategyTag: boundStrategyTag('an-older-refresh') });
+    world.refreshes.set(refreshId, {
+      ...world.refreshes.get(refreshId)!,
+      strategyTag: boundStrategyTag('an-older-refresh'),
+    });
     await world.invokeRaw(world.handler(), refreshEvent('Started'));
     expect(cluster.nodes.get('old-1')!.unschedulable).toBe(false);
-    world.refreshes.set(refreshId, { ...world.refreshes.get(refreshId)!, strategyTag: `minimal@${Math.floor(world.clock.now() / 1000) - 3600}` });
+    world.refreshes.set(refreshId, {
+      ...world.refreshes.get(refreshId)!,
+      strategyTag: `minimal@${Math.floor(world.clock.now() / 1000) - 3600}`,
+    });
     world.autoScaling.refreshStatus.set(refreshId, 'Cancelled');
     await world.invokeRaw(world.handler(), refreshEvent('Cancelled'));
     world.autoScaling.refreshStatus.delete(refreshId);
@@ -84,7 +109,11 @@ describe('instance refresh marks', () => {
   it("takes the older refresh's marks back when a newer one of the group starts (overlapping refreshes)", async () => {
     await world.invokeRaw(world.handler(), refreshEvent('Started'));
     const newer = '0d3b7a55-1111-2222-3333-444455556666';
-    world.refreshes.set(newer, { strategyTag: undefined, outdated: ['i-0aaaaaaaaaaaaaaa1'], desired: 'lt-0abc version 8' });
+    world.refreshes.set(newer, {
+      strategyTag: undefined,
+      outdated: ['i-0aaaaaaaaaaaaaaa1'],
+      desired: 'lt-0abc version 8',
+    });
     world.autoScaling.refreshStatus.set(refreshId, 'Cancelled');
     await world.invokeRaw(world.handler(), refreshEvent('Started', 'workers', newer));
     expect(cluster.nodes.get('old-1')!.taints).toEqual([{ key: outdated, value: newer, effect: 'PreferNoSchedule' }]);
@@ -95,7 +124,8 @@ describe('instance refresh marks', () => {
   it('takes its own marks back when the refresh ended while its Started event was being handled', async () => {
     // Auto Scaling answers InProgress to the confirm, then Cancelled once the nodes are marked.
     const statuses = ['InProgress', 'Cancelled'];
-    world.autoScaling.refreshStatuses = async (_g, ids) => new Map(ids.map((id) => [id, statuses.shift() ?? 'Cancelled']));
+    world.autoScaling.refreshStatuses = async (_g, ids) =>
+      new Map(ids.map((id) => [id, statuses.shift() ?? 'Cancelled']));
     await world.invokeRaw(world.handler(), refreshEvent('Started'));
     expect(cluster.nodes.get('old-1')!.taints).toEqual([]);
     expect(cluster.nodes.get('old-1')!.labels['graceful-node-termination/refresh']).toBeUndefined();
@@ -103,7 +133,10 @@ describe('instance refresh marks', () => {
 
   it("removes the taints when the refresh succeeds, and leaves a draining node's cordon to its drain", async () => {
     await world.invokeRaw(world.handler(), refreshEvent('Started'));
-    cluster.updateNode('old-1', { unschedulable: true, drain: { action: 'sha256:x', hook: 'h', notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: ['cordon'] } });
+    cluster.updateNode('old-1', {
+      unschedulable: true,
+      drain: { action: 'sha256:x', hook: 'h', notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: ['cordon'] },
+    });
     world.autoScaling.refreshStatus.set(refreshId, 'Successful');
     await world.invokeRaw(world.handler(), refreshEvent('Succeeded'));
     expect(cluster.nodes.get('old-1')).toMatchObject({ taints: [], unschedulable: true });
@@ -112,11 +145,19 @@ describe('instance refresh marks', () => {
 
   it('marks nothing for a refresh that is already over, refuses other groups, logs checkpoints, and can be switched off', async () => {
     world.refreshes.clear();
-    expect((await world.invokeRaw(world.handler(), refreshEvent('Started'))).records).toEqual([{ status: 'refresh-over' }]);
-    expect((await world.invokeRaw(world.handler(), refreshEvent('Started', 'someone-elses'))).records).toEqual([{ status: 'refused' }]);
-    expect((await world.invokeRaw(world.handler(), refreshEvent('Checkpoint Reached'))).records).toEqual([{ status: 'refresh-progress' }]);
+    expect((await world.invokeRaw(world.handler(), refreshEvent('Started'))).records).toEqual([
+      { status: 'refresh-over' },
+    ]);
+    expect((await world.invokeRaw(world.handler(), refreshEvent('Started', 'someone-elses'))).records).toEqual([
+      { status: 'refused' },
+    ]);
+    expect((await world.invokeRaw(world.handler(), refreshEvent('Checkpoint Reached'))).records).toEqual([
+      { status: 'refresh-progress' },
+    ]);
     world.refreshes.set(refreshId, { strategyTag: undefined, outdated: ['i-0aaaaaaaaaaaaaaa1'], desired: 'x' });
-    expect((await world.invokeRaw(world.handler({ MARK_OUTDATED_ON_REFRESH: 'false' }), refreshEvent('Started'))).records).toEqual([{ status: 'refresh-marks-off' }]);
+    expect(
+      (await world.invokeRaw(world.handler({ MARK_OUTDATED_ON_REFRESH: 'false' }), refreshEvent('Started'))).records,
+    ).toEqual([{ status: 'refresh-marks-off' }]);
     expect(cluster.nodes.get('old-1')!.taints).toEqual([]);
   });
 

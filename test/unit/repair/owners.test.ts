@@ -32,7 +32,9 @@ describe('the owner of a repair record', () => {
   });
 
   it('is gone when Auto Scaling never began the replacement: still InService past the window', () => {
-    expect(repairOwner(record({ decidedAtMs: now - replaceOwnerMs + min }), state('InService'), now).kind).toBe('alive');
+    expect(repairOwner(record({ decidedAtMs: now - replaceOwnerMs + min }), state('InService'), now).kind).toBe(
+      'alive',
+    );
     expect(repairOwner(record({ decidedAtMs: now - replaceOwnerMs - min }), state('InService'), now)).toMatchObject({
       kind: 'gone',
       why: /still has the instance InService 16 min/,
@@ -40,7 +42,11 @@ describe('the owner of a repair record', () => {
   });
 
   it('is the reboot for two hours, then gone', () => {
-    expect(repairOwner(record({ action: 'reboot', decidedAtMs: now - rebootOwnerMs + min }), state('InService'), now).kind).toBe('alive');
-    expect(repairOwner(record({ action: 'reboot', decidedAtMs: now - rebootOwnerMs - min }), state('InService'), now)).toMatchObject({ kind: 'gone', why: /never finished/ });
+    expect(
+      repairOwner(record({ action: 'reboot', decidedAtMs: now - rebootOwnerMs + min }), state('InService'), now).kind,
+    ).toBe('alive');
+    expect(
+      repairOwner(record({ action: 'reboot', decidedAtMs: now - rebootOwnerMs - min }), state('InService'), now),
+    ).toMatchObject({ kind: 'gone', why: /never finished/ });
   });
 });

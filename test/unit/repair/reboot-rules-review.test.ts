@@ -14,7 +14,14 @@ describe('the reboot repair under drain rules', () => {
     const world = handlerWorld(handOffDeploymentEnv);
     const extra = {
       REPAIR: JSON.stringify({
-        nodeRepairConfigOverrides: [{ nodeMonitoringCondition: 'NetworkingReady', nodeUnhealthyReason: 'IPAMDNotReady', minRepairWaitTimeMins: 5, repairAction: 'Reboot' }],
+        nodeRepairConfigOverrides: [
+          {
+            nodeMonitoringCondition: 'NetworkingReady',
+            nodeUnhealthyReason: 'IPAMDNotReady',
+            minRepairWaitTimeMins: 5,
+            repairAction: 'Reboot',
+          },
+        ],
       }),
     };
     const pass = () => world.invokeRaw(world.handler(extra), scheduledEvent());
@@ -26,7 +33,14 @@ describe('the reboot repair under drain rules', () => {
     world.cluster.addNode('node-1', instance, { conditions: bad });
     world.cluster.addPod(pod({ name: 'web', nodeName: 'node-1' }));
     world.cluster.addPod(pod({ name: 'cache', nodeName: 'node-1', labels: { 'cluster.x-k8s.io/drain': 'skip' } }));
-    const etl = world.cluster.addPod(pod({ name: 'etl', nodeName: 'node-1', controllerKind: 'StatefulSet', labels: { 'cluster.x-k8s.io/drain': 'wait-completed' } }));
+    const etl = world.cluster.addPod(
+      pod({
+        name: 'etl',
+        nodeName: 'node-1',
+        controllerKind: 'StatefulSet',
+        labels: { 'cluster.x-k8s.io/drain': 'wait-completed' },
+      }),
+    );
 
     await pass(); // decides and cordons
     world.clock.advanceTo(world.clock.now() + 5 * min);

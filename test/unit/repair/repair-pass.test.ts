@@ -15,7 +15,11 @@ describe('node auto repair pass', () => {
   let world: ReturnType<typeof handlerWorld>;
   let extra: Record<string, string>;
   const pass = () => world.invokeRaw(world.handler(extra), scheduledEvent());
-  const conditions = (badFor: number | undefined, type = 'NetworkingReady', reason = 'IPAMDNotReady'): NodeCondition[] => [
+  const conditions = (
+    badFor: number | undefined,
+    type = 'NetworkingReady',
+    reason = 'IPAMDNotReady',
+  ): NodeCondition[] => [
     { type: 'Ready', status: 'True', reason: 'KubeletReady', sinceMs: world.clock.now() - 600 * min },
     badFor === undefined
       ? { type, status: 'True', reason: '', sinceMs: world.clock.now() - 600 * min }
@@ -38,9 +42,16 @@ describe('node auto repair pass', () => {
     addNodes(3, { 1: 35, 2: 31 });
     expect((await pass()).records).toEqual([{ status: 'reconciled' }]);
     expect(world.autoScaling.unhealthy).toEqual([id(1)]);
-    expect(world.cluster.nodes.get('node-1')?.repair).toMatchObject({ action: 'replace', condition: 'NetworkingReady', reason: 'IPAMDNotReady', instanceId: id(1) });
+    expect(world.cluster.nodes.get('node-1')?.repair).toMatchObject({
+      action: 'replace',
+      condition: 'NetworkingReady',
+      reason: 'IPAMDNotReady',
+      instanceId: id(1),
+    });
     expect(reasons('node-1')).toEqual(['RepairReplacing']);
-    expect(world.cluster.events.find((e) => e.reason === 'RepairReplacing')?.message).toMatch(/NetworkingReady False \(IPAMDNotReady\) for 35 min \(rule: 30 min\)/);
+    expect(world.cluster.events.find((e) => e.reason === 'RepairReplacing')?.message).toMatch(
+      /NetworkingReady False \(IPAMDNotReady\) for 35 min \(rule: 30 min\)/,
+    );
     expect(reasons('node-2')).toEqual(['RepairDeferred']);
     expect(world.metrics.at(-1)).toMatchObject({
       dimensions: { Transition: 'repair' },
@@ -67,9 +78,14 @@ describe('node auto repair pass', () => {
     expect(world.autoScaling.unhealthy).toEqual([]);
     expect(world.autoScaling.calls).not.toContain('SetInstanceHealth');
     expect(reasons('node-1')).toEqual(['RepairHeld']);
-    expect(world.cluster.events.find((e) => e.reason === 'RepairHeld')?.message).toMatch(/storm control: 2 of its 6 nodes are unhealthy/);
+    expect(world.cluster.events.find((e) => e.reason === 'RepairHeld')?.message).toMatch(
+      /storm control: 2 of its 6 nodes are unhealthy/,
+    );
     expect(world.log.messages('warn')).toContain(repairHeldMessage);
-    expect(world.metrics.at(-1)).toMatchObject({ dimensions: { Transition: 'repair', Outcome: 'judged' }, values: { RepairStorms: { value: 1 }, RepairsStarted: { value: 0 } } });
+    expect(world.metrics.at(-1)).toMatchObject({
+      dimensions: { Transition: 'repair', Outcome: 'judged' },
+      values: { RepairStorms: { value: 1 }, RepairsStarted: { value: 0 } },
+    });
   });
 
   it('writes RepairHeld on at most 10 nodes of a storm; the log line names every due node', async () => {
@@ -77,7 +93,9 @@ describe('node auto repair pass', () => {
     await pass();
     expect(world.cluster.events.filter((e) => e.reason === 'RepairHeld')).toHaveLength(10);
     expect(world.cluster.events.find((e) => e.reason === 'RepairHeld')?.regarding.name).toBe('node-12');
-    expect(world.log.lines.find((l) => l.message === repairHeldMessage)?.fields).toMatchObject({ due: expect.arrayContaining(['node-1', 'node-12']) });
+    expect(world.log.lines.find((l) => l.message === repairHeldMessage)?.fields).toMatchObject({
+      due: expect.arrayContaining(['node-1', 'node-12']),
+    });
   });
 
   it('holds while Auto Scaling is already replacing an instance of the group it was not asked to', async () => {
@@ -85,7 +103,9 @@ describe('node auto repair pass', () => {
     world.autoScaling.states.set(id(3), 'Terminating:Wait');
     await pass();
     expect(world.autoScaling.unhealthy).toEqual([]);
-    expect(world.cluster.events.find((e) => e.reason === 'RepairHeld')?.message).toMatch(/already replacing or terminating 1 instance/);
+    expect(world.cluster.events.find((e) => e.reason === 'RepairHeld')?.message).toMatch(
+      /already replacing or terminating 1 instance/,
+    );
   });
 
   it('leaves alone a node that recovered before its rule fired, and one still inside its wait', async () => {
@@ -124,7 +144,14 @@ describe('node auto repair pass', () => {
   it('NoAction only says so', async () => {
     extra = {
       REPAIR: JSON.stringify({
-        nodeRepairConfigOverrides: [{ nodeMonitoringCondition: 'NetworkingReady', nodeUnhealthyReason: 'IPAMDNotReady', minRepairWaitTimeMins: 5, repairAction: 'NoAction' }],
+        nodeRepairConfigOverrides: [
+          {
+            nodeMonitoringCondition: 'NetworkingReady',
+            nodeUnhealthyReason: 'IPAMDNotReady',
+            minRepairWaitTimeMins: 5,
+            repairAction: 'NoAction',
+          },
+        ],
       }),
     };
     addNodes(1, { 1: 6 });
@@ -136,13 +163,23 @@ describe('node auto repair pass', () => {
   it('reboots: cordons and evicts, reboots once the pods are gone, uncordons once healthy', async () => {
     extra = {
       REPAIR: JSON.stringify({
-        nodeRepairConfigOverrides: [{ nodeMonitoringCondition: 'NetworkingReady', nodeUnhealthyReason: 'IPAMDNotReady', minRepairWaitTimeMins: 5, repairAction: 'Reboot' }],
+        nodeRepairConfigOverrides: [
+          {
+            nodeMonitoringCondition: 'NetworkingReady',
+            nodeUnhealthyReason: 'IPAMDNotReady',
+            minRepairWaitTimeMins: 5,
+            repairAction: 'Reboot',
+          },
+        ],
       }),
     };
     addNodes(1, { 1: 6 });
     world.cluster.addPod(pod({ name: 'web', nodeName: 'node-1' }));
     await pass();
-    expect(world.cluster.nodes.get('node-1')).toMatchObject({ unschedulable: true, repair: { action: 'reboot', cordoned: true } });
+    expect(world.cluster.nodes.get('node-1')).toMatchObject({
+      unschedulable: true,
+      repair: { action: 'reboot', cordoned: true },
+    });
     expect(reasons('node-1')).toEqual(['RepairRebooting']);
     world.clock.advanceTo(world.clock.now() + 5 * min);
     await pass();
@@ -179,13 +216,22 @@ describe('node auto repair pass', () => {
     world.cluster.updateNode('node-1', {
       unschedulable: true,
       labels: { 'graceful-node-termination/owner': 'gnt-a' },
-      repair: { action: 'reboot', instanceId: id(1), condition: 'NetworkingReady', reason: 'IPAMDNotReady', decidedAtMs, cordoned: true },
+      repair: {
+        action: 'reboot',
+        instanceId: id(1),
+        condition: 'NetworkingReady',
+        reason: 'IPAMDNotReady',
+        decidedAtMs,
+        cordoned: true,
+      },
     });
     extra = {};
     await pass();
     expect(world.cluster.nodes.get('node-1')).toMatchObject({ unschedulable: false, repair: undefined });
     expect(world.cluster.nodes.get('node-1')?.labels['graceful-node-termination/owner']).toBeUndefined();
-    expect(world.cluster.events.find((e) => e.reason === 'RepairMarksRemoved')?.message).toMatch(/and its cordon: the reboot was decided 180 min ago/);
+    expect(world.cluster.events.find((e) => e.reason === 'RepairMarksRemoved')?.message).toMatch(
+      /and its cordon: the reboot was decided 180 min ago/,
+    );
     expect(world.autoScaling.unhealthy).toEqual([]);
   });
 

@@ -8,12 +8,33 @@ import { defaultRepairSettings, RepairAction, type RepairSettings } from '../../
 
 const now = Date.parse('2026-11-27T12:00:00Z');
 const min = 60_000;
-const cond = (type: string, status: string, agoMinutes: number, reason = ''): NodeCondition => ({ type, status, reason, sinceMs: now - agoMinutes * min });
-const healthy = ['Ready', 'KernelReady', 'NetworkingReady', 'ContainerRuntimeReady', 'StorageReady', 'AcceleratedHardwareReady'].map((t) => cond(t, 'True', 600));
-const node = (...bad: NodeCondition[]) => ({ conditions: [...healthy.filter((h) => !bad.some((b) => b.type === h.type)), ...bad] });
+const cond = (type: string, status: string, agoMinutes: number, reason = ''): NodeCondition => ({
+  type,
+  status,
+  reason,
+  sinceMs: now - agoMinutes * min,
+});
+const healthy = [
+  'Ready',
+  'KernelReady',
+  'NetworkingReady',
+  'ContainerRuntimeReady',
+  'StorageReady',
+  'AcceleratedHardwareReady',
+].map((t) => cond(t, 'True', 600));
+const node = (...bad: NodeCondition[]) => ({
+  conditions: [...healthy.filter((h) => !bad.some((b) => b.type === h.type)), ...bad],
+});
 const withOverride = (repairAction: RepairAction, minutes = 5): RepairSettings => ({
   ...defaultRepairSettings,
-  overrides: [{ nodeMonitoringCondition: 'AcceleratedHardwareReady', nodeUnhealthyReason: 'NvidiaXID64Error', minRepairWaitTimeMins: minutes, repairAction }],
+  overrides: [
+    {
+      nodeMonitoringCondition: 'AcceleratedHardwareReady',
+      nodeUnhealthyReason: 'NvidiaXID64Error',
+      minRepairWaitTimeMins: minutes,
+      repairAction,
+    },
+  ],
 });
 
 describe('repair rules', () => {
@@ -23,12 +44,22 @@ describe('repair rules', () => {
   });
 
   it('ignores conditions no rule names (MemoryPressure, DiskPressure)', () => {
-    expect(judge(node(cond('DiskPressure', 'True', 100), cond('MemoryPressure', 'Unknown', 100)), defaultRepairSettings, now)).toEqual({ kind: 'healthy' });
+    expect(
+      judge(
+        node(cond('DiskPressure', 'True', 100), cond('MemoryPressure', 'Unknown', 100)),
+        defaultRepairSettings,
+        now,
+      ),
+    ).toEqual({ kind: 'healthy' });
   });
 
   it('waits 30 min for NetworkingReady False, then it is due with Replace', () => {
-    expect(judge(node(cond('NetworkingReady', 'False', 29, 'IPAMDNotReady')), defaultRepairSettings, now)).toMatchObject({ kind: 'waiting', dueAtMs: now + min });
-    expect(judge(node(cond('NetworkingReady', 'False', 30, 'IPAMDNotReady')), defaultRepairSettings, now)).toMatchObject({
+    expect(
+      judge(node(cond('NetworkingReady', 'False', 29, 'IPAMDNotReady')), defaultRepairSettings, now),
+    ).toMatchObject({ kind: 'waiting', dueAtMs: now + min });
+    expect(
+      judge(node(cond('NetworkingReady', 'False', 30, 'IPAMDNotReady')), defaultRepairSettings, now),
+    ).toMatchObject({
       kind: 'due',
       action: RepairAction.REPLACE,
       bad: { condition: 'NetworkingReady', reason: 'IPAMDNotReady', minutes: 30, ruleMinutes: 30 },
@@ -49,13 +80,25 @@ describe('repair rules', () => {
 
   it('an override matches its condition and reason exactly: its wait and its action', () => {
     const s = withOverride(RepairAction.REBOOT);
-    expect(judge(node(cond('AcceleratedHardwareReady', 'False', 6, 'NvidiaXID64Error')), s, now)).toMatchObject({ kind: 'due', action: RepairAction.REBOOT });
+    expect(judge(node(cond('AcceleratedHardwareReady', 'False', 6, 'NvidiaXID64Error')), s, now)).toMatchObject({
+      kind: 'due',
+      action: RepairAction.REBOOT,
+    });
     expect(judge(node(cond('AcceleratedHardwareReady', 'False', 6, 'NvidiaXID79Error')), s, now).kind).toBe('waiting');
-    expect(ruleFor(s, 'AcceleratedHardwareReady', 'NvidiaXID79Error')).toEqual({ minutes: 10, action: RepairAction.REPLACE });
+    expect(ruleFor(s, 'AcceleratedHardwareReady', 'NvidiaXID79Error')).toEqual({
+      minutes: 10,
+      action: RepairAction.REPLACE,
+    });
   });
 
   it('NoAction is due like any rule (the pass only reports it)', () => {
-    expect(judge(node(cond('AcceleratedHardwareReady', 'False', 6, 'NvidiaXID64Error')), withOverride(RepairAction.NO_ACTION), now)).toMatchObject({
+    expect(
+      judge(
+        node(cond('AcceleratedHardwareReady', 'False', 6, 'NvidiaXID64Error')),
+        withOverride(RepairAction.NO_ACTION),
+        now,
+      ),
+    ).toMatchObject({
       kind: 'due',
       action: 'NoAction',
     });
@@ -63,7 +106,10 @@ describe('repair rules', () => {
 
   it('with several due conditions the strongest action wins', () => {
     const verdict = judge(
-      node(cond('AcceleratedHardwareReady', 'False', 60, 'NvidiaXID64Error'), cond('KernelReady', 'False', 40, 'KernelBug')),
+      node(
+        cond('AcceleratedHardwareReady', 'False', 60, 'NvidiaXID64Error'),
+        cond('KernelReady', 'False', 40, 'KernelBug'),
+      ),
       withOverride(RepairAction.REBOOT),
       now,
     );
@@ -71,7 +117,13 @@ describe('repair rules', () => {
   });
 
   it('a condition without lastTransitionTime is never due on a guess', () => {
-    expect(judge({ conditions: [{ type: 'Ready', status: 'False', reason: '', sinceMs: Number.NaN }] }, defaultRepairSettings, now).kind).toBe('waiting');
+    expect(
+      judge(
+        { conditions: [{ type: 'Ready', status: 'False', reason: '', sinceMs: Number.NaN }] },
+        defaultRepairSettings,
+        now,
+      ).kind,
+    ).toBe('waiting');
   });
 
   it('a node that recovered before its rule fired is healthy again', () => {
@@ -79,7 +131,10 @@ describe('repair rules', () => {
   });
 
   it('a configured wait replaces the default for its condition', () => {
-    const s = { ...defaultRepairSettings, repairAfterMinutes: { ...defaultRepairSettings.repairAfterMinutes, Ready: 5 } };
+    const s = {
+      ...defaultRepairSettings,
+      repairAfterMinutes: { ...defaultRepairSettings.repairAfterMinutes, Ready: 5 },
+    };
     expect(judge(node(cond('Ready', 'False', 5)), s, now).kind).toBe('due');
   });
 });

@@ -18,7 +18,8 @@ import { grantsOf, resourcesOf, stackWith } from '../../infra/fixtures.js';
 
 const env = handOffDeploymentEnv;
 const owner = gntAOwner;
-const byReconciler = (m: Record<string, unknown>) => (m['GracefulNodeTerminationHandOff'] as { resumedBy?: string } | undefined)?.resumedBy === 'reconciler';
+const byReconciler = (m: Record<string, unknown>) =>
+  (m['GracefulNodeTerminationHandOff'] as { resumedBy?: string } | undefined)?.resumedBy === 'reconciler';
 
 describe('review 2: by-instance resumes', () => {
   let world: ReturnType<typeof handlerWorld>;
@@ -68,7 +69,10 @@ describe('review 2: by-instance resumes', () => {
 
     // A fresh drain (DRAIN_TIMEOUT_SECONDS 900 from the resume) would still be evicting after five minutes.
     expect({
-      completions: world.lifecycle.completions.map((c) => ({ result: c.result, afterSeconds: (c.atMs - started) / 1000 })),
+      completions: world.lifecycle.completions.map((c) => ({
+        result: c.result,
+        afterSeconds: (c.atMs - started) / 1000,
+      })),
       podsLeft: world.cluster.podsOn('node-a').map((p) => p.name),
     }).toEqual({ completions: [], podsLeft: ['web'] });
   });
@@ -112,7 +116,10 @@ describe('review 2: by-instance resumes', () => {
     await world.invoke(world.handler(), resumed, 600_000);
     await pending;
 
-    expect({ late, drainsStarted: world.cluster.reasons().filter((r) => r === 'Node/DrainStarted').length }).toEqual({ late: 'superseded', drainsStarted: 0 });
+    expect({ late, drainsStarted: world.cluster.reasons().filter((r) => r === 'Node/DrainStarted').length }).toEqual({
+      late: 'superseded',
+      drainsStarted: 0,
+    });
   });
 });
 
@@ -153,13 +160,22 @@ describe('review 2: the installer and objects of another deployment', () => {
   // would fail every such upgrade. Two deployments need different names (docs/limits.md).
   it('adopts an unannotated object of its own name, writing its owner on it, and refuses an annotated one of another stack', async () => {
     const name = 'shared-name';
-    const earlier: KubernetesObject = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels: { 'app.kubernetes.io/instance': name } } };
+    const earlier: KubernetesObject = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name, labels: { 'app.kubernetes.io/instance': name } },
+    };
     const adopted = fakeKube(new Map([[clusterRolePath(name), earlier]]));
     await applyRbac(adopted.kube, { name, group: name, deadlinePolicy: 'force', owner: `${stackB}/Rbac` });
     expect(adopted.patched).toContain(clusterRolePath(name));
-    const theirs: KubernetesObject = { ...earlier, metadata: { ...earlier.metadata, annotations: { [ownerAnnotation]: `${stackA}/Rbac` } } };
+    const theirs: KubernetesObject = {
+      ...earlier,
+      metadata: { ...earlier.metadata, annotations: { [ownerAnnotation]: `${stackA}/Rbac` } },
+    };
     const refused = fakeKube(new Map([[clusterRolePath(name), theirs]]));
-    await expect(applyRbac(refused.kube, { name, group: name, deadlinePolicy: 'force', owner: `${stackB}/Rbac` })).rejects.toBeInstanceOf(ConfigError);
+    await expect(
+      applyRbac(refused.kube, { name, group: name, deadlinePolicy: 'force', owner: `${stackB}/Rbac` }),
+    ).rejects.toBeInstanceOf(ConfigError);
     expect(refused.patched).toEqual([]);
   });
 });
@@ -191,7 +207,10 @@ describe('review 2: attacks that held', () => {
     world.groups.set(instanceId, 'workers');
     world.ec2.spot.set(instanceId, 'fulfilled');
     world.clock.after(1_000, () => world.ec2.spot.set(instanceId, 'marked-for-termination'));
-    const result = await world.invokeRaw(world.handler(), spotInterruptionWarning(instanceId, new Date(world.clock.now()).toISOString()));
+    const result = await world.invokeRaw(
+      world.handler(),
+      spotInterruptionWarning(instanceId, new Date(world.clock.now()).toISOString()),
+    );
     expect(result.records[0]!.status).not.toBe('refused');
     expect(world.cluster.nodes.get('node-a')!.unschedulable).toBe(true);
   });
@@ -204,7 +223,9 @@ describe('review 2: attacks that held', () => {
     const warning = () => spotInterruptionWarning(instanceId, new Date(world.clock.now()).toISOString());
     expect((await world.invokeRaw(world.handler(), warning())).records[0]!.status).toBe('refused');
     world.groups.set(instanceId, 'workers');
-    expect((await world.invokeRaw(world.handler({ SPOT_INTERRUPTIONS: 'false' }), warning())).records[0]!.status).toBe('refused');
+    expect((await world.invokeRaw(world.handler({ SPOT_INTERRUPTIONS: 'false' }), warning())).records[0]!.status).toBe(
+      'refused',
+    );
     expect(world.ec2.calls).toEqual([]);
     expect(world.cluster.calls.filter((c) => c.op !== 'list-nodes' && c.op !== 'get-nodes')).toEqual([]);
   });
@@ -217,9 +238,19 @@ describe('review 2: attacks that held', () => {
     world.cluster.addNode('node-a', instanceId, {
       unschedulable: true,
       labels: owner,
-      drain: { action: actionIdOf('x'), hook: 'workers-terminate', notifiedAtMs: t - 86_400_000, startedAtMs: t - 86_400_000, updatedAtMs: t - 86_400_000, set: ['cordon'] },
+      drain: {
+        action: actionIdOf('x'),
+        hook: 'workers-terminate',
+        notifiedAtMs: t - 86_400_000,
+        startedAtMs: t - 86_400_000,
+        updatedAtMs: t - 86_400_000,
+        set: ['cordon'],
+      },
     });
-    await world.lifecycle.complete({ autoScalingGroupName: 'workers', lifecycleHookName: 'workers-terminate', instanceId }, 'CONTINUE');
+    await world.lifecycle.complete(
+      { autoScalingGroupName: 'workers', lifecycleHookName: 'workers-terminate', instanceId },
+      'CONTINUE',
+    );
     const before = world.cluster.nodes.get('node-a')!.drain;
     await world.invokeRaw(world.handler(), scheduledEvent());
     expect(world.handOffs.sent).toEqual([]);
@@ -234,7 +265,9 @@ describe('review 2: attacks that held', () => {
       metadata: { name, labels: {}, annotations: { [ownerAnnotation]: `${stackA}/Rbac` } },
     };
     const { kube, patched } = fakeKube(new Map([[clusterRolePath(name), theirs]]));
-    await expect(applyRbac(kube, { name, group: name, deadlinePolicy: 'force', owner: `${stackB}/Rbac` })).rejects.toBeInstanceOf(ConfigError);
+    await expect(
+      applyRbac(kube, { name, group: name, deadlinePolicy: 'force', owner: `${stackB}/Rbac` }),
+    ).rejects.toBeInstanceOf(ConfigError);
     expect(patched).toEqual([]);
     // The same stack, another logical id (the resource replaced): still its own.
     const own = fakeKube(new Map([[clusterRolePath(name), theirs]]));
@@ -243,20 +276,28 @@ describe('review 2: attacks that held', () => {
   });
 
   // It synthesizes a stack: the first synthesis in a worker bundles the Lambda (esbuild), slow beside the release suite on two cores.
-  it("addAutoScalingGroupName(name, { id: 'Group2' }) gives the hooks the logical IDs version 0.1 gave the second group", { timeout: 90_000 }, () => {
-    const { stack, construct } = stackWith({ autoScalingGroupNames: ['nodes-a'] });
-    // A token-named group, the second group added (0.1 numbered it Group2).
-    construct.addAutoScalingGroupName(Fn.importValue('shared-nodes'), { id: 'Group2' });
-    const hooks = Object.entries(resourcesOf(stack))
-      .filter(([, r]) => r.Type === 'AWS::AutoScaling::LifecycleHook')
-      .map(([id]) => id);
-    // What 2bfcf39 built: the hooks directly under the construct, in a scope named Group2.
-    const old = new Stack(new App(), 'Test');
-    const group = new Construct(new Construct(old, 'Gnt'), 'Group2');
-    const expected = ['Launch', 'Terminate'].map((id) => old.getLogicalId(new CfnResource(group, id, { type: 'AWS::AutoScaling::LifecycleHook' })));
-    expect(hooks).toEqual(expect.arrayContaining(expected));
-    // And the Spot request read is granted only with Spot draining.
-    expect(grantsOf(resourcesOf(stackWith({}).stack), 'ec2:DescribeSpotInstanceRequests')).toEqual([]);
-    expect(grantsOf(resourcesOf(stackWith({ spotInterruptions: true }).stack), 'ec2:DescribeSpotInstanceRequests')).toHaveLength(1);
-  });
+  it(
+    "addAutoScalingGroupName(name, { id: 'Group2' }) gives the hooks the logical IDs version 0.1 gave the second group",
+    { timeout: 90_000 },
+    () => {
+      const { stack, construct } = stackWith({ autoScalingGroupNames: ['nodes-a'] });
+      // A token-named group, the second group added (0.1 numbered it Group2).
+      construct.addAutoScalingGroupName(Fn.importValue('shared-nodes'), { id: 'Group2' });
+      const hooks = Object.entries(resourcesOf(stack))
+        .filter(([, r]) => r.Type === 'AWS::AutoScaling::LifecycleHook')
+        .map(([id]) => id);
+      // What 2bfcf39 built: the hooks directly under the construct, in a scope named Group2.
+      const old = new Stack(new App(), 'Test');
+      const group = new Construct(new Construct(old, 'Gnt'), 'Group2');
+      const expected = ['Launch', 'Terminate'].map((id) =>
+        old.getLogicalId(new CfnResource(group, id, { type: 'AWS::AutoScaling::LifecycleHook' })),
+      );
+      expect(hooks).toEqual(expect.arrayContaining(expected));
+      // And the Spot request read is granted only with Spot draining.
+      expect(grantsOf(resourcesOf(stackWith({}).stack), 'ec2:DescribeSpotInstanceRequests')).toEqual([]);
+      expect(
+        grantsOf(resourcesOf(stackWith({ spotInterruptions: true }).stack), 'ec2:DescribeSpotInstanceRequests'),
+      ).toHaveLength(1);
+    },
+  );
 });

@@ -18,8 +18,23 @@ type World = ReturnType<typeof phaseWorld>;
 function drained(w: World, deadlines: Partial<Deadlines> = {}): Drained {
   const node = w.cluster.nodes.get('node-a') ?? w.cluster.addNode('node-a', instanceId);
   const startedAtMs = w.clock.now();
-  const record = { action: 'sha256:a', hook: 'h', notifiedAtMs: startedAtMs, startedAtMs, updatedAtMs: startedAtMs, set: [] };
-  const result = { outcome: 'drained' as const, evicted: 1, blocked: 0, forced: 0, stuck: [], returned: [], notWaitedFor: [] };
+  const record = {
+    action: 'sha256:a',
+    hook: 'h',
+    notifiedAtMs: startedAtMs,
+    startedAtMs,
+    updatedAtMs: startedAtMs,
+    set: [],
+  };
+  const result = {
+    outcome: 'drained' as const,
+    evicted: 1,
+    blocked: 0,
+    forced: 0,
+    stuck: [],
+    returned: [],
+    notWaitedFor: [],
+  };
   return {
     node,
     actionId: 'sha256:a',
@@ -51,7 +66,13 @@ describe('review: the volume wait', () => {
   it('the volume of a drained pod still terminating on the node (stuck on a finalizer) holds the release until it detaches', async () => {
     const w = phaseWorld();
     w.cluster.addPod(
-      pod({ name: 'db-0', controllerKind: 'StatefulSet', claims: ['data-db-0'], deletionTimestamp: new Date(w.clock.now() - 60_000), finalizers: ['example.com/backup'] }),
+      pod({
+        name: 'db-0',
+        controllerKind: 'StatefulSet',
+        claims: ['data-db-0'],
+        deletionTimestamp: new Date(w.clock.now() - 60_000),
+        finalizers: ['example.com/backup'],
+      }),
     );
     w.cluster.attach('pv-db');
     w.cluster.volumeClaims.set('pv-db', 'default/data-db-0');
@@ -97,7 +118,12 @@ describe('review: the load-balancer wait', () => {
         // As the runtime builds the client: 2 attempts of 3 s and the backoff between; a
         // reading that takes longer in real time is cut off (within(), tested below).
         await w.clock.sleep(6_400);
-        return { read: false, denied: false, error: new Error('elbv2 DescribeTargetGroups: no answer within 5000 ms'), calls: 3 };
+        return {
+          read: false,
+          denied: false,
+          error: new Error('elbv2 DescribeTargetGroups: no answer within 5000 ms'),
+          calls: 3,
+        };
       },
     };
     const d = drained(w, spotDeadlines(reclaimAtMs, 60, { minSeconds: 5 }));
@@ -117,7 +143,10 @@ describe('review: the load-balancer wait', () => {
     w.loadBalancers.hold(instanceId, 'k8s-default-web', w.clock.now() + 200_000);
     w.clock.after(90_000, () => (w.loadBalancers.failure = { denied: false }));
     w.clock.after(110_000, () => (w.loadBalancers.failure = undefined));
-    const { step, seconds } = await settled(w, drained(w, { loadBalancerWait: { minMs: 5_000, maxMs: 300_000 }, loadBalancerDelayMs: 60_000 }));
+    const { step, seconds } = await settled(
+      w,
+      drained(w, { loadBalancerWait: { minMs: 5_000, maxMs: 300_000 }, loadBalancerDelayMs: 60_000 }),
+    );
     expect(isStop(step)).toBe(false);
     expect(seconds).toBeGreaterThanOrEqual(200);
     expect(w.cluster.reasons()).toContain('Node/TargetsDeregistered');
@@ -139,7 +168,9 @@ describe('review: a launch whose EC2 lookup was throttled', () => {
       getNodesNamed: async () => [],
       scanForInstances: async (ids) => {
         calls.push('scan');
-        return new Map(ids.flatMap((id) => nodes.filter((n) => instanceMatches(n.providerId, id)).map((n) => [id, n] as const)));
+        return new Map(
+          ids.flatMap((id) => nodes.filter((n) => instanceMatches(n.providerId, id)).map((n) => [id, n] as const)),
+        );
       },
       watchNodeNamed: async (name): Promise<NodeWatch> => {
         calls.push(`watch ${name}`);
@@ -173,7 +204,9 @@ describe('review: a throttled heartbeat on a hand-off', () => {
   it('a hand-off of a drain older than the heartbeat timeout, heartbeat throttled: sent again, not failed', async () => {
     const world = handlerWorld(handOffDeploymentEnv);
     world.cluster.addNode('node-a', instanceId);
-    world.lifecycle.failWith = new ServiceBusyError('autoscaling:heartbeat was throttled through every retry: Rate exceeded');
+    world.lifecycle.failWith = new ServiceBusyError(
+      'autoscaling:heartbeat was throttled through every retry: Rate exceeded',
+    );
     const handOff = lifecycleMessage({
       Service: 'graceful-node-termination',
       Time: new Date(world.clock.now() - 2 * 3600_000).toISOString(),

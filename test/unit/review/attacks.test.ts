@@ -3,7 +3,14 @@
 // states the behaviour the design promises; those marked "Found" broke an earlier version
 // (e12925a), with how badly; the last block held from the start.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { actionIdOf, excludeFromLoadBalancersLabel, ownerLabel, refreshCordonedLabel, refreshLabel, type DrainRecord } from '../../../lambda/cluster/node-marks.js';
+import {
+  actionIdOf,
+  excludeFromLoadBalancersLabel,
+  ownerLabel,
+  refreshCordonedLabel,
+  refreshLabel,
+  type DrainRecord,
+} from '../../../lambda/cluster/node-marks.js';
 import { isDrainable } from '../../../lambda/cluster/pods.js';
 import { boundStrategyTag } from '../../../lambda/refresh/strategy-tag.js';
 import { ServiceBusyError } from '../../../lambda/shared/errors.js';
@@ -16,7 +23,12 @@ const owner = gntAOwner;
 const refreshId = 'c613620e-07e2-4ed2-a9e2-ef8258911ade';
 type World = ReturnType<typeof handlerWorld>;
 const launchMessage = (o: Record<string, unknown> = {}) =>
-  lifecycleMessage({ LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING', LifecycleHookName: 'workers-launch', LifecycleActionToken: 'launch-token', ...o });
+  lifecycleMessage({
+    LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING',
+    LifecycleHookName: 'workers-launch',
+    LifecycleActionToken: 'launch-token',
+    ...o,
+  });
 
 describe('review: writes without a confirmation by AWS', () => {
   // Found (high). A Spot warning was "confirmed" only by the instance's group: nothing asked
@@ -31,27 +43,39 @@ describe('review: writes without a confirmation by AWS', () => {
   // it throttle. Throttled or failing (5xx) through every retry, EC2 is busy, not absent.
   it.each([
     ['On-Demand', () => {}],
-    ['Spot that EC2 never warned (its request read three times, 2 s apart)', (w: World) => w.ec2.spot.set(instanceId, 'fulfilled')],
+    [
+      'Spot that EC2 never warned (its request read three times, 2 s apart)',
+      (w: World) => w.ec2.spot.set(instanceId, 'fulfilled'),
+    ],
     [
       'On-Demand while EC2 throttles the drainer',
-      (w: World) => (w.ec2.failure = new ServiceBusyError('ec2:DescribeInstances failed after 4 attempts: HTTP 503 RequestLimitExceeded: Request limit exceeded.')),
+      (w: World) =>
+        (w.ec2.failure = new ServiceBusyError(
+          'ec2:DescribeInstances failed after 4 attempts: HTTP 503 RequestLimitExceeded: Request limit exceeded.',
+        )),
     ],
-  ])('a forged Spot warning for an InService %s instance writes nothing', async (_what, setUp: (w: World) => unknown) => {
-    const world = handlerWorld(env);
-    world.cluster.addNode('node-a', instanceId);
-    world.groups.set(instanceId, 'workers');
-    setUp(world);
-    const web = world.cluster.addPod(pod({ name: 'web' }));
-    world.cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
+  ])(
+    'a forged Spot warning for an InService %s instance writes nothing',
+    async (_what, setUp: (w: World) => unknown) => {
+      const world = handlerWorld(env);
+      world.cluster.addNode('node-a', instanceId);
+      world.groups.set(instanceId, 'workers');
+      setUp(world);
+      const web = world.cluster.addPod(pod({ name: 'web' }));
+      world.cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
 
-    const result = await world.invokeRaw(world.handler(), spotInterruptionWarning(instanceId, new Date(world.clock.now()).toISOString()));
+      const result = await world.invokeRaw(
+        world.handler(),
+        spotInterruptionWarning(instanceId, new Date(world.clock.now()).toISOString()),
+      );
 
-    expect({
-      status: result.records[0]!.status,
-      cordoned: world.cluster.nodes.get('node-a')!.unschedulable,
-      forceDeleted: world.cluster.deletions.map((d) => d.pod),
-    }).toEqual({ status: 'refused', cordoned: false, forceDeleted: [] });
-  });
+      expect({
+        status: result.records[0]!.status,
+        cordoned: world.cluster.nodes.get('node-a')!.unschedulable,
+        forceDeleted: world.cluster.deletions.map((d) => d.pod),
+      }).toEqual({ status: 'refused', cordoned: false, forceDeleted: [] });
+    },
+  );
 });
 
 describe('review: the reconciler and the record it resumes from', () => {
@@ -97,14 +121,18 @@ describe('review: the reconciler and the record it resumes from', () => {
     // A new terminate action holds the instance; its own notification is still on its way.
     world.terminating.add(instanceId);
     await pass();
-    const resumed = world.handOffs.sent.find((m) => (m['GracefulNodeTerminationHandOff'] as { resumedBy?: string }).resumedBy === 'reconciler');
+    const resumed = world.handOffs.sent.find(
+      (m) => (m['GracefulNodeTerminationHandOff'] as { resumedBy?: string }).resumedBy === 'reconciler',
+    );
     expect(resumed).toBeDefined();
     const started = world.clock.now();
 
     await world.invoke(world.handler(), resumed!, 300_000);
 
     // A fresh drain (DRAIN_TIMEOUT_SECONDS 900 from now) would still be evicting after five minutes.
-    expect(world.lifecycle.completions.map((c) => ({ result: c.result, afterSeconds: (c.atMs - started) / 1000 }))).toEqual([]);
+    expect(
+      world.lifecycle.completions.map((c) => ({ result: c.result, afterSeconds: (c.atMs - started) / 1000 })),
+    ).toEqual([]);
   });
 
   // An `instance:<id>` action id names every by-instance drain of that instance alike. The marks
@@ -143,7 +171,9 @@ describe('review: the reconciler and the record it resumes from', () => {
     });
     const started = world.clock.now();
     await world.invoke(handle, forged, 200_000);
-    expect(world.lifecycle.completions.map((c) => ({ result: c.result, afterSeconds: (c.atMs - started) / 1000 }))).toEqual([]);
+    expect(
+      world.lifecycle.completions.map((c) => ({ result: c.result, afterSeconds: (c.atMs - started) / 1000 })),
+    ).toEqual([]);
     expect(world.cluster.podsOn('node-a').map((p) => p.name)).toEqual(['web']);
   });
 
@@ -169,7 +199,9 @@ describe('review: the reconciler and the record it resumes from', () => {
     let pending: Promise<unknown> | undefined;
     world.clock.at(claimedAt + 950_000, () => {
       pending = pass().then(async () => {
-        const resumed = world.handOffs.sent.find((m) => (m['GracefulNodeTerminationHandOff'] as { resumedBy?: string }).resumedBy === 'reconciler');
+        const resumed = world.handOffs.sent.find(
+          (m) => (m['GracefulNodeTerminationHandOff'] as { resumedBy?: string }).resumedBy === 'reconciler',
+        );
         if (resumed) reconcilerStatus = (await world.invoke(world.handler(), resumed, 900_000)).records[0]!.status;
       });
     });
@@ -204,12 +236,22 @@ describe('review: the reconciler and the record it resumes from', () => {
   // node's marks are ever taken back while that annotation stays.
   it("one node's refresh group that Auto Scaling refuses does not stop the pass for every other node", async () => {
     world.clock.advanceTo(t0 + 10 * 60_000);
-    world.cluster.addNode('stale', instanceId, { unschedulable: true, labels: { ...owner, [excludeFromLoadBalancersLabel]: 'true' }, drain: oldRecord() });
-    world.cluster.addNode('odd', 'i-0fedcba9876543210', { labels: { ...owner, [refreshLabel]: 'r-9' }, refreshGroup: 'x'.repeat(300) });
+    world.cluster.addNode('stale', instanceId, {
+      unschedulable: true,
+      labels: { ...owner, [excludeFromLoadBalancersLabel]: 'true' },
+      drain: oldRecord(),
+    });
+    world.cluster.addNode('odd', 'i-0fedcba9876543210', {
+      labels: { ...owner, [refreshLabel]: 'r-9' },
+      refreshGroup: 'x'.repeat(300),
+    });
     const real = world.autoScaling.refreshStatuses.bind(world.autoScaling);
     world.autoScaling.refreshStatuses = async (group, ids) => {
       if (group.length > 255)
-        throw Object.assign(new Error('1 validation error detected: Value at autoScalingGroupName failed to satisfy constraint'), { name: 'ValidationError' });
+        throw Object.assign(
+          new Error('1 validation error detected: Value at autoScalingGroupName failed to satisfy constraint'),
+          { name: 'ValidationError' },
+        );
       return real(group, ids);
     };
     await pass().catch(() => undefined);
@@ -224,7 +266,12 @@ describe('review: the reconciler and the record it resumes from', () => {
   // balancers, and evicted pods can land straight back on it.
   it('a drain whose stale marks are taken back between its read and its mark still cordons and labels', async () => {
     // Every node read from the API server carries a resourceVersion.
-    world.cluster.addNode('node-a', instanceId, { unschedulable: true, labels: { ...owner, [excludeFromLoadBalancersLabel]: 'true' }, drain: oldRecord(), resourceVersion: '1' });
+    world.cluster.addNode('node-a', instanceId, {
+      unschedulable: true,
+      labels: { ...owner, [excludeFromLoadBalancersLabel]: 'true' },
+      drain: oldRecord(),
+      resourceVersion: '1',
+    });
     world.cluster.addPod(pod({ name: 'web', terminationMs: 5_000 }));
     const read = world.cluster.findNodeByInstanceId.bind(world.cluster);
     let raced = false;
@@ -239,7 +286,11 @@ describe('review: the reconciler and the record it resumes from', () => {
     await world.invoke(world.handler({ LOAD_BALANCER_DELAY_SECONDS: '0' }), lifecycleMessage());
     const node = world.cluster.nodes.get('node-a')!;
     expect(raced).toBe(true);
-    expect({ recordSays: node.drain?.set, unschedulable: node.unschedulable, label: node.labels[excludeFromLoadBalancersLabel] }).toEqual({
+    expect({
+      recordSays: node.drain?.set,
+      unschedulable: node.unschedulable,
+      label: node.labels[excludeFromLoadBalancersLabel],
+    }).toEqual({
       recordSays: ['exclude-from-load-balancers', 'cordon'],
       unschedulable: true,
       label: 'true',
@@ -259,7 +310,11 @@ describe('review: marks left behind', () => {
     world = handlerWorld({ ...env, LOAD_BALANCER_DELAY_SECONDS: '0' });
     world.groups.set(instanceId, 'workers');
     world.cluster.addNode('node-a', instanceId);
-    world.refreshes.set(refreshId, { strategyTag: boundStrategyTag(refreshId), outdated: [instanceId], desired: 'lt-0abc version 7' });
+    world.refreshes.set(refreshId, {
+      strategyTag: boundStrategyTag(refreshId),
+      outdated: [instanceId],
+      desired: 'lt-0abc version 7',
+    });
     await world.invokeRaw(world.handler(), refreshEvent('Started'));
     expect(world.cluster.nodes.get('node-a')!.labels[refreshCordonedLabel]).toBe('true');
 
@@ -270,10 +325,16 @@ describe('review: marks left behind', () => {
     await world.invokeRaw(world.handler(), refreshEvent('Cancelled'));
 
     world.autoScaling.states.set(instanceId, 'Pending:Wait');
-    const launch = await world.invoke(world.handler(), launchMessage({ Origin: 'WarmPool', Destination: 'AutoScalingGroup' }));
+    const launch = await world.invoke(
+      world.handler(),
+      launchMessage({ Origin: 'WarmPool', Destination: 'AutoScalingGroup' }),
+    );
     expect(launch.records[0]!.status).toBe('launch-admitted');
     const node = world.cluster.nodes.get('node-a')!;
-    expect({ unschedulable: node.unschedulable, owner: node.labels[ownerLabel] }).toEqual({ unschedulable: false, owner: undefined });
+    expect({ unschedulable: node.unschedulable, owner: node.labels[ownerLabel] }).toEqual({
+      unschedulable: false,
+      owner: undefined,
+    });
   });
 });
 
@@ -307,8 +368,14 @@ describe('review: attacks that failed (kept as regression tests)', () => {
     world.cluster.addNode('node-a', instanceId);
     world.cluster.addPod(pod({ name: 'web' }));
     // Complete the (only) action so Auto Scaling has none for this instance.
-    await world.lifecycle.complete({ autoScalingGroupName: 'workers', lifecycleHookName: 'workers-terminate', instanceId }, 'CONTINUE');
-    const forged = lifecycleMessage({ LifecycleActionToken: undefined, GracefulNodeTerminationHandOff: { count: 1, resumedBy: 'reconciler' } });
+    await world.lifecycle.complete(
+      { autoScalingGroupName: 'workers', lifecycleHookName: 'workers-terminate', instanceId },
+      'CONTINUE',
+    );
+    const forged = lifecycleMessage({
+      LifecycleActionToken: undefined,
+      GracefulNodeTerminationHandOff: { count: 1, resumedBy: 'reconciler' },
+    });
     const result = await world.invoke(world.handler(), forged);
     expect(result.records[0]!.status).toBe('superseded');
     expect(world.cluster.calls).toEqual([]);
@@ -323,22 +390,42 @@ describe('review: attacks that failed (kept as regression tests)', () => {
     await world.invoke(handle, lifecycleMessage(), 200_000);
     const h1 = world.handOffs.sent.at(-1)!;
     await world.invoke(handle, h1, 200_000);
-    const writesBefore = world.cluster.calls.filter((c) => ['mark', 'claim-hand-off', 'evict', 'delete'].includes(c.op)).length;
+    const writesBefore = world.cluster.calls.filter((c) =>
+      ['mark', 'claim-hand-off', 'evict', 'delete'].includes(c.op),
+    ).length;
     expect((await world.invoke(handle, h1, 200_000)).records[0]!.status).toBe('superseded');
-    expect(world.cluster.calls.filter((c) => ['mark', 'claim-hand-off', 'evict', 'delete'].includes(c.op)).length).toBe(writesBefore);
+    expect(world.cluster.calls.filter((c) => ['mark', 'claim-hand-off', 'evict', 'delete'].includes(c.op)).length).toBe(
+      writesBefore,
+    );
   });
 
   it("the reconciler leaves a retained instance's cordon and a warm-pool instance's marks, and never touches another deployment's", async () => {
     const world = handlerWorld(env);
     const t = world.clock.now();
-    const record: DrainRecord = { action: 'sha256:x', hook: 'workers-terminate', notifiedAtMs: t, startedAtMs: t, updatedAtMs: t, set: ['cordon'] };
-    for (const [i, state] of ['Terminating:Retained', 'Warmed:Stopped', 'Warmed:Pending:Wait', 'Warmed:Hibernated'].entries()) {
+    const record: DrainRecord = {
+      action: 'sha256:x',
+      hook: 'workers-terminate',
+      notifiedAtMs: t,
+      startedAtMs: t,
+      updatedAtMs: t,
+      set: ['cordon'],
+    };
+    for (const [i, state] of [
+      'Terminating:Retained',
+      'Warmed:Stopped',
+      'Warmed:Pending:Wait',
+      'Warmed:Hibernated',
+    ].entries()) {
       const id = `i-0${String(i).repeat(16)}`;
       world.groups.set(id, 'workers');
       world.autoScaling.states.set(id, state);
       world.cluster.addNode(`n-${i}`, id, { unschedulable: true, labels: owner, drain: record });
     }
-    world.cluster.addNode('theirs', instanceId, { unschedulable: true, labels: { [ownerLabel]: 'gnt-b' }, drain: record });
+    world.cluster.addNode('theirs', instanceId, {
+      unschedulable: true,
+      labels: { [ownerLabel]: 'gnt-b' },
+      drain: record,
+    });
     world.clock.advanceTo(t + 5 * 60_000);
     await world.invokeRaw(world.handler(), scheduledEvent());
     expect([...world.cluster.nodes.values()].every((n) => n.unschedulable)).toBe(true);

@@ -4,7 +4,12 @@ import { AwsCallCount, patient } from '../../../lambda/adapters/aws/aws-patience
 import { FakeClock, handlerWorld, pod } from '../../fakes/fake-world.js';
 import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
 
-const env = { CLUSTER_NAME: 'prod', AUTO_SCALING_GROUP_NAMES: 'workers', LIFECYCLE_HOOK_NAMES: 'workers-terminate', LOAD_BALANCER_DELAY_SECONDS: '0' };
+const env = {
+  CLUSTER_NAME: 'prod',
+  AUTO_SCALING_GROUP_NAMES: 'workers',
+  LIFECYCLE_HOOK_NAMES: 'workers-terminate',
+  LOAD_BALANCER_DELAY_SECONDS: '0',
+};
 const reset = () => Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
 
 describe('review dd06939: patience with transient errors', () => {
@@ -19,7 +24,11 @@ describe('review dd06939: patience with transient errors', () => {
       world.terminating.add(id);
     }
     // As runtime.ts wires it: the Auto Scaling port patient (60 s); DescribeAutoScalingGroups resets.
-    const wrapped = patient({ leavingGroup: async (_g: string): Promise<readonly string[]> => Promise.reject(reset()) }, 'autoscaling', { clock, count: new AwsCallCount() });
+    const wrapped = patient(
+      { leavingGroup: async (_g: string): Promise<readonly string[]> => Promise.reject(reset()) },
+      'autoscaling',
+      { clock, count: new AwsCallCount() },
+    );
     world.autoScaling.leavingGroup = wrapped.leavingGroup;
     await world.invoke(world.handler(), lifecycleMessage());
     const markAt = cluster.calls.find((c) => c.op === 'mark')!.atMs;
@@ -32,7 +41,10 @@ describe('review dd06939: patience with transient errors', () => {
     const clock = new FakeClock();
     const started = clock.now();
     const refused = Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'), { code: 'ECONNREFUSED' });
-    const port = patient({ describe: async () => Promise.reject(refused) }, 'autoscaling', { clock, count: new AwsCallCount() });
+    const port = patient({ describe: async () => Promise.reject(refused) }, 'autoscaling', {
+      clock,
+      count: new AwsCallCount(),
+    });
     await expect(port.describe()).rejects.toThrow('ECONNREFUSED');
     expect(clock.now() - started).toBeLessThan(10_000);
   });
@@ -42,7 +54,10 @@ import { createNodeApi } from '../../../lambda/adapters/kubernetes/node-api.js';
 import { createNodeLookup } from '../../../lambda/cluster/node-lookup.js';
 import { MemoryLog } from '../../fakes/fake-world.js';
 
-type WireNode = { metadata: { name: string; resourceVersion: string; labels: Record<string, string> }; spec: { providerID: string } };
+type WireNode = {
+  metadata: { name: string; resourceVersion: string; labels: Record<string, string> };
+  spec: { providerID: string };
+};
 const wire = (name: string, id: string, rv: string, hostname?: string): WireNode => ({
   metadata: { name, resourceVersion: rv, labels: hostname !== undefined ? { 'kubernetes.io/hostname': hostname } : {} },
   spec: { providerID: `aws:///eu-west-1a/${id}` },
@@ -58,7 +73,11 @@ function fakeKube(etcd: WireNode[], cache: WireNode[] = etcd) {
         const m = /^kubernetes\.io\/hostname in \((.*)\)$/.exec(o.query?.labelSelector ?? '');
         if (!m) throw Object.assign(new Error('bad selector'), { statusCode: 400 });
         const values = m[1]!.split(',');
-        return { items: (o.query?.resourceVersion === '0' ? cache : etcd).filter((n) => values.includes(n.metadata.labels['kubernetes.io/hostname'] ?? '')) };
+        return {
+          items: (o.query?.resourceVersion === '0' ? cache : etcd).filter((n) =>
+            values.includes(n.metadata.labels['kubernetes.io/hostname'] ?? ''),
+          ),
+        };
       }
       const name = decodeURIComponent(path.split('/').pop()!);
       const n = etcd.find((x) => x.metadata.name === name);
@@ -82,11 +101,21 @@ describe('review dd06939: siblings read by the hostname label (held)', () => {
     const { kube, requests } = fakeKube(etcd);
     const log = new MemoryLog();
     const api = createNodeApi(kube as never, log);
-    const names: Record<string, string> = { 'i-01': 'ip-10-0-0-1.ec2.internal', 'i-02': 'ip-10-0-0-2.ec2.internal', 'i-03': long };
-    const dir = { privateDnsNames: async (ids: readonly string[]) => new Map(ids.map((id) => [id, names[id]!] as const)) };
+    const names: Record<string, string> = {
+      'i-01': 'ip-10-0-0-1.ec2.internal',
+      'i-02': 'ip-10-0-0-2.ec2.internal',
+      'i-03': long,
+    };
+    const dir = {
+      privateDnsNames: async (ids: readonly string[]) => new Map(ids.map((id) => [id, names[id]!] as const)),
+    };
     const lookup = createNodeLookup(api, dir, new FakeClock(), log);
     const found = await lookup.findNodesOfInstances(['i-01', 'i-02', 'i-03'], { scan: false });
-    expect([...found].map(([id, n]) => `${id}=${n.name}`).sort()).toEqual(['i-01=ip-10-0-0-1.ec2.internal', 'i-02=ip-10-0-0-2.ec2.internal', `i-03=${long}`]);
+    expect([...found].map(([id, n]) => `${id}=${n.name}`).sort()).toEqual([
+      'i-01=ip-10-0-0-1.ec2.internal',
+      'i-02=ip-10-0-0-2.ec2.internal',
+      `i-03=${long}`,
+    ]);
     expect(requests.filter((r) => r.startsWith('GET /api/v1/nodes ')).length).toBe(1);
     expect(requests.some((r) => r.includes(long) && r.includes('hostname'))).toBe(false);
   });
@@ -96,7 +125,12 @@ describe('review dd06939: siblings read by the hostname label (held)', () => {
     const cache = [wire('ip-10-0-0-1.ec2.internal', 'i-01', '5', 'ip-10-0-0-1.ec2.internal')];
     const { kube } = fakeKube(etcd, cache);
     const log = new MemoryLog();
-    const lookup = createNodeLookup(createNodeApi(kube as never, log), { privateDnsNames: async () => new Map([['i-01', 'ip-10-0-0-1.ec2.internal']]) }, new FakeClock(), log);
+    const lookup = createNodeLookup(
+      createNodeApi(kube as never, log),
+      { privateDnsNames: async () => new Map([['i-01', 'ip-10-0-0-1.ec2.internal']]) },
+      new FakeClock(),
+      log,
+    );
     // outdated-marks.ts markOne: after 'changed' it re-reads with findNodesOfInstances([id]) and retries with that resourceVersion.
     const again = (await lookup.findNodesOfInstances(['i-01'])).get('i-01');
     expect(again?.resourceVersion).toBe('9');
@@ -167,9 +201,18 @@ describe('review dd06939: refresh marks after a conflict', () => {
     const cache = [wire('ip-10-0-0-1.ec2.internal', 'i-01', '5', 'ip-10-0-0-1.ec2.internal')];
     const { kube, requests } = fakeKube(etcd, cache);
     const log = new MemoryLog();
-    const lookup = createNodeLookup(createNodeApi(kube as never, log), { privateDnsNames: async () => new Map([['i-01', 'ip-10-0-0-1.ec2.internal']]) }, new FakeClock(), log);
+    const lookup = createNodeLookup(
+      createNodeApi(kube as never, log),
+      { privateDnsNames: async () => new Map([['i-01', 'ip-10-0-0-1.ec2.internal']]) },
+      new FakeClock(),
+      log,
+    );
     // The server's conditional patch: refused (409 -> 'changed') unless made on the current version.
-    const nodes = { ...lookup, markOutdated: async (node: { resourceVersion?: string }) => (node.resourceVersion === '9' ? 'patched' : 'changed') } as never;
+    const nodes = {
+      ...lookup,
+      markOutdated: async (node: { resourceVersion?: string }) =>
+        node.resourceVersion === '9' ? 'patched' : 'changed',
+    } as never;
     const view = { outdated: ['i-01'], desired: 'lt-1:2', strategyTag: undefined };
     const result = await markOutdatedNodes('workers', 'r-1', {
       nodes,
@@ -179,6 +222,9 @@ describe('review dd06939: refresh marks after a conflict', () => {
       log,
       owner: 'drainer',
     } as never);
-    expect({ marked: result.marked, reads: requests.length }).toEqual({ marked: ['ip-10-0-0-1.ec2.internal'], reads: expect.any(Number) });
+    expect({ marked: result.marked, reads: requests.length }).toEqual({
+      marked: ['ip-10-0-0-1.ec2.internal'],
+      reads: expect.any(Number),
+    });
   });
 });

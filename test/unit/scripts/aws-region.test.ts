@@ -19,7 +19,8 @@ interface Asked {
 const home = mkdtempSync(join(tmpdir(), 'gnt-region-'));
 const asked: Asked[] = [];
 let stub: Server;
-const credentials = '[default]\naws_access_key_id = AKIDEXAMPLE\naws_secret_access_key = secret\n[other]\naws_access_key_id = AKIDOTHER\naws_secret_access_key = secret\n';
+const credentials =
+  '[default]\naws_access_key_id = AKIDEXAMPLE\naws_secret_access_key = secret\n[other]\naws_access_key_id = AKIDOTHER\naws_secret_access_key = secret\n';
 
 const describeGroupsAnswer = `<DescribeAutoScalingGroupsResponse xmlns="http://autoscaling.amazonaws.com/doc/2011-01-01/"><DescribeAutoScalingGroupsResult><AutoScalingGroups><member>
 <AutoScalingGroupName>workers</AutoScalingGroupName><MinSize>0</MinSize><MaxSize>4</MaxSize><DesiredCapacity>0</DesiredCapacity><Instances></Instances>
@@ -101,7 +102,10 @@ describe('the region of the operator commands', () => {
 
   it('--profile and AWS_PROFILE pick the profile, its region and its credentials; --region wins over both', async () => {
     writeAwsFiles('[default]\nregion = eu-west-1\n[profile other]\nregion = ap-south-1\n');
-    await expect(resolveAwsAccess({ profile: 'other' })).resolves.toMatchObject({ region: 'ap-south-1', profile: 'other' });
+    await expect(resolveAwsAccess({ profile: 'other' })).resolves.toMatchObject({
+      region: 'ap-south-1',
+      profile: 'other',
+    });
     vi.stubEnv('AWS_PROFILE', 'other');
     await expect(resolveAwsAccess({})).resolves.toMatchObject({ region: 'ap-south-1', profile: 'other' });
     await expect(resolveAwsAccess({ region: 'ca-central-1' })).resolves.toMatchObject({ region: 'ca-central-1' });

@@ -33,14 +33,24 @@ describe('checkNodes', () => {
 });
 
 describe('each pod’s drain rule', () => {
-  const podOn = (name: string, o: { labels?: Record<string, string>; annotations?: Record<string, string>; owner?: string; priorityClassName?: string } = {}): V1Pod => ({
+  const podOn = (
+    name: string,
+    o: {
+      labels?: Record<string, string>;
+      annotations?: Record<string, string>;
+      owner?: string;
+      priorityClassName?: string;
+    } = {},
+  ): V1Pod => ({
     metadata: {
       name,
       namespace: 'shop',
       uid: name,
       labels: o.labels,
       annotations: o.annotations,
-      ownerReferences: o.owner ? [{ kind: o.owner, name: 'x', uid: 'x', apiVersion: 'v1', controller: true }] : undefined,
+      ownerReferences: o.owner
+        ? [{ kind: o.owner, name: 'x', uid: 'x', apiVersion: 'v1', controller: true }]
+        : undefined,
     },
     spec: { nodeName: 'node-a', containers: [], priorityClassName: o.priorityClassName },
     status: { phase: 'Running' },
@@ -53,11 +63,18 @@ describe('each pod’s drain rule', () => {
     podOn('dns-1', { owner: 'ReplicaSet', priorityClassName: 'system-cluster-critical' }),
     podOn('agent-1', { owner: 'DaemonSet' }),
   ];
-  const core = { listPodForAllNamespaces: async () => ({ items: pods }), listNamespacedPod: async () => ({ items: pods }) } as unknown as CoreV1Api;
+  const core = {
+    listPodForAllNamespaces: async () => ({ items: pods }),
+    listNamespacedPod: async () => ({ items: pods }),
+  } as unknown as CoreV1Api;
   const policy = { listNamespacedPodDisruptionBudget: async () => ({ items: [] }) } as unknown as PolicyV1Api;
 
   it('shows what the drain does with each pod, in its order, and why', async () => {
-    const rules = rulesFromOptions({ 'drain-rules': JSON.stringify([{ name: 'db-last', behavior: 'Drain', order: 100, pods: [{ selector: { matchLabels: { tier: 'db' } } }] }]) });
+    const rules = rulesFromOptions({
+      'drain-rules': JSON.stringify([
+        { name: 'db-last', behavior: 'Drain', order: 100, pods: [{ selector: { matchLabels: { tier: 'db' } } }] },
+      ]),
+    });
     const result = await checkNodes(core, policy, ['node-a'], { rules });
     expect(renderRules(result.rules)).toBe(
       [
@@ -75,7 +92,12 @@ describe('each pod’s drain rule', () => {
   });
 
   it('refuses rules it cannot read, saying what is wrong', () => {
-    expect(() => rulesFromOptions({ 'drain-rules': '[{"name":"x","behavior":"Evict"}]' })).toThrow('--drain-rules: rule 0.behavior must be one of Drain, Skip, WaitCompleted');
-    expect(rulesFromVariables({ DRAIN_RULES: '[]', EVICT_DAEMONSET_PODS: 'true' })).toEqual({ rules: [], evictDaemonSetPods: true });
+    expect(() => rulesFromOptions({ 'drain-rules': '[{"name":"x","behavior":"Evict"}]' })).toThrow(
+      '--drain-rules: rule 0.behavior must be one of Drain, Skip, WaitCompleted',
+    );
+    expect(rulesFromVariables({ DRAIN_RULES: '[]', EVICT_DAEMONSET_PODS: 'true' })).toEqual({
+      rules: [],
+      evictDaemonSetPods: true,
+    });
   });
 });

@@ -26,9 +26,13 @@ const kubeconfig = (name: string, contexts: { name: string; server: string }[], 
 describe('options', () => {
   it('refuses an unknown option, naming every valid one, and an extra argument, naming what the command takes', () => {
     expect(() => parseCommand('check', ['--jsn'], { nodes: { type: 'string' } }, ['<group>'])).toThrow(
-      new UsageError("unknown option '--jsn'; valid options: -h/--help, -o/--output, --json, --region, --profile, --kubeconfig, --context, --nodes (see check --help)"),
+      new UsageError(
+        "unknown option '--jsn'; valid options: -h/--help, -o/--output, --json, --region, --profile, --kubeconfig, --context, --nodes (see check --help)",
+      ),
     );
-    expect(() => parseCommand('check', ['a', 'b'], {}, ['<group>'])).toThrow(new UsageError('unexpected argument "b"; it takes <group> (see check --help)'));
+    expect(() => parseCommand('check', ['a', 'b'], {}, ['<group>'])).toThrow(
+      new UsageError('unexpected argument "b"; it takes <group> (see check --help)'),
+    );
     expect(() => parseCommand('check', ['--region'], {}, ['<group>'])).toThrow(UsageError);
   });
 
@@ -36,7 +40,9 @@ describe('options', () => {
     expect(outputFormat({})).toBe('table');
     expect(outputFormat({ output: 'yaml' })).toBe('yaml');
     expect(outputFormat({ json: true })).toBe('json');
-    expect(() => outputFormat({ output: 'xml' })).toThrow(new UsageError('-o/--output "xml" is not valid; use one of: table, json, yaml'));
+    expect(() => outputFormat({ output: 'xml' })).toThrow(
+      new UsageError('-o/--output "xml" is not valid; use one of: table, json, yaml'),
+    );
     expect(() => outputFormat({ json: true, output: 'yaml' })).toThrow(UsageError);
     expect(choice('--strategy', undefined, ['default', 'minimal'], 'default')).toBe('default');
   });
@@ -52,24 +58,44 @@ describe('the kubeconfig', () => {
   it('merges the files of KUBECONFIG as kubectl does and takes --context from any of them', () => {
     const first = kubeconfig('first', [{ name: 'prod', server: 'https://prod.example:443' }], 'prod');
     const second = kubeconfig('second', [{ name: 'staging', server: 'https://staging.example:443' }], 'staging');
-    expect(loadKubeAccess({}, { KUBECONFIG: `${first}:${second}` })).toMatchObject({ context: 'prod', server: 'https://prod.example:443' });
-    expect(loadKubeAccess({ context: 'staging' }, { KUBECONFIG: `${first}:${second}` })).toMatchObject({ context: 'staging', server: 'https://staging.example:443' });
+    expect(loadKubeAccess({}, { KUBECONFIG: `${first}:${second}` })).toMatchObject({
+      context: 'prod',
+      server: 'https://prod.example:443',
+    });
+    expect(loadKubeAccess({ context: 'staging' }, { KUBECONFIG: `${first}:${second}` })).toMatchObject({
+      context: 'staging',
+      server: 'https://staging.example:443',
+    });
   });
 
   it('says which files it looked at, and which contexts there are', () => {
-    expect(() => loadKubeAccess({}, { KUBECONFIG: join(dir, 'none') })).toThrow(/^no kubeconfig at .*none: pass --kubeconfig, set KUBECONFIG, or run: aws eks update-kubeconfig/);
+    expect(() => loadKubeAccess({}, { KUBECONFIG: join(dir, 'none') })).toThrow(
+      /^no kubeconfig at .*none: pass --kubeconfig, set KUBECONFIG, or run: aws eks update-kubeconfig/,
+    );
     const path = kubeconfig('two', [
       { name: 'a', server: 'https://a:443' },
       { name: 'b', server: 'https://b:443' },
     ]);
-    expect(() => loadKubeAccess({ kubeconfig: path, context: 'c' }, {})).toThrow(new UsageError(`no context "c" in the kubeconfig ${path}; contexts there: a, b (pass --context)`));
-    expect(() => loadKubeAccess({ kubeconfig: path }, {})).toThrow(new UsageError(`no current context in the kubeconfig ${path}; contexts there: a, b (pass --context)`));
+    expect(() => loadKubeAccess({ kubeconfig: path, context: 'c' }, {})).toThrow(
+      new UsageError(`no context "c" in the kubeconfig ${path}; contexts there: a, b (pass --context)`),
+    );
+    expect(() => loadKubeAccess({ kubeconfig: path }, {})).toThrow(
+      new UsageError(`no current context in the kubeconfig ${path}; contexts there: a, b (pass --context)`),
+    );
   });
 });
 
 describe('failures', () => {
-  const where = { server: 'https://api.example:443', context: 'prod', region: 'eu-west-1', profile: 'ops', group: 'workers' };
-  const refused = Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'), { code: 'ECONNREFUSED' }) });
+  const where = {
+    server: 'https://api.example:443',
+    context: 'prod',
+    region: 'eu-west-1',
+    profile: 'ops',
+    group: 'workers',
+  };
+  const refused = Object.assign(new TypeError('fetch failed'), {
+    cause: Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'), { code: 'ECONNREFUSED' }),
+  });
 
   it('name the API server and the context, the innermost cause and the next step', async () => {
     expect(rootCause(refused)).toBe('connect ECONNREFUSED 10.0.0.1:443');
@@ -78,13 +104,17 @@ describe('failures', () => {
         'cannot reach the Kubernetes API at https://api.example:443 (context prod): connect ECONNREFUSED 10.0.0.1:443; check the kubeconfig (--kubeconfig, --context) and the network',
       ),
     );
-    await expect(atKubernetes(where, 'list pods', () => Promise.reject(Object.assign(new Error('Forbidden'), { code: 403 })))).rejects.toThrow(
+    await expect(
+      atKubernetes(where, 'list pods', () => Promise.reject(Object.assign(new Error('Forbidden'), { code: 403 }))),
+    ).rejects.toThrow(
       'the Kubernetes API at https://api.example:443 (context prod) refused to list pods (403): check the context',
     );
   });
 
   it('name the AWS call, group, region and profile; refused credentials point at the profile', async () => {
-    const expired = Object.assign(new Error('The security token included in the request is expired'), { name: 'ExpiredTokenException' });
+    const expired = Object.assign(new Error('The security token included in the request is expired'), {
+      name: 'ExpiredTokenException',
+    });
     await expect(atAws(where, 'DescribeAutoScalingGroups', () => Promise.reject(expired))).rejects.toThrow(
       'DescribeAutoScalingGroups for group workers in eu-west-1 (profile ops) failed: ExpiredTokenException: The security token included in the request is expired; check the credentials of profile ops (aws sts get-caller-identity --profile ops; aws sso login when it uses SSO)',
     );

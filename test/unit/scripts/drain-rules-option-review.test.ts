@@ -15,11 +15,25 @@ describe('check --evict-daemonset-pods', () => {
   it('does not warn that a DaemonSet pod tolerates the cordon (its controller adds that toleration; the one put back is not chased)', async () => {
     const { analyseDrainability } = await import('../../../scripts/preflight.js');
     const agent = {
-      metadata: { name: 'agent-1', namespace: 'logging', uid: 'a1', ownerReferences: [{ kind: 'DaemonSet', name: 'agent', uid: 'ds', apiVersion: 'apps/v1', controller: true }] },
-      spec: { nodeName: 'node-a', containers: [], tolerations: [{ key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' }] },
+      metadata: {
+        name: 'agent-1',
+        namespace: 'logging',
+        uid: 'a1',
+        ownerReferences: [{ kind: 'DaemonSet', name: 'agent', uid: 'ds', apiVersion: 'apps/v1', controller: true }],
+      },
+      spec: {
+        nodeName: 'node-a',
+        containers: [],
+        tolerations: [{ key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' }],
+      },
       status: { phase: 'Running' },
     };
-    const findings = analyseDrainability({ nodes: ['node-a'], pods: [agent], budgets: [], rules: { rules: [], evictDaemonSetPods: true } });
+    const findings = analyseDrainability({
+      nodes: ['node-a'],
+      pods: [agent],
+      budgets: [],
+      rules: { rules: [], evictDaemonSetPods: true },
+    });
     expect(findings.filter((f) => f.kind === 'tolerates-cordon')).toEqual([]);
   });
 });
@@ -43,7 +57,12 @@ describe('check --strategy minimal under drain rules', () => {
       spec: { selector: { matchLabels: { app: 'cache' } }, minAvailable: 1 },
       status: { disruptionsAllowed: 1, currentHealthy: 2, desiredHealthy: 1 },
     };
-    const findings = analyseDrainability({ nodes: ['node-a'], pods: [cache(1), cache(2)], budgets: [budget], terminateFirst: true });
+    const findings = analyseDrainability({
+      nodes: ['node-a'],
+      pods: [cache(1), cache(2)],
+      budgets: [budget],
+      terminateFirst: true,
+    });
     expect(findings.filter((f) => f.kind === 'budget-deadlock-terminate-first')).toEqual([]);
   });
 });

@@ -6,8 +6,12 @@ import { functionWindows, windowNote } from '../../../scripts/maintenance-window
 describe("what upgrade says about the termination policy's windows", () => {
   it('says when the next window opens, in UTC and the zone', () => {
     // Friday 2026-11-27 10:00 UTC; Saturday 22:00 in Paris is 21:00 UTC.
-    expect(windowNote('0 22 * * SAT for 2h', 'Europe/Paris', Date.parse('2026-11-27T10:00:00Z'))).toContain('the next opens 2026-11-28T21:00Z (28 Nov 2026, 22:00 Europe/Paris)');
-    expect(windowNote('0 9 * * FRI for 2h', 'UTC', Date.parse('2026-11-27T10:00:00Z'))).toBe('a maintenance window is open now (0 9 * * FRI for 2h, UTC)');
+    expect(windowNote('0 22 * * SAT for 2h', 'Europe/Paris', Date.parse('2026-11-27T10:00:00Z'))).toContain(
+      'the next opens 2026-11-28T21:00Z (28 Nov 2026, 22:00 Europe/Paris)',
+    );
+    expect(windowNote('0 9 * * FRI for 2h', 'UTC', Date.parse('2026-11-27T10:00:00Z'))).toBe(
+      'a maintenance window is open now (0 9 * * FRI for 2h, UTC)',
+    );
     expect(windowNote(undefined)).toContain('no maintenance windows');
   });
 
@@ -17,7 +21,13 @@ describe("what upgrade says about the termination policy's windows", () => {
       seen.url = req.url;
       seen.auth = String(req.headers.authorization);
       res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ Environment: { Variables: { MAINTENANCE_WINDOWS: '0 22 * * SAT for 2h', MAINTENANCE_TIME_ZONE: 'Europe/Paris' } } }));
+      res.end(
+        JSON.stringify({
+          Environment: {
+            Variables: { MAINTENANCE_WINDOWS: '0 22 * * SAT for 2h', MAINTENANCE_TIME_ZONE: 'Europe/Paris' },
+          },
+        }),
+      );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {

@@ -32,8 +32,16 @@ const request: MigrateRequest = {
 };
 const hooks = (group: string, deployment: string) => ({
   LifecycleHooks: [
-    { LifecycleHookName: `${deployment}-launch`, AutoScalingGroupName: group, LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING' },
-    { LifecycleHookName: `${deployment}-terminate`, AutoScalingGroupName: group, LifecycleTransition: 'autoscaling:EC2_INSTANCE_TERMINATING' },
+    {
+      LifecycleHookName: `${deployment}-launch`,
+      AutoScalingGroupName: group,
+      LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING',
+    },
+    {
+      LifecycleHookName: `${deployment}-terminate`,
+      AutoScalingGroupName: group,
+      LifecycleTransition: 'autoscaling:EC2_INSTANCE_TERMINATING',
+    },
   ],
 });
 
@@ -44,9 +52,19 @@ function world(o: { timedOutOn?: string } = {}) {
   ]);
   const nameOf = (id: string) => `node-${id.slice(2)}`;
   const nodes = new Map<string, NodeInfo>(
-    [...groups.values()]
-      .flat()
-      .map((id) => [nameOf(id), { name: nameOf(id), uid: id, providerId: id, unschedulable: false, labels: {}, ready: true, taints: [], resourceVersion: '1' }]),
+    [...groups.values()].flat().map((id) => [
+      nameOf(id),
+      {
+        name: nameOf(id),
+        uid: id,
+        providerId: id,
+        unschedulable: false,
+        labels: {},
+        ready: true,
+        taints: [],
+        resourceVersion: '1',
+      },
+    ]),
   );
   const recorded: ClusterEvent[] = [];
   const lines: string[] = [];
@@ -61,9 +79,17 @@ function world(o: { timedOutOn?: string } = {}) {
     AvailabilityZones: [],
     HealthCheckType: 'EC2',
     CreatedTime: new Date(),
-    Instances: groups.get(name)!.map((InstanceId) => ({ InstanceId, AvailabilityZone: 'a', LifecycleState: 'InService', HealthStatus: 'Healthy', ProtectedFromScaleIn: false })),
+    Instances: groups.get(name)!.map((InstanceId) => ({
+      InstanceId,
+      AvailabilityZone: 'a',
+      LifecycleState: 'InService',
+      HealthStatus: 'Healthy',
+      ProtectedFromScaleIn: false,
+    })),
   });
-  asg.on(DescribeAutoScalingGroupsCommand).callsFake(async (input: { AutoScalingGroupNames: string[] }) => ({ AutoScalingGroups: input.AutoScalingGroupNames.map(group) }));
+  asg.on(DescribeAutoScalingGroupsCommand).callsFake(async (input: { AutoScalingGroupNames: string[] }) => ({
+    AutoScalingGroups: input.AutoScalingGroupNames.map(group),
+  }));
   asg.on(TerminateInstanceInAutoScalingGroupCommand).callsFake(async (input: { InstanceId: string }) => {
     terminated.push(input.InstanceId);
     // Auto Scaling runs the hook; the drain ends and the instance and its node go, unless it is the one whose drain times out.
@@ -98,7 +124,9 @@ function world(o: { timedOutOn?: string } = {}) {
           ...n,
           labels: { ...n.labels, [migrationLabel]: marks.record.id },
           migration: marks.record,
-          taints: marks.taint ? [...n.taints, { key: migratingTaintKey, effect: 'PreferNoSchedule', value: marks.record.id }] : n.taints,
+          taints: marks.taint
+            ? [...n.taints, { key: migratingTaintKey, effect: 'PreferNoSchedule', value: marks.record.id }]
+            : n.taints,
           unschedulable: n.unschedulable || marks.cordon,
         });
         return 'patched';
@@ -126,18 +154,24 @@ function world(o: { timedOutOn?: string } = {}) {
 describe('migrate', () => {
   beforeEach(() => {
     asg.reset();
-    asg.on(DescribeLifecycleHooksCommand).callsFake(async (input: { AutoScalingGroupName: string }) => hooks(input.AutoScalingGroupName, 'gnt'));
+    asg
+      .on(DescribeLifecycleHooksCommand)
+      .callsFake(async (input: { AutoScalingGroupName: string }) => hooks(input.AutoScalingGroupName, 'gnt'));
   });
 
   it('refuses in one line when a group is not served by the deployment, before anything changes', async () => {
     asg
       .on(DescribeLifecycleHooksCommand)
-      .callsFake(async (input: { AutoScalingGroupName: string }) => (input.AutoScalingGroupName === 'new' ? { LifecycleHooks: [] } : hooks('old', 'gnt')));
+      .callsFake(async (input: { AutoScalingGroupName: string }) =>
+        input.AutoScalingGroupName === 'new' ? { LifecycleHooks: [] } : hooks('old', 'gnt'),
+      );
     const w = world();
     const result = await runMigrate(request, w.deps);
 
     expect(result).toMatchObject({ exitCode: 3, status: 'refused' });
-    expect(w.lines).toEqual([expect.stringMatching(/^refusing: no deployment serves both groups: new has no launch and terminate hooks/)]);
+    expect(w.lines).toEqual([
+      expect.stringMatching(/^refusing: no deployment serves both groups: new has no launch and terminate hooks/),
+    ]);
     expect(w.terminated).toEqual([]);
   });
 
@@ -159,7 +193,10 @@ describe('migrate', () => {
     const result = await runMigrate(request, w.deps);
 
     expect(result).toMatchObject({ exitCode: 0, status: 'migrated', terminated: ['i-o1', 'i-o2'] });
-    expect(asg.commandCalls(UpdateAutoScalingGroupCommand)[0]!.args[0].input).toEqual({ AutoScalingGroupName: 'old', MinSize: 0 });
+    expect(asg.commandCalls(UpdateAutoScalingGroupCommand)[0]!.args[0].input).toEqual({
+      AutoScalingGroupName: 'old',
+      MinSize: 0,
+    });
     expect(asg.commandCalls(TerminateInstanceInAutoScalingGroupCommand).map((c) => c.args[0].input)).toEqual([
       { InstanceId: 'i-o1', ShouldDecrementDesiredCapacity: true },
       { InstanceId: 'i-o2', ShouldDecrementDesiredCapacity: true },
@@ -179,7 +216,8 @@ describe('migrate', () => {
 
     expect(result).toMatchObject({ exitCode: 1, status: 'stopped', terminated: ['i-o1'] });
     expect(result.reason).toMatch(/^the drain of node-o1 timed out \(the DrainsTimedOut alarm\)/);
-    for (const name of ['node-o1', 'node-o2']) expect(w.nodes.get(name)).toMatchObject({ migration: undefined, taints: [] });
+    for (const name of ['node-o1', 'node-o2'])
+      expect(w.nodes.get(name)).toMatchObject({ migration: undefined, taints: [] });
   });
 
   it('cordons instead with --cordon-all, the record saying the cordon is ours', async () => {

@@ -13,7 +13,9 @@ const cliDir = join(root, 'packages', 'cli');
 const bin = 'bin/graceful-node-termination.mjs';
 /** The system's Node, older than the bin allows, when the machine has one. */
 const oldNode = ['/usr/bin/node', '/usr/local/bin/node'].find(
-  (p) => existsSync(p) && Number(execFileSync(p, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }).trim()) < 24,
+  (p) =>
+    existsSync(p) &&
+    Number(execFileSync(p, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }).trim()) < 24,
 );
 
 describe('the packed graceful-node-termination CLI', { timeout: 120_000 }, () => {
@@ -23,12 +25,22 @@ describe('the packed graceful-node-termination CLI', { timeout: 120_000 }, () =>
   let tarball: string;
   let binPath: string;
   let closedPort: number;
-  const env = { PATH: `${dirname(process.execPath)}:${process.env['PATH']}`, HOME: dir, KUBECONFIG: kubeconfig, AWS_REGION: 'eu-west-1' };
-  const run = (...args: string[]) => spawnSync(process.execPath, [binPath, ...args], { cwd: dir, encoding: 'utf8', env, timeout: 30_000 });
+  const env = {
+    PATH: `${dirname(process.execPath)}:${process.env['PATH']}`,
+    HOME: dir,
+    KUBECONFIG: kubeconfig,
+    AWS_REGION: 'eu-west-1',
+  };
+  const run = (...args: string[]) =>
+    spawnSync(process.execPath, [binPath, ...args], { cwd: dir, encoding: 'utf8', env, timeout: 30_000 });
 
   beforeAll(async () => {
     // prepack (the bin's build) prints its lines before npm's JSON.
-    const out = execFileSync('npm', ['pack', '--json', '--pack-destination', dir], { cwd: cliDir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = execFileSync('npm', ['pack', '--json', '--pack-destination', dir], {
+      cwd: cliDir,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const [packed] = JSON.parse(out.slice(out.indexOf('[\n'))) as [{ filename: string; files: { path: string }[] }];
     files = packed.files.map((f) => f.path).sort();
     tarball = join(dir, packed.filename);
@@ -64,7 +76,9 @@ describe('the packed graceful-node-termination CLI', { timeout: 120_000 }, () =>
     expect(run().status).toBe(2);
     const unknown = run('drain');
     expect(unknown.status).toBe(2);
-    expect(unknown.stderr.trim()).toBe('unknown command "drain"; commands: check, upgrade, cleanup, migrate, termination-policy (graceful-node-termination --help)');
+    expect(unknown.stderr.trim()).toBe(
+      'unknown command "drain"; commands: check, upgrade, cleanup, migrate, termination-policy (graceful-node-termination --help)',
+    );
   });
 
   it.each(['check', 'upgrade'])('prints the usage of %s for --help and exits 0', (command) => {
@@ -92,19 +106,33 @@ describe('the packed graceful-node-termination CLI', { timeout: 120_000 }, () =>
 
   it('installs from the tarball with no dependency and runs as the installed command', () => {
     const app = join(dir, 'app');
-    execFileSync('npm', ['init', '-y'], { cwd: dir, stdio: 'ignore', env: { ...process.env, npm_config_init_module: join(dir, 'none') } });
+    execFileSync('npm', ['init', '-y'], {
+      cwd: dir,
+      stdio: 'ignore',
+      env: { ...process.env, npm_config_init_module: join(dir, 'none') },
+    });
     execFileSync('mkdir', ['-p', app]);
-    execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--prefix', app, tarball], { stdio: 'ignore' });
+    execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--prefix', app, tarball], {
+      stdio: 'ignore',
+    });
     expect(readFileSync(join(app, 'package-lock.json'), 'utf8').match(/"node_modules\//g)).toHaveLength(1);
-    const installed = spawnSync(join(app, 'node_modules', '.bin', 'graceful-node-termination'), ['--version'], { encoding: 'utf8', env });
+    const installed = spawnSync(join(app, 'node_modules', '.bin', 'graceful-node-termination'), ['--version'], {
+      encoding: 'utf8',
+      env,
+    });
     expect(installed.status, installed.stderr).toBe(0);
     expect(installed.stdout).toMatch(/^graceful-node-termination \d+\.\d+\.\d+/);
   });
 
-  it.skipIf(oldNode === undefined)('is refused on an older Node in one line naming the version needed and the one found', () => {
-    const old = spawnSync(oldNode!, [binPath, 'check', '--help'], { encoding: 'utf8', env });
-    expect(old.status).toBe(1);
-    expect(old.stdout).toBe('');
-    expect(old.stderr).toMatch(/^graceful-node-termination needs Node\.js 24 or later; this is Node\.js 2\d\.\d+\.\d+ \(.*node\)\n$/);
-  });
+  it.skipIf(oldNode === undefined)(
+    'is refused on an older Node in one line naming the version needed and the one found',
+    () => {
+      const old = spawnSync(oldNode!, [binPath, 'check', '--help'], { encoding: 'utf8', env });
+      expect(old.status).toBe(1);
+      expect(old.stdout).toBe('');
+      expect(old.stderr).toMatch(
+        /^graceful-node-termination needs Node\.js 24 or later; this is Node\.js 2\d\.\d+\.\d+ \(.*node\)\n$/,
+      );
+    },
+  );
 });

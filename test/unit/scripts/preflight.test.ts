@@ -20,12 +20,20 @@ const pod = (
     namespace: 'shop',
     labels: o.app ? { app: o.app } : {},
     annotations: o.annotations ?? {},
-    ownerReferences: o.owner === 'none' ? [] : [{ apiVersion: 'apps/v1', kind: o.owner ?? 'ReplicaSet', name: 'rs', uid: 'u', controller: true }],
+    ownerReferences:
+      o.owner === 'none'
+        ? []
+        : [{ apiVersion: 'apps/v1', kind: o.owner ?? 'ReplicaSet', name: 'rs', uid: 'u', controller: true }],
   },
   spec: { nodeName: node, containers: [], tolerations: o.tolerations },
   status: { phase: 'Running', conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True' }] },
 });
-const budget = (name: string, app: string, disruptionsAllowed: number, extra: Partial<V1PodDisruptionBudget['spec']> = {}): V1PodDisruptionBudget => ({
+const budget = (
+  name: string,
+  app: string,
+  disruptionsAllowed: number,
+  extra: Partial<V1PodDisruptionBudget['spec']> = {},
+): V1PodDisruptionBudget => ({
   metadata: { name, namespace: 'shop' },
   spec: { minAvailable: 2, selector: { matchLabels: { app } }, ...extra },
   status: { disruptionsAllowed, currentHealthy: 2, desiredHealthy: 2, expectedPods: 2 },
@@ -59,8 +67,16 @@ describe('the drainability preflight', () => {
   it('suggests unhealthyPodEvictionPolicy: AlwaysAllow when unready pods pin the budget, and not when it is set', () => {
     const pods = [pod('web-1', 'old-1', { app: 'web' }), pod('web-2', 'old-1', { app: 'web', ready: false })];
     const pinned = analyseDrainability({ nodes: ['old-1'], pods, budgets: [budget('web', 'web', 0)] });
-    expect(pinned[0]).toMatchObject({ kind: 'budget-pinned-by-unhealthy-pods', severity: 'blocker', fix: expect.stringMatching(/unhealthyPodEvictionPolicy: AlwaysAllow/) });
-    const allowed = analyseDrainability({ nodes: ['old-1'], pods, budgets: [budget('web', 'web', 0, { unhealthyPodEvictionPolicy: 'AlwaysAllow' })] });
+    expect(pinned[0]).toMatchObject({
+      kind: 'budget-pinned-by-unhealthy-pods',
+      severity: 'blocker',
+      fix: expect.stringMatching(/unhealthyPodEvictionPolicy: AlwaysAllow/),
+    });
+    const allowed = analyseDrainability({
+      nodes: ['old-1'],
+      pods,
+      budgets: [budget('web', 'web', 0, { unhealthyPodEvictionPolicy: 'AlwaysAllow' })],
+    });
     expect(allowed.map((f) => f.kind)).toEqual(['budget-allows-none', 'budget-allows-none']);
   });
 
@@ -78,7 +94,10 @@ describe('the drainability preflight', () => {
       ],
       budgets: [
         budget('api-a', 'api', 1),
-        { ...budget('api-b', 'api', 1), spec: { minAvailable: 1, selector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['api'] }] } } },
+        {
+          ...budget('api-b', 'api', 1),
+          spec: { minAvailable: 1, selector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['api'] }] } },
+        },
       ],
     });
     expect(findings.map((f) => `${f.pod} ${f.kind} ${f.severity}`)).toEqual([
@@ -91,8 +110,17 @@ describe('the drainability preflight', () => {
   });
 
   it('with the minimal strategy, names a node running more pods of a budget than it lets go at once: a deadlock, not a wait', () => {
-    const pods = [pod('web-1', 'old-1', { app: 'web' }), pod('web-2', 'old-1', { app: 'web' }), pod('web-3', 'old-2', { app: 'web' })];
-    const budgets = [{ ...budget('web', 'web', 1), status: { disruptionsAllowed: 1, currentHealthy: 3, desiredHealthy: 2, expectedPods: 3 } }];
+    const pods = [
+      pod('web-1', 'old-1', { app: 'web' }),
+      pod('web-2', 'old-1', { app: 'web' }),
+      pod('web-3', 'old-2', { app: 'web' }),
+    ];
+    const budgets = [
+      {
+        ...budget('web', 'web', 1),
+        status: { disruptionsAllowed: 1, currentHealthy: 3, desiredHealthy: 2, expectedPods: 3 },
+      },
+    ];
     expect(analyseDrainability({ nodes: ['old-1', 'old-2'], pods, budgets })).toEqual([]);
     const findings = analyseDrainability({ nodes: ['old-1', 'old-2'], pods, budgets, terminateFirst: true });
     expect(findings).toEqual([
@@ -123,7 +151,9 @@ describe('the drainability preflight', () => {
     });
     const text = renderFindings(['old-1'], findings).split('\n');
     expect(text[0]).toMatch(/^SEVERITY\s+NODE\s+POD\s+WHY$/);
-    expect(text[1]).toMatch(/^BLOCKER\s+old-1\s+shop\/web-1\s+budget web allows no disruption .* fix: add a replica \(or lower minAvailable\) on web/);
+    expect(text[1]).toMatch(
+      /^BLOCKER\s+old-1\s+shop\/web-1\s+budget web allows no disruption .* fix: add a replica \(or lower minAvailable\) on web/,
+    );
     expect(text[2]).toMatch(/^WARNING\s+old-1\s+shop\/bare/);
     expect(text.at(-1)).toBe('1 node(s) checked: 1 blocker(s), 1 other finding(s).');
     expect(renderFindings(['a', 'b'], [])).toBe('2 node(s) checked: every pod can leave now.');

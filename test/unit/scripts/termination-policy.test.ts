@@ -1,4 +1,9 @@
-import { AutoScalingClient, DescribeAutoScalingGroupsCommand, DescribeLifecycleHooksCommand, UpdateAutoScalingGroupCommand } from '@aws-sdk/client-auto-scaling';
+import {
+  AutoScalingClient,
+  DescribeAutoScalingGroupsCommand,
+  DescribeLifecycleHooksCommand,
+  UpdateAutoScalingGroupCommand,
+} from '@aws-sdk/client-auto-scaling';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { applyPolicy, planPolicy, plannedPolicies, renderPolicyPlan } from '../../../scripts/termination-policy.js';
@@ -11,7 +16,11 @@ describe('termination-policy enable and disable', () => {
   afterEach(() => asg.reset());
 
   it('enable puts the function first and keeps the group policies after it; disable takes only it out', () => {
-    expect(plannedPolicies('enable', ['OldestLaunchTemplate', 'Default'], arn)).toEqual([arn, 'OldestLaunchTemplate', 'Default']);
+    expect(plannedPolicies('enable', ['OldestLaunchTemplate', 'Default'], arn)).toEqual([
+      arn,
+      'OldestLaunchTemplate',
+      'Default',
+    ]);
     expect(plannedPolicies('enable', [arn, 'Default'], arn)).toEqual([arn, 'Default']);
     expect(plannedPolicies('enable', [], arn)).toEqual([arn, 'Default']);
     expect(plannedPolicies('disable', [arn, 'OldestLaunchTemplate'], undefined)).toEqual(['OldestLaunchTemplate']);
@@ -20,7 +29,9 @@ describe('termination-policy enable and disable', () => {
   });
 
   it('plans, then changes the group with UpdateAutoScalingGroup only when approved', async () => {
-    asg.on(DescribeAutoScalingGroupsCommand).resolves({ AutoScalingGroups: [{ AutoScalingGroupName: 'workers', TerminationPolicies: ['Default'] } as never] });
+    asg.on(DescribeAutoScalingGroupsCommand).resolves({
+      AutoScalingGroups: [{ AutoScalingGroupName: 'workers', TerminationPolicies: ['Default'] } as never],
+    });
     asg.on(DescribeLifecycleHooksCommand).resolves({ LifecycleHooks: [] });
     asg.on(UpdateAutoScalingGroupCommand).resolves({});
     const client = new AutoScalingClient({ region: 'eu-west-1' });
@@ -29,6 +40,9 @@ describe('termination-policy enable and disable', () => {
     expect(renderPolicyPlan(plan)).toContain('warning: no deployment of ours has lifecycle hooks on this group');
     expect(asg.commandCalls(UpdateAutoScalingGroupCommand)).toHaveLength(0);
     expect((await applyPolicy(client, plan)).applied).toBe(true);
-    expect(asg.commandCalls(UpdateAutoScalingGroupCommand)[0]!.args[0].input).toEqual({ AutoScalingGroupName: 'workers', TerminationPolicies: [arn, 'Default'] });
+    expect(asg.commandCalls(UpdateAutoScalingGroupCommand)[0]!.args[0].input).toEqual({
+      AutoScalingGroupName: 'workers',
+      TerminationPolicies: [arn, 'Default'],
+    });
   });
 });

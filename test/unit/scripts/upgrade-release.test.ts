@@ -30,8 +30,12 @@ describe('the AMI family, from the image name AWS gives it', () => {
       kubernetes: '1.33',
       release: 'v20251120',
     });
-    expect(amiReleaseOf({ imageId: 'ami-1', name: 'amazon-eks-node-al2023-arm64-nvidia-1.34-v20251001' })).toMatchObject({ arch: 'arm64', flavor: 'nvidia' });
-    expect(amiReleaseOf({ imageId: 'ami-1', name: 'amazon-eks-node-al2023-x86_64-neuron-1.32-v20250505' })).toMatchObject({ flavor: 'neuron', kubernetes: '1.32' });
+    expect(
+      amiReleaseOf({ imageId: 'ami-1', name: 'amazon-eks-node-al2023-arm64-nvidia-1.34-v20251001' }),
+    ).toMatchObject({ arch: 'arm64', flavor: 'nvidia' });
+    expect(
+      amiReleaseOf({ imageId: 'ami-1', name: 'amazon-eks-node-al2023-x86_64-neuron-1.32-v20250505' }),
+    ).toMatchObject({ flavor: 'neuron', kubernetes: '1.32' });
     expect(amiReleaseOf({ imageId: 'ami-1', name: 'bottlerocket-aws-k8s-1.33-aarch64-v1.26.1-943d9a41' })).toEqual({
       os: 'bottlerocket',
       arch: 'arm64',
@@ -39,11 +43,15 @@ describe('the AMI family, from the image name AWS gives it', () => {
       kubernetes: '1.33',
       release: '1.26.1',
     });
-    expect(amiReleaseOf({ imageId: 'ami-1', name: 'bottlerocket-aws-k8s-1.31-nvidia-x86_64-v1.20.1-7c3e9198' })).toMatchObject({ flavor: 'nvidia', arch: 'x86_64' });
+    expect(
+      amiReleaseOf({ imageId: 'ami-1', name: 'bottlerocket-aws-k8s-1.31-nvidia-x86_64-v1.20.1-7c3e9198' }),
+    ).toMatchObject({ flavor: 'nvidia', arch: 'x86_64' });
   });
 
   it('refuses AL2 and images it cannot place, with a one-line reason', () => {
-    expect(amiReleaseOf({ imageId: 'ami-1', name: 'amazon-eks-node-1.29-v20240117' })).toEqual({ refused: expect.stringMatching(/Amazon Linux 2 AMI: --release moves AL2023/) });
+    expect(amiReleaseOf({ imageId: 'ami-1', name: 'amazon-eks-node-1.29-v20240117' })).toEqual({
+      refused: expect.stringMatching(/Amazon Linux 2 AMI: --release moves AL2023/),
+    });
     expect(amiReleaseOf({ imageId: 'ami-9', name: 'golden-image-42' })).toEqual({
       refused: expect.stringMatching(/^the group's image ami-9 \(golden-image-42\) is not an EKS-optimized/),
     });
@@ -51,12 +59,18 @@ describe('the AMI family, from the image name AWS gives it', () => {
 
   it("names AWS's public parameters: recommended/latest, or a dated release", () => {
     const al = { os: 'al2023', arch: 'x86_64', flavor: 'standard' } as const;
-    expect(parameterName(al, '1.34', 'latest')).toBe('/aws/service/eks/optimized-ami/1.34/amazon-linux-2023/x86_64/standard/recommended/image_id');
+    expect(parameterName(al, '1.34', 'latest')).toBe(
+      '/aws/service/eks/optimized-ami/1.34/amazon-linux-2023/x86_64/standard/recommended/image_id',
+    );
     expect(parameterName(al, '1.34', 'v20251120')).toBe(
       '/aws/service/eks/optimized-ami/1.34/amazon-linux-2023/x86_64/standard/amazon-eks-node-al2023-x86_64-standard-1.34-v20251120/image_id',
     );
-    expect(parameterName({ os: 'bottlerocket', arch: 'arm64', flavor: '' }, '1.33', 'latest')).toBe('/aws/service/bottlerocket/aws-k8s-1.33/arm64/latest/image_id');
-    expect(parameterName({ os: 'bottlerocket', arch: 'x86_64', flavor: 'nvidia' }, '1.33', 'v1.26.1')).toBe('/aws/service/bottlerocket/aws-k8s-1.33-nvidia/x86_64/1.26.1/image_id');
+    expect(parameterName({ os: 'bottlerocket', arch: 'arm64', flavor: '' }, '1.33', 'latest')).toBe(
+      '/aws/service/bottlerocket/aws-k8s-1.33/arm64/latest/image_id',
+    );
+    expect(parameterName({ os: 'bottlerocket', arch: 'x86_64', flavor: 'nvidia' }, '1.33', 'v1.26.1')).toBe(
+      '/aws/service/bottlerocket/aws-k8s-1.33-nvidia/x86_64/1.26.1/image_id',
+    );
     expect(releaseProblem('al2023', '1.26.1')).toMatch(/not an AL2023 release/);
     expect(releaseProblem('bottlerocket', 'v20251120')).toMatch(/not a Bottlerocket release/);
     expect(minorOf('v1.33.5-eks-113cf36')).toBe('1.33');
@@ -77,7 +91,9 @@ describe('the version-skew check', () => {
       skewProblem({ target: '1.30', controlPlane: '1.34', nodes: ['1.30'] }),
     ];
     expect(reasons[0]).toMatch(/^refusing: kubelet 1.35 would be newer than the control plane \(1.34\)/);
-    expect(reasons[1]).toMatch(/^refusing: one minor version at a time: the group's nodes run 1.32, move them to 1.33 first/);
+    expect(reasons[1]).toMatch(
+      /^refusing: one minor version at a time: the group's nodes run 1.32, move them to 1.33 first/,
+    );
     expect(reasons[2]).toMatch(/would downgrade them/);
     expect(reasons[3]).toMatch(/4 minor versions older than the control plane/);
     for (const r of reasons) expect(r!.split('\n')).toHaveLength(1);
@@ -128,10 +144,14 @@ describe('the requests, on the wire', () => {
       if (req.headers['x-amz-target'] === 'AmazonSSM.GetParameter') {
         const name = (JSON.parse(body) as { Name: string }).Name;
         if (name.includes('1.99')) {
-          res.writeHead(400, { 'content-type': 'application/x-amz-json-1.1' }).end(JSON.stringify({ __type: 'ParameterNotFound', message: '' }));
+          res
+            .writeHead(400, { 'content-type': 'application/x-amz-json-1.1' })
+            .end(JSON.stringify({ __type: 'ParameterNotFound', message: '' }));
           return;
         }
-        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.1' }).end(JSON.stringify({ Parameter: { Name: name, Type: 'String', Value: 'ami-0new', Version: 3 } }));
+        res
+          .writeHead(200, { 'content-type': 'application/x-amz-json-1.1' })
+          .end(JSON.stringify({ Parameter: { Name: name, Type: 'String', Value: 'ami-0new', Version: 3 } }));
         return;
       }
       res.writeHead(200, { 'content-type': 'text/xml' });
@@ -144,18 +164,35 @@ describe('the requests, on the wire', () => {
   beforeAll(async () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    catalog = createImageCatalog({ region: 'eu-west-1', credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' }, endpoint: url, ssmEndpoint: url });
+    catalog = createImageCatalog({
+      region: 'eu-west-1',
+      credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' },
+      endpoint: url,
+      ssmEndpoint: url,
+    });
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
   beforeEach(() => void received.splice(0));
 
   it('CreateLaunchTemplateVersion: the source version and only LaunchTemplateData.ImageId, with a ClientToken, signed for ec2', async () => {
-    const version = await catalog.createVersion({ templateId: 'lt-0abc', version: '6', imageId: 'ami-0old' }, 'ami-0new', 'AL2023 standard x86_64 1.34 latest');
+    const version = await catalog.createVersion(
+      { templateId: 'lt-0abc', version: '6', imageId: 'ami-0old' },
+      'ami-0new',
+      'AL2023 standard x86_64 1.34 latest',
+    );
 
     expect(version).toBe('7');
     const form = Object.fromEntries(new URLSearchParams(received[0]!.body));
     // https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CreateLaunchTemplateVersion.html
-    expect(Object.keys(form).sort()).toEqual(['Action', 'ClientToken', 'LaunchTemplateData.ImageId', 'LaunchTemplateId', 'SourceVersion', 'Version', 'VersionDescription']);
+    expect(Object.keys(form).sort()).toEqual([
+      'Action',
+      'ClientToken',
+      'LaunchTemplateData.ImageId',
+      'LaunchTemplateId',
+      'SourceVersion',
+      'Version',
+      'VersionDescription',
+    ]);
     expect(form).toMatchObject({
       Action: 'CreateLaunchTemplateVersion',
       Version: '2016-11-15',
@@ -186,8 +223,20 @@ describe('the requests, on the wire', () => {
 describe('runReleaseUpgrade', () => {
   const asg = mockClient(AutoScalingClient);
   const instances: Instance[] = [
-    { InstanceId: 'i-1', AvailabilityZone: 'a', LifecycleState: 'InService', HealthStatus: 'Healthy', ProtectedFromScaleIn: false },
-    { InstanceId: 'i-2', AvailabilityZone: 'a', LifecycleState: 'InService', HealthStatus: 'Healthy', ProtectedFromScaleIn: false },
+    {
+      InstanceId: 'i-1',
+      AvailabilityZone: 'a',
+      LifecycleState: 'InService',
+      HealthStatus: 'Healthy',
+      ProtectedFromScaleIn: false,
+    },
+    {
+      InstanceId: 'i-2',
+      AvailabilityZone: 'a',
+      LifecycleState: 'InService',
+      HealthStatus: 'Healthy',
+      ProtectedFromScaleIn: false,
+    },
   ];
   beforeEach(() => {
     asg.reset();
@@ -209,7 +258,9 @@ describe('runReleaseUpgrade', () => {
     });
     asg.on(DescribeLifecycleHooksCommand).resolves({ LifecycleHooks: [] });
     asg.on(StartInstanceRefreshCommand).resolves({ InstanceRefreshId: 'r-1' });
-    asg.on(DescribeInstanceRefreshesCommand).resolves({ InstanceRefreshes: [{ InstanceRefreshId: 'r-1', Status: 'Successful', PercentageComplete: 100 }] });
+    asg
+      .on(DescribeInstanceRefreshesCommand)
+      .resolves({ InstanceRefreshes: [{ InstanceRefreshId: 'r-1', Status: 'Successful', PercentageComplete: 100 }] });
   });
 
   function world(o: { kubelet?: string; controlPlane?: string; afterDeployments?: V1Deployment[] } = {}) {
@@ -224,15 +275,23 @@ describe('runReleaseUpgrade', () => {
     });
     let reads = 0;
     const apps = {
-      listDeploymentForAllNamespaces: async () => ({ items: reads++ === 0 ? [deployment(2)] : (o.afterDeployments ?? [deployment(2)]) }),
+      listDeploymentForAllNamespaces: async () => ({
+        items: reads++ === 0 ? [deployment(2)] : (o.afterDeployments ?? [deployment(2)]),
+      }),
       listStatefulSetForAllNamespaces: async () => ({ items: [] }),
       listDaemonSetForAllNamespaces: async () => ({ items: [] }),
     } as unknown as AppsV1Api;
     let kubelet = o.kubelet ?? 'v1.33.4';
     const deps: ReleaseDeps = {
       autoScaling: new AutoScalingClient({ region: 'eu-west-1' }),
-      core: { listPodForAllNamespaces: async () => ({ items: [] }), listEventForAllNamespaces: async () => ({ items: [] }) } as unknown as CoreV1Api,
-      policy: { listNamespacedPodDisruptionBudget: async () => ({ items: [] }), listPodDisruptionBudgetForAllNamespaces: async () => ({ items: [] }) } as unknown as PolicyV1Api,
+      core: {
+        listPodForAllNamespaces: async () => ({ items: [] }),
+        listEventForAllNamespaces: async () => ({ items: [] }),
+      } as unknown as CoreV1Api,
+      policy: {
+        listNamespacedPodDisruptionBudget: async () => ({ items: [] }),
+        listPodDisruptionBudgetForAllNamespaces: async () => ({ items: [] }),
+      } as unknown as PolicyV1Api,
       nodesOf: async () => ['node-1', 'node-2'],
       out: (line) => lines.push(line),
       showPlan: (plan) => plans.push(plan),
@@ -241,7 +300,11 @@ describe('runReleaseUpgrade', () => {
       sleep: async () => {},
       catalog: {
         templateVersion: async (_t, version) => ({ templateId: 'lt-0abc', version, imageId: 'ami-0old' }),
-        image: async (id) => ({ imageId: id, name: 'amazon-eks-node-al2023-x86_64-standard-1.33-v20251001', architecture: 'x86_64' }),
+        image: async (id) => ({
+          imageId: id,
+          name: 'amazon-eks-node-al2023-x86_64-standard-1.33-v20251001',
+          architecture: 'x86_64',
+        }),
         createVersion: async (t, imageId) => (created.push({ source: t.version, imageId }), (kubelet = 'v1.34.1'), '7'),
         parameter: async (name) => (parameters.push(name), 'ami-0new'),
       },
@@ -252,7 +315,15 @@ describe('runReleaseUpgrade', () => {
     };
     return { deps, created, parameters, lines, plans };
   }
-  const request = { group: 'workers', strategy: 'default' as const, force: false, autoRollback: false, approve: true, deployment: 'gnt', release: 'latest' };
+  const request = {
+    group: 'workers',
+    strategy: 'default' as const,
+    force: false,
+    autoRollback: false,
+    approve: true,
+    deployment: 'gnt',
+    release: 'latest',
+  };
 
   it('plans first: the release and the image in the plan, nothing created without --approve', async () => {
     const w = world();
@@ -260,9 +331,13 @@ describe('runReleaseUpgrade', () => {
 
     expect(result).toMatchObject({ exitCode: 0, status: 'planned' });
     expect(w.created).toEqual([]);
-    expect(w.parameters).toEqual(['/aws/service/eks/optimized-ami/1.34/amazon-linux-2023/x86_64/standard/recommended/image_id']);
+    expect(w.parameters).toEqual([
+      '/aws/service/eks/optimized-ami/1.34/amazon-linux-2023/x86_64/standard/recommended/image_id',
+    ]);
     const text = renderPlan(w.plans[0]!).join('\n');
-    expect(text).toMatch(/release: +AL2023 standard x86_64: Kubernetes 1.33 v20251001 -> 1.34 latest \(control plane 1.34\)/);
+    expect(text).toMatch(
+      /release: +AL2023 standard x86_64: Kubernetes 1.33 v20251001 -> 1.34 latest \(control plane 1.34\)/,
+    );
     expect(text).toMatch(/image: +ami-0old -> ami-0new/);
     expect(text).toMatch(/new template version: +lt-0abc from version 6, only the image changed/);
   });
@@ -275,24 +350,36 @@ describe('runReleaseUpgrade', () => {
     expect(w.created).toEqual([{ source: '6', imageId: 'ami-0new' }]);
     const start = asg.commandCalls(StartInstanceRefreshCommand);
     expect(start).toHaveLength(1);
-    expect(start[0]!.args[0].input.DesiredConfiguration).toEqual({ LaunchTemplate: { LaunchTemplateId: 'lt-0abc', Version: '7' } });
+    expect(start[0]!.args[0].input.DesiredConfiguration).toEqual({
+      LaunchTemplate: { LaunchTemplateId: 'lt-0abc', Version: '7' },
+    });
   });
 
   it('refuses a skew violation in one line, before anything is created', async () => {
     const w = world({ controlPlane: '1.33' });
     const result = await runReleaseUpgrade({ ...request, kubernetesVersion: '1.34' }, w.deps);
 
-    expect(result).toMatchObject({ exitCode: 3, reason: expect.stringMatching(/^refusing: kubelet 1.34 would be newer than the control plane \(1.33\)/) });
+    expect(result).toMatchObject({
+      exitCode: 3,
+      reason: expect.stringMatching(/^refusing: kubelet 1.34 would be newer than the control plane \(1.33\)/),
+    });
     expect(w.created).toEqual([]);
     expect(asg.commandCalls(StartInstanceRefreshCommand)).toHaveLength(0);
   });
 
   it('exits 1 naming a Deployment that was available before and is not after', async () => {
-    const broken: V1Deployment = { metadata: { namespace: 'shop', name: 'web' }, spec: { replicas: 2 } as V1Deployment['spec'], status: { availableReplicas: 0 } };
+    const broken: V1Deployment = {
+      metadata: { namespace: 'shop', name: 'web' },
+      spec: { replicas: 2 } as V1Deployment['spec'],
+      status: { availableReplicas: 0 },
+    };
     const w = world({ afterDeployments: [broken] });
     const result = await runReleaseUpgrade({ ...request, kubernetesVersion: '1.34' }, w.deps);
 
-    expect(result).toMatchObject({ exitCode: 1, unavailable: ['Deployment/shop/web: not available (it was before the upgrade)'] });
+    expect(result).toMatchObject({
+      exitCode: 1,
+      unavailable: ['Deployment/shop/web: not available (it was before the upgrade)'],
+    });
     expect(w.lines).toContain('  Deployment/shop/web: not available (it was before the upgrade)');
   });
 

@@ -61,9 +61,9 @@ describe('parseConfig', () => {
       ]),
     );
     expect(() => parseConfig({ ...minimal, LOAD_BALANCER_TAGS: '=x' })).toThrow(/LOAD_BALANCER_TAGS="=x" is invalid/);
-    expect(() => parseConfig({ ...minimal, LOAD_BALANCER_MIN_WAIT_SECONDS: '60', LOAD_BALANCER_MAX_WAIT_SECONDS: '30' })).toThrow(
-      /LOAD_BALANCER_MIN_WAIT_SECONDS \(60\) must not exceed LOAD_BALANCER_MAX_WAIT_SECONDS \(30\)/,
-    );
+    expect(() =>
+      parseConfig({ ...minimal, LOAD_BALANCER_MIN_WAIT_SECONDS: '60', LOAD_BALANCER_MAX_WAIT_SECONDS: '30' }),
+    ).toThrow(/LOAD_BALANCER_MIN_WAIT_SECONDS \(60\) must not exceed LOAD_BALANCER_MAX_WAIT_SECONDS \(30\)/);
   });
 
   it('accepts a load-balancer delay of 0', () => {
@@ -73,7 +73,12 @@ describe('parseConfig', () => {
   it('fails with one error naming every bad variable and what it accepts', () => {
     let error: unknown;
     try {
-      parseConfig({ AUTO_SCALING_GROUP_NAMES: ' , ', DRAIN_TIMEOUT_SECONDS: '15m', LOAD_BALANCER_DELAY_SECONDS: '-1', EVICTION_CONCURRENCY: '0' });
+      parseConfig({
+        AUTO_SCALING_GROUP_NAMES: ' , ',
+        DRAIN_TIMEOUT_SECONDS: '15m',
+        LOAD_BALANCER_DELAY_SECONDS: '-1',
+        EVICTION_CONCURRENCY: '0',
+      });
     } catch (e) {
       error = e;
     }
@@ -122,26 +127,50 @@ describe('parseConfig: the timeouts checked against each other', () => {
   const withHandOffs = { ...minimal, HAND_OFF_TOPIC_ARN: 'arn:aws:sns:eu-west-1:123456789012:lifecycle' };
 
   it('accepts the defaults, with or without hand-offs and the reconciler', () => {
-    for (const env of [minimal, withHandOffs, { ...withHandOffs, RECONCILE_MARKS: 'false' }]) expect(parseConfig(env).heartbeatTimeoutSeconds).toBe(1800);
+    for (const env of [minimal, withHandOffs, { ...withHandOffs, RECONCILE_MARKS: 'false' }])
+      expect(parseConfig(env).heartbeatTimeoutSeconds).toBe(1800);
   });
 
   it('refuses a launch wait that does not fit the heartbeat timeout with the margin (it does not heartbeat)', () => {
     expect(() => parseConfig({ ...minimal, HEARTBEAT_TIMEOUT_SECONDS: '60', LAUNCH_TIMEOUT_SECONDS: '600' })).toThrow(
       /LAUNCH_TIMEOUT_SECONDS \(600\) plus INVOCATION_MARGIN_SECONDS \(20\) exceeds HEARTBEAT_TIMEOUT_SECONDS \(60\): the launch wait does not heartbeat; use LAUNCH_TIMEOUT_SECONDS of at most 40 or a longer HEARTBEAT_TIMEOUT_SECONDS/,
     );
-    expect(parseConfig({ ...minimal, HEARTBEAT_TIMEOUT_SECONDS: '600', LAUNCH_TIMEOUT_SECONDS: '580' }).launchTimeoutSeconds).toBe(580);
-    expect(() => parseConfig({ ...minimal, HEARTBEAT_TIMEOUT_SECONDS: '600', LAUNCH_TIMEOUT_SECONDS: '581' })).toThrow(/LAUNCH_TIMEOUT_SECONDS \(581\)/);
+    expect(
+      parseConfig({ ...minimal, HEARTBEAT_TIMEOUT_SECONDS: '600', LAUNCH_TIMEOUT_SECONDS: '580' }).launchTimeoutSeconds,
+    ).toBe(580);
+    expect(() => parseConfig({ ...minimal, HEARTBEAT_TIMEOUT_SECONDS: '600', LAUNCH_TIMEOUT_SECONDS: '581' })).toThrow(
+      /LAUNCH_TIMEOUT_SECONDS \(581\)/,
+    );
     // The margin is the one configured.
-    expect(parseConfig({ ...minimal, HEARTBEAT_TIMEOUT_SECONDS: '60', LAUNCH_TIMEOUT_SECONDS: '55', INVOCATION_MARGIN_SECONDS: '5' }).launchTimeoutSeconds).toBe(55);
+    expect(
+      parseConfig({
+        ...minimal,
+        HEARTBEAT_TIMEOUT_SECONDS: '60',
+        LAUNCH_TIMEOUT_SECONDS: '55',
+        INVOCATION_MARGIN_SECONDS: '5',
+      }).launchTimeoutSeconds,
+    ).toBe(55);
   });
 
   it("refuses a drain, with the delay and the margin, longer than the action's cap min(48 h, 100 x heartbeat)", () => {
-    const short = { ...minimal, HEARTBEAT_TIMEOUT_SECONDS: '60', LAUNCH_TIMEOUT_SECONDS: '30', BATCH_WAIT_SECONDS: '0' };
+    const short = {
+      ...minimal,
+      HEARTBEAT_TIMEOUT_SECONDS: '60',
+      LAUNCH_TIMEOUT_SECONDS: '30',
+      BATCH_WAIT_SECONDS: '0',
+    };
     expect(() => parseConfig({ ...short, DRAIN_TIMEOUT_SECONDS: '5921' })).toThrow(
       /DRAIN_TIMEOUT_SECONDS \(5921\) plus LOAD_BALANCER_DELAY_SECONDS \(60\) and INVOCATION_MARGIN_SECONDS \(20\) exceeds .*\(min\(48 h, 100 x HEARTBEAT_TIMEOUT_SECONDS\) = 6000 s\): use DRAIN_TIMEOUT_SECONDS of at most 5920/,
     );
     expect(parseConfig({ ...short, DRAIN_TIMEOUT_SECONDS: '5920' }).drainTimeoutSeconds).toBe(5920);
-    expect(() => parseConfig({ ...minimal, HEARTBEAT_TIMEOUT_SECONDS: '7200', DRAIN_TIMEOUT_SECONDS: '172800', BATCH_WAIT_SECONDS: '0' })).toThrow(/= 172800 s\)/);
+    expect(() =>
+      parseConfig({
+        ...minimal,
+        HEARTBEAT_TIMEOUT_SECONDS: '7200',
+        DRAIN_TIMEOUT_SECONDS: '172800',
+        BATCH_WAIT_SECONDS: '0',
+      }),
+    ).toThrow(/= 172800 s\)/);
   });
 
   it('refuses a batch wait that, with the drain, the delay and the margin, outlasts the cap', () => {
@@ -161,8 +190,12 @@ describe('parseConfig: the timeouts checked against each other', () => {
       }
       throw new Error('accepted');
     })();
-    expect(error.message).toMatch(/LAUNCH_TIMEOUT_SECONDS \(600\).*DRAIN_TIMEOUT_SECONDS \(7200\).*HEARTBEAT_TIMEOUT_SECONDS \(60\) lets Auto Scaling end an action/);
-    expect(() => parseConfig({ ...minimal, HEARTBEAT_TIMEOUT_SECONDS: 'soon' })).toThrow(/^(?!.*exceeds).*HEARTBEAT_TIMEOUT_SECONDS="soon" is invalid/);
+    expect(error.message).toMatch(
+      /LAUNCH_TIMEOUT_SECONDS \(600\).*DRAIN_TIMEOUT_SECONDS \(7200\).*HEARTBEAT_TIMEOUT_SECONDS \(60\) lets Auto Scaling end an action/,
+    );
+    expect(() => parseConfig({ ...minimal, HEARTBEAT_TIMEOUT_SECONDS: 'soon' })).toThrow(
+      /^(?!.*exceeds).*HEARTBEAT_TIMEOUT_SECONDS="soon" is invalid/,
+    );
   });
 });
 

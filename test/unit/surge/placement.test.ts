@@ -4,7 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { toDeploymentInfo } from '../../../lambda/adapters/kubernetes/deployment-api.js';
 import { admits, nodeSelectorQuery, toleratesTaint, type Placement } from '../../../lambda/cluster/placement.js';
 
-const node = (labels: Record<string, string>, taints: { key: string; value?: string; effect: string }[] = []) => ({ name: 'n', labels, taints });
+const node = (labels: Record<string, string>, taints: { key: string; value?: string; effect: string }[] = []) => ({
+  name: 'n',
+  labels,
+  taints,
+});
 
 describe('placement', () => {
   it('needs every nodeSelector label', () => {
@@ -20,8 +24,13 @@ describe('placement', () => {
     const none: Placement = { nodeSelector: {}, tolerations: [] };
     expect(admits(none, node({}, [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }]))).toBe(false);
     expect(admits(none, node({}, [{ key: 'dedicated', value: 'gpu', effect: 'NoExecute' }]))).toBe(false);
-    expect(admits(none, node({}, [{ key: 'graceful-node-termination/outdated', effect: 'PreferNoSchedule' }]))).toBe(true);
-    const gpu: Placement = { nodeSelector: {}, tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'gpu', effect: 'NoSchedule' }] };
+    expect(admits(none, node({}, [{ key: 'graceful-node-termination/outdated', effect: 'PreferNoSchedule' }]))).toBe(
+      true,
+    );
+    const gpu: Placement = {
+      nodeSelector: {},
+      tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'gpu', effect: 'NoSchedule' }],
+    };
     expect(admits(gpu, node({}, [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }]))).toBe(true);
     expect(admits(gpu, node({}, [{ key: 'dedicated', value: 'db', effect: 'NoSchedule' }]))).toBe(false);
     expect(admits(gpu, node({}, [{ key: 'dedicated', value: 'gpu', effect: 'NoExecute' }]))).toBe(false);
@@ -44,9 +53,18 @@ describe('placement', () => {
     const d = toDeploymentInfo({
       spec: {
         selector: {},
-        template: { spec: { containers: [], nodeSelector: { group: 'web' }, tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'web', effect: 'NoSchedule' }] } },
+        template: {
+          spec: {
+            containers: [],
+            nodeSelector: { group: 'web' },
+            tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'web', effect: 'NoSchedule' }],
+          },
+        },
       },
     });
-    expect(d.placement).toEqual({ nodeSelector: { group: 'web' }, tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'web', effect: 'NoSchedule' }] });
+    expect(d.placement).toEqual({
+      nodeSelector: { group: 'web' },
+      tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'web', effect: 'NoSchedule' }],
+    });
   });
 });

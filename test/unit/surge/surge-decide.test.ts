@@ -35,24 +35,54 @@ const replica = (o: Partial<ReplicaPod> & { name: string }): ReplicaPod => ({
 describe('surge before evict: who takes part', () => {
   it('is off unless SURGE_BEFORE_EVICT is true', () => {
     expect(
-      surgeSettings({ surgeBeforeEvict: false, surgeNamespaces: ['shop'], surgePodSelector: undefined, surgeTimeoutSeconds: 300, surgeUntouchableManagers: undefined }),
+      surgeSettings({
+        surgeBeforeEvict: false,
+        surgeNamespaces: ['shop'],
+        surgePodSelector: undefined,
+        surgeTimeoutSeconds: 300,
+        surgeUntouchableManagers: undefined,
+      }),
     ).toBeUndefined();
   });
 
   it('takes the annotation on the pod or the Deployment; "false" opts out and wins', () => {
     const plain = deployment({ annotations: {} });
-    expect(participation(pod({ name: 'p', annotations: { 'graceful-node-termination/surge-before-evict': 'true' } }), plain, settings)).toBe('opted-in');
+    expect(
+      participation(
+        pod({ name: 'p', annotations: { 'graceful-node-termination/surge-before-evict': 'true' } }),
+        plain,
+        settings,
+      ),
+    ).toBe('opted-in');
     expect(participation(pod({ name: 'p' }), deployment(), settings)).toBe('opted-in');
-    expect(participation(pod({ name: 'p', namespace: 'shop' }), deployment({ annotations: { 'graceful-node-termination/surge-before-evict': 'false' } }), settings)).toBe(
-      'opted-out',
-    );
+    expect(
+      participation(
+        pod({ name: 'p', namespace: 'shop' }),
+        deployment({ annotations: { 'graceful-node-termination/surge-before-evict': 'false' } }),
+        settings,
+      ),
+    ).toBe('opted-out');
     expect(participation(pod({ name: 'p' }), plain, settings)).toBe('not-asked');
   });
 
   it('takes every Deployment of the named namespaces, and those whose template the selector matches', () => {
-    expect(participation(pod({ name: 'p', namespace: 'shop' }), deployment({ annotations: {} }), settings)).toBe('opted-in');
-    expect(participation(pod({ name: 'p' }), deployment({ annotations: {}, templateLabels: { app: 'web', tier: 'front' } }), settings)).toBe('opted-in');
-    expect(participation(pod({ name: 'p' }), deployment({ annotations: {}, templateLabels: { tier: 'front', legacy: 'yes' } }), settings)).toBe('not-asked');
+    expect(participation(pod({ name: 'p', namespace: 'shop' }), deployment({ annotations: {} }), settings)).toBe(
+      'opted-in',
+    );
+    expect(
+      participation(
+        pod({ name: 'p' }),
+        deployment({ annotations: {}, templateLabels: { app: 'web', tier: 'front' } }),
+        settings,
+      ),
+    ).toBe('opted-in');
+    expect(
+      participation(
+        pod({ name: 'p' }),
+        deployment({ annotations: {}, templateLabels: { tier: 'front', legacy: 'yes' } }),
+        settings,
+      ),
+    ).toBe('not-asked');
   });
 
   it('parses selectors as kubectl -l takes equality-based ones, and refuses the rest', () => {
@@ -96,7 +126,11 @@ describe('surge before evict: refusals, each by name', () => {
   });
 
   it('counts the kube-controller-manager as untouchable only for the subresource named', () => {
-    expect(writtenBy(deployment({ managers: [{ manager: 'kube-controller-manager', subresource: 'status' }] }), ['kube-controller-manager/scale'])).toBe(false);
+    expect(
+      writtenBy(deployment({ managers: [{ manager: 'kube-controller-manager', subresource: 'status' }] }), [
+        'kube-controller-manager/scale',
+      ]),
+    ).toBe(false);
   });
 });
 

@@ -12,7 +12,13 @@ import { FakeSurgeApi } from '../../fixtures/surge.js';
 import { instanceId, phaseWorld } from '../termination/phase-world.js';
 
 const settings = (timeoutSeconds: number) =>
-  surgeSettings({ surgeBeforeEvict: true, surgeNamespaces: undefined, surgePodSelector: undefined, surgeTimeoutSeconds: timeoutSeconds, surgeUntouchableManagers: undefined })!;
+  surgeSettings({
+    surgeBeforeEvict: true,
+    surgeNamespaces: undefined,
+    surgePodSelector: undefined,
+    surgeTimeoutSeconds: timeoutSeconds,
+    surgeUntouchableManagers: undefined,
+  })!;
 
 function world() {
   const w = phaseWorld();
@@ -20,7 +26,9 @@ function world() {
   Object.assign(w.deps, { surge: api });
   w.cluster.addNode('node-a', instanceId);
   const old = w.cluster.addPod(pod({ name: 'web-abc12-xyz12', terminationMs: 2_000 }));
-  api.pods = [{ name: old.name, uid: old.uid, nodeName: 'node-a', ready: true, terminating: false, unschedulable: false }];
+  api.pods = [
+    { name: old.name, uid: old.uid, nodeName: 'node-a', ready: true, terminating: false, unschedulable: false },
+  ];
   let replacementReady = false;
   // The budget (minAvailable 1) lets the pod go only once another replica is Ready.
   w.cluster.evictionRules.push(pdbBlocks('web', (p) => p.uid === old.uid && !replacementReady));
@@ -28,7 +36,14 @@ function world() {
     (api.onRestart = () =>
       w.clock.after(ms, () => {
         replacementReady = true;
-        api.pods.push({ name: 'web-new12-abcde', uid: 'new', nodeName: 'node-b', ready: true, terminating: false, unschedulable: false });
+        api.pods.push({
+          name: 'web-new12-abcde',
+          uid: 'new',
+          nodeName: 'node-b',
+          ready: true,
+          terminating: false,
+          unschedulable: false,
+        });
       }));
   return { w, api, old, readyAt };
 }
@@ -48,8 +63,12 @@ describe('surge before evict in the drain', () => {
     expect(evictions).toHaveLength(1);
     expect(evictions[0]!.atMs - t0).toBeGreaterThanOrEqual(20_000);
     expect(evictions[0]!.atMs - t0).toBeLessThanOrEqual(22_000);
-    expect(w.cluster.reasons()).toEqual(expect.arrayContaining(['Node/SurgeStarted', 'Node/SurgeReady', 'Node/Drained']));
-    expect((step as unknown as { record: { surges: unknown[] } }).record.surges).toEqual([expect.objectContaining({ state: 'ready' })]);
+    expect(w.cluster.reasons()).toEqual(
+      expect.arrayContaining(['Node/SurgeStarted', 'Node/SurgeReady', 'Node/Drained']),
+    );
+    expect((step as unknown as { record: { surges: unknown[] } }).record.surges).toEqual([
+      expect.objectContaining({ state: 'ready' }),
+    ]);
   });
 
   it('lets the force policy win when no replacement is ever Ready: held until its force time, then asked once and deleted', async () => {
@@ -61,7 +80,9 @@ describe('surge before evict in the drain', () => {
     expect(step).toMatchObject({ outcome: 'timed-out' });
     expect(api.restarts).toHaveLength(1);
     expect(w.cluster.reasons()).toContain('Node/SurgeTimedOut');
-    expect(w.cluster.events.find((e) => e.reason === 'SurgeTimedOut')?.message).toContain('the drain deadline comes first');
+    expect(w.cluster.events.find((e) => e.reason === 'SurgeTimedOut')?.message).toContain(
+      'the drain deadline comes first',
+    );
     // Deleted at the deadline (300 s) minus its grace period (30 s), as without surge.
     const deleted = w.cluster.calls.find((c) => c.op === 'delete' && c.target === `default/${old.name}`);
     expect(deleted).toBeDefined();
@@ -74,6 +95,8 @@ describe('surge before evict in the drain', () => {
     const m = (await mark(w.run({ surge: settings(3600) }), w.verified())) as Marked;
     const step = await drain(w.run({ surge: settings(3600), deadlinePolicy: DeadlinePolicy.LEAVE }), m);
     expect(step).toMatchObject({ outcome: 'timed-out' });
-    expect(w.cluster.calls.filter((c) => c.op === 'evict' && c.target === `default/${old.name}`).length).toBeGreaterThanOrEqual(1);
+    expect(
+      w.cluster.calls.filter((c) => c.op === 'evict' && c.target === `default/${old.name}`).length,
+    ).toBeGreaterThanOrEqual(1);
   });
 });

@@ -10,7 +10,13 @@ import { surgeSettings } from '../../../lambda/shared/surge-variables.js';
 import { FakeClock, MemoryLog, pod, type FakePod } from '../../fakes/fake-world.js';
 import { deployment, FakeSurgeApi } from '../../fixtures/surge.js';
 
-const settings = surgeSettings({ surgeBeforeEvict: true, surgeNamespaces: undefined, surgePodSelector: undefined, surgeTimeoutSeconds: 60, surgeUntouchableManagers: undefined })!;
+const settings = surgeSettings({
+  surgeBeforeEvict: true,
+  surgeNamespaces: undefined,
+  surgePodSelector: undefined,
+  surgeTimeoutSeconds: 60,
+  surgeUntouchableManagers: undefined,
+})!;
 const node = { name: 'node-a', uid: 'n-1' };
 
 describe('surge gate', () => {
@@ -30,15 +36,30 @@ describe('surge gate', () => {
     events = [];
     log = new MemoryLog();
     marked = new Set(['node-a', 'node-s']);
-    record = { action: 'sha256:x', hook: 'hook', notifiedAtMs: clock.now(), startedAtMs: clock.now(), updatedAtMs: clock.now(), set: ['cordon'] };
+    record = {
+      action: 'sha256:x',
+      hook: 'hook',
+      notifiedAtMs: clock.now(),
+      startedAtMs: clock.now(),
+      updatedAtMs: clock.now(),
+      set: ['cordon'],
+    };
     old = pod({ name: 'web-abc12-xyz12', controllerKind: 'ReplicaSet' });
-    api.pods = [{ name: old.name, uid: old.uid, nodeName: 'node-a', ready: true, terminating: false, unschedulable: false }];
+    api.pods = [
+      { name: old.name, uid: old.uid, nodeName: 'node-a', ready: true, terminating: false, unschedulable: false },
+    ];
   });
 
   const gate = (r: DrainRecord = record) =>
     new DeploymentSurge(
       { settings, node, record: r, owner: 'gnt' },
-      { api, nodes: { drainMarkedNames: async () => marked }, events: { record: async (e) => void events.push(e) }, clock, log },
+      {
+        api,
+        nodes: { drainMarkedNames: async () => marked },
+        events: { record: async (e) => void events.push(e) },
+        clock,
+        log,
+      },
     );
   const moment = (o: Partial<DrainMoment> = {}): DrainMoment => ({
     nowMs: clock.now(),
@@ -69,7 +90,14 @@ describe('surge gate', () => {
     const g = gate();
     expect([...(await g.held([old], moment()))]).toEqual([old.uid]);
     expect(api.records).toHaveLength(1);
-    expect(api.records[0]!.surges).toEqual([expect.objectContaining({ uid: old.uid, deployment: 'default/web', state: 'waiting', restartedAt: api.restarts[0] })]);
+    expect(api.records[0]!.surges).toEqual([
+      expect.objectContaining({
+        uid: old.uid,
+        deployment: 'default/web',
+        state: 'waiting',
+        restartedAt: api.restarts[0],
+      }),
+    ]);
     expect(api.restarts).toEqual(['2026-11-22T10:00:00Z']);
     expect(reasons()).toEqual(['SurgeStarted']);
     expect(g.nextCheckMs()).toBe(clock.now() + 2_000);
@@ -108,7 +136,11 @@ describe('surge gate', () => {
   });
 
   it('refuses a StatefulSet pod that asks for a surge, and never reads a Deployment for it', async () => {
-    const sts = pod({ name: 'db-0', controllerKind: 'StatefulSet', annotations: { 'graceful-node-termination/surge-before-evict': 'true' } });
+    const sts = pod({
+      name: 'db-0',
+      controllerKind: 'StatefulSet',
+      annotations: { 'graceful-node-termination/surge-before-evict': 'true' },
+    });
     expect((await gate().held([sts], moment())).size).toBe(0);
     expect(events[0]!.message).toContain('(statefulset)');
   });
@@ -135,7 +167,9 @@ describe('surge gate', () => {
     await g.held([old], moment({ force: true, baseDeadlineMs: deadline, hardDeadlineMs: deadline }));
     // Forced at the deadline minus its grace period (30 s): 10 s in.
     clock.advanceTo(clock.now() + 10_000);
-    expect((await g.held([old], moment({ force: true, baseDeadlineMs: deadline, hardDeadlineMs: deadline }))).size).toBe(0);
+    expect(
+      (await g.held([old], moment({ force: true, baseDeadlineMs: deadline, hardDeadlineMs: deadline }))).size,
+    ).toBe(0);
     expect(events.at(-1)!.message).toContain('the drain deadline comes first');
   });
 
@@ -174,7 +208,14 @@ describe('surge gate', () => {
     api.d = deployment({ restartedAt: undefined });
     api.restarts.length = 0;
     const twin = pod({ name: 'web-abc12-qqq12', controllerKind: 'ReplicaSet' });
-    api.pods.push({ name: twin.name, uid: twin.uid, nodeName: 'node-a', ready: true, terminating: false, unschedulable: false });
+    api.pods.push({
+      name: twin.name,
+      uid: twin.uid,
+      nodeName: 'node-a',
+      ready: true,
+      terminating: false,
+      unschedulable: false,
+    });
     const held = await gate(saved).held([twin, old], moment());
     expect(held).toEqual(new Set([twin.uid, old.uid]));
     expect(api.restarts).toEqual([saved.surges![0]!.restartedAt]);
@@ -184,7 +225,14 @@ describe('surge gate', () => {
     old = { ...old, controllerUid: 'rs-1' };
     api.pods[0] = { ...api.pods[0]!, uid: old.uid };
     const twin = pod({ name: 'web-abc12-qqq12', controllerKind: 'ReplicaSet', controllerUid: 'rs-1' });
-    api.pods.push({ name: twin.name, uid: twin.uid, nodeName: 'node-a', ready: true, terminating: false, unschedulable: false });
+    api.pods.push({
+      name: twin.name,
+      uid: twin.uid,
+      nodeName: 'node-a',
+      ready: true,
+      terminating: false,
+      unschedulable: false,
+    });
     const held = await gate().held([old, twin], moment());
     expect(held.size).toBe(2);
     expect(api.restarts).toHaveLength(1);

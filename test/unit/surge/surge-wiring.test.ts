@@ -15,17 +15,33 @@ const base = { CLUSTER_NAME: 'prod', AUTO_SCALING_GROUP_NAMES: 'workers', LIFECY
 describe('surge before evict wiring', () => {
   it('reads a Deployment as the decision needs it', () => {
     const d: V1Deployment = {
-      metadata: { namespace: 'shop', name: 'web', uid: 'u', generation: 3, managedFields: [{ manager: 'argocd-controller', operation: 'Apply' }] },
+      metadata: {
+        namespace: 'shop',
+        name: 'web',
+        uid: 'u',
+        generation: 3,
+        managedFields: [{ manager: 'argocd-controller', operation: 'Apply' }],
+      },
       spec: {
         replicas: 2,
-        selector: { matchLabels: { app: 'web' }, matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'b'] }] },
+        selector: {
+          matchLabels: { app: 'web' },
+          matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'b'] }],
+        },
         strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 0 } },
         template: {
-          metadata: { labels: { app: 'web', tier: 'a' }, annotations: { 'kubectl.kubernetes.io/restartedAt': '2026-01-01T00:00:00Z' } },
+          metadata: {
+            labels: { app: 'web', tier: 'a' },
+            annotations: { 'kubectl.kubernetes.io/restartedAt': '2026-01-01T00:00:00Z' },
+          },
           spec: {
             containers: [{ name: 'a', readinessProbe: { httpGet: { port: 80, path: '/' } } }, { name: 'b' }],
             affinity: {
-              podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { app: 'web' } } }] },
+              podAntiAffinity: {
+                requiredDuringSchedulingIgnoredDuringExecution: [
+                  { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { app: 'web' } } },
+                ],
+              },
             },
           },
         },
@@ -51,7 +67,9 @@ describe('surge before evict wiring', () => {
         ],
       }),
     ).toBe('!x,y');
-    const pending = toReplicaPod({ status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] } } as never);
+    const pending = toReplicaPod({
+      status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] },
+    } as never);
     expect(pending.unschedulable).toBe(true);
   });
 
@@ -63,7 +81,16 @@ describe('surge before evict wiring', () => {
       startedAtMs: 0,
       updatedAtMs: 0,
       set: ['cordon'],
-      surges: [{ pod: 'default/web-1', uid: 'u1', deployment: 'default/web', restartedAt: '2026-11-22T10:00:00Z', atMs: 1000, state: 'waiting' }],
+      surges: [
+        {
+          pod: 'default/web-1',
+          uid: 'u1',
+          deployment: 'default/web',
+          restartedAt: '2026-11-22T10:00:00Z',
+          atMs: 1000,
+          state: 'waiting',
+        },
+      ],
     };
     expect(parseDrainRecord(formatDrainRecord(r))?.surges).toEqual(r.surges);
     const raw = JSON.parse(formatDrainRecord(r)) as Record<string, unknown>;
@@ -72,16 +99,35 @@ describe('surge before evict wiring', () => {
   });
 
   it('parses the variables, and the construct writes them', () => {
-    const c = parseConfig({ ...base, SURGE_BEFORE_EVICT: 'true', SURGE_NAMESPACES: 'shop, api', SURGE_POD_SELECTOR: 'tier=front', SURGE_TIMEOUT_SECONDS: '120' });
+    const c = parseConfig({
+      ...base,
+      SURGE_BEFORE_EVICT: 'true',
+      SURGE_NAMESPACES: 'shop, api',
+      SURGE_POD_SELECTOR: 'tier=front',
+      SURGE_TIMEOUT_SECONDS: '120',
+    });
     expect(c.surgeBeforeEvict).toBe(true);
     expect(c.surgeNamespaces).toEqual(['shop', 'api']);
     expect(c.surgeTimeoutSeconds).toBe(120);
     expect(parseConfig(base).surgeBeforeEvict).toBe(false);
     expect(() => parseConfig({ ...base, SURGE_POD_SELECTOR: 'tier in (a)' })).toThrow(/SURGE_POD_SELECTOR/);
     expect(() => parseConfig({ ...base, SURGE_TIMEOUT_SECONDS: '5' })).toThrow(/SURGE_TIMEOUT_SECONDS/);
-    const env = toEnvironment({ clusterName: 'prod', autoScalingGroupNames: ['w'], lifecycleHookNames: ['h'], surgeBeforeEvict: true, surgePodSelector: 'app=web' });
+    const env = toEnvironment({
+      clusterName: 'prod',
+      autoScalingGroupNames: ['w'],
+      lifecycleHookNames: ['h'],
+      surgeBeforeEvict: true,
+      surgePodSelector: 'app=web',
+    });
     expect(env).toMatchObject({ SURGE_BEFORE_EVICT: 'true', SURGE_POD_SELECTOR: 'app=web' });
-    expect(() => toEnvironment({ clusterName: 'prod', autoScalingGroupNames: ['w'], lifecycleHookNames: ['h'], surgePodSelector: 'app in (x)' })).toThrow(/podSelector/);
+    expect(() =>
+      toEnvironment({
+        clusterName: 'prod',
+        autoScalingGroupNames: ['w'],
+        lifecycleHookNames: ['h'],
+        surgePodSelector: 'app in (x)',
+      }),
+    ).toThrow(/podSelector/);
   });
 
   it('grants patch on Deployments only with surge on, and installs the policy beside it', () => {
@@ -90,10 +136,16 @@ describe('surge before evict wiring', () => {
     expect(has(rbacRulesFor('leave', true))).toBe(true);
     expect(installedObjects('g', 'force', 'gnt').map((o) => o.kind)).not.toContain('ValidatingAdmissionPolicy');
     const objects = installedObjects('team', 'force', 'gnt', { surge: true });
-    const policy = objects.find((o) => o.kind === 'ValidatingAdmissionPolicy') as unknown as { metadata: { name: string }; spec: { matchConditions: { expression: string }[] } };
+    const policy = objects.find((o) => o.kind === 'ValidatingAdmissionPolicy') as unknown as {
+      metadata: { name: string };
+      spec: { matchConditions: { expression: string }[] };
+    };
     expect(policy.metadata.name).toBe('gnt-surge');
     expect(policy.spec.matchConditions[0]!.expression).toBe('request.userInfo.groups.exists(g, g == "team")');
-    expect(objects.find((o) => o.kind === 'ValidatingAdmissionPolicyBinding')?.['spec']).toEqual({ policyName: 'gnt-surge', validationActions: ['Deny'] });
+    expect(objects.find((o) => o.kind === 'ValidatingAdmissionPolicyBinding')?.['spec']).toEqual({
+      policyName: 'gnt-surge',
+      validationActions: ['Deny'],
+    });
   });
 
   it('ships surge.yaml as rendered (run `npm run rbac:yaml` after changing it)', () => {

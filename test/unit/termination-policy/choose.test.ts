@@ -8,7 +8,11 @@ const cost = (points: number, blocked = false): NodeCost => ({
   reasons: [],
   blockers: blocked ? [{ rule: 'runs-batch-work', pod: 'p', why: 'a Job' }] : [],
 });
-const cand = (id: string, points: number, o: { blocked?: boolean; zone?: string; market?: string } = {}): Candidate => ({
+const cand = (
+  id: string,
+  points: number,
+  o: { blocked?: boolean; zone?: string; market?: string } = {},
+): Candidate => ({
   suggestion: { instanceId: id, availabilityZone: o.zone ?? 'a', instanceType: 't', market: o.market ?? 'on-demand' },
   node: `node-${id}`,
   cost: cost(points, o.blocked),
@@ -17,7 +21,12 @@ const ids = (rs: readonly { suggestion: { instanceId: string } }[]) => rs.map((r
 
 describe('choosing within what Auto Scaling asks', () => {
   it('ranks unblocked first, then by cost, then in Auto Scaling order', () => {
-    expect(ids(rank([cand('i-1', 5), cand('i-2', 0, { blocked: true }), cand('i-3', 1), cand('i-4', 1)]))).toEqual(['i-3', 'i-4', 'i-1', 'i-2']);
+    expect(ids(rank([cand('i-1', 5), cand('i-2', 0, { blocked: true }), cand('i-3', 1), cand('i-4', 1)]))).toEqual([
+      'i-3',
+      'i-4',
+      'i-1',
+      'i-2',
+    ]);
   });
 
   it('ranks an instance with no node found after known unblocked nodes, before blocked ones', () => {
@@ -39,14 +48,22 @@ describe('choosing within what Auto Scaling asks', () => {
   });
 
   it('never gives a blocked node; what it cannot fill is unfilled', () => {
-    const c = choose([cand('i-1', 0, { blocked: true }), cand('i-2', 3)], [{ availabilityZone: 'a', capacity: 2, market: 'on-demand' }], true);
+    const c = choose(
+      [cand('i-1', 0, { blocked: true }), cand('i-2', 3)],
+      [{ availabilityZone: 'a', capacity: 2, market: 'on-demand' }],
+      true,
+    );
     expect(ids(c.chosen)).toEqual(['i-2']);
     expect(ids(c.passedOver)).toEqual(['i-1']);
     expect(c.unfilled).toBe(1);
   });
 
   it('a closed window gives nothing and passes every candidate over', () => {
-    const c = choose([cand('i-1', 0), cand('i-2', 1)], [{ availabilityZone: 'a', capacity: 1, market: 'on-demand' }], false);
+    const c = choose(
+      [cand('i-1', 0), cand('i-2', 1)],
+      [{ availabilityZone: 'a', capacity: 1, market: 'on-demand' }],
+      false,
+    );
     expect(c.chosen).toEqual([]);
     expect(ids(c.passedOver)).toEqual(['i-1', 'i-2']);
     expect(c.unfilled).toBe(1);

@@ -5,7 +5,12 @@ import { deferralAnnotation } from '../../../lambda/cluster/node-marks.js';
 import { handlerWorld } from '../../fakes/fake-world.js';
 import { choicePayload, costPod } from '../../fixtures/choice.js';
 
-const env = { CLUSTER_NAME: 'prod', AUTO_SCALING_GROUP_NAMES: 'workers', LIFECYCLE_HOOK_NAMES: 'workers-terminate', TERMINATION_DEFERRAL_MAX_SECONDS: '300' };
+const env = {
+  CLUSTER_NAME: 'prod',
+  AUTO_SCALING_GROUP_NAMES: 'workers',
+  LIFECYCLE_HOOK_NAMES: 'workers-terminate',
+  TERMINATION_DEFERRAL_MAX_SECONDS: '300',
+};
 const [busy, idle, batch] = ['i-0000000000000000a', 'i-0000000000000000b', 'i-0000000000000000c'];
 
 describe('the termination policy', () => {
@@ -20,18 +25,29 @@ describe('the termination policy', () => {
       world.cluster.addNode(name, id);
       world.groups.set(id, 'workers');
     }
-    world.cluster.choicePods.set('node-busy', [costPod('api', { owner: { kind: 'ReplicaSet', name: 'api', readyReplicas: 1 } }), costPod('web')]);
+    world.cluster.choicePods.set('node-busy', [
+      costPod('api', { owner: { kind: 'ReplicaSet', name: 'api', readyReplicas: 1 } }),
+      costPod('web'),
+    ]);
     world.cluster.choicePods.set('node-idle', [costPod('ds', { kind: 'DaemonSet' })]);
     world.cluster.choicePods.set('node-batch', [costPod('report', { kind: 'Job' })]);
   });
-  const ask = (ids: readonly string[], o: Parameters<typeof choicePayload>[1] = {}, extra: Record<string, string> = {}) =>
-    world.invokeChoice(world.handler(extra), choicePayload(ids, o));
-  const events = (reason: string) => world.cluster.events.filter((e) => e.reason === reason).map((e) => `${e.regarding.name}: ${e.message}`);
+  const ask = (
+    ids: readonly string[],
+    o: Parameters<typeof choicePayload>[1] = {},
+    extra: Record<string, string> = {},
+  ) => world.invokeChoice(world.handler(extra), choicePayload(ids, o));
+  const events = (reason: string) =>
+    world.cluster.events.filter((e) => e.reason === reason).map((e) => `${e.regarding.name}: ${e.message}`);
 
   it('gives the idle node where Auto Scaling suggested the busy and the batch ones first', async () => {
     expect(await ask([busy, batch, idle])).toEqual({ InstanceIDs: [idle] });
-    expect(events('ChosenForTermination')).toEqual(['node-idle: Chosen for SCALE_IN (the cheapest departure: rank 1 of 3): 0 pods to evict.']);
-    expect(events('PassedOverForTermination').join('\n')).toMatch(/node-busy: .*ReplicaSet default\/api has no ready replica elsewhere/);
+    expect(events('ChosenForTermination')).toEqual([
+      'node-idle: Chosen for SCALE_IN (the cheapest departure: rank 1 of 3): 0 pods to evict.',
+    ]);
+    expect(events('PassedOverForTermination').join('\n')).toMatch(
+      /node-busy: .*ReplicaSet default\/api has no ready replica elsewhere/,
+    );
     expect(events('PassedOverForTermination').join('\n')).toMatch(/node-batch: .*is a running Job pod/);
     expect(world.metrics.find((m) => m.values['TerminationsChosen'])?.values['TerminationsChosen']?.value).toBe(1);
   });
@@ -52,7 +68,10 @@ describe('the termination policy', () => {
   });
 
   it('a long-past deferral mark (another scale-in) does not shorten a new one', async () => {
-    world.cluster.nodes.set('node-busy', { ...world.cluster.nodes.get('node-busy')!, deferral: { sinceMs: world.clock.now() - 3_600_000, group: 'workers' } });
+    world.cluster.nodes.set('node-busy', {
+      ...world.cluster.nodes.get('node-busy')!,
+      deferral: { sinceMs: world.clock.now() - 3_600_000, group: 'workers' },
+    });
     expect(await ask([busy, batch])).toEqual({ InstanceIDs: [] });
     expect(world.cluster.nodes.get('node-busy')?.deferral?.sinceMs).toBe(world.clock.now());
   });
@@ -85,7 +104,9 @@ describe('the termination policy', () => {
 
   it('observe mode says what it would choose and answers the suggestion, writing no mark', async () => {
     expect(await ask([busy, batch, idle], {}, { MODE: 'observe' })).toEqual({ InstanceIDs: [busy, batch, idle] });
-    expect(events('TerminationChoiceObserved').join('\n')).toContain('node-idle: Observe mode: for SCALE_IN the termination policy would choose this node');
+    expect(events('TerminationChoiceObserved').join('\n')).toContain(
+      'node-idle: Observe mode: for SCALE_IN the termination policy would choose this node',
+    );
     expect([...world.cluster.nodes.values()].some((n) => n.deferral !== undefined)).toBe(false);
   });
 

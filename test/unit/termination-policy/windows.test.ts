@@ -5,8 +5,17 @@ const at = (iso: string) => Date.parse(iso);
 
 describe('maintenance windows', () => {
   it('parses cron-and-duration windows and refuses malformed ones', () => {
-    expect(parseWindows('0 22 * * MON-FRI for 6h; 0 0 * * SAT,SUN for 1d')?.map((w) => w.durationMinutes)).toEqual([360, 1440]);
-    for (const bad of ['0 22 * * MON-FRI', '61 22 * * * for 1h', '0 22 * * * for 0h', '0 22 * * * for 8d', 'x y z for 1h', '0 22 * * FRI-MON for 1h'])
+    expect(parseWindows('0 22 * * MON-FRI for 6h; 0 0 * * SAT,SUN for 1d')?.map((w) => w.durationMinutes)).toEqual([
+      360, 1440,
+    ]);
+    for (const bad of [
+      '0 22 * * MON-FRI',
+      '61 22 * * * for 1h',
+      '0 22 * * * for 0h',
+      '0 22 * * * for 8d',
+      'x y z for 1h',
+      '0 22 * * FRI-MON for 1h',
+    ])
       expect(parseWindows(bad)).toBeUndefined();
   });
 

@@ -7,8 +7,19 @@ describe('complete', () => {
   it('completes with the verdict and tells the node', async () => {
     const w = phaseWorld();
     const node = w.cluster.addNode('node-a', instanceId);
-    const report = await complete(w.run(), { node, outcome: 'drained', verdict: 'CONTINUE', evictedTotal: 2, result: undefined });
-    expect(report).toMatchObject({ outcome: 'drained', lifecycleAction: 'completed', evictedTotal: 2, nodeName: 'node-a' });
+    const report = await complete(w.run(), {
+      node,
+      outcome: 'drained',
+      verdict: 'CONTINUE',
+      evictedTotal: 2,
+      result: undefined,
+    });
+    expect(report).toMatchObject({
+      outcome: 'drained',
+      lifecycleAction: 'completed',
+      evictedTotal: 2,
+      nodeName: 'node-a',
+    });
     expect(w.lifecycle.completions).toEqual([expect.objectContaining({ action, result: 'CONTINUE' })]);
     expect(w.cluster.events.at(-1)).toMatchObject({ reason: 'LifecycleActionCompleted', type: 'Normal' });
   });
@@ -17,14 +28,29 @@ describe('complete', () => {
     const w = phaseWorld();
     const node = w.cluster.addNode('node-a', instanceId);
     await w.lifecycle.complete(action, 'CONTINUE');
-    const report = await complete(w.run(), { node, outcome: 'retained', verdict: 'ABANDON', evictedTotal: 0, result: undefined });
+    const report = await complete(w.run(), {
+      node,
+      outcome: 'retained',
+      verdict: 'ABANDON',
+      evictedTotal: 0,
+      result: undefined,
+    });
     expect(report.lifecycleAction).toBe('already-completed');
-    expect(w.cluster.events.at(-1)).toMatchObject({ type: 'Warning', message: expect.stringMatching(/was already completed with ABANDON/) });
+    expect(w.cluster.events.at(-1)).toMatchObject({
+      type: 'Warning',
+      message: expect.stringMatching(/was already completed with ABANDON/),
+    });
   });
 
   it('tells nothing on a node it never found', async () => {
     const w = phaseWorld();
-    await complete(w.run(), { node: undefined, outcome: 'node-not-found', verdict: 'CONTINUE', evictedTotal: 0, result: undefined });
+    await complete(w.run(), {
+      node: undefined,
+      outcome: 'node-not-found',
+      verdict: 'CONTINUE',
+      evictedTotal: 0,
+      result: undefined,
+    });
     expect(w.cluster.events).toEqual([]);
     expect(w.lifecycle.completions).toHaveLength(1);
   });

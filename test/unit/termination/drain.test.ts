@@ -36,7 +36,10 @@ describe('drain', () => {
     w.cluster.addPod(pod({ name: 'web' }));
     const guarded = w.cluster.addPod(pod({ name: 'guarded' }));
     w.cluster.evictionRules.push(pdbBlocks('pdb', (p) => p.uid === guarded.uid));
-    const step = await drain(w.run({ handOff: async () => 'sent' }), { ...m, deadlines: w.deadlines({ invocationStopMs: stopAt }) });
+    const step = await drain(w.run({ handOff: async () => 'sent' }), {
+      ...m,
+      deadlines: w.deadlines({ invocationStopMs: stopAt }),
+    });
     expect(step).toMatchObject({ stop: { handOn: 'drain', record: { evicted: 1 }, evictedTotal: 1 } });
   });
 
@@ -46,7 +49,12 @@ describe('drain', () => {
     const record = { ...m.record, evicted: 4, drained: { atMs: w.clock.now() - 10_000, outcome: 'drained' as const } };
     w.cluster.calls.length = 0;
     const step = await drain(w.run(), { ...m, record });
-    expect(step).toMatchObject({ outcome: 'drained', drainedAtMs: record.drained.atMs, evictedTotal: 4, result: undefined });
+    expect(step).toMatchObject({
+      outcome: 'drained',
+      drainedAtMs: record.drained.atMs,
+      evictedTotal: 4,
+      result: undefined,
+    });
     expect(w.cluster.calls).toEqual([]);
   });
 

@@ -3,7 +3,15 @@
 // a queue, a node whose kubelet is gone, a retry that came due during a slow pass, a crash
 // between claiming and publishing a hand-off, metrics once per action. Fake world, fake time.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { handlerWorld, pdbBlocks, pod, type FakeClock, type FakeCluster, type FakeLifecycleActions, type MemoryLog } from '../../fakes/fake-world.js';
+import {
+  handlerWorld,
+  pdbBlocks,
+  pod,
+  type FakeClock,
+  type FakeCluster,
+  type FakeLifecycleActions,
+  type MemoryLog,
+} from '../../fakes/fake-world.js';
 import { actionIdOf } from '../../../lambda/cluster/node-marks.js';
 import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
 
@@ -51,7 +59,10 @@ describe('failure semantics of a termination', () => {
     expect(cluster.nodes.get('node-a')).toMatchObject({ unschedulable: false, labels: {} });
     expect(lifecycle.completions).toHaveLength(completionsBefore);
     // The token never reaches the log: the action is named by its hash.
-    expect(log.lines.find((l) => l.level === 'warn')?.fields).toMatchObject({ instanceId, lifecycleAction: actionIdOf('made-up') });
+    expect(log.lines.find((l) => l.level === 'warn')?.fields).toMatchObject({
+      instanceId,
+      lifecycleAction: actionIdOf('made-up'),
+    });
     expect(JSON.stringify(log.lines)).not.toContain('made-up');
     expect(world.metrics).toEqual([]);
   });
@@ -73,7 +84,9 @@ describe('failure semantics of a termination', () => {
     expect(denied[1]!.message).toContain('payments pods are protected');
     // The deadline (300 s), then the load-balancer wait (60 s): completed CONTINUE once.
     expect(lifecycle.completions.map((c) => [(c.atMs - t0) / 1000, c.result])).toEqual([[360, 'CONTINUE']]);
-    expect(log.messages('error')).not.toContain('the cluster refused the drainer; check its access entry and ClusterRole');
+    expect(log.messages('error')).not.toContain(
+      'the cluster refused the drainer; check its access entry and ClusterRole',
+    );
   });
 
   it('gives a notification that waited 16 minutes in the queue a fair drain: evictions first, force only after the window', async () => {
@@ -108,14 +121,18 @@ describe('failure semantics of a termination', () => {
 
     // Each invocation may work 200 s: the window (600 s) spans several of them.
     const statuses = [(await world.invoke(first, lifecycleMessage({ Time: sent }), 220_000)).records[0]!.status];
-    while (statuses.at(-1) === 'handed-off') statuses.push((await world.invoke(first, world.handOffs.sent.at(-1)!, 220_000)).records[0]!.status);
+    while (statuses.at(-1) === 'handed-off')
+      statuses.push((await world.invoke(first, world.handOffs.sent.at(-1)!, 220_000)).records[0]!.status);
 
     expect(statuses.slice(0, -1).every((s) => s === 'handed-off')).toBe(true);
     expect(cluster.deletions.map((d) => (d.atMs - t0) / 1000)).toEqual([600]);
   });
 
   it('does not hold the instance for pods no kubelet will stop: a NotReady node is evicted (budgets hold) but not waited for', async () => {
-    cluster.updateNode('node-a', { ready: false, taints: [{ key: 'node.kubernetes.io/unreachable', effect: 'NoSchedule' }] });
+    cluster.updateNode('node-a', {
+      ready: false,
+      taints: [{ key: 'node.kubernetes.io/unreachable', effect: 'NoSchedule' }],
+    });
     cluster.addPod(pod({ name: 'web-1', terminationMs: 3_600_000 }));
     cluster.addPod(pod({ name: 'web-2', terminationMs: 3_600_000 }));
 
@@ -125,7 +142,9 @@ describe('failure semantics of a termination', () => {
     expect(cluster.calls.filter((c) => c.op === 'evict')).toHaveLength(2);
     // Evicted at once, not waited for, then only the load-balancer wait.
     expect(lifecycle.completions.map((c) => (c.atMs - t0) / 1000)).toEqual([60]);
-    expect(cluster.events.find((e) => e.reason === 'PodsNotWaitedFor')?.message).toMatch(/default\/web-1, default\/web-2: the node is NotReady or unreachable/);
+    expect(cluster.events.find((e) => e.reason === 'PodsNotWaitedFor')?.message).toMatch(
+      /default\/web-1, default\/web-2: the node is NotReady or unreachable/,
+    );
   });
 
   it('never skips a retry that came due while the pass was busy (slow answers)', async () => {
@@ -138,7 +157,14 @@ describe('failure semantics of a termination', () => {
         return pdbBlocks('quick-pdb', () => true)(p);
       }
       // The other answer takes 2 s and asks us to come back in a minute.
-      if (p.uid === slow.uid) return { kind: 'blocked', reason: 'throttled', message: 'slow down', retryAfterSeconds: 60, budgetName: undefined };
+      if (p.uid === slow.uid)
+        return {
+          kind: 'blocked',
+          reason: 'throttled',
+          message: 'slow down',
+          retryAfterSeconds: 60,
+          budgetName: undefined,
+        };
       return 'accept';
     });
     const evict = cluster.evictPod.bind(cluster);
@@ -177,7 +203,9 @@ describe('failure semantics of a termination', () => {
     const retried = await world.invoke(handle, lifecycleMessage(), 220_000, 'request-A');
 
     expect(retried.records[0]!.status).toBe('handed-off');
-    expect(world.handOffs.sent.map((m) => m['GracefulNodeTerminationHandOff'])).toEqual([{ count: 1, claim: `${actionIdOf(token)}/1/request-A` }]);
+    expect(world.handOffs.sent.map((m) => m['GracefulNodeTerminationHandOff'])).toEqual([
+      { count: 1, claim: `${actionIdOf(token)}/1/request-A` },
+    ]);
     // A different delivery of the original notification (another request id) stands down.
     const duplicate = await world.invoke(handle, lifecycleMessage(), 220_000, 'request-B');
     expect(duplicate.records[0]!.status).toBe('superseded');
@@ -197,6 +225,9 @@ describe('failure semantics of a termination', () => {
     expect(statuses).toEqual(['handed-off', 'handed-off', 'drained']);
     const terminations = world.metrics.filter((m) => m.values['Terminations']);
     expect(terminations).toHaveLength(1);
-    expect(terminations[0]).toMatchObject({ dimensions: { Transition: 'terminating', Outcome: 'drained' }, values: { PodsEvicted: { value: 1 } } });
+    expect(terminations[0]).toMatchObject({
+      dimensions: { Transition: 'terminating', Outcome: 'drained' },
+      values: { PodsEvicted: { value: 1 } },
+    });
   });
 });

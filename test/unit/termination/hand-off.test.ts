@@ -6,7 +6,15 @@ import { parseConfig } from '../../../lambda/shared/config.js';
 import { planTermination } from '../../../lambda/termination/plan.js';
 import { actionIdOf } from '../../../lambda/cluster/node-marks.js';
 import { parseLifecycleMessage } from '../../../lambda/inbound/lifecycle-message.js';
-import { handlerWorld, FakeClock, FakeCluster, FakeHandOffs, FakeLifecycleActions, pdbBlocks, pod } from '../../fakes/fake-world.js';
+import {
+  handlerWorld,
+  FakeClock,
+  FakeCluster,
+  FakeHandOffs,
+  FakeLifecycleActions,
+  pdbBlocks,
+  pod,
+} from '../../fakes/fake-world.js';
 import { instanceId, lifecycleMessage, snsEvent } from '../../fixtures/notifications.js';
 
 const baseEnv = {
@@ -37,7 +45,9 @@ describe('drains longer than one invocation', () => {
   it('hands a 40-minute PDB wait on twice, heart-beating before each timeout, and completes once', async () => {
     const web = cluster.addPod(pod({ name: 'web' }));
     let budgetOpen = false;
-    cluster.evictionRules.push((p) => (p.uid === web.uid && !budgetOpen ? pdbBlocks('web-pdb', () => true)(p) : 'accept'));
+    cluster.evictionRules.push((p) =>
+      p.uid === web.uid && !budgetOpen ? pdbBlocks('web-pdb', () => true)(p) : 'accept',
+    );
     clock.at(t0 + 40 * 60_000, () => (budgetOpen = true));
 
     const results = await runChain({ DRAIN_TIMEOUT_SECONDS: '7200' });
@@ -81,7 +91,9 @@ describe('drains longer than one invocation', () => {
   it('hands on a load-balancer wait that does not fit the invocation', async () => {
     const web = cluster.addPod(pod({ name: 'web' }));
     let budgetOpen = false;
-    cluster.evictionRules.push((p) => (p.uid === web.uid && !budgetOpen ? pdbBlocks('web-pdb', () => true)(p) : 'accept'));
+    cluster.evictionRules.push((p) =>
+      p.uid === web.uid && !budgetOpen ? pdbBlocks('web-pdb', () => true)(p) : 'accept',
+    );
     clock.at(t0 + 850_000, () => (budgetOpen = true));
 
     const results = await runChain({ DRAIN_TIMEOUT_SECONDS: '3600' });
@@ -126,7 +138,12 @@ describe('drains longer than one invocation', () => {
     await handle(snsEvent(lifecycleMessage()), { getRemainingTimeInMillis: () => end - clock.now() });
     // Meanwhile somebody completed the action (or its timer ran out).
     await lifecycle.complete(
-      { autoScalingGroupName: 'workers', lifecycleHookName: 'workers-terminate', lifecycleActionToken: '71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff', instanceId },
+      {
+        autoScalingGroupName: 'workers',
+        lifecycleHookName: 'workers-terminate',
+        lifecycleActionToken: '71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff',
+        instanceId,
+      },
       'CONTINUE',
     );
 
@@ -154,7 +171,12 @@ describe('planTermination', () => {
     // A combination parseConfig refuses (it cannot fit the cap, nor the launch wait, nor a resume):
     // the plan clamps to the cap all the same.
     const config = { ...parseConfig(baseEnv), heartbeatTimeoutSeconds: 60, drainTimeoutSeconds: 172_800 };
-    const plan = planTermination(config, { notifiedAtMs: t, nowMs: t, invocationEndMs: t + invocationMs, canHandOff: true });
+    const plan = planTermination(config, {
+      notifiedAtMs: t,
+      nowMs: t,
+      invocationEndMs: t + invocationMs,
+      canHandOff: true,
+    });
     // 100 x 60 s = 6000 s, minus the 60 s load-balancer wait and the 20 s margin.
     expect((plan.drainDeadlineMs - t) / 1000).toBe(5920);
     // And this invocation hands on before 80 % of the 60 s heartbeat timeout.
@@ -164,14 +186,25 @@ describe('planTermination', () => {
   it('measures the deadline from the notification, not from a late delivery', () => {
     const config = parseConfig({ ...baseEnv, DRAIN_TIMEOUT_SECONDS: '900' });
     const lateBy = 600_000;
-    const plan = planTermination(config, { notifiedAtMs: t, nowMs: t + lateBy, invocationEndMs: t + lateBy + invocationMs, canHandOff: true });
+    const plan = planTermination(config, {
+      notifiedAtMs: t,
+      nowMs: t + lateBy,
+      invocationEndMs: t + lateBy + invocationMs,
+      canHandOff: true,
+    });
     expect((plan.drainDeadlineMs - t) / 1000).toBe(900);
   });
 
   it('rejects a malformed hand-off field with the field named', () => {
     const parsed = parseLifecycleMessage(lifecycleMessage({ GracefulNodeTerminationHandOff: { count: 0 } }));
-    expect(parsed).toEqual({ ok: false, field: 'GracefulNodeTerminationHandOff', reason: 'must be an object with an integer count >= 1' });
-    expect(parseLifecycleMessage(lifecycleMessage({ GracefulNodeTerminationHandOff: { count: 1, claim: 7 } }))).toMatchObject({
+    expect(parsed).toEqual({
+      ok: false,
+      field: 'GracefulNodeTerminationHandOff',
+      reason: 'must be an object with an integer count >= 1',
+    });
+    expect(
+      parseLifecycleMessage(lifecycleMessage({ GracefulNodeTerminationHandOff: { count: 1, claim: 7 } })),
+    ).toMatchObject({
       ok: false,
       field: 'GracefulNodeTerminationHandOff.claim',
     });

@@ -29,12 +29,19 @@ describe('the out-of-service taint after an undrained release', () => {
   let world: ReturnType<typeof handlerWorld>;
   beforeEach(() => {
     world = handlerWorld(env);
-    world.cluster.addNode('node-a', instanceId, { drain: released('timed-out'), labels: { 'graceful-node-termination/owner': 'graceful-node-termination' }, ready: false });
+    world.cluster.addNode('node-a', instanceId, {
+      drain: released('timed-out'),
+      labels: { 'graceful-node-termination/owner': 'graceful-node-termination' },
+      ready: false,
+    });
     world.cluster.addPod(pod({ name: 'stuck', nodeName: 'node-a' }));
     world.ec2.runStateOf.set(instanceId, { state: 'terminated', group: 'workers' });
   });
   const status = async (event: unknown) => (await world.invokeRaw(world.handler(), event)).records![0]!.status;
-  const tainted = () => world.cluster.nodes.get('node-a')!.taints.some((t) => t.key === 'node.kubernetes.io/out-of-service' && t.effect === 'NoExecute');
+  const tainted = () =>
+    world.cluster.nodes
+      .get('node-a')!
+      .taints.some((t) => t.key === 'node.kubernetes.io/out-of-service' && t.effect === 'NoExecute');
 
   it('taints the node once EC2 confirms the instance is terminated, with an Event and a metric', async () => {
     expect(await status(stateChange('terminated'))).toBe('out-of-service-tainted');
@@ -77,7 +84,10 @@ describe('the out-of-service taint after an undrained release', () => {
       resources: [],
     });
     expect(tainted()).toBe(true);
-    world.cluster.nodes.set('node-a', { ...world.cluster.nodes.get('node-a')!, providerId: 'aws:///eu-west-1a/i-0fedcba9876543210' });
+    world.cluster.nodes.set('node-a', {
+      ...world.cluster.nodes.get('node-a')!,
+      providerId: 'aws:///eu-west-1a/i-0fedcba9876543210',
+    });
     await world.invokeRaw(world.handler(), {
       'detail-type': 'Scheduled Event',
       source: 'aws.events',

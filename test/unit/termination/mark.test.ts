@@ -37,7 +37,14 @@ describe('mark', () => {
     w.clock.advanceTo(first + 600_000);
     const planned: number[] = [];
     // A forged or replayed hand-off with an old Time: the plan is still asked about the record's.
-    const step = await mark(w.run({ resume: { count: 1, claim: undefined }, notifiedAtMs: 0, plan: (ms) => (planned.push(ms), w.deadlines()) }), w.verified());
+    const step = await mark(
+      w.run({
+        resume: { count: 1, claim: undefined },
+        notifiedAtMs: 0,
+        plan: (ms) => (planned.push(ms), w.deadlines()),
+      }),
+      w.verified(),
+    );
     expect(planned).toEqual([first]);
     expect(step).toMatchObject({ record: { notifiedAtMs: first, startedAtMs: first, updatedAtMs: first + 600_000 } });
     // The second write only dates the record (the reconciler sees the chain is alive); no new Events.
@@ -54,7 +61,10 @@ describe('mark', () => {
     expect(w.cluster.nodes.get('node-a')!.drain!.set).toEqual(['exclude-from-load-balancers']);
     w.cluster.updateNode('node-a', { unschedulable: false });
     await mark(w.run({ resume: { count: 1, claim: undefined } }), w.verified());
-    expect(w.cluster.nodes.get('node-a')).toMatchObject({ unschedulable: true, drain: { set: ['exclude-from-load-balancers', 'cordon'] } });
+    expect(w.cluster.nodes.get('node-a')).toMatchObject({
+      unschedulable: true,
+      drain: { set: ['exclude-from-load-balancers', 'cordon'] },
+    });
   });
 
   it('records the volumes the node has attached when the drain begins, before any pod leaves (issue 27)', async () => {
@@ -69,18 +79,27 @@ describe('mark', () => {
     const w = phaseWorld();
     w.cluster.addNode('node-a', instanceId);
     const throttled = Object.assign(new Error('Rate exceeded'), { name: 'Throttling' });
-    const instances = patient({ leavingGroup: async (): Promise<string[]> => Promise.reject(throttled) }, 'autoscaling', { clock: w.clock, count: new AwsCallCount() });
+    const instances = patient(
+      { leavingGroup: async (): Promise<string[]> => Promise.reject(throttled) },
+      'autoscaling',
+      { clock: w.clock, count: new AwsCallCount() },
+    );
     const started = w.clock.now();
     await mark({ ...w.run({ cordonDoomedSiblings: true }), deps: { ...w.deps, instances } }, w.verified());
     expect(w.clock.now() - started).toBeLessThanOrEqual(surveyPatienceMs);
-    expect(w.log.messages('warn').some((m) => m.includes("could not look up the group's other leaving instances"))).toBe(true);
+    expect(
+      w.log.messages('warn').some((m) => m.includes("could not look up the group's other leaving instances")),
+    ).toBe(true);
   });
 
   it('remembers a load-balancer label an operator set to "false", so it is restored, not removed', async () => {
     const w = phaseWorld();
     w.cluster.addNode('node-a', instanceId, { labels: { [excludeFromLoadBalancersLabel]: 'false' } });
     await mark(w.run(), w.verified());
-    expect(w.cluster.nodes.get('node-a')!.drain).toMatchObject({ priorLabel: 'false', set: ['exclude-from-load-balancers', 'cordon'] });
+    expect(w.cluster.nodes.get('node-a')!.drain).toMatchObject({
+      priorLabel: 'false',
+      set: ['exclude-from-load-balancers', 'cordon'],
+    });
   });
 
   it("adopts marks a sibling's drain set ahead, keeping them ours to take back", async () => {
@@ -94,10 +113,20 @@ describe('mark', () => {
       set: ['exclude-from-load-balancers' as const, 'cordon' as const],
       aheadOf: 'i-0bbbbbbbbbbbbbbbb',
     };
-    w.cluster.addNode('node-a', instanceId, { unschedulable: true, labels: { [excludeFromLoadBalancersLabel]: 'true' }, drain: ahead });
+    w.cluster.addNode('node-a', instanceId, {
+      unschedulable: true,
+      labels: { [excludeFromLoadBalancersLabel]: 'true' },
+      drain: ahead,
+    });
     await mark(w.run(), w.verified());
-    expect(w.cluster.nodes.get('node-a')!.drain).toMatchObject({ action: actionIdOf(token), set: ['exclude-from-load-balancers', 'cordon'], aheadOf: 'i-0bbbbbbbbbbbbbbbb' });
-    expect(w.cluster.events.find((e) => e.reason === 'Cordoned')?.message).toMatch(/cordoned ahead by the drain of i-0bbbbbbbbbbbbbbbb/);
+    expect(w.cluster.nodes.get('node-a')!.drain).toMatchObject({
+      action: actionIdOf(token),
+      set: ['exclude-from-load-balancers', 'cordon'],
+      aheadOf: 'i-0bbbbbbbbbbbbbbbb',
+    });
+    expect(w.cluster.events.find((e) => e.reason === 'Cordoned')?.message).toMatch(
+      /cordoned ahead by the drain of i-0bbbbbbbbbbbbbbbb/,
+    );
   });
 
   it('completes when the node was deleted meanwhile', async () => {
@@ -105,6 +134,8 @@ describe('mark', () => {
     w.cluster.addNode('node-a', instanceId);
     const verified = w.verified();
     w.cluster.nodes.delete('node-a');
-    expect(await mark(w.run(), verified)).toEqual({ stop: { complete: expect.objectContaining({ outcome: 'node-gone', verdict: 'CONTINUE' }) } });
+    expect(await mark(w.run(), verified)).toEqual({
+      stop: { complete: expect.objectContaining({ outcome: 'node-gone', verdict: 'CONTINUE' }) },
+    });
   });
 });

@@ -4,14 +4,22 @@ import { describe, expect, it } from 'vitest';
 import { handlerWorld, pod } from '../../fakes/fake-world.js';
 import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
 
-const env = { CLUSTER_NAME: 'prod', AUTO_SCALING_GROUP_NAMES: 'workers', LIFECYCLE_HOOK_NAMES: 'workers-terminate', MODE: 'observe', BATCH_WAIT_SECONDS: '600' };
+const env = {
+  CLUSTER_NAME: 'prod',
+  AUTO_SCALING_GROUP_NAMES: 'workers',
+  LIFECYCLE_HOOK_NAMES: 'workers-terminate',
+  MODE: 'observe',
+  BATCH_WAIT_SECONDS: '600',
+};
 
 describe('observe mode under drain rules', () => {
   it('does not say a Cluster API wait-completed pod is waited for only BATCH_WAIT_SECONDS', async () => {
     const world = handlerWorld(env);
     world.cluster.addNode('node-a', instanceId);
     world.groups.set(instanceId, 'workers');
-    world.cluster.addPod(pod({ name: 'etl', controllerKind: 'StatefulSet', labels: { 'cluster.x-k8s.io/drain': 'wait-completed' } }));
+    world.cluster.addPod(
+      pod({ name: 'etl', controllerKind: 'StatefulSet', labels: { 'cluster.x-k8s.io/drain': 'wait-completed' } }),
+    );
     world.cluster.addPod(pod({ name: 'report', controllerKind: 'Job' }));
 
     await world.invoke(world.handler(), lifecycleMessage());
@@ -29,7 +37,14 @@ describe('observe mode under drain rules', () => {
     world.cluster.addPod(pod({ name: 'cache', labels: { 'cluster.x-k8s.io/drain': 'skip' } }));
     world.cluster.addPod(pod({ name: 'web' }));
     world.cluster.findings = [
-      { node: 'node-a', pod: 'default/cache', kind: 'budget-allows-none', severity: 'blocker', budget: 'cache', why: 'budget cache allows no disruption (1 healthy, 1 required)' },
+      {
+        node: 'node-a',
+        pod: 'default/cache',
+        kind: 'budget-allows-none',
+        severity: 'blocker',
+        budget: 'cache',
+        why: 'budget cache allows no disruption (1 healthy, 1 required)',
+      },
     ];
 
     await world.invoke(world.handler(), lifecycleMessage());

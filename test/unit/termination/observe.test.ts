@@ -4,7 +4,12 @@ import { describe, expect, it } from 'vitest';
 import { handlerWorld, pod } from '../../fakes/fake-world.js';
 import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
 
-const env = { CLUSTER_NAME: 'prod', AUTO_SCALING_GROUP_NAMES: 'workers', LIFECYCLE_HOOK_NAMES: 'workers-terminate,workers-launch', MODE: 'observe' };
+const env = {
+  CLUSTER_NAME: 'prod',
+  AUTO_SCALING_GROUP_NAMES: 'workers',
+  LIFECYCLE_HOOK_NAMES: 'workers-terminate,workers-launch',
+  MODE: 'observe',
+};
 
 describe('observe mode', () => {
   it('a terminate notification: says which pods it would evict in which order and what would block them, writes nothing else, completes CONTINUE once', async () => {
@@ -20,14 +25,23 @@ describe('observe mode', () => {
     cluster.addPod(pod({ name: 'db-0', nodeName: 'node-a' }));
     cluster.addPod(pod({ name: 'report', nodeName: 'node-a', controllerKind: 'Job' }));
     cluster.findings = [
-      { node: 'node-a', pod: 'default/db-0', kind: 'budget-allows-none', severity: 'blocker', budget: 'db', why: 'budget db allows no disruption (1 healthy, 1 required)' },
+      {
+        node: 'node-a',
+        pod: 'default/db-0',
+        kind: 'budget-allows-none',
+        severity: 'blocker',
+        budget: 'db',
+        why: 'budget db allows no disruption (1 healthy, 1 required)',
+      },
     ];
 
     const result = await world.invoke(world.handler(), lifecycleMessage());
 
     expect(result.records[0]!.status).toBe('observed');
     expect(world.lifecycle.completions.map((c) => c.result)).toEqual(['CONTINUE']);
-    const writes = cluster.calls.filter((c) => ['mark', 'unmark', 'evict', 'delete', 'claim-hand-off', 'mark-outdated'].includes(c.op));
+    const writes = cluster.calls.filter((c) =>
+      ['mark', 'unmark', 'evict', 'delete', 'claim-hand-off', 'mark-outdated'].includes(c.op),
+    );
     expect(writes).toEqual([]);
     expect(cluster.nodes.get('node-b')).toMatchObject({ unschedulable: false });
     const node = cluster.events.find((e) => e.reason === 'TerminationObserved')!;
@@ -44,7 +58,9 @@ describe('observe mode', () => {
   it('says what the drain rules would do: the order, what it would wait for and what it would leave running', async () => {
     const world = handlerWorld({
       ...env,
-      DRAIN_RULES: JSON.stringify([{ name: 'db-last', behavior: 'Drain', order: 100, pods: [{ selector: { matchLabels: { tier: 'db' } } }] }]),
+      DRAIN_RULES: JSON.stringify([
+        { name: 'db-last', behavior: 'Drain', order: 100, pods: [{ selector: { matchLabels: { tier: 'db' } } }] },
+      ]),
     });
     const { cluster } = world;
     cluster.addNode('node-a', instanceId);
@@ -59,7 +75,9 @@ describe('observe mode', () => {
 
     const message = cluster.events.find((e) => e.reason === 'TerminationObserved')!.message;
     expect(message).toContain('evict, in this order: default/web-1, default/db-0');
-    expect(message).toContain('never evict default/export (WaitCompleted): wait for them to finish until the drain deadline');
+    expect(message).toContain(
+      'never evict default/export (WaitCompleted): wait for them to finish until the drain deadline',
+    );
     expect(message).toContain('leave default/cache running (drain rule Skip)');
   });
 
@@ -67,14 +85,23 @@ describe('observe mode', () => {
     const world = handlerWorld(env);
     world.cluster.addNode('node-a', instanceId);
     world.lifecycle.expire('5b1d0f3e-aaaa-4aaa-8aaa-aaaaaaaaaaaa');
-    const result = await world.invoke(world.handler(), lifecycleMessage({ LifecycleActionToken: '5b1d0f3e-aaaa-4aaa-8aaa-aaaaaaaaaaaa' }));
+    const result = await world.invoke(
+      world.handler(),
+      lifecycleMessage({ LifecycleActionToken: '5b1d0f3e-aaaa-4aaa-8aaa-aaaaaaaaaaaa' }),
+    );
     expect(result.records[0]!.status).toBe('no-active-action');
     expect(world.cluster.events).toEqual([]);
   });
 
   it('a launch completes CONTINUE at once, without waiting for the node', async () => {
     const world = handlerWorld(env);
-    const result = await world.invoke(world.handler(), lifecycleMessage({ LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING', LifecycleHookName: 'workers-launch' }));
+    const result = await world.invoke(
+      world.handler(),
+      lifecycleMessage({
+        LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING',
+        LifecycleHookName: 'workers-launch',
+      }),
+    );
     expect(result.records[0]!.status).toBe('observed');
     expect(world.lifecycle.completions.map((c) => c.result)).toEqual(['CONTINUE']);
   });

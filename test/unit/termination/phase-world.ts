@@ -6,11 +6,23 @@ import type { Deadlines, Run, TerminationRequest, Verified } from '../../../lamb
 import { lifecycleEnding } from '../../../lambda/termination/terminate-hook.js';
 import type { LoadBalancerTargets } from '../../../lambda/shared/aws-ports.js';
 import type { LoadBalancerSources } from '../../../lambda/cluster/served-load-balancers.js';
-import { FakeAutoScaling, FakeClock, FakeCluster, FakeLifecycleActions, FakeLoadBalancers, MemoryLog } from '../../fakes/fake-world.js';
+import {
+  FakeAutoScaling,
+  FakeClock,
+  FakeCluster,
+  FakeLifecycleActions,
+  FakeLoadBalancers,
+  MemoryLog,
+} from '../../fakes/fake-world.js';
 
 export const instanceId = 'i-0123456789abcdef0';
 export const token = 'token-1';
-export const action = { autoScalingGroupName: 'workers', lifecycleHookName: 'workers-terminate', lifecycleActionToken: token, instanceId };
+export const action = {
+  autoScalingGroupName: 'workers',
+  lifecycleHookName: 'workers-terminate',
+  lifecycleActionToken: token,
+  instanceId,
+};
 
 export function phaseWorld() {
   const clock = new FakeClock();
@@ -54,11 +66,20 @@ export function phaseWorld() {
     drainRules: defaultDrainRuleSettings,
     cordonDoomedSiblings: false,
     owner: 'gnt-test',
-    ending: lifecycleEnding({ ...action, time: new Date(clock.now()), destination: undefined }, { lifecycle, log, clock }, cluster),
+    ending: lifecycleEnding(
+      { ...action, time: new Date(clock.now()), destination: undefined },
+      { lifecycle, log, clock },
+      cluster,
+    ),
     ...o,
   });
   const run = (o: Partial<TerminationRequest> = {}): Run => ({ request: request(o), deps, startedMs: clock.now() });
   /** What verify hands on for the node, as found. */
-  const verified = (name = 'node-a'): Verified => ({ node: cluster.nodes.get(name)!, actionId: actionIdOf(token), claim: undefined, ownPendingClaim: undefined });
+  const verified = (name = 'node-a'): Verified => ({
+    node: cluster.nodes.get(name)!,
+    actionId: actionIdOf(token),
+    claim: undefined,
+    ownPendingClaim: undefined,
+  });
   return { clock, cluster, lifecycle, log, autoScaling, loadBalancers, deps, deadlines, request, run, verified };
 }

@@ -54,7 +54,11 @@ const terminateNode = (o: TerminateOptions, deps: TerminateDeps) =>
       drainRules: o.drainRules ?? defaultDrainRuleSettings,
       cordonDoomedSiblings: false,
       owner: 'graceful-node-termination',
-      ending: lifecycleEnding({ ...o.action, time: new Date(o.notifiedAtMs), destination: undefined }, deps, deps.events),
+      ending: lifecycleEnding(
+        { ...o.action, time: new Date(o.notifiedAtMs), destination: undefined },
+        deps,
+        deps.events,
+      ),
     },
     deps,
   );
@@ -102,11 +106,11 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     // Assess
     expect(report.outcome).toBe('drained');
     expect(report.lifecycleAction).toBe('completed');
-    expect(cluster.calls.filter((c) => c.op !== 'list-nodes' && c.op !== 'watch-pods' && c.op !== 'watch-attachments').map((c) => `${c.op} ${c.target}`)).toEqual([
-      'mark node-a label cordon',
-      'evict default/nginx-1',
-      'evict kube-system/coredns-1',
-    ]);
+    expect(
+      cluster.calls
+        .filter((c) => c.op !== 'list-nodes' && c.op !== 'watch-pods' && c.op !== 'watch-attachments')
+        .map((c) => `${c.op} ${c.target}`),
+    ).toEqual(['mark node-a label cordon', 'evict default/nginx-1', 'evict kube-system/coredns-1']);
     // coredns (critical) waits until nginx has finished terminating.
     const corednsEviction = cluster.calls.find((c) => c.target === 'kube-system/coredns-1')!;
     expect(corednsEviction.atMs - start).toBe(4_000);
@@ -121,11 +125,18 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
       unschedulable: true,
       labels: { 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' },
     });
-    expect(cluster.reasons()).toEqual(['Node/DrainStarted', 'Node/Cordoned', 'Node/Drained', 'Node/LifecycleActionCompleted']);
+    expect(cluster.reasons()).toEqual([
+      'Node/DrainStarted',
+      'Node/Cordoned',
+      'Node/Drained',
+      'Node/LifecycleActionCompleted',
+    ]);
   });
 
   it('skips mirror and finished pods, evicts unmanaged and emptyDir pods', async () => {
-    cluster.addPod(pod({ name: 'static', annotations: { 'kubernetes.io/config.mirror': 'abc' }, controllerKind: 'Node' }));
+    cluster.addPod(
+      pod({ name: 'static', annotations: { 'kubernetes.io/config.mirror': 'abc' }, controllerKind: 'Node' }),
+    );
     cluster.addPod(pod({ name: 'job-done', phase: 'Succeeded', controllerKind: 'Job' }));
     cluster.addPod(pod({ name: 'job-failed', phase: 'Failed', controllerKind: 'Job' }));
     cluster.addPod(pod({ name: 'bare', controllerKind: undefined }));
@@ -154,7 +165,9 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     expect(report.outcome).toBe('node-not-found');
     expect(lifecycle.completions).toHaveLength(1);
     expect(cluster.calls.map((c) => c.op)).toEqual(['list-nodes']);
-    expect(log.messages('warn')).toContain('no node has this instance in spec.providerID; completing so the instance is not held');
+    expect(log.messages('warn')).toContain(
+      'no node has this instance in spec.providerID; completing so the instance is not held',
+    );
   });
 
   it('finds the node by providerID even when its name is not the instance DNS name', async () => {
@@ -176,7 +189,14 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     const report = await terminateNode({ ...options, drainDeadlineMs: start + 120_000 }, deps);
 
     expect(report.outcome).toBe('timed-out');
-    expect(report.drain?.stuck).toEqual([{ pod: 'default/web-1', reason: 'disruption-budget', budgetName: 'web-pdb', message: expect.stringContaining('web-pdb') }]);
+    expect(report.drain?.stuck).toEqual([
+      {
+        pod: 'default/web-1',
+        reason: 'disruption-budget',
+        budgetName: 'web-pdb',
+        message: expect.stringContaining('web-pdb'),
+      },
+    ]);
     const evictions = cluster.calls.filter((c) => c.target === 'default/web-1');
     expect(evictions.length).toBeGreaterThan(5); // retried with backoff...
     expect(evictions.length).toBeLessThan(40); // ...but not in a hot loop
@@ -196,7 +216,10 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid || p.uid === quick.uid));
     const start = clock.now();
 
-    const report = await terminateNode({ ...options, drainDeadlineMs: start + 120_000, deadlinePolicy: 'force', minEvictionWindowMs: 60_000 }, deps);
+    const report = await terminateNode(
+      { ...options, drainDeadlineMs: start + 120_000, deadlinePolicy: 'force', minEvictionWindowMs: 60_000 },
+      deps,
+    );
 
     // web-1 (120 s grace) would be due at 0 s but waits out the 60 s window, then gets the
     // 60 s left of its grace; quick (10 s grace) goes at 110 s. Both are gone by 120 s.
@@ -205,8 +228,15 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
       { pod: 'default/web-1', gracePeriodSeconds: 60, atMs: start + 60_000 },
       { pod: 'default/quick', gracePeriodSeconds: 10, atMs: start + 110_000 },
     ]);
-    expect(cluster.events.filter((e) => e.reason === 'PodForceDeleted').map((e) => e.regarding.kind)).toEqual(['Node', 'Pod', 'Node', 'Pod']);
-    expect(cluster.events.find((e) => e.reason === 'DrainTimedOut')?.message).toContain('DEADLINE_POLICY=force: 2 pod(s) were deleted at the deadline minus their grace period');
+    expect(cluster.events.filter((e) => e.reason === 'PodForceDeleted').map((e) => e.regarding.kind)).toEqual([
+      'Node',
+      'Pod',
+      'Node',
+      'Pod',
+    ]);
+    expect(cluster.events.find((e) => e.reason === 'DrainTimedOut')?.message).toContain(
+      'DEADLINE_POLICY=force: 2 pod(s) were deleted at the deadline minus their grace period',
+    );
     expect(cluster.podsOn('node-a')).toEqual([]);
     // The load-balancer wait starts when the last forced pod is gone, at the deadline.
     expect(lifecycle.completions.map((c) => c.atMs - start)).toEqual([120_000 + 60_000]);
@@ -218,7 +248,13 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     const start = clock.now();
 
     const report = await terminateNode(
-      { ...options, drainDeadlineMs: start + 120_000, latestDrainEndMs: start + 300_000, deadlinePolicy: 'force', minEvictionWindowMs: 60_000 },
+      {
+        ...options,
+        drainDeadlineMs: start + 120_000,
+        latestDrainEndMs: start + 300_000,
+        deadlinePolicy: 'force',
+        minEvictionWindowMs: 60_000,
+      },
       deps,
     );
 
@@ -231,7 +267,10 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     // Evicted at once; its shutdown takes 8 s although its grace (60 s) outlasts the 30 s drain.
     cluster.addPod(pod({ name: 'slow', terminationGracePeriodSeconds: 60, terminationMs: 8_000 }));
     const start = clock.now();
-    const report = await terminateNode({ ...options, drainDeadlineMs: start + 30_000, deadlinePolicy: 'force', loadBalancerDelaySeconds: 0 }, deps);
+    const report = await terminateNode(
+      { ...options, drainDeadlineMs: start + 30_000, deadlinePolicy: 'force', loadBalancerDelaySeconds: 0 },
+      deps,
+    );
     expect(report.outcome).toBe('drained');
     expect(cluster.deletions).toEqual([]);
     expect(report.durationMs).toBe(8_000);
@@ -240,7 +279,10 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
   it('with the force policy, hurries a pod whose shutdown would outlast the deadline, 10 s before it', async () => {
     cluster.addPod(pod({ name: 'slower', terminationGracePeriodSeconds: 60, terminationMs: 50_000 }));
     const start = clock.now();
-    const report = await terminateNode({ ...options, drainDeadlineMs: start + 30_000, deadlinePolicy: 'force', loadBalancerDelaySeconds: 0 }, deps);
+    const report = await terminateNode(
+      { ...options, drainDeadlineMs: start + 30_000, deadlinePolicy: 'force', loadBalancerDelaySeconds: 0 },
+      deps,
+    );
     expect(report.outcome).toBe('timed-out');
     expect(cluster.deletions).toEqual([{ pod: 'default/slower', gracePeriodSeconds: 10, atMs: start + 20_000 }]);
     expect(report.durationMs).toBe(30_000);
@@ -252,7 +294,10 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
     const start = clock.now();
 
-    const report = await terminateNode({ ...options, drainDeadlineMs: start + 120_000, deadlinePolicy: 'retain' }, deps);
+    const report = await terminateNode(
+      { ...options, drainDeadlineMs: start + 120_000, deadlinePolicy: 'retain' },
+      deps,
+    );
 
     expect(report).toMatchObject({ outcome: 'retained', lifecycleAction: 'completed' });
     // At the deadline, without the load-balancer wait: the instance stays and keeps serving.
@@ -263,23 +308,39 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     expect(cluster.events.find((e) => e.reason === 'DrainTimedOut')?.message).toMatch(
       /web-1 \(disruption-budget: PodDisruptionBudget web-pdb\).*DEADLINE_POLICY=retain.*terminate-instance-in-auto-scaling-group --instance-id i-0123456789abcdef0/,
     );
-    expect(cluster.events.at(-1)).toMatchObject({ type: 'Warning', reason: 'LifecycleActionCompleted', message: expect.stringContaining('with ABANDON') });
-    expect(log.messages('error')).toContain('drain deadline reached: completing with ABANDON so the group retains the instance, cordoned (DEADLINE_POLICY=retain)');
+    expect(cluster.events.at(-1)).toMatchObject({
+      type: 'Warning',
+      reason: 'LifecycleActionCompleted',
+      message: expect.stringContaining('with ABANDON'),
+    });
+    expect(log.messages('error')).toContain(
+      'drain deadline reached: completing with ABANDON so the group retains the instance, cordoned (DEADLINE_POLICY=retain)',
+    );
   });
 
   it('with the leave policy, deletes nothing', async () => {
     const web = cluster.addPod(pod({ name: 'web-1' }));
     cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
-    const report = await terminateNode({ ...options, drainDeadlineMs: clock.now() + 60_000, deadlinePolicy: 'leave' }, deps);
+    const report = await terminateNode(
+      { ...options, drainDeadlineMs: clock.now() + 60_000, deadlinePolicy: 'leave' },
+      deps,
+    );
     expect(report.outcome).toBe('timed-out');
     expect(cluster.deletions).toEqual([]);
-    expect(cluster.events.find((e) => e.reason === 'DrainTimedOut')?.message).toContain('The instance terminates with them (DEADLINE_POLICY=leave)');
+    expect(cluster.events.find((e) => e.reason === 'DrainTimedOut')?.message).toContain(
+      'The instance terminates with them (DEADLINE_POLICY=leave)',
+    );
   });
 
   it('reports a budget that refuses a pod for minutes, once, when the time comes, with its pending replacements', async () => {
     const web = cluster.addPod(pod({ name: 'web-1' }));
     cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
-    cluster.pending = [{ pod: 'default/web-2', reason: "Unschedulable: 0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints." }];
+    cluster.pending = [
+      {
+        pod: 'default/web-2',
+        reason: "Unschedulable: 0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints.",
+      },
+    ];
     const start = clock.now();
 
     await terminateNode({ ...options, drainDeadlineMs: start + 600_000, blockedReportMs: 120_000 }, deps);
@@ -287,8 +348,12 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     const long = cluster.events.filter((e) => e.reason === 'EvictionBlockedLong');
     expect(long).toHaveLength(1);
     // At 120 s exactly, not at the next retry (backoff puts that at 125.5 s).
-    expect(long[0]!.message).toMatch(/default\/web-1 has been refused by PodDisruptionBudget web-pdb for 2 min: .*needs 2 healthy pods and has 2 currently/);
-    expect(long[0]!.message).toContain("Replacements pending: default/web-2 (Unschedulable: 0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints.)");
+    expect(long[0]!.message).toMatch(
+      /default\/web-1 has been refused by PodDisruptionBudget web-pdb for 2 min: .*needs 2 healthy pods and has 2 currently/,
+    );
+    expect(long[0]!.message).toContain(
+      "Replacements pending: default/web-2 (Unschedulable: 0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints.)",
+    );
     const line = log.lines.find((l) => l.message === 'eviction blocked by a budget for minutes')!;
     expect(line.fields).toMatchObject({ pod: 'default/web-1', budget: 'web-pdb' });
     expect(line.fields['minutes']).toBe(2);
@@ -297,7 +362,9 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
   it('evicts a blocked pod once the budget allows it', async () => {
     const web = cluster.addPod(pod({ name: 'web-1' }));
     let budgetOpen = false;
-    cluster.evictionRules.push((p) => (p.uid === web.uid && !budgetOpen ? pdbBlocks('web-pdb', () => true)(p) : 'accept'));
+    cluster.evictionRules.push((p) =>
+      p.uid === web.uid && !budgetOpen ? pdbBlocks('web-pdb', () => true)(p) : 'accept',
+    );
     clock.after(30_000, () => (budgetOpen = true));
 
     const report = await terminateNode(options, deps);
@@ -312,7 +379,13 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     let refused = 0;
     cluster.evictionRules.push((p) =>
       p.uid === web.uid && refused++ < 1
-        ? { kind: 'blocked', reason: 'disruption-budget', message: 'still being processed', retryAfterSeconds: 10, budgetName: 'web-pdb' }
+        ? {
+            kind: 'blocked',
+            reason: 'disruption-budget',
+            message: 'still being processed',
+            retryAfterSeconds: 10,
+            budgetName: 'web-pdb',
+          }
         : 'accept',
     );
 
@@ -338,7 +411,9 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     expect(report.outcome).toBe('timed-out');
     expect(report.drain?.stuck[0]?.reason).toBe('multiple-budgets');
     expect(log.messages('error')).toContain('eviction impossible: more than one PodDisruptionBudget selects the pod');
-    expect(cluster.events.find((e) => e.reason === 'EvictionBlocked' && e.regarding.kind === 'Node')?.message).toContain('more than one PodDisruptionBudget');
+    expect(
+      cluster.events.find((e) => e.reason === 'EvictionBlocked' && e.regarding.kind === 'Node')?.message,
+    ).toContain('more than one PodDisruptionBudget');
   });
 
   it('reports a pod that tolerates the cordon and lands back, without chasing it', async () => {
@@ -346,7 +421,8 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     cluster.addPod(pod({ name: 'sticky-1', tolerations: tolerateAll }));
     // Its controller recreates it on the same (cordoned) node, every time.
     cluster.onEvicted = (p) => {
-      if (p.name.startsWith('sticky')) cluster.addPod(pod({ name: `sticky-${cluster.calls.length}`, tolerations: tolerateAll }));
+      if (p.name.startsWith('sticky'))
+        cluster.addPod(pod({ name: `sticky-${cluster.calls.length}`, tolerations: tolerateAll }));
     };
 
     const report = await terminateNode({ ...options, loadBalancerDelaySeconds: 0 }, deps);
@@ -360,14 +436,21 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
   it('notices a pod that lands back during the load-balancer wait', async () => {
     const sticky = cluster.addPod(pod({ name: 'sticky-1', tolerations: [{ operator: 'Exists' }] }));
     cluster.onEvicted = (p) => {
-      if (p.uid === sticky.uid) clock.after(2_000, () => cluster.addPod(pod({ name: 'sticky-2', tolerations: [{ operator: 'Exists' }] })));
+      if (p.uid === sticky.uid)
+        clock.after(2_000, () => cluster.addPod(pod({ name: 'sticky-2', tolerations: [{ operator: 'Exists' }] })));
     };
 
     const report = await terminateNode(options, deps);
 
     expect(report.outcome).toBe('drained');
     expect(report.drain?.returned).toEqual(['default/sticky-2']);
-    expect(cluster.reasons()).toEqual(['Node/DrainStarted', 'Node/Cordoned', 'Node/Drained', 'Node/PodRescheduledOnDrainingNode', 'Node/LifecycleActionCompleted']);
+    expect(cluster.reasons()).toEqual([
+      'Node/DrainStarted',
+      'Node/Cordoned',
+      'Node/Drained',
+      'Node/PodRescheduledOnDrainingNode',
+      'Node/LifecycleActionCompleted',
+    ]);
     expect(lifecycle.completions[0]!.atMs - report.durationMs).toBe(clock.now() - report.durationMs);
     expect(report.durationMs).toBe(60_000);
   });
@@ -423,16 +506,28 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
   });
 
   it('stops waiting for a pod still terminating 30 s past its grace period, naming its finalizers', async () => {
-    cluster.addPod(pod({ name: 'slow', terminationGracePeriodSeconds: 30, terminationMs: 3_600_000, finalizers: ['example.com/cleanup'] }));
+    cluster.addPod(
+      pod({
+        name: 'slow',
+        terminationGracePeriodSeconds: 30,
+        terminationMs: 3_600_000,
+        finalizers: ['example.com/cleanup'],
+      }),
+    );
     const start = clock.now();
 
-    const report = await terminateNode({ ...options, drainDeadlineMs: start + 900_000, loadBalancerDelaySeconds: 0 }, deps);
+    const report = await terminateNode(
+      { ...options, drainDeadlineMs: start + 900_000, loadBalancerDelaySeconds: 0 },
+      deps,
+    );
 
     expect(report.outcome).toBe('drained');
     expect(report.drain?.notWaitedFor).toEqual(['default/slow (finalizers: example.com/cleanup)']);
     // Evicted at 0 s, grace ends at 30 s, given up at 60 s: not held for the 900 s deadline.
     expect(report.durationMs).toBe(60_000);
-    expect(cluster.events.find((e) => e.reason === 'PodsNotWaitedFor')?.message).toContain('30 s past the end of their grace period');
+    expect(cluster.events.find((e) => e.reason === 'PodsNotWaitedFor')?.message).toContain(
+      '30 s past the end of their grace period',
+    );
   });
 
   it('keeps its deadline when a pod never leaves and has no deadline policy to end it', async () => {
@@ -440,7 +535,10 @@ describe('a termination (verify, mark, drain, settle, complete)', () => {
     cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
     const start = clock.now();
 
-    const report = await terminateNode({ ...options, drainDeadlineMs: start + 90_000, loadBalancerDelaySeconds: 0 }, deps);
+    const report = await terminateNode(
+      { ...options, drainDeadlineMs: start + 90_000, loadBalancerDelaySeconds: 0 },
+      deps,
+    );
 
     expect(report.outcome).toBe('timed-out');
     expect(report.durationMs).toBe(90_000);

@@ -12,10 +12,30 @@ type World = ReturnType<typeof phaseWorld>;
 function drained(w: World, o: { resumed?: boolean; deadlines?: Partial<Deadlines> } = {}): Drained {
   const node = w.cluster.nodes.get('node-a') ?? w.cluster.addNode('node-a', instanceId);
   const startedAtMs = w.clock.now();
-  const record = { action: 'sha256:a', hook: 'h', notifiedAtMs: startedAtMs, startedAtMs, updatedAtMs: startedAtMs, set: [] };
+  const record = {
+    action: 'sha256:a',
+    hook: 'h',
+    notifiedAtMs: startedAtMs,
+    startedAtMs,
+    updatedAtMs: startedAtMs,
+    set: [],
+  };
   const deadlines = w.deadlines({ loadBalancerDelayMs: 0, ...o.deadlines });
-  const result = o.resumed ? undefined : { outcome: 'drained' as const, evicted: 1, blocked: 0, forced: 0, stuck: [], returned: [], notWaitedFor: [] };
-  return { node, actionId: 'sha256:a', claim: undefined, ownPendingClaim: undefined, record, deadlines, outcome: 'drained', drainedAtMs: w.clock.now(), evictedTotal: 1, result };
+  const result = o.resumed
+    ? undefined
+    : { outcome: 'drained' as const, evicted: 1, blocked: 0, forced: 0, stuck: [], returned: [], notWaitedFor: [] };
+  return {
+    node,
+    actionId: 'sha256:a',
+    claim: undefined,
+    ownPendingClaim: undefined,
+    record,
+    deadlines,
+    outcome: 'drained',
+    drainedAtMs: w.clock.now(),
+    evictedTotal: 1,
+    result,
+  };
 }
 
 const settled = async (w: World, d: Drained, o: Parameters<World['run']>[0] = {}) => {
@@ -41,7 +61,13 @@ describe('settle: volumes', () => {
     w.cluster.addPod(pod({ name: 'agent', controllerKind: 'DaemonSet', claims: ['agent-cache'] }));
     w.cluster.attach('pv-agent');
     w.cluster.volumeClaims.set('pv-agent', 'default/agent-cache');
-    w.cluster.attachments.set('inline', { name: 'inline', uid: 'u-inline', nodeName: 'node-a', attacher: 'ebs.csi.aws.com', persistentVolumeName: undefined });
+    w.cluster.attachments.set('inline', {
+      name: 'inline',
+      uid: 'u-inline',
+      nodeName: 'node-a',
+      attacher: 'ebs.csi.aws.com',
+      persistentVolumeName: undefined,
+    });
     const { seconds } = await settled(w, drained(w));
     expect(seconds).toBe(0);
     expect(w.cluster.reasons()).toEqual([]);
@@ -97,7 +123,11 @@ describe('settle: volumes', () => {
     const first = await settled(w, d, { handOff: async () => 'sent' });
     expect(first.seconds).toBe(5);
     expect(isStop(first.step) && 'handOn' in first.step.stop && first.step.stop.handOn).toBe('settle');
-    const resumed = await settled(w, { ...d, deadlines: { ...d.deadlines, invocationStopMs: Number.POSITIVE_INFINITY }, result: undefined });
+    const resumed = await settled(w, {
+      ...d,
+      deadlines: { ...d.deadlines, invocationStopMs: Number.POSITIVE_INFINITY },
+      result: undefined,
+    });
     expect(resumed.seconds).toBe(3);
     expect(w.cluster.reasons()).toContain('Node/VolumesDetached');
   });
@@ -134,7 +164,9 @@ describe('settle: load balancers', () => {
     w.loadBalancers.failure = { denied: true };
     const { seconds } = await settled(w, drained(w, { deadlines: wait }));
     expect(seconds).toBe(60);
-    expect(w.log.messages('warn').filter((m) => m.startsWith('could not read the load balancers (access denied'))).toHaveLength(1);
+    expect(
+      w.log.messages('warn').filter((m) => m.startsWith('could not read the load balancers (access denied')),
+    ).toHaveLength(1);
   });
 
   it('held past the maximum: released then, with a Warning naming what held it', async () => {
@@ -143,7 +175,9 @@ describe('settle: load balancers', () => {
     w.loadBalancers.hold(instanceId, 'a3f0-legacy', Number.POSITIVE_INFINITY, 'classic');
     const { seconds } = await settled(w, drained(w, { deadlines: wait }));
     expect(seconds).toBe(300);
-    expect(w.cluster.events.find((e) => e.reason === 'TargetsNotDeregistered')?.message).toContain('a3f0-legacy (draining)');
+    expect(w.cluster.events.find((e) => e.reason === 'TargetsNotDeregistered')?.message).toContain(
+      'a3f0-legacy (draining)',
+    );
   });
 
   it('both waits overlap: the later one decides', async () => {
@@ -164,9 +198,17 @@ describe('settle: load balancers', () => {
     w.cluster.attach('pv-data');
     w.clock.after(30_000, () => w.cluster.detach('pv-data'));
     w.loadBalancers.hold(instanceId, 'k8s-default-web', w.clock.now() + 8_000);
-    const { step } = await settled(w, drained(w, { deadlines: { ...wait, invocationStopMs: w.clock.now() + 20_000 } }), { handOff: async () => 'sent' });
+    const { step } = await settled(
+      w,
+      drained(w, { deadlines: { ...wait, invocationStopMs: w.clock.now() + 20_000 } }),
+      { handOff: async () => 'sent' },
+    );
     expect(isStop(step)).toBe(true);
-    expect(w.cluster.reasons()).toEqual(['Node/WaitingForTargetDeregistration', 'Node/WaitingForVolumeDetach', 'Node/TargetsDeregistered']);
+    expect(w.cluster.reasons()).toEqual([
+      'Node/WaitingForTargetDeregistration',
+      'Node/WaitingForVolumeDetach',
+      'Node/TargetsDeregistered',
+    ]);
   });
 
   it('a reading that does not answer in time is a failed one, in real time (the request is not waited for)', async () => {
@@ -195,7 +237,11 @@ describe('settle: what the cluster serves, and a wait that survives hand-offs an
     const w = phaseWorld();
     w.deps.loadBalancers = w.loadBalancers;
     w.deps.served = w.cluster;
-    w.cluster.served = { targetGroups: [{ arn: 'arn:aws:elasticloadbalancing:eu-west-1:1:targetgroup/tf-web/1', port: 30080 }], classicNames: [], networkNames: [] };
+    w.cluster.served = {
+      targetGroups: [{ arn: 'arn:aws:elasticloadbalancing:eu-west-1:1:targetgroup/tf-web/1', port: 30080 }],
+      classicNames: [],
+      networkNames: [],
+    };
     await settled(w, drained(w, { deadlines: wait }));
     expect(w.loadBalancers.served).toEqual([w.cluster.served]);
   });
@@ -211,7 +257,12 @@ describe('settle: what the cluster serves, and a wait that survives hand-offs an
     // The next invocation: ELB throttles for a while; the group lets go at 180 s.
     w.loadBalancers.failure = { denied: false };
     w.clock.after(40_000, () => (w.loadBalancers.failure = undefined));
-    const resumed = await settled(w, { ...d, record, deadlines: { ...d.deadlines, invocationStopMs: Number.POSITIVE_INFINITY }, result: undefined });
+    const resumed = await settled(w, {
+      ...d,
+      record,
+      deadlines: { ...d.deadlines, invocationStopMs: Number.POSITIVE_INFINITY },
+      result: undefined,
+    });
     expect(70 + resumed.seconds).toBeGreaterThanOrEqual(180);
     expect(w.log.messages('warn').some((m) => m.includes('fixed LOAD_BALANCER_DELAY_SECONDS'))).toBe(false);
   });
@@ -222,10 +273,17 @@ describe('settle: what the cluster serves, and a wait that survives hand-offs an
     w.loadBalancers.hold(instanceId, 'k8s-default-web', w.clock.now() + 90_000);
     const d = drained(w, { deadlines: { ...wait, invocationStopMs: w.clock.now() + 3_000 } });
     // This invocation began 10 minutes ago (it drained): the next one has time for a reading.
-    const first = { step: await settle({ ...w.run({ handOff: async () => 'sent' }), startedMs: w.clock.now() - 600_000 }, d) };
+    const first = {
+      step: await settle({ ...w.run({ handOff: async () => 'sent' }), startedMs: w.clock.now() - 600_000 }, d),
+    };
     expect(w.loadBalancers.readings).toBe(0);
     expect(w.log.messages('warn').filter((m) => m.includes('could not read the load balancers'))).toEqual([]);
-    const resumed = await settled(w, { ...d, record: handOnRecord(first.step), deadlines: { ...d.deadlines, invocationStopMs: Number.POSITIVE_INFINITY }, result: undefined });
+    const resumed = await settled(w, {
+      ...d,
+      record: handOnRecord(first.step),
+      deadlines: { ...d.deadlines, invocationStopMs: Number.POSITIVE_INFINITY },
+      result: undefined,
+    });
     expect(3 + resumed.seconds).toBeGreaterThanOrEqual(90);
   });
 
@@ -233,7 +291,9 @@ describe('settle: what the cluster serves, and a wait that survives hand-offs an
     const w = phaseWorld();
     w.deps.loadBalancers = w.loadBalancers;
     w.loadBalancers.hold(instanceId, 'k8s-default-web', w.clock.now() + 200_000);
-    const d = drained(w, { deadlines: { ...wait, loadBalancerDelayMs: 1_000, invocationStopMs: w.clock.now() + 6_000 } });
+    const d = drained(w, {
+      deadlines: { ...wait, loadBalancerDelayMs: 1_000, invocationStopMs: w.clock.now() + 6_000 },
+    });
     const { seconds } = await settled(w, d, { handOff: async () => 'sent' });
     expect(seconds).toBe(1);
     expect(w.loadBalancers.readings).toBe(0);
@@ -255,7 +315,12 @@ describe('settle: what the cluster serves, and a wait that survives hand-offs an
     w.deps.loadBalancers = {
       holding: async () => {
         calls += 50;
-        return { read: true, holds: [{ kind: 'target-group', id: 'arn:tg/slow', name: 'slow', state: 'draining' }], unread: [], calls: 50 };
+        return {
+          read: true,
+          holds: [{ kind: 'target-group', id: 'arn:tg/slow', name: 'slow', state: 'draining' }],
+          unread: [],
+          calls: 50,
+        };
       },
     };
     const { seconds } = await settled(w, drained(w, { deadlines: wait }));
@@ -271,7 +336,13 @@ describe('settle: volumes after any drain, and read by name', () => {
     w.clock.after(20_000, () => w.cluster.detach('pv-job'));
     const now = w.clock.now();
     // The base drain deadline passed 60 s ago; batch pods were waited for until now, and may be drained until +300 s.
-    const base = drained(w, { deadlines: { drainDeadlineMs: now - 60_000, latestDrainEndMs: now + 600_000, batch: { untilMs: now, deadlineMs: now + 300_000 } } });
+    const base = drained(w, {
+      deadlines: {
+        drainDeadlineMs: now - 60_000,
+        latestDrainEndMs: now + 600_000,
+        batch: { untilMs: now, deadlineMs: now + 300_000 },
+      },
+    });
     const d = { ...base, record: { ...base.record, startedAtMs: now - 400_000 } };
     const { seconds } = await settled(w, d);
     expect(seconds).toBe(20);
@@ -299,7 +370,9 @@ describe('settle: volumes after any drain, and read by name', () => {
   it('a 429 on the VolumeAttachments keeps waiting (and says why, not RBAC), then sees the detach', async () => {
     const w = phaseWorld();
     w.cluster.attach('pv-data');
-    w.cluster.attachmentFailure = Object.assign(new Error('list volumeattachments: 429 Too Many Requests'), { statusCode: 429 });
+    w.cluster.attachmentFailure = Object.assign(new Error('list volumeattachments: 429 Too Many Requests'), {
+      statusCode: 429,
+    });
     w.clock.after(5_000, () => (w.cluster.attachmentFailure = undefined));
     w.clock.after(15_000, () => w.cluster.detach('pv-data'));
     const { seconds } = await settled(w, drained(w));

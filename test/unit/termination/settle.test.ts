@@ -5,12 +5,29 @@ import type { Drained } from '../../../lambda/termination/state.js';
 import { pod } from '../../fakes/fake-world.js';
 import { instanceId, phaseWorld } from './phase-world.js';
 
-function drained(w: ReturnType<typeof phaseWorld>, drainedAtMs: number, o: { resumed?: boolean; stopMs?: number } = {}): Drained {
+function drained(
+  w: ReturnType<typeof phaseWorld>,
+  drainedAtMs: number,
+  o: { resumed?: boolean; stopMs?: number } = {},
+): Drained {
   const node = w.cluster.addNode('node-a', instanceId);
   const record = { action: 'sha256:a', hook: 'h', notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: [] };
   const deadlines = w.deadlines({ invocationStopMs: o.stopMs ?? Number.POSITIVE_INFINITY });
-  const result = o.resumed ? undefined : { outcome: 'drained' as const, evicted: 0, blocked: 0, forced: 0, stuck: [], returned: [], notWaitedFor: [] };
-  return { node, actionId: 'sha256:a', claim: undefined, ownPendingClaim: undefined, record, deadlines, outcome: 'drained', drainedAtMs, evictedTotal: 0, result };
+  const result = o.resumed
+    ? undefined
+    : { outcome: 'drained' as const, evicted: 0, blocked: 0, forced: 0, stuck: [], returned: [], notWaitedFor: [] };
+  return {
+    node,
+    actionId: 'sha256:a',
+    claim: undefined,
+    ownPendingClaim: undefined,
+    record,
+    deadlines,
+    outcome: 'drained',
+    drainedAtMs,
+    evictedTotal: 0,
+    result,
+  };
 }
 
 describe('settle', () => {
@@ -33,7 +50,9 @@ describe('settle', () => {
     const w = phaseWorld();
     const start = w.clock.now();
     const step = await settle(w.run({ handOff: async () => 'sent' }), drained(w, start, { stopMs: start + 20_000 }));
-    expect(step).toMatchObject({ stop: { handOn: 'settle', record: { drained: { atMs: start, outcome: 'drained' } } } });
+    expect(step).toMatchObject({
+      stop: { handOn: 'settle', record: { drained: { atMs: start, outcome: 'drained' } } },
+    });
   });
 
   it('notices a pod that lands back on the node meanwhile', async () => {

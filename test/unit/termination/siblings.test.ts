@@ -7,7 +7,12 @@ import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
 import { actionIdOf } from '../../../lambda/cluster/node-marks.js';
 import { siblingLimit, siblingsFirst, surveyTakesMs } from '../../../lambda/termination/siblings.js';
 
-const env = { CLUSTER_NAME: 'prod', AUTO_SCALING_GROUP_NAMES: 'workers', LIFECYCLE_HOOK_NAMES: 'workers-terminate', LOAD_BALANCER_DELAY_SECONDS: '0' };
+const env = {
+  CLUSTER_NAME: 'prod',
+  AUTO_SCALING_GROUP_NAMES: 'workers',
+  LIFECYCLE_HOOK_NAMES: 'workers-terminate',
+  LOAD_BALANCER_DELAY_SECONDS: '0',
+};
 const tokenB = '5b1d0f3e-bbbb-4bbb-8bbb-bbbbbbbbbbbb';
 const lbLabel = 'node.kubernetes.io/exclude-from-external-load-balancers';
 
@@ -23,7 +28,8 @@ describe('cordon every doomed node first', () => {
     cluster.addNode('node-c', 'i-0cccccccccccccccc');
     cluster.addNode('node-keep', 'i-0dddddddddddddddd');
     cluster.addPod(pod({ name: 'web-1', nodeName: 'node-a' }));
-    for (const id of [instanceId, 'i-0bbbbbbbbbbbbbbbb', 'i-0cccccccccccccccc', 'i-0dddddddddddddddd']) world.groups.set(id, 'workers');
+    for (const id of [instanceId, 'i-0bbbbbbbbbbbbbbbb', 'i-0cccccccccccccccc', 'i-0dddddddddddddddd'])
+      world.groups.set(id, 'workers');
     for (const id of [instanceId, 'i-0bbbbbbbbbbbbbbbb', 'i-0cccccccccccccccc']) world.terminating.add(id);
   });
 
@@ -50,14 +56,19 @@ describe('cordon every doomed node first', () => {
         .map((e) => e.regarding.name)
         .sort(),
     ).toEqual(['node-b', 'node-c']);
-    expect(cluster.events.find((e) => e.reason === 'CordonedAhead')?.message).toMatch(/is leaving group workers together with i-0123456789abcdef0 \(node node-a\)/);
+    expect(cluster.events.find((e) => e.reason === 'CordonedAhead')?.message).toMatch(
+      /is leaving group workers together with i-0123456789abcdef0 \(node node-a\)/,
+    );
   });
 
   it('marks an instance returning to the warm pool too (Warmed:Pending:Wait is on its way out)', async () => {
     world.terminating.delete('i-0cccccccccccccccc');
     world.autoScaling.states.set('i-0cccccccccccccccc', 'Warmed:Pending:Wait');
     await world.runChain();
-    expect(cluster.nodes.get('node-c')).toMatchObject({ unschedulable: true, drain: { action: '', aheadOf: instanceId } });
+    expect(cluster.nodes.get('node-c')).toMatchObject({
+      unschedulable: true,
+      drain: { action: '', aheadOf: instanceId },
+    });
   });
 
   it('keeps a load-balancer label an operator set to "false" as it was: restored, not removed', async () => {
@@ -69,12 +80,19 @@ describe('cordon every doomed node first', () => {
   it("a sibling's own drain adopts the marks (no second patch of them) and they stay ours to take back", async () => {
     await world.runChain();
     cluster.calls.length = 0;
-    expect(await world.runChain({}, lifecycleMessage({ EC2InstanceId: 'i-0bbbbbbbbbbbbbbbb', LifecycleActionToken: tokenB }))).toEqual(['drained']);
+    expect(
+      await world.runChain(
+        {},
+        lifecycleMessage({ EC2InstanceId: 'i-0bbbbbbbbbbbbbbbb', LifecycleActionToken: tokenB }),
+      ),
+    ).toEqual(['drained']);
     const node = cluster.nodes.get('node-b')!;
     // Only the drain record changes hands: the label and cordon were already there.
     expect(cluster.calls.filter((c) => c.op === 'mark').map((c) => c.target)).toEqual(['node-b']);
     expect(node.drain).toMatchObject({ action: actionIdOf(tokenB), set: ['exclude-from-load-balancers', 'cordon'] });
-    expect(cluster.events.filter((e) => e.regarding.name === 'node-b' && e.reason === 'Cordoned').map((e) => e.message)).toEqual([
+    expect(
+      cluster.events.filter((e) => e.regarding.name === 'node-b' && e.reason === 'Cordoned').map((e) => e.message),
+    ).toEqual([
       `Node excluded from external load balancers and marked unschedulable (already cordoned ahead by the drain of ${instanceId}).`,
     ]);
   });
@@ -83,7 +101,14 @@ describe('cordon every doomed node first', () => {
     cluster.updateNode('node-b', { unschedulable: true, labels: { [lbLabel]: 'true' } });
     cluster.updateNode('node-c', {
       unschedulable: true,
-      drain: { action: 'sha256:c', hook: 'workers-terminate', notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: ['cordon'] },
+      drain: {
+        action: 'sha256:c',
+        hook: 'workers-terminate',
+        notifiedAtMs: 0,
+        startedAtMs: 0,
+        updatedAtMs: 0,
+        set: ['cordon'],
+      },
     });
     await world.runChain();
     expect(cluster.calls.filter((c) => c.op === 'mark').map((c) => c.target)).toEqual(['node-a label cordon']);
@@ -108,23 +133,36 @@ describe('cordon every doomed node first', () => {
     world.autoScaling.leavingGroup = async () => Promise.reject(new Error('Rate exceeded'));
     const result = await world.invoke(world.handler(), lifecycleMessage());
     expect(result.records[0]!.status).toBe('drained');
-    expect((world.log.lines.find((l) => l.message.startsWith("could not look up the group's other leaving instances"))!.fields['error'] as Error).message).toBe('Rate exceeded');
+    expect(
+      (
+        world.log.lines.find((l) => l.message.startsWith("could not look up the group's other leaving instances"))!
+          .fields['error'] as Error
+      ).message,
+    ).toBe('Rate exceeded');
     expect(cluster.nodes.get('node-b')!.unschedulable).toBe(false);
   });
 
   it('does not mark again on a hand-off: the first invocation did', async () => {
-    cluster.addPod(pod({ name: 'slow', nodeName: 'node-a', terminationMs: 200_000, terminationGracePeriodSeconds: 300 }));
+    cluster.addPod(
+      pod({ name: 'slow', nodeName: 'node-a', terminationMs: 200_000, terminationGracePeriodSeconds: 300 }),
+    );
     // A short heartbeat timeout hands on every 96 s; one this short leaves the reconciler no
     // schedule to resume a lost chain in (docs/limits.md) and the launch wait no room.
     const shortHeartbeat = { HEARTBEAT_TIMEOUT_SECONDS: '120', RECONCILE_MARKS: 'false', LAUNCH_TIMEOUT_SECONDS: '60' };
-    const statuses = await world.runChain({ HAND_OFF_TOPIC_ARN: 'arn:aws:sns:eu-west-1:123456789012:lifecycle', ...shortHeartbeat });
+    const statuses = await world.runChain({
+      HAND_OFF_TOPIC_ARN: 'arn:aws:sns:eu-west-1:123456789012:lifecycle',
+      ...shortHeartbeat,
+    });
     expect(statuses.length).toBeGreaterThan(1);
     expect(cluster.events.filter((e) => e.reason === 'CordonedAhead')).toHaveLength(2);
   });
 
   it('in a wave, a drain a sibling marked ahead moments ago does not survey the wave again', async () => {
     // The drain of node-b marked node-a and node-c ahead of its own evictions.
-    await world.invoke(world.handler(), lifecycleMessage({ EC2InstanceId: 'i-0bbbbbbbbbbbbbbbb', LifecycleActionToken: tokenB }));
+    await world.invoke(
+      world.handler(),
+      lifecycleMessage({ EC2InstanceId: 'i-0bbbbbbbbbbbbbbbb', LifecycleActionToken: tokenB }),
+    );
     const before = cluster.calls.length;
     await world.invoke(world.handler(), lifecycleMessage());
     const calls = cluster.calls.slice(before).map((c) => `${c.op} ${c.target}`);
@@ -133,7 +171,10 @@ describe('cordon every doomed node first', () => {
   });
 
   it('marked ahead long ago, it surveys again, reading no sibling another drain already marked: one list of names says which', async () => {
-    await world.invoke(world.handler(), lifecycleMessage({ EC2InstanceId: 'i-0bbbbbbbbbbbbbbbb', LifecycleActionToken: tokenB }));
+    await world.invoke(
+      world.handler(),
+      lifecycleMessage({ EC2InstanceId: 'i-0bbbbbbbbbbbbbbbb', LifecycleActionToken: tokenB }),
+    );
     world.clock.advanceTo(world.clock.now() + 120_000);
     const before = cluster.calls.length;
     await world.invoke(world.handler(), lifecycleMessage());
@@ -170,7 +211,9 @@ describe('cordon every doomed node first', () => {
         drain: { action: '', hook: 'h', notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: ['cordon'] },
       });
     await world.invoke(world.handler(), lifecycleMessage());
-    const passes = cluster.calls.filter((c) => c.op === 'get-nodes').map((c) => c.target.split(' ').filter((t) => t !== ''));
+    const passes = cluster.calls
+      .filter((c) => c.op === 'get-nodes')
+      .map((c) => c.target.split(' ').filter((t) => t !== ''));
     // 62 unmarked (node-b, node-c and 60 of the wave): its share of 25, a pause, then the rest a share at a time.
     expect(passes.map((p) => p.length)).toEqual([siblingLimit, siblingLimit, 12]);
     expect(cluster.calls.filter((c) => c.op === 'list-marked')).toHaveLength(3);
@@ -179,9 +222,12 @@ describe('cordon every doomed node first', () => {
     expect(read.every((id) => ids.indexOf(id) >= 60 || !ids.includes(id))).toBe(true);
     const ops = cluster.calls.map((c) => c.op);
     expect(ops.lastIndexOf('mark')).toBeLessThan(ops.indexOf('evict'));
-    for (let n = 60; n < 120; n++) expect(cluster.nodes.get(`wave-${n}`)).toMatchObject({ unschedulable: true, drain: { aheadOf: instanceId } });
+    for (let n = 60; n < 120; n++)
+      expect(cluster.nodes.get(`wave-${n}`)).toMatchObject({ unschedulable: true, drain: { aheadOf: instanceId } });
     // Another drain of the same wave starts from other siblings.
-    expect(siblingsFirst('i-0other', ids.slice(60)).slice(0, siblingLimit)).not.toEqual(siblingsFirst(instanceId, ids.slice(60)).slice(0, siblingLimit));
+    expect(siblingsFirst('i-0other', ids.slice(60)).slice(0, siblingLimit)).not.toEqual(
+      siblingsFirst(instanceId, ids.slice(60)).slice(0, siblingLimit),
+    );
   });
 
   it('regression (issue 19, 27): a sibling whose Node is not named after its EC2 name is found by providerID and cordoned before the first eviction, in one scan', async () => {
@@ -193,7 +239,10 @@ describe('cordon every doomed node first', () => {
     const ops = cluster.calls.map((c) => `${c.op} ${c.target}`);
     const firstEviction = ops.findIndex((o) => o.startsWith('evict'));
     expect(ops.slice(0, firstEviction)).toContain('mark custom-name-e label cordon');
-    expect(cluster.nodes.get('custom-name-e')).toMatchObject({ unschedulable: true, drain: { action: '', aheadOf: instanceId } });
+    expect(cluster.nodes.get('custom-name-e')).toMatchObject({
+      unschedulable: true,
+      drain: { action: '', aheadOf: instanceId },
+    });
     expect(cluster.calls.filter((c) => c.op === 'list-nodes' && c.target !== instanceId)).toHaveLength(1);
   });
 
@@ -209,7 +258,9 @@ describe('cordon every doomed node first', () => {
       world.terminating.add(id);
     }
     await world.invoke(world.handler(), lifecycleMessage());
-    const read = cluster.calls.filter((c) => c.op === 'get-nodes').flatMap((c) => c.target.split(' ').filter((t) => t !== ''));
+    const read = cluster.calls
+      .filter((c) => c.op === 'get-nodes')
+      .flatMap((c) => c.target.split(' ').filter((t) => t !== ''));
     // 42 unmarked (the 40 and node-b, node-c): two passes, each instance asked for once.
     expect(read).toHaveLength(42);
     expect(new Set(read).size).toBe(42);
@@ -221,7 +272,10 @@ describe('cordon every doomed node first', () => {
     const markedAt = cluster.nodes.get('node-b')!.drain!.startedAtMs;
     cluster.addPod(pod({ name: 'web-b', nodeName: 'node-b' }));
     cluster.calls.length = 0;
-    await world.invoke(world.handler(), lifecycleMessage({ EC2InstanceId: 'i-0bbbbbbbbbbbbbbbb', LifecycleActionToken: tokenB }));
+    await world.invoke(
+      world.handler(),
+      lifecycleMessage({ EC2InstanceId: 'i-0bbbbbbbbbbbbbbbb', LifecycleActionToken: tokenB }),
+    );
     const eviction = cluster.calls.find((c) => c.op === 'evict')!;
     expect(eviction.atMs).toBeGreaterThanOrEqual(markedAt + surveyTakesMs);
     expect(eviction.atMs).toBeLessThan(markedAt + surveyTakesMs + 1_000);
@@ -230,7 +284,13 @@ describe('cordon every doomed node first', () => {
     cluster.addPod(pod({ name: 'web-c', nodeName: 'node-c' }));
     cluster.calls.length = 0;
     const before = world.clock.now();
-    await world.invoke(world.handler(), lifecycleMessage({ EC2InstanceId: 'i-0cccccccccccccccc', LifecycleActionToken: '5b1d0f3e-cccc-4ccc-8ccc-cccccccccccc' }));
+    await world.invoke(
+      world.handler(),
+      lifecycleMessage({
+        EC2InstanceId: 'i-0cccccccccccccccc',
+        LifecycleActionToken: '5b1d0f3e-cccc-4ccc-8ccc-cccccccccccc',
+      }),
+    );
     expect(cluster.calls.find((c) => c.op === 'evict')!.atMs - before).toBeLessThan(1_000);
   });
 

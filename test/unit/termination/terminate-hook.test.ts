@@ -30,7 +30,9 @@ describe('the terminate hook', () => {
     expect(result.records).toEqual([{ status: 'no-active-action', instanceId }]);
     expect(world.cluster.calls).toEqual([]);
     expect(world.lifecycle.completions).toEqual([]);
-    expect(world.log.messages('warn')).toEqual(['Auto Scaling has no active lifecycle action for this notification; not touching the cluster']);
+    expect(world.log.messages('warn')).toEqual([
+      'Auto Scaling has no active lifecycle action for this notification; not touching the cluster',
+    ]);
   });
 
   it('ignores what a forged settle hand-off says: with pods still on the node it goes on draining, it does not complete', async () => {
@@ -43,7 +45,13 @@ describe('the terminate hook', () => {
     // Somebody who can read the node and invoke the function (the token is no longer on the node,
     // but say they had it) sends "settle, the wait is over" with the current claim.
     const forged = lifecycleMessage({
-      GracefulNodeTerminationHandOff: { phase: 'settle', count: 1, claim, loadBalancerWaitUntil: new Date(world.clock.now()).toISOString(), drainOutcome: 'drained' },
+      GracefulNodeTerminationHandOff: {
+        phase: 'settle',
+        count: 1,
+        claim,
+        loadBalancerWaitUntil: new Date(world.clock.now()).toISOString(),
+        drainOutcome: 'drained',
+      },
     });
     const result = await world.invoke(handle, forged, 200_000);
     expect(result.records[0]!.status).toBe('handed-off');
@@ -57,15 +65,26 @@ describe('the terminate hook', () => {
     const handle = world.handler({ DEADLINE_POLICY: 'force' });
     await world.invoke(handle, lifecycleMessage({ Time: new Date(world.clock.now()).toISOString() }), 200_000);
     const claim = world.cluster.nodes.get('node-a')!.handOff;
-    const forged = lifecycleMessage({ Time: '2020-01-01T00:00:00.000Z', GracefulNodeTerminationHandOff: { phase: 'drain', count: 1, claim } });
+    const forged = lifecycleMessage({
+      Time: '2020-01-01T00:00:00.000Z',
+      GracefulNodeTerminationHandOff: { phase: 'drain', count: 1, claim },
+    });
     await world.invoke(handle, forged, 200_000);
     expect(world.cluster.deletions).toEqual([]);
   });
 
   it('under retain, ABANDONs when the cluster refuses the drainer (RBAC), never CONTINUE with pods left', async () => {
     world.cluster.addPod(pod({ name: 'web' }));
-    world.cluster.evictPod = async () => Promise.reject(new AccessDeniedError('evicting pod default/web was forbidden: User "x" cannot create resource "pods/eviction"', 403));
-    await expect(world.invoke(world.handler({ DEADLINE_POLICY: 'retain' }), lifecycleMessage())).rejects.toBeInstanceOf(AccessDeniedError);
+    world.cluster.evictPod = async () =>
+      Promise.reject(
+        new AccessDeniedError(
+          'evicting pod default/web was forbidden: User "x" cannot create resource "pods/eviction"',
+          403,
+        ),
+      );
+    await expect(world.invoke(world.handler({ DEADLINE_POLICY: 'retain' }), lifecycleMessage())).rejects.toBeInstanceOf(
+      AccessDeniedError,
+    );
     expect(world.lifecycle.completions.map((c) => c.result)).toEqual(['ABANDON']);
     expect(world.cluster.reasons()).toContain('Node/DrainerAccessDenied');
   });
@@ -90,7 +109,11 @@ describe('a stale launch notification', () => {
     world.lifecycle.expire('old-launch-token');
     world.cluster.calls.length = 0;
 
-    const launch = lifecycleMessage({ LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING', LifecycleHookName: 'workers-launch', LifecycleActionToken: 'old-launch-token' });
+    const launch = lifecycleMessage({
+      LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING',
+      LifecycleHookName: 'workers-launch',
+      LifecycleActionToken: 'old-launch-token',
+    });
     const result = await world.invoke(handle, launch);
 
     expect(result.records).toEqual([{ status: 'no-active-action', instanceId }]);
@@ -104,11 +127,22 @@ describe('a stale launch notification', () => {
     const world = handlerWorld(env);
     world.cluster.addNode('node-a', instanceId, {
       unschedulable: true,
-      drain: { action: 'sha256:x', hook: 'workers-terminate', notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: ['cordon'] },
+      drain: {
+        action: 'sha256:x',
+        hook: 'workers-terminate',
+        notifiedAtMs: 0,
+        startedAtMs: 0,
+        updatedAtMs: 0,
+        set: ['cordon'],
+      },
     });
     world.groups.set(instanceId, 'workers');
     world.autoScaling.states.set(instanceId, 'Terminating:Retained');
-    const launch = lifecycleMessage({ LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING', LifecycleHookName: 'workers-launch', LifecycleActionToken: 'launch-token' });
+    const launch = lifecycleMessage({
+      LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING',
+      LifecycleHookName: 'workers-launch',
+      LifecycleActionToken: 'launch-token',
+    });
     await world.invoke(world.handler({ LAUNCH_TIMEOUT_SECONDS: '30' }), launch);
     expect(world.cluster.nodes.get('node-a')).toMatchObject({ unschedulable: true, drain: { action: 'sha256:x' } });
     expect(world.cluster.calls.filter((c) => c.op === 'unmark')).toEqual([]);
@@ -124,13 +158,19 @@ describe('the terminate hook under throttling', () => {
 
   it('Auto Scaling throttling the heartbeat through every retry: nothing written, the notification sent again rather than the invocation failed', async () => {
     world.cluster.addPod(pod({ name: 'web' }));
-    world.lifecycle.failWith = new ServiceBusyError('autoscaling:heartbeat was throttled through every retry: Rate exceeded');
+    world.lifecycle.failWith = new ServiceBusyError(
+      'autoscaling:heartbeat was throttled through every retry: Rate exceeded',
+    );
     const message = lifecycleMessage();
     const result = await world.invoke(world.handler(), message);
     expect(result.records[0]!.status).toBe('retried-later');
     expect(world.cluster.calls).toEqual([]);
     expect(world.handOffs.sent).toHaveLength(1);
-    expect(world.handOffs.sent[0]).toMatchObject({ EC2InstanceId: instanceId, LifecycleActionToken: message['LifecycleActionToken'], Time: message['Time'] });
+    expect(world.handOffs.sent[0]).toMatchObject({
+      EC2InstanceId: instanceId,
+      LifecycleActionToken: message['LifecycleActionToken'],
+      Time: message['Time'],
+    });
     expect(world.handOffs.sent[0]).not.toHaveProperty('GracefulNodeTerminationHandOff');
     // Throttling over, the second delivery drains as the first would have.
     world.lifecycle.failWith = undefined;
@@ -139,7 +179,9 @@ describe('the terminate hook under throttling', () => {
 
   it('throttled with no hand-off topic, or past the heartbeat timeout: the invocation fails (Lambda retries it)', async () => {
     world.lifecycle.failWith = new ServiceBusyError('throttled');
-    await expect(world.invoke(world.handler({ HAND_OFF_TOPIC_ARN: '' }), lifecycleMessage())).rejects.toThrow(/throttled/);
+    await expect(world.invoke(world.handler({ HAND_OFF_TOPIC_ARN: '' }), lifecycleMessage())).rejects.toThrow(
+      /throttled/,
+    );
     const old = lifecycleMessage({ Time: new Date(world.clock.now() - 3 * 3600_000).toISOString() });
     await expect(world.invoke(world.handler(), old)).rejects.toThrow(/throttled/);
     expect(world.handOffs.sent).toEqual([]);

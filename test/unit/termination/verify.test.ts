@@ -5,20 +5,34 @@ import { isStop } from '../../../lambda/termination/state.js';
 import { verify } from '../../../lambda/termination/verify.js';
 import { instanceId, phaseWorld, token } from './phase-world.js';
 
-const record = { action: actionIdOf(token), hook: 'workers-terminate', notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: [] };
+const record = {
+  action: actionIdOf(token),
+  hook: 'workers-terminate',
+  notifiedAtMs: 0,
+  startedAtMs: 0,
+  updatedAtMs: 0,
+  set: [],
+};
 
 describe('verify', () => {
   it('completes CONTINUE when no node has the instance (nothing to drain, nothing to hold)', async () => {
     const w = phaseWorld();
     const step = await verify(w.run());
-    expect(step).toEqual({ stop: { complete: expect.objectContaining({ outcome: 'node-not-found', verdict: 'CONTINUE', node: undefined }) } });
+    expect(step).toEqual({
+      stop: { complete: expect.objectContaining({ outcome: 'node-not-found', verdict: 'CONTINUE', node: undefined }) },
+    });
   });
 
   it("finds the node and the claim a first notification replaces (an earlier, finished termination's)", async () => {
     const w = phaseWorld();
     w.cluster.addNode('node-a', instanceId, { handOff: 'sha256:old/3/r-old' });
     const step = await verify(w.run());
-    expect(step).toMatchObject({ node: { name: 'node-a' }, actionId: actionIdOf(token), claim: 'sha256:old/3/r-old', ownPendingClaim: undefined });
+    expect(step).toMatchObject({
+      node: { name: 'node-a' },
+      actionId: actionIdOf(token),
+      claim: 'sha256:old/3/r-old',
+      ownPendingClaim: undefined,
+    });
   });
 
   it('stands a hand-off down whose claim the node no longer holds (a duplicate, replayed or reordered delivery)', async () => {
@@ -53,10 +67,14 @@ describe('verify', () => {
   it("carries a resume by instance (the reconciler's) on only over the drain the reconciler wrote for it, never a record that may be an earlier action's", async () => {
     const w = phaseWorld();
     w.cluster.addNode('node-a', instanceId, { drain: record });
-    expect(await verify(w.run({ actionId: '', resume: { count: 1, claim: undefined } }))).toEqual({ stop: { end: 'superseded' } });
+    expect(await verify(w.run({ actionId: '', resume: { count: 1, claim: undefined } }))).toEqual({
+      stop: { end: 'superseded' },
+    });
     expect(w.cluster.calls.filter((c) => !c.op.startsWith('list') && !c.op.startsWith('get'))).toEqual([]);
     w.cluster.addNode('node-a', instanceId, { drain: { ...record, action: `instance:${instanceId}` } });
-    expect(await verify(w.run({ actionId: '', resume: { count: 1, claim: undefined } }))).toMatchObject({ actionId: `instance:${instanceId}` });
+    expect(await verify(w.run({ actionId: '', resume: { count: 1, claim: undefined } }))).toMatchObject({
+      actionId: `instance:${instanceId}`,
+    });
   });
 
   it("stands down for a notification whose action a by-instance drain already carries, and replaces an earlier action's", async () => {
@@ -66,7 +84,13 @@ describe('verify', () => {
     w.cluster.addNode('node-a', instanceId, { drain: byInstance, handOff: `instance:${instanceId}/2/request-r` });
     expect(await verify(w.run({ notifiedAtMs: t }))).toEqual({ stop: { end: 'superseded' } });
     // The same claim, from a drain that started before this action did: an earlier termination's.
-    w.cluster.addNode('node-a', instanceId, { drain: { ...byInstance, startedAtMs: t - 1 }, handOff: `instance:${instanceId}/2/request-r` });
-    expect(await verify(w.run({ notifiedAtMs: t }))).toMatchObject({ actionId: actionIdOf(token), claim: `instance:${instanceId}/2/request-r` });
+    w.cluster.addNode('node-a', instanceId, {
+      drain: { ...byInstance, startedAtMs: t - 1 },
+      handOff: `instance:${instanceId}/2/request-r`,
+    });
+    expect(await verify(w.run({ notifiedAtMs: t }))).toMatchObject({
+      actionId: actionIdOf(token),
+      claim: `instance:${instanceId}/2/request-r`,
+    });
   });
 });

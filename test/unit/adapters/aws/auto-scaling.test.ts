@@ -14,8 +14,19 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { createAutoScalingInstances, createLifecycleActions } from '../../../../lambda/adapters/aws/auto-scaling.js';
 import { refreshStrategyTag } from '../../../../lambda/shared/group-tags.js';
 
-const action = { autoScalingGroupName: 'workers', lifecycleHookName: 'workers-terminate', lifecycleActionToken: 'tok', instanceId: 'i-0123456789abcdef0' };
-const validationError = (message: string) => new AutoScalingServiceException({ name: 'ValidationError', $fault: 'client', $metadata: { httpStatusCode: 400 }, message });
+const action = {
+  autoScalingGroupName: 'workers',
+  lifecycleHookName: 'workers-terminate',
+  lifecycleActionToken: 'tok',
+  instanceId: 'i-0123456789abcdef0',
+};
+const validationError = (message: string) =>
+  new AutoScalingServiceException({
+    name: 'ValidationError',
+    $fault: 'client',
+    $metadata: { httpStatusCode: 400 },
+    message,
+  });
 
 describe('lifecycle actions adapter', () => {
   const asg = mockClient(AutoScalingClient);
@@ -24,7 +35,9 @@ describe('lifecycle actions adapter', () => {
   it('sends CompleteLifecycleAction with the token, the instance and the result', async () => {
     asg.on(CompleteLifecycleActionCommand).resolves({});
 
-    await expect(createLifecycleActions(new AutoScalingClient({ region: 'eu-west-1' })).complete(action, 'CONTINUE')).resolves.toBe('completed');
+    await expect(
+      createLifecycleActions(new AutoScalingClient({ region: 'eu-west-1' })).complete(action, 'CONTINUE'),
+    ).resolves.toBe('completed');
 
     expect(asg.commandCalls(CompleteLifecycleActionCommand)[0]!.args[0].input).toEqual({
       AutoScalingGroupName: 'workers',
@@ -36,20 +49,29 @@ describe('lifecycle actions adapter', () => {
   });
 
   it('treats "No active Lifecycle Action found" as already completed', async () => {
-    asg.on(CompleteLifecycleActionCommand).rejects(validationError('No active Lifecycle Action found with instance ID i-0123456789abcdef0'));
+    asg
+      .on(CompleteLifecycleActionCommand)
+      .rejects(validationError('No active Lifecycle Action found with instance ID i-0123456789abcdef0'));
 
-    await expect(createLifecycleActions(new AutoScalingClient({ region: 'eu-west-1' })).complete(action, 'CONTINUE')).resolves.toBe('already-completed');
+    await expect(
+      createLifecycleActions(new AutoScalingClient({ region: 'eu-west-1' })).complete(action, 'CONTINUE'),
+    ).resolves.toBe('already-completed');
   });
 
   it('rethrows other errors', async () => {
     asg.on(CompleteLifecycleActionCommand).rejects(validationError('Invalid LifecycleActionResult'));
 
-    await expect(createLifecycleActions(new AutoScalingClient({ region: 'eu-west-1' })).complete(action, 'CONTINUE')).rejects.toThrow('Invalid LifecycleActionResult');
+    await expect(
+      createLifecycleActions(new AutoScalingClient({ region: 'eu-west-1' })).complete(action, 'CONTINUE'),
+    ).rejects.toThrow('Invalid LifecycleActionResult');
   });
 
   it('records a heartbeat for the action, and reports an action that is over', async () => {
     const actions = createLifecycleActions(new AutoScalingClient({ region: 'eu-west-1' }));
-    asg.on(RecordLifecycleActionHeartbeatCommand).resolvesOnce({}).rejects(validationError('No active Lifecycle Action found with instance ID i-0123456789abcdef0'));
+    asg
+      .on(RecordLifecycleActionHeartbeatCommand)
+      .resolvesOnce({})
+      .rejects(validationError('No active Lifecycle Action found with instance ID i-0123456789abcdef0'));
 
     await expect(actions.heartbeat(action)).resolves.toBe('recorded');
     await expect(actions.heartbeat(action)).resolves.toBe('no-active-action');
@@ -68,11 +90,17 @@ describe('hand-offs adapter', () => {
     sns.on(PublishCommand).resolves({ MessageId: 'm-1' });
     const topic = 'arn:aws:sns:eu-west-1:123456789012:gnt';
 
-    await createSnsHandOffs({ region: 'eu-west-1' }, topic).send({ EC2InstanceId: 'i-0123456789abcdef0', GracefulNodeTerminationHandOff: { count: 1 } });
+    await createSnsHandOffs({ region: 'eu-west-1' }, topic).send({
+      EC2InstanceId: 'i-0123456789abcdef0',
+      GracefulNodeTerminationHandOff: { count: 1 },
+    });
 
     const input = sns.commandCalls(PublishCommand)[0]!.args[0].input;
     expect(input.TopicArn).toBe(topic);
-    expect(JSON.parse(String(input.Message))).toEqual({ EC2InstanceId: 'i-0123456789abcdef0', GracefulNodeTerminationHandOff: { count: 1 } });
+    expect(JSON.parse(String(input.Message))).toEqual({
+      EC2InstanceId: 'i-0123456789abcdef0',
+      GracefulNodeTerminationHandOff: { count: 1 },
+    });
     sns.restore();
   });
 });
@@ -91,7 +119,13 @@ describe('instance refresh view', () => {
 
   it('finds the instances not on the desired version, resolving $Latest through EC2, and reads the strategy tag', async () => {
     asg.on(DescribeInstanceRefreshesCommand).resolves({
-      InstanceRefreshes: [{ InstanceRefreshId: 'r-1', Status: 'InProgress', DesiredConfiguration: { LaunchTemplate: { LaunchTemplateId: 'lt-0abc', Version: '$Latest' } } }],
+      InstanceRefreshes: [
+        {
+          InstanceRefreshId: 'r-1',
+          Status: 'InProgress',
+          DesiredConfiguration: { LaunchTemplate: { LaunchTemplateId: 'lt-0abc', Version: '$Latest' } },
+        },
+      ],
     });
     asg.on(DescribeAutoScalingGroupsCommand).resolves({
       AutoScalingGroups: [
@@ -111,7 +145,15 @@ describe('instance refresh view', () => {
             instance('i-03', '6', 'Terminating:Wait'),
             { ...instance('i-04', '7'), LaunchTemplate: { LaunchTemplateId: 'lt-0other', Version: '7' } },
           ],
-          Tags: [{ Key: refreshStrategyTag, Value: 'minimal:r-1', ResourceId: 'workers', ResourceType: 'auto-scaling-group', PropagateAtLaunch: false }],
+          Tags: [
+            {
+              Key: refreshStrategyTag,
+              Value: 'minimal:r-1',
+              ResourceId: 'workers',
+              ResourceType: 'auto-scaling-group',
+              PropagateAtLaunch: false,
+            },
+          ],
         },
       ],
     });
@@ -122,14 +164,21 @@ describe('instance refresh view', () => {
       spotRequestStatus: async () => undefined,
       launchTemplateVersions: async (t: unknown) => (asked.push(t), { latest: '7', default: '6' }),
     };
-    const view = await createAutoScalingInstances(new AutoScalingClient({ region: 'eu-west-1' }), ec2).refresh('workers', 'r-1');
+    const view = await createAutoScalingInstances(new AutoScalingClient({ region: 'eu-west-1' }), ec2).refresh(
+      'workers',
+      'r-1',
+    );
     expect(view).toEqual({ strategyTag: 'minimal:r-1', outdated: ['i-01', 'i-04'], desired: 'lt-0abc version 7' });
     expect(asked).toEqual([{ id: 'lt-0abc', name: undefined }]);
   });
 
   it('says nothing once the refresh is over', async () => {
-    asg.on(DescribeInstanceRefreshesCommand).resolves({ InstanceRefreshes: [{ InstanceRefreshId: 'r-1', Status: 'Successful' }] });
-    await expect(createAutoScalingInstances(new AutoScalingClient({ region: 'eu-west-1' })).refresh('workers', 'r-1')).resolves.toBeUndefined();
+    asg
+      .on(DescribeInstanceRefreshesCommand)
+      .resolves({ InstanceRefreshes: [{ InstanceRefreshId: 'r-1', Status: 'Successful' }] });
+    await expect(
+      createAutoScalingInstances(new AutoScalingClient({ region: 'eu-west-1' })).refresh('workers', 'r-1'),
+    ).resolves.toBeUndefined();
     expect(asg.commandCalls(DescribeAutoScalingGroupsCommand)).toHaveLength(0);
   });
 });

@@ -4,10 +4,18 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createEc2Instances, describeInstancesQuery, ec2Endpoint, parseDescribeInstances } from '../../../../lambda/adapters/aws/ec2-instances.js';
+import {
+  createEc2Instances,
+  describeInstancesQuery,
+  ec2Endpoint,
+  parseDescribeInstances,
+} from '../../../../lambda/adapters/aws/ec2-instances.js';
 import { ServiceBusyError, TransientError } from '../../../../lambda/shared/errors.js';
 
-const instance = (id: string, name: string) => `<item><instanceId>${id}</instanceId><imageId>ami-1</imageId><instanceState><code>16</code><name>running</name></instanceState>
+const instance = (
+  id: string,
+  name: string,
+) => `<item><instanceId>${id}</instanceId><imageId>ami-1</imageId><instanceState><code>16</code><name>running</name></instanceState>
   <privateDnsName>${name}</privateDnsName><dnsName/><placement><availabilityZone>eu-west-1a</availabilityZone></placement>
   <networkInterfaceSet><item><privateDnsName>other-${name}</privateDnsName></item></networkInterfaceSet></item>`;
 const answer = (reservations: string[][], nextToken?: string) =>
@@ -39,13 +47,24 @@ describe('EC2 private DNS names', () => {
   });
   afterEach(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  const directory = () => createEc2Instances({ region: 'eu-west-1', credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' }, endpoint: url, sleep: async () => {} });
+  const directory = () =>
+    createEc2Instances({
+      region: 'eu-west-1',
+      credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' },
+      endpoint: url,
+      sleep: async () => {},
+    });
 
   it("asks with an instance-id filter (unknown ids are left out, not an error), signed for ec2, and reads each instance's own name", async () => {
     respond = (_f, _q, res) =>
       res
         .writeHead(200, { 'content-type': 'text/xml' })
-        .end(answer([[instance('i-01', 'ip-10-0-0-1.eu-west-1.compute.internal')], [instance('i-02', 'i-02.eu-west-1.compute.internal')]]));
+        .end(
+          answer([
+            [instance('i-01', 'ip-10-0-0-1.eu-west-1.compute.internal')],
+            [instance('i-02', 'i-02.eu-west-1.compute.internal')],
+          ]),
+        );
     const names = await directory().privateDnsNames(['i-01', 'i-02', 'i-gone']);
     expect([...names]).toEqual([
       ['i-01', 'ip-10-0-0-1.eu-west-1.compute.internal'],
@@ -60,18 +79,32 @@ describe('EC2 private DNS names', () => {
       'Filter.1.Value.2': 'i-02',
       'Filter.1.Value.3': 'i-gone',
     });
-    expect(seen[0]!.headers['authorization']).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/ec2\/aws4_request/);
+    expect(seen[0]!.headers['authorization']).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/ec2\/aws4_request/,
+    );
   });
 
   it("follows nextToken, and splits more than 200 ids (a filter's limit) into several calls", async () => {
     respond = (form, _q, res) => {
       const ids = [...form.entries()].filter(([k]) => k.startsWith('Filter.1.Value.')).map(([, v]) => v);
       const first = !form.get('NextToken');
-      res.writeHead(200).end(answer([ids.slice(first ? 0 : 1, first ? 1 : 2).map((id) => instance(id, `n-${id}`))], first ? 'page-2' : undefined));
+      res
+        .writeHead(200)
+        .end(
+          answer(
+            [ids.slice(first ? 0 : 1, first ? 1 : 2).map((id) => instance(id, `n-${id}`))],
+            first ? 'page-2' : undefined,
+          ),
+        );
     };
     const ids = Array.from({ length: 201 }, (_, i) => `i-${i}`);
     const names = await directory().privateDnsNames(ids);
-    expect(seen.map((s) => [[...s.form.keys()].filter((k) => k.startsWith('Filter.1.Value.')).length, s.form.get('NextToken')])).toEqual([
+    expect(
+      seen.map((s) => [
+        [...s.form.keys()].filter((k) => k.startsWith('Filter.1.Value.')).length,
+        s.form.get('NextToken'),
+      ]),
+    ).toEqual([
       [200, null],
       [200, 'page-2'],
       [1, null],
@@ -96,7 +129,8 @@ describe('EC2 private DNS names', () => {
     respond = (_f, _q, res) => res.writeHead(503).end(error('RequestLimitExceeded', 'Request limit exceeded.'));
     await expect(directory().privateDnsNames(['i-01'])).rejects.toBeInstanceOf(ServiceBusyError);
 
-    respond = (_f, _q, res) => res.writeHead(403).end(error('UnauthorizedOperation', 'You are not authorized to perform this operation.'));
+    respond = (_f, _q, res) =>
+      res.writeHead(403).end(error('UnauthorizedOperation', 'You are not authorized to perform this operation.'));
     const failure = directory().privateDnsNames(['i-01']);
     await expect(failure).rejects.toBeInstanceOf(TransientError);
     await expect(failure).rejects.toThrow(/HTTP 403 UnauthorizedOperation: You are not authorized/);
@@ -120,10 +154,15 @@ describe('EC2 private DNS names', () => {
 
   it("reads how an instance is bought, and for Spot its request's status (a filter again: a forgotten request is absent)", async () => {
     const spot = (id: string) =>
-      instance(id, 'n1').replace('<imageId>', '<instanceLifecycle>spot</instanceLifecycle><spotInstanceRequestId>sir-1</spotInstanceRequestId><imageId>');
+      instance(id, 'n1').replace(
+        '<imageId>',
+        '<instanceLifecycle>spot</instanceLifecycle><spotInstanceRequestId>sir-1</spotInstanceRequestId><imageId>',
+      );
     respond = (form, _q, res) =>
       form.get('Action') === 'DescribeInstances'
-        ? res.writeHead(200).end(answer([[form.get('Filter.1.Value.1') === 'i-spot' ? spot('i-spot') : instance('i-od', 'n2')]]))
+        ? res
+            .writeHead(200)
+            .end(answer([[form.get('Filter.1.Value.1') === 'i-spot' ? spot('i-spot') : instance('i-od', 'n2')]]))
         : res
             .writeHead(200)
             .end(
@@ -131,7 +170,11 @@ describe('EC2 private DNS names', () => {
             );
     await expect(directory().purchase('i-spot')).resolves.toEqual({ lifecycle: 'spot', spotRequestId: 'sir-1' });
     await expect(directory().spotRequestStatus('sir-1')).resolves.toBe('marked-for-termination');
-    expect(Object.fromEntries(seen[1]!.form)).toMatchObject({ Action: 'DescribeSpotInstanceRequests', 'Filter.1.Name': 'spot-instance-request-id', 'Filter.1.Value.1': 'sir-1' });
+    expect(Object.fromEntries(seen[1]!.form)).toMatchObject({
+      Action: 'DescribeSpotInstanceRequests',
+      'Filter.1.Name': 'spot-instance-request-id',
+      'Filter.1.Value.1': 'sir-1',
+    });
     await expect(directory().spotRequestStatus('sir-forgotten')).resolves.toBeUndefined();
     seen.length = 0;
     await expect(directory().purchase('i-od')).resolves.toEqual({ lifecycle: 'on-demand', spotRequestId: undefined });

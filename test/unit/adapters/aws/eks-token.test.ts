@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { EksTokenSource, mintEksToken, stsHostname } from '../../../../lambda/adapters/aws/eks-token.js';
 
-const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken: 'session/with+chars=' };
+const credentials = {
+  accessKeyId: 'AKIDEXAMPLE',
+  secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
+  sessionToken: 'session/with+chars=',
+};
 
 function decode(token: string): URL {
   expect(token.startsWith('k8s-aws-v1.')).toBe(true);
@@ -13,7 +17,12 @@ function decode(token: string): URL {
 
 describe('mintEksToken', () => {
   it('encodes a presigned STS GetCallerIdentity URL with x-k8s-aws-id signed', async () => {
-    const token = await mintEksToken({ clusterName: 'prod', region: 'eu-west-1', credentials, signingDate: new Date('2026-11-22T10:00:00Z') });
+    const token = await mintEksToken({
+      clusterName: 'prod',
+      region: 'eu-west-1',
+      credentials,
+      signingDate: new Date('2026-11-22T10:00:00Z'),
+    });
     const url = decode(token);
 
     expect(url.protocol).toBe('https:');

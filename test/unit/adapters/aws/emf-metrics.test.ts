@@ -3,7 +3,16 @@ import { createEmfMetrics } from '../../../../lambda/adapters/aws/emf-metrics.js
 import { createRouter } from '../../../../lambda/router.js';
 import { parseConfig } from '../../../../lambda/shared/config.js';
 import type { MetricsSink } from '../../../../lambda/shared/aws-ports.js';
-import { FakeAutoScaling, FakeEc2, FakeClock, FakeCluster, FakeLifecycleActions, MemoryLog, pdbBlocks, pod } from '../../../fakes/fake-world.js';
+import {
+  FakeAutoScaling,
+  FakeEc2,
+  FakeClock,
+  FakeCluster,
+  FakeLifecycleActions,
+  MemoryLog,
+  pdbBlocks,
+  pod,
+} from '../../../fakes/fake-world.js';
 import { instanceId, lifecycleMessage, snsEvent } from '../../../fixtures/notifications.js';
 
 describe('metrics', () => {
@@ -15,11 +24,16 @@ describe('metrics', () => {
     vi.spyOn(process.stdout, 'write').mockImplementation((chunk: unknown) => (lines.push(String(chunk)), true));
 
     const sink = createEmfMetrics('gnt', new MemoryLog());
-    sink.emit({ Transition: 'terminating', Outcome: 'drained' }, { PodsEvicted: { unit: 'Count', value: 3 }, SecondsSinceNotification: { unit: 'Seconds', value: 42.5 } });
+    sink.emit(
+      { Transition: 'terminating', Outcome: 'drained' },
+      { PodsEvicted: { unit: 'Count', value: 3 }, SecondsSinceNotification: { unit: 'Seconds', value: 42.5 } },
+    );
     await sink.ready();
 
     const doc = JSON.parse(lines.find((l) => l.includes('"_aws"'))!) as Record<string, unknown> & {
-      _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[] };
+      _aws: {
+        CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[];
+      };
     };
     expect(doc._aws.CloudWatchMetrics[0]!.Namespace).toBe('GracefulNodeTermination');
     expect(doc._aws.CloudWatchMetrics[0]!.Dimensions[0]).toEqual(expect.arrayContaining(['Transition', 'Outcome']));
@@ -29,7 +43,12 @@ describe('metrics', () => {
         { Name: 'SecondsSinceNotification', Unit: 'Seconds' },
       ]),
     );
-    expect(doc).toMatchObject({ Transition: 'terminating', Outcome: 'drained', PodsEvicted: 3, SecondsSinceNotification: 42.5 });
+    expect(doc).toMatchObject({
+      Transition: 'terminating',
+      Outcome: 'drained',
+      PodsEvicted: 3,
+      SecondsSinceNotification: 42.5,
+    });
   });
 
   it('reports a drain: outcome, seconds since the notification, pods evicted, evictions blocked', async () => {
@@ -42,7 +61,11 @@ describe('metrics', () => {
     clock.after(30_000, () => (open = true));
     const emitted: Parameters<MetricsSink['emit']>[] = [];
     const handle = createRouter({
-      config: parseConfig({ CLUSTER_NAME: 'prod', AUTO_SCALING_GROUP_NAMES: 'workers', LIFECYCLE_HOOK_NAMES: 'workers-terminate' }),
+      config: parseConfig({
+        CLUSTER_NAME: 'prod',
+        AUTO_SCALING_GROUP_NAMES: 'workers',
+        LIFECYCLE_HOOK_NAMES: 'workers-terminate',
+      }),
       log: new MemoryLog(),
       clock,
       lifecycle: new FakeLifecycleActions(clock),

@@ -2,7 +2,12 @@
 // for ELB's two Query APIs (test/fakes/elb-stub.ts): which target groups and Classic Load
 // Balancers are the cluster's, paging and tag batches, and what "holds the instance" means.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createLoadBalancerTargets, heldByClassic, heldByTargetGroup, taggedForCluster } from '../../../../lambda/adapters/aws/load-balancers.js';
+import {
+  createLoadBalancerTargets,
+  heldByClassic,
+  heldByTargetGroup,
+  taggedForCluster,
+} from '../../../../lambda/adapters/aws/load-balancers.js';
 import type { ServedLoadBalancers } from '../../../../lambda/cluster/served-load-balancers.js';
 import { startElbStub, type ElbStub } from '../../../fakes/elb-stub.js';
 
@@ -26,10 +31,16 @@ describe('which load balancers are the cluster’s', () => {
   });
 
   it('what holds an instance', () => {
-    for (const state of ['initial', 'healthy', 'unhealthy', 'unhealthy.draining', 'draining', 'unavailable']) expect(heldByTargetGroup(state)).toBe(true);
+    for (const state of ['initial', 'healthy', 'unhealthy', 'unhealthy.draining', 'draining', 'unavailable'])
+      expect(heldByTargetGroup(state)).toBe(true);
     expect(heldByTargetGroup('unused')).toBe(false);
     expect(heldByClassic('InService', 'Instance deregistration currently in progress.')).toBe(true);
-    expect(heldByClassic('OutOfService', 'Instance has failed at least the UnhealthyThreshold number of health checks consecutively.')).toBe(true);
+    expect(
+      heldByClassic(
+        'OutOfService',
+        'Instance has failed at least the UnhealthyThreshold number of health checks consecutively.',
+      ),
+    ).toBe(true);
     expect(heldByClassic('OutOfService', 'Instance is not currently registered with the LoadBalancer.')).toBe(false);
   });
 });
@@ -40,17 +51,35 @@ describe('reading the load balancers the cluster serves', () => {
   afterEach(() => elb.close());
 
   const targets = (o: Partial<Parameters<typeof createLoadBalancerTargets>[0]> = {}) =>
-    createLoadBalancerTargets({ region: 'eu-west-1', credentials, clusterName: 'prod', endpoints: { v2: elb.url, classic: elb.url }, sleep: async () => {}, ...o });
-  const served = (o: Partial<ServedLoadBalancers> = {}): ServedLoadBalancers => ({ targetGroups: [], classicNames: [], networkNames: [], ...o });
+    createLoadBalancerTargets({
+      region: 'eu-west-1',
+      credentials,
+      clusterName: 'prod',
+      endpoints: { v2: elb.url, classic: elb.url },
+      sleep: async () => {},
+      ...o,
+    });
+  const served = (o: Partial<ServedLoadBalancers> = {}): ServedLoadBalancers => ({
+    targetGroups: [],
+    classicNames: [],
+    networkNames: [],
+    ...o,
+  });
   const count = (api: string, action: string) => elb.calls.filter((c) => c.api === api && c.action === action).length;
 
   it('reads only the TargetGroupBindings’ groups and the in-tree Classic Load Balancers, never the account (800 other groups there)', async () => {
     for (let i = 0; i < 800; i++) elb.addTargetGroup(`other-team-${i}`, { tags: { 'elbv2.k8s.aws/cluster': 'prod' } });
     // Made by Terraform and bound with a TargetGroupBinding: no cluster tag.
     const bound = elb.addTargetGroup('tf-web', { targets: new Map([[instance, 'draining']]) });
-    elb.addClassic('a1b2c3', { instances: new Map([[instance, { state: 'InService', description: 'Instance deregistration currently in progress.' }]]) });
+    elb.addClassic('a1b2c3', {
+      instances: new Map([
+        [instance, { state: 'InService', description: 'Instance deregistration currently in progress.' }],
+      ]),
+    });
 
-    const reading = await targets().holding(instance, { served: served({ targetGroups: [{ arn: bound.arn, port: 30080 }], classicNames: ['a1b2c3'] }) });
+    const reading = await targets().holding(instance, {
+      served: served({ targetGroups: [{ arn: bound.arn, port: 30080 }], classicNames: ['a1b2c3'] }),
+    });
 
     expect(reading).toMatchObject({
       read: true,
@@ -61,7 +90,9 @@ describe('reading the load balancers the cluster serves', () => {
       unread: [],
       calls: 2,
     });
-    expect(count('elbv2', 'DescribeTargetGroups') + count('elbv2', 'DescribeTags') + count('elb', 'DescribeLoadBalancers')).toBe(0);
+    expect(
+      count('elbv2', 'DescribeTargetGroups') + count('elbv2', 'DescribeTags') + count('elb', 'DescribeLoadBalancers'),
+    ).toBe(0);
     // The bound Service's NodePort is known: one target asked for, not the group's 2,000.
     const health = elb.calls.find((c) => c.action === 'DescribeTargetHealth')!;
     expect(health.form).toMatchObject({ 'Targets.member.1.Id': instance, 'Targets.member.1.Port': '30080' });
@@ -80,15 +111,26 @@ describe('reading the load balancers the cluster serves', () => {
 
   it('never more than 4 calls in flight, however many groups the cluster serves (35 here)', async () => {
     elb.delayMs = 30;
-    const groups = Array.from({ length: 35 }, (_, i) => elb.addTargetGroup(`k8s-${i}`, { targets: new Map([[instance, 'draining']]) }));
-    const reading = await targets().holding(instance, { served: served({ targetGroups: groups.map((g) => ({ arn: g.arn, port: 30080 })) }) });
+    const groups = Array.from({ length: 35 }, (_, i) =>
+      elb.addTargetGroup(`k8s-${i}`, { targets: new Map([[instance, 'draining']]) }),
+    );
+    const reading = await targets().holding(instance, {
+      served: served({ targetGroups: groups.map((g) => ({ arn: g.arn, port: 30080 })) }),
+    });
     expect(reading.read && reading.holds).toHaveLength(35);
     expect(elb.maxInFlight).toBeLessThanOrEqual(4);
   });
 
   it("paces one reading: calls start at least 200 ms apart (5 a second, half of ELB's refill), however many groups", async () => {
-    const groups = Array.from({ length: 6 }, (_, i) => elb.addTargetGroup(`k8s-paced-${i}`, { targets: new Map([[instance, 'draining']]) }));
-    const lbs = createLoadBalancerTargets({ region: 'eu-west-1', credentials, clusterName: 'prod', endpoints: { v2: elb.url, classic: elb.url } });
+    const groups = Array.from({ length: 6 }, (_, i) =>
+      elb.addTargetGroup(`k8s-paced-${i}`, { targets: new Map([[instance, 'draining']]) }),
+    );
+    const lbs = createLoadBalancerTargets({
+      region: 'eu-west-1',
+      credentials,
+      clusterName: 'prod',
+      endpoints: { v2: elb.url, classic: elb.url },
+    });
     await lbs.holding(instance, { served: served({ targetGroups: groups.map((g) => ({ arn: g.arn, port: 30080 })) }) });
     const starts = elb.calls.map((c) => c.atMs);
     for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(190);
@@ -99,10 +141,18 @@ describe('reading the load balancers the cluster serves', () => {
     const bad = elb.addTargetGroup('k8s-bad', { targets: new Map([[instance, 'draining']]) });
     elb.failing.add(bad.arn);
     const lbs = targets({ maxAttempts: 1 });
-    const reading = await lbs.holding(instance, { served: served({ targetGroups: [{ arn: ok.arn }, { arn: bad.arn }] }) });
-    expect(reading).toMatchObject({ read: true, holds: [{ name: 'k8s-ok', state: 'draining' }], unread: [{ name: 'k8s-bad', state: 'unknown' }] });
+    const reading = await lbs.holding(instance, {
+      served: served({ targetGroups: [{ arn: ok.arn }, { arn: bad.arn }] }),
+    });
+    expect(reading).toMatchObject({
+      read: true,
+      holds: [{ name: 'k8s-ok', state: 'draining' }],
+      unread: [{ name: 'k8s-bad', state: 'unknown' }],
+    });
     elb.failing.add(ok.arn);
-    expect(await lbs.holding(instance, { served: served({ targetGroups: [{ arn: ok.arn }, { arn: bad.arn }] }) })).toMatchObject({ read: false, denied: false });
+    expect(
+      await lbs.holding(instance, { served: served({ targetGroups: [{ arn: ok.arn }, { arn: bad.arn }] }) }),
+    ).toMatchObject({ read: false, denied: false });
   });
 
   it('the in-tree controller’s Network Load Balancer: its instance target groups by the load balancer’s name', async () => {
@@ -116,14 +166,21 @@ describe('reading the load balancers the cluster serves', () => {
 
   it('the tag scan is opt-in: pages by 400, tags by 20, and one deleted group does not fail the rest', async () => {
     for (let i = 0; i < 430; i++) elb.addTargetGroup(`other-${i}`, { tags: { 'elbv2.k8s.aws/cluster': 'staging' } });
-    const web = elb.addTargetGroup('k8s-default-web', { tags: { 'elbv2.k8s.aws/cluster': 'prod' }, targets: new Map([[instance, 'draining']]) });
+    const web = elb.addTargetGroup('k8s-default-web', {
+      tags: { 'elbv2.k8s.aws/cluster': 'prod' },
+      targets: new Map([[instance, 'draining']]),
+    });
     elb.addTargetGroup('k8s-default-pods', { type: 'ip', tags: { 'elbv2.k8s.aws/cluster': 'prod' } });
     elb.addTargetGroup('team-lb', { tags: { team: 'web' }, targets: new Map([[instance, 'healthy']]) });
-    elb.addClassic('legacy', { tags: { 'kubernetes.io/cluster/prod': 'owned' }, instances: new Map([[instance, { state: 'InService', description: 'x' }]]) });
+    elb.addClassic('legacy', {
+      tags: { 'kubernetes.io/cluster/prod': 'owned' },
+      instances: new Map([[instance, { state: 'InService', description: 'x' }]]),
+    });
     // Deleted between the describe and the tags: DescribeTags refuses the chunk that names it.
     const realTags = elb.targetGroups.slice();
     elb.onCall = (c) => {
-      if (c.action === 'DescribeTargetGroups' && !c.form['Marker']) elb.targetGroups.splice(elb.targetGroups.indexOf(realTags[3]!), 1);
+      if (c.action === 'DescribeTargetGroups' && !c.form['Marker'])
+        elb.targetGroups.splice(elb.targetGroups.indexOf(realTags[3]!), 1);
     };
     const reading = await targets({ tagScan: { extraTags: new Map([['team', 'web']]) } }).holding(instance);
     expect(reading).toMatchObject({ read: true, holds: [{ id: web.arn }, { name: 'team-lb' }, { name: 'legacy' }] });
@@ -140,16 +197,23 @@ describe('reading the load balancers the cluster serves', () => {
     const before = elb.calls.length;
     web.targets.delete(instance);
     expect(await lbs.holding(instance, { among: first.holds })).toMatchObject({ read: true, holds: [], calls: 1 });
-    expect(elb.calls.slice(before).map((c) => `${c.action} ${c.form['TargetGroupArn'] ?? ''}`)).toEqual([`DescribeTargetHealth ${web.arn}`]);
+    expect(elb.calls.slice(before).map((c) => `${c.action} ${c.form['TargetGroupArn'] ?? ''}`)).toEqual([
+      `DescribeTargetHealth ${web.arn}`,
+    ]);
   });
 
   it('an unregistered instance, a deleted target group or load balancer: not held, not a failure', async () => {
     const gone = elb.addTargetGroup('k8s-gone', { targets: new Map([[instance, 'draining']]) });
     const lbs = targets();
-    const first = await lbs.holding(instance, { served: served({ targetGroups: [{ arn: gone.arn }], classicNames: ['never-made'] }) });
+    const first = await lbs.holding(instance, {
+      served: served({ targetGroups: [{ arn: gone.arn }], classicNames: ['never-made'] }),
+    });
     expect(first).toMatchObject({ read: true, holds: [{ name: 'k8s-gone' }] });
     elb.targetGroups.splice(elb.targetGroups.indexOf(gone), 1);
-    expect(await lbs.holding(instance, { among: first.read ? first.holds : [] })).toMatchObject({ read: true, holds: [] });
+    expect(await lbs.holding(instance, { among: first.read ? first.holds : [] })).toMatchObject({
+      read: true,
+      holds: [],
+    });
   });
 
   it('denied: a reading that says so, never an exception', async () => {
@@ -168,6 +232,9 @@ describe('reading the load balancers the cluster serves', () => {
       endpoints: { v2: 'http://127.0.0.1:9/', classic: 'http://127.0.0.1:9/' },
       sleep: async () => {},
     });
-    expect(await lbs.holding(instance, { served: served({ classicNames: ['a1'] }) })).toMatchObject({ read: false, denied: false });
+    expect(await lbs.holding(instance, { served: served({ classicNames: ['a1'] }) })).toMatchObject({
+      read: false,
+      denied: false,
+    });
   });
 });

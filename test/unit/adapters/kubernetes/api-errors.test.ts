@@ -10,7 +10,12 @@ const status = (code: number, message: string, details: object = {}, reason = ''
 describe('mapEvictionError', () => {
   it('maps 404 and 409 (UID precondition) to gone', () => {
     expect(mapEvictionError(status(404, 'pods "web" not found'), 'default/web')).toEqual({ kind: 'gone' });
-    expect(mapEvictionError(status(409, 'Precondition failed: UID in precondition: a, UID in object meta: b'), 'default/web')).toEqual({ kind: 'gone' });
+    expect(
+      mapEvictionError(
+        status(409, 'Precondition failed: UID in precondition: a, UID in object meta: b'),
+        'default/web',
+      ),
+    ).toEqual({ kind: 'gone' });
     // The store's wording in full, as the cluster suite sees it.
     const stored = status(
       409,
@@ -28,7 +33,11 @@ describe('mapEvictionError', () => {
       { name: 'web-pdb', group: 'policy', kind: 'poddisruptionbudgets' },
       'Conflict',
     );
-    expect(mapEvictionError(error, 'default/web')).toMatchObject({ kind: 'blocked', reason: 'conflict', budgetName: 'web-pdb' });
+    expect(mapEvictionError(error, 'default/web')).toMatchObject({
+      kind: 'blocked',
+      reason: 'conflict',
+      budgetName: 'web-pdb',
+    });
   });
 
   it('retries a 409 that names no UID precondition (a resourceVersion precondition: the pod changed)', () => {
@@ -42,16 +51,38 @@ describe('mapEvictionError', () => {
   });
 
   it('maps an admission denial of one pod (webhook, ValidatingAdmissionPolicy) to blocked, not to access denied', () => {
-    const webhook = status(403, 'admission webhook "deny.example.com" denied the request: pod web is protected', {}, 'Forbidden');
-    expect(mapEvictionError(webhook, 'default/web')).toMatchObject({ kind: 'blocked', reason: 'admission-denied', message: expect.stringContaining('pod web is protected') });
-    const policy = status(403, "pods \"web\" is forbidden: ValidatingAdmissionPolicy 'protect' with binding 'protect' denied request: protected", {}, 'Forbidden');
+    const webhook = status(
+      403,
+      'admission webhook "deny.example.com" denied the request: pod web is protected',
+      {},
+      'Forbidden',
+    );
+    expect(mapEvictionError(webhook, 'default/web')).toMatchObject({
+      kind: 'blocked',
+      reason: 'admission-denied',
+      message: expect.stringContaining('pod web is protected'),
+    });
+    const policy = status(
+      403,
+      "pods \"web\" is forbidden: ValidatingAdmissionPolicy 'protect' with binding 'protect' denied request: protected",
+      {},
+      'Forbidden',
+    );
     expect(mapEvictionError(policy, 'default/web')).toMatchObject({ reason: 'admission-denied' });
-    const invalid = status(422, "ValidatingAdmissionPolicy 'protect' with binding 'protect' denied request: protected", {}, 'Invalid');
+    const invalid = status(
+      422,
+      "ValidatingAdmissionPolicy 'protect' with binding 'protect' denied request: protected",
+      {},
+      'Invalid',
+    );
     expect(mapEvictionError(invalid, 'default/web')).toMatchObject({ reason: 'admission-denied' });
   });
 
   it('maps a 401 that outlived a fresh token to a retry, never to access denied', () => {
-    expect(mapEvictionError(status(401, 'Unauthorized', {}, 'Unauthorized'), 'default/web')).toMatchObject({ kind: 'blocked', reason: 'unauthorized' });
+    expect(mapEvictionError(status(401, 'Unauthorized', {}, 'Unauthorized'), 'default/web')).toMatchObject({
+      kind: 'blocked',
+      reason: 'unauthorized',
+    });
   });
 
   it('maps a PDB 429 to blocked with the budget name', () => {
@@ -59,7 +90,12 @@ describe('mapEvictionError', () => {
       429,
       "Cannot evict pod as it would violate the pod's disruption budget.",
       {
-        causes: [{ reason: 'DisruptionBudget', message: 'The disruption budget web-pdb needs 5 healthy pods and has 5 currently' }],
+        causes: [
+          {
+            reason: 'DisruptionBudget',
+            message: 'The disruption budget web-pdb needs 5 healthy pods and has 5 currently',
+          },
+        ],
       },
       'TooManyRequests',
     );
@@ -75,46 +111,78 @@ describe('mapEvictionError', () => {
   it('keeps retryAfterSeconds of a budget still being processed', () => {
     const error = status(429, "Cannot evict pod as it would violate the pod's disruption budget.", {
       retryAfterSeconds: 10,
-      causes: [{ reason: 'DisruptionBudget', message: 'The disruption budget web-pdb is still being processed by the server.' }],
+      causes: [
+        {
+          reason: 'DisruptionBudget',
+          message: 'The disruption budget web-pdb is still being processed by the server.',
+        },
+      ],
     });
-    expect(mapEvictionError(error, 'default/web')).toMatchObject({ reason: 'disruption-budget', retryAfterSeconds: 10, budgetName: 'web-pdb' });
+    expect(mapEvictionError(error, 'default/web')).toMatchObject({
+      reason: 'disruption-budget',
+      retryAfterSeconds: 10,
+      budgetName: 'web-pdb',
+    });
   });
 
   it('maps a plain 429 to throttled, honouring the Retry-After header', () => {
     const error = new KubeApiError(429, { message: 'too many requests' }, { 'retry-after': '3' }, 'POST eviction');
-    expect(mapEvictionError(error, 'default/web')).toMatchObject({ kind: 'blocked', reason: 'throttled', retryAfterSeconds: 3 });
+    expect(mapEvictionError(error, 'default/web')).toMatchObject({
+      kind: 'blocked',
+      reason: 'throttled',
+      retryAfterSeconds: 3,
+    });
   });
 
   it('maps the multiple-PDB 500 to multiple-budgets', () => {
-    const error = status(500, 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.');
+    const error = status(
+      500,
+      'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.',
+    );
     expect(mapEvictionError(error, 'default/web')).toMatchObject({ kind: 'blocked', reason: 'multiple-budgets' });
   });
 
   it('maps a terminating namespace 403 to a retry', () => {
-    const error = status(403, 'namespace is terminating', { causes: [{ reason: 'NamespaceTerminating', message: 'namespace x is terminating' }] });
+    const error = status(403, 'namespace is terminating', {
+      causes: [{ reason: 'NamespaceTerminating', message: 'namespace x is terminating' }],
+    });
     expect(mapEvictionError(error, 'x/web')).toMatchObject({ kind: 'blocked', reason: 'namespace-terminating' });
   });
 
   it('maps a budget in a bad state (403 on poddisruptionbudget) to blocked, not to RBAC', () => {
-    const error = status(403, 'poddisruptionbudgets.policy "web-pdb" is forbidden: pdb disruptions allowed is negative', {
-      name: 'web-pdb',
-      group: 'policy',
-      kind: 'poddisruptionbudget',
+    const error = status(
+      403,
+      'poddisruptionbudgets.policy "web-pdb" is forbidden: pdb disruptions allowed is negative',
+      {
+        name: 'web-pdb',
+        group: 'policy',
+        kind: 'poddisruptionbudget',
+      },
+    );
+    expect(mapEvictionError(error, 'default/web')).toMatchObject({
+      reason: 'disruption-budget',
+      budgetName: 'web-pdb',
     });
-    expect(mapEvictionError(error, 'default/web')).toMatchObject({ reason: 'disruption-budget', budgetName: 'web-pdb' });
   });
 
   it('throws on an RBAC 403 so the setup error is loud', () => {
-    const error = status(403, 'pods "web" is forbidden: User "drainer" cannot create resource "pods/eviction" in API group "" in the namespace "default"', {
-      name: 'web',
-      kind: 'pods',
-    });
+    const error = status(
+      403,
+      'pods "web" is forbidden: User "drainer" cannot create resource "pods/eviction" in API group "" in the namespace "default"',
+      {
+        name: 'web',
+        kind: 'pods',
+      },
+    );
     expect(() => mapEvictionError(error, 'default/web')).toThrow(AccessDeniedError);
     expect(() => mapEvictionError(error, 'default/web')).toThrow(/cannot create resource "pods\/eviction"/);
   });
 
   it('maps 5xx and network errors to a retryable server-error', () => {
     expect(mapEvictionError(status(503, 'unavailable'), 'default/web')).toMatchObject({ reason: 'server-error' });
-    expect(mapEvictionError(new TypeError('fetch failed'), 'default/web')).toMatchObject({ reason: 'server-error', message: 'TypeError: fetch failed' });
+    expect(mapEvictionError(new TypeError('fetch failed'), 'default/web')).toMatchObject({
+      reason: 'server-error',
+      message: 'TypeError: fetch failed',
+    });
   });
 });

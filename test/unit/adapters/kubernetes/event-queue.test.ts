@@ -26,7 +26,11 @@ describe('the Event queue', () => {
     const dropped: number[] = [];
     let release: () => void = () => {};
     const blocked = new Promise<void>((resolve) => (release = resolve));
-    const queue = createEventQueue<number>(() => blocked, { capacity: 2, concurrency: 1, onDrop: (n, count) => dropped.push(n * 100 + count) });
+    const queue = createEventQueue<number>(() => blocked, {
+      capacity: 2,
+      concurrency: 1,
+      onDrop: (n, count) => dropped.push(n * 100 + count),
+    });
     for (let i = 0; i < 5; i++) queue.push(i);
     // One in flight, two queued, two dropped.
     expect(dropped).toEqual([301, 402]);
@@ -35,7 +39,11 @@ describe('the Event queue', () => {
   });
 
   it('stops waiting at the flush timeout when a write hangs', async () => {
-    const queue = createEventQueue<number>(() => new Promise<void>(() => {}), { capacity: 5, concurrency: 1, onDrop: () => {} });
+    const queue = createEventQueue<number>(() => new Promise<void>(() => {}), {
+      capacity: 5,
+      concurrency: 1,
+      onDrop: () => {},
+    });
     queue.push(1);
     const started = Date.now();
     await queue.flush(50);

@@ -40,7 +40,12 @@ describe('Kubernetes adapter', () => {
       req.on('error', () => {}); // the client aborting a watch resets the connection
       req.on('data', (c) => (raw += c));
       req.on('end', () => {
-        const entry = { method: req.method ?? '', url: new URL(req.url ?? '/', 'http://x'), headers: req.headers, body: raw ? JSON.parse(raw) : undefined };
+        const entry = {
+          method: req.method ?? '',
+          url: new URL(req.url ?? '/', 'http://x'),
+          headers: req.headers,
+          body: raw ? JSON.parse(raw) : undefined,
+        };
         seen.push(entry);
         respond(entry, res);
       });
@@ -61,14 +66,19 @@ describe('Kubernetes adapter', () => {
 
   it('marks the node with one JSON merge patch: owner, label, cordon and our drain record (no token in it)', async () => {
     const drain = record({ set: ['exclude-from-load-balancers', 'cordon'] });
-    await expect(gateway.mark('node-a', { excludeFromLoadBalancers: true, cordon: true, drain, owner })).resolves.toBe('patched');
+    await expect(gateway.mark('node-a', { excludeFromLoadBalancers: true, cordon: true, drain, owner })).resolves.toBe(
+      'patched',
+    );
 
     expect(seen).toHaveLength(1);
     expect(seen[0]).toMatchObject({
       method: 'PATCH',
       body: {
         metadata: {
-          labels: { 'graceful-node-termination/owner': owner, 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' },
+          labels: {
+            'graceful-node-termination/owner': owner,
+            'node.kubernetes.io/exclude-from-external-load-balancers': 'true',
+          },
           annotations: {
             'graceful-node-termination/drain':
               '{"action":"sha256:ab","hook":"workers-terminate","notifiedAt":"2026-11-22T10:00:00.000Z","startedAt":"2026-11-22T10:00:00.000Z","updatedAt":"2026-11-22T10:00:00.000Z","set":["exclude-from-load-balancers","cordon"]}',
@@ -86,13 +96,18 @@ describe('Kubernetes adapter', () => {
   it('leaves out of the patch what is already there (a cordon somebody else set stays theirs)', async () => {
     await gateway.mark('node-a', { excludeFromLoadBalancers: false, cordon: false, drain: record(), owner });
     expect(seen[0]!.body).toEqual({
-      metadata: { labels: { 'graceful-node-termination/owner': owner }, annotations: { 'graceful-node-termination/drain': expect.stringContaining('"action":"sha256:ab"') } },
+      metadata: {
+        labels: { 'graceful-node-termination/owner': owner },
+        annotations: { 'graceful-node-termination/drain': expect.stringContaining('"action":"sha256:ab"') },
+      },
     });
   });
 
   it('reports a node deleted meanwhile as node-gone', async () => {
     respond = (_req, res) => json(res, 404, { kind: 'Status', code: 404, message: 'nodes "node-a" not found' });
-    await expect(gateway.mark('node-a', { excludeFromLoadBalancers: true, cordon: true, drain: record(), owner })).resolves.toBe('node-gone');
+    await expect(
+      gateway.mark('node-a', { excludeFromLoadBalancers: true, cordon: true, drain: record(), owner }),
+    ).resolves.toBe('node-gone');
   });
 
   it("takes back exactly what the record says, restoring a label's earlier value, conditional on the node as read", async () => {
@@ -114,7 +129,10 @@ describe('Kubernetes adapter', () => {
     expect(seen[0]!.body).toEqual({
       metadata: {
         resourceVersion: '7',
-        labels: { 'node.kubernetes.io/exclude-from-external-load-balancers': 'false', 'graceful-node-termination/owner': null },
+        labels: {
+          'node.kubernetes.io/exclude-from-external-load-balancers': 'false',
+          'graceful-node-termination/owner': null,
+        },
         annotations: { 'graceful-node-termination/drain': null, 'graceful-node-termination/hand-off': null },
       },
       spec: { unschedulable: null },
@@ -123,15 +141,37 @@ describe('Kubernetes adapter', () => {
 
   it('re-reads after a conflict and leaves a record that is not the one it was asked to take back', async () => {
     const drain = record({ set: ['cordon'] });
-    const node = { name: 'node-a', uid: 'n', providerId: 'p', unschedulable: true, labels: {}, ready: true, taints: [], drain, resourceVersion: '7' };
+    const node = {
+      name: 'node-a',
+      uid: 'n',
+      providerId: 'p',
+      unschedulable: true,
+      labels: {},
+      ready: true,
+      taints: [],
+      drain,
+      resourceVersion: '7',
+    };
     respond = (req, res) => {
-      if (req.method === 'PATCH') return json(res, 409, { kind: 'Status', code: 409, reason: 'Conflict', message: 'the object has been modified' });
+      if (req.method === 'PATCH')
+        return json(res, 409, {
+          kind: 'Status',
+          code: 409,
+          reason: 'Conflict',
+          message: 'the object has been modified',
+        });
       // Meanwhile a new drain of ours wrote its own record.
       json(res, 200, {
         metadata: {
           name: 'node-a',
           resourceVersion: '8',
-          annotations: { 'graceful-node-termination/drain': JSON.stringify({ action: 'sha256:cd', startedAt: '2026-11-22T11:00:00Z', set: [] }) },
+          annotations: {
+            'graceful-node-termination/drain': JSON.stringify({
+              action: 'sha256:cd',
+              startedAt: '2026-11-22T11:00:00Z',
+              set: [],
+            }),
+          },
         },
         spec: { unschedulable: true },
       });
@@ -152,11 +192,22 @@ describe('Kubernetes adapter', () => {
       resourceVersion: '7',
     };
     const marks = { refreshId: 'r-1', group: 'workers', owner, taint: true, cordon: false };
-    const invalid = { kind: 'Status', code: 422, reason: 'Invalid', message: 'the server rejected our request due to an error in our request' };
+    const invalid = {
+      kind: 'Status',
+      code: 422,
+      reason: 'Invalid',
+      message: 'the server rejected our request due to an error in our request',
+    };
     // The not-ready taint went between the read and the patch: /spec/taints/- has no list.
-    respond = (req, res) => (req.method === 'PATCH' ? json(res, 422, invalid) : json(res, 200, { metadata: { name: 'node-a', resourceVersion: '8' }, spec: {} }));
+    respond = (req, res) =>
+      req.method === 'PATCH'
+        ? json(res, 422, invalid)
+        : json(res, 200, { metadata: { name: 'node-a', resourceVersion: '8' }, spec: {} });
     await expect(gateway.markOutdated(node, marks)).resolves.toBe('changed');
-    respond = (req, res) => (req.method === 'PATCH' ? json(res, 422, invalid) : json(res, 200, { metadata: { name: 'node-a', resourceVersion: '7' }, spec: {} }));
+    respond = (req, res) =>
+      req.method === 'PATCH'
+        ? json(res, 422, invalid)
+        : json(res, 200, { metadata: { name: 'node-a', resourceVersion: '7' }, spec: {} });
     await expect(gateway.markOutdated(node, marks)).rejects.toThrow(/mark node node-a outdated failed: HTTP 422/);
   });
 
@@ -184,29 +235,58 @@ describe('Kubernetes adapter', () => {
       {
         op: 'add',
         path: '/metadata/annotations/graceful-node-termination~1migration',
-        value: '{"id":"m-1-abcd","from":"old","to":"new","renewedAt":"2026-11-22T10:00:00.000Z","leaseSeconds":300,"cordoned":false}',
+        value:
+          '{"id":"m-1-abcd","from":"old","to":"new","renewedAt":"2026-11-22T10:00:00.000Z","leaseSeconds":300,"cordoned":false}',
       },
-      { op: 'add', path: '/spec/taints/-', value: { key: 'graceful-node-termination/migrating', value: 'm-1-abcd', effect: 'PreferNoSchedule' } },
+      {
+        op: 'add',
+        path: '/spec/taints/-',
+        value: { key: 'graceful-node-termination/migrating', value: 'm-1-abcd', effect: 'PreferNoSchedule' },
+      },
     ]);
   });
 
   it("takes a migration's marks back: only its taint (tested in place), its cordon only when the record says so, after a conflict on a fresh read", async () => {
     const record = { id: 'm-1-abcd', from: 'old', to: 'new', renewedAtMs: t0, leaseSeconds: 300, cordoned: true };
-    const annotations = { 'graceful-node-termination/migration': JSON.stringify({ ...record, renewedAt: new Date(t0).toISOString() }) };
+    const annotations = {
+      'graceful-node-termination/migration': JSON.stringify({ ...record, renewedAt: new Date(t0).toISOString() }),
+    };
     const labels = { 'graceful-node-termination/migration': 'm-1-abcd', 'graceful-node-termination/owner': owner };
     const taints = [
       { key: 'dedicated', effect: 'NoSchedule' },
       { key: 'graceful-node-termination/migrating', value: 'm-1-abcd', effect: 'PreferNoSchedule' },
     ];
-    const node = { name: 'node-a', uid: 'n', providerId: 'p', unschedulable: true, labels, ready: true, taints, migration: record, resourceVersion: '7' };
+    const node = {
+      name: 'node-a',
+      uid: 'n',
+      providerId: 'p',
+      unschedulable: true,
+      labels,
+      ready: true,
+      taints,
+      migration: record,
+      resourceVersion: '7',
+    };
     let patches = 0;
     respond = (req, res) => {
-      if (req.method === 'PATCH' && patches++ === 0) return json(res, 409, { kind: 'Status', code: 409, reason: 'Conflict', message: 'the object has been modified' });
+      if (req.method === 'PATCH' && patches++ === 0)
+        return json(res, 409, {
+          kind: 'Status',
+          code: 409,
+          reason: 'Conflict',
+          message: 'the object has been modified',
+        });
       if (req.method === 'PATCH') return json(res, 200, { metadata: { name: 'node-a' } });
-      json(res, 200, { metadata: { name: 'node-a', resourceVersion: '8', labels, annotations }, spec: { unschedulable: true, taints } });
+      json(res, 200, {
+        metadata: { name: 'node-a', resourceVersion: '8', labels, annotations },
+        spec: { unschedulable: true, taints },
+      });
     };
 
-    await expect(gateway.unmarkMigrating(node)).resolves.toEqual({ result: 'patched', removed: ['taint graceful-node-termination/migrating:PreferNoSchedule', 'cordon'] });
+    await expect(gateway.unmarkMigrating(node)).resolves.toEqual({
+      result: 'patched',
+      removed: ['taint graceful-node-termination/migrating:PreferNoSchedule', 'cordon'],
+    });
 
     expect(seen.map((r) => r.method)).toEqual(['PATCH', 'GET', 'PATCH']);
     expect(seen[2]!.body).toEqual([
@@ -221,7 +301,11 @@ describe('Kubernetes adapter', () => {
   });
 
   it('lists the marked nodes with one label selector', async () => {
-    respond = (_req, res) => json(res, 200, { metadata: {}, items: [{ metadata: { name: 'n1', uid: '1', labels: { 'graceful-node-termination/owner': owner } }, spec: {} }] });
+    respond = (_req, res) =>
+      json(res, 200, {
+        metadata: {},
+        items: [{ metadata: { name: 'n1', uid: '1', labels: { 'graceful-node-termination/owner': owner } }, spec: {} }],
+      });
     await expect(gateway.listMarked(owner)).resolves.toEqual([expect.objectContaining({ name: 'n1' })]);
     expect(seen[0]!.url.searchParams.get('labelSelector')).toBe(`graceful-node-termination/owner=${owner}`);
   });
@@ -257,14 +341,23 @@ describe('Kubernetes adapter', () => {
   it('scans for the node by providerID across small pages, asking for gzip (the fallback lookup)', async () => {
     respond = (req, res) => {
       if (!req.url.searchParams.get('continue')) {
-        gzipped(res, 200, { metadata: { continue: 'page2' }, items: [{ metadata: { name: 'other', uid: '1' }, spec: { providerID: 'aws:///eu-west-1a/i-0aaaaaaaaaaaaaaaa' } }] });
+        gzipped(res, 200, {
+          metadata: { continue: 'page2' },
+          items: [
+            { metadata: { name: 'other', uid: '1' }, spec: { providerID: 'aws:///eu-west-1a/i-0aaaaaaaaaaaaaaaa' } },
+          ],
+        });
       } else {
         gzipped(res, 200, {
           metadata: {},
           items: [
             {
               metadata: { name: 'ip-10-0-0-1', uid: '2', labels: { a: 'b' } },
-              spec: { providerID: 'aws:///eu-west-1b/i-0123456789abcdef0', unschedulable: true, taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' }] },
+              spec: {
+                providerID: 'aws:///eu-west-1b/i-0123456789abcdef0',
+                unschedulable: true,
+                taints: [{ key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' }],
+              },
               status: { conditions: [{ type: 'Ready', status: 'True' }] },
             },
           ],
@@ -306,14 +399,24 @@ describe('Kubernetes adapter', () => {
     respond = (req, res) => {
       if (req.url.searchParams.get('watch') === 'true') {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.write(JSON.stringify({ type: 'DELETED', object: { metadata: { name: 'web-1', namespace: 'default', uid: 'u1', resourceVersion: '11' } } }) + '\n');
+        res.write(
+          JSON.stringify({
+            type: 'DELETED',
+            object: { metadata: { name: 'web-1', namespace: 'default', uid: 'u1', resourceVersion: '11' } },
+          }) + '\n',
+        );
         return; // keep the stream open like a real watch
       }
       json(res, 200, {
         metadata: { resourceVersion: '10' },
         items: [
           {
-            metadata: { name: 'web-1', namespace: 'default', uid: 'u1', ownerReferences: [{ kind: 'ReplicaSet', controller: true, name: 'rs', uid: 'r', apiVersion: 'apps/v1' }] },
+            metadata: {
+              name: 'web-1',
+              namespace: 'default',
+              uid: 'u1',
+              ownerReferences: [{ kind: 'ReplicaSet', controller: true, name: 'rs', uid: 'r', apiVersion: 'apps/v1' }],
+            },
             spec: { priorityClassName: 'x' },
             status: { phase: 'Running' },
           },
@@ -334,7 +437,12 @@ describe('Kubernetes adapter', () => {
     expect(list.searchParams.get('fieldSelector')).toBe('spec.nodeName=node-a');
     const watchUrl = seen[1]!.url;
     expect(watchUrl.pathname).toBe('/api/v1/pods');
-    expect(Object.fromEntries(watchUrl.searchParams)).toMatchObject({ watch: 'true', fieldSelector: 'spec.nodeName=node-a', resourceVersion: '10', allowWatchBookmarks: 'true' });
+    expect(Object.fromEntries(watchUrl.searchParams)).toMatchObject({
+      watch: 'true',
+      fieldSelector: 'spec.nodeName=node-a',
+      resourceVersion: '10',
+      allowWatchBookmarks: 'true',
+    });
   });
 
   it('does not lose a change that arrives while the caller is busy (no lost wake-up)', async () => {
@@ -342,12 +450,23 @@ describe('Kubernetes adapter', () => {
     respond = (req, res) => {
       if (req.url.searchParams.get('watch') === 'true') {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.write(JSON.stringify({ type: 'DELETED', object: { metadata: { name: 'web-1', namespace: 'default', uid: 'u1', resourceVersion: '11' } } }) + '\n', () => {
-          sent = true;
-        });
+        res.write(
+          JSON.stringify({
+            type: 'DELETED',
+            object: { metadata: { name: 'web-1', namespace: 'default', uid: 'u1', resourceVersion: '11' } },
+          }) + '\n',
+          () => {
+            sent = true;
+          },
+        );
         return;
       }
-      json(res, 200, { metadata: { resourceVersion: '10' }, items: [{ metadata: { name: 'web-1', namespace: 'default', uid: 'u1' }, spec: {}, status: { phase: 'Running' } }] });
+      json(res, 200, {
+        metadata: { resourceVersion: '10' },
+        items: [
+          { metadata: { name: 'web-1', namespace: 'default', uid: 'u1' }, spec: {}, status: { phase: 'Running' } },
+        ],
+      });
     };
     const watch = await gateway.watchPodsOnNode('node-a');
     try {
@@ -365,29 +484,52 @@ describe('Kubernetes adapter', () => {
     let patches = 0;
     respond = (req, res) => {
       if (req.method === 'GET')
-        return json(res, 200, { metadata: { name: 'node-a', resourceVersion: String(version), annotations: { 'graceful-node-termination/hand-off': 'sha256:ab/1' } } });
+        return json(res, 200, {
+          metadata: {
+            name: 'node-a',
+            resourceVersion: String(version),
+            annotations: { 'graceful-node-termination/hand-off': 'sha256:ab/1' },
+          },
+        });
       patches++;
       if (patches === 1) {
         version++; // a status update landed between our read and our write
-        return json(res, 409, { kind: 'Status', code: 409, reason: 'Conflict', message: 'the object has been modified' });
+        return json(res, 409, {
+          kind: 'Status',
+          code: 409,
+          reason: 'Conflict',
+          message: 'the object has been modified',
+        });
       }
       return json(res, 200, {});
     };
 
-    await expect(gateway.claimHandOff('node-a', 'sha256:ab/1', 'sha256:ab/2', record({ evicted: 3 }))).resolves.toBe('claimed');
+    await expect(gateway.claimHandOff('node-a', 'sha256:ab/1', 'sha256:ab/2', record({ evicted: 3 }))).resolves.toBe(
+      'claimed',
+    );
 
     const writes = seen.filter((r) => r.method === 'PATCH');
     const body = (rv: string) => ({
       metadata: {
         resourceVersion: rv,
-        annotations: { 'graceful-node-termination/hand-off': 'sha256:ab/2', 'graceful-node-termination/drain': expect.stringContaining('"evicted":3') },
+        annotations: {
+          'graceful-node-termination/hand-off': 'sha256:ab/2',
+          'graceful-node-termination/drain': expect.stringContaining('"evicted":3'),
+        },
       },
     });
     expect(writes.map((w) => w.body)).toEqual([body('5'), body('6')]);
   });
 
   it('loses the claim when another invocation moved the annotation on', async () => {
-    respond = (_req, res) => json(res, 200, { metadata: { name: 'node-a', resourceVersion: '9', annotations: { 'graceful-node-termination/hand-off': 'sha256:ab/2' } } });
+    respond = (_req, res) =>
+      json(res, 200, {
+        metadata: {
+          name: 'node-a',
+          resourceVersion: '9',
+          annotations: { 'graceful-node-termination/hand-off': 'sha256:ab/2' },
+        },
+      });
     await expect(gateway.claimHandOff('node-a', 'sha256:ab/1', 'sha256:ab/2', record())).resolves.toBe('lost');
     expect(seen.filter((r) => r.method === 'PATCH')).toEqual([]);
   });
@@ -398,15 +540,23 @@ describe('Kubernetes adapter', () => {
       calls++;
       if (calls === 1) return json(res, 503, { kind: 'Status', code: 503, message: 'unavailable' });
       if (calls === 2) return res.socket?.destroy();
-      json(res, 200, { metadata: {}, items: [{ metadata: { name: 'n', uid: '1' }, spec: { providerID: 'aws:///eu-west-1a/i-0123456789abcdef0' } }] });
+      json(res, 200, {
+        metadata: {},
+        items: [{ metadata: { name: 'n', uid: '1' }, spec: { providerID: 'aws:///eu-west-1a/i-0123456789abcdef0' } }],
+      });
     };
-    await expect(gateway.scanForInstances(['i-0123456789abcdef0'])).resolves.toEqual(new Map([['i-0123456789abcdef0', expect.objectContaining({ name: 'n' })]]));
+    await expect(gateway.scanForInstances(['i-0123456789abcdef0'])).resolves.toEqual(
+      new Map([['i-0123456789abcdef0', expect.objectContaining({ name: 'n' })]]),
+    );
     expect(calls).toBe(3);
   });
 
   it('does not retry an eviction in place: its 429 and 500 answers mean something', async () => {
     respond = (_req, res) => json(res, 503, { kind: 'Status', code: 503, message: 'unavailable' });
-    await expect(gateway.evictPod(pod({ name: 'web-1' }))).resolves.toMatchObject({ kind: 'blocked', reason: 'server-error' });
+    await expect(gateway.evictPod(pod({ name: 'web-1' }))).resolves.toMatchObject({
+      kind: 'blocked',
+      reason: 'server-error',
+    });
     expect(seen).toHaveLength(1);
   });
 
@@ -421,7 +571,12 @@ describe('Kubernetes adapter', () => {
     expect(seen[0]!.url.pathname).toBe('/api/v1/namespaces/shop/pods/web-1');
     expect(seen[0]!.url.searchParams.get('gracePeriodSeconds')).toBe('12');
     expect(seen[0]!.headers['content-length']).toBeDefined();
-    expect(seen[0]!.body).toEqual({ apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 12, preconditions: { uid: 'u-1' } });
+    expect(seen[0]!.body).toEqual({
+      apiVersion: 'v1',
+      kind: 'DeleteOptions',
+      gracePeriodSeconds: 12,
+      preconditions: { uid: 'u-1' },
+    });
     expect(seen[1]!.method).toBe('GET');
   });
 
@@ -434,13 +589,24 @@ describe('Kubernetes adapter', () => {
   });
 
   it('takes 404 and a moved-on UID (409) on delete as gone', async () => {
-    respond = (_req, res) => json(res, 409, { kind: 'Status', code: 409, reason: 'Conflict', message: 'Precondition failed: UID in precondition: u-1, UID in object meta: u-2' });
+    respond = (_req, res) =>
+      json(res, 409, {
+        kind: 'Status',
+        code: 409,
+        reason: 'Conflict',
+        message: 'Precondition failed: UID in precondition: u-1, UID in object meta: u-2',
+      });
     await expect(gateway.deletePod(pod({ name: 'web-1', uid: 'u-1' }), 30)).resolves.toBe('gone');
   });
 
   it('writes core/v1 Events on the node in the default namespace and never throws', async () => {
     respond = (_req, res) => json(res, 201, {});
-    await gateway.record({ regarding: { kind: 'Node', name: 'node-a', uid: 'n1' }, type: 'Normal', reason: 'Cordoned', message: 'cordoned' });
+    await gateway.record({
+      regarding: { kind: 'Node', name: 'node-a', uid: 'n1' },
+      type: 'Normal',
+      reason: 'Cordoned',
+      message: 'cordoned',
+    });
     await gateway.flush(5_000);
     expect(seen[0]!.url.pathname).toBe('/api/v1/namespaces/default/events');
     expect(seen[0]!.body).toMatchObject({
@@ -452,7 +618,12 @@ describe('Kubernetes adapter', () => {
 
     respond = (_req, res) => json(res, 500, { message: 'etcd down' });
     await expect(
-      gateway.record({ regarding: { kind: 'Pod', name: 'p', namespace: 'shop', uid: 'p1' }, type: 'Warning', reason: 'EvictionBlocked', message: 'x' }),
+      gateway.record({
+        regarding: { kind: 'Pod', name: 'p', namespace: 'shop', uid: 'p1' },
+        type: 'Warning',
+        reason: 'EvictionBlocked',
+        message: 'x',
+      }),
     ).resolves.toBeUndefined();
     await gateway.flush(20_000);
     expect(seen[1]!.url.pathname).toBe('/api/v1/namespaces/shop/events');
@@ -464,7 +635,12 @@ describe('Kubernetes adapter', () => {
       release = () => json(res, 201, {});
     };
     const started = Date.now();
-    await gateway.record({ regarding: { kind: 'Node', name: 'node-a', uid: 'n1' }, type: 'Normal', reason: 'Cordoned', message: 'x' });
+    await gateway.record({
+      regarding: { kind: 'Node', name: 'node-a', uid: 'n1' },
+      type: 'Normal',
+      reason: 'Cordoned',
+      message: 'x',
+    });
     expect(Date.now() - started).toBeLessThan(1_000);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(seen).toHaveLength(1);

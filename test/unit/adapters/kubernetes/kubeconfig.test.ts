@@ -10,7 +10,9 @@ import { kubeconfigEndpoint } from '../../../../lambda/adapters/kubernetes/kubec
 const caPem = '-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n';
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
-function kubeconfig(o: { cluster?: Record<string, unknown>; user?: Record<string, unknown>; current?: string | null } = {}): string {
+function kubeconfig(
+  o: { cluster?: Record<string, unknown>; user?: Record<string, unknown>; current?: string | null } = {},
+): string {
   const cluster = { server: 'https://10.0.0.1:6443', 'certificate-authority-data': b64(caPem), ...o.cluster };
   const user = o.user ?? { token: 'static-token' };
   return [
@@ -35,7 +37,11 @@ describe('kubeconfig reader', () => {
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it('reads the current context: server, CA data and a bearer token', async () => {
-    const endpoint = kubeconfigEndpoint(kubeconfig({ cluster: { server: 'https://10.0.0.1:6443/' } }), '/k/config', undefined);
+    const endpoint = kubeconfigEndpoint(
+      kubeconfig({ cluster: { server: 'https://10.0.0.1:6443/' } }),
+      '/k/config',
+      undefined,
+    );
     expect(endpoint.server).toBe('https://10.0.0.1:6443');
     const options = await endpoint.requestOptions();
     expect(options.ca?.toString()).toBe(caPem);
@@ -85,7 +91,12 @@ describe('kubeconfig reader', () => {
   it('honours insecure-skip-tls-verify and tls-server-name, and accepts JSON', async () => {
     const json = JSON.stringify({
       'current-context': 'x',
-      clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1', 'insecure-skip-tls-verify': true, 'tls-server-name': 'kubernetes' } }],
+      clusters: [
+        {
+          name: 'c',
+          cluster: { server: 'https://127.0.0.1:1', 'insecure-skip-tls-verify': true, 'tls-server-name': 'kubernetes' },
+        },
+      ],
       users: [{ name: 'u', user: { token: 't' } }],
       contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
     });
@@ -105,7 +116,11 @@ describe('kubeconfig reader', () => {
       () => kubeconfigEndpoint(kubeconfig({ user: { 'auth-provider': { name: 'oidc' } } }), '/k/c', undefined),
       /users\[u1\]\.user\.auth-provider is not supported/,
     ],
-    ['fails when KUBECONFIG_CONTEXT is not among the contexts', () => kubeconfigEndpoint(kubeconfig(), '/k/c', 'nope'), /KUBECONFIG_CONTEXT nope is not among its contexts/],
+    [
+      'fails when KUBECONFIG_CONTEXT is not among the contexts',
+      () => kubeconfigEndpoint(kubeconfig(), '/k/c', 'nope'),
+      /KUBECONFIG_CONTEXT nope is not among its contexts/,
+    ],
     [
       'fails when there is no current-context and none is configured',
       () => kubeconfigEndpoint(kubeconfig({ current: null }), '/k/c', undefined),
@@ -116,16 +131,29 @@ describe('kubeconfig reader', () => {
       () => kubeconfigEndpoint(kubeconfig().replace('cluster: c1, user', 'cluster: c9, user'), '/k/c', undefined),
       /cluster c9 \(from context main\) is not among its clusters/,
     ],
-    ['fails when the server is missing', () => kubeconfigEndpoint(kubeconfig({ cluster: { server: undefined } }), '/k/c', undefined), /clusters\[c1\]\.cluster\.server is missing/],
+    [
+      'fails when the server is missing',
+      () => kubeconfigEndpoint(kubeconfig({ cluster: { server: undefined } }), '/k/c', undefined),
+      /clusters\[c1\]\.cluster\.server is missing/,
+    ],
     [
       'fails when the server is not a URL',
       () => kubeconfigEndpoint(kubeconfig({ cluster: { server: '10.0.0.1' } }), '/k/c', undefined),
       /server 10\.0\.0\.1 is not an http\(s\) URL/,
     ],
-    ['fails when a proxy is required', () => kubeconfigEndpoint(kubeconfig({ cluster: { 'proxy-url': 'http://proxy:3128' } }), '/k/c', undefined), /proxy-url is not supported/],
+    [
+      'fails when a proxy is required',
+      () => kubeconfigEndpoint(kubeconfig({ cluster: { 'proxy-url': 'http://proxy:3128' } }), '/k/c', undefined),
+      /proxy-url is not supported/,
+    ],
     [
       'fails when a certificate file cannot be read',
-      () => kubeconfigEndpoint(kubeconfig({ cluster: { 'certificate-authority-data': undefined, 'certificate-authority': 'missing.pem' } }), '/k/c', undefined),
+      () =>
+        kubeconfigEndpoint(
+          kubeconfig({ cluster: { 'certificate-authority-data': undefined, 'certificate-authority': 'missing.pem' } }),
+          '/k/c',
+          undefined,
+        ),
       /clusters\[c1\]\.cluster\.certificate-authority \/k\/missing\.pem cannot be read/,
     ],
     [
@@ -133,13 +161,27 @@ describe('kubeconfig reader', () => {
       () => kubeconfigEndpoint(kubeconfig({ user: { 'client-certificate-data': b64('C') } }), '/k/c', undefined),
       /client-certificate and client-key come together/,
     ],
-    ['fails when a field has the wrong type', () => kubeconfigEndpoint(kubeconfig({ user: { token: 42 } }), '/k/c', undefined), /users\[u1\]\.user\.token must be a string/],
-    ['fails when the file is not YAML', () => kubeconfigEndpoint('a: [b', '/k/c', undefined), /kubeconfig \/k\/c: is not valid YAML/],
-    ['fails when the file is not a mapping', () => kubeconfigEndpoint('- a\n- b\n', '/k/c', undefined), /is not a kubeconfig/],
+    [
+      'fails when a field has the wrong type',
+      () => kubeconfigEndpoint(kubeconfig({ user: { token: 42 } }), '/k/c', undefined),
+      /users\[u1\]\.user\.token must be a string/,
+    ],
+    [
+      'fails when the file is not YAML',
+      () => kubeconfigEndpoint('a: [b', '/k/c', undefined),
+      /kubeconfig \/k\/c: is not valid YAML/,
+    ],
+    [
+      'fails when the file is not a mapping',
+      () => kubeconfigEndpoint('- a\n- b\n', '/k/c', undefined),
+      /is not a kubeconfig/,
+    ],
   ];
   for (const [name, run, message] of failures) it(name, () => expect(run).toThrow(message));
 
   it('fails when KUBECONFIG_PATH cannot be read', async () => {
-    await expect(connectWithKubeconfig(join(dir, 'absent'), undefined)).rejects.toThrow(/KUBECONFIG_PATH .*absent cannot be read/);
+    await expect(connectWithKubeconfig(join(dir, 'absent'), undefined)).rejects.toThrow(
+      /KUBECONFIG_PATH .*absent cannot be read/,
+    );
   });
 });

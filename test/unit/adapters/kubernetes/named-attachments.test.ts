@@ -6,11 +6,19 @@ import { KubeApiError, type KubeHttp } from '../../../../lambda/adapters/kuberne
 import { AccessDeniedError } from '../../../../lambda/shared/errors.js';
 import { MemoryLog } from '../../../fakes/fake-world.js';
 
-const va = (name: string) => ({ metadata: { name, uid: `u-${name}` }, spec: { attacher: 'ebs.csi.aws.com', nodeName: 'node-a', source: { persistentVolumeName: `pv-${name}` } } });
+const va = (name: string) => ({
+  metadata: { name, uid: `u-${name}` },
+  spec: { attacher: 'ebs.csi.aws.com', nodeName: 'node-a', source: { persistentVolumeName: `pv-${name}` } },
+});
 const apiError = (code: number) =>
   new KubeApiError(
     code,
-    { message: code === 403 ? 'volumeattachments.storage.k8s.io "x" is forbidden: User "d" cannot get resource "volumeattachments"' : 'too many requests' },
+    {
+      message:
+        code === 403
+          ? 'volumeattachments.storage.k8s.io "x" is forbidden: User "d" cannot get resource "volumeattachments"'
+          : 'too many requests',
+    },
     {},
     'get volumeattachment',
   );
@@ -35,7 +43,10 @@ describe('VolumeAttachments read by name', () => {
     const kube = fakeKube((name) => (there.has(name) ? va(name) : apiError(404)));
     const view = await openNamedAttachments(kube, ['csi-a', 'csi-b'], new MemoryLog(), 1);
     expect(view.current().map((a) => a.name)).toEqual(['csi-a', 'csi-b']);
-    expect(kube.paths).toEqual(['/apis/storage.k8s.io/v1/volumeattachments/csi-a', '/apis/storage.k8s.io/v1/volumeattachments/csi-b']);
+    expect(kube.paths).toEqual([
+      '/apis/storage.k8s.io/v1/volumeattachments/csi-a',
+      '/apis/storage.k8s.io/v1/volumeattachments/csi-b',
+    ]);
     there.delete('csi-a');
     await view.changed(50);
     expect(view.current().map((a) => a.name)).toEqual(['csi-b']);
@@ -61,7 +72,9 @@ describe('VolumeAttachments read by name', () => {
     failing = true;
     await view.changed(50);
     expect(view.current().map((a) => a.name)).toEqual(['csi-a']);
-    expect(log.messages('warn').filter((m) => m.startsWith('could not read the VolumeAttachments by name'))).toHaveLength(2);
+    expect(
+      log.messages('warn').filter((m) => m.startsWith('could not read the VolumeAttachments by name')),
+    ).toHaveLength(2);
     view.close();
   });
 

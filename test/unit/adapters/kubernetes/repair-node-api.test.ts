@@ -36,7 +36,11 @@ const node = (name: string, extra: Record<string, unknown> = {}) => ({
     ...extra,
   },
   spec: { providerID: `aws:///eu-west-1a/i-0123456789abcdef0` },
-  status: { conditions: [{ type: 'NetworkingReady', status: 'False', reason: 'IPAMDNotReady', lastTransitionTime: '2026-11-27T09:00:00Z' }] },
+  status: {
+    conditions: [
+      { type: 'NetworkingReady', status: 'False', reason: 'IPAMDNotReady', lastTransitionTime: '2026-11-27T09:00:00Z' },
+    ],
+  },
 });
 
 describe('repair node requests', () => {
@@ -56,7 +60,10 @@ describe('repair node requests', () => {
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const endpoint = { server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requestOptions: async () => ({ headers: { Authorization: 'Bearer t' } }) };
+    const endpoint = {
+      server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      requestOptions: async () => ({ headers: { Authorization: 'Bearer t' } }),
+    };
     gateway = createKubernetesGateway(endpoint, { requestTimeoutMs: 5_000, log: new MemoryLog() });
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
@@ -67,14 +74,25 @@ describe('repair node requests', () => {
 
   it('lists in gzipped pages of 100, label-selected, never resourceVersion=0 (which would answer every node at once)', async () => {
     respond = (url, res) => {
-      const body = url.searchParams.get('continue') ? { metadata: {}, items: [node('b')] } : { metadata: { continue: 'page2' }, items: [node('a')] };
-      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gzipSync(JSON.stringify(body)));
+      const body = url.searchParams.get('continue')
+        ? { metadata: {}, items: [node('b')] }
+        : { metadata: { continue: 'page2' }, items: [node('a')] };
+      res
+        .writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' })
+        .end(gzipSync(JSON.stringify(body)));
     };
     const nodes = await gateway.listNodeHealth('eks.amazonaws.com/nodegroup=workers');
     expect(nodes.map((n) => n.name)).toEqual(['a', 'b']);
     expect(nodes[0]).toMatchObject({
       repair: record,
-      conditions: [{ type: 'NetworkingReady', status: 'False', reason: 'IPAMDNotReady', sinceMs: Date.parse('2026-11-27T09:00:00Z') }],
+      conditions: [
+        {
+          type: 'NetworkingReady',
+          status: 'False',
+          reason: 'IPAMDNotReady',
+          sinceMs: Date.parse('2026-11-27T09:00:00Z'),
+        },
+      ],
     });
     for (const s of seen) {
       expect(s.url.searchParams.get('limit')).toBe('100');
@@ -87,7 +105,10 @@ describe('repair node requests', () => {
 
   it('writes the record, the owner label and our cordon in one merge patch conditional on the node as read', async () => {
     const [read] = (await (async () => {
-      respond = (_url, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ metadata: {}, items: [node('a')] }));
+      respond = (_url, res) =>
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ metadata: {}, items: [node('a')] }));
       return gateway.listNodeHealth(undefined);
     })()) as [Awaited<ReturnType<typeof gateway.listNodeHealth>>[number]];
     seen = [];
@@ -105,7 +126,11 @@ describe('repair node requests', () => {
     seen = [];
     expect(await gateway.unmarkRepair(read, record)).toBe('patched');
     expect(seen[0]!.body).toEqual({
-      metadata: { resourceVersion: '7', labels: { 'graceful-node-termination/owner': null }, annotations: { 'graceful-node-termination/repair': null } },
+      metadata: {
+        resourceVersion: '7',
+        labels: { 'graceful-node-termination/owner': null },
+        annotations: { 'graceful-node-termination/repair': null },
+      },
       spec: { unschedulable: null },
     });
   });
@@ -117,12 +142,30 @@ describe('repair node requests', () => {
             JSON.stringify(
               node('a', {
                 resourceVersion: '8',
-                annotations: { 'graceful-node-termination/repair': JSON.stringify({ action: 'replace', instanceId: record.instanceId, decidedAt: '2026-11-27T11:00:00.000Z' }) },
+                annotations: {
+                  'graceful-node-termination/repair': JSON.stringify({
+                    action: 'replace',
+                    instanceId: record.instanceId,
+                    decidedAt: '2026-11-27T11:00:00.000Z',
+                  }),
+                },
               }),
             ),
           )
-        : res.writeHead(409, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'Status', code: 409, reason: 'Conflict' }));
-    const read = { name: 'a', uid: 'uid-a', providerId: '', unschedulable: true, labels: {}, ready: true, taints: [], resourceVersion: '7', repair: record };
+        : res
+            .writeHead(409, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ kind: 'Status', code: 409, reason: 'Conflict' }));
+    const read = {
+      name: 'a',
+      uid: 'uid-a',
+      providerId: '',
+      unschedulable: true,
+      labels: {},
+      ready: true,
+      taints: [],
+      resourceVersion: '7',
+      repair: record,
+    };
     expect(await gateway.unmarkRepair(read, record)).toBe('changed');
     expect(seen.map((s) => s.method)).toEqual(['PATCH', 'GET']);
   });
