@@ -7,14 +7,9 @@
 // endpoint.
 import { randomUUID } from 'node:crypto';
 import { terminateHook, groupName, type Environment } from '../demo/environment.js';
-import {
-  actionIdOf,
-  drainAnnotation,
-  excludeFromLoadBalancersLabel,
-  formatDrainRecord,
-  ownerLabel,
-  type DrainRecord,
-} from '../lambda/cluster/node-marks.js';
+import { actionIdOf, formatDrainRecord } from '../lambda/cluster/marks/drain-record.js';
+import { drainAnnotation, excludeFromLoadBalancersLabel, ownerLabel } from '../lambda/cluster/marks/mark-keys.js';
+import { type DrainRecord } from '../lambda/cluster/model.js';
 import { byDrainer, readAudit, sleep, until, type AuditEntry } from '../test/cluster/kube.js';
 import { testAws } from '../test/cluster/plane/token-webhook.js';
 import { scheduledEvent as scheduledEventAt } from '../test/fixtures/deliveries.js';

@@ -9,7 +9,7 @@
 import { StorageV1Api } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import type { Environment } from '../demo/environment.js';
-import { attachmentNameOf, csiVolumeName } from '../lambda/cluster/volume-names.js';
+import { attachmentNameOf, csiVolumeName } from '../lambda/cluster/rules/volume-names.js';
 import type { ElbStub, StubTargetGroup } from '../test/fakes/elb-stub.js';
 import {
   attachVolume,

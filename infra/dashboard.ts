@@ -5,7 +5,7 @@
 // (docs/operations.md, "Metrics" and "Logs").
 import { Aws, Duration, aws_cloudwatch as cloudwatch, aws_lambda as lambda, aws_logs as logs, aws_sqs as sqs } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { drainTimedOutMessage } from '../lambda/cluster/events.js';
+import { drainTimedOutMessage } from '../lambda/cluster/events/log-messages.js';
 import { keepParentLogicalIds } from './logical-ids.js';
 import { deploymentMetric, type LogMessageMetric } from './metrics.js';
 

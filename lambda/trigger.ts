@@ -2,7 +2,7 @@
 // is live and ours before anything is written anywhere, and only then acts. act() takes only
 // what confirm() returned (the Confirmed brand), so no path can skip the confirmation; the
 // router is the one place that runs the three in order (route()).
-import type { ClusterGateway } from './cluster/cluster-ports.js';
+import type { ClusterGateway } from './cluster/ports/cluster-gateway.js';
 import type { Delivery } from './inbound/deliveries.js';
 import type { AutoScalingInstances, HandOffs, InstanceDirectory, InstanceRepairs, LifecycleActions, LoadBalancerTargets, MetricsSink } from './shared/aws-ports.js';
 import type { Clock } from './shared/clock.js';

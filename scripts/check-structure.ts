@@ -38,19 +38,31 @@ const useCases = [
   'lambda/eviction/',
   'lambda/repair/',
 ];
+/**
+ * The only imports from one use case into another: a termination drains through eviction/, and
+ * the reconciler takes back the marks of the features that set them.
+ */
+const useCaseImports: readonly (readonly [string, string])[] = [
+  ['lambda/termination/', 'lambda/eviction/'],
+  ['lambda/reconcile/', 'lambda/launch/'],
+  ['lambda/reconcile/', 'lambda/refresh/'],
+  ['lambda/reconcile/', 'lambda/repair/'],
+  ['lambda/reconcile/', 'lambda/termination/'],
+  ['lambda/reconcile/', 'lambda/termination-policy/'],
+];
 const infraMayImport = new Set([
   'lambda/shared/config.ts',
   'lambda/shared/config-variables.ts',
   'lambda/shared/deadline-policy.ts',
   'lambda/shared/group-tags.ts',
   'lambda/shared/resume-window.ts',
-  'lambda/cluster/events.ts',
+  'lambda/cluster/events/log-messages.ts',
   'lambda/installer/rbac.ts',
 ]);
 
 const rules: {
   readonly applies: (file: string) => boolean;
-  readonly forbids: (target: string) => boolean;
+  readonly forbids: (target: string, file: string) => boolean;
   readonly why: string;
 }[] = [
   {
@@ -74,6 +86,19 @@ const rules: {
     applies: (f) => f.startsWith('infra/'),
     forbids: (t) => t.startsWith('lambda/') && !infraMayImport.has(t),
     why: 'infra/ imports more of lambda/ than the configuration, the Event texts and the RBAC',
+  },
+  {
+    applies: (f) => f.startsWith('lambda/shared/'),
+    forbids: (t) => t.startsWith('lambda/') && !t.startsWith('lambda/shared/'),
+    why: 'shared/ is the ground: it imports nothing of lambda/ but shared/',
+  },
+  {
+    applies: (f) => useCases.some((u) => f.startsWith(u)),
+    forbids: (t, f) => {
+      const [from, to] = [useCases.find((u) => f.startsWith(u)), useCases.find((u) => t.startsWith(u))];
+      return to !== undefined && to !== from && !useCaseImports.some(([a, b]) => a === from && b === to);
+    },
+    why: 'a use case imports another use case (only the pairs in useCaseImports may)',
   },
   {
     applies: (f) => f.startsWith('lambda/'),
@@ -121,7 +146,7 @@ const problems: string[] = [];
 for (const file of [...files('lambda'), ...files('infra')]) {
   for (const target of importsOf(file)) {
     for (const rule of rules)
-      if (rule.applies(file) && rule.forbids(target)) problems.push(`${file} imports ${target}: ${rule.why}`);
+      if (rule.applies(file) && rule.forbids(target, file)) problems.push(`${file} imports ${target}: ${rule.why}`);
   }
 }
 for (const rule of packageRules) {
@@ -129,9 +154,46 @@ for (const rule of packageRules) {
     for (const name of packagesOf(file))
       if (!rule.allows.test(name)) problems.push(`${file} imports ${name}: ${rule.why}`);
 }
+problems.push(...importCircles([...files('lambda'), ...files('infra')]));
 if (problems.length > 0) {
   console.error(problems.join('\n'));
   console.error(`${problems.length} layering problem(s)`);
   process.exit(1);
 }
 console.log(`layering: ${files('lambda').length + files('infra').length} files, no problem`);
+
+/**
+ * Circles in the import graph, type-only imports included (oxlint's import/no-cycle leaves them
+ * out): a port that imports a feature's port back ties the two together as surely as a value.
+ * Tarjan's strongly connected components; each circle is named once with every file in it.
+ */
+function importCircles(all: readonly string[]): string[] {
+  const known = new Set(all);
+  const graph = new Map(all.map((f) => [f, importsOf(f).filter((t) => known.has(t))]));
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[] = [];
+  const visit = (v: string): void => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const members: string[] = [];
+    for (let w = stack.pop(); w !== undefined; w = w === v ? undefined : stack.pop()) {
+      onStack.delete(w);
+      members.push(w);
+    }
+    if (members.length > 1) circles.push(`an import circle (type imports count): ${members.sort().join(' -> ')}`);
+  };
+  for (const f of all) if (!index.has(f)) visit(f);
+  return circles;
+}

@@ -16,9 +16,10 @@ import {
 } from '@aws-sdk/client-auto-scaling';
 import { statusOf } from '../lambda/adapters/kubernetes/api-errors.js';
 import { createKubeHttp, type KubeHttp } from '../lambda/adapters/kubernetes/kube-http.js';
-import type { OutOfServiceGateway } from '../lambda/cluster/out-of-service.js';
-import type { NodeGateway, NodeInfo, PatchResult } from '../lambda/cluster/cluster-ports.js';
-import { marksOnNode } from '../lambda/cluster/mark-inventory.js';
+import type { OutOfServiceGateway } from '../lambda/cluster/ports/out-of-service-gateway.js';
+import type { NodeGateway } from '../lambda/cluster/ports/node-gateway.js';
+import type { NodeInfo, PatchResult } from '../lambda/cluster/model.js';
+import { marksOnNode } from '../lambda/cluster/marks/mark-inventory.js';
 import {
   deferralAnnotation,
   drainAnnotation,
@@ -26,7 +27,7 @@ import {
   migrationLabel,
   ownerLabel,
   refreshLabel,
-} from '../lambda/cluster/node-marks.js';
+} from '../lambda/cluster/marks/mark-keys.js';
 import { refreshStrategyTag } from '../lambda/shared/group-tags.js';
 import { endpointFromKubeConfig, kubeconfigGateway } from './cluster-access.js';
 import { runAsCommand } from './run-command.js';

@@ -5,7 +5,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { RequestOptions } from 'node:https';
 import { createKubernetesGateway, type KubernetesGateway } from '../lambda/adapters/kubernetes/gateway.js';
 import type { KubeEndpoint } from '../lambda/adapters/kubernetes/kube-http.js';
-import { createNodeLookup } from '../lambda/cluster/node-lookup.js';
+import { createNodeLookup } from '../lambda/adapters/kubernetes/node-lookup.js';
 import type { InstanceDirectory } from '../lambda/shared/aws-ports.js';
 import { systemClock } from '../lambda/shared/clock.js';
 import type { Log } from '../lambda/shared/log.js';

@@ -2,10 +2,13 @@
 // handler uses (migration-node-api.ts), owned by the command through a lease it renews every
 // third of the lease; the reconciler takes them back once the lease is over (a command that
 // died), and the command itself when it ends, whatever the way.
-import type { EventRecorder, NodeGateway, NodeInfo } from '../lambda/cluster/cluster-ports.js';
-import { markedForMigration, migrationMarksRemoved } from '../lambda/cluster/events.js';
-import type { NodeReader } from '../lambda/cluster/node-lookup.js';
-import { migratingTaintKey, migrationLabel, type MigrationRecord } from '../lambda/cluster/node-marks.js';
+import type { EventRecorder } from '../lambda/cluster/ports/event-recorder.js';
+import type { NodeGateway } from '../lambda/cluster/ports/node-gateway.js';
+import type { NodeInfo, MigrationRecord } from '../lambda/cluster/model.js';
+import { markedForMigration, migrationMarksRemoved } from '../lambda/cluster/events/mark-events.js';
+import type { NodeReader } from '../lambda/adapters/kubernetes/node-lookup.js';
+import { migratingTaintKey, migrationLabel } from '../lambda/cluster/marks/mark-keys.js';
+
 import type { MigrateRequest } from './migrate-plan.js';
 
 export interface MarkDeps {

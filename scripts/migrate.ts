@@ -14,8 +14,9 @@ import {
 import type { CoreV1Api } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { reportingComponent } from '../lambda/adapters/kubernetes/object-codecs.js';
-import type { EventRecorder, NodeGateway } from '../lambda/cluster/cluster-ports.js';
-import type { NodeReader } from '../lambda/cluster/node-lookup.js';
+import type { EventRecorder } from '../lambda/cluster/ports/event-recorder.js';
+import type { NodeGateway } from '../lambda/cluster/ports/node-gateway.js';
+import type { NodeReader } from '../lambda/adapters/kubernetes/node-lookup.js';
 import {
   describeGroups,
   liveInstances,

@@ -1,6 +1,6 @@
 // The drainability preflight (issue 14, `npm run check`): the analysis is the drainer's own
 // (lambda/adapters/kubernetes/drainability.ts, also observe mode's); here what a person reads.
-import type { Finding, Severity } from '../lambda/cluster/drainability.js';
+import type { Finding, Severity } from '../lambda/cluster/ports/drainability-gateway.js';
 
 export {
   analyseDrainability,
@@ -9,8 +9,8 @@ export {
   type PodRuleRow,
   type PreflightInput,
 } from '../lambda/adapters/kubernetes/drainability.js';
-export { defaultDrainRuleSettings, type DrainRuleSettings } from '../lambda/cluster/drain-rules.js';
-export type { Finding, FindingKind, Severity } from '../lambda/cluster/drainability.js';
+export { defaultDrainRuleSettings, type DrainRuleSettings } from '../lambda/cluster/rules/drain-rules.js';
+export type { Finding, FindingKind, Severity } from '../lambda/cluster/ports/drainability-gateway.js';
 
 /** True when the upgrade must not start without --force. */
 export const hasBlocker = (findings: readonly Finding[]) => findings.some((f) => f.severity === 'blocker');

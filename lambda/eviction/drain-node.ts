@@ -1,9 +1,11 @@
 // Evicts the pods of one cordoned node and waits until they are gone, within a deadline.
 // Every pass is re-evaluated from the live pod list and the named rules (rules.ts), so a
 // retry or a duplicate delivery simply picks up where the cluster is.
-import type { EventRecorder, EvictionResult, NodeInfo, PodGateway, PodInfo, PodWatch } from '../cluster/cluster-ports.js';
-import type { DrainRuleSettings, PodRule } from '../cluster/drain-rules.js';
-import { isDaemonSetPod, isDrainable, isTerminating, podKey } from '../cluster/pods.js';
+import type { EventRecorder } from '../cluster/ports/event-recorder.js';
+import type { NodeInfo, PodInfo } from '../cluster/model.js';
+import type { PodGateway, PodWatch } from '../cluster/ports/pod-gateway.js';
+import type { DrainRuleSettings, PodRule } from '../cluster/rules/drain-rules.js';
+import { isDaemonSetPod, isDrainable, isTerminating, podKey } from '../cluster/rules/pods.js';
 import type { Clock } from '../shared/clock.js';
 import { mapWithConcurrency } from '../shared/concurrency.js';
 import { DeadlinePolicy } from '../shared/deadline-policy.js';
@@ -296,5 +298,3 @@ class NodeDrain {
     };
   }
 }
-
-export type { EvictionResult };

@@ -1,10 +1,12 @@
 // What a drain tells as it goes: eviction answers that block, budgets that block for
 // minutes (with the replacements that cannot start), the force policy's deletions, batch
 // pods waited for, pods that cannot leave. A log line for each, and the Events people read.
-import type { Blocked, EventRecorder, NodeInfo, PodGateway, PodInfo } from '../cluster/cluster-ports.js';
-import type { PodRule } from '../cluster/drain-rules.js';
-import { evictionBlocked, evictionBlockedLong, podForceDeleted, podsNotWaitedFor, podsSkippedByDrainRule, waitingForBatchPods } from '../cluster/events.js';
-import { podKey } from '../cluster/pods.js';
+import type { Blocked, NodeInfo, PodInfo } from '../cluster/model.js';
+import type { EventRecorder } from '../cluster/ports/event-recorder.js';
+import type { PodGateway } from '../cluster/ports/pod-gateway.js';
+import type { PodRule } from '../cluster/rules/drain-rules.js';
+import { evictionBlocked, evictionBlockedLong, podForceDeleted, podsNotWaitedFor, podsSkippedByDrainRule, waitingForBatchPods } from '../cluster/events/eviction-events.js';
+import { podKey } from '../cluster/rules/pods.js';
 import { asError, type Log } from '../shared/log.js';
 import { stuckTerminatingMarginMs } from './rules.js';
 

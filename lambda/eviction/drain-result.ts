@@ -1,7 +1,7 @@
 // What one drain run ends with (drain-node.ts): its outcome, what it did, and the pods it could
 // not get out by eviction, each with why.
-import type { BlockReason, PodInfo } from '../cluster/cluster-ports.js';
-import { isTerminating, podKey } from '../cluster/pods.js';
+import type { BlockReason, PodInfo } from '../cluster/model.js';
+import { isTerminating, podKey } from '../cluster/rules/pods.js';
 import type { Attempt } from './rules.js';
 
 export interface StuckPod {

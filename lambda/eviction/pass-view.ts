@@ -1,9 +1,9 @@
-// The pods of one drain pass, sorted by their drain rules (cluster/drain-rules.ts): those the
+// The pods of one drain pass, sorted by their drain rules (cluster/rules/drain-rules.ts): those the
 // node must see gone, those waited for (WaitCompleted), those evicted now or later (by order),
 // and those the rules leave running (Skip). Re-derived at every pass from the live pod list.
-import type { PodInfo } from '../cluster/cluster-ports.js';
-import { podRule, type DrainRuleSettings, type PodRule } from '../cluster/drain-rules.js';
-import { isTerminating } from '../cluster/pods.js';
+import type { PodInfo } from '../cluster/model.js';
+import { podRule, type DrainRuleSettings, type PodRule } from '../cluster/rules/drain-rules.js';
+import { isTerminating } from '../cluster/rules/pods.js';
 
 export interface SortedPods {
   /** Everything the node must see gone (not Skip, not returned, not given up on). */

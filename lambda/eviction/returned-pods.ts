@@ -1,9 +1,11 @@
 // Pods that tolerate the cordon and were not on the node when the drain began have come back
 // (a Deployment tolerating every taint, say). Evicting them again would only start another
 // round trip, so each is reported once and not waited for.
-import type { EventRecorder, NodeInfo, PodInfo, PodWatch } from '../cluster/cluster-ports.js';
-import { podRescheduledOnDrainingNode } from '../cluster/events.js';
-import { isDrainable, podKey, toleratesUnschedulable } from '../cluster/pods.js';
+import type { EventRecorder } from '../cluster/ports/event-recorder.js';
+import type { NodeInfo, PodInfo } from '../cluster/model.js';
+import type { PodWatch } from '../cluster/ports/pod-gateway.js';
+import { podRescheduledOnDrainingNode } from '../cluster/events/eviction-events.js';
+import { isDrainable, podKey, toleratesUnschedulable } from '../cluster/rules/pods.js';
 import type { Clock } from '../shared/clock.js';
 import type { Log } from '../shared/log.js';
 

@@ -2,8 +2,8 @@
 // be evicted now, when a pod may be forced, and when the drain must next wake up. The drain
 // itself (drain-node.ts) is a short pass over these, as Karpenter's terminator is:
 // https://github.com/kubernetes-sigs/karpenter/blob/main/pkg/controllers/node/termination/terminator/terminator.go
-import type { BlockReason, Blocked, PodInfo } from '../cluster/cluster-ports.js';
-import { isTerminating } from '../cluster/pods.js';
+import type { BlockReason, Blocked, PodInfo } from '../cluster/model.js';
+import { isTerminating } from '../cluster/rules/pods.js';
 
 /** What one pod's drain has seen in this invocation. */
 export interface Attempt {

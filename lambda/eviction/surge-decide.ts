@@ -2,8 +2,9 @@
 // eviction would leave it with no Ready replica off the leaving nodes, and the named reasons
 // a surge is refused. The traps are the ones third-party controllers document (maxSurge 0,
 // hostname anti-affinity, no capacity, owners that fight a restart): docs/surge.md.
-import type { PodInfo } from '../cluster/cluster-ports.js';
-import { surgeAnnotation, type DeploymentInfo, type ReplicaPod } from '../cluster/surge-ports.js';
+import type { PodInfo } from '../cluster/model.js';
+import { surgeAnnotation } from '../cluster/marks/mark-keys.js';
+import { type DeploymentInfo, type ReplicaPod } from '../cluster/ports/surge-gateway.js';
 import { selects, type SurgeSettings } from '../shared/surge-variables.js';
 
 export type SurgeRefusal =

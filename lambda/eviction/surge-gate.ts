@@ -3,12 +3,14 @@
 // replacement Ready on a node that stays. The drain asks it each pass which pods to leave alone
 // (drain-node.ts); everything it decides is in the drain record first, so a hand-off or the
 // reconciler resumes the wait and never restarts a Deployment twice for one drain.
-import type { EventRecorder, NodeGateway, NodeInfo, PodInfo } from '../cluster/cluster-ports.js';
-import type { DrainRecord } from '../cluster/node-marks.js';
-import { isTerminating, podKey } from '../cluster/pods.js';
-import { surgeReady, surgeRefused, surgeStarted, surgeTimedOut } from '../cluster/surge-events.js';
-import type { SurgeMark } from '../cluster/surge-marks.js';
-import type { DeploymentInfo, ReplicaPod, SurgeGateway } from '../cluster/surge-ports.js';
+import type { EventRecorder } from '../cluster/ports/event-recorder.js';
+import type { NodeGateway } from '../cluster/ports/node-gateway.js';
+import type { NodeInfo, PodInfo, DrainRecord, SurgeMark } from '../cluster/model.js';
+
+import { isTerminating, podKey } from '../cluster/rules/pods.js';
+import { surgeReady, surgeRefused, surgeStarted, surgeTimedOut } from '../cluster/events/surge-events.js';
+
+import type { DeploymentInfo, ReplicaPod, SurgeGateway } from '../cluster/ports/surge-gateway.js';
 import type { Clock } from '../shared/clock.js';
 import { asError, type Log } from '../shared/log.js';
 import type { SurgeSettings } from '../shared/surge-variables.js';

@@ -2,10 +2,10 @@
 // eviction would leave its Deployment with no Ready pod off the leaving nodes, and if so a
 // restart or the named refusal. The drain's gate acts on it (surge-gate.ts); observe mode
 // tells it without acting (termination/observe.ts).
-import type { PodInfo } from '../cluster/cluster-ports.js';
-import type { Placement } from '../cluster/placement.js';
-import { podKey } from '../cluster/pods.js';
-import type { DeploymentInfo, ReplicaPod, SurgeGateway } from '../cluster/surge-ports.js';
+import type { PodInfo, Placement } from '../cluster/model.js';
+
+import { podKey } from '../cluster/rules/pods.js';
+import type { DeploymentInfo, ReplicaPod, SurgeGateway } from '../cluster/ports/surge-gateway.js';
 import type { SurgeSettings } from '../shared/surge-variables.js';
 import { antiAffinityRoom, participation, readyElsewhere, refusalOf, type SurgeRefusal } from './surge-decide.js';
 

@@ -2,7 +2,7 @@
 // configured for, and (when the hook says so) our cluster. A forged or misrouted message is
 // refused before anything else: it must not drain a node, and must not be completed either
 // (the action, if any, belongs to somebody else).
-import { actionIdOf } from '../cluster/node-marks.js';
+import { actionIdOf } from '../cluster/marks/drain-record.js';
 import type { Config } from '../shared/config.js';
 import type { Parsed, TriggerContext } from '../trigger.js';
 import { parseLifecycleMessage, type LifecycleNotification } from './lifecycle-message.js';

@@ -1,8 +1,11 @@
 // The launch use case: admit a new instance only once its node has joined the cluster
 // healthy, as managed node groups do (NodeCreationFailure otherwise). A broken handler or an
 // unreachable cluster must never block scale-out, so those end in CONTINUE with an alarm.
-import type { EventRecorder, NodeGateway, NodeInfo, NodeWatch } from '../cluster/cluster-ports.js';
-import { launchAbandoned, launchAbandonedMessage, launchAdmitted, launchUncheckedMessage } from '../cluster/events.js';
+import type { EventRecorder } from '../cluster/ports/event-recorder.js';
+import type { NodeGateway, NodeWatch } from '../cluster/ports/node-gateway.js';
+import type { NodeInfo } from '../cluster/model.js';
+import { launchAbandoned, launchAdmitted } from '../cluster/events/mark-events.js';
+import { launchAbandonedMessage, launchUncheckedMessage } from '../cluster/events/log-messages.js';
 import type { LifecycleActionRef, LifecycleActions } from '../shared/aws-ports.js';
 import type { Clock } from '../shared/clock.js';
 import { AccessDeniedError } from '../shared/errors.js';

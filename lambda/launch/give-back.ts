@@ -3,9 +3,12 @@
 // taken back only once Auto Scaling says the terminate action they belong to is over (the
 // instance is in no leaving or retained state), exactly as our record says (a label restored
 // to its value before), and nothing anybody else set.
-import type { EventRecorder, NodeGateway, NodeInfo } from '../cluster/cluster-ports.js';
-import { drainMarksRemoved } from '../cluster/events.js';
-import { excludeFromLoadBalancersLabel, type DrainRecord } from '../cluster/node-marks.js';
+import type { EventRecorder } from '../cluster/ports/event-recorder.js';
+import type { NodeGateway } from '../cluster/ports/node-gateway.js';
+import type { NodeInfo, DrainRecord } from '../cluster/model.js';
+import { drainMarksRemoved } from '../cluster/events/mark-events.js';
+import { excludeFromLoadBalancersLabel } from '../cluster/marks/mark-keys.js';
+
 import type { AutoScalingInstances } from '../shared/aws-ports.js';
 import { keepsDrainMarks } from '../shared/lifecycle-states.js';
 import type { Log } from '../shared/log.js';

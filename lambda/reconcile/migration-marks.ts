@@ -1,9 +1,10 @@
 // The reconciler's part in `migrate`: a migration's marks (migrationLabel, its record, our
 // PreferNoSchedule taint, a cordon it set) are taken back once the command that renews their
 // lease is gone (owners.ts), conditionally on the node as read, with an Event.
-import type { ClusterGateway, NodeInfo } from '../cluster/cluster-ports.js';
-import { migrationMarksRemoved } from '../cluster/events.js';
-import { migrationLabel } from '../cluster/node-marks.js';
+import type { ClusterGateway } from '../cluster/ports/cluster-gateway.js';
+import type { NodeInfo } from '../cluster/model.js';
+import { migrationMarksRemoved } from '../cluster/events/mark-events.js';
+import { migrationLabel } from '../cluster/marks/mark-keys.js';
 import type { Clock } from '../shared/clock.js';
 import type { Log } from '../shared/log.js';
 import { migrationOwner } from './owners.js';

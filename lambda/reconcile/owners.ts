@@ -1,7 +1,7 @@
 // Whether a mark's owner is still there, decided from Auto Scaling's answers only: a drain's
 // marks belong to its lifecycle action (alive while the instance is leaving, retained or in the
 // warm pool), a refresh's to that refresh (alive while pending, in progress or cancelling).
-import type { DrainRecord, MigrationRecord, RepairRecord } from '../cluster/node-marks.js';
+import type { DrainRecord, MigrationRecord, RepairRecord } from '../cluster/model.js';
 import type { InstanceState } from '../shared/aws-ports.js';
 import { keepsDrainMarks, mayHoldTerminateAction } from '../shared/lifecycle-states.js';
 
@@ -67,10 +67,4 @@ export function migrationOwner(record: MigrationRecord | undefined, nowMs: numbe
   const endMs = record.renewedAtMs + record.leaseSeconds * 1000;
   if (nowMs < endMs) return { kind: 'alive' };
   return { kind: 'gone', why: `stopped renewing its lease (last ${new Date(record.renewedAtMs).toISOString()}, lease ${record.leaseSeconds} s): the command is gone` };
-}
-
-/** spec.providerID is aws:///<zone>/<instance-id>. */
-export function instanceIdOf(providerId: string): string | undefined {
-  const id = providerId.split('/').pop();
-  return id !== undefined && /^i-[0-9a-f]{8,17}$/.test(id) ? id : undefined;
 }

@@ -5,9 +5,13 @@
 // DescribeAutoScalingGroups for the groups' tags); what no live owner holds is taken back,
 // conditionally on the node as read, with an Event; a drain whose hand-off chain was lost is
 // handed on again. With nothing marked, a pass costs one list and one describe.
-import type { ClusterGateway, NodeInfo } from '../cluster/cluster-ports.js';
-import { drainMarksRemoved, drainResumed, repairMarksRemoved } from '../cluster/events.js';
-import { refreshLabel, type DrainRecord, type RepairRecord } from '../cluster/node-marks.js';
+import type { ClusterGateway } from '../cluster/ports/cluster-gateway.js';
+import type { NodeInfo, DrainRecord, RepairRecord } from '../cluster/model.js';
+import { drainMarksRemoved } from '../cluster/events/mark-events.js';
+import { drainResumed } from '../cluster/events/termination-events.js';
+import { repairMarksRemoved } from '../cluster/events/repair-events.js';
+import { refreshLabel } from '../cluster/marks/mark-keys.js';
+
 import { handOffMessage } from '../inbound/lifecycle-message.js';
 import { describeRemoved } from '../launch/give-back.js';
 import { activeRefreshStatuses } from '../refresh/refresh-event.js';
@@ -23,7 +27,8 @@ import { parseClaim } from '../termination/claim.js';
 import { takeBackDeferral } from '../termination-policy/deferral.js';
 import { takeBackOutOfService } from '../termination/instance-terminated.js';
 import { reconcileMigration } from './migration-marks.js';
-import { drainOwner, instanceIdOf, repairOwner } from './owners.js';
+import { drainOwner, repairOwner } from './owners.js';
+import { instanceIdOf } from '../cluster/rules/provider-id.js';
 
 export interface ReconcileDeps {
   readonly cluster: ClusterGateway;

@@ -4,11 +4,13 @@
 // over the next old one (they move once) while capacity is never refused; with the `minimal`
 // strategy (managed groups' MINIMAL) they are cordoned instead. When it ends (succeeded,
 // failed, cancelled, rolled back), exactly the marks it set are taken back, on its group's
-// nodes only. The marks name the refresh, its group and this deployment (node-marks.ts).
-import type { EventRecorder, NodeGateway, NodeInfo } from '../cluster/cluster-ports.js';
-import { ourConditionReasons, planned, tellConditions } from '../cluster/node-conditions.js';
-import { markedOutdated, outdatedMarksRemoved } from '../cluster/events.js';
-import { outdatedTaintKey } from '../cluster/node-marks.js';
+// nodes only. The marks name the refresh, its group and this deployment (marks/mark-keys.ts).
+import type { EventRecorder } from '../cluster/ports/event-recorder.js';
+import type { NodeGateway } from '../cluster/ports/node-gateway.js';
+import type { NodeInfo } from '../cluster/model.js';
+import { ourConditionReasons, planned, tellConditions } from '../cluster/rules/lifecycle-conditions.js';
+import { markedOutdated, outdatedMarksRemoved } from '../cluster/events/mark-events.js';
+import { outdatedTaintKey } from '../cluster/marks/mark-keys.js';
 import type { AutoScalingInstances, RefreshView } from '../shared/aws-ports.js';
 import type { Clock } from '../shared/clock.js';
 import type { Log } from '../shared/log.js';

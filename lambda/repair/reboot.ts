@@ -6,11 +6,11 @@
 // node is empty or the drain deadline passed, EC2 reboots the instance. The cordon is taken
 // back once every monitored condition is healthy again; a node still bad 30 min after its
 // reboot is replaced instead.
-import { repairRebooted, repairRecovered, repairReplacing } from '../cluster/events.js';
-import type { RepairRecord } from '../cluster/node-marks.js';
-import { podRule } from '../cluster/drain-rules.js';
-import { isDrainable, isTerminating } from '../cluster/pods.js';
-import { drainRuleSettings } from '../shared/drain-rule-variables.js';
+import { repairRebooted, repairRecovered, repairReplacing } from '../cluster/events/repair-events.js';
+import type { RepairRecord } from '../cluster/model.js';
+import { podRule, drainRuleSettings } from '../cluster/rules/drain-rules.js';
+import { isDrainable, isTerminating } from '../cluster/rules/pods.js';
+
 import type { Judged, RepairDeps, RepairReport } from './repair-ports.js';
 
 /** After the reboot, conditions this long healthy count as recovered (the agent reports again). */

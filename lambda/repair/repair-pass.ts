@@ -6,16 +6,17 @@
 // repaired, a Warning Event and the alarmed log line), then at most the parallel limit of
 // due nodes, oldest first, each confirmed again before anything is written (start.ts). The
 // decision is our repair record on the node, written conditionally: exactly once across passes.
-import { repairDeferred, repairHeld, repairHeldMessage, repairNoAction } from '../cluster/events.js';
-import { instanceIdOf } from '../reconcile/owners.js';
+import { repairDeferred, repairHeld, repairNoAction } from '../cluster/events/repair-events.js';
+import { repairHeldMessage } from '../cluster/events/log-messages.js';
+import { instanceIdOf } from '../cluster/rules/provider-id.js';
 import type { GroupMember } from '../shared/aws-ports.js';
 import { leavingStates } from '../shared/lifecycle-states.js';
 import { asError } from '../shared/log.js';
 import { RepairAction } from '../shared/repair-settings.js';
 import { parallelLimit, stormOf } from './limits.js';
 import { followUp } from './reboot.js';
-import type { Judged, RepairDeps, RepairReport } from './repair-ports.js';
-import { emptyReport } from './repair-ports.js';
+import { type Judged, type RepairDeps, type RepairReport, emptyReport } from './repair-ports.js';
+
 import { judge, type Verdict } from './rules.js';
 import { startRepair } from './start.js';
 

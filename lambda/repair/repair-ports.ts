@@ -1,5 +1,8 @@
 // What one repair pass works with: the runtime's ports, narrowed to what repair uses.
-import type { EventRecorder, NodeInfo, PodGateway, RepairGateway } from '../cluster/cluster-ports.js';
+import type { EventRecorder } from '../cluster/ports/event-recorder.js';
+import type { NodeInfo } from '../cluster/model.js';
+import type { PodGateway } from '../cluster/ports/pod-gateway.js';
+import type { RepairGateway } from '../cluster/ports/repair-gateway.js';
 import type { AutoScalingInstances, GroupMember, InstanceRepairs, MetricsSink } from '../shared/aws-ports.js';
 import type { Clock } from '../shared/clock.js';
 import type { Config } from '../shared/config.js';

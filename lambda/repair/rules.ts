@@ -3,8 +3,8 @@
 // its condition and reason, else the condition's wait) and whether that wait is over. A node
 // that recovers before its rule fires is healthy again: its condition's status is True.
 // https://docs.aws.amazon.com/eks/latest/userguide/node-repair.html
-import type { NodeCondition, NodeInfo } from '../cluster/cluster-ports.js';
-import type { BadCondition } from '../cluster/events.js';
+import type { NodeCondition, NodeInfo } from '../cluster/model.js';
+import type { BadCondition } from '../cluster/events/repair-events.js';
 import { RepairAction, type RepairSettings } from '../shared/repair-settings.js';
 
 export type Verdict =

@@ -3,8 +3,8 @@
 // (one that recovered meanwhile is left alone). Then our record goes on the node, conditional
 // on the node as read, so two passes never both decide; only then is the instance marked
 // Unhealthy (Replace) or the node cordoned for its reboot (reboot.ts carries it on).
-import type { RepairRecord } from '../cluster/node-marks.js';
-import { repairRebooting, repairReplacing } from '../cluster/events.js';
+import type { RepairRecord } from '../cluster/model.js';
+import { repairRebooting, repairReplacing } from '../cluster/events/repair-events.js';
 import { asError } from '../shared/log.js';
 import { RepairAction } from '../shared/repair-settings.js';
 import type { Judged, RepairDeps, RepairReport } from './repair-ports.js';

@@ -1,6 +1,6 @@
 // The smallest interfaces the use cases need from AWS. Only adapters/aws/ implements them;
 // the use cases own them and test against fakes.
-import type { ServedLoadBalancers } from '../cluster/served-load-balancers.js';
+import type { ServedLoadBalancers } from './served-load-balancers.js';
 
 /**
  * One lifecycle action. Auto Scaling accepts the token or the instance id: a hand-off the

@@ -13,7 +13,7 @@ import { parseWindows, type Window } from './maintenance-windows.js';
 import { defaultInterval, defaultIntervalMinutes } from './resume-window.js';
 import { defaultRepairSettings, formatRepairSettings, parseRepairSettings, RepairAction, rebootsAny, type RepairSettings } from './repair-settings.js';
 
-export type { DrainRuleSpec } from '../cluster/drain-rules.js';
+export type { DrainRuleSpec } from './drain-rule-variables.js';
 export {
   actionCapSeconds,
   configVariables,

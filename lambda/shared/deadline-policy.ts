@@ -1,3 +1,4 @@
+// What happens at the drain deadline (DEADLINE_POLICY): force, leave or retain.
 /**
  * What happens to pods still on the node at the drain deadline.
  * - FORCE: delete each at the deadline minus its grace period (PodDisruptionBudgets

@@ -1,7 +1,7 @@
-// The drain rules' variables (cluster/drain-rules.ts): defined here, spread into the one list
+// The drain rules' variables (cluster/rules/drain-rules.ts): defined here, spread into the one list
 // (config-variables.ts), so the construct, the handler and the docs' table share them.
-import { drainBehaviors, namespaceNameLabel, type DrainRuleSettings, type DrainRuleSpec } from '../cluster/drain-rules.js';
-import { selectorProblems } from '../cluster/label-selector.js';
+
+import { selectorProblems, type LabelSelector } from './label-selector.js';
 import { variable, flag } from './variable.js';
 
 export const drainRuleVariables = {
@@ -36,9 +36,6 @@ export interface DrainRuleConfigInput {
   readonly drainRules?: readonly DrainRuleSpec[];
   readonly evictDaemonSetPods?: boolean;
 }
-
-/** The settings the drain takes. */
-export const drainRuleSettings = (c: DrainRuleConfig): DrainRuleSettings => ({ rules: c.drainRules, evictDaemonSetPods: c.evictDaemonSetPods });
 
 /** The rules, or undefined when anything in them is wrong (parseConfig names the variable). */
 export function parseDrainRules(raw: string): readonly DrainRuleSpec[] | undefined {
@@ -97,3 +94,29 @@ function podSelectorProblems(pods: unknown, at: string): string[] {
     return problems;
   });
 }
+
+export type DrainBehavior = 'Drain' | 'Skip' | 'WaitCompleted';
+
+export const drainBehaviors: readonly DrainBehavior[] = ['Drain', 'Skip', 'WaitCompleted'];
+
+/** One deployment-wide rule (DRAIN_RULES), as Cluster API's MachineDrainRule spec reads. */
+export interface DrainRuleSpec {
+  readonly name: string;
+  readonly behavior: DrainBehavior;
+  /** Drain only: lower orders leave first (default 0). */
+  readonly order?: number | undefined;
+  /** The pods it applies to: any of these (none: every pod). Within one, pod and namespace selectors both hold. */
+  readonly pods?: readonly DrainRulePods[] | undefined;
+}
+
+export interface DrainRulePods {
+  readonly selector?: LabelSelector | undefined;
+  /**
+   * Matched against the namespace's `kubernetes.io/metadata.name` label only (the API server sets it
+   * on every namespace), so the drainer needs no read on Namespaces: Cluster API examples that select
+   * namespaces by name paste as they are; other namespace labels are refused at configuration.
+   */
+  readonly namespaceSelector?: LabelSelector | undefined;
+}
+
+export const namespaceNameLabel = 'kubernetes.io/metadata.name';

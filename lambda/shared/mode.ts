@@ -1,3 +1,4 @@
+// MODE: enforce, or observe (verify and say what would be done, change nothing).
 /**
  * How a deployment acts on what it verified.
  * - ENFORCE: drain, admit, mark and take back, as documented.

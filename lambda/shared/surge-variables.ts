@@ -1,6 +1,6 @@
 // Surge before evict (eviction/surge-gate.ts, docs/surge.md): defined here, spread into the one
 // list (config-variables.ts), so the construct, the handler and the docs' table share them.
-import { matchesSelector, type SelectorRequirement } from '../cluster/label-selector.js';
+import { matchesSelector, type SelectorRequirement } from './label-selector.js';
 import { variable, flag, integer } from './variable.js';
 
 const list = (raw: string): readonly string[] | undefined => {

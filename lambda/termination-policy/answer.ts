@@ -3,7 +3,7 @@
 // and never silence: a function that fails or times out makes Auto Scaling wait and ask again,
 // for as long as the scale-in lasts, which would stall it.
 // https://docs.aws.amazon.com/autoscaling/ec2/userguide/lambda-custom-termination-policy.html#lambda-termination-policy-considerations
-import { choiceFailedOpenMessage } from '../cluster/events.js';
+import { choiceFailedOpenMessage } from '../cluster/events/log-messages.js';
 import type { DeliveryOf } from '../inbound/deliveries.js';
 import type { MetricsSink } from '../shared/aws-ports.js';
 import type { RecordLogger } from '../shared/log.js';

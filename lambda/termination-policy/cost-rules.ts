@@ -1,12 +1,12 @@
 // What one node's departure costs, by named rules: the blockers (a node with one is never
 // chosen while the deferral lasts) and the weights the rest are ranked by. The pod rules are
-// the drainer's own (cluster/drain-rules.ts): what it waits for, what it evicts, what it leaves.
+// the drainer's own (cluster/rules/drain-rules.ts): what it waits for, what it evicts, what it leaves.
 // Karpenter ranks its disruption candidates the same way (pod-deletion-cost, priority):
 // https://github.com/kubernetes-sigs/karpenter/blob/main/pkg/utils/disruption/disruption.go
-import type { CostPod } from '../cluster/drain-cost.js';
-import type { PodInfo } from '../cluster/cluster-ports.js';
-import { defaultDrainRuleSettings, podRule, type PodRule } from '../cluster/drain-rules.js';
-import { isDrainable, isTerminating, podKey } from '../cluster/pods.js';
+import type { CostPod } from '../cluster/ports/choice-gateway.js';
+import type { PodInfo } from '../cluster/model.js';
+import { defaultDrainRuleSettings, podRule, type PodRule } from '../cluster/rules/drain-rules.js';
+import { isDrainable, isTerminating, podKey } from '../cluster/rules/pods.js';
 
 /** Each pod's drain rule, as the deployment's drains would apply it. */
 export type RuleOf = (pod: PodInfo) => PodRule;

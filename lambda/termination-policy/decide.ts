@@ -2,15 +2,17 @@
 // cost (flat in cluster size: their nodes by name, their pods, budgets and workloads), rank,
 // choose within Auto Scaling's capacity, and either answer or defer; past the maximum deferral
 // Auto Scaling's own suggestion stands. Every decision is an Event on the nodes and a metric.
-import type { ClusterEvent, ClusterGateway, NodeInfo } from '../cluster/cluster-ports.js';
-import { chosenForTermination, listed, passedOverForTermination, terminationChoiceObserved, terminationDeferralExpired, terminationDeferred } from '../cluster/events.js';
+import type { ClusterEvent, NodeInfo, PodInfo } from '../cluster/model.js';
+import type { ClusterGateway } from '../cluster/ports/cluster-gateway.js';
+import { chosenForTermination, passedOverForTermination, terminationChoiceObserved, terminationDeferralExpired, terminationDeferred } from '../cluster/events/choice-events.js';
+import { listed } from '../cluster/events/event-shapes.js';
 import { openWindow } from '../shared/maintenance-windows.js';
 import type { Confirmed, Outcome, TriggerContext } from '../trigger.js';
 import { choose, type Candidate, type Choice, type Ranked } from './choose.js';
 import { nodeCost, type NodeCost } from './cost-rules.js';
-import type { PodInfo } from '../cluster/cluster-ports.js';
-import { podRule } from '../cluster/drain-rules.js';
-import { drainRuleSettings } from '../shared/drain-rule-variables.js';
+
+import { podRule, drainRuleSettings } from '../cluster/rules/drain-rules.js';
+
 import { deferredSinceMs, isCurrent, maxDeferralMs } from './deferral.js';
 import type { ChoiceRequest } from './payload.js';
 

@@ -2,8 +2,9 @@
 // over (deferralAnnotation), because every call of Auto Scaling may reach another container.
 // A mark older than the deferral's maximum and a margin belongs to a scale-in long over: it is
 // ignored (and the reconciler takes it back).
-import type { ClusterGateway, NodeInfo } from '../cluster/cluster-ports.js';
-import type { DeferralMark } from '../cluster/node-marks.js';
+import type { ClusterGateway } from '../cluster/ports/cluster-gateway.js';
+import type { NodeInfo, DeferralMark } from '../cluster/model.js';
+
 import type { Cause } from './payload.js';
 
 /** Past its maximum, a mark is kept this much longer before it counts as a past scale-in's. */

@@ -4,7 +4,7 @@
 // timed-out asynchronous invocation with the same request id, so a retry after a crash between
 // claiming and publishing recognises the claim as its own and carries on instead of orphaning
 // the drain. https://repost.aws/knowledge-center/lambda-function-duplicate-invocations
-import { actionIdOf } from '../cluster/node-marks.js';
+import { actionIdOf } from '../cluster/marks/drain-record.js';
 
 export function claimValue(actionId: string, count: number, requestId: string): string {
   return `${actionId}/${count}/${requestId}`;

@@ -3,9 +3,10 @@
 // keeps it, but never shorter than the fair eviction window from when the drain first saw the
 // node (a notification that waited in Lambda's queue still gets its evictions), and never past
 // what the action's cap allows. A record that says the drain ended resumes in settle.
-import { drainEnded, tellConditions } from '../cluster/node-conditions.js';
-import { drained as drainedEvent, drainTimedOut, drainTimedOutMessage, instanceRetainedMessage } from '../cluster/events.js';
-import type { DrainRecord } from '../cluster/node-marks.js';
+import { drainEnded, tellConditions } from '../cluster/rules/lifecycle-conditions.js';
+import { drained as drainedEvent, drainTimedOut } from '../cluster/events/termination-events.js';
+import { drainTimedOutMessage, instanceRetainedMessage } from '../cluster/events/log-messages.js';
+import type { DrainRecord } from '../cluster/model.js';
 import { drainNode, type DrainResult } from '../eviction/drain-node.js';
 import { ReturnedPods } from '../eviction/returned-pods.js';
 import { DeploymentSurge } from '../eviction/surge-gate.js';

@@ -5,9 +5,10 @@
 // (never on an event's word, never while the instance runs), only on a node our drain marked.
 // https://kubernetes.io/docs/concepts/cluster-administration/node-shutdown/#non-graceful-node-shutdown
 // https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/monitoring-instance-state-changes.html
-import type { ClusterGateway, NodeInfo } from '../cluster/cluster-ports.js';
-import { outOfServiceRemoved, outOfServiceTainted } from '../cluster/events.js';
-import { instanceMatches } from '../cluster/node-lookup.js';
+import type { ClusterGateway } from '../cluster/ports/cluster-gateway.js';
+import type { NodeInfo } from '../cluster/model.js';
+import { outOfServiceRemoved, outOfServiceTainted } from '../cluster/events/mark-events.js';
+import { instanceMatches } from '../cluster/rules/provider-id.js';
 import type { DeliveryOf } from '../inbound/deliveries.js';
 import { instanceIdPattern } from '../inbound/lifecycle-message.js';
 import type { Log } from '../shared/log.js';

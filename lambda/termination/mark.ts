@@ -3,10 +3,12 @@
 // we set ourselves and what the label was before). Label first in spirit: deregistration takes
 // minutes, pods can be gone in seconds. Then the group's other leaving nodes (siblings.ts).
 // https://kubernetes.io/docs/reference/labels-annotations-taints/#node-kubernetes-io-exclude-from-external-load-balancers
-import type { NodeInfo } from '../cluster/cluster-ports.js';
-import { drainInProgress, planned, tellConditions } from '../cluster/node-conditions.js';
-import { cordoned, drainStarted } from '../cluster/events.js';
-import { adoptsRefreshCordon, excludeFromLoadBalancersLabel, type DrainMark, type DrainRecord } from '../cluster/node-marks.js';
+import type { NodeInfo, DrainMark, DrainRecord } from '../cluster/model.js';
+import { drainInProgress, planned, tellConditions } from '../cluster/rules/lifecycle-conditions.js';
+import { cordoned, drainStarted } from '../cluster/events/termination-events.js';
+import { adoptsRefreshCordon } from '../cluster/marks/our-marks.js';
+import { excludeFromLoadBalancersLabel } from '../cluster/marks/mark-keys.js';
+
 import { TransientError } from '../shared/errors.js';
 import { markDoomedSiblings, surveyTakesMs } from './siblings.js';
 import type { Marked, Run, Step, Verified } from './state.js';

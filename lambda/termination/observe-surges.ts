@@ -3,9 +3,10 @@
 // the drain's own first look). Read and told only: no restart, no record. Best effort: a read
 // that fails, or a look past its budget, is told as such for its pod and never stops the rest
 // or the lifecycle action's completion.
-import type { ClusterGateway, PodInfo } from '../cluster/cluster-ports.js';
-import { podKey } from '../cluster/pods.js';
-import type { SurgeGateway } from '../cluster/surge-ports.js';
+import type { ClusterGateway } from '../cluster/ports/cluster-gateway.js';
+import type { PodInfo } from '../cluster/model.js';
+import { podKey } from '../cluster/rules/pods.js';
+import type { SurgeGateway } from '../cluster/ports/surge-gateway.js';
 import type { SurgeRefusal } from '../eviction/surge-decide.js';
 import { deploymentsByReplicaSet, surgeVerdict, type SurgeReads } from '../eviction/surge-verdict.js';
 import type { Clock } from '../shared/clock.js';

@@ -3,12 +3,15 @@
 // node (and one on each pod whose eviction would be held up) and a log line; nothing else is
 // written, no sibling is marked, and the lifecycle action completes CONTINUE at once. A rollout
 // can run like this for a week and read what it would have done (docs/observe-mode.md).
-import type { ClusterGateway, PodInfo } from '../cluster/cluster-ports.js';
-import type { Finding } from '../cluster/drainability.js';
-import { evictionWouldBeBlocked, listed, terminationObserved } from '../cluster/events.js';
-import { podRule } from '../cluster/drain-rules.js';
-import { isTerminating, podKey } from '../cluster/pods.js';
-import { drainRuleSettings } from '../shared/drain-rule-variables.js';
+import type { ClusterGateway } from '../cluster/ports/cluster-gateway.js';
+import type { PodInfo } from '../cluster/model.js';
+import type { Finding } from '../cluster/ports/drainability-gateway.js';
+import { evictionWouldBeBlocked } from '../cluster/events/eviction-events.js';
+import { listed } from '../cluster/events/event-shapes.js';
+import { terminationObserved } from '../cluster/events/termination-events.js';
+import { podRule, drainRuleSettings } from '../cluster/rules/drain-rules.js';
+import { isTerminating, podKey } from '../cluster/rules/pods.js';
+
 import { surgeSettings } from '../shared/surge-variables.js';
 import { describeSurges, leavingWith, observeSurges, type ObservedSurge } from './observe-surges.js';
 import type { LifecycleNotification } from '../inbound/lifecycle-message.js';

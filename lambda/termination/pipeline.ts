@@ -5,10 +5,10 @@
 // record, drain finds the pods left (or, when the record says the drain ended, goes straight
 // to the load-balancer wait the record dates). The model is Karpenter's termination
 // controller: https://github.com/kubernetes-sigs/karpenter/blob/main/pkg/controllers/node/termination/controller.go
-import { instanceRetainedMessage } from '../cluster/events.js';
-import { drainInProgress, tellConditions } from '../cluster/node-conditions.js';
-import { podRule } from '../cluster/drain-rules.js';
-import { isDrainable, isTerminating, podKey } from '../cluster/pods.js';
+import { instanceRetainedMessage } from '../cluster/events/log-messages.js';
+import { drainInProgress, tellConditions } from '../cluster/rules/lifecycle-conditions.js';
+import { podRule } from '../cluster/rules/drain-rules.js';
+import { isDrainable, isTerminating, podKey } from '../cluster/rules/pods.js';
 import { DeadlinePolicy } from '../shared/deadline-policy.js';
 import { claimValue, parseClaim } from './claim.js';
 import { complete, report } from './complete.js';

@@ -9,8 +9,8 @@
 // LOAD_BALANCER_DELAY_SECONDS; never read at all (WAIT_FOR_TARGETS=false, the API denied or
 // failing from the first look) the fixed delay applies, as managed node groups do.
 // Requested of the Node Termination Handler since 2020: https://github.com/aws/aws-node-termination-handler/issues/316
-import type { TargetsReading } from '../cluster/node-marks.js';
-import { targetsDeregistered, targetsNotDeregistered, waitingForTargets } from '../cluster/events.js';
+import type { TargetsReading } from '../cluster/model.js';
+import { targetsDeregistered, targetsNotDeregistered, waitingForTargets } from '../cluster/events/settle-events.js';
 import type { TargetHold, TargetReading } from '../shared/aws-ports.js';
 import { AccessDeniedError } from '../shared/errors.js';
 import { asError } from '../shared/log.js';

@@ -5,9 +5,10 @@
 // we left) cannot detach before the instance goes and hold nothing. Everything is re-derived
 // from the cluster, so a hand-off in the middle resumes the wait. Karpenter's termination
 // waits the same way: https://github.com/aws/karpenter-provider-aws/blob/main/designs/statefulset-disruption.md
-import type { PodInfo, VolumeAttachmentInfo, VolumeAttachmentWatch } from '../cluster/cluster-ports.js';
-import { volumesDetached, volumesNotDetached, waitingForVolumeDetach, type VolumeRef } from '../cluster/events.js';
-import { attachmentsToWaitFor } from '../cluster/volume-names.js';
+import type { PodInfo, VolumeAttachmentInfo } from '../cluster/model.js';
+import type { VolumeAttachmentWatch } from '../cluster/ports/volume-gateway.js';
+import { volumesDetached, volumesNotDetached, waitingForVolumeDetach, type VolumeRef } from '../cluster/events/settle-events.js';
+import { attachmentsToWaitFor } from '../cluster/rules/volume-names.js';
 import { AccessDeniedError } from '../shared/errors.js';
 import { asError } from '../shared/log.js';
 import type { Drained, Run } from './state.js';

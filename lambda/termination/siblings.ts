@@ -9,11 +9,13 @@
 // Best effort: whatever fails here is logged and the own drain goes on. Each sibling's own
 // invocation later finds its marks there (idempotent) and adopts them (mark.ts); when its
 // owner is gone, the reconciler takes them back.
-import { planned, tellConditions } from '../cluster/node-conditions.js';
+import { planned, tellConditions } from '../cluster/rules/lifecycle-conditions.js';
 import { createHash } from 'node:crypto';
-import type { NodeInfo } from '../cluster/cluster-ports.js';
-import { cordonedAhead } from '../cluster/events.js';
-import { adoptsRefreshCordon, excludeFromLoadBalancersLabel, type DrainMark, type DrainRecord } from '../cluster/node-marks.js';
+import type { NodeInfo, DrainMark, DrainRecord } from '../cluster/model.js';
+import { cordonedAhead } from '../cluster/events/termination-events.js';
+import { adoptsRefreshCordon } from '../cluster/marks/our-marks.js';
+import { excludeFromLoadBalancersLabel } from '../cluster/marks/mark-keys.js';
+
 import { mapWithConcurrency } from '../shared/concurrency.js';
 import { asError } from '../shared/log.js';
 import { withinBudget } from '../shared/time-budget.js';

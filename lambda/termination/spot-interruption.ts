@@ -5,9 +5,9 @@
 // with a deadline that ends before the two minutes are up and the configured policy (retain
 // cannot keep a Spot instance: it deletes nothing, as leave).
 // https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-instance-termination-notices.html
-import { drainRuleSettings } from '../shared/drain-rule-variables.js';
-import type { ClusterGateway } from '../cluster/cluster-ports.js';
-import { spotInterruptionDrained } from '../cluster/events.js';
+import { drainRuleSettings } from '../cluster/rules/drain-rules.js';
+import type { ClusterGateway } from '../cluster/ports/cluster-gateway.js';
+import { spotInterruptionDrained } from '../cluster/events/termination-events.js';
 import type { DeliveryOf } from '../inbound/deliveries.js';
 import { instanceIdPattern } from '../inbound/lifecycle-message.js';
 import { DeadlinePolicy } from '../shared/deadline-policy.js';

@@ -1,12 +1,16 @@
 // What a termination carries from phase to phase, typed per phase: what the trigger asked
 // for (the request), what verify found (the node, the claim), what mark wrote (the record,
 // and the deadlines read from it), what drain left (the outcome, the live pod view).
-import type { EventRecorder, NodeGateway, NodeInfo, PodGateway, PodWatch, VolumeGateway } from '../cluster/cluster-ports.js';
-import type { LoadBalancerSources } from '../cluster/served-load-balancers.js';
-import type { SurgeGateway } from '../cluster/surge-ports.js';
+import type { EventRecorder } from '../cluster/ports/event-recorder.js';
+import type { NodeGateway } from '../cluster/ports/node-gateway.js';
+import type { NodeInfo, DrainRecord } from '../cluster/model.js';
+import type { PodGateway, PodWatch } from '../cluster/ports/pod-gateway.js';
+import type { VolumeGateway } from '../cluster/ports/volume-gateway.js';
+import type { LoadBalancerSources } from '../cluster/ports/load-balancer-sources.js';
+import type { SurgeGateway } from '../cluster/ports/surge-gateway.js';
 import type { SurgeSettings } from '../shared/surge-variables.js';
-import type { DrainRecord } from '../cluster/node-marks.js';
-import type { DrainRuleSettings } from '../cluster/drain-rules.js';
+
+import type { DrainRuleSettings } from '../cluster/rules/drain-rules.js';
 import type { DrainResult } from '../eviction/drain-node.js';
 import type { ReturnedPods } from '../eviction/returned-pods.js';
 import type { AutoScalingInstances, LifecycleActionRef, LifecycleActions, LoadBalancerTargets } from '../shared/aws-ports.js';

@@ -4,10 +4,11 @@
 // Lifecycle Action" and ends before any write, with no completion. It ends by completing the
 // action; "No active Lifecycle Action" then means another delivery completed it or the hook
 // timed out: done either way.
-import { drainRuleSettings } from '../shared/drain-rule-variables.js';
-import type { ClusterGateway } from '../cluster/cluster-ports.js';
-import { accessDenied, accessDeniedMessage, lifecycleActionCompleted } from '../cluster/events.js';
-import { actionIdOf } from '../cluster/node-marks.js';
+import { drainRuleSettings } from '../cluster/rules/drain-rules.js';
+import type { ClusterGateway } from '../cluster/ports/cluster-gateway.js';
+import { accessDenied, lifecycleActionCompleted } from '../cluster/events/termination-events.js';
+import { accessDeniedMessage } from '../cluster/events/log-messages.js';
+import { actionIdOf } from '../cluster/marks/drain-record.js';
 import type { DeliveryOf } from '../inbound/deliveries.js';
 import { handOffMessage, type LifecycleNotification } from '../inbound/lifecycle-message.js';
 import { lifecycleKeys, parseOurs } from '../inbound/lifecycle-scope.js';

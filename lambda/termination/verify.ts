@@ -1,7 +1,7 @@
 // Phase 1, verify. The trigger confirmed the action with Auto Scaling before this runs (the
 // router's confirm step); here the node is found, and a hand-off is checked against the claim
 // on the node: duplicate deliveries of one hand-off never fork the work.
-import type { NodeInfo } from '../cluster/cluster-ports.js';
+import type { NodeInfo } from '../cluster/model.js';
 import { parseClaim } from './claim.js';
 import type { Run, Step, Verified } from './state.js';
 

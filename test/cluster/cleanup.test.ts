@@ -5,8 +5,9 @@
 // other people's labels, taints and cordon, and the marks of another deployment.
 import type { V1Node } from '@kubernetes/client-node';
 import { afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { actionIdOf, type DrainRecord } from '../../lambda/cluster/node-marks.js';
-import { nodeMarkKeys } from '../../lambda/cluster/mark-inventory.js';
+import { actionIdOf } from '../../lambda/cluster/marks/drain-record.js';
+import { type DrainRecord } from '../../lambda/cluster/model.js';
+import { nodeMarkKeys } from '../../lambda/cluster/marks/mark-inventory.js';
 import { kubeconfigGateway } from '../../scripts/cluster-access.js';
 import { main, renderCleanup, type CleanupResult } from '../../scripts/cleanup.js';
 import { admin, createKwokNode, newInstanceId, waitNodeReady } from './kube.js';

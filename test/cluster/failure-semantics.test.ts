@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { actionIdOf } from '../../lambda/cluster/node-marks.js';
+import { actionIdOf } from '../../lambda/cluster/marks/drain-record.js';
 import { startDrainer, statusOf } from './drainer.js';
 import { apiFailure, startFaultProxy, type FaultProxy, type Intercept } from './fault-proxy.js';
 import {

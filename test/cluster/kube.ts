@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { attachmentNameOf, csiVolumeName } from '../../lambda/cluster/volume-names.js';
+import { attachmentNameOf, csiVolumeName } from '../../lambda/cluster/rules/volume-names.js';
 import type { PlaneInfo } from './plane/plane.js';
 import { drainerGroup, testAws } from './plane/token-webhook.js';
 import { mintEksToken } from '../../lambda/adapters/aws/eks-token.js';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { startEnvironment, type Environment } from '../../demo/environment.js';
 import { playScaleIns } from '../../demo/scale-in.js';
 import { localAwsEnvironment } from '../../demo/local-aws.js';
-import { nodeMarkKeys } from '../../lambda/cluster/mark-inventory.js';
+import { nodeMarkKeys } from '../../lambda/cluster/marks/mark-inventory.js';
 import { main } from '../../scripts/migrate-command.js';
 import { scheduledEvent } from '../fixtures/deliveries.js';
 import {

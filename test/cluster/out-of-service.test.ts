@@ -3,7 +3,7 @@
 // node.kubernetes.io/out-of-service and the taint manager lets its pods go at once. While EC2
 // says the instance runs, nothing is written whatever the event says.
 import { describe, expect, inject, it } from 'vitest';
-import { drainAnnotation, ownerLabel } from '../../lambda/cluster/node-marks.js';
+import { drainAnnotation, ownerLabel } from '../../lambda/cluster/marks/mark-keys.js';
 import { autoScalingGroupName, startDrainer } from './drainer.js';
 import {
   admin,

@@ -5,8 +5,8 @@
 // second bad node waits for the parallel limit; a storm repairs nothing and writes the storm
 // metric; a node that recovers before its rule fires is left alone.
 import { describe, expect, inject, it } from 'vitest';
-import { repairHeldMessage } from '../../lambda/cluster/events.js';
-import { repairAnnotation } from '../../lambda/cluster/node-marks.js';
+import { repairHeldMessage } from '../../lambda/cluster/events/log-messages.js';
+import { repairAnnotation } from '../../lambda/cluster/marks/mark-keys.js';
 import { autoScalingGroupName, startDrainer, statusOf, type Drainer } from './drainer.js';
 import {
   admin,

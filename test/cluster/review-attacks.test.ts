@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { refreshEvent as localRefreshEvent } from '../../demo/instance-refresh.js';
 import type { KubeEndpoint } from '../../lambda/adapters/kubernetes/kube-http.js';
-import { formatDrainRecord } from '../../lambda/cluster/node-marks.js';
+import { formatDrainRecord } from '../../lambda/cluster/marks/drain-record.js';
 import { physicalIdFor } from '../../lambda/installer/custom-resource.js';
 import {
   createInstallerHandler,

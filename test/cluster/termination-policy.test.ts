@@ -4,7 +4,7 @@
 // deferred (a mark on the node, the audit log shows it), then past the maximum Auto Scaling's
 // own suggestion stands. A cluster it cannot reach answers the suggestion at once.
 import { describe, expect, inject, it } from 'vitest';
-import { deferralAnnotation } from '../../lambda/cluster/node-marks.js';
+import { deferralAnnotation } from '../../lambda/cluster/marks/mark-keys.js';
 import { choicePayload } from '../fixtures/choice.js';
 import { autoScalingGroupName, startDrainer } from './drainer.js';
 import {

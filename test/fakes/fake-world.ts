@@ -4,19 +4,20 @@
 // always the same way. Kubernetes behaviour itself is proven in test/cluster/.
 import type {
   ClusterEvent,
-  ClusterGateway,
   EvictionResult,
   NodeInfo,
-  NodeMarks,
-  NodeWatch,
-  OutdatedMarks,
-  OutdatedUnmarked,
   PatchResult,
   PodInfo,
-  PodWatch,
   VolumeAttachmentInfo,
-  VolumeAttachmentWatch,
-} from '../../lambda/cluster/cluster-ports.js';
+  DrainRecord,
+  MigrationRecord,
+  RepairRecord,
+  DeferralMark,
+} from '../../lambda/cluster/model.js';
+import type { ClusterGateway } from '../../lambda/cluster/ports/cluster-gateway.js';
+import type { NodeMarks, NodeWatch, OutdatedMarks, OutdatedUnmarked } from '../../lambda/cluster/ports/node-gateway.js';
+import type { PodWatch } from '../../lambda/cluster/ports/pod-gateway.js';
+import type { VolumeAttachmentWatch } from '../../lambda/cluster/ports/volume-gateway.js';
 import {
   excludeFromLoadBalancersLabel,
   migratingTaintKey,
@@ -25,11 +26,9 @@ import {
   ownerLabel,
   refreshCordonedLabel,
   refreshLabel,
-  type DrainRecord,
-  type MigrationRecord,
-  type RepairRecord,
-} from '../../lambda/cluster/node-marks.js';
-import { otherMarksOfOurs } from '../../lambda/cluster/our-marks.js';
+} from '../../lambda/cluster/marks/mark-keys.js';
+
+import { otherMarksOfOurs } from '../../lambda/cluster/marks/our-marks.js';
 import { createRouter, type HandlerResult } from '../../lambda/router.js';
 import type { ChoiceAnswer } from '../../lambda/termination-policy/answer.js';
 import type {
@@ -50,13 +49,14 @@ import type {
   TargetHold,
   TargetReading,
   TargetScope,
+  InstanceRunState,
 } from '../../lambda/shared/aws-ports.js';
-import type { ServedLoadBalancers } from '../../lambda/cluster/served-load-balancers.js';
-import type { Finding } from '../../lambda/cluster/drainability.js';
-import type { InstanceRunState } from '../../lambda/shared/aws-ports.js';
-import type { CostPod } from '../../lambda/cluster/drain-cost.js';
-import type { DeferralMark } from '../../lambda/cluster/node-marks.js';
-import { attachmentNameOf, csiVolumeName } from '../../lambda/cluster/volume-names.js';
+import type { ServedLoadBalancers } from '../../lambda/shared/served-load-balancers.js';
+import type { Finding } from '../../lambda/cluster/ports/drainability-gateway.js';
+
+import type { CostPod } from '../../lambda/cluster/ports/choice-gateway.js';
+
+import { attachmentNameOf, csiVolumeName } from '../../lambda/cluster/rules/volume-names.js';
 import type { Clock } from '../../lambda/shared/clock.js';
 import { parseConfig } from '../../lambda/shared/config.js';
 import type { LogExtra, RecordLogger } from '../../lambda/shared/log.js';

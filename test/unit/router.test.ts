@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { AccessDeniedError, TransientError } from '../../lambda/shared/errors.js';
-import type { ClusterGateway } from '../../lambda/cluster/cluster-ports.js';
-import { actionIdOf } from '../../lambda/cluster/node-marks.js';
+import type { ClusterGateway } from '../../lambda/cluster/ports/cluster-gateway.js';
+import { actionIdOf } from '../../lambda/cluster/marks/drain-record.js';
 import {
   handlerWorld,
   pod,

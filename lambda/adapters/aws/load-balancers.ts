@@ -1,5 +1,5 @@
 // The load balancers that can hold an instance, read to know when it is really let go. Which
-// ones comes from the cluster (cluster/served-load-balancers.ts: the target groups of its
+// ones comes from the cluster (cluster/rules/served-load-balancers.ts: the target groups of its
 // TargetGroupBindings, on the NodePort of the bound Service when known, and the Classic and
 // Network Load Balancers the in-tree service controller made for Services of type
 // LoadBalancer), never from the account, which holds other teams' load balancers too. An
@@ -17,7 +17,7 @@
 // for these calls add 121,022 bytes minified to a bundle that already holds the Auto
 // Scaling client (486,531 -> 607,553; esbuild, node24, both clients); this is a few KiB over
 // the Query client EC2 already uses.
-import type { ServedLoadBalancers, ServedTargetGroup } from '../../cluster/served-load-balancers.js';
+import type { ServedLoadBalancers, ServedTargetGroup } from '../../shared/served-load-balancers.js';
 import type { LoadBalancerTargets, TargetHold, TargetReading } from '../../shared/aws-ports.js';
 import { mapWithConcurrency } from '../../shared/concurrency.js';
 import { asError } from '../../shared/log.js';

@@ -1,7 +1,7 @@
 // What the API server's answers mean: our own RBAC denial (a setup error), admission denials,
 // budgets, throttling. Every failure leaves here as an Error with the API's answer as its cause.
 import { AccessDeniedError, TransientError } from '../../shared/errors.js';
-import type { EvictionResult } from '../../cluster/cluster-ports.js';
+import type { EvictionResult } from '../../cluster/model.js';
 import { KubeApiError, type StatusBody } from './kube-http.js';
 
 export function statusOf(error: unknown): number | undefined {

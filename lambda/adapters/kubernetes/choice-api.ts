@@ -3,10 +3,11 @@
 // their ReplicaSets and StatefulSets (a GET each). What it reads grows with the candidates'
 // pods, never with the cluster. And the deferral mark, a merge patch like every other mark.
 import type { V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
-import type { PatchResult } from '../../cluster/cluster-ports.js';
-import type { ChoiceGateway, CostBudget, CostOwner, CostPod } from '../../cluster/drain-cost.js';
-import { deferralAnnotation, formatDeferral, ownerLabel } from '../../cluster/node-marks.js';
-import { otherMarksOfOurs } from '../../cluster/our-marks.js';
+import type { PatchResult } from '../../cluster/model.js';
+import type { ChoiceGateway, CostBudget, CostOwner, CostPod } from '../../cluster/ports/choice-gateway.js';
+import { deferralAnnotation, ownerLabel } from '../../cluster/marks/mark-keys.js';
+import { formatDeferral } from '../../cluster/marks/deferral-mark.js';
+import { otherMarksOfOurs } from '../../cluster/marks/our-marks.js';
 import { mapWithConcurrency } from '../../shared/concurrency.js';
 import { classify, statusOf } from './api-errors.js';
 import { isReady, selects } from './drainability.js';

@@ -1,13 +1,16 @@
-// Surge before evict's requests (cluster/surge-ports.ts): a pod's Deployment through its
+// Surge before evict's requests (cluster/ports/surge-gateway.ts): a pod's Deployment through its
 // ReplicaSet (by name, each checked by UID), the Deployment's pods by its selector, the restart
 // exactly as `kubectl rollout restart` patches it, and the drain record on the node.
 // https://github.com/kubernetes/kubectl/blob/master/pkg/polymorphichelpers/objectrestarter.go
 import type { V1Deployment, V1LabelSelector, V1Node, V1Pod, V1ReplicaSet } from '@kubernetes/client-node';
-import type { PatchResult } from '../../cluster/cluster-ports.js';
-import { drainAnnotation, formatDrainRecord, type DrainRecord } from '../../cluster/node-marks.js';
-import { matchesSelector } from '../../cluster/label-selector.js';
-import { admits, nodeSelectorQuery, type CandidateNode, type Placement } from '../../cluster/placement.js';
-import { restartedAtAnnotation, type DeploymentInfo, type ReplicaPod, type SurgeGateway } from '../../cluster/surge-ports.js';
+import type { PatchResult, DrainRecord, Placement } from '../../cluster/model.js';
+import { drainAnnotation, restartedAtAnnotation } from '../../cluster/marks/mark-keys.js';
+import { formatDrainRecord } from '../../cluster/marks/drain-record.js';
+
+import { matchesSelector } from '../../shared/label-selector.js';
+import { admits, nodeSelectorQuery, type CandidateNode } from '../../cluster/rules/placement.js';
+
+import { type DeploymentInfo, type ReplicaPod, type SurgeGateway } from '../../cluster/ports/surge-gateway.js';
 import { classify, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
 import type { WireList } from './object-codecs.js';

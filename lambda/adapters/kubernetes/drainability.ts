@@ -4,11 +4,12 @@
 // nodes' pods, then the pods and budgets of their namespaces (budgets count healthy pods
 // anywhere). Operators ask for exactly this: https://github.com/kubernetes-sigs/karpenter/issues/1599
 import type { V1LabelSelector, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
-import type { PodInfo } from '../../cluster/cluster-ports.js';
-import type { DrainabilityGateway, Finding } from '../../cluster/drainability.js';
-import { matchesSelector } from '../../cluster/label-selector.js';
-import { defaultDrainRuleSettings, podRule, type DrainBehavior, type DrainRuleSettings, type PodRule } from '../../cluster/drain-rules.js';
-import { toleratesUnschedulable } from '../../cluster/pods.js';
+import type { PodInfo } from '../../cluster/model.js';
+import type { DrainabilityGateway, Finding } from '../../cluster/ports/drainability-gateway.js';
+import { matchesSelector } from '../../shared/label-selector.js';
+import { defaultDrainRuleSettings, podRule, type DrainRuleSettings, type PodRule } from '../../cluster/rules/drain-rules.js';
+import { type DrainBehavior } from '../../shared/drain-rule-variables.js';
+import { toleratesUnschedulable } from '../../cluster/rules/pods.js';
 import { mapWithConcurrency } from '../../shared/concurrency.js';
 import { classify } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';

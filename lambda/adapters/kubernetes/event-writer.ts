@@ -1,7 +1,8 @@
 // Events go through a bounded queue with one writer (so they land in the order they were
 // made): writing one (and retrying it under 429) never holds an eviction worker or a phase
 // up; on overload the oldest wait and new ones are dropped, and the log still has every line.
-import type { ClusterEvent, EventRecorder } from '../../cluster/cluster-ports.js';
+import type { ClusterEvent } from '../../cluster/model.js';
+import type { EventRecorder } from '../../cluster/ports/event-recorder.js';
 import type { Log } from '../../shared/log.js';
 import { classify } from './api-errors.js';
 import { createEventQueue } from './event-queue.js';

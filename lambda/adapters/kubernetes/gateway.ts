@@ -1,7 +1,7 @@
 // The Kubernetes adapter: one HTTP client shared by the node, pod and Event APIs. The node
-// lookup (cluster/node-lookup.ts) is composed on top of it by the runtime.
-import type { ClusterGateway } from '../../cluster/cluster-ports.js';
-import type { NodeLookup } from '../../cluster/node-lookup.js';
+// lookup (node-lookup.ts) is composed on top of it by the runtime.
+import type { ClusterGateway } from '../../cluster/ports/cluster-gateway.js';
+import type { NodeLookup } from './node-lookup.js';
 import type { Log } from '../../shared/log.js';
 import { createChoiceApi } from './choice-api.js';
 import { createOutOfServiceApi } from './out-of-service-api.js';

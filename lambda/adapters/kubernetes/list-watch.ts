@@ -3,7 +3,8 @@
 // one node a launch waits for, so waiting costs the same on a 2,000-node cluster.
 // https://kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes
 import { asError, type Log } from '../../shared/log.js';
-import type { PodInfo, PodWatch } from '../../cluster/cluster-ports.js';
+import type { PodInfo } from '../../cluster/model.js';
+import type { PodWatch } from '../../cluster/ports/pod-gateway.js';
 import { call, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
 import { toPodInfo, type WireList } from './object-codecs.js';

@@ -1,9 +1,11 @@
 // The cluster's TargetGroupBindings and Services of type LoadBalancer, for the settle phase's
-// load-balancer wait (cluster/served-load-balancers.ts decides what they mean). Two lists, kept
+// load-balancer wait (cluster/rules/served-load-balancers.ts decides what they mean). Two lists, kept
 // a minute per container: a wave's drains ask once. Without the TargetGroupBinding CRD (no AWS
 // Load Balancer Controller) the first list answers 404: no bindings.
 import type { V1Service } from '@kubernetes/client-node';
-import { servedBy, type BindingView, type LoadBalancerSources, type ServedLoadBalancers, type ServiceView } from '../../cluster/served-load-balancers.js';
+import { servedBy, type BindingView, type ServiceView } from '../../cluster/rules/served-load-balancers.js';
+import { type LoadBalancerSources } from '../../cluster/ports/load-balancer-sources.js';
+import { type ServedLoadBalancers } from '../../shared/served-load-balancers.js';
 import { classify, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
 import type { WireList } from './object-codecs.js';

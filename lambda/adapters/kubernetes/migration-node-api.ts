@@ -2,9 +2,11 @@
 // migration id) and, with --cordon-all, a cordon; the migration label and its record (groups,
 // lease, whether it cordoned). JSON patches conditional on the node as read, as the refresh's
 // marks (outdated-node-api.ts): the taint appended, removed by its index after a test.
-import type { NodeGateway, NodeInfo } from '../../cluster/cluster-ports.js';
-import { formatMigrationRecord, migratingTaintKey, migrationAnnotation, migrationLabel, ownerLabel } from '../../cluster/node-marks.js';
-import { otherMarksOfOurs } from '../../cluster/our-marks.js';
+import type { NodeGateway } from '../../cluster/ports/node-gateway.js';
+import type { NodeInfo } from '../../cluster/model.js';
+import { formatMigrationRecord } from '../../cluster/marks/migration-record.js';
+import { migratingTaintKey, migrationAnnotation, migrationLabel, ownerLabel } from '../../cluster/marks/mark-keys.js';
+import { otherMarksOfOurs } from '../../cluster/marks/our-marks.js';
 import type { KubeHttp } from './kube-http.js';
 import { labelOps, nodePatcher, pointer } from './outdated-node-api.js';
 

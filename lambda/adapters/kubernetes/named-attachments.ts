@@ -3,7 +3,8 @@
 // not the cluster's attachments, as the list and watch of every VolumeAttachment would. A
 // failed read (429, 5xx, a timeout) keeps the last view and is asked again at the next look;
 // before any view, current() throws it, so the caller knows it does not know.
-import type { VolumeAttachmentInfo, VolumeAttachmentWatch } from '../../cluster/cluster-ports.js';
+import type { VolumeAttachmentInfo } from '../../cluster/model.js';
+import type { VolumeAttachmentWatch } from '../../cluster/ports/volume-gateway.js';
 import { mapWithConcurrency } from '../../shared/concurrency.js';
 import { asError, type Log } from '../../shared/log.js';
 import type { V1VolumeAttachment } from '@kubernetes/client-node';

@@ -1,11 +1,14 @@
 // Node reads and the drain's node patches: one GET by name, a paged scan only as the
 // lookup's fallback, the owner-label list, merge patches for our marks and the hand-off claim.
 import type { V1Node } from '@kubernetes/client-node';
-import type { NodeGateway, NodeInfo, NodeMarks, NodeWatch, PatchResult } from '../../cluster/cluster-ports.js';
-import type { NodeReader } from '../../cluster/node-lookup.js';
-import { instanceMatches } from '../../cluster/node-lookup.js';
-import { drainAnnotation, excludeFromLoadBalancersLabel, formatDrainRecord, handOffAnnotation, ownerLabel, type DrainRecord } from '../../cluster/node-marks.js';
-import { otherMarksOfOurs } from '../../cluster/our-marks.js';
+import type { NodeGateway, NodeMarks, NodeWatch } from '../../cluster/ports/node-gateway.js';
+import type { NodeInfo, PatchResult, DrainRecord } from '../../cluster/model.js';
+import type { NodeReader } from './node-lookup.js';
+import { instanceMatches } from '../../cluster/rules/provider-id.js';
+import { drainAnnotation, excludeFromLoadBalancersLabel, handOffAnnotation, ownerLabel } from '../../cluster/marks/mark-keys.js';
+import { formatDrainRecord } from '../../cluster/marks/drain-record.js';
+
+import { otherMarksOfOurs } from '../../cluster/marks/our-marks.js';
 import type { Log } from '../../shared/log.js';
 import { TransientError } from '../../shared/errors.js';
 import { call, classify, statusOf } from './api-errors.js';

@@ -1,9 +1,10 @@
-// The node lifecycle conditions (cluster/node-conditions.ts) on the Node's status subresource:
+// The node lifecycle conditions (cluster/rules/lifecycle-conditions.ts) on the Node's status subresource:
 // a strategic merge patch, which merges status.conditions by type (a JSON merge patch would
 // replace the kubelet's conditions with ours), and its delete directive to take ours back.
 // https://kubernetes.io/docs/tasks/manage-kubernetes-objects/update-api-object-kubectl-patch/#notes-on-the-strategic-merge-patch
-import type { NodeInfo } from '../../cluster/cluster-ports.js';
-import { isOurCondition, lifecycleConditionTypes, type ConditionsGateway } from '../../cluster/node-conditions.js';
+import type { NodeInfo } from '../../cluster/model.js';
+import { isOurCondition, lifecycleConditionTypes } from '../../cluster/rules/lifecycle-conditions.js';
+import { type ConditionsGateway } from '../../cluster/ports/conditions-gateway.js';
 import { classify, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
 

@@ -1,20 +1,20 @@
 // API objects to the cluster model and back. client-node provides the object types only.
 import type { CoreV1Event, V1Node, V1Pod, V1VolumeAttachment } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
-import type { ClusterEvent, NodeInfo, PodInfo, VolumeAttachmentInfo } from '../../cluster/cluster-ports.js';
+import type { ClusterEvent, NodeInfo, PodInfo, VolumeAttachmentInfo } from '../../cluster/model.js';
 import {
   deferralAnnotation,
   drainAnnotation,
   handOffAnnotation,
   migrationAnnotation,
   outOfServiceAnnotation,
-  parseDeferral,
-  parseDrainRecord,
-  parseMigrationRecord,
-  parseRepairRecord,
   refreshGroupAnnotation,
   repairAnnotation,
-} from '../../cluster/node-marks.js';
+} from '../../cluster/marks/mark-keys.js';
+import { parseDeferral } from '../../cluster/marks/deferral-mark.js';
+import { parseDrainRecord } from '../../cluster/marks/drain-record.js';
+import { parseMigrationRecord } from '../../cluster/marks/migration-record.js';
+import { parseRepairRecord } from '../../cluster/marks/repair-record.js';
 
 export const reportingComponent = 'graceful-node-termination';
 

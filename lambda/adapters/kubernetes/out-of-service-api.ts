@@ -3,10 +3,10 @@
 // timeAdded included), beside our annotation naming the terminated instance, conditional on
 // the node as read; taken back by index, only while our annotation says it is ours.
 import type { V1Pod } from '@kubernetes/client-node';
-import type { NodeInfo } from '../../cluster/cluster-ports.js';
-import type { OutOfServiceGateway } from '../../cluster/out-of-service.js';
-import { outOfServiceAnnotation, outOfServiceTaintKey, ownerLabel } from '../../cluster/node-marks.js';
-import { isDaemonSetPod, isFinished, isMirrorPod } from '../../cluster/pods.js';
+import type { NodeInfo } from '../../cluster/model.js';
+import type { OutOfServiceGateway } from '../../cluster/ports/out-of-service-gateway.js';
+import { outOfServiceAnnotation, outOfServiceTaintKey, ownerLabel } from '../../cluster/marks/mark-keys.js';
+import { isDaemonSetPod, isFinished, isMirrorPod } from '../../cluster/rules/pods.js';
 import { classify } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
 import { toPodInfo, type WireList } from './object-codecs.js';

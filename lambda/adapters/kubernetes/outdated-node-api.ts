@@ -4,9 +4,10 @@
 // merge patch would replace the list, timeAdded of the controllers' taints included), each
 // conditional on the node as read (the replaced resourceVersion: 409 if it moved on).
 import type { V1Node } from '@kubernetes/client-node';
-import type { NodeGateway, NodeInfo, OutdatedMarks, OutdatedUnmarked } from '../../cluster/cluster-ports.js';
-import { outdatedTaintKey, ownerLabel, refreshCordonedLabel, refreshGroupAnnotation, refreshLabel } from '../../cluster/node-marks.js';
-import { otherMarksOfOurs } from '../../cluster/our-marks.js';
+import type { NodeGateway, OutdatedMarks, OutdatedUnmarked } from '../../cluster/ports/node-gateway.js';
+import type { NodeInfo } from '../../cluster/model.js';
+import { outdatedTaintKey, ownerLabel, refreshCordonedLabel, refreshGroupAnnotation, refreshLabel } from '../../cluster/marks/mark-keys.js';
+import { otherMarksOfOurs } from '../../cluster/marks/our-marks.js';
 import { call, classify, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
 import { toNodeInfo, type WireList } from './object-codecs.js';

@@ -1,7 +1,7 @@
 // The pods of a draining node: a live view, evictions through the eviction API (budgets
 // hold), the force policy's DELETE, and the pending replacements a long block is told with.
 import type { V1Eviction, V1Pod } from '@kubernetes/client-node';
-import type { PodGateway } from '../../cluster/cluster-ports.js';
+import type { PodGateway } from '../../cluster/ports/pod-gateway.js';
 import type { Log } from '../../shared/log.js';
 import { call, classify, mapEvictionError, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';

@@ -2,9 +2,12 @@
 // gzipped list (label-selected when REPAIR names a nodeSelector), one GET before acting, and
 // merge patches of our repair record, conditional on the node as read.
 import type { V1Node } from '@kubernetes/client-node';
-import type { NodeInfo, PatchResult, RepairGateway } from '../../cluster/cluster-ports.js';
-import { formatRepairRecord, ownerLabel, repairAnnotation, type RepairRecord } from '../../cluster/node-marks.js';
-import { otherMarksOfOurs } from '../../cluster/our-marks.js';
+import type { NodeInfo, PatchResult, RepairRecord } from '../../cluster/model.js';
+import type { RepairGateway } from '../../cluster/ports/repair-gateway.js';
+import { formatRepairRecord } from '../../cluster/marks/repair-record.js';
+import { ownerLabel, repairAnnotation } from '../../cluster/marks/mark-keys.js';
+
+import { otherMarksOfOurs } from '../../cluster/marks/our-marks.js';
 import { call, classify, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
 import { toNodeInfo, type WireList } from './object-codecs.js';

@@ -4,7 +4,8 @@
 // the view lists and watches the cluster's attachments and keeps this node's: the fallback.
 //   https://kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/volume-attachment-v1/
 import type { V1PersistentVolume } from '@kubernetes/client-node';
-import type { VolumeAttachmentInfo, VolumeGateway } from '../../cluster/cluster-ports.js';
+import type { VolumeAttachmentInfo } from '../../cluster/model.js';
+import type { VolumeGateway } from '../../cluster/ports/volume-gateway.js';
 import type { Log } from '../../shared/log.js';
 import { classify, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';

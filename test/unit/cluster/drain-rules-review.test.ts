@@ -1,7 +1,7 @@
 // Review of drain rules, one pod at a time: the pod's own `drain` mark, and the shapes of
 // DRAIN_RULES Cluster API's API server refuses (an empty `pods` list, an empty pod selector).
 import { describe, expect, it } from 'vitest';
-import { podRule, type DrainRuleSettings } from '../../../lambda/cluster/drain-rules.js';
+import { podRule, type DrainRuleSettings } from '../../../lambda/cluster/rules/drain-rules.js';
 import { drainRuleProblems } from '../../../lambda/shared/drain-rule-variables.js';
 import { pod } from '../../fakes/fake-world.js';
 

@@ -2,8 +2,12 @@
 // do-not-disrupt values (true, a Go duration, anything else ignored), deployment-wide rules
 // (first match), the defaults that were the two fixed tiers, and configuration errors.
 import { describe, expect, it } from 'vitest';
-import { defaultDrainRuleSettings, podRule, type DrainRuleSettings } from '../../../lambda/cluster/drain-rules.js';
-import { parseGoDurationMs } from '../../../lambda/cluster/do-not-disrupt.js';
+import {
+  defaultDrainRuleSettings,
+  podRule,
+  type DrainRuleSettings,
+} from '../../../lambda/cluster/rules/drain-rules.js';
+import { parseGoDurationMs } from '../../../lambda/cluster/rules/do-not-disrupt.js';
 import { drainRuleProblems } from '../../../lambda/shared/drain-rule-variables.js';
 import { parseConfig, toEnvironment } from '../../../lambda/shared/config.js';
 import { pod } from '../../fakes/fake-world.js';

@@ -1,11 +1,11 @@
-// The inventory of our node marks (lambda/cluster/mark-inventory.ts), which cleanup shows and
+// The inventory of our node marks (lambda/cluster/marks/mark-inventory.ts), which cleanup shows and
 // takes back: every key is documented in docs/marks.md, and what a node carries is read off the
 // node, its drain record deciding what is ours.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { NodeInfo } from '../../../lambda/cluster/cluster-ports.js';
-import { marksOnNode, nodeMarkKeys } from '../../../lambda/cluster/mark-inventory.js';
+import type { NodeInfo } from '../../../lambda/cluster/model.js';
+import { marksOnNode, nodeMarkKeys } from '../../../lambda/cluster/marks/mark-inventory.js';
 
 const node = (o: Partial<NodeInfo>): NodeInfo => ({
   name: 'n',

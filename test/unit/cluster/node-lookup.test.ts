@@ -1,8 +1,10 @@
 // The node lookup (lambda/node-lookup.ts): by EC2's private DNS name in one GET, decided by
 // spec.providerID, scanning the node list only when the name does not lead to the node.
 import { describe, expect, it } from 'vitest';
-import { createNodeLookup, instanceMatches, type NodeReader } from '../../../lambda/cluster/node-lookup.js';
-import type { NodeInfo, NodeWatch } from '../../../lambda/cluster/cluster-ports.js';
+import { createNodeLookup, type NodeReader } from '../../../lambda/adapters/kubernetes/node-lookup.js';
+import { instanceMatches } from '../../../lambda/cluster/rules/provider-id.js';
+import type { NodeInfo } from '../../../lambda/cluster/model.js';
+import type { NodeWatch } from '../../../lambda/cluster/ports/node-gateway.js';
 import type { InstanceDirectory } from '../../../lambda/shared/aws-ports.js';
 import { ServiceBusyError } from '../../../lambda/shared/errors.js';
 import { FakeClock, MemoryLog } from '../../fakes/fake-world.js';

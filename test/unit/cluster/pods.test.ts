@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { defaultDrainRuleSettings, podRule } from '../../../lambda/cluster/drain-rules.js';
-import { isDrainable, toleratesUnschedulable } from '../../../lambda/cluster/pods.js';
+import { defaultDrainRuleSettings, podRule } from '../../../lambda/cluster/rules/drain-rules.js';
+import { isDrainable, toleratesUnschedulable } from '../../../lambda/cluster/rules/pods.js';
 import { pod } from '../../fakes/fake-world.js';
 
 describe('pod filters', () => {

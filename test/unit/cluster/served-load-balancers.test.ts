@@ -1,8 +1,12 @@
-// Which load balancers the cluster serves (lambda/cluster/served-load-balancers.ts): the
+// Which load balancers the cluster serves (lambda/cluster/rules/served-load-balancers.ts): the
 // TargetGroupBindings' target groups on their Services' NodePorts, and the in-tree service
 // controller's load balancers by the names it gives them.
 import { describe, expect, it } from 'vitest';
-import { inTreeLoadBalancerName, servedBy, type ServiceView } from '../../../lambda/cluster/served-load-balancers.js';
+import {
+  inTreeLoadBalancerName,
+  servedBy,
+  type ServiceView,
+} from '../../../lambda/cluster/rules/served-load-balancers.js';
 
 const arn = (name: string) =>
   `arn:aws:elasticloadbalancing:eu-west-1:111122223333:targetgroup/${name}/0123456789abcdef`;

@@ -1,7 +1,7 @@
 // Batch work is allowed to finish: Job pods and do-not-disrupt pods are not evicted until
 // they finish or the batch wait ends, while the rest of the node drains and the lifecycle
 // action is kept alive across invocations.
-import { actionIdOf } from '../../../lambda/cluster/node-marks.js';
+import { actionIdOf } from '../../../lambda/cluster/marks/drain-record.js';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { handlerWorld, FakeClock, FakeCluster, FakeLifecycleActions, pod } from '../../fakes/fake-world.js';
 import { instanceId } from '../../fixtures/notifications.js';

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import * as rules from '../../../lambda/eviction/rules.js';
 import type { DrainMoment } from '../../../lambda/eviction/rules.js';
-import { defaultDrainRuleSettings, podRule } from '../../../lambda/cluster/drain-rules.js';
+import { defaultDrainRuleSettings, podRule } from '../../../lambda/cluster/rules/drain-rules.js';
 import { phaseWorld, instanceId } from '../termination/phase-world.js';
 import { drain } from '../../../lambda/termination/drain.js';
 import { mark } from '../../../lambda/termination/mark.js';

@@ -2,8 +2,8 @@
 // never block scale-out when the cluster cannot be asked.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { TransientError } from '../../../lambda/shared/errors.js';
-import type { ClusterGateway } from '../../../lambda/cluster/cluster-ports.js';
-import { launchAbandonedMessage, launchUncheckedMessage } from '../../../lambda/cluster/events.js';
+import type { ClusterGateway } from '../../../lambda/cluster/ports/cluster-gateway.js';
+import { launchAbandonedMessage, launchUncheckedMessage } from '../../../lambda/cluster/events/log-messages.js';
 import {
   handlerWorld,
   type FakeClock,

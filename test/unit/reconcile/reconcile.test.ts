@@ -1,7 +1,8 @@
 // The reconciler: every mark of ours converges to what its owner says, whatever event was
 // lost. Owners are asked at Auto Scaling's edge (the fake), marks are read from the nodes.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { excludeFromLoadBalancersLabel, type DrainRecord } from '../../../lambda/cluster/node-marks.js';
+import { excludeFromLoadBalancersLabel } from '../../../lambda/cluster/marks/mark-keys.js';
+import { type DrainRecord } from '../../../lambda/cluster/model.js';
 import { boundStrategyTag } from '../../../lambda/refresh/strategy-tag.js';
 import { refreshStrategyTag } from '../../../lambda/shared/group-tags.js';
 import { handlerWorld } from '../../fakes/fake-world.js';

@@ -4,7 +4,7 @@
 // the fakes: the chain is lost right after its last write (which came with its last
 // heartbeat), the passes come at every phase of the schedule.
 import { describe, expect, it } from 'vitest';
-import type { DrainRecord } from '../../../lambda/cluster/node-marks.js';
+import type { DrainRecord } from '../../../lambda/cluster/model.js';
 import { parseConfig } from '../../../lambda/shared/config.js';
 import { planTermination } from '../../../lambda/termination/plan.js';
 import { handlerWorld } from '../../fakes/fake-world.js';

@@ -1,7 +1,7 @@
 // Who owns a repair record (reconcile/owners.ts), each rule alone: a fresh record, an instance
 // in no group, a replacement under way or never begun, a reboot young or abandoned.
 import { describe, expect, it } from 'vitest';
-import type { RepairRecord } from '../../../lambda/cluster/node-marks.js';
+import type { RepairRecord } from '../../../lambda/cluster/model.js';
 import { rebootOwnerMs, replaceOwnerMs, repairOwner } from '../../../lambda/reconcile/owners.js';
 
 const now = Date.parse('2026-11-27T12:00:00Z');

@@ -1,7 +1,7 @@
 // Review: the reboot repair's drain keeps the drain rules (a Skip pod is left running and does
 // not hold the reboot; a Cluster API wait-completed pod is never evicted).
 import { describe, expect, it } from 'vitest';
-import type { NodeCondition } from '../../../lambda/cluster/cluster-ports.js';
+import type { NodeCondition } from '../../../lambda/cluster/model.js';
 import { handlerWorld, pod } from '../../fakes/fake-world.js';
 import { scheduledEvent } from '../../fixtures/deliveries.js';
 import { handOffDeploymentEnv } from '../../fixtures/notifications.js';

@@ -2,8 +2,8 @@
 // once across passes, the parallel limit, storm control, confirmation with Auto Scaling, a
 // node that recovers, the reboot's steps, NoAction, and the reconciler taking a record back.
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { NodeCondition } from '../../../lambda/cluster/cluster-ports.js';
-import { repairHeldMessage } from '../../../lambda/cluster/events.js';
+import type { NodeCondition } from '../../../lambda/cluster/model.js';
+import { repairHeldMessage } from '../../../lambda/cluster/events/log-messages.js';
 import { handlerWorld, pod } from '../../fakes/fake-world.js';
 import { scheduledEvent } from '../../fixtures/deliveries.js';
 import { handOffDeploymentEnv } from '../../fixtures/notifications.js';

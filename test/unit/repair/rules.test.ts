@@ -2,7 +2,7 @@
 // defaults), an override by condition and reason, the strongest due action, and a node that
 // recovered is healthy whatever it went through.
 import { describe, expect, it } from 'vitest';
-import type { NodeCondition } from '../../../lambda/cluster/cluster-ports.js';
+import type { NodeCondition } from '../../../lambda/cluster/model.js';
 import { judge, ruleFor } from '../../../lambda/repair/rules.js';
 import { defaultRepairSettings, RepairAction, type RepairSettings } from '../../../lambda/shared/repair-settings.js';
 

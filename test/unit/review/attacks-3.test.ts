@@ -2,8 +2,10 @@
 // balancers let go) and 21 (waves at fleet scale). Each test states the behaviour the issue
 // or the design promises; each failed against d77bbb3.
 import { describe, expect, it } from 'vitest';
-import { createNodeLookup, instanceMatches, type NodeReader } from '../../../lambda/cluster/node-lookup.js';
-import type { NodeInfo, NodeWatch } from '../../../lambda/cluster/cluster-ports.js';
+import { createNodeLookup, type NodeReader } from '../../../lambda/adapters/kubernetes/node-lookup.js';
+import { instanceMatches } from '../../../lambda/cluster/rules/provider-id.js';
+import type { NodeInfo } from '../../../lambda/cluster/model.js';
+import type { NodeWatch } from '../../../lambda/cluster/ports/node-gateway.js';
 import type { InstanceDirectory, TargetReading } from '../../../lambda/shared/aws-ports.js';
 import { ServiceBusyError } from '../../../lambda/shared/errors.js';
 import { settle } from '../../../lambda/termination/settle.js';

@@ -3,15 +3,15 @@
 // states the behaviour the design promises; those marked "Found" broke an earlier version
 // (e12925a), with how badly; the last block held from the start.
 import { beforeEach, describe, expect, it } from 'vitest';
+import { actionIdOf } from '../../../lambda/cluster/marks/drain-record.js';
 import {
-  actionIdOf,
   excludeFromLoadBalancersLabel,
   ownerLabel,
   refreshCordonedLabel,
   refreshLabel,
-  type DrainRecord,
-} from '../../../lambda/cluster/node-marks.js';
-import { isDrainable } from '../../../lambda/cluster/pods.js';
+} from '../../../lambda/cluster/marks/mark-keys.js';
+import { type DrainRecord } from '../../../lambda/cluster/model.js';
+import { isDrainable } from '../../../lambda/cluster/rules/pods.js';
 import { boundStrategyTag } from '../../../lambda/refresh/strategy-tag.js';
 import { ServiceBusyError } from '../../../lambda/shared/errors.js';
 import { handlerWorld, pdbBlocks, pod } from '../../fakes/fake-world.js';

@@ -1,7 +1,7 @@
 // Review of the wave change (dd06939): what a reviewer tried against the sibling passes, the hostname-label list and patience with transient errors.
 import { describe, expect, it } from 'vitest';
 import { AwsCallCount, patient } from '../../../lambda/adapters/aws/aws-patience.js';
-import { FakeClock, handlerWorld, pod } from '../../fakes/fake-world.js';
+import { FakeClock, handlerWorld, pod, MemoryLog } from '../../fakes/fake-world.js';
 import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
 
 const env = {
@@ -51,8 +51,7 @@ describe('review dd06939: patience with transient errors', () => {
 });
 
 import { createNodeApi } from '../../../lambda/adapters/kubernetes/node-api.js';
-import { createNodeLookup } from '../../../lambda/cluster/node-lookup.js';
-import { MemoryLog } from '../../fakes/fake-world.js';
+import { createNodeLookup } from '../../../lambda/adapters/kubernetes/node-lookup.js';
 
 type WireNode = {
   metadata: { name: string; resourceVersion: string; labels: Record<string, string> };

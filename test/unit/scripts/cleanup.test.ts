@@ -10,8 +10,8 @@ import {
 } from '@aws-sdk/client-auto-scaling';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { NodeInfo } from '../../../lambda/cluster/cluster-ports.js';
-import { marksOnNode } from '../../../lambda/cluster/mark-inventory.js';
+import type { NodeInfo } from '../../../lambda/cluster/model.js';
+import { marksOnNode } from '../../../lambda/cluster/marks/mark-inventory.js';
 import { autoScalingGroupTags, renderCleanup, runCleanup, type CleanupDeps } from '../../../scripts/cleanup.js';
 
 const asg = mockClient(AutoScalingClient);

@@ -13,8 +13,9 @@ import {
 import type { CoreV1Api, CoreV1Event } from '@kubernetes/client-node';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { ClusterEvent, NodeInfo } from '../../../lambda/cluster/cluster-ports.js';
-import { migratingTaintKey, migrationLabel, type MigrationRecord } from '../../../lambda/cluster/node-marks.js';
+import type { ClusterEvent, NodeInfo, MigrationRecord } from '../../../lambda/cluster/model.js';
+import { migratingTaintKey, migrationLabel } from '../../../lambda/cluster/marks/mark-keys.js';
+
 import { runMigrate, type MigrateDeps } from '../../../scripts/migrate.js';
 import { renderMigratePlan, type MigratePlan, type MigrateRequest } from '../../../scripts/migrate-plan.js';
 

@@ -1,6 +1,6 @@
 // Surge before evict's decision, each refusal by name, and the pieces it is made of.
 import { describe, expect, it } from 'vitest';
-import type { ReplicaPod } from '../../../lambda/cluster/surge-ports.js';
+import type { ReplicaPod } from '../../../lambda/cluster/ports/surge-gateway.js';
 import {
   antiAffinityRoom,
   participation,

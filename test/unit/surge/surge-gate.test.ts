@@ -2,8 +2,8 @@
 // until a replacement is Ready elsewhere, writes the record before the restart, resumes from
 // the record without a second restart, and never holds past its timeout or the force time.
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { ClusterEvent } from '../../../lambda/cluster/cluster-ports.js';
-import type { DrainRecord } from '../../../lambda/cluster/node-marks.js';
+import type { ClusterEvent, DrainRecord } from '../../../lambda/cluster/model.js';
+
 import type { DrainMoment } from '../../../lambda/eviction/rules.js';
 import { DeploymentSurge, unschedulableAfterMs } from '../../../lambda/eviction/surge-gate.js';
 import { surgeSettings } from '../../../lambda/shared/surge-variables.js';

@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { selectorString, toDeploymentInfo, toReplicaPod } from '../../../lambda/adapters/kubernetes/deployment-api.js';
-import { formatDrainRecord, parseDrainRecord, type DrainRecord } from '../../../lambda/cluster/node-marks.js';
+import { formatDrainRecord, parseDrainRecord } from '../../../lambda/cluster/marks/drain-record.js';
+import { type DrainRecord } from '../../../lambda/cluster/model.js';
 import { installedObjects, rbacRulesFor, renderSurgeYaml } from '../../../lambda/installer/rbac.js';
 import { parseConfig, toEnvironment } from '../../../lambda/shared/config.js';
 

@@ -9,8 +9,8 @@ import {
   runsBatchWork,
 } from '../../../lambda/termination-policy/cost-rules.js';
 import { costPod } from '../../fixtures/choice.js';
-import type { PodInfo } from '../../../lambda/cluster/cluster-ports.js';
-import { podRule } from '../../../lambda/cluster/drain-rules.js';
+import type { PodInfo } from '../../../lambda/cluster/model.js';
+import { podRule } from '../../../lambda/cluster/rules/drain-rules.js';
 
 describe('the cost rules', () => {
   it('runs-batch-work: a Job pod or a do-not-disrupt pod, never a ReplicaSet pod', () => {

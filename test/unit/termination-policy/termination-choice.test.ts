@@ -1,7 +1,7 @@
 // The termination policy end to end in the fake world: the router answers Auto Scaling with
 // the cheapest departures, defers, fails open, and tells the story in Events and metrics.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { deferralAnnotation } from '../../../lambda/cluster/node-marks.js';
+import { deferralAnnotation } from '../../../lambda/cluster/marks/mark-keys.js';
 import { handlerWorld } from '../../fakes/fake-world.js';
 import { choicePayload, costPod } from '../../fixtures/choice.js';
 

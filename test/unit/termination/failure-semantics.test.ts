@@ -12,7 +12,7 @@ import {
   type FakeLifecycleActions,
   type MemoryLog,
 } from '../../fakes/fake-world.js';
-import { actionIdOf } from '../../../lambda/cluster/node-marks.js';
+import { actionIdOf } from '../../../lambda/cluster/marks/drain-record.js';
 import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
 
 const token = '71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff';

@@ -4,7 +4,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../lambda/shared/config.js';
 import { planTermination } from '../../../lambda/termination/plan.js';
-import { actionIdOf } from '../../../lambda/cluster/node-marks.js';
+import { actionIdOf } from '../../../lambda/cluster/marks/drain-record.js';
 import { parseLifecycleMessage } from '../../../lambda/inbound/lifecycle-message.js';
 import {
   handlerWorld,

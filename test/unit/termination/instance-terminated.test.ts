@@ -2,7 +2,7 @@
 // confirms the termination, the instance was a served group's, our drain released it undrained
 // and pods are still bound to it; the reconciler takes the taint back once the node is Ready.
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { DrainRecord } from '../../../lambda/cluster/node-marks.js';
+import type { DrainRecord } from '../../../lambda/cluster/model.js';
 import { handlerWorld, pod } from '../../fakes/fake-world.js';
 
 const env = { CLUSTER_NAME: 'prod', AUTO_SCALING_GROUP_NAMES: 'workers', LIFECYCLE_HOOK_NAMES: 'workers-terminate' };

@@ -1,7 +1,8 @@
 // Phase 2, mark: one patch (owner, label, cordon, record), and where every later phase reads
 // its deadlines from: the record, never the message.
 import { describe, expect, it } from 'vitest';
-import { actionIdOf, excludeFromLoadBalancersLabel } from '../../../lambda/cluster/node-marks.js';
+import { actionIdOf } from '../../../lambda/cluster/marks/drain-record.js';
+import { excludeFromLoadBalancersLabel } from '../../../lambda/cluster/marks/mark-keys.js';
 import { AwsCallCount, patient } from '../../../lambda/adapters/aws/aws-patience.js';
 import { mark } from '../../../lambda/termination/mark.js';
 import { surveyPatienceMs } from '../../../lambda/termination/siblings.js';

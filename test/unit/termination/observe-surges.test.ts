@@ -2,7 +2,7 @@
 // never acted on. Two pods of one Deployment are one restart; a read that fails loses that pod's
 // line, never the others'; with the surge off, or a cluster that serves no Deployments, nothing.
 import { describe, expect, it } from 'vitest';
-import type { ClusterGateway } from '../../../lambda/cluster/cluster-ports.js';
+import type { ClusterGateway } from '../../../lambda/cluster/ports/cluster-gateway.js';
 import { surgeSettings } from '../../../lambda/shared/surge-variables.js';
 import {
   describeSurges,

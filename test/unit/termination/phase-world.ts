@@ -1,11 +1,11 @@
 // A termination's Run in the fake world, for the tests of one phase at a time.
-import { defaultDrainRuleSettings } from '../../../lambda/cluster/drain-rules.js';
-import { actionIdOf } from '../../../lambda/cluster/node-marks.js';
+import { defaultDrainRuleSettings } from '../../../lambda/cluster/rules/drain-rules.js';
+import { actionIdOf } from '../../../lambda/cluster/marks/drain-record.js';
 import { DeadlinePolicy } from '../../../lambda/shared/deadline-policy.js';
 import type { Deadlines, Run, TerminationRequest, Verified } from '../../../lambda/termination/state.js';
 import { lifecycleEnding } from '../../../lambda/termination/terminate-hook.js';
 import type { LoadBalancerTargets } from '../../../lambda/shared/aws-ports.js';
-import type { LoadBalancerSources } from '../../../lambda/cluster/served-load-balancers.js';
+import type { LoadBalancerSources } from '../../../lambda/cluster/ports/load-balancer-sources.js';
 import {
   FakeAutoScaling,
   FakeClock,

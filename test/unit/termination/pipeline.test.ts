@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { defaultDrainRuleSettings, type DrainRuleSettings } from '../../../lambda/cluster/drain-rules.js';
-import { actionIdOf } from '../../../lambda/cluster/node-marks.js';
+import { defaultDrainRuleSettings, type DrainRuleSettings } from '../../../lambda/cluster/rules/drain-rules.js';
+import { actionIdOf } from '../../../lambda/cluster/marks/drain-record.js';
 import { DeadlinePolicy } from '../../../lambda/shared/deadline-policy.js';
 import { terminate } from '../../../lambda/termination/pipeline.js';
 import type { TerminateDeps } from '../../../lambda/termination/state.js';

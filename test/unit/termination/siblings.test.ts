@@ -4,7 +4,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { handlerWorld, pod, type FakeCluster } from '../../fakes/fake-world.js';
 import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
-import { actionIdOf } from '../../../lambda/cluster/node-marks.js';
+import { actionIdOf } from '../../../lambda/cluster/marks/drain-record.js';
 import { siblingLimit, siblingsFirst, surveyTakesMs } from '../../../lambda/termination/siblings.js';
 
 const env = {

@@ -2,7 +2,7 @@
 // a hand-off is only a pointer (forged or replayed, it can at most cause one more verification);
 // under retain nothing ends in CONTINUE with pods left.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { actionIdOf } from '../../../lambda/cluster/node-marks.js';
+import { actionIdOf } from '../../../lambda/cluster/marks/drain-record.js';
 import { AccessDeniedError, ServiceBusyError } from '../../../lambda/shared/errors.js';
 import { handlerWorld, pdbBlocks, pod } from '../../fakes/fake-world.js';
 import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';

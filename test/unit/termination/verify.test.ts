@@ -1,6 +1,6 @@
 // Phase 1, verify: the node by providerID, and a hand-off checked against the claim on it.
 import { describe, expect, it } from 'vitest';
-import { actionIdOf } from '../../../lambda/cluster/node-marks.js';
+import { actionIdOf } from '../../../lambda/cluster/marks/drain-record.js';
 import { isStop } from '../../../lambda/termination/state.js';
 import { verify } from '../../../lambda/termination/verify.js';
 import { instanceId, phaseWorld, token } from './phase-world.js';

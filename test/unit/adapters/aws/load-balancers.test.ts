@@ -8,7 +8,7 @@ import {
   heldByTargetGroup,
   taggedForCluster,
 } from '../../../../lambda/adapters/aws/load-balancers.js';
-import type { ServedLoadBalancers } from '../../../../lambda/cluster/served-load-balancers.js';
+import type { ServedLoadBalancers } from '../../../../lambda/shared/served-load-balancers.js';
 import { startElbStub, type ElbStub } from '../../../fakes/elb-stub.js';
 
 const instance = 'i-0123456789abcdef0';

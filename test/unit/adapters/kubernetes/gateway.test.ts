@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createKubernetesGateway } from '../../../../lambda/adapters/kubernetes/gateway.js';
 import { AccessDeniedError } from '../../../../lambda/shared/errors.js';
-import type { DrainRecord } from '../../../../lambda/cluster/node-marks.js';
+import type { DrainRecord } from '../../../../lambda/cluster/model.js';
 import { MemoryLog, pod } from '../../../fakes/fake-world.js';
 
 const t0 = Date.parse('2026-11-22T10:00:00Z');

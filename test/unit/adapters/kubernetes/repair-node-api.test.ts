@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createKubernetesGateway } from '../../../../lambda/adapters/kubernetes/gateway.js';
-import type { RepairRecord } from '../../../../lambda/cluster/node-marks.js';
+import type { RepairRecord } from '../../../../lambda/cluster/model.js';
 import { MemoryLog } from '../../../fakes/fake-world.js';
 
 const record: RepairRecord = {

@@ -1,7 +1,7 @@
-// The Events of surge before evict (eviction/surge-gate.ts), as named constructors in the style
-// of events.ts: on the pod (what `kubectl describe pod` shows) and on the node (the drain's story).
-import type { ClusterEvent, NodeInfo, PodInfo } from './cluster-ports.js';
-import { podKey } from './pods.js';
+// The Events of surge before evict (eviction/surge-gate.ts), as named constructors like the
+// rest of events/: on the pod (what `kubectl describe pod` shows) and on the node (the drain's story).
+import type { ClusterEvent, NodeInfo, PodInfo } from '../model.js';
+import { podKey } from '../rules/pods.js';
 
 type NodeRef = Pick<NodeInfo, 'name' | 'uid'>;
 type PodRef = Pick<PodInfo, 'name' | 'namespace' | 'uid'>;

@@ -1,15 +1,5 @@
 // What node auto repair reads of a node's health and writes about it (repair/).
-import type { NodeInfo, PatchResult } from './cluster-ports.js';
-import type { RepairRecord } from './node-marks.js';
-
-export interface NodeCondition {
-  readonly type: string;
-  /** True, False or Unknown. */
-  readonly status: string;
-  readonly reason: string;
-  /** lastTransitionTime: since when the condition has had this status. */
-  readonly sinceMs: number;
-}
+import type { NodeInfo, PatchResult, RepairRecord } from '../model.js';
 
 /** Node auto repair's reads and writes (repair/). */
 export interface RepairGateway {

@@ -5,12 +5,15 @@
 // providerID decides, never the name alone: a name can belong to an old node of a reused IP
 // address, or a cluster can name its nodes otherwise (--hostname-override). Then, and only
 // then, the lookup scans the node list (paged, gzipped; kubernetes.ts).
-import type { InstanceDirectory } from '../shared/aws-ports.js';
-import { ServiceBusyError, TransientError } from '../shared/errors.js';
-import type { Clock } from '../shared/clock.js';
-import { mapWithConcurrency } from '../shared/concurrency.js';
-import { asError, type Log } from '../shared/log.js';
-import type { NodeGateway, NodeInfo, NodeWatch } from './cluster-ports.js';
+import type { InstanceDirectory } from '../../shared/aws-ports.js';
+import { ServiceBusyError, TransientError } from '../../shared/errors.js';
+import type { Clock } from '../../shared/clock.js';
+import { mapWithConcurrency } from '../../shared/concurrency.js';
+import { asError, type Log } from '../../shared/log.js';
+import type { NodeGateway, NodeWatch } from '../../cluster/ports/node-gateway.js';
+import type { NodeInfo } from '../../cluster/model.js';
+
+import { instanceMatches } from '../../cluster/rules/provider-id.js';
 
 /** What the Kubernetes adapter offers for nodes, below the lookup. */
 export interface NodeReader {
@@ -37,11 +40,6 @@ export interface NodeLookupOptions {
   readonly scanWithoutNameEveryMs?: number;
   /** GETs in flight when looking up several instances. */
   readonly concurrency?: number;
-}
-
-/** spec.providerID is aws:///<zone>/<instance-id>: the id after the last slash, exactly. */
-export function instanceMatches(providerId: string, instanceId: string): boolean {
-  return providerId.endsWith(`/${instanceId}`);
 }
 
 export function createNodeLookup(

@@ -1,4 +1,7 @@
 // What can keep a node from draining now, and why: the findings of the drainability analysis
+// (adapters/kubernetes/drainability.ts), shared by `check`, `upgrade` and observe mode.
+
+// What can keep a node from draining now, and why: the findings of the drainability analysis
 // (adapters/kubernetes/drainability.ts), shared by `check`, `upgrade` and observe mode
 // (MODE=observe), so the three say the same thing. The pod rules are the drainer's own (pods.ts).
 export type Severity =

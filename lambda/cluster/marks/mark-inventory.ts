@@ -1,8 +1,8 @@
 // Every mark of ours on a node, read off what the node carries: what `cleanup` shows with
-// --dry-run and takes back (docs/marks.md is the table; the keys are node-marks.ts's). Taking
+// --dry-run and takes back (docs/marks.md is the table; the keys are mark-keys.ts's). Taking
 // them back is the gateway's unmark (a drain's marks, exactly as its record says) and
 // unmarkOutdated (a refresh's), the same writes the reconciler makes.
-import type { NodeInfo } from './cluster-ports.js';
+import type { NodeInfo } from '../model.js';
 import {
   deferralAnnotation,
   outOfServiceAnnotation,
@@ -18,7 +18,7 @@ import {
   refreshCordonedLabel,
   refreshGroupAnnotation,
   refreshLabel,
-} from './node-marks.js';
+} from './mark-keys.js';
 
 /** Every key we write on nodes, for the documentation and the tests that set each one. */
 export const nodeMarkKeys = {

@@ -1,13 +1,6 @@
 // Surge before evict (docs/surge.md): what the drain reads of a Deployment and its pods, and the
 // one write it makes to it (the restart annotation, as `kubectl rollout restart` writes it).
-import type { DrainRecord } from './node-marks.js';
-import type { PatchResult, PodInfo } from './cluster-ports.js';
-import type { Placement } from './placement.js';
-
-/** The annotation `kubectl rollout restart` sets on the pod template (and nothing else). */
-export const restartedAtAnnotation = 'kubectl.kubernetes.io/restartedAt';
-/** Per workload, on the Deployment or its pods: "true" opts in, "false" marks it untouchable. */
-export const surgeAnnotation = 'graceful-node-termination/surge-before-evict';
+import type { DrainRecord, PatchResult, PodInfo, Placement } from '../model.js';
 
 export interface FieldManager {
   readonly manager: string;

@@ -1,7 +1,7 @@
 // After an undrained release (a drain cut at its deadline, a Spot reclaim), the node's pods
 // stay Terminating and its volumes attached until the Node object goes: the out-of-service taint
 // lets them go at once, once EC2 says the instance is terminated (termination/instance-terminated.ts).
-import type { NodeInfo, PatchResult } from './cluster-ports.js';
+import { type NodeInfo, type PatchResult } from '../model.js';
 
 export interface OutOfServiceGateway {
   /** The pods still bound to the node that a kubelet would have to stop (not finished, mirror or DaemonSet pods). */

@@ -1,22 +1,6 @@
-// What a drain records of its surges in the drain record (node-marks.ts), so a hand-off or the
+// The surges of a drain as the drain record stores them (drain-record.ts): a hand-off or the
 // reconciler resumes the wait and never restarts a Deployment twice for one drain.
-
-export type SurgeState = 'waiting' | 'ready' | 'timed-out' | 'refused';
-
-export interface SurgeMark {
-  /** The pod the surge is for (its uid: a pod of the same name later is another pod). */
-  readonly pod: string;
-  readonly uid: string;
-  /** namespace/name of its Deployment. */
-  readonly deployment: string;
-  /** The restart annotation's value we wrote (undefined: refused, nothing written). */
-  readonly restartedAt?: string | undefined;
-  /** When the surge began (the per-pod timeout runs from here) or was refused. */
-  readonly atMs: number;
-  readonly state: SurgeState;
-  /** The refusal's name (max-surge-zero, no-readiness-probe, ...). */
-  readonly reason?: string | undefined;
-}
+import { type SurgeMark, type SurgeState } from '../model.js';
 
 const states: ReadonlySet<string> = new Set(['waiting', 'ready', 'timed-out', 'refused']);
 

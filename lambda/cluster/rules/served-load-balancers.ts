@@ -6,27 +6,7 @@
 // answer is the cluster's, whatever else the account holds.
 //   https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/targetgroupbinding/targetgroupbinding/
 //   https://github.com/kubernetes/cloud-provider/blob/v0.34.4/cloud.go (DefaultLoadBalancerName)
-
-/** A target group the cluster serves, with the port its instance targets are registered on when known. */
-export interface ServedTargetGroup {
-  readonly arn: string;
-  /** The NodePort the controller registers instances on (the bound Service's); undefined: read every target. */
-  readonly port?: number | undefined;
-}
-
-export interface ServedLoadBalancers {
-  /** TargetGroupBindings' target groups whose targets are instances (or of a type not said). */
-  readonly targetGroups: readonly ServedTargetGroup[];
-  /** Classic Load Balancers the in-tree service controller made, by name. */
-  readonly classicNames: readonly string[];
-  /** Network Load Balancers the in-tree service controller made, by name (their target groups are looked up). */
-  readonly networkNames: readonly string[];
-}
-
-export interface LoadBalancerSources {
-  /** One list of TargetGroupBindings (none when the CRD is not installed) and one of Services. */
-  servedLoadBalancers(): Promise<ServedLoadBalancers>;
-}
+import { type ServedLoadBalancers, type ServedTargetGroup } from '../../shared/served-load-balancers.js';
 
 /** The name the in-tree cloud provider gives a Service's load balancer: "a" + its UID without dashes, 32 characters at most. */
 export function inTreeLoadBalancerName(serviceUid: string): string {

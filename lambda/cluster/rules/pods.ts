@@ -2,7 +2,7 @@
 // gone, which are critical, which tolerate the cordon. Mirrors `kubectl drain --ignore-daemonsets --delete-emptydir-data --force`, which
 // is what EKS managed node groups do.
 // https://github.com/kubernetes/kubectl/blob/master/pkg/drain/filters.go
-import type { PodInfo } from './cluster-ports.js';
+import type { PodInfo } from '../model.js';
 import { toleratesTaint } from './placement.js';
 
 export const mirrorPodAnnotation = 'kubernetes.io/config.mirror';

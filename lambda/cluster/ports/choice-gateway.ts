@@ -1,9 +1,7 @@
 // What a node's departure would cost, as the termination policy (termination-policy/) reads it:
-// the node's pods with what the drainer's own rules need (pods.ts), the budgets that select
-// each, and how many ready replicas its workload has in all. Read for the candidates only
-// (adapters/kubernetes/choice-api.ts): never a node scan.
-import type { NodeInfo, PatchResult, PodInfo } from './cluster-ports.js';
-import type { DeferralMark } from './node-marks.js';
+// the node's pods with what the drainer's own rules need, the budgets that select each, and how
+// many ready replicas its workload has in all. Read for the candidates only: never a node scan.
+import type { NodeInfo, PatchResult, PodInfo, DeferralMark } from '../model.js';
 
 /** A PodDisruptionBudget that selects the pod, as its status says now. */
 export interface CostBudget {

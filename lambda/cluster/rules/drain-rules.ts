@@ -3,13 +3,11 @@
 // `cluster.x-k8s.io/drain`), with Karpenter's `karpenter.sh/do-not-disrupt` read as Karpenter
 // reads it. One pure function decides per pod; the drain, observe mode and `check` all ask it.
 // https://github.com/kubernetes-sigs/cluster-api/blob/main/api/core/v1beta2/machinedrainrules_types.go
-import type { PodInfo } from './cluster-ports.js';
-import { matchesSelector, type LabelSelector } from './label-selector.js';
+import type { PodInfo } from '../model.js';
+import { matchesSelector } from '../../shared/label-selector.js';
 import { isCritical, isDaemonSetPod, isFinished, isMirrorPod } from './pods.js';
 import { doNotDisruptAnnotation, doNotDisruptUntilMs } from './do-not-disrupt.js';
-
-export type DrainBehavior = 'Drain' | 'Skip' | 'WaitCompleted';
-export const drainBehaviors: readonly DrainBehavior[] = ['Drain', 'Skip', 'WaitCompleted'];
+import { type DrainRuleSpec, type DrainBehavior, drainBehaviors, namespaceNameLabel, type DrainRuleConfig } from '../../shared/drain-rule-variables.js';
 
 /** Cluster API's pod label: `skip` or `wait-completed`; it wins over every rule. */
 export const capiDrainLabel = 'cluster.x-k8s.io/drain';
@@ -22,26 +20,6 @@ export const drainOrderKey = 'graceful-node-termination/drain-order';
 
 /** The default orders: the node's other pods first, then DaemonSet pods, then critical pods, then critical DaemonSet pods (Karpenter's order). */
 export const defaultOrders = { pods: 0, daemonSetPods: 1000, criticalPods: 2000, criticalDaemonSetPods: 3000 } as const;
-
-/** One deployment-wide rule (DRAIN_RULES), as Cluster API's MachineDrainRule spec reads. */
-export interface DrainRuleSpec {
-  readonly name: string;
-  readonly behavior: DrainBehavior;
-  /** Drain only: lower orders leave first (default 0). */
-  readonly order?: number | undefined;
-  /** The pods it applies to: any of these (none: every pod). Within one, pod and namespace selectors both hold. */
-  readonly pods?: readonly DrainRulePods[] | undefined;
-}
-
-export interface DrainRulePods {
-  readonly selector?: LabelSelector | undefined;
-  /**
-   * Matched against the namespace's `kubernetes.io/metadata.name` label only (the API server sets it
-   * on every namespace), so the drainer needs no read on Namespaces: Cluster API examples that select
-   * namespaces by name paste as they are; other namespace labels are refused at configuration.
-   */
-  readonly namespaceSelector?: LabelSelector | undefined;
-}
 
 export interface DrainRuleSettings {
   readonly rules: readonly DrainRuleSpec[];
@@ -68,8 +46,6 @@ export interface PodRule {
   /** WaitCompleted by a do-not-disrupt duration: evictable from then on. */
   readonly untilMs?: number | undefined;
 }
-
-const namespaceNameLabel = 'kubernetes.io/metadata.name';
 
 /** The rule for one pod now (a do-not-disrupt duration elapses). First that applies wins. */
 export function podRule(pod: PodInfo, settings: DrainRuleSettings, nowMs: number): PodRule {
@@ -145,4 +121,5 @@ function parseOrder(raw: string | undefined): number | undefined {
   return n >= -2_147_483_648 && n <= 2_147_483_647 ? n : undefined;
 }
 
-export { namespaceNameLabel };
+/** The settings the drain takes. */
+export const drainRuleSettings = (c: DrainRuleConfig): DrainRuleSettings => ({ rules: c.drainRules, evictDaemonSetPods: c.evictDaemonSetPods });

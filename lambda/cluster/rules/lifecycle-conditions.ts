@@ -4,10 +4,10 @@
 // server accepts them (status.conditions takes any type). Ours carry one of our reasons, so only
 // ours are ever taken back, with the marks they go with.
 // https://github.com/kubernetes/enhancements/tree/master/keps/sig-node/5683-lifecycle-conditions
-import { asError, type Log } from '../shared/log.js';
-import type { NodeInfo } from './cluster-ports.js';
+import { asError, type Log } from '../../shared/log.js';
+import type { LifecycleConditionType, LifecycleCondition } from '../model.js';
 
-export type LifecycleConditionType = 'MaintenancePlanned' | 'DrainInProgress' | 'Drained';
+import { type ConditionsGateway } from '../ports/conditions-gateway.js';
 export const lifecycleConditionTypes: readonly LifecycleConditionType[] = ['MaintenancePlanned', 'DrainInProgress', 'Drained'];
 
 /** Our reasons: a condition with another reason is someone else's and is left alone. */
@@ -18,20 +18,6 @@ export const ourConditionReasons = {
   deadline: 'DrainDeadlineReached',
 } as const;
 const ours: ReadonlySet<string> = new Set(Object.values(ourConditionReasons));
-
-export interface LifecycleCondition {
-  readonly type: LifecycleConditionType;
-  readonly status: 'True' | 'False';
-  readonly reason: string;
-  readonly message: string;
-}
-
-export interface ConditionsGateway {
-  /** Sets these conditions on the node's status (merged by type); best effort, never a reason to stop. */
-  setConditions(nodeName: string, conditions: readonly LifecycleCondition[]): Promise<void>;
-  /** Removes the lifecycle conditions of ours the node carries (by our reasons). */
-  removeOurConditions(node: NodeInfo): Promise<void>;
-}
 
 export const isOurCondition = (c: { readonly reason?: string | undefined }): boolean => c.reason !== undefined && ours.has(c.reason);
 

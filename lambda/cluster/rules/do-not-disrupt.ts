@@ -2,7 +2,7 @@
 // "true", or a Go duration ("90m", "1h30m") that protects the pod from when it was bound to its
 // node until the duration has passed; any other value is ignored (Karpenter tells it in an Event).
 // https://github.com/kubernetes-sigs/karpenter/pull/2874
-import type { PodInfo } from './cluster-ports.js';
+import type { PodInfo } from '../model.js';
 
 export const doNotDisruptAnnotation = 'karpenter.sh/do-not-disrupt';
 

@@ -3,13 +3,7 @@
 // NoExecute taints. Required node affinity and resources are the scheduler's to judge; a
 // replacement it cannot place is refused later, by name (no-capacity).
 // https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/#concepts
-import type { Taint, Toleration } from './cluster-ports.js';
-
-/** The pod template's placement rules the surge honours. */
-export interface Placement {
-  readonly nodeSelector: Readonly<Record<string, string>>;
-  readonly tolerations: readonly Toleration[];
-}
+import type { Taint, Toleration, Placement } from '../model.js';
 
 /** A node a replacement might land on. */
 export interface CandidateNode {

@@ -1,5 +1,5 @@
-// Which marks of ours a node carries: the owner label (node-marks.ts) stays while any is there.
-import { migrationLabel, refreshLabel } from './node-marks.js';
+// Which marks of ours a node carries: the owner label (marks/mark-keys.ts) stays while any is there.
+import { migrationLabel, refreshCordonedLabel, refreshLabel } from './mark-keys.js';
 
 /** Each kind of mark of ours a node can carry; the owner label stays while any is there. */
 export type OurMark = 'drain' | 'refresh' | 'repair' | 'deferral' | 'out-of-service' | 'migration';
@@ -24,4 +24,9 @@ export function otherMarksOfOurs(
     migration: node.labels[migrationLabel] !== undefined,
   };
   return (Object.keys(present) as OurMark[]).some((k) => k !== taking && present[k]);
+}
+
+/** The node's cordon is a refresh's of ours: a drain that finds it takes it over. */
+export function adoptsRefreshCordon(node: { readonly unschedulable: boolean; readonly labels: Readonly<Record<string, string>> }): boolean {
+  return node.unschedulable && node.labels[refreshCordonedLabel] !== undefined;
 }
