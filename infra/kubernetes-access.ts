@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { CfnElement, CustomResource, Duration, Stack, aws_eks as eks, aws_iam as iam, aws_lambda as lambda, aws_logs as logs, type RemovalPolicy } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import type { DeadlinePolicy } from '../lambda/shared/config.js';
-import { renderRbacYaml, renderSurgeYaml } from '../lambda/installer/rbac.js';
+import { renderRbacYaml, renderSurgeYaml } from '../lambda/installer/rbac-yaml.js';
 import { lambdaHandlers } from './handlers.js';
 import { grantLogs, grantVpcAccess } from './drainer.js';
 import { keepParentLogicalIds, stableLogicalId } from './logical-ids.js';

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { DeadlinePolicy, defaultRepairSettings, formatRepairSettings, Mode } from '../lambda/shared/config.js';
-import { renderRbacYaml } from '../lambda/installer/rbac.js';
+import { renderRbacYaml } from '../lambda/installer/rbac-yaml.js';
 import { mergeConditional } from './release-merge.js';
 import { conditionNames, parameterNames as p, reconcileMapping, releaseConditions, releaseMappings, releaseParameters, releaseRules } from './release-parameters.js';
 import { firstDifference, isObject, loopPerGroupResources, mapJson, parameterise, rewriteGroupLists, type GroupLoop, type Json, type JsonObject } from './release-rewrite.js';

@@ -51,54 +51,78 @@ export interface HandlerResult {
 /** Records that can never succeed: an SQS record of these is given back alone. */
 const rejected: ReadonlySet<RecordStatus> = new Set(['malformed', 'unsupported']);
 
-export function createRouter(deps: RouterDeps): (event: unknown, context: InvocationContext) => Promise<HandlerResult | ChoiceAnswer> {
+export function createRouter(
+  deps: RouterDeps,
+): (event: unknown, context: InvocationContext) => Promise<HandlerResult | ChoiceAnswer> {
   return async (event, context) => {
-    let deliveries: Delivery[];
-    try {
-      deliveries = toDeliveries(event);
-      // A direct EventBridge event nobody serves is the whole invocation: fail it loudly.
-      const [only] = deliveries;
-      if (only?.kind === 'event' && only.via === 'eventbridge' && !routes.some((r) => r.takes(only))) throw new UnsupportedEventError(describeEvent(only));
-    } catch (error) {
-      // Nothing we know: fail, so Lambda retries, the errors alarm fires and the event ends
-      // in the failed-notifications queue, instead of an empty success nobody notices.
-      if (error instanceof UnsupportedEventError) deps.log.error('unsupported event shape', { shape: error.shape, error });
-      throw error;
-    }
+    const deliveries = deliveriesOf(event, deps.log);
     const requestId = context.awsRequestId ?? crypto.randomUUID();
+    const invocation = { requestId, remainingMs: () => context.getRemainingTimeInMillis() };
     const [first] = deliveries;
     // Auto Scaling waits for the answer (two seconds): it is given whatever happens, never an error.
     if (first?.kind === 'termination-choice') {
-      const invocation = { requestId, remainingMs: () => context.getRemainingTimeInMillis() };
       // Its retries stop where its answer is due, not where the invocation ends.
       const endMs = deps.clock.now() + lastRequestMs + answerWithinMs;
-      const choice = { ...invocation, remainingMs: () => Math.min(context.getRemainingTimeInMillis(), endMs - deps.clock.now()) };
+      const choice = {
+        ...invocation,
+        remainingMs: () => Math.min(context.getRemainingTimeInMillis(), endMs - deps.clock.now()),
+      };
       return answerChoice(deps, first, (flushMs) => handleRecord(deps, first, 0, choice, () => undefined, flushMs));
     }
     const records: RecordResult[] = [];
     const errors: unknown[] = [];
-    const invocation = { requestId, remainingMs: () => context.getRemainingTimeInMillis() };
-    for (const [index, delivery] of deliveries.entries()) records.push(await handleRecord(deps, delivery, index, invocation, (error) => errors.push(error)));
-    // A record that could not be handled (a transient failure: throttling, the cluster down)
-    // fails the invocation: Lambda retries it (the SNS and EventBridge paths twice, then the
-    // failure destination; an SQS batch until its dead-letter queue) and the Errors alarm
-    // fires. Every record is idempotent, so the ones that went through are only repeated.
-    const failed = records.filter((r) => r.status === 'failed').length;
-    if (failed > 0) {
-      throw errors.length === 1 && deliveries.length === 1
-        ? errors[0]
-        : new Error(`${failed} of ${deliveries.length} records failed; see the log lines before this one`, { cause: errors[0] });
-    }
-    // An SQS record nobody can ever use (malformed, of a kind we do not serve) fails alone, so
-    // its queue keeps it for its dead-letter queue while the rest of the batch is done
-    // (partial batch responses: the event source mapping's ReportBatchItemFailures).
-    const sqsFailures = deliveries.flatMap((d, i) => (d.via === 'sqs' && d.id !== undefined && rejected.has(records[i]!.status) ? [{ itemIdentifier: d.id }] : []));
-    // The same on SNS or EventBridge: retrying cannot help, so it fails the invocation too
-    // (the errors alarm, the failure destination keeps it).
-    const otherRejected = deliveries.filter((d, i) => d.via !== 'sqs' && records[i]!.status === 'unsupported').length;
-    if (otherRejected > 0) throw new Error(`${otherRejected} of ${deliveries.length} records are of a kind this function does not serve; see the log lines before this one`);
-    return deliveries.some((d) => d.via === 'sqs') ? { records, batchItemFailures: sqsFailures } : { records };
+    for (const [index, delivery] of deliveries.entries())
+      records.push(await handleRecord(deps, delivery, index, invocation, (error) => errors.push(error)));
+    return invocationResult(deliveries, records, errors);
   };
+}
+
+/** The invocation as deliveries; a shape nobody serves fails the whole invocation, loudly. */
+function deliveriesOf(event: unknown, log: RecordLogger): Delivery[] {
+  try {
+    const deliveries = toDeliveries(event);
+    // A direct EventBridge event nobody serves is the whole invocation: fail it loudly.
+    const [only] = deliveries;
+    if (only?.kind === 'event' && only.via === 'eventbridge' && !routes.some((r) => r.takes(only)))
+      throw new UnsupportedEventError(describeEvent(only));
+    return deliveries;
+  } catch (error) {
+    // Nothing we know: fail, so Lambda retries, the errors alarm fires and the event ends
+    // in the failed-notifications queue, instead of an empty success nobody notices.
+    if (error instanceof UnsupportedEventError) log.error('unsupported event shape', { shape: error.shape, error });
+    throw error;
+  }
+}
+
+/** What the invocation returns, or throws so that Lambda (or the queue) retries it. */
+function invocationResult(deliveries: readonly Delivery[], records: RecordResult[], errors: unknown[]): HandlerResult {
+  // A record that could not be handled (a transient failure: throttling, the cluster down)
+  // fails the invocation: Lambda retries it (the SNS and EventBridge paths twice, then the
+  // failure destination; an SQS batch until its dead-letter queue) and the Errors alarm
+  // fires. Every record is idempotent, so the ones that went through are only repeated.
+  const failed = records.filter((r) => r.status === 'failed').length;
+  if (failed > 0) {
+    throw errors.length === 1 && deliveries.length === 1
+      ? errors[0]
+      : new Error(`${failed} of ${deliveries.length} records failed; see the log lines before this one`, {
+          cause: errors[0],
+        });
+  }
+  // An SQS record nobody can ever use (malformed, of a kind we do not serve) fails alone, so
+  // its queue keeps it for its dead-letter queue while the rest of the batch is done
+  // (partial batch responses: the event source mapping's ReportBatchItemFailures).
+  const sqsFailures = deliveries.flatMap((d, i) =>
+    d.via === 'sqs' && d.id !== undefined && rejected.has(records[i]!.status) ? [{ itemIdentifier: d.id }] : [],
+  );
+  // The same on SNS or EventBridge: retrying cannot help, so it fails the invocation too
+  // (the errors alarm, the failure destination keeps it).
+  const otherRejected = deliveries.filter((d, i) => d.via !== 'sqs' && records[i]!.status === 'unsupported').length;
+  if (otherRejected > 0)
+    throw new Error(
+      `${otherRejected} of ${deliveries.length} records are of a kind this function does not serve; ` +
+        'see the log lines before this one',
+    );
+  return deliveries.some((d) => d.via === 'sqs') ? { records, batchItemFailures: sqsFailures } : { records };
 }
 
 /** One AWS request's longest time (runtime.ts: requestTimeout 10 s) and a little more. */
@@ -116,13 +140,24 @@ async function handleRecord(
   log.resetKeys();
   if (delivery.kind === 'malformed') {
     // Logged, never retried from here: a retry would fail the same way.
-    log.error('malformed record', { field: delivery.field, reason: delivery.reason, recordIndex: index, via: delivery.via, messageId: delivery.id });
+    log.error('malformed record', {
+      field: delivery.field,
+      reason: delivery.reason,
+      recordIndex: index,
+      via: delivery.via,
+      messageId: delivery.id,
+    });
     return { status: 'malformed' };
   }
   const served = routes.find((r) => r.takes(delivery));
   if (served === undefined) {
     const shape = delivery.kind === 'event' ? describeEvent(delivery) : delivery.kind;
-    log.error('unsupported record: this function does not serve this kind of event', { shape, recordIndex: index, via: delivery.via, messageId: delivery.id });
+    log.error('unsupported record: this function does not serve this kind of event', {
+      shape,
+      recordIndex: index,
+      via: delivery.via,
+      messageId: delivery.id,
+    });
     return { status: 'unsupported' };
   }
   let connected: ClusterGateway | undefined;
@@ -130,7 +165,9 @@ async function handleRecord(
   const ctx: TriggerContext = { ...deps, cluster, invocation };
   try {
     // Retries give up while a last request still fits before Lambda ends the invocation.
-    return await withinBudget(deps.clock.now() + invocation.remainingMs() - lastRequestMs, () => served.run(delivery, ctx));
+    return await withinBudget(deps.clock.now() + invocation.remainingMs() - lastRequestMs, () =>
+      served.run(delivery, ctx),
+    );
   } catch (error) {
     log.error('record failed; it is retried', asError(error));
     failed(error);

@@ -17,7 +17,7 @@ import { createKubernetesGateway } from './adapters/kubernetes/gateway.js';
 import type { KubeEndpoint } from './adapters/kubernetes/kube-http.js';
 import type { ClusterGateway } from './cluster/ports/cluster-gateway.js';
 import { createNodeLookup } from './adapters/kubernetes/node-lookup.js';
-import { createRouter, type HandlerResult, type InvocationContext } from './router.js';
+import { createRouter, type HandlerResult, type InvocationContext, type RouterDeps } from './router.js';
 import type { ChoiceAnswer } from './termination-policy/answer.js';
 import type { InstanceDirectory, InstanceRepairs, LoadBalancerTargets } from './shared/aws-ports.js';
 import { systemClock } from './shared/clock.js';
@@ -33,12 +33,48 @@ export interface RuntimeOverrides {
   readonly reboot?: InstanceRepairs['reboot'];
 }
 
-export function createRuntime(env: Readonly<Record<string, string | undefined>>, overrides: RuntimeOverrides = {}): LambdaHandler {
+export function createRuntime(
+  env: Readonly<Record<string, string | undefined>>,
+  overrides: RuntimeOverrides = {},
+): LambdaHandler {
   const config = parseConfig(env);
   // The deployment's name (the construct sets it): log lines and metrics of two deployments
   // on one account never mix (the metric filters and EMF both key on it).
   const serviceName = env['POWERTOOLS_SERVICE_NAME'] ?? config.deploymentName;
   const logger = new Logger({ serviceName });
+  const aws = createAwsPorts(env, config, overrides);
+  const cluster = connectOnce(async () => {
+    const endpoint =
+      config.kubeconfigPath !== undefined
+        ? await connectWithKubeconfig(config)
+        : await connectToEks({ clusterName: config.clusterName, region: aws.region, eks: aws.eks });
+    const kubernetes = createKubernetesGateway(endpoint, { requestTimeoutMs: 15_000, log: logger });
+    return { ...kubernetes, ...createNodeLookup(kubernetes, aws.ports.ec2, systemClock, logger) };
+  });
+  const metrics = createEmfMetrics(serviceName, logger);
+  const route = createRouter({ config, log: logger, clock: systemClock, ...aws.ports, cluster, metrics });
+  return async (event, context) => {
+    logger.addContext(context as Parameters<Logger['addContext']>[0]);
+    try {
+      return await route(event, context);
+    } finally {
+      // The EMF lines must be written before the invocation ends.
+      await metrics.ready();
+    }
+  };
+}
+
+type AwsPorts = Pick<
+  RouterDeps,
+  'lifecycle' | 'instances' | 'repairs' | 'awsCalls' | 'ec2' | 'handOffs' | 'loadBalancers'
+>;
+
+/** Every AWS port the triggers use, counted per record and patient with throttling (aws-patience.ts). */
+function createAwsPorts(
+  env: Readonly<Record<string, string | undefined>>,
+  config: Config,
+  overrides: RuntimeOverrides,
+): { readonly region: string; readonly eks: EKSClient; readonly ports: AwsPorts } {
   const region = env['AWS_REGION'] ?? env['AWS_DEFAULT_REGION'] ?? 'us-east-1';
   // Each request is bounded; the SDK's standard retry mode (capped exponential backoff with
   // jitter, throttling-aware) gets 5 attempts instead of 3. The SDK reads
@@ -52,51 +88,48 @@ export function createRuntime(env: Readonly<Record<string, string | undefined>>,
   };
   // Auto Scaling's one bucket stays empty for seconds in a wave: no quick retry, aws-patience.ts's.
   const autoScaling = new AutoScalingClient({ ...sdk, maxAttempts: 1, ...endpointOf('AUTO_SCALING') });
-  const eks = new EKSClient({ ...sdk, ...endpointOf('EKS') });
-  // Every AWS port counted per record and patient with throttling (aws-patience.ts).
   const awsCalls = new AwsCallCount();
-  // EC2's private DNS names (a node lookup is one GET, node-lookup.ts): a quarter of the patience (a Spot warning has two minutes).
-  const patiently = <T extends object>(port: T, service: string, patienceMs?: number): T => patient(port, service, { clock: systemClock, count: awsCalls, patienceMs });
-  const instanceDirectory = patiently(
-    overrides.instanceDirectory ?? createEc2Instances({ region, credentials: autoScaling.config.credentials, endpoint: env['AWS_ENDPOINT_URL_EC2'] ?? env['AWS_ENDPOINT_URL'] }),
+  const patiently = <T extends object>(port: T, service: string, patienceMs?: number): T =>
+    patient(port, service, { clock: systemClock, count: awsCalls, patienceMs });
+  // EC2's private DNS names (a node lookup is one GET, node-lookup.ts): a quarter of the
+  // patience (a Spot warning has two minutes).
+  const ec2Endpoint = env['AWS_ENDPOINT_URL_EC2'] ?? env['AWS_ENDPOINT_URL'];
+  const credentials = autoScaling.config.credentials;
+  const ec2 = patiently(
+    overrides.instanceDirectory ?? createEc2Instances({ region, credentials, endpoint: ec2Endpoint }),
     'ec2',
     15_000,
   );
-  const loadBalancers = config.waitForTargets ? loadBalancersOf(config, env, region, autoScaling.config.credentials) : undefined;
-  const cluster = connectOnce(async () => {
-    const endpoint = config.kubeconfigPath !== undefined ? await connectWithKubeconfig(config) : await connectToEks({ clusterName: config.clusterName, region, eks });
-    const kubernetes = createKubernetesGateway(endpoint, { requestTimeoutMs: 15_000, log: logger });
-    return { ...kubernetes, ...createNodeLookup(kubernetes, instanceDirectory, systemClock, logger) };
-  });
-  const metrics = createEmfMetrics(serviceName, logger);
-  const route = createRouter({
-    config,
-    log: logger,
-    clock: systemClock,
+  const ports: AwsPorts = {
     lifecycle: patiently(createLifecycleActions(autoScaling), 'autoscaling'),
-    instances: patiently(createAutoScalingInstances(autoScaling, instanceDirectory), 'autoscaling'),
-    repairs: config.repair !== undefined ? patiently(repairsOf(autoScaling, env, region, overrides), 'autoscaling') : undefined,
+    instances: patiently(createAutoScalingInstances(autoScaling, ec2), 'autoscaling'),
+    repairs:
+      config.repair !== undefined
+        ? patiently(repairsOf(autoScaling, env, region, overrides), 'autoscaling')
+        : undefined,
     awsCalls: () => awsCalls.take(),
-    ec2: instanceDirectory,
-    cluster,
-    handOffs: config.handOffTopicArn !== undefined ? createSnsHandOffs({ ...sdk, ...endpointOf('SNS') }, config.handOffTopicArn) : undefined,
-    metrics,
-    loadBalancers,
-  });
-  return async (event, context) => {
-    logger.addContext(context as Parameters<Logger['addContext']>[0]);
-    try {
-      return await route(event, context);
-    } finally {
-      // The EMF lines must be written before the invocation ends.
-      await metrics.ready();
-    }
+    ec2,
+    handOffs:
+      config.handOffTopicArn !== undefined
+        ? createSnsHandOffs({ ...sdk, ...endpointOf('SNS') }, config.handOffTopicArn)
+        : undefined,
+    loadBalancers: config.waitForTargets ? loadBalancersOf(config, env, region, credentials) : undefined,
   };
+  return { region, eks: new EKSClient({ ...sdk, ...endpointOf('EKS') }), ports };
 }
 
 /** Node auto repair's Auto Scaling and EC2 calls (REPAIR). */
-function repairsOf(autoScaling: AutoScalingClient, env: Readonly<Record<string, string | undefined>>, region: string, overrides: RuntimeOverrides): InstanceRepairs {
-  const repairs = createInstanceRepairs(autoScaling, { region, credentials: autoScaling.config.credentials, endpoint: env['AWS_ENDPOINT_URL_EC2'] ?? env['AWS_ENDPOINT_URL'] });
+function repairsOf(
+  autoScaling: AutoScalingClient,
+  env: Readonly<Record<string, string | undefined>>,
+  region: string,
+  overrides: RuntimeOverrides,
+): InstanceRepairs {
+  const repairs = createInstanceRepairs(autoScaling, {
+    region,
+    credentials: autoScaling.config.credentials,
+    endpoint: env['AWS_ENDPOINT_URL_EC2'] ?? env['AWS_ENDPOINT_URL'],
+  });
   return overrides.reboot !== undefined ? { ...repairs, reboot: overrides.reboot } : repairs;
 }
 

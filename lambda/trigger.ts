@@ -4,7 +4,15 @@
 // router is the one place that runs the three in order (route()).
 import type { ClusterGateway } from './cluster/ports/cluster-gateway.js';
 import type { Delivery } from './inbound/deliveries.js';
-import type { AutoScalingInstances, HandOffs, InstanceDirectory, InstanceRepairs, LifecycleActions, LoadBalancerTargets, MetricsSink } from './shared/aws-ports.js';
+import type {
+  AutoScalingInstances,
+  HandOffs,
+  InstanceDirectory,
+  InstanceRepairs,
+  LifecycleActions,
+  LoadBalancerTargets,
+  MetricsSink,
+} from './shared/aws-ports.js';
 import type { Clock } from './shared/clock.js';
 import type { Config } from './shared/config.js';
 import type { Log } from './shared/log.js';
@@ -18,7 +26,9 @@ export type RecordStatus =
   | 'test-notification'
   /** Auto Scaling has no such action: a forged, stale or misrouted notification. Nothing was written. */
   | 'no-active-action'
-  /** Auto Scaling throttled the confirmation past every retry: the notification was sent again to a fresh invocation. */
+  /**
+   * Auto Scaling throttled the confirmation past every retry: the notification was sent again to a fresh invocation.
+   */
   | 'retried-later'
   | 'drained'
   | 'timed-out'
@@ -48,7 +58,10 @@ export type RecordStatus =
   | 'observed'
   /** Termination policy: the cheapest departures given to Auto Scaling. */
   | 'choice-made'
-  /** Termination policy: fewer (or none) given, every other candidate costly or the window closed; Auto Scaling asks again. */
+  /**
+   * Termination policy: fewer (or none) given, every other candidate costly or the window closed; Auto Scaling asks
+   * again.
+   */
   | 'choice-deferred'
   /** Termination policy: deferred past its maximum; Auto Scaling's own suggestion given. */
   | 'choice-deferral-expired'
@@ -134,7 +147,8 @@ export interface RouteResult {
   readonly answer?: readonly string[];
 }
 
-const outcome = (o: RecordStatus | Outcome, instanceId: { instanceId?: string }): RouteResult => (typeof o === 'string' ? { status: o, ...instanceId } : { ...o, ...instanceId });
+const outcome = (o: RecordStatus | Outcome, instanceId: { instanceId?: string }): RouteResult =>
+  typeof o === 'string' ? { status: o, ...instanceId } : { ...o, ...instanceId };
 
 export interface Route {
   takes(delivery: Delivery): boolean;
@@ -145,7 +159,10 @@ export interface Route {
 export function route<D extends Delivery, W>(trigger: Trigger<D, W>): Route {
   const run = async (delivery: D, ctx: TriggerContext): Promise<RouteResult> => {
     const parsed = trigger.parse(delivery, ctx);
-    if ('status' in parsed) return parsed.instanceId !== undefined ? { status: parsed.status, instanceId: parsed.instanceId } : { status: parsed.status };
+    if ('status' in parsed)
+      return parsed.instanceId !== undefined
+        ? { status: parsed.status, instanceId: parsed.instanceId }
+        : { status: parsed.status };
     const keys = trigger.keys(parsed.work);
     ctx.log.appendKeys?.(keys);
     const instanceId = typeof keys['instanceId'] === 'string' ? { instanceId: keys['instanceId'] } : {};
@@ -161,7 +178,8 @@ export function route<D extends Delivery, W>(trigger: Trigger<D, W>): Route {
   return {
     takes: (delivery) => trigger.takes(delivery),
     run: (delivery, ctx) => {
-      if (!trigger.takes(delivery)) throw new Error(`a ${delivery.kind} delivery routed to a trigger that does not take it`);
+      if (!trigger.takes(delivery))
+        throw new Error(`a ${delivery.kind} delivery routed to a trigger that does not take it`);
       return run(delivery, ctx);
     },
   };

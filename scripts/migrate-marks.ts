@@ -6,7 +6,7 @@ import type { EventRecorder } from '../lambda/cluster/ports/event-recorder.js';
 import type { NodeGateway } from '../lambda/cluster/ports/node-gateway.js';
 import type { NodeInfo, MigrationRecord } from '../lambda/cluster/model.js';
 import { markedForMigration, migrationMarksRemoved } from '../lambda/cluster/events/mark-events.js';
-import type { NodeReader } from '../lambda/adapters/kubernetes/node-lookup.js';
+import type { NodeReader } from '../lambda/adapters/kubernetes/node-reader.js';
 import { migratingTaintKey, migrationLabel } from '../lambda/cluster/marks/mark-keys.js';
 
 import type { MigrateRequest } from './migrate-plan.js';

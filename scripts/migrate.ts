@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { reportingComponent } from '../lambda/adapters/kubernetes/object-codecs.js';
 import type { EventRecorder } from '../lambda/cluster/ports/event-recorder.js';
 import type { NodeGateway } from '../lambda/cluster/ports/node-gateway.js';
-import type { NodeReader } from '../lambda/adapters/kubernetes/node-lookup.js';
+import type { NodeReader } from '../lambda/adapters/kubernetes/node-reader.js';
 import {
   describeGroups,
   liveInstances,

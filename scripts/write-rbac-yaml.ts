@@ -5,7 +5,8 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { deploymentNamePattern, renderRbacYaml, renderSurgeYaml } from '../lambda/installer/rbac.js';
+import { deploymentNamePattern } from '../lambda/installer/rbac.js';
+import { renderRbacYaml, renderSurgeYaml } from '../lambda/installer/rbac-yaml.js';
 
 const { values } = parseArgs({
   options: { name: { type: 'string' }, group: { type: 'string' }, policy: { type: 'string', default: 'force' } },

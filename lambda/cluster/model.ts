@@ -57,7 +57,9 @@ export interface PodInfo {
   /** UID of that controller: its other pods are this pod's replacements. */
   readonly controllerUid?: string | undefined;
   readonly annotations: Readonly<Record<string, string>>;
-  /** Drain rules read labels; a do-not-disrupt duration counts from startedAt (started on its node, else bound to it). */
+  /**
+   * Drain rules read labels; a do-not-disrupt duration counts from startedAt (started on its node, else bound to it).
+   */
   readonly labels?: Readonly<Record<string, string>> | undefined;
   readonly startedAt?: Date | undefined;
   readonly priorityClassName: string | undefined;

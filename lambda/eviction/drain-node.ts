@@ -4,15 +4,19 @@
 import type { EventRecorder } from '../cluster/ports/event-recorder.js';
 import type { NodeInfo, PodInfo } from '../cluster/model.js';
 import type { PodGateway, PodWatch } from '../cluster/ports/pod-gateway.js';
-import type { DrainRuleSettings, PodRule } from '../cluster/rules/drain-rules.js';
 import { isDaemonSetPod, isDrainable, isTerminating, podKey } from '../cluster/rules/pods.js';
 import type { Clock } from '../shared/clock.js';
 import { mapWithConcurrency } from '../shared/concurrency.js';
-import { DeadlinePolicy } from '../shared/deadline-policy.js';
 import type { Log } from '../shared/log.js';
-import { announceWaitsAndSkips, reportBlocked, reportForced, reportLongBlock, reportNotWaitedFor } from './drain-reports.js';
+import {
+  announceWaitsAndSkips,
+  reportBlocked,
+  reportForced,
+  reportLongBlock,
+  reportNotWaitedFor,
+} from './drain-reports.js';
 import { describeStuck, forcedGone, type DrainResult, type StuckPod } from './drain-result.js';
-import { sortPods } from './pass-view.js';
+import { passView, type PassOptions, type PassView } from './pass-view.js';
 import type { ReturnedPods } from './returned-pods.js';
 import * as rules from './rules.js';
 import type { Attempt, DrainMoment } from './rules.js';
@@ -25,32 +29,20 @@ export interface DrainDeps {
   readonly log: Log;
 }
 
-export interface DrainOptions {
+/** What the drain fixes for its whole run; the deadlines, the window and the rules are the pass's (pass-view.ts). */
+export interface DrainOptions extends PassOptions {
   readonly node: Pick<NodeInfo, 'name' | 'uid'>;
   /** The live pod view of the node, opened by the caller and kept for the load-balancer wait. */
   readonly watch: PodWatch;
   /** Notices pods that come back onto the cordoned node; shared with the load-balancer wait. */
   readonly returns: ReturnedPods;
-  /** Epoch milliseconds after which the drain stops waiting. */
-  readonly deadlineMs: number;
   /** Epoch milliseconds at which this invocation stops (outcome 'stopped'). */
   readonly stopMs: number;
-  /** Batch pods are not evicted before untilMs; while any is on the node the deadline is deadlineMs if later. */
-  readonly batch?: { readonly untilMs: number; readonly deadlineMs: number } | undefined;
   readonly evictionConcurrency: number;
   /** A budget that refuses a pod this long is reported again, with pending replacements. */
   readonly blockedReportMs: number;
-  /** An earlier invocation ran this drain and already told its batch wait as an Event. */
-  readonly resumed: boolean;
-  readonly deadlinePolicy: DeadlinePolicy;
-  /** The fair eviction window, from when the drain first saw the node: no pod is forced inside it. */
-  readonly window: { readonly startMs: number; readonly endMs: number };
-  /** Nothing runs past this (the action's cap less the load-balancer wait). */
-  readonly hardDeadlineMs: number;
   /** The node's kubelet is gone: a pod whose deletion began will never finish it. */
   readonly kubeletGone: boolean;
-  /** What is done with each pod, in which order (drain rules). */
-  readonly rules: DrainRuleSettings;
   /** Surge before evict: the pods it holds are not evicted this pass (surge-gate.ts). */
   readonly surge?: SurgeGate | undefined;
 }
@@ -59,20 +51,6 @@ export type { DrainResult, StuckPod };
 
 export function drainNode(options: DrainOptions, deps: DrainDeps): Promise<DrainResult> {
   return new NodeDrain(options, deps).run();
-}
-
-/** The pods as one pass sees them. */
-interface PassView {
-  readonly remaining: readonly PodInfo[];
-  /** Batch pods waited for (not evicted yet). */
-  readonly waiting: readonly PodInfo[];
-  readonly evictable: readonly PodInfo[];
-  /** Left running by a drain rule (Skip): told once. */
-  readonly skipped: readonly PodInfo[];
-  readonly ruleOf: (pod: PodInfo) => PodRule;
-  readonly waitEndsMs: number;
-  readonly moment: DrainMoment;
-  readonly deadlineMs: number;
 }
 
 class NodeDrain {
@@ -119,7 +97,12 @@ class NodeDrain {
       const notHeld = { ...next, evictable: next.evictable.filter((p) => !this.held.has(p.uid)) };
       const wakeMs = Math.min(
         this.o.surge?.nextCheckMs() ?? Number.POSITIVE_INFINITY,
-        rules.nextWakeMs(notHeld, next.moment, { deadlineMs: next.deadlineMs, stopMs: this.o.stopMs, batchUntilMs: next.waitEndsMs, reportAtMs: (pod) => this.reportAtMs(pod) }),
+        rules.nextWakeMs(notHeld, next.moment, {
+          deadlineMs: next.deadlineMs,
+          stopMs: this.o.stopMs,
+          batchUntilMs: next.waitEndsMs,
+          reportAtMs: (pod) => this.reportAtMs(pod),
+        }),
       );
       // Wake on any change of the node's pods (a pod gone or finished, a new one bound), on
       // the next retry, at the end of the batch wait, or at the deadline.
@@ -128,43 +111,14 @@ class NodeDrain {
   }
 
   private view(): PassView {
-    const nowMs = this.deps.clock.now();
-    const { batch } = this.o;
-    const sorted = sortPods({
+    return passView(this.o, {
       pods: this.o.watch.current(),
-      settings: this.o.rules,
-      nowMs,
-      batch,
+      nowMs: this.deps.clock.now(),
       ignored: (p) => !this.counted(p) || this.o.returns.has(p) || this.notWaitedFor.has(p.uid),
-    });
-    const { remaining, waiting, evictable, tier } = sorted;
-    // The first order's window is the drain's own; a later order's (0 after a negative one too)
-    // starts when it is reached. A resumed drain cannot tell which came first: the default order's.
-    const first = this.tierReachedMs.size === 0 && (!this.o.resumed || tier <= 0);
-    if (Number.isFinite(tier) && !this.tierReachedMs.has(tier)) this.tierReachedMs.set(tier, first ? this.o.window.startMs : nowMs);
-    const moment: DrainMoment = {
-      nowMs,
-      force: this.o.deadlinePolicy === DeadlinePolicy.FORCE,
-      baseDeadlineMs: sorted.holdsBatchDeadline && batch ? Math.max(this.o.deadlineMs, batch.deadlineMs) : this.o.deadlineMs,
-      windowEndMs: this.o.window.endMs,
-      windowMs: this.o.window.endMs - this.o.window.startMs,
-      hardDeadlineMs: this.o.hardDeadlineMs,
-      tier,
-      orderOf: (pod) => sorted.ruleOf(pod).order,
-      tierReachedMs: this.tierReachedMs,
       attempts: this.attempts,
       accepted: this.accepted,
-    };
-    return {
-      remaining,
-      waiting,
-      evictable,
-      skipped: sorted.skipped,
-      ruleOf: sorted.ruleOf,
-      waitEndsMs: sorted.waitEndsMs,
-      moment,
-      deadlineMs: rules.drainDeadlineMs(evictable, moment), // a pod waited for is never forced: its window moves nothing
-    };
+      tierReachedMs: this.tierReachedMs,
+    });
   }
 
   /** Each answer is handled as it arrives, so the log and Events follow the evictions live. */
@@ -215,7 +169,11 @@ class NodeDrain {
     await mapWithConcurrency(toForce, this.o.evictionConcurrency, async (pod) => {
       const attempt = this.attempts.get(pod.uid);
       this.forcedPods.set(pod.uid, describeStuck(pod, attempt, this.accepted.has(pod.uid)));
-      const graceSeconds = Math.max(0, Math.min(rules.gracePeriodMs(pod), rules.podDeadlineMs(pod, view.moment) - this.deps.clock.now()) / 1000) | 0;
+      const graceSeconds =
+        Math.max(
+          0,
+          Math.min(rules.gracePeriodMs(pod), rules.podDeadlineMs(pod, view.moment) - this.deps.clock.now()) / 1000,
+        ) | 0;
       const outcome = await this.deps.pods.deletePod(pod, graceSeconds);
       if (outcome === 'gone') this.forcedPods.delete(pod.uid);
       if (outcome !== 'deleted') return;
@@ -235,16 +193,32 @@ class NodeDrain {
     for (const pod of view.remaining) {
       const at = this.reportAtMs(pod);
       const attempt = this.attempts.get(pod.uid);
-      if (at === undefined || at > this.deps.clock.now() || attempt?.lastBlock === undefined || attempt.blockedSinceMs === undefined) continue;
+      if (
+        at === undefined ||
+        at > this.deps.clock.now() ||
+        attempt?.lastBlock === undefined ||
+        attempt.blockedSinceMs === undefined
+      )
+        continue;
       attempt.reportedLong = true;
-      await reportLongBlock(this.o.node, pod, attempt.lastBlock, this.deps.clock.now() - attempt.blockedSinceMs, this.reportDeps());
+      await reportLongBlock(
+        this.o.node,
+        pod,
+        attempt.lastBlock,
+        this.deps.clock.now() - attempt.blockedSinceMs,
+        this.reportDeps(),
+      );
     }
   }
 
-  /** Drainable, or a DaemonSet pod there when the drain began (EVICT_DAEMONSET_PODS): the one its controller puts back is not chased. */
+  /**
+   * Drainable, or a DaemonSet pod there when the drain began (EVICT_DAEMONSET_PODS): the one its controller puts back
+   * is not chased.
+   */
   private counted(p: PodInfo): boolean {
     if (!isDaemonSetPod(p)) return isDrainable(p);
-    const atStart = (d: PodInfo) => isDaemonSetPod(d) && !(this.o.resumed && rules.boundSince(d, this.o.window.startMs));
+    const atStart = (d: PodInfo) =>
+      isDaemonSetPod(d) && !(this.o.resumed && rules.boundSince(d, this.o.window.startMs));
     this.daemonPodsAtStart ??= new Set(
       this.o.watch
         .current()
@@ -254,10 +228,15 @@ class NodeDrain {
     return this.o.rules.evictDaemonSetPods && this.daemonPodsAtStart.has(p.uid);
   }
 
-  /** Terminating pods no kubelet will stop, or past their grace period by a margin, hold nothing up (evicted DaemonSet pods too). */
+  /**
+   * Terminating pods no kubelet will stop, or past their grace period by a margin, hold nothing up (evicted DaemonSet
+   * pods too).
+   */
   private async giveUpOnPodsThatCannotLeave(): Promise<void> {
     const now = this.deps.clock.now();
-    const newly = this.o.watch.current().filter((p) => this.counted(p) && !this.notWaitedFor.has(p.uid) && rules.cannotLeave(p, now, this.o.kubeletGone));
+    const newly = this.o.watch
+      .current()
+      .filter((p) => this.counted(p) && !this.notWaitedFor.has(p.uid) && rules.cannotLeave(p, now, this.o.kubeletGone));
     if (newly.length === 0) return;
     const names = await reportNotWaitedFor(this.o.node, newly, this.o.kubeletGone, this.reportDeps());
     newly.forEach((p, i) => this.notWaitedFor.set(p.uid, names[i]!));
@@ -265,7 +244,10 @@ class NodeDrain {
 
   private async announceBatchWait(view: PassView): Promise<void> {
     const { node, batch, resumed } = this.o;
-    await announceWaitsAndSkips({ node, batchUntilMs: batch?.untilMs, resumed, announced: this.announcedBatch, ...view }, this.reportDeps());
+    await announceWaitsAndSkips(
+      { node, batchUntilMs: batch?.untilMs, resumed, announced: this.announcedBatch, ...view },
+      this.reportDeps(),
+    );
   }
 
   private logProgress(view: PassView): void {
@@ -286,7 +268,13 @@ class NodeDrain {
   private result(outcome: DrainResult['outcome'], view: PassView): DrainResult {
     const describe = (pod: PodInfo) => describeStuck(pod, this.attempts.get(pod.uid), this.accepted.has(pod.uid));
     // Pods still here, and (unless handing on) those that left only because they were forced.
-    const stuck = outcome === 'drained' ? [] : [...view.remaining.map(describe), ...(outcome === 'stopped' ? [] : forcedGone(this.forcedPods, view.remaining))];
+    const stuck =
+      outcome === 'drained'
+        ? []
+        : [
+            ...view.remaining.map(describe),
+            ...(outcome === 'stopped' ? [] : forcedGone(this.forcedPods, view.remaining)),
+          ];
     return {
       outcome,
       evicted: this.evicted,

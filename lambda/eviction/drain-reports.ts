@@ -5,7 +5,14 @@ import type { Blocked, NodeInfo, PodInfo } from '../cluster/model.js';
 import type { EventRecorder } from '../cluster/ports/event-recorder.js';
 import type { PodGateway } from '../cluster/ports/pod-gateway.js';
 import type { PodRule } from '../cluster/rules/drain-rules.js';
-import { evictionBlocked, evictionBlockedLong, podForceDeleted, podsNotWaitedFor, podsSkippedByDrainRule, waitingForBatchPods } from '../cluster/events/eviction-events.js';
+import {
+  evictionBlocked,
+  evictionBlockedLong,
+  podForceDeleted,
+  podsNotWaitedFor,
+  podsSkippedByDrainRule,
+  waitingForBatchPods,
+} from '../cluster/events/eviction-events.js';
 import { podKey } from '../cluster/rules/pods.js';
 import { asError, type Log } from '../shared/log.js';
 import { stuckTerminatingMarginMs } from './rules.js';
@@ -30,12 +37,18 @@ export async function reportBlocked(node: NodeRef, pod: PodInfo, result: Blocked
   } else {
     deps.log.warn('eviction blocked, will retry', fields);
   }
-  if (result.reason !== 'disruption-budget' && result.reason !== 'multiple-budgets' && result.reason !== 'admission-denied') return;
+  if (
+    result.reason !== 'disruption-budget' &&
+    result.reason !== 'multiple-budgets' &&
+    result.reason !== 'admission-denied'
+  )
+    return;
   const what =
     result.reason === 'multiple-budgets'
       ? 'more than one PodDisruptionBudget selects it (the eviction API refuses such pods; fix the budgets)'
       : result.reason === 'admission-denied'
-        ? `admission denied it (retried until the drain deadline; the rest of the node drains meanwhile): ${result.message}`
+        ? `admission denied it (retried until the drain deadline; the rest of the node drains meanwhile): ` +
+          `${result.message}`
         : `PodDisruptionBudget ${result.budgetName ?? '(unnamed)'} allows no disruption now: ${result.message}`;
   await recordAll(deps, evictionBlocked(node, pod, what));
 }
@@ -44,7 +57,13 @@ export async function reportBlocked(node: NodeRef, pod: PodInfo, result: Blocked
  * A budget that allows no disruption for minutes usually means its replacements cannot
  * start: say which, with the scheduler's reason, so nobody has to go looking.
  */
-export async function reportLongBlock(node: NodeRef, pod: PodInfo, result: Blocked, blockedForMs: number, deps: ReportDeps): Promise<void> {
+export async function reportLongBlock(
+  node: NodeRef,
+  pod: PodInfo,
+  result: Blocked,
+  blockedForMs: number,
+  deps: ReportDeps,
+): Promise<void> {
   let pending: readonly { pod: string; reason: string }[] = [];
   try {
     pending = await deps.pods.pendingReplacements(pod);
@@ -53,19 +72,52 @@ export async function reportLongBlock(node: NodeRef, pod: PodInfo, result: Block
   }
   const minutes = Math.round(blockedForMs / 6_000) / 10;
   const budget = result.budgetName ? `PodDisruptionBudget ${result.budgetName}` : 'its PodDisruptionBudgets';
-  const replacements = pending.length > 0 ? ` Replacements pending: ${pending.map((p) => `${p.pod} (${p.reason})`).join('; ')}.` : ' No replacement is pending.';
-  deps.log.warn('eviction blocked by a budget for minutes', { pod: podKey(pod), budget: result.budgetName, minutes, detail: result.message, pendingReplacements: pending });
-  await deps.events.record(evictionBlockedLong(node, pod, { budget, minutes, detail: result.message ?? '', replacements }));
+  const replacements =
+    pending.length > 0
+      ? ` Replacements pending: ${pending.map((p) => `${p.pod} (${p.reason})`).join('; ')}.`
+      : ' No replacement is pending.';
+  deps.log.warn('eviction blocked by a budget for minutes', {
+    pod: podKey(pod),
+    budget: result.budgetName,
+    minutes,
+    detail: result.message,
+    pendingReplacements: pending,
+  });
+  await deps.events.record(
+    evictionBlockedLong(node, pod, { budget, minutes, detail: result.message ?? '', replacements }),
+  );
 }
 
-export async function reportForced(node: NodeRef, pod: PodInfo, graceSeconds: number, lastBlock: Blocked | undefined, deps: ReportDeps): Promise<void> {
-  const why = lastBlock ? ` (last eviction answer: ${lastBlock.reason}${lastBlock.budgetName ? `, PodDisruptionBudget ${lastBlock.budgetName}` : ''})` : '';
-  deps.log.warn('pod deleted before the drain deadline (force policy)', { pod: podKey(pod), gracePeriodSeconds: graceSeconds, lastBlock: lastBlock?.reason });
+export async function reportForced(
+  node: NodeRef,
+  pod: PodInfo,
+  graceSeconds: number,
+  lastBlock: Blocked | undefined,
+  deps: ReportDeps,
+): Promise<void> {
+  const why = lastBlock
+    ? ` (last eviction answer: ` +
+      `${lastBlock.reason}${lastBlock.budgetName ? `, PodDisruptionBudget ${lastBlock.budgetName}` : ''})`
+    : '';
+  deps.log.warn('pod deleted before the drain deadline (force policy)', {
+    pod: podKey(pod),
+    gracePeriodSeconds: graceSeconds,
+    lastBlock: lastBlock?.reason,
+  });
   await recordAll(deps, podForceDeleted(node, pod, graceSeconds, why));
 }
 
-/** Pods waited for (WaitCompleted), named with their rule: until the batch wait ends, or (Cluster API's WaitCompleted) the deadline. */
-export async function reportBatchWait(node: NodeRef, pods: readonly { pod: PodInfo; rule: PodRule }[], untilMs: number, deps: ReportDeps, resumed: boolean): Promise<void> {
+/**
+ * Pods waited for (WaitCompleted), named with their rule: until the batch wait ends, or (Cluster API's WaitCompleted)
+ * the deadline.
+ */
+export async function reportBatchWait(
+  node: NodeRef,
+  pods: readonly { pod: PodInfo; rule: PodRule }[],
+  untilMs: number,
+  deps: ReportDeps,
+  resumed: boolean,
+): Promise<void> {
   const names = pods.map(({ pod, rule }) => `${podKey(pod)} (${rule.source})`);
   const until = pods.every(({ rule }) => rule.waitBound === 'deadline')
     ? `the drain deadline (${new Date(untilMs).toISOString()}; WaitCompleted: never evicted)`
@@ -79,14 +131,22 @@ export async function reportBatchWait(node: NodeRef, pods: readonly { pod: PodIn
 }
 
 /** Pods a user's drain rule leaves running (Skip): told once per drain. */
-export async function reportSkipped(node: NodeRef, pods: readonly { pod: PodInfo; rule: PodRule }[], deps: ReportDeps, resumed: boolean): Promise<void> {
+export async function reportSkipped(
+  node: NodeRef,
+  pods: readonly { pod: PodInfo; rule: PodRule }[],
+  deps: ReportDeps,
+  resumed: boolean,
+): Promise<void> {
   const names = pods.map(({ pod, rule }) => `${podKey(pod)} (${rule.source})`);
   deps.log.info('pods left running by their drain rule (Skip)', { pods: names });
   if (resumed) return;
   await deps.events.record(podsSkippedByDrainRule(node, names));
 }
 
-/** Pods waited for (until the batch wait ends, or the deadline for Cluster API's WaitCompleted) and pods left running: told once each. */
+/**
+ * Pods waited for (until the batch wait ends, or the deadline for Cluster API's WaitCompleted) and pods left running:
+ * told once each.
+ */
 export async function announceWaitsAndSkips(
   o: {
     readonly node: NodeRef;
@@ -100,20 +160,29 @@ export async function announceWaitsAndSkips(
   },
   deps: ReportDeps,
 ): Promise<void> {
-  const fresh = (pods: readonly PodInfo[]) => pods.filter((p) => !o.announced.has(p.uid)).map((pod) => ({ pod, rule: o.ruleOf(pod) }));
+  const fresh = (pods: readonly PodInfo[]) =>
+    pods.filter((p) => !o.announced.has(p.uid)).map((pod) => ({ pod, rule: o.ruleOf(pod) }));
   const waiting = fresh(o.waiting);
   const skipped = fresh(o.skipped);
   for (const { pod } of [...waiting, ...skipped]) o.announced.add(pod.uid);
   const untilEnd = waiting.filter(({ rule }) => rule.waitBound === 'deadline');
   const bounded = waiting.filter(({ rule }) => rule.waitBound !== 'deadline');
-  if (bounded.length > 0 && o.batchUntilMs !== undefined) await reportBatchWait(o.node, bounded, o.batchUntilMs, deps, o.resumed);
+  if (bounded.length > 0 && o.batchUntilMs !== undefined)
+    await reportBatchWait(o.node, bounded, o.batchUntilMs, deps, o.resumed);
   if (untilEnd.length > 0) await reportBatchWait(o.node, untilEnd, o.deadlineMs, deps, o.resumed);
   if (skipped.length > 0) await reportSkipped(o.node, skipped, deps, o.resumed);
 }
 
 /** Terminating pods no longer waited for: reported once, with their finalizers. */
-export async function reportNotWaitedFor(node: NodeRef, pods: readonly PodInfo[], kubeletGone: boolean, deps: ReportDeps): Promise<string[]> {
-  const names = pods.map((p) => `${podKey(p)}${p.finalizers && p.finalizers.length > 0 ? ` (finalizers: ${p.finalizers.join(', ')})` : ''}`);
+export async function reportNotWaitedFor(
+  node: NodeRef,
+  pods: readonly PodInfo[],
+  kubeletGone: boolean,
+  deps: ReportDeps,
+): Promise<string[]> {
+  const names = pods.map(
+    (p) => `${podKey(p)}${p.finalizers && p.finalizers.length > 0 ? ` (finalizers: ${p.finalizers.join(', ')})` : ''}`,
+  );
   const why = kubeletGone
     ? 'the node is NotReady or unreachable, so no kubelet will stop them'
     : `they are still terminating ${stuckTerminatingMarginMs / 1000} s past the end of their grace period`;

@@ -30,9 +30,15 @@ export interface DrainResult {
 }
 
 export function describeStuck(pod: PodInfo, attempt: Attempt | undefined, accepted: boolean): StuckPod {
-  if (accepted || isTerminating(pod)) return { pod: podKey(pod), reason: 'terminating', budgetName: undefined, message: undefined };
+  if (accepted || isTerminating(pod))
+    return { pod: podKey(pod), reason: 'terminating', budgetName: undefined, message: undefined };
   const block = attempt?.lastBlock;
-  return { pod: podKey(pod), reason: block?.reason ?? 'not-attempted', budgetName: block?.budgetName, message: block?.message };
+  return {
+    pod: podKey(pod),
+    reason: block?.reason ?? 'not-attempted',
+    budgetName: block?.budgetName,
+    message: block?.message,
+  };
 }
 
 /** Pods the force policy deleted that are gone now: the drain did not get them out by eviction. */

@@ -4,6 +4,8 @@
 import type { PodInfo } from '../cluster/model.js';
 import { podRule, type DrainRuleSettings, type PodRule } from '../cluster/rules/drain-rules.js';
 import { isTerminating } from '../cluster/rules/pods.js';
+import { DeadlinePolicy } from '../shared/deadline-policy.js';
+import { drainDeadlineMs, type Attempt, type DrainMoment } from './rules.js';
 
 export interface SortedPods {
   /** Everything the node must see gone (not Skip, not returned, not given up on). */
@@ -40,7 +42,10 @@ export function sortPods(input: SortInput): SortedPods {
   const counted = input.pods.filter((p) => !input.ignored(p));
   const remaining = counted.filter((p) => ruleOf(p).behavior !== 'Skip');
   const waitCompleted = remaining.filter((p) => ruleOf(p).behavior === 'WaitCompleted');
-  const waiting = batch === undefined ? [] : waitCompleted.filter((p) => !isTerminating(p) && nowMs < waitEndMs(ruleOf(p), batch.untilMs));
+  const waiting =
+    batch === undefined
+      ? []
+      : waitCompleted.filter((p) => !isTerminating(p) && nowMs < waitEndMs(ruleOf(p), batch.untilMs));
   // Pods waited for do not hold the orders back: the rest of the node drains meanwhile.
   const evictable = remaining.filter((p) => !waiting.includes(p));
   return {
@@ -49,7 +54,10 @@ export function sortPods(input: SortInput): SortedPods {
     evictable,
     skipped: counted.filter((p) => ruleOf(p).behavior === 'Skip' && ruleOf(p).builtIn !== true),
     holdsBatchDeadline: batch !== undefined && waitCompleted.length > 0,
-    waitEndsMs: batch === undefined ? Number.POSITIVE_INFINITY : Math.min(...waiting.map((p) => waitEndMs(ruleOf(p), batch.untilMs))),
+    waitEndsMs:
+      batch === undefined
+        ? Number.POSITIVE_INFINITY
+        : Math.min(...waiting.map((p) => waitEndMs(ruleOf(p), batch.untilMs))),
     tier: Math.min(...evictable.map((p) => ruleOf(p).order)),
     ruleOf,
   };
@@ -59,4 +67,75 @@ export function sortPods(input: SortInput): SortedPods {
 function waitEndMs(rule: PodRule, batchUntilMs: number): number {
   if (rule.waitBound === 'deadline') return Number.POSITIVE_INFINITY;
   return Math.min(batchUntilMs, rule.untilMs ?? Number.POSITIVE_INFINITY);
+}
+
+/** The pods as one pass sees them. */
+export interface PassView {
+  readonly remaining: readonly PodInfo[];
+  /** Batch pods waited for (not evicted yet). */
+  readonly waiting: readonly PodInfo[];
+  readonly evictable: readonly PodInfo[];
+  /** Left running by a drain rule (Skip): told once. */
+  readonly skipped: readonly PodInfo[];
+  readonly ruleOf: (pod: PodInfo) => PodRule;
+  readonly waitEndsMs: number;
+  readonly moment: DrainMoment;
+  readonly deadlineMs: number;
+}
+
+/** What the drain fixes for its whole run (drain-node.ts's DrainOptions). */
+export interface PassOptions {
+  /** What is done with each pod, in which order (drain rules). */
+  readonly rules: DrainRuleSettings;
+  /** Batch pods are not evicted before untilMs; while any is on the node the deadline is deadlineMs if later. */
+  readonly batch?: { readonly untilMs: number; readonly deadlineMs: number } | undefined;
+  /** Epoch milliseconds after which the drain stops waiting. */
+  readonly deadlineMs: number;
+  /** Nothing runs past this (the action's cap less the load-balancer wait). */
+  readonly hardDeadlineMs: number;
+  readonly deadlinePolicy: DeadlinePolicy;
+  /** An earlier invocation ran this drain and already told its batch wait as an Event. */
+  readonly resumed: boolean;
+  /** The fair eviction window, from when the drain first saw the node: no pod is forced inside it. */
+  readonly window: { readonly startMs: number; readonly endMs: number };
+}
+
+/** What the drain has seen so far, and the pods now. */
+export interface PassState {
+  readonly pods: readonly PodInfo[];
+  readonly nowMs: number;
+  readonly ignored: (pod: PodInfo) => boolean;
+  readonly attempts: ReadonlyMap<string, Attempt>;
+  readonly accepted: ReadonlySet<string>;
+  /** When each order was first the lowest present: a pass records the one it reaches. */
+  readonly tierReachedMs: Map<number, number>;
+}
+
+/** The pods and the moment of one pass. */
+export function passView(o: PassOptions, state: PassState): PassView {
+  const { batch } = o;
+  const { nowMs, tierReachedMs } = state;
+  const sorted = sortPods({ pods: state.pods, settings: o.rules, nowMs, batch, ignored: state.ignored });
+  const { remaining, waiting, evictable, tier } = sorted;
+  // The first order's window is the drain's own; a later order's (0 after a negative one too)
+  // starts when it is reached. A resumed drain cannot tell which came first: the default order's.
+  const first = tierReachedMs.size === 0 && (!o.resumed || tier <= 0);
+  if (Number.isFinite(tier) && !tierReachedMs.has(tier)) tierReachedMs.set(tier, first ? o.window.startMs : nowMs);
+  const moment: DrainMoment = {
+    nowMs,
+    force: o.deadlinePolicy === DeadlinePolicy.FORCE,
+    baseDeadlineMs: sorted.holdsBatchDeadline && batch ? Math.max(o.deadlineMs, batch.deadlineMs) : o.deadlineMs,
+    windowEndMs: o.window.endMs,
+    windowMs: o.window.endMs - o.window.startMs,
+    hardDeadlineMs: o.hardDeadlineMs,
+    tier,
+    orderOf: (pod) => sorted.ruleOf(pod).order,
+    tierReachedMs,
+    attempts: state.attempts,
+    accepted: state.accepted,
+  };
+  // A pod waited for is never forced: its window moves nothing.
+  const deadlineMs = drainDeadlineMs(evictable, moment);
+  const { skipped, ruleOf, waitEndsMs } = sorted;
+  return { remaining, waiting, evictable, skipped, ruleOf, waitEndsMs, moment, deadlineMs };
 }

@@ -31,7 +31,8 @@ export class ReturnedPods {
 
   async notice(pods: readonly PodInfo[]): Promise<void> {
     for (const pod of pods) {
-      if (this.initial.has(pod.uid) || this.seen.has(pod.uid) || !isDrainable(pod) || !toleratesUnschedulable(pod)) continue;
+      if (this.initial.has(pod.uid) || this.seen.has(pod.uid) || !isDrainable(pod) || !toleratesUnschedulable(pod))
+        continue;
       this.seen.set(pod.uid, pod);
       this.deps.log.warn('pod tolerating the cordon was scheduled back onto the draining node', { pod: podKey(pod) });
       await this.deps.events.record(podRescheduledOnDrainingNode(this.node, pod));
@@ -40,7 +41,12 @@ export class ReturnedPods {
 }
 
 /** Waits until untilMs while still noticing pods that come back (the load-balancer wait). */
-export async function waitWatching(watch: PodWatch, returns: ReturnedPods, untilMs: number, clock: Clock): Promise<void> {
+export async function waitWatching(
+  watch: PodWatch,
+  returns: ReturnedPods,
+  untilMs: number,
+  clock: Clock,
+): Promise<void> {
   for (let now = clock.now(); now < untilMs; now = clock.now()) {
     await watch.changed(untilMs - now);
     await returns.notice(watch.current());

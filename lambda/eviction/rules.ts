@@ -101,7 +101,10 @@ export function podDeadlineMs(pod: PodInfo, m: DrainMoment): number {
   if (!m.force) return m.baseDeadlineMs;
   const windowEnd = podWindowEndMs(pod, m);
   const expectedWindowEnd = Number.isFinite(windowEnd) ? windowEnd : Math.max(m.nowMs, m.baseDeadlineMs) + m.windowMs;
-  return Math.min(m.hardDeadlineMs, Math.max(m.baseDeadlineMs, expectedWindowEnd + Math.min(gracePeriodMs(pod), m.windowMs)));
+  return Math.min(
+    m.hardDeadlineMs,
+    Math.max(m.baseDeadlineMs, expectedWindowEnd + Math.min(gracePeriodMs(pod), m.windowMs)),
+  );
 }
 
 /** The drain's deadline: the latest of its pods'. */
@@ -164,7 +167,12 @@ export function cannotLeave(pod: PodInfo, nowMs: number, kubeletGone: boolean): 
 export function nextWakeMs(
   pods: { readonly remaining: readonly PodInfo[]; readonly evictable: readonly PodInfo[] },
   m: DrainMoment,
-  bounds: { readonly deadlineMs: number; readonly stopMs: number; readonly batchUntilMs: number | undefined; readonly reportAtMs: (pod: PodInfo) => number | undefined },
+  bounds: {
+    readonly deadlineMs: number;
+    readonly stopMs: number;
+    readonly batchUntilMs: number | undefined;
+    readonly reportAtMs: (pod: PodInfo) => number | undefined;
+  },
 ): number {
   const { remaining, evictable } = pods;
   return Math.min(
@@ -174,7 +182,9 @@ export function nextWakeMs(
     // A retry whose time has already come makes the next pass start at once: never skipped.
     ...evictable.filter((p) => isEligible(p, m)).map((p) => m.attempts.get(p.uid)?.nextAtMs ?? m.nowMs),
     ...remaining.filter((p) => isForceCandidate(p, m)).map((p) => forceAtMs(p, m)),
-    ...evictable.filter((p) => !isTerminating(p) && !m.accepted.has(p.uid) && !isEligible(p, m)).map((p) => forceAtMs(p, m)),
+    ...evictable
+      .filter((p) => !isTerminating(p) && !m.accepted.has(p.uid) && !isEligible(p, m))
+      .map((p) => forceAtMs(p, m)),
     ...remaining.filter(isTerminating).map((p) => p.deletionTimestamp!.getTime() + stuckTerminatingMarginMs),
     ...remaining.map((p) => bounds.reportAtMs(p) ?? Number.POSITIVE_INFINITY),
   );

@@ -8,19 +8,34 @@ import { type DeploymentInfo, type ReplicaPod } from '../cluster/ports/surge-gat
 import { selects, type SurgeSettings } from '../shared/surge-variables.js';
 
 export type SurgeRefusal =
-  'statefulset' | 'untouchable-owner' | 'paused' | 'not-settled' | 'recreate-strategy' | 'max-surge-zero' | 'no-readiness-probe' | 'anti-affinity' | 'no-capacity' | 'not-recorded';
+  | 'statefulset'
+  | 'untouchable-owner'
+  | 'paused'
+  | 'not-settled'
+  | 'recreate-strategy'
+  | 'max-surge-zero'
+  | 'no-readiness-probe'
+  | 'anti-affinity'
+  | 'no-capacity'
+  | 'not-recorded';
 
 /** What each refusal means, in the SurgeRefused Event. */
 export const refusalText: Readonly<Record<SurgeRefusal, string>> = {
-  statefulset: 'StatefulSet pods are never surged: a StatefulSet replaces a pod only after it is gone (same name, same volumes)',
-  'untouchable-owner': 'the Deployment is marked untouchable (annotated "false", or written by a field manager SURGE_UNTOUCHABLE_MANAGERS lists)',
+  statefulset:
+    'StatefulSet pods are never surged: a StatefulSet replaces a pod only after it is gone (same name, same volumes)',
+  'untouchable-owner':
+    'the Deployment is marked untouchable (annotated "false", or written by a field manager ' +
+    'SURGE_UNTOUCHABLE_MANAGERS lists)',
   paused: 'the Deployment is paused: a restart would not roll out',
-  'not-settled': 'the Deployment controller has not observed its latest change yet (status.observedGeneration behind metadata.generation)',
+  'not-settled':
+    'the Deployment controller has not observed its latest change yet (status.observedGeneration behind ' +
+    'metadata.generation)',
   'recreate-strategy': 'its strategy is Recreate: it never runs old and new pods together',
   'max-surge-zero': 'its maxSurge rounds to 0: a rollout would remove the pod before starting its replacement',
   'no-readiness-probe': 'a container has no readiness probe: Ready would not mean serving',
   'anti-affinity':
-    'a required pod anti-affinity on kubernetes.io/hostname leaves no node for one more pod (schedulable, not leaving, its nodeSelector and taints met, none of its pods there)',
+    'a required pod anti-affinity on kubernetes.io/hostname leaves no node for one more pod (schedulable, not ' +
+    'leaving, its nodeSelector and taints met, none of its pods there)',
   'no-capacity': 'the replacement stays Pending (Unschedulable): no node has room for it',
   'not-recorded': 'the drain record could not be written first, and a restart is never made unrecorded',
 };
@@ -61,7 +76,10 @@ export function writtenBy(d: Pick<DeploymentInfo, 'managers'>, untouchable: read
   return d.managers.some((f) => untouchable.some((u) => u === f.manager || u === `${f.manager}/${f.subresource}`));
 }
 
-/** The first reason the Deployment cannot be surged now; undefined: it can. `room`: nodes left for hostname anti-affinity. */
+/**
+ * The first reason the Deployment cannot be surged now; undefined: it can. `room`: nodes left for hostname
+ * anti-affinity.
+ */
 export function refusalOf(d: DeploymentInfo, s: SurgeSettings, room: number | undefined): SurgeRefusal | undefined {
   if (writtenBy(d, s.untouchableManagers)) return 'untouchable-owner';
   if (d.paused) return 'paused';
@@ -74,21 +92,32 @@ export function refusalOf(d: DeploymentInfo, s: SurgeSettings, room: number | un
 }
 
 /** A Ready pod of the Deployment (other than this one) on a node that is not leaving. */
-export function readyElsewhere(pods: readonly ReplicaPod[], podUid: string, leaving: ReadonlySet<string>): ReplicaPod | undefined {
-  return pods.find((p) => p.uid !== podUid && p.ready && !p.terminating && p.nodeName !== undefined && !leaving.has(p.nodeName));
+export function readyElsewhere(
+  pods: readonly ReplicaPod[],
+  podUid: string,
+  leaving: ReadonlySet<string>,
+): ReplicaPod | undefined {
+  return pods.find(
+    (p) => p.uid !== podUid && p.ready && !p.terminating && p.nodeName !== undefined && !leaving.has(p.nodeName),
+  );
 }
 
 /**
  * Schedulable nodes, not leaving, that hold no pod of the Deployment: where one more pod can go
  * under a required anti-affinity on the hostname.
  */
-export function antiAffinityRoom(schedulable: readonly string[], leaving: ReadonlySet<string>, pods: readonly ReplicaPod[]): number {
+export function antiAffinityRoom(
+  schedulable: readonly string[],
+  leaving: ReadonlySet<string>,
+  pods: readonly ReplicaPod[],
+): number {
   const taken = new Set(pods.filter((p) => !p.terminating && p.nodeName !== undefined).map((p) => p.nodeName!));
   return schedulable.filter((n) => !leaving.has(n) && !taken.has(n)).length;
 }
 
 /** The restart annotation's value: RFC 3339 to the second, as kubectl writes it (in UTC). */
-export const restartValue = (nowMs: number): string => new Date(Math.floor(nowMs / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+export const restartValue = (nowMs: number): string =>
+  new Date(Math.floor(nowMs / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 
 /**
  * Whether to write the restart when resuming a surge the record names: only when the template

@@ -15,7 +15,8 @@ import type { Clock } from '../shared/clock.js';
 import { asError, type Log } from '../shared/log.js';
 import type { SurgeSettings } from '../shared/surge-variables.js';
 import { forceAtMs, type DrainMoment } from './rules.js';
-import { readyElsewhere, refusalText, restartStillToWrite, restartValue, type SurgeRefusal } from './surge-decide.js';
+import { readyElsewhere, refusalText, restartValue, type SurgeRefusal } from './surge-decide.js';
+import { SurgeReadings } from './surge-readings.js';
 import { deploymentsByReplicaSet, surgeVerdict, type SurgeReads } from './surge-verdict.js';
 
 /** What the drain asks of the gate. */
@@ -49,16 +50,14 @@ export interface SurgeGateOptions {
 export const surgePollMs = 2_000;
 /** A replacement still Unschedulable this long after the restart means no capacity. */
 export const unschedulableAfterMs = 10_000;
-const leavingTtlMs = 10_000;
 
 export class DeploymentSurge implements SurgeGate {
   private readonly surges: SurgeMark[];
   private readonly reads: SurgeReads;
   /** Pods decided in this invocation that never take part (not asked, not needed, no Deployment). */
   private readonly passed = new Set<string>();
-  private readonly deployments = new Map<string, DeploymentInfo>();
   private readonly lastCheckMs = new Map<string, number>();
-  private leavingCache: { readonly atMs: number; readonly names: ReadonlySet<string> } | undefined;
+  private readonly readings: SurgeReadings;
   private holding = false;
 
   constructor(
@@ -66,10 +65,11 @@ export class DeploymentSurge implements SurgeGate {
     private readonly deps: SurgeGateDeps,
   ) {
     this.surges = [...(o.record.surges ?? [])];
+    this.readings = new SurgeReadings(deps, { node: o.node.name, owner: o.owner });
     this.reads = {
       deploymentOf: deploymentsByReplicaSet(deps.api),
       replicaPods: (d) => deps.api.replicaPods(d),
-      leaving: () => this.leaving(),
+      leaving: () => this.readings.leaving(),
       schedulableNodes: (placement) => deps.api.schedulableNodes(placement),
       started: (deployment) => this.waitingSurgeOf(deployment) !== undefined,
     };
@@ -88,7 +88,9 @@ export class DeploymentSurge implements SurgeGate {
     const out = new Set<string>();
     for (const pod of pods) {
       if (isTerminating(pod) || m.accepted.has(pod.uid)) {
-        await this.leftByRollout(pod).catch((error: unknown) => this.deps.log.warn('could not read the surge outcome', { pod: podKey(pod), error: asError(error) }));
+        await this.leftByRollout(pod).catch((error: unknown) =>
+          this.deps.log.warn('could not read the surge outcome', { pod: podKey(pod), error: asError(error) }),
+        );
         continue;
       }
       if (this.passed.has(pod.uid)) continue;
@@ -98,7 +100,10 @@ export class DeploymentSurge implements SurgeGate {
         if (mark?.state === 'waiting' && (await this.stillWaiting(pod, mark, m))) out.add(pod.uid);
       } catch (error) {
         // Our own failure never holds a pod: it is evicted as any other (its budget decides).
-        this.deps.log.warn('surge before evict could not be decided; evicting as any other pod', { pod: podKey(pod), error: asError(error) });
+        this.deps.log.warn('surge before evict could not be decided; evicting as any other pod', {
+          pod: podKey(pod),
+          error: asError(error),
+        });
         this.passed.add(pod.uid);
       }
     }
@@ -113,7 +118,7 @@ export class DeploymentSurge implements SurgeGate {
     if (v.kind === 'refuse') return this.refuse(pod, v.owner, v.reason, v.deployment);
     const name = `${v.d.namespace}/${v.d.name}`;
     if (v.kind === 'start') {
-      this.deployments.set(name, v.d);
+      this.readings.remember(v.d);
       return this.start(pod, v.d);
     }
     // Joined, not cached: a surge resumed from the record may still owe its restart, which
@@ -129,7 +134,14 @@ export class DeploymentSurge implements SurgeGate {
   private async start(pod: PodInfo, d: DeploymentInfo): Promise<SurgeMark | undefined> {
     const name = `${d.namespace}/${d.name}`;
     const now = this.deps.clock.now();
-    const mark: SurgeMark = { pod: podKey(pod), uid: pod.uid, deployment: name, restartedAt: restartValue(now), atMs: now, state: 'waiting' };
+    const mark: SurgeMark = {
+      pod: podKey(pod),
+      uid: pod.uid,
+      deployment: name,
+      restartedAt: restartValue(now),
+      atMs: now,
+      state: 'waiting',
+    };
     this.surges.push(mark);
     if ((await this.save()) !== 'patched') {
       this.surges.pop();
@@ -140,7 +152,11 @@ export class DeploymentSurge implements SurgeGate {
       return this.pass(pod);
     }
     this.lastCheckMs.set(name, now);
-    this.deps.log.info('surge before evict: Deployment restarted', { pod: mark.pod, deployment: name, restartedAt: mark.restartedAt });
+    this.deps.log.info('surge before evict: Deployment restarted', {
+      pod: mark.pod,
+      deployment: name,
+      restartedAt: mark.restartedAt,
+    });
     await this.tell(surgeStarted(this.o.node, pod, name, Math.round(this.o.settings.timeoutMs / 1000)));
     return mark;
   }
@@ -149,7 +165,7 @@ export class DeploymentSurge implements SurgeGate {
   private async stillWaiting(pod: PodInfo, mark: SurgeMark, m: DrainMoment): Promise<boolean> {
     const now = this.deps.clock.now();
     const endMs = Math.min(mark.atMs + this.o.settings.timeoutMs, forceAtMs(pod, m), m.baseDeadlineMs);
-    const d = await this.deployment(mark);
+    const d = await this.readings.deployment(mark);
     if (d === undefined) {
       await this.settle(mark, 'refused', 'gone');
       return false;
@@ -157,24 +173,47 @@ export class DeploymentSurge implements SurgeGate {
     if (now < (this.lastCheckMs.get(mark.deployment) ?? 0) + surgePollMs && now < endMs) return true;
     this.lastCheckMs.set(mark.deployment, now);
     const replicas = await this.deps.api.replicaPods(d);
-    const ready = readyElsewhere(replicas, pod.uid, await this.leaving());
+    const ready = readyElsewhere(replicas, pod.uid, await this.readings.leaving());
     const seconds = Math.round((now - mark.atMs) / 1000);
     if (ready !== undefined) {
-      this.deps.log.info('surge before evict: replacement Ready on a node that stays; evicting', { pod: mark.pod, replacement: ready.name, on: ready.nodeName, seconds });
+      this.deps.log.info('surge before evict: replacement Ready on a node that stays; evicting', {
+        pod: mark.pod,
+        replacement: ready.name,
+        on: ready.nodeName,
+        seconds,
+      });
       await this.settle(mark, 'ready');
-      await this.tell(surgeReady(this.o.node, pod, { deployment: mark.deployment, replacement: ready.name, on: ready.nodeName!, seconds }));
+      await this.tell(
+        surgeReady(this.o.node, pod, {
+          deployment: mark.deployment,
+          replacement: ready.name,
+          on: ready.nodeName!,
+          seconds,
+        }),
+      );
       return false;
     }
     if (now >= endMs) {
-      this.deps.log.warn('surge before evict timed out; evicting as any other pod', { pod: mark.pod, deployment: mark.deployment, seconds });
+      this.deps.log.warn('surge before evict timed out; evicting as any other pod', {
+        pod: mark.pod,
+        deployment: mark.deployment,
+        seconds,
+      });
       await this.settle(mark, 'timed-out');
-      const why = now >= mark.atMs + this.o.settings.timeoutMs ? 'SURGE_TIMEOUT_SECONDS' : 'the drain deadline comes first';
+      const why =
+        now >= mark.atMs + this.o.settings.timeoutMs ? 'SURGE_TIMEOUT_SECONDS' : 'the drain deadline comes first';
       await this.tell(surgeTimedOut(this.o.node, pod, { deployment: mark.deployment, seconds, why }));
       return false;
     }
     if (now - mark.atMs >= unschedulableAfterMs && replicas.some((p: ReplicaPod) => p.unschedulable)) {
       await this.settle(mark, 'refused', 'no-capacity');
-      await this.tell(surgeRefused(this.o.node, pod, { owner: `Deployment ${mark.deployment}`, reason: 'no-capacity', why: refusalText['no-capacity'] }));
+      await this.tell(
+        surgeRefused(this.o.node, pod, {
+          owner: `Deployment ${mark.deployment}`,
+          reason: 'no-capacity',
+          why: refusalText['no-capacity'],
+        }),
+      );
       return false;
     }
     return true;
@@ -183,9 +222,9 @@ export class DeploymentSurge implements SurgeGate {
   /** The rollout deleted the old pod itself (its replacement Ready, maxUnavailable 0): the surge did its work. */
   private async leftByRollout(pod: PodInfo): Promise<void> {
     const mark = this.surges.find((s) => s.uid === pod.uid && s.state === 'waiting');
-    const d = mark && (await this.deployment(mark));
+    const d = mark && (await this.readings.deployment(mark));
     if (mark === undefined || d === undefined) return;
-    const ready = readyElsewhere(await this.deps.api.replicaPods(d), pod.uid, await this.leaving());
+    const ready = readyElsewhere(await this.deps.api.replicaPods(d), pod.uid, await this.readings.leaving());
     if (ready === undefined) return;
     await this.settle(mark, 'ready');
     const seconds = Math.round((this.deps.clock.now() - mark.atMs) / 1000);
@@ -195,29 +234,26 @@ export class DeploymentSurge implements SurgeGate {
       on: ready.nodeName,
       seconds,
     });
-    await this.tell(surgeReady(this.o.node, pod, { deployment: mark.deployment, replacement: ready.name, on: ready.nodeName!, seconds }));
-  }
-
-  /** The Deployment of a surge, read once per invocation; a resumed surge writes a restart the record names but the template lacks. */
-  private async deployment(mark: SurgeMark): Promise<DeploymentInfo | undefined> {
-    const known = this.deployments.get(mark.deployment);
-    if (known !== undefined) return known;
-    const [namespace = '', name = ''] = mark.deployment.split('/');
-    const found = await this.deps.api.readDeployment(namespace, name);
-    if (found === undefined) return undefined;
-    if (mark.restartedAt !== undefined && restartStillToWrite(found.restartedAt, mark.restartedAt)) {
-      this.deps.log.info('surge before evict: writing the restart the record names (the previous invocation stopped before it)', { deployment: mark.deployment });
-      await this.deps.api.restartDeployment(found, mark.restartedAt);
-    } else {
-      this.deps.log.info('surge before evict resumed: the Deployment already carries the restart', { deployment: mark.deployment, restartedAt: mark.restartedAt });
-    }
-    this.deployments.set(mark.deployment, found);
-    return found;
+    await this.tell(
+      surgeReady(this.o.node, pod, {
+        deployment: mark.deployment,
+        replacement: ready.name,
+        on: ready.nodeName!,
+        seconds,
+      }),
+    );
   }
 
   /** `owner` as the Event names it; `deployment`: namespace/name for the record ('' for a StatefulSet's pod). */
   private async refuse(pod: PodInfo, owner: string, reason: SurgeRefusal, deployment: string): Promise<SurgeMark> {
-    const mark: SurgeMark = { pod: podKey(pod), uid: pod.uid, deployment, atMs: this.deps.clock.now(), state: 'refused', reason };
+    const mark: SurgeMark = {
+      pod: podKey(pod),
+      uid: pod.uid,
+      deployment,
+      atMs: this.deps.clock.now(),
+      state: 'refused',
+      reason,
+    };
     this.add(mark);
     this.deps.log.info('surge before evict refused', { pod: mark.pod, owner, reason });
     await this.tell(surgeRefused(this.o.node, pod, { owner, reason, why: refusalText[reason] }));
@@ -237,23 +273,14 @@ export class DeploymentSurge implements SurgeGate {
   private async settle(mark: SurgeMark, state: SurgeMark['state'], reason?: string): Promise<void> {
     const i = this.surges.indexOf(mark);
     if (i >= 0) this.surges[i] = { ...mark, state, ...(reason !== undefined ? { reason } : {}) };
-    await this.save().catch((error: unknown) => this.deps.log.warn('could not record the surge outcome', { error: asError(error) }));
+    await this.save().catch((error: unknown) =>
+      this.deps.log.warn('could not record the surge outcome', { error: asError(error) }),
+    );
   }
 
   private async save() {
     const record: DrainRecord = { ...this.o.record, updatedAtMs: this.deps.clock.now(), surges: this.surges };
     return this.deps.api.saveDrainRecord(this.o.node.name, record);
-  }
-
-  /** This node and every node a drain of ours marked (siblings cordoned ahead): a replacement there would leave again. */
-  private async leaving(): Promise<ReadonlySet<string>> {
-    const now = this.deps.clock.now();
-    if (this.leavingCache === undefined || now - this.leavingCache.atMs > leavingTtlMs) {
-      const names = new Set(await this.deps.nodes.drainMarkedNames(this.o.owner));
-      names.add(this.o.node.name);
-      this.leavingCache = { atMs: now, names };
-    }
-    return this.leavingCache.names;
   }
 
   private async tell(events: readonly Parameters<EventRecorder['record']>[0][]): Promise<void> {

@@ -42,7 +42,12 @@ export async function surgeVerdict(pod: PodInfo, s: SurgeSettings, r: SurgeReads
   const asked = d === undefined ? 'not-asked' : participation(pod, d, s);
   if (d === undefined || asked === 'not-asked') return pass;
   const name = `${d.namespace}/${d.name}`;
-  const refuse = (reason: SurgeRefusal): SurgeVerdict => ({ kind: 'refuse', owner: `Deployment ${name}`, reason, deployment: name });
+  const refuse = (reason: SurgeRefusal): SurgeVerdict => ({
+    kind: 'refuse',
+    owner: `Deployment ${name}`,
+    reason,
+    deployment: name,
+  });
   if (asked === 'opted-out') return refuse('untouchable-owner');
   const replicas = await r.replicaPods(d);
   const leaving = await r.leaving();
@@ -50,7 +55,9 @@ export async function surgeVerdict(pod: PodInfo, s: SurgeSettings, r: SurgeReads
   // Another pod of the same Deployment already restarted it: its generation is not observed
   // yet, so the refusals would wrongly say not-settled.
   if (r.started(name)) return { kind: 'join', d };
-  const room = d.selfAntiAffinityOnHostname ? antiAffinityRoom(await r.schedulableNodes(d.placement), leaving, replicas) : undefined;
+  const room = d.selfAntiAffinityOnHostname
+    ? antiAffinityRoom(await r.schedulableNodes(d.placement), leaving, replicas)
+    : undefined;
   const refusal = refusalOf(d, s, room);
   return refusal === undefined ? { kind: 'start', d } : refuse(refusal);
 }
@@ -59,7 +66,9 @@ export async function surgeVerdict(pod: PodInfo, s: SurgeSettings, r: SurgeReads
  * A pod's Deployment, read once per ReplicaSet: its pods share the reads. A failed read is not
  * kept, so the next pod of the ReplicaSet asks again.
  */
-export function deploymentsByReplicaSet(api: Pick<SurgeGateway, 'deploymentOfPod'>): (pod: PodInfo) => Promise<DeploymentInfo | undefined> {
+export function deploymentsByReplicaSet(
+  api: Pick<SurgeGateway, 'deploymentOfPod'>,
+): (pod: PodInfo) => Promise<DeploymentInfo | undefined> {
   const known = new Map<string, Promise<DeploymentInfo | undefined>>();
   return (pod) => {
     const uid = pod.controllerUid;

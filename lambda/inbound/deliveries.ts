@@ -1,9 +1,9 @@
 // Every shape an event can reach this function in, turned into one list of deliveries: the
-// transport (SNS, SQS, EventBridge) unwrapped, a lifecycle message classed by transition. Users point an existing EventBridge rule or an SQS
-// hook target (the aws-node-termination-handler setup) at the function as often as they use
-// our SNS topic. Which trigger takes a delivery is the trigger's own business (its `takes`);
-// its payload is parsed by it too; here only the envelope is read.
-// Shapes: https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-event-reference.html
+// transport (SNS, SQS, EventBridge) unwrapped, a lifecycle message classed by transition. Users point an existing
+// EventBridge rule or an SQS hook target (the aws-node-termination-handler setup) at the function as often as they use
+// our SNS topic. Which trigger takes a delivery is the trigger's own business (its `takes`); its payload is parsed by
+// it too; here only the envelope is read. Shapes:
+// https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-event-reference.html
 // https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-instance-termination-notices.html
 // https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-run-lambda-schedule.html
 
@@ -25,7 +25,11 @@ export interface EventBridgeEvent extends Envelope {
   readonly resources: unknown;
 }
 
-type LifecycleDelivery<K> = Envelope & { readonly kind: K; readonly message: Readonly<Record<string, unknown>>; readonly field: string };
+type LifecycleDelivery<K> = Envelope & {
+  readonly kind: K;
+  readonly message: Readonly<Record<string, unknown>>;
+  readonly field: string;
+};
 
 export type Delivery =
   /** A lifecycle message (SNS Message, SQS body, EventBridge detail), by transition. */
@@ -46,13 +50,18 @@ export type DeliveryOf<K extends DeliveryKind> = Extract<Delivery, { readonly ki
 export class UnsupportedEventError extends Error {
   constructor(readonly shape: string) {
     super(
-      `unsupported event shape: ${shape}; expected SNS or SQS records of lifecycle notifications, an EventBridge lifecycle action, a Spot interruption warning, a rebalance recommendation, an instance refresh event, a scheduled event or a custom termination policy request`,
+      `unsupported event shape: ${shape}; expected SNS or SQS records of lifecycle notifications, an EventBridge ` +
+        `lifecycle action, a Spot interruption warning, a rebalance recommendation, an instance refresh event, a ` +
+        `scheduled event or a custom termination policy request`,
     );
     this.name = 'UnsupportedEventError';
   }
 }
 
-const lifecycleDetailTypes: ReadonlySet<string> = new Set(['EC2 Instance-launch Lifecycle Action', 'EC2 Instance-terminate Lifecycle Action']);
+const lifecycleDetailTypes: ReadonlySet<string> = new Set([
+  'EC2 Instance-launch Lifecycle Action',
+  'EC2 Instance-terminate Lifecycle Action',
+]);
 
 const transitions: Readonly<Record<string, 'terminate' | 'launch'>> = {
   'autoscaling:EC2_INSTANCE_LAUNCHING': 'launch',
@@ -77,20 +86,38 @@ export function describeEvent(d: EventBridgeEvent): string {
 }
 
 function fromRecord(record: unknown, index: number): Delivery {
-  if (!isObject(record)) return { kind: 'malformed', field: `Records[${index}]`, reason: 'is not an object', id: undefined, via: 'sns' };
+  if (!isObject(record))
+    return { kind: 'malformed', field: `Records[${index}]`, reason: 'is not an object', id: undefined, via: 'sns' };
   if (isObject(record['Sns'])) {
     const sns = record['Sns'];
-    return parseBody(sns['Message'], { via: 'sns', id: typeof sns['MessageId'] === 'string' ? sns['MessageId'] : undefined }, 'Sns.Message');
+    return parseBody(
+      sns['Message'],
+      { via: 'sns', id: typeof sns['MessageId'] === 'string' ? sns['MessageId'] : undefined },
+      'Sns.Message',
+    );
   }
   if (record['eventSource'] === 'aws:sqs') {
-    return parseBody(record['body'], { via: 'sqs', id: typeof record['messageId'] === 'string' ? record['messageId'] : undefined }, 'body');
+    return parseBody(
+      record['body'],
+      { via: 'sqs', id: typeof record['messageId'] === 'string' ? record['messageId'] : undefined },
+      'body',
+    );
   }
   // An SNS record (or one that names no source at all) whose Sns object is missing.
-  if (record['EventSource'] === 'aws:sns' || (record['EventSource'] === undefined && record['eventSource'] === undefined)) {
+  if (
+    record['EventSource'] === 'aws:sns' ||
+    (record['EventSource'] === undefined && record['eventSource'] === undefined)
+  ) {
     return { kind: 'malformed', field: 'Sns', reason: 'is missing or not an object', id: undefined, via: 'sns' };
   }
   const source = JSON.stringify(record['eventSource'] ?? record['EventSource']);
-  return { kind: 'malformed', field: `Records[${index}].eventSource`, reason: `is ${source}, expected aws:sns or aws:sqs`, id: undefined, via: 'sns' };
+  return {
+    kind: 'malformed',
+    field: `Records[${index}].eventSource`,
+    reason: `is ${source}, expected aws:sns or aws:sqs`,
+    id: undefined,
+    via: 'sns',
+  };
 }
 
 function parseBody(raw: unknown, envelope: Envelope, field: string): Delivery {
@@ -108,12 +135,19 @@ function parseBody(raw: unknown, envelope: Envelope, field: string): Delivery {
 }
 
 function fromLifecycleMessage(message: Record<string, unknown>, envelope: Envelope, field: string): Delivery {
-  if (message['Event'] === 'autoscaling:TEST_NOTIFICATION') return { kind: 'test-notification' as const, message, field, ...envelope };
+  if (message['Event'] === 'autoscaling:TEST_NOTIFICATION')
+    return { kind: 'test-notification' as const, message, field, ...envelope };
   const transition = message['LifecycleTransition'];
-  if (typeof transition !== 'string') return { kind: 'malformed', field: 'LifecycleTransition', reason: 'is missing or not a string', ...envelope };
+  if (typeof transition !== 'string')
+    return { kind: 'malformed', field: 'LifecycleTransition', reason: 'is missing or not a string', ...envelope };
   const kind = transitions[transition];
   if (kind === undefined) {
-    return { kind: 'malformed', field: 'LifecycleTransition', reason: `is ${JSON.stringify(transition)}, expected one of ${Object.keys(transitions).join(', ')}`, ...envelope };
+    return {
+      kind: 'malformed',
+      field: 'LifecycleTransition',
+      reason: `is ${JSON.stringify(transition)}, expected one of ${Object.keys(transitions).join(', ')}`,
+      ...envelope,
+    };
   }
   return { kind, message, field, ...envelope } as Delivery;
 }
@@ -123,16 +157,28 @@ function fromEventBridge(event: Record<string, unknown>, via: Via, outerId?: str
   const id = outerId ?? (typeof event['id'] === 'string' ? event['id'] : undefined);
   const envelope = { via, id };
   const detail = event['detail'];
-  if (!isObject(detail)) return { kind: 'malformed', field: 'detail', reason: 'is missing or not an object', ...envelope };
+  if (!isObject(detail))
+    return { kind: 'malformed', field: 'detail', reason: 'is missing or not an object', ...envelope };
   if (lifecycleDetailTypes.has(detailType)) {
     // The detail is the lifecycle message without its Time: the event's time is when Auto Scaling sent it.
     return fromLifecycleMessage({ Time: event['time'], ...detail }, { via, id }, 'detail');
   }
-  return { kind: 'event', detailType, source: event['source'], time: event['time'], detail, resources: event['resources'], ...envelope };
+  return {
+    kind: 'event',
+    detailType,
+    source: event['source'],
+    time: event['time'],
+    detail,
+    resources: event['resources'],
+    ...envelope,
+  };
 }
 
 function describeShape(event: unknown): string {
-  if (!isObject(event)) return `a ${event === null ? 'null' : Array.isArray(event) ? 'JSON array' : typeof event} instead of an event object`;
+  if (!isObject(event)) {
+    const what = event === null ? 'null' : Array.isArray(event) ? 'JSON array' : typeof event;
+    return `a ${what} instead of an event object`;
+  }
   const keys = Object.keys(event).slice(0, 8);
   return `an object with keys ${keys.length > 0 ? keys.join(', ') : '(none)'}`;
 }

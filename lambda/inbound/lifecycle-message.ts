@@ -46,7 +46,9 @@ export interface HandOffPointer {
 /** The field our hand-off messages add to the original notification. */
 export const handOffField = 'GracefulNodeTerminationHandOff';
 
-export type ParseResult = { readonly ok: true; readonly notification: LifecycleNotification } | { readonly ok: false; readonly field: string; readonly reason: string };
+export type ParseResult =
+  | { readonly ok: true; readonly notification: LifecycleNotification }
+  | { readonly ok: false; readonly field: string; readonly reason: string };
 
 const transitions: Readonly<Record<string, LifecycleTransition>> = {
   'autoscaling:EC2_INSTANCE_LAUNCHING': 'launching',
@@ -65,17 +67,28 @@ const text = (message: Readonly<Record<string, unknown>>, field: string): string
 /** Parses one lifecycle message, however it arrived (deliveries.ts unwraps SNS, SQS and EventBridge). */
 export function parseLifecycleMessage(message: Readonly<Record<string, unknown>>): ParseResult {
   const transition = transitions[String(message['LifecycleTransition'])];
-  if (transition === undefined) return bad('LifecycleTransition', `is ${JSON.stringify(message['LifecycleTransition'])}, expected one of ${Object.keys(transitions).join(', ')}`);
+  if (transition === undefined)
+    return bad(
+      'LifecycleTransition',
+      `is ${JSON.stringify(message['LifecycleTransition'])}, expected one of ${Object.keys(transitions).join(', ')}`,
+    );
   let handOff: HandOffPointer | undefined;
   if (message[handOffField] !== undefined) {
     const parsed = parseHandOff(message[handOffField]);
     if ('field' in parsed) return bad(parsed.field, parsed.reason);
     handOff = parsed;
   }
-  const required = ['AutoScalingGroupName', 'LifecycleHookName', 'EC2InstanceId', 'Time', ...(handOff?.byReconciler ? [] : ['LifecycleActionToken'])];
+  const required = [
+    'AutoScalingGroupName',
+    'LifecycleHookName',
+    'EC2InstanceId',
+    'Time',
+    ...(handOff?.byReconciler ? [] : ['LifecycleActionToken']),
+  ];
   for (const field of required) if (text(message, field) === undefined) return bad(field, 'is missing or empty');
   const instanceId = text(message, 'EC2InstanceId')!;
-  if (!instanceIdPattern.test(instanceId)) return bad('EC2InstanceId', `is ${JSON.stringify(instanceId)}, not an EC2 instance id`);
+  if (!instanceIdPattern.test(instanceId))
+    return bad('EC2InstanceId', `is ${JSON.stringify(instanceId)}, not an EC2 instance id`);
   const time = new Date(text(message, 'Time')!);
   if (Number.isNaN(time.getTime())) return bad('Time', `is ${JSON.stringify(message['Time'])}, not an ISO 8601 time`);
   return {
@@ -87,7 +100,8 @@ export function parseLifecycleMessage(message: Readonly<Record<string, unknown>>
       instanceId,
       lifecycleActionToken: text(message, 'LifecycleActionToken'),
       time,
-      notificationMetadata: typeof message['NotificationMetadata'] === 'string' ? message['NotificationMetadata'] : undefined,
+      notificationMetadata:
+        typeof message['NotificationMetadata'] === 'string' ? message['NotificationMetadata'] : undefined,
       origin: text(message, 'Origin'),
       destination: text(message, 'Destination'),
       handOff,
@@ -105,7 +119,8 @@ function parseHandOff(h: unknown): HandOffPointer | { field: string; reason: str
     return { field: handOffField, reason: 'must be an object with an integer count >= 1' };
   }
   const claim = h['claim'];
-  if (claim !== undefined && typeof claim !== 'string') return { field: `${handOffField}.claim`, reason: `is ${JSON.stringify(claim)}, not a claim` };
+  if (claim !== undefined && typeof claim !== 'string')
+    return { field: `${handOffField}.claim`, reason: `is ${JSON.stringify(claim)}, not a claim` };
   return { count: h['count'] as number, claim, byReconciler: h['resumedBy'] === 'reconciler' };
 }
 
@@ -121,7 +136,8 @@ export function handOffMessage(
     Origin: n.origin ?? 'AutoScalingGroup',
     ...(n.destination !== undefined ? { Destination: n.destination } : {}),
     Service: 'graceful-node-termination',
-    LifecycleTransition: n.transition === 'terminating' ? 'autoscaling:EC2_INSTANCE_TERMINATING' : 'autoscaling:EC2_INSTANCE_LAUNCHING',
+    LifecycleTransition:
+      n.transition === 'terminating' ? 'autoscaling:EC2_INSTANCE_TERMINATING' : 'autoscaling:EC2_INSTANCE_LAUNCHING',
     AutoScalingGroupName: n.autoScalingGroupName,
     LifecycleHookName: n.lifecycleHookName,
     EC2InstanceId: n.instanceId,

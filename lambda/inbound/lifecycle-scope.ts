@@ -8,7 +8,10 @@ import type { Parsed, TriggerContext } from '../trigger.js';
 import { parseLifecycleMessage, type LifecycleNotification } from './lifecycle-message.js';
 
 /** Why this deployment must not act on the notification, or undefined when it may. */
-export function refusal(n: LifecycleNotification, config: Pick<Config, 'autoScalingGroupNames' | 'lifecycleHookNames' | 'clusterName'>): string | undefined {
+export function refusal(
+  n: LifecycleNotification,
+  config: Pick<Config, 'autoScalingGroupNames' | 'lifecycleHookNames' | 'clusterName'>,
+): string | undefined {
   if (!config.autoScalingGroupNames.has(n.autoScalingGroupName)) {
     return `Auto Scaling group ${n.autoScalingGroupName} is not one this deployment was configured for`;
   }
@@ -36,17 +39,32 @@ function clusterFromMetadata(metadata: string | undefined): string | undefined {
 
 /** A lifecycle delivery parsed and found ours, or the status it ends with (logged here). */
 export function parseOurs(
-  delivery: { readonly message: Readonly<Record<string, unknown>>; readonly field: string; readonly via: string; readonly id: string | undefined },
+  delivery: {
+    readonly message: Readonly<Record<string, unknown>>;
+    readonly field: string;
+    readonly via: string;
+    readonly id: string | undefined;
+  },
   ctx: Pick<TriggerContext, 'config' | 'log'>,
 ): Parsed<LifecycleNotification> {
   const parsed = parseLifecycleMessage(delivery.message);
   if (!parsed.ok) {
-    ctx.log.error('malformed lifecycle notification', { field: parsed.field, reason: parsed.reason, in: delivery.field, via: delivery.via, messageId: delivery.id });
+    ctx.log.error('malformed lifecycle notification', {
+      field: parsed.field,
+      reason: parsed.reason,
+      in: delivery.field,
+      via: delivery.via,
+      messageId: delivery.id,
+    });
     return { status: 'malformed' };
   }
   const why = refusal(parsed.notification, ctx.config);
   if (why !== undefined) {
-    ctx.log.warn('notification refused', { reason: why, autoScalingGroupName: parsed.notification.autoScalingGroupName, instanceId: parsed.notification.instanceId });
+    ctx.log.warn('notification refused', {
+      reason: why,
+      autoScalingGroupName: parsed.notification.autoScalingGroupName,
+      instanceId: parsed.notification.instanceId,
+    });
     return { status: 'refused', instanceId: parsed.notification.instanceId };
   }
   return { work: parsed.notification };

@@ -61,7 +61,9 @@ export function physicalIdFor(name: string, group: string): string {
 }
 
 /** The name and group hash a physical id stands for (ids from before groups were named: no hash). */
-export function parsePhysicalId(id: string): { readonly name: string; readonly groupHash: string | undefined } | undefined {
+export function parsePhysicalId(
+  id: string,
+): { readonly name: string; readonly groupHash: string | undefined } | undefined {
   const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)-rbac(?:-([0-9a-f]{8}))?$/.exec(id);
   return m ? { name: m[1]!, groupHash: m[3] } : undefined;
 }
@@ -70,10 +72,18 @@ export function parsePhysicalId(id: string): { readonly name: string; readonly g
 export function respondToCloudFormation(url: string, response: CustomResourceResponse): Promise<void> {
   const body = JSON.stringify(response);
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'PUT', headers: { 'Content-Type': '', 'Content-Length': Buffer.byteLength(body) }, timeout: 10_000 }, (res) => {
-      res.resume();
-      res.on('end', () => ((res.statusCode ?? 0) < 300 ? resolve() : reject(new Error(`CloudFormation response: HTTP ${res.statusCode}`))));
-    });
+    const req = request(
+      url,
+      { method: 'PUT', headers: { 'Content-Type': '', 'Content-Length': Buffer.byteLength(body) }, timeout: 10_000 },
+      (res) => {
+        res.resume();
+        res.on('end', () =>
+          (res.statusCode ?? 0) < 300
+            ? resolve()
+            : reject(new Error(`CloudFormation response: HTTP ${res.statusCode}`)),
+        );
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('CloudFormation response: timed out')));
     req.on('error', reject);
     req.end(body);

@@ -1,18 +1,23 @@
 // Applying and deleting the drainer's RBAC and flow-control objects with server-side apply,
 // and never anything that is not ours: a Delete takes away only objects whose owner
 // annotation names this stack, or (objects of the versions before) that carry our own name.
-import { KubeApiError, type KubeHttp } from '../adapters/kubernetes/kube-http.js';
+import { KubeApiError } from '../adapters/kubernetes/kube-api-error.js';
+import { type KubeHttp } from '../adapters/kubernetes/kube-http.js';
 import { ConfigError } from '../shared/errors.js';
-import { installedObjects, ownerAnnotation, type KubernetesObject } from './rbac.js';
+import { installedObjects } from './installed-objects.js';
+import { ownerAnnotation, type KubernetesObject } from './rbac.js';
 
+const admission = '/apis/admissionregistration.k8s.io/v1';
+const flowControl = '/apis/flowcontrol.apiserver.k8s.io/v1';
+const surge = (name: string) => encodeURIComponent(`${name}-surge`);
 const paths = (name: string) =>
   ({
     ClusterRole: `/apis/rbac.authorization.k8s.io/v1/clusterroles/${encodeURIComponent(name)}`,
     ClusterRoleBinding: `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${encodeURIComponent(name)}`,
-    PriorityLevelConfiguration: `/apis/flowcontrol.apiserver.k8s.io/v1/prioritylevelconfigurations/${encodeURIComponent(name)}`,
-    FlowSchema: `/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/${encodeURIComponent(name)}`,
-    ValidatingAdmissionPolicy: `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/${encodeURIComponent(`${name}-surge`)}`,
-    ValidatingAdmissionPolicyBinding: `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/${encodeURIComponent(`${name}-surge`)}`,
+    PriorityLevelConfiguration: `${flowControl}/prioritylevelconfigurations/${encodeURIComponent(name)}`,
+    FlowSchema: `${flowControl}/flowschemas/${encodeURIComponent(name)}`,
+    ValidatingAdmissionPolicy: `${admission}/validatingadmissionpolicies/${surge(name)}`,
+    ValidatingAdmissionPolicyBinding: `${admission}/validatingadmissionpolicybindings/${surge(name)}`,
   }) as const;
 
 type Kind = keyof ReturnType<typeof paths>;
@@ -35,11 +40,16 @@ export interface ApplyRequest {
  */
 export async function applyRbac(kube: KubeHttp, r: ApplyRequest): Promise<void> {
   const p = paths(r.name);
-  const o = { ...(r.owner ? { owner: r.owner } : {}), ...(r.alsoBound ? { alsoBound: r.alsoBound } : {}), surge: r.surge === true };
+  const o = {
+    ...(r.owner ? { owner: r.owner } : {}),
+    ...(r.alsoBound ? { alsoBound: r.alsoBound } : {}),
+    surge: r.surge === true,
+  };
   for (const object of installedObjects(r.group, r.deadlinePolicy, r.name, o)) {
     // Another stack's objects of the same name (a deploymentName reused) are never taken over:
     // its Delete would then take away the RBAC the first deployment drains with.
-    if (r.owner !== undefined) await refuseOthers(kube, p[object.kind as Kind], `${object.kind} ${r.name}`, { ...r, owner: r.owner });
+    if (r.owner !== undefined)
+      await refuseOthers(kube, p[object.kind as Kind], `${object.kind} ${r.name}`, { ...r, owner: r.owner });
     await kube.request('PATCH', p[object.kind as Kind], {
       // Our own objects only: force takes back fields another manager changed on them.
       query: { fieldManager: r.name, force: true },
@@ -48,7 +58,11 @@ export async function applyRbac(kube: KubeHttp, r: ApplyRequest): Promise<void> 
     });
   }
   // Surge turned off: its policy goes too (the role lost the right with the apply above).
-  if (!r.surge && r.owner !== undefined) await deleteObjects(kube, r.name, r.owner, false, ['ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy']);
+  if (!r.surge && r.owner !== undefined)
+    await deleteObjects(kube, r.name, r.owner, false, [
+      'ValidatingAdmissionPolicyBinding',
+      'ValidatingAdmissionPolicy',
+    ]);
 }
 
 /**
@@ -56,12 +70,20 @@ export async function applyRbac(kube: KubeHttp, r: ApplyRequest): Promise<void> 
  * name without one is ours to take, as a Delete takes it: the shipped manifest applied by
  * hand, or this deployment before owners were recorded (0.1).
  */
-async function refuseOthers(kube: KubeHttp, path: string, what: string, r: ApplyRequest & { owner: string }): Promise<void> {
+async function refuseOthers(
+  kube: KubeHttp,
+  path: string,
+  what: string,
+  r: ApplyRequest & { owner: string },
+): Promise<void> {
   const existing = await read(kube, path);
   if (existing === undefined) return;
   const named = existing.metadata.annotations?.[ownerAnnotation];
   if (named === undefined || stackOf(named) === stackOf(r.owner)) return;
-  throw new ConfigError([`${what} belongs to another stack (${named}): two deployments cannot share the name ${JSON.stringify(r.name)}; give this one another deploymentName`]);
+  throw new ConfigError([
+    `${what} belongs to another stack (${named}): two deployments cannot share the name ` +
+      `${JSON.stringify(r.name)}; give this one another deploymentName`,
+  ]);
 }
 
 /** The stack part of an owner (`<stack id>/<logical id>`): a resource replaced within one stack stays its owner. */
@@ -78,7 +100,8 @@ async function read(kube: KubeHttp, path: string): Promise<KubernetesObject | un
 
 /** The groups the binding binds now (a group change keeps the old one until it is done). */
 export async function boundGroups(kube: KubeHttp, name: string): Promise<string[]> {
-  const binding = (await read(kube, paths(name).ClusterRoleBinding)) as (KubernetesObject & { subjects?: { kind?: string; name?: string }[] }) | undefined;
+  const binding = (await read(kube, paths(name).ClusterRoleBinding)) as
+    (KubernetesObject & { subjects?: { kind?: string; name?: string }[] }) | undefined;
   return (binding?.subjects ?? []).filter((s) => s.kind === 'Group' && typeof s.name === 'string').map((s) => s.name!);
 }
 
@@ -93,11 +116,24 @@ export function isOurs(object: KubernetesObject, owner: string, unownedOk: boole
  * deleted. Returns what it left because it belongs to someone else.
  */
 export async function deleteRbac(kube: KubeHttp, name: string, owner: string, unownedOk: boolean): Promise<string[]> {
-  const kinds = ['ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy', 'FlowSchema', 'PriorityLevelConfiguration', 'ClusterRoleBinding', 'ClusterRole'] as const;
+  const kinds = [
+    'ValidatingAdmissionPolicyBinding',
+    'ValidatingAdmissionPolicy',
+    'FlowSchema',
+    'PriorityLevelConfiguration',
+    'ClusterRoleBinding',
+    'ClusterRole',
+  ] as const;
   return deleteObjects(kube, name, owner, unownedOk, kinds);
 }
 
-async function deleteObjects(kube: KubeHttp, name: string, owner: string, unownedOk: boolean, kinds: readonly Kind[]): Promise<string[]> {
+async function deleteObjects(
+  kube: KubeHttp,
+  name: string,
+  owner: string,
+  unownedOk: boolean,
+  kinds: readonly Kind[],
+): Promise<string[]> {
   const p = paths(name);
   const leftAlone: string[] = [];
   for (const kind of kinds) {

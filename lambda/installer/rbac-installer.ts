@@ -11,9 +11,17 @@ import { AssociateAccessPolicyCommand, DisassociateAccessPolicyCommand, EKSClien
 import { partition } from '@aws-sdk/core/client';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { connectToEks } from '../adapters/aws/eks-connection.js';
-import { createKubeHttp, KubeApiError, type KubeEndpoint, type KubeHttp } from '../adapters/kubernetes/kube-http.js';
+import { createKubeHttp, type KubeEndpoint, type KubeHttp } from '../adapters/kubernetes/kube-http.js';
+import { KubeApiError } from '../adapters/kubernetes/kube-api-error.js';
 import { asError } from '../shared/log.js';
-import { isCloudFormationResponseUrl, parsePhysicalId, physicalIdFor, respondToCloudFormation, type CustomResourceEvent, type CustomResourceResponse } from './custom-resource.js';
+import {
+  isCloudFormationResponseUrl,
+  parsePhysicalId,
+  physicalIdFor,
+  respondToCloudFormation,
+  type CustomResourceEvent,
+  type CustomResourceResponse,
+} from './custom-resource.js';
 import { applyRbac, boundGroups, deleteRbac } from './rbac-apply.js';
 import { rbacName } from './rbac.js';
 import { requireSupportedServer, requireSurgeServer } from './server-version.js';
@@ -67,19 +75,41 @@ export function createInstallerHandler(deps: InstallerDeps): (event: CustomResou
   return async (event) => {
     const { settings, log } = deps;
     if (!isCloudFormationResponseUrl(String(event.ResponseURL), settings.region)) {
-      log.error("refused: the ResponseURL is not CloudFormation's response bucket of this region; nothing applied, nothing sent", {
-        host: safeHost(event.ResponseURL),
-        region: settings.region,
-      });
+      log.error(
+        "refused: the ResponseURL is not CloudFormation's response bucket of this region; nothing applied, " +
+          'nothing sent',
+        {
+          host: safeHost(event.ResponseURL),
+          region: settings.region,
+        },
+      );
       return;
     }
-    const physicalId = event.RequestType === 'Delete' ? (event.PhysicalResourceId ?? physicalIdFor(settings.name, settings.group)) : physicalIdFor(settings.name, settings.group);
-    const base = { PhysicalResourceId: physicalId, StackId: event.StackId, RequestId: event.RequestId, LogicalResourceId: event.LogicalResourceId };
+    const physicalId =
+      event.RequestType === 'Delete'
+        ? (event.PhysicalResourceId ?? physicalIdFor(settings.name, settings.group))
+        : physicalIdFor(settings.name, settings.group);
+    const base = {
+      PhysicalResourceId: physicalId,
+      StackId: event.StackId,
+      RequestId: event.RequestId,
+      LogicalResourceId: event.LogicalResourceId,
+    };
     try {
       const plan = planFor(event, settings);
       const left = await carryOut(plan, event, deps);
-      log.info('RBAC request handled', { requestType: event.RequestType, plan: plan.kind, clusterName: settings.clusterName, group: settings.group, leftAlone: left });
-      await deps.respond(event.ResponseURL, { ...base, Status: 'SUCCESS', Data: { ClusterRole: settings.name, Group: settings.group } });
+      log.info('RBAC request handled', {
+        requestType: event.RequestType,
+        plan: plan.kind,
+        clusterName: settings.clusterName,
+        group: settings.group,
+        leftAlone: left,
+      });
+      await deps.respond(event.ResponseURL, {
+        ...base,
+        Status: 'SUCCESS',
+        Data: { ClusterRole: settings.name, Group: settings.group },
+      });
     } catch (error) {
       const reason = asError(error).message;
       log.error('RBAC request failed', { requestType: event.RequestType, error: asError(error) });
@@ -92,14 +122,20 @@ export function createInstallerHandler(deps: InstallerDeps): (event: CustomResou
 export function planFor(event: CustomResourceEvent, settings: InstallerSettings): Plan {
   requireText(settings.clusterName, 'CLUSTER_NAME');
   requireText(settings.group, 'KUBERNETES_GROUP');
-  if (settings.group.startsWith('system:')) throw new Error(`KubernetesGroup ${settings.group}: EKS access entries refuse groups starting with "system:"`);
+  if (settings.group.startsWith('system:'))
+    throw new Error(`KubernetesGroup ${settings.group}: EKS access entries refuse groups starting with "system:"`);
   if (settings.stackId !== undefined && event.StackId !== settings.stackId)
     throw new Error(`request for stack ${event.StackId} refused: this installer belongs to ${settings.stackId}`);
   const ours = physicalIdFor(settings.name, settings.group);
-  if (event.RequestType !== 'Delete') return { kind: 'apply', keepOldGroups: event.RequestType === 'Update' && event.PhysicalResourceId !== ours };
+  if (event.RequestType !== 'Delete')
+    return { kind: 'apply', keepOldGroups: event.RequestType === 'Update' && event.PhysicalResourceId !== ours };
   const id = parsePhysicalId(event.PhysicalResourceId ?? '');
-  if (id === undefined) return { kind: 'nothing', why: `physical id ${event.PhysicalResourceId} names no objects of ours` };
-  if (id.name === settings.name) return event.PhysicalResourceId === ours ? { kind: 'delete', name: settings.name, unownedOk: true } : { kind: 'unbind-old' };
+  if (id === undefined)
+    return { kind: 'nothing', why: `physical id ${event.PhysicalResourceId} names no objects of ours` };
+  if (id.name === settings.name)
+    return event.PhysicalResourceId === ours
+      ? { kind: 'delete', name: settings.name, unownedOk: true }
+      : { kind: 'unbind-old' };
   // The fixed name of the versions before deployment names, on a request of our own stack.
   if (id.name === rbacName) return { kind: 'delete', name: rbacName, unownedOk: true };
   // Another deployment's name: deleted only where the objects themselves name our stack.
@@ -119,11 +155,15 @@ async function carryOut(plan: Plan, event: CustomResourceEvent, deps: InstallerD
     let kube: KubeHttp;
     try {
       const endpoint = await deps.connect(settings.clusterName);
-      kube = deps.http?.(endpoint) ?? createKubeHttp(endpoint, { userAgent: `${rbacName}-installer/0.3`, timeoutMs: 15_000 });
+      kube =
+        deps.http?.(endpoint) ??
+        createKubeHttp(endpoint, { userAgent: `${rbacName}-installer/0.3`, timeoutMs: 15_000 });
     } catch (error) {
       throw plan.kind === 'delete'
         ? new Error(
-            `could not reach cluster ${settings.clusterName}; left behind: ClusterRole, ClusterRoleBinding, FlowSchema and PriorityLevelConfiguration ${plan.name} (delete them with kubectl, or retain this resource)`,
+            `could not reach cluster ${settings.clusterName}; left behind: ClusterRole, ClusterRoleBinding, ` +
+              `FlowSchema and PriorityLevelConfiguration ${plan.name} (delete them with kubectl, or retain this ` +
+              `resource)`,
             { cause: error },
           )
         : error;
@@ -137,7 +177,8 @@ async function carryOut(plan: Plan, event: CustomResourceEvent, deps: InstallerD
         owner,
         ...(alsoBound ? { alsoBound } : {}),
       });
-    if (plan.kind === 'delete') return await withAuthRetry(() => deleteRbac(kube, plan.name, owner, plan.unownedOk), deps);
+    if (plan.kind === 'delete')
+      return await withAuthRetry(() => deleteRbac(kube, plan.name, owner, plan.unownedOk), deps);
     // Nothing is applied to a cluster too old to serve every object (server-version.ts).
     const version = await withAuthRetry(() => requireSupportedServer(kube), deps);
     if (settings.surge === true) requireSurgeServer(version);
@@ -148,7 +189,10 @@ async function carryOut(plan: Plan, event: CustomResourceEvent, deps: InstallerD
     }
     // A group change: the old group stays bound until CloudFormation has switched the access
     // entry and deletes the old physical id (unbind-old).
-    await withAuthRetry(async () => apply(plan.keepOldGroups ? await boundGroups(kube, settings.name) : undefined), deps);
+    await withAuthRetry(
+      async () => apply(plan.keepOldGroups ? await boundGroups(kube, settings.name) : undefined),
+      deps,
+    );
     return [];
   } finally {
     await revoke(deps);
@@ -159,12 +203,17 @@ async function revoke(deps: InstallerDeps): Promise<void> {
   try {
     await deps.access?.revoke();
   } catch (error) {
-    deps.log.error('could not disassociate the cluster admin access policy from the installer; it is re-associated and removed at the next deployment', { error: asError(error) });
+    deps.log.error(
+      'could not disassociate the cluster admin access policy from the installer; it is re-associated and removed ' +
+        'at the next deployment',
+      { error: asError(error) },
+    );
   }
 }
 
 function requireText(value: unknown, field: string): string {
-  if (typeof value !== 'string' || value.trim() === '') throw new Error(`${field} must be a non-empty string in the installer's environment, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'string' || value.trim() === '')
+    throw new Error(`${field} must be a non-empty string in the installer's environment, got ${JSON.stringify(value)}`);
   return value.trim();
 }
 
@@ -195,11 +244,15 @@ async function withAuthRetry<T>(work: () => Promise<T>, deps: InstallerDeps): Pr
 }
 
 /** AmazonEKSClusterAdminPolicy on the installer's own access entry, while it works. */
-export function eksClusterAdminAccess(eks: EKSClient, o: { readonly clusterName: string; readonly principalArn: string; readonly region: string }): ClusterAdminAccess {
+export function eksClusterAdminAccess(
+  eks: EKSClient,
+  o: { readonly clusterName: string; readonly principalArn: string; readonly region: string },
+): ClusterAdminAccess {
   const policyArn = `arn:${partition(o.region).name}:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy`;
   const target = { clusterName: o.clusterName, principalArn: o.principalArn, policyArn };
   return {
-    grant: async () => void (await eks.send(new AssociateAccessPolicyCommand({ ...target, accessScope: { type: 'cluster' } }))),
+    grant: async () =>
+      void (await eks.send(new AssociateAccessPolicyCommand({ ...target, accessScope: { type: 'cluster' } }))),
     revoke: async () => void (await eks.send(new DisassociateAccessPolicyCommand(target))),
   };
 }
@@ -221,7 +274,9 @@ export const handler = createInstallerHandler({
   },
   connect: (name) => connectToEks({ clusterName: name, region, eks }),
   respond: respondToCloudFormation,
-  access: env['INSTALLER_ROLE_ARN'] ? eksClusterAdminAccess(eks, { clusterName, principalArn: env['INSTALLER_ROLE_ARN'], region }) : undefined,
+  access: env['INSTALLER_ROLE_ARN']
+    ? eksClusterAdminAccess(eks, { clusterName, principalArn: env['INSTALLER_ROLE_ARN'], region })
+    : undefined,
   log: new Logger({ serviceName: `${env['RBAC_NAME'] ?? rbacName}-installer` }),
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   authRetryMs: 180_000,

@@ -47,7 +47,9 @@ export function requireSurgeServer(version: ServerVersion): void {
   const { major, minor } = minimumSurgeKubernetesVersion;
   if (version.major < major || (version.major === major && version.minor < minor)) {
     throw new ConfigError([
-      `the cluster runs Kubernetes ${version.gitVersion}; surge before evict needs ${major}.${minor} or later (its ValidatingAdmissionPolicy is admissionregistration.k8s.io/v1): turn surgeBeforeEvict off or upgrade the cluster`,
+      `the cluster runs Kubernetes ${version.gitVersion}; surge before evict needs ${major}.${minor} or later ` +
+        `(its ValidatingAdmissionPolicy is admissionregistration.k8s.io/v1): turn surgeBeforeEvict off or upgrade ` +
+        `the cluster`,
     ]);
   }
 }
@@ -58,8 +60,10 @@ export async function requireSupportedServer(kube: KubeHttp): Promise<ServerVers
   const { major, minor } = minimumKubernetesVersion;
   if (version.major < major || (version.major === major && version.minor < minor)) {
     throw new ConfigError([
-      `the cluster runs Kubernetes ${version.gitVersion} (${version.major}.${version.minor}); graceful-node-termination needs ${major}.${minor} or later ` +
-        `(its FlowSchema and PriorityLevelConfiguration are flowcontrol.apiserver.k8s.io/v1): upgrade the cluster, then deploy again`,
+      `the cluster runs Kubernetes ${version.gitVersion} (${version.major}.${version.minor}); ` +
+        `graceful-node-termination needs ${major}.${minor} or later ` +
+        `(its FlowSchema and PriorityLevelConfiguration are flowcontrol.apiserver.k8s.io/v1): upgrade the ` +
+        `cluster, then deploy again`,
     ]);
   }
   return version;

@@ -10,7 +10,9 @@ export const surgeRbacRule = {
   apiGroups: ['apps'],
   resources: ['deployments'],
   verbs: ['get', 'patch'],
-  why: "Surge before evict (SURGE_BEFORE_EVICT only): read the draining pod's Deployment and restart it as `kubectl rollout restart` does; a ValidatingAdmissionPolicy denies any other change.",
+  why:
+    "Surge before evict (SURGE_BEFORE_EVICT only): read the draining pod's Deployment and restart it as `kubectl " +
+    'rollout restart` does; a ValidatingAdmissionPolicy denies any other change.',
 } as const;
 
 /** Equal before and after, absent on both sides included (CEL optional fields). */
@@ -27,27 +29,45 @@ const validations = [
   },
   {
     what: "the pod template's labels and other metadata",
-    expression: [same('spec.template.metadata.?labels'), same('spec.template.metadata.?finalizers'), same('spec.template.metadata.?name')].join(' && '),
+    expression: [
+      same('spec.template.metadata.?labels'),
+      same('spec.template.metadata.?finalizers'),
+      same('spec.template.metadata.?name'),
+    ].join(' && '),
   },
   {
     what: "the pod template's annotations other than the restart annotation",
     expression:
-      'variables.after.all(k, k == variables.restart || (k in variables.before && variables.before[k] == variables.after[k])) && variables.before.all(k, k == variables.restart || k in variables.after)',
+      'variables.after.all(k, k == variables.restart || (k in variables.before && variables.before[k] == ' +
+      'variables.after[k])) && variables.before.all(k, k == variables.restart || k in variables.after)',
   },
   {
     what: 'the Deployment spec outside the pod template',
-    expression: ['spec.replicas', 'spec.selector', 'spec.?strategy', 'spec.?minReadySeconds', 'spec.?revisionHistoryLimit', 'spec.?paused', 'spec.?progressDeadlineSeconds']
+    expression: [
+      'spec.replicas',
+      'spec.selector',
+      'spec.?strategy',
+      'spec.?minReadySeconds',
+      'spec.?revisionHistoryLimit',
+      'spec.?paused',
+      'spec.?progressDeadlineSeconds',
+    ]
       .map(same)
       .join(' && '),
   },
   {
     what: "the Deployment's labels, annotations, finalizers and owners",
-    expression: ['metadata.?labels', 'metadata.?annotations', 'metadata.?finalizers', 'metadata.?ownerReferences'].map(same).join(' && '),
+    expression: ['metadata.?labels', 'metadata.?annotations', 'metadata.?finalizers', 'metadata.?ownerReferences']
+      .map(same)
+      .join(' && '),
   },
 ];
 
 /** The policy and its binding for the drainer's group, with the metadata the installer gives its objects. */
-export function surgePolicyObjects(group: string, metadata: { readonly name: string } & Record<string, unknown>): readonly Record<string, unknown>[] {
+export function surgePolicyObjects(
+  group: string,
+  metadata: { readonly name: string } & Record<string, unknown>,
+): readonly Record<string, unknown>[] {
   return [
     {
       apiVersion: 'admissionregistration.k8s.io/v1',
@@ -55,8 +75,14 @@ export function surgePolicyObjects(group: string, metadata: { readonly name: str
       metadata,
       spec: {
         failurePolicy: 'Fail',
-        matchConstraints: { resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['deployments'] }] },
-        matchConditions: [{ name: 'the-drainer', expression: `request.userInfo.groups.exists(g, g == ${JSON.stringify(group)})` }],
+        matchConstraints: {
+          resourceRules: [
+            { apiGroups: ['apps'], apiVersions: ['v1'], operations: ['UPDATE'], resources: ['deployments'] },
+          ],
+        },
+        matchConditions: [
+          { name: 'the-drainer', expression: `request.userInfo.groups.exists(g, g == ${JSON.stringify(group)})` },
+        ],
         variables: [
           { name: 'restart', expression: JSON.stringify(restartAnnotation) },
           { name: 'after', expression: 'object.spec.template.metadata.?annotations.orValue({})' },
@@ -64,7 +90,9 @@ export function surgePolicyObjects(group: string, metadata: { readonly name: str
         ],
         validations: validations.map((v) => ({
           expression: v.expression,
-          message: `${group} may change only the restart annotation (${restartAnnotation}) of a Deployment's pod template, not ${v.what}`,
+          message:
+            `${group} may change only the restart annotation (${restartAnnotation}) of a Deployment's pod template, ` +
+            `not ${v.what}`,
           reason: 'Forbidden',
         })),
       },

@@ -2,7 +2,12 @@
 
 /** A small YAML writer for our own objects (maps, lists, strings, numbers, booleans). */
 export function yamlOf(value: unknown, indent = ''): string[] {
-  const scalar = (v: unknown) => (typeof v === 'string' ? (/^[A-Za-z0-9./_-]+$/.test(v) && !/^(true|false|null|\d.*)$/.test(v) ? v : JSON.stringify(v)) : String(v));
+  const scalar = (v: unknown) =>
+    typeof v === 'string'
+      ? /^[A-Za-z0-9./_-]+$/.test(v) && !/^(true|false|null|\d.*)$/.test(v)
+        ? v
+        : JSON.stringify(v)
+      : String(v);
   const lines: string[] = [];
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
     if (Array.isArray(v)) {

@@ -48,7 +48,8 @@ export function unhealthyReason(node: NodeInfo | undefined): string | undefined 
   if (node === undefined) return 'no node with this instance in spec.providerID has registered';
   if (!node.ready) return `node ${node.name} is not Ready`;
   const starting = node.taints.filter((t) => startupTaints.has(t.key));
-  if (starting.length > 0) return `node ${node.name} still has startup taints ${starting.map((t) => `${t.key}:${t.effect}`).join(', ')}`;
+  if (starting.length > 0)
+    return `node ${node.name} still has startup taints ${starting.map((t) => `${t.key}:${t.effect}`).join(', ')}`;
   return undefined;
 }
 
@@ -66,7 +67,10 @@ class Admission {
   private lastAnswered = false;
   private lastError: Error | undefined;
   private node: NodeInfo | undefined;
-  /** One list+watch of the instance's node, not a poll of the node list: the cost of waiting does not grow with the cluster. */
+  /**
+   * One list+watch of the instance's node, not a poll of the node list: the cost of waiting does not grow with the
+   * cluster.
+   */
   private watch: NodeWatch | undefined;
 
   constructor(
@@ -126,7 +130,9 @@ class Admission {
   private async abandon(): Promise<'abandoned' | 'already-over'> {
     const result = await this.deps.lifecycle.complete(this.o.action, 'ABANDON');
     if (result === 'already-completed') {
-      this.deps.log.info('the launch action was already over when the timeout came; nothing abandoned', { reason: this.reason });
+      this.deps.log.info('the launch action was already over when the timeout came; nothing abandoned', {
+        reason: this.reason,
+      });
       return 'already-over';
     }
     this.deps.log.error(launchAbandonedMessage, { reason: this.reason, completion: result });
@@ -140,7 +146,11 @@ class Admission {
  * broken handler must never block scale-out, so CONTINUE, with the line the alarm counts.
  * Marks of ours left on a returning node are the reconciler's to take back.
  */
-export async function admitUnchecked(action: LifecycleActionRef, error: Error | undefined, deps: Pick<AdmitDeps, 'lifecycle' | 'log'>): Promise<'admitted-unchecked'> {
+export async function admitUnchecked(
+  action: LifecycleActionRef,
+  error: Error | undefined,
+  deps: Pick<AdmitDeps, 'lifecycle' | 'log'>,
+): Promise<'admitted-unchecked'> {
   deps.log.error(launchUncheckedMessage, ...(error ? [error] : []));
   const result = await deps.lifecycle.complete(action, 'CONTINUE');
   deps.log.warn('launch admitted without a health check', { completion: result });

@@ -21,12 +21,19 @@ export interface GiveBackDeps {
 }
 
 /** The node as it is after: without our marks, or as it was when they must stay. */
-export async function giveNodeBack(instanceId: string, node: NodeInfo, deps: GiveBackDeps): Promise<NodeInfo | undefined> {
+export async function giveNodeBack(
+  instanceId: string,
+  node: NodeInfo,
+  deps: GiveBackDeps,
+): Promise<NodeInfo | undefined> {
   const record = node.drain;
   if (record === undefined) return node;
   const state = (await deps.instances.describe([instanceId])).get(instanceId)?.lifecycleState;
   if (state !== undefined && keepsDrainMarks(state)) {
-    deps.log.warn('the node carries our drain marks and Auto Scaling still holds the instance on its way out; leaving them', { node: node.name, lifecycleState: state });
+    deps.log.warn(
+      'the node carries our drain marks and Auto Scaling still holds the instance on its way out; leaving them',
+      { node: node.name, lifecycleState: state },
+    );
     return node;
   }
   const result = await deps.nodes.unmark(node, record);
@@ -36,7 +43,10 @@ export async function giveNodeBack(instanceId: string, node: NodeInfo, deps: Giv
     return node;
   }
   const removed = describeRemoved(record);
-  deps.log.info('the instance came back: removed the marks of our last drain of its node', { node: node.name, removed });
+  deps.log.info('the instance came back: removed the marks of our last drain of its node', {
+    node: node.name,
+    removed,
+  });
   await deps.events.record(drainMarksRemoved(node, removed, 'The instance came back'));
   return withoutMarks(node, record);
 }
@@ -44,7 +54,11 @@ export async function giveNodeBack(instanceId: string, node: NodeInfo, deps: Giv
 export function describeRemoved(record: DrainRecord): string[] {
   return [
     ...(record.set.includes('exclude-from-load-balancers')
-      ? [record.priorLabel !== undefined ? `label ${excludeFromLoadBalancersLabel} (restored to "${record.priorLabel}")` : `label ${excludeFromLoadBalancersLabel}`]
+      ? [
+          record.priorLabel !== undefined
+            ? `label ${excludeFromLoadBalancersLabel} (restored to "${record.priorLabel}")`
+            : `label ${excludeFromLoadBalancersLabel}`,
+        ]
       : []),
     ...(record.set.includes('cordon') ? ['cordon'] : []),
   ];
@@ -56,5 +70,11 @@ function withoutMarks(node: NodeInfo, record: DrainRecord): NodeInfo {
     if (record.priorLabel !== undefined) labels[excludeFromLoadBalancersLabel] = record.priorLabel;
     else delete labels[excludeFromLoadBalancersLabel];
   }
-  return { ...node, labels, unschedulable: record.set.includes('cordon') ? false : node.unschedulable, drain: undefined, handOff: undefined };
+  return {
+    ...node,
+    labels,
+    unschedulable: record.set.includes('cordon') ? false : node.unschedulable,
+    drain: undefined,
+    handOff: undefined,
+  };
 }

@@ -26,7 +26,11 @@ export const launchHook: Trigger<DeliveryOf<'launch'>, LifecycleNotification> = 
   // MODE=observe: no admission wait; the launch goes on as without this project.
   async observe(n, { lifecycle, log }) {
     const result = await lifecycle.complete(n, 'CONTINUE');
-    log.info('observe mode (MODE=observe): the launch would be admitted only once its node is Ready (ABANDON otherwise); completed CONTINUE at once', { completion: result });
+    log.info(
+      'observe mode (MODE=observe): the launch would be admitted only once its node is Ready (ABANDON otherwise); ' +
+        'completed CONTINUE at once',
+      { completion: result },
+    );
     return 'observed';
   },
 
@@ -34,7 +38,13 @@ export const launchHook: Trigger<DeliveryOf<'launch'>, LifecycleNotification> = 
     const status = await admit(n, ctx);
     ctx.metrics?.emit(
       { Transition: 'launching', Outcome: status.replace(/^launch-/, '') },
-      { Launches: { unit: 'Count', value: 1 }, SecondsSinceNotification: { unit: 'Seconds', value: Math.round((ctx.clock.now() - n.time.getTime()) / 100) / 10 } },
+      {
+        Launches: { unit: 'Count', value: 1 },
+        SecondsSinceNotification: {
+          unit: 'Seconds',
+          value: Math.round((ctx.clock.now() - n.time.getTime()) / 100) / 10,
+        },
+      },
     );
     return status;
   },
@@ -46,7 +56,9 @@ async function admit(n: LifecycleNotification, ctx: TriggerContext): Promise<Rec
     // Launched into the warm pool: Auto Scaling stops it next, and its user data often keeps
     // kubelet from joining. Nothing to admit; it is checked when it leaves the pool.
     const result = await lifecycle.complete(n, 'CONTINUE');
-    log.info('launch into the warm pool: completed CONTINUE at once; admission runs when it leaves the pool', { completion: result });
+    log.info('launch into the warm pool: completed CONTINUE at once; admission runs when it leaves the pool', {
+      completion: result,
+    });
     return 'launch-into-warm-pool';
   }
   let cluster;
@@ -58,14 +70,19 @@ async function admit(n: LifecycleNotification, ctx: TriggerContext): Promise<Rec
   }
   const now = clock.now();
   const outcome = await admitNode(
-    { action: n, deadlineMs: n.time.getTime() + config.launchTimeoutSeconds * 1000, invocationStopMs: now + ctx.invocation.remainingMs() - config.invocationMarginSeconds * 1000 },
+    {
+      action: n,
+      deadlineMs: n.time.getTime() + config.launchTimeoutSeconds * 1000,
+      invocationStopMs: now + ctx.invocation.remainingMs() - config.invocationMarginSeconds * 1000,
+    },
     {
       nodes: cluster,
       events: cluster,
       lifecycle,
       clock,
       log,
-      giveBack: (node) => giveNodeBack(n.instanceId, node, { nodes: cluster, instances: ctx.instances, events: cluster, log }),
+      giveBack: (node) =>
+        giveNodeBack(n.instanceId, node, { nodes: cluster, instances: ctx.instances, events: cluster, log }),
     },
   );
   if (outcome !== 'continue-later') return `launch-${outcome}`;

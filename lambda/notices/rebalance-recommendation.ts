@@ -6,12 +6,19 @@ import type { DeliveryOf } from '../inbound/deliveries.js';
 import { instanceIdPattern } from '../inbound/lifecycle-message.js';
 import { confirmed, detailType, type Trigger } from '../trigger.js';
 
-export const rebalanceRecommendation: Trigger<DeliveryOf<'event'>, { readonly instanceId: string; readonly time: string }> = {
+export const rebalanceRecommendation: Trigger<
+  DeliveryOf<'event'>,
+  { readonly instanceId: string; readonly time: string }
+> = {
   takes: detailType('EC2 Instance Rebalance Recommendation'),
   parse(d, { log }) {
     const instanceId = d.detail['instance-id'];
     if (typeof instanceId !== 'string' || !instanceIdPattern.test(instanceId)) {
-      log.error('malformed rebalance recommendation', { field: 'detail.instance-id', reason: `is ${JSON.stringify(instanceId)}, not an EC2 instance id`, messageId: d.id });
+      log.error('malformed rebalance recommendation', {
+        field: 'detail.instance-id',
+        reason: `is ${JSON.stringify(instanceId)}, not an EC2 instance id`,
+        messageId: d.id,
+      });
       return { status: 'malformed' };
     }
     return { work: { instanceId, time: String(d.time) } };
@@ -20,14 +27,19 @@ export const rebalanceRecommendation: Trigger<DeliveryOf<'event'>, { readonly in
   async confirm(w, { instances, config, log }) {
     const group = (await instances.describe([w.instanceId])).get(w.instanceId)?.group;
     if (group === undefined || !config.autoScalingGroupNames.has(group)) {
-      log.info('rebalance recommendation for an instance of no group this deployment serves; ignored', { group: group ?? null });
+      log.info('rebalance recommendation for an instance of no group this deployment serves; ignored', {
+        group: group ?? null,
+      });
       return { status: 'refused' };
     }
     return confirmed(w);
   },
   async act(w, { log, metrics }) {
     log.info('EC2 rebalance recommendation: the instance is at elevated risk of a Spot interruption', { time: w.time });
-    metrics?.emit({ Transition: 'rebalance-recommendation', Outcome: 'logged' }, { RebalanceRecommendations: { unit: 'Count', value: 1 } });
+    metrics?.emit(
+      { Transition: 'rebalance-recommendation', Outcome: 'logged' },
+      { RebalanceRecommendations: { unit: 'Count', value: 1 } },
+    );
     return 'rebalance-recommendation';
   },
 };

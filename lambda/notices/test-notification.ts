@@ -5,7 +5,11 @@ import { confirmed, type Trigger } from '../trigger.js';
 
 export const testNotification: Trigger<DeliveryOf<'test-notification'>, { readonly group: string | undefined }> = {
   takes: (d): d is DeliveryOf<'test-notification'> => d.kind === 'test-notification',
-  parse: (d) => ({ work: { group: typeof d.message['AutoScalingGroupName'] === 'string' ? d.message['AutoScalingGroupName'] : undefined } }),
+  parse: (d) => ({
+    work: {
+      group: typeof d.message['AutoScalingGroupName'] === 'string' ? d.message['AutoScalingGroupName'] : undefined,
+    },
+  }),
   keys: (w) => ({ autoScalingGroupName: w.group }),
   confirm: async (w) => confirmed(w),
   async act(_w, { log }) {

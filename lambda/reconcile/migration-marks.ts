@@ -10,14 +10,22 @@ import type { Log } from '../shared/log.js';
 import { migrationOwner } from './owners.js';
 
 /** True when the node's migration marks were taken back. */
-export async function reconcileMigration(deps: { readonly cluster: ClusterGateway; readonly clock: Clock; readonly log: Log }, node: NodeInfo): Promise<boolean> {
+export async function reconcileMigration(
+  deps: { readonly cluster: ClusterGateway; readonly clock: Clock; readonly log: Log },
+  node: NodeInfo,
+): Promise<boolean> {
   const id = node.labels[migrationLabel];
   if (id === undefined) return false;
   const owner = migrationOwner(node.migration, deps.clock.now());
   if (owner.kind === 'alive') return false;
   const { result, removed } = await deps.cluster.unmarkMigrating(node);
   if (result !== 'patched') return false;
-  deps.log.info('took back the marks of a migration whose command is gone', { node: node.name, migration: id, why: owner.why, removed });
+  deps.log.info('took back the marks of a migration whose command is gone', {
+    node: node.name,
+    migration: id,
+    why: owner.why,
+    removed,
+  });
   await deps.cluster.record(migrationMarksRemoved(node, { id, why: owner.why, removed }));
   return true;
 }

@@ -18,7 +18,12 @@ export type DrainOwner =
   /** The action waits, but nothing carried the drain on for longer than a hand-off interval. */
   | { readonly kind: 'stalled'; readonly group: string; readonly idleMs: number };
 
-export function drainOwner(record: DrainRecord, state: InstanceState | undefined, nowMs: number, staleAfterMs: number): DrainOwner {
+export function drainOwner(
+  record: DrainRecord,
+  state: InstanceState | undefined,
+  nowMs: number,
+  staleAfterMs: number,
+): DrainOwner {
   const idleMs = nowMs - record.updatedAtMs;
   if (idleMs < freshRecordMs) return { kind: 'alive' };
   if (record.spot) {
@@ -28,15 +33,20 @@ export function drainOwner(record: DrainRecord, state: InstanceState | undefined
       : { kind: 'gone', why: 'the Spot interruption is long past and the instance is still running' };
   }
   if (state === undefined) return { kind: 'gone', why: 'the instance is in no Auto Scaling group any more' };
-  if (!keepsDrainMarks(state.lifecycleState)) return { kind: 'gone', why: `the instance is ${state.lifecycleState}: the terminate action is over` };
+  if (!keepsDrainMarks(state.lifecycleState))
+    return { kind: 'gone', why: `the instance is ${state.lifecycleState}: the terminate action is over` };
   // Resumable only with the hook to heartbeat by instance id, and never a finished drain's wait.
-  if (mayHoldTerminateAction(state.lifecycleState) && record.hook !== '' && idleMs > staleAfterMs) return { kind: 'stalled', group: state.group, idleMs };
+  if (mayHoldTerminateAction(state.lifecycleState) && record.hook !== '' && idleMs > staleAfterMs)
+    return { kind: 'stalled', group: state.group, idleMs };
   return { kind: 'alive' };
 }
 
 /** Auto Scaling acts on SetInstanceHealth at its next health check: a replacement not begun by then never will. */
 export const replaceOwnerMs = 15 * 60_000;
-/** A reboot's record outlives its repair pass at most this long (the pass replaces a node still bad 30 min after its reboot). */
+/**
+ * A reboot's record outlives its repair pass at most this long (the pass replaces a node still bad 30 min after its
+ * reboot).
+ */
 export const rebootOwnerMs = 2 * 60 * 60_000;
 
 /**
@@ -45,15 +55,26 @@ export const rebootOwnerMs = 2 * 60 * 60_000;
  * Scaling never began (health check grace period, health reset by someone) is taken back, and
  * the next repair pass decides again.
  */
-export function repairOwner(record: RepairRecord, state: InstanceState | undefined, nowMs: number): { readonly kind: 'alive' } | { readonly kind: 'gone'; readonly why: string } {
+export function repairOwner(
+  record: RepairRecord,
+  state: InstanceState | undefined,
+  nowMs: number,
+): { readonly kind: 'alive' } | { readonly kind: 'gone'; readonly why: string } {
   const ageMs = nowMs - record.decidedAtMs;
   if (ageMs < freshRecordMs) return { kind: 'alive' };
   if (state === undefined) return { kind: 'gone', why: 'the instance is in no Auto Scaling group any more' };
   if (record.action === 'reboot')
-    return ageMs > rebootOwnerMs ? { kind: 'gone', why: `the reboot was decided ${Math.round(ageMs / 60_000)} min ago and never finished` } : { kind: 'alive' };
+    return ageMs > rebootOwnerMs
+      ? { kind: 'gone', why: `the reboot was decided ${Math.round(ageMs / 60_000)} min ago and never finished` }
+      : { kind: 'alive' };
   if (keepsDrainMarks(state.lifecycleState)) return { kind: 'alive' };
   return ageMs > replaceOwnerMs
-    ? { kind: 'gone', why: `Auto Scaling still has the instance ${state.lifecycleState} ${Math.round(ageMs / 60_000)} min after it was marked Unhealthy` }
+    ? {
+        kind: 'gone',
+        why:
+          `Auto Scaling still has the instance ${state.lifecycleState} ${Math.round(ageMs / 60_000)} min after it ` +
+          `was marked Unhealthy`,
+      }
     : { kind: 'alive' };
 }
 
@@ -62,9 +83,17 @@ export function repairOwner(record: RepairRecord, state: InstanceState | undefin
  * once the lease is over, the command is gone (killed, its machine asleep) and so is their owner.
  * An unreadable record has no owner either.
  */
-export function migrationOwner(record: MigrationRecord | undefined, nowMs: number): { readonly kind: 'alive' } | { readonly kind: 'gone'; readonly why: string } {
+export function migrationOwner(
+  record: MigrationRecord | undefined,
+  nowMs: number,
+): { readonly kind: 'alive' } | { readonly kind: 'gone'; readonly why: string } {
   if (record === undefined) return { kind: 'gone', why: 'has no readable record' };
   const endMs = record.renewedAtMs + record.leaseSeconds * 1000;
   if (nowMs < endMs) return { kind: 'alive' };
-  return { kind: 'gone', why: `stopped renewing its lease (last ${new Date(record.renewedAtMs).toISOString()}, lease ${record.leaseSeconds} s): the command is gone` };
+  return {
+    kind: 'gone',
+    why:
+      `stopped renewing its lease (last ${new Date(record.renewedAtMs).toISOString()}, lease ${record.leaseSeconds} ` +
+      `s): the command is gone`,
+  };
 }

@@ -17,14 +17,20 @@ export const reconcileSchedule: Trigger<DeliveryOf<'event'>, Schedule> = {
   takes: detailType('Scheduled Event'),
   parse(d, { config, log }) {
     if (d.source !== 'aws.events') {
-      log.error('malformed scheduled event', { field: 'source', reason: `is ${JSON.stringify(d.source)}, expected aws.events`, messageId: d.id });
+      log.error('malformed scheduled event', {
+        field: 'source',
+        reason: `is ${JSON.stringify(d.source)}, expected aws.events`,
+        messageId: d.id,
+      });
       return { status: 'malformed' };
     }
     if (!config.reconcileMarks) {
       log.info('scheduled event ignored: reconciling marks is off (RECONCILE_MARKS=false)');
       return { status: 'reconcile-off' };
     }
-    return { work: { rule: Array.isArray(d.resources) && typeof d.resources[0] === 'string' ? d.resources[0] : undefined } };
+    return {
+      work: { rule: Array.isArray(d.resources) && typeof d.resources[0] === 'string' ? d.resources[0] : undefined },
+    };
   },
 
   keys: (s) => ({ transition: 'reconcile', rule: s.rule }),
@@ -59,6 +65,15 @@ export const reconcileSchedule: Trigger<DeliveryOf<'event'>, Schedule> = {
 };
 
 /** Every mark of ours the pass took back, whoever set it. */
-function staleMarksRemoved(r: { readonly [K in 'drainMarksRemoved' | 'refreshMarksRemoved' | 'repairMarksRemoved' | 'migrationMarksRemoved']: readonly string[] }): number {
-  return r.drainMarksRemoved.length + r.refreshMarksRemoved.length + r.repairMarksRemoved.length + r.migrationMarksRemoved.length;
+function staleMarksRemoved(r: {
+  readonly [
+    K in 'drainMarksRemoved' | 'refreshMarksRemoved' | 'repairMarksRemoved' | 'migrationMarksRemoved'
+  ]: readonly string[];
+}): number {
+  return (
+    r.drainMarksRemoved.length +
+    r.refreshMarksRemoved.length +
+    r.repairMarksRemoved.length +
+    r.migrationMarksRemoved.length
+  );
 }

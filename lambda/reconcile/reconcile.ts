@@ -72,18 +72,27 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
     try {
       if (node.drain !== undefined) await reconcileDrain(deps, node, node.drain, state, report);
       await reconcileRefresh(deps, node, state, statuses, report);
-      if (await takeBackDeferral(deps.cluster, node, deps.clock.now(), config.terminationDeferralMaxSeconds)) report.drainMarksRemoved.push(node.name);
+      if (await takeBackDeferral(deps.cluster, node, deps.clock.now(), config.terminationDeferralMaxSeconds))
+        report.drainMarksRemoved.push(node.name);
       if (await takeBackOutOfService(deps, node)) report.drainMarksRemoved.push(node.name);
       if (node.repair !== undefined) await reconcileRepair(deps, node, node.repair, state, report);
       if (await reconcileMigration(deps, node)) report.migrationMarksRemoved.push(node.name);
     } catch (error) {
-      deps.log.warn('could not reconcile the marks of a node; the next pass tries again', { node: node.name, error: asError(error) });
+      deps.log.warn('could not reconcile the marks of a node; the next pass tries again', {
+        node: node.name,
+        error: asError(error),
+      });
     }
   }
   for (const g of groups) {
     const tag = g.tags[refreshStrategyTag];
     // A group whose refreshes Auto Scaling would not describe keeps its tag: nothing on a guess.
-    if (tag === undefined || statuses.unasked.has(g.name) || !isStaleStrategyTag(tag, activeOf(statuses.get(g.name)), deps.clock.now())) continue;
+    if (
+      tag === undefined ||
+      statuses.unasked.has(g.name) ||
+      !isStaleStrategyTag(tag, activeOf(statuses.get(g.name)), deps.clock.now())
+    )
+      continue;
     await instances.removeTag(g.name, refreshStrategyTag);
     report.tagsRemoved.push(g.name);
   }
@@ -101,7 +110,8 @@ async function refreshStatuses(
   const want = (group: string | undefined, id: string | undefined) => {
     if (group !== undefined && id !== undefined) wanted.set(group, (wanted.get(group) ?? new Set()).add(id));
   };
-  for (const node of marked) want(node.refreshGroup ?? states.get(instanceIdOf(node.providerId) ?? '')?.group, node.labels[refreshLabel]);
+  for (const node of marked)
+    want(node.refreshGroup ?? states.get(instanceIdOf(node.providerId) ?? '')?.group, node.labels[refreshLabel]);
   for (const g of groups) want(g.name, boundRefresh(g.tags[refreshStrategyTag] ?? ''));
   const statuses = Object.assign(new Map<string, ReadonlyMap<string, string>>(), { unasked: new Set<string>() });
   for (const [group, refreshIds] of wanted) {
@@ -111,13 +121,17 @@ async function refreshStatuses(
       statuses.unasked.add(group);
       // A group Auto Scaling refuses to describe (a name no group has, say) decides nothing:
       // its nodes' refresh marks stay until it can be asked, every other node is reconciled.
-      deps.log.warn('could not ask Auto Scaling about the refreshes of a group; their marks stay for now', { group: group.slice(0, 255), error: asError(error) });
+      deps.log.warn('could not ask Auto Scaling about the refreshes of a group; their marks stay for now', {
+        group: group.slice(0, 255),
+        error: asError(error),
+      });
     }
   }
   return statuses;
 }
 
-const activeOf = (statuses: ReadonlyMap<string, string> | undefined) => new Set([...(statuses ?? [])].filter(([, s]) => activeRefreshStatuses.has(s)).map(([id]) => id));
+const activeOf = (statuses: ReadonlyMap<string, string> | undefined) =>
+  new Set([...(statuses ?? [])].filter(([, s]) => activeRefreshStatuses.has(s)).map(([id]) => id));
 
 async function reconcileDrain(
   deps: ReconcileDeps,
@@ -136,7 +150,9 @@ async function reconcileDrain(
   if ((await deps.cluster.unmark(node, record)) !== 'patched') return;
   const removed = describeRemoved(record);
   deps.log.info('took back the marks of a drain whose owner is gone', { node: node.name, why: owner.why, removed });
-  await deps.cluster.record(drainMarksRemoved(node, removed, `The reconciler found no owner for our drain's marks (${owner.why})`));
+  await deps.cluster.record(
+    drainMarksRemoved(node, removed, `The reconciler found no owner for our drain's marks (${owner.why})`),
+  );
   report.drainMarksRemoved.push(node.name);
 }
 
@@ -146,43 +162,76 @@ async function reconcileDrain(
  * hand-off that names the action by its instance is published. The resumed invocation
  * verifies it like any other.
  */
-async function resumeDrain(deps: ReconcileDeps, node: NodeInfo, record: DrainRecord, group: string, idleMs: number): Promise<boolean> {
+async function resumeDrain(
+  deps: ReconcileDeps,
+  node: NodeInfo,
+  record: DrainRecord,
+  group: string,
+  idleMs: number,
+): Promise<boolean> {
   const instanceId = instanceIdOf(node.providerId)!;
   if (deps.handOffs === undefined) {
-    deps.log.warn('a drain lost its hand-off chain, and there is no hand-off topic to resume it through', { node: node.name });
+    deps.log.warn('a drain lost its hand-off chain, and there is no hand-off topic to resume it through', {
+      node: node.name,
+    });
     return false;
   }
   // The action must still be waiting on our hook: a heartbeat by instance id says so (and
   // gives the resumed chain the hook's whole timeout). Another hook's wait is not ours.
   const action = { autoScalingGroupName: group, lifecycleHookName: record.hook, instanceId };
   if ((await deps.lifecycle.heartbeat(action)) === 'no-active-action') {
-    deps.log.info('a drain record without progress, but no action of our hook waits for the instance; nothing to resume', { node: node.name });
+    deps.log.info(
+      'a drain record without progress, but no action of our hook waits for the instance; nothing to resume',
+      { node: node.name },
+    );
     return false;
   }
   // The record may be an earlier action's (nothing here can tell): the resumed drain gets a
   // record of its own, by instance, on a timeline from now, keeping only which marks are ours.
   const now = deps.clock.now();
   const { drained: _drained, spot: _spot, ...marks } = record;
-  const resumed: DrainRecord = { ...marks, action: `instance:${instanceId}`, notifiedAtMs: now, startedAtMs: now, updatedAtMs: now };
+  const resumed: DrainRecord = {
+    ...marks,
+    action: `instance:${instanceId}`,
+    notifiedAtMs: now,
+    startedAtMs: now,
+    updatedAtMs: now,
+  };
   if (
-    (await deps.cluster.mark(node.name, { excludeFromLoadBalancers: false, cordon: false, drain: resumed, owner: deps.config.deploymentName }, node.resourceVersion)) !== 'patched'
+    (await deps.cluster.mark(
+      node.name,
+      { excludeFromLoadBalancers: false, cordon: false, drain: resumed, owner: deps.config.deploymentName },
+      node.resourceVersion,
+    )) !== 'patched'
   )
     return false;
-  const claim = parseClaim(node.handOff);
-  const notification = {
-    transition: 'terminating' as const,
-    autoScalingGroupName: group,
-    lifecycleHookName: record.hook,
-    instanceId,
-    lifecycleActionToken: undefined,
-    time: new Date(now),
-    notificationMetadata: JSON.stringify({ clusterName: deps.config.clusterName }),
-  };
-  await deps.handOffs.send(handOffMessage(notification, { count: Math.max(1, claim?.count ?? 1), claim: node.handOff, byReconciler: true }));
+  await publishResume(deps.handOffs, node, { group, hook: record.hook, instanceId, nowMs: now }, deps.config);
   const minutes = Math.round(idleMs / 6_000) / 10;
   deps.log.warn('resumed a drain whose hand-off chain was lost', { node: node.name, idleMinutes: minutes });
   await deps.cluster.record(drainResumed(node, minutes));
   return true;
+}
+
+/** The hand-off that names the action by its instance: the resumed invocation verifies it like any other. */
+async function publishResume(
+  handOffs: HandOffs,
+  node: NodeInfo,
+  action: { readonly group: string; readonly hook: string; readonly instanceId: string; readonly nowMs: number },
+  config: Pick<ReconcileDeps['config'], 'clusterName'>,
+): Promise<void> {
+  const claim = parseClaim(node.handOff);
+  const notification = {
+    transition: 'terminating' as const,
+    autoScalingGroupName: action.group,
+    lifecycleHookName: action.hook,
+    instanceId: action.instanceId,
+    lifecycleActionToken: undefined,
+    time: new Date(action.nowMs),
+    notificationMetadata: JSON.stringify({ clusterName: config.clusterName }),
+  };
+  await handOffs.send(
+    handOffMessage(notification, { count: Math.max(1, claim?.count ?? 1), claim: node.handOff, byReconciler: true }),
+  );
 }
 
 async function reconcileRefresh(
@@ -201,12 +250,22 @@ async function reconcileRefresh(
   const status = known.get(refreshId);
   if (status !== undefined && activeRefreshStatuses.has(status)) return;
   const why = `is over (${status ?? 'unknown to Auto Scaling'}); its ending event never took this back`;
-  const undone = await removeRefreshMarks(group, { nodes: [node] }, why, { nodes: deps.cluster, events: deps.cluster, log: deps.log });
+  const undone = await removeRefreshMarks(group, { nodes: [node] }, why, {
+    nodes: deps.cluster,
+    events: deps.cluster,
+    log: deps.log,
+  });
   report.refreshMarksRemoved.push(...undone);
 }
 
 /** A repair record whose replacement or reboot is over or never happened: taken back, with our cordon. */
-async function reconcileRepair(deps: ReconcileDeps, node: NodeInfo, record: RepairRecord, state: InstanceState | undefined, report: { repairMarksRemoved: string[] }) {
+async function reconcileRepair(
+  deps: ReconcileDeps,
+  node: NodeInfo,
+  record: RepairRecord,
+  state: InstanceState | undefined,
+  report: { repairMarksRemoved: string[] },
+) {
   const owner = repairOwner(record, state, deps.clock.now());
   if (owner.kind === 'alive' || (await deps.cluster.unmarkRepair(node, record)) !== 'patched') return;
   deps.log.info('took back the record of a repair whose owner is gone', { node: node.name, why: owner.why });

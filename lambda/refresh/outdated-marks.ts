@@ -27,7 +27,11 @@ export interface RefreshDeps {
 
 export type RefreshMarkOutcome = 'marked' | 'refresh-over' | 'nothing-outdated';
 
-export async function markOutdatedNodes(group: string, refreshId: string, deps: RefreshDeps): Promise<{ outcome: RefreshMarkOutcome; marked: readonly string[] }> {
+export async function markOutdatedNodes(
+  group: string,
+  refreshId: string,
+  deps: RefreshDeps,
+): Promise<{ outcome: RefreshMarkOutcome; marked: readonly string[] }> {
   const { nodes, instances, log } = deps;
   const view = await instances.refresh(group, refreshId);
   if (view === undefined) {
@@ -68,10 +72,23 @@ async function markOne(t: MarkTarget, first: NodeInfo, deps: RefreshDeps): Promi
     if (node.drain !== undefined) return false;
     const taint = !t.minimal && !node.taints.some((x) => x.key === outdatedTaintKey && x.value === t.refreshId);
     const cordon = t.minimal && !node.unschedulable;
-    const result = await deps.nodes.markOutdated(node, { refreshId: t.refreshId, group: t.group, owner: deps.owner, taint, cordon });
+    const result = await deps.nodes.markOutdated(node, {
+      refreshId: t.refreshId,
+      group: t.group,
+      owner: deps.owner,
+      taint,
+      cordon,
+    });
     if (result === 'patched') {
       await deps.events.record(
-        markedOutdated(node, { refreshId: t.refreshId, group: t.group, instanceId: t.instanceId, desired: t.view.desired, cordoned: cordon, taintKey: outdatedTaintKey }),
+        markedOutdated(node, {
+          refreshId: t.refreshId,
+          group: t.group,
+          instanceId: t.instanceId,
+          desired: t.view.desired,
+          cordoned: cordon,
+          taintKey: outdatedTaintKey,
+        }),
       );
       const why = `instance refresh ${t.refreshId} of ${t.group} replaces this node (to ${t.view.desired})`;
       await tellConditions(deps.nodes, deps.log, node.name, [planned(why, ourConditionReasons.refresh)]);
@@ -95,8 +112,15 @@ export async function removeRefreshMarks(
   deps: Pick<RefreshDeps, 'nodes' | 'events' | 'log'>,
 ): Promise<readonly string[]> {
   const undone = await deps.nodes.unmarkOutdated(group, select);
-  for (const u of undone) await deps.events.record(outdatedMarksRemoved({ name: u.node, uid: u.uid }, { refreshId: u.refreshId, group, why, removed: u.removed }));
+  for (const u of undone)
+    await deps.events.record(
+      outdatedMarksRemoved({ name: u.node, uid: u.uid }, { refreshId: u.refreshId, group, why, removed: u.removed }),
+    );
   if (undone.length > 0 || select.refreshId !== undefined)
-    deps.log.info('took back instance refresh marks', { group, why, nodes: undone.map((u) => `${u.node} (${u.refreshId})`) });
+    deps.log.info('took back instance refresh marks', {
+      group,
+      why,
+      nodes: undone.map((u) => `${u.node} (${u.refreshId})`),
+    });
   return undone.map((u) => u.node);
 }

@@ -47,7 +47,10 @@ export const refreshEvent: Trigger<DeliveryOf<'event'>, RefreshNotice> = {
           : typeof group !== 'string' || group === ''
             ? { field: 'detail.AutoScalingGroupName', reason: `is ${JSON.stringify(group)}, expected a group name` }
             : typeof refreshId !== 'string' || refreshId === ''
-              ? { field: 'detail.InstanceRefreshId', reason: `is ${JSON.stringify(refreshId)}, expected an instance refresh id` }
+              ? {
+                  field: 'detail.InstanceRefreshId',
+                  reason: `is ${JSON.stringify(refreshId)}, expected an instance refresh id`,
+                }
               : undefined;
     if (problem !== undefined) {
       log.error('malformed instance refresh event', { ...problem, messageId: d.id });
@@ -58,14 +61,22 @@ export const refreshEvent: Trigger<DeliveryOf<'event'>, RefreshNotice> = {
       return { status: 'refused' };
     }
     if (meaning === 'progress') {
-      log.info('instance refresh progress', { what: d.detailType, autoScalingGroupName: group, instanceRefreshId: refreshId });
+      log.info('instance refresh progress', {
+        what: d.detailType,
+        autoScalingGroupName: group,
+        instanceRefreshId: refreshId,
+      });
       return { status: 'refresh-progress' };
     }
     if (!config.markOutdatedOnRefresh) {
-      log.info('instance refresh event: marking outdated nodes is off (MARK_OUTDATED_ON_REFRESH=false)', { event: meaning });
+      log.info('instance refresh event: marking outdated nodes is off (MARK_OUTDATED_ON_REFRESH=false)', {
+        event: meaning,
+      });
       return { status: 'refresh-marks-off' };
     }
-    return { work: { group: group as string, refreshId: refreshId as string, meaning: meaning!, detailType: d.detailType } };
+    return {
+      work: { group: group as string, refreshId: refreshId as string, meaning: meaning!, detailType: d.detailType },
+    };
   },
 
   keys: (r) => ({ autoScalingGroupName: r.group, instanceRefreshId: r.refreshId, event: r.meaning }),
@@ -73,11 +84,15 @@ export const refreshEvent: Trigger<DeliveryOf<'event'>, RefreshNotice> = {
   async confirm(r, { instances, log }) {
     const status = (await instances.refreshStatuses(r.group, [r.refreshId])).get(r.refreshId);
     if (r.meaning === 'started' && !(status === 'Pending' || status === 'InProgress')) {
-      log.info('instance refresh Started event, but the refresh is not pending or in progress; nothing to mark', { status: status ?? 'unknown to Auto Scaling' });
+      log.info('instance refresh Started event, but the refresh is not pending or in progress; nothing to mark', {
+        status: status ?? 'unknown to Auto Scaling',
+      });
       return { status: 'refresh-over' };
     }
     if (r.meaning !== 'started' && status !== undefined && activeRefreshStatuses.has(status)) {
-      log.warn('instance refresh ending event, but Auto Scaling says the refresh is still active; its marks stay', { status });
+      log.warn('instance refresh ending event, but Auto Scaling says the refresh is still active; its marks stay', {
+        status,
+      });
       return { status: 'refresh-still-active' };
     }
     return confirmed(r);
@@ -85,7 +100,14 @@ export const refreshEvent: Trigger<DeliveryOf<'event'>, RefreshNotice> = {
 
   async act(r, ctx) {
     const cluster = await ctx.cluster();
-    const deps = { nodes: cluster, events: cluster, instances: ctx.instances, clock: ctx.clock, log: ctx.log, owner: ctx.config.deploymentName };
+    const deps = {
+      nodes: cluster,
+      events: cluster,
+      instances: ctx.instances,
+      clock: ctx.clock,
+      log: ctx.log,
+      owner: ctx.config.deploymentName,
+    };
     if (r.meaning !== 'started') {
       await removeRefreshMarks(r.group, { refreshId: r.refreshId }, r.meaning, deps);
       return 'refresh-unmarked';
@@ -94,7 +116,11 @@ export const refreshEvent: Trigger<DeliveryOf<'event'>, RefreshNotice> = {
     await removeRefreshMarks(r.group, { keep: r.refreshId }, 'is over (another refresh of the group started)', deps);
     const { outcome } = await markOutdatedNodes(r.group, r.refreshId, deps);
     await unmarkIfEndedMeanwhile(r, ctx, deps);
-    return outcome === 'marked' ? 'refresh-marked' : outcome === 'refresh-over' ? 'refresh-over' : 'refresh-nothing-outdated';
+    return outcome === 'marked'
+      ? 'refresh-marked'
+      : outcome === 'refresh-over'
+        ? 'refresh-over'
+        : 'refresh-nothing-outdated';
   },
 };
 
@@ -102,9 +128,20 @@ export const refreshEvent: Trigger<DeliveryOf<'event'>, RefreshNotice> = {
  * Marking many nodes takes a while; an ending event handled meanwhile found only the nodes
  * marked so far. Asked again after marking: if the refresh is over by now, its marks go.
  */
-async function unmarkIfEndedMeanwhile(r: RefreshNotice, ctx: TriggerContext, deps: Parameters<typeof removeRefreshMarks>[3]): Promise<void> {
+async function unmarkIfEndedMeanwhile(
+  r: RefreshNotice,
+  ctx: TriggerContext,
+  deps: Parameters<typeof removeRefreshMarks>[3],
+): Promise<void> {
   const status = (await ctx.instances.refreshStatuses(r.group, [r.refreshId])).get(r.refreshId);
   if (status === 'Pending' || status === 'InProgress') return;
-  ctx.log.info('the instance refresh ended while its nodes were being marked; taking the marks back', { status: status ?? 'unknown' });
-  await removeRefreshMarks(r.group, { refreshId: r.refreshId }, `ended (${status ?? 'unknown'}) while its Started event was handled`, deps);
+  ctx.log.info('the instance refresh ended while its nodes were being marked; taking the marks back', {
+    status: status ?? 'unknown',
+  });
+  await removeRefreshMarks(
+    r.group,
+    { refreshId: r.refreshId },
+    `ended (${status ?? 'unknown'}) while its Started event was handled`,
+    deps,
+  );
 }

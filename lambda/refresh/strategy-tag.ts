@@ -37,7 +37,9 @@ export function boundRefresh(value: string): string | undefined {
   return 'bound' in p ? p.bound : undefined;
 }
 
-/** Whether the tag has no owner left: its refresh is not active, its command is long gone, or it is not ours to read. */
+/**
+ * Whether the tag has no owner left: its refresh is not active, its command is long gone, or it is not ours to read.
+ */
 export function isStaleStrategyTag(value: string, activeRefreshIds: ReadonlySet<string>, nowMs: number): boolean {
   const p = parse(value);
   if ('bound' in p) return !activeRefreshIds.has(p.bound);

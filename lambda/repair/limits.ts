@@ -8,10 +8,17 @@ import type { Limit } from '../shared/repair-settings.js';
 /** Why repair is held in a group of `total` nodes with `unhealthy` bad ones, or undefined. */
 export function stormOf(total: number, unhealthy: number, max: Limit | undefined): string | undefined {
   if (max === undefined) {
-    return total > 5 && unhealthy * 100 > total * 20 ? `${unhealthy} of its ${total} nodes are unhealthy (more than 20 % of more than 5 nodes)` : undefined;
+    return total > 5 && unhealthy * 100 > total * 20
+      ? `${unhealthy} of its ${total} nodes are unhealthy (more than 20 % of more than 5 nodes)`
+      : undefined;
   }
-  if ('count' in max) return unhealthy > max.count ? `${unhealthy} of its ${total} nodes are unhealthy (more than ${max.count})` : undefined;
-  return unhealthy * 100 > total * max.percentage ? `${unhealthy} of its ${total} nodes are unhealthy (more than ${max.percentage} %)` : undefined;
+  if ('count' in max)
+    return unhealthy > max.count
+      ? `${unhealthy} of its ${total} nodes are unhealthy (more than ${max.count})`
+      : undefined;
+  return unhealthy * 100 > total * max.percentage
+    ? `${unhealthy} of its ${total} nodes are unhealthy (more than ${max.percentage} %)`
+    : undefined;
 }
 
 /** How many nodes may be repaired at once in a group with `unhealthy` bad nodes. */

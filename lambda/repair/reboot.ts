@@ -36,7 +36,8 @@ export async function followUp(deps: RepairDeps, j: Judged, report: RepairReport
 async function drainThenReboot(deps: RepairDeps, j: Judged, record: RepairRecord, report: RepairReport): Promise<void> {
   const watch = await deps.cluster.watchPodsOnNode(j.node.name);
   const now = deps.clock.now();
-  // The drain rules hold here too: Skip pods stay (and hold nothing), Cluster API's WaitCompleted ones are waited for, never evicted.
+  // The drain rules hold here too: Skip pods stay (and hold nothing), Cluster API's WaitCompleted ones are waited for,
+  // never evicted.
   const ruled = watch
     .current()
     .filter(isDrainable)
@@ -45,13 +46,21 @@ async function drainThenReboot(deps: RepairDeps, j: Judged, record: RepairRecord
   watch.close();
   const pods = ruled.map(({ pod }) => pod);
   if (pods.length > 0 && now < record.decidedAtMs + deps.config.drainTimeoutSeconds * 1000) {
-    for (const { pod } of ruled.filter(({ pod, rule }) => !isTerminating(pod) && rule.waitBound !== 'deadline')) await deps.cluster.evictPod(pod);
+    for (const { pod } of ruled.filter(({ pod, rule }) => !isTerminating(pod) && rule.waitBound !== 'deadline'))
+      await deps.cluster.evictPod(pod);
     return;
   }
   // The record first: a pass that dies after the reboot must not reboot again.
-  if ((await deps.cluster.markRepair(j.node, { ...record, rebootedAtMs: now }, deps.config.deploymentName)) !== 'patched') return;
+  if (
+    (await deps.cluster.markRepair(j.node, { ...record, rebootedAtMs: now }, deps.config.deploymentName)) !== 'patched'
+  )
+    return;
   await deps.repairs.reboot(record.instanceId);
-  deps.log.warn('node auto repair: rebooted', { node: j.node.name, instanceId: record.instanceId, podsLeft: pods.length });
+  deps.log.warn('node auto repair: rebooted', {
+    node: j.node.name,
+    instanceId: record.instanceId,
+    podsLeft: pods.length,
+  });
   report.rebooted.push(j.node.name);
   await deps.cluster.record(repairRebooted(j.node, record.instanceId, pods.length));
 }
@@ -59,7 +68,12 @@ async function drainThenReboot(deps: RepairDeps, j: Judged, record: RepairRecord
 async function escalate(deps: RepairDeps, j: Judged, record: RepairRecord, report: RepairReport): Promise<void> {
   const state = (await deps.instances.describe([record.instanceId])).get(record.instanceId);
   if (state?.lifecycleState !== 'InService') return;
-  const replaced: RepairRecord = { ...record, action: 'replace', reason: `${record.reason}; still unhealthy after the reboot`, rebootedAtMs: undefined };
+  const replaced: RepairRecord = {
+    ...record,
+    action: 'replace',
+    reason: `${record.reason}; still unhealthy after the reboot`,
+    rebootedAtMs: undefined,
+  };
   if ((await deps.cluster.markRepair(j.node, replaced, deps.config.deploymentName)) !== 'patched') return;
   await deps.repairs.setUnhealthy(record.instanceId);
   report.replacing.push(j.node.name);

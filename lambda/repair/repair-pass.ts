@@ -34,7 +34,10 @@ export async function repairPass(deps: RepairDeps): Promise<RepairReport> {
     const member = memberOf.get(instanceIdOf(node.providerId) ?? '');
     // Only nodes of the groups we serve, as Auto Scaling says: never a name or label's word.
     if (member === undefined || !deps.config.autoScalingGroupNames.has(member.group)) continue;
-    byGroup.set(member.group, [...(byGroup.get(member.group) ?? []), { node, member, verdict: judge(node, deps.settings, now) }]);
+    byGroup.set(member.group, [
+      ...(byGroup.get(member.group) ?? []),
+      { node, member, verdict: judge(node, deps.settings, now) },
+    ]);
   }
   for (const [group, judged] of byGroup) {
     try {
@@ -45,20 +48,31 @@ export async function repairPass(deps: RepairDeps): Promise<RepairReport> {
         report,
       );
     } catch (error) {
-      deps.log.warn('could not finish the repair pass of a group; the next pass carries on', { group: group.slice(0, 255), error: asError(error) });
+      deps.log.warn('could not finish the repair pass of a group; the next pass carries on', {
+        group: group.slice(0, 255),
+        error: asError(error),
+      });
     }
   }
   emitMetrics(deps, report);
   return report;
 }
 
-async function repairGroup(deps: RepairDeps, judged: readonly Judged[], members: readonly GroupMember[], report: RepairReport): Promise<void> {
+async function repairGroup(
+  deps: RepairDeps,
+  judged: readonly Judged[],
+  members: readonly GroupMember[],
+  report: RepairReport,
+): Promise<void> {
   for (const j of judged) if (j.node.repair !== undefined) await followUp(deps, j, report);
   const ours = new Set(judged.flatMap((j) => (j.node.repair !== undefined ? [j.member.instanceId] : [])));
   const unhealthy = judged.filter((j) => j.verdict.kind !== 'healthy' || j.node.repair !== undefined).length;
   report.unhealthy += unhealthy;
   const due = judged
-    .filter((j): j is Judged & { verdict: Extract<Verdict, { kind: 'due' }> } => j.verdict.kind === 'due' && j.node.repair === undefined)
+    .filter(
+      (j): j is Judged & { verdict: Extract<Verdict, { kind: 'due' }> } =>
+        j.verdict.kind === 'due' && j.node.repair === undefined,
+    )
     .sort((a, b) => a.verdict.sinceMs - b.verdict.sinceMs);
   if (due.length === 0) return;
   for (const j of due.filter((d) => d.verdict.action === RepairAction.NO_ACTION)) {
@@ -69,10 +83,15 @@ async function repairGroup(deps: RepairDeps, judged: readonly Judged[], members:
   if (acting.length === 0) return;
   const held = holdReason(members, ours, unhealthy, deps);
   if (held !== undefined) {
-    deps.log.warn(repairHeldMessage, { group: members[0]?.group.slice(0, 255), why: held, due: acting.map((j) => j.node.name) });
+    deps.log.warn(repairHeldMessage, {
+      group: members[0]?.group.slice(0, 255),
+      why: held,
+      due: acting.map((j) => j.node.name),
+    });
     report.held.push(members[0]?.group ?? '');
     // A storm is many nodes: Events on the first few (longest bad), the log line names them all.
-    for (const j of acting.slice(0, heldEventsPerGroup)) await deps.cluster.record(repairHeld(j.node, j.verdict.bad, held));
+    for (const j of acting.slice(0, heldEventsPerGroup))
+      await deps.cluster.record(repairHeld(j.node, j.verdict.bad, held));
     return;
   }
   // Ours still on their way out, and the replacements Auto Scaling is launching.
@@ -90,12 +109,23 @@ async function repairGroup(deps: RepairDeps, judged: readonly Judged[], members:
 }
 
 /** Storm control: too many unhealthy, or Auto Scaling replacing instances of ours it was not asked to. */
-function holdReason(members: readonly GroupMember[], ours: ReadonlySet<string>, unhealthy: number, deps: RepairDeps): string | undefined {
+function holdReason(
+  members: readonly GroupMember[],
+  ours: ReadonlySet<string>,
+  unhealthy: number,
+  deps: RepairDeps,
+): string | undefined {
   const storm = stormOf(members.length, unhealthy, deps.settings.maxUnhealthy);
   if (storm !== undefined) return `storm control: ${storm}`;
-  const replacing = members.filter((m) => !ours.has(m.instanceId) && (leavingStates.has(m.lifecycleState) || m.healthStatus.toUpperCase() === 'UNHEALTHY'));
+  const replacing = members.filter(
+    (m) =>
+      !ours.has(m.instanceId) && (leavingStates.has(m.lifecycleState) || m.healthStatus.toUpperCase() === 'UNHEALTHY'),
+  );
   if (replacing.length > 0)
-    return `Auto Scaling is already replacing or terminating ${replacing.length} instance(s) of the group (${replacing[0]!.instanceId} ${replacing[0]!.lifecycleState})`;
+    return (
+      `Auto Scaling is already replacing or terminating ${replacing.length} instance(s) of the group ` +
+      `(${replacing[0]!.instanceId} ${replacing[0]!.lifecycleState})`
+    );
   return undefined;
 }
 

@@ -30,7 +30,11 @@ export function ruleFor(settings: RepairSettings, condition: string, reason: str
 const isBad = (c: NodeCondition) => c.status !== 'True';
 
 /** A stronger action wins when several conditions are due: a replacement also cures what a reboot would. */
-const strength: Record<RepairAction, number> = { [RepairAction.REPLACE]: 2, [RepairAction.REBOOT]: 1, [RepairAction.NO_ACTION]: 0 };
+const strength: Record<RepairAction, number> = {
+  [RepairAction.REPLACE]: 2,
+  [RepairAction.REBOOT]: 1,
+  [RepairAction.NO_ACTION]: 0,
+};
 
 export function judge(node: Pick<NodeInfo, 'conditions'>, settings: RepairSettings, nowMs: number): Verdict {
   let due: Extract<Verdict, { kind: 'due' }> | undefined;
@@ -41,10 +45,17 @@ export function judge(node: Pick<NodeInfo, 'conditions'>, settings: RepairSettin
     if (rule === undefined) continue;
     // No lastTransitionTime: nothing to measure the wait from, so never due on a guess.
     const sinceMs = Number.isNaN(c.sinceMs) ? nowMs : c.sinceMs;
-    const bad: BadCondition = { condition: c.type, status: c.status, reason: c.reason, minutes: Math.floor((nowMs - sinceMs) / 60_000), ruleMinutes: rule.minutes };
+    const bad: BadCondition = {
+      condition: c.type,
+      status: c.status,
+      reason: c.reason,
+      minutes: Math.floor((nowMs - sinceMs) / 60_000),
+      ruleMinutes: rule.minutes,
+    };
     const dueAtMs = sinceMs + rule.minutes * 60_000;
     if (dueAtMs <= nowMs && !Number.isNaN(c.sinceMs)) {
-      if (due === undefined || strength[rule.action] > strength[due.action]) due = { kind: 'due', bad, action: rule.action, sinceMs };
+      if (due === undefined || strength[rule.action] > strength[due.action])
+        due = { kind: 'due', bad, action: rule.action, sinceMs };
     } else if (waiting === undefined || dueAtMs < waiting.dueAtMs) waiting = { kind: 'waiting', bad, dueAtMs };
   }
   return due ?? waiting ?? { kind: 'healthy' };

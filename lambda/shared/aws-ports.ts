@@ -64,7 +64,10 @@ export interface RefreshView {
   readonly desired: string;
 }
 
-/** EC2's view of instances: the private DNS name is what the kubelet registers as the node's name on EKS; whether it is Spot. */
+/**
+ * EC2's view of instances: the private DNS name is what the kubelet registers as the node's name on EKS; whether it is
+ * Spot.
+ */
 export interface InstanceDirectory {
   /** Private DNS names by instance id; an instance EC2 does not know (or has no name yet) is absent. */
   privateDnsNames(instanceIds: readonly string[]): Promise<ReadonlyMap<string, string>>;
@@ -76,7 +79,10 @@ export interface InstanceDirectory {
    * has given notice. Undefined when EC2 no longer knows the request.
    */
   spotRequestStatus(requestId: string): Promise<string | undefined>;
-  /** EC2's state of each instance (`running`, `shutting-down`, `terminated`, ...) and its Auto Scaling group tag; unknown ids absent. */
+  /**
+   * EC2's state of each instance (`running`, `shutting-down`, `terminated`, ...) and its Auto Scaling group tag;
+   * unknown ids absent.
+   */
   runStates?(instanceIds: readonly string[]): Promise<ReadonlyMap<string, InstanceRunState>>;
   /** A launch template's latest and default version numbers ($Latest and $Default resolved). */
   launchTemplateVersions?(template: {
@@ -101,7 +107,10 @@ export interface Purchase {
 
 /** One metric data point set, with the dimensions that classify it (EMF in production). */
 export interface MetricsSink {
-  emit(dimensions: Readonly<Record<string, string>>, values: Readonly<Record<string, { readonly unit: 'Count' | 'Seconds'; readonly value: number }>>): void;
+  emit(
+    dimensions: Readonly<Record<string, string>>,
+    values: Readonly<Record<string, { readonly unit: 'Count' | 'Seconds'; readonly value: number }>>,
+  ): void;
 }
 
 /** Where the remaining work goes when one invocation cannot finish it. */
@@ -127,7 +136,12 @@ export interface TargetHold {
  * `unread`: those that could not be read this time (a 5xx, a timeout): neither held nor let go.
  */
 export type TargetReading =
-  | { readonly read: true; readonly holds: readonly TargetHold[]; readonly unread: readonly TargetHold[]; readonly calls: number }
+  | {
+      readonly read: true;
+      readonly holds: readonly TargetHold[];
+      readonly unread: readonly TargetHold[];
+      readonly calls: number;
+    }
   | { readonly read: false; readonly denied: boolean; readonly error: Error; readonly calls: number };
 
 /** Which load balancers a reading looks at. */
@@ -149,7 +163,10 @@ export interface GroupMember {
   readonly instanceId: string;
   readonly group: string;
   readonly lifecycleState: string;
-  /** Healthy or Unhealthy (DescribeAutoScalingInstances says HEALTHY, UNHEALTHY): Auto Scaling replaces an Unhealthy instance. */
+  /**
+   * Healthy or Unhealthy (DescribeAutoScalingInstances says HEALTHY, UNHEALTHY): Auto Scaling replaces an Unhealthy
+   * instance.
+   */
   readonly healthStatus: string;
 }
 

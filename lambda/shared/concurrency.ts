@@ -1,6 +1,10 @@
 // Bounded concurrency for the few places that fan out requests (evictions, node reads).
 /** Runs fn over items with at most `limit` calls in flight; results keep the input order. */
-export async function mapWithConcurrency<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+export async function mapWithConcurrency<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
   const results: R[] = [];
   let next = 0;
   const worker = async (): Promise<void> => {

@@ -22,7 +22,12 @@ export function actionCapSeconds(heartbeatTimeoutSeconds: number): number {
  * timeout (it does not heartbeat), the drain with the fixed delay and the margin within the
  * action's cap, the batch wait on top of those. The construct checks its props with the same.
  */
-export function longestWaits(t: { heartbeatTimeoutSeconds: number; invocationMarginSeconds: number; drainTimeoutSeconds: number; loadBalancerDelaySeconds: number }) {
+export function longestWaits(t: {
+  heartbeatTimeoutSeconds: number;
+  invocationMarginSeconds: number;
+  drainTimeoutSeconds: number;
+  loadBalancerDelaySeconds: number;
+}) {
   const cap = actionCapSeconds(t.heartbeatTimeoutSeconds);
   const margin = t.invocationMarginSeconds;
   return {
@@ -51,23 +56,38 @@ export function timeoutProblems(v: CheckedValues): string[] {
   const { heartbeatTimeoutSeconds: heartbeat, invocationMarginSeconds: margin } = v;
   if (heartbeat === undefined || margin === undefined) return [];
   const problems: string[] = [];
-  const { drainTimeoutSeconds: drain, loadBalancerDelaySeconds: delay, batchWaitSeconds: batch, launchTimeoutSeconds: launch } = v;
-  const longest = longestWaits({ heartbeatTimeoutSeconds: heartbeat, invocationMarginSeconds: margin, drainTimeoutSeconds: drain ?? 0, loadBalancerDelaySeconds: delay ?? 0 });
+  const {
+    drainTimeoutSeconds: drain,
+    loadBalancerDelaySeconds: delay,
+    batchWaitSeconds: batch,
+    launchTimeoutSeconds: launch,
+  } = v;
+  const longest = longestWaits({
+    heartbeatTimeoutSeconds: heartbeat,
+    invocationMarginSeconds: margin,
+    drainTimeoutSeconds: drain ?? 0,
+    loadBalancerDelaySeconds: delay ?? 0,
+  });
   if (launch !== undefined && launch > longest.launch) {
     problems.push(
-      `LAUNCH_TIMEOUT_SECONDS (${launch}) plus INVOCATION_MARGIN_SECONDS (${margin}) exceeds HEARTBEAT_TIMEOUT_SECONDS (${heartbeat}): ` +
-        `the launch wait does not heartbeat; use LAUNCH_TIMEOUT_SECONDS of at most ${longest.launch} or a longer HEARTBEAT_TIMEOUT_SECONDS`,
+      `LAUNCH_TIMEOUT_SECONDS (${launch}) plus INVOCATION_MARGIN_SECONDS (${margin}) exceeds ` +
+        `HEARTBEAT_TIMEOUT_SECONDS (${heartbeat}): ` +
+        `the launch wait does not heartbeat; use LAUNCH_TIMEOUT_SECONDS of at most ${longest.launch} or a longer ` +
+        `HEARTBEAT_TIMEOUT_SECONDS`,
     );
   }
   if (drain === undefined || delay === undefined) return [...problems, ...resumeProblems(v, heartbeat, margin)];
   if (drain > longest.drain) {
     problems.push(
-      `DRAIN_TIMEOUT_SECONDS (${drain}) plus LOAD_BALANCER_DELAY_SECONDS (${delay}) and INVOCATION_MARGIN_SECONDS (${margin}) exceeds what Auto Scaling lets a lifecycle action live ` +
-        `(min(48 h, 100 x HEARTBEAT_TIMEOUT_SECONDS) = ${longest.cap} s): use DRAIN_TIMEOUT_SECONDS of at most ${Math.max(0, longest.drain)} or a longer HEARTBEAT_TIMEOUT_SECONDS`,
+      `DRAIN_TIMEOUT_SECONDS (${drain}) plus LOAD_BALANCER_DELAY_SECONDS (${delay}) and INVOCATION_MARGIN_SECONDS ` +
+        `(${margin}) exceeds what Auto Scaling lets a lifecycle action live ` +
+        `(min(48 h, 100 x HEARTBEAT_TIMEOUT_SECONDS) = ${longest.cap} s): use DRAIN_TIMEOUT_SECONDS of at most ` +
+        `${Math.max(0, longest.drain)} or a longer HEARTBEAT_TIMEOUT_SECONDS`,
     );
   } else if (batch !== undefined && batch > longest.batch) {
     problems.push(
-      `BATCH_WAIT_SECONDS (${batch}) plus DRAIN_TIMEOUT_SECONDS, LOAD_BALANCER_DELAY_SECONDS and INVOCATION_MARGIN_SECONDS exceeds what Auto Scaling lets a lifecycle action live ` +
+      `BATCH_WAIT_SECONDS (${batch}) plus DRAIN_TIMEOUT_SECONDS, LOAD_BALANCER_DELAY_SECONDS and ` +
+        `INVOCATION_MARGIN_SECONDS exceeds what Auto Scaling lets a lifecycle action live ` +
         `(${longest.cap} s): use BATCH_WAIT_SECONDS of at most ${longest.batch} or a longer HEARTBEAT_TIMEOUT_SECONDS`,
     );
   }
@@ -81,17 +101,21 @@ function resumeProblems(v: CheckedValues, heartbeat: number, margin: number): st
   const interval = v.reconcileIntervalMinutes ?? defaultInterval(times);
   if (interval >= shortestIntervalMinutes && latestResumeSeconds(times, interval) <= heartbeat) return [];
   const why =
-    `lets Auto Scaling end an action before the reconciler can resume its lost hand-off chain (taken for lost after ${staleAfterSeconds(times)} s without a write, ` +
+    `lets Auto Scaling end an action before the reconciler can resume its lost hand-off chain (taken for lost ` +
+    `after ${staleAfterSeconds(times)} s without a write, ` +
     `then up to one interval and ${passMarginSeconds} s to the pass's heartbeat)`;
   const longest = longestIntervalMinutes(times);
   if (longest < shortestIntervalMinutes) {
     return [
       `HEARTBEAT_TIMEOUT_SECONDS (${heartbeat}) ${why} under any schedule: use HEARTBEAT_TIMEOUT_SECONDS of at least ` +
-        `${shortestHeartbeatSeconds(shortestIntervalMinutes, margin)} (with RECONCILE_INTERVAL_MINUTES=1), or RECONCILE_MARKS=false`,
+        `${shortestHeartbeatSeconds(shortestIntervalMinutes, margin)} (with RECONCILE_INTERVAL_MINUTES=1), or ` +
+        `RECONCILE_MARKS=false`,
     ];
   }
   return [
-    `HEARTBEAT_TIMEOUT_SECONDS (${heartbeat}) with RECONCILE_INTERVAL_MINUTES (${interval}) ${why}: use RECONCILE_INTERVAL_MINUTES from 1 to ${longest}, ` +
-      `HEARTBEAT_TIMEOUT_SECONDS of at least ${shortestHeartbeatSeconds(interval, margin) ?? 'more than 7200'}, or RECONCILE_MARKS=false`,
+    `HEARTBEAT_TIMEOUT_SECONDS (${heartbeat}) with RECONCILE_INTERVAL_MINUTES (${interval}) ${why}: use ` +
+      `RECONCILE_INTERVAL_MINUTES from 1 to ${longest}, ` +
+      `HEARTBEAT_TIMEOUT_SECONDS of at least ${shortestHeartbeatSeconds(interval, margin) ?? 'more than 7200'}, ` +
+      `or RECONCILE_MARKS=false`,
   ];
 }

@@ -6,6 +6,7 @@ import { Mode } from './mode.js';
 import { choiceVariables } from './choice-variables.js';
 import { drainRuleVariables } from './drain-rule-variables.js';
 import { releaseVariables } from './release-variables.js';
+import { settleVariables } from './settle-variables.js';
 import { surgeVariables } from './surge-variables.js';
 import { flag, integer, variable } from './variable.js';
 import { formatRepairSettings, parseRepairSettings, type RepairSettings } from './repair-settings.js';
@@ -21,18 +22,6 @@ const names = (raw: string): Set<string> | undefined => {
 };
 
 /** `key=value,key`: a key alone matches any value. Keys and values as AWS tags allow them (no comma, key no `=`). */
-const tagList = (raw: string): ReadonlyMap<string, string | undefined> | undefined => {
-  const tags = new Map<string, string | undefined>();
-  for (const part of raw.split(',').map((s) => s.trim())) {
-    if (part === '') continue;
-    const at = part.indexOf('=');
-    const key = (at < 0 ? part : part.slice(0, at)).trim();
-    if (key === '' || key.length > 128) return undefined;
-    tags.set(key, at < 0 ? undefined : part.slice(at + 1).trim());
-  }
-  return tags.size > 0 ? tags : undefined;
-};
-
 const text = (raw: string): string | undefined => (raw.trim().length > 0 ? raw.trim() : undefined);
 
 /** Every variable the handler reads, in the order docs/configuration.md shows them. */
@@ -66,57 +55,7 @@ export const configVariables = {
     parse: integer(0, 172_800),
     format: String,
   }),
-  loadBalancerDelaySeconds: variable<number>({
-    name: 'LOAD_BALANCER_DELAY_SECONDS',
-    description: 'Wait after the drain so load balancers deregister the node (EKS: 60).',
-    accepts: 'an integer from 0 to 3600',
-    default: 60,
-    parse: integer(0, 3600),
-    format: String,
-  }),
-  waitForTargets: variable<boolean>({
-    name: 'WAIT_FOR_TARGETS',
-    description:
-      'After the drain, read the load balancers the cluster serves (the target groups of its TargetGroupBindings, and the Classic and Network Load Balancers the in-tree service controller made for Services of type LoadBalancer) and release the instance once none still has it registered or draining, between LOAD_BALANCER_MIN_WAIT_SECONDS and LOAD_BALANCER_MAX_WAIT_SECONDS; one that cannot be read holds it at least LOAD_BALANCER_DELAY_SECONDS; false, or when none can be read: LOAD_BALANCER_DELAY_SECONDS.',
-    accepts: 'true or false',
-    default: true,
-    parse: flag,
-    format: String,
-  }),
-  loadBalancerMinWaitSeconds: variable<number>({
-    name: 'LOAD_BALANCER_MIN_WAIT_SECONDS',
-    description: 'With WAIT_FOR_TARGETS: the shortest wait after the drain, so the controllers react to the exclusion label, even when no load balancer holds the instance.',
-    accepts: 'an integer from 0 to 3600',
-    default: 5,
-    parse: integer(0, 3600),
-    format: String,
-  }),
-  loadBalancerMaxWaitSeconds: variable<number>({
-    name: 'LOAD_BALANCER_MAX_WAIT_SECONDS',
-    description:
-      "With WAIT_FOR_TARGETS: the longest wait after the drain for target groups and Classic Load Balancers to let the instance go (ELBv2's default deregistration delay is 300 s); then it is released anyway, with a Warning Event naming what still held it.",
-    accepts: 'an integer from 0 to 3600',
-    default: 300,
-    parse: integer(0, 3600),
-    format: String,
-  }),
-  loadBalancerTags: variable<ReadonlyMap<string, string | undefined>>({
-    name: 'LOAD_BALANCER_TAGS',
-    description:
-      "Opt-in: also scan the account's instance target groups and Classic Load Balancers (paged, at most 4 calls in flight, the list kept a minute) for those tagged with these tags, elbv2.k8s.aws/cluster=<cluster> or kubernetes.io/cluster/<cluster>: for load balancers other tools made and the cluster does not name; a key alone matches any value. Unset: no account-wide scan.",
-    accepts: 'a comma-separated list of key=value or key',
-    parse: tagList,
-    format: (v) => [...v].map(([k, value]) => (value === undefined ? k : `${k}=${value}`)).join(','),
-  }),
-  waitForVolumeDetach: variable<boolean>({
-    name: 'WAIT_FOR_VOLUME_DETACH',
-    description:
-      "After the drain, wait (within the drain deadline, batch-extended when batch pods were waited for) until the VolumeAttachments of the volumes the node had attached are gone (read by name from the node's status.volumesAttached; listed cluster-wide only for a volume that is not CSI), so their replacements attach them elsewhere at once instead of after EC2's forced detach.",
-    accepts: 'true or false',
-    default: true,
-    parse: flag,
-    format: String,
-  }),
+  ...settleVariables,
   invocationMarginSeconds: variable<number>({
     name: 'INVOCATION_MARGIN_SECONDS',
     description: 'Time kept free before the Lambda timeout to complete the lifecycle action.',
@@ -135,7 +74,9 @@ export const configVariables = {
   }),
   launchTimeoutSeconds: variable<number>({
     name: 'LAUNCH_TIMEOUT_SECONDS',
-    description: 'Time a new node has to join Ready without startup taints; then the launch is abandoned and the group replaces it.',
+    description:
+      'Time a new node has to join Ready without startup taints; then the launch is abandoned and the group ' +
+      'replaces it.',
     accepts: 'an integer from 30 to 3600',
     default: 600,
     parse: integer(30, 3600),
@@ -144,7 +85,8 @@ export const configVariables = {
   batchWaitSeconds: variable<number>({
     name: 'BATCH_WAIT_SECONDS',
     description:
-      'How long pods of Jobs and pods annotated karpenter.sh/do-not-disrupt or graceful-node-termination/wait-for-completion may run to completion before they are evicted.',
+      'How long pods of Jobs and pods annotated karpenter.sh/do-not-disrupt or ' +
+      'graceful-node-termination/wait-for-completion may run to completion before they are evicted.',
     accepts: 'an integer from 0 to 172800',
     default: 3600,
     parse: integer(0, 172_800),
@@ -153,7 +95,10 @@ export const configVariables = {
   mode: variable<Mode>({
     name: 'MODE',
     description:
-      'enforce drains as documented; observe verifies every notification as usual and works out what it would do (the node, the pods in eviction order, what would block them, the siblings it would cordon, how long it would wait), writes that as Events and log lines, changes nothing else in the cluster or the groups, and completes each lifecycle action CONTINUE at once: a careful first rollout.',
+      'enforce drains as documented; observe verifies every notification as usual and works out what it would do ' +
+      '(the node, the pods in eviction order, what would block them, the siblings it would cordon, how long it ' +
+      'would wait), writes that as Events and log lines, changes nothing else in the cluster or the groups, and ' +
+      'completes each lifecycle action CONTINUE at once: a careful first rollout.',
     accepts: 'enforce or observe',
     default: Mode.ENFORCE,
     parse: (raw) => ((Object.values(Mode) as string[]).includes(raw.trim()) ? (raw.trim() as Mode) : undefined),
@@ -162,16 +107,23 @@ export const configVariables = {
   deadlinePolicy: variable<DeadlinePolicy>({
     name: 'DEADLINE_POLICY',
     description:
-      'At the drain deadline: force deletes each remaining pod at the deadline minus its grace period (PodDisruptionBudgets bypassed, never inside MIN_EVICTION_WINDOW_SECONDS, never before one eviction attempt); leave lets them die with the instance; retain deletes nothing and completes the action with ABANDON, so a group with an instance lifecycle policy that retains on ABANDON keeps the instance, cordoned (without that policy ABANDON terminates it like CONTINUE).',
+      'At the drain deadline: force deletes each remaining pod at the deadline minus its grace period ' +
+      '(PodDisruptionBudgets bypassed, never inside MIN_EVICTION_WINDOW_SECONDS, never before one eviction ' +
+      'attempt); leave lets them die with the instance; retain deletes nothing and completes the action with ' +
+      'ABANDON, so a group with an instance lifecycle policy that retains on ABANDON keeps the instance, cordoned ' +
+      '(without that policy ABANDON terminates it like CONTINUE).',
     accepts: 'force, leave or retain',
     default: DeadlinePolicy.FORCE,
-    parse: (raw) => ((Object.values(DeadlinePolicy) as string[]).includes(raw.trim()) ? (raw.trim() as DeadlinePolicy) : undefined),
+    parse: (raw) =>
+      (Object.values(DeadlinePolicy) as string[]).includes(raw.trim()) ? (raw.trim() as DeadlinePolicy) : undefined,
     format: String,
   }),
   minEvictionWindowSeconds: variable<number>({
     name: 'MIN_EVICTION_WINDOW_SECONDS',
     description:
-      "Every pod gets at least this long to be evicted, from when the drain first saw the node, before the force policy may delete it; the drain deadline moves out to fit it (a notification that waited in a queue still gets a fair drain), within the lifecycle action's cap.",
+      'Every pod gets at least this long to be evicted, from when the drain first saw the node, before the force ' +
+      'policy may delete it; the drain deadline moves out to fit it (a notification that waited in a queue still ' +
+      "gets a fair drain), within the lifecycle action's cap.",
     accepts: 'an integer from 0 to 3600',
     default: 60,
     parse: integer(0, 3600),
@@ -180,7 +132,9 @@ export const configVariables = {
   cordonDoomedSiblings: variable<boolean>({
     name: 'CORDON_DOOMED_SIBLINGS',
     description:
-      'Before evicting anything, label and cordon the nodes of the other instances the group is terminating too (Terminating, Terminating:Wait), so a pod evicted from one doomed node never lands on another and moves twice.',
+      'Before evicting anything, label and cordon the nodes of the other instances the group is terminating too ' +
+      '(Terminating, Terminating:Wait), so a pod evicted from one doomed node never lands on another and moves ' +
+      'twice.',
     accepts: 'true or false',
     default: true,
     parse: flag,
@@ -189,7 +143,9 @@ export const configVariables = {
   markOutdatedOnRefresh: variable<boolean>({
     name: 'MARK_OUTDATED_ON_REFRESH',
     description:
-      'When an instance refresh of a served group starts (EventBridge), taint every node not on its desired launch template version graceful-node-termination/outdated:PreferNoSchedule (cordon it with `upgrade --strategy minimal`), so each pod moves once; when it ends, remove exactly those marks.',
+      'When an instance refresh of a served group starts (EventBridge), taint every node not on its desired ' +
+      'launch template version graceful-node-termination/outdated:PreferNoSchedule (cordon it with `upgrade ' +
+      '--strategy minimal`), so each pod moves once; when it ends, remove exactly those marks.',
     accepts: 'true or false',
     default: true,
     parse: flag,
@@ -197,7 +153,9 @@ export const configVariables = {
   }),
   blockedReportSeconds: variable<number>({
     name: 'BLOCKED_REPORT_SECONDS',
-    description: "A PodDisruptionBudget that refuses a pod this long gets a Warning Event naming its pending replacements and the scheduler's reason.",
+    description:
+      'A PodDisruptionBudget that refuses a pod this long gets a Warning Event naming its pending replacements ' +
+      "and the scheduler's reason.",
     accepts: 'an integer from 1 to 3600',
     default: 120,
     parse: integer(1, 3600),
@@ -213,14 +171,18 @@ export const configVariables = {
   }),
   handOffTopicArn: variable<string>({
     name: 'HAND_OFF_TOPIC_ARN',
-    description: "SNS topic through which a drain longer than one invocation continues in a fresh one (the hooks' topic).",
+    description:
+      "SNS topic through which a drain longer than one invocation continues in a fresh one (the hooks' topic).",
     accepts: 'an SNS topic ARN',
-    parse: (raw) => (/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/.test(raw.trim()) ? raw.trim() : undefined),
+    parse: (raw) =>
+      /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$/.test(raw.trim()) ? raw.trim() : undefined,
     format: String,
   }),
   kubeconfigPath: variable<string>({
     name: 'KUBECONFIG_PATH',
-    description: 'Use this kubeconfig file instead of EKS authentication (tests, clusters outside EKS); token, tokenFile or client certificate.',
+    description:
+      'Use this kubeconfig file instead of EKS authentication (tests, clusters outside EKS); token, tokenFile or ' +
+      'client certificate.',
     accepts: 'a file path',
     parse: text,
     format: String,
@@ -235,7 +197,9 @@ export const configVariables = {
   spotInterruptions: variable<boolean>({
     name: 'SPOT_INTERRUPTIONS',
     description:
-      'Drain on EC2 Spot interruption warnings (instances of the served groups only); false: every Spot warning is refused without a write. The construct sets it from its spotInterruptions prop, so a deployment that never asked for Spot draining cannot be made to drain by a forged warning.',
+      'Drain on EC2 Spot interruption warnings (instances of the served groups only); false: every Spot warning ' +
+      'is refused without a write. The construct sets it from its spotInterruptions prop, so a deployment that ' +
+      'never asked for Spot draining cannot be made to drain by a forged warning.',
     accepts: 'true or false',
     default: true,
     parse: flag,
@@ -244,7 +208,8 @@ export const configVariables = {
   deploymentName: variable<string>({
     name: 'DEPLOYMENT_NAME',
     description:
-      "This deployment's name: every mark it sets on a node carries it (the graceful-node-termination/owner label), so the reconciler finds its own marks with one list and never touches another deployment's.",
+      "This deployment's name: every mark it sets on a node carries it (the graceful-node-termination/owner " +
+      "label), so the reconciler finds its own marks with one list and never touches another deployment's.",
     accepts: 'a DNS label (lowercase letters, digits and "-", at most 63)',
     default: 'graceful-node-termination',
     parse: (raw) => (/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(raw.trim()) ? raw.trim() : undefined),
@@ -253,7 +218,9 @@ export const configVariables = {
   reconcileMarks: variable<boolean>({
     name: 'RECONCILE_MARKS',
     description:
-      "On a scheduled event (the construct's reconcile schedule), take back every mark whose owner is gone (lifecycle action over, refresh ended) and resume drains whose hand-off chain was lost; false: scheduled events are ignored.",
+      "On a scheduled event (the construct's reconcile schedule), take back every mark whose owner is gone " +
+      '(lifecycle action over, refresh ended) and resume drains whose hand-off chain was lost; false: scheduled ' +
+      'events are ignored.',
     accepts: 'true or false',
     default: true,
     parse: flag,
@@ -262,7 +229,10 @@ export const configVariables = {
   reconcileIntervalMinutes: variable<number>({
     name: 'RECONCILE_INTERVAL_MINUTES',
     description:
-      'The reconciler\'s schedule, as the construct sets it (its reconcileInterval): with RECONCILE_MARKS and HAND_OFF_TOPIC_ARN, a drain whose hand-off chain was lost must be resumed before HEARTBEAT_TIMEOUT_SECONDS runs out, and a schedule that cannot is refused at cold start (docs/limits.md, "Resuming a lost hand-off"). Unset: 5, or the longest that fits a shorter heartbeat timeout.',
+      "The reconciler's schedule, as the construct sets it (its reconcileInterval): with RECONCILE_MARKS and " +
+      'HAND_OFF_TOPIC_ARN, a drain whose hand-off chain was lost must be resumed before HEARTBEAT_TIMEOUT_SECONDS ' +
+      'runs out, and a schedule that cannot is refused at cold start (docs/limits.md, "Resuming a lost ' +
+      'hand-off"). Unset: 5, or the longest that fits a shorter heartbeat timeout.',
     accepts: 'an integer from 1 to 1440',
     parse: integer(1, 1440),
     format: String,
@@ -274,9 +244,14 @@ export const configVariables = {
   repair: variable<RepairSettings | false>({
     name: 'REPAIR',
     description:
-      "Node auto repair on the reconciler's schedule (docs/repair.md): a node of a served group whose condition (Ready, KernelReady, NetworkingReady, ContainerRuntimeReady, StorageReady, AcceleratedHardwareReady) stays bad past its rule is replaced through Auto Scaling (SetInstanceHealth Unhealthy, so the terminate hook drains it) or rebooted, paced and held in a storm as managed node groups' NodeRepairConfig; off: never.",
+      "Node auto repair on the reconciler's schedule (docs/repair.md): a node of a served group whose condition " +
+      '(Ready, KernelReady, NetworkingReady, ContainerRuntimeReady, StorageReady, AcceleratedHardwareReady) stays ' +
+      'bad past its rule is replaced through Auto Scaling (SetInstanceHealth Unhealthy, so the terminate hook ' +
+      "drains it) or rebooted, paced and held in a storm as managed node groups' NodeRepairConfig; off: never.",
     accepts:
-      "off, on (managed groups' defaults) or a JSON object of repairAfterMinutes, maxUnhealthyNodeThreshold{Count,Percentage}, maxParallelNodesRepaired{Count,Percentage}, nodeRepairConfigOverrides, nodeSelector",
+      "off, on (managed groups' defaults) or a JSON object of repairAfterMinutes, " +
+      'maxUnhealthyNodeThreshold{Count,Percentage}, maxParallelNodesRepaired{Count,Percentage}, ' +
+      'nodeRepairConfigOverrides, nodeSelector',
     default: false,
     parse: (raw) => {
       const s = parseRepairSettings(raw);

@@ -11,7 +11,14 @@ import { Mode } from './mode.js';
 import { ConfigError } from './errors.js';
 import { parseWindows, type Window } from './maintenance-windows.js';
 import { defaultInterval, defaultIntervalMinutes } from './resume-window.js';
-import { defaultRepairSettings, formatRepairSettings, parseRepairSettings, RepairAction, rebootsAny, type RepairSettings } from './repair-settings.js';
+import {
+  defaultRepairSettings,
+  formatRepairSettings,
+  parseRepairSettings,
+  RepairAction,
+  rebootsAny,
+  type RepairSettings,
+} from './repair-settings.js';
 
 export type { DrainRuleSpec } from './drain-rule-variables.js';
 export {
@@ -127,7 +134,11 @@ export type ConfigInput = ChoiceConfigInput &
     readonly kubeconfigContext?: string;
   };
 
-const required: ReadonlySet<keyof typeof configVariables> = new Set(['clusterName', 'autoScalingGroupNames', 'lifecycleHookNames']);
+const required: ReadonlySet<keyof typeof configVariables> = new Set([
+  'clusterName',
+  'autoScalingGroupNames',
+  'lifecycleHookNames',
+]);
 
 /**
  * Parses and validates the whole environment at once. Throws one ConfigError naming
@@ -149,10 +160,15 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
   }
   const min = values['loadBalancerMinWaitSeconds'] as number | undefined;
   const max = values['loadBalancerMaxWaitSeconds'] as number | undefined;
-  if (min !== undefined && max !== undefined && min > max) problems.push(`LOAD_BALANCER_MIN_WAIT_SECONDS (${min}) must not exceed LOAD_BALANCER_MAX_WAIT_SECONDS (${max})`);
+  if (min !== undefined && max !== undefined && min > max)
+    problems.push(`LOAD_BALANCER_MIN_WAIT_SECONDS (${min}) must not exceed LOAD_BALANCER_MAX_WAIT_SECONDS (${max})`);
   problems.push(...timeoutProblems(values as CheckedValues), ...repairProblems(env, values), ...drainRulesDetail(env));
   if (problems.length > 0) throw new ConfigError(problems);
-  return { ...values, repair: values['repair'] || undefined, reconcileIntervalMinutes: values['reconcileIntervalMinutes'] ?? derivedInterval(values) } as unknown as Config;
+  return {
+    ...values,
+    repair: values['repair'] || undefined,
+    reconcileIntervalMinutes: values['reconcileIntervalMinutes'] ?? derivedInterval(values),
+  } as unknown as Config;
 }
 
 /** What exactly is wrong with DRAIN_RULES, each rule said where it is. */
@@ -171,13 +187,17 @@ function repairProblems(env: Readonly<Record<string, string | undefined>>, value
   const raw = env[configVariables.repair.name];
   const parsed = raw === undefined || raw.trim() === '' ? 'off' : parseRepairSettings(raw);
   if (typeof parsed === 'object' && 'problem' in parsed) return [`REPAIR: ${parsed.problem}`];
-  if (parsed !== 'off' && values['reconcileMarks'] === false) return ["REPAIR runs on the reconciler's schedule: it needs RECONCILE_MARKS=true"];
+  if (parsed !== 'off' && values['reconcileMarks'] === false)
+    return ["REPAIR runs on the reconciler's schedule: it needs RECONCILE_MARKS=true"];
   return [];
 }
 
 /** Unset: five minutes, or the longest that still resumes in time (0 only where nothing resumes anyway). */
 function derivedInterval(values: Record<string, unknown>): number {
-  const times = { heartbeatTimeoutSeconds: values['heartbeatTimeoutSeconds'] as number, invocationMarginSeconds: values['invocationMarginSeconds'] as number };
+  const times = {
+    heartbeatTimeoutSeconds: values['heartbeatTimeoutSeconds'] as number,
+    invocationMarginSeconds: values['invocationMarginSeconds'] as number,
+  };
   return defaultInterval(times) || defaultIntervalMinutes;
 }
 
@@ -196,7 +216,11 @@ export function toEnvironment(input: ConfigInput): Record<string, string> {
   set(configVariables.loadBalancerMinWaitSeconds, input.loadBalancerMinWaitSeconds);
   set(configVariables.loadBalancerMaxWaitSeconds, input.loadBalancerMaxWaitSeconds);
   // A tag given with an empty value matches any value (as `key` alone does).
-  set(configVariables.loadBalancerTags, input.loadBalancerTags && new Map(Object.entries(input.loadBalancerTags).map(([k, v]) => [k, v === '' ? undefined : v])));
+  set(
+    configVariables.loadBalancerTags,
+    input.loadBalancerTags &&
+      new Map(Object.entries(input.loadBalancerTags).map(([k, v]) => [k, v === '' ? undefined : v])),
+  );
   set(configVariables.waitForVolumeDetach, input.waitForVolumeDetach);
   set(configVariables.invocationMarginSeconds, input.invocationMarginSeconds);
   set(configVariables.evictionConcurrency, input.evictionConcurrency);
@@ -233,7 +257,9 @@ export function toEnvironment(input: ConfigInput): Record<string, string> {
 function parseWindowsOrThrow(texts: readonly string[]): readonly Window[] {
   const windows = parseWindows(texts.join('; '));
   if (windows === undefined || texts.some((t) => t.includes(';'))) {
-    throw new ConfigError([`maintenanceWindows ${JSON.stringify(texts)} is invalid: expected ${configVariables.maintenanceWindows.accepts}`]);
+    throw new ConfigError([
+      `maintenanceWindows ${JSON.stringify(texts)} is invalid: expected ${configVariables.maintenanceWindows.accepts}`,
+    ]);
   }
   return windows;
 }
@@ -242,9 +268,13 @@ function parseWindowsOrThrow(texts: readonly string[]): readonly Window[] {
 function setSurge(input: SurgeConfigInput, set: <T>(v: Variable<T>, value: T | undefined) => void): void {
   set(configVariables.surgeBeforeEvict, input.surgeBeforeEvict);
   set(configVariables.surgeNamespaces, input.surgeNamespaces);
-  const selector = input.surgePodSelector === undefined ? undefined : configVariables.surgePodSelector.parse(input.surgePodSelector);
+  const selector =
+    input.surgePodSelector === undefined ? undefined : configVariables.surgePodSelector.parse(input.surgePodSelector);
   if (input.surgePodSelector !== undefined && selector === undefined) {
-    throw new ConfigError([`surgeBeforeEvict.podSelector ${JSON.stringify(input.surgePodSelector)} is invalid: expected ${configVariables.surgePodSelector.accepts}`]);
+    throw new ConfigError([
+      `surgeBeforeEvict.podSelector ${JSON.stringify(input.surgePodSelector)} is invalid: expected ` +
+        `${configVariables.surgePodSelector.accepts}`,
+    ]);
   }
   set(configVariables.surgePodSelector, selector);
   set(configVariables.surgeTimeoutSeconds, input.surgeTimeoutSeconds);

@@ -8,7 +8,11 @@ export const drainRuleVariables = {
   drainRules: variable<readonly DrainRuleSpec[]>({
     name: 'DRAIN_RULES',
     description:
-      "What the drain does with the pods a rule selects, as Cluster API's MachineDrainRule: `Drain` (in `order`: lower orders leave first, the next once they are gone), `Skip` (left running; the node goes without them) or `WaitCompleted` (never evicted; waited for until the drain deadline). The first rule that selects a pod applies; a pod's own `cluster.x-k8s.io/drain` label or `graceful-node-termination/drain` mark wins over every rule. namespaceSelector may only use kubernetes.io/metadata.name.",
+      "What the drain does with the pods a rule selects, as Cluster API's MachineDrainRule: `Drain` (in `order`: " +
+      'lower orders leave first, the next once they are gone), `Skip` (left running; the node goes without them) ' +
+      'or `WaitCompleted` (never evicted; waited for until the drain deadline). The first rule that selects a pod ' +
+      "applies; a pod's own `cluster.x-k8s.io/drain` label or `graceful-node-termination/drain` mark wins over " +
+      'every rule. namespaceSelector may only use kubernetes.io/metadata.name.',
     accepts: 'a JSON list of {"name", "behavior", "order"?, "pods"?: [{"selector"?, "namespaceSelector"?}]}',
     default: [],
     parse: parseDrainRules,
@@ -17,7 +21,9 @@ export const drainRuleVariables = {
   evictDaemonSetPods: variable<boolean>({
     name: 'EVICT_DAEMONSET_PODS',
     description:
-      'Evict DaemonSet pods too, after every other pod has left (critical ones last, as Karpenter orders them), so node agents keep working until the end and still shut down gracefully. Off: left running, as `kubectl drain --ignore-daemonsets` does.',
+      'Evict DaemonSet pods too, after every other pod has left (critical ones last, as Karpenter orders them), ' +
+      'so node agents keep working until the end and still shut down gracefully. Off: left running, as `kubectl ' +
+      'drain --ignore-daemonsets` does.',
     accepts: 'true or false',
     default: false,
     parse: flag,
@@ -57,17 +63,23 @@ export function drainRuleProblems(value: unknown): string[] {
     if (typeof rule !== 'object' || rule === null) return [`${at} must be an object`];
     const r = rule as Record<string, unknown>;
     const problems: string[] = [];
-    if (typeof r['name'] !== 'string' || r['name'] === '' || names.has(r['name'])) problems.push(`${at} needs a unique non-empty name`);
+    if (typeof r['name'] !== 'string' || r['name'] === '' || names.has(r['name']))
+      problems.push(`${at} needs a unique non-empty name`);
     else names.add(r['name']);
-    if (!drainBehaviors.includes(r['behavior'] as never)) problems.push(`${at}.behavior must be one of ${drainBehaviors.join(', ')}`);
+    if (!drainBehaviors.includes(r['behavior'] as never))
+      problems.push(`${at}.behavior must be one of ${drainBehaviors.join(', ')}`);
     // As Cluster API's webhook: order only with Drain.
     if (
       r['order'] !== undefined &&
-      (r['behavior'] !== 'Drain' || !Number.isInteger(r['order']) || (r['order'] as number) < -2_147_483_648 || (r['order'] as number) > 2_147_483_647)
+      (r['behavior'] !== 'Drain' ||
+        !Number.isInteger(r['order']) ||
+        (r['order'] as number) < -2_147_483_648 ||
+        (r['order'] as number) > 2_147_483_647)
     ) {
       problems.push(`${at}.order must be an int32, and only with behavior Drain`);
     }
-    for (const key of Object.keys(r)) if (!['name', 'behavior', 'order', 'pods'].includes(key)) problems.push(`${at}.${key} is not a rule field`);
+    for (const key of Object.keys(r))
+      if (!['name', 'behavior', 'order', 'pods'].includes(key)) problems.push(`${at}.${key} is not a rule field`);
     return [...problems, ...podSelectorProblems(r['pods'], at)];
   });
 }
@@ -75,10 +87,12 @@ export function drainRuleProblems(value: unknown): string[] {
 function podSelectorProblems(pods: unknown, at: string): string[] {
   if (pods === undefined) return [];
   // As Cluster API's schema (MinItems=1, MinProperties=1): an empty list or entry would select every pod.
-  if (!Array.isArray(pods) || pods.length === 0) return [`${at}.pods must be a non-empty list (leave it out for every pod)`];
+  if (!Array.isArray(pods) || pods.length === 0)
+    return [`${at}.pods must be a non-empty list (leave it out for every pod)`];
   return pods.flatMap((p: unknown, j) => {
     const where = `${at}.pods[${j}]`;
-    if (typeof p !== 'object' || p === null || Object.keys(p).length === 0) return [`${where} must be an object with a selector and/or a namespaceSelector`];
+    if (typeof p !== 'object' || p === null || Object.keys(p).length === 0)
+      return [`${where} must be an object with a selector and/or a namespaceSelector`];
     const entry = p as Record<string, unknown>;
     const problems = Object.keys(entry)
       .filter((k) => k !== 'selector' && k !== 'namespaceSelector')
@@ -88,8 +102,14 @@ function podSelectorProblems(pods: unknown, at: string): string[] {
     if (ns !== undefined) {
       problems.push(...selectorProblems(ns, `${where}.namespaceSelector`));
       const s = ns as { matchLabels?: object; matchExpressions?: { key?: unknown }[] };
-      const keys = [...Object.keys(s.matchLabels ?? {}), ...(Array.isArray(s.matchExpressions) ? s.matchExpressions.map((e) => e?.key) : [])];
-      if (keys.some((k) => k !== namespaceNameLabel)) problems.push(`${where}.namespaceSelector may only use ${namespaceNameLabel} (the drainer reads no Namespaces)`);
+      const keys = [
+        ...Object.keys(s.matchLabels ?? {}),
+        ...(Array.isArray(s.matchExpressions) ? s.matchExpressions.map((e) => e?.key) : []),
+      ];
+      if (keys.some((k) => k !== namespaceNameLabel))
+        problems.push(
+          `${where}.namespaceSelector may only use ${namespaceNameLabel} (the drainer reads no Namespaces)`,
+        );
     }
     return problems;
   });

@@ -22,7 +22,9 @@ export const leavingStates: ReadonlySet<string> = new Set([
  * (its node comes back through the launch hook, which takes the marks back).
  */
 export function keepsDrainMarks(lifecycleState: string): boolean {
-  return leavingStates.has(lifecycleState) || lifecycleState.startsWith('Warmed:') || lifecycleState.endsWith(':Retained');
+  return (
+    leavingStates.has(lifecycleState) || lifecycleState.startsWith('Warmed:') || lifecycleState.endsWith(':Retained')
+  );
 }
 
 /** A terminate hook may be holding the instance: a heartbeat by instance id can tell. */

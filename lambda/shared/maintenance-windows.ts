@@ -80,11 +80,25 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function wallClock(ms: number, zone: string): number[] {
   let f = formatters.get(zone);
   if (f === undefined) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', minute: 'numeric', hour: 'numeric', day: 'numeric', month: 'numeric', weekday: 'short' });
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      minute: 'numeric',
+      hour: 'numeric',
+      day: 'numeric',
+      month: 'numeric',
+      weekday: 'short',
+    });
     formatters.set(zone, f);
   }
   const parts = Object.fromEntries(f.formatToParts(ms).map((p) => [p.type, p.value]));
-  return [Number(parts['minute']), Number(parts['hour']), Number(parts['day']), Number(parts['month']), dayNames.indexOf(String(parts['weekday']).toUpperCase())];
+  return [
+    Number(parts['minute']),
+    Number(parts['hour']),
+    Number(parts['day']),
+    Number(parts['month']),
+    dayNames.indexOf(String(parts['weekday']).toUpperCase()),
+  ];
 }
 
 function opensAt(w: Window, ms: number, zone: string): boolean {

@@ -6,7 +6,11 @@ export const releaseVariables = {
   outOfServiceAfterRelease: {
     name: 'OUT_OF_SERVICE_AFTER_RELEASE',
     description:
-      'When EC2 says an instance of a served group is terminated (an EventBridge state-change event, confirmed with DescribeInstances) and our drain had released it with pods still on its node (a deadline, a Spot reclaim), taint the Node node.kubernetes.io/out-of-service=nodeshutdown:NoExecute so its pods and volumes go at once instead of when the Node object is deleted; never while the instance runs; taken back if the Node is Ready again as another instance.',
+      'When EC2 says an instance of a served group is terminated (an EventBridge state-change event, confirmed ' +
+      'with DescribeInstances) and our drain had released it with pods still on its node (a deadline, a Spot ' +
+      'reclaim), taint the Node node.kubernetes.io/out-of-service=nodeshutdown:NoExecute so its pods and volumes ' +
+      'go at once instead of when the Node object is deleted; never while the instance runs; taken back if the ' +
+      'Node is Ready again as another instance.',
     accepts: 'true or false',
     default: true,
     parse: flag,

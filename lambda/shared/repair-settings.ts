@@ -17,7 +17,14 @@ export enum RepairAction {
 }
 
 /** The conditions the EKS node monitoring agent publishes, and the kubelet's Ready. */
-export const monitoredConditions = ['Ready', 'KernelReady', 'NetworkingReady', 'ContainerRuntimeReady', 'StorageReady', 'AcceleratedHardwareReady'] as const;
+export const monitoredConditions = [
+  'Ready',
+  'KernelReady',
+  'NetworkingReady',
+  'ContainerRuntimeReady',
+  'StorageReady',
+  'AcceleratedHardwareReady',
+] as const;
 
 /** Managed groups' waits, in minutes. */
 export const defaultRepairAfterMinutes: Readonly<Record<string, number>> = {
@@ -68,7 +75,8 @@ const knownKeys = new Set([
   'nodeSelector',
 ]);
 
-const whole = (v: unknown, min: number, max: number): v is number => Number.isInteger(v) && (v as number) >= min && (v as number) <= max;
+const whole = (v: unknown, min: number, max: number): v is number =>
+  Number.isInteger(v) && (v as number) >= min && (v as number) <= max;
 
 /** Why a REPAIR value is refused, or the settings; never throws. */
 export function parseRepairSettings(raw: string): RepairSettings | 'off' | { readonly problem: string } {
@@ -94,16 +102,25 @@ export function parseRepairSettings(raw: string): RepairSettings | 'off' | { rea
   const overrides = parseOverrides(o['nodeRepairConfigOverrides']);
   if (typeof overrides === 'string') return { problem: overrides };
   const selector = o['nodeSelector'];
-  if (selector !== undefined && (typeof selector !== 'string' || selector.trim() === '')) return { problem: 'nodeSelector must be a non-empty label selector' };
-  return { repairAfterMinutes: after, maxUnhealthy, maxParallel: maxParallel ?? defaultRepairSettings.maxParallel, overrides, nodeSelector: selector?.trim() };
+  if (selector !== undefined && (typeof selector !== 'string' || selector.trim() === ''))
+    return { problem: 'nodeSelector must be a non-empty label selector' };
+  return {
+    repairAfterMinutes: after,
+    maxUnhealthy,
+    maxParallel: maxParallel ?? defaultRepairSettings.maxParallel,
+    overrides,
+    nodeSelector: selector?.trim(),
+  };
 }
 
 function parseAfter(v: unknown): Readonly<Record<string, number>> | string {
   if (v === undefined) return defaultRepairAfterMinutes;
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'repairAfterMinutes must map conditions to minutes';
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    return 'repairAfterMinutes must map conditions to minutes';
   const merged: Record<string, number> = { ...defaultRepairAfterMinutes };
   for (const [condition, minutes] of Object.entries(v)) {
-    if (!/^[A-Za-z][A-Za-z0-9]{0,62}$/.test(condition)) return `repairAfterMinutes: ${JSON.stringify(condition)} is not a condition type`;
+    if (!/^[A-Za-z][A-Za-z0-9]{0,62}$/.test(condition))
+      return `repairAfterMinutes: ${JSON.stringify(condition)} is not a condition type`;
     if (!whole(minutes, 1, 10_080)) return `repairAfterMinutes.${condition} must be whole minutes from 1 to 10080`;
     merged[condition] = minutes;
   }
@@ -115,7 +132,8 @@ function limitOf(o: Record<string, unknown>, countKey: string, percentageKey: st
   const percentage = o[percentageKey];
   if (count !== undefined && percentage !== undefined) return `${countKey} and ${percentageKey} exclude each other`;
   if (count !== undefined) return whole(count, 1, 10_000) ? { count } : `${countKey} must be a whole number from 1`;
-  if (percentage !== undefined) return whole(percentage, 1, 100) ? { percentage } : `${percentageKey} must be a whole number from 1 to 100`;
+  if (percentage !== undefined)
+    return whole(percentage, 1, 100) ? { percentage } : `${percentageKey} must be a whole number from 1 to 100`;
   return undefined;
 }
 
@@ -128,9 +146,12 @@ function parseOverrides(v: unknown): readonly RepairOverride[] | string {
     const x = (typeof item === 'object' && item !== null ? item : {}) as Record<string, unknown>;
     const at = `nodeRepairConfigOverrides[${i}]`;
     // As in NodeRepairConfigOverrides, every field is required.
-    if (typeof x['nodeMonitoringCondition'] !== 'string' || typeof x['nodeUnhealthyReason'] !== 'string') return `${at} needs nodeMonitoringCondition and nodeUnhealthyReason`;
-    if (!whole(x['minRepairWaitTimeMins'], 0, 10_080)) return `${at}.minRepairWaitTimeMins must be whole minutes from 0 to 10080`;
-    if (typeof x['repairAction'] !== 'string' || !actions.includes(x['repairAction'])) return `${at}.repairAction must be one of ${actions.join(', ')}`;
+    if (typeof x['nodeMonitoringCondition'] !== 'string' || typeof x['nodeUnhealthyReason'] !== 'string')
+      return `${at} needs nodeMonitoringCondition and nodeUnhealthyReason`;
+    if (!whole(x['minRepairWaitTimeMins'], 0, 10_080))
+      return `${at}.minRepairWaitTimeMins must be whole minutes from 0 to 10080`;
+    if (typeof x['repairAction'] !== 'string' || !actions.includes(x['repairAction']))
+      return `${at}.repairAction must be one of ${actions.join(', ')}`;
     out.push({
       nodeMonitoringCondition: x['nodeMonitoringCondition'],
       nodeUnhealthyReason: x['nodeUnhealthyReason'],
@@ -145,7 +166,9 @@ function parseOverrides(v: unknown): readonly RepairOverride[] | string {
 export function formatRepairSettings(s: RepairSettings): string {
   const limit = (l: Limit | undefined, countKey: string, percentageKey: string) =>
     l === undefined ? {} : 'count' in l ? { [countKey]: l.count } : { [percentageKey]: l.percentage };
-  const after = Object.fromEntries(Object.entries(s.repairAfterMinutes).filter(([k, m]) => defaultRepairAfterMinutes[k] !== m));
+  const after = Object.fromEntries(
+    Object.entries(s.repairAfterMinutes).filter(([k, m]) => defaultRepairAfterMinutes[k] !== m),
+  );
   return JSON.stringify({
     ...(Object.keys(after).length > 0 ? { repairAfterMinutes: after } : {}),
     ...limit(s.maxUnhealthy, 'maxUnhealthyNodeThresholdCount', 'maxUnhealthyNodeThresholdPercentage'),
@@ -156,4 +179,5 @@ export function formatRepairSettings(s: RepairSettings): string {
 }
 
 /** Whether any rule reboots: only then is ec2:RebootInstances granted. */
-export const rebootsAny = (s: RepairSettings): boolean => s.overrides.some((o) => o.repairAction === RepairAction.REBOOT);
+export const rebootsAny = (s: RepairSettings): boolean =>
+  s.overrides.some((o) => o.repairAction === RepairAction.REBOOT);

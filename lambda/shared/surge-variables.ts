@@ -54,7 +54,11 @@ export const surgeVariables = {
   surgeBeforeEvict: variable<boolean>({
     name: 'SURGE_BEFORE_EVICT',
     description:
-      'Surge before evict (docs/surge.md), opt-in: before evicting the last Ready pod of a Deployment that is off the nodes leaving, restart the Deployment as `kubectl rollout restart` does and wait (SURGE_TIMEOUT_SECONDS) for a replacement Ready elsewhere. Applies to Deployments (or pods) annotated graceful-node-termination/surge-before-evict: "true" and to those SURGE_NAMESPACES or SURGE_POD_SELECTOR name. Grants patch on Deployments, fenced by a ValidatingAdmissionPolicy to that one annotation.',
+      'Surge before evict (docs/surge.md), opt-in: before evicting the last Ready pod of a Deployment that is off ' +
+      'the nodes leaving, restart the Deployment as `kubectl rollout restart` does and wait ' +
+      '(SURGE_TIMEOUT_SECONDS) for a replacement Ready elsewhere. Applies to Deployments (or pods) annotated ' +
+      'graceful-node-termination/surge-before-evict: "true" and to those SURGE_NAMESPACES or SURGE_POD_SELECTOR ' +
+      'name. Grants patch on Deployments, fenced by a ValidatingAdmissionPolicy to that one annotation.',
     accepts: 'true or false',
     default: false,
     parse: flag,
@@ -62,14 +66,18 @@ export const surgeVariables = {
   }),
   surgeNamespaces: variable<readonly string[]>({
     name: 'SURGE_NAMESPACES',
-    description: 'With SURGE_BEFORE_EVICT: the Deployments of these namespaces surge without an annotation (one annotated "false" does not).',
+    description:
+      'With SURGE_BEFORE_EVICT: the Deployments of these namespaces surge without an annotation (one annotated ' +
+      '"false" does not).',
     accepts: 'a comma-separated list of namespaces',
     parse: list,
     format: (v) => v.join(','),
   }),
   surgePodSelector: variable<readonly LabelRequirement[]>({
     name: 'SURGE_POD_SELECTOR',
-    description: "With SURGE_BEFORE_EVICT: the Deployments whose pod template's labels this selector matches surge without an annotation.",
+    description:
+      "With SURGE_BEFORE_EVICT: the Deployments whose pod template's labels this selector matches surge without " +
+      'an annotation.',
     accepts: 'an equality-based label selector: key=value, key!=value, key or !key, comma-separated (all must hold)',
     parse: parseSelector,
     format: formatSelector,
@@ -77,7 +85,9 @@ export const surgeVariables = {
   surgeTimeoutSeconds: variable<number>({
     name: 'SURGE_TIMEOUT_SECONDS',
     description:
-      "How long one pod waits for its Deployment's replacement to be Ready on a node that is not leaving; then it is evicted as any other (its budget decides) and the deadline policy applies. Never past the drain deadline.",
+      "How long one pod waits for its Deployment's replacement to be Ready on a node that is not leaving; then it " +
+      'is evicted as any other (its budget decides) and the deadline policy applies. Never past the drain ' +
+      'deadline.',
     accepts: 'an integer from 10 to 3600',
     default: 300,
     parse: integer(10, 3600),
@@ -86,7 +96,10 @@ export const surgeVariables = {
   surgeUntouchableManagers: variable<readonly string[]>({
     name: 'SURGE_UNTOUCHABLE_MANAGERS',
     description:
-      'Deployments written by one of these field managers (metadata.managedFields) are never restarted: a GitOps tool that would undo or fight the restart (argocd-controller, kustomize-controller, helm-controller...), or `manager/scale` for whoever scales through the scale subresource (kube-controller-manager/scale: a HorizontalPodAutoscaler). Refused with SurgeRefused (untouchable-owner).',
+      'Deployments written by one of these field managers (metadata.managedFields) are never restarted: a GitOps ' +
+      'tool that would undo or fight the restart (argocd-controller, kustomize-controller, helm-controller...), ' +
+      'or `manager/scale` for whoever scales through the scale subresource (kube-controller-manager/scale: a ' +
+      'HorizontalPodAutoscaler). Refused with SurgeRefused (untouchable-owner).',
     accepts: 'a comma-separated list of field manager names, each optionally /subresource',
     parse: list,
     format: (v) => v.join(','),

@@ -20,4 +20,5 @@ export const integer =
     return n >= min && n <= max ? n : undefined;
   };
 
-export const flag = (raw: string): boolean | undefined => (raw.trim() === 'true' ? true : raw.trim() === 'false' ? false : undefined);
+export const flag = (raw: string): boolean | undefined =>
+  raw.trim() === 'true' ? true : raw.trim() === 'false' ? false : undefined;

@@ -29,11 +29,16 @@ export async function answerChoice(
 ): Promise<ChoiceAnswer> {
   const fallback = suggestedIds(delivery.payload);
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), answerWithinMs + choiceFlushMs)));
+  const late = new Promise<'late'>(
+    (resolve) => (timer = setTimeout(() => resolve('late'), answerWithinMs + choiceFlushMs)),
+  );
   const result = await Promise.race([handle(choiceFlushMs), late]).finally(() => clearTimeout(timer));
   if (result !== 'late' && result.answer !== undefined) return { InstanceIDs: result.answer };
   const why = result === 'late' ? 'no decision in time' : `the request ended ${result.status}`;
   deps.log.error(choiceFailedOpenMessage, { why, answered: fallback.length });
-  deps.metrics?.emit({ Transition: 'termination-policy', Outcome: 'failed-open' }, { TerminationPolicyFailedOpen: { unit: 'Count', value: 1 } });
+  deps.metrics?.emit(
+    { Transition: 'termination-policy', Outcome: 'failed-open' },
+    { TerminationPolicyFailedOpen: { unit: 'Count', value: 1 } },
+  );
   return { InstanceIDs: fallback };
 }

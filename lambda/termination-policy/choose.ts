@@ -31,7 +31,10 @@ const bucket = (zone: string, market: string) => `${zone}|${market}`;
 /** 0: known, unblocked; 1: no node found (a node under another name may be anything); 2: blocked. */
 const band = (c: Candidate) => (c.cost.blockers.length > 0 ? 2 : c.cost.unknown ? 1 : 0);
 
-/** Blocked nodes last, instances with no node found before them, then by cost points, then in Auto Scaling's order (its choice among equals). */
+/**
+ * Blocked nodes last, instances with no node found before them, then by cost points, then in Auto Scaling's order (its
+ * choice among equals).
+ */
 export function rank(candidates: readonly Candidate[]): Ranked[] {
   return candidates
     .map((c, i) => ({ c, i }))
@@ -42,7 +45,8 @@ export function rank(candidates: readonly Candidate[]): Ranked[] {
 /** `open`: inside a maintenance window (or none configured); closed: nothing is given. */
 export function choose(candidates: readonly Candidate[], capacity: readonly CapacityAsk[], open: boolean): Choice {
   const left = new Map<string, number>();
-  for (const c of capacity) left.set(bucket(c.availabilityZone, c.market), (left.get(bucket(c.availabilityZone, c.market)) ?? 0) + c.capacity);
+  for (const c of capacity)
+    left.set(bucket(c.availabilityZone, c.market), (left.get(bucket(c.availabilityZone, c.market)) ?? 0) + c.capacity);
   const ranked = rank(candidates);
   const chosen: Ranked[] = [];
   const passedOver: Ranked[] = [];

@@ -42,7 +42,10 @@ export function runsBatchWork(pod: CostPod, ruleOf: RuleOf = byDefaultRules): Bl
   return {
     rule: 'runs-batch-work',
     pod: podKey(pod.info),
-    why: `${podKey(pod.info)} ${pod.info.controllerKind === 'Job' ? 'is a running Job pod' : 'asks not to be disrupted'}: its drain would wait for it`,
+    why:
+      `${podKey(pod.info)} ` +
+      `${pod.info.controllerKind === 'Job' ? 'is a running Job pod' : 'asks not to be disrupted'}: its drain would ` +
+      `wait for it`,
   };
 }
 
@@ -52,7 +55,11 @@ export function budgetLeavesNone(pod: CostPod, onNode: readonly CostPod[]): Bloc
     if (b.disruptionsAllowed > 0) continue;
     const here = onNode.filter((p) => p.ready && p.budgets.some((o) => o.name === b.name)).length;
     if (b.currentHealthy - here <= 0) {
-      return { rule: 'budget-leaves-none', pod: podKey(pod.info), why: `budget ${b.name} allows no disruption and every healthy pod it counts is on this node` };
+      return {
+        rule: 'budget-leaves-none',
+        pod: podKey(pod.info),
+        why: `budget ${b.name} allows no disruption and every healthy pod it counts is on this node`,
+      };
     }
   }
   return undefined;
@@ -67,7 +74,9 @@ export function holdsOnlyReadyReplica(pod: CostPod, onNode: readonly CostPod[]):
   return {
     rule: 'only-ready-replica',
     pod: podKey(pod.info),
-    why: `${o.kind} ${pod.info.namespace}/${o.name} has no ready replica elsewhere (${o.readyReplicas} ready, all here)`,
+    why:
+      `${o.kind} ${pod.info.namespace}/${o.name} has no ready replica elsewhere (${o.readyReplicas} ready, all ` +
+      `here)`,
   };
 }
 
@@ -77,7 +86,11 @@ export function budgetAllowsNoneNow(pod: CostPod): boolean {
 }
 
 /** Node-group labels a pod can be pinned by (EKS, eksctl, Karpenter). */
-const groupLabelKeys: ReadonlySet<string> = new Set(['eks.amazonaws.com/nodegroup', 'alpha.eksctl.io/nodegroup-name', 'karpenter.sh/nodepool']);
+const groupLabelKeys: ReadonlySet<string> = new Set([
+  'eks.amazonaws.com/nodegroup',
+  'alpha.eksctl.io/nodegroup-name',
+  'karpenter.sh/nodepool',
+]);
 
 /**
  * Pinned to the shrinking group: its required placement names this group's label (or the
@@ -86,11 +99,16 @@ const groupLabelKeys: ReadonlySet<string> = new Set(['eks.amazonaws.com/nodegrou
  */
 export function pinnedToGroup(pod: CostPod, group: string, nodeLabels: Readonly<Record<string, string>>): boolean {
   return Object.entries(pod.requiredNodeLabels).some(
-    ([key, values]) => nodeLabels[key] !== undefined && values.includes(nodeLabels[key]!) && (groupLabelKeys.has(key) || values.includes(group)),
+    ([key, values]) =>
+      nodeLabels[key] !== undefined &&
+      values.includes(nodeLabels[key]!) &&
+      (groupLabelKeys.has(key) || values.includes(group)),
   );
 }
 
-/** The weights: deletion cost 0..10, priority 0..10, local storage 2, a budget that makes the drain wait 5, pinned 1. */
+/**
+ * The weights: deletion cost 0..10, priority 0..10, local storage 2, a budget that makes the drain wait 5, pinned 1.
+ */
 export function podPoints(pod: CostPod, pinned: boolean): { readonly points: number; readonly reasons: string[] } {
   const reasons: string[] = [];
   let points = 1;
@@ -113,7 +131,12 @@ export function podPoints(pod: CostPod, pinned: boolean): { readonly points: num
 }
 
 /** Every rule over one node's pods. */
-export function nodeCost(pods: readonly CostPod[], group: string, nodeLabels: Readonly<Record<string, string>>, ruleOf: RuleOf = byDefaultRules): NodeCost {
+export function nodeCost(
+  pods: readonly CostPod[],
+  group: string,
+  nodeLabels: Readonly<Record<string, string>>,
+  ruleOf: RuleOf = byDefaultRules,
+): NodeCost {
   const leaving = departing(pods, ruleOf);
   const blockers: Blocker[] = [];
   let points = 0;
@@ -121,11 +144,15 @@ export function nodeCost(pods: readonly CostPod[], group: string, nodeLabels: Re
   for (const pod of leaving) {
     const found = runsBatchWork(pod, ruleOf) ?? budgetLeavesNone(pod, leaving) ?? holdsOnlyReadyReplica(pod, leaving);
     // One blocker per workload or budget: its second pod says nothing new.
-    if (found !== undefined && !blockers.some((b) => b.rule !== 'runs-batch-work' && b.why === found.why)) blockers.push(found);
+    if (found !== undefined && !blockers.some((b) => b.rule !== 'runs-batch-work' && b.why === found.why))
+      blockers.push(found);
     const p = podPoints(pod, pinnedToGroup(pod, group, nodeLabels));
     points += p.points;
     for (const r of p.reasons) reasons.set(r, (reasons.get(r) ?? 0) + 1);
   }
-  const told = [`${leaving.length} pod${leaving.length === 1 ? '' : 's'} to evict`, ...[...reasons].map(([r, n]) => `${n} with ${r}`)];
+  const told = [
+    `${leaving.length} pod${leaving.length === 1 ? '' : 's'} to evict`,
+    ...[...reasons].map(([r, n]) => `${n} with ${r}`),
+  ];
   return { blockers, points: Math.round(points * 100) / 100, reasons: told, evicted: leaving.length };
 }

@@ -4,7 +4,13 @@
 // Auto Scaling's own suggestion stands. Every decision is an Event on the nodes and a metric.
 import type { ClusterEvent, NodeInfo, PodInfo } from '../cluster/model.js';
 import type { ClusterGateway } from '../cluster/ports/cluster-gateway.js';
-import { chosenForTermination, passedOverForTermination, terminationChoiceObserved, terminationDeferralExpired, terminationDeferred } from '../cluster/events/choice-events.js';
+import {
+  chosenForTermination,
+  passedOverForTermination,
+  terminationChoiceObserved,
+  terminationDeferralExpired,
+  terminationDeferred,
+} from '../cluster/events/choice-events.js';
 import { listed } from '../cluster/events/event-shapes.js';
 import { openWindow } from '../shared/maintenance-windows.js';
 import type { Confirmed, Outcome, TriggerContext } from '../trigger.js';
@@ -27,7 +33,13 @@ export interface ChoiceWork {
 /** At most this many nodes get a deferral mark and an Event per call. */
 const maxMarked = 10;
 
-const noNode: NodeCost = { blockers: [], points: 0, reasons: ['no node of the cluster under its EC2 name: nothing known to drain'], evicted: 0, unknown: true };
+const noNode: NodeCost = {
+  blockers: [],
+  points: 0,
+  reasons: ['no node of the cluster under its EC2 name: nothing known to drain'],
+  evicted: 0,
+  unknown: true,
+};
 
 interface Decision {
   readonly w: Confirmed<ChoiceWork>;
@@ -52,10 +64,21 @@ export async function decide(w: Confirmed<ChoiceWork>, ctx: TriggerContext, obse
   const ruleOf = (pod: PodInfo) => podRule(pod, drainRuleSettings(ctx.config), nowMs);
   const candidates: Candidate[] = request.suggested.map((s) => {
     const node = byInstance.get(s.instanceId);
-    return { suggestion: s, node: node?.name, cost: node === undefined ? noNode : nodeCost(pods.get(node.name) ?? [], request.group, node.labels, ruleOf) };
+    return {
+      suggestion: s,
+      node: node?.name,
+      cost: node === undefined ? noNode : nodeCost(pods.get(node.name) ?? [], request.group, node.labels, ruleOf),
+    };
   });
   const closed = closedWindow(ctx);
-  const d: Decision = { w, ctx, cluster, nodes, choice: choose(candidates, request.capacity, closed === undefined), closed };
+  const d: Decision = {
+    w,
+    ctx,
+    cluster,
+    nodes,
+    choice: choose(candidates, request.capacity, closed === undefined),
+    closed,
+  };
   ctx.log.info('termination policy ranked the candidates', {
     ranked: [...d.choice.chosen, ...d.choice.passedOver].map((r) => ({
       instanceId: r.suggestion.instanceId,
@@ -75,7 +98,8 @@ function closedWindow(ctx: TriggerContext): string | undefined {
   return `outside the maintenance windows (${windows.map((x) => x.text).join('; ')}, ${zone})`;
 }
 
-const why = (r: Ranked) => (r.cost.blockers.length > 0 ? listed(r.cost.blockers.map((b) => b.why)) : r.cost.reasons.join(', '));
+const why = (r: Ranked) =>
+  r.cost.blockers.length > 0 ? listed(r.cost.blockers.map((b) => b.why)) : r.cost.reasons.join(', ');
 const ref = (d: Decision, r: Ranked) => (r.node === undefined ? undefined : d.nodes.get(r.node));
 
 function record(d: Decision, rs: readonly Ranked[], event: (node: NodeInfo, r: Ranked) => ClusterEvent): void {
@@ -93,8 +117,13 @@ function chosen(d: Decision): Outcome {
   const of = choice.chosen.length + choice.passedOver.length;
   record(d, choice.chosen, (n, r) => chosenForTermination(n, cause, r.rank, of, why(r)));
   record(d, choice.passedOver, (n, r) => passedOverForTermination(n, cause, why(r)));
-  ctx.metrics?.emit({ Transition: 'termination-policy', Outcome: 'chosen' }, { TerminationsChosen: { unit: 'Count', value: choice.chosen.length } });
-  ctx.log.info('termination policy chose the cheapest departures', { chosen: choice.chosen.map((r) => r.suggestion.instanceId) });
+  ctx.metrics?.emit(
+    { Transition: 'termination-policy', Outcome: 'chosen' },
+    { TerminationsChosen: { unit: 'Count', value: choice.chosen.length } },
+  );
+  ctx.log.info('termination policy chose the cheapest departures', {
+    chosen: choice.chosen.map((r) => r.suggestion.instanceId),
+  });
   return { status: 'choice-made', answer: choice.chosen.map((r) => r.suggestion.instanceId) };
 }
 
@@ -107,8 +136,13 @@ async function defer(d: Decision): Promise<Outcome> {
   const sinceMs = deferredSinceMs(passed, group, nowMs, maxMs) ?? nowMs;
   if (nowMs - sinceMs >= maxMs) {
     record(d, choice.passedOver, (n) => terminationDeferralExpired(n, cause, Math.round((nowMs - sinceMs) / 1000)));
-    ctx.metrics?.emit({ Transition: 'termination-policy', Outcome: 'deferral-expired' }, { TerminationDeferralsExpired: { unit: 'Count', value: 1 } });
-    ctx.log.warn("termination deferred for its maximum; answering Auto Scaling's own suggestion", { deferredSeconds: Math.round((nowMs - sinceMs) / 1000) });
+    ctx.metrics?.emit(
+      { Transition: 'termination-policy', Outcome: 'deferral-expired' },
+      { TerminationDeferralsExpired: { unit: 'Count', value: 1 } },
+    );
+    ctx.log.warn("termination deferred for its maximum; answering Auto Scaling's own suggestion", {
+      deferredSeconds: Math.round((nowMs - sinceMs) / 1000),
+    });
     return { status: 'choice-deferral-expired', answer: w.fallback };
   }
   const fresh = passed.filter((n) => !isCurrent(n.deferral, group, nowMs, maxMs)).slice(0, maxMarked);
@@ -125,18 +159,32 @@ async function defer(d: Decision): Promise<Outcome> {
   );
   const of = choice.chosen.length + choice.passedOver.length;
   record(d, choice.chosen, (n, r) => chosenForTermination(n, cause, r.rank, of, why(r)));
-  ctx.metrics?.emit({ Transition: 'termination-policy', Outcome: 'deferred' }, { TerminationsDeferred: { unit: 'Count', value: choice.unfilled } });
-  ctx.log.info('termination deferred: every other candidate is costly or the window is closed', { unfilled: choice.unfilled, chosen: choice.chosen.length, leftSeconds });
+  ctx.metrics?.emit(
+    { Transition: 'termination-policy', Outcome: 'deferred' },
+    { TerminationsDeferred: { unit: 'Count', value: choice.unfilled } },
+  );
+  ctx.log.info('termination deferred: every other candidate is costly or the window is closed', {
+    unfilled: choice.unfilled,
+    chosen: choice.chosen.length,
+    leftSeconds,
+  });
   return { status: 'choice-deferred', answer: choice.chosen.map((r) => r.suggestion.instanceId) };
 }
 
 function observed(d: Decision): Outcome {
   const { choice } = d;
   const cause = d.w.request.cause;
-  record(d, choice.chosen, (n, r) => terminationChoiceObserved(n, cause, `would choose this node (rank ${r.rank}): ${why(r)}`));
-  record(d, choice.passedOver, (n, r) => terminationChoiceObserved(n, cause, `would pass this node over: ${d.closed ?? why(r)}`));
-  d.ctx.log.info("observe mode: the termination policy's choice was said in Events; answering Auto Scaling's own suggestion", {
-    wouldChoose: choice.chosen.map((r) => r.suggestion.instanceId),
-  });
+  record(d, choice.chosen, (n, r) =>
+    terminationChoiceObserved(n, cause, `would choose this node (rank ${r.rank}): ${why(r)}`),
+  );
+  record(d, choice.passedOver, (n, r) =>
+    terminationChoiceObserved(n, cause, `would pass this node over: ${d.closed ?? why(r)}`),
+  );
+  d.ctx.log.info(
+    "observe mode: the termination policy's choice was said in Events; answering Auto Scaling's own suggestion",
+    {
+      wouldChoose: choice.chosen.map((r) => r.suggestion.instanceId),
+    },
+  );
   return { status: 'choice-observed', answer: d.w.fallback };
 }

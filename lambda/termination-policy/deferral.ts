@@ -22,12 +22,27 @@ export function maxDeferralMs(maxSeconds: number, cause: Cause): number {
 }
 
 /** A mark that still speaks for a current deferral of this group. */
-export function isCurrent(mark: DeferralMark | undefined, group: string, nowMs: number, maxMs: number): mark is DeferralMark {
-  return mark !== undefined && mark.group === group && nowMs - mark.sinceMs < maxMs + staleMarginMs && mark.sinceMs <= nowMs + 60_000;
+export function isCurrent(
+  mark: DeferralMark | undefined,
+  group: string,
+  nowMs: number,
+  maxMs: number,
+): mark is DeferralMark {
+  return (
+    mark !== undefined &&
+    mark.group === group &&
+    nowMs - mark.sinceMs < maxMs + staleMarginMs &&
+    mark.sinceMs <= nowMs + 60_000
+  );
 }
 
 /** When this group's current deferral began, from the marks on the candidates' nodes; undefined: none yet. */
-export function deferredSinceMs(nodes: readonly NodeInfo[], group: string, nowMs: number, maxMs: number): number | undefined {
+export function deferredSinceMs(
+  nodes: readonly NodeInfo[],
+  group: string,
+  nowMs: number,
+  maxMs: number,
+): number | undefined {
   const since = nodes.flatMap((n) => (isCurrent(n.deferral, group, nowMs, maxMs) ? [n.deferral.sinceMs] : []));
   return since.length > 0 ? Math.min(...since) : undefined;
 }
@@ -38,7 +53,12 @@ export function isStaleDeferral(mark: DeferralMark, nowMs: number, maxSeconds: n
 }
 
 /** The reconciler: a deferral mark no scale-in can use any more is taken back (true when it was). */
-export async function takeBackDeferral(cluster: Pick<ClusterGateway, 'unmarkDeferred'>, node: NodeInfo, nowMs: number, maxSeconds: number): Promise<boolean> {
+export async function takeBackDeferral(
+  cluster: Pick<ClusterGateway, 'unmarkDeferred'>,
+  node: NodeInfo,
+  nowMs: number,
+  maxSeconds: number,
+): Promise<boolean> {
   if (node.deferral === undefined || !isStaleDeferral(node.deferral, nowMs, maxSeconds)) return false;
   return (await cluster.unmarkDeferred(node)) === 'patched';
 }

@@ -21,23 +21,35 @@ export const terminationChoice: Trigger<DeliveryOf<'termination-choice'>, Choice
   parse(d, { log, clock }) {
     const parsed = parseChoiceRequest(d.payload);
     if (!parsed.ok) {
-      log.error("malformed termination policy request; answering Auto Scaling's own suggestion", { field: parsed.field, reason: parsed.reason });
+      log.error("malformed termination policy request; answering Auto Scaling's own suggestion", {
+        field: parsed.field,
+        reason: parsed.reason,
+      });
       return { status: 'malformed' };
     }
-    return { work: { request: parsed.request, fallback: suggestedIds(d.payload), answerByMs: clock.now() + answerWithinMs } };
+    return {
+      work: { request: parsed.request, fallback: suggestedIds(d.payload), answerByMs: clock.now() + answerWithinMs },
+    };
   },
   keys: (w) => ({ group: w.request.group, cause: w.request.cause, transition: 'termination-policy' }),
   async confirm(w, { config, instances, log }) {
     const { group } = w.request;
     if (!config.autoScalingGroupNames.has(group)) {
-      log.error("termination policy called for a group this deployment does not serve; answering Auto Scaling's own suggestion", { group });
+      log.error(
+        "termination policy called for a group this deployment does not serve; answering Auto Scaling's own suggestion",
+        { group },
+      );
       return { status: 'refused' };
     }
     const ranked = w.request.suggested.slice(0, maxCandidates);
     const states = await instances.describe(ranked.map((s) => s.instanceId));
-    const live = ranked.filter((s) => states.get(s.instanceId)?.group === group && states.get(s.instanceId)?.lifecycleState === 'InService');
+    const live = ranked.filter(
+      (s) => states.get(s.instanceId)?.group === group && states.get(s.instanceId)?.lifecycleState === 'InService',
+    );
     if (live.length < ranked.length)
-      log.info('suggested instances Auto Scaling does not describe as in service in the group are not ranked', { left: ranked.length - live.length });
+      log.info('suggested instances Auto Scaling does not describe as in service in the group are not ranked', {
+        left: ranked.length - live.length,
+      });
     if (live.length === 0) {
       log.warn("no suggested instance is in service in the group; answering Auto Scaling's own suggestion");
       return { status: 'refused' };

@@ -25,5 +25,9 @@ export function parseClaim(value: string | undefined): Claim | undefined {
   const [action, count, ...rest] = value.split('/');
   const n = Number(count);
   if (!action || !Number.isInteger(n) || n < 1) return undefined;
-  return { actionId: isActionId(action) ? action : actionIdOf(action), count: n, requestId: rest.length > 0 ? rest.join('/') : undefined };
+  return {
+    actionId: isActionId(action) ? action : actionIdOf(action),
+    count: n,
+    requestId: rest.length > 0 ? rest.join('/') : undefined,
+  };
 }

@@ -14,23 +14,28 @@ import { DeadlinePolicy } from '../shared/deadline-policy.js';
 import { secondsSince, stopMs, type Deadlines, type Drained, type Marked, type Run, type Step } from './state.js';
 
 /** The drain deadline for a drain that first saw the node at firstSeenMs. */
-export function drainDeadlineMs(d: Pick<Deadlines, 'drainDeadlineMs' | 'minEvictionWindowMs' | 'latestDrainEndMs'>, firstSeenMs: number): number {
+export function drainDeadlineMs(
+  d: Pick<Deadlines, 'drainDeadlineMs' | 'minEvictionWindowMs' | 'latestDrainEndMs'>,
+  firstSeenMs: number,
+): number {
   return Math.min(d.latestDrainEndMs, Math.max(d.drainDeadlineMs, firstSeenMs + d.minEvictionWindowMs));
 }
 
 export async function drain(run: Run, m: Marked): Promise<Step<Drained>> {
   const { record, deadlines, node } = m;
   if (record.drained !== undefined) {
-    return { ...m, outcome: record.drained.outcome, drainedAtMs: record.drained.atMs, evictedTotal: record.evicted ?? 0, result: undefined };
+    return {
+      ...m,
+      outcome: record.drained.outcome,
+      drainedAtMs: record.drained.atMs,
+      evictedTotal: record.evicted ?? 0,
+      result: undefined,
+    };
   }
-  const { clock, log } = run.deps;
   const pods = await openPods(run, m);
   const deadlineMs = drainDeadlineMs(deadlines, record.startedAtMs);
   const kubeletGone = !node.ready || node.taints.some((taint) => taint.key === 'node.kubernetes.io/unreachable');
-  const secondsToDeadline = Math.round((deadlineMs - clock.now()) / 1000);
-  if (run.request.resume !== undefined) log.info('drain resumed', { handOff: run.request.resume.count, secondsToDeadline });
-  else log.info('drain started', { secondsToDeadline, kubeletGone });
-  if (kubeletGone) log.warn('the node is NotReady or unreachable: pods are evicted (budgets hold) but not waited for once their deletion began');
+  logStart(run, deadlineMs, kubeletGone);
   const surge = openSurge(run, m);
   const result = await drainNode(
     {
@@ -43,7 +48,10 @@ export async function drain(run: Run, m: Marked): Promise<Step<Drained>> {
       blockedReportMs: run.request.blockedReportMs,
       resumed: run.request.resume !== undefined,
       deadlinePolicy: run.request.deadlinePolicy,
-      window: { startMs: record.startedAtMs, endMs: Math.min(record.startedAtMs + deadlines.minEvictionWindowMs, deadlineMs) },
+      window: {
+        startMs: record.startedAtMs,
+        endMs: Math.min(record.startedAtMs + deadlines.minEvictionWindowMs, deadlineMs),
+      },
       hardDeadlineMs: deadlines.latestDrainEndMs,
       kubeletGone,
       rules: run.request.drainRules,
@@ -54,8 +62,30 @@ export async function drain(run: Run, m: Marked): Promise<Step<Drained>> {
   const evictedTotal = (record.evicted ?? 0) + result.evicted;
   // The surges travel with the record: a hand-off resumes their waits, never their restarts.
   const surged = surge !== undefined ? { ...m, record: { ...record, surges: surge.marks() } } : m;
-  if (result.outcome === 'stopped') return { stop: { handOn: 'drain', state: surged, record: { ...surged.record, evicted: evictedTotal }, evictedTotal, result } };
+  if (result.outcome === 'stopped')
+    return {
+      stop: {
+        handOn: 'drain',
+        state: surged,
+        record: { ...surged.record, evicted: evictedTotal },
+        evictedTotal,
+        result,
+      },
+    };
   return ended(run, surged, result, evictedTotal);
+}
+
+function logStart(run: Run, deadlineMs: number, kubeletGone: boolean): void {
+  const { clock, log } = run.deps;
+  const secondsToDeadline = Math.round((deadlineMs - clock.now()) / 1000);
+  if (run.request.resume !== undefined)
+    log.info('drain resumed', { handOff: run.request.resume.count, secondsToDeadline });
+  else log.info('drain started', { secondsToDeadline, kubeletGone });
+  if (kubeletGone)
+    log.warn(
+      'the node is NotReady or unreachable: pods are evicted (budgets hold) but not waited for once their ' +
+        'deletion began',
+    );
 }
 
 async function ended(run: Run, m: Marked, result: DrainResult, evictedTotal: number): Promise<Step<Drained>> {
@@ -68,13 +98,17 @@ async function ended(run: Run, m: Marked, result: DrainResult, evictedTotal: num
     await events.record(drainedEvent(node, since, evictedTotal));
   } else {
     log.error(drainTimedOutMessage, { stuck: result.stuck, policy, forced: result.forced });
-    const stuck = result.stuck.map((s) => `${s.pod} (${s.reason}${s.budgetName ? `: PodDisruptionBudget ${s.budgetName}` : ''})`);
+    const stuck = result.stuck.map(
+      (s) => `${s.pod} (${s.reason}${s.budgetName ? `: PodDisruptionBudget ${s.budgetName}` : ''})`,
+    );
     await events.record(drainTimedOut(node, { seconds: since, stuck, policy: policyText(run, result) }));
   }
   const outcome = result.outcome === 'drained' ? 'drained' : 'timed-out';
   const left = result.stuck.map((s) => s.pod);
   const told =
-    outcome === 'drained' ? `drained in ${since} s, ${evictedTotal} pods evicted` : `drain deadline reached with ${left.length} pods left: ${left.slice(0, 10).join(', ')}`;
+    outcome === 'drained'
+      ? `drained in ${since} s, ${evictedTotal} pods evicted`
+      : `drain deadline reached with ${left.length} pods left: ${left.slice(0, 10).join(', ')}`;
   await tellConditions(run.deps.nodes, log, node.name, drainEnded(outcome === 'drained', told));
   if (outcome === 'timed-out' && policy === DeadlinePolicy.RETAIN) {
     // The instance stays and its pods keep serving: no load-balancer wait, ABANDON now.
@@ -87,11 +121,18 @@ async function ended(run: Run, m: Marked, result: DrainResult, evictedTotal: num
 function policyText(run: Run, result: DrainResult): string {
   switch (run.request.deadlinePolicy) {
     case DeadlinePolicy.FORCE:
-      return `DEADLINE_POLICY=force: ${result.forced} pod(s) were deleted at the deadline minus their grace period; the rest terminate with the instance.`;
+      return (
+        `DEADLINE_POLICY=force: ${result.forced} pod(s) were deleted at the deadline minus their grace period; the ` +
+        `rest terminate with the instance.`
+      );
     case DeadlinePolicy.RETAIN:
       return run.request.spot
         ? 'DEADLINE_POLICY=retain: nothing is deleted; EC2 reclaims a Spot instance whatever we do.'
-        : `DEADLINE_POLICY=retain: nothing is deleted; the lifecycle action completes with ABANDON and, with the group's instance lifecycle policy set to retain, the instance stays (Terminating:Retained) with this node cordoned while a replacement launches. Fix what held the pods, then: aws autoscaling terminate-instance-in-auto-scaling-group --instance-id ${run.request.action.instanceId} --no-should-decrement-desired-capacity`;
+        : `DEADLINE_POLICY=retain: nothing is deleted; the lifecycle action completes with ABANDON and, with the ` +
+            `group's instance lifecycle policy set to retain, the instance stays (Terminating:Retained) with this ` +
+            `node cordoned while a replacement launches. Fix what held the pods, then: aws autoscaling ` +
+            `terminate-instance-in-auto-scaling-group --instance-id ${run.request.action.instanceId} ` +
+            `--no-should-decrement-desired-capacity`;
     default:
       return 'The instance terminates with them (DEADLINE_POLICY=leave).';
   }
@@ -102,7 +143,10 @@ function openSurge(run: Run, m: Marked): DeploymentSurge | undefined {
   const { surge: settings } = run.request;
   const { surge: api, nodes, events, clock, log } = run.deps;
   if (settings === undefined || api === undefined) return undefined;
-  return new DeploymentSurge({ settings, node: m.node, record: m.record, owner: run.request.owner }, { api, nodes, events, clock, log });
+  return new DeploymentSurge(
+    { settings, node: m.node, record: m.record, owner: run.request.owner },
+    { api, nodes, events, clock, log },
+  );
 }
 
 /** The live pod view of the node, opened once and kept for the load-balancer wait. */

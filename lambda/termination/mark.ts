@@ -23,9 +23,12 @@ export async function mark(run: Run, v: Verified): Promise<Step<Marked>> {
     if (outcome !== 'changed') return outcome;
     node = await deps.nodes.findNodeByInstanceId(request.action.instanceId);
   }
-  if (node !== undefined) throw new TransientError(`mark node ${v.node.name}: the node kept changing; giving up for now`);
+  if (node !== undefined)
+    throw new TransientError(`mark node ${v.node.name}: the node kept changing; giving up for now`);
   deps.log.warn('node was deleted while draining; completing');
-  return { stop: { complete: { node: v.node, outcome: 'node-gone', verdict: 'CONTINUE', evictedTotal: 0, result: undefined } } };
+  return {
+    stop: { complete: { node: v.node, outcome: 'node-gone', verdict: 'CONTINUE', evictedTotal: 0, result: undefined } },
+  };
 }
 
 const conflictAttempts = 5;
@@ -39,16 +42,29 @@ async function markOnce(run: Run, v: Verified): Promise<Step<Marked> | 'changed'
   const label = node.labels[excludeFromLoadBalancersLabel];
   const needLabel = label !== 'true';
   const needCordon = !node.unschedulable;
-  const record = ours ? carriedOn(run, ours, node, { needLabel, needCordon }) : newRecord(run, v, { label, needLabel, needCordon });
+  const record = ours
+    ? carriedOn(run, ours, node, { needLabel, needCordon })
+    : newRecord(run, v, { label, needLabel, needCordon });
   let marked: NodeInfo = node;
   if (needLabel || needCordon || record !== ours) {
-    const result = await deps.nodes.mark(node.name, { excludeFromLoadBalancers: needLabel, cordon: needCordon, drain: record, owner: request.owner }, node.resourceVersion);
+    const result = await deps.nodes.mark(
+      node.name,
+      { excludeFromLoadBalancers: needLabel, cordon: needCordon, drain: record, owner: request.owner },
+      node.resourceVersion,
+    );
     if (result === 'changed') return 'changed';
     if (result === 'node-gone') {
       deps.log.warn('node was deleted while draining; completing');
-      return { stop: { complete: { node, outcome: 'node-gone', verdict: 'CONTINUE', evictedTotal: 0, result: undefined } } };
+      return {
+        stop: { complete: { node, outcome: 'node-gone', verdict: 'CONTINUE', evictedTotal: 0, result: undefined } },
+      };
     }
-    marked = { ...node, unschedulable: true, labels: { ...node.labels, [excludeFromLoadBalancersLabel]: 'true' }, drain: record };
+    marked = {
+      ...node,
+      unschedulable: true,
+      labels: { ...node.labels, [excludeFromLoadBalancersLabel]: 'true' },
+      drain: record,
+    };
   }
   if (request.resume === undefined && ours === undefined) {
     await deps.events.record(drainStarted(node, request.ending.startedMessage()));
@@ -67,7 +83,10 @@ async function markOnce(run: Run, v: Verified): Promise<Step<Marked> | 'changed'
   // sibling's drain marked this node ahead moments ago: that drain surveyed the wave (Auto
   // Scaling, EC2, the cluster) and the drains not marked ahead keep surveying it.
   if (request.resume !== undefined || ours !== undefined || !request.cordonDoomedSiblings) return state;
-  const aheadSinceMs = node.drain?.action === '' && node.drain.aheadOf !== undefined ? deps.clock.now() - node.drain.startedAtMs : undefined;
+  const aheadSinceMs =
+    node.drain?.action === '' && node.drain.aheadOf !== undefined
+      ? deps.clock.now() - node.drain.startedAtMs
+      : undefined;
   if (aheadSinceMs === undefined || aheadSinceMs >= surveyFreshMs) await markDoomedSiblings(run, state);
   // That sibling may still be marking the rest of the wave (its pause and passes): pods
   // evicted now could land on nodes it has not reached. Its survey is given the time it takes.
@@ -81,7 +100,12 @@ async function markOnce(run: Run, v: Verified): Promise<Step<Marked> | 'changed'
  * ours, so it is taken back too; volumes attached since are added. Unchanged otherwise: a
  * Lambda retry or a second delivery writes nothing.
  */
-function carriedOn(run: Run, ours: DrainRecord, node: NodeInfo, o: { needLabel: boolean; needCordon: boolean }): DrainRecord {
+function carriedOn(
+  run: Run,
+  ours: DrainRecord,
+  node: NodeInfo,
+  o: { needLabel: boolean; needCordon: boolean },
+): DrainRecord {
   const set = new Set<DrainMark>(ours.set);
   if (o.needLabel) set.add('exclude-from-load-balancers');
   if (o.needCordon) set.add('cordon');
@@ -101,7 +125,11 @@ function volumesSeen(known: readonly string[] | undefined, node: NodeInfo): stri
  * sibling's drain that marked this node ahead, or an earlier termination of an instance that
  * came back; so does the label's value before any of them.
  */
-function newRecord(run: Run, v: Verified, o: { label: string | undefined; needLabel: boolean; needCordon: boolean }): DrainRecord {
+function newRecord(
+  run: Run,
+  v: Verified,
+  o: { label: string | undefined; needLabel: boolean; needCordon: boolean },
+): DrainRecord {
   const now = run.deps.clock.now();
   const earlier = v.node.drain;
   const set = new Set<DrainMark>(earlier?.set ?? []);

@@ -31,7 +31,11 @@ export interface SurgeLook {
 /** The look stops here, so the lifecycle action completes without waiting on a slow API server. */
 export const surgeLookBudgetMs = 30_000;
 
-export async function observeSurges(cluster: ClusterGateway & Partial<SurgeGateway>, pods: readonly PodInfo[], look: SurgeLook): Promise<readonly ObservedSurge[]> {
+export async function observeSurges(
+  cluster: ClusterGateway & Partial<SurgeGateway>,
+  pods: readonly PodInfo[],
+  look: SurgeLook,
+): Promise<readonly ObservedSurge[]> {
   if (look.settings === undefined || cluster.restartDeployment === undefined) return [];
   const surged = new Set<string>();
   const reads = cachedReads(cluster as SurgeGateway, look.leaving, surged);
@@ -50,7 +54,10 @@ export async function observeSurges(cluster: ClusterGateway & Partial<SurgeGatew
       surged.add(deployment);
       out.push({ pod: podKey(pod), deployment, verdict: 'surge' });
     } catch (error) {
-      look.log.warn('observe mode: could not work out whether a pod would be surged', { pod: podKey(pod), error: asError(error) });
+      look.log.warn('observe mode: could not work out whether a pod would be surged', {
+        pod: podKey(pod),
+        error: asError(error),
+      });
       out.push({ pod: podKey(pod), deployment: '', verdict: 'could-not-tell' });
     }
   }
@@ -58,7 +65,11 @@ export async function observeSurges(cluster: ClusterGateway & Partial<SurgeGatew
 }
 
 /** The pods of one ReplicaSet share their Deployment's reads, as in the drain's gate. */
-function cachedReads(api: SurgeGateway, leavingNodes: () => Promise<ReadonlySet<string>>, surged: ReadonlySet<string>): SurgeReads {
+function cachedReads(
+  api: SurgeGateway,
+  leavingNodes: () => Promise<ReadonlySet<string>>,
+  surged: ReadonlySet<string>,
+): SurgeReads {
   let leaving: Promise<ReadonlySet<string>> | undefined;
   return {
     deploymentOf: deploymentsByReplicaSet(api),
@@ -74,8 +85,12 @@ export function describeSurges(surges: readonly ObservedSurge[]): string | undef
   if (surges.length === 0) return undefined;
   const held = new Map<string, string[]>();
   for (const s of surges) if (s.verdict === 'surge') held.set(s.deployment, [...(held.get(s.deployment) ?? []), s.pod]);
-  const restarts = [...held].map(([d, pods]) => `restart Deployment ${d} and hold ${pods.join(', ')} until a replacement is Ready elsewhere`);
-  const refused = surges.filter((s) => s.verdict !== 'surge').map((s) => (s.verdict === 'could-not-tell' ? `could not tell for ${s.pod}` : `not surge ${s.pod} (${s.verdict})`));
+  const restarts = [...held].map(
+    ([d, pods]) => `restart Deployment ${d} and hold ${pods.join(', ')} until a replacement is Ready elsewhere`,
+  );
+  const refused = surges
+    .filter((s) => s.verdict !== 'surge')
+    .map((s) => (s.verdict === 'could-not-tell' ? `could not tell for ${s.pod}` : `not surge ${s.pod} (${s.verdict})`));
   return `surge before evict: ${[...restarts, ...refused].join(', ')}`;
 }
 
@@ -84,14 +99,21 @@ export function describeSurges(surges: readonly ObservedSurge[]): string | undef
  * (cordoned first). Each read is best effort: what cannot be read leaves the set smaller, so a
  * surge may be told as not needed that the drain would make (logged).
  */
-export async function leavingWith(cluster: ClusterGateway, nodeName: string, siblings: readonly string[], owner: string, log: Log): Promise<ReadonlySet<string>> {
+export async function leavingWith(
+  cluster: ClusterGateway,
+  nodeName: string,
+  siblings: readonly string[],
+  owner: string,
+  log: Log,
+): Promise<ReadonlySet<string>> {
   const names = new Set<string>([nodeName]);
   const tolerant = async <T>(what: string, read: () => Promise<T>): Promise<T | undefined> =>
     read().catch((error: unknown) => {
       log.warn(`observe mode: could not read ${what}; the surge look counts fewer nodes as leaving`, asError(error));
       return undefined;
     });
-  for (const name of (await tolerant('the nodes our drains marked', () => cluster.drainMarkedNames(owner))) ?? []) names.add(name);
+  for (const name of (await tolerant('the nodes our drains marked', () => cluster.drainMarkedNames(owner))) ?? [])
+    names.add(name);
   for (const id of siblings) {
     const node = await tolerant(`the node of ${id}`, () => cluster.findNodeByInstanceId(id));
     if (node !== undefined) names.add(node.name);

@@ -41,11 +41,15 @@ export interface ObservedPlan {
   readonly surges?: readonly ObservedSurge[] | undefined;
 }
 
-export async function observeTermination(n: Confirmed<LifecycleNotification>, ctx: TriggerContext): Promise<RecordStatus> {
+export async function observeTermination(
+  n: Confirmed<LifecycleNotification>,
+  ctx: TriggerContext,
+): Promise<RecordStatus> {
   const cluster = await ctx.cluster();
   const node = await cluster.findNodeByInstanceId(n.instanceId);
   const plan = node === undefined ? undefined : await planOf(cluster, node.name, n, ctx);
-  const what = plan === undefined ? 'no node of this instance was found: the drain would end at once' : describe(plan, ctx);
+  const what =
+    plan === undefined ? 'no node of this instance was found: the drain would end at once' : describe(plan, ctx);
   // Counts beside the lists: a Logs Insights query sums them over a week (docs/observe-mode.md).
   const counts = plan && {
     podsToEvict: plan.evict.length,
@@ -55,8 +59,19 @@ export async function observeTermination(n: Confirmed<LifecycleNotification>, ct
     siblingsToCordon: plan.siblings.length,
     podsToSurge: plan.surges?.filter((s) => s.verdict === 'surge').length ?? 0,
   };
-  const told = plan && { node: plan.node, evict: plan.evict, waitFor: plan.waitFor, blocked: plan.blocked, siblings: plan.siblings, surges: plan.surges };
-  ctx.log.info('observe mode: what the termination would do', { ...(told ?? { node: null }), ...counts, waits: waits(ctx) });
+  const told = plan && {
+    node: plan.node,
+    evict: plan.evict,
+    waitFor: plan.waitFor,
+    blocked: plan.blocked,
+    siblings: plan.siblings,
+    surges: plan.surges,
+  };
+  ctx.log.info('observe mode: what the termination would do', {
+    ...(told ?? { node: null }),
+    ...counts,
+    waits: waits(ctx),
+  });
   if (node !== undefined && plan !== undefined) {
     await cluster.record(terminationObserved(node, `${what} The lifecycle action completes CONTINUE now.`));
     for (const b of plan.blocked) {
@@ -68,7 +83,10 @@ export async function observeTermination(n: Confirmed<LifecycleNotification>, ct
   ctx.log.info('observe mode: lifecycle action completed CONTINUE without draining', { completion: result });
   ctx.metrics?.emit(
     { Transition: 'terminating', Outcome: 'observed' },
-    { Terminations: { unit: 'Count', value: 1 }, EvictionsBlocked: { unit: 'Count', value: plan?.blocked.length ?? 0 } },
+    {
+      Terminations: { unit: 'Count', value: 1 },
+      EvictionsBlocked: { unit: 'Count', value: plan?.blocked.length ?? 0 },
+    },
   );
   return 'observed';
 }
@@ -82,9 +100,16 @@ async function podsOf(cluster: ClusterGateway, nodeName: string): Promise<readon
   }
 }
 
-async function planOf(cluster: ClusterGateway, nodeName: string, n: LifecycleNotification, ctx: TriggerContext): Promise<ObservedPlan> {
+async function planOf(
+  cluster: ClusterGateway,
+  nodeName: string,
+  n: LifecycleNotification,
+  ctx: TriggerContext,
+): Promise<ObservedPlan> {
   const nowMs = ctx.clock.now();
-  const ruled = (await podsOf(cluster, nodeName)).filter((p) => !isTerminating(p)).map((p) => ({ p, r: podRule(p, drainRuleSettings(ctx.config), nowMs) }));
+  const ruled = (await podsOf(cluster, nodeName))
+    .filter((p) => !isTerminating(p))
+    .map((p) => ({ p, r: podRule(p, drainRuleSettings(ctx.config), nowMs) }));
   const pods = ruled.filter(({ r }) => r.behavior !== 'Skip').map(({ p }) => p);
   const batch = ruled.filter(({ r }) => r.behavior === 'WaitCompleted').map(({ p }) => p);
   const evict = ruled
@@ -97,20 +122,41 @@ async function planOf(cluster: ClusterGateway, nodeName: string, n: LifecycleNot
     return [];
   });
   // Only pods the drain would evict can be held up by their budgets (never Skip or Cluster API's WaitCompleted ones).
-  const evicted = new Set(ruled.filter(({ r }) => r.behavior === 'Drain' || r.waitBound === 'batch-wait').map(({ p }) => podKey(p)));
-  const blocked = findings.filter((f) => f.severity !== 'info' && f.budget !== undefined && evicted.has(f.pod)).map((f) => ({ pod: f.pod, why: f.why, budget: f.budget }));
+  const evicted = new Set(
+    ruled.filter(({ r }) => r.behavior === 'Drain' || r.waitBound === 'batch-wait').map(({ p }) => podKey(p)),
+  );
+  const blocked = findings
+    .filter((f) => f.severity !== 'info' && f.budget !== undefined && evicted.has(f.pod))
+    .map((f) => ({ pod: f.pod, why: f.why, budget: f.budget }));
   const waitUntilDeadline = ruled.filter(({ r }) => r.waitBound === 'deadline').map(({ p }) => podKey(p));
   const siblings = await siblingsOf(n, ctx);
   const leaving = () => leavingWith(cluster, nodeName, siblings, ctx.config.deploymentName, ctx.log);
-  const surges = await observeSurges(cluster, evict, { settings: surgeSettings(ctx.config), leaving, clock: ctx.clock, log: ctx.log });
-  return { node: nodeName, evict: evict.map(podKey), waitFor: batch.map(podKey), waitUntilDeadline, leave, blocked, siblings, pods, surges };
+  const surges = await observeSurges(cluster, evict, {
+    settings: surgeSettings(ctx.config),
+    leaving,
+    clock: ctx.clock,
+    log: ctx.log,
+  });
+  return {
+    node: nodeName,
+    evict: evict.map(podKey),
+    waitFor: batch.map(podKey),
+    waitUntilDeadline,
+    leave,
+    blocked,
+    siblings,
+    pods,
+    surges,
+  };
 }
 
 /** The group's other leaving instances, as the sibling survey would ask (best effort, its short budget). */
 async function siblingsOf(n: LifecycleNotification, ctx: TriggerContext): Promise<readonly string[]> {
   if (!ctx.config.cordonDoomedSiblings) return [];
   try {
-    const leaving = await withinBudget(ctx.clock.now() + surveyPatienceMs, () => ctx.instances.leavingGroup(n.autoScalingGroupName));
+    const leaving = await withinBudget(ctx.clock.now() + surveyPatienceMs, () =>
+      ctx.instances.leavingGroup(n.autoScalingGroupName),
+    );
     return leaving.filter((id) => id !== n.instanceId);
   } catch (error) {
     ctx.log.warn("observe mode: could not look up the group's other leaving instances", asError(error));
@@ -124,7 +170,9 @@ function waits(ctx: TriggerContext): Record<string, number | string> {
     drainTimeoutSeconds: c.drainTimeoutSeconds,
     batchWaitSeconds: c.batchWaitSeconds,
     deadlinePolicy: c.deadlinePolicy,
-    settle: c.waitForTargets ? `${c.loadBalancerMinWaitSeconds}-${c.loadBalancerMaxWaitSeconds} s for load balancers` : `${c.loadBalancerDelaySeconds} s`,
+    settle: c.waitForTargets
+      ? `${c.loadBalancerMinWaitSeconds}-${c.loadBalancerMaxWaitSeconds} s for load balancers`
+      : `${c.loadBalancerDelaySeconds} s`,
     settleReserveSeconds: settleReserveSeconds(c),
   };
 }
@@ -133,16 +181,29 @@ function describe(plan: ObservedPlan, ctx: TriggerContext): string {
   const c = ctx.config;
   const untilDeadline = plan.waitUntilDeadline ?? [];
   const bounded = plan.waitFor.filter((p) => !untilDeadline.includes(p));
+  const settleWait = c.waitForTargets
+    ? `${c.loadBalancerMinWaitSeconds} to ${c.loadBalancerMaxWaitSeconds} s`
+    : `${c.loadBalancerDelaySeconds} s`;
   const parts = [
     `would label this node out of external load balancers and cordon it`,
-    plan.siblings.length > 0 ? `cordon the nodes of the group's ${plan.siblings.length} other leaving instance(s) (${listed(plan.siblings)}) first` : undefined,
+    plan.siblings.length > 0
+      ? `cordon the nodes of the group's ${plan.siblings.length} other leaving instance(s) ` +
+        `(${listed(plan.siblings)}) first`
+      : undefined,
     bounded.length > 0 ? `wait up to ${c.batchWaitSeconds} s for ${listed(bounded)} to finish` : undefined,
-    untilDeadline.length > 0 ? `never evict ${listed(untilDeadline)} (WaitCompleted): wait for them to finish until the drain deadline` : undefined,
+    untilDeadline.length > 0
+      ? `never evict ${listed(untilDeadline)} (WaitCompleted): wait for them to finish until the drain deadline`
+      : undefined,
     plan.evict.length > 0 ? `evict, in this order: ${listed(plan.evict)}` : 'evict nothing (no pod to move)',
     describeSurges(plan.surges ?? []),
-    plan.leave !== undefined && plan.leave.length > 0 ? `leave ${listed(plan.leave)} running (drain rule Skip)` : undefined,
-    plan.blocked.length > 0 ? `held up now: ${plan.blocked.map((b) => `${b.pod} by PodDisruptionBudget ${b.budget}`).join('; ')}` : undefined,
-    `within ${c.drainTimeoutSeconds} s (then DEADLINE_POLICY=${c.deadlinePolicy}), then wait ${c.waitForTargets ? `${c.loadBalancerMinWaitSeconds} to ${c.loadBalancerMaxWaitSeconds} s` : `${c.loadBalancerDelaySeconds} s`} for the load balancers and for its volumes to detach.`,
+    plan.leave !== undefined && plan.leave.length > 0
+      ? `leave ${listed(plan.leave)} running (drain rule Skip)`
+      : undefined,
+    plan.blocked.length > 0
+      ? `held up now: ${plan.blocked.map((b) => `${b.pod} by PodDisruptionBudget ${b.budget}`).join('; ')}`
+      : undefined,
+    `within ${c.drainTimeoutSeconds} s (then DEADLINE_POLICY=${c.deadlinePolicy}), then wait ${settleWait} ` +
+      'for the load balancers and for its volumes to detach.',
   ];
   return `${parts.filter((p) => p !== undefined).join('; ')}`;
 }

@@ -15,7 +15,14 @@ import { complete, report } from './complete.js';
 import { drain } from './drain.js';
 import { mark } from './mark.js';
 import { settle } from './settle.js';
-import { isStop, type Run, type Stop, type TerminateDeps, type TerminateReport, type TerminationRequest } from './state.js';
+import {
+  isStop,
+  type Run,
+  type Stop,
+  type TerminateDeps,
+  type TerminateReport,
+  type TerminationRequest,
+} from './state.js';
 import { verify } from './verify.js';
 
 export async function terminate(request: TerminationRequest, deps: TerminateDeps): Promise<TerminateReport> {
@@ -30,7 +37,15 @@ export async function terminate(request: TerminationRequest, deps: TerminateDeps
     const settled = await settle(run, drained);
     if (isStop(settled)) return await stopped(run, settled.stop);
     const { node, outcome, evictedTotal, result, settle: waited } = settled;
-    if (podsStayUnderRetain(run)) return await complete(run, { node, outcome: 'retained', verdict: 'ABANDON', evictedTotal, result, settle: waited });
+    if (podsStayUnderRetain(run))
+      return await complete(run, {
+        node,
+        outcome: 'retained',
+        verdict: 'ABANDON',
+        evictedTotal,
+        result,
+        settle: waited,
+      });
     return await complete(run, { node, outcome, verdict: 'CONTINUE', evictedTotal, result, settle: waited });
   } finally {
     run.pods?.watch.close();
@@ -45,14 +60,28 @@ function podsStayUnderRetain(run: Run): boolean {
   if (run.request.deadlinePolicy !== DeadlinePolicy.RETAIN || run.pods === undefined) return false;
   // Pods a drain rule leaves (Skip) stay by design: they keep nothing.
   const nowMs = run.deps.clock.now();
-  const left = run.pods.watch.current().filter((p) => isDrainable(p) && !isTerminating(p) && podRule(p, run.request.drainRules, nowMs).behavior !== 'Skip');
+  const left = run.pods.watch
+    .current()
+    .filter(
+      (p) => isDrainable(p) && !isTerminating(p) && podRule(p, run.request.drainRules, nowMs).behavior !== 'Skip',
+    );
   if (left.length === 0) return false;
-  run.deps.log.error(instanceRetainedMessage, { reason: 'pods came back onto the node and stay (DEADLINE_POLICY=retain)', pods: left.map(podKey) });
+  run.deps.log.error(instanceRetainedMessage, {
+    reason: 'pods came back onto the node and stay (DEADLINE_POLICY=retain)',
+    pods: left.map(podKey),
+  });
   return true;
 }
 
 async function stopped(run: Run, stop: Stop): Promise<TerminateReport> {
-  if ('end' in stop) return report(run, { outcome: stop.end, nodeName: undefined, lifecycleAction: 'pending', drain: undefined, evictedTotal: 0 });
+  if ('end' in stop)
+    return report(run, {
+      outcome: stop.end,
+      nodeName: undefined,
+      lifecycleAction: 'pending',
+      drain: undefined,
+      evictedTotal: 0,
+    });
   if ('complete' in stop) return complete(run, stop.complete);
   return handOn(run, stop);
 }
@@ -70,10 +99,19 @@ async function handOn(run: Run, stop: Extract<Stop, { handOn: unknown }>): Promi
   const claim = state.ownPendingClaim ?? claimValue(state.actionId, count, request.requestId);
   const base = { nodeName: state.node.name, drain: stop.result, evictedTotal: stop.evictedTotal };
   if (state.ownPendingClaim === undefined) {
-    const claimed = await deps.nodes.claimHandOff(state.node.name, state.claim, claim, { ...stop.record, updatedAtMs: deps.clock.now() });
+    const claimed = await deps.nodes.claimHandOff(state.node.name, state.claim, claim, {
+      ...stop.record,
+      updatedAtMs: deps.clock.now(),
+    });
     if (claimed === 'node-gone') {
       deps.log.warn('node was deleted while draining; completing');
-      return complete(run, { node: state.node, outcome: 'node-gone', verdict: 'CONTINUE', evictedTotal: stop.evictedTotal, result: stop.result });
+      return complete(run, {
+        node: state.node,
+        outcome: 'node-gone',
+        verdict: 'CONTINUE',
+        evictedTotal: stop.evictedTotal,
+        result: stop.result,
+      });
     }
     if (claimed === 'lost') {
       deps.log.info('another delivery carries this drain on; stopping here', { handOff: count });
@@ -87,8 +125,12 @@ async function handOn(run: Run, stop: Extract<Stop, { handOn: unknown }>): Promi
   // The drain goes on in the next invocation: what still holds it, said on the node.
   const left = stop.result?.stuck ?? [];
   if (stop.handOn === 'drain' && left.length > 0) {
-    const blockers = left.slice(0, 10).map((s) => `${s.pod} (${s.reason}${s.budgetName ? `: PodDisruptionBudget ${s.budgetName}` : ''})`);
-    await tellConditions(deps.nodes, deps.log, state.node.name, [drainInProgress(`${left.length} pods left: ${blockers.join(', ')}`)]);
+    const blockers = left
+      .slice(0, 10)
+      .map((s) => `${s.pod} (${s.reason}${s.budgetName ? `: PodDisruptionBudget ${s.budgetName}` : ''})`);
+    await tellConditions(deps.nodes, deps.log, state.node.name, [
+      drainInProgress(`${left.length} pods left: ${blockers.join(', ')}`),
+    ]);
   }
   deps.log.info('handed the termination on to a fresh invocation', {
     handOff: count,

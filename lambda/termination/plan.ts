@@ -20,7 +20,10 @@ export function planTermination(config: Config, p: PlanInput): Deadlines {
   const marginMs = config.invocationMarginSeconds * 1000;
   const loadBalancerMs = settleReserveSeconds(config) * 1000;
   const capMs = notifiedAtMs + actionCapSeconds(config.heartbeatTimeoutSeconds) * 1000;
-  const invocationStopMs = Math.min(invocationEndMs - marginMs, nowMs + Math.round(config.heartbeatTimeoutSeconds * 1000 * handOnShare));
+  const invocationStopMs = Math.min(
+    invocationEndMs - marginMs,
+    nowMs + Math.round(config.heartbeatTimeoutSeconds * 1000 * handOnShare),
+  );
   const latestMs = p.canHandOff ? capMs - loadBalancerMs - marginMs : invocationEndMs - marginMs - loadBalancerMs;
   // Batch pods: waited for up to BATCH_WAIT_SECONDS, then drained within DRAIN_TIMEOUT_SECONDS.
   const batchUntilMs = Math.min(notifiedAtMs + config.batchWaitSeconds * 1000, latestMs);
@@ -33,7 +36,9 @@ export function planTermination(config: Config, p: PlanInput): Deadlines {
     batch: { untilMs: batchUntilMs, deadlineMs: Math.max(nowMs, batchDeadlineMs) },
     loadBalancerDelayMs: config.loadBalancerDelaySeconds * 1000,
     settleEndMs: Math.max(nowMs, p.canHandOff ? capMs - marginMs : invocationEndMs - marginMs),
-    loadBalancerWait: config.waitForTargets ? { minMs: config.loadBalancerMinWaitSeconds * 1000, maxMs: config.loadBalancerMaxWaitSeconds * 1000 } : undefined,
+    loadBalancerWait: config.waitForTargets
+      ? { minMs: config.loadBalancerMinWaitSeconds * 1000, maxMs: config.loadBalancerMaxWaitSeconds * 1000 }
+      : undefined,
   };
 }
 
@@ -42,6 +47,10 @@ export function planTermination(config: Config, p: PlanInput): Deadlines {
  * balancers read, the larger of it and the minimum. A longer wait for targets or volumes
  * uses what the drain left, up to settleEndMs; it never shortens the drain.
  */
-export function settleReserveSeconds(config: Pick<Config, 'loadBalancerDelaySeconds' | 'waitForTargets' | 'loadBalancerMinWaitSeconds'>): number {
-  return config.waitForTargets ? Math.max(config.loadBalancerDelaySeconds, config.loadBalancerMinWaitSeconds) : config.loadBalancerDelaySeconds;
+export function settleReserveSeconds(
+  config: Pick<Config, 'loadBalancerDelaySeconds' | 'waitForTargets' | 'loadBalancerMinWaitSeconds'>,
+): number {
+  return config.waitForTargets
+    ? Math.max(config.loadBalancerDelaySeconds, config.loadBalancerMinWaitSeconds)
+    : config.loadBalancerDelaySeconds;
 }

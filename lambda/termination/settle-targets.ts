@@ -33,7 +33,10 @@ export async function within(reading: Promise<TargetReading>, limitMs: number): 
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<TargetReading>((resolve) => {
     // Node's timers hold at most 2^31 - 1 ms (a longer one would fire at once).
-    timer = setTimeout(() => resolve({ read: false, denied: false, error: new Error(`no answer within ${limitMs} ms`), calls: 0 }), Math.min(limitMs, 2 ** 31 - 1));
+    timer = setTimeout(
+      () => resolve({ read: false, denied: false, error: new Error(`no answer within ${limitMs} ms`), calls: 0 }),
+      Math.min(limitMs, 2 ** 31 - 1),
+    );
   });
   try {
     return await Promise.race([reading, late]);
@@ -66,7 +69,8 @@ export class TargetWait {
     /** When this invocation hands on (infinite without a hand-off path). */
     private readonly stopAtMs: number,
   ) {
-    this.mode = d.deadlines.loadBalancerWait !== undefined && run.deps.loadBalancers !== undefined ? 'targets' : 'fixed';
+    this.mode =
+      d.deadlines.loadBalancerWait !== undefined && run.deps.loadBalancers !== undefined ? 'targets' : 'fixed';
     const last = d.record.targets;
     this.callsBefore = last?.calls ?? 0;
     if (last !== undefined && this.mode === 'targets') {
@@ -82,7 +86,10 @@ export class TargetWait {
   }
 
   private get maxUntilMs(): number {
-    return Math.min(this.d.drainedAtMs + (this.d.deadlines.loadBalancerWait?.maxMs ?? 0), this.d.deadlines.settleEndMs ?? Infinity);
+    return Math.min(
+      this.d.drainedAtMs + (this.d.deadlines.loadBalancerWait?.maxMs ?? 0),
+      this.d.deadlines.settleEndMs ?? Infinity,
+    );
   }
 
   private get fixedUntilMs(): number {
@@ -97,7 +104,8 @@ export class TargetWait {
     if (this.mode === 'fixed' || now < this.nextLookMs || now >= this.maxUntilMs) return;
     if (this.holds !== undefined && this.holds.length === 0) return;
     if (now + readBudgetMs > this.maxUntilMs) {
-      if (this.holds === undefined) return this.fallBack('no time was left for a reading before LOAD_BALANCER_MAX_WAIT_SECONDS', undefined);
+      if (this.holds === undefined)
+        return this.fallBack('no time was left for a reading before LOAD_BALANCER_MAX_WAIT_SECONDS', undefined);
       this.nextLookMs = Number.POSITIVE_INFINITY; // the last reading stands until the end
       return;
     }
@@ -106,16 +114,20 @@ export class TargetWait {
       // short for any reading (the stretch before the hand-off is under a reading's budget)
       // would hand the look on forever: the fixed delay then, or the last reading stands.
       if (this.stopAtMs - this.run.startedMs >= readBudgetMs) this.nextLookMs = this.stopAtMs;
-      else if (this.holds === undefined) this.fallBack('each invocation is too short for a reading before it hands on', undefined);
+      else if (this.holds === undefined)
+        this.fallBack('each invocation is too short for a reading before it hands on', undefined);
       else this.nextLookMs = Number.POSITIVE_INFINITY;
       return;
     }
     if (this.callsBefore + this.calls >= callBudget) {
       if (this.nextLookMs !== Number.POSITIVE_INFINITY)
-        this.run.deps.log.warn('the load-balancer wait used its ELB call budget; the last reading stands until the maximum wait', {
-          calls: this.callsBefore + this.calls,
-          callBudget,
-        });
+        this.run.deps.log.warn(
+          'the load-balancer wait used its ELB call budget; the last reading stands until the maximum wait',
+          {
+            calls: this.callsBefore + this.calls,
+            callBudget,
+          },
+        );
       this.nextLookMs = Number.POSITIVE_INFINITY;
       if (this.holds === undefined) this.fallBack('the ELB call budget was used up', undefined);
       return;
@@ -135,7 +147,9 @@ export class TargetWait {
     const instanceId = this.run.request.action.instanceId;
     if (this.holds !== undefined) return loadBalancers!.holding(instanceId, { among: this.holds });
     try {
-      return await loadBalancers!.holding(instanceId, { served: served !== undefined ? await served.servedLoadBalancers() : undefined });
+      return await loadBalancers!.holding(instanceId, {
+        served: served !== undefined ? await served.servedLoadBalancers() : undefined,
+      });
     } catch (error) {
       return { read: false, denied: error instanceof AccessDeniedError, error: asError(error), calls: 0 };
     }
@@ -144,7 +158,11 @@ export class TargetWait {
   private failed(reading: Extract<TargetReading, { read: false }>, after: number): void {
     if (this.holds === undefined) return this.fallBack(reading.denied ? 'access denied' : 'unavailable', reading);
     // Read before (here or in an earlier invocation): the last reading stands; look again later.
-    if (!this.failedSince) this.run.deps.log.warn('could not read the load balancers again; the last reading stands and they are read again', { error: reading.error });
+    if (!this.failedSince)
+      this.run.deps.log.warn(
+        'could not read the load balancers again; the last reading stands and they are read again',
+        { error: reading.error },
+      );
     this.failedSince = true;
     this.nextLookMs = after + pollIntervalMs(this.looks++);
   }
@@ -152,7 +170,8 @@ export class TargetWait {
   private took(holds: readonly TargetHold[], unread: readonly TargetHold[], after: number): void {
     for (const [id, hold] of this.seen) {
       const still = holds.some((h) => h.id === id) || unread.some((h) => h.id === id);
-      if (!still && !this.let.some((x) => x.name === hold.name)) this.let.push({ name: hold.name, seconds: seconds(after - this.d.drainedAtMs) });
+      if (!still && !this.let.some((x) => x.name === hold.name))
+        this.let.push({ name: hold.name, seconds: seconds(after - this.d.drainedAtMs) });
     }
     for (const h of holds) this.seen.set(h.id, h);
     if (this.holds === undefined) this.firstLookMs = after;
@@ -160,19 +179,28 @@ export class TargetWait {
     this.holds = [...holds, ...unread.map((u) => this.seen.get(u.id) ?? u)];
     this.readAtMs = after;
     if (unread.length > 0)
-      this.run.deps.log.warn('could not read some load balancers; they hold the instance at least LOAD_BALANCER_DELAY_SECONDS and are read again', {
-        unread: unread.map((u) => u.name),
-      });
+      this.run.deps.log.warn(
+        'could not read some load balancers; they hold the instance at least LOAD_BALANCER_DELAY_SECONDS and are ' +
+          'read again',
+        {
+          unread: unread.map((u) => u.name),
+        },
+      );
   }
 
   /** Never read: the fixed delay, as without the feature. */
   private fallBack(why: string, reading: Extract<TargetReading, { read: false }> | undefined): void {
     this.mode = 'fixed';
-    const hint = reading?.denied ? ': the role needs the elasticloadbalancing Describe actions, and RBAC list on targetgroupbindings and services' : '';
-    this.run.deps.log.warn(`could not read the load balancers (${why}${hint}); waiting the fixed LOAD_BALANCER_DELAY_SECONDS instead`, {
-      error: reading?.error,
-      loadBalancerDelaySeconds: this.d.deadlines.loadBalancerDelayMs / 1000,
-    });
+    const hint = reading?.denied
+      ? ': the role needs the elasticloadbalancing Describe actions, and RBAC list on targetgroupbindings and services'
+      : '';
+    this.run.deps.log.warn(
+      `could not read the load balancers (${why}${hint}); waiting the fixed LOAD_BALANCER_DELAY_SECONDS instead`,
+      {
+        error: reading?.error,
+        loadBalancerDelaySeconds: this.d.deadlines.loadBalancerDelayMs / 1000,
+      },
+    );
   }
 
   done(now: number): boolean {
@@ -190,7 +218,11 @@ export class TargetWait {
     if (this.mode === 'fixed') return this.fixedUntilMs;
     if (this.holds === undefined) return Math.max(now, Math.min(this.nextLookMs, this.maxUntilMs));
     if (this.holds.length === 0) return this.minUntilMs;
-    return Math.min(this.nextLookMs, this.maxUntilMs, known(this.holds).length === 0 ? Math.max(this.fixedUntilMs, this.minUntilMs) : Infinity);
+    return Math.min(
+      this.nextLookMs,
+      this.maxUntilMs,
+      known(this.holds).length === 0 ? Math.max(this.fixedUntilMs, this.minUntilMs) : Infinity,
+    );
   }
 
   /** What held at the last look, for the record a hand-off leaves. */
@@ -203,11 +235,16 @@ export class TargetWait {
   async announce(): Promise<void> {
     const { log, events } = this.run.deps;
     if (this.mode === 'fixed') {
-      log.info('waiting for load balancers to deregister the node', { seconds: this.d.deadlines.loadBalancerDelayMs / 1000 });
+      log.info('waiting for load balancers to deregister the node', {
+        seconds: this.d.deadlines.loadBalancerDelayMs / 1000,
+      });
       return;
     }
     const holds = this.holds ?? [];
-    log.info('waiting for load balancers to let the instance go', { holding: holds.map((h) => ({ name: h.name, state: h.state })), calls: this.calls });
+    log.info('waiting for load balancers to let the instance go', {
+      holding: holds.map((h) => ({ name: h.name, state: h.state })),
+      calls: this.calls,
+    });
     if (holds.length > 0) await events.record(waitingForTargets(this.d.node, holds));
   }
 
@@ -224,12 +261,18 @@ export class TargetWait {
     const left = this.holds ?? [];
     if (o.final && left.length > 0) {
       const maxSeconds = seconds(this.maxUntilMs - this.d.drainedAtMs);
-      log.warn('releasing while load balancers still hold the instance (LOAD_BALANCER_MAX_WAIT_SECONDS), or could not be read', { holding: left, calls: this.calls });
+      log.warn(
+        'releasing while load balancers still hold the instance (LOAD_BALANCER_MAX_WAIT_SECONDS), or could not be read',
+        { holding: left, calls: this.calls },
+      );
       await events.record(targetsNotDeregistered(this.d.node, left, maxSeconds));
     }
     if (this.let.length > 0) return { seconds: Math.max(...this.let.map((x) => x.seconds)) };
     // Nothing held at this invocation's first look: none ever did (0), or, for a wait an
     // earlier invocation began, it let go by then.
-    return { seconds: left.length > 0 ? undefined : this.d.result === undefined ? seconds(this.firstLookMs - this.d.drainedAtMs) : 0 };
+    return {
+      seconds:
+        left.length > 0 ? undefined : this.d.result === undefined ? seconds(this.firstLookMs - this.d.drainedAtMs) : 0,
+    };
   }
 }

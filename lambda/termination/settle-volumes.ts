@@ -7,7 +7,12 @@
 // waits the same way: https://github.com/aws/karpenter-provider-aws/blob/main/designs/statefulset-disruption.md
 import type { PodInfo, VolumeAttachmentInfo } from '../cluster/model.js';
 import type { VolumeAttachmentWatch } from '../cluster/ports/volume-gateway.js';
-import { volumesDetached, volumesNotDetached, waitingForVolumeDetach, type VolumeRef } from '../cluster/events/settle-events.js';
+import {
+  volumesDetached,
+  volumesNotDetached,
+  waitingForVolumeDetach,
+  type VolumeRef,
+} from '../cluster/events/settle-events.js';
 import { attachmentsToWaitFor } from '../cluster/rules/volume-names.js';
 import { AccessDeniedError } from '../shared/errors.js';
 import { asError } from '../shared/log.js';
@@ -16,7 +21,10 @@ import type { Drained, Run } from './state.js';
 /** A PersistentVolume we could not read: not asked again in this wait. */
 const unreadable = '\u0000unreadable';
 
-const refOf = (a: VolumeAttachmentInfo): VolumeRef => ({ persistentVolume: a.persistentVolumeName ?? a.name, attacher: a.attacher });
+const refOf = (a: VolumeAttachmentInfo): VolumeRef => ({
+  persistentVolume: a.persistentVolumeName ?? a.name,
+  attacher: a.attacher,
+});
 
 export class VolumeWait {
   /** What held at the last look, by UID. */
@@ -49,7 +57,10 @@ export class VolumeWait {
     const attached = [...new Set([...(d.record.volumes ?? []), ...(d.node.attachedVolumes ?? [])])];
     const named = attachmentsToWaitFor(attached, d.node.name);
     if (named !== undefined && named.byName.length === 0) return undefined;
-    if (named === undefined) run.deps.log.info('a volume on the node is not CSI: reading the cluster’s VolumeAttachments to find its', { volumes: attached });
+    if (named === undefined)
+      run.deps.log.info('a volume on the node is not CSI: reading the cluster’s VolumeAttachments to find its', {
+        volumes: attached,
+      });
     const wait = new VolumeWait(run, d, named?.byName, untilMs);
     return (await wait.connect()) ? wait : undefined;
   }
@@ -58,7 +69,10 @@ export class VolumeWait {
   private async connect(): Promise<boolean> {
     const { volumes, log, clock } = this.run.deps;
     try {
-      this.watch = await volumes.watchVolumeAttachments(this.d.node.name, this.names !== undefined ? { names: this.names } : undefined);
+      this.watch = await volumes.watchVolumeAttachments(
+        this.d.node.name,
+        this.names !== undefined ? { names: this.names } : undefined,
+      );
       this.unread = undefined;
       return true;
     } catch (error) {
@@ -66,7 +80,12 @@ export class VolumeWait {
         this.deny(error);
         return false;
       }
-      if (this.unread === undefined) log.warn('could not read the VolumeAttachments; they hold the release until they can be read or the drain deadline passes', asError(error));
+      if (this.unread === undefined)
+        log.warn(
+          'could not read the VolumeAttachments; they hold the release until they can be read or the drain ' +
+            'deadline passes',
+          asError(error),
+        );
       this.unread = asError(error);
       this.nextOpenMs = clock.now() + Math.min(10_000, 1_000 * 2 ** this.opens++);
       return true;
@@ -91,7 +110,9 @@ export class VolumeWait {
     // terminating (stuck on a finalizer, say): the volume detaches once it is gone and must be
     // waited for. With the kubelet gone nothing unmounts: a terminating pod keeps its volume.
     const kubeletGone = !this.d.node.ready;
-    const running = podsOnNode.filter((p) => p.phase !== 'Succeeded' && p.phase !== 'Failed' && (p.deletionTimestamp === undefined || kubeletGone));
+    const running = podsOnNode.filter(
+      (p) => p.phase !== 'Succeeded' && p.phase !== 'Failed' && (p.deletionTimestamp === undefined || kubeletGone),
+    );
     const inUse = new Set(running.flatMap((p) => (p.claims ?? []).map((c) => `${p.namespace}/${c}`)));
     const held: VolumeAttachmentInfo[] = [];
     for (const a of attachments) if (await this.holds(a, inUse)) held.push(a);
@@ -116,10 +137,14 @@ export class VolumeWait {
         this.claims.set(pv, claim && `${claim.namespace}/${claim.name}`);
       } catch (error) {
         // Unknown whose it is: it holds, as far as the deadline; asked and told once.
-        this.run.deps.log.warn('could not read a PersistentVolume (RBAC: get persistentvolumes); its attachment holds the release until the drain deadline', {
-          persistentVolume: pv,
-          error: asError(error),
-        });
+        this.run.deps.log.warn(
+          'could not read a PersistentVolume (RBAC: get persistentvolumes); its attachment holds the release ' +
+            'until the drain deadline',
+          {
+            persistentVolume: pv,
+            error: asError(error),
+          },
+        );
         this.claims.set(pv, unreadable);
         return true;
       }
@@ -136,7 +161,8 @@ export class VolumeWait {
   /** RBAC forbids reading them: no volume wait, said once. */
   private deny(error: AccessDeniedError): void {
     this.run.deps.log.warn(
-      'could not read the VolumeAttachments: access denied (RBAC: get, list and watch volumeattachments); releasing without waiting for volumes to detach',
+      'could not read the VolumeAttachments: access denied (RBAC: get, list and watch volumeattachments); ' +
+        'releasing without waiting for volumes to detach',
       error,
     );
     this.unread = undefined;
@@ -157,7 +183,8 @@ export class VolumeWait {
   }
 
   changed(timeoutMs: number): Promise<void> {
-    if (this.watch === undefined) return this.run.deps.clock.sleep(Math.max(0, Math.min(timeoutMs, this.nextOpenMs - this.run.deps.clock.now())));
+    if (this.watch === undefined)
+      return this.run.deps.clock.sleep(Math.max(0, Math.min(timeoutMs, this.nextOpenMs - this.run.deps.clock.now())));
     return this.watch.changed(timeoutMs);
   }
 
@@ -189,9 +216,15 @@ export class VolumeWait {
       log.warn('releasing with volumes still attached: the drain deadline passed', { volumes: this.held.map(refOf) });
       await events.record(volumesNotDetached(this.d.node, this.held.map(refOf), 'the drain deadline passed'));
     } else if (o.final && this.unread !== undefined) {
-      log.warn('releasing without knowing whether the volumes detached: the VolumeAttachments could not be read before the drain deadline', { error: this.unread });
+      log.warn(
+        'releasing without knowing whether the volumes detached: the VolumeAttachments could not be read before ' +
+          'the drain deadline',
+        { error: this.unread },
+      );
       const unknown = (this.names ?? []).map((name) => ({ persistentVolume: name, attacher: 'unknown' }));
-      await events.record(volumesNotDetached(this.d.node, unknown, 'the VolumeAttachments could not be read before the drain deadline'));
+      await events.record(
+        volumesNotDetached(this.d.node, unknown, 'the VolumeAttachments could not be read before the drain deadline'),
+      );
     }
     return { seconds: this.detached.length > 0 ? Math.max(...this.detached.map((x) => x.seconds)) : undefined };
   }

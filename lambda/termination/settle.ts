@@ -32,10 +32,17 @@ export async function settle(run: Run, d: Drained): Promise<Step<Settled>> {
       if (now >= stopAtMs) {
         // What let go in this invocation is told now: the next one cannot know it was held.
         await Promise.all([volumes?.report({ final: false }), targets.report({ final: false })]);
-        const record = { ...drainedRecord(d), ...(targets.reading() !== undefined ? { targets: targets.reading() } : {}) };
+        const record = {
+          ...drainedRecord(d),
+          ...(targets.reading() !== undefined ? { targets: targets.reading() } : {}),
+        };
         return { stop: { handOn: 'settle', state: d, record, evictedTotal: d.evictedTotal, result: d.result } };
       }
-      const wakeMs = Math.min(stopAtMs, targets.done(now) ? Infinity : targets.wakeMs(now), volumes !== undefined && !volumes.done(now) ? volumes.untilMs : Infinity);
+      const wakeMs = Math.min(
+        stopAtMs,
+        targets.done(now) ? Infinity : targets.wakeMs(now),
+        volumes !== undefined && !volumes.done(now) ? volumes.untilMs : Infinity,
+      );
       // Waiting on the attachments while any holds (they decide), else on the pods.
       if (volumes?.pending) await volumes.changed(Math.max(0, wakeMs - now));
       else await waitWatching(watch, returns, wakeMs, clock);
@@ -46,8 +53,18 @@ export async function settle(run: Run, d: Drained): Promise<Step<Settled>> {
       await Promise.all([volumes?.report({ final: false }), targets.report({ final: false })]);
     }
     const [v, t] = [await volumes?.report({ final: true }), await targets.report({ final: true })];
-    log.info('settled: the instance can go', { secondsSinceDrain: secondsSince(clock, d.drainedAtMs), loadBalancerCalls: targets.calls });
-    return { ...d, settle: { volumeDetachSeconds: v?.seconds, targetDeregistrationSeconds: t.seconds, loadBalancerCalls: targets.calls } };
+    log.info('settled: the instance can go', {
+      secondsSinceDrain: secondsSince(clock, d.drainedAtMs),
+      loadBalancerCalls: targets.calls,
+    });
+    return {
+      ...d,
+      settle: {
+        volumeDetachSeconds: v?.seconds,
+        targetDeregistrationSeconds: t.seconds,
+        loadBalancerCalls: targets.calls,
+      },
+    };
   } finally {
     volumes?.close();
   }
@@ -60,6 +77,7 @@ export async function settle(run: Run, d: Drained): Promise<Step<Settled>> {
  */
 export function volumeWaitUntilMs(d: Drained): number {
   const base = drainDeadlineMs(d.deadlines, d.record.startedAtMs);
-  const extended = d.deadlines.batch !== undefined && d.drainedAtMs > base ? Math.max(base, d.deadlines.batch.deadlineMs) : base;
+  const extended =
+    d.deadlines.batch !== undefined && d.drainedAtMs > base ? Math.max(base, d.deadlines.batch.deadlineMs) : base;
   return Math.min(extended, d.deadlines.settleEndMs ?? Infinity);
 }

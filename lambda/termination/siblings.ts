@@ -55,7 +55,10 @@ async function survey(run: Run, own: Marked): Promise<void> {
   try {
     ids = (await instances.leavingGroup(action.autoScalingGroupName)).filter((id) => id !== action.instanceId);
   } catch (error) {
-    log.warn("could not look up the group's other leaving instances; draining without marking them first", asError(error));
+    log.warn(
+      "could not look up the group's other leaving instances; draining without marking them first",
+      asError(error),
+    );
     return;
   }
   if (ids.length === 0) return;
@@ -107,7 +110,10 @@ interface Tally {
   unmarked: number;
   read: number;
   readonly marked: string[];
-  /** Siblings whose node was found (by name), tried by name, offered to a pass at all; the names marked at the last look. */
+  /**
+   * Siblings whose node was found (by name), tried by name, offered to a pass at all; the names marked at the last
+   * look.
+   */
   readonly matched: Set<string>;
   readonly tried: Set<string>;
   readonly offered: Set<string>;
@@ -121,7 +127,13 @@ interface Tally {
  * scans once for the survey), and a throttled EC2 ends the survey rather than costing a list per
  * drain. False when the pass could not look.
  */
-async function markPass(run: Run, own: Marked, ids: readonly string[], pick: (unmarked: readonly string[]) => string[], tally: Tally): Promise<boolean> {
+async function markPass(
+  run: Run,
+  own: Marked,
+  ids: readonly string[],
+  pick: (unmarked: readonly string[]) => string[],
+  tally: Tally,
+): Promise<boolean> {
   const { nodes, log } = run.deps;
   let nodesOf: ReadonlyMap<string, NodeInfo>;
   let marked: ReadonlySet<string>;
@@ -129,7 +141,10 @@ async function markPass(run: Run, own: Marked, ids: readonly string[], pick: (un
     marked = await nodes.drainMarkedNames(run.request.owner);
     nodesOf = await nodes.findNodesOfInstances(ids, { skipNames: marked, scan: false, pick });
   } catch (error) {
-    log.warn("could not look up the group's other leaving instances; draining without marking them first", asError(error));
+    log.warn(
+      "could not look up the group's other leaving instances; draining without marking them first",
+      asError(error),
+    );
     return false;
   }
   tally.read += nodesOf.size;
@@ -155,7 +170,10 @@ async function markUnmatched(run: Run, own: Marked, ids: readonly string[], tall
   try {
     nodesOf = await run.deps.nodes.findNodesOfInstances(rest, { skipNames: tally.lastMarked, byName: false });
   } catch (error) {
-    run.deps.log.warn("could not scan for the leaving siblings' nodes not under their EC2 names; their own drains mark them", asError(error));
+    run.deps.log.warn(
+      "could not scan for the leaving siblings' nodes not under their EC2 names; their own drains mark them",
+      asError(error),
+    );
     return;
   }
   tally.scanned = true;
@@ -170,14 +188,25 @@ async function markNodes(run: Run, own: Marked, nodesOf: ReadonlyMap<string, Nod
     try {
       if (await markSibling(run, own, node)) {
         tally.marked.push(node.name);
-        const o = { instanceId, group: action.autoScalingGroupName, drainedInstance: action.instanceId, drainedNode: own.node.name };
+        const o = {
+          instanceId,
+          group: action.autoScalingGroupName,
+          drainedInstance: action.instanceId,
+          drainedNode: own.node.name,
+        };
         await run.deps.events.record(cordonedAhead(node, o));
         await tellConditions(run.deps.nodes, log, node.name, [
-          planned(`${action.autoScalingGroupName} is terminating this instance too (marked ahead by the drain of ${action.instanceId})`),
+          planned(
+            `${action.autoScalingGroupName} is terminating this instance too (marked ahead by the drain of ` +
+              `${action.instanceId})`,
+          ),
         ]);
       }
     } catch (error) {
-      log.warn("could not mark a leaving sibling's node; its own drain will", { node: node.name, error: asError(error) });
+      log.warn("could not mark a leaving sibling's node; its own drain will", {
+        node: node.name,
+        error: asError(error),
+      });
     }
   });
 }
@@ -199,7 +228,10 @@ async function markSibling(run: Run, own: Marked, node: NodeInfo): Promise<boole
   const needCordon = !node.unschedulable;
   if (!needLabel && !needCordon) return false;
   const now = run.deps.clock.now();
-  const set: DrainMark[] = [...(needLabel ? ['exclude-from-load-balancers' as const] : []), ...(needCordon || adoptsRefreshCordon(node) ? ['cordon' as const] : [])];
+  const set: DrainMark[] = [
+    ...(needLabel ? ['exclude-from-load-balancers' as const] : []),
+    ...(needCordon || adoptsRefreshCordon(node) ? ['cordon' as const] : []),
+  ];
   const record: DrainRecord = {
     action: '',
     hook: own.record.hook,

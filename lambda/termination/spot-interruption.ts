@@ -1,9 +1,9 @@
 // The trigger of an EC2 Spot interruption warning: EC2 reclaims the instance two minutes after
 // it, and no lifecycle action waits for us. Confirmed with Auto Scaling (which group is the
-// instance in? only ours are drained) and EC2 (is it Spot, and did EC2 give it notice?); the warning's time is never trusted beyond what EC2
-// promises (two minutes from now at most; an expired warning is dropped). Drained at once
-// with a deadline that ends before the two minutes are up and the configured policy (retain
-// cannot keep a Spot instance: it deletes nothing, as leave).
+// instance in? only ours are drained) and EC2 (is it Spot, and did EC2 give it notice?); the warning's time is never
+// trusted beyond what EC2 promises (two minutes from now at most; an expired warning is dropped). Drained at once with
+// a deadline that ends before the two minutes are up and the configured policy (retain cannot keep a Spot instance: it
+// deletes nothing, as leave).
 // https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-instance-termination-notices.html
 import { drainRuleSettings } from '../cluster/rules/drain-rules.js';
 import type { ClusterGateway } from '../cluster/ports/cluster-gateway.js';
@@ -45,7 +45,10 @@ export const spotInterruption: Trigger<DeliveryOf<'event'>, SpotWarning> = {
         : typeof instanceId !== 'string' || !instanceIdPattern.test(instanceId)
           ? { field: 'detail.instance-id', reason: `is ${JSON.stringify(instanceId)}, not an EC2 instance id` }
           : typeof action !== 'string' || !instanceActions.has(action)
-            ? { field: 'detail.instance-action', reason: `is ${JSON.stringify(action)}, expected terminate, stop or hibernate` }
+            ? {
+                field: 'detail.instance-action',
+                reason: `is ${JSON.stringify(action)}, expected terminate, stop or hibernate`,
+              }
             : Number.isNaN(timeMs)
               ? { field: 'time', reason: `is ${JSON.stringify(d.time)}, not an ISO 8601 time` }
               : undefined;
@@ -69,12 +72,16 @@ export const spotInterruption: Trigger<DeliveryOf<'event'>, SpotWarning> = {
 
   async confirm(w, { instances, ec2, clock, config, log }) {
     if (!config.spotInterruptions) {
-      log.warn('Spot interruption warning refused: this deployment does not drain on Spot warnings (SPOT_INTERRUPTIONS=false)');
+      log.warn(
+        'Spot interruption warning refused: this deployment does not drain on Spot warnings (SPOT_INTERRUPTIONS=false)',
+      );
       return { status: 'refused' };
     }
     const group = (await instances.describe([w.instanceId])).get(w.instanceId)?.group;
     if (group === undefined || !config.autoScalingGroupNames.has(group)) {
-      log.warn('Spot interruption warning refused: the instance is in no Auto Scaling group this deployment serves', { group: group ?? null });
+      log.warn('Spot interruption warning refused: the instance is in no Auto Scaling group this deployment serves', {
+        group: group ?? null,
+      });
       return { status: 'refused' };
     }
     const refusal = await interruptionRefusal(w, { ec2, clock, log });
@@ -128,25 +135,42 @@ async function interruptionRefusal(
   try {
     const purchase = await ec2.purchase(w.instanceId);
     if (purchase === undefined) return undefined;
-    if (purchase.lifecycle !== 'spot') return { why: 'EC2 does not run this instance as Spot', fields: { instanceLifecycle: purchase.lifecycle } };
+    if (purchase.lifecycle !== 'spot')
+      return { why: 'EC2 does not run this instance as Spot', fields: { instanceLifecycle: purchase.lifecycle } };
     if (purchase.spotRequestId === undefined) return undefined;
     // Only the request's status moves; the instance is read once.
     for (let read = 1; ; read++) {
       const status = await ec2.spotRequestStatus(purchase.spotRequestId);
       if (status === undefined || !notInterrupted.has(status)) return undefined;
-      if (read >= statusReads) return { why: 'EC2 has given this instance no interruption notice', fields: { spotRequestStatus: status, reads: read } };
+      if (read >= statusReads)
+        return {
+          why: 'EC2 has given this instance no interruption notice',
+          fields: { spotRequestStatus: status, reads: read },
+        };
       await clock.sleep(statusReadIntervalMs);
     }
   } catch (error) {
     // Throttled or failing: anyone who can spend the account's EC2 request rate can cause that.
-    if (error instanceof ServiceBusyError) return { why: 'EC2 is busy and could not confirm it (throttled or failing)', fields: { error: asError(error).message } };
-    log.warn("could not ask EC2 whether this instance is Spot and was given notice; believing the warning on Auto Scaling's word", asError(error));
+    if (error instanceof ServiceBusyError)
+      return {
+        why: 'EC2 is busy and could not confirm it (throttled or failing)',
+        fields: { error: asError(error).message },
+      };
+    log.warn(
+      'could not ask EC2 whether this instance is Spot and was given notice; believing the warning on Auto ' +
+        "Scaling's word",
+      asError(error),
+    );
     return undefined;
   }
 }
 
 /** Leave the last seconds to the load balancers: label first (mark), drain, then wait what is left. */
-export function spotDeadlines(reclaimAtMs: number, loadBalancerDelaySeconds: number, wait?: { readonly minSeconds: number } | undefined): Deadlines {
+export function spotDeadlines(
+  reclaimAtMs: number,
+  loadBalancerDelaySeconds: number,
+  wait?: { readonly minSeconds: number } | undefined,
+): Deadlines {
   const drainEndMs = reclaimAtMs - spotSettleSeconds * 1000;
   const lastSeconds = spotSettleSeconds - 2;
   return {
@@ -191,7 +215,9 @@ function spotRequest(w: Confirmed<SpotWarning>, ctx: TriggerContext, cluster: Cl
 
 function spotEnding(w: SpotWarning, ctx: TriggerContext, cluster: ClusterGateway): Ending {
   return {
-    startedMessage: () => `EC2 reclaims Spot instance ${w.instanceId} of group ${w.group} in two minutes (${w.instanceAction}); draining before it goes.`,
+    startedMessage: () =>
+      `EC2 reclaims Spot instance ${w.instanceId} of group ${w.group} in two minutes (${w.instanceAction}); ` +
+      `draining before it goes.`,
     async finish(c) {
       ctx.log.info('drained ahead of the Spot interruption; EC2 reclaims the instance', { outcome: c.outcome });
       if (c.node !== undefined && c.outcome !== 'node-not-found' && c.outcome !== 'node-gone') {

@@ -13,7 +13,12 @@ import type { SurgeSettings } from '../shared/surge-variables.js';
 import type { DrainRuleSettings } from '../cluster/rules/drain-rules.js';
 import type { DrainResult } from '../eviction/drain-node.js';
 import type { ReturnedPods } from '../eviction/returned-pods.js';
-import type { AutoScalingInstances, LifecycleActionRef, LifecycleActions, LoadBalancerTargets } from '../shared/aws-ports.js';
+import type {
+  AutoScalingInstances,
+  LifecycleActionRef,
+  LifecycleActions,
+  LoadBalancerTargets,
+} from '../shared/aws-ports.js';
 import type { Clock } from '../shared/clock.js';
 import type { DeadlinePolicy } from '../shared/deadline-policy.js';
 import type { Log } from '../shared/log.js';
@@ -60,7 +65,10 @@ export interface Ending {
 export interface TerminationRequest {
   /** The action; for a Spot interruption a stand-in (nothing to complete). */
   readonly action: LifecycleActionRef;
-  /** actionIdOf(token); '' when the action is addressed by its instance (it carries on the `instance:<id>` drain the reconciler wrote). */
+  /**
+   * actionIdOf(token); '' when the action is addressed by its instance (it carries on the `instance:<id>` drain the
+   * reconciler wrote).
+   */
   readonly actionId: string;
   readonly spot: boolean;
   /** The notification's time, for a drain that has no record yet. */
@@ -86,7 +94,8 @@ export interface TerminationRequest {
   readonly owner: string;
   readonly ending: Ending;
   /** Sends "carry on" to a fresh invocation; absent when there is nowhere to send it. */
-  readonly handOff?: ((pointer: { readonly count: number; readonly claim: string }) => Promise<'sent' | 'action-over'>) | undefined;
+  readonly handOff?:
+    ((pointer: { readonly count: number; readonly claim: string }) => Promise<'sent' | 'action-over'>) | undefined;
 }
 
 export interface TerminateDeps {
@@ -109,8 +118,15 @@ export interface TerminateDeps {
 
 /** A trigger's context as the pipeline needs it: the cluster for nodes, pods and Events. */
 export function terminateDeps(
-  ctx: Pick<TerminateDeps, 'lifecycle' | 'clock' | 'log' | 'loadBalancers'> & { readonly instances: TerminateDeps['instances'] },
-  cluster: NodeGateway & PodGateway & EventRecorder & VolumeGateway & Partial<LoadBalancerSources> & Partial<SurgeGateway>,
+  ctx: Pick<TerminateDeps, 'lifecycle' | 'clock' | 'log' | 'loadBalancers'> & {
+    readonly instances: TerminateDeps['instances'];
+  },
+  cluster: NodeGateway &
+    PodGateway &
+    EventRecorder &
+    VolumeGateway &
+    Partial<LoadBalancerSources> &
+    Partial<SurgeGateway>,
 ): TerminateDeps {
   return {
     surge: cluster.restartDeployment !== undefined ? (cluster as SurgeGateway) : undefined,
@@ -181,7 +197,13 @@ export interface Settled extends Drained {
 export type Stop =
   | { readonly end: TerminateOutcome }
   | { readonly complete: Completion }
-  | { readonly handOn: 'drain' | 'settle'; readonly state: Marked; readonly record: DrainRecord; readonly evictedTotal: number; readonly result: DrainResult | undefined };
+  | {
+      readonly handOn: 'drain' | 'settle';
+      readonly state: Marked;
+      readonly record: DrainRecord;
+      readonly evictedTotal: number;
+      readonly result: DrainResult | undefined;
+    };
 
 /** What the complete phase ends with. */
 export interface Completion {

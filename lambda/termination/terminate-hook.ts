@@ -21,7 +21,14 @@ import { observeTermination } from './observe.js';
 import { terminate } from './pipeline.js';
 import { planTermination } from './plan.js';
 import { surgeSettings } from '../shared/surge-variables.js';
-import { secondsSince, terminateDeps, type Completion, type Ending, type TerminateReport, type TerminationRequest } from './state.js';
+import {
+  secondsSince,
+  terminateDeps,
+  type Completion,
+  type Ending,
+  type TerminateReport,
+  type TerminationRequest,
+} from './state.js';
 
 export const terminateHook: Trigger<DeliveryOf<'terminate'>, LifecycleNotification> = {
   takes: (d): d is DeliveryOf<'terminate'> => d.kind === 'terminate',
@@ -74,7 +81,11 @@ export const terminateHook: Trigger<DeliveryOf<'terminate'>, LifecycleNotificati
   },
 };
 
-function terminationRequest(n: Confirmed<LifecycleNotification>, ctx: TriggerContext, cluster: ClusterGateway): TerminationRequest {
+function terminationRequest(
+  n: Confirmed<LifecycleNotification>,
+  ctx: TriggerContext,
+  cluster: ClusterGateway,
+): TerminationRequest {
   const { config, clock, handOffs } = ctx;
   const nowMs = clock.now();
   const invocationEndMs = nowMs + ctx.invocation.remainingMs();
@@ -85,7 +96,8 @@ function terminationRequest(n: Confirmed<LifecycleNotification>, ctx: TriggerCon
     notifiedAtMs: n.time.getTime(),
     resume: n.handOff !== undefined ? { count: n.handOff.count, claim: n.handOff.claim } : undefined,
     requestId: ctx.invocation.requestId,
-    plan: (notifiedAtMs) => planTermination(config, { notifiedAtMs, nowMs, invocationEndMs, canHandOff: handOffs !== undefined }),
+    plan: (notifiedAtMs) =>
+      planTermination(config, { notifiedAtMs, nowMs, invocationEndMs, canHandOff: handOffs !== undefined }),
     deadlinePolicy: config.deadlinePolicy,
     waitForVolumeDetach: config.waitForVolumeDetach,
     blockedReportMs: config.blockedReportSeconds * 1000,
@@ -108,24 +120,40 @@ function terminationRequest(n: Confirmed<LifecycleNotification>, ctx: TriggerCon
 
 /** How a termination a lifecycle hook asked for starts and ends: CONTINUE, or ABANDON to retain. */
 export function lifecycleEnding(
-  n: Pick<LifecycleNotification, 'autoScalingGroupName' | 'lifecycleHookName' | 'lifecycleActionToken' | 'instanceId' | 'destination' | 'time'>,
+  n: Pick<
+    LifecycleNotification,
+    'autoScalingGroupName' | 'lifecycleHookName' | 'lifecycleActionToken' | 'instanceId' | 'destination' | 'time'
+  >,
   ctx: Pick<TriggerContext, 'lifecycle' | 'log' | 'clock'>,
   cluster: Pick<ClusterGateway, 'record'>,
 ): Ending {
   return {
     startedMessage: () =>
       n.destination === 'WarmPool'
-        ? `Auto Scaling group ${n.autoScalingGroupName} is returning instance ${n.instanceId} to its warm pool; draining before it stops. Our marks are removed when it comes back.`
-        : `Auto Scaling group ${n.autoScalingGroupName} is terminating instance ${n.instanceId}; draining before it goes.`,
+        ? `Auto Scaling group ${n.autoScalingGroupName} is returning instance ${n.instanceId} to its warm pool; ` +
+          `draining before it stops. Our marks are removed when it comes back.`
+        : `Auto Scaling group ${n.autoScalingGroupName} is terminating instance ${n.instanceId}; draining before it ` +
+          `goes.`,
 
     async finish(c: Completion) {
       const { autoScalingGroupName, lifecycleHookName, lifecycleActionToken, instanceId } = n;
-      const result = await ctx.lifecycle.complete({ autoScalingGroupName, lifecycleHookName, lifecycleActionToken, instanceId }, c.verdict);
-      if (result === 'already-completed') ctx.log.info('lifecycle action was already completed (duplicate delivery or timed out); nothing left to do');
+      const result = await ctx.lifecycle.complete(
+        { autoScalingGroupName, lifecycleHookName, lifecycleActionToken, instanceId },
+        c.verdict,
+      );
+      if (result === 'already-completed')
+        ctx.log.info('lifecycle action was already completed (duplicate delivery or timed out); nothing left to do');
       else ctx.log.info('lifecycle action completed', { result: c.verdict });
       if (c.node !== undefined && c.outcome !== 'node-not-found' && c.outcome !== 'node-gone') {
         const seconds = secondsSince(ctx.clock, c.node.drain?.notifiedAtMs ?? n.time.getTime());
-        await cluster.record(lifecycleActionCompleted(c.node, { verdict: c.verdict, alreadyCompleted: result === 'already-completed', seconds, outcome: c.outcome }));
+        await cluster.record(
+          lifecycleActionCompleted(c.node, {
+            verdict: c.verdict,
+            alreadyCompleted: result === 'already-completed',
+            seconds,
+            outcome: c.outcome,
+          }),
+        );
       }
       return result;
     },
@@ -136,7 +164,12 @@ export function lifecycleEnding(
  * Our own RBAC or access entry is wrong: holding the instance helps nobody, unless the
  * deployer chose to retain (then ABANDON keeps it, cordoned or not, with its pods).
  */
-async function completeDenied(n: LifecycleNotification, ctx: TriggerContext, cluster: ClusterGateway, error: AccessDeniedError): Promise<void> {
+async function completeDenied(
+  n: LifecycleNotification,
+  ctx: TriggerContext,
+  cluster: ClusterGateway,
+  error: AccessDeniedError,
+): Promise<void> {
   const verdict = undrainedVerdict(ctx.config.deadlinePolicy);
   ctx.log.error(accessDeniedMessage, { error, verdict });
   try {
@@ -155,14 +188,22 @@ async function completeDenied(n: LifecycleNotification, ctx: TriggerContext, clu
  * same notification goes again through the hand-off topic to a fresh invocation, which asks
  * again, while the action can still be alive (one heartbeat timeout since the notification).
  */
-async function retryLater(n: LifecycleNotification, ctx: TriggerContext, error: ServiceBusyError): Promise<{ status: 'retried-later' }> {
+async function retryLater(
+  n: LifecycleNotification,
+  ctx: TriggerContext,
+  error: ServiceBusyError,
+): Promise<{ status: 'retried-later' }> {
   const { handOffs, config, log, clock } = ctx;
   // A first notification's action lives one heartbeat timeout unless heartbeated; a hand-off's
   // was heartbeated moments before it was sent (its Time is the first notification's), up to
   // the action's cap. Past that the heartbeat would say "no active action" anyway.
-  const aliveSeconds = n.handOff !== undefined ? actionCapSeconds(config.heartbeatTimeoutSeconds) : config.heartbeatTimeoutSeconds;
+  const aliveSeconds =
+    n.handOff !== undefined ? actionCapSeconds(config.heartbeatTimeoutSeconds) : config.heartbeatTimeoutSeconds;
   if (handOffs === undefined || secondsSince(clock, n.time.getTime()) > aliveSeconds) throw error;
-  log.warn('Auto Scaling throttled the heartbeat through every retry; sending the notification again to a fresh invocation', { error });
+  log.warn(
+    'Auto Scaling throttled the heartbeat through every retry; sending the notification again to a fresh invocation',
+    { error },
+  );
   // The notification as it came (a hand-off's pointer too): a second delivery of it.
   await handOffs.send(handOffMessage(n, n.handOff));
   return { status: 'retried-later' };
@@ -187,8 +228,12 @@ function emitTermination(n: LifecycleNotification, report: TerminateReport, ctx:
       EvictionsBlocked: { unit: 'Count', value: report.drain?.blocked ?? 0 },
       PodsForceDeleted: { unit: 'Count', value: report.drain?.forced ?? 0 },
       LoadBalancerCalls: { unit: 'Count', value: report.settle?.loadBalancerCalls ?? 0 },
-      ...(report.settle?.volumeDetachSeconds !== undefined ? { VolumeDetachSeconds: { unit: 'Seconds', value: report.settle.volumeDetachSeconds } } : {}),
-      ...(report.settle?.targetDeregistrationSeconds !== undefined ? { TargetDeregistrationSeconds: { unit: 'Seconds', value: report.settle.targetDeregistrationSeconds } } : {}),
+      ...(report.settle?.volumeDetachSeconds !== undefined
+        ? { VolumeDetachSeconds: { unit: 'Seconds', value: report.settle.volumeDetachSeconds } }
+        : {}),
+      ...(report.settle?.targetDeregistrationSeconds !== undefined
+        ? { TargetDeregistrationSeconds: { unit: 'Seconds', value: report.settle.targetDeregistrationSeconds } }
+        : {}),
     },
   );
 }

@@ -11,7 +11,17 @@ export async function verify(run: Run): Promise<Step<Verified>> {
   const node = await run.deps.nodes.findNodeByInstanceId(action.instanceId);
   if (node === undefined) {
     log.warn('no node has this instance in spec.providerID; completing so the instance is not held');
-    return { stop: { complete: { node: undefined, outcome: 'node-not-found', verdict: 'CONTINUE', evictedTotal: 0, result: undefined } } };
+    return {
+      stop: {
+        complete: {
+          node: undefined,
+          outcome: 'node-not-found',
+          verdict: 'CONTINUE',
+          evictedTotal: 0,
+          result: undefined,
+        },
+      },
+    };
   }
   log.appendKeys?.({ node: node.name });
   // A resume that names its action by instance (the reconciler's) carries on the record the
@@ -24,16 +34,23 @@ export async function verify(run: Run): Promise<Step<Verified>> {
   // same request id): carry on and publish what it could not.
   const onNode = parseClaim(node.handOff);
   if (onNode?.actionId === actionId && onNode.requestId === requestId && onNode.count > (resume?.count ?? 0)) {
-    log.info('found our own hand-off claim from an earlier attempt of this invocation; carrying on', { claim: node.handOff });
+    log.info('found our own hand-off claim from an earlier attempt of this invocation; carrying on', {
+      claim: node.handOff,
+    });
     return { ...base, claim: undefined, ownPendingClaim: node.handOff };
   }
   if (resume !== undefined) {
     if (node.handOff !== resume.claim) {
-      log.info('this hand-off was already taken up by another delivery; nothing to do', { handOff: resume.count, current: node.handOff });
+      log.info('this hand-off was already taken up by another delivery; nothing to do', {
+        handOff: resume.count,
+        current: node.handOff,
+      });
       return { stop: { end: 'superseded' } };
     }
     if (actionId === byInstance && node.drain?.action !== byInstance) {
-      log.info('a hand-off by instance, but no drain the reconciler resumed is on the node; nothing to do', { current: node.drain?.action ?? null });
+      log.info('a hand-off by instance, but no drain the reconciler resumed is on the node; nothing to do', {
+        current: node.drain?.action ?? null,
+      });
       return { stop: { end: 'superseded' } };
     }
     return { ...base, claim: resume.claim, ownPendingClaim: undefined };
@@ -55,5 +72,9 @@ export async function verify(run: Run): Promise<Step<Verified>> {
  */
 function resumesThisAction(run: Run, node: NodeInfo): boolean {
   const { drain } = node;
-  return drain !== undefined && drain.action === `instance:${run.request.action.instanceId}` && drain.startedAtMs >= run.request.notifiedAtMs;
+  return (
+    drain !== undefined &&
+    drain.action === `instance:${run.request.action.instanceId}` &&
+    drain.startedAtMs >= run.request.notifiedAtMs
+  );
 }

@@ -9,7 +9,8 @@ import {
   type CustomResourceEvent,
   type CustomResourceResponse,
 } from '../../lambda/installer/rbac-installer.js';
-import { flowControlObjects, rbacName, rbacRules } from '../../lambda/installer/rbac.js';
+import { flowControlObjects } from '../../lambda/installer/flow-control.js';
+import { rbacName, rbacRules } from '../../lambda/installer/rbac.js';
 import { MemoryLog } from '../fakes/fake-world.js';
 import { admin, readAudit, until } from './kube.js';
 import { adminToken } from './plane/plane.js';

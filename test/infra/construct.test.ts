@@ -20,7 +20,7 @@ import {
   type GracefulNodeTerminationProps,
 } from '../../infra/graceful-node-termination.js';
 import { DeadlinePolicy as HandlerDeadlinePolicy, parseConfig } from '../../lambda/shared/config.js';
-import { renderRbacYaml } from '../../lambda/installer/rbac.js';
+import { renderRbacYaml } from '../../lambda/installer/rbac-yaml.js';
 import {
   appsWithNag,
   exampleContext,

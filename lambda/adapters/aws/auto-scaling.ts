@@ -11,7 +11,14 @@ import {
   type AutoScalingClient,
   type AutoScalingGroup,
 } from '@aws-sdk/client-auto-scaling';
-import type { AutoScalingInstances, GroupView, InstanceDirectory, InstanceState, LifecycleActionRef, LifecycleActions } from '../../shared/aws-ports.js';
+import type {
+  AutoScalingInstances,
+  GroupView,
+  InstanceDirectory,
+  InstanceState,
+  LifecycleActionRef,
+  LifecycleActions,
+} from '../../shared/aws-ports.js';
 import { chunks } from '../../shared/concurrency.js';
 import { refreshStrategyTag } from '../../shared/group-tags.js';
 import { leavingStates } from '../../shared/lifecycle-states.js';
@@ -43,7 +50,9 @@ export function createLifecycleActions(client: AutoScalingClient): LifecycleActi
   return {
     async complete(action, result) {
       try {
-        await client.send(new CompleteLifecycleActionCommand({ ...actionInput(action), LifecycleActionResult: result }));
+        await client.send(
+          new CompleteLifecycleActionCommand({ ...actionInput(action), LifecycleActionResult: result }),
+        );
         return 'completed';
       } catch (error) {
         if (isNoActiveLifecycleAction(error)) return 'already-completed';
@@ -72,39 +81,33 @@ const groupsPerCall = 100;
  */
 export function createAutoScalingInstances(client: AutoScalingClient, ec2?: InstanceDirectory): AutoScalingInstances {
   const describeGroup = async (group: string): Promise<AutoScalingGroup | undefined> =>
-    (await client.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [group] }))).AutoScalingGroups?.[0];
+    (await client.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [group] })))
+      .AutoScalingGroups?.[0];
   return {
-    async describe(instanceIds) {
-      const states = new Map<string, InstanceState>();
-      for (const ids of chunks([...new Set(instanceIds)], instancesPerCall)) {
-        let token: string | undefined;
-        do {
-          const answer = await client.send(new DescribeAutoScalingInstancesCommand({ InstanceIds: ids, NextToken: token }));
-          for (const i of answer.AutoScalingInstances ?? []) {
-            if (i.InstanceId && i.AutoScalingGroupName)
-              states.set(i.InstanceId, { instanceId: i.InstanceId, group: i.AutoScalingGroupName, lifecycleState: i.LifecycleState ?? '' });
-          }
-          token = answer.NextToken;
-        } while (token);
-      }
-      return states;
-    },
+    describe: (instanceIds) => describeInstances(client, instanceIds),
 
     async leavingGroup(group) {
-      return ((await describeGroup(group))?.Instances ?? []).filter((i) => leavingStates.has(i.LifecycleState ?? '')).flatMap((i) => (i.InstanceId ? [i.InstanceId] : []));
+      return ((await describeGroup(group))?.Instances ?? [])
+        .filter((i) => leavingStates.has(i.LifecycleState ?? ''))
+        .flatMap((i) => (i.InstanceId ? [i.InstanceId] : []));
     },
 
     async refreshStatuses(group, refreshIds) {
       const statuses = new Map<string, string>();
       for (const ids of chunks(refreshIds, 50)) {
-        const { InstanceRefreshes } = await client.send(new DescribeInstanceRefreshesCommand({ AutoScalingGroupName: group, InstanceRefreshIds: ids }));
-        for (const r of InstanceRefreshes ?? []) if (r.InstanceRefreshId && r.Status) statuses.set(r.InstanceRefreshId, r.Status);
+        const { InstanceRefreshes } = await client.send(
+          new DescribeInstanceRefreshesCommand({ AutoScalingGroupName: group, InstanceRefreshIds: ids }),
+        );
+        for (const r of InstanceRefreshes ?? [])
+          if (r.InstanceRefreshId && r.Status) statuses.set(r.InstanceRefreshId, r.Status);
       }
       return statuses;
     },
 
     async refresh(group, refreshId) {
-      const { InstanceRefreshes } = await client.send(new DescribeInstanceRefreshesCommand({ AutoScalingGroupName: group, InstanceRefreshIds: [refreshId] }));
+      const { InstanceRefreshes } = await client.send(
+        new DescribeInstanceRefreshesCommand({ AutoScalingGroupName: group, InstanceRefreshIds: [refreshId] }),
+      );
       const refresh = InstanceRefreshes?.[0];
       if (refresh === undefined || !['Pending', 'InProgress'].includes(refresh.Status ?? '')) return undefined;
       const g = await describeGroup(group);
@@ -116,7 +119,9 @@ export function createAutoScalingInstances(client: AutoScalingClient, ec2?: Inst
     describeGroups: (names) => describeGroups(client, names),
 
     async removeTag(group, key) {
-      await client.send(new DeleteTagsCommand({ Tags: [{ ResourceId: group, ResourceType: 'auto-scaling-group', Key: key }] }));
+      await client.send(
+        new DeleteTagsCommand({ Tags: [{ ResourceId: group, ResourceType: 'auto-scaling-group', Key: key }] }),
+      );
     },
   };
 }
@@ -126,11 +131,40 @@ async function describeGroups(client: AutoScalingClient, names: readonly string[
   for (const batch of chunks(names, groupsPerCall)) {
     let token: string | undefined;
     do {
-      const answer = await client.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: batch, NextToken: token }));
+      const answer = await client.send(
+        new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: batch, NextToken: token }),
+      );
       for (const g of answer.AutoScalingGroups ?? [])
-        views.push({ name: g.AutoScalingGroupName ?? '', tags: Object.fromEntries((g.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? ''])) });
+        views.push({
+          name: g.AutoScalingGroupName ?? '',
+          tags: Object.fromEntries((g.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? ''])),
+        });
       token = answer.NextToken;
     } while (token);
   }
   return views;
+}
+
+/** Which group each instance is in and its lifecycle state, 50 instances a call. */
+async function describeInstances(
+  client: AutoScalingClient,
+  instanceIds: readonly string[],
+): Promise<Map<string, InstanceState>> {
+  const states = new Map<string, InstanceState>();
+  for (const ids of chunks([...new Set(instanceIds)], instancesPerCall)) {
+    let token: string | undefined;
+    do {
+      const answer = await client.send(new DescribeAutoScalingInstancesCommand({ InstanceIds: ids, NextToken: token }));
+      for (const i of answer.AutoScalingInstances ?? []) {
+        if (i.InstanceId && i.AutoScalingGroupName)
+          states.set(i.InstanceId, {
+            instanceId: i.InstanceId,
+            group: i.AutoScalingGroupName,
+            lifecycleState: i.LifecycleState ?? '',
+          });
+      }
+      token = answer.NextToken;
+    } while (token);
+  }
+  return states;
 }

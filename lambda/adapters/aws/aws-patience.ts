@@ -13,30 +13,58 @@ import { budgetUntilMs } from '../../shared/time-budget.js';
 /** How long a throttled call keeps being asked, on top of the SDK's own retries. */
 export const throttledPatienceMs = 60_000;
 
-const throttlingNames = new Set(['Throttling', 'ThrottlingException', 'RequestLimitExceeded', 'TooManyRequestsException', 'SlowDown', 'RequestThrottled']);
+const throttlingNames = new Set([
+  'Throttling',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'TooManyRequestsException',
+  'SlowDown',
+  'RequestThrottled',
+]);
 
 /** A throttled (or busy: 503) answer from an SDK client or our own Query client. */
 export function isThrottled(error: unknown): boolean {
   if (error instanceof ServiceBusyError) return true;
-  const e = error as { name?: string; $metadata?: { httpStatusCode?: number }; $retryable?: { throttling?: boolean } } | undefined;
-  return e !== undefined && (throttlingNames.has(e.name ?? '') || e.$retryable?.throttling === true || e.$metadata?.httpStatusCode === 429 || e.$metadata?.httpStatusCode === 503);
+  const e = error as
+    { name?: string; $metadata?: { httpStatusCode?: number }; $retryable?: { throttling?: boolean } } | undefined;
+  return (
+    e !== undefined &&
+    (throttlingNames.has(e.name ?? '') ||
+      e.$retryable?.throttling === true ||
+      e.$metadata?.httpStatusCode === 429 ||
+      e.$metadata?.httpStatusCode === 503)
+  );
 }
 
-const transientNames = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'InternalFailure', 'ServiceUnavailable']);
+const transientNames = new Set([
+  'TimeoutError',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'InternalFailure',
+  'ServiceUnavailable',
+]);
 /** Not ECONNREFUSED: nobody listening (a wrong endpoint, no route) does not pass in seconds. */
 const transientCodes = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 /** A transient failure is asked again this many times, seconds apart; throttling for the whole patience. */
 export const transientRetries = 2;
 
-/** A failure that says nothing about the request (a reset connection, a 5xx): asking again is safe, every call we make being idempotent. */
+/**
+ * A failure that says nothing about the request (a reset connection, a 5xx): asking again is safe, every call we make
+ * being idempotent.
+ */
 export function isTransient(error: unknown): boolean {
   const e = error as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } } | undefined;
-  return e !== undefined && (transientNames.has(e.name ?? '') || transientCodes.has(e.code ?? '') || (e.$metadata?.httpStatusCode ?? 0) >= 500);
+  return (
+    e !== undefined &&
+    (transientNames.has(e.name ?? '') || transientCodes.has(e.code ?? '') || (e.$metadata?.httpStatusCode ?? 0) >= 500)
+  );
 }
 
 function asBusy(error: unknown, what: string): Error {
   if (error instanceof ServiceBusyError) return error;
-  return new ServiceBusyError(`${what} was throttled through every retry: ${(error as Error).message}`, { cause: error });
+  return new ServiceBusyError(`${what} was throttled through every retry: ${(error as Error).message}`, {
+    cause: error,
+  });
 }
 
 /** AWS calls made, per service, since the last reset (one record at a time). */
@@ -59,7 +87,11 @@ export class AwsCallCount {
  * The same port, each method counted under `service` and asked again while throttled (up to
  * throttledPatienceMs, and never past the time budget in force). Only methods: a port is an object of async functions.
  */
-export function patient<T extends object>(port: T, service: string, o: { readonly clock: Clock; readonly count: AwsCallCount; readonly patienceMs?: number }): T {
+export function patient<T extends object>(
+  port: T,
+  service: string,
+  o: { readonly clock: Clock; readonly count: AwsCallCount; readonly patienceMs?: number },
+): T {
   const patienceMs = o.patienceMs ?? throttledPatienceMs;
   const wrapped: Record<string, unknown> = {};
   for (const [name, fn] of Object.entries(port) as [string, unknown][]) {
@@ -75,7 +107,9 @@ export function patient<T extends object>(port: T, service: string, o: { readonl
           const throttled = isThrottled(error);
           // Throttled: the bucket is the account's and empty for seconds; asking sooner is only
           // refused, asking much later leaves its tokens to others (1-2 s, doubling, up to 4-8 s).
-          const waitMs = Math.round(Math.min(8_000, (throttled ? 2_000 : 1_000) * 2 ** attempt) * (0.5 + Math.random() / 2));
+          const waitMs = Math.round(
+            Math.min(8_000, (throttled ? 2_000 : 1_000) * 2 ** attempt) * (0.5 + Math.random() / 2),
+          );
           if (!throttled && (!isTransient(error) || attempt >= transientRetries)) throw error;
           // Still throttled: the use cases see one kind of error for it, whatever the service.
           // Still failing otherwise: the error as it came (a transient infrastructure failure).

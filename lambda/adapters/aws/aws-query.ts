@@ -61,7 +61,15 @@ export function queryErrorOf(xml: string): { code: string; message: string } {
   }
 }
 
-const retryableCodes = new Set(['RequestLimitExceeded', 'Throttling', 'ThrottlingException', 'InternalError', 'InternalFailure', 'Unavailable', 'ServiceUnavailable']);
+const retryableCodes = new Set([
+  'RequestLimitExceeded',
+  'Throttling',
+  'ThrottlingException',
+  'InternalError',
+  'InternalFailure',
+  'Unavailable',
+  'ServiceUnavailable',
+]);
 
 /** AWS_ENDPOINT_URL_<SERVICE> when given, otherwise the partition's regional endpoint of the service. */
 export function queryEndpoint(service: string, region: string, override?: string): URL {
@@ -69,7 +77,12 @@ export function queryEndpoint(service: string, region: string, override?: string
 }
 
 /** A POST of `body` to the endpoint, signed (SigV4): the headers to send. */
-export async function signedPost(signer: SignatureV4, e: URL, headers: Record<string, string>, body: string): Promise<HttpRequest> {
+export async function signedPost(
+  signer: SignatureV4,
+  e: URL,
+  headers: Record<string, string>,
+  body: string,
+): Promise<HttpRequest> {
   const request = new HttpRequest({
     method: 'POST',
     protocol: e.protocol,
@@ -97,7 +110,12 @@ export class AwsQuery {
     options: QueryOptions,
   ) {
     this.endpoint = queryEndpoint(api.service, options.region, options.endpoint);
-    this.signer = new SignatureV4({ credentials: options.credentials, region: options.region, service: api.service, sha256: Sha256 });
+    this.signer = new SignatureV4({
+      credentials: options.credentials,
+      region: options.region,
+      service: api.service,
+      sha256: Sha256,
+    });
     this.secure = this.endpoint.protocol === 'https:';
     this.agent = this.secure ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
     this.timeoutMs = options.timeoutMs ?? 10_000;
@@ -116,7 +134,8 @@ export class AwsQuery {
         if (answer.status === 200) return answer.body;
         const { code, message } = queryErrorOf(answer.body);
         failure = `HTTP ${answer.status} ${code}: ${message}`;
-        if (!(answer.status >= 500 || retryableCodes.has(code))) throw new QueryRefusedError(`${this.api.label}:${action} failed: ${failure}`, code, answer.status);
+        if (!(answer.status >= 500 || retryableCodes.has(code)))
+          throw new QueryRefusedError(`${this.api.label}:${action} failed: ${failure}`, code, answer.status);
         answered = true;
       } catch (error) {
         if (error instanceof TransientError) throw error;
@@ -136,18 +155,27 @@ export class AwsQuery {
     const signed = await signedPost(
       this.signer,
       e,
-      { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8', 'content-length': String(Buffer.byteLength(body)) },
+      {
+        'content-type': 'application/x-www-form-urlencoded; charset=utf-8',
+        'content-length': String(Buffer.byteLength(body)),
+      },
       body,
     );
     return new Promise((resolve, reject) => {
-      const req = (this.secure ? https : http).request(e, { method: 'POST', headers: signed.headers, agent: this.agent, timeout: this.timeoutMs }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      });
+      const req = (this.secure ? https : http).request(
+        e,
+        { method: 'POST', headers: signed.headers, agent: this.agent, timeout: this.timeoutMs },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', reject);
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        },
+      );
       // Errors name the action of the call; the request names it in the form.
-      req.on('timeout', () => req.destroy(new Error(`${this.api.label} ${form['Action']}: no answer within ${this.timeoutMs} ms`)));
+      req.on('timeout', () =>
+        req.destroy(new Error(`${this.api.label} ${form['Action']}: no answer within ${this.timeoutMs} ms`)),
+      );
       req.on('error', reject);
       req.end(body);
     });

@@ -72,7 +72,13 @@ export function parseDescribeInstances(xml: string): {
     }
   }
   const next = root['nextToken'];
-  return { names, lifecycles, spotRequests, states, nextToken: typeof next === 'string' && next !== '' ? next : undefined };
+  return {
+    names,
+    lifecycles,
+    spotRequests,
+    states,
+    nextToken: typeof next === 'string' && next !== '' ? next : undefined,
+  };
 }
 
 /** instanceState.name, and the group Auto Scaling tagged it with (it keeps the tag after termination). */
@@ -85,7 +91,8 @@ function runState(instance: Xml): InstanceRunState {
 /** Spot request id -> its status code, from a DescribeSpotInstanceRequestsResponse. */
 export function parseSpotRequestStatuses(xml: string): Map<string, string> {
   const root = parseAnswer(xml)['DescribeSpotInstanceRequestsResponse'] as Xml | undefined;
-  if (root === undefined) throw new Error('EC2 DescribeSpotInstanceRequests: the answer has no DescribeSpotInstanceRequestsResponse');
+  if (root === undefined)
+    throw new Error('EC2 DescribeSpotInstanceRequests: the answer has no DescribeSpotInstanceRequestsResponse');
   const statuses = new Map<string, string>();
   for (const request of items(root['spotInstanceRequestSet'])) {
     const id = request['spotInstanceRequestId'];
@@ -114,7 +121,10 @@ class Ec2Query {
     this.query = new AwsQuery(ec2Api, options);
   }
 
-  async launchTemplateVersions(template: { readonly id?: string | undefined; readonly name?: string | undefined }): Promise<{ latest: string; default: string } | undefined> {
+  async launchTemplateVersions(template: {
+    readonly id?: string | undefined;
+    readonly name?: string | undefined;
+  }): Promise<{ latest: string; default: string } | undefined> {
     const query: Record<string, string> = {};
     if (template.id) query['LaunchTemplateId.1'] = template.id;
     else if (template.name) query['LaunchTemplateName.1'] = template.name;
@@ -155,7 +165,9 @@ class Ec2Query {
       const chunk = instanceIds.slice(i, i + idsPerCall);
       let nextToken: string | undefined;
       do {
-        const page = parseDescribeInstances(await this.call('DescribeInstances', describeInstancesQuery(chunk, nextToken)));
+        const page = parseDescribeInstances(
+          await this.call('DescribeInstances', describeInstancesQuery(chunk, nextToken)),
+        );
         for (const [id, name] of page.names) names.set(id, name);
         for (const [id, lifecycle] of page.lifecycles) lifecycles.set(id, lifecycle);
         for (const [id, request] of page.spotRequests) spotRequests.set(id, request);

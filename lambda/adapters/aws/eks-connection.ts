@@ -17,15 +17,23 @@ export async function connectToEks(options: EksConnectionOptions): Promise<KubeE
   try {
     ({ cluster } = await options.eks.send(new DescribeClusterCommand({ name: options.clusterName })));
   } catch (error) {
-    throw new TransientError(`eks:DescribeCluster ${options.clusterName} failed: ${(error as Error).message}`, { cause: error });
+    throw new TransientError(`eks:DescribeCluster ${options.clusterName} failed: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   const endpoint = cluster?.endpoint;
   const caData = cluster?.certificateAuthority?.data;
   if (!endpoint || !caData) {
-    throw new TransientError(`eks:DescribeCluster ${options.clusterName} returned no endpoint or CA (status ${cluster?.status ?? 'unknown'})`);
+    throw new TransientError(
+      `eks:DescribeCluster ${options.clusterName} returned no endpoint or CA (status ${cluster?.status ?? 'unknown'})`,
+    );
   }
   const ca = Buffer.from(caData, 'base64');
-  const tokens = new EksTokenSource({ clusterName: options.clusterName, region: options.region, credentials: options.eks.config.credentials });
+  const tokens = new EksTokenSource({
+    clusterName: options.clusterName,
+    region: options.region,
+    credentials: options.eks.config.credentials,
+  });
   return {
     server: endpoint,
     // Runs before every request, so a container that lives for hours never sends an expired token.

@@ -11,7 +11,10 @@ type PowertoolsMetrics = typeof import('@aws-lambda-powertools/metrics');
  * Loaded on the first data point, after the work it measures, so the library stays out of
  * the cold start. `emit` returns once the line is written.
  */
-export function createEmfMetrics(serviceName: string, log: Pick<Log, 'warn'>): MetricsSink & { ready(): Promise<void> } {
+export function createEmfMetrics(
+  serviceName: string,
+  log: Pick<Log, 'warn'>,
+): MetricsSink & { ready(): Promise<void> } {
   let library: Promise<PowertoolsMetrics> | undefined;
   let pending: Promise<void> = Promise.resolve();
   return {

@@ -4,7 +4,11 @@
 // as ec2-instances.ts, without the EC2 SDK).
 // https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_SetInstanceHealth.html
 // https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_RebootInstances.html
-import { DescribeAutoScalingGroupsCommand, SetInstanceHealthCommand, type AutoScalingClient } from '@aws-sdk/client-auto-scaling';
+import {
+  DescribeAutoScalingGroupsCommand,
+  SetInstanceHealthCommand,
+  type AutoScalingClient,
+} from '@aws-sdk/client-auto-scaling';
 import type { GroupMember, InstanceRepairs } from '../../shared/aws-ports.js';
 import { chunks } from '../../shared/concurrency.js';
 import { AwsQuery, type QueryOptions } from './aws-query.js';
@@ -19,11 +23,18 @@ export function createInstanceRepairs(client: AutoScalingClient, ec2: QueryOptio
       for (const batch of chunks([...new Set(groups)], groupsPerCall)) {
         let token: string | undefined;
         do {
-          const answer = await client.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: batch, NextToken: token }));
+          const answer = await client.send(
+            new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: batch, NextToken: token }),
+          );
           for (const g of answer.AutoScalingGroups ?? [])
             for (const i of g.Instances ?? [])
               if (i.InstanceId)
-                members.push({ instanceId: i.InstanceId, group: g.AutoScalingGroupName ?? '', lifecycleState: i.LifecycleState ?? '', healthStatus: i.HealthStatus ?? 'Healthy' });
+                members.push({
+                  instanceId: i.InstanceId,
+                  group: g.AutoScalingGroupName ?? '',
+                  lifecycleState: i.LifecycleState ?? '',
+                  healthStatus: i.HealthStatus ?? 'Healthy',
+                });
           token = answer.NextToken;
         } while (token);
       }
@@ -32,7 +43,13 @@ export function createInstanceRepairs(client: AutoScalingClient, ec2: QueryOptio
     async setUnhealthy(instanceId) {
       // Within the group's health check grace period Auto Scaling keeps the instance: a node
       // that just joined is not replaced for what its agent said while it started.
-      await client.send(new SetInstanceHealthCommand({ InstanceId: instanceId, HealthStatus: 'Unhealthy', ShouldRespectGracePeriod: true }));
+      await client.send(
+        new SetInstanceHealthCommand({
+          InstanceId: instanceId,
+          HealthStatus: 'Unhealthy',
+          ShouldRespectGracePeriod: true,
+        }),
+      );
     },
     async reboot(instanceId) {
       await query.call('RebootInstances', { 'InstanceId.1': instanceId });

@@ -16,14 +16,26 @@ function versionResolver(ec2: InstanceDirectory | undefined): (spec: LaunchTempl
     const version = spec.Version ?? '$Default';
     if (version !== '$Latest' && version !== '$Default') return version;
     const key = spec.LaunchTemplateId ?? spec.LaunchTemplateName ?? '';
-    if (!cache.has(key)) cache.set(key, ec2?.launchTemplateVersions?.({ id: spec.LaunchTemplateId, name: spec.LaunchTemplateName }) ?? Promise.resolve(undefined));
+    if (!cache.has(key))
+      cache.set(
+        key,
+        ec2?.launchTemplateVersions?.({ id: spec.LaunchTemplateId, name: spec.LaunchTemplateName }) ??
+          Promise.resolve(undefined),
+      );
     const versions = await cache.get(key)!;
-    if (versions === undefined) throw new Error(`cannot resolve ${version} of launch template ${key}: ec2:DescribeLaunchTemplates gave no answer`);
+    if (versions === undefined)
+      throw new Error(
+        `cannot resolve ${version} of launch template ${key}: ec2:DescribeLaunchTemplates gave no answer`,
+      );
     return version === '$Latest' ? versions.latest : versions.default;
   };
 }
 
-export async function outdatedInstances(g: AutoScalingGroup, refresh: InstanceRefresh, ec2: InstanceDirectory | undefined): Promise<{ outdated: string[]; desired: string }> {
+export async function outdatedInstances(
+  g: AutoScalingGroup,
+  refresh: InstanceRefresh,
+  ec2: InstanceDirectory | undefined,
+): Promise<{ outdated: string[]; desired: string }> {
   const desired =
     refresh.DesiredConfiguration?.LaunchTemplate ??
     refresh.DesiredConfiguration?.MixedInstancesPolicy?.LaunchTemplate?.LaunchTemplateSpecification ??
@@ -38,6 +50,9 @@ export async function outdatedInstances(g: AutoScalingGroup, refresh: InstanceRe
   });
   return {
     outdated: outdated.map((i) => i.InstanceId!),
-    desired: desired === undefined ? "the group's configuration" : `${desired.LaunchTemplateId ?? desired.LaunchTemplateName} version ${want}`,
+    desired:
+      desired === undefined
+        ? "the group's configuration"
+        : `${desired.LaunchTemplateId ?? desired.LaunchTemplateName} version ${want}`,
   };
 }

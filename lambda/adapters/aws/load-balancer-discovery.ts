@@ -12,7 +12,11 @@ const perCall = 20;
 const pageSize = '400';
 
 /** Whether a load balancer's tags make it this cluster's. */
-export function taggedForCluster(tags: ReadonlyMap<string, string>, clusterName: string, extra?: ReadonlyMap<string, string | undefined>): boolean {
+export function taggedForCluster(
+  tags: ReadonlyMap<string, string>,
+  clusterName: string,
+  extra?: ReadonlyMap<string, string | undefined>,
+): boolean {
   if (tags.get('elbv2.k8s.aws/cluster') === clusterName) return true;
   if (tags.has(`kubernetes.io/cluster/${clusterName}`)) return true;
   for (const [key, value] of extra ?? []) {
@@ -40,16 +44,25 @@ async function pages<T>(
   const all: T[] = [];
   let marker: string | undefined;
   do {
-    const page = parse(await call(api, action, { ...params, PageSize: pageSize, ...(marker ? { Marker: marker } : {}) }));
+    const page = parse(
+      await call(api, action, { ...params, PageSize: pageSize, ...(marker ? { Marker: marker } : {}) }),
+    );
     all.push(...page.items);
     marker = page.next;
   } while (marker);
   return all;
 }
 
-function parseTargetGroups(xml: string): { items: { arn: string; name: string; type: string }[]; next: string | undefined } {
+function parseTargetGroups(xml: string): {
+  items: { arn: string; name: string; type: string }[];
+  next: string | undefined;
+} {
   const r = result(xml, 'DescribeTargetGroups');
-  const items = listOf(r['TargetGroups'], 'member').map((g) => ({ arn: text(g['TargetGroupArn']), name: text(g['TargetGroupName']), type: text(g['TargetType']) }));
+  const items = listOf(r['TargetGroups'], 'member').map((g) => ({
+    arn: text(g['TargetGroupArn']),
+    name: text(g['TargetGroupName']),
+    type: text(g['TargetType']),
+  }));
   return { items, next: nextOf(r) };
 }
 
@@ -57,7 +70,11 @@ function parseTargetGroups(xml: string): { items: { arn: string; name: string; t
  * Calls made per chunk of 20 ids; a chunk refused because one of them is gone is asked again
  * one id at a time, and the gone ones are left out.
  */
-async function perChunk<R>(ids: readonly string[], concurrency: number, ask: (chunk: readonly string[]) => Promise<R[]>): Promise<R[]> {
+async function perChunk<R>(
+  ids: readonly string[],
+  concurrency: number,
+  ask: (chunk: readonly string[]) => Promise<R[]>,
+): Promise<R[]> {
   const answers = await mapWithConcurrency(chunks(ids), concurrency, async (chunk) => {
     try {
       return await ask(chunk);
@@ -66,21 +83,38 @@ async function perChunk<R>(ids: readonly string[], concurrency: number, ask: (ch
         if (isGone(error)) return [];
         throw error;
       }
-      return (await mapWithConcurrency(chunk, concurrency, (id) => ask([id]).catch((e: unknown) => (isGone(e) ? [] : Promise.reject(e))))).flat();
+      return (
+        await mapWithConcurrency(chunk, concurrency, (id) =>
+          ask([id]).catch((e: unknown) => (isGone(e) ? [] : Promise.reject(e))),
+        )
+      ).flat();
     }
   });
   return answers.flat();
 }
 
 /** The instance target groups of the in-tree controller's Network Load Balancers, by their names. */
-export async function networkTargetGroups(call: Counted, v2: AwsQuery, names: readonly string[], concurrency: number): Promise<ServedTarget[]> {
+export async function networkTargetGroups(
+  call: Counted,
+  v2: AwsQuery,
+  names: readonly string[],
+  concurrency: number,
+): Promise<ServedTarget[]> {
   if (names.length === 0) return [];
   const arns = await perChunk(names, concurrency, async (chunk) => {
-    const xml = await call(v2, 'DescribeLoadBalancers', Object.fromEntries(chunk.map((n, i) => [`Names.member.${i + 1}`, n])));
-    return listOf(result(xml, 'DescribeLoadBalancers')['LoadBalancers'], 'member').map((b) => text(b['LoadBalancerArn']));
+    const xml = await call(
+      v2,
+      'DescribeLoadBalancers',
+      Object.fromEntries(chunk.map((n, i) => [`Names.member.${i + 1}`, n])),
+    );
+    return listOf(result(xml, 'DescribeLoadBalancers')['LoadBalancers'], 'member').map((b) =>
+      text(b['LoadBalancerArn']),
+    );
   });
   const groups = await mapWithConcurrency(arns, concurrency, (arn) =>
-    pages(call, v2, 'DescribeTargetGroups', { LoadBalancerArn: arn }, parseTargetGroups).catch((e: unknown) => (isGone(e) ? [] : Promise.reject(e))),
+    pages(call, v2, 'DescribeTargetGroups', { LoadBalancerArn: arn }, parseTargetGroups).catch((e: unknown) =>
+      isGone(e) ? [] : Promise.reject(e),
+    ),
   );
   return groups
     .flat()
@@ -101,19 +135,35 @@ export async function discoverTagged(
   scan: TagScan,
   concurrency: number,
 ): Promise<{ targetGroups: ServedTarget[]; classic: string[] }> {
-  const groups = (await pages(call, v2, 'DescribeTargetGroups', {}, parseTargetGroups)).filter((g) => g.type === 'instance');
+  const groups = (await pages(call, v2, 'DescribeTargetGroups', {}, parseTargetGroups)).filter(
+    (g) => g.type === 'instance',
+  );
   const balancers = await pages(call, classic, 'DescribeLoadBalancers', {}, (xml) => {
     const r = result(xml, 'DescribeLoadBalancers');
-    return { items: listOf(r['LoadBalancerDescriptions'], 'member').map((b) => text(b['LoadBalancerName'])), next: nextOf(r) };
+    return {
+      items: listOf(r['LoadBalancerDescriptions'], 'member').map((b) => text(b['LoadBalancerName'])),
+      next: nextOf(r),
+    };
   });
   const ours = (tags: Map<string, string>) => taggedForCluster(tags, scan.clusterName, scan.extraTags);
   const groupTags = await perChunk(
     groups.map((g) => g.arn),
     concurrency,
-    async (chunk) => tagsOf(await call(v2, 'DescribeTags', Object.fromEntries(chunk.map((id, n) => [`ResourceArns.member.${n + 1}`, id]))), 'ResourceArn'),
+    async (chunk) =>
+      tagsOf(
+        await call(v2, 'DescribeTags', Object.fromEntries(chunk.map((id, n) => [`ResourceArns.member.${n + 1}`, id]))),
+        'ResourceArn',
+      ),
   );
   const balancerTags = await perChunk(balancers, concurrency, async (chunk) =>
-    tagsOf(await call(classic, 'DescribeTags', Object.fromEntries(chunk.map((id, n) => [`LoadBalancerNames.member.${n + 1}`, id]))), 'LoadBalancerName'),
+    tagsOf(
+      await call(
+        classic,
+        'DescribeTags',
+        Object.fromEntries(chunk.map((id, n) => [`LoadBalancerNames.member.${n + 1}`, id])),
+      ),
+      'LoadBalancerName',
+    ),
   );
   const taggedGroups = new Set(groupTags.filter(([, tags]) => ours(tags)).map(([id]) => id));
   return {

@@ -19,7 +19,10 @@ export function heldByTargetGroup(state: string): boolean {
   return state !== 'unused';
 }
 
-/** A Classic Load Balancer holds an instance while InService (deregistration in progress too) or registered out of service. */
+/**
+ * A Classic Load Balancer holds an instance while InService (deregistration in progress too) or registered out of
+ * service.
+ */
 export function heldByClassic(state: string, description: string): boolean {
   return !(state === 'OutOfService' && /not currently registered/i.test(description));
 }
@@ -29,7 +32,8 @@ export const result = (xml: string, action: string): Xml => {
   if (root === undefined) throw new Error(`${action}: the answer has no ${action}Response`);
   return (root[`${action}Result`] as Xml | undefined) ?? {};
 };
-export const text = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v));
+export const text = (v: unknown): string =>
+  typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v);
 export const nextOf = (r: Xml): string | undefined => text(r['NextMarker']) || undefined;
 
 /** arn:aws:elasticloadbalancing:<region>:<account>:targetgroup/<name>/<id> -> <name>. */
@@ -43,9 +47,15 @@ export function targetGroupName(arn: string): string {
  * group. Without it, every target: an instance named without its port is looked up on the
  * group's port, which need not be the NodePort it is registered on.
  */
-export async function targetGroupHold(call: Counted, v2: AwsQuery, tg: ServedTarget, instanceId: string): Promise<TargetHold | undefined> {
+export async function targetGroupHold(
+  call: Counted,
+  v2: AwsQuery,
+  tg: ServedTarget,
+  instanceId: string,
+): Promise<TargetHold | undefined> {
   const params: Record<string, string> = { TargetGroupArn: tg.arn };
-  if (tg.port !== undefined) Object.assign(params, { 'Targets.member.1.Id': instanceId, 'Targets.member.1.Port': String(tg.port) });
+  if (tg.port !== undefined)
+    Object.assign(params, { 'Targets.member.1.Id': instanceId, 'Targets.member.1.Port': String(tg.port) });
   const xml = await notGone(call(v2, 'DescribeTargetHealth', params));
   if (xml === undefined) return undefined;
   const states = listOf(result(xml, 'DescribeTargetHealth')['TargetHealthDescriptions'], 'member')
@@ -53,7 +63,13 @@ export async function targetGroupHold(call: Counted, v2: AwsQuery, tg: ServedTar
     .map((d) => text((d['TargetHealth'] as Xml | undefined)?.['State']))
     .filter(heldByTargetGroup);
   if (states.length === 0) return undefined;
-  return { kind: 'target-group', id: tg.arn, name: tg.name, state: states.includes('draining') ? 'draining' : states[0]!, ...(tg.port !== undefined ? { port: tg.port } : {}) };
+  return {
+    kind: 'target-group',
+    id: tg.arn,
+    name: tg.name,
+    state: states.includes('draining') ? 'draining' : states[0]!,
+    ...(tg.port !== undefined ? { port: tg.port } : {}),
+  };
 }
 
 export interface ServedTarget {
@@ -62,10 +78,19 @@ export interface ServedTarget {
   readonly port?: number | undefined;
 }
 
-export async function classicHold(call: Counted, classic: AwsQuery, name: string, instanceId: string): Promise<TargetHold | undefined> {
-  const xml = await notGone(call(classic, 'DescribeInstanceHealth', { LoadBalancerName: name, 'Instances.member.1.InstanceId': instanceId }));
+export async function classicHold(
+  call: Counted,
+  classic: AwsQuery,
+  name: string,
+  instanceId: string,
+): Promise<TargetHold | undefined> {
+  const xml = await notGone(
+    call(classic, 'DescribeInstanceHealth', { LoadBalancerName: name, 'Instances.member.1.InstanceId': instanceId }),
+  );
   if (xml === undefined) return undefined;
-  const state = listOf(result(xml, 'DescribeInstanceHealth')['InstanceStates'], 'member').find((s) => text(s['InstanceId']) === instanceId);
+  const state = listOf(result(xml, 'DescribeInstanceHealth')['InstanceStates'], 'member').find(
+    (s) => text(s['InstanceId']) === instanceId,
+  );
   if (state === undefined || !heldByClassic(text(state['State']), text(state['Description']))) return undefined;
   return { kind: 'classic', id: name, name, state: text(state['State']) };
 }

@@ -9,7 +9,7 @@
 // is the account's, about 40 calls refilled at 10 a second, and the AWS Load Balancer
 // Controller needs it to deregister the very targets we wait for); a group that cannot be read
 // is said to be unread, never taken for let go.
-//   https://docs.aws.amazon.com/elasticloadbalancing/latest/application/target-group-health-checks.html#target-health-states
+// https://docs.aws.amazon.com/elasticloadbalancing/latest/application/target-group-health-checks.html#target-health-states
 //   https://docs.aws.amazon.com/elasticloadbalancing/latest/classic/config-conn-drain.html
 //   https://docs.aws.amazon.com/elasticloadbalancing/latest/userguide/elb-api-throttling.html
 //
@@ -22,7 +22,13 @@ import type { LoadBalancerTargets, TargetHold, TargetReading } from '../../share
 import { mapWithConcurrency } from '../../shared/concurrency.js';
 import { asError } from '../../shared/log.js';
 import { AwsQuery, QueryRefusedError, type QueryOptions } from './aws-query.js';
-import { classicHold, targetGroupHold, targetGroupName, type Counted, type ServedTarget } from './load-balancer-reads.js';
+import {
+  classicHold,
+  targetGroupHold,
+  targetGroupName,
+  type Counted,
+  type ServedTarget,
+} from './load-balancer-reads.js';
 import { discoverTagged, networkTargetGroups } from './load-balancer-discovery.js';
 
 export { heldByClassic, heldByTargetGroup } from './load-balancer-reads.js';
@@ -83,16 +89,30 @@ export function createLoadBalancerTargets(options: LoadBalancerOptions): LoadBal
   const concurrency = options.concurrency ?? elbConcurrency;
   const spacingMs = options.callSpacingMs ?? elbCallSpacingMs;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const cached = cachedFor<{ targetGroups: ServedTarget[]; classic: string[] }>(options.cacheMs ?? 60_000, options.now ?? Date.now);
+  const cached = cachedFor<{ targetGroups: ServedTarget[]; classic: string[] }>(
+    options.cacheMs ?? 60_000,
+    options.now ?? Date.now,
+  );
 
   const candidates = async (call: Counted, served: ServedLoadBalancers | undefined): Promise<Candidates> => {
     const networkNames = [...(served?.networkNames ?? [])].sort();
     const [network, tagged] = await Promise.all([
       networkNames.length > 0
-        ? cached(`nlb:${networkNames.join(',')}`, async () => ({ targetGroups: await networkTargetGroups(call, v2, networkNames, concurrency), classic: [] }))
+        ? cached(`nlb:${networkNames.join(',')}`, async () => ({
+            targetGroups: await networkTargetGroups(call, v2, networkNames, concurrency),
+            classic: [],
+          }))
         : undefined,
       options.tagScan !== undefined
-        ? cached('tags', () => discoverTagged(call, v2, classic, { clusterName: options.clusterName, extraTags: options.tagScan?.extraTags }, concurrency))
+        ? cached('tags', () =>
+            discoverTagged(
+              call,
+              v2,
+              classic,
+              { clusterName: options.clusterName, extraTags: options.tagScan?.extraTags },
+              concurrency,
+            ),
+          )
         : undefined,
     ]);
     return merge(served, network, tagged);
@@ -136,20 +156,30 @@ async function readAll(
 ): Promise<Omit<Extract<TargetReading, { read: true }>, 'calls'>> {
   type Job = { hold: TargetHold; read: () => Promise<TargetHold | undefined> };
   const jobs: Job[] = [
-    ...from.targetGroups.map((tg) => ({ hold: asHold('target-group', tg.arn, tg.name, tg.port), read: () => targetGroupHold(call, apis.v2, tg, instanceId) })),
-    ...from.classic.map((name) => ({ hold: asHold('classic', name, name), read: () => classicHold(call, apis.classic, name, instanceId) })),
+    ...from.targetGroups.map((tg) => ({
+      hold: asHold('target-group', tg.arn, tg.name, tg.port),
+      read: () => targetGroupHold(call, apis.v2, tg, instanceId),
+    })),
+    ...from.classic.map((name) => ({
+      hold: asHold('classic', name, name),
+      read: () => classicHold(call, apis.classic, name, instanceId),
+    })),
   ];
   let lastError: unknown;
   // In the candidates' order, whatever order the answers came in.
-  const answers = await mapWithConcurrency(jobs, concurrency, async (job): Promise<{ held?: TargetHold | undefined; unread?: TargetHold }> => {
-    try {
-      return { held: await job.read() };
-    } catch (error) {
-      if (isDenied(error)) throw error;
-      lastError = error;
-      return { unread: job.hold };
-    }
-  });
+  const answers = await mapWithConcurrency(
+    jobs,
+    concurrency,
+    async (job): Promise<{ held?: TargetHold | undefined; unread?: TargetHold }> => {
+      try {
+        return { held: await job.read() };
+      } catch (error) {
+        if (isDenied(error)) throw error;
+        lastError = error;
+        return { unread: job.hold };
+      }
+    },
+  );
   const holds: TargetHold[] = [];
   const unread: TargetHold[] = [];
   for (const a of answers) {
@@ -160,9 +190,18 @@ async function readAll(
   return { read: true, holds, unread };
 }
 
-const asHold = (kind: TargetHold['kind'], id: string, name: string, port?: number): TargetHold => ({ kind, id, name, state: 'unknown', ...(port !== undefined ? { port } : {}) });
+const asHold = (kind: TargetHold['kind'], id: string, name: string, port?: number): TargetHold => ({
+  kind,
+  id,
+  name,
+  state: 'unknown',
+  ...(port !== undefined ? { port } : {}),
+});
 
-function merge(served: ServedLoadBalancers | undefined, ...found: ({ targetGroups: readonly ServedTarget[]; classic: readonly string[] } | undefined)[]): Candidates {
+function merge(
+  served: ServedLoadBalancers | undefined,
+  ...found: ({ targetGroups: readonly ServedTarget[]; classic: readonly string[] } | undefined)[]
+): Candidates {
   const groups = new Map<string, ServedTarget>();
   for (const tg of served?.targetGroups ?? []) groups.set(tg.arn, fromServed(tg));
   for (const f of found) for (const tg of f?.targetGroups ?? []) if (!groups.has(tg.arn)) groups.set(tg.arn, tg);
@@ -170,11 +209,17 @@ function merge(served: ServedLoadBalancers | undefined, ...found: ({ targetGroup
   return { targetGroups: [...groups.values()], classic: [...classic] };
 }
 
-const fromServed = (tg: ServedTargetGroup): ServedTarget => ({ arn: tg.arn, name: targetGroupName(tg.arn), ...(tg.port !== undefined ? { port: tg.port } : {}) });
+const fromServed = (tg: ServedTargetGroup): ServedTarget => ({
+  arn: tg.arn,
+  name: targetGroupName(tg.arn),
+  ...(tg.port !== undefined ? { port: tg.port } : {}),
+});
 
 function fromHolds(holds: readonly TargetHold[]): Candidates {
   return {
-    targetGroups: holds.filter((h) => h.kind === 'target-group').map((h) => ({ arn: h.id, name: h.name, ...(h.port !== undefined ? { port: h.port } : {}) })),
+    targetGroups: holds
+      .filter((h) => h.kind === 'target-group')
+      .map((h) => ({ arn: h.id, name: h.name, ...(h.port !== undefined ? { port: h.port } : {}) })),
     classic: holds.filter((h) => h.kind === 'classic').map((h) => h.id),
   };
 }

@@ -2,7 +2,7 @@
 // budgets, throttling. Every failure leaves here as an Error with the API's answer as its cause.
 import { AccessDeniedError, TransientError } from '../../shared/errors.js';
 import type { EvictionResult } from '../../cluster/model.js';
-import { KubeApiError, type StatusBody } from './kube-http.js';
+import { KubeApiError, type StatusBody } from './kube-api-error.js';
 
 export function statusOf(error: unknown): number | undefined {
   return error instanceof KubeApiError ? error.statusCode : undefined;
@@ -29,7 +29,9 @@ export function isRbacDenial(message: string): boolean {
 }
 
 function isAdmissionDenial(message: string): boolean {
-  return /admission webhook .* denied|ValidatingAdmissionPolicy .* denied|denied the request|denied request/i.test(message);
+  return /admission webhook .* denied|ValidatingAdmissionPolicy .* denied|denied the request|denied request/i.test(
+    message,
+  );
 }
 
 /** The store's "Precondition failed: UID in precondition: ..., UID in object meta: ..." (a pods 409). */
@@ -47,7 +49,12 @@ export function classify(error: unknown, what: string): Error {
   if (code === 403 && isRbacDenial(statusBody(error)?.message ?? '')) {
     return new AccessDeniedError(`${what}: forbidden (${describe(error)})`, code, { cause: error });
   }
-  const hint = code === 401 ? ' (unauthorized even with a fresh token; access may still be propagating)' : code === 403 ? ' (denied, not by RBAC: admission)' : '';
+  const hint =
+    code === 401
+      ? ' (unauthorized even with a fresh token; access may still be propagating)'
+      : code === 403
+        ? ' (denied, not by RBAC: admission)'
+        : '';
   return new TransientError(`${what} failed: ${describe(error)}${hint}`, { cause: error });
 }
 
@@ -81,7 +88,10 @@ export function mapEvictionError(error: unknown, pod: string): EvictionResult {
   const message = status?.message ?? describe(error);
   const causes = status?.details?.causes ?? [];
   const retryAfterSeconds = status?.details?.retryAfterSeconds ?? retryAfterHeader(error);
-  const blocked = (reason: Extract<EvictionResult, { kind: 'blocked' }>['reason'], budgetName?: string): EvictionResult => ({
+  const blocked = (
+    reason: Extract<EvictionResult, { kind: 'blocked' }>['reason'],
+    budgetName?: string,
+  ): EvictionResult => ({
     kind: 'blocked',
     reason,
     message: [message, ...causes.map((c) => c.message ?? '')].filter(Boolean).join(' '),
@@ -91,20 +101,26 @@ export function mapEvictionError(error: unknown, pod: string): EvictionResult {
   if (code === 404) return { kind: 'gone' };
   if (code === 409) {
     if (isUidPreconditionFailure(status)) return { kind: 'gone' };
-    return blocked('conflict', /poddisruptionbudget/i.test(status?.details?.kind ?? '') ? status?.details?.name : undefined);
+    return blocked(
+      'conflict',
+      /poddisruptionbudget/i.test(status?.details?.kind ?? '') ? status?.details?.name : undefined,
+    );
   }
   if (code === 429) {
     const budgetCause = causes.find((c) => c.reason === 'DisruptionBudget' || c.type === 'DisruptionBudget');
-    if (budgetCause) return blocked('disruption-budget', /disruption budget (\S+)/.exec(budgetCause.message ?? '')?.[1]);
+    if (budgetCause)
+      return blocked('disruption-budget', /disruption budget (\S+)/.exec(budgetCause.message ?? '')?.[1]);
     return blocked('throttled');
   }
   if (code === 500 && /more than one PodDisruptionBudget/i.test(message)) return blocked('multiple-budgets');
   if (code === 403) {
-    if (causes.some((c) => c.reason === 'NamespaceTerminating' || c.type === 'NamespaceTerminating')) return blocked('namespace-terminating');
+    if (causes.some((c) => c.reason === 'NamespaceTerminating' || c.type === 'NamespaceTerminating'))
+      return blocked('namespace-terminating');
     // The eviction handler also answers 403 for a budget in a bad state (negative
     // disruptionsAllowed, too many unconfirmed evictions): a budget problem, not RBAC.
     if (status?.details?.kind === 'poddisruptionbudget') return blocked('disruption-budget', status.details.name);
-    if (isRbacDenial(message)) throw new AccessDeniedError(`evicting pod ${pod} was forbidden: ${message}`, 403, { cause: error });
+    if (isRbacDenial(message))
+      throw new AccessDeniedError(`evicting pod ${pod} was forbidden: ${message}`, 403, { cause: error });
     return blocked('admission-denied');
   }
   if (code === 401) return blocked('unauthorized');

@@ -34,11 +34,18 @@ class DeploymentRequests {
   constructor(private readonly kube: KubeHttp) {}
 
   async readDeployment(namespace: string, name: string): Promise<DeploymentInfo | undefined> {
-    const d = await this.get<V1Deployment>(`${ns(namespace)}/deployments/${encodeURIComponent(name)}`, `get deployment ${namespace}/${name}`);
+    const d = await this.get<V1Deployment>(
+      `${ns(namespace)}/deployments/${encodeURIComponent(name)}`,
+      `get deployment ${namespace}/${name}`,
+    );
     return d === undefined ? undefined : toDeploymentInfo(d);
   }
 
-  async deploymentOfPod(pod: { namespace: string; name: string; controllerUid?: string | undefined }): Promise<DeploymentInfo | undefined> {
+  async deploymentOfPod(pod: {
+    namespace: string;
+    name: string;
+    controllerUid?: string | undefined;
+  }): Promise<DeploymentInfo | undefined> {
     const rs = await this.replicaSetOf(pod);
     const owner = rs?.metadata?.ownerReferences?.find((o) => o.controller && o.kind === 'Deployment');
     if (owner === undefined) return undefined;
@@ -47,11 +54,18 @@ class DeploymentRequests {
   }
 
   async replicaPods(d: Pick<DeploymentInfo, 'namespace' | 'selector'>): Promise<readonly ReplicaPod[]> {
-    const pods = await this.list<V1Pod>(`/api/v1/namespaces/${encodeURIComponent(d.namespace)}/pods`, { labelSelector: d.selector, limit: 500 }, `list pods of ${d.namespace}`);
+    const pods = await this.list<V1Pod>(
+      `/api/v1/namespaces/${encodeURIComponent(d.namespace)}/pods`,
+      { labelSelector: d.selector, limit: 500 },
+      `list pods of ${d.namespace}`,
+    );
     return pods.map(toReplicaPod);
   }
 
-  async restartDeployment(d: Pick<DeploymentInfo, 'namespace' | 'name'>, restartedAt: string): Promise<'patched' | 'gone'> {
+  async restartDeployment(
+    d: Pick<DeploymentInfo, 'namespace' | 'name'>,
+    restartedAt: string,
+  ): Promise<'patched' | 'gone'> {
     // A strategic merge patch of the template's annotation, as kubectl sends it; never retried
     // by the client (the value is the same either way, but one restart is one request).
     const body = { spec: { template: { metadata: { annotations: { [restartedAtAnnotation]: restartedAt } } } } };
@@ -71,7 +85,11 @@ class DeploymentRequests {
   async schedulableNodes(placement: Placement): Promise<readonly string[]> {
     // The nodeSelector filters on the server: a node group's nodes, not the whole cluster's.
     const selector = nodeSelectorQuery(placement);
-    const nodes = await this.list<V1Node>('/api/v1/nodes', { limit: 5000, ...(selector === '' ? {} : { labelSelector: selector }) }, 'list nodes');
+    const nodes = await this.list<V1Node>(
+      '/api/v1/nodes',
+      { limit: 5000, ...(selector === '' ? {} : { labelSelector: selector }) },
+      'list nodes',
+    );
     const candidates = nodes.filter((n) => n.spec?.unschedulable !== true).map(toCandidate);
     return candidates.filter((n) => admits(placement, n)).map((n) => n.name);
   }
@@ -79,7 +97,10 @@ class DeploymentRequests {
   async saveDrainRecord(nodeName: string, record: DrainRecord): Promise<PatchResult> {
     const body = { metadata: { annotations: { [drainAnnotation]: formatDrainRecord(record) } } };
     try {
-      await this.kube.request('PATCH', `/api/v1/nodes/${encodeURIComponent(nodeName)}`, { body, contentType: 'application/merge-patch+json' });
+      await this.kube.request('PATCH', `/api/v1/nodes/${encodeURIComponent(nodeName)}`, {
+        body,
+        contentType: 'application/merge-patch+json',
+      });
       return 'patched';
     } catch (error) {
       if (statusOf(error) === 404) return 'node-gone';
@@ -88,12 +109,20 @@ class DeploymentRequests {
   }
 
   /** The pod's controller by name: its ReplicaSet is named after the pod's generateName, else the pod says. */
-  private async replicaSetOf(pod: { namespace: string; name: string; controllerUid?: string | undefined }): Promise<V1ReplicaSet | undefined> {
+  private async replicaSetOf(pod: {
+    namespace: string;
+    name: string;
+    controllerUid?: string | undefined;
+  }): Promise<V1ReplicaSet | undefined> {
     const guess = pod.name.replace(/-[a-z0-9]{5}$/, '');
     const rs = guess !== pod.name ? await this.replicaSet(pod.namespace, guess) : undefined;
     if (rs !== undefined && (pod.controllerUid === undefined || rs.metadata?.uid === pod.controllerUid)) return rs;
     const query = { fieldSelector: `metadata.name=${pod.name}` };
-    const [self] = await this.list<V1Pod>(`/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods`, query, `list pod ${pod.namespace}/${pod.name}`);
+    const [self] = await this.list<V1Pod>(
+      `/api/v1/namespaces/${encodeURIComponent(pod.namespace)}/pods`,
+      query,
+      `list pod ${pod.namespace}/${pod.name}`,
+    );
     const owner = self?.metadata?.ownerReferences?.find((o) => o.controller && o.kind === 'ReplicaSet');
     if (owner === undefined) return undefined;
     const named = await this.replicaSet(pod.namespace, owner.name);
@@ -101,7 +130,10 @@ class DeploymentRequests {
   }
 
   private replicaSet(namespace: string, name: string): Promise<V1ReplicaSet | undefined> {
-    return this.get<V1ReplicaSet>(`${ns(namespace)}/replicasets/${encodeURIComponent(name)}`, `get replicaset ${namespace}/${name}`);
+    return this.get<V1ReplicaSet>(
+      `${ns(namespace)}/replicasets/${encodeURIComponent(name)}`,
+      `get replicaset ${namespace}/${name}`,
+    );
   }
 
   /** undefined on 404. */
@@ -143,12 +175,22 @@ export function toDeploymentInfo(d: V1Deployment): DeploymentInfo {
     templateLabels: labels,
     restartedAt: template?.metadata?.annotations?.[restartedAtAnnotation],
     readinessProbe: containers.length > 0 && containers.every((c) => c.readinessProbe !== undefined),
-    selfAntiAffinityOnHostname: terms.some((t) => t.topologyKey === hostname && t.labelSelector !== undefined && matchesSelector(t.labelSelector, labels)),
+    selfAntiAffinityOnHostname: terms.some(
+      (t) => t.topologyKey === hostname && t.labelSelector !== undefined && matchesSelector(t.labelSelector, labels),
+    ),
     placement: {
       nodeSelector: template?.spec?.nodeSelector ?? {},
-      tolerations: (template?.spec?.tolerations ?? []).map((t) => ({ key: t.key, operator: t.operator, value: t.value, effect: t.effect })),
+      tolerations: (template?.spec?.tolerations ?? []).map((t) => ({
+        key: t.key,
+        operator: t.operator,
+        value: t.value,
+        effect: t.effect,
+      })),
     },
-    managers: (d.metadata?.managedFields ?? []).map((f) => ({ manager: f.manager ?? '', subresource: f.subresource ?? '' })),
+    managers: (d.metadata?.managedFields ?? []).map((f) => ({
+      manager: f.manager ?? '',
+      subresource: f.subresource ?? '',
+    })),
     selector: selectorString(spec?.selector),
   };
 }
@@ -167,7 +209,8 @@ export function toReplicaPod(p: V1Pod): ReplicaPod {
     nodeName: p.spec?.nodeName,
     ready: conditions.some((c) => c.type === 'Ready' && c.status === 'True'),
     terminating: p.metadata?.deletionTimestamp !== undefined,
-    unschedulable: p.status?.phase === 'Pending' && scheduled?.status === 'False' && scheduled.reason === 'Unschedulable',
+    unschedulable:
+      p.status?.phase === 'Pending' && scheduled?.status === 'False' && scheduled.reason === 'Unschedulable',
   };
 }
 

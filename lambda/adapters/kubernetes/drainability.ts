@@ -7,7 +7,12 @@ import type { V1LabelSelector, V1Pod, V1PodDisruptionBudget } from '@kubernetes/
 import type { PodInfo } from '../../cluster/model.js';
 import type { DrainabilityGateway, Finding } from '../../cluster/ports/drainability-gateway.js';
 import { matchesSelector } from '../../shared/label-selector.js';
-import { defaultDrainRuleSettings, podRule, type DrainRuleSettings, type PodRule } from '../../cluster/rules/drain-rules.js';
+import {
+  defaultDrainRuleSettings,
+  podRule,
+  type DrainRuleSettings,
+  type PodRule,
+} from '../../cluster/rules/drain-rules.js';
 import { type DrainBehavior } from '../../shared/drain-rule-variables.js';
 import { toleratesUnschedulable } from '../../cluster/rules/pods.js';
 import { mapWithConcurrency } from '../../shared/concurrency.js';
@@ -45,10 +50,26 @@ export function podRules(input: PreflightInput, nowMs = Date.now()): PodRuleRow[
   const rank = { WaitCompleted: 0, Drain: 1, Skip: 2 } as const;
   return input.pods
     .filter((p) => leaving.has(p.spec?.nodeName ?? '') && !p.metadata?.deletionTimestamp)
-    .map((p) => ({ node: p.spec?.nodeName ?? '', pod: key(p), rule: podRule(toPodInfo(p), input.rules ?? defaultDrainRuleSettings, nowMs) }))
+    .map((p) => ({
+      node: p.spec?.nodeName ?? '',
+      pod: key(p),
+      rule: podRule(toPodInfo(p), input.rules ?? defaultDrainRuleSettings, nowMs),
+    }))
     .filter(({ rule }) => !(rule.behavior === 'Skip' && rule.source === 'finished'))
-    .map(({ node, pod, rule }) => ({ node, pod, behavior: rule.behavior, order: rule.behavior === 'Drain' ? rule.order : undefined, source: rule.source }))
-    .sort((a, b) => a.node.localeCompare(b.node) || rank[a.behavior] - rank[b.behavior] || (a.order ?? 0) - (b.order ?? 0) || a.pod.localeCompare(b.pod));
+    .map(({ node, pod, rule }) => ({
+      node,
+      pod,
+      behavior: rule.behavior,
+      order: rule.behavior === 'Drain' ? rule.order : undefined,
+      source: rule.source,
+    }))
+    .sort(
+      (a, b) =>
+        a.node.localeCompare(b.node) ||
+        rank[a.behavior] - rank[b.behavior] ||
+        (a.order ?? 0) - (b.order ?? 0) ||
+        a.pod.localeCompare(b.pod),
+    );
 }
 
 /** A label selector as budgets use it (matchLabels and matchExpressions). */
@@ -58,13 +79,17 @@ export function selects(selector: V1LabelSelector | undefined, labels: Readonly<
   return selector !== undefined && selector !== null && matchesSelector(selector, labels);
 }
 
-export const isReady = (pod: V1Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+export const isReady = (pod: V1Pod) =>
+  pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 const key = (o: { metadata?: { namespace?: string; name?: string } }) => `${o.metadata?.namespace}/${o.metadata?.name}`;
 
 export function analyseDrainability(input: PreflightInput): Finding[] {
   const leaving = new Set(input.nodes);
   const findings: Finding[] = [];
-  const budgetsOf = (pod: V1Pod) => input.budgets.filter((b) => b.metadata?.namespace === pod.metadata?.namespace && selects(b.spec?.selector, pod.metadata?.labels ?? {}));
+  const budgetsOf = (pod: V1Pod) =>
+    input.budgets.filter(
+      (b) => b.metadata?.namespace === pod.metadata?.namespace && selects(b.spec?.selector, pod.metadata?.labels ?? {}),
+    );
   for (const pod of input.pods) {
     const node = pod.spec?.nodeName;
     if (node === undefined || !leaving.has(node) || pod.metadata?.deletionTimestamp) continue;
@@ -91,7 +116,8 @@ function podFindings(info: PodInfo, rule: PodRule, add: Add): void {
       why:
         rule.waitBound === 'deadline'
           ? `${rule.source}: never evicted; the drain waits for it to finish until its deadline`
-          : `${rule.source}: the drain waits for it to finish (BATCH_WAIT_SECONDS${rule.untilMs !== undefined ? `, at most until ${new Date(rule.untilMs).toISOString()}` : ''}) before evicting it`,
+          : `${rule.source}: the drain waits for it to finish (BATCH_WAIT_SECONDS${atMostUntil(rule.untilMs)}) ` +
+            'before evicting it',
     });
   }
   if (info.controllerKind === undefined) {
@@ -102,7 +128,8 @@ function podFindings(info: PodInfo, rule: PodRule, add: Add): void {
       fix: 'run it under a Deployment, StatefulSet or Job',
     });
   }
-  // A DaemonSet pod (EVICT_DAEMONSET_PODS) tolerates the cordon by its controller's design; the one put back is not chased.
+  // A DaemonSet pod (EVICT_DAEMONSET_PODS) tolerates the cordon by its controller's design; the one put back is not
+  // chased.
   if (toleratesUnschedulable(info) && info.controllerKind !== 'DaemonSet') {
     add({
       kind: 'tolerates-cordon',
@@ -114,13 +141,21 @@ function podFindings(info: PodInfo, rule: PodRule, add: Add): void {
 }
 
 /** What its budgets say: two budgets, or one that allows no disruption now, and whether anything will free it. */
-function budgetFindings(pod: V1Pod, input: PreflightInput, leaving: ReadonlySet<string>, budgetsOf: (pod: V1Pod) => V1PodDisruptionBudget[], add: Add): void {
+function budgetFindings(
+  pod: V1Pod,
+  input: PreflightInput,
+  leaving: ReadonlySet<string>,
+  budgetsOf: (pod: V1Pod) => V1PodDisruptionBudget[],
+  add: Add,
+): void {
   const budgets = budgetsOf(pod);
   if (budgets.length > 1) {
     add({
       kind: 'multiple-budgets',
       severity: 'blocker',
-      why: `selected by ${budgets.length} PodDisruptionBudgets (${budgets.map((b) => b.metadata?.name).join(', ')}): the eviction API refuses every such pod`,
+      why:
+        `selected by ${budgets.length} PodDisruptionBudgets (${budgets.map((b) => b.metadata?.name).join(', ')}): ` +
+        `the eviction API refuses every such pod`,
       fix: "make the budgets' selectors disjoint",
     });
     return;
@@ -137,7 +172,9 @@ function budgetFindings(pod: V1Pod, input: PreflightInput, leaving: ReadonlySet<
       kind: 'budget-pinned-by-unhealthy-pods',
       severity: 'blocker',
       budget: name,
-      why: `budget ${name} allows no disruption (${status}) and ${unhealthy.length} of its pods are not Ready (${unhealthy.map(key).join(', ')}): they count against it and cannot be evicted either`,
+      why:
+        `budget ${name} allows no disruption (${status}) and ${unhealthy.length} of its pods are not Ready ` +
+        `(${unhealthy.map(key).join(', ')}): they count against it and cannot be evicted either`,
       fix: `set unhealthyPodEvictionPolicy: AlwaysAllow on ${name}, or fix the unready pods`,
     });
   } else if (healthyElsewhere.length === 0) {
@@ -145,15 +182,21 @@ function budgetFindings(pod: V1Pod, input: PreflightInput, leaving: ReadonlySet<
       kind: 'budget-allows-none',
       severity: 'blocker',
       budget: name,
-      why: `budget ${name} allows no disruption (${status}) and every healthy pod it counts is on a node to be replaced: nothing will free one`,
-      fix: `add a replica (or lower ${budget.spec?.minAvailable !== undefined ? 'minAvailable' : 'maxUnavailable'}) on ${name} before the upgrade`,
+      why:
+        `budget ${name} allows no disruption (${status}) and every healthy pod it counts is on a node to be ` +
+        `replaced: nothing will free one`,
+      fix:
+        `add a replica (or lower ${budget.spec?.minAvailable !== undefined ? 'minAvailable' : 'maxUnavailable'}) on ` +
+        `${name} before the upgrade`,
     });
   } else {
     add({
       kind: 'budget-allows-none',
       severity: 'warning',
       budget: name,
-      why: `budget ${name} allows no disruption right now (${status}): the drain waits until a pod elsewhere is healthy again`,
+      why:
+        `budget ${name} allows no disruption right now (${status}): the drain waits until a pod elsewhere is ` +
+        `healthy again`,
     });
   }
 }
@@ -164,12 +207,17 @@ function budgetFindings(pod: V1Pod, input: PreflightInput, leaving: ReadonlySet<
  * evictions' replacements stay Pending, so the budget never frees the rest, until the drain
  * deadline. Managed groups' MINIMAL has the same trap (PodEvictionFailure after 15 minutes).
  */
-function terminateFirstDeadlocks(input: PreflightInput, leaving: ReadonlySet<string>, budgetsOf: (pod: V1Pod) => V1PodDisruptionBudget[]): Finding[] {
+function terminateFirstDeadlocks(
+  input: PreflightInput,
+  leaving: ReadonlySet<string>,
+  budgetsOf: (pod: V1Pod) => V1PodDisruptionBudget[],
+): Finding[] {
   const count = new Map<string, { node: string; budget: V1PodDisruptionBudget; pods: V1Pod[] }>();
   for (const pod of input.pods) {
     const node = pod.spec?.nodeName;
     if (node === undefined || !leaving.has(node) || pod.metadata?.deletionTimestamp) continue;
-    // Only pods the drain evicts count: not those its rules leave (Skip) or never evict (WaitCompleted until the deadline).
+    // Only pods the drain evicts count: not those its rules leave (Skip) or never evict (WaitCompleted until the
+    // deadline).
     const rule = podRule(toPodInfo(pod), input.rules ?? defaultDrainRuleSettings, Date.now());
     if (rule.behavior === 'Skip' || rule.waitBound === 'deadline') continue;
     const budgets = budgetsOf(pod);
@@ -187,7 +235,10 @@ function terminateFirstDeadlocks(input: PreflightInput, leaving: ReadonlySet<str
       kind: 'budget-deadlock-terminate-first' as const,
       severity: 'blocker' as const,
       budget: e.budget.metadata?.name,
-      why: `with --strategy minimal every outdated node is cordoned and new ones come only after this one is gone, but it runs ${e.pods.length} pods of budget ${e.budget.metadata?.name}, which allows ${e.budget.status?.disruptionsAllowed ?? 0} at a time: the rest wait for replacements that cannot run`,
+      why:
+        `with --strategy minimal every outdated node is cordoned and new ones come only after this one is gone, but ` +
+        `it runs ${e.pods.length} pods of budget ${e.budget.metadata?.name}, which allows ` +
+        `${e.budget.status?.disruptionsAllowed ?? 0} at a time: the rest wait for replacements that cannot run`,
       fix: 'use --strategy default (launch before terminate), or spread those pods one per node',
     }));
 }
@@ -203,13 +254,23 @@ export function createDrainabilityApi(kube: KubeHttp): DrainabilityGateway {
   };
   return {
     async drainability(nodes) {
-      const onNodes = (await mapWithConcurrency(nodes, 8, (n) => list<V1Pod>('/api/v1/pods', `list pods on ${n}`, { fieldSelector: `spec.nodeName=${n}` }))).flat();
+      const onNodes = (
+        await mapWithConcurrency(nodes, 8, (n) =>
+          list<V1Pod>('/api/v1/pods', `list pods on ${n}`, { fieldSelector: `spec.nodeName=${n}` }),
+        )
+      ).flat();
       const namespaces = [...new Set(onNodes.map((p) => p.metadata?.namespace ?? ''))];
       const read = await mapWithConcurrency(namespaces, 8, async (ns) => ({
         pods: await list<V1Pod>(`/api/v1/namespaces/${encodeURIComponent(ns)}/pods`, `list pods in ${ns}`),
-        budgets: await list<V1PodDisruptionBudget>(`/apis/policy/v1/namespaces/${encodeURIComponent(ns)}/poddisruptionbudgets`, `list poddisruptionbudgets in ${ns}`),
+        budgets: await list<V1PodDisruptionBudget>(
+          `/apis/policy/v1/namespaces/${encodeURIComponent(ns)}/poddisruptionbudgets`,
+          `list poddisruptionbudgets in ${ns}`,
+        ),
       }));
       return analyseDrainability({ nodes, pods: read.flatMap((r) => r.pods), budgets: read.flatMap((r) => r.budgets) });
     },
   };
 }
+
+const atMostUntil = (ms: number | undefined) =>
+  ms !== undefined ? `, at most until ${new Date(ms).toISOString()}` : '';

@@ -16,12 +16,23 @@ export function createEventWriter(kube: KubeHttp, log: Log): Required<EventRecor
       const namespace = event.regarding.namespace ?? 'default';
       try {
         // Each Event has a unique name, so a retried create is at worst a 409.
-        await kube.request('POST', `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, { body: toCoreEvent(event, instance), retry: true });
+        await kube.request('POST', `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, {
+          body: toCoreEvent(event, instance),
+          retry: true,
+        });
       } catch (error) {
-        log.warn('could not write Kubernetes Event', { reason: event.reason, error: classify(error, `write Event ${event.reason}`) });
+        log.warn('could not write Kubernetes Event', {
+          reason: event.reason,
+          error: classify(error, `write Event ${event.reason}`),
+        });
       }
     },
-    { capacity: 200, concurrency: 1, onDrop: (event, dropped) => log.warn('Kubernetes Event dropped: too many queued', { reason: event.reason, dropped }) },
+    {
+      capacity: 200,
+      concurrency: 1,
+      onDrop: (event, dropped) =>
+        log.warn('Kubernetes Event dropped: too many queued', { reason: event.reason, dropped }),
+    },
   );
   return {
     record: async (event) => queue.push(event),

@@ -31,11 +31,15 @@ export interface KubernetesOptions {
 /** Everything but the lookup, which needs EC2 too: the runtime composes it from NodeApi. */
 export type KubernetesGateway = Omit<ClusterGateway, keyof NodeLookup> & NodeApi;
 
-export function createKubernetesGateway(endpoint: KubeEndpoint, options: KubernetesOptions): KubernetesGateway & Required<Pick<ClusterGateway, 'flush'>> {
+export function createKubernetesGateway(
+  endpoint: KubeEndpoint,
+  options: KubernetesOptions,
+): KubernetesGateway & Required<Pick<ClusterGateway, 'flush'>> {
   const kube = createKubeHttp(endpoint, {
     userAgent,
     timeoutMs: options.requestTimeoutMs,
-    onRetry: (what, attempt, error, delayMs) => options.log.info('retrying Kubernetes request', { request: what, attempt, error, delayMs }),
+    onRetry: (what, attempt, error, delayMs) =>
+      options.log.info('retrying Kubernetes request', { request: what, attempt, error, delayMs }),
   });
   return {
     ...createNodeApi(kube, options.log),

@@ -4,11 +4,11 @@
 // every API group, every model and undici (2.3 MB), and compiling that took about 540 ms
 // of the cold start on this machine (npm run bench). These six endpoints need none of it.
 // client-node still provides the object types (kubeconfig mode has its own reader: kubeconfig.ts).
-import type { IncomingHttpHeaders } from 'node:http';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
+import { KubeApiError, isRetryable, backoffMs, type StatusBody } from './kube-api-error.js';
 
 /** Where the API server is and how to reach it; called before every request. */
 export interface KubeEndpoint {
@@ -25,30 +25,6 @@ export interface KubeEndpoint {
 export type TlsAndHeaders = Pick<https.RequestOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized' | 'servername'> & {
   readonly headers?: Readonly<Record<string, string>>;
 };
-
-export interface StatusBody {
-  readonly message?: string;
-  readonly reason?: string;
-  readonly details?: {
-    readonly name?: string;
-    readonly kind?: string;
-    readonly retryAfterSeconds?: number;
-    readonly causes?: readonly { readonly reason?: string; readonly type?: string; readonly message?: string }[];
-  };
-}
-
-/** A non-2xx answer from the API server, with its Status body when it sent one. */
-export class KubeApiError extends Error {
-  constructor(
-    readonly statusCode: number,
-    readonly status: StatusBody | undefined,
-    readonly headers: IncomingHttpHeaders,
-    what: string,
-  ) {
-    super(`${what}: HTTP ${statusCode}${status?.message ? `: ${status.message}` : ''}`);
-    this.name = 'KubeApiError';
-  }
-}
 
 export interface RequestOptions {
   readonly query?: Readonly<Record<string, string | number | boolean | undefined>>;
@@ -72,7 +48,12 @@ export interface WatchHandle {
 export interface KubeHttp {
   request<T>(method: string, path: string, options?: RequestOptions): Promise<T>;
   /** Streams watch events (one JSON object a line) until the server or abort ends it. */
-  watch(path: string, query: RequestOptions['query'], onEvent: (event: { type: string; object: unknown }) => void, onEnd: (error?: Error) => void): WatchHandle;
+  watch(
+    path: string,
+    query: RequestOptions['query'],
+    onEvent: (event: { type: string; object: unknown }) => void,
+    onEnd: (error?: Error) => void,
+  ): WatchHandle;
 }
 
 export interface KubeHttpOptions {
@@ -88,29 +69,12 @@ export interface KubeHttpOptions {
   readonly random?: () => number;
 }
 
-/**
- * Network failures, timeouts, throttling and server errors are worth another try; so is a
- * 401 once credentials are refreshed (the server did nothing with the request, POST or not).
- */
-export function isRetryable(error: unknown, method: string): boolean {
-  if (!(error instanceof KubeApiError)) return true;
-  const code = error.statusCode;
-  return code === 401 || code === 429 || code === 502 || code === 503 || code === 504 || (code === 500 && method !== 'POST');
-}
-
-/**
- * Capped exponential backoff with full jitter, honouring Retry-After (capped too).
- * https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/
- */
-export function backoffMs(attempt: number, error: unknown, random: () => number): number {
-  const retryAfter = error instanceof KubeApiError ? Number(error.headers['retry-after']) : Number.NaN;
-  if (Number.isFinite(retryAfter) && retryAfter > 0) return Math.min(10_000, retryAfter * 1000);
-  return Math.round(random() * Math.min(5_000, 200 * 2 ** attempt));
-}
-
 export function createKubeHttp(endpoint: KubeEndpoint, options: KubeHttpOptions): KubeHttp {
   const client = new KubeClient(endpoint, options);
-  return { request: (method, path, o) => client.request(method, path, o), watch: (path, query, onEvent, onEnd) => client.watch(path, query, onEvent, onEnd) };
+  return {
+    request: (method, path, o) => client.request(method, path, o),
+    watch: (path, query, onEvent, onEnd) => client.watch(path, query, onEvent, onEnd),
+  };
 }
 
 type WatchEvent = { type: string; object: unknown };
@@ -128,7 +92,9 @@ class KubeClient {
     this.base = new URL(endpoint.server);
     this.secure = this.base.protocol === 'https:';
     // Connections are reused across the many evictions of one drain.
-    this.agent = this.secure ? new https.Agent({ keepAlive: true, maxSockets: 64 }) : new http.Agent({ keepAlive: true, maxSockets: 64 });
+    this.agent = this.secure
+      ? new https.Agent({ keepAlive: true, maxSockets: 64 })
+      : new http.Agent({ keepAlive: true, maxSockets: 64 });
     this.sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   }
 
@@ -138,9 +104,11 @@ class KubeClient {
       try {
         return await this.once<T>(method, path, o);
       } catch (error) {
-        const unauthorized = error instanceof KubeApiError && error.statusCode === 401 && this.endpoint.refreshCredentials !== undefined;
+        const unauthorized =
+          error instanceof KubeApiError && error.statusCode === 401 && this.endpoint.refreshCredentials !== undefined;
         if (unauthorized) this.endpoint.refreshCredentials?.();
-        if ((!retry && !unauthorized) || attempt >= (this.options.maxAttempts ?? 5) || !isRetryable(error, method)) throw error;
+        if ((!retry && !unauthorized) || attempt >= (this.options.maxAttempts ?? 5) || !isRetryable(error, method))
+          throw error;
         const delayMs = backoffMs(attempt, error, this.options.random ?? Math.random);
         this.options.onRetry?.(`${method} ${path}`, attempt, error as Error, delayMs);
         await this.sleep(delayMs);
@@ -148,7 +116,12 @@ class KubeClient {
     }
   }
 
-  watch(path: string, query: RequestOptions['query'], onEvent: (event: WatchEvent) => void, onEnd: (error?: Error) => void): WatchHandle {
+  watch(
+    path: string,
+    query: RequestOptions['query'],
+    onEvent: (event: WatchEvent) => void,
+    onEnd: (error?: Error) => void,
+  ): WatchHandle {
     let ended = false;
     let req: http.ClientRequest | undefined;
     const end = (error?: Error) => {
@@ -160,7 +133,10 @@ class KubeClient {
     // The server closes a watch after its timeoutSeconds; idle out only well after that, so
     // a quiet watch ends cleanly instead of being torn down as a failure.
     const serverSeconds = Number(query?.['timeoutSeconds']);
-    const idleMs = Number.isFinite(serverSeconds) && serverSeconds > 0 ? Math.max(this.options.timeoutMs, (serverSeconds + 15) * 1000) : this.options.timeoutMs;
+    const idleMs =
+      Number.isFinite(serverSeconds) && serverSeconds > 0
+        ? Math.max(this.options.timeoutMs, (serverSeconds + 15) * 1000)
+        : this.options.timeoutMs;
     void this.open('GET', this.url(path, { ...query, watch: true }), {}, undefined, idleMs)
       .then((r) => {
         req = r;
@@ -177,7 +153,12 @@ class KubeClient {
   }
 
   /** One watch event a line, until the server ends the stream or we abort it. */
-  private stream(path: string, res: http.IncomingMessage, onEvent: (event: WatchEvent) => void, end: (error?: Error) => void): void {
+  private stream(
+    path: string,
+    res: http.IncomingMessage,
+    onEvent: (event: WatchEvent) => void,
+    end: (error?: Error) => void,
+  ): void {
     // An aborted stream errors with ECONNRESET "aborted": expected, and ours to end.
     res.on('error', (e) => end(e));
     if ((res.statusCode ?? 0) !== 200) {
@@ -206,16 +187,32 @@ class KubeClient {
   }
 
   /** `payload` is the body already serialised (once per request, not per header and write). */
-  private async open(method: string, target: URL, o: RequestOptions, payload?: string, timeoutMs = this.options.timeoutMs): Promise<http.ClientRequest> {
+  private async open(
+    method: string,
+    target: URL,
+    o: RequestOptions,
+    payload?: string,
+    timeoutMs = this.options.timeoutMs,
+  ): Promise<http.ClientRequest> {
     const tls = await this.endpoint.requestOptions();
-    const headers: http.OutgoingHttpHeaders = { ...tls.headers, Accept: o.accept ?? 'application/json', 'User-Agent': this.options.userAgent };
+    const headers: http.OutgoingHttpHeaders = {
+      ...tls.headers,
+      Accept: o.accept ?? 'application/json',
+      'User-Agent': this.options.userAgent,
+    };
     if (payload !== undefined) {
       headers['Content-Type'] = o.contentType ?? 'application/json';
       // Always framed: Node sends a DELETE body neither chunked nor with a length unless told,
       // and the server then reads it as the next request on the kept-alive connection.
       headers['Content-Length'] = Buffer.byteLength(payload);
     }
-    return (this.secure ? https : http).request(target, { ...tls, method, headers, agent: this.agent, timeout: timeoutMs });
+    return (this.secure ? https : http).request(target, {
+      ...tls,
+      method,
+      headers,
+      agent: this.agent,
+      timeout: timeoutMs,
+    });
   }
 
   private async once<T>(method: string, path: string, o: RequestOptions): Promise<T> {
@@ -233,7 +230,12 @@ class KubeClient {
 }
 
 /** Sends the request and reads its answer: the JSON body on 2xx, a KubeApiError otherwise. */
-function answerOf<T>(req: http.ClientRequest, what: string, timeoutMs: number, payload: string | undefined): Promise<T> {
+function answerOf<T>(
+  req: http.ClientRequest,
+  what: string,
+  timeoutMs: number,
+  payload: string | undefined,
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     req.on('timeout', () => req.destroy(new Error(`${what}: no answer within ${timeoutMs} ms`)));
     req.on('error', reject);

@@ -43,31 +43,50 @@ function select(text: string, context: string | undefined, fail: (what: string) 
   if (!isFields(doc)) return fail('is not a kubeconfig (expected a mapping at the top)');
 
   const contextName = context ?? stringField(doc, 'current-context', 'current-context', fail);
-  if (contextName === undefined || contextName === '') return fail('has no current-context; set KUBECONFIG_CONTEXT to one of its contexts');
+  if (contextName === undefined || contextName === '')
+    return fail('has no current-context; set KUBECONFIG_CONTEXT to one of its contexts');
   const ctx = named(doc, 'contexts', 'context', contextName, fail);
   if (ctx === undefined) {
-    return fail(context !== undefined ? `KUBECONFIG_CONTEXT ${context} is not among its contexts` : `current-context ${contextName} is not among its contexts`);
+    return fail(
+      context !== undefined
+        ? `KUBECONFIG_CONTEXT ${context} is not among its contexts`
+        : `current-context ${contextName} is not among its contexts`,
+    );
   }
   const clusterName = stringField(ctx, 'cluster', `contexts[${contextName}].context.cluster`, fail);
   if (clusterName === undefined) return fail(`contexts[${contextName}].context.cluster is missing`);
-  const cluster = named(doc, 'clusters', 'cluster', clusterName, fail) ?? fail(`cluster ${clusterName} (from context ${contextName}) is not among its clusters`);
+  const cluster =
+    named(doc, 'clusters', 'cluster', clusterName, fail) ??
+    fail(`cluster ${clusterName} (from context ${contextName}) is not among its clusters`);
   const userName = stringField(ctx, 'user', `contexts[${contextName}].context.user`, fail);
-  const user = userName === undefined ? {} : (named(doc, 'users', 'user', userName, fail) ?? fail(`user ${userName} (from context ${contextName}) is not among its users`));
+  const user =
+    userName === undefined
+      ? {}
+      : (named(doc, 'users', 'user', userName, fail) ??
+        fail(`user ${userName} (from context ${contextName}) is not among its users`));
   return { cluster, clusterName, user, userName };
 }
 
-const at = (section: string, name: string | undefined, field: string) => `${section}[${name ?? ''}].${section.slice(0, -1)}.${field}`;
+const at = (section: string, name: string | undefined, field: string) =>
+  `${section}[${name ?? ''}].${section.slice(0, -1)}.${field}`;
 
 export function kubeconfigEndpoint(text: string, path: string, context: string | undefined): KubeEndpoint {
   const fail = (what: string): never => {
     throw new Error(`kubeconfig ${path}: ${what}`);
   };
   const { cluster, clusterName, user, userName } = select(text, context, fail);
-  const server = stringField(cluster, 'server', at('clusters', clusterName, 'server'), fail) ?? fail(`${at('clusters', clusterName, 'server')} is missing`);
+  const server =
+    stringField(cluster, 'server', at('clusters', clusterName, 'server'), fail) ??
+    fail(`${at('clusters', clusterName, 'server')} is missing`);
   if (!/^https?:\/\//.test(server)) fail(`${at('clusters', clusterName, 'server')} ${server} is not an http(s) URL`);
-  if (cluster['proxy-url'] !== undefined) fail(`${at('clusters', clusterName, 'proxy-url')} is not supported: reach the API server directly`);
+  if (cluster['proxy-url'] !== undefined)
+    fail(`${at('clusters', clusterName, 'proxy-url')} is not supported: reach the API server directly`);
   for (const field of ['exec', 'auth-provider', 'username', 'password', 'as', 'as-groups', 'as-uid', 'as-user-extra']) {
-    if (user[field] !== undefined) fail(`${at('users', userName, field)} is not supported: use token, tokenFile or client-certificate(-data) and client-key(-data)`);
+    if (user[field] !== undefined)
+      fail(
+        `${at('users', userName, field)} is not supported: use token, tokenFile or client-certificate(-data) and ` +
+          `client-key(-data)`,
+      );
   }
 
   // Relative paths are relative to the kubeconfig file, as kubectl reads them.
@@ -94,7 +113,8 @@ export function kubeconfigEndpoint(text: string, path: string, context: string |
     rejectUnauthorized: cluster['insecure-skip-tls-verify'] !== true,
     servername: stringField(cluster, 'tls-server-name', at('clusters', clusterName, 'tls-server-name'), fail),
   };
-  if ((tls.cert === undefined) !== (tls.key === undefined)) fail(`${at('users', userName, 'client-certificate')} and client-key come together`);
+  if ((tls.cert === undefined) !== (tls.key === undefined))
+    fail(`${at('users', userName, 'client-certificate')} and client-key come together`);
   const token = stringField(user, 'token', at('users', userName, 'token'), fail);
   const tokenFile = stringField(user, 'tokenFile', at('users', userName, 'tokenFile'), fail);
   const tokenPath = tokenFile === undefined ? undefined : isAbsolute(tokenFile) ? tokenFile : resolve(base, tokenFile);
@@ -122,7 +142,13 @@ function stringField(owner: Fields, field: string, where: string, fail: (what: s
 }
 
 /** The inner mapping of the entry called `name` in a list of `{name, <inner>: {...}}`. */
-function named(doc: Fields, list: string, inner: string, name: string, fail: (what: string) => never): Fields | undefined {
+function named(
+  doc: Fields,
+  list: string,
+  inner: string,
+  name: string,
+  fail: (what: string) => never,
+): Fields | undefined {
   const entries = doc[list] ?? [];
   if (!Array.isArray(entries)) return fail(`${list} must be a list`);
   const entry: unknown = entries.find((e: unknown) => isFields(e) && e['name'] === name);

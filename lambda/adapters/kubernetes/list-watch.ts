@@ -95,7 +95,9 @@ class ListWatchView<T> {
     let cont: string | undefined;
     do {
       const query = { fieldSelector: this.o.fieldSelector, limit: 500, continue: cont };
-      const page = await call(`list ${this.o.what}`, () => this.kube.request<WireList<{ metadata?: { uid?: string } }>>('GET', this.o.path, { query }));
+      const page = await call(`list ${this.o.what}`, () =>
+        this.kube.request<WireList<{ metadata?: { uid?: string } }>>('GET', this.o.path, { query }),
+      );
       for (const item of page.items) {
         const info = this.toInfo(item);
         if (this.o.keep === undefined || this.o.keep(info)) next.set(item.metadata?.uid ?? '', info);
@@ -114,7 +116,12 @@ class ListWatchView<T> {
       this.o.path,
       // The server ends the watch cleanly after timeoutSeconds and we resume from here; our
       // own idle timeout (kube.watch) is longer, so a quiet watch is never torn down early.
-      { fieldSelector: this.o.fieldSelector, resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: this.o.timeoutSeconds },
+      {
+        fieldSelector: this.o.fieldSelector,
+        resourceVersion: this.resourceVersion,
+        allowWatchBookmarks: true,
+        timeoutSeconds: this.o.timeoutSeconds,
+      },
       ({ type, object }) => this.onEvent(type, object as WatchedObject, state),
       (error) => this.onEnd(error, state),
     );
@@ -166,7 +173,11 @@ class ListWatchView<T> {
       this.failures++;
       this.broken = asError(e);
       this.notify();
-      this.o.log.warn('watch could not resume, retrying', { watch: this.o.what, error: this.broken, failures: this.failures });
+      this.o.log.warn('watch could not resume, retrying', {
+        watch: this.o.what,
+        error: this.broken,
+        failures: this.failures,
+      });
       setTimeout(() => void this.resume(relist), Math.min(5000, 200 * 2 ** this.failures)).unref();
     }
   }

@@ -26,7 +26,10 @@ function toBinding(b: WireBinding): BindingView {
   return {
     targetGroupArn: b.spec?.targetGroupARN,
     targetType: b.spec?.targetType,
-    service: ref?.name !== undefined ? { namespace: b.metadata?.namespace ?? 'default', name: ref.name, port: ref.port } : undefined,
+    service:
+      ref?.name !== undefined
+        ? { namespace: b.metadata?.namespace ?? 'default', name: ref.name, port: ref.port }
+        : undefined,
   };
 }
 
@@ -42,7 +45,10 @@ function toService(s: V1Service): ServiceView {
   };
 }
 
-export function createLoadBalancerSources(kube: KubeHttp, o: { readonly cacheMs?: number; readonly now?: () => number } = {}): LoadBalancerSources {
+export function createLoadBalancerSources(
+  kube: KubeHttp,
+  o: { readonly cacheMs?: number; readonly now?: () => number } = {},
+): LoadBalancerSources {
   const cacheMs = o.cacheMs ?? 60_000;
   const now = o.now ?? Date.now;
   let cached: { atMs: number; answer: Promise<ServedLoadBalancers> } | undefined;

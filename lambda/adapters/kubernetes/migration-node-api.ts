@@ -22,7 +22,11 @@ export function createMigrationNodeApi(kube: KubeHttp): Pick<NodeGateway, 'markM
       // read, as long as it carries the same migration record as read: a renewed lease is the
       // owner's answer, not ours to override.
       for (let attempt = 0; node !== undefined && attempt < 5; attempt++) {
-        if (node.labels[migrationLabel] !== read.labels[migrationLabel] || node.migration?.renewedAtMs !== read.migration?.renewedAtMs) break;
+        if (
+          node.labels[migrationLabel] !== read.labels[migrationLabel] ||
+          node.migration?.renewedAtMs !== read.migration?.renewedAtMs
+        )
+          break;
         const { ops, removed } = unmarkOps(node);
         const result = await patch(node, ops, `take back the migration's marks on node ${node.name}`);
         if (result !== 'changed') return { result, removed };
@@ -38,7 +42,11 @@ function markOps(node: NodeInfo, marks: Parameters<MarkMigrating>[1]): object[] 
   const ops = labelOps(node, labels, migrationAnnotation, formatMigrationRecord(marks.record));
   if (marks.taint) {
     const taint = { key: migratingTaintKey, value: marks.record.id, effect: 'PreferNoSchedule' };
-    ops.push(node.taints.length > 0 ? { op: 'add', path: '/spec/taints/-', value: taint } : { op: 'add', path: '/spec/taints', value: [taint] });
+    ops.push(
+      node.taints.length > 0
+        ? { op: 'add', path: '/spec/taints/-', value: taint }
+        : { op: 'add', path: '/spec/taints', value: [taint] },
+    );
   }
   if (marks.cordon) ops.push({ op: 'add', path: '/spec/unschedulable', value: true });
   return ops;
@@ -47,11 +55,17 @@ function markOps(node: NodeInfo, marks: Parameters<MarkMigrating>[1]): object[] 
 function unmarkOps(node: NodeInfo): { ops: object[]; removed: string[] } {
   const removed: string[] = [];
   const ops: object[] = [{ op: 'replace', path: '/metadata/resourceVersion', value: node.resourceVersion }];
-  if (node.labels[migrationLabel] !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${pointer(migrationLabel)}` });
-  if (node.migration !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${pointer(migrationAnnotation)}` });
+  if (node.labels[migrationLabel] !== undefined)
+    ops.push({ op: 'remove', path: `/metadata/labels/${pointer(migrationLabel)}` });
+  if (node.migration !== undefined)
+    ops.push({ op: 'remove', path: `/metadata/annotations/${pointer(migrationAnnotation)}` });
   // Our taints only, from the last so earlier indexes stay valid, each tested in place.
   const ours = node.taints.flatMap((t, i) => (t.key === migratingTaintKey ? [i] : [])).reverse();
-  for (const i of ours) ops.push({ op: 'test', path: `/spec/taints/${i}/key`, value: migratingTaintKey }, { op: 'remove', path: `/spec/taints/${i}` });
+  for (const i of ours)
+    ops.push(
+      { op: 'test', path: `/spec/taints/${i}/key`, value: migratingTaintKey },
+      { op: 'remove', path: `/spec/taints/${i}` },
+    );
   if (ours.length > 0) removed.push(`taint ${migratingTaintKey}:PreferNoSchedule`);
   // The cordon only when the record says the migration set it, and no drain of ours owns the node now.
   if (node.migration?.cordoned === true && node.unschedulable && node.drain === undefined) {

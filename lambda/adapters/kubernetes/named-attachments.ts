@@ -16,7 +16,12 @@ import { toVolumeAttachmentInfo } from './object-codecs.js';
 export const namedPollMs = 2_000;
 const concurrency = 4;
 
-export async function openNamedAttachments(kube: KubeHttp, names: readonly string[], log: Log, pollMs = namedPollMs): Promise<VolumeAttachmentWatch> {
+export async function openNamedAttachments(
+  kube: KubeHttp,
+  names: readonly string[],
+  log: Log,
+  pollMs = namedPollMs,
+): Promise<VolumeAttachmentWatch> {
   const view = new NamedAttachments(kube, names, log, pollMs);
   await view.read();
   return view;
@@ -53,14 +58,23 @@ class NamedAttachments implements VolumeAttachmentWatch {
       this.read_ = true;
       this.error = undefined;
     } catch (error) {
-      if (this.error === undefined) this.log.warn('could not read the VolumeAttachments by name; the last view stands and they are read again', asError(error));
+      if (this.error === undefined)
+        this.log.warn(
+          'could not read the VolumeAttachments by name; the last view stands and they are read again',
+          asError(error),
+        );
       this.error = asError(error);
     }
   }
 
   private async get(name: string): Promise<VolumeAttachmentInfo | undefined> {
     try {
-      return toVolumeAttachmentInfo(await this.kube.request<V1VolumeAttachment>('GET', `/apis/storage.k8s.io/v1/volumeattachments/${encodeURIComponent(name)}`));
+      return toVolumeAttachmentInfo(
+        await this.kube.request<V1VolumeAttachment>(
+          'GET',
+          `/apis/storage.k8s.io/v1/volumeattachments/${encodeURIComponent(name)}`,
+        ),
+      );
     } catch (error) {
       if (statusOf(error) === 404) return undefined;
       throw classify(error, `get volumeattachment ${name}`);

@@ -3,9 +3,14 @@
 import type { V1Node } from '@kubernetes/client-node';
 import type { NodeGateway, NodeMarks, NodeWatch } from '../../cluster/ports/node-gateway.js';
 import type { NodeInfo, PatchResult, DrainRecord } from '../../cluster/model.js';
-import type { NodeReader } from './node-lookup.js';
+import type { NodeReader } from './node-reader.js';
 import { instanceMatches } from '../../cluster/rules/provider-id.js';
-import { drainAnnotation, excludeFromLoadBalancersLabel, handOffAnnotation, ownerLabel } from '../../cluster/marks/mark-keys.js';
+import {
+  drainAnnotation,
+  excludeFromLoadBalancersLabel,
+  handOffAnnotation,
+  ownerLabel,
+} from '../../cluster/marks/mark-keys.js';
 import { formatDrainRecord } from '../../cluster/marks/drain-record.js';
 
 import { otherMarksOfOurs } from '../../cluster/marks/our-marks.js';
@@ -31,7 +36,8 @@ const labelValue = /^(?=.{1,63}$)[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 /** Conditional writes retried after a conflict (another writer, a kubelet status update). */
 const conflictAttempts = 5;
 
-export type NodeApi = NodeReader & Pick<NodeGateway, 'listMarked' | 'drainMarkedNames' | 'mark' | 'unmark' | 'claimHandOff'>;
+export type NodeApi = NodeReader &
+  Pick<NodeGateway, 'listMarked' | 'drainMarkedNames' | 'mark' | 'unmark' | 'claimHandOff'>;
 
 export function createNodeApi(kube: KubeHttp, log: Log): NodeApi {
   const api = new NodeRequests(kube, log);
@@ -76,7 +82,9 @@ class NodeRequests {
     for (let i = 0; i < selectable.length; i += namedBatch) {
       const batch = selectable.slice(i, i + namedBatch);
       const query = { labelSelector: `${hostnameLabel} in (${batch.join(',')})` };
-      const page = await call('list nodes by name', () => this.kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', { query, compressed: true }));
+      const page = await call('list nodes by name', () =>
+        this.kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', { query, compressed: true }),
+      );
       found.push(...page.items.map(toNodeInfo));
     }
     return found;
@@ -94,7 +102,8 @@ class NodeRequests {
     await this.listNodes({ limit: scanPageSize }, 'list nodes', true, (items) => {
       for (const n of items) {
         const id = n.spec?.providerID?.split('/').pop();
-        if (id !== undefined && wanted.has(id) && instanceMatches(n.spec?.providerID ?? '', id)) found.set(id, toNodeInfo(n));
+        if (id !== undefined && wanted.has(id) && instanceMatches(n.spec?.providerID ?? '', id))
+          found.set(id, toNodeInfo(n));
       }
       return found.size === wanted.size;
     });
@@ -113,10 +122,18 @@ class NodeRequests {
     return { current: () => watch.current()[0], changed: (ms) => watch.changed(ms), close: () => watch.close() };
   }
 
-  /** The watch cache answers a label-selected list without reading etcd; its size is the marked nodes', not the cluster's. */
+  /**
+   * The watch cache answers a label-selected list without reading etcd; its size is the marked nodes', not the
+   * cluster's.
+   */
   async listMarked(owner: string): Promise<readonly NodeInfo[]> {
     const marked: NodeInfo[] = [];
-    await this.listNodes({ labelSelector: `${ownerLabel}=${owner}`, limit: 500 }, 'list marked nodes', false, (items) => void marked.push(...items.map(toNodeInfo)));
+    await this.listNodes(
+      { labelSelector: `${ownerLabel}=${owner}`, limit: 500 },
+      'list marked nodes',
+      false,
+      (items) => void marked.push(...items.map(toNodeInfo)),
+    );
     return marked;
   }
 
@@ -127,9 +144,18 @@ class NodeRequests {
     do {
       // A drain of ours leaves the owner label and the exclusion label at "true" (a refresh's
       // marks never set the exclusion label): the server selects, and answers names only.
-      const query = { labelSelector: `${ownerLabel}=${owner},${excludeFromLoadBalancersLabel}=true`, limit: 500, continue: cont, includeObject: 'None' };
+      const query = {
+        labelSelector: `${ownerLabel}=${owner},${excludeFromLoadBalancersLabel}=true`,
+        limit: 500,
+        continue: cont,
+        includeObject: 'None',
+      };
       const page = await call('list nodes marked by this deployment', () =>
-        this.kube.request<{ rows?: { cells?: unknown[] }[]; metadata?: { continue?: string } }>('GET', '/api/v1/nodes', { query, accept: tableAccept }),
+        this.kube.request<{ rows?: { cells?: unknown[] }[]; metadata?: { continue?: string } }>(
+          'GET',
+          '/api/v1/nodes',
+          { query, accept: tableAccept },
+        ),
       );
       for (const row of page.rows ?? []) if (typeof row.cells?.[0] === 'string') names.add(row.cells[0]);
       cont = page.metadata?.continue || undefined;
@@ -141,7 +167,10 @@ class NodeRequests {
     return this.patch(name, {
       metadata: {
         ...(ifResourceVersion !== undefined ? { resourceVersion: ifResourceVersion } : {}),
-        labels: { [ownerLabel]: marks.owner, ...(marks.excludeFromLoadBalancers ? { [excludeFromLoadBalancersLabel]: 'true' } : {}) },
+        labels: {
+          [ownerLabel]: marks.owner,
+          ...(marks.excludeFromLoadBalancers ? { [excludeFromLoadBalancersLabel]: 'true' } : {}),
+        },
         annotations: { [drainAnnotation]: formatDrainRecord(marks.drain) },
       },
       ...(marks.cordon ? { spec: { unschedulable: true } } : {}),
@@ -152,7 +181,12 @@ class NodeRequests {
     let node: NodeInfo | undefined = first;
     for (let attempt = 0; node !== undefined && attempt < conflictAttempts; attempt++) {
       // Only the record we were asked to take back: a new drain's record is not ours to remove.
-      if (node.drain === undefined || node.drain.action !== record.action || node.drain.startedAtMs !== record.startedAtMs) return 'changed';
+      if (
+        node.drain === undefined ||
+        node.drain.action !== record.action ||
+        node.drain.startedAtMs !== record.startedAtMs
+      )
+        return 'changed';
       const result = await this.patch(node.name, unmarkPatch(node, record));
       // The lifecycle conditions of ours go with the marks (best effort: the marks are what matter).
       if (result === 'patched')
@@ -170,7 +204,12 @@ class NodeRequests {
    * based on a stale read, and we compare again. Unrelated changes to the node (status
    * updates) only cost a retry.
    */
-  async claimHandOff(name: string, expected: string | undefined, next: string, record: DrainRecord): Promise<'claimed' | 'lost' | 'node-gone'> {
+  async claimHandOff(
+    name: string,
+    expected: string | undefined,
+    next: string,
+    record: DrainRecord,
+  ): Promise<'claimed' | 'lost' | 'node-gone'> {
     for (let attempt = 0; attempt < 8; attempt++) {
       const node = await this.kube.request<V1Node>('GET', nodePath(name)).catch((error: unknown) => {
         if (statusOf(error) === 404) return undefined;
@@ -178,7 +217,12 @@ class NodeRequests {
       });
       if (node === undefined) return 'node-gone';
       if (node.metadata?.annotations?.[handOffAnnotation] !== expected) return 'lost';
-      const body = { metadata: { resourceVersion: node.metadata?.resourceVersion, annotations: { [handOffAnnotation]: next, [drainAnnotation]: formatDrainRecord(record) } } };
+      const body = {
+        metadata: {
+          resourceVersion: node.metadata?.resourceVersion,
+          annotations: { [handOffAnnotation]: next, [drainAnnotation]: formatDrainRecord(record) },
+        },
+      };
       const result = await this.patch(name, body);
       if (result === 'patched') return 'claimed';
       if (result === 'node-gone') return 'node-gone';
@@ -200,10 +244,20 @@ class NodeRequests {
   }
 
   /** Every page of a node list, one page at a time (stops when onPage says so). */
-  private async listNodes(query: Record<string, string | number>, what: string, compressed: boolean, onPage: (items: readonly V1Node[]) => boolean | void): Promise<void> {
+  private async listNodes(
+    query: Record<string, string | number>,
+    what: string,
+    compressed: boolean,
+    onPage: (items: readonly V1Node[]) => boolean | void,
+  ): Promise<void> {
     let cont: string | undefined;
     do {
-      const page = await call(what, () => this.kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', { query: { ...query, continue: cont }, compressed }));
+      const page = await call(what, () =>
+        this.kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', {
+          query: { ...query, continue: cont },
+          compressed,
+        }),
+      );
       if (onPage(page.items) === true) return;
       cont = page.metadata?.continue || undefined;
     } while (cont);
@@ -224,7 +278,8 @@ const nodePath = (name: string) => `/api/v1/nodes/${encodeURIComponent(name)}`;
 function unmarkPatch(node: NodeInfo, record: DrainRecord): object {
   const labels: Record<string, string | null> = {};
   // A label that was there before (an operator's "false") is restored, not removed.
-  if (record.set.includes('exclude-from-load-balancers')) labels[excludeFromLoadBalancersLabel] = record.priorLabel ?? null;
+  if (record.set.includes('exclude-from-load-balancers'))
+    labels[excludeFromLoadBalancersLabel] = record.priorLabel ?? null;
   // The owner label stays while a refresh, repair or out-of-service mark of ours is on the node.
   if (!otherMarksOfOurs(node, 'drain')) labels[ownerLabel] = null;
   return {

@@ -13,7 +13,10 @@ const strategicMerge = 'application/strategic-merge-patch+json';
 export function createConditionsApi(kube: KubeHttp): ConditionsGateway {
   const patch = async (name: string, conditions: object[], what: string): Promise<void> => {
     try {
-      await kube.request('PATCH', `/api/v1/nodes/${encodeURIComponent(name)}/status`, { body: { status: { conditions } }, contentType: strategicMerge });
+      await kube.request('PATCH', `/api/v1/nodes/${encodeURIComponent(name)}/status`, {
+        body: { status: { conditions } },
+        contentType: strategicMerge,
+      });
     } catch (error) {
       // A node already gone has no conditions to set.
       if (statusOf(error) === 404) return;
@@ -30,7 +33,9 @@ export function createConditionsApi(kube: KubeHttp): ConditionsGateway {
       );
     },
     async removeOurConditions(node: NodeInfo) {
-      const types = (node.conditions ?? []).filter((c) => (lifecycleConditionTypes as readonly string[]).includes(c.type) && isOurCondition(c)).map((c) => c.type);
+      const types = (node.conditions ?? [])
+        .filter((c) => (lifecycleConditionTypes as readonly string[]).includes(c.type) && isOurCondition(c))
+        .map((c) => c.type);
       if (types.length === 0) return;
       await patch(
         node.name,

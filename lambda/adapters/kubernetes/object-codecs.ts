@@ -37,15 +37,25 @@ export function toNodeInfo(node: V1Node): NodeInfo {
     unschedulable: node.spec?.unschedulable === true,
     labels: node.metadata?.labels ?? {},
     ready: node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
-    taints: (node.spec?.taints ?? []).map((t) => ({ key: t.key, effect: t.effect, ...(t.value !== undefined ? { value: t.value } : {}) })),
+    taints: (node.spec?.taints ?? []).map((t) => ({
+      key: t.key,
+      effect: t.effect,
+      ...(t.value !== undefined ? { value: t.value } : {}),
+    })),
     handOff: annotations[handOffAnnotation],
     drain: parseDrainRecord(annotations[drainAnnotation]),
     refreshGroup: annotations[refreshGroupAnnotation],
-    ...(annotations[migrationAnnotation] !== undefined ? { migration: parseMigrationRecord(annotations[migrationAnnotation]) } : {}),
+    ...(annotations[migrationAnnotation] !== undefined
+      ? { migration: parseMigrationRecord(annotations[migrationAnnotation]) }
+      : {}),
     hasAnnotations: node.metadata?.annotations !== undefined,
     resourceVersion: node.metadata?.resourceVersion,
-    ...(node.status?.volumesAttached !== undefined ? { attachedVolumes: node.status.volumesAttached.map((v) => v.name) } : {}),
-    ...(annotations[deferralAnnotation] !== undefined ? { deferral: parseDeferral(annotations[deferralAnnotation]) } : {}),
+    ...(node.status?.volumesAttached !== undefined
+      ? { attachedVolumes: node.status.volumesAttached.map((v) => v.name) }
+      : {}),
+    ...(annotations[deferralAnnotation] !== undefined
+      ? { deferral: parseDeferral(annotations[deferralAnnotation]) }
+      : {}),
     ...(annotations[outOfServiceAnnotation] !== undefined ? { outOfService: annotations[outOfServiceAnnotation] } : {}),
     conditions: (node.status?.conditions ?? []).map((c) => ({
       type: c.type,
@@ -54,7 +64,9 @@ export function toNodeInfo(node: V1Node): NodeInfo {
       // Parsed from the wire: a string (client-node's type says Date).
       sinceMs: c.lastTransitionTime ? Date.parse(String(c.lastTransitionTime)) : Number.NaN,
     })),
-    ...(annotations[repairAnnotation] !== undefined ? { repair: parseRepairRecord(annotations[repairAnnotation]) } : {}),
+    ...(annotations[repairAnnotation] !== undefined
+      ? { repair: parseRepairRecord(annotations[repairAnnotation]) }
+      : {}),
   };
 }
 
@@ -72,7 +84,12 @@ export function toPodInfo(pod: V1Pod): PodInfo {
     startedAt: startOf(pod),
     priorityClassName: pod.spec?.priorityClassName,
     deletionTimestamp: pod.metadata?.deletionTimestamp ? new Date(pod.metadata.deletionTimestamp) : undefined,
-    tolerations: (pod.spec?.tolerations ?? []).map((t) => ({ key: t.key, operator: t.operator, value: t.value, effect: t.effect })),
+    tolerations: (pod.spec?.tolerations ?? []).map((t) => ({
+      key: t.key,
+      operator: t.operator,
+      value: t.value,
+      effect: t.effect,
+    })),
     terminationGracePeriodSeconds: pod.spec?.terminationGracePeriodSeconds,
     finalizers: pod.metadata?.finalizers ?? [],
     claims: (pod.spec?.volumes ?? []).flatMap((v) => {
@@ -86,7 +103,9 @@ export function toPodInfo(pod: V1Pod): PodInfo {
 // Karpenter counts a do-not-disrupt duration from status.startTime (the kubelet took the pod on);
 // before the kubelet says so, from the binding (PodScheduled). https://github.com/kubernetes-sigs/karpenter/pull/2874
 function startOf(pod: V1Pod): Date | undefined {
-  const scheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'True')?.lastTransitionTime;
+  const scheduled = pod.status?.conditions?.find(
+    (c) => c.type === 'PodScheduled' && c.status === 'True',
+  )?.lastTransitionTime;
   const at = pod.status?.startTime ?? scheduled;
   return at === undefined ? undefined : new Date(at);
 }

@@ -18,17 +18,24 @@ export function createOutOfServiceApi(kube: KubeHttp): OutOfServiceGateway {
     async podsLeftOn(nodeName) {
       let list: WireList<V1Pod>;
       try {
-        list = await kube.request<WireList<V1Pod>>('GET', '/api/v1/pods', { query: { fieldSelector: `spec.nodeName=${nodeName}` }, compressed: true });
+        list = await kube.request<WireList<V1Pod>>('GET', '/api/v1/pods', {
+          query: { fieldSelector: `spec.nodeName=${nodeName}` },
+          compressed: true,
+        });
       } catch (error) {
         throw classify(error, `list pods on ${nodeName}`);
       }
-      return list.items.map(toPodInfo).flatMap((p) => (isFinished(p) || isMirrorPod(p) || isDaemonSetPod(p) ? [] : [`${p.namespace}/${p.name}`]));
+      return list.items
+        .map(toPodInfo)
+        .flatMap((p) => (isFinished(p) || isMirrorPod(p) || isDaemonSetPod(p) ? [] : [`${p.namespace}/${p.name}`]));
     },
     taintOutOfService(node, instanceId, owner) {
       const taint = { key: outOfServiceTaintKey, value: 'nodeshutdown', effect: 'NoExecute' };
       const ops = [
         { op: 'replace', path: '/metadata/resourceVersion', value: node.resourceVersion },
-        node.taints.length > 0 ? { op: 'add', path: '/spec/taints/-', value: taint } : { op: 'add', path: '/spec/taints', value: [taint] },
+        node.taints.length > 0
+          ? { op: 'add', path: '/spec/taints/-', value: taint }
+          : { op: 'add', path: '/spec/taints', value: [taint] },
         node.hasAnnotations === false
           ? { op: 'add', path: '/metadata/annotations', value: { [outOfServiceAnnotation]: instanceId } }
           : { op: 'add', path: `/metadata/annotations/${pointer(outOfServiceAnnotation)}`, value: instanceId },
@@ -49,7 +56,10 @@ export function createOutOfServiceApi(kube: KubeHttp): OutOfServiceGateway {
   };
 }
 
-/** Our taints by index (tested in place: indexes are positional), from the last so earlier ones stay valid, and our annotation. */
+/**
+ * Our taints by index (tested in place: indexes are positional), from the last so earlier ones stay valid, and our
+ * annotation.
+ */
 function untaintOps(node: NodeInfo): object[] {
   const ours = node.taints.flatMap((t, i) => (t.key === outOfServiceTaintKey ? [i] : [])).reverse();
   return [

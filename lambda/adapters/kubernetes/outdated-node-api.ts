@@ -6,7 +6,13 @@
 import type { V1Node } from '@kubernetes/client-node';
 import type { NodeGateway, OutdatedMarks, OutdatedUnmarked } from '../../cluster/ports/node-gateway.js';
 import type { NodeInfo } from '../../cluster/model.js';
-import { outdatedTaintKey, ownerLabel, refreshCordonedLabel, refreshGroupAnnotation, refreshLabel } from '../../cluster/marks/mark-keys.js';
+import {
+  outdatedTaintKey,
+  ownerLabel,
+  refreshCordonedLabel,
+  refreshGroupAnnotation,
+  refreshLabel,
+} from '../../cluster/marks/mark-keys.js';
 import { otherMarksOfOurs } from '../../cluster/marks/our-marks.js';
 import { call, classify, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
@@ -28,7 +34,10 @@ export function nodePatcher(kube: KubeHttp) {
   /** One conditional JSON patch of the node as read (`node.resourceVersion`). */
   const patch = async (node: NodeInfo, ops: object[], what: string): Promise<'patched' | 'node-gone' | 'changed'> => {
     try {
-      await kube.request('PATCH', `/api/v1/nodes/${encodeURIComponent(node.name)}`, { body: ops, contentType: jsonPatch });
+      await kube.request('PATCH', `/api/v1/nodes/${encodeURIComponent(node.name)}`, {
+        body: ops,
+        contentType: jsonPatch,
+      });
       return 'patched';
     } catch (error) {
       if (statusOf(error) === 404) return 'node-gone';
@@ -57,7 +66,13 @@ export function createOutdatedNodeApi(kube: KubeHttp): Pick<NodeGateway, 'markOu
         // After a conflict (the node moved on), a fresh read.
         for (let attempt = 0; node !== undefined && attempt < 5; attempt++) {
           const refreshId = node.labels[refreshLabel];
-          if (refreshId === undefined || !ofGroup(node, group) || refreshId === select.keep || (select.refreshId !== undefined && refreshId !== select.refreshId)) break;
+          if (
+            refreshId === undefined ||
+            !ofGroup(node, group) ||
+            refreshId === select.keep ||
+            (select.refreshId !== undefined && refreshId !== select.refreshId)
+          )
+            break;
           const { ops, removed } = unmarkOps(node);
           const result = await patch(node, ops, `unmark node ${node.name}`);
           if (result === 'patched') undone.push({ node: node.name, uid: node.uid, refreshId, removed });
@@ -74,8 +89,14 @@ export function createOutdatedNodeApi(kube: KubeHttp): Pick<NodeGateway, 'markOu
     const nodes: NodeInfo[] = [];
     let cont: string | undefined;
     do {
-      const query = { labelSelector: refreshId !== undefined ? `${refreshLabel}=${refreshId}` : refreshLabel, limit: 500, continue: cont };
-      const page = await call('list nodes of a refresh', () => kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', { query }));
+      const query = {
+        labelSelector: refreshId !== undefined ? `${refreshLabel}=${refreshId}` : refreshLabel,
+        limit: 500,
+        continue: cont,
+      };
+      const page = await call('list nodes of a refresh', () =>
+        kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', { query }),
+      );
       nodes.push(...page.items.map(toNodeInfo));
       cont = page.metadata?.continue || undefined;
     } while (cont);
@@ -98,11 +119,19 @@ export function labelOps(node: NodeInfo, labels: Record<string, string>, annotat
 }
 
 function markOps(node: NodeInfo, marks: OutdatedMarks): object[] {
-  const labels = { [refreshLabel]: marks.refreshId, [ownerLabel]: marks.owner, ...(marks.cordon ? { [refreshCordonedLabel]: 'true' } : {}) };
+  const labels = {
+    [refreshLabel]: marks.refreshId,
+    [ownerLabel]: marks.owner,
+    ...(marks.cordon ? { [refreshCordonedLabel]: 'true' } : {}),
+  };
   const ops = labelOps(node, labels, refreshGroupAnnotation, marks.group);
   if (marks.taint) {
     const taint = { key: outdatedTaintKey, value: marks.refreshId, effect: 'PreferNoSchedule' };
-    ops.push(node.taints.length > 0 ? { op: 'add', path: '/spec/taints/-', value: taint } : { op: 'add', path: '/spec/taints', value: [taint] });
+    ops.push(
+      node.taints.length > 0
+        ? { op: 'add', path: '/spec/taints/-', value: taint }
+        : { op: 'add', path: '/spec/taints', value: [taint] },
+    );
   }
   if (marks.cordon) ops.push({ op: 'add', path: '/spec/unschedulable', value: true });
   return ops;
@@ -119,11 +148,16 @@ function unmarkOps(node: NodeInfo): { ops: object[]; removed: string[] } {
     { op: 'replace', path: '/metadata/resourceVersion', value: node.resourceVersion },
     { op: 'remove', path: `/metadata/labels/${pointer(refreshLabel)}` },
   ];
-  if (node.refreshGroup !== undefined) ops.push({ op: 'remove', path: `/metadata/annotations/${pointer(refreshGroupAnnotation)}` });
+  if (node.refreshGroup !== undefined)
+    ops.push({ op: 'remove', path: `/metadata/annotations/${pointer(refreshGroupAnnotation)}` });
   // Our taints only (a refresh's value, tested in place: indexes are positional), from the
   // last so earlier indexes stay valid; an older refresh's taint left behind goes too.
   const ours = node.taints.flatMap((t, i) => (t.key === outdatedTaintKey ? [i] : [])).reverse();
-  for (const i of ours) ops.push({ op: 'test', path: `/spec/taints/${i}/key`, value: outdatedTaintKey }, { op: 'remove', path: `/spec/taints/${i}` });
+  for (const i of ours)
+    ops.push(
+      { op: 'test', path: `/spec/taints/${i}/key`, value: outdatedTaintKey },
+      { op: 'remove', path: `/spec/taints/${i}` },
+    );
   if (ours.length > 0) removed.push(`taint ${outdatedTaintKey}:PreferNoSchedule`);
   if (node.labels[refreshCordonedLabel] !== undefined) {
     ops.push({ op: 'remove', path: `/metadata/labels/${pointer(refreshCordonedLabel)}` });
@@ -133,11 +167,15 @@ function unmarkOps(node: NodeInfo): { ops: object[]; removed: string[] } {
       removed.push('cordon');
     }
   }
-  if (!otherMarksOfOurs(node, 'refresh') && node.labels[ownerLabel] !== undefined) ops.push({ op: 'remove', path: `/metadata/labels/${pointer(ownerLabel)}` });
+  if (!otherMarksOfOurs(node, 'refresh') && node.labels[ownerLabel] !== undefined)
+    ops.push({ op: 'remove', path: `/metadata/labels/${pointer(ownerLabel)}` });
   return { ops, removed };
 }
 
-/** Our lifecycle conditions go with the refresh's marks, but a node a drain of ours is taking down keeps them: the drain owns them now. */
+/**
+ * Our lifecycle conditions go with the refresh's marks, but a node a drain of ours is taking down keeps them: the drain
+ * owns them now.
+ */
 async function dropConditions(kube: KubeHttp, node: NodeInfo): Promise<void> {
   if (node.drain === undefined)
     await createConditionsApi(kube)

@@ -42,22 +42,15 @@ export function createRepairNodeApi(kube: KubeHttp): RepairGateway {
     }
   };
   return {
-    async listNodeHealth(selector) {
-      const nodes: NodeInfo[] = [];
-      let cont: string | undefined;
-      do {
-        // Not resourceVersion=0: the watch cache would answer every node at once, ignoring limit.
-        const query = { limit: healthPageSize, continue: cont, ...(selector !== undefined ? { labelSelector: selector } : {}) };
-        const page = await call('list nodes with their conditions', () => kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', { query, compressed: true }));
-        nodes.push(...page.items.map(toNodeInfo));
-        cont = page.metadata?.continue || undefined;
-      } while (cont);
-      return nodes;
-    },
+    listNodeHealth: (selector) => listNodeHealth(kube, selector),
     getNodeHealth: get,
     markRepair(node, record, owner) {
       return patch(node.name, {
-        metadata: { resourceVersion: node.resourceVersion, labels: { [ownerLabel]: owner }, annotations: { [repairAnnotation]: formatRepairRecord(record) } },
+        metadata: {
+          resourceVersion: node.resourceVersion,
+          labels: { [ownerLabel]: owner },
+          annotations: { [repairAnnotation]: formatRepairRecord(record) },
+        },
         ...(record.cordoned ? { spec: { unschedulable: true } } : {}),
       });
     },
@@ -88,4 +81,24 @@ function unmarkRepairPatch(node: NodeInfo, record: RepairRecord): object {
     },
     ...(uncordon ? { spec: { unschedulable: null } } : {}),
   };
+}
+
+/** The nodes with their conditions: one paged list, label-selected when a selector is given. */
+async function listNodeHealth(kube: KubeHttp, selector: string | undefined): Promise<readonly NodeInfo[]> {
+  const nodes: NodeInfo[] = [];
+  let cont: string | undefined;
+  do {
+    // Not resourceVersion=0: the watch cache would answer every node at once, ignoring limit.
+    const query = {
+      limit: healthPageSize,
+      continue: cont,
+      ...(selector !== undefined ? { labelSelector: selector } : {}),
+    };
+    const page = await call('list nodes with their conditions', () =>
+      kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', { query, compressed: true }),
+    );
+    nodes.push(...page.items.map(toNodeInfo));
+    cont = page.metadata?.continue || undefined;
+  } while (cont);
+  return nodes;
 }

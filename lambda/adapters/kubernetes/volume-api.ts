@@ -29,7 +29,10 @@ export function createVolumeApi(kube: KubeHttp, log: Log): VolumeGateway {
 
     async claimOfVolume(persistentVolumeName) {
       try {
-        const pv = await kube.request<V1PersistentVolume>('GET', `/api/v1/persistentvolumes/${encodeURIComponent(persistentVolumeName)}`);
+        const pv = await kube.request<V1PersistentVolume>(
+          'GET',
+          `/api/v1/persistentvolumes/${encodeURIComponent(persistentVolumeName)}`,
+        );
         const ref = pv.spec?.claimRef;
         return ref?.name ? { namespace: ref.namespace ?? 'default', name: ref.name } : undefined;
       } catch (error) {

@@ -14,17 +14,31 @@ const volumeText = (v: VolumeRef) => `${v.persistentVolume} (${v.attacher})`;
 const tookText = (x: { name: string; seconds: number }) => `${x.name} ${x.seconds} s`;
 
 export const waitingForVolumeDetach = (node: NodeRef, volumes: readonly VolumeRef[]) =>
-  onNode(node, 'Normal', 'WaitingForVolumeDetach', `Releasing the instance once ${volumes.length} volume(s) of departed pods are detached: ${listed(volumes.map(volumeText))}.`);
+  onNode(
+    node,
+    'Normal',
+    'WaitingForVolumeDetach',
+    `Releasing the instance once ${volumes.length} volume(s) of departed pods are detached: ` +
+      `${listed(volumes.map(volumeText))}.`,
+  );
 
 export const volumesDetached = (node: NodeRef, detached: readonly (VolumeRef & { seconds: number })[]) =>
-  onNode(node, 'Normal', 'VolumesDetached', `${detached.length} volume(s) detached after the drain: ${listed(detached.map((v) => `${volumeText(v)} in ${v.seconds} s`))}.`);
+  onNode(
+    node,
+    'Normal',
+    'VolumesDetached',
+    `${detached.length} volume(s) detached after the drain: ` +
+      `${listed(detached.map((v) => `${volumeText(v)} in ${v.seconds} s`))}.`,
+  );
 
 export const volumesNotDetached = (node: NodeRef, left: readonly VolumeRef[], why: string) =>
   onNode(
     node,
     'Warning',
     'VolumesNotDetached',
-    `Releasing the instance with ${left.length} volume(s) still attached (${why}): ${listed(left.map(volumeText))}. EC2 detaches them when the instance is gone; until then their pods' replacements cannot attach them.`,
+    `Releasing the instance with ${left.length} volume(s) still attached (${why}): ` +
+      `${listed(left.map(volumeText))}. EC2 detaches them when the instance is gone; until then their pods' ` +
+      `replacements cannot attach them.`,
   );
 
 export const waitingForTargets = (node: NodeRef, holds: readonly { name: string; state: string }[]) =>
@@ -32,16 +46,27 @@ export const waitingForTargets = (node: NodeRef, holds: readonly { name: string;
     node,
     'Normal',
     'WaitingForTargetDeregistration',
-    `Releasing the instance once ${holds.length} load balancer(s) let it go: ${listed(holds.map((h) => `${h.name} (${h.state})`))}.`,
+    `Releasing the instance once ${holds.length} load balancer(s) let it go: ` +
+      `${listed(holds.map((h) => `${h.name} (${h.state})`))}.`,
   );
 
 export const targetsDeregistered = (node: NodeRef, took: readonly { name: string; seconds: number }[]) =>
-  onNode(node, 'Normal', 'TargetsDeregistered', `Deregistered from ${took.length} load balancer(s) after the drain: ${listed(took.map(tookText))}.`);
+  onNode(
+    node,
+    'Normal',
+    'TargetsDeregistered',
+    `Deregistered from ${took.length} load balancer(s) after the drain: ${listed(took.map(tookText))}.`,
+  );
 
-export const targetsNotDeregistered = (node: NodeRef, holds: readonly { name: string; state: string }[], seconds: number) =>
+export const targetsNotDeregistered = (
+  node: NodeRef,
+  holds: readonly { name: string; state: string }[],
+  seconds: number,
+) =>
   onNode(
     node,
     'Warning',
     'TargetsNotDeregistered',
-    `Releasing the instance ${seconds} s after the drain (its longest wait) while ${holds.length} load balancer(s) still hold it: ${listed(holds.map((h) => `${h.name} (${h.state})`))}.`,
+    `Releasing the instance ${seconds} s after the drain (its longest wait) while ${holds.length} load ` +
+      `balancer(s) still hold it: ${listed(holds.map((h) => `${h.name} (${h.state})`))}.`,
   );

@@ -1,7 +1,8 @@
 // The termination policy's deferral mark (deferralAnnotation): since when, and of which group.
 import { type DeferralMark } from '../model.js';
 
-export const formatDeferral = (m: DeferralMark): string => JSON.stringify({ since: new Date(m.sinceMs).toISOString(), group: m.group });
+export const formatDeferral = (m: DeferralMark): string =>
+  JSON.stringify({ since: new Date(m.sinceMs).toISOString(), group: m.group });
 
 export function parseDeferral(raw: string | undefined): DeferralMark | undefined {
   if (raw === undefined) return undefined;

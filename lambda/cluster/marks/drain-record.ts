@@ -45,7 +45,9 @@ function parseTargets(v: unknown): TargetsReading | undefined {
     if (o === null || typeof o !== 'object' || (o['kind'] !== 'target-group' && o['kind'] !== 'classic')) return [];
     if (typeof o['id'] !== 'string' || typeof o['name'] !== 'string' || typeof o['state'] !== 'string') return [];
     const port = Number.isInteger(o['port']) ? (o['port'] as number) : undefined;
-    return [{ kind: o['kind'], id: o['id'], name: o['name'], state: o['state'], ...(port !== undefined ? { port } : {}) }];
+    return [
+      { kind: o['kind'], id: o['id'], name: o['name'], state: o['state'], ...(port !== undefined ? { port } : {}) },
+    ];
   });
   return { atMs, holds, calls: Number.isInteger(t['calls']) ? (t['calls'] as number) : 0 };
 }
@@ -59,14 +61,24 @@ export function parseDrainRecord(raw: string | undefined): DrainRecord | undefin
   if (v === undefined) return undefined;
   const time = (key: string) => (typeof v[key] === 'string' ? Date.parse(v[key] as string) : Number.NaN);
   const startedAtMs = time('startedAt');
-  const action = typeof v['action'] === 'string' ? v['action'] : typeof v['token'] === 'string' ? (v['token'] === '' ? '' : actionIdOf(v['token'])) : undefined;
+  const action =
+    typeof v['action'] === 'string'
+      ? v['action']
+      : typeof v['token'] === 'string'
+        ? v['token'] === ''
+          ? ''
+          : actionIdOf(v['token'])
+        : undefined;
   if (action === undefined || Number.isNaN(startedAtMs)) return undefined;
   const orStarted = (ms: number) => (Number.isNaN(ms) ? startedAtMs : ms);
-  const set = Array.isArray(v['set']) ? v['set'].filter((m): m is DrainMark => m === 'exclude-from-load-balancers' || m === 'cordon') : [];
+  const set = Array.isArray(v['set'])
+    ? v['set'].filter((m): m is DrainMark => m === 'exclude-from-load-balancers' || m === 'cordon')
+    : [];
   const drainedAtMs = time('drainedAt');
   const outcome = v['outcome'] === 'timed-out' ? 'timed-out' : 'drained';
   const evicted = Number.isInteger(v['evicted']) ? (v['evicted'] as number) : 0;
-  const aheadOf = typeof v['aheadOf'] === 'string' ? v['aheadOf'] : typeof v['markedBy'] === 'string' ? v['markedBy'] : undefined;
+  const aheadOf =
+    typeof v['aheadOf'] === 'string' ? v['aheadOf'] : typeof v['markedBy'] === 'string' ? v['markedBy'] : undefined;
   return {
     action,
     hook: typeof v['hook'] === 'string' ? v['hook'] : '',

@@ -2,7 +2,9 @@
 // A mark carries its owner: the owner label (this deployment), which also lets the reconciler
 // find every marked node with one label-selector list.
 
-/** https://kubernetes.io/docs/reference/labels-annotations-taints/#node-kubernetes-io-exclude-from-external-load-balancers */
+/**
+ * https://kubernetes.io/docs/reference/labels-annotations-taints/#node-kubernetes-io-exclude-from-external-load-balancers
+ */
 export const excludeFromLoadBalancersLabel = 'node.kubernetes.io/exclude-from-external-load-balancers';
 
 /** On every node carrying any mark of ours; its value is the deployment's name. */
@@ -36,7 +38,10 @@ export const repairAnnotation = 'graceful-node-termination/repair';
  */
 export const outOfServiceTaintKey = 'node.kubernetes.io/out-of-service';
 
-/** Beside our out-of-service taint: the instance EC2 said was terminated when we set it (the taint is ours to take back). */
+/**
+ * Beside our out-of-service taint: the instance EC2 said was terminated when we set it (the taint is ours to take
+ * back).
+ */
 export const outOfServiceAnnotation = 'graceful-node-termination/out-of-service';
 
 /** On a node the termination policy passed over while it deferred a scale-in (DeferralMark, JSON). */

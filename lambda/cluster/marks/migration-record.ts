@@ -3,7 +3,14 @@ import { type MigrationRecord } from '../model.js';
 import { jsonObject } from './json-object.js';
 
 export function formatMigrationRecord(r: MigrationRecord): string {
-  return JSON.stringify({ id: r.id, from: r.from, to: r.to, renewedAt: new Date(r.renewedAtMs).toISOString(), leaseSeconds: r.leaseSeconds, cordoned: r.cordoned });
+  return JSON.stringify({
+    id: r.id,
+    from: r.from,
+    to: r.to,
+    renewedAt: new Date(r.renewedAtMs).toISOString(),
+    leaseSeconds: r.leaseSeconds,
+    cordoned: r.cordoned,
+  });
 }
 
 /** The record as stored on the node; anything unreadable is treated as absent. */
@@ -12,6 +19,19 @@ export function parseMigrationRecord(raw: string | undefined): MigrationRecord |
   if (v === undefined) return undefined;
   const renewedAtMs = typeof v['renewedAt'] === 'string' ? Date.parse(v['renewedAt']) : Number.NaN;
   const leaseSeconds = v['leaseSeconds'];
-  if (typeof v['id'] !== 'string' || Number.isNaN(renewedAtMs) || typeof leaseSeconds !== 'number' || !(leaseSeconds > 0)) return undefined;
-  return { id: v['id'], from: String(v['from'] ?? ''), to: String(v['to'] ?? ''), renewedAtMs, leaseSeconds, cordoned: v['cordoned'] === true };
+  if (
+    typeof v['id'] !== 'string' ||
+    Number.isNaN(renewedAtMs) ||
+    typeof leaseSeconds !== 'number' ||
+    !(leaseSeconds > 0)
+  )
+    return undefined;
+  return {
+    id: v['id'],
+    from: String(v['from'] ?? ''),
+    to: String(v['to'] ?? ''),
+    renewedAtMs,
+    leaseSeconds,
+    cordoned: v['cordoned'] === true,
+  };
 }

@@ -27,6 +27,9 @@ export function otherMarksOfOurs(
 }
 
 /** The node's cordon is a refresh's of ours: a drain that finds it takes it over. */
-export function adoptsRefreshCordon(node: { readonly unschedulable: boolean; readonly labels: Readonly<Record<string, string>> }): boolean {
+export function adoptsRefreshCordon(node: {
+  readonly unschedulable: boolean;
+  readonly labels: Readonly<Record<string, string>>;
+}): boolean {
   return node.unschedulable && node.labels[refreshCordonedLabel] !== undefined;
 }

@@ -23,7 +23,13 @@ export function parseSurges(v: unknown): readonly SurgeMark[] | undefined {
     if (typeof x !== 'object' || x === null) return [];
     const o = x as Record<string, unknown>;
     const atMs = typeof o['at'] === 'string' ? Date.parse(o['at']) : Number.NaN;
-    if (typeof o['pod'] !== 'string' || typeof o['uid'] !== 'string' || typeof o['deployment'] !== 'string' || Number.isNaN(atMs)) return [];
+    if (
+      typeof o['pod'] !== 'string' ||
+      typeof o['uid'] !== 'string' ||
+      typeof o['deployment'] !== 'string' ||
+      Number.isNaN(atMs)
+    )
+      return [];
     if (typeof o['state'] !== 'string' || !states.has(o['state'])) return [];
     return [
       {

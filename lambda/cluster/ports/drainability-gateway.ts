@@ -13,7 +13,13 @@ export type Severity =
   | 'info';
 
 export type FindingKind =
-  'budget-allows-none' | 'budget-pinned-by-unhealthy-pods' | 'multiple-budgets' | 'tolerates-cordon' | 'waits-for-completion' | 'no-controller' | 'budget-deadlock-terminate-first';
+  | 'budget-allows-none'
+  | 'budget-pinned-by-unhealthy-pods'
+  | 'multiple-budgets'
+  | 'tolerates-cordon'
+  | 'waits-for-completion'
+  | 'no-controller'
+  | 'budget-deadlock-terminate-first';
 
 export interface Finding {
   readonly node: string;

@@ -58,7 +58,9 @@ export interface NodeGateway extends Partial<ConditionsGateway> {
   watchNodeOf(instanceId: string): Promise<NodeWatch>;
   /** Every node carrying a mark of this owner: one label-selector list (the reconciler). */
   listMarked(owner: string): Promise<readonly NodeInfo[]>;
-  /** The names of the nodes a drain of this owner marked (its owner label and the exclusion label): one list of names. */
+  /**
+   * The names of the nodes a drain of this owner marked (its owner label and the exclusion label): one list of names.
+   */
   drainMarkedNames(owner: string): Promise<ReadonlySet<string>>;
   /** One merge patch: the owner label, the exclusion label and cordon where asked, the record. */
   mark(nodeName: string, marks: NodeMarks, ifResourceVersion?: string): Promise<PatchResult>;
@@ -73,7 +75,12 @@ export interface NodeGateway extends Partial<ConditionsGateway> {
    * node's resourceVersion): only the invocation that finds `expected` there moves it to
    * `next`, writing the record beside it. Two deliveries of one hand-off never both carry on.
    */
-  claimHandOff(nodeName: string, expected: string | undefined, next: string, record: DrainRecord): Promise<'claimed' | 'lost' | 'node-gone'>;
+  claimHandOff(
+    nodeName: string,
+    expected: string | undefined,
+    next: string,
+    record: DrainRecord,
+  ): Promise<'claimed' | 'lost' | 'node-gone'>;
   /** Marks an outdated node for an instance refresh, conditional on the node as read. */
   markOutdated(node: NodeInfo, marks: OutdatedMarks): Promise<PatchResult>;
   /**
@@ -81,10 +88,27 @@ export interface NodeGateway extends Partial<ConditionsGateway> {
    * of them; `keep` names a refresh whose marks stay. A node a drain of ours is draining
    * keeps its cordon (the drain owns it now).
    */
-  unmarkOutdated(group: string, select: { readonly refreshId?: string; readonly keep?: string; readonly nodes?: readonly NodeInfo[] }): Promise<readonly OutdatedUnmarked[]>;
-  /** A migration's marks (or its renewed record), conditional on the node as read; the taint and cordon only where asked. */
-  markMigrating(node: NodeInfo, marks: { readonly record: MigrationRecord; readonly owner: string; readonly taint: boolean; readonly cordon: boolean }): Promise<PatchResult>;
-  /** Takes back exactly what the node's migration record says was set, conditional on the node as read; what was removed. */
+  unmarkOutdated(
+    group: string,
+    select: { readonly refreshId?: string; readonly keep?: string; readonly nodes?: readonly NodeInfo[] },
+  ): Promise<readonly OutdatedUnmarked[]>;
+  /**
+   * A migration's marks (or its renewed record), conditional on the node as read; the taint and cordon only where
+   * asked.
+   */
+  markMigrating(
+    node: NodeInfo,
+    marks: {
+      readonly record: MigrationRecord;
+      readonly owner: string;
+      readonly taint: boolean;
+      readonly cordon: boolean;
+    },
+  ): Promise<PatchResult>;
+  /**
+   * Takes back exactly what the node's migration record says was set, conditional on the node as read; what was
+   * removed.
+   */
   unmarkMigrating(node: NodeInfo): Promise<{ readonly result: PatchResult; readonly removed: readonly string[] }>;
 }
 

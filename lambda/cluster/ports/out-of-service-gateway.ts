@@ -6,7 +6,10 @@ import { type NodeInfo, type PatchResult } from '../model.js';
 export interface OutOfServiceGateway {
   /** The pods still bound to the node that a kubelet would have to stop (not finished, mirror or DaemonSet pods). */
   podsLeftOn(nodeName: string): Promise<readonly string[]>;
-  /** Appends node.kubernetes.io/out-of-service=nodeshutdown:NoExecute and our annotation (the instance), conditional on the node as read. */
+  /**
+   * Appends node.kubernetes.io/out-of-service=nodeshutdown:NoExecute and our annotation (the instance), conditional on
+   * the node as read.
+   */
   taintOutOfService(node: NodeInfo, instanceId: string, owner: string): Promise<PatchResult>;
   /** Takes our taint and annotation off, conditional on the node as read. */
   untaintOutOfService(node: NodeInfo): Promise<PatchResult>;

@@ -9,6 +9,9 @@ export interface RepairGateway {
   getNodeHealth(name: string): Promise<NodeInfo | undefined>;
   /** Our record and owner label (and the cordon the record says we set), conditional on the node as read. */
   markRepair(node: NodeInfo, record: RepairRecord, owner: string): Promise<PatchResult>;
-  /** Removes our record (and our cordon, and the owner label unless another mark of ours stays), conditional on the node as read. */
+  /**
+   * Removes our record (and our cordon, and the owner label unless another mark of ours stays), conditional on the node
+   * as read.
+   */
   unmarkRepair(node: NodeInfo, record: RepairRecord): Promise<PatchResult>;
 }

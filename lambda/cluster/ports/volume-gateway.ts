@@ -18,5 +18,7 @@ export interface VolumeGateway {
    */
   watchVolumeAttachments(nodeName: string, o?: { readonly names?: readonly string[] }): Promise<VolumeAttachmentWatch>;
   /** The claim a PersistentVolume is bound to (spec.claimRef), undefined when unbound or gone. */
-  claimOfVolume(persistentVolumeName: string): Promise<{ readonly namespace: string; readonly name: string } | undefined>;
+  claimOfVolume(
+    persistentVolumeName: string,
+  ): Promise<{ readonly namespace: string; readonly name: string } | undefined>;
 }

@@ -6,7 +6,16 @@ import type { PodInfo } from '../model.js';
 
 export const doNotDisruptAnnotation = 'karpenter.sh/do-not-disrupt';
 
-const unitMs: Readonly<Record<string, number>> = { ns: 1e-6, us: 1e-3, µs: 1e-3, μs: 1e-3, ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+const unitMs: Readonly<Record<string, number>> = {
+  ns: 1e-6,
+  us: 1e-3,
+  µs: 1e-3,
+  μs: 1e-3,
+  ms: 1,
+  s: 1_000,
+  m: 60_000,
+  h: 3_600_000,
+};
 
 /** A Go time.Duration string in milliseconds (undefined: not one). */
 export function parseGoDurationMs(raw: string): number | undefined {
@@ -15,7 +24,8 @@ export function parseGoDurationMs(raw: string): number | undefined {
   const match = /^([-+]?)((?:(?:\d+\.?\d*|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+)$/.exec(text);
   if (match === null) return undefined;
   let total = 0;
-  for (const part of match[2]!.matchAll(/(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g)) total += Number(part[1]) * unitMs[part[2]!]!;
+  for (const part of match[2]!.matchAll(/(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g))
+    total += Number(part[1]) * unitMs[part[2]!]!;
   return match[1] === '-' ? -total : total;
 }
 
@@ -31,4 +41,5 @@ export function doNotDisruptUntilMs(pod: Pick<PodInfo, 'startedAt'>, value: stri
 }
 
 /** The value is one Karpenter would ignore (shown by `check`). */
-export const isIgnoredDoNotDisrupt = (value: string | undefined): boolean => value !== undefined && value !== 'true' && parseGoDurationMs(value) === undefined;
+export const isIgnoredDoNotDisrupt = (value: string | undefined): boolean =>
+  value !== undefined && value !== 'true' && parseGoDurationMs(value) === undefined;

@@ -7,7 +7,13 @@ import type { PodInfo } from '../model.js';
 import { matchesSelector } from '../../shared/label-selector.js';
 import { isCritical, isDaemonSetPod, isFinished, isMirrorPod } from './pods.js';
 import { doNotDisruptAnnotation, doNotDisruptUntilMs } from './do-not-disrupt.js';
-import { type DrainRuleSpec, type DrainBehavior, drainBehaviors, namespaceNameLabel, type DrainRuleConfig } from '../../shared/drain-rule-variables.js';
+import {
+  type DrainRuleSpec,
+  type DrainBehavior,
+  drainBehaviors,
+  namespaceNameLabel,
+  type DrainRuleConfig,
+} from '../../shared/drain-rule-variables.js';
 
 /** Cluster API's pod label: `skip` or `wait-completed`; it wins over every rule. */
 export const capiDrainLabel = 'cluster.x-k8s.io/drain';
@@ -18,12 +24,18 @@ export const waitForCompletionAnnotation = 'graceful-node-termination/wait-for-c
 /** Ours, for a pod (label or annotation): its order, an integer (Drain only). */
 export const drainOrderKey = 'graceful-node-termination/drain-order';
 
-/** The default orders: the node's other pods first, then DaemonSet pods, then critical pods, then critical DaemonSet pods (Karpenter's order). */
+/**
+ * The default orders: the node's other pods first, then DaemonSet pods, then critical pods, then critical DaemonSet
+ * pods (Karpenter's order).
+ */
 export const defaultOrders = { pods: 0, daemonSetPods: 1000, criticalPods: 2000, criticalDaemonSetPods: 3000 } as const;
 
 export interface DrainRuleSettings {
   readonly rules: readonly DrainRuleSpec[];
-  /** DaemonSet pods are evicted too, after the rest (Karpenter's order); off: left running, as kubectl drain --ignore-daemonsets does. */
+  /**
+   * DaemonSet pods are evicted too, after the rest (Karpenter's order); off: left running, as kubectl drain
+   * --ignore-daemonsets does.
+   */
   readonly evictDaemonSetPods: boolean;
 }
 
@@ -49,9 +61,11 @@ export interface PodRule {
 
 /** The rule for one pod now (a do-not-disrupt duration elapses). First that applies wins. */
 export function podRule(pod: PodInfo, settings: DrainRuleSettings, nowMs: number): PodRule {
-  if (isMirrorPod(pod)) return { behavior: 'Skip', order: 0, source: 'static pod (the kubelet owns it)', builtIn: true };
+  if (isMirrorPod(pod))
+    return { behavior: 'Skip', order: 0, source: 'static pod (the kubelet owns it)', builtIn: true };
   if (isFinished(pod)) return { behavior: 'Skip', order: 0, source: 'finished', builtIn: true };
-  if (isDaemonSetPod(pod) && !settings.evictDaemonSetPods) return { behavior: 'Skip', order: 0, source: 'DaemonSet pod (EVICT_DAEMONSET_PODS off)', builtIn: true };
+  if (isDaemonSetPod(pod) && !settings.evictDaemonSetPods)
+    return { behavior: 'Skip', order: 0, source: 'DaemonSet pod (EVICT_DAEMONSET_PODS off)', builtIn: true };
   return fromPod(pod) ?? fromBatchMarks(pod, nowMs) ?? fromRules(pod, settings.rules) ?? byDefault(pod);
 }
 
@@ -64,27 +78,52 @@ function fromPod(pod: PodInfo): PodRule | undefined {
     // Cluster API compares case-insensitively and also takes `waitcompleted`; any other value drains.
     const value = capi.toLowerCase().replace('-', '');
     if (value === 'skip') return { behavior: 'Skip', order: 0, source: `label ${capiDrainLabel}=${capi}` };
-    if (value === 'waitcompleted') return { behavior: 'WaitCompleted', order: 0, source: `label ${capiDrainLabel}=${capi}`, waitBound: 'deadline' };
+    if (value === 'waitcompleted')
+      return { behavior: 'WaitCompleted', order: 0, source: `label ${capiDrainLabel}=${capi}`, waitBound: 'deadline' };
   }
   const ours = pod.labels?.[drainBehaviorKey] ?? pod.annotations[drainBehaviorKey];
   const order = parseOrder(pod.labels?.[drainOrderKey] ?? pod.annotations[drainOrderKey]);
-  const behavior = ours === undefined ? undefined : drainBehaviors.find((b) => b.toLowerCase() === ours.toLowerCase().replace('-', ''));
+  const behavior =
+    ours === undefined
+      ? undefined
+      : drainBehaviors.find((b) => b.toLowerCase() === ours.toLowerCase().replace('-', ''));
   if (behavior === 'Skip' || behavior === 'WaitCompleted') {
-    return { behavior, order: 0, source: `${drainBehaviorKey}=${ours}`, ...(behavior === 'WaitCompleted' ? { waitBound: 'deadline' as const } : {}) };
+    return {
+      behavior,
+      order: 0,
+      source: `${drainBehaviorKey}=${ours}`,
+      ...(behavior === 'WaitCompleted' ? { waitBound: 'deadline' as const } : {}),
+    };
   }
-  if (behavior === 'Drain') return { behavior, order: order ?? 0, source: `${drainBehaviorKey}=${ours}${order !== undefined ? `, ${drainOrderKey}=${order}` : ''}` };
+  if (behavior === 'Drain')
+    return {
+      behavior,
+      order: order ?? 0,
+      source: `${drainBehaviorKey}=${ours}${order !== undefined ? `, ${drainOrderKey}=${order}` : ''}`,
+    };
   if (order !== undefined) return { behavior: 'Drain', order, source: `${drainOrderKey}=${order}` };
   return undefined;
 }
 
 function fromBatchMarks(pod: PodInfo, nowMs: number): PodRule | undefined {
   if (pod.annotations[waitForCompletionAnnotation] === 'true')
-    return { behavior: 'WaitCompleted', order: 0, source: `${waitForCompletionAnnotation}=true`, waitBound: 'batch-wait' };
+    return {
+      behavior: 'WaitCompleted',
+      order: 0,
+      source: `${waitForCompletionAnnotation}=true`,
+      waitBound: 'batch-wait',
+    };
   const value = pod.annotations[doNotDisruptAnnotation];
   if (value === undefined) return undefined;
   const untilMs = doNotDisruptUntilMs(pod, value);
   if (untilMs === undefined || untilMs <= nowMs) return undefined; // invalid (Karpenter ignores it) or elapsed
-  return { behavior: 'WaitCompleted', order: 0, source: `${doNotDisruptAnnotation}=${value}`, waitBound: 'batch-wait', ...(Number.isFinite(untilMs) ? { untilMs } : {}) };
+  return {
+    behavior: 'WaitCompleted',
+    order: 0,
+    source: `${doNotDisruptAnnotation}=${value}`,
+    waitBound: 'batch-wait',
+    ...(Number.isFinite(untilMs) ? { untilMs } : {}),
+  };
 }
 
 function fromRules(pod: PodInfo, rules: readonly DrainRuleSpec[]): PodRule | undefined {
@@ -92,18 +131,26 @@ function fromRules(pod: PodInfo, rules: readonly DrainRuleSpec[]): PodRule | und
   if (rule === undefined) return undefined;
   const source = `rule ${rule.name}`;
   if (rule.behavior === 'Drain') return { behavior: 'Drain', order: rule.order ?? 0, source };
-  return { behavior: rule.behavior, order: 0, source, ...(rule.behavior === 'WaitCompleted' ? { waitBound: 'deadline' as const } : {}) };
+  return {
+    behavior: rule.behavior,
+    order: 0,
+    source,
+    ...(rule.behavior === 'WaitCompleted' ? { waitBound: 'deadline' as const } : {}),
+  };
 }
 
 function appliesTo(rule: DrainRuleSpec, pod: PodInfo): boolean {
   if (rule.pods === undefined || rule.pods.length === 0) return true;
   const labels = pod.labels ?? {};
   const namespaceLabels = { [namespaceNameLabel]: pod.namespace };
-  return rule.pods.some((p) => matchesSelector(p.selector ?? {}, labels) && matchesSelector(p.namespaceSelector ?? {}, namespaceLabels));
+  return rule.pods.some(
+    (p) => matchesSelector(p.selector ?? {}, labels) && matchesSelector(p.namespaceSelector ?? {}, namespaceLabels),
+  );
 }
 
 function byDefault(pod: PodInfo): PodRule {
-  if (pod.controllerKind === 'Job') return { behavior: 'WaitCompleted', order: 0, source: 'Job pod', waitBound: 'batch-wait', builtIn: true };
+  if (pod.controllerKind === 'Job')
+    return { behavior: 'WaitCompleted', order: 0, source: 'Job pod', waitBound: 'batch-wait', builtIn: true };
   const daemon = isDaemonSetPod(pod);
   const [order, source] = isCritical(pod)
     ? daemon
@@ -122,4 +169,7 @@ function parseOrder(raw: string | undefined): number | undefined {
 }
 
 /** The settings the drain takes. */
-export const drainRuleSettings = (c: DrainRuleConfig): DrainRuleSettings => ({ rules: c.drainRules, evictDaemonSetPods: c.evictDaemonSetPods });
+export const drainRuleSettings = (c: DrainRuleConfig): DrainRuleSettings => ({
+  rules: c.drainRules,
+  evictDaemonSetPods: c.evictDaemonSetPods,
+});

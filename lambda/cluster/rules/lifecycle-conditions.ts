@@ -8,7 +8,11 @@ import { asError, type Log } from '../../shared/log.js';
 import type { LifecycleConditionType, LifecycleCondition } from '../model.js';
 
 import { type ConditionsGateway } from '../ports/conditions-gateway.js';
-export const lifecycleConditionTypes: readonly LifecycleConditionType[] = ['MaintenancePlanned', 'DrainInProgress', 'Drained'];
+export const lifecycleConditionTypes: readonly LifecycleConditionType[] = [
+  'MaintenancePlanned',
+  'DrainInProgress',
+  'Drained',
+];
 
 /** Our reasons: a condition with another reason is someone else's and is left alone. */
 export const ourConditionReasons = {
@@ -19,10 +23,21 @@ export const ourConditionReasons = {
 } as const;
 const ours: ReadonlySet<string> = new Set(Object.values(ourConditionReasons));
 
-export const isOurCondition = (c: { readonly reason?: string | undefined }): boolean => c.reason !== undefined && ours.has(c.reason);
+export const isOurCondition = (c: { readonly reason?: string | undefined }): boolean =>
+  c.reason !== undefined && ours.has(c.reason);
 
-export const planned = (message: string, reason: string = ourConditionReasons.termination): LifecycleCondition => ({ type: 'MaintenancePlanned', status: 'True', reason, message });
-export const drainInProgress = (message: string): LifecycleCondition => ({ type: 'DrainInProgress', status: 'True', reason: ourConditionReasons.termination, message });
+export const planned = (message: string, reason: string = ourConditionReasons.termination): LifecycleCondition => ({
+  type: 'MaintenancePlanned',
+  status: 'True',
+  reason,
+  message,
+});
+export const drainInProgress = (message: string): LifecycleCondition => ({
+  type: 'DrainInProgress',
+  status: 'True',
+  reason: ourConditionReasons.termination,
+  message,
+});
 
 /** The drain's end: Drained True, or False with the pods the deadline found. */
 export function drainEnded(drained: boolean, message: string): LifecycleCondition[] {
@@ -34,10 +49,19 @@ export function drainEnded(drained: boolean, message: string): LifecycleConditio
 }
 
 /** Best effort: a condition that cannot be written is logged, never a reason to stop a drain. */
-export async function tellConditions(gateway: Partial<ConditionsGateway>, log: Log, nodeName: string, conditions: readonly LifecycleCondition[]): Promise<void> {
+export async function tellConditions(
+  gateway: Partial<ConditionsGateway>,
+  log: Log,
+  nodeName: string,
+  conditions: readonly LifecycleCondition[],
+): Promise<void> {
   try {
     await gateway.setConditions?.(nodeName, conditions);
   } catch (error) {
-    log.warn('could not set the node lifecycle conditions; going on', { node: nodeName, conditions: conditions.map((c) => c.type), error: asError(error) });
+    log.warn('could not set the node lifecycle conditions; going on', {
+      node: nodeName,
+      conditions: conditions.map((c) => c.type),
+      error: asError(error),
+    });
   }
 }

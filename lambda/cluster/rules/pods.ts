@@ -1,6 +1,6 @@
 // Pure pod predicates the drain rules (drain-rules.ts) build on: which pods a drain must see
-// gone, which are critical, which tolerate the cordon. Mirrors `kubectl drain --ignore-daemonsets --delete-emptydir-data --force`, which
-// is what EKS managed node groups do.
+// gone, which are critical, which tolerate the cordon. Mirrors `kubectl drain --ignore-daemonsets
+// --delete-emptydir-data --force`, which is what EKS managed node groups do.
 // https://github.com/kubernetes/kubectl/blob/master/pkg/drain/filters.go
 import type { PodInfo } from '../model.js';
 import { toleratesTaint } from './placement.js';

@@ -8,7 +8,10 @@
 //   https://github.com/kubernetes/cloud-provider/blob/v0.34.4/cloud.go (DefaultLoadBalancerName)
 import { type ServedLoadBalancers, type ServedTargetGroup } from '../../shared/served-load-balancers.js';
 
-/** The name the in-tree cloud provider gives a Service's load balancer: "a" + its UID without dashes, 32 characters at most. */
+/**
+ * The name the in-tree cloud provider gives a Service's load balancer: "a" + its UID without dashes, 32 characters at
+ * most.
+ */
 export function inTreeLoadBalancerName(serviceUid: string): string {
   return `a${serviceUid}`.replaceAll('-', '').slice(0, 32);
 }
@@ -21,13 +24,18 @@ export interface ServiceView {
   readonly loadBalancerClass: string | undefined;
   readonly annotations: Readonly<Record<string, string>>;
   /** port (number or name) -> nodePort. */
-  readonly nodePorts: readonly { readonly port: number; readonly name: string | undefined; readonly nodePort: number | undefined }[];
+  readonly nodePorts: readonly {
+    readonly port: number;
+    readonly name: string | undefined;
+    readonly nodePort: number | undefined;
+  }[];
 }
 
 export interface BindingView {
   readonly targetGroupArn: string | undefined;
   readonly targetType: string | undefined;
-  readonly service: { readonly namespace: string; readonly name: string; readonly port: number | string | undefined } | undefined;
+  readonly service:
+    { readonly namespace: string; readonly name: string; readonly port: number | string | undefined } | undefined;
 }
 
 const typeAnnotation = 'service.beta.kubernetes.io/aws-load-balancer-type';
@@ -49,10 +57,15 @@ export function servedBy(bindings: readonly BindingView[], services: readonly Se
   for (const b of bindings) {
     if (b.targetGroupArn === undefined || b.targetType === 'ip') continue;
     const svc = b.service !== undefined ? byKey.get(`${b.service.namespace}/${b.service.name}`) : undefined;
-    const port = svc?.nodePorts.find((p) => p.port === b.service?.port || (p.name !== undefined && p.name === b.service?.port))?.nodePort;
+    const port = svc?.nodePorts.find(
+      (p) => p.port === b.service?.port || (p.name !== undefined && p.name === b.service?.port),
+    )?.nodePort;
     // Two bindings of one group on different ports: every target is read.
     const known = targetGroups.get(b.targetGroupArn);
-    targetGroups.set(b.targetGroupArn, { arn: b.targetGroupArn, port: known !== undefined && known.port !== port ? undefined : port });
+    targetGroups.set(b.targetGroupArn, {
+      arn: b.targetGroupArn,
+      port: known !== undefined && known.port !== port ? undefined : port,
+    });
   }
   const classicNames: string[] = [];
   const networkNames: string[] = [];

@@ -19,7 +19,9 @@ export function csiVolumeName(driver: string, volumeHandle: string): string {
   return `${csiPrefix}${driver}^${volumeHandle}`;
 }
 
-/** The VolumeAttachment the CSI attacher creates for this volume on this node; undefined for a volume that is not CSI. */
+/**
+ * The VolumeAttachment the CSI attacher creates for this volume on this node; undefined for a volume that is not CSI.
+ */
 export function attachmentNameOf(uniqueVolumeName: string, nodeName: string): string | undefined {
   if (!uniqueVolumeName.startsWith(csiPrefix)) return undefined;
   const rest = uniqueVolumeName.slice(csiPrefix.length);
@@ -34,7 +36,10 @@ export function attachmentNameOf(uniqueVolumeName: string, nodeName: string): st
  * The attachments to wait for: one name each (`byName`), or, when a volume is not CSI (no
  * name can be derived), undefined: the cluster-wide list is the only way to know.
  */
-export function attachmentsToWaitFor(uniqueVolumeNames: Iterable<string>, nodeName: string): { readonly byName: readonly string[] } | undefined {
+export function attachmentsToWaitFor(
+  uniqueVolumeNames: Iterable<string>,
+  nodeName: string,
+): { readonly byName: readonly string[] } | undefined {
   const names = new Set<string>();
   for (const volume of uniqueVolumeNames) {
     const name = attachmentNameOf(volume, nodeName);

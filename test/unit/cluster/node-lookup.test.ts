@@ -1,7 +1,8 @@
 // The node lookup (lambda/node-lookup.ts): by EC2's private DNS name in one GET, decided by
 // spec.providerID, scanning the node list only when the name does not lead to the node.
 import { describe, expect, it } from 'vitest';
-import { createNodeLookup, type NodeReader } from '../../../lambda/adapters/kubernetes/node-lookup.js';
+import { createNodeLookup } from '../../../lambda/adapters/kubernetes/node-lookup.js';
+import { type NodeReader } from '../../../lambda/adapters/kubernetes/node-reader.js';
 import { instanceMatches } from '../../../lambda/cluster/rules/provider-id.js';
 import type { NodeInfo } from '../../../lambda/cluster/model.js';
 import type { NodeWatch } from '../../../lambda/cluster/ports/node-gateway.js';

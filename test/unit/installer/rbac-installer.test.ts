@@ -214,7 +214,9 @@ describe('RBAC installer custom resource', () => {
 describe('flow control for the drainer', () => {
   it("renders in rbac.yaml exactly the FlowSchema and PriorityLevelConfiguration the installer applies, for the drainer's group only", async () => {
     const { loadAll } = await import('js-yaml');
-    const { renderRbacYaml, flowControlObjects, installedObjects } = await import('../../../lambda/installer/rbac.js');
+    const { renderRbacYaml } = await import('../../../lambda/installer/rbac-yaml.js');
+    const { flowControlObjects } = await import('../../../lambda/installer/flow-control.js');
+    const { installedObjects } = await import('../../../lambda/installer/installed-objects.js');
     const docs = loadAll(renderRbacYaml('team-drainers', 'force', 'gnt-1')) as { kind: string }[];
     expect(docs.map((d) => d.kind)).toEqual([
       'ClusterRole',

@@ -2,7 +2,8 @@
 // cluster is refused by the version GET /version names, before anything is written; a Delete
 // never asks (it must not wedge the stack). The API server is a stub KubeHttp.
 import { describe, expect, it } from 'vitest';
-import { KubeApiError, type KubeHttp } from '../../../lambda/adapters/kubernetes/kube-http.js';
+import { KubeApiError } from '../../../lambda/adapters/kubernetes/kube-api-error.js';
+import { type KubeHttp } from '../../../lambda/adapters/kubernetes/kube-http.js';
 import { physicalIdFor } from '../../../lambda/installer/custom-resource.js';
 import {
   createInstallerHandler,

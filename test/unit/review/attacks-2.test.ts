@@ -6,7 +6,8 @@
 import { App, CfnResource, Fn, Stack } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { KubeApiError, type KubeHttp, type RequestOptions } from '../../../lambda/adapters/kubernetes/kube-http.js';
+import { KubeApiError } from '../../../lambda/adapters/kubernetes/kube-api-error.js';
+import { type KubeHttp, type RequestOptions } from '../../../lambda/adapters/kubernetes/kube-http.js';
 import { actionIdOf } from '../../../lambda/cluster/marks/drain-record.js';
 import { excludeFromLoadBalancersLabel } from '../../../lambda/cluster/marks/mark-keys.js';
 import { type DrainRecord } from '../../../lambda/cluster/model.js';

@@ -2,7 +2,8 @@
 // balancers let go) and 21 (waves at fleet scale). Each test states the behaviour the issue
 // or the design promises; each failed against d77bbb3.
 import { describe, expect, it } from 'vitest';
-import { createNodeLookup, type NodeReader } from '../../../lambda/adapters/kubernetes/node-lookup.js';
+import { createNodeLookup } from '../../../lambda/adapters/kubernetes/node-lookup.js';
+import { type NodeReader } from '../../../lambda/adapters/kubernetes/node-reader.js';
 import { instanceMatches } from '../../../lambda/cluster/rules/provider-id.js';
 import type { NodeInfo } from '../../../lambda/cluster/model.js';
 import type { NodeWatch } from '../../../lambda/cluster/ports/node-gateway.js';

@@ -8,7 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { selectorString, toDeploymentInfo, toReplicaPod } from '../../../lambda/adapters/kubernetes/deployment-api.js';
 import { formatDrainRecord, parseDrainRecord } from '../../../lambda/cluster/marks/drain-record.js';
 import { type DrainRecord } from '../../../lambda/cluster/model.js';
-import { installedObjects, rbacRulesFor, renderSurgeYaml } from '../../../lambda/installer/rbac.js';
+import { installedObjects } from '../../../lambda/installer/installed-objects.js';
+import { rbacRulesFor } from '../../../lambda/installer/rbac.js';
+import { renderSurgeYaml } from '../../../lambda/installer/rbac-yaml.js';
 import { parseConfig, toEnvironment } from '../../../lambda/shared/config.js';
 
 const base = { CLUSTER_NAME: 'prod', AUTO_SCALING_GROUP_NAMES: 'workers', LIFECYCLE_HOOK_NAMES: 'workers-terminate' };

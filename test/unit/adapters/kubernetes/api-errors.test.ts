@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KubeApiError } from '../../../../lambda/adapters/kubernetes/kube-http.js';
+import { KubeApiError } from '../../../../lambda/adapters/kubernetes/kube-api-error.js';
 import { mapEvictionError } from '../../../../lambda/adapters/kubernetes/api-errors.js';
 import { AccessDeniedError } from '../../../../lambda/shared/errors.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffMs, isRetryable, KubeApiError } from '../../../../lambda/adapters/kubernetes/kube-http.js';
+import { backoffMs, isRetryable, KubeApiError } from '../../../../lambda/adapters/kubernetes/kube-api-error.js';
 
 const apiError = (code: number, headers: Record<string, string> = {}) =>
   new KubeApiError(code, undefined, headers, 'GET /x');

@@ -2,7 +2,8 @@
 // a GET each, gone for good on 404, a failed read keeping the last view, RBAC named as RBAC.
 import { describe, expect, it } from 'vitest';
 import { openNamedAttachments } from '../../../../lambda/adapters/kubernetes/named-attachments.js';
-import { KubeApiError, type KubeHttp } from '../../../../lambda/adapters/kubernetes/kube-http.js';
+import { KubeApiError } from '../../../../lambda/adapters/kubernetes/kube-api-error.js';
+import { type KubeHttp } from '../../../../lambda/adapters/kubernetes/kube-http.js';
 import { AccessDeniedError } from '../../../../lambda/shared/errors.js';
 import { MemoryLog } from '../../../fakes/fake-world.js';
 
