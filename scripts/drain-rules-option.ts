@@ -27,7 +27,7 @@ export function rulesFromOptions(o: RuleOptions): DrainRuleSettings {
   const problems = drainRuleProblems(rules);
   if (problems.length > 0) throw new UsageError(`--drain-rules: ${problems.join('; ')}`);
   return {
-    rules: rules as DrainRuleSettings['rules'],
+    drainRules: rules as DrainRuleSettings['drainRules'],
     evictDaemonSetPods: o['evict-daemonset-pods'] === true || defaultDrainRuleSettings.evictDaemonSetPods,
   };
 }

@@ -4,7 +4,8 @@
 import type { Blocked, NodeInfo, PodInfo } from '../cluster/model.js';
 import type { EventRecorder } from '../cluster/ports/event-recorder.js';
 import type { PodGateway } from '../cluster/ports/pod-gateway.js';
-import type { PodRule } from '../cluster/rules/drain-rules.js';
+import type { PodRule, WaitRule } from '../cluster/rules/drain-rules.js';
+import { isWaitedFor, waitEndMs, waitsUntilDeadline, type Planned } from '../cluster/rules/drain-plan.js';
 import {
   evictionBlocked,
   evictionBlockedLong,
@@ -113,15 +114,15 @@ export async function reportForced(
  */
 export async function reportBatchWait(
   node: NodeRef,
-  pods: readonly { pod: PodInfo; rule: PodRule }[],
+  pods: readonly Planned<WaitRule>[],
   untilMs: number,
   deps: ReportDeps,
   resumed: boolean,
 ): Promise<void> {
   const names = pods.map(({ pod, rule }) => `${podKey(pod)} (${rule.source})`);
-  const until = pods.every(({ rule }) => rule.waitBound === 'deadline')
+  const until = pods.every(({ rule }) => waitsUntilDeadline(rule))
     ? `the drain deadline (${new Date(untilMs).toISOString()}; WaitCompleted: never evicted)`
-    : new Date(Math.min(untilMs, ...pods.map(({ rule }) => rule.untilMs ?? untilMs))).toISOString();
+    : new Date(Math.min(...pods.map(({ rule }) => waitEndMs(rule, untilMs)))).toISOString();
   if (resumed) {
     deps.log.info('still waiting for batch pods to finish', { pods: names, batchWaitUntil: until });
     return;
@@ -162,11 +163,11 @@ export async function announceWaitsAndSkips(
 ): Promise<void> {
   const fresh = (pods: readonly PodInfo[]) =>
     pods.filter((p) => !o.announced.has(p.uid)).map((pod) => ({ pod, rule: o.ruleOf(pod) }));
-  const waiting = fresh(o.waiting);
+  const waiting = fresh(o.waiting).flatMap(({ pod, rule }) => (isWaitedFor(rule) ? [{ pod, rule }] : []));
   const skipped = fresh(o.skipped);
   for (const { pod } of [...waiting, ...skipped]) o.announced.add(pod.uid);
-  const untilEnd = waiting.filter(({ rule }) => rule.waitBound === 'deadline');
-  const bounded = waiting.filter(({ rule }) => rule.waitBound !== 'deadline');
+  const untilEnd = waiting.filter(({ rule }) => waitsUntilDeadline(rule));
+  const bounded = waiting.filter(({ rule }) => !waitsUntilDeadline(rule));
   if (bounded.length > 0 && o.batchUntilMs !== undefined)
     await reportBatchWait(o.node, bounded, o.batchUntilMs, deps, o.resumed);
   if (untilEnd.length > 0) await reportBatchWait(o.node, untilEnd, o.deadlineMs, deps, o.resumed);

@@ -2,7 +2,8 @@
 // node must see gone, those waited for (WaitCompleted), those evicted now or later (by order),
 // and those the rules leave running (Skip). Re-derived at every pass from the live pod list.
 import type { PodInfo } from '../cluster/model.js';
-import { podRule, type DrainRuleSettings, type PodRule } from '../cluster/rules/drain-rules.js';
+import type { DrainRuleSettings, PodRule } from '../cluster/rules/drain-rules.js';
+import { drainPlan, evictionOrder, isWaitedFor, mustLeave, waitEndMs } from '../cluster/rules/drain-plan.js';
 import { isTerminating } from '../cluster/rules/pods.js';
 import { DeadlinePolicy } from '../shared/deadline-policy.js';
 import { drainDeadlineMs, type Attempt, type DrainMoment } from './rules.js';
@@ -37,39 +38,30 @@ export interface SortInput {
 
 export function sortPods(input: SortInput): SortedPods {
   const { batch, nowMs } = input;
-  const rules = new Map<string, PodRule>(input.pods.map((p) => [p.uid, podRule(p, input.settings, nowMs)]));
-  const ruleOf = (pod: PodInfo): PodRule => rules.get(pod.uid) ?? podRule(pod, input.settings, nowMs);
+  const { ruleOf, leave } = drainPlan(input.pods, input.settings, nowMs);
   const counted = input.pods.filter((p) => !input.ignored(p));
-  const remaining = counted.filter((p) => ruleOf(p).behavior !== 'Skip');
-  const waitCompleted = remaining.filter((p) => ruleOf(p).behavior === 'WaitCompleted');
+  const remaining = counted.filter((p) => mustLeave(ruleOf(p)));
+  const waitEnd = (pod: PodInfo, untilMs: number): number => {
+    const rule = ruleOf(pod);
+    return isWaitedFor(rule) ? waitEndMs(rule, untilMs) : Number.NEGATIVE_INFINITY;
+  };
   const waiting =
-    batch === undefined
-      ? []
-      : waitCompleted.filter((p) => !isTerminating(p) && nowMs < waitEndMs(ruleOf(p), batch.untilMs));
+    batch === undefined ? [] : remaining.filter((p) => !isTerminating(p) && nowMs < waitEnd(p, batch.untilMs));
   // Pods waited for do not hold the orders back: the rest of the node drains meanwhile.
   const evictable = remaining.filter((p) => !waiting.includes(p));
   return {
     remaining,
     waiting,
     evictable,
-    skipped: counted.filter((p) => ruleOf(p).behavior === 'Skip' && ruleOf(p).builtIn !== true),
-    holdsBatchDeadline: batch !== undefined && waitCompleted.length > 0,
+    skipped: leave.map(({ pod }) => pod).filter((p) => !input.ignored(p)),
+    holdsBatchDeadline: batch !== undefined && remaining.some((p) => isWaitedFor(ruleOf(p))),
     waitEndsMs:
-      batch === undefined
-        ? Number.POSITIVE_INFINITY
-        : Math.min(...waiting.map((p) => waitEndMs(ruleOf(p), batch.untilMs))),
-    tier: Math.min(...evictable.map((p) => ruleOf(p).order)),
+      batch === undefined ? Number.POSITIVE_INFINITY : Math.min(...waiting.map((p) => waitEnd(p, batch.untilMs))),
+    tier: Math.min(...evictable.map((p) => evictionOrder(ruleOf(p)))),
     ruleOf,
   };
 }
 
-/** Until when a WaitCompleted pod is waited for: the batch wait (or its do-not-disrupt time), or for good. */
-function waitEndMs(rule: PodRule, batchUntilMs: number): number {
-  if (rule.waitBound === 'deadline') return Number.POSITIVE_INFINITY;
-  return Math.min(batchUntilMs, rule.untilMs ?? Number.POSITIVE_INFINITY);
-}
-
-/** The pods as one pass sees them. */
 export interface PassView {
   readonly remaining: readonly PodInfo[];
   /** Batch pods waited for (not evicted yet). */
@@ -129,7 +121,7 @@ export function passView(o: PassOptions, state: PassState): PassView {
     windowMs: o.window.endMs - o.window.startMs,
     hardDeadlineMs: o.hardDeadlineMs,
     tier,
-    orderOf: (pod) => sorted.ruleOf(pod).order,
+    orderOf: (pod) => evictionOrder(sorted.ruleOf(pod)),
     tierReachedMs,
     attempts: state.attempts,
     accepted: state.accepted,

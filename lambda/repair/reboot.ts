@@ -8,7 +8,8 @@
 // reboot is replaced instead.
 import { repairRebooted, repairRecovered, repairReplacing } from '../cluster/events/repair-events.js';
 import type { RepairRecord } from '../cluster/model.js';
-import { podRule, drainRuleSettings } from '../cluster/rules/drain-rules.js';
+import { podRule } from '../cluster/rules/drain-rules.js';
+import { isEvicted, mustLeave } from '../cluster/rules/drain-plan.js';
 import { isDrainable, isTerminating } from '../cluster/rules/pods.js';
 
 import type { Judged, RepairDeps, RepairReport } from './repair-ports.js';
@@ -41,12 +42,12 @@ async function drainThenReboot(deps: RepairDeps, j: Judged, record: RepairRecord
   const ruled = watch
     .current()
     .filter(isDrainable)
-    .map((pod) => ({ pod, rule: podRule(pod, drainRuleSettings(deps.config), now) }))
-    .filter(({ rule }) => rule.behavior !== 'Skip');
+    .map((pod) => ({ pod, rule: podRule(pod, deps.config, now) }))
+    .filter(({ rule }) => mustLeave(rule));
   watch.close();
   const pods = ruled.map(({ pod }) => pod);
   if (pods.length > 0 && now < record.decidedAtMs + deps.config.drainTimeoutSeconds * 1000) {
-    for (const { pod } of ruled.filter(({ pod, rule }) => !isTerminating(pod) && rule.waitBound !== 'deadline'))
+    for (const { pod } of ruled.filter(({ pod, rule }) => !isTerminating(pod) && isEvicted(rule)))
       await deps.cluster.evictPod(pod);
     return;
   }

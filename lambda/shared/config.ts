@@ -4,7 +4,7 @@ import { actionCapSeconds, longestWaits, timeoutProblems, type CheckedValues } f
 import type { ChoiceConfig, ChoiceConfigInput } from './choice-variables.js';
 import { drainRuleProblems, type DrainRuleConfig, type DrainRuleConfigInput } from './drain-rule-variables.js';
 import type { ReleaseConfig, ReleaseConfigInput } from './release-variables.js';
-import type { SurgeConfig, SurgeConfigInput } from './surge-variables.js';
+import { surgeSettings, type SurgeConfig, type SurgeConfigInput, type SurgeSettings } from './surge-variables.js';
 import { configVariables, type Variable } from './config-variables.js';
 import { DeadlinePolicy } from './deadline-policy.js';
 import { Mode } from './mode.js';
@@ -39,6 +39,8 @@ export {
 export const metricsNamespace = 'GracefulNodeTermination';
 
 export interface Config extends ChoiceConfig, ReleaseConfig, DrainRuleConfig, SurgeConfig {
+  /** Surge before evict as the drain reads it, derived once from the SURGE_* variables; undefined: off. */
+  readonly surge: SurgeSettings | undefined;
   /** EKS cluster name: the token's x-k8s-aws-id and the DescribeCluster target. */
   readonly clusterName: string;
   /** Auto Scaling groups this deployment acts for; anything else is refused. */
@@ -166,6 +168,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     ...values,
+    surge: surgeSettings(values as unknown as SurgeConfig),
     repair: values['repair'] || undefined,
     reconcileIntervalMinutes: values['reconcileIntervalMinutes'] ?? derivedInterval(values),
   } as unknown as Config;

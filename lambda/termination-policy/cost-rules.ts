@@ -6,6 +6,7 @@
 import type { CostPod } from '../cluster/ports/choice-gateway.js';
 import type { PodInfo } from '../cluster/model.js';
 import { defaultDrainRuleSettings, podRule, type PodRule } from '../cluster/rules/drain-rules.js';
+import { isWaitedFor, mustLeave } from '../cluster/rules/drain-plan.js';
 import { isDrainable, isTerminating, podKey } from '../cluster/rules/pods.js';
 
 /** Each pod's drain rule, as the deployment's drains would apply it. */
@@ -34,11 +35,11 @@ export interface NodeCost {
 
 /** The pods the drain would evict or wait for (not DaemonSet, mirror, finished, skipped or already leaving pods). */
 export const departing = (pods: readonly CostPod[], ruleOf: RuleOf = byDefaultRules): CostPod[] =>
-  pods.filter((p) => isDrainable(p.info) && !isTerminating(p.info) && ruleOf(p.info).behavior !== 'Skip');
+  pods.filter((p) => isDrainable(p.info) && !isTerminating(p.info) && mustLeave(ruleOf(p.info)));
 
 /** A pod the drain waits for (WaitCompleted: a Job's, a do-not-disrupt pod, one a drain rule says so of). */
 export function runsBatchWork(pod: CostPod, ruleOf: RuleOf = byDefaultRules): Blocker | undefined {
-  if (ruleOf(pod.info).behavior !== 'WaitCompleted') return undefined;
+  if (!isWaitedFor(ruleOf(pod.info))) return undefined;
   return {
     rule: 'runs-batch-work',
     pod: podKey(pod.info),

@@ -2,7 +2,7 @@
 // cost (flat in cluster size: their nodes by name, their pods, budgets and workloads), rank,
 // choose within Auto Scaling's capacity, and either answer or defer; past the maximum deferral
 // Auto Scaling's own suggestion stands. Every decision is an Event on the nodes and a metric.
-import type { ClusterEvent, NodeInfo, PodInfo } from '../cluster/model.js';
+import type { ClusterEvent, NodeInfo } from '../cluster/model.js';
 import type { ClusterGateway } from '../cluster/ports/cluster-gateway.js';
 import {
   chosenForTermination,
@@ -17,7 +17,7 @@ import type { Confirmed, Outcome, TriggerContext } from '../trigger.js';
 import { choose, type Candidate, type Choice, type Ranked } from './choose.js';
 import { nodeCost, type NodeCost } from './cost-rules.js';
 
-import { podRule, drainRuleSettings } from '../cluster/rules/drain-rules.js';
+import { drainPlan } from '../cluster/rules/drain-plan.js';
 
 import { deferredSinceMs, isCurrent, maxDeferralMs } from './deferral.js';
 import type { ChoiceRequest } from './payload.js';
@@ -60,8 +60,11 @@ export async function decide(w: Confirmed<ChoiceWork>, ctx: TriggerContext, obse
   );
   const nodes = new Map([...byInstance.values()].map((n) => [n.name, n]));
   const pods = await cluster.podsForChoice([...nodes.keys()]);
-  const nowMs = ctx.clock.now();
-  const ruleOf = (pod: PodInfo) => podRule(pod, drainRuleSettings(ctx.config), nowMs);
+  const { ruleOf } = drainPlan(
+    [...pods.values()].flatMap((ps) => ps.map((p) => p.info)),
+    ctx.config,
+    ctx.clock.now(),
+  );
   const candidates: Candidate[] = request.suggested.map((s) => {
     const node = byInstance.get(s.instanceId);
     return {

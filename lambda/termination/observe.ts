@@ -9,10 +9,9 @@ import type { Finding } from '../cluster/ports/drainability-gateway.js';
 import { evictionWouldBeBlocked } from '../cluster/events/eviction-events.js';
 import { listed } from '../cluster/events/event-shapes.js';
 import { terminationObserved } from '../cluster/events/termination-events.js';
-import { podRule, drainRuleSettings } from '../cluster/rules/drain-rules.js';
+import { drainPlan, isEvicted, waitsUntilDeadline } from '../cluster/rules/drain-plan.js';
 import { isTerminating, podKey } from '../cluster/rules/pods.js';
 
-import { surgeSettings } from '../shared/surge-variables.js';
 import { describeSurges, leavingWith, observeSurges, type ObservedSurge } from './observe-surges.js';
 import type { LifecycleNotification } from '../inbound/lifecycle-message.js';
 import { asError } from '../shared/log.js';
@@ -106,33 +105,28 @@ async function planOf(
   n: LifecycleNotification,
   ctx: TriggerContext,
 ): Promise<ObservedPlan> {
-  const nowMs = ctx.clock.now();
-  const ruled = (await podsOf(cluster, nodeName))
-    .filter((p) => !isTerminating(p))
-    .map((p) => ({ p, r: podRule(p, drainRuleSettings(ctx.config), nowMs) }));
-  const pods = ruled.filter(({ r }) => r.behavior !== 'Skip').map(({ p }) => p);
-  const batch = ruled.filter(({ r }) => r.behavior === 'WaitCompleted').map(({ p }) => p);
-  const evict = ruled
-    .filter(({ r }) => r.behavior === 'Drain')
-    .sort((a, b) => a.r.order - b.r.order)
-    .map(({ p }) => p);
-  const leave = ruled.filter(({ r }) => r.behavior === 'Skip' && r.builtIn !== true).map(({ p }) => podKey(p));
+  const plan = drainPlan(
+    (await podsOf(cluster, nodeName)).filter((p) => !isTerminating(p)),
+    ctx.config,
+    ctx.clock.now(),
+  );
+  const pods = [...plan.evict, ...plan.waitFor].map(({ pod }) => pod);
+  const evict = plan.evict.map(({ pod }) => pod);
+  const leave = plan.leave.map(({ pod }) => podKey(pod));
   const findings: readonly Finding[] = await cluster.drainability([nodeName]).catch((error: unknown) => {
     ctx.log.warn('observe mode: could not work out what would block the evictions', asError(error));
     return [];
   });
   // Only pods the drain would evict can be held up by their budgets (never Skip or Cluster API's WaitCompleted ones).
-  const evicted = new Set(
-    ruled.filter(({ r }) => r.behavior === 'Drain' || r.waitBound === 'batch-wait').map(({ p }) => podKey(p)),
-  );
+  const evicted = new Set(pods.filter((p) => isEvicted(plan.ruleOf(p))).map(podKey));
   const blocked = findings
     .filter((f) => f.severity !== 'info' && f.budget !== undefined && evicted.has(f.pod))
     .map((f) => ({ pod: f.pod, why: f.why, budget: f.budget }));
-  const waitUntilDeadline = ruled.filter(({ r }) => r.waitBound === 'deadline').map(({ p }) => podKey(p));
+  const waitUntilDeadline = plan.waitFor.filter(({ rule }) => waitsUntilDeadline(rule)).map(({ pod }) => podKey(pod));
   const siblings = await siblingsOf(n, ctx);
   const leaving = () => leavingWith(cluster, nodeName, siblings, ctx.config.deploymentName, ctx.log);
   const surges = await observeSurges(cluster, evict, {
-    settings: surgeSettings(ctx.config),
+    settings: ctx.config.surge,
     leaving,
     clock: ctx.clock,
     log: ctx.log,
@@ -140,7 +134,7 @@ async function planOf(
   return {
     node: nodeName,
     evict: evict.map(podKey),
-    waitFor: batch.map(podKey),
+    waitFor: plan.waitFor.map(({ pod }) => podKey(pod)),
     waitUntilDeadline,
     leave,
     blocked,

@@ -8,6 +8,7 @@
 import { instanceRetainedMessage } from '../cluster/events/log-messages.js';
 import { drainInProgress, tellConditions } from '../cluster/rules/lifecycle-conditions.js';
 import { podRule } from '../cluster/rules/drain-rules.js';
+import { mustLeave } from '../cluster/rules/drain-plan.js';
 import { isDrainable, isTerminating, podKey } from '../cluster/rules/pods.js';
 import { DeadlinePolicy } from '../shared/deadline-policy.js';
 import { claimValue, parseClaim } from './claim.js';
@@ -62,9 +63,7 @@ function podsStayUnderRetain(run: Run): boolean {
   const nowMs = run.deps.clock.now();
   const left = run.pods.watch
     .current()
-    .filter(
-      (p) => isDrainable(p) && !isTerminating(p) && podRule(p, run.request.drainRules, nowMs).behavior !== 'Skip',
-    );
+    .filter((p) => isDrainable(p) && !isTerminating(p) && mustLeave(podRule(p, run.request.drainRules, nowMs)));
   if (left.length === 0) return false;
   run.deps.log.error(instanceRetainedMessage, {
     reason: 'pods came back onto the node and stay (DEADLINE_POLICY=retain)',

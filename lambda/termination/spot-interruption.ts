@@ -5,7 +5,6 @@
 // a deadline that ends before the two minutes are up and the configured policy (retain cannot keep a Spot instance: it
 // deletes nothing, as leave).
 // https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-instance-termination-notices.html
-import { drainRuleSettings } from '../cluster/rules/drain-rules.js';
 import type { ClusterGateway } from '../cluster/ports/cluster-gateway.js';
 import { spotInterruptionDrained } from '../cluster/events/termination-events.js';
 import type { DeliveryOf } from '../inbound/deliveries.js';
@@ -15,7 +14,6 @@ import { ServiceBusyError } from '../shared/errors.js';
 import { asError } from '../shared/log.js';
 import { confirmed, detailType, type Confirmed, type Trigger, type TriggerContext } from '../trigger.js';
 import { terminate } from './pipeline.js';
-import { surgeSettings } from '../shared/surge-variables.js';
 import { secondsSince, terminateDeps, type Deadlines, type Ending, type TerminationRequest } from './state.js';
 
 /** EC2's notice before it reclaims a Spot instance. */
@@ -205,9 +203,9 @@ function spotRequest(w: Confirmed<SpotWarning>, ctx: TriggerContext, cluster: Cl
     deadlinePolicy: config.deadlinePolicy === DeadlinePolicy.RETAIN ? DeadlinePolicy.LEAVE : config.deadlinePolicy,
     blockedReportMs: config.blockedReportSeconds * 1000,
     evictionConcurrency: config.evictionConcurrency,
-    drainRules: drainRuleSettings(config),
+    drainRules: config,
     cordonDoomedSiblings: config.cordonDoomedSiblings,
-    surge: surgeSettings(config),
+    surge: config.surge,
     owner: config.deploymentName,
     ending: spotEnding(w, ctx, cluster),
   };

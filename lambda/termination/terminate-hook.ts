@@ -4,7 +4,6 @@
 // Lifecycle Action" and ends before any write, with no completion. It ends by completing the
 // action; "No active Lifecycle Action" then means another delivery completed it or the hook
 // timed out: done either way.
-import { drainRuleSettings } from '../cluster/rules/drain-rules.js';
 import type { ClusterGateway } from '../cluster/ports/cluster-gateway.js';
 import { accessDenied, lifecycleActionCompleted } from '../cluster/events/termination-events.js';
 import { accessDeniedMessage } from '../cluster/events/log-messages.js';
@@ -20,7 +19,6 @@ import { confirmed, type Confirmed, type Trigger, type TriggerContext } from '..
 import { observeTermination } from './observe.js';
 import { terminate } from './pipeline.js';
 import { planTermination } from './plan.js';
-import { surgeSettings } from '../shared/surge-variables.js';
 import {
   secondsSince,
   terminateDeps,
@@ -102,9 +100,9 @@ function terminationRequest(
     waitForVolumeDetach: config.waitForVolumeDetach,
     blockedReportMs: config.blockedReportSeconds * 1000,
     evictionConcurrency: config.evictionConcurrency,
-    drainRules: drainRuleSettings(config),
+    drainRules: config,
     cordonDoomedSiblings: config.cordonDoomedSiblings,
-    surge: surgeSettings(config),
+    surge: config.surge,
     owner: config.deploymentName,
     ending: lifecycleEnding(n, ctx, cluster),
     handOff:

@@ -14,6 +14,7 @@ import {
   type PodRule,
 } from '../../cluster/rules/drain-rules.js';
 import { type DrainBehavior } from '../../shared/drain-rule-variables.js';
+import { isEvicted, isWaitedFor, mustLeave, planRank, waitsUntilDeadline } from '../../cluster/rules/drain-plan.js';
 import { toleratesUnschedulable } from '../../cluster/rules/pods.js';
 import { mapWithConcurrency } from '../../shared/concurrency.js';
 import { classify } from './api-errors.js';
@@ -47,7 +48,6 @@ export interface PodRuleRow {
 /** The rule of every pod on the nodes, in the order the drain takes them (Skip last). */
 export function podRules(input: PreflightInput, nowMs = Date.now()): PodRuleRow[] {
   const leaving = new Set(input.nodes);
-  const rank = { WaitCompleted: 0, Drain: 1, Skip: 2 } as const;
   return input.pods
     .filter((p) => leaving.has(p.spec?.nodeName ?? '') && !p.metadata?.deletionTimestamp)
     .map((p) => ({
@@ -55,21 +55,21 @@ export function podRules(input: PreflightInput, nowMs = Date.now()): PodRuleRow[
       pod: key(p),
       rule: podRule(toPodInfo(p), input.rules ?? defaultDrainRuleSettings, nowMs),
     }))
-    .filter(({ rule }) => !(rule.behavior === 'Skip' && rule.source === 'finished'))
+    .filter(({ rule }) => rule.source !== 'finished')
+    .sort(
+      (a, b) =>
+        a.node.localeCompare(b.node) ||
+        planRank(a.rule) - planRank(b.rule) ||
+        orderOf(a.rule) - orderOf(b.rule) ||
+        a.pod.localeCompare(b.pod),
+    )
     .map(({ node, pod, rule }) => ({
       node,
       pod,
       behavior: rule.behavior,
-      order: rule.behavior === 'Drain' ? rule.order : undefined,
+      order: 'order' in rule ? rule.order : undefined,
       source: rule.source,
-    }))
-    .sort(
-      (a, b) =>
-        a.node.localeCompare(b.node) ||
-        rank[a.behavior] - rank[b.behavior] ||
-        (a.order ?? 0) - (b.order ?? 0) ||
-        a.pod.localeCompare(b.pod),
-    );
+    }));
 }
 
 /** A label selector as budgets use it (matchLabels and matchExpressions). */
@@ -95,11 +95,11 @@ export function analyseDrainability(input: PreflightInput): Finding[] {
     if (node === undefined || !leaving.has(node) || pod.metadata?.deletionTimestamp) continue;
     const info = toPodInfo(pod);
     const rule = podRule(info, input.rules ?? defaultDrainRuleSettings, Date.now());
-    if (rule.behavior === 'Skip') continue;
+    if (!mustLeave(rule)) continue;
     const add = (f: Omit<Finding, 'node' | 'pod'>) => findings.push({ node, pod: key(pod), ...f });
     podFindings(info, rule, add);
     // Cluster API's WaitCompleted pods are never evicted: their budgets hold nothing up.
-    if (rule.waitBound !== 'deadline') budgetFindings(pod, input, leaving, budgetsOf, add);
+    if (isEvicted(rule)) budgetFindings(pod, input, leaving, budgetsOf, add);
   }
   if (input.terminateFirst) findings.push(...terminateFirstDeadlocks(input, leaving, budgetsOf));
   return findings;
@@ -109,15 +109,14 @@ type Add = (f: Omit<Finding, 'node' | 'pod'>) => void;
 
 /** What the pod itself says: batch work waited for, no controller, a toleration of the cordon. */
 function podFindings(info: PodInfo, rule: PodRule, add: Add): void {
-  if (rule.behavior === 'WaitCompleted') {
+  if (isWaitedFor(rule)) {
     add({
       kind: 'waits-for-completion',
       severity: 'info',
-      why:
-        rule.waitBound === 'deadline'
-          ? `${rule.source}: never evicted; the drain waits for it to finish until its deadline`
-          : `${rule.source}: the drain waits for it to finish (BATCH_WAIT_SECONDS${atMostUntil(rule.untilMs)}) ` +
-            'before evicting it',
+      why: waitsUntilDeadline(rule)
+        ? `${rule.source}: never evicted; the drain waits for it to finish until its deadline`
+        : `${rule.source}: the drain waits for it to finish (BATCH_WAIT_SECONDS${atMostUntil(rule.untilMs)}) ` +
+          'before evicting it',
     });
   }
   if (info.controllerKind === undefined) {
@@ -219,7 +218,7 @@ function terminateFirstDeadlocks(
     // Only pods the drain evicts count: not those its rules leave (Skip) or never evict (WaitCompleted until the
     // deadline).
     const rule = podRule(toPodInfo(pod), input.rules ?? defaultDrainRuleSettings, Date.now());
-    if (rule.behavior === 'Skip' || rule.waitBound === 'deadline') continue;
+    if (!isEvicted(rule)) continue;
     const budgets = budgetsOf(pod);
     if (budgets.length !== 1) continue;
     const k = `${node}/${budgets[0]!.metadata?.name}`;
@@ -274,3 +273,6 @@ export function createDrainabilityApi(kube: KubeHttp): DrainabilityGateway {
 
 const atMostUntil = (ms: number | undefined) =>
   ms !== undefined ? `, at most until ${new Date(ms).toISOString()}` : '';
+
+/** A Drain rule's order, for sorting rows within a behaviour (0 for the others). */
+const orderOf = (rule: PodRule): number => ('order' in rule ? rule.order : 0);

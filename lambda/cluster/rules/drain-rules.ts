@@ -9,7 +9,6 @@ import { isCritical, isDaemonSetPod, isFinished, isMirrorPod } from './pods.js';
 import { doNotDisruptAnnotation, doNotDisruptUntilMs } from './do-not-disrupt.js';
 import {
   type DrainRuleSpec,
-  type DrainBehavior,
   drainBehaviors,
   namespaceNameLabel,
   type DrainRuleConfig,
@@ -30,56 +29,64 @@ export const drainOrderKey = 'graceful-node-termination/drain-order';
  */
 export const defaultOrders = { pods: 0, daemonSetPods: 1000, criticalPods: 2000, criticalDaemonSetPods: 3000 } as const;
 
-export interface DrainRuleSettings {
-  readonly rules: readonly DrainRuleSpec[];
-  /**
-   * DaemonSet pods are evicted too, after the rest (Karpenter's order); off: left running, as kubectl drain
-   * --ignore-daemonsets does.
-   */
-  readonly evictDaemonSetPods: boolean;
-}
+/** The deployment's drain rule settings, as the configuration holds them (DRAIN_RULES, EVICT_DAEMONSET_PODS). */
+export type DrainRuleSettings = DrainRuleConfig;
 
-export const defaultDrainRuleSettings: DrainRuleSettings = { rules: [], evictDaemonSetPods: false };
+export const defaultDrainRuleSettings: DrainRuleSettings = { drainRules: [], evictDaemonSetPods: false };
 
-/** What the drain does with one pod, and why (the source `check` and the Events name). */
-export interface PodRule {
-  readonly behavior: DrainBehavior;
-  /** Drain: lower orders leave first; the next order begins once the pods of the lower ones are gone. */
-  readonly order: number;
+/**
+ * What the drain does with one pod, and why (the source `check` and the Events name). Read through the plan
+ * (drain-plan.ts): its named readings are the only places that branch on a behaviour.
+ */
+export type PodRule = EvictRule | WaitRule | LeaveRule;
+
+interface RuleBase {
   readonly source: string;
   /** A built-in rule (static, finished and DaemonSet pods, the defaults), not one a user wrote: not told. */
   readonly builtIn?: true | undefined;
+}
+
+/** Drain: evicted; lower orders leave first, the next order begins once the pods of the lower ones are gone. */
+export interface EvictRule extends RuleBase {
+  readonly behavior: 'Drain';
+  readonly order: number;
+}
+
+/** WaitCompleted: waited for to finish. */
+export interface WaitRule extends RuleBase {
+  readonly behavior: 'WaitCompleted';
   /**
-   * WaitCompleted only. 'batch-wait': waited for within BATCH_WAIT_SECONDS, then evicted (Jobs and
-   * do-not-disrupt pods, as before drain rules). 'deadline': never evicted (Cluster API's
-   * WaitCompleted); the drain waits until the batch-extended deadline.
+   * 'batch-wait': waited for within BATCH_WAIT_SECONDS, then evicted (Jobs and do-not-disrupt pods, as before
+   * drain rules). 'deadline': never evicted (Cluster API's WaitCompleted); the drain waits until the batch-extended
+   * deadline.
    */
-  readonly waitBound?: 'batch-wait' | 'deadline' | undefined;
-  /** WaitCompleted by a do-not-disrupt duration: evictable from then on. */
+  readonly bound: 'batch-wait' | 'deadline';
+  /** Waited for by a do-not-disrupt duration: evictable from then on. */
   readonly untilMs?: number | undefined;
+}
+
+/** Skip: left running; the node goes without it. */
+export interface LeaveRule extends RuleBase {
+  readonly behavior: 'Skip';
 }
 
 /** The rule for one pod now (a do-not-disrupt duration elapses). First that applies wins. */
 export function podRule(pod: PodInfo, settings: DrainRuleSettings, nowMs: number): PodRule {
-  if (isMirrorPod(pod))
-    return { behavior: 'Skip', order: 0, source: 'static pod (the kubelet owns it)', builtIn: true };
-  if (isFinished(pod)) return { behavior: 'Skip', order: 0, source: 'finished', builtIn: true };
+  if (isMirrorPod(pod)) return { behavior: 'Skip', source: 'static pod (the kubelet owns it)', builtIn: true };
+  if (isFinished(pod)) return { behavior: 'Skip', source: 'finished', builtIn: true };
   if (isDaemonSetPod(pod) && !settings.evictDaemonSetPods)
-    return { behavior: 'Skip', order: 0, source: 'DaemonSet pod (EVICT_DAEMONSET_PODS off)', builtIn: true };
-  return fromPod(pod) ?? fromBatchMarks(pod, nowMs) ?? fromRules(pod, settings.rules) ?? byDefault(pod);
+    return { behavior: 'Skip', source: 'DaemonSet pod (EVICT_DAEMONSET_PODS off)', builtIn: true };
+  return fromPod(pod) ?? fromBatchMarks(pod, nowMs) ?? fromRules(pod, settings.drainRules) ?? byDefault(pod);
 }
-
-/** Pods the drain sees gone before the node may go (Skip: left running). */
-export const isLeftByRule = (rule: PodRule) => rule.behavior === 'Skip';
 
 function fromPod(pod: PodInfo): PodRule | undefined {
   const capi = pod.labels?.[capiDrainLabel];
   if (capi !== undefined) {
     // Cluster API compares case-insensitively and also takes `waitcompleted`; any other value drains.
     const value = capi.toLowerCase().replace('-', '');
-    if (value === 'skip') return { behavior: 'Skip', order: 0, source: `label ${capiDrainLabel}=${capi}` };
+    if (value === 'skip') return { behavior: 'Skip', source: `label ${capiDrainLabel}=${capi}` };
     if (value === 'waitcompleted')
-      return { behavior: 'WaitCompleted', order: 0, source: `label ${capiDrainLabel}=${capi}`, waitBound: 'deadline' };
+      return { behavior: 'WaitCompleted', source: `label ${capiDrainLabel}=${capi}`, bound: 'deadline' };
   }
   const ours = pod.labels?.[drainBehaviorKey] ?? pod.annotations[drainBehaviorKey];
   const order = parseOrder(pod.labels?.[drainOrderKey] ?? pod.annotations[drainOrderKey]);
@@ -87,41 +94,34 @@ function fromPod(pod: PodInfo): PodRule | undefined {
     ours === undefined
       ? undefined
       : drainBehaviors.find((b) => b.toLowerCase() === ours.toLowerCase().replace('-', ''));
-  if (behavior === 'Skip' || behavior === 'WaitCompleted') {
-    return {
-      behavior,
-      order: 0,
-      source: `${drainBehaviorKey}=${ours}`,
-      ...(behavior === 'WaitCompleted' ? { waitBound: 'deadline' as const } : {}),
-    };
+  const source = `${drainBehaviorKey}=${ours}`;
+  switch (behavior) {
+    case 'Skip':
+      return { behavior, source };
+    case 'WaitCompleted':
+      return { behavior, source, bound: 'deadline' };
+    case 'Drain':
+      return {
+        behavior,
+        order: order ?? 0,
+        source: `${source}${order !== undefined ? `, ${drainOrderKey}=${order}` : ''}`,
+      };
+    case undefined:
+      return order !== undefined ? { behavior: 'Drain', order, source: `${drainOrderKey}=${order}` } : undefined;
   }
-  if (behavior === 'Drain')
-    return {
-      behavior,
-      order: order ?? 0,
-      source: `${drainBehaviorKey}=${ours}${order !== undefined ? `, ${drainOrderKey}=${order}` : ''}`,
-    };
-  if (order !== undefined) return { behavior: 'Drain', order, source: `${drainOrderKey}=${order}` };
-  return undefined;
 }
 
 function fromBatchMarks(pod: PodInfo, nowMs: number): PodRule | undefined {
   if (pod.annotations[waitForCompletionAnnotation] === 'true')
-    return {
-      behavior: 'WaitCompleted',
-      order: 0,
-      source: `${waitForCompletionAnnotation}=true`,
-      waitBound: 'batch-wait',
-    };
+    return { behavior: 'WaitCompleted', source: `${waitForCompletionAnnotation}=true`, bound: 'batch-wait' };
   const value = pod.annotations[doNotDisruptAnnotation];
   if (value === undefined) return undefined;
   const untilMs = doNotDisruptUntilMs(pod, value);
   if (untilMs === undefined || untilMs <= nowMs) return undefined; // invalid (Karpenter ignores it) or elapsed
   return {
     behavior: 'WaitCompleted',
-    order: 0,
     source: `${doNotDisruptAnnotation}=${value}`,
-    waitBound: 'batch-wait',
+    bound: 'batch-wait',
     ...(Number.isFinite(untilMs) ? { untilMs } : {}),
   };
 }
@@ -130,13 +130,14 @@ function fromRules(pod: PodInfo, rules: readonly DrainRuleSpec[]): PodRule | und
   const rule = rules.find((r) => appliesTo(r, pod));
   if (rule === undefined) return undefined;
   const source = `rule ${rule.name}`;
-  if (rule.behavior === 'Drain') return { behavior: 'Drain', order: rule.order ?? 0, source };
-  return {
-    behavior: rule.behavior,
-    order: 0,
-    source,
-    ...(rule.behavior === 'WaitCompleted' ? { waitBound: 'deadline' as const } : {}),
-  };
+  switch (rule.behavior) {
+    case 'Drain':
+      return { behavior: 'Drain', order: rule.order ?? 0, source };
+    case 'WaitCompleted':
+      return { behavior: 'WaitCompleted', source, bound: 'deadline' };
+    case 'Skip':
+      return { behavior: 'Skip', source };
+  }
 }
 
 function appliesTo(rule: DrainRuleSpec, pod: PodInfo): boolean {
@@ -150,7 +151,7 @@ function appliesTo(rule: DrainRuleSpec, pod: PodInfo): boolean {
 
 function byDefault(pod: PodInfo): PodRule {
   if (pod.controllerKind === 'Job')
-    return { behavior: 'WaitCompleted', order: 0, source: 'Job pod', waitBound: 'batch-wait', builtIn: true };
+    return { behavior: 'WaitCompleted', source: 'Job pod', bound: 'batch-wait', builtIn: true };
   const daemon = isDaemonSetPod(pod);
   const [order, source] = isCritical(pod)
     ? daemon
@@ -167,9 +168,3 @@ function parseOrder(raw: string | undefined): number | undefined {
   const n = Number(raw.trim());
   return n >= -2_147_483_648 && n <= 2_147_483_647 ? n : undefined;
 }
-
-/** The settings the drain takes. */
-export const drainRuleSettings = (c: DrainRuleConfig): DrainRuleSettings => ({
-  rules: c.drainRules,
-  evictDaemonSetPods: c.evictDaemonSetPods,
-});

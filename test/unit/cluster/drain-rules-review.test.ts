@@ -7,7 +7,7 @@ import { pod } from '../../fakes/fake-world.js';
 
 const now = Date.parse('2026-11-27T12:00:00Z');
 const skipBatch: DrainRuleSettings = {
-  rules: [
+  drainRules: [
     {
       name: 'skip-batch',
       behavior: 'Skip',
@@ -64,7 +64,7 @@ describe('karpenter.sh/do-not-disrupt durations, from the wire', () => {
       },
     };
     // Started 45 s ago: Karpenter still protects it (45 s < 1m), although it was bound 75 s ago.
-    expect(podRule(toPodInfo(wire as never), { rules: [], evictDaemonSetPods: false }, now)).toMatchObject({
+    expect(podRule(toPodInfo(wire as never), { drainRules: [], evictDaemonSetPods: false }, now)).toMatchObject({
       behavior: 'WaitCompleted',
       untilMs: boundMs + 90_000,
     });

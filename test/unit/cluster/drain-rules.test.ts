@@ -6,7 +6,9 @@ import {
   defaultDrainRuleSettings,
   podRule,
   type DrainRuleSettings,
+  type WaitRule,
 } from '../../../lambda/cluster/rules/drain-rules.js';
+
 import { parseGoDurationMs } from '../../../lambda/cluster/rules/do-not-disrupt.js';
 import { drainRuleProblems } from '../../../lambda/shared/drain-rule-variables.js';
 import { parseConfig, toEnvironment } from '../../../lambda/shared/config.js';
@@ -15,8 +17,8 @@ import { pod } from '../../fakes/fake-world.js';
 const now = Date.parse('2026-11-27T12:00:00Z');
 const rule = (p: Parameters<typeof pod>[0], settings: DrainRuleSettings = defaultDrainRuleSettings) =>
   podRule(pod(p), settings, now);
-const settings = (rules: DrainRuleSettings['rules'], evictDaemonSetPods = false): DrainRuleSettings => ({
-  rules,
+const settings = (rules: DrainRuleSettings['drainRules'], evictDaemonSetPods = false): DrainRuleSettings => ({
+  drainRules: rules,
   evictDaemonSetPods,
 });
 
@@ -29,7 +31,7 @@ describe('a pod’s drain rule', () => {
     });
     expect(rule({ name: 'job', controllerKind: 'Job' })).toMatchObject({
       behavior: 'WaitCompleted',
-      waitBound: 'batch-wait',
+      bound: 'batch-wait',
     });
     expect(rule({ name: 'agent', controllerKind: 'DaemonSet' })).toMatchObject({ behavior: 'Skip', builtIn: true });
     expect(rule({ name: 'done', phase: 'Succeeded' })).toMatchObject({ behavior: 'Skip', source: 'finished' });
@@ -42,7 +44,7 @@ describe('a pod’s drain rule', () => {
     });
     expect(rule({ name: 'b', labels: { 'cluster.x-k8s.io/drain': 'Wait-Completed' } })).toMatchObject({
       behavior: 'WaitCompleted',
-      waitBound: 'deadline',
+      bound: 'deadline',
     });
     expect(rule({ name: 'c', labels: { 'cluster.x-k8s.io/drain': 'waitcompleted' } })).toMatchObject({
       behavior: 'WaitCompleted',
@@ -80,8 +82,8 @@ describe('a pod’s drain rule', () => {
         annotations: { 'karpenter.sh/do-not-disrupt': value },
         startedAt: new Date(now - boundMinutesAgo * 60_000),
       });
-    expect(dnd('true')).toMatchObject({ behavior: 'WaitCompleted', waitBound: 'batch-wait' });
-    expect(dnd('true').untilMs).toBeUndefined();
+    expect(dnd('true')).toMatchObject({ behavior: 'WaitCompleted', bound: 'batch-wait' });
+    expect((dnd('true') as WaitRule).untilMs).toBeUndefined();
     expect(dnd('1h')).toMatchObject({ behavior: 'WaitCompleted', untilMs: now + 50 * 60_000 });
     expect(dnd('5m')).toMatchObject({ behavior: 'Drain', source: 'default' }); // elapsed
     expect(dnd('True')).toMatchObject({ behavior: 'Drain' }); // Karpenter compares with "true" exactly
@@ -138,7 +140,7 @@ describe('a pod’s drain rule', () => {
     });
     expect(rule({ name: 'i', namespace: 'etl' }, s)).toMatchObject({
       behavior: 'WaitCompleted',
-      waitBound: 'deadline',
+      bound: 'deadline',
     });
   });
 

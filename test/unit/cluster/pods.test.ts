@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defaultDrainRuleSettings, podRule } from '../../../lambda/cluster/rules/drain-rules.js';
+import { evictionOrder } from '../../../lambda/cluster/rules/drain-plan.js';
 import { isDrainable, toleratesUnschedulable } from '../../../lambda/cluster/rules/pods.js';
 import { pod } from '../../fakes/fake-world.js';
 
@@ -20,7 +21,7 @@ describe('pod filters', () => {
   });
 
   it('puts system-cluster-critical and system-node-critical pods in the last order', () => {
-    const order = (p: ReturnType<typeof pod>) => podRule(p, defaultDrainRuleSettings, 0).order;
+    const order = (p: ReturnType<typeof pod>) => evictionOrder(podRule(p, defaultDrainRuleSettings, 0));
     expect(order(pod({ name: 'a' }))).toBe(0);
     expect(order(pod({ name: 'a', priorityClassName: 'high' }))).toBe(0);
     expect(order(pod({ name: 'a', priorityClassName: 'system-cluster-critical' }))).toBe(2000);

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import * as rules from '../../../lambda/eviction/rules.js';
 import type { DrainMoment } from '../../../lambda/eviction/rules.js';
 import { defaultDrainRuleSettings, podRule } from '../../../lambda/cluster/rules/drain-rules.js';
+import { evictionOrder } from '../../../lambda/cluster/rules/drain-plan.js';
 import { phaseWorld, instanceId } from '../termination/phase-world.js';
 import { drain } from '../../../lambda/termination/drain.js';
 import { mark } from '../../../lambda/termination/mark.js';
@@ -20,7 +21,7 @@ const moment = (o: Partial<DrainMoment> = {}): DrainMoment => ({
   windowMs: 60_000,
   hardDeadlineMs: t0 + 3_600_000,
   tier: 0,
-  orderOf: (p) => podRule(p, defaultDrainRuleSettings, t0).order,
+  orderOf: (p) => evictionOrder(podRule(p, defaultDrainRuleSettings, t0)),
   tierReachedMs: new Map([[0, t0]]),
   attempts: new Map(),
   accepted: new Set(),

@@ -96,7 +96,7 @@ describe('each pod’s drain rule', () => {
       '--drain-rules: rule 0.behavior must be one of Drain, Skip, WaitCompleted',
     );
     expect(rulesFromVariables({ DRAIN_RULES: '[]', EVICT_DAEMONSET_PODS: 'true' })).toEqual({
-      rules: [],
+      drainRules: [],
       evictDaemonSetPods: true,
     });
   });

@@ -32,7 +32,7 @@ describe('check --evict-daemonset-pods', () => {
       nodes: ['node-a'],
       pods: [agent],
       budgets: [],
-      rules: { rules: [], evictDaemonSetPods: true },
+      rules: { drainRules: [], evictDaemonSetPods: true },
     });
     expect(findings.filter((f) => f.kind === 'tolerates-cordon')).toEqual([]);
   });

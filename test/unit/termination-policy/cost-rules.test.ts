@@ -23,7 +23,7 @@ describe('the cost rules', () => {
 
   it('follows the deployment’s drain rules: a pod it would wait for blocks, a pod it would leave costs nothing', () => {
     const rules = {
-      rules: [
+      drainRules: [
         { name: 'keep-cache', behavior: 'Skip' as const, pods: [{ selector: { matchLabels: { app: 'cache' } } }] },
       ],
       evictDaemonSetPods: false,
