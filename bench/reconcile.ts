@@ -7,7 +7,7 @@
 // endpoint.
 import { randomUUID } from 'node:crypto';
 import { terminateHook, groupName, type Environment } from '../demo/environment.js';
-import { actionIdOf, formatDrainRecord } from '../lambda/cluster/marks/drain-record.js';
+import { formatDrainRecord } from '../lambda/cluster/marks/drain-record.js';
 import { drainAnnotation, excludeFromLoadBalancersLabel, ownerLabel } from '../lambda/cluster/marks/mark-keys.js';
 import { type DrainRecord } from '../lambda/cluster/model.js';
 import { byDrainer, readAudit, sleep, until, type AuditEntry } from '../test/cluster/kube.js';
@@ -15,6 +15,7 @@ import { testAws } from '../test/cluster/plane/token-webhook.js';
 import { scheduledEvent as scheduledEventAt } from '../test/fixtures/deliveries.js';
 import { measureDrainMemory } from './memory.js';
 import { bytesByKind } from './wire.js';
+import { lifecycleAction } from '../test/fixtures/drain-sources.js';
 
 export interface ReconcilePass {
   readonly nodes: number;
@@ -134,8 +135,7 @@ export async function staleMarksPass(p: ReconcileProbe, names: readonly string[]
     const instanceId = node.spec?.providerID?.split('/').pop() ?? '';
     env.aws.instances.set(instanceId, { privateDnsName: name, group: groupName, lifecycleState: 'InService' });
     const record: DrainRecord = {
-      action: actionIdOf(randomUUID()),
-      hook: terminateHook,
+      source: lifecycleAction(randomUUID(), terminateHook),
       notifiedAtMs: hourAgo,
       startedAtMs: hourAgo + 1_000,
       updatedAtMs: hourAgo + 60_000,

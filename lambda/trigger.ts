@@ -110,7 +110,11 @@ export type Confirmed<W> = W & { readonly [confirmedBrand]: true };
 export type Parsed<W> = { readonly work: W } | { readonly status: RecordStatus; readonly instanceId?: string };
 export type Confirmation<W> = { readonly confirmed: Confirmed<W> } | { readonly status: RecordStatus };
 
-export interface Trigger<D extends Delivery, W> {
+/**
+ * A trigger of deliveries D: what it parses (W) and what AWS confirmed of it (C, by default the same; more when
+ * the confirmation learns something, such as the group a Spot warning's instance is in).
+ */
+export interface Trigger<D extends Delivery, W, C extends W = W> {
   /** Whether this trigger serves the delivery (a lifecycle transition, an event's detail-type). */
   takes(delivery: Delivery): delivery is D;
   /** Reads and checks what the delivery says, and whether it is ours at all; never throws on bad input. */
@@ -118,15 +122,15 @@ export interface Trigger<D extends Delivery, W> {
   /** The keys every log line of this record carries. */
   keys(work: W): Record<string, unknown>;
   /** Asks AWS whether the work is live and ours, before anything is written anywhere. */
-  confirm(work: W, ctx: TriggerContext): Promise<Confirmation<W>>;
+  confirm(work: W, ctx: TriggerContext): Promise<Confirmation<C>>;
   /** Does the work, confirmed. */
-  act(work: Confirmed<W>, ctx: TriggerContext): Promise<RecordStatus | Outcome>;
+  act(work: Confirmed<C>, ctx: TriggerContext): Promise<RecordStatus | Outcome>;
   /**
    * MODE=observe: says what act() would do and changes nothing but Events (and completes a
    * lifecycle action CONTINUE, so nothing waits on us). Without it, an observed record is only
    * logged.
    */
-  observe?(work: Confirmed<W>, ctx: TriggerContext): Promise<RecordStatus | Outcome>;
+  observe?(work: Confirmed<C>, ctx: TriggerContext): Promise<RecordStatus | Outcome>;
 }
 
 /** A status and the answer the invoker reads (a termination policy's instance ids). */
@@ -156,7 +160,7 @@ export interface Route {
 }
 
 /** The one sequence every record goes through: parse, confirm, act. */
-export function route<D extends Delivery, W>(trigger: Trigger<D, W>): Route {
+export function route<D extends Delivery, W, C extends W>(trigger: Trigger<D, W, C>): Route {
   const run = async (delivery: D, ctx: TriggerContext): Promise<RouteResult> => {
     const parsed = trigger.parse(delivery, ctx);
     if ('status' in parsed)

@@ -160,15 +160,34 @@ export interface DeferralMark {
 }
 
 /**
+ * Names the owner of a drain on the node and in hand-off claims, built and recognised in one place
+ * (marks/action-id.ts): a lifecycle action by a hash of its token (never the token), the action of an
+ * instance addressed through the hook (a drain the reconciler resumed), or a Spot interruption.
+ */
+export type ActionId = `sha256:${string}` | `instance:${string}` | `spot:${string}`;
+
+/**
+ * Where a drain comes from. The trigger that confirmed it says so in the request, the drain record keeps
+ * it, and each part that depends on it (the reconciler's ownership, the record's wire form, the deadline
+ * policy) decides by a switch over `kind` (rules/drain-source.ts).
+ */
+export type DrainSource =
+  /** A lifecycle action of our terminate hook, named by a hash of its token. */
+  | { readonly kind: 'lifecycle-action'; readonly actionId: ActionId; readonly hook: string | undefined }
+  /** The action of an instance addressed through the hook: the reconciler resumed a drain whose chain was lost. */
+  | { readonly kind: 'resumed'; readonly actionId: ActionId; readonly hook: string | undefined }
+  /** An EC2 Spot interruption warning: no lifecycle action; EC2 reclaims the instance two minutes after it. */
+  | { readonly kind: 'spot-interruption'; readonly actionId: ActionId }
+  /** Marked ahead of its own drain by the drain of another leaving instance of its group (`aheadOf`). */
+  | { readonly kind: 'marked-ahead'; readonly hook: string | undefined };
+
+/**
  * What a drain of ours wrote on the node. The phase a resumed drain picks up in, its deadline,
  * its fair eviction window and the end of its load-balancer wait are all read from here, never
  * from a message: a hand-off only says "carry on this action".
  */
 export interface DrainRecord {
-  /** Which lifecycle action (actionIdOf its token); '' when marked ahead of its own drain. */
-  readonly action: string;
-  /** The terminate hook, so the reconciler can address the action by instance id ('' for Spot). */
-  readonly hook: string;
+  readonly source: DrainSource;
   /** The notification's time: the drain deadline runs from here. */
   readonly notifiedAtMs: number;
   /** When our drain first saw the node: the fair eviction window runs from here. */
@@ -178,10 +197,8 @@ export interface DrainRecord {
   readonly set: readonly DrainMark[];
   /** The load-balancer label's value before we set it ("false", say): restored, not removed. */
   readonly priorLabel?: string | undefined;
-  /** Marked ahead by the drain of this sibling instance (same group, also terminating). */
+  /** The instance whose drain marked this node ahead of its own (same group, also leaving); kept once adopted. */
   readonly aheadOf?: string | undefined;
-  /** A Spot interruption: no lifecycle action; it ends when EC2 reclaims the instance. */
-  readonly spot?: boolean | undefined;
   /** Pods evicted so far, over every invocation of this drain. */
   readonly evicted?: number | undefined;
   /** Set when the drain ended: the load-balancer wait runs from here. */

@@ -27,7 +27,7 @@ export interface LifecycleNotification {
   readonly origin?: string | undefined;
   readonly destination?: string | undefined;
   /** Present when an earlier invocation of ours (or the reconciler) handed this termination on. */
-  readonly handOff?: HandOffPointer | undefined;
+  readonly handOff?: HandOff | undefined;
 }
 
 /**
@@ -35,7 +35,7 @@ export interface LifecycleNotification {
  * deadlines, the eviction window and the load-balancer wait are read from our record on the
  * node, so a forged, replayed or reordered hand-off can at most cause one more verification.
  */
-export interface HandOffPointer {
+export interface HandOff {
   readonly count: number;
   /** The claim it was published under (the node's hand-off annotation must still hold it). */
   readonly claim: string | undefined;
@@ -72,7 +72,7 @@ export function parseLifecycleMessage(message: Readonly<Record<string, unknown>>
       'LifecycleTransition',
       `is ${JSON.stringify(message['LifecycleTransition'])}, expected one of ${Object.keys(transitions).join(', ')}`,
     );
-  let handOff: HandOffPointer | undefined;
+  let handOff: HandOff | undefined;
   if (message[handOffField] !== undefined) {
     const parsed = parseHandOff(message[handOffField]);
     if ('field' in parsed) return bad(parsed.field, parsed.reason);
@@ -114,7 +114,7 @@ export function parseLifecycleMessage(message: Readonly<Record<string, unknown>>
  * `evicted`, `drainOutcome`) are ignored: where the drain stands is read from the node, so an
  * upgrade never strands a drain in flight and no message decides it.
  */
-function parseHandOff(h: unknown): HandOffPointer | { field: string; reason: string } {
+function parseHandOff(h: unknown): HandOff | { field: string; reason: string } {
   if (!isObject(h) || !Number.isInteger(h['count']) || (h['count'] as number) < 1) {
     return { field: handOffField, reason: 'must be an object with an integer count >= 1' };
   }

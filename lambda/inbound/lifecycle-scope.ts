@@ -2,7 +2,7 @@
 // configured for, and (when the hook says so) our cluster. A forged or misrouted message is
 // refused before anything else: it must not drain a node, and must not be completed either
 // (the action, if any, belongs to somebody else).
-import { actionIdOf } from '../cluster/marks/drain-record.js';
+import { actionIdOfToken } from '../cluster/marks/action-id.js';
 import type { Config } from '../shared/config.js';
 import type { Parsed, TriggerContext } from '../trigger.js';
 import { parseLifecycleMessage, type LifecycleNotification } from './lifecycle-message.js';
@@ -77,7 +77,7 @@ export function lifecycleKeys(n: LifecycleNotification): Record<string, unknown>
     autoScalingGroupName: n.autoScalingGroupName,
     lifecycleHookName: n.lifecycleHookName,
     transition: n.transition,
-    ...(n.lifecycleActionToken !== undefined ? { lifecycleAction: actionIdOf(n.lifecycleActionToken) } : {}),
+    ...(n.lifecycleActionToken !== undefined ? { lifecycleAction: actionIdOfToken(n.lifecycleActionToken) } : {}),
     ...(n.handOff !== undefined ? { handOff: n.handOff.count } : {}),
   };
 }

@@ -16,7 +16,7 @@ export type DrainOwner =
   /** No owner: take the marks back. */
   | { readonly kind: 'gone'; readonly why: string }
   /** The action waits, but nothing carried the drain on for longer than a hand-off interval. */
-  | { readonly kind: 'stalled'; readonly group: string; readonly idleMs: number };
+  | { readonly kind: 'stalled'; readonly group: string; readonly hook: string; readonly idleMs: number };
 
 export function drainOwner(
   record: DrainRecord,
@@ -26,18 +26,43 @@ export function drainOwner(
 ): DrainOwner {
   const idleMs = nowMs - record.updatedAtMs;
   if (idleMs < freshRecordMs) return { kind: 'alive' };
-  if (record.spot) {
-    if (nowMs - record.notifiedAtMs < spotOwnerMs) return { kind: 'alive' };
-    return state !== undefined && keepsDrainMarks(state.lifecycleState)
-      ? { kind: 'alive' }
-      : { kind: 'gone', why: 'the Spot interruption is long past and the instance is still running' };
+  const { source } = record;
+  switch (source.kind) {
+    case 'spot-interruption':
+      return noticeOwner(record, state, nowMs);
+    case 'lifecycle-action':
+    case 'resumed':
+    case 'marked-ahead':
+      return actionOwner(source.hook, state, idleMs, staleAfterMs);
+    default:
+      throw new Error(`a drain source the reconciler does not know: ${JSON.stringify(source satisfies never)}`);
   }
+}
+
+/** A Spot interruption's marks are owned by the warning: EC2 reclaims the instance shortly after it. */
+function noticeOwner(record: DrainRecord, state: InstanceState | undefined, nowMs: number): DrainOwner {
+  if (nowMs - record.notifiedAtMs < spotOwnerMs) return { kind: 'alive' };
+  return state !== undefined && keepsDrainMarks(state.lifecycleState)
+    ? { kind: 'alive' }
+    : { kind: 'gone', why: 'the Spot interruption is long past and the instance is still running' };
+}
+
+/**
+ * A lifecycle action's marks (or those set ahead of it) are owned by the instance's terminate action: alive while
+ * the instance is leaving, retained or in the warm pool; stalled when the action waits but nothing carried the drain
+ * on, and the hook is known to heartbeat the action by instance id (never a finished drain's wait).
+ */
+function actionOwner(
+  hook: string | undefined,
+  state: InstanceState | undefined,
+  idleMs: number,
+  staleAfterMs: number,
+): DrainOwner {
   if (state === undefined) return { kind: 'gone', why: 'the instance is in no Auto Scaling group any more' };
   if (!keepsDrainMarks(state.lifecycleState))
     return { kind: 'gone', why: `the instance is ${state.lifecycleState}: the terminate action is over` };
-  // Resumable only with the hook to heartbeat by instance id, and never a finished drain's wait.
-  if (mayHoldTerminateAction(state.lifecycleState) && record.hook !== '' && idleMs > staleAfterMs)
-    return { kind: 'stalled', group: state.group, idleMs };
+  if (mayHoldTerminateAction(state.lifecycleState) && hook !== undefined && idleMs > staleAfterMs)
+    return { kind: 'stalled', group: state.group, hook, idleMs };
   return { kind: 'alive' };
 }
 

@@ -27,7 +27,8 @@ import { parseClaim } from '../termination/claim.js';
 import { takeBackDeferral } from '../termination-policy/deferral.js';
 import { takeBackOutOfService } from '../termination/instance-terminated.js';
 import { reconcileMigration } from './migration-marks.js';
-import { drainOwner, repairOwner } from './owners.js';
+import { drainOwner, repairOwner, type DrainOwner } from './owners.js';
+import { actionIdOfInstance } from '../cluster/marks/action-id.js';
 import { instanceIdOf } from '../cluster/rules/provider-id.js';
 
 export interface ReconcileDeps {
@@ -144,7 +145,7 @@ async function reconcileDrain(
   const owner = drainOwner(record, state, deps.clock.now(), staleAfterSeconds(deps.config) * 1000);
   if (owner.kind === 'alive') return;
   if (owner.kind === 'stalled') {
-    if (await resumeDrain(deps, node, record, owner.group, owner.idleMs)) report.drainsResumed.push(node.name);
+    if (await resumeDrain(deps, node, record, owner)) report.drainsResumed.push(node.name);
     return;
   }
   if ((await deps.cluster.unmark(node, record)) !== 'patched') return;
@@ -166,8 +167,7 @@ async function resumeDrain(
   deps: ReconcileDeps,
   node: NodeInfo,
   record: DrainRecord,
-  group: string,
-  idleMs: number,
+  { group, hook, idleMs }: Extract<DrainOwner, { kind: 'stalled' }>,
 ): Promise<boolean> {
   const instanceId = instanceIdOf(node.providerId)!;
   if (deps.handOffs === undefined) {
@@ -178,7 +178,7 @@ async function resumeDrain(
   }
   // The action must still be waiting on our hook: a heartbeat by instance id says so (and
   // gives the resumed chain the hook's whole timeout). Another hook's wait is not ours.
-  const action = { autoScalingGroupName: group, lifecycleHookName: record.hook, instanceId };
+  const action = { autoScalingGroupName: group, lifecycleHookName: hook, instanceId };
   if ((await deps.lifecycle.heartbeat(action)) === 'no-active-action') {
     deps.log.info(
       'a drain record without progress, but no action of our hook waits for the instance; nothing to resume',
@@ -189,10 +189,10 @@ async function resumeDrain(
   // The record may be an earlier action's (nothing here can tell): the resumed drain gets a
   // record of its own, by instance, on a timeline from now, keeping only which marks are ours.
   const now = deps.clock.now();
-  const { drained: _drained, spot: _spot, ...marks } = record;
+  const { drained: _drained, ...marks } = record;
   const resumed: DrainRecord = {
     ...marks,
-    action: `instance:${instanceId}`,
+    source: { kind: 'resumed', actionId: actionIdOfInstance(instanceId), hook },
     notifiedAtMs: now,
     startedAtMs: now,
     updatedAtMs: now,
@@ -205,7 +205,7 @@ async function resumeDrain(
     )) !== 'patched'
   )
     return false;
-  await publishResume(deps.handOffs, node, { group, hook: record.hook, instanceId, nowMs: now }, deps.config);
+  await publishResume(deps.handOffs, node, { group, hook, instanceId, nowMs: now }, deps.config);
   const minutes = Math.round(idleMs / 6_000) / 10;
   deps.log.warn('resumed a drain whose hand-off chain was lost', { node: node.name, idleMinutes: minutes });
   await deps.cluster.record(drainResumed(node, minutes));

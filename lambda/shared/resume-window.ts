@@ -12,7 +12,7 @@
 /** Lambda's longest invocation, the drainer's timeout. */
 export const invocationSeconds = 15 * 60;
 /** An invocation hands on after this share of the heartbeat timeout (plan.ts). */
-export const handOnShare = 0.8;
+export const handOffShare = 0.8;
 /** Between one invocation's last write and the next one's first: the drain loop's overrun, SNS, a cold start. */
 export const handOffMarginSeconds = 30;
 /** From a pass's scheduled time to its heartbeat: EventBridge's one-minute precision, then the pass's reads. */
@@ -31,7 +31,7 @@ export interface ResumeTimes {
 
 /** The longest a live chain goes without a write: one invocation's stretch before it hands on. */
 export function stretchSeconds(t: ResumeTimes): number {
-  return Math.min(invocationSeconds - t.invocationMarginSeconds, t.heartbeatTimeoutSeconds * handOnShare);
+  return Math.min(invocationSeconds - t.invocationMarginSeconds, t.heartbeatTimeoutSeconds * handOffShare);
 }
 
 /** A drain with no write for longer than this lost its hand-off chain. */

@@ -4,21 +4,19 @@
 // timed-out asynchronous invocation with the same request id, so a retry after a crash between
 // claiming and publishing recognises the claim as its own and carries on instead of orphaning
 // the drain. https://repost.aws/knowledge-center/lambda-function-duplicate-invocations
-import { actionIdOf } from '../cluster/marks/drain-record.js';
+import type { ActionId } from '../cluster/model.js';
+import { actionIdOfToken, parseActionId } from '../cluster/marks/action-id.js';
 
-export function claimValue(actionId: string, count: number, requestId: string): string {
+export function claimValue(actionId: ActionId, count: number, requestId: string): string {
   return `${actionId}/${count}/${requestId}`;
 }
 
 export interface Claim {
-  readonly actionId: string;
+  readonly actionId: ActionId;
   readonly count: number;
   /** Absent in claims written before request ids were recorded. */
   readonly requestId: string | undefined;
 }
-
-/** Claims of the versions before carried the token itself: read as its hash. */
-const isActionId = (value: string) => /^(sha256|instance|spot):/.test(value);
 
 export function parseClaim(value: string | undefined): Claim | undefined {
   if (value === undefined) return undefined;
@@ -26,7 +24,8 @@ export function parseClaim(value: string | undefined): Claim | undefined {
   const n = Number(count);
   if (!action || !Number.isInteger(n) || n < 1) return undefined;
   return {
-    actionId: isActionId(action) ? action : actionIdOf(action),
+    // Claims of the versions before carried the token itself: read as its hash.
+    actionId: parseActionId(action) ?? actionIdOfToken(action),
     count: n,
     requestId: rest.length > 0 ? rest.join('/') : undefined,
   };

@@ -11,7 +11,16 @@ import { drainNode, type DrainResult } from '../eviction/drain-node.js';
 import { ReturnedPods } from '../eviction/returned-pods.js';
 import { DeploymentSurge } from '../eviction/surge-gate.js';
 import { DeadlinePolicy } from '../shared/deadline-policy.js';
-import { secondsSince, stopMs, type Deadlines, type Drained, type Marked, type Run, type Step } from './state.js';
+import {
+  deadlinePolicyOf,
+  secondsSince,
+  stopMs,
+  type Deadlines,
+  type Drained,
+  type Marked,
+  type Run,
+  type Step,
+} from './state.js';
 
 /** The drain deadline for a drain that first saw the node at firstSeenMs. */
 export function drainDeadlineMs(
@@ -44,17 +53,17 @@ export async function drain(run: Run, m: Marked): Promise<Step<Drained>> {
       deadlineMs,
       stopMs: stopMs(run, deadlines),
       batch: deadlines.batch,
-      evictionConcurrency: run.request.evictionConcurrency,
-      blockedReportMs: run.request.blockedReportMs,
-      resumed: run.request.resume !== undefined,
-      deadlinePolicy: run.request.deadlinePolicy,
+      evictionConcurrency: run.request.settings.evictionConcurrency,
+      blockedReportMs: run.request.settings.blockedReportSeconds * 1000,
+      resumed: run.request.handOff !== undefined,
+      deadlinePolicy: deadlinePolicyOf(run.request),
       window: {
         startMs: record.startedAtMs,
         endMs: Math.min(record.startedAtMs + deadlines.minEvictionWindowMs, deadlineMs),
       },
       hardDeadlineMs: deadlines.latestDrainEndMs,
       kubeletGone,
-      rules: run.request.drainRules,
+      rules: run.request.settings,
       surge,
     },
     run.deps,
@@ -65,7 +74,7 @@ export async function drain(run: Run, m: Marked): Promise<Step<Drained>> {
   if (result.outcome === 'stopped')
     return {
       stop: {
-        handOn: 'drain',
+        handOff: 'drain',
         state: surged,
         record: { ...surged.record, evicted: evictedTotal },
         evictedTotal,
@@ -78,8 +87,8 @@ export async function drain(run: Run, m: Marked): Promise<Step<Drained>> {
 function logStart(run: Run, deadlineMs: number, kubeletGone: boolean): void {
   const { clock, log } = run.deps;
   const secondsToDeadline = Math.round((deadlineMs - clock.now()) / 1000);
-  if (run.request.resume !== undefined)
-    log.info('drain resumed', { handOff: run.request.resume.count, secondsToDeadline });
+  if (run.request.handOff !== undefined)
+    log.info('drain resumed', { handOff: run.request.handOff.count, secondsToDeadline });
   else log.info('drain started', { secondsToDeadline, kubeletGone });
   if (kubeletGone)
     log.warn(
@@ -92,7 +101,7 @@ async function ended(run: Run, m: Marked, result: DrainResult, evictedTotal: num
   const { log, events, clock } = run.deps;
   const { node } = m;
   const since = secondsSince(clock, m.record.notifiedAtMs);
-  const policy = run.request.deadlinePolicy;
+  const policy = deadlinePolicyOf(run.request);
   if (result.outcome === 'drained') {
     log.info('node drained', { podsEvicted: evictedTotal, seconds: since, notWaitedFor: result.notWaitedFor });
     await events.record(drainedEvent(node, since, evictedTotal));
@@ -119,20 +128,20 @@ async function ended(run: Run, m: Marked, result: DrainResult, evictedTotal: num
 }
 
 function policyText(run: Run, result: DrainResult): string {
-  switch (run.request.deadlinePolicy) {
+  switch (deadlinePolicyOf(run.request)) {
     case DeadlinePolicy.FORCE:
       return (
         `DEADLINE_POLICY=force: ${result.forced} pod(s) were deleted at the deadline minus their grace period; the ` +
         `rest terminate with the instance.`
       );
     case DeadlinePolicy.RETAIN:
-      return run.request.spot
-        ? 'DEADLINE_POLICY=retain: nothing is deleted; EC2 reclaims a Spot instance whatever we do.'
-        : `DEADLINE_POLICY=retain: nothing is deleted; the lifecycle action completes with ABANDON and, with the ` +
-            `group's instance lifecycle policy set to retain, the instance stays (Terminating:Retained) with this ` +
-            `node cordoned while a replacement launches. Fix what held the pods, then: aws autoscaling ` +
-            `terminate-instance-in-auto-scaling-group --instance-id ${run.request.action.instanceId} ` +
-            `--no-should-decrement-desired-capacity`;
+      return (
+        `DEADLINE_POLICY=retain: nothing is deleted; the lifecycle action completes with ABANDON and, with the ` +
+        `group's instance lifecycle policy set to retain, the instance stays (Terminating:Retained) with this ` +
+        `node cordoned while a replacement launches. Fix what held the pods, then: aws autoscaling ` +
+        `terminate-instance-in-auto-scaling-group --instance-id ${run.request.instance.instanceId} ` +
+        `--no-should-decrement-desired-capacity`
+      );
     default:
       return 'The instance terminates with them (DEADLINE_POLICY=leave).';
   }
@@ -140,11 +149,11 @@ function policyText(run: Run, result: DrainResult): string {
 
 /** Surge before evict, when the deployment turned it on (SURGE_BEFORE_EVICT) and the cluster serves Deployments. */
 function openSurge(run: Run, m: Marked): DeploymentSurge | undefined {
-  const { surge: settings } = run.request;
+  const { surge: settings } = run.request.settings;
   const { surge: api, nodes, events, clock, log } = run.deps;
   if (settings === undefined || api === undefined) return undefined;
   return new DeploymentSurge(
-    { settings, node: m.node, record: m.record, owner: run.request.owner },
+    { settings, node: m.node, record: m.record, owner: run.request.settings.deploymentName },
     { api, nodes, events, clock, log },
   );
 }

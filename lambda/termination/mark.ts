@@ -8,6 +8,7 @@ import { drainInProgress, planned, tellConditions } from '../cluster/rules/lifec
 import { cordoned, drainStarted } from '../cluster/events/termination-events.js';
 import { adoptsRefreshCordon } from '../cluster/marks/our-marks.js';
 import { excludeFromLoadBalancersLabel } from '../cluster/marks/mark-keys.js';
+import { sameSource } from '../cluster/rules/drain-source.js';
 
 import { TransientError } from '../shared/errors.js';
 import { markDoomedSiblings, surveyTakesMs } from './siblings.js';
@@ -21,7 +22,7 @@ export async function mark(run: Run, v: Verified): Promise<Step<Marked>> {
   for (let attempt = 0; node !== undefined && attempt < conflictAttempts; attempt++) {
     const outcome = await markOnce(run, { ...v, node });
     if (outcome !== 'changed') return outcome;
-    node = await deps.nodes.findNodeByInstanceId(request.action.instanceId);
+    node = await deps.nodes.findNodeByInstanceId(request.instance.instanceId);
   }
   if (node !== undefined)
     throw new TransientError(`mark node ${v.node.name}: the node kept changing; giving up for now`);
@@ -38,7 +39,7 @@ const surveyFreshMs = 60_000;
 async function markOnce(run: Run, v: Verified): Promise<Step<Marked> | 'changed'> {
   const { request, deps } = run;
   const { node } = v;
-  const ours = node.drain?.action === v.actionId ? node.drain : undefined;
+  const ours = node.drain !== undefined && sameSource(node.drain.source, request.source) ? node.drain : undefined;
   const label = node.labels[excludeFromLoadBalancersLabel];
   const needLabel = label !== 'true';
   const needCordon = !node.unschedulable;
@@ -49,7 +50,12 @@ async function markOnce(run: Run, v: Verified): Promise<Step<Marked> | 'changed'
   if (needLabel || needCordon || record !== ours) {
     const result = await deps.nodes.mark(
       node.name,
-      { excludeFromLoadBalancers: needLabel, cordon: needCordon, drain: record, owner: request.owner },
+      {
+        excludeFromLoadBalancers: needLabel,
+        cordon: needCordon,
+        drain: record,
+        owner: request.settings.deploymentName,
+      },
       node.resourceVersion,
     );
     if (result === 'changed') return 'changed';
@@ -66,27 +72,24 @@ async function markOnce(run: Run, v: Verified): Promise<Step<Marked> | 'changed'
       drain: record,
     };
   }
-  if (request.resume === undefined && ours === undefined) {
+  if (request.handOff === undefined && ours === undefined) {
     await deps.events.record(drainStarted(node, request.ending.startedMessage()));
     await tellConditions(deps.nodes, deps.log, node.name, [
       planned(request.ending.startedMessage()),
       drainInProgress('evicting its pods through the eviction API (PodDisruptionBudgets hold)'),
     ]);
   }
-  if (request.resume === undefined && (needCordon || ours === undefined)) {
+  if (request.handOff === undefined && (needCordon || ours === undefined)) {
     deps.log.info('node labelled for exclusion from external load balancers and cordoned');
-    await deps.events.record(cordoned(node, node.drain?.action === '' ? node.drain.aheadOf : undefined));
+    await deps.events.record(cordoned(node, markedAheadBy(node)));
   }
   const state: Marked = { ...v, node: marked, record, deadlines: request.plan(record.notifiedAtMs) };
   // Once per termination: not again on a hand-off, nor when our record was already there (a
   // Lambda retry or a second delivery of the notification: the first did it); nor when a
   // sibling's drain marked this node ahead moments ago: that drain surveyed the wave (Auto
   // Scaling, EC2, the cluster) and the drains not marked ahead keep surveying it.
-  if (request.resume !== undefined || ours !== undefined || !request.cordonDoomedSiblings) return state;
-  const aheadSinceMs =
-    node.drain?.action === '' && node.drain.aheadOf !== undefined
-      ? deps.clock.now() - node.drain.startedAtMs
-      : undefined;
+  if (request.handOff !== undefined || ours !== undefined || !request.settings.cordonDoomedSiblings) return state;
+  const aheadSinceMs = markedAheadBy(node) !== undefined ? deps.clock.now() - node.drain!.startedAtMs : undefined;
   if (aheadSinceMs === undefined || aheadSinceMs >= surveyFreshMs) await markDoomedSiblings(run, state);
   // That sibling may still be marking the rest of the wave (its pause and passes): pods
   // evicted now could land on nodes it has not reached. Its survey is given the time it takes.
@@ -111,7 +114,7 @@ function carriedOn(
   if (o.needCordon) set.add('cordon');
   const volumes = volumesSeen(ours.volumes, node);
   const changed = set.size !== ours.set.length || volumes.length !== (ours.volumes?.length ?? 0);
-  if (run.request.resume === undefined && !changed) return ours;
+  if (run.request.handOff === undefined && !changed) return ours;
   return { ...ours, set: [...set], ...(volumes.length > 0 ? { volumes } : {}), updatedAtMs: run.deps.clock.now() };
 }
 
@@ -139,16 +142,19 @@ function newRecord(
   if (o.needCordon || adoptsRefreshCordon(v.node)) set.add('cordon');
   const priorLabel = earlier?.priorLabel ?? (o.needLabel ? o.label : undefined);
   return {
-    action: v.actionId,
-    hook: run.request.action.lifecycleHookName,
+    source: run.request.source,
     // A time in the future is not believed: deadlines never move out on a message's word.
     notifiedAtMs: Math.min(run.request.notifiedAtMs, now),
     startedAtMs: now,
     updatedAtMs: now,
     set: [...set],
     ...(priorLabel !== undefined ? { priorLabel } : {}),
-    ...(earlier?.action === '' && earlier.aheadOf ? { aheadOf: earlier.aheadOf } : {}),
-    ...(run.request.spot ? { spot: true } : {}),
+    ...(earlier?.aheadOf !== undefined && earlier.source.kind === 'marked-ahead' ? { aheadOf: earlier.aheadOf } : {}),
     ...(volumesSeen(earlier?.volumes, v.node).length > 0 ? { volumes: volumesSeen(earlier?.volumes, v.node) } : {}),
   };
+}
+
+/** The instance whose drain marked this node ahead of its own, while those marks are all there is. */
+function markedAheadBy(node: NodeInfo): string | undefined {
+  return node.drain?.source.kind === 'marked-ahead' ? node.drain.aheadOf : undefined;
 }

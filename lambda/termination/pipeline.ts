@@ -17,6 +17,7 @@ import { drain } from './drain.js';
 import { mark } from './mark.js';
 import { settle } from './settle.js';
 import {
+  deadlinePolicyOf,
   isStop,
   type Run,
   type Stop,
@@ -58,12 +59,12 @@ export async function terminate(request: TerminationRequest, deps: TerminateDeps
  * the cordon and came back (not chased: it would only come back again) keeps the instance.
  */
 function podsStayUnderRetain(run: Run): boolean {
-  if (run.request.deadlinePolicy !== DeadlinePolicy.RETAIN || run.pods === undefined) return false;
+  if (deadlinePolicyOf(run.request) !== DeadlinePolicy.RETAIN || run.pods === undefined) return false;
   // Pods a drain rule leaves (Skip) stay by design: they keep nothing.
   const nowMs = run.deps.clock.now();
   const left = run.pods.watch
     .current()
-    .filter((p) => isDrainable(p) && !isTerminating(p) && mustLeave(podRule(p, run.request.drainRules, nowMs)));
+    .filter((p) => isDrainable(p) && !isTerminating(p) && mustLeave(podRule(p, run.request.settings, nowMs)));
   if (left.length === 0) return false;
   run.deps.log.error(instanceRetainedMessage, {
     reason: 'pods came back onto the node and stay (DEADLINE_POLICY=retain)',
@@ -82,7 +83,7 @@ async function stopped(run: Run, stop: Stop): Promise<TerminateReport> {
       evictedTotal: 0,
     });
   if ('complete' in stop) return complete(run, stop.complete);
-  return handOn(run, stop);
+  return handOff(run, stop);
 }
 
 /**
@@ -91,11 +92,11 @@ async function stopped(run: Run, stop: Stop): Promise<TerminateReport> {
  * a pointer to the action. A crash between the two leaves a claim that names this
  * invocation's request id, which Lambda's retry of it recognises (verify.ts).
  */
-async function handOn(run: Run, stop: Extract<Stop, { handOn: unknown }>): Promise<TerminateReport> {
+async function handOff(run: Run, stop: Extract<Stop, { handOff: unknown }>): Promise<TerminateReport> {
   const { request, deps } = run;
   const { state } = stop;
-  const count = parseClaim(state.ownPendingClaim)?.count ?? (request.resume?.count ?? 0) + 1;
-  const claim = state.ownPendingClaim ?? claimValue(state.actionId, count, request.requestId);
+  const count = parseClaim(state.ownPendingClaim)?.count ?? (request.handOff?.count ?? 0) + 1;
+  const claim = state.ownPendingClaim ?? claimValue(request.source.actionId, count, request.requestId);
   const base = { nodeName: state.node.name, drain: stop.result, evictedTotal: stop.evictedTotal };
   if (state.ownPendingClaim === undefined) {
     const claimed = await deps.nodes.claimHandOff(state.node.name, state.claim, claim, {
@@ -117,13 +118,13 @@ async function handOn(run: Run, stop: Extract<Stop, { handOn: unknown }>): Promi
       return report(run, { ...base, outcome: 'superseded', lifecycleAction: 'pending' });
     }
   }
-  if ((await request.handOff!({ count, claim })) === 'action-over') {
+  if ((await request.sendHandOff!({ count, claim })) === 'action-over') {
     deps.log.info('the lifecycle action is already over (completed or timed out); stopping');
     return report(run, { ...base, outcome: 'superseded', lifecycleAction: 'pending' });
   }
   // The drain goes on in the next invocation: what still holds it, said on the node.
   const left = stop.result?.stuck ?? [];
-  if (stop.handOn === 'drain' && left.length > 0) {
+  if (stop.handOff === 'drain' && left.length > 0) {
     const blockers = left
       .slice(0, 10)
       .map((s) => `${s.pod} (${s.reason}${s.budgetName ? `: PodDisruptionBudget ${s.budgetName}` : ''})`);
@@ -133,7 +134,7 @@ async function handOn(run: Run, stop: Extract<Stop, { handOn: unknown }>): Promi
   }
   deps.log.info('handed the termination on to a fresh invocation', {
     handOff: count,
-    phase: stop.handOn === 'drain' ? 'drain' : 'settle (volumes, load balancers)',
+    phase: stop.handOff === 'drain' ? 'drain' : 'settle (volumes, load balancers)',
     podsLeft: stop.result?.stuck.length ?? 0,
   });
   return report(run, { ...base, outcome: 'handed-off', lifecycleAction: 'pending' });

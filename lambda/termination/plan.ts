@@ -4,7 +4,7 @@
 // must also fit this invocation. Every invocation starts with a heartbeat (confirm), which
 // restarts the hook's timer: it hands on well before that runs out again.
 import { actionCapSeconds, type Config } from '../shared/config.js';
-import { handOnShare } from '../shared/resume-window.js';
+import { handOffShare } from '../shared/resume-window.js';
 import type { Deadlines } from './state.js';
 
 export interface PlanInput {
@@ -22,7 +22,7 @@ export function planTermination(config: Config, p: PlanInput): Deadlines {
   const capMs = notifiedAtMs + actionCapSeconds(config.heartbeatTimeoutSeconds) * 1000;
   const invocationStopMs = Math.min(
     invocationEndMs - marginMs,
-    nowMs + Math.round(config.heartbeatTimeoutSeconds * 1000 * handOnShare),
+    nowMs + Math.round(config.heartbeatTimeoutSeconds * 1000 * handOffShare),
   );
   const latestMs = p.canHandOff ? capMs - loadBalancerMs - marginMs : invocationEndMs - marginMs - loadBalancerMs;
   // Batch pods: waited for up to BATCH_WAIT_SECONDS, then drained within DRAIN_TIMEOUT_SECONDS.

@@ -144,7 +144,7 @@ export class TargetWait {
   /** A first look asks the cluster which load balancers it serves; later ones re-read what held. */
   private async read(): Promise<TargetReading> {
     const { loadBalancers, served } = this.run.deps;
-    const instanceId = this.run.request.action.instanceId;
+    const instanceId = this.run.request.instance.instanceId;
     if (this.holds !== undefined) return loadBalancers!.holding(instanceId, { among: this.holds });
     try {
       return await loadBalancers!.holding(instanceId, {

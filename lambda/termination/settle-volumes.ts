@@ -53,7 +53,7 @@ export class VolumeWait {
    * once). Past untilMs it still looks once, so what is left is named (VolumesNotDetached).
    */
   static async open(run: Run, d: Drained, untilMs: number): Promise<VolumeWait | undefined> {
-    if (!run.request.waitForVolumeDetach) return undefined;
+    if (!run.request.settings.waitForVolumeDetach) return undefined;
     const attached = [...new Set([...(d.record.volumes ?? []), ...(d.node.attachedVolumes ?? [])])];
     const named = attachmentsToWaitFor(attached, d.node.name);
     if (named !== undefined && named.byName.length === 0) return undefined;

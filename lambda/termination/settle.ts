@@ -36,7 +36,7 @@ export async function settle(run: Run, d: Drained): Promise<Step<Settled>> {
           ...drainedRecord(d),
           ...(targets.reading() !== undefined ? { targets: targets.reading() } : {}),
         };
-        return { stop: { handOn: 'settle', state: d, record, evictedTotal: d.evictedTotal, result: d.result } };
+        return { stop: { handOff: 'settle', state: d, record, evictedTotal: d.evictedTotal, result: d.result } };
       }
       const wakeMs = Math.min(
         stopAtMs,

@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import type { NodeInfo, DrainMark, DrainRecord } from '../cluster/model.js';
 import { cordonedAhead } from '../cluster/events/termination-events.js';
 import { adoptsRefreshCordon } from '../cluster/marks/our-marks.js';
+import { resumableThrough } from '../cluster/rules/drain-source.js';
 import { excludeFromLoadBalancersLabel } from '../cluster/marks/mark-keys.js';
 
 import { mapWithConcurrency } from '../shared/concurrency.js';
@@ -48,12 +49,12 @@ export function markDoomedSiblings(run: Run, own: Marked): Promise<void> {
 }
 
 async function survey(run: Run, own: Marked): Promise<void> {
-  const { action } = run.request;
+  const { instance } = run.request;
   const { instances, log, clock } = run.deps;
-  if (instances === undefined || !action.autoScalingGroupName) return;
+  if (instances === undefined) return;
   let ids: string[];
   try {
-    ids = (await instances.leavingGroup(action.autoScalingGroupName)).filter((id) => id !== action.instanceId);
+    ids = (await instances.leavingGroup(instance.group)).filter((id) => id !== instance.instanceId);
   } catch (error) {
     log.warn(
       "could not look up the group's other leaving instances; draining without marking them first",
@@ -81,7 +82,7 @@ async function survey(run: Run, own: Marked): Promise<void> {
     const untried = unmarked.filter((id) => !tried.has(id));
     tally.unmarkedAtFirst ??= untried.length;
     tally.unmarked = untried.length;
-    const chosen = siblingsFirst(action.instanceId, untried).slice(0, siblingLimit);
+    const chosen = siblingsFirst(run.request.instance.instanceId, untried).slice(0, siblingLimit);
     for (const id of chosen) tried.add(id);
     return chosen;
   };
@@ -138,7 +139,7 @@ async function markPass(
   let nodesOf: ReadonlyMap<string, NodeInfo>;
   let marked: ReadonlySet<string>;
   try {
-    marked = await nodes.drainMarkedNames(run.request.owner);
+    marked = await nodes.drainMarkedNames(run.request.settings.deploymentName);
     nodesOf = await nodes.findNodesOfInstances(ids, { skipNames: marked, scan: false, pick });
   } catch (error) {
     log.warn(
@@ -182,7 +183,7 @@ async function markUnmatched(run: Run, own: Marked, ids: readonly string[], tall
 }
 
 async function markNodes(run: Run, own: Marked, nodesOf: ReadonlyMap<string, NodeInfo>, tally: Tally): Promise<void> {
-  const { action } = run.request;
+  const { instance } = run.request;
   const { log } = run.deps;
   await mapWithConcurrency([...nodesOf], concurrency, async ([instanceId, node]) => {
     try {
@@ -190,15 +191,15 @@ async function markNodes(run: Run, own: Marked, nodesOf: ReadonlyMap<string, Nod
         tally.marked.push(node.name);
         const o = {
           instanceId,
-          group: action.autoScalingGroupName,
-          drainedInstance: action.instanceId,
+          group: instance.group,
+          drainedInstance: instance.instanceId,
           drainedNode: own.node.name,
         };
         await run.deps.events.record(cordonedAhead(node, o));
         await tellConditions(run.deps.nodes, log, node.name, [
           planned(
-            `${action.autoScalingGroupName} is terminating this instance too (marked ahead by the drain of ` +
-              `${action.instanceId})`,
+            `${instance.group} is terminating this instance too (marked ahead by the drain of ` +
+              `${instance.instanceId})`,
           ),
         ]);
       }
@@ -233,17 +234,21 @@ async function markSibling(run: Run, own: Marked, node: NodeInfo): Promise<boole
     ...(needCordon || adoptsRefreshCordon(node) ? ['cordon' as const] : []),
   ];
   const record: DrainRecord = {
-    action: '',
-    hook: own.record.hook,
+    source: { kind: 'marked-ahead', hook: resumableThrough(own.record.source) },
     notifiedAtMs: now,
     startedAtMs: now,
     updatedAtMs: now,
     set,
     ...(needLabel && label !== undefined ? { priorLabel: label } : {}),
-    aheadOf: run.request.action.instanceId,
+    aheadOf: run.request.instance.instanceId,
   };
   // Conditional on what we read: if the sibling's own drain wrote its record meanwhile, this
   // write must not replace it ('changed': skip, it is marked).
-  const marks = { excludeFromLoadBalancers: needLabel, cordon: needCordon, drain: record, owner: run.request.owner };
+  const marks = {
+    excludeFromLoadBalancers: needLabel,
+    cordon: needCordon,
+    drain: record,
+    owner: run.request.settings.deploymentName,
+  };
   return (await run.deps.nodes.mark(node.name, marks, node.resourceVersion)) === 'patched';
 }

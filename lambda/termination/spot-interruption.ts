@@ -5,11 +5,11 @@
 // a deadline that ends before the two minutes are up and the configured policy (retain cannot keep a Spot instance: it
 // deletes nothing, as leave).
 // https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-instance-termination-notices.html
+import { spotActionId } from '../cluster/marks/action-id.js';
 import type { ClusterGateway } from '../cluster/ports/cluster-gateway.js';
 import { spotInterruptionDrained } from '../cluster/events/termination-events.js';
 import type { DeliveryOf } from '../inbound/deliveries.js';
 import { instanceIdPattern } from '../inbound/lifecycle-message.js';
-import { DeadlinePolicy } from '../shared/deadline-policy.js';
 import { ServiceBusyError } from '../shared/errors.js';
 import { asError } from '../shared/log.js';
 import { confirmed, detailType, type Confirmed, type Trigger, type TriggerContext } from '../trigger.js';
@@ -27,11 +27,14 @@ export interface SpotWarning {
   readonly instanceAction: string;
   /** The warning's time, never later than when we received it. */
   readonly warnedAtMs: number;
-  /** Filled by confirm: the instance's group, one we serve. */
+}
+
+/** A warning Auto Scaling and EC2 confirmed: the instance's group is one we serve. */
+export interface ConfirmedSpotWarning extends SpotWarning {
   readonly group: string;
 }
 
-export const spotInterruption: Trigger<DeliveryOf<'event'>, SpotWarning> = {
+export const spotInterruption: Trigger<DeliveryOf<'event'>, SpotWarning, ConfirmedSpotWarning> = {
   takes: detailType('EC2 Spot Instance Interruption Warning'),
   parse(d, { clock, log }) {
     const instanceId = d.detail['instance-id'];
@@ -63,7 +66,7 @@ export const spotInterruption: Trigger<DeliveryOf<'event'>, SpotWarning> = {
       });
       return { status: 'spot-warning-expired', instanceId: instanceId as string };
     }
-    return { work: { instanceId: instanceId as string, instanceAction: action as string, warnedAtMs, group: '' } };
+    return { work: { instanceId: instanceId as string, instanceAction: action as string, warnedAtMs } };
   },
 
   keys: (w) => ({ instanceId: w.instanceId, transition: 'spot-interruption', instanceAction: w.instanceAction }),
@@ -184,12 +187,15 @@ export function spotDeadlines(
   };
 }
 
-function spotRequest(w: Confirmed<SpotWarning>, ctx: TriggerContext, cluster: ClusterGateway): TerminationRequest {
+function spotRequest(
+  w: Confirmed<ConfirmedSpotWarning>,
+  ctx: TriggerContext,
+  cluster: ClusterGateway,
+): TerminationRequest {
   const { config } = ctx;
   return {
-    action: { autoScalingGroupName: w.group, lifecycleHookName: '', instanceId: w.instanceId },
-    actionId: `spot:${w.instanceId}`,
-    spot: true,
+    instance: { instanceId: w.instanceId, group: w.group },
+    source: { kind: 'spot-interruption', actionId: spotActionId(w.instanceId) },
     notifiedAtMs: w.warnedAtMs,
     requestId: ctx.invocation.requestId,
     // A repeated warning keeps the first one's clock (the record's).
@@ -199,19 +205,12 @@ function spotRequest(w: Confirmed<SpotWarning>, ctx: TriggerContext, cluster: Cl
         config.loadBalancerDelaySeconds,
         config.waitForTargets ? { minSeconds: config.loadBalancerMinWaitSeconds } : undefined,
       ),
-    waitForVolumeDetach: config.waitForVolumeDetach,
-    deadlinePolicy: config.deadlinePolicy === DeadlinePolicy.RETAIN ? DeadlinePolicy.LEAVE : config.deadlinePolicy,
-    blockedReportMs: config.blockedReportSeconds * 1000,
-    evictionConcurrency: config.evictionConcurrency,
-    drainRules: config,
-    cordonDoomedSiblings: config.cordonDoomedSiblings,
-    surge: config.surge,
-    owner: config.deploymentName,
+    settings: config,
     ending: spotEnding(w, ctx, cluster),
   };
 }
 
-function spotEnding(w: SpotWarning, ctx: TriggerContext, cluster: ClusterGateway): Ending {
+function spotEnding(w: ConfirmedSpotWarning, ctx: TriggerContext, cluster: ClusterGateway): Ending {
   return {
     startedMessage: () =>
       `EC2 reclaims Spot instance ${w.instanceId} of group ${w.group} in two minutes (${w.instanceAction}); ` +

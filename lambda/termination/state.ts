@@ -3,24 +3,20 @@
 // and the deadlines read from it), what drain left (the outcome, the live pod view).
 import type { EventRecorder } from '../cluster/ports/event-recorder.js';
 import type { NodeGateway } from '../cluster/ports/node-gateway.js';
-import type { NodeInfo, DrainRecord } from '../cluster/model.js';
+import type { DrainRecord, DrainSource, NodeInfo } from '../cluster/model.js';
 import type { PodGateway, PodWatch } from '../cluster/ports/pod-gateway.js';
 import type { VolumeGateway } from '../cluster/ports/volume-gateway.js';
 import type { LoadBalancerSources } from '../cluster/ports/load-balancer-sources.js';
 import type { SurgeGateway } from '../cluster/ports/surge-gateway.js';
-import type { SurgeSettings } from '../shared/surge-variables.js';
 
-import type { DrainRuleSettings } from '../cluster/rules/drain-rules.js';
 import type { DrainResult } from '../eviction/drain-node.js';
 import type { ReturnedPods } from '../eviction/returned-pods.js';
-import type {
-  AutoScalingInstances,
-  LifecycleActionRef,
-  LifecycleActions,
-  LoadBalancerTargets,
-} from '../shared/aws-ports.js';
+import type { AutoScalingInstances, LifecycleActions, LoadBalancerTargets } from '../shared/aws-ports.js';
 import type { Clock } from '../shared/clock.js';
-import type { DeadlinePolicy } from '../shared/deadline-policy.js';
+import type { Config } from '../shared/config.js';
+import { DeadlinePolicy } from '../shared/deadline-policy.js';
+import { canRetain } from '../cluster/rules/drain-source.js';
+import type { HandOff } from '../inbound/lifecycle-message.js';
 import type { Log } from '../shared/log.js';
 
 export type TerminateOutcome =
@@ -61,41 +57,46 @@ export interface Ending {
   finish(completion: Completion): Promise<'completed' | 'already-completed' | 'nothing-to-complete'>;
 }
 
+/** Where a termination comes from, as its trigger confirmed it: never marks set ahead (those are records only). */
+export type TerminationSource = Exclude<DrainSource, { readonly kind: 'marked-ahead' }>;
+
+/** The deployment's settings a termination reads, the configuration's own (parsed and derived once). */
+export type TerminationSettings = Pick<
+  Config,
+  | 'deadlinePolicy'
+  | 'waitForVolumeDetach'
+  | 'blockedReportSeconds'
+  | 'evictionConcurrency'
+  | 'drainRules'
+  | 'evictDaemonSetPods'
+  | 'cordonDoomedSiblings'
+  | 'surge'
+  | 'deploymentName'
+>;
+
 /** What a trigger asks the termination to do. Nothing here is trusted beyond the confirmed action. */
 export interface TerminationRequest {
-  /** The action; for a Spot interruption a stand-in (nothing to complete). */
-  readonly action: LifecycleActionRef;
-  /**
-   * actionIdOf(token); '' when the action is addressed by its instance (it carries on the `instance:<id>` drain the
-   * reconciler wrote).
-   */
-  readonly actionId: string;
-  readonly spot: boolean;
+  /** The instance leaving and its group, one this deployment serves. */
+  readonly instance: { readonly instanceId: string; readonly group: string };
+  readonly source: TerminationSource;
   /** The notification's time, for a drain that has no record yet. */
   readonly notifiedAtMs: number;
-  /** A hand-off: which one, and the claim it was published under. Everything else is re-derived. */
-  readonly resume?: { readonly count: number; readonly claim: string | undefined } | undefined;
+  /** The hand-off this invocation carries on from. Everything else is re-derived from the node. */
+  readonly handOff?: HandOff | undefined;
   /** Lambda's request id for this invocation (the same in Lambda's own retries of it). */
   readonly requestId: string;
   /** The trigger's plan: deadlines from the notification's time as the record keeps it. */
   plan(notifiedAtMs: number): Deadlines;
-  readonly deadlinePolicy: DeadlinePolicy;
-  readonly blockedReportMs: number;
-  readonly evictionConcurrency: number;
-  /** What the drain does with each pod, in which order (drain-rules.ts). */
-  readonly drainRules: DrainRuleSettings;
-  /** Wait for the departed pods' VolumeAttachments to be gone before release (settle-volumes.ts). */
-  readonly waitForVolumeDetach: boolean;
-  /** Mark the group's other leaving instances' nodes before evicting (siblings.ts). */
-  readonly cordonDoomedSiblings: boolean;
-  /** Surge before evict (eviction/surge-gate.ts); undefined: off. */
-  readonly surge?: SurgeSettings | undefined;
-  /** Owner of every mark (the deployment). */
-  readonly owner: string;
+  readonly settings: TerminationSettings;
   readonly ending: Ending;
-  /** Sends "carry on" to a fresh invocation; absent when there is nowhere to send it. */
-  readonly handOff?:
-    ((pointer: { readonly count: number; readonly claim: string }) => Promise<'sent' | 'action-over'>) | undefined;
+  /** Publishes the next hand-off to a fresh invocation; absent when there is nowhere to send it. */
+  readonly sendHandOff?: ((next: NextHandOff) => Promise<'sent' | 'action-over'>) | undefined;
+}
+
+/** The hand-off the next invocation carries on from: its number and the claim it is published under. */
+export interface NextHandOff {
+  readonly count: number;
+  readonly claim: string;
 }
 
 export interface TerminateDeps {
@@ -155,8 +156,6 @@ export interface Run {
 /** verify found the node, and which hand-off claim this invocation carries on from. */
 export interface Verified {
   readonly node: NodeInfo;
-  /** The resolved action id (the request's, or the record's for a resume by instance). */
-  readonly actionId: string;
   /** The claim on the node this invocation replaces when it hands on. */
   readonly claim: string | undefined;
   /** This invocation's own claim left by an earlier attempt of it that crashed before publishing. */
@@ -198,7 +197,7 @@ export type Stop =
   | { readonly end: TerminateOutcome }
   | { readonly complete: Completion }
   | {
-      readonly handOn: 'drain' | 'settle';
+      readonly handOff: 'drain' | 'settle';
       readonly state: Marked;
       readonly record: DrainRecord;
       readonly evictedTotal: number;
@@ -241,5 +240,11 @@ export function secondsSince(clock: Clock, fromMs: number): number {
 
 /** When this invocation must stop working on the termination. */
 export function stopMs(run: Run, deadlines: Deadlines): number {
-  return run.request.handOff ? deadlines.invocationStopMs : Number.POSITIVE_INFINITY;
+  return run.request.sendHandOff ? deadlines.invocationStopMs : Number.POSITIVE_INFINITY;
+}
+
+/** The deadline policy this termination applies: retain only where ABANDON can keep the instance, else leave. */
+export function deadlinePolicyOf(request: Pick<TerminationRequest, 'settings' | 'source'>): DeadlinePolicy {
+  const policy = request.settings.deadlinePolicy;
+  return policy === DeadlinePolicy.RETAIN && !canRetain(request.source) ? DeadlinePolicy.LEAVE : policy;
 }

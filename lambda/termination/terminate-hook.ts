@@ -7,7 +7,7 @@
 import type { ClusterGateway } from '../cluster/ports/cluster-gateway.js';
 import { accessDenied, lifecycleActionCompleted } from '../cluster/events/termination-events.js';
 import { accessDeniedMessage } from '../cluster/events/log-messages.js';
-import { actionIdOf } from '../cluster/marks/drain-record.js';
+import { actionIdOfInstance, actionIdOfToken } from '../cluster/marks/action-id.js';
 import type { DeliveryOf } from '../inbound/deliveries.js';
 import { handOffMessage, type LifecycleNotification } from '../inbound/lifecycle-message.js';
 import { lifecycleKeys, parseOurs } from '../inbound/lifecycle-scope.js';
@@ -87,30 +87,27 @@ function terminationRequest(
   const { config, clock, handOffs } = ctx;
   const nowMs = clock.now();
   const invocationEndMs = nowMs + ctx.invocation.remainingMs();
+  const hook = n.lifecycleHookName;
   return {
-    action: n,
-    actionId: n.lifecycleActionToken !== undefined ? actionIdOf(n.lifecycleActionToken) : '',
-    spot: false,
+    instance: { instanceId: n.instanceId, group: n.autoScalingGroupName },
+    // Without a token, the action is addressed by its instance: the reconciler resumed the drain.
+    source:
+      n.lifecycleActionToken !== undefined
+        ? { kind: 'lifecycle-action', actionId: actionIdOfToken(n.lifecycleActionToken), hook }
+        : { kind: 'resumed', actionId: actionIdOfInstance(n.instanceId), hook },
     notifiedAtMs: n.time.getTime(),
-    resume: n.handOff !== undefined ? { count: n.handOff.count, claim: n.handOff.claim } : undefined,
+    handOff: n.handOff,
     requestId: ctx.invocation.requestId,
     plan: (notifiedAtMs) =>
       planTermination(config, { notifiedAtMs, nowMs, invocationEndMs, canHandOff: handOffs !== undefined }),
-    deadlinePolicy: config.deadlinePolicy,
-    waitForVolumeDetach: config.waitForVolumeDetach,
-    blockedReportMs: config.blockedReportSeconds * 1000,
-    evictionConcurrency: config.evictionConcurrency,
-    drainRules: config,
-    cordonDoomedSiblings: config.cordonDoomedSiblings,
-    surge: config.surge,
-    owner: config.deploymentName,
+    settings: config,
     ending: lifecycleEnding(n, ctx, cluster),
-    handOff:
+    sendHandOff:
       handOffs === undefined
         ? undefined
-        : async (pointer) => {
+        : async (next) => {
             if ((await ctx.lifecycle.heartbeat(n)) === 'no-active-action') return 'action-over';
-            await handOffs.send(handOffMessage(n, { ...pointer, byReconciler: n.handOff?.byReconciler ?? false }));
+            await handOffs.send(handOffMessage(n, { ...next, byReconciler: n.handOff?.byReconciler ?? false }));
             return 'sent';
           },
   };

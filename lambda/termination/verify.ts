@@ -1,14 +1,16 @@
 // Phase 1, verify. The trigger confirmed the action with Auto Scaling before this runs (the
 // router's confirm step); here the node is found, and a hand-off is checked against the claim
 // on the node: duplicate deliveries of one hand-off never fork the work.
-import type { NodeInfo } from '../cluster/model.js';
+import type { DrainSource, NodeInfo } from '../cluster/model.js';
+import { actionIdOfInstance } from '../cluster/marks/action-id.js';
+import { actionOf, sameSource } from '../cluster/rules/drain-source.js';
 import { parseClaim } from './claim.js';
 import type { Run, Step, Verified } from './state.js';
 
 export async function verify(run: Run): Promise<Step<Verified>> {
-  const { action, resume, requestId } = run.request;
+  const { instance, source, handOff, requestId } = run.request;
   const { log } = run.deps;
-  const node = await run.deps.nodes.findNodeByInstanceId(action.instanceId);
+  const node = await run.deps.nodes.findNodeByInstanceId(instance.instanceId);
   if (node === undefined) {
     log.warn('no node has this instance in spec.providerID; completing so the instance is not held');
     return {
@@ -24,36 +26,35 @@ export async function verify(run: Run): Promise<Step<Verified>> {
     };
   }
   log.appendKeys?.({ node: node.name });
-  // A resume that names its action by instance (the reconciler's) carries on the record the
-  // reconciler wrote for it (`instance:<id>`, on a timeline of its own), never another one.
-  const byInstance = `instance:${action.instanceId}`;
-  const actionId = run.request.actionId || byInstance;
-  const base = { node, actionId };
+  const { actionId } = source;
+  const base = { node };
 
   // Ours from a crashed earlier attempt of this very invocation (Lambda retried it with the
   // same request id): carry on and publish what it could not.
   const onNode = parseClaim(node.handOff);
-  if (onNode?.actionId === actionId && onNode.requestId === requestId && onNode.count > (resume?.count ?? 0)) {
+  if (onNode?.actionId === actionId && onNode.requestId === requestId && onNode.count > (handOff?.count ?? 0)) {
     log.info('found our own hand-off claim from an earlier attempt of this invocation; carrying on', {
       claim: node.handOff,
     });
     return { ...base, claim: undefined, ownPendingClaim: node.handOff };
   }
-  if (resume !== undefined) {
-    if (node.handOff !== resume.claim) {
+  if (handOff !== undefined) {
+    if (node.handOff !== handOff.claim) {
       log.info('this hand-off was already taken up by another delivery; nothing to do', {
-        handOff: resume.count,
+        handOff: handOff.count,
         current: node.handOff,
       });
       return { stop: { end: 'superseded' } };
     }
-    if (actionId === byInstance && node.drain?.action !== byInstance) {
+    // A hand-off that names its action by instance (the reconciler's) carries on the record the
+    // reconciler wrote for it (on a timeline of its own), never another one.
+    if (source.kind === 'resumed' && (node.drain === undefined || !sameSource(node.drain.source, source))) {
       log.info('a hand-off by instance, but no drain the reconciler resumed is on the node; nothing to do', {
-        current: node.drain?.action ?? null,
+        current: (node.drain && actionOf(node.drain.source)) ?? null,
       });
       return { stop: { end: 'superseded' } };
     }
-    return { ...base, claim: resume.claim, ownPendingClaim: undefined };
+    return { ...base, claim: handOff.claim, ownPendingClaim: undefined };
   }
   if (onNode?.actionId === actionId || resumesThisAction(run, node)) {
     // A chain for this very action runs already (or the reconciler's, which carries the live
@@ -72,9 +73,10 @@ export async function verify(run: Run): Promise<Step<Verified>> {
  */
 function resumesThisAction(run: Run, node: NodeInfo): boolean {
   const { drain } = node;
-  return (
-    drain !== undefined &&
-    drain.action === `instance:${run.request.action.instanceId}` &&
-    drain.startedAtMs >= run.request.notifiedAtMs
-  );
+  const byInstance: DrainSource = {
+    kind: 'resumed',
+    actionId: actionIdOfInstance(run.request.instance.instanceId),
+    hook: undefined,
+  };
+  return drain !== undefined && sameSource(drain.source, byInstance) && drain.startedAtMs >= run.request.notifiedAtMs;
 }

@@ -5,12 +5,13 @@
 // other people's labels, taints and cordon, and the marks of another deployment.
 import type { V1Node } from '@kubernetes/client-node';
 import { afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { actionIdOf } from '../../lambda/cluster/marks/drain-record.js';
+import { actionOf } from '../../lambda/cluster/rules/drain-source.js';
 import { type DrainRecord } from '../../lambda/cluster/model.js';
 import { nodeMarkKeys } from '../../lambda/cluster/marks/mark-inventory.js';
 import { kubeconfigGateway } from '../../scripts/cluster-access.js';
 import { main, renderCleanup, type CleanupResult } from '../../scripts/cleanup.js';
 import { admin, createKwokNode, newInstanceId, waitNodeReady } from './kube.js';
+import { lifecycleAction } from '../fixtures/drain-sources.js';
 
 const plane = inject('plane');
 const a = admin(plane);
@@ -28,8 +29,7 @@ const shape = (n: V1Node) => ({
 const read = async (name: string) => shape(await a.core.readNode({ name }));
 
 const record = (set: DrainRecord['set'], priorLabel?: string): DrainRecord => ({
-  action: actionIdOf(`token-${Math.random()}`),
-  hook: `${deployment}-terminate`,
+  source: lifecycleAction(`token-${Math.random()}`, `${deployment}-terminate`),
   notifiedAtMs: Date.now() - 60_000,
   startedAtMs: Date.now() - 50_000,
   updatedAtMs: Date.now() - 10_000,
@@ -92,7 +92,9 @@ describe('cleanup', () => {
     expect(
       await gateway.mark(names.full, { excludeFromLoadBalancers: true, cordon: true, drain: full, owner: deployment }),
     ).toBe('patched');
-    expect(await gateway.claimHandOff(names.full, undefined, `${full.action}/1/request-1`, full)).toBe('claimed');
+    expect(await gateway.claimHandOff(names.full, undefined, `${actionOf(full.source)}/1/request-1`, full)).toBe(
+      'claimed',
+    );
     expect(
       await gateway.markOutdated(await node(names.full), {
         refreshId: 'refresh-1',

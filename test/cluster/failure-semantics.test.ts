@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { actionIdOf } from '../../lambda/cluster/marks/drain-record.js';
+import { actionIdOfToken } from '../../lambda/cluster/marks/action-id.js';
 import { startDrainer, statusOf } from './drainer.js';
 import { apiFailure, startFaultProxy, type FaultProxy, type Intercept } from './fault-proxy.js';
 import {
@@ -371,11 +371,11 @@ describe('failure semantics (issue 11)', () => {
       await until('the claim of hand-off 1 on the node', 30_000, async () =>
         (await a.core.readNode({ name: node })).metadata?.annotations?.[
           'graceful-node-termination/hand-off'
-        ]?.startsWith(`${actionIdOf(token)}/1`),
+        ]?.startsWith(`${actionIdOfToken(token)}/1`),
       );
       expect(
         (await a.core.readNode({ name: node })).metadata?.annotations?.['graceful-node-termination/hand-off'],
-      ).toBe(`${actionIdOf(token)}/1/request-A`);
+      ).toBe(`${actionIdOfToken(token)}/1/request-A`);
       // The token itself is nowhere on the node.
       expect(JSON.stringify((await a.core.readNode({ name: node })).metadata)).not.toContain(token);
 
@@ -387,7 +387,7 @@ describe('failure semantics (issue 11)', () => {
       expect(statuses[0]).toBe('handed-off');
       expect(statuses.at(-1)).toBe('drained');
       expect((drainer.handOffs[0]!['GracefulNodeTerminationHandOff'] as { claim: string }).claim).toBe(
-        `${actionIdOf(token)}/1/request-A`,
+        `${actionIdOfToken(token)}/1/request-A`,
       );
       expect(drainer.completions.filter((c) => c.token === token)).toEqual([
         expect.objectContaining({ result: 'CONTINUE', outcome: 'completed' }),

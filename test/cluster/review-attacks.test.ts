@@ -30,6 +30,7 @@ import {
   waitNodeReady,
 } from './kube.js';
 import { adminToken } from './plane/plane.js';
+import { lifecycleAction } from '../fixtures/drain-sources.js';
 
 const plane = inject('plane');
 const a = admin(plane);
@@ -78,8 +79,7 @@ describe('review attacks on the real plane', () => {
     const { instanceId, node } = await blockedNode('stale-resume');
     const old = Date.now() - 2 * 86_400_000;
     const record = formatDrainRecord({
-      action: `sha256:${'0'.repeat(32)}`,
-      hook: terminateHookName,
+      source: lifecycleAction(`sha256:${'0'.repeat(32)}`, terminateHookName),
       notifiedAtMs: old,
       startedAtMs: old,
       updatedAtMs: old,

@@ -2,6 +2,7 @@
 // logic. It is a discrete-event simulation: time only moves when the code under test
 // sleeps or waits for a change, so scenarios that take minutes run in milliseconds and
 // always the same way. Kubernetes behaviour itself is proven in test/cluster/.
+import { sameSource } from '../../lambda/cluster/rules/drain-source.js';
 import type {
   ClusterEvent,
   EvictionResult,
@@ -321,7 +322,7 @@ export class FakeCluster {
     if (!node) return 'node-gone';
     if (
       node.drain === undefined ||
-      node.drain.action !== record.action ||
+      !sameSource(node.drain.source, record.source) ||
       node.drain.startedAtMs !== record.startedAtMs
     )
       return 'changed';

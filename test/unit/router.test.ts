@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { AccessDeniedError, TransientError } from '../../lambda/shared/errors.js';
 import type { ClusterGateway } from '../../lambda/cluster/ports/cluster-gateway.js';
-import { actionIdOf } from '../../lambda/cluster/marks/drain-record.js';
+import { actionIdOfToken } from '../../lambda/cluster/marks/action-id.js';
 import {
   handlerWorld,
   pod,
@@ -56,7 +56,7 @@ describe('handler', () => {
         instanceId,
         autoScalingGroupName: 'workers',
         lifecycleHookName: 'workers-terminate',
-        lifecycleAction: actionIdOf('71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff'),
+        lifecycleAction: actionIdOfToken('71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff'),
       });
     }
     // The token itself never reaches the log: whoever can read it could complete the action.

@@ -89,10 +89,8 @@ export function createLoadBalancerTargets(options: LoadBalancerOptions): LoadBal
   const concurrency = options.concurrency ?? elbConcurrency;
   const spacingMs = options.callSpacingMs ?? elbCallSpacingMs;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const cached = cachedFor<{ targetGroups: ServedTarget[]; classic: string[] }>(
-    options.cacheMs ?? 60_000,
-    options.now ?? Date.now,
-  );
+  const now = options.now ?? Date.now;
+  const cached = cachedFor<{ targetGroups: ServedTarget[]; classic: string[] }>(options.cacheMs ?? 60_000, now);
 
   const candidates = async (call: Counted, served: ServedLoadBalancers | undefined): Promise<Candidates> => {
     const networkNames = [...(served?.networkNames ?? [])].sort();
@@ -123,9 +121,9 @@ export function createLoadBalancerTargets(options: LoadBalancerOptions): LoadBal
       let calls = 0;
       let nextAtMs = 0;
       const call: Counted = async (api, action, params) => {
-        const now = Date.now();
-        const waitMs = Math.max(0, nextAtMs - now);
-        nextAtMs = Math.max(now, nextAtMs) + spacingMs;
+        const atMs = now();
+        const waitMs = Math.max(0, nextAtMs - atMs);
+        nextAtMs = Math.max(atMs, nextAtMs) + spacingMs;
         if (waitMs > 0) await sleep(waitMs);
         calls++;
         return api.call(action, params);

@@ -1,5 +1,6 @@
 // Node reads and the drain's node patches: one GET by name, a paged scan only as the
 // lookup's fallback, the owner-label list, merge patches for our marks and the hand-off claim.
+import { sameSource } from '../../cluster/rules/drain-source.js';
 import type { V1Node } from '@kubernetes/client-node';
 import type { NodeGateway, NodeMarks, NodeWatch } from '../../cluster/ports/node-gateway.js';
 import type { NodeInfo, PatchResult, DrainRecord } from '../../cluster/model.js';
@@ -183,7 +184,7 @@ class NodeRequests {
       // Only the record we were asked to take back: a new drain's record is not ours to remove.
       if (
         node.drain === undefined ||
-        node.drain.action !== record.action ||
+        !sameSource(node.drain.source, record.source) ||
         node.drain.startedAtMs !== record.startedAtMs
       )
         return 'changed';

@@ -1,32 +1,20 @@
 // The drain record (drainAnnotation): what a drain of ours wrote on the node. The phase a resumed
 // drain picks up in, its deadline, its fair eviction window and the end of its load-balancer wait
 // are all read from here, never from a message. Anything unreadable is treated as absent.
-import { createHash } from 'node:crypto';
 import { formatSurges, parseSurges } from './surge-marks.js';
-import { type DrainRecord, type TargetsReading, type StoredHold, type DrainMark } from '../model.js';
+import type { DrainMark, DrainRecord, DrainSource, StoredHold, TargetsReading } from '../model.js';
+import { actionIdOfToken, parseActionId } from './action-id.js';
 import { iso, jsonObject } from './json-object.js';
-
-/**
- * A lifecycle token identifies the action, and whoever holds it can complete it: it is never
- * written where `get nodes` can read it. Tokens are random UUIDs, so a hash names the action
- * without revealing it; every action re-proves its authority by presenting the token (or its
- * instance) to Auto Scaling, never by what the node says.
- */
-export function actionIdOf(token: string): string {
-  return `sha256:${createHash('sha256').update(token).digest('hex').slice(0, 32)}`;
-}
 
 export function formatDrainRecord(r: DrainRecord): string {
   return JSON.stringify({
-    action: r.action,
-    ...(r.hook ? { hook: r.hook } : {}),
+    ...sourceFields(r.source),
     notifiedAt: iso(r.notifiedAtMs),
     startedAt: iso(r.startedAtMs),
     updatedAt: iso(r.updatedAtMs),
     set: r.set,
     ...(r.priorLabel !== undefined ? { priorLabel: r.priorLabel } : {}),
     ...(r.aheadOf ? { aheadOf: r.aheadOf } : {}),
-    ...(r.spot ? { spot: true } : {}),
     ...(r.evicted ? { evicted: r.evicted } : {}),
     ...(r.drained ? { drainedAt: iso(r.drained.atMs), outcome: r.drained.outcome } : {}),
     ...(r.volumes && r.volumes.length > 0 ? { volumes: r.volumes } : {}),
@@ -61,15 +49,8 @@ export function parseDrainRecord(raw: string | undefined): DrainRecord | undefin
   if (v === undefined) return undefined;
   const time = (key: string) => (typeof v[key] === 'string' ? Date.parse(v[key] as string) : Number.NaN);
   const startedAtMs = time('startedAt');
-  const action =
-    typeof v['action'] === 'string'
-      ? v['action']
-      : typeof v['token'] === 'string'
-        ? v['token'] === ''
-          ? ''
-          : actionIdOf(v['token'])
-        : undefined;
-  if (action === undefined || Number.isNaN(startedAtMs)) return undefined;
+  const source = sourceOf(v);
+  if (source === undefined || Number.isNaN(startedAtMs)) return undefined;
   const orStarted = (ms: number) => (Number.isNaN(ms) ? startedAtMs : ms);
   const set = Array.isArray(v['set'])
     ? v['set'].filter((m): m is DrainMark => m === 'exclude-from-load-balancers' || m === 'cordon')
@@ -80,19 +61,47 @@ export function parseDrainRecord(raw: string | undefined): DrainRecord | undefin
   const aheadOf =
     typeof v['aheadOf'] === 'string' ? v['aheadOf'] : typeof v['markedBy'] === 'string' ? v['markedBy'] : undefined;
   return {
-    action,
-    hook: typeof v['hook'] === 'string' ? v['hook'] : '',
+    source,
     notifiedAtMs: orStarted(time('notifiedAt')),
     startedAtMs,
     updatedAtMs: orStarted(time('updatedAt')),
     set,
     ...(typeof v['priorLabel'] === 'string' ? { priorLabel: v['priorLabel'] } : {}),
     ...(aheadOf !== undefined ? { aheadOf } : {}),
-    ...(v['spot'] === true ? { spot: true } : {}),
     ...(evicted > 0 ? { evicted } : {}),
     ...(!Number.isNaN(drainedAtMs) ? { drained: { atMs: drainedAtMs, outcome } } : {}),
     ...(Array.isArray(v['volumes']) ? { volumes: v['volumes'].filter((x): x is string => typeof x === 'string') } : {}),
     ...(parseTargets(v['targets']) !== undefined ? { targets: parseTargets(v['targets']) } : {}),
     ...(parseSurges(v['surges']) !== undefined ? { surges: parseSurges(v['surges']) } : {}),
   };
+}
+
+/**
+ * The source as the record has always been written, so records of every version read alike: `action` (the action
+ * id, "" for marks set ahead), `hook` when known, `spot: true` for a Spot interruption.
+ */
+function sourceFields(source: DrainSource): Record<string, unknown> {
+  const hook = (h: string | undefined) => (h !== undefined && h !== '' ? { hook: h } : {});
+  switch (source.kind) {
+    case 'lifecycle-action':
+    case 'resumed':
+      return { action: source.actionId, ...hook(source.hook) };
+    case 'spot-interruption':
+      return { action: source.actionId, spot: true };
+    case 'marked-ahead':
+      return { action: '', ...hook(source.hook) };
+  }
+}
+
+/** Read back; a record of the versions before (a `token` in clear) is the same record, token hashed. */
+function sourceOf(v: Record<string, unknown>): DrainSource | undefined {
+  const hook = typeof v['hook'] === 'string' && v['hook'] !== '' ? v['hook'] : undefined;
+  const raw = typeof v['action'] === 'string' ? v['action'] : typeof v['token'] === 'string' ? v['token'] : undefined;
+  if (raw === undefined) return undefined;
+  if (raw === '') return { kind: 'marked-ahead', hook };
+  const actionId = parseActionId(raw) ?? (typeof v['action'] === 'string' ? undefined : actionIdOfToken(raw));
+  if (actionId === undefined) return undefined;
+  if (v['spot'] === true || actionId.startsWith('spot:')) return { kind: 'spot-interruption', actionId };
+  if (actionId.startsWith('instance:')) return { kind: 'resumed', actionId, hook };
+  return { kind: 'lifecycle-action', actionId, hook };
 }

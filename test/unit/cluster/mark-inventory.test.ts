@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { NodeInfo } from '../../../lambda/cluster/model.js';
 import { marksOnNode, nodeMarkKeys } from '../../../lambda/cluster/marks/mark-inventory.js';
+import { lifecycleAction } from '../../fixtures/drain-sources.js';
 
 const node = (o: Partial<NodeInfo>): NodeInfo => ({
   name: 'n',
@@ -17,7 +18,7 @@ const node = (o: Partial<NodeInfo>): NodeInfo => ({
   labels: {},
   ...o,
 });
-const drain = { action: 'sha256:a', hook: 'h', notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0 };
+const drain = { source: lifecycleAction('sha256:a', 'h'), notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0 };
 
 describe('the node mark inventory', () => {
   it('has every key in docs/marks.md', () => {

@@ -1,7 +1,7 @@
 // Batch work is allowed to finish: Job pods and do-not-disrupt pods are not evicted until
 // they finish or the batch wait ends, while the rest of the node drains and the lifecycle
 // action is kept alive across invocations.
-import { actionIdOf } from '../../../lambda/cluster/marks/drain-record.js';
+import { actionIdOfToken } from '../../../lambda/cluster/marks/action-id.js';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { handlerWorld, FakeClock, FakeCluster, FakeLifecycleActions, pod } from '../../fakes/fake-world.js';
 import { instanceId } from '../../fixtures/notifications.js';
@@ -51,7 +51,7 @@ describe('batch pods', () => {
     // The last invocation's Events tell the whole drain, once: both evictions of the first
     // invocation (kept in the record on the node), durations from the notification, one batch-wait Event.
     expect(world.handOffs.sent.map((m) => m['GracefulNodeTerminationHandOff'])).toEqual([
-      { count: 1, claim: `${actionIdOf('71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff')}/1/request-1` },
+      { count: 1, claim: `${actionIdOfToken('71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff')}/1/request-1` },
     ]);
     expect(cluster.reasons().filter((r) => r === 'Node/WaitingForBatchPods')).toHaveLength(1);
     expect(cluster.events.find((e) => e.reason === 'Drained')?.message).toBe(

@@ -101,7 +101,7 @@ describe('tiers through a drain', () => {
       return w.clock.now() - corednsAskedAt >= 40_000 ? 'accept' : pdbBlocks('dns-pdb', () => true)(p);
     });
     const o = {
-      deadlinePolicy: DeadlinePolicy.FORCE,
+      settings: { deadlinePolicy: DeadlinePolicy.FORCE },
       plan: () => w.deadlines({ drainDeadlineMs: start + 60_000, minEvictionWindowMs: 60_000 }),
     };
     const m = (await mark(w.run(o), w.verified())) as Marked;

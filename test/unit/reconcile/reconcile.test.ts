@@ -8,6 +8,7 @@ import { refreshStrategyTag } from '../../../lambda/shared/group-tags.js';
 import { handlerWorld } from '../../fakes/fake-world.js';
 import { scheduledEvent } from '../../fixtures/deliveries.js';
 import { gntAOwner, handOffDeploymentEnv, instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
+import { lifecycleAction } from '../../fixtures/drain-sources.js';
 
 const env = handOffDeploymentEnv;
 const owner = gntAOwner;
@@ -16,8 +17,7 @@ describe('reconciler', () => {
   let world: ReturnType<typeof handlerWorld>;
   let t0: number;
   const record = (o: Partial<DrainRecord> = {}): DrainRecord => ({
-    action: 'sha256:ab',
-    hook: 'workers-terminate',
+    source: lifecycleAction('sha256:ab', 'workers-terminate'),
     notifiedAtMs: t0,
     startedAtMs: t0,
     updatedAtMs: t0,

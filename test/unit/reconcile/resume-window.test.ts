@@ -10,6 +10,7 @@ import { planTermination } from '../../../lambda/termination/plan.js';
 import { handlerWorld } from '../../fakes/fake-world.js';
 import { scheduledEvent } from '../../fixtures/deliveries.js';
 import { gntAOwner, handOffDeploymentEnv, instanceId } from '../../fixtures/notifications.js';
+import { lifecycleAction } from '../../fixtures/drain-sources.js';
 
 /** From a pass's scheduled time to its heartbeat: EventBridge's minute of precision, the pass's reads. */
 const passMarginMs = 60_000;
@@ -18,8 +19,7 @@ function lostChain(env: Record<string, string>) {
   const world = handlerWorld(env);
   const lastWriteMs = world.clock.now();
   const record: DrainRecord = {
-    action: 'sha256:ab',
-    hook: 'workers-terminate',
+    source: lifecycleAction('sha256:ab', 'workers-terminate'),
     notifiedAtMs: lastWriteMs,
     startedAtMs: lastWriteMs,
     updatedAtMs: lastWriteMs,

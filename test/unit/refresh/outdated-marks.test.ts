@@ -5,6 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { boundStrategyTag } from '../../../lambda/refresh/strategy-tag.js';
 import { handlerWorld, type FakeCluster } from '../../fakes/fake-world.js';
 import { refreshEvent } from '../../fixtures/deliveries.js';
+import { lifecycleAction } from '../../fixtures/drain-sources.js';
 
 const env = {
   CLUSTER_NAME: 'prod',
@@ -135,7 +136,13 @@ describe('instance refresh marks', () => {
     await world.invokeRaw(world.handler(), refreshEvent('Started'));
     cluster.updateNode('old-1', {
       unschedulable: true,
-      drain: { action: 'sha256:x', hook: 'h', notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: ['cordon'] },
+      drain: {
+        source: lifecycleAction('sha256:x', 'h'),
+        notifiedAtMs: 0,
+        startedAtMs: 0,
+        updatedAtMs: 0,
+        set: ['cordon'],
+      },
     });
     world.autoScaling.refreshStatus.set(refreshId, 'Successful');
     await world.invokeRaw(world.handler(), refreshEvent('Succeeded'));

@@ -8,7 +8,6 @@ import { Construct } from 'constructs';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { KubeApiError } from '../../../lambda/adapters/kubernetes/kube-api-error.js';
 import { type KubeHttp, type RequestOptions } from '../../../lambda/adapters/kubernetes/kube-http.js';
-import { actionIdOf } from '../../../lambda/cluster/marks/drain-record.js';
 import { excludeFromLoadBalancersLabel } from '../../../lambda/cluster/marks/mark-keys.js';
 import { type DrainRecord } from '../../../lambda/cluster/model.js';
 import { applyRbac } from '../../../lambda/installer/rbac-apply.js';
@@ -18,6 +17,7 @@ import { handlerWorld, pdbBlocks, pod } from '../../fakes/fake-world.js';
 import { scheduledEvent, spotInterruptionWarning } from '../../fixtures/deliveries.js';
 import { gntAOwner, handOffDeploymentEnv, instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
 import { grantsOf, resourcesOf, stackWith } from '../../infra/fixtures.js';
+import { lifecycleAction, resumedAction } from '../../fixtures/drain-sources.js';
 
 const env = handOffDeploymentEnv;
 const owner = gntAOwner;
@@ -45,8 +45,7 @@ describe('review 2: by-instance resumes', () => {
   it('a resumed drain for a new action does not inherit an earlier by-instance drain that had ended', async () => {
     const old = t0 - 2 * 86_400_000;
     const earlier: DrainRecord = {
-      action: `instance:${instanceId}`,
-      hook: 'workers-terminate',
+      source: resumedAction(instanceId, 'workers-terminate'),
       notifiedAtMs: old,
       startedAtMs: old,
       updatedAtMs: old,
@@ -93,8 +92,7 @@ describe('review 2: by-instance resumes', () => {
       labels: { ...owner, [excludeFromLoadBalancersLabel]: 'true' },
       // An earlier termination's record (no claim): stalled as soon as the new action holds the instance.
       drain: {
-        action: actionIdOf('earlier-token'),
-        hook: 'workers-terminate',
+        source: lifecycleAction('earlier-token', 'workers-terminate'),
         notifiedAtMs: t0 - 86_400_000,
         startedAtMs: t0 - 86_400_000,
         updatedAtMs: t0 - 86_400_000,
@@ -242,8 +240,7 @@ describe('review 2: attacks that held', () => {
       unschedulable: true,
       labels: owner,
       drain: {
-        action: actionIdOf('x'),
-        hook: 'workers-terminate',
+        source: lifecycleAction('x', 'workers-terminate'),
         notifiedAtMs: t - 86_400_000,
         startedAtMs: t - 86_400_000,
         updatedAtMs: t - 86_400_000,

@@ -15,6 +15,7 @@ import { isStop, type Deadlines, type Drained } from '../../../lambda/terminatio
 import { FakeClock, handlerWorld, MemoryLog, pod } from '../../fakes/fake-world.js';
 import { handOffDeploymentEnv, lifecycleMessage } from '../../fixtures/notifications.js';
 import { instanceId, phaseWorld } from '../termination/phase-world.js';
+import { lifecycleAction } from '../../fixtures/drain-sources.js';
 
 type World = ReturnType<typeof phaseWorld>;
 
@@ -22,8 +23,7 @@ function drained(w: World, deadlines: Partial<Deadlines> = {}): Drained {
   const node = w.cluster.nodes.get('node-a') ?? w.cluster.addNode('node-a', instanceId);
   const startedAtMs = w.clock.now();
   const record = {
-    action: 'sha256:a',
-    hook: 'h',
+    source: lifecycleAction('sha256:a', 'h'),
     notifiedAtMs: startedAtMs,
     startedAtMs,
     updatedAtMs: startedAtMs,
@@ -40,7 +40,6 @@ function drained(w: World, deadlines: Partial<Deadlines> = {}): Drained {
   };
   return {
     node,
-    actionId: 'sha256:a',
     claim: undefined,
     ownPendingClaim: undefined,
     record,

@@ -3,7 +3,6 @@
 // states the behaviour the design promises; those marked "Found" broke an earlier version
 // (e12925a), with how badly; the last block held from the start.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { actionIdOf } from '../../../lambda/cluster/marks/drain-record.js';
 import {
   excludeFromLoadBalancersLabel,
   ownerLabel,
@@ -17,6 +16,7 @@ import { ServiceBusyError } from '../../../lambda/shared/errors.js';
 import { handlerWorld, pdbBlocks, pod } from '../../fakes/fake-world.js';
 import { refreshEvent, scheduledEvent, spotInterruptionWarning } from '../../fixtures/deliveries.js';
 import { gntAOwner, handOffDeploymentEnv, instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
+import { lifecycleAction, resumedAction } from '../../fixtures/drain-sources.js';
 
 const env = handOffDeploymentEnv;
 const owner = gntAOwner;
@@ -92,8 +92,7 @@ describe('review: the reconciler and the record it resumes from', () => {
   const oldRecord = (o: Partial<DrainRecord> = {}): DrainRecord => {
     const old = t0 - 2 * 86_400_000;
     return {
-      action: actionIdOf('earlier-token'),
-      hook: 'workers-terminate',
+      source: lifecycleAction('earlier-token', 'workers-terminate'),
       notifiedAtMs: old,
       startedAtMs: old,
       updatedAtMs: old,
@@ -143,7 +142,7 @@ describe('review: the reconciler and the record it resumes from', () => {
     world.cluster.addNode('node-a', instanceId, {
       unschedulable: true,
       labels: { ...owner, [excludeFromLoadBalancersLabel]: 'true' },
-      drain: oldRecord({ action: `instance:${instanceId}`, drained: { atMs: old + 60_000, outcome: 'drained' } }),
+      drain: oldRecord({ source: resumedAction(instanceId), drained: { atMs: old + 60_000, outcome: 'drained' } }),
       handOff: `instance:${instanceId}/2/request-old`,
     });
     const web = world.cluster.addPod(pod({ name: 'web' }));
@@ -403,8 +402,7 @@ describe('review: attacks that failed (kept as regression tests)', () => {
     const world = handlerWorld(env);
     const t = world.clock.now();
     const record: DrainRecord = {
-      action: 'sha256:x',
-      hook: 'workers-terminate',
+      source: lifecycleAction('sha256:x', 'workers-terminate'),
       notifiedAtMs: t,
       startedAtMs: t,
       updatedAtMs: t,

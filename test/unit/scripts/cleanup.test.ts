@@ -13,6 +13,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { NodeInfo } from '../../../lambda/cluster/model.js';
 import { marksOnNode } from '../../../lambda/cluster/marks/mark-inventory.js';
 import { autoScalingGroupTags, renderCleanup, runCleanup, type CleanupDeps } from '../../../scripts/cleanup.js';
+import { lifecycleAction } from '../../fixtures/drain-sources.js';
 
 const asg = mockClient(AutoScalingClient);
 const tag = 'graceful-node-termination/refresh-strategy';
@@ -106,8 +107,7 @@ describe('cleanup', () => {
   it("takes back a drain's marks first, then a refresh's, then what is left; and untags only the deployment's groups", async () => {
     const drained = node('n-1', {
       drain: {
-        action: 'sha256:a',
-        hook: 'gnt-terminate',
+        source: lifecycleAction('sha256:a', 'gnt-terminate'),
         notifiedAtMs: 0,
         startedAtMs: 0,
         updatedAtMs: 0,

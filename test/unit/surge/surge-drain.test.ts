@@ -53,8 +53,8 @@ describe('surge before evict in the drain', () => {
     const { w, api, old, readyAt } = world();
     readyAt(20_000);
     const t0 = w.clock.now();
-    const m = (await mark(w.run({ surge: settings(300) }), w.verified())) as Marked;
-    const step = await drain(w.run({ surge: settings(300), deadlinePolicy: DeadlinePolicy.FORCE }), m);
+    const m = (await mark(w.run({ settings: { surge: settings(300) } }), w.verified())) as Marked;
+    const step = await drain(w.run({ settings: { surge: settings(300), deadlinePolicy: DeadlinePolicy.FORCE } }), m);
 
     expect(step).toMatchObject({ outcome: 'drained', evictedTotal: 1 });
     expect(api.restarts).toHaveLength(1);
@@ -74,8 +74,8 @@ describe('surge before evict in the drain', () => {
   it('lets the force policy win when no replacement is ever Ready: held until its force time, then asked once and deleted', async () => {
     const { w, api, old } = world();
     const t0 = w.clock.now();
-    const m = (await mark(w.run({ surge: settings(3600) }), w.verified())) as Marked;
-    const step = await drain(w.run({ surge: settings(3600), deadlinePolicy: DeadlinePolicy.FORCE }), m);
+    const m = (await mark(w.run({ settings: { surge: settings(3600) } }), w.verified())) as Marked;
+    const step = await drain(w.run({ settings: { surge: settings(3600), deadlinePolicy: DeadlinePolicy.FORCE } }), m);
 
     expect(step).toMatchObject({ outcome: 'timed-out' });
     expect(api.restarts).toHaveLength(1);
@@ -92,8 +92,8 @@ describe('surge before evict in the drain', () => {
 
   it('under leave, asks the held pod at the deadline at the latest', async () => {
     const { w, old } = world();
-    const m = (await mark(w.run({ surge: settings(3600) }), w.verified())) as Marked;
-    const step = await drain(w.run({ surge: settings(3600), deadlinePolicy: DeadlinePolicy.LEAVE }), m);
+    const m = (await mark(w.run({ settings: { surge: settings(3600) } }), w.verified())) as Marked;
+    const step = await drain(w.run({ settings: { surge: settings(3600), deadlinePolicy: DeadlinePolicy.LEAVE } }), m);
     expect(step).toMatchObject({ outcome: 'timed-out' });
     expect(
       w.cluster.calls.filter((c) => c.op === 'evict' && c.target === `default/${old.name}`).length,

@@ -9,6 +9,7 @@ import { DeploymentSurge, unschedulableAfterMs } from '../../../lambda/eviction/
 import { surgeSettings } from '../../../lambda/shared/surge-variables.js';
 import { FakeClock, MemoryLog, pod, type FakePod } from '../../fakes/fake-world.js';
 import { deployment, FakeSurgeApi } from '../../fixtures/surge.js';
+import { lifecycleAction } from '../../fixtures/drain-sources.js';
 
 const settings = surgeSettings({
   surgeBeforeEvict: true,
@@ -37,8 +38,7 @@ describe('surge gate', () => {
     log = new MemoryLog();
     marked = new Set(['node-a', 'node-s']);
     record = {
-      action: 'sha256:x',
-      hook: 'hook',
+      source: lifecycleAction('sha256:x', 'hook'),
       notifiedAtMs: clock.now(),
       startedAtMs: clock.now(),
       updatedAtMs: clock.now(),

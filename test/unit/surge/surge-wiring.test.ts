@@ -12,6 +12,7 @@ import { installedObjects } from '../../../lambda/installer/installed-objects.js
 import { rbacRulesFor } from '../../../lambda/installer/rbac.js';
 import { renderSurgeYaml } from '../../../lambda/installer/rbac-yaml.js';
 import { parseConfig, toEnvironment } from '../../../lambda/shared/config.js';
+import { lifecycleAction } from '../../fixtures/drain-sources.js';
 
 const base = { CLUSTER_NAME: 'prod', AUTO_SCALING_GROUP_NAMES: 'workers', LIFECYCLE_HOOK_NAMES: 'workers-terminate' };
 
@@ -78,8 +79,7 @@ describe('surge before evict wiring', () => {
 
   it('keeps the surges in the drain record, and drops an unreadable one, never the record', () => {
     const r: DrainRecord = {
-      action: 'a',
-      hook: 'h',
+      source: lifecycleAction('a', 'h'),
       notifiedAtMs: 0,
       startedAtMs: 0,
       updatedAtMs: 0,

@@ -32,15 +32,18 @@ describe('drain', () => {
   it('hands on when the invocation ends first, with the pods evicted so far in the record', async () => {
     const w = phaseWorld();
     const stopAt = w.clock.now() + 30_000;
-    const m = await marked(w, { plan: () => w.deadlines({ invocationStopMs: stopAt }), handOff: async () => 'sent' });
+    const m = await marked(w, {
+      plan: () => w.deadlines({ invocationStopMs: stopAt }),
+      sendHandOff: async () => 'sent',
+    });
     w.cluster.addPod(pod({ name: 'web' }));
     const guarded = w.cluster.addPod(pod({ name: 'guarded' }));
     w.cluster.evictionRules.push(pdbBlocks('pdb', (p) => p.uid === guarded.uid));
-    const step = await drain(w.run({ handOff: async () => 'sent' }), {
+    const step = await drain(w.run({ sendHandOff: async () => 'sent' }), {
       ...m,
       deadlines: w.deadlines({ invocationStopMs: stopAt }),
     });
-    expect(step).toMatchObject({ stop: { handOn: 'drain', record: { evicted: 1 }, evictedTotal: 1 } });
+    expect(step).toMatchObject({ stop: { handOff: 'drain', record: { evicted: 1 }, evictedTotal: 1 } });
   });
 
   it('goes straight to the wait when the record says the drain ended (no pod is asked about again)', async () => {
@@ -60,10 +63,10 @@ describe('drain', () => {
 
   it('under retain, completes with ABANDON at the deadline: no load-balancer wait, the instance stays', async () => {
     const w = phaseWorld();
-    const m = await marked(w, { deadlinePolicy: DeadlinePolicy.RETAIN });
+    const m = await marked(w, { settings: { deadlinePolicy: DeadlinePolicy.RETAIN } });
     const guarded = w.cluster.addPod(pod({ name: 'guarded' }));
     w.cluster.evictionRules.push(pdbBlocks('pdb', (p) => p.uid === guarded.uid));
-    const step = await drain(w.run({ deadlinePolicy: DeadlinePolicy.RETAIN }), m);
+    const step = await drain(w.run({ settings: { deadlinePolicy: DeadlinePolicy.RETAIN } }), m);
     expect(step).toMatchObject({ stop: { complete: { outcome: 'retained', verdict: 'ABANDON' } } });
     expect(w.cluster.deletions).toEqual([]);
   });

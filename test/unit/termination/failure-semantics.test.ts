@@ -12,7 +12,7 @@ import {
   type FakeLifecycleActions,
   type MemoryLog,
 } from '../../fakes/fake-world.js';
-import { actionIdOf } from '../../../lambda/cluster/marks/drain-record.js';
+import { actionIdOfToken } from '../../../lambda/cluster/marks/action-id.js';
 import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
 
 const token = '71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff';
@@ -61,7 +61,7 @@ describe('failure semantics of a termination', () => {
     // The token never reaches the log: the action is named by its hash.
     expect(log.lines.find((l) => l.level === 'warn')?.fields).toMatchObject({
       instanceId,
-      lifecycleAction: actionIdOf('made-up'),
+      lifecycleAction: actionIdOfToken('made-up'),
     });
     expect(JSON.stringify(log.lines)).not.toContain('made-up');
     expect(world.metrics).toEqual([]);
@@ -106,7 +106,7 @@ describe('failure semantics of a termination', () => {
     // (its 30 s grace then ends by the deadline, window end + 30 s).
     expect(cluster.deletions).toEqual([{ pod: 'default/guarded', gracePeriodSeconds: 30, atMs: t0 + 60_000 }]);
     expect(cluster.nodes.get('node-a')?.drain).toMatchObject({
-      action: actionIdOf(token),
+      source: { kind: 'lifecycle-action', actionId: actionIdOfToken(token) },
       notifiedAtMs: t0 - 16 * 60_000,
       startedAtMs: t0,
       set: ['exclude-from-load-balancers', 'cordon'],
@@ -197,14 +197,14 @@ describe('failure semantics of a termination', () => {
       return send(m);
     };
     await expect(world.invoke(handle, lifecycleMessage(), 220_000, 'request-A')).rejects.toThrow(/timed out/);
-    expect(cluster.nodes.get('node-a')?.handOff).toBe(`${actionIdOf(token)}/1/request-A`);
+    expect(cluster.nodes.get('node-a')?.handOff).toBe(`${actionIdOfToken(token)}/1/request-A`);
 
     // Lambda retries it with the same request id.
     const retried = await world.invoke(handle, lifecycleMessage(), 220_000, 'request-A');
 
     expect(retried.records[0]!.status).toBe('handed-off');
     expect(world.handOffs.sent.map((m) => m['GracefulNodeTerminationHandOff'])).toEqual([
-      { count: 1, claim: `${actionIdOf(token)}/1/request-A` },
+      { count: 1, claim: `${actionIdOfToken(token)}/1/request-A` },
     ]);
     // A different delivery of the original notification (another request id) stands down.
     const duplicate = await world.invoke(handle, lifecycleMessage(), 220_000, 'request-B');

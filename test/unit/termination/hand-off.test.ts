@@ -4,7 +4,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../lambda/shared/config.js';
 import { planTermination } from '../../../lambda/termination/plan.js';
-import { actionIdOf } from '../../../lambda/cluster/marks/drain-record.js';
+import { actionIdOfToken } from '../../../lambda/cluster/marks/action-id.js';
 import { parseLifecycleMessage } from '../../../lambda/inbound/lifecycle-message.js';
 import {
   handlerWorld,
@@ -58,7 +58,7 @@ describe('drains longer than one invocation', () => {
     expect(handOffs.sent.map((m) => m['Time'])).toEqual(['2026-11-22T10:00:00.000Z', '2026-11-22T10:00:00.000Z']);
     // A pointer: which hand-off of which action (the claim names the action by its token's
     // hash, the number, the claiming request id); where the drain stands is on the node.
-    const action = actionIdOf('71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff');
+    const action = actionIdOfToken('71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff');
     expect(handOffs.sent.map((m) => m['GracefulNodeTerminationHandOff'])).toEqual([
       { count: 1, claim: `${action}/1/request-1` },
       { count: 2, claim: `${action}/2/request-2` },

@@ -4,6 +4,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { DrainRecord } from '../../../lambda/cluster/model.js';
 import { handlerWorld, pod } from '../../fakes/fake-world.js';
+import { lifecycleAction } from '../../fixtures/drain-sources.js';
 
 const env = { CLUSTER_NAME: 'prod', AUTO_SCALING_GROUP_NAMES: 'workers', LIFECYCLE_HOOK_NAMES: 'workers-terminate' };
 const instanceId = 'i-0123456789abcdef0';
@@ -16,8 +17,7 @@ const stateChange = (state: string, id = instanceId) => ({
   detail: { 'instance-id': id, state },
 });
 const released = (outcome: 'drained' | 'timed-out'): DrainRecord => ({
-  action: 'sha256:x',
-  hook: 'workers-terminate',
+  source: lifecycleAction('sha256:x', 'workers-terminate'),
   notifiedAtMs: 0,
   startedAtMs: 0,
   updatedAtMs: 0,

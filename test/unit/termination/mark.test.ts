@@ -1,12 +1,13 @@
 // Phase 2, mark: one patch (owner, label, cordon, record), and where every later phase reads
 // its deadlines from: the record, never the message.
 import { describe, expect, it } from 'vitest';
-import { actionIdOf } from '../../../lambda/cluster/marks/drain-record.js';
+import { actionIdOfToken } from '../../../lambda/cluster/marks/action-id.js';
 import { excludeFromLoadBalancersLabel } from '../../../lambda/cluster/marks/mark-keys.js';
 import { AwsCallCount, patient } from '../../../lambda/adapters/aws/aws-patience.js';
 import { mark } from '../../../lambda/termination/mark.js';
 import { surveyPatienceMs } from '../../../lambda/termination/siblings.js';
 import { instanceId, phaseWorld, token } from './phase-world.js';
+import { lifecycleAction, markedAhead } from '../../fixtures/drain-sources.js';
 
 describe('mark', () => {
   it('labels, cordons and writes the record with its owner in one patch, and says so on the node', async () => {
@@ -17,10 +18,10 @@ describe('mark', () => {
     expect(w.cluster.nodes.get('node-a')).toMatchObject({
       unschedulable: true,
       labels: { [excludeFromLoadBalancersLabel]: 'true', 'graceful-node-termination/owner': 'gnt-test' },
-      drain: { action: actionIdOf(token), hook: 'workers-terminate', set: ['exclude-from-load-balancers', 'cordon'] },
+      drain: { source: lifecycleAction(token, 'workers-terminate'), set: ['exclude-from-load-balancers', 'cordon'] },
     });
     expect(w.cluster.reasons()).toEqual(['Node/DrainStarted', 'Node/Cordoned']);
-    expect(step).toMatchObject({ record: { action: actionIdOf(token) } });
+    expect(step).toMatchObject({ record: { source: { actionId: actionIdOfToken(token) } } });
   });
 
   it('never dates the notification in the future: a Time ahead of now is taken as now', async () => {
@@ -40,7 +41,7 @@ describe('mark', () => {
     // A forged or replayed hand-off with an old Time: the plan is still asked about the record's.
     const step = await mark(
       w.run({
-        resume: { count: 1, claim: undefined },
+        handOff: { count: 1, claim: undefined, byReconciler: false },
         notifiedAtMs: 0,
         plan: (ms) => (planned.push(ms), w.deadlines()),
       }),
@@ -61,7 +62,7 @@ describe('mark', () => {
     await mark(w.run(), w.verified());
     expect(w.cluster.nodes.get('node-a')!.drain!.set).toEqual(['exclude-from-load-balancers']);
     w.cluster.updateNode('node-a', { unschedulable: false });
-    await mark(w.run({ resume: { count: 1, claim: undefined } }), w.verified());
+    await mark(w.run({ handOff: { count: 1, claim: undefined, byReconciler: false } }), w.verified());
     expect(w.cluster.nodes.get('node-a')).toMatchObject({
       unschedulable: true,
       drain: { set: ['exclude-from-load-balancers', 'cordon'] },
@@ -86,7 +87,10 @@ describe('mark', () => {
       { clock: w.clock, count: new AwsCallCount() },
     );
     const started = w.clock.now();
-    await mark({ ...w.run({ cordonDoomedSiblings: true }), deps: { ...w.deps, instances } }, w.verified());
+    await mark(
+      { ...w.run({ settings: { cordonDoomedSiblings: true } }), deps: { ...w.deps, instances } },
+      w.verified(),
+    );
     expect(w.clock.now() - started).toBeLessThanOrEqual(surveyPatienceMs);
     expect(
       w.log.messages('warn').some((m) => m.includes("could not look up the group's other leaving instances")),
@@ -106,8 +110,7 @@ describe('mark', () => {
   it("adopts marks a sibling's drain set ahead, keeping them ours to take back", async () => {
     const w = phaseWorld();
     const ahead = {
-      action: '',
-      hook: 'workers-terminate',
+      source: markedAhead('workers-terminate'),
       notifiedAtMs: 0,
       startedAtMs: 0,
       updatedAtMs: 0,
@@ -121,7 +124,7 @@ describe('mark', () => {
     });
     await mark(w.run(), w.verified());
     expect(w.cluster.nodes.get('node-a')!.drain).toMatchObject({
-      action: actionIdOf(token),
+      source: { kind: 'lifecycle-action', actionId: actionIdOfToken(token) },
       set: ['exclude-from-load-balancers', 'cordon'],
       aheadOf: 'i-0bbbbbbbbbbbbbbbb',
     });

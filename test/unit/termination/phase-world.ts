@@ -1,8 +1,14 @@
 // A termination's Run in the fake world, for the tests of one phase at a time.
-import { defaultDrainRuleSettings } from '../../../lambda/cluster/rules/drain-rules.js';
-import { actionIdOf } from '../../../lambda/cluster/marks/drain-record.js';
+import { actionIdOfToken } from '../../../lambda/cluster/marks/action-id.js';
+import type { DrainSource } from '../../../lambda/cluster/model.js';
 import { DeadlinePolicy } from '../../../lambda/shared/deadline-policy.js';
-import type { Deadlines, Run, TerminationRequest, Verified } from '../../../lambda/termination/state.js';
+import type {
+  Deadlines,
+  Run,
+  TerminationRequest,
+  TerminationSettings,
+  Verified,
+} from '../../../lambda/termination/state.js';
 import { lifecycleEnding } from '../../../lambda/termination/terminate-hook.js';
 import type { LoadBalancerTargets } from '../../../lambda/shared/aws-ports.js';
 import type { LoadBalancerSources } from '../../../lambda/cluster/ports/load-balancer-sources.js';
@@ -22,6 +28,42 @@ export const action = {
   lifecycleHookName: 'workers-terminate',
   lifecycleActionToken: token,
   instanceId,
+};
+
+/** The source of the action above: a lifecycle action of the hook, by a hash of its token. */
+export const lifecycleSource = {
+  kind: 'lifecycle-action',
+  actionId: actionIdOfToken(token),
+  hook: action.lifecycleHookName,
+} as const satisfies DrainSource;
+
+/** A request with some fields and some settings of its own; the rest as the world's defaults. */
+export type RequestOverrides = Omit<Partial<TerminationRequest>, 'settings'> & {
+  readonly settings?: Partial<TerminationSettings>;
+};
+
+const requestKeys: ReadonlySet<string> = new Set([
+  'instance',
+  'source',
+  'notifiedAtMs',
+  'handOff',
+  'requestId',
+  'plan',
+  'settings',
+  'ending',
+  'sendHandOff',
+] satisfies (keyof TerminationRequest)[]);
+
+export const testSettings: TerminationSettings = {
+  deadlinePolicy: DeadlinePolicy.LEAVE,
+  waitForVolumeDetach: true,
+  blockedReportSeconds: 120,
+  evictionConcurrency: 8,
+  drainRules: [],
+  evictDaemonSetPods: false,
+  cordonDoomedSiblings: false,
+  surge: undefined,
+  deploymentName: 'gnt-test',
 };
 
 export function phaseWorld() {
@@ -52,32 +94,30 @@ export function phaseWorld() {
     loadBalancerDelayMs: 60_000,
     ...o,
   });
-  const request = (o: Partial<TerminationRequest> = {}): TerminationRequest => ({
-    action,
-    actionId: actionIdOf(token),
-    spot: false,
+  const request = (o: RequestOverrides = {}): TerminationRequest => {
+    // An override the request does not have would be dropped without a word: a test would run other than it says.
+    const unknown = Object.keys(o).filter((k) => !requestKeys.has(k));
+    if (unknown.length > 0) throw new Error(`not a TerminationRequest field: ${unknown.join(', ')}`);
+    return requestOf(o);
+  };
+  const requestOf = (o: RequestOverrides): TerminationRequest => ({
+    instance: { instanceId: action.instanceId, group: action.autoScalingGroupName },
+    source: lifecycleSource,
     notifiedAtMs: clock.now(),
     requestId: 'request-1',
     plan: () => deadlines(),
-    deadlinePolicy: DeadlinePolicy.LEAVE,
-    waitForVolumeDetach: true,
-    blockedReportMs: 120_000,
-    evictionConcurrency: 8,
-    drainRules: defaultDrainRuleSettings,
-    cordonDoomedSiblings: false,
-    owner: 'gnt-test',
     ending: lifecycleEnding(
       { ...action, time: new Date(clock.now()), destination: undefined },
       { lifecycle, log, clock },
       cluster,
     ),
     ...o,
+    settings: { ...testSettings, ...o.settings },
   });
-  const run = (o: Partial<TerminationRequest> = {}): Run => ({ request: request(o), deps, startedMs: clock.now() });
+  const run = (o: RequestOverrides = {}): Run => ({ request: request(o), deps, startedMs: clock.now() });
   /** What verify hands on for the node, as found. */
   const verified = (name = 'node-a'): Verified => ({
     node: cluster.nodes.get(name)!,
-    actionId: actionIdOf(token),
     claim: undefined,
     ownPendingClaim: undefined,
   });

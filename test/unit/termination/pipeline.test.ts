@@ -1,11 +1,11 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { defaultDrainRuleSettings, type DrainRuleSettings } from '../../../lambda/cluster/rules/drain-rules.js';
-import { actionIdOf } from '../../../lambda/cluster/marks/drain-record.js';
 import { DeadlinePolicy } from '../../../lambda/shared/deadline-policy.js';
 import { terminate } from '../../../lambda/termination/pipeline.js';
 import type { TerminateDeps } from '../../../lambda/termination/state.js';
 import { lifecycleEnding } from '../../../lambda/termination/terminate-hook.js';
 import { FakeClock, FakeCluster, FakeLifecycleActions, MemoryLog, pdbBlocks, pod } from '../../fakes/fake-world.js';
+import { lifecycleAction } from '../../fixtures/drain-sources.js';
 
 const instanceId = 'i-0123456789abcdef0';
 const action = {
@@ -35,9 +35,8 @@ interface TerminateOptions {
 const terminateNode = (o: TerminateOptions, deps: TerminateDeps) =>
   terminate(
     {
-      action: o.action,
-      actionId: actionIdOf(o.action.lifecycleActionToken),
-      spot: false,
+      instance: { instanceId: o.action.instanceId, group: o.action.autoScalingGroupName },
+      source: lifecycleAction(o.action.lifecycleActionToken, o.action.lifecycleHookName),
       notifiedAtMs: o.notifiedAtMs,
       requestId: o.requestId,
       plan: () => ({
@@ -47,13 +46,16 @@ const terminateNode = (o: TerminateOptions, deps: TerminateDeps) =>
         minEvictionWindowMs: o.minEvictionWindowMs,
         loadBalancerDelayMs: o.loadBalancerDelaySeconds * 1000,
       }),
-      deadlinePolicy: o.deadlinePolicy as DeadlinePolicy,
-      waitForVolumeDetach: true,
-      blockedReportMs: o.blockedReportMs ?? 120_000,
-      evictionConcurrency: o.evictionConcurrency,
-      drainRules: o.drainRules ?? defaultDrainRuleSettings,
-      cordonDoomedSiblings: false,
-      owner: 'graceful-node-termination',
+      settings: {
+        deadlinePolicy: o.deadlinePolicy as DeadlinePolicy,
+        waitForVolumeDetach: true,
+        blockedReportSeconds: (o.blockedReportMs ?? 120_000) / 1000,
+        evictionConcurrency: o.evictionConcurrency,
+        ...(o.drainRules ?? defaultDrainRuleSettings),
+        cordonDoomedSiblings: false,
+        surge: undefined,
+        deploymentName: 'graceful-node-termination',
+      },
       ending: lifecycleEnding(
         { ...o.action, time: new Date(o.notifiedAtMs), destination: undefined },
         deps,

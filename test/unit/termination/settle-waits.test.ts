@@ -6,6 +6,7 @@ import { callBudget, pollIntervalMs, within } from '../../../lambda/termination/
 import { isStop, type Deadlines, type Drained } from '../../../lambda/termination/state.js';
 import { pod } from '../../fakes/fake-world.js';
 import { instanceId, phaseWorld } from './phase-world.js';
+import { lifecycleAction } from '../../fixtures/drain-sources.js';
 
 type World = ReturnType<typeof phaseWorld>;
 
@@ -13,8 +14,7 @@ function drained(w: World, o: { resumed?: boolean; deadlines?: Partial<Deadlines
   const node = w.cluster.nodes.get('node-a') ?? w.cluster.addNode('node-a', instanceId);
   const startedAtMs = w.clock.now();
   const record = {
-    action: 'sha256:a',
-    hook: 'h',
+    source: lifecycleAction('sha256:a', 'h'),
     notifiedAtMs: startedAtMs,
     startedAtMs,
     updatedAtMs: startedAtMs,
@@ -26,7 +26,6 @@ function drained(w: World, o: { resumed?: boolean; deadlines?: Partial<Deadlines
     : { outcome: 'drained' as const, evicted: 1, blocked: 0, forced: 0, stuck: [], returned: [], notWaitedFor: [] };
   return {
     node,
-    actionId: 'sha256:a',
     claim: undefined,
     ownPendingClaim: undefined,
     record,
@@ -111,7 +110,7 @@ describe('settle: volumes', () => {
   it('waits for nothing when turned off (WAIT_FOR_VOLUME_DETACH=false)', async () => {
     const w = phaseWorld();
     w.cluster.attach('pv-data');
-    expect((await settled(w, drained(w), { waitForVolumeDetach: false })).seconds).toBe(0);
+    expect((await settled(w, drained(w), { settings: { waitForVolumeDetach: false } })).seconds).toBe(0);
     expect(w.cluster.calls.map((c) => c.op)).not.toContain('watch-attachments');
   });
 
@@ -120,9 +119,9 @@ describe('settle: volumes', () => {
     w.cluster.attach('pv-data');
     w.clock.after(8_000, () => w.cluster.detach('pv-data'));
     const d = drained(w, { deadlines: { invocationStopMs: w.clock.now() + 5_000 } });
-    const first = await settled(w, d, { handOff: async () => 'sent' });
+    const first = await settled(w, d, { sendHandOff: async () => 'sent' });
     expect(first.seconds).toBe(5);
-    expect(isStop(first.step) && 'handOn' in first.step.stop && first.step.stop.handOn).toBe('settle');
+    expect(isStop(first.step) && 'handOff' in first.step.stop && first.step.stop.handOff).toBe('settle');
     const resumed = await settled(w, {
       ...d,
       deadlines: { ...d.deadlines, invocationStopMs: Number.POSITIVE_INFINITY },
@@ -201,7 +200,7 @@ describe('settle: load balancers', () => {
     const { step } = await settled(
       w,
       drained(w, { deadlines: { ...wait, invocationStopMs: w.clock.now() + 20_000 } }),
-      { handOff: async () => 'sent' },
+      { sendHandOff: async () => 'sent' },
     );
     expect(isStop(step)).toBe(true);
     expect(w.cluster.reasons()).toEqual([
@@ -228,8 +227,8 @@ describe('settle: load balancers', () => {
 // Issue 27: the settle phase at real scale. Each of these failed on 0b7823b.
 describe('settle: what the cluster serves, and a wait that survives hand-offs and errors', () => {
   const wait = { loadBalancerWait: { minMs: 5_000, maxMs: 300_000 }, loadBalancerDelayMs: 60_000 };
-  const handOnRecord = (step: Awaited<ReturnType<typeof settle>>) => {
-    if (!isStop(step) || !('handOn' in step.stop)) throw new Error('expected a hand-off');
+  const handOffRecord = (step: Awaited<ReturnType<typeof settle>>) => {
+    if (!isStop(step) || !('handOff' in step.stop)) throw new Error('expected a hand-off');
     return step.stop.record;
   };
 
@@ -251,8 +250,8 @@ describe('settle: what the cluster serves, and a wait that survives hand-offs an
     w.deps.loadBalancers = w.loadBalancers;
     w.loadBalancers.hold(instanceId, 'k8s-default-web', w.clock.now() + 180_000);
     const d = drained(w, { deadlines: { ...wait, invocationStopMs: w.clock.now() + 70_000 } });
-    const first = await settled(w, d, { handOff: async () => 'sent' });
-    const record = handOnRecord(first.step);
+    const first = await settled(w, d, { sendHandOff: async () => 'sent' });
+    const record = handOffRecord(first.step);
     expect(record.targets?.holds).toMatchObject([{ name: 'k8s-default-web', state: 'draining' }]);
     // The next invocation: ELB throttles for a while; the group lets go at 180 s.
     w.loadBalancers.failure = { denied: false };
@@ -274,13 +273,13 @@ describe('settle: what the cluster serves, and a wait that survives hand-offs an
     const d = drained(w, { deadlines: { ...wait, invocationStopMs: w.clock.now() + 3_000 } });
     // This invocation began 10 minutes ago (it drained): the next one has time for a reading.
     const first = {
-      step: await settle({ ...w.run({ handOff: async () => 'sent' }), startedMs: w.clock.now() - 600_000 }, d),
+      step: await settle({ ...w.run({ sendHandOff: async () => 'sent' }), startedMs: w.clock.now() - 600_000 }, d),
     };
     expect(w.loadBalancers.readings).toBe(0);
     expect(w.log.messages('warn').filter((m) => m.includes('could not read the load balancers'))).toEqual([]);
     const resumed = await settled(w, {
       ...d,
-      record: handOnRecord(first.step),
+      record: handOffRecord(first.step),
       deadlines: { ...d.deadlines, invocationStopMs: Number.POSITIVE_INFINITY },
       result: undefined,
     });
@@ -294,7 +293,7 @@ describe('settle: what the cluster serves, and a wait that survives hand-offs an
     const d = drained(w, {
       deadlines: { ...wait, loadBalancerDelayMs: 1_000, invocationStopMs: w.clock.now() + 6_000 },
     });
-    const { seconds } = await settled(w, d, { handOff: async () => 'sent' });
+    const { seconds } = await settled(w, d, { sendHandOff: async () => 'sent' });
     expect(seconds).toBe(1);
     expect(w.loadBalancers.readings).toBe(0);
     expect(w.log.messages('warn').some((m) => m.includes('each invocation is too short for a reading'))).toBe(true);

@@ -4,6 +4,7 @@ import { settle } from '../../../lambda/termination/settle.js';
 import type { Drained } from '../../../lambda/termination/state.js';
 import { pod } from '../../fakes/fake-world.js';
 import { instanceId, phaseWorld } from './phase-world.js';
+import { lifecycleAction } from '../../fixtures/drain-sources.js';
 
 function drained(
   w: ReturnType<typeof phaseWorld>,
@@ -11,14 +12,13 @@ function drained(
   o: { resumed?: boolean; stopMs?: number } = {},
 ): Drained {
   const node = w.cluster.addNode('node-a', instanceId);
-  const record = { action: 'sha256:a', hook: 'h', notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: [] };
+  const record = { source: lifecycleAction('sha256:a', 'h'), notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: [] };
   const deadlines = w.deadlines({ invocationStopMs: o.stopMs ?? Number.POSITIVE_INFINITY });
   const result = o.resumed
     ? undefined
     : { outcome: 'drained' as const, evicted: 0, blocked: 0, forced: 0, stuck: [], returned: [], notWaitedFor: [] };
   return {
     node,
-    actionId: 'sha256:a',
     claim: undefined,
     ownPendingClaim: undefined,
     record,
@@ -49,9 +49,12 @@ describe('settle', () => {
   it('hands on a wait that does not fit the invocation, dating the drain in the record', async () => {
     const w = phaseWorld();
     const start = w.clock.now();
-    const step = await settle(w.run({ handOff: async () => 'sent' }), drained(w, start, { stopMs: start + 20_000 }));
+    const step = await settle(
+      w.run({ sendHandOff: async () => 'sent' }),
+      drained(w, start, { stopMs: start + 20_000 }),
+    );
     expect(step).toMatchObject({
-      stop: { handOn: 'settle', record: { drained: { atMs: start, outcome: 'drained' } } },
+      stop: { handOff: 'settle', record: { drained: { atMs: start, outcome: 'drained' } } },
     });
   });
 

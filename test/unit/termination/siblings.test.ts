@@ -4,8 +4,9 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { handlerWorld, pod, type FakeCluster } from '../../fakes/fake-world.js';
 import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
-import { actionIdOf } from '../../../lambda/cluster/marks/drain-record.js';
+import { actionIdOfToken } from '../../../lambda/cluster/marks/action-id.js';
 import { siblingLimit, siblingsFirst, surveyTakesMs } from '../../../lambda/termination/siblings.js';
+import { lifecycleAction, markedAhead } from '../../fixtures/drain-sources.js';
 
 const env = {
   CLUSTER_NAME: 'prod',
@@ -46,7 +47,11 @@ describe('cordon every doomed node first', () => {
       expect(cluster.nodes.get(name)).toMatchObject({
         unschedulable: true,
         labels: { [lbLabel]: 'true' },
-        drain: { action: '', set: ['exclude-from-load-balancers', 'cordon'], aheadOf: instanceId },
+        drain: {
+          source: { kind: 'marked-ahead' },
+          set: ['exclude-from-load-balancers', 'cordon'],
+          aheadOf: instanceId,
+        },
       });
     }
     expect(cluster.nodes.get('node-keep')).toMatchObject({ unschedulable: false, labels: {} });
@@ -67,7 +72,7 @@ describe('cordon every doomed node first', () => {
     await world.runChain();
     expect(cluster.nodes.get('node-c')).toMatchObject({
       unschedulable: true,
-      drain: { action: '', aheadOf: instanceId },
+      drain: { source: { kind: 'marked-ahead' }, aheadOf: instanceId },
     });
   });
 
@@ -89,7 +94,10 @@ describe('cordon every doomed node first', () => {
     const node = cluster.nodes.get('node-b')!;
     // Only the drain record changes hands: the label and cordon were already there.
     expect(cluster.calls.filter((c) => c.op === 'mark').map((c) => c.target)).toEqual(['node-b']);
-    expect(node.drain).toMatchObject({ action: actionIdOf(tokenB), set: ['exclude-from-load-balancers', 'cordon'] });
+    expect(node.drain).toMatchObject({
+      source: { kind: 'lifecycle-action', actionId: actionIdOfToken(tokenB) },
+      set: ['exclude-from-load-balancers', 'cordon'],
+    });
     expect(
       cluster.events.filter((e) => e.regarding.name === 'node-b' && e.reason === 'Cordoned').map((e) => e.message),
     ).toEqual([
@@ -102,8 +110,7 @@ describe('cordon every doomed node first', () => {
     cluster.updateNode('node-c', {
       unschedulable: true,
       drain: {
-        action: 'sha256:c',
-        hook: 'workers-terminate',
+        source: lifecycleAction('sha256:c', 'workers-terminate'),
         notifiedAtMs: 0,
         startedAtMs: 0,
         updatedAtMs: 0,
@@ -113,7 +120,7 @@ describe('cordon every doomed node first', () => {
     await world.runChain();
     expect(cluster.calls.filter((c) => c.op === 'mark').map((c) => c.target)).toEqual(['node-a label cordon']);
     expect(cluster.nodes.get('node-b')!.drain).toBeUndefined();
-    expect(cluster.nodes.get('node-c')!.drain?.action).toBe('sha256:c');
+    expect(cluster.nodes.get('node-c')!.drain?.source).toEqual(lifecycleAction('sha256:c'));
   });
 
   it('marks only what is missing on a half-marked sibling (cordoned by someone else: only the label is ours)', async () => {
@@ -208,7 +215,7 @@ describe('cordon every doomed node first', () => {
       cluster.updateNode(`wave-${n}`, {
         labels: { 'graceful-node-termination/owner': 'graceful-node-termination', [lbLabel]: 'true' },
         unschedulable: true,
-        drain: { action: '', hook: 'h', notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: ['cordon'] },
+        drain: { source: markedAhead('h'), notifiedAtMs: 0, startedAtMs: 0, updatedAtMs: 0, set: ['cordon'] },
       });
     await world.invoke(world.handler(), lifecycleMessage());
     const passes = cluster.calls
@@ -241,7 +248,7 @@ describe('cordon every doomed node first', () => {
     expect(ops.slice(0, firstEviction)).toContain('mark custom-name-e label cordon');
     expect(cluster.nodes.get('custom-name-e')).toMatchObject({
       unschedulable: true,
-      drain: { action: '', aheadOf: instanceId },
+      drain: { source: { kind: 'marked-ahead' }, aheadOf: instanceId },
     });
     expect(cluster.calls.filter((c) => c.op === 'list-nodes' && c.target !== instanceId)).toHaveLength(1);
   });

@@ -2,10 +2,11 @@
 // a hand-off is only a pointer (forged or replayed, it can at most cause one more verification);
 // under retain nothing ends in CONTINUE with pods left.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { actionIdOf } from '../../../lambda/cluster/marks/drain-record.js';
+import { actionIdOfToken } from '../../../lambda/cluster/marks/action-id.js';
 import { AccessDeniedError, ServiceBusyError } from '../../../lambda/shared/errors.js';
 import { handlerWorld, pdbBlocks, pod } from '../../fakes/fake-world.js';
 import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
+import { lifecycleAction } from '../../fixtures/drain-sources.js';
 
 const token = '71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff';
 const env = {
@@ -41,7 +42,7 @@ describe('the terminate hook', () => {
     const handle = world.handler();
     await world.invoke(handle, lifecycleMessage(), 200_000);
     const claim = world.cluster.nodes.get('node-a')!.handOff;
-    expect(claim).toMatch(new RegExp(`^${actionIdOf(token)}/1/`));
+    expect(claim).toMatch(new RegExp(`^${actionIdOfToken(token)}/1/`));
     // Somebody who can read the node and invoke the function (the token is no longer on the node,
     // but say they had it) sends "settle, the wait is over" with the current claim.
     const forged = lifecycleMessage({
@@ -128,8 +129,7 @@ describe('a stale launch notification', () => {
     world.cluster.addNode('node-a', instanceId, {
       unschedulable: true,
       drain: {
-        action: 'sha256:x',
-        hook: 'workers-terminate',
+        source: lifecycleAction('sha256:x', 'workers-terminate'),
         notifiedAtMs: 0,
         startedAtMs: 0,
         updatedAtMs: 0,
@@ -144,7 +144,10 @@ describe('a stale launch notification', () => {
       LifecycleActionToken: 'launch-token',
     });
     await world.invoke(world.handler({ LAUNCH_TIMEOUT_SECONDS: '30' }), launch);
-    expect(world.cluster.nodes.get('node-a')).toMatchObject({ unschedulable: true, drain: { action: 'sha256:x' } });
+    expect(world.cluster.nodes.get('node-a')).toMatchObject({
+      unschedulable: true,
+      drain: { source: { actionId: 'sha256:x' } },
+    });
     expect(world.cluster.calls.filter((c) => c.op === 'unmark')).toEqual([]);
   });
 });

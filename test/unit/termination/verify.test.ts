@@ -1,13 +1,13 @@
 // Phase 1, verify: the node by providerID, and a hand-off checked against the claim on it.
 import { describe, expect, it } from 'vitest';
-import { actionIdOf } from '../../../lambda/cluster/marks/drain-record.js';
+import { actionIdOfToken } from '../../../lambda/cluster/marks/action-id.js';
 import { isStop } from '../../../lambda/termination/state.js';
 import { verify } from '../../../lambda/termination/verify.js';
 import { instanceId, phaseWorld, token } from './phase-world.js';
+import { lifecycleAction, resumedAction } from '../../fixtures/drain-sources.js';
 
 const record = {
-  action: actionIdOf(token),
-  hook: 'workers-terminate',
+  source: lifecycleAction(token, 'workers-terminate'),
   notifiedAtMs: 0,
   startedAtMs: 0,
   updatedAtMs: 0,
@@ -29,7 +29,6 @@ describe('verify', () => {
     const step = await verify(w.run());
     expect(step).toMatchObject({
       node: { name: 'node-a' },
-      actionId: actionIdOf(token),
       claim: 'sha256:old/3/r-old',
       ownPendingClaim: undefined,
     });
@@ -37,50 +36,54 @@ describe('verify', () => {
 
   it('stands a hand-off down whose claim the node no longer holds (a duplicate, replayed or reordered delivery)', async () => {
     const w = phaseWorld();
-    w.cluster.addNode('node-a', instanceId, { handOff: `${actionIdOf(token)}/2/request-2`, drain: record });
-    const step = await verify(w.run({ resume: { count: 1, claim: `${actionIdOf(token)}/1/request-1` } }));
+    w.cluster.addNode('node-a', instanceId, { handOff: `${actionIdOfToken(token)}/2/request-2`, drain: record });
+    const step = await verify(
+      w.run({ handOff: { count: 1, claim: `${actionIdOfToken(token)}/1/request-1`, byReconciler: false } }),
+    );
     expect(step).toEqual({ stop: { end: 'superseded' } });
   });
 
   it("carries a hand-off on whose claim is the node's", async () => {
     const w = phaseWorld();
-    const claim = `${actionIdOf(token)}/2/request-2`;
+    const claim = `${actionIdOfToken(token)}/2/request-2`;
     w.cluster.addNode('node-a', instanceId, { handOff: claim, drain: record });
-    const step = await verify(w.run({ resume: { count: 2, claim } }));
+    const step = await verify(w.run({ handOff: { count: 2, claim, byReconciler: false } }));
     expect(isStop(step)).toBe(false);
     expect(step).toMatchObject({ claim });
   });
 
   it('recognises its own claim left by a crashed earlier attempt of the same request', async () => {
     const w = phaseWorld();
-    const claim = `${actionIdOf(token)}/1/request-1`;
+    const claim = `${actionIdOfToken(token)}/1/request-1`;
     w.cluster.addNode('node-a', instanceId, { handOff: claim, drain: record });
     expect(await verify(w.run())).toMatchObject({ ownPendingClaim: claim });
   });
 
   it('stands a late duplicate of the notification down while a chain carries the same action', async () => {
     const w = phaseWorld();
-    w.cluster.addNode('node-a', instanceId, { handOff: `${actionIdOf(token)}/1/request-9`, drain: record });
+    w.cluster.addNode('node-a', instanceId, { handOff: `${actionIdOfToken(token)}/1/request-9`, drain: record });
     expect(await verify(w.run())).toEqual({ stop: { end: 'superseded' } });
   });
 
   it("carries a resume by instance (the reconciler's) on only over the drain the reconciler wrote for it, never a record that may be an earlier action's", async () => {
     const w = phaseWorld();
     w.cluster.addNode('node-a', instanceId, { drain: record });
-    expect(await verify(w.run({ actionId: '', resume: { count: 1, claim: undefined } }))).toEqual({
+    const byReconciler = {
+      source: resumedAction(instanceId),
+      handOff: { count: 1, claim: undefined, byReconciler: true },
+    };
+    expect(await verify(w.run(byReconciler))).toEqual({
       stop: { end: 'superseded' },
     });
     expect(w.cluster.calls.filter((c) => !c.op.startsWith('list') && !c.op.startsWith('get'))).toEqual([]);
-    w.cluster.addNode('node-a', instanceId, { drain: { ...record, action: `instance:${instanceId}` } });
-    expect(await verify(w.run({ actionId: '', resume: { count: 1, claim: undefined } }))).toMatchObject({
-      actionId: `instance:${instanceId}`,
-    });
+    w.cluster.addNode('node-a', instanceId, { drain: { ...record, source: resumedAction(instanceId) } });
+    expect(await verify(w.run(byReconciler))).toMatchObject({ node: { name: 'node-a' }, claim: undefined });
   });
 
   it("stands down for a notification whose action a by-instance drain already carries, and replaces an earlier action's", async () => {
     const w = phaseWorld();
     const t = w.clock.now();
-    const byInstance = { ...record, action: `instance:${instanceId}`, startedAtMs: t + 1_000_000 };
+    const byInstance = { ...record, source: resumedAction(instanceId), startedAtMs: t + 1_000_000 };
     w.cluster.addNode('node-a', instanceId, { drain: byInstance, handOff: `instance:${instanceId}/2/request-r` });
     expect(await verify(w.run({ notifiedAtMs: t }))).toEqual({ stop: { end: 'superseded' } });
     // The same claim, from a drain that started before this action did: an earlier termination's.
@@ -89,7 +92,7 @@ describe('verify', () => {
       handOff: `instance:${instanceId}/2/request-r`,
     });
     expect(await verify(w.run({ notifiedAtMs: t }))).toMatchObject({
-      actionId: actionIdOf(token),
+      node: { name: 'node-a' },
       claim: `instance:${instanceId}/2/request-r`,
     });
   });

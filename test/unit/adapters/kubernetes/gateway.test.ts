@@ -7,11 +7,11 @@ import { createKubernetesGateway } from '../../../../lambda/adapters/kubernetes/
 import { AccessDeniedError } from '../../../../lambda/shared/errors.js';
 import type { DrainRecord } from '../../../../lambda/cluster/model.js';
 import { MemoryLog, pod } from '../../../fakes/fake-world.js';
+import { lifecycleAction } from '../../../fixtures/drain-sources.js';
 
 const t0 = Date.parse('2026-11-22T10:00:00Z');
 const record = (o: Partial<DrainRecord> = {}): DrainRecord => ({
-  action: 'sha256:ab',
-  hook: 'workers-terminate',
+  source: lifecycleAction('sha256:ab', 'workers-terminate'),
   notifiedAtMs: t0,
   startedAtMs: t0,
   updatedAtMs: t0,
