@@ -17,7 +17,7 @@ export interface NodeInfo {
   readonly ready: boolean;
   readonly taints: readonly Taint[];
   /** Value of the hand-off annotation: which invocation claimed the drain's next hand-off. */
-  readonly handOff?: string | undefined;
+  readonly handOffClaim?: string | undefined;
   /** Our drain record on the node, when a drain of ours marked it. */
   readonly drain?: DrainRecord | undefined;
   /** The group of the refresh whose marks the node carries (refreshGroupAnnotation). */
@@ -250,12 +250,18 @@ export interface RepairRecord {
 
 export type SurgeState = 'waiting' | 'ready' | 'timed-out' | 'refused';
 
+/** A Deployment by name (surge-marks.ts's deploymentKey writes it as namespace/name, the one place). */
+export interface DeploymentRef {
+  readonly namespace: string;
+  readonly name: string;
+}
+
 export interface SurgeMark {
   /** The pod the surge is for (its uid: a pod of the same name later is another pod). */
   readonly pod: string;
   readonly uid: string;
-  /** namespace/name of its Deployment. */
-  readonly deployment: string;
+  /** Its Deployment; undefined when refused with none (a StatefulSet's pod). */
+  readonly deployment: DeploymentRef | undefined;
   /** The restart annotation's value we wrote (undefined: refused, nothing written). */
   readonly restartedAt?: string | undefined;
   /** When the surge began (the per-pod timeout runs from here) or was refused. */

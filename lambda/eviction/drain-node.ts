@@ -80,7 +80,7 @@ class NodeDrain {
       const view = this.view();
       // Gone, but not all by eviction: budgets were bypassed, which is a timed-out drain.
       if (view.remaining.length === 0) return this.result(this.forcedPods.size > 0 ? 'timed-out' : 'drained', view);
-      if (view.moment.nowMs >= view.deadlineMs) {
+      if (view.moment.nowMs >= view.lastPodDeadlineMs) {
         // Nothing ends without every pod asked once: a late Spot warning's pods still get the
         // seconds of graceful shutdown they have; critical pods a stuck tier held back too.
         await this.askEveryoneOnce(view);
@@ -98,7 +98,7 @@ class NodeDrain {
       const wakeMs = Math.min(
         this.o.surge?.nextCheckMs() ?? Number.POSITIVE_INFINITY,
         rules.nextWakeMs(notHeld, next.moment, {
-          deadlineMs: next.deadlineMs,
+          lastPodDeadlineMs: next.lastPodDeadlineMs,
           stopMs: this.o.stopMs,
           batchUntilMs: next.waitEndsMs,
           reportAtMs: (pod) => this.reportAtMs(pod),
@@ -257,7 +257,7 @@ class NodeDrain {
       podsRemaining: view.remaining.length,
       terminating: view.remaining.filter(isTerminating).length,
       batchPodsWaitedFor: view.waiting.length,
-      secondsToDeadline: Math.round((view.deadlineMs - view.moment.nowMs) / 1000),
+      secondsToDeadline: Math.round((view.lastPodDeadlineMs - view.moment.nowMs) / 1000),
     });
   }
 

@@ -154,7 +154,7 @@ export async function announceWaitsAndSkips(
     readonly waiting: readonly PodInfo[];
     readonly skipped: readonly PodInfo[];
     readonly ruleOf: (pod: PodInfo) => PodRule;
-    readonly deadlineMs: number;
+    readonly lastPodDeadlineMs: number;
     readonly batchUntilMs: number | undefined;
     readonly resumed: boolean;
     readonly announced: Set<string>;
@@ -170,7 +170,7 @@ export async function announceWaitsAndSkips(
   const bounded = waiting.filter(({ rule }) => !waitsUntilDeadline(rule));
   if (bounded.length > 0 && o.batchUntilMs !== undefined)
     await reportBatchWait(o.node, bounded, o.batchUntilMs, deps, o.resumed);
-  if (untilEnd.length > 0) await reportBatchWait(o.node, untilEnd, o.deadlineMs, deps, o.resumed);
+  if (untilEnd.length > 0) await reportBatchWait(o.node, untilEnd, o.lastPodDeadlineMs, deps, o.resumed);
   if (skipped.length > 0) await reportSkipped(o.node, skipped, deps, o.resumed);
 }
 

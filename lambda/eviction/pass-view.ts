@@ -6,7 +6,7 @@ import type { DrainRuleSettings, PodRule } from '../cluster/rules/drain-rules.js
 import { drainPlan, evictionOrder, isWaitedFor, mustLeave, waitEndMs } from '../cluster/rules/drain-plan.js';
 import { isTerminating } from '../cluster/rules/pods.js';
 import { DeadlinePolicy } from '../shared/deadline-policy.js';
-import { drainDeadlineMs, type Attempt, type DrainMoment } from './rules.js';
+import { lastPodDeadlineMs, type Attempt, type DrainMoment } from './rules.js';
 
 export interface SortedPods {
   /** Everything the node must see gone (not Skip, not returned, not given up on). */
@@ -72,7 +72,7 @@ export interface PassView {
   readonly ruleOf: (pod: PodInfo) => PodRule;
   readonly waitEndsMs: number;
   readonly moment: DrainMoment;
-  readonly deadlineMs: number;
+  readonly lastPodDeadlineMs: number;
 }
 
 /** What the drain fixes for its whole run (drain-node.ts's DrainOptions). */
@@ -82,9 +82,9 @@ export interface PassOptions {
   /** Batch pods are not evicted before untilMs; while any is on the node the deadline is deadlineMs if later. */
   readonly batch?: { readonly untilMs: number; readonly deadlineMs: number } | undefined;
   /** Epoch milliseconds after which the drain stops waiting. */
-  readonly deadlineMs: number;
+  readonly drainDeadlineMs: number;
   /** Nothing runs past this (the action's cap less the load-balancer wait). */
-  readonly hardDeadlineMs: number;
+  readonly latestDrainEndMs: number;
   readonly deadlinePolicy: DeadlinePolicy;
   /** An earlier invocation ran this drain and already told its batch wait as an Event. */
   readonly resumed: boolean;
@@ -116,10 +116,11 @@ export function passView(o: PassOptions, state: PassState): PassView {
   const moment: DrainMoment = {
     nowMs,
     force: o.deadlinePolicy === DeadlinePolicy.FORCE,
-    baseDeadlineMs: sorted.holdsBatchDeadline && batch ? Math.max(o.deadlineMs, batch.deadlineMs) : o.deadlineMs,
+    drainDeadlineMs:
+      sorted.holdsBatchDeadline && batch ? Math.max(o.drainDeadlineMs, batch.deadlineMs) : o.drainDeadlineMs,
     windowEndMs: o.window.endMs,
     windowMs: o.window.endMs - o.window.startMs,
-    hardDeadlineMs: o.hardDeadlineMs,
+    latestDrainEndMs: o.latestDrainEndMs,
     tier,
     orderOf: (pod) => evictionOrder(sorted.ruleOf(pod)),
     tierReachedMs,
@@ -127,7 +128,7 @@ export function passView(o: PassOptions, state: PassState): PassView {
     accepted: state.accepted,
   };
   // A pod waited for is never forced: its window moves nothing.
-  const deadlineMs = drainDeadlineMs(evictable, moment);
+  const deadlineMs = lastPodDeadlineMs(evictable, moment);
   const { skipped, ruleOf, waitEndsMs } = sorted;
-  return { remaining, waiting, evictable, skipped, ruleOf, waitEndsMs, moment, deadlineMs };
+  return { remaining, waiting, evictable, skipped, ruleOf, waitEndsMs, moment, lastPodDeadlineMs: deadlineMs };
 }

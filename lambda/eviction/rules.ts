@@ -22,12 +22,12 @@ export interface DrainMoment {
   /** 'force': a pod still on the node is deleted at its deadline minus its grace period. */
   readonly force: boolean;
   /** The deadline from the plan, later while batch pods are on the node. */
-  readonly baseDeadlineMs: number;
+  readonly drainDeadlineMs: number;
   /** End of the fair eviction window from when the drain first saw the node. */
   readonly windowEndMs: number;
   readonly windowMs: number;
   /** Nothing runs past this (the action's cap less the load-balancer wait). */
-  readonly hardDeadlineMs: number;
+  readonly latestDrainEndMs: number;
   /** The lowest drain order still on the node: only it is evicted (drain rules, Cluster API's `order`). */
   readonly tier: number;
   /** Each pod's order (its drain rule's). */
@@ -98,18 +98,18 @@ export function podWindowEndMs(pod: PodInfo, m: DrainMoment): number {
  * time to shut down; a tier not yet reached is expected no sooner than the deadline.
  */
 export function podDeadlineMs(pod: PodInfo, m: DrainMoment): number {
-  if (!m.force) return m.baseDeadlineMs;
+  if (!m.force) return m.drainDeadlineMs;
   const windowEnd = podWindowEndMs(pod, m);
-  const expectedWindowEnd = Number.isFinite(windowEnd) ? windowEnd : Math.max(m.nowMs, m.baseDeadlineMs) + m.windowMs;
+  const expectedWindowEnd = Number.isFinite(windowEnd) ? windowEnd : Math.max(m.nowMs, m.drainDeadlineMs) + m.windowMs;
   return Math.min(
-    m.hardDeadlineMs,
-    Math.max(m.baseDeadlineMs, expectedWindowEnd + Math.min(gracePeriodMs(pod), m.windowMs)),
+    m.latestDrainEndMs,
+    Math.max(m.drainDeadlineMs, expectedWindowEnd + Math.min(gracePeriodMs(pod), m.windowMs)),
   );
 }
 
 /** The drain's deadline: the latest of its pods'. */
-export function drainDeadlineMs(pods: readonly PodInfo[], m: DrainMoment): number {
-  return Math.max(m.baseDeadlineMs, ...pods.map((p) => podDeadlineMs(p, m)));
+export function lastPodDeadlineMs(pods: readonly PodInfo[], m: DrainMoment): number {
+  return Math.max(m.drainDeadlineMs, ...pods.map((p) => podDeadlineMs(p, m)));
 }
 
 /**
@@ -168,7 +168,7 @@ export function nextWakeMs(
   pods: { readonly remaining: readonly PodInfo[]; readonly evictable: readonly PodInfo[] },
   m: DrainMoment,
   bounds: {
-    readonly deadlineMs: number;
+    readonly lastPodDeadlineMs: number;
     readonly stopMs: number;
     readonly batchUntilMs: number | undefined;
     readonly reportAtMs: (pod: PodInfo) => number | undefined;
@@ -176,7 +176,7 @@ export function nextWakeMs(
 ): number {
   const { remaining, evictable } = pods;
   return Math.min(
-    bounds.deadlineMs,
+    bounds.lastPodDeadlineMs,
     bounds.stopMs,
     bounds.batchUntilMs ?? Number.POSITIVE_INFINITY,
     // A retry whose time has already come makes the next pass start at once: never skipped.

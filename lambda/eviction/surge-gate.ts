@@ -5,7 +5,8 @@
 // reconciler resumes the wait and never restarts a Deployment twice for one drain.
 import type { EventRecorder } from '../cluster/ports/event-recorder.js';
 import type { NodeGateway } from '../cluster/ports/node-gateway.js';
-import type { NodeInfo, PodInfo, DrainRecord, SurgeMark } from '../cluster/model.js';
+import type { DeploymentRef, DrainRecord, NodeInfo, PodInfo, SurgeMark } from '../cluster/model.js';
+import { deploymentKey } from '../cluster/marks/surge-marks.js';
 
 import { isTerminating, podKey } from '../cluster/rules/pods.js';
 import { surgeReady, surgeRefused, surgeStarted, surgeTimedOut } from '../cluster/events/surge-events.js';
@@ -15,7 +16,7 @@ import type { Clock } from '../shared/clock.js';
 import { asError, type Log } from '../shared/log.js';
 import type { SurgeSettings } from '../shared/surge-variables.js';
 import { forceAtMs, type DrainMoment } from './rules.js';
-import { readyElsewhere, refusalText, restartValue, type SurgeRefusal } from './surge-decide.js';
+import { readyElsewhere, refusalText, restartValue, type SurgeRefusal } from './surge-rules.js';
 import { SurgeReadings } from './surge-readings.js';
 import { deploymentsByReplicaSet, surgeVerdict, type SurgeReads } from './surge-verdict.js';
 
@@ -116,28 +117,31 @@ export class DeploymentSurge implements SurgeGate {
     const v = await surgeVerdict(pod, this.o.settings, this.reads);
     if (v.kind === 'pass') return this.pass(pod);
     if (v.kind === 'refuse') return this.refuse(pod, v.owner, v.reason, v.deployment);
-    const name = `${v.d.namespace}/${v.d.name}`;
     if (v.kind === 'start') {
       this.readings.remember(v.d);
       return this.start(pod, v.d);
     }
     // Joined, not cached: a surge resumed from the record may still owe its restart, which
     // deployment(mark) writes on its first read.
-    return this.add({ ...this.waitingSurgeOf(name)!, pod: podKey(pod), uid: pod.uid });
+    return this.add({ ...this.waitingSurgeOf(v.d)!, pod: podKey(pod), uid: pod.uid });
   }
 
-  private waitingSurgeOf(deployment: string): SurgeMark | undefined {
-    return this.surges.find((s) => s.deployment === deployment && s.restartedAt !== undefined && s.state === 'waiting');
+  private waitingSurgeOf(deployment: DeploymentRef): SurgeMark | undefined {
+    const key = deploymentKey(deployment);
+    return this.surges.find(
+      (s) =>
+        s.deployment && deploymentKey(s.deployment) === key && s.restartedAt !== undefined && s.state === 'waiting',
+    );
   }
 
   /** Recorded first, restarted after: a restart is never made that the record does not name. */
   private async start(pod: PodInfo, d: DeploymentInfo): Promise<SurgeMark | undefined> {
-    const name = `${d.namespace}/${d.name}`;
+    const name = deploymentKey(d);
     const now = this.deps.clock.now();
     const mark: SurgeMark = {
       pod: podKey(pod),
       uid: pod.uid,
-      deployment: name,
+      deployment: { namespace: d.namespace, name: d.name },
       restartedAt: restartValue(now),
       atMs: now,
       state: 'waiting',
@@ -145,7 +149,7 @@ export class DeploymentSurge implements SurgeGate {
     this.surges.push(mark);
     if ((await this.save()) !== 'patched') {
       this.surges.pop();
-      return this.refuse(pod, `Deployment ${name}`, 'not-recorded', name);
+      return this.refuse(pod, `Deployment ${name}`, 'not-recorded', d);
     }
     if ((await this.deps.api.restartDeployment(d, mark.restartedAt!)) === 'gone') {
       await this.settle(mark, 'refused', 'gone');
@@ -164,14 +168,15 @@ export class DeploymentSurge implements SurgeGate {
   /** Still held: no replacement Ready elsewhere yet, the pod's surge time and force time not reached. */
   private async stillWaiting(pod: PodInfo, mark: SurgeMark, m: DrainMoment): Promise<boolean> {
     const now = this.deps.clock.now();
-    const endMs = Math.min(mark.atMs + this.o.settings.timeoutMs, forceAtMs(pod, m), m.baseDeadlineMs);
+    const endMs = Math.min(mark.atMs + this.o.settings.timeoutMs, forceAtMs(pod, m), m.drainDeadlineMs);
     const d = await this.readings.deployment(mark);
-    if (d === undefined) {
+    const name = mark.deployment && deploymentKey(mark.deployment);
+    if (d === undefined || name === undefined) {
       await this.settle(mark, 'refused', 'gone');
       return false;
     }
-    if (now < (this.lastCheckMs.get(mark.deployment) ?? 0) + surgePollMs && now < endMs) return true;
-    this.lastCheckMs.set(mark.deployment, now);
+    if (now < (this.lastCheckMs.get(name) ?? 0) + surgePollMs && now < endMs) return true;
+    this.lastCheckMs.set(name, now);
     const replicas = await this.deps.api.replicaPods(d);
     const ready = readyElsewhere(replicas, pod.uid, await this.readings.leaving());
     const seconds = Math.round((now - mark.atMs) / 1000);
@@ -185,7 +190,7 @@ export class DeploymentSurge implements SurgeGate {
       await this.settle(mark, 'ready');
       await this.tell(
         surgeReady(this.o.node, pod, {
-          deployment: mark.deployment,
+          deployment: name,
           replacement: ready.name,
           on: ready.nodeName!,
           seconds,
@@ -196,20 +201,20 @@ export class DeploymentSurge implements SurgeGate {
     if (now >= endMs) {
       this.deps.log.warn('surge before evict timed out; evicting as any other pod', {
         pod: mark.pod,
-        deployment: mark.deployment,
+        deployment: name,
         seconds,
       });
       await this.settle(mark, 'timed-out');
       const why =
         now >= mark.atMs + this.o.settings.timeoutMs ? 'SURGE_TIMEOUT_SECONDS' : 'the drain deadline comes first';
-      await this.tell(surgeTimedOut(this.o.node, pod, { deployment: mark.deployment, seconds, why }));
+      await this.tell(surgeTimedOut(this.o.node, pod, { deployment: name, seconds, why }));
       return false;
     }
     if (now - mark.atMs >= unschedulableAfterMs && replicas.some((p: ReplicaPod) => p.unschedulable)) {
       await this.settle(mark, 'refused', 'no-capacity');
       await this.tell(
         surgeRefused(this.o.node, pod, {
-          owner: `Deployment ${mark.deployment}`,
+          owner: `Deployment ${name}`,
           reason: 'no-capacity',
           why: refusalText['no-capacity'],
         }),
@@ -224,6 +229,7 @@ export class DeploymentSurge implements SurgeGate {
     const mark = this.surges.find((s) => s.uid === pod.uid && s.state === 'waiting');
     const d = mark && (await this.readings.deployment(mark));
     if (mark === undefined || d === undefined) return;
+    const name = deploymentKey(d);
     const ready = readyElsewhere(await this.deps.api.replicaPods(d), pod.uid, await this.readings.leaving());
     if (ready === undefined) return;
     await this.settle(mark, 'ready');
@@ -236,7 +242,7 @@ export class DeploymentSurge implements SurgeGate {
     });
     await this.tell(
       surgeReady(this.o.node, pod, {
-        deployment: mark.deployment,
+        deployment: name,
         replacement: ready.name,
         on: ready.nodeName!,
         seconds,
@@ -244,12 +250,17 @@ export class DeploymentSurge implements SurgeGate {
     );
   }
 
-  /** `owner` as the Event names it; `deployment`: namespace/name for the record ('' for a StatefulSet's pod). */
-  private async refuse(pod: PodInfo, owner: string, reason: SurgeRefusal, deployment: string): Promise<SurgeMark> {
+  /** `owner` as the Event names it; `deployment` for the record (none for a StatefulSet's pod). */
+  private async refuse(
+    pod: PodInfo,
+    owner: string,
+    reason: SurgeRefusal,
+    deployment: DeploymentRef | undefined,
+  ): Promise<SurgeMark> {
     const mark: SurgeMark = {
       pod: podKey(pod),
       uid: pod.uid,
-      deployment,
+      deployment: deployment && { namespace: deployment.namespace, name: deployment.name },
       atMs: this.deps.clock.now(),
       state: 'refused',
       reason,

@@ -4,9 +4,10 @@
 import type { DeploymentInfo, SurgeGateway } from '../cluster/ports/surge-gateway.js';
 import type { NodeGateway } from '../cluster/ports/node-gateway.js';
 import type { SurgeMark } from '../cluster/model.js';
+import { deploymentKey } from '../cluster/marks/surge-marks.js';
 import type { Clock } from '../shared/clock.js';
 import type { Log } from '../shared/log.js';
-import { restartStillToWrite } from './surge-decide.js';
+import { restartStillToWrite } from './surge-rules.js';
 
 const leavingTtlMs = 10_000;
 
@@ -26,7 +27,7 @@ export class SurgeReadings {
 
   /** A Deployment this invocation restarted itself: already as it should be. */
   remember(d: DeploymentInfo): void {
-    this.deployments.set(`${d.namespace}/${d.name}`, d);
+    this.deployments.set(deploymentKey(d), d);
   }
 
   /**
@@ -34,24 +35,25 @@ export class SurgeReadings {
    * template lacks.
    */
   async deployment(mark: SurgeMark): Promise<DeploymentInfo | undefined> {
-    const known = this.deployments.get(mark.deployment);
+    if (mark.deployment === undefined) return undefined;
+    const key = deploymentKey(mark.deployment);
+    const known = this.deployments.get(key);
     if (known !== undefined) return known;
-    const [namespace = '', name = ''] = mark.deployment.split('/');
-    const found = await this.deps.api.readDeployment(namespace, name);
+    const found = await this.deps.api.readDeployment(mark.deployment.namespace, mark.deployment.name);
     if (found === undefined) return undefined;
     if (mark.restartedAt !== undefined && restartStillToWrite(found.restartedAt, mark.restartedAt)) {
       this.deps.log.info(
         'surge before evict: writing the restart the record names (the previous invocation stopped before it)',
-        { deployment: mark.deployment },
+        { deployment: key },
       );
       await this.deps.api.restartDeployment(found, mark.restartedAt);
     } else {
       this.deps.log.info('surge before evict resumed: the Deployment already carries the restart', {
-        deployment: mark.deployment,
+        deployment: key,
         restartedAt: mark.restartedAt,
       });
     }
-    this.deployments.set(mark.deployment, found);
+    this.deployments.set(key, found);
     return found;
   }
 

@@ -7,7 +7,9 @@ import type { PodInfo, Placement } from '../cluster/model.js';
 import { podKey } from '../cluster/rules/pods.js';
 import type { DeploymentInfo, ReplicaPod, SurgeGateway } from '../cluster/ports/surge-gateway.js';
 import type { SurgeSettings } from '../shared/surge-variables.js';
-import { antiAffinityRoom, participation, readyElsewhere, refusalOf, type SurgeRefusal } from './surge-decide.js';
+import { antiAffinityRoom, participation, readyElsewhere, refusalOf, type SurgeRefusal } from './surge-rules.js';
+import type { DeploymentRef } from '../cluster/model.js';
+import { deploymentKey } from '../cluster/marks/surge-marks.js';
 
 export type SurgeVerdict =
   /** Not asked, not a Deployment's, or a replica is Ready on a node that stays: plain eviction. */
@@ -16,7 +18,13 @@ export type SurgeVerdict =
   | { readonly kind: 'join'; readonly d: DeploymentInfo }
   /** Restart the Deployment and hold the pod until a replacement is Ready elsewhere. */
   | { readonly kind: 'start'; readonly d: DeploymentInfo }
-  | { readonly kind: 'refuse'; readonly owner: string; readonly reason: SurgeRefusal; readonly deployment: string };
+  | {
+      readonly kind: 'refuse';
+      readonly owner: string;
+      readonly reason: SurgeRefusal;
+      /** Undefined for a pod with no Deployment (a StatefulSet's). */
+      readonly deployment: DeploymentRef | undefined;
+    };
 
 /** What the verdict reads; the gate caches them per invocation. */
 export interface SurgeReads {
@@ -25,8 +33,8 @@ export interface SurgeReads {
   /** The node being drained and every node leaving with it. */
   leaving(): Promise<ReadonlySet<string>>;
   schedulableNodes(placement: Placement): Promise<readonly string[]>;
-  /** A surge of this Deployment ("namespace/name") was started in this drain and still waits. */
-  started(deployment: string): boolean;
+  /** A surge of this Deployment was started in this drain and still waits. */
+  started(deployment: DeploymentRef): boolean;
 }
 
 const pass: SurgeVerdict = { kind: 'pass' };
@@ -36,17 +44,16 @@ export async function surgeVerdict(pod: PodInfo, s: SurgeSettings, r: SurgeReads
   if (pod.controllerKind !== 'ReplicaSet' && pod.controllerKind !== 'StatefulSet') return pass;
   if (pod.controllerKind === 'StatefulSet') {
     if (participation(pod, undefined, s) !== 'opted-in') return pass;
-    return { kind: 'refuse', owner: `the StatefulSet of ${podKey(pod)}`, reason: 'statefulset', deployment: '' };
+    return { kind: 'refuse', owner: `the StatefulSet of ${podKey(pod)}`, reason: 'statefulset', deployment: undefined };
   }
   const d = await r.deploymentOf(pod);
   const asked = d === undefined ? 'not-asked' : participation(pod, d, s);
   if (d === undefined || asked === 'not-asked') return pass;
-  const name = `${d.namespace}/${d.name}`;
   const refuse = (reason: SurgeRefusal): SurgeVerdict => ({
     kind: 'refuse',
-    owner: `Deployment ${name}`,
+    owner: `Deployment ${deploymentKey(d)}`,
     reason,
-    deployment: name,
+    deployment: d,
   });
   if (asked === 'opted-out') return refuse('untouchable-owner');
   const replicas = await r.replicaPods(d);
@@ -54,7 +61,7 @@ export async function surgeVerdict(pod: PodInfo, s: SurgeSettings, r: SurgeReads
   if (readyElsewhere(replicas, pod.uid, leaving) !== undefined) return pass;
   // Another pod of the same Deployment already restarted it: its generation is not observed
   // yet, so the refusals would wrongly say not-settled.
-  if (r.started(name)) return { kind: 'join', d };
+  if (r.started(d)) return { kind: 'join', d };
   const room = d.selfAntiAffinityOnHostname
     ? antiAffinityRoom(await r.schedulableNodes(d.placement), leaving, replicas)
     : undefined;

@@ -1,5 +1,5 @@
 // Parses one Auto Scaling lifecycle message, and the hand-off messages that carry a long
-// drain on: the original notification plus a pointer ("carry on hand-off N of this action").
+// drain on: the original notification plus the hand-off ("carry on hand-off N of this action").
 // https://docs.aws.amazon.com/autoscaling/ec2/userguide/prepare-for-lifecycle-notifications.html
 //
 // Bad input is a value, not an exception: the router logs it with the offending field and
@@ -31,7 +31,7 @@ export interface LifecycleNotification {
 }
 
 /**
- * A hand-off is a pointer, not a state: which hand-off of which action. The phase, the
+ * A hand-off names, it does not carry: which hand-off of which action. The phase, the
  * deadlines, the eviction window and the load-balancer wait are read from our record on the
  * node, so a forged, replayed or reordered hand-off can at most cause one more verification.
  */
@@ -125,12 +125,12 @@ function parseHandOff(h: unknown): HandOff | { field: string; reason: string } {
 }
 
 /**
- * The message a hand-off publishes: the original notification and the pointer, nothing more.
- * Without a pointer, the notification as it came: a second delivery of it.
+ * The message a hand-off publishes: the original notification and the hand-off, nothing more.
+ * Without one, the notification as it came: a second delivery of it.
  */
 export function handOffMessage(
   n: LifecycleNotification,
-  pointer: { readonly count: number; readonly claim: string | undefined; readonly byReconciler?: boolean } | undefined,
+  handOff: { readonly count: number; readonly claim: string | undefined; readonly byReconciler?: boolean } | undefined,
 ): Record<string, unknown> {
   return {
     Origin: n.origin ?? 'AutoScalingGroup',
@@ -145,12 +145,12 @@ export function handOffMessage(
     // The original time travels on for the log; deadlines are read from the node's record.
     Time: n.time.toISOString(),
     ...(n.notificationMetadata !== undefined ? { NotificationMetadata: n.notificationMetadata } : {}),
-    ...(pointer !== undefined
+    ...(handOff !== undefined
       ? {
           [handOffField]: {
-            count: pointer.count,
-            ...(pointer.claim !== undefined ? { claim: pointer.claim } : {}),
-            ...(pointer.byReconciler ? { resumedBy: 'reconciler' } : {}),
+            count: handOff.count,
+            ...(handOff.claim !== undefined ? { claim: handOff.claim } : {}),
+            ...(handOff.byReconciler ? { resumedBy: 'reconciler' } : {}),
           },
         }
       : {}),

@@ -75,6 +75,6 @@ function withoutMarks(node: NodeInfo, record: DrainRecord): NodeInfo {
     labels,
     unschedulable: record.set.includes('cordon') ? false : node.unschedulable,
     drain: undefined,
-    handOff: undefined,
+    handOffClaim: undefined,
   };
 }

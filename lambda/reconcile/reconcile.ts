@@ -219,7 +219,7 @@ async function publishResume(
   action: { readonly group: string; readonly hook: string; readonly instanceId: string; readonly nowMs: number },
   config: Pick<ReconcileDeps['config'], 'clusterName'>,
 ): Promise<void> {
-  const claim = parseClaim(node.handOff);
+  const claim = parseClaim(node.handOffClaim);
   const notification = {
     transition: 'terminating' as const,
     autoScalingGroupName: action.group,
@@ -230,7 +230,11 @@ async function publishResume(
     notificationMetadata: JSON.stringify({ clusterName: config.clusterName }),
   };
   await handOffs.send(
-    handOffMessage(notification, { count: Math.max(1, claim?.count ?? 1), claim: node.handOff, byReconciler: true }),
+    handOffMessage(notification, {
+      count: Math.max(1, claim?.count ?? 1),
+      claim: node.handOffClaim,
+      byReconciler: true,
+    }),
   );
 }
 

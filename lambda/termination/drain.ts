@@ -23,7 +23,7 @@ import {
 } from './state.js';
 
 /** The drain deadline for a drain that first saw the node at firstSeenMs. */
-export function drainDeadlineMs(
+export function drainDeadlineOf(
   d: Pick<Deadlines, 'drainDeadlineMs' | 'minEvictionWindowMs' | 'latestDrainEndMs'>,
   firstSeenMs: number,
 ): number {
@@ -42,15 +42,15 @@ export async function drain(run: Run, m: Marked): Promise<Step<Drained>> {
     };
   }
   const pods = await openPods(run, m);
-  const deadlineMs = drainDeadlineMs(deadlines, record.startedAtMs);
+  const drainDeadlineMs = drainDeadlineOf(deadlines, record.startedAtMs);
   const kubeletGone = !node.ready || node.taints.some((taint) => taint.key === 'node.kubernetes.io/unreachable');
-  logStart(run, deadlineMs, kubeletGone);
+  logStart(run, drainDeadlineMs, kubeletGone);
   const surge = openSurge(run, m);
   const result = await drainNode(
     {
       node,
       ...pods,
-      deadlineMs,
+      drainDeadlineMs,
       stopMs: stopMs(run, deadlines),
       batch: deadlines.batch,
       evictionConcurrency: run.request.settings.evictionConcurrency,
@@ -59,9 +59,9 @@ export async function drain(run: Run, m: Marked): Promise<Step<Drained>> {
       deadlinePolicy: deadlinePolicyOf(run.request),
       window: {
         startMs: record.startedAtMs,
-        endMs: Math.min(record.startedAtMs + deadlines.minEvictionWindowMs, deadlineMs),
+        endMs: Math.min(record.startedAtMs + deadlines.minEvictionWindowMs, drainDeadlineMs),
       },
-      hardDeadlineMs: deadlines.latestDrainEndMs,
+      latestDrainEndMs: deadlines.latestDrainEndMs,
       kubeletGone,
       rules: run.request.settings,
       surge,
@@ -84,9 +84,9 @@ export async function drain(run: Run, m: Marked): Promise<Step<Drained>> {
   return ended(run, surged, result, evictedTotal);
 }
 
-function logStart(run: Run, deadlineMs: number, kubeletGone: boolean): void {
+function logStart(run: Run, drainDeadlineMs: number, kubeletGone: boolean): void {
   const { clock, log } = run.deps;
-  const secondsToDeadline = Math.round((deadlineMs - clock.now()) / 1000);
+  const secondsToDeadline = Math.round((drainDeadlineMs - clock.now()) / 1000);
   if (run.request.handOff !== undefined)
     log.info('drain resumed', { handOff: run.request.handOff.count, secondsToDeadline });
   else log.info('drain started', { secondsToDeadline, kubeletGone });

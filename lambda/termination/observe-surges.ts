@@ -7,7 +7,9 @@ import type { ClusterGateway } from '../cluster/ports/cluster-gateway.js';
 import type { PodInfo } from '../cluster/model.js';
 import { podKey } from '../cluster/rules/pods.js';
 import type { SurgeGateway } from '../cluster/ports/surge-gateway.js';
-import type { SurgeRefusal } from '../eviction/surge-decide.js';
+import type { SurgeRefusal } from '../eviction/surge-rules.js';
+import type { DeploymentRef } from '../cluster/model.js';
+import { deploymentKey } from '../cluster/marks/surge-marks.js';
 import { deploymentsByReplicaSet, surgeVerdict, type SurgeReads } from '../eviction/surge-verdict.js';
 import type { Clock } from '../shared/clock.js';
 import { asError, type Log } from '../shared/log.js';
@@ -15,7 +17,8 @@ import type { SurgeSettings } from '../shared/surge-variables.js';
 
 export interface ObservedSurge {
   readonly pod: string;
-  readonly deployment: string;
+  /** namespace/name; undefined: none (a StatefulSet's pod, or not told). */
+  readonly deployment: string | undefined;
   /** 'surge': restarted first, the pod held until a replacement is Ready on a node that stays. */
   readonly verdict: 'surge' | SurgeRefusal | 'could-not-tell';
 }
@@ -43,14 +46,14 @@ export async function observeSurges(
   const out: ObservedSurge[] = [];
   for (const pod of pods) {
     if (look.clock.now() > untilMs) {
-      out.push({ pod: podKey(pod), deployment: '', verdict: 'could-not-tell' });
+      out.push({ pod: podKey(pod), deployment: undefined, verdict: 'could-not-tell' });
       continue;
     }
     try {
       const v = await surgeVerdict(pod, look.settings, reads);
-      if (v.kind === 'refuse') out.push({ pod: podKey(pod), deployment: v.deployment, verdict: v.reason });
+      if (v.kind === 'refuse') out.push({ pod: podKey(pod), deployment: keyOf(v.deployment), verdict: v.reason });
       if (v.kind !== 'start' && v.kind !== 'join') continue;
-      const deployment = `${v.d.namespace}/${v.d.name}`;
+      const deployment = deploymentKey(v.d);
       surged.add(deployment);
       out.push({ pod: podKey(pod), deployment, verdict: 'surge' });
     } catch (error) {
@@ -58,7 +61,7 @@ export async function observeSurges(
         pod: podKey(pod),
         error: asError(error),
       });
-      out.push({ pod: podKey(pod), deployment: '', verdict: 'could-not-tell' });
+      out.push({ pod: podKey(pod), deployment: undefined, verdict: 'could-not-tell' });
     }
   }
   return out;
@@ -76,7 +79,7 @@ function cachedReads(
     replicaPods: (d) => api.replicaPods(d),
     leaving: () => (leaving ??= leavingNodes()),
     schedulableNodes: (placement) => api.schedulableNodes(placement),
-    started: (deployment) => surged.has(deployment),
+    started: (deployment) => surged.has(deploymentKey(deployment)),
   };
 }
 
@@ -84,7 +87,8 @@ function cachedReads(
 export function describeSurges(surges: readonly ObservedSurge[]): string | undefined {
   if (surges.length === 0) return undefined;
   const held = new Map<string, string[]>();
-  for (const s of surges) if (s.verdict === 'surge') held.set(s.deployment, [...(held.get(s.deployment) ?? []), s.pod]);
+  for (const s of surges)
+    if (s.verdict === 'surge' && s.deployment) held.set(s.deployment, [...(held.get(s.deployment) ?? []), s.pod]);
   const restarts = [...held].map(
     ([d, pods]) => `restart Deployment ${d} and hold ${pods.join(', ')} until a replacement is Ready elsewhere`,
   );
@@ -120,3 +124,5 @@ export async function leavingWith(
   }
   return names;
 }
+
+const keyOf = (ref: DeploymentRef | undefined) => (ref !== undefined ? deploymentKey(ref) : undefined);

@@ -89,7 +89,7 @@ async function stopped(run: Run, stop: Stop): Promise<TerminateReport> {
 /**
  * Claims the next hand-off on the node (compare-and-swap: of two deliveries carrying the
  * same chain, one wins) together with the record of where the drain stands, then publishes
- * a pointer to the action. A crash between the two leaves a claim that names this
+ * the hand-off to the action. A crash between the two leaves a claim that names this
  * invocation's request id, which Lambda's retry of it recognises (verify.ts).
  */
 async function handOff(run: Run, stop: Extract<Stop, { handOff: unknown }>): Promise<TerminateReport> {

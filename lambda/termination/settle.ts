@@ -5,7 +5,7 @@
 // AWS, dated from when the drain ended as our record keeps it, so a hand-off in the middle
 // resumes the same wait.
 import { waitWatching } from '../eviction/returned-pods.js';
-import { drainDeadlineMs, drainedRecord, openPods } from './drain.js';
+import { drainDeadlineOf, drainedRecord, openPods } from './drain.js';
 import { TargetWait } from './settle-targets.js';
 import { VolumeWait } from './settle-volumes.js';
 import { secondsSince, stopMs, type Drained, type Run, type Settled, type Step } from './state.js';
@@ -76,7 +76,7 @@ export async function settle(run: Run, d: Drained): Promise<Step<Settled>> {
  * batch drain's volumes are waited for too; never past the settle phase's end.
  */
 export function volumeWaitUntilMs(d: Drained): number {
-  const base = drainDeadlineMs(d.deadlines, d.record.startedAtMs);
+  const base = drainDeadlineOf(d.deadlines, d.record.startedAtMs);
   const extended =
     d.deadlines.batch !== undefined && d.drainedAtMs > base ? Math.max(base, d.deadlines.batch.deadlineMs) : base;
   return Math.min(extended, d.deadlines.settleEndMs ?? Infinity);

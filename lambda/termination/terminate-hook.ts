@@ -199,7 +199,7 @@ async function retryLater(
     'Auto Scaling throttled the heartbeat through every retry; sending the notification again to a fresh invocation',
     { error },
   );
-  // The notification as it came (a hand-off's pointer too): a second delivery of it.
+  // The notification as it came (its hand-off too): a second delivery of it.
   await handOffs.send(handOffMessage(n, n.handOff));
   return { status: 'retried-later' };
 }

@@ -31,18 +31,18 @@ export async function verify(run: Run): Promise<Step<Verified>> {
 
   // Ours from a crashed earlier attempt of this very invocation (Lambda retried it with the
   // same request id): carry on and publish what it could not.
-  const onNode = parseClaim(node.handOff);
+  const onNode = parseClaim(node.handOffClaim);
   if (onNode?.actionId === actionId && onNode.requestId === requestId && onNode.count > (handOff?.count ?? 0)) {
     log.info('found our own hand-off claim from an earlier attempt of this invocation; carrying on', {
-      claim: node.handOff,
+      claim: node.handOffClaim,
     });
-    return { ...base, claim: undefined, ownPendingClaim: node.handOff };
+    return { ...base, claim: undefined, ownPendingClaim: node.handOffClaim };
   }
   if (handOff !== undefined) {
-    if (node.handOff !== handOff.claim) {
+    if (node.handOffClaim !== handOff.claim) {
       log.info('this hand-off was already taken up by another delivery; nothing to do', {
         handOff: handOff.count,
-        current: node.handOff,
+        current: node.handOffClaim,
       });
       return { stop: { end: 'superseded' } };
     }
@@ -59,11 +59,13 @@ export async function verify(run: Run): Promise<Step<Verified>> {
   if (onNode?.actionId === actionId || resumesThisAction(run, node)) {
     // A chain for this very action runs already (or the reconciler's, which carries the live
     // action of this instance): this is a late duplicate of the notification.
-    log.info('a hand-off chain already carries this termination; this delivery stands down', { current: node.handOff });
+    log.info('a hand-off chain already carries this termination; this delivery stands down', {
+      current: node.handOffClaim,
+    });
     return { stop: { end: 'superseded' } };
   }
   // A claim of an earlier, finished termination of this instance (it came back) is replaced.
-  return { ...base, claim: node.handOff, ownPendingClaim: undefined };
+  return { ...base, claim: node.handOffClaim, ownPendingClaim: undefined };
 }
 
 /**

@@ -337,7 +337,7 @@ export class FakeCluster {
       labels,
       unschedulable: record.set.includes('cordon') ? false : node.unschedulable,
       drain: undefined,
-      handOff: undefined,
+      handOffClaim: undefined,
     });
     return 'patched';
   }
@@ -461,8 +461,8 @@ export class FakeCluster {
     this.log('claim-hand-off', `${name} ${expected ?? '-'} -> ${next}`);
     const node = this.nodes.get(name);
     if (!node) return 'node-gone';
-    if (node.handOff !== expected) return 'lost';
-    this.putNode({ ...node, handOff: next, drain: record });
+    if (node.handOffClaim !== expected) return 'lost';
+    this.putNode({ ...node, handOffClaim: next, drain: record });
     return 'claimed';
   }
 

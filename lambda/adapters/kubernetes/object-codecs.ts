@@ -42,7 +42,7 @@ export function toNodeInfo(node: V1Node): NodeInfo {
       effect: t.effect,
       ...(t.value !== undefined ? { value: t.value } : {}),
     })),
-    handOff: annotations[handOffAnnotation],
+    handOffClaim: annotations[handOffAnnotation],
     drain: parseDrainRecord(annotations[drainAnnotation]),
     refreshGroup: annotations[refreshGroupAnnotation],
     ...(annotations[migrationAnnotation] !== undefined

@@ -49,7 +49,7 @@ export function marksOnNode(node: NodeInfo): string[] {
     if (record.set.includes('cordon')) marks.push('cordon (a drain of ours set it): lifted');
     marks.push(`annotation ${drainAnnotation}: removed`);
   }
-  if (node.handOff !== undefined) marks.push(`annotation ${handOffAnnotation}: removed`);
+  if (node.handOffClaim !== undefined) marks.push(`annotation ${handOffAnnotation}: removed`);
   if (node.deferral !== undefined) marks.push(`annotation ${deferralAnnotation}: removed`);
   if (node.outOfService !== undefined)
     marks.push(`taint ${outOfServiceTaintKey}:NoExecute and annotation ${outOfServiceAnnotation}: removed`);

@@ -1,6 +1,6 @@
 // The surges of a drain as the drain record stores them (drain-record.ts): a hand-off or the
 // reconciler resumes the wait and never restarts a Deployment twice for one drain.
-import { type SurgeMark, type SurgeState } from '../model.js';
+import type { DeploymentRef, SurgeMark, SurgeState } from '../model.js';
 
 const states: ReadonlySet<string> = new Set(['waiting', 'ready', 'timed-out', 'refused']);
 
@@ -8,7 +8,7 @@ export function formatSurges(surges: readonly SurgeMark[]): unknown[] {
   return surges.map((s) => ({
     pod: s.pod,
     uid: s.uid,
-    deployment: s.deployment,
+    deployment: s.deployment !== undefined ? deploymentKey(s.deployment) : '',
     ...(s.restartedAt !== undefined ? { restartedAt: s.restartedAt } : {}),
     at: new Date(s.atMs).toISOString(),
     state: s.state,
@@ -35,7 +35,7 @@ export function parseSurges(v: unknown): readonly SurgeMark[] | undefined {
       {
         pod: o['pod'],
         uid: o['uid'],
-        deployment: o['deployment'],
+        deployment: deploymentRef(o['deployment']),
         ...(typeof o['restartedAt'] === 'string' ? { restartedAt: o['restartedAt'] } : {}),
         atMs,
         state: o['state'] as SurgeState,
@@ -43,4 +43,15 @@ export function parseSurges(v: unknown): readonly SurgeMark[] | undefined {
       },
     ];
   });
+}
+
+/** A Deployment as the record, the Events and the logs name it: namespace/name. */
+export function deploymentKey(ref: DeploymentRef): string {
+  return `${ref.namespace}/${ref.name}`;
+}
+
+/** namespace/name read back ('' is a refusal with no Deployment: a StatefulSet's pod). */
+function deploymentRef(key: string): DeploymentRef | undefined {
+  const at = key.indexOf('/');
+  return at > 0 ? { namespace: key.slice(0, at), name: key.slice(at + 1) } : undefined;
 }

@@ -16,10 +16,10 @@ const t0 = 1_000_000;
 const moment = (o: Partial<DrainMoment> = {}): DrainMoment => ({
   nowMs: t0,
   force: true,
-  baseDeadlineMs: t0 + 120_000,
+  drainDeadlineMs: t0 + 120_000,
   windowEndMs: t0 + 60_000,
   windowMs: 60_000,
-  hardDeadlineMs: t0 + 3_600_000,
+  latestDrainEndMs: t0 + 3_600_000,
   tier: 0,
   orderOf: (p) => evictionOrder(podRule(p, defaultDrainRuleSettings, t0)),
   tierReachedMs: new Map([[0, t0]]),
@@ -37,7 +37,7 @@ const coredns = pod({
 describe('drain rules', () => {
   it('forces a pod at its deadline minus its grace, never inside the window', () => {
     expect(rules.forceAtMs(web, moment())).toBe(t0 + 90_000);
-    expect(rules.forceAtMs(web, moment({ baseDeadlineMs: t0 + 30_000 }))).toBe(t0 + 60_000);
+    expect(rules.forceAtMs(web, moment({ drainDeadlineMs: t0 + 30_000 }))).toBe(t0 + 60_000);
     expect(rules.forceAtMs(web, moment({ force: false }))).toBe(Number.POSITIVE_INFINITY);
   });
 

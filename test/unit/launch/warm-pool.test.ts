@@ -75,7 +75,7 @@ describe('warm pools', () => {
     });
     expect(node.labels[lbLabel]).toBeUndefined();
     expect(node.drain).toBeUndefined();
-    expect(node.handOff).toBeUndefined();
+    expect(node.handOffClaim).toBeUndefined();
     expect(cluster.reasons()).toContain('Node/DrainMarksRemoved');
   });
 

@@ -104,7 +104,7 @@ describe('reconciler', () => {
       unschedulable: true,
       labels: owner,
       drain: record(),
-      handOff: 'sha256:ab/2/request-7',
+      handOffClaim: 'sha256:ab/2/request-7',
     });
     await pass();
     expect(world.handOffs.sent).toEqual([

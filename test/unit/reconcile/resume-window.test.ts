@@ -31,7 +31,7 @@ function lostChain(env: Record<string, string>) {
     unschedulable: true,
     labels: gntAOwner,
     drain: record,
-    handOff: 'sha256:ab/3/request-9',
+    handOffClaim: 'sha256:ab/3/request-9',
   });
   const handle = world.handler();
   const pass = async (atMs: number) => {

@@ -56,7 +56,7 @@ describe('review 2: by-instance resumes', () => {
       unschedulable: true,
       labels: { ...owner, [excludeFromLoadBalancersLabel]: 'true' },
       drain: earlier,
-      handOff: `instance:${instanceId}/3/request-old`,
+      handOffClaim: `instance:${instanceId}/3/request-old`,
     });
     const web = world.cluster.addPod(pod({ name: 'web' }));
     world.cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));

@@ -143,7 +143,7 @@ describe('review: the reconciler and the record it resumes from', () => {
       unschedulable: true,
       labels: { ...owner, [excludeFromLoadBalancersLabel]: 'true' },
       drain: oldRecord({ source: resumedAction(instanceId), drained: { atMs: old + 60_000, outcome: 'drained' } }),
-      handOff: `instance:${instanceId}/2/request-old`,
+      handOffClaim: `instance:${instanceId}/2/request-old`,
     });
     const web = world.cluster.addPod(pod({ name: 'web' }));
     world.cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
@@ -162,7 +162,7 @@ describe('review: the reconciler and the record it resumes from', () => {
     world.cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
     const handle = world.handler({ DRAIN_TIMEOUT_SECONDS: '3600' });
     expect((await world.invoke(handle, lifecycleMessage(), 200_000)).records[0]!.status).toBe('handed-off');
-    const claim = world.cluster.nodes.get('node-a')!.handOff;
+    const claim = world.cluster.nodes.get('node-a')!.handOffClaim;
     const forged = lifecycleMessage({
       LifecycleActionToken: undefined,
       Time: '2020-01-01T00:00:00.000Z',

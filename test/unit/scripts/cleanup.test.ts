@@ -77,7 +77,7 @@ describe('cleanup', () => {
   it('a dry run lists the marks and the group tags of the deployment, and writes nothing', async () => {
     const marked = node('n-1', {
       unschedulable: true,
-      handOff: 'sha256:x/1/r',
+      handOffClaim: 'sha256:x/1/r',
       labels: { 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' },
     });
     const { d, writes } = deps([marked]);

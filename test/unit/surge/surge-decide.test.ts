@@ -10,7 +10,7 @@ import {
   restartStillToWrite,
   restartValue,
   writtenBy,
-} from '../../../lambda/eviction/surge-decide.js';
+} from '../../../lambda/eviction/surge-rules.js';
 import { parseSelector, surgeSettings, type SurgeSettings } from '../../../lambda/shared/surge-variables.js';
 import { pod } from '../../fakes/fake-world.js';
 import { deployment } from '../../fixtures/surge.js';

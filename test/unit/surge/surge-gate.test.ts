@@ -64,11 +64,11 @@ describe('surge gate', () => {
   const moment = (o: Partial<DrainMoment> = {}): DrainMoment => ({
     nowMs: clock.now(),
     force: false,
-    baseDeadlineMs: clock.now() + 600_000,
+    drainDeadlineMs: clock.now() + 600_000,
     // The fair window: 5 s from when the drain began (t0).
     windowEndMs: t0 + 5_000,
     windowMs: 5_000,
-    hardDeadlineMs: clock.now() + 900_000,
+    latestDrainEndMs: clock.now() + 900_000,
     tier: 0,
     orderOf: () => 0,
     tierReachedMs: new Map([[0, t0]]),
@@ -93,7 +93,7 @@ describe('surge gate', () => {
     expect(api.records[0]!.surges).toEqual([
       expect.objectContaining({
         uid: old.uid,
-        deployment: 'default/web',
+        deployment: { namespace: 'default', name: 'web' },
         state: 'waiting',
         restartedAt: api.restarts[0],
       }),
@@ -164,11 +164,11 @@ describe('surge gate', () => {
   it('lets the pod go at its force time under DEADLINE_POLICY=force, before the surge timeout', async () => {
     const g = gate();
     const deadline = clock.now() + 40_000;
-    await g.held([old], moment({ force: true, baseDeadlineMs: deadline, hardDeadlineMs: deadline }));
+    await g.held([old], moment({ force: true, drainDeadlineMs: deadline, latestDrainEndMs: deadline }));
     // Forced at the deadline minus its grace period (30 s): 10 s in.
     clock.advanceTo(clock.now() + 10_000);
     expect(
-      (await g.held([old], moment({ force: true, baseDeadlineMs: deadline, hardDeadlineMs: deadline }))).size,
+      (await g.held([old], moment({ force: true, drainDeadlineMs: deadline, latestDrainEndMs: deadline }))).size,
     ).toBe(0);
     expect(events.at(-1)!.message).toContain('the drain deadline comes first');
   });

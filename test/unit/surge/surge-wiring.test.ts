@@ -88,7 +88,7 @@ describe('surge before evict wiring', () => {
         {
           pod: 'default/web-1',
           uid: 'u1',
-          deployment: 'default/web',
+          deployment: { namespace: 'default', name: 'web' },
           restartedAt: '2026-11-22T10:00:00Z',
           atMs: 1000,
           state: 'waiting',
@@ -96,6 +96,8 @@ describe('surge before evict wiring', () => {
       ],
     };
     expect(parseDrainRecord(formatDrainRecord(r))?.surges).toEqual(r.surges);
+    // On the node, the Deployment is namespace/name, as every version wrote it.
+    expect(JSON.parse(formatDrainRecord(r)).surges[0].deployment).toBe('default/web');
     const raw = JSON.parse(formatDrainRecord(r)) as Record<string, unknown>;
     raw['surges'] = [{ pod: 'x' }, ...(raw['surges'] as unknown[])];
     expect(parseDrainRecord(JSON.stringify(raw))?.surges).toEqual(r.surges);

@@ -2,7 +2,7 @@
 // ends, and resumes straight into the load-balancer wait when the record says it drained.
 import { describe, expect, it } from 'vitest';
 import { DeadlinePolicy } from '../../../lambda/shared/deadline-policy.js';
-import { drain, drainDeadlineMs } from '../../../lambda/termination/drain.js';
+import { drain, drainDeadlineOf } from '../../../lambda/termination/drain.js';
 import { mark } from '../../../lambda/termination/mark.js';
 import type { Marked } from '../../../lambda/termination/state.js';
 import { pdbBlocks, pod } from '../../fakes/fake-world.js';
@@ -16,8 +16,8 @@ async function marked(w: ReturnType<typeof phaseWorld>, o: Parameters<typeof w.r
 describe('drain', () => {
   it("keeps the fair window from when the drain first saw the node, within the action's cap", () => {
     const d = { drainDeadlineMs: 1_000, minEvictionWindowMs: 60_000, latestDrainEndMs: 50_000 };
-    expect(drainDeadlineMs(d, 0)).toBe(50_000);
-    expect(drainDeadlineMs({ ...d, latestDrainEndMs: 900_000 }, 0)).toBe(60_000);
+    expect(drainDeadlineOf(d, 0)).toBe(50_000);
+    expect(drainDeadlineOf({ ...d, latestDrainEndMs: 900_000 }, 0)).toBe(60_000);
   });
 
   it('evicts and reports the drain over, dated for the load-balancer wait', async () => {

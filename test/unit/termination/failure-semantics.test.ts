@@ -197,7 +197,7 @@ describe('failure semantics of a termination', () => {
       return send(m);
     };
     await expect(world.invoke(handle, lifecycleMessage(), 220_000, 'request-A')).rejects.toThrow(/timed out/);
-    expect(cluster.nodes.get('node-a')?.handOff).toBe(`${actionIdOfToken(token)}/1/request-A`);
+    expect(cluster.nodes.get('node-a')?.handOffClaim).toBe(`${actionIdOfToken(token)}/1/request-A`);
 
     // Lambda retries it with the same request id.
     const retried = await world.invoke(handle, lifecycleMessage(), 220_000, 'request-A');

@@ -70,7 +70,7 @@ describe('observe mode: surge before evict', () => {
     const log = new MemoryLog();
     const told = await observeSurges(asCluster(api), [bad, good], { settings, leaving, clock: new FakeClock(), log });
     expect(told).toEqual([
-      { pod: 'default/bad-1', deployment: '', verdict: 'could-not-tell' },
+      { pod: 'default/bad-1', deployment: undefined, verdict: 'could-not-tell' },
       { pod: 'default/web-1', deployment: 'default/web', verdict: 'max-surge-zero' },
     ]);
     expect(describeSurges(told)).toBe(

@@ -41,7 +41,7 @@ describe('the terminate hook', () => {
     world.cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
     const handle = world.handler();
     await world.invoke(handle, lifecycleMessage(), 200_000);
-    const claim = world.cluster.nodes.get('node-a')!.handOff;
+    const claim = world.cluster.nodes.get('node-a')!.handOffClaim;
     expect(claim).toMatch(new RegExp(`^${actionIdOfToken(token)}/1/`));
     // Somebody who can read the node and invoke the function (the token is no longer on the node,
     // but say they had it) sends "settle, the wait is over" with the current claim.
@@ -65,7 +65,7 @@ describe('the terminate hook', () => {
     world.cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
     const handle = world.handler({ DEADLINE_POLICY: 'force' });
     await world.invoke(handle, lifecycleMessage({ Time: new Date(world.clock.now()).toISOString() }), 200_000);
-    const claim = world.cluster.nodes.get('node-a')!.handOff;
+    const claim = world.cluster.nodes.get('node-a')!.handOffClaim;
     const forged = lifecycleMessage({
       Time: '2020-01-01T00:00:00.000Z',
       GracefulNodeTerminationHandOff: { phase: 'drain', count: 1, claim },

@@ -25,7 +25,7 @@ describe('verify', () => {
 
   it("finds the node and the claim a first notification replaces (an earlier, finished termination's)", async () => {
     const w = phaseWorld();
-    w.cluster.addNode('node-a', instanceId, { handOff: 'sha256:old/3/r-old' });
+    w.cluster.addNode('node-a', instanceId, { handOffClaim: 'sha256:old/3/r-old' });
     const step = await verify(w.run());
     expect(step).toMatchObject({
       node: { name: 'node-a' },
@@ -36,7 +36,7 @@ describe('verify', () => {
 
   it('stands a hand-off down whose claim the node no longer holds (a duplicate, replayed or reordered delivery)', async () => {
     const w = phaseWorld();
-    w.cluster.addNode('node-a', instanceId, { handOff: `${actionIdOfToken(token)}/2/request-2`, drain: record });
+    w.cluster.addNode('node-a', instanceId, { handOffClaim: `${actionIdOfToken(token)}/2/request-2`, drain: record });
     const step = await verify(
       w.run({ handOff: { count: 1, claim: `${actionIdOfToken(token)}/1/request-1`, byReconciler: false } }),
     );
@@ -46,7 +46,7 @@ describe('verify', () => {
   it("carries a hand-off on whose claim is the node's", async () => {
     const w = phaseWorld();
     const claim = `${actionIdOfToken(token)}/2/request-2`;
-    w.cluster.addNode('node-a', instanceId, { handOff: claim, drain: record });
+    w.cluster.addNode('node-a', instanceId, { handOffClaim: claim, drain: record });
     const step = await verify(w.run({ handOff: { count: 2, claim, byReconciler: false } }));
     expect(isStop(step)).toBe(false);
     expect(step).toMatchObject({ claim });
@@ -55,13 +55,13 @@ describe('verify', () => {
   it('recognises its own claim left by a crashed earlier attempt of the same request', async () => {
     const w = phaseWorld();
     const claim = `${actionIdOfToken(token)}/1/request-1`;
-    w.cluster.addNode('node-a', instanceId, { handOff: claim, drain: record });
+    w.cluster.addNode('node-a', instanceId, { handOffClaim: claim, drain: record });
     expect(await verify(w.run())).toMatchObject({ ownPendingClaim: claim });
   });
 
   it('stands a late duplicate of the notification down while a chain carries the same action', async () => {
     const w = phaseWorld();
-    w.cluster.addNode('node-a', instanceId, { handOff: `${actionIdOfToken(token)}/1/request-9`, drain: record });
+    w.cluster.addNode('node-a', instanceId, { handOffClaim: `${actionIdOfToken(token)}/1/request-9`, drain: record });
     expect(await verify(w.run())).toEqual({ stop: { end: 'superseded' } });
   });
 
@@ -84,12 +84,12 @@ describe('verify', () => {
     const w = phaseWorld();
     const t = w.clock.now();
     const byInstance = { ...record, source: resumedAction(instanceId), startedAtMs: t + 1_000_000 };
-    w.cluster.addNode('node-a', instanceId, { drain: byInstance, handOff: `instance:${instanceId}/2/request-r` });
+    w.cluster.addNode('node-a', instanceId, { drain: byInstance, handOffClaim: `instance:${instanceId}/2/request-r` });
     expect(await verify(w.run({ notifiedAtMs: t }))).toEqual({ stop: { end: 'superseded' } });
     // The same claim, from a drain that started before this action did: an earlier termination's.
     w.cluster.addNode('node-a', instanceId, {
       drain: { ...byInstance, startedAtMs: t - 1 },
-      handOff: `instance:${instanceId}/2/request-r`,
+      handOffClaim: `instance:${instanceId}/2/request-r`,
     });
     expect(await verify(w.run({ notifiedAtMs: t }))).toMatchObject({
       node: { name: 'node-a' },
