@@ -39,11 +39,12 @@ const useCases = [
   'lambda/repair/',
 ];
 /**
- * The only imports from one use case into another: a termination drains through eviction/, and
- * the reconciler takes back the marks of the features that set them.
+ * The only imports from one use case into another: a termination and a reboot drain through
+ * eviction/, and the reconciler takes back the marks of the features that set them.
  */
 const useCaseImports: readonly (readonly [string, string])[] = [
   ['lambda/termination/', 'lambda/eviction/'],
+  ['lambda/repair/', 'lambda/eviction/'],
   ['lambda/reconcile/', 'lambda/launch/'],
   ['lambda/reconcile/', 'lambda/refresh/'],
   ['lambda/reconcile/', 'lambda/repair/'],

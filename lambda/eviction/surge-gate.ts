@@ -5,7 +5,7 @@
 // reconciler resumes the wait and never restarts a Deployment twice for one drain.
 import type { EventRecorder } from '../cluster/ports/event-recorder.js';
 import type { NodeGateway } from '../cluster/ports/node-gateway.js';
-import type { DeploymentRef, DrainRecord, NodeInfo, PodInfo, SurgeMark } from '../cluster/model.js';
+import type { DeploymentRef, NodeInfo, PatchResult, PodInfo, SurgeMark } from '../cluster/model.js';
 import { deploymentKey } from '../cluster/marks/surge-marks.js';
 
 import { isTerminating, podKey } from '../cluster/rules/pods.js';
@@ -41,8 +41,10 @@ export interface SurgeGateDeps {
 export interface SurgeGateOptions {
   readonly settings: SurgeSettings;
   readonly node: Pick<NodeInfo, 'name' | 'uid'>;
-  /** The record as mark wrote it (its surges are resumed); rewritten with the surges before each restart. */
-  readonly record: DrainRecord;
+  /** The surges the drain record holds (resumed: a restart it names is never made twice). */
+  readonly surges: readonly SurgeMark[];
+  /** The drain phase's write of the record with these surges, before each restart and after each outcome. */
+  readonly saveSurges: (surges: readonly SurgeMark[]) => Promise<PatchResult>;
   /** The deployment: the owner of the marks that say which nodes are leaving. */
   readonly owner: string;
 }
@@ -65,7 +67,7 @@ export class DeploymentSurge implements SurgeGate {
     private readonly o: SurgeGateOptions,
     private readonly deps: SurgeGateDeps,
   ) {
-    this.surges = [...(o.record.surges ?? [])];
+    this.surges = [...o.surges];
     this.readings = new SurgeReadings(deps, { node: o.node.name, owner: o.owner });
     this.reads = {
       deploymentOf: deploymentsByReplicaSet(deps.api),
@@ -181,21 +183,7 @@ export class DeploymentSurge implements SurgeGate {
     const ready = readyElsewhere(replicas, pod.uid, await this.readings.leaving());
     const seconds = Math.round((now - mark.atMs) / 1000);
     if (ready !== undefined) {
-      this.deps.log.info('surge before evict: replacement Ready on a node that stays; evicting', {
-        pod: mark.pod,
-        replacement: ready.name,
-        on: ready.nodeName,
-        seconds,
-      });
-      await this.settle(mark, 'ready');
-      await this.tell(
-        surgeReady(this.o.node, pod, {
-          deployment: name,
-          replacement: ready.name,
-          on: ready.nodeName!,
-          seconds,
-        }),
-      );
+      await this.readied(pod, mark, ready, 'surge before evict: replacement Ready on a node that stays; evicting');
       return false;
     }
     if (now >= endMs) {
@@ -229,24 +217,24 @@ export class DeploymentSurge implements SurgeGate {
     const mark = this.surges.find((s) => s.uid === pod.uid && s.state === 'waiting');
     const d = mark && (await this.readings.deployment(mark));
     if (mark === undefined || d === undefined) return;
-    const name = deploymentKey(d);
     const ready = readyElsewhere(await this.deps.api.replicaPods(d), pod.uid, await this.readings.leaving());
     if (ready === undefined) return;
-    await this.settle(mark, 'ready');
+    await this.readied(
+      pod,
+      mark,
+      ready,
+      'surge before evict: the rollout replaced the pod (replacement Ready on a node that stays)',
+    );
+  }
+
+  /** A replacement is Ready on a node that stays: the surge's work is done, said once. */
+  private async readied(pod: PodInfo, mark: SurgeMark, ready: ReplicaPod, message: string): Promise<void> {
     const seconds = Math.round((this.deps.clock.now() - mark.atMs) / 1000);
-    this.deps.log.info('surge before evict: the rollout replaced the pod (replacement Ready on a node that stays)', {
-      pod: mark.pod,
-      replacement: ready.name,
-      on: ready.nodeName,
-      seconds,
-    });
+    this.deps.log.info(message, { pod: mark.pod, replacement: ready.name, on: ready.nodeName, seconds });
+    await this.settle(mark, 'ready');
+    const deployment = mark.deployment ? deploymentKey(mark.deployment) : '';
     await this.tell(
-      surgeReady(this.o.node, pod, {
-        deployment: name,
-        replacement: ready.name,
-        on: ready.nodeName!,
-        seconds,
-      }),
+      surgeReady(this.o.node, pod, { deployment, replacement: ready.name, on: ready.nodeName!, seconds }),
     );
   }
 
@@ -289,9 +277,8 @@ export class DeploymentSurge implements SurgeGate {
     );
   }
 
-  private async save() {
-    const record: DrainRecord = { ...this.o.record, updatedAtMs: this.deps.clock.now(), surges: this.surges };
-    return this.deps.api.saveDrainRecord(this.o.node.name, record);
+  private save(): Promise<PatchResult> {
+    return this.o.saveSurges(this.surges);
   }
 
   private async tell(events: readonly Parameters<EventRecorder['record']>[0][]): Promise<void> {

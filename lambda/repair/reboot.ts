@@ -1,16 +1,16 @@
 // A repair of ours already decided, carried on each pass. Replace needs nothing here: Auto
 // Scaling terminates the instance through our terminate hook, which drains the node, and the
-// reconciler takes back a record whose owner is gone (reconcile/owners.ts). Reboot is kept
-// simple: the node was cordoned when it was decided; each pass evicts what is still on it
-// (the Eviction API, so budgets hold; a refused pod is asked again next pass) and, once the
-// node is empty or the drain deadline passed, EC2 reboots the instance. The cordon is taken
+// reconciler takes back a record whose owner is gone (reconcile/owners.ts). Reboot: the node
+// was cordoned when it was decided; each pass runs the one drain over it for a few seconds (the
+// drain rules, their tiers and budgets hold; a refused pod is asked again next pass) and, once
+// the node is empty or the drain deadline passed, EC2 reboots the instance. The cordon is taken
 // back once every monitored condition is healthy again; a node still bad 30 min after its
 // reboot is replaced instead.
 import { repairRebooted, repairRecovered, repairReplacing } from '../cluster/events/repair-events.js';
 import type { RepairRecord } from '../cluster/model.js';
-import { podRule } from '../cluster/rules/drain-rules.js';
-import { isEvicted, mustLeave } from '../cluster/rules/drain-plan.js';
-import { isDrainable, isTerminating } from '../cluster/rules/pods.js';
+import { drainNode, type DrainResult } from '../eviction/drain-node.js';
+import { ReturnedPods } from '../eviction/returned-pods.js';
+import { DeadlinePolicy } from '../shared/deadline-policy.js';
 
 import type { Judged, RepairDeps, RepairReport } from './repair-ports.js';
 
@@ -34,36 +34,55 @@ export async function followUp(deps: RepairDeps, j: Judged, report: RepairReport
   }
 }
 
+/** A reboot's pass drains for at most this long: it evicts what is due and waits a little for pods to go. */
+export const rebootPassDrainMs = 5_000;
+
+/**
+ * The one drain (eviction/drain-node.ts) over the node, a short run each pass: the drain rules and their tiers hold,
+ * budgets hold (a refused pod is asked again), pods waited for until the deadline are never evicted, and nothing is
+ * deleted (the reboot stops what is left). Drained, or past the drain deadline: EC2 reboots the instance.
+ */
 async function drainThenReboot(deps: RepairDeps, j: Judged, record: RepairRecord, report: RepairReport): Promise<void> {
+  const drainDeadlineMs = record.decidedAtMs + deps.config.drainTimeoutSeconds * 1000;
   const watch = await deps.cluster.watchPodsOnNode(j.node.name);
-  const now = deps.clock.now();
-  // The drain rules hold here too: Skip pods stay (and hold nothing), Cluster API's WaitCompleted ones are waited for,
-  // never evicted.
-  const ruled = watch
-    .current()
-    .filter(isDrainable)
-    .map((pod) => ({ pod, rule: podRule(pod, deps.config, now) }))
-    .filter(({ rule }) => mustLeave(rule));
-  watch.close();
-  const pods = ruled.map(({ pod }) => pod);
-  if (pods.length > 0 && now < record.decidedAtMs + deps.config.drainTimeoutSeconds * 1000) {
-    for (const { pod } of ruled.filter(({ pod, rule }) => !isTerminating(pod) && isEvicted(rule)))
-      await deps.cluster.evictPod(pod);
-    return;
+  let result: DrainResult;
+  try {
+    result = await drainNode(
+      {
+        node: j.node,
+        watch,
+        returns: new ReturnedPods(watch.current(), j.node, { events: deps.cluster, log: deps.log }),
+        rules: deps.config,
+        // The batch wait is over when the repair was decided: batch pods are evicted, Cluster API's WaitCompleted
+        // ones waited for until the deadline.
+        batch: { untilMs: record.decidedAtMs, deadlineMs: drainDeadlineMs },
+        drainDeadlineMs,
+        latestDrainEndMs: drainDeadlineMs,
+        deadlinePolicy: DeadlinePolicy.LEAVE,
+        resumed: true,
+        window: { startMs: record.decidedAtMs, endMs: record.decidedAtMs },
+        stopMs: deps.clock.now() + rebootPassDrainMs,
+        evictionConcurrency: deps.config.evictionConcurrency,
+        blockedReportMs: deps.config.blockedReportSeconds * 1000,
+        kubeletGone: !j.node.ready,
+      },
+      { pods: deps.cluster, events: deps.cluster, clock: deps.clock, log: deps.log },
+    );
+  } finally {
+    watch.close();
   }
+  if (result.outcome === 'stopped') return;
+  const now = deps.clock.now();
   // The record first: a pass that dies after the reboot must not reboot again.
   if (
     (await deps.cluster.markRepair(j.node, { ...record, rebootedAtMs: now }, deps.config.deploymentName)) !== 'patched'
   )
     return;
   await deps.repairs.reboot(record.instanceId);
-  deps.log.warn('node auto repair: rebooted', {
-    node: j.node.name,
-    instanceId: record.instanceId,
-    podsLeft: pods.length,
-  });
+  const podsLeft = result.stuck.length;
+  deps.log.warn('node auto repair: rebooted', { node: j.node.name, instanceId: record.instanceId, podsLeft });
   report.rebooted.push(j.node.name);
-  await deps.cluster.record(repairRebooted(j.node, record.instanceId, pods.length));
+  await deps.cluster.record(repairRebooted(j.node, record.instanceId, podsLeft));
 }
 
 async function escalate(deps: RepairDeps, j: Judged, record: RepairRecord, report: RepairReport): Promise<void> {

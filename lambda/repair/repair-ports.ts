@@ -11,7 +11,9 @@ import type { RepairSettings } from '../shared/repair-settings.js';
 import type { Verdict } from './rules.js';
 
 export interface RepairDeps {
-  readonly cluster: RepairGateway & EventRecorder & Pick<PodGateway, 'watchPodsOnNode' | 'evictPod'>;
+  readonly cluster: RepairGateway &
+    EventRecorder &
+    Pick<PodGateway, 'watchPodsOnNode' | 'evictPod' | 'deletePod' | 'pendingReplacements'>;
   readonly instances: Pick<AutoScalingInstances, 'describe'>;
   readonly repairs: InstanceRepairs;
   readonly config: Config;

@@ -6,7 +6,7 @@
 import { drainEnded, tellConditions } from '../cluster/rules/lifecycle-conditions.js';
 import { drained as drainedEvent, drainTimedOut } from '../cluster/events/termination-events.js';
 import { drainTimedOutMessage, instanceRetainedMessage } from '../cluster/events/log-messages.js';
-import type { DrainRecord } from '../cluster/model.js';
+import type { DrainRecord, SurgeMark } from '../cluster/model.js';
 import { drainNode, type DrainResult } from '../eviction/drain-node.js';
 import { ReturnedPods } from '../eviction/returned-pods.js';
 import { DeploymentSurge } from '../eviction/surge-gate.js';
@@ -152,8 +152,11 @@ function openSurge(run: Run, m: Marked): DeploymentSurge | undefined {
   const { surge: settings } = run.request.settings;
   const { surge: api, nodes, events, clock, log } = run.deps;
   if (settings === undefined || api === undefined) return undefined;
+  // The drain phase writes the record: the surges, before each restart, over what mark wrote.
+  const saveSurges = (surges: readonly SurgeMark[]) =>
+    nodes.saveDrainRecord(m.node.name, { ...m.record, surges, updatedAtMs: clock.now() });
   return new DeploymentSurge(
-    { settings, node: m.node, record: m.record, owner: run.request.settings.deploymentName },
+    { settings, node: m.node, surges: m.record.surges ?? [], saveSurges, owner: run.request.settings.deploymentName },
     { api, nodes, events, clock, log },
   );
 }

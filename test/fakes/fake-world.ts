@@ -122,6 +122,7 @@ export interface Call {
     | 'watch-pods'
     | 'evict'
     | 'claim-hand-off'
+    | 'save-drain-record'
     | 'delete'
     | 'watch-attachments'
     | 'get-volume'
@@ -464,6 +465,14 @@ export class FakeCluster {
     if (node.handOffClaim !== expected) return 'lost';
     this.putNode({ ...node, handOffClaim: next, drain: record });
     return 'claimed';
+  }
+
+  async saveDrainRecord(name: string, record: DrainRecord): Promise<PatchResult> {
+    this.log('save-drain-record', name);
+    const node = this.nodes.get(name);
+    if (!node) return 'node-gone';
+    this.putNode({ ...node, drain: record });
+    return 'patched';
   }
 
   // --- RepairGateway

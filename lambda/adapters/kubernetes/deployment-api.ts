@@ -1,11 +1,10 @@
 // Surge before evict's requests (cluster/ports/surge-gateway.ts): a pod's Deployment through its
 // ReplicaSet (by name, each checked by UID), the Deployment's pods by its selector, the restart
-// exactly as `kubectl rollout restart` patches it, and the drain record on the node.
+// exactly as `kubectl rollout restart` patches it.
 // https://github.com/kubernetes/kubectl/blob/master/pkg/polymorphichelpers/objectrestarter.go
 import type { V1Deployment, V1LabelSelector, V1Node, V1Pod, V1ReplicaSet } from '@kubernetes/client-node';
-import type { PatchResult, DrainRecord, Placement } from '../../cluster/model.js';
-import { drainAnnotation, restartedAtAnnotation } from '../../cluster/marks/mark-keys.js';
-import { formatDrainRecord } from '../../cluster/marks/drain-record.js';
+import type { Placement } from '../../cluster/model.js';
+import { restartedAtAnnotation } from '../../cluster/marks/mark-keys.js';
 
 import { matchesSelector } from '../../shared/label-selector.js';
 import { admits, nodeSelectorQuery, type CandidateNode } from '../../cluster/rules/placement.js';
@@ -26,7 +25,6 @@ export function createDeploymentApi(kube: KubeHttp): SurgeGateway {
     replicaPods: (d) => r.replicaPods(d),
     restartDeployment: (d, restartedAt) => r.restartDeployment(d, restartedAt),
     schedulableNodes: (placement) => r.schedulableNodes(placement),
-    saveDrainRecord: (nodeName, record) => r.saveDrainRecord(nodeName, record),
   };
 }
 
@@ -92,20 +90,6 @@ class DeploymentRequests {
     );
     const candidates = nodes.filter((n) => n.spec?.unschedulable !== true).map(toCandidate);
     return candidates.filter((n) => admits(placement, n)).map((n) => n.name);
-  }
-
-  async saveDrainRecord(nodeName: string, record: DrainRecord): Promise<PatchResult> {
-    const body = { metadata: { annotations: { [drainAnnotation]: formatDrainRecord(record) } } };
-    try {
-      await this.kube.request('PATCH', `/api/v1/nodes/${encodeURIComponent(nodeName)}`, {
-        body,
-        contentType: 'application/merge-patch+json',
-      });
-      return 'patched';
-    } catch (error) {
-      if (statusOf(error) === 404) return 'node-gone';
-      throw classify(error, `record surge on node ${nodeName}`);
-    }
   }
 
   /** The pod's controller by name: its ReplicaSet is named after the pod's generateName, else the pod says. */

@@ -7,6 +7,7 @@ import { createChoiceApi } from './choice-api.js';
 import { createOutOfServiceApi } from './out-of-service-api.js';
 import { createConditionsApi } from './node-conditions-api.js';
 import { createDeploymentApi } from './deployment-api.js';
+import { createDrainRecordApi } from './drain-record-api.js';
 import { createDrainabilityApi } from './drainability.js';
 import { createEventWriter } from './event-writer.js';
 import { createKubeHttp, type KubeEndpoint } from './kube-http.js';
@@ -43,6 +44,7 @@ export function createKubernetesGateway(
   });
   return {
     ...createNodeApi(kube, options.log),
+    ...createDrainRecordApi(kube),
     ...createOutdatedNodeApi(kube),
     ...createRepairNodeApi(kube),
     ...createMigrationNodeApi(kube),

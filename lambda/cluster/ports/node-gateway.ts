@@ -71,6 +71,11 @@ export interface NodeGateway extends Partial<ConditionsGateway> {
    */
   unmark(node: NodeInfo, record: DrainRecord): Promise<PatchResult>;
   /**
+   * Writes our drain record as a drain carries it on (its surges, before each restart), over the one there: the
+   * drain phase's one write of the record between mark and the hand-off.
+   */
+  saveDrainRecord(nodeName: string, record: DrainRecord): Promise<PatchResult>;
+  /**
    * Compare-and-swap of the node's hand-off annotation (optimistic concurrency on the
    * node's resourceVersion): only the invocation that finds `expected` there moves it to
    * `next`, writing the record beside it. Two deliveries of one hand-off never both carry on.

@@ -1,6 +1,6 @@
 // Surge before evict (docs/surge.md): what the drain reads of a Deployment and its pods, and the
 // one write it makes to it (the restart annotation, as `kubectl rollout restart` writes it).
-import type { DrainRecord, PatchResult, PodInfo, Placement } from '../model.js';
+import type { PodInfo, Placement } from '../model.js';
 
 export interface FieldManager {
   readonly manager: string;
@@ -61,6 +61,4 @@ export interface SurgeGateway {
    * the template's nodeSelector labels, every NoSchedule/NoExecute taint tolerated.
    */
   schedulableNodes(placement: Placement): Promise<readonly string[]>;
-  /** Writes the drain record (its surges) on the node, before and after a restart. */
-  saveDrainRecord(nodeName: string, record: DrainRecord): Promise<PatchResult>;
 }

@@ -52,4 +52,51 @@ describe('the reboot repair under drain rules', () => {
     expect(world.cluster.calls.filter((c) => c.op === 'evict').map((c) => c.target)).toEqual(['default/web']);
     expect(world.autoScaling.reboots).toEqual([instance]);
   });
+
+  it('drains through the one drain: a critical pod is evicted only once the others are gone, then the node reboots', async () => {
+    const world = handlerWorld(handOffDeploymentEnv);
+    const extra = {
+      REPAIR: JSON.stringify({
+        nodeRepairConfigOverrides: [
+          {
+            nodeMonitoringCondition: 'NetworkingReady',
+            nodeUnhealthyReason: 'IPAMDNotReady',
+            minRepairWaitTimeMins: 5,
+            repairAction: 'Reboot',
+          },
+        ],
+      }),
+    };
+    const pass = () => world.invokeRaw(world.handler(extra), scheduledEvent());
+    world.groups.set(instance, 'workers');
+    world.cluster.addNode('node-1', instance, {
+      conditions: [
+        { type: 'Ready', status: 'True', reason: 'KubeletReady', sinceMs: world.clock.now() - 600 * min },
+        { type: 'NetworkingReady', status: 'False', reason: 'IPAMDNotReady', sinceMs: world.clock.now() - 6 * min },
+      ],
+    });
+    // The web pod takes a minute to stop; coredns must wait for it, as in any drain of ours.
+    world.cluster.addPod(pod({ name: 'web', nodeName: 'node-1', terminationMs: min }));
+    world.cluster.addPod(
+      pod({
+        name: 'coredns',
+        namespace: 'kube-system',
+        nodeName: 'node-1',
+        priorityClassName: 'system-cluster-critical',
+      }),
+    );
+
+    await pass(); // decides and cordons
+    world.clock.advanceTo(world.clock.now() + 5 * min);
+    await pass(); // evicts web only: coredns's tier comes after
+    expect(world.cluster.calls.filter((c) => c.op === 'evict').map((c) => c.target)).toEqual(['default/web']);
+    expect(world.autoScaling.reboots).toEqual([]);
+    world.clock.advanceTo(world.clock.now() + 5 * min);
+    await pass(); // web is gone: coredns is evicted, the node is empty, EC2 reboots it
+    expect(world.cluster.calls.filter((c) => c.op === 'evict').map((c) => c.target)).toEqual([
+      'default/web',
+      'kube-system/coredns',
+    ]);
+    expect(world.autoScaling.reboots).toEqual([instance]);
+  });
 });

@@ -174,7 +174,8 @@ describe('node auto repair pass', () => {
       }),
     };
     addNodes(1, { 1: 6 });
-    world.cluster.addPod(pod({ name: 'web', nodeName: 'node-1' }));
+    // Slow to stop: still terminating when the pass's short drain ends.
+    world.cluster.addPod(pod({ name: 'web', nodeName: 'node-1', terminationMs: 10 * min }));
     await pass();
     expect(world.cluster.nodes.get('node-1')).toMatchObject({
       unschedulable: true,

@@ -52,7 +52,13 @@ describe('surge gate', () => {
 
   const gate = (r: DrainRecord = record) =>
     new DeploymentSurge(
-      { settings, node, record: r, owner: 'gnt' },
+      {
+        settings,
+        node,
+        surges: r.surges ?? [],
+        saveSurges: (surges) => api.saveDrainRecord(node.name, { ...r, updatedAtMs: clock.now(), surges }),
+        owner: 'gnt',
+      },
       {
         api,
         nodes: { drainMarkedNames: async () => marked },
