@@ -115,10 +115,13 @@ const defaults = {
   'invocation-seconds': '900',
 };
 const asQuoted = Object.entries(defaults).every(([k, v]) => values[k as keyof typeof defaults] === v);
-if ((values['check-docs'] || values['write-docs']) && !asQuoted)
-  throw new Error(
-    `--check-docs and --write-docs compare the output of \`${command}\` as the docs quote it: no other options`,
+if ((values['check-docs'] || values['write-docs']) && !asQuoted) {
+  console.error(
+    `--check-docs and --write-docs work on the output of \`${command}\` as the docs quote it: ` +
+      `give no other option (${Object.keys(defaults).join(', ')} at their defaults)`,
   );
+  process.exit(2);
+}
 
 const elb = await startElbStub();
 const env = await startEnvironment({
