@@ -6,7 +6,7 @@
 // ClusterRole and its binding to the deployment's group, the FlowSchema and
 // PriorityLevelConfiguration, and with surge before evict the ValidatingAdmissionPolicy that
 // fences it. Exactly the objects the stack's installer applies on a cluster with access entries
-// (lambda/installer/rbac.ts, installedObjects), printed as YAML for `kubectl apply -f -`, or
+// (lambda/installer/installed-objects.ts), printed as YAML for `kubectl apply -f -`, or
 // applied with the kubeconfig (--apply, server-side apply, as the installer does). The settings
 // come from the options, or from the deployed function's own variables (--function), so neither
 // needs a clone of this repository. Mapping the role to the group stays the user's step
@@ -85,7 +85,7 @@ export function renderRbac(s: RbacSettings): string {
   const about =
     `graceful-node-termination: the Kubernetes objects of deployment ${s.name} (group ${s.group}, ` +
     `deadline policy ${s.deadlinePolicy}${s.surge ? ', surge before evict' : ''}), as its stack's installer ` +
-    'applies them on a cluster with access entries (lambda/installer/rbac.ts). ' +
+    'applies them on a cluster with access entries (lambda/installer/installed-objects.ts). ' +
     `Map the function's role to the group "${s.group}" in aws-auth: docs/deploy.md#clusters-on-aws-auth.`;
   const header = wrap(about, 96).map((line) => `# ${line}`);
   const docs = rbacObjectsOf(s).map((o) => (o.kind === 'ClusterRole' ? clusterRoleYaml(o, s) : yamlOf(o)));
