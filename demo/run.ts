@@ -1,5 +1,7 @@
 // npm run demo: an Auto Scaling scale-in on a local cluster, told as a live timeline.
 //   npm run demo -- --nodes 3 --replicas 6 --lb-delay 10 --invocation-seconds 900
+//   npm run demo -- --observe (the deployment in MODE=observe: it says what it would do, changes nothing)
+//   npm run demo -- --check-docs (and fail when the docs' quote of this output is stale: demo/transcript.ts)
 //   npm run demo -- --upgrade (demo/upgrade.ts); npm run demo -- --migrate (demo/migrate.ts)
 //   npm run demo -- --singleton (demo/singleton.ts: surge before evict)
 // Starts the local control plane (etcd, kube-apiserver, controllers, kwok nodes), creates a
@@ -7,7 +9,7 @@
 // Auto Scaling sends when it terminates one instance. No AWS account: the Auto Scaling and
 // EKS APIs are served locally through the SDK's standard endpoint settings.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -24,7 +26,9 @@ import {
 import { startElbStub } from '../test/fakes/elb-stub.js';
 import { testAws } from '../test/cluster/plane/token-webhook.js';
 import { startEnvironment, groupName, integerOption } from './environment.js';
+import { observeLine, unchangedNode, type NodeState } from './observe-lines.js';
 import { playTargetGroup, playVolume, settleLine } from './settle-players.js';
+import { checkQuote } from './transcript.js';
 
 interface TimelineEntry {
   readonly atSeconds: number;
@@ -59,6 +63,11 @@ const { values } = parseArgs({
     // Surge before evict for a one-replica Deployment instead (demo/singleton.ts reads its own options).
     singleton: { type: 'boolean', default: false },
     'drain-timeout': { type: 'string' },
+    // The deployment in observe mode (MODE=observe): it says what it would do and changes nothing.
+    observe: { type: 'boolean', default: false },
+    // Compare this run's output with the docs' quote of it (demo/transcript.ts), or rewrite the quote.
+    'check-docs': { type: 'boolean', default: false },
+    'write-docs': { type: 'boolean', default: false },
   },
 });
 if (values.upgrade) {
@@ -88,7 +97,31 @@ const score = (pods: readonly V1Pod[]) =>
   pods.filter((p) => p.metadata?.namespace === 'shop').length;
 
 const t0 = Date.now();
-const say = (line: string) => console.log(`[demo ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${line}`);
+// What the docs quote: every line from the node group on (demo/transcript.ts).
+const transcript: string[] = [];
+let recording = false;
+const print = (line: string) => {
+  console.log(line);
+  if (recording) transcript.push(...line.split('\n'));
+};
+const say = (line: string) => print(`[demo ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${line}`);
+/** The command as the docs name it: the options that shape the output, defaults left out. */
+const command = `npm run demo${values.observe ? ' -- --observe' : ''}`;
+const defaults = {
+  nodes: '3',
+  replicas: '6',
+  'lb-delay': '10',
+  'deregistration-seconds': '20',
+  'invocation-seconds': '900',
+};
+const asQuoted = Object.entries(defaults).every(([k, v]) => values[k as keyof typeof defaults] === v);
+if ((values['check-docs'] || values['write-docs']) && !asQuoted) {
+  console.error(
+    `--check-docs and --write-docs work on the output of \`${command}\` as the docs quote it: ` +
+      `give no other option (${Object.keys(defaults).join(', ')} at their defaults)`,
+  );
+  process.exit(2);
+}
 
 const elb = await startElbStub();
 const env = await startEnvironment({
@@ -100,6 +133,7 @@ const env = await startEnvironment({
 let exitCode = 1;
 try {
   const a = env.admin;
+  recording = true;
   say(`creating node group ${groupName}: ${nodeCount} kwok nodes`);
   const nodes = Array.from({ length: nodeCount }, (_, i) => ({
     name: `demo-node-${i + 1}`,
@@ -130,6 +164,31 @@ try {
   const withCoredns = await Promise.all(nodes.map(async (n) => ({ n, pods: await podsOnNode(n.name) })));
   withCoredns.sort((x, y) => score(y.pods) - score(x.pods));
   const target = withCoredns[0]!.n;
+  await createPdb(a, 'shop', 'nginx', 'nginx', replicas - 1);
+  // Detached 8 s after the database left (it takes 12 s to shut down): after the drain's end,
+  // which the batch Job's 15 s decide, so the settle phase waits for it.
+  await playVolume(a, { namespace: 'shop', node: target.name, detachSeconds: 8 });
+  // Observe mode is for finding what would hold a drain up: a budget that allows the one-replica
+  // database no disruption. (Not in the scale-in: its drain would wait on it until the deadline.)
+  if (values.observe) await createPdb(a, 'shop', 'db', 'db', 1);
+  const group = await playTargetGroup(a, elb, {
+    clusterName: testAws.clusterName,
+    node: target.name,
+    instanceId: target.instanceId,
+    drainSeconds: deregistrationSeconds,
+    instances: nodes.map((n) => n.instanceId),
+  });
+  say(
+    `a database with a persistent volume on ${target.name}; nginx behind the AWS Load Balancer Controller's ` +
+      `target group ${group.name} (a TargetGroupBinding on Service shop/nginx's NodePort), every node registered; ` +
+      `it drains ${target.name} ${deregistrationSeconds} s once deregistered`,
+  );
+  if (values.observe)
+    say(
+      'and a PodDisruptionBudget db, minAvailable 1, on the one-replica database: ' +
+        'a drain would wait on it until its deadline',
+    );
+  // Last, so that its 15 s run from just before the notification, however long the setup took.
   await a.batch.createNamespacedJob({
     namespace: 'batch',
     body: {
@@ -165,24 +224,14 @@ try {
       },
     },
   });
-  await createPdb(a, 'shop', 'nginx', 'nginx', replicas - 1);
   await until('batch Job pod Running', 30_000, async () =>
     (await podsOnNode(target.name)).some((p) => p.metadata?.namespace === 'batch' && p.status?.phase === 'Running'),
   ).catch(async (e: unknown) => {
     console.log(a.kubectl('get', 'pods,jobs', '-n', 'batch', '-o', 'wide'), a.kubectl('get', 'events', '-n', 'batch'));
     throw e;
   });
-  say(
-    `a database with a persistent volume on ${target.name}, and a target group holding the instance (it drains ${deregistrationSeconds} s once deregistered)`,
-  );
-  await playVolume(a, { namespace: 'shop', node: target.name, detachSeconds: 4 });
-  playTargetGroup(a, elb, {
-    clusterName: testAws.clusterName,
-    node: target.name,
-    instanceId: target.instanceId,
-    drainSeconds: deregistrationSeconds,
-  });
   const before = await podsOnNode(target.name);
+  const nodeBefore: NodeState = { node: await a.core.readNode({ name: target.name }), pods: before };
   say(
     `${target.name} (${target.instanceId}) runs ${before.length} pods: ${before.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`).join(', ')}`,
   );
@@ -193,9 +242,7 @@ try {
   const add = (source: TimelineEntry['source'], what: string, detail?: string) => {
     const entry = { atSeconds: Math.round((Date.now() - notifiedMs) / 10) / 100, source, what, detail };
     timeline.push(entry);
-    console.log(
-      `  +${entry.atSeconds.toFixed(2).padStart(6)}s  ${source.padEnd(11)} ${what}${detail ? `  ${detail}` : ''}`,
-    );
+    print(`  +${entry.atSeconds.toFixed(2).padStart(6)}s  ${source.padEnd(11)} ${what}${detail ? `  ${detail}` : ''}`);
   };
   const blockedSeen = new Set<string>();
   env.onHandlerLog((log) => {
@@ -255,7 +302,7 @@ try {
       case 'lifecycle action completed':
         return add('handler', 'completed', 'CompleteLifecycleAction CONTINUE');
       default: {
-        const settled = settleLine(log);
+        const settled = settleLine(log) ?? observeLine(log);
         if (settled) return add('handler', ...settled);
         if (log['level'] === 'WARN' || log['level'] === 'ERROR')
           return add('handler', String(log['level']).toLowerCase(), message);
@@ -317,19 +364,24 @@ try {
     }
   })();
 
-  say(`Auto Scaling scale-in: terminating ${target.instanceId}; the lifecycle hook notifies the handler`);
-  console.log('');
+  say(
+    `Auto Scaling scale-in: terminating ${target.instanceId}; the lifecycle hook notifies the handler` +
+      (values.observe ? ', deployed in observe mode (MODE=observe): it says what it would do and changes nothing' : ''),
+  );
+  print('');
   notifiedMs = Date.now();
   add(
     'autoscaling',
     'notification',
     `EC2_INSTANCE_TERMINATING ${target.instanceId} (hook ${'graceful-node-termination-terminate'})`,
   );
-  const { result, invocations } = await env.terminate(target.instanceId);
+  const { result, invocations } = await env.terminate(target.instanceId, {
+    settings: values.observe ? { MODE: 'observe' } : {},
+  });
   await new Promise((resolve) => setTimeout(resolve, 1500)); // let the last replacements show
   watching = false;
   await watcher;
-  console.log('');
+  print('');
 
   const after = await podsOnNode(target.name);
   const completed = env.aws.calls.filter((c) => c.action === 'CompleteLifecycleAction' && c.outcome === 'ok');
@@ -349,21 +401,51 @@ try {
     invocations,
     handlerResult: result,
   };
-  say(
-    `summary: ${plural(summary.podsEvicted, 'pod')} evicted, ${plural(summary.batchPodsFinished, 'batch pod')} finished in place, ` +
-      `${plural(summary.budgetWaits, 'budget wait')}, ${plural(summary.replacementsReady, 'replacement')} Ready elsewhere, ` +
-      `lifecycle action completed ${summary.lifecycleResult ?? 'NEVER'} ${summary.secondsToCompletion ?? '?'} s after the notification ` +
-      `(${plural(summary.invocations, 'invocation')}); ` +
-      `still running on the node: ${summary.podsLeftOnNode.join(', ') || 'nothing'}`,
-  );
+  const changed = values.observe
+    ? unchangedNode(nodeBefore, { node: await a.core.readNode({ name: target.name }), pods: after })
+    : [];
+  const completion =
+    `lifecycle action completed ${summary.lifecycleResult ?? 'NEVER'} ` +
+    `${summary.secondsToCompletion ?? '?'} s after the notification`;
+  const asItWas =
+    changed.length === 0
+      ? `${target.name} is as it was: still schedulable, not excluded from load balancers, ` +
+        `its ${before.length} pods still running there`
+      : `but ${changed.join('; ')}`;
+  if (values.observe) say(`summary: ${completion}, without draining; ${asItWas}`);
+  else
+    say(
+      `summary: ${plural(summary.podsEvicted, 'pod')} evicted, ` +
+        `${plural(summary.batchPodsFinished, 'batch pod')} finished in place, ` +
+        `${plural(summary.budgetWaits, 'budget wait')}, ` +
+        `${plural(summary.replacementsReady, 'replacement')} Ready elsewhere, ` +
+        `${completion} (${plural(summary.invocations, 'invocation')}); ` +
+        `still running on the node: ${summary.podsLeftOnNode.join(', ') || 'nothing'}`,
+    );
   const described = a.kubectl('describe', 'node', target.name);
-  console.log(`\n$ kubectl describe node ${target.name}   (Events)\n${described.slice(described.indexOf('Events:'))}`);
+  print(
+    `\n$ kubectl describe node ${target.name}   (Events)\n${described.slice(described.indexOf('Events:')).trimEnd()}`,
+  );
+  if (values.observe) {
+    // The Warning observe mode leaves on each pod a budget would hold up.
+    const held = await a.core.listEventForAllNamespaces({ fieldSelector: 'reason=EvictionWouldBeBlocked' });
+    print('\nEvents on pods (reason EvictionWouldBeBlocked):');
+    for (const e of held.items)
+      print(`  ${e.type} ${e.reason} pod/${e.involvedObject.namespace}/${e.involvedObject.name}: ${e.message}`);
+    if (held.items.length === 0) print('  none');
+  }
   mkdirSync(dirname(values.out!), { recursive: true });
   writeFileSync(
     values.out!,
     JSON.stringify(
       {
-        options: { nodes: nodeCount, replicas, loadBalancerDelaySeconds: lbDelaySeconds, invocationSeconds },
+        options: {
+          nodes: nodeCount,
+          replicas,
+          loadBalancerDelaySeconds: lbDelaySeconds,
+          invocationSeconds,
+          observe: values.observe,
+        },
         summary,
         timeline,
       },
@@ -371,8 +453,18 @@ try {
       2,
     ),
   );
-  say(`timeline written to ${values.out}`);
-  exitCode = completed.length === 1 && summary.lifecycleResult === 'CONTINUE' ? 0 : 1;
+  const transcriptFile = join(dirname(values.out!), `${values.observe ? 'observe' : 'scale-in'}.txt`);
+  say(`timeline written to ${relative(root, values.out!)}, this output to ${relative(root, transcriptFile)}`);
+  writeFileSync(transcriptFile, `${transcript.join('\n')}\n`);
+  const ran = completed.length === 1 && summary.lifecycleResult === 'CONTINUE' && changed.length === 0;
+  let quoteHolds = true;
+  if (values['check-docs'] || values['write-docs']) {
+    const quote = checkQuote(root, command, transcript.join('\n'), values['write-docs']);
+    recording = false;
+    for (const line of quote.report) say(line);
+    quoteHolds = quote.ok;
+  }
+  exitCode = ran && quoteHolds ? 0 : 1;
 } finally {
   await env.stop();
   await elb.close();

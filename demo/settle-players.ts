@@ -1,5 +1,6 @@
 // The demo's stand-ins for what releases an instance in AWS, which no local component does:
-// the AWS Load Balancer Controller and ELB (once the node is excluded, its target drains for
+// the AWS Load Balancer Controller and ELB (the controller's shapes in the cluster, a
+// TargetGroupBinding on the Service's NodePort; once the node is excluded, its target drains for
 // the deregistration delay, then is gone) and the attach-detach controller with the CSI driver
 // (a volume stays attached until its pod left, then detaches a few seconds later; the database
 // takes 12 s to shut down, so its volume is the last thing the node waits for). And how the
@@ -8,22 +9,55 @@ import {
   attachVolume,
   createBoundClaim,
   detachVolume,
+  installTargetGroupBindingCrd,
   podAnnotations,
   podSpec,
   until,
   type Admin,
 } from '../test/cluster/kube.js';
-import type { ElbStub } from '../test/fakes/elb-stub.js';
+import type { ElbStub, StubTargetGroup } from '../test/fakes/elb-stub.js';
 
-/** An instance target group of the cluster holding the instance; it drains for `drainSeconds` after the exclusion label. */
-export function playTargetGroup(
+/** The name the AWS Load Balancer Controller gives the target group of Service shop/nginx, port 80. */
+export const demoTargetGroupName = 'k8s-shop-nginx-5e1f0c2a9b';
+
+/**
+ * What the AWS Load Balancer Controller leaves in a cluster for a Service it exposes through an
+ * instance target group: the TargetGroupBinding CRD, the Service (type NodePort), the target group
+ * (tagged as the controller tags it) with every node's instance registered on the NodePort, and
+ * the TargetGroupBinding that ties them together, which is how the drainer finds the group
+ * (lambda/cluster/served-load-balancers.ts). The controller itself does not run here: this plays
+ * its deregistration, once the node is excluded, and ELB's draining for `drainSeconds`.
+ *   https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/targetgroupbinding/targetgroupbinding/
+ */
+export async function playTargetGroup(
   a: Admin,
   elb: ElbStub,
-  o: { clusterName: string; node: string; instanceId: string; drainSeconds: number },
-): void {
-  const group = elb.addTargetGroup('k8s-shop-nginx-5e1f0c2a9b', {
-    tags: { 'elbv2.k8s.aws/cluster': o.clusterName },
-    targets: new Map([[o.instanceId, 'healthy']]),
+  o: {
+    clusterName: string;
+    node: string;
+    instanceId: string;
+    drainSeconds: number;
+    /** Every instance of the group: the controller registers each node. */
+    instances: readonly string[];
+  },
+): Promise<StubTargetGroup> {
+  await installTargetGroupBindingCrd(a);
+  await a.core.createNamespacedService({
+    namespace: 'shop',
+    body: {
+      metadata: { name: 'nginx' },
+      spec: { type: 'NodePort', selector: { app: 'nginx' }, ports: [{ port: 80, targetPort: 80 }] },
+    },
+  });
+  const group = elb.addTargetGroup(demoTargetGroupName, {
+    tags: { 'elbv2.k8s.aws/cluster': o.clusterName, 'service.k8s.aws/stack': 'shop/nginx' },
+    targets: new Map(o.instances.map((id) => [id, 'healthy'])),
+  });
+  a.kubectlApply({
+    apiVersion: 'elbv2.k8s.aws/v1beta1',
+    kind: 'TargetGroupBinding',
+    metadata: { name: demoTargetGroupName, namespace: 'shop' },
+    spec: { targetGroupARN: group.arn, targetType: 'instance', serviceRef: { name: 'nginx', port: 80 } },
   });
   void until(
     'the node excluded from load balancers',
@@ -39,6 +73,7 @@ export function playTargetGroup(
       group.targets.delete(o.instanceId);
     })
     .catch(() => undefined);
+  return group;
 }
 
 /**

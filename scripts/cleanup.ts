@@ -33,7 +33,7 @@ import { endpointFromKubeConfig, kubeconfigGateway } from './cluster-access.js';
 import { runAsCommand } from './run-command.js';
 import { resolveAwsAccess } from './aws-access.js';
 import { exitCodes, outputFormat, parseCommand, UsageError } from './command-options.js';
-import { atAws, atKubernetes } from './failure.js';
+import { atAws, atKubernetes, guardKubernetes, type Where } from './failure.js';
 import { loadKubeAccess } from './kube-access.js';
 import { formatOutput } from './output.js';
 import { cleanupUsage } from './usage.js';
@@ -146,6 +146,16 @@ export function autoScalingGroupTags(autoScaling: AutoScalingClient): GroupTags 
   };
 }
 
+/** The group tags with each call's failure said as atAws says it, by its Auto Scaling action. */
+export function guardedGroupTags(tags: GroupTags, where: Where): GroupTags {
+  return {
+    tagged: () => atAws(where, 'Auto Scaling DescribeTags', () => tags.tagged()),
+    deploymentsOf: (group) =>
+      atAws({ ...where, group }, 'Auto Scaling DescribeLifecycleHooks', () => tags.deploymentsOf(group)),
+    untag: (group) => atAws({ ...where, group }, 'Auto Scaling DeleteTags', () => tags.untag(group)),
+  };
+}
+
 const cleanupOptions = {
   deployment: { type: 'string' },
   'dry-run': { type: 'boolean', default: false },
@@ -171,17 +181,15 @@ export async function main(args: readonly string[] = process.argv.slice(2)): Pro
     userAgent: 'graceful-node-termination-cli',
     timeoutMs: 15_000,
   });
-  const run = () =>
-    runCleanup(
-      { deployment, dryRun: values['dry-run'], groups: values.group ?? [] },
-      {
-        nodes: kubeconfigGateway(kube.kc),
-        removeLeftovers: (node) => removeLeftovers(kubeHttp, node),
-        groups: aws ? autoScalingGroupTags(aws.autoScaling) : undefined,
-      },
-    );
-  const result = await atAws(where, 'Auto Scaling DescribeTags/DeleteTags', () =>
-    atKubernetes(where, 'read and patch nodes', run),
+  // Each call is said by its own service: a failure of Auto Scaling names Auto Scaling, the
+  // region and the profile, one of the API server names the server and the context.
+  const result = await runCleanup(
+    { deployment, dryRun: values['dry-run'], groups: values.group ?? [] },
+    {
+      nodes: guardKubernetes(kubeconfigGateway(kube.kc), where, 'read and patch nodes'),
+      removeLeftovers: (node) => atKubernetes(where, 'patch nodes', () => removeLeftovers(kubeHttp, node)),
+      groups: aws ? guardedGroupTags(autoScalingGroupTags(aws.autoScaling), where) : undefined,
+    },
   );
   console.log(formatOutput(format, result, () => renderCleanup(result)));
   return exitCodes.ok;

@@ -1,16 +1,25 @@
-// The installed command, `graceful-node-termination <check|upgrade|cleanup|migrate|termination-policy> ...` (npx from the package
-// packages/cli): bundled by scripts/bundle-bin.ts into one file that needs nothing but Node
-// (24 or later: the bin's entry refuses older ones before this bundle is read). In
-// development the same commands are `npm run check` and `npm run upgrade`.
+// The installed command, `graceful-node-termination <command> ...` (check, upgrade, cleanup, migrate,
+// termination-policy, rbac; npx from the package packages/cli): bundled by scripts/bundle-bin.ts
+// into one file that needs nothing but Node (24 or later: the bin's entry refuses older ones
+// before this bundle is read). In development the same commands are `npm run check` and
+// `npm run upgrade`.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCommand } from './run-command.js';
-import { checkUsage, cleanupUsage, cliUsage, migrateUsage, terminationPolicyUsage, upgradeUsage } from './usage.js';
+import {
+  checkUsage,
+  cleanupUsage,
+  cliUsage,
+  migrateUsage,
+  rbacUsage,
+  terminationPolicyUsage,
+  upgradeUsage,
+} from './usage.js';
 
 /** Set by the bundle (esbuild define): the version of packages/cli/package.json. */
 declare const GNT_CLI_VERSION: string | undefined;
 
-const commands = ['check', 'upgrade', 'cleanup', 'migrate', 'termination-policy'] as const;
+const commands = ['check', 'upgrade', 'cleanup', 'migrate', 'termination-policy', 'rbac'] as const;
 
 function version(): string {
   if (typeof GNT_CLI_VERSION === 'string') return GNT_CLI_VERSION;
@@ -42,6 +51,7 @@ if (rest.includes('--help') || rest.includes('-h')) {
     cleanup: cleanupUsage,
     migrate: migrateUsage,
     'termination-policy': terminationPolicyUsage,
+    rbac: rbacUsage,
   };
   console.log(usages[command as (typeof commands)[number]]);
   process.exit(0);
@@ -52,6 +62,7 @@ const loaders = {
   cleanup: () => import('./cleanup.js'),
   migrate: () => import('./migrate-command.js'),
   'termination-policy': () => import('./termination-policy.js'),
+  rbac: () => import('./rbac-command.js'),
 };
 const { main } = await loaders[command as (typeof commands)[number]]();
 runCommand(command, main, rest);

@@ -32,10 +32,19 @@ export class AwsError extends Error {
   override readonly name = 'AwsError';
 }
 
-/** client-node's ApiException says `code`, our KubeApiError `statusCode`. */
+/**
+ * client-node's ApiException says `code`, our KubeApiError `statusCode`; the gateway's errors
+ * (AccessDeniedError, say) carry the KubeApiError as their cause.
+ */
 const httpStatus = (error: unknown): number | undefined => {
-  const e = error as { code?: unknown; statusCode?: unknown } | undefined;
-  return typeof e?.code === 'number' ? e.code : typeof e?.statusCode === 'number' ? e.statusCode : undefined;
+  const seen = new Set<unknown>();
+  for (let e = error; e instanceof Error && !seen.has(e); e = e.cause) {
+    seen.add(e);
+    const { code, statusCode } = e as { code?: unknown; statusCode?: unknown };
+    if (typeof code === 'number') return code;
+    if (typeof statusCode === 'number') return statusCode;
+  }
+  return undefined;
 };
 
 /** Wraps a Kubernetes call: its failure names the API server, the context and the next step. */

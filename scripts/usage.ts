@@ -11,6 +11,7 @@ commands:
   migrate --from OLD --to NEW    move every node of a group to a new group, drained, then leave the old one at zero
   termination-policy <enable|disable> <auto-scaling-group>
                                  make the drainer the group's custom termination policy, or stop
+  rbac --deployment NAME         the Kubernetes RBAC of a deployment on an aws-auth cluster: print it, or --apply
 
 graceful-node-termination <command> --help shows a command's options; --version its version.
 exit codes: 0 done, 1 failed, 2 bad usage, 3 a blocker found (docs/cli.md)`;
@@ -116,3 +117,31 @@ ${commonUsage}
 Ctrl-C stops after the current step and takes the marks back. exit code: 0 when the old group is
 at zero (or only the plan was shown), 1 when a drain timed out or the new group did not get
 Ready, 2 on bad usage, 3 when a group is not served by the deployment, 130 when interrupted`;
+
+export const rbacUsage = `usage: graceful-node-termination rbac --deployment NAME [options]
+       graceful-node-termination rbac --function F [options]
+
+The drainer's Kubernetes objects, for a cluster whose stack does not install them (aws-auth
+clusters: manageKubernetesAccess=false, ManageKubernetesAccess=false): its ClusterRole and the
+binding to the deployment's group, its FlowSchema and PriorityLevelConfiguration, and with surge
+before evict the ValidatingAdmissionPolicy that fences it; the objects the stack's installer
+applies on a cluster with access entries. Printed as YAML for kubectl apply -f -, or applied
+with --apply. Then map the function's role to the group in aws-auth (docs/deploy.md).
+
+options:
+  --deployment NAME        the deployment (the stack output DeploymentName)
+  --deadline-policy P      the deployment's deadline policy: force (default), leave or retain
+                           (leave and retain: no pods delete)
+  --surge                  the deployment has surge before evict on (Kubernetes 1.30 or later)
+  --function F             read all three from the deployed function instead (the stack output
+                           FunctionName, or its ARN; lambda:GetFunctionConfiguration)
+  --group G                the Kubernetes group the role is mapped to (default: the deployment name)
+  --apply                  server-side apply them with the kubeconfig instead of printing them
+  -o, --output FORMAT      yaml (default) or json (a v1 List); --json is -o json
+  --region R               with --function: the AWS region (default: the SDK's chain)
+  --profile P              with --function: the AWS profile (default: AWS_PROFILE, then default)
+  --kubeconfig FILE        with --apply: the kubeconfig (default: KUBECONFIG, then ~/.kube/config)
+  --context C              with --apply: the kubeconfig context (default: its current context)
+  -h, --help               this text
+
+exit code: 0 done, 1 on a failure (the cluster older than 1.29, objects a stack installed), 2 on bad usage`;

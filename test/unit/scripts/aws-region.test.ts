@@ -121,4 +121,40 @@ describe('the region of the operator commands', () => {
     await expect(main(['workers'])).rejects.toBeInstanceOf(UsageError);
     expect(asked).toHaveLength(0);
   });
+
+  it('a profile in neither file is said to be missing, with the profiles there are (not "no AWS region")', async () => {
+    writeAwsFiles(
+      '[default]\nregion = eu-west-1\n[profile other]\nregion = ap-south-1\n' +
+        '[sso-session corp]\nsso_region = eu-west-1\n',
+    );
+    const missing =
+      'the AWS profile nosuch is in neither ~/.aws/config nor ~/.aws/credentials (profiles there: default, other); ' +
+      'pass one of them with --profile, or set it up: aws configure --profile nosuch';
+    await expect(resolveAwsAccess({ profile: 'nosuch' })).rejects.toThrow(new UsageError(missing));
+    vi.stubEnv('AWS_PROFILE', 'nosuch');
+    await expect(resolveAwsAccess({})).rejects.toThrow(new UsageError(missing));
+    // --region does not make it exist: the credentials would not be found either.
+    await expect(main(['workers', '--region', 'eu-west-1'])).rejects.toThrow(missing);
+    expect(asked).toHaveLength(0);
+  });
+
+  it('reads the files AWS_CONFIG_FILE and AWS_SHARED_CREDENTIALS_FILE name, as the SDK does', async () => {
+    writeAwsFiles('[default]\nregion = eu-west-1\n');
+    const own = mkdtempSync(join(home, 'files-'));
+    writeFileSync(join(own, 'config'), '[profile ci]\nregion = us-west-2\n');
+    writeFileSync(
+      join(own, 'credentials'),
+      '[ci]\naws_access_key_id = AKIDCI\naws_secret_access_key = secret\n' +
+        '[keys-only]\naws_access_key_id = AKIDK\naws_secret_access_key = secret\n',
+    );
+    vi.stubEnv('AWS_CONFIG_FILE', join(own, 'config'));
+    vi.stubEnv('AWS_SHARED_CREDENTIALS_FILE', join(own, 'credentials'));
+    await expect(resolveAwsAccess({ profile: 'ci' })).resolves.toMatchObject({ region: 'us-west-2', profile: 'ci' });
+    // A profile with keys and no region is found: what is missing then is the region.
+    await expect(resolveAwsAccess({ profile: 'keys-only' })).rejects.toThrow(new UsageError(noRegionMessage));
+    await expect(resolveAwsAccess({ profile: 'default' })).rejects.toThrow(
+      `the AWS profile default is in neither ${join(own, 'config')} nor ${join(own, 'credentials')} ` +
+        '(profiles there: ci, keys-only)',
+    );
+  });
 });

@@ -6,7 +6,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { loadAll } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installedObjects } from '../../../lambda/installer/installed-objects.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const cliDir = join(root, 'packages', 'cli');
@@ -77,7 +79,7 @@ describe('the packed graceful-node-termination CLI', { timeout: 120_000 }, () =>
     const unknown = run('drain');
     expect(unknown.status).toBe(2);
     expect(unknown.stderr.trim()).toBe(
-      'unknown command "drain"; commands: check, upgrade, cleanup, migrate, termination-policy (graceful-node-termination --help)',
+      'unknown command "drain"; commands: check, upgrade, cleanup, migrate, termination-policy, rbac (graceful-node-termination --help)',
     );
   });
 
@@ -85,6 +87,13 @@ describe('the packed graceful-node-termination CLI', { timeout: 120_000 }, () =>
     const help = run(command, '--help');
     expect(help.status, help.stderr).toBe(0);
     expect(help.stdout).toContain(`usage: graceful-node-termination ${command} <auto-scaling-group>`);
+  });
+
+  it("prints a deployment's RBAC for an aws-auth cluster with nothing but Node (no clone, no AWS, no cluster)", () => {
+    const rbac = run('rbac', '--deployment', 'gnt-prod', '--deadline-policy', 'retain');
+    expect(rbac.status, rbac.stderr).toBe(0);
+    expect(loadAll(rbac.stdout)).toEqual(installedObjects('gnt-prod', 'retain', 'gnt-prod', { surge: false }));
+    expect(run('rbac', '--help').stdout).toContain('usage: graceful-node-termination rbac --deployment NAME');
   });
 
   it('refuses an unknown option and a bad value with exit 2, naming the valid ones', () => {
