@@ -4,6 +4,7 @@
 import type { DrainRecord, MigrationRecord, RepairRecord } from '../cluster/model.js';
 import type { InstanceState } from '../shared/aws-ports.js';
 import { keepsDrainMarks, mayHoldTerminateAction } from '../shared/lifecycle-states.js';
+import { traitsOf } from '../cluster/rules/drain-source.js';
 
 /** A record this young is left alone: Auto Scaling's reads may not show its action yet. */
 export const freshRecordMs = 120_000;
@@ -26,16 +27,12 @@ export function drainOwner(
 ): DrainOwner {
   const idleMs = nowMs - record.updatedAtMs;
   if (idleMs < freshRecordMs) return { kind: 'alive' };
-  const { source } = record;
-  switch (source.kind) {
-    case 'spot-interruption':
+  const traits = traitsOf(record.source);
+  switch (traits.owner) {
+    case 'notice':
       return noticeOwner(record, state, nowMs);
-    case 'lifecycle-action':
-    case 'resumed':
-    case 'marked-ahead':
-      return actionOwner(source.hook, state, idleMs, staleAfterMs);
-    default:
-      throw new Error(`a drain source the reconciler does not know: ${JSON.stringify(source satisfies never)}`);
+    case 'terminate-action':
+      return actionOwner(traits.resumableThrough, state, idleMs, staleAfterMs);
   }
 }
 

@@ -11,7 +11,7 @@
 
 /** Lambda's longest invocation, the drainer's timeout. */
 export const invocationSeconds = 15 * 60;
-/** An invocation hands on after this share of the heartbeat timeout (plan.ts). */
+/** An invocation hands on after this share of the heartbeat timeout (termination/deadlines.ts). */
 export const handOffShare = 0.8;
 /** Between one invocation's last write and the next one's first: the drain loop's overrun, SNS, a cold start. */
 export const handOffMarginSeconds = 30;

@@ -83,7 +83,7 @@ async function markOnce(run: Run, v: Verified): Promise<Step<Marked> | 'changed'
     deps.log.info('node labelled for exclusion from external load balancers and cordoned');
     await deps.events.record(cordoned(node, markedAheadBy(node)));
   }
-  const state: Marked = { ...v, node: marked, record, deadlines: request.plan(record.notifiedAtMs) };
+  const state: Marked = { ...v, node: marked, record, deadlines: request.deadlinesFrom(record.notifiedAtMs) };
   // Once per termination: not again on a hand-off, nor when our record was already there (a
   // Lambda retry or a second delivery of the notification: the first did it); nor when a
   // sibling's drain marked this node ahead moments ago: that drain surveyed the wave (Auto

@@ -17,7 +17,7 @@ import type { LifecycleNotification } from '../inbound/lifecycle-message.js';
 import { asError } from '../shared/log.js';
 import { withinBudget } from '../shared/time-budget.js';
 import type { Confirmed, RecordStatus, TriggerContext } from '../trigger.js';
-import { settleReserveSeconds } from './plan.js';
+import { settleReserveSeconds } from './deadlines.js';
 import { surveyPatienceMs } from './siblings.js';
 
 export interface ObservedPlan {

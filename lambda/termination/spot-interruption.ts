@@ -199,7 +199,7 @@ function spotRequest(
     notifiedAtMs: w.warnedAtMs,
     requestId: ctx.invocation.requestId,
     // A repeated warning keeps the first one's clock (the record's).
-    plan: (notifiedAtMs) =>
+    deadlinesFrom: (notifiedAtMs) =>
       spotDeadlines(
         Math.min(notifiedAtMs, w.warnedAtMs) + spotWarningSeconds * 1000,
         config.loadBalancerDelaySeconds,

@@ -85,8 +85,8 @@ export interface TerminationRequest {
   readonly handOff?: HandOff | undefined;
   /** Lambda's request id for this invocation (the same in Lambda's own retries of it). */
   readonly requestId: string;
-  /** The trigger's plan: deadlines from the notification's time as the record keeps it. */
-  plan(notifiedAtMs: number): Deadlines;
+  /** The trigger's deadlines, from the notification's time as the record keeps it (deadlines.ts for a hook's). */
+  deadlinesFrom(notifiedAtMs: number): Deadlines;
   readonly settings: TerminationSettings;
   readonly ending: Ending;
   /** Publishes the next hand-off to a fresh invocation; absent when there is nowhere to send it. */

@@ -18,7 +18,7 @@ import { asError } from '../shared/log.js';
 import { confirmed, type Confirmed, type Trigger, type TriggerContext } from '../trigger.js';
 import { observeTermination } from './observe.js';
 import { terminate } from './pipeline.js';
-import { planTermination } from './plan.js';
+import { lifecycleDeadlines } from './deadlines.js';
 import {
   secondsSince,
   terminateDeps,
@@ -98,8 +98,8 @@ function terminationRequest(
     notifiedAtMs: n.time.getTime(),
     handOff: n.handOff,
     requestId: ctx.invocation.requestId,
-    plan: (notifiedAtMs) =>
-      planTermination(config, { notifiedAtMs, nowMs, invocationEndMs, canHandOff: handOffs !== undefined }),
+    deadlinesFrom: (notifiedAtMs) =>
+      lifecycleDeadlines(config, { notifiedAtMs, nowMs, invocationEndMs, canHandOff: handOffs !== undefined }),
     settings: config,
     ending: lifecycleEnding(n, ctx, cluster),
     sendHandOff:

@@ -4,6 +4,7 @@
 import { formatSurges, parseSurges } from './surge-marks.js';
 import type { DrainMark, DrainRecord, DrainSource, StoredHold, TargetsReading } from '../model.js';
 import { actionIdOfToken, parseActionId } from './action-id.js';
+import { traitsOf } from '../rules/drain-source.js';
 import { iso, jsonObject } from './json-object.js';
 
 export function formatDrainRecord(r: DrainRecord): string {
@@ -81,16 +82,12 @@ export function parseDrainRecord(raw: string | undefined): DrainRecord | undefin
  * id, "" for marks set ahead), `hook` when known, `spot: true` for a Spot interruption.
  */
 function sourceFields(source: DrainSource): Record<string, unknown> {
-  const hook = (h: string | undefined) => (h !== undefined && h !== '' ? { hook: h } : {});
-  switch (source.kind) {
-    case 'lifecycle-action':
-    case 'resumed':
-      return { action: source.actionId, ...hook(source.hook) };
-    case 'spot-interruption':
-      return { action: source.actionId, spot: true };
-    case 'marked-ahead':
-      return { action: '', ...hook(source.hook) };
-  }
+  const { actionId, resumableThrough: hook, legacy } = traitsOf(source);
+  return {
+    action: actionId ?? '',
+    ...(hook !== undefined && hook !== '' ? { hook } : {}),
+    ...(legacy === 'spot' ? { spot: true } : {}),
+  };
 }
 
 /** Read back; a record of the versions before (a `token` in clear) is the same record, token hashed. */

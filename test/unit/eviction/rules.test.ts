@@ -102,7 +102,7 @@ describe('tiers through a drain', () => {
     });
     const o = {
       settings: { deadlinePolicy: DeadlinePolicy.FORCE },
-      plan: () => w.deadlines({ drainDeadlineMs: start + 60_000, minEvictionWindowMs: 60_000 }),
+      deadlinesFrom: () => w.deadlines({ drainDeadlineMs: start + 60_000, minEvictionWindowMs: 60_000 }),
     };
     const m = (await mark(w.run(o), w.verified())) as Marked;
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DrainRecord } from '../../../lambda/cluster/model.js';
 import { parseConfig } from '../../../lambda/shared/config.js';
-import { planTermination } from '../../../lambda/termination/plan.js';
+import { lifecycleDeadlines } from '../../../lambda/termination/deadlines.js';
 import { handlerWorld } from '../../fakes/fake-world.js';
 import { scheduledEvent } from '../../fixtures/deliveries.js';
 import { gntAOwner, handOffDeploymentEnv, instanceId } from '../../fixtures/notifications.js';
@@ -77,7 +77,7 @@ describe('resuming a lost hand-off chain', () => {
     for (const heartbeat of [750, 1000, 1800, 7200]) {
       const env = { ...handOffDeploymentEnv, HEARTBEAT_TIMEOUT_SECONDS: String(heartbeat) };
       // The stretch as the drain's own plan has it: it hands on then, in a 15-minute invocation.
-      const plan = planTermination(parseConfig(env), {
+      const plan = lifecycleDeadlines(parseConfig(env), {
         notifiedAtMs: 0,
         nowMs: 0,
         invocationEndMs: 900_000,

@@ -33,7 +33,7 @@ describe('drain', () => {
     const w = phaseWorld();
     const stopAt = w.clock.now() + 30_000;
     const m = await marked(w, {
-      plan: () => w.deadlines({ invocationStopMs: stopAt }),
+      deadlinesFrom: () => w.deadlines({ invocationStopMs: stopAt }),
       sendHandOff: async () => 'sent',
     });
     w.cluster.addPod(pod({ name: 'web' }));

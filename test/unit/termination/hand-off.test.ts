@@ -3,7 +3,7 @@
 // and duplicate hand-off deliveries that never fork the work.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../lambda/shared/config.js';
-import { planTermination } from '../../../lambda/termination/plan.js';
+import { lifecycleDeadlines } from '../../../lambda/termination/deadlines.js';
 import { actionIdOfToken } from '../../../lambda/cluster/marks/action-id.js';
 import { parseLifecycleMessage } from '../../../lambda/inbound/lifecycle-message.js';
 import {
@@ -164,14 +164,14 @@ describe('drains longer than one invocation', () => {
   });
 });
 
-describe('planTermination', () => {
+describe('lifecycleDeadlines', () => {
   const t = Date.parse('2026-11-22T10:00:00.000Z');
 
   it("never plans past the hook's global cap, min(48 h, 100 x HeartbeatTimeout)", () => {
     // A combination parseConfig refuses (it cannot fit the cap, nor the launch wait, nor a resume):
     // the plan clamps to the cap all the same.
     const config = { ...parseConfig(baseEnv), heartbeatTimeoutSeconds: 60, drainTimeoutSeconds: 172_800 };
-    const plan = planTermination(config, {
+    const plan = lifecycleDeadlines(config, {
       notifiedAtMs: t,
       nowMs: t,
       invocationEndMs: t + invocationMs,
@@ -186,7 +186,7 @@ describe('planTermination', () => {
   it('measures the deadline from the notification, not from a late delivery', () => {
     const config = parseConfig({ ...baseEnv, DRAIN_TIMEOUT_SECONDS: '900' });
     const lateBy = 600_000;
-    const plan = planTermination(config, {
+    const plan = lifecycleDeadlines(config, {
       notifiedAtMs: t,
       nowMs: t + lateBy,
       invocationEndMs: t + lateBy + invocationMs,

@@ -43,7 +43,7 @@ describe('mark', () => {
       w.run({
         handOff: { count: 1, claim: undefined, byReconciler: false },
         notifiedAtMs: 0,
-        plan: (ms) => (planned.push(ms), w.deadlines()),
+        deadlinesFrom: (ms) => (planned.push(ms), w.deadlines()),
       }),
       w.verified(),
     );

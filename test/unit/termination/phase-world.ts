@@ -48,7 +48,7 @@ const requestKeys: ReadonlySet<string> = new Set([
   'notifiedAtMs',
   'handOff',
   'requestId',
-  'plan',
+  'deadlinesFrom',
   'settings',
   'ending',
   'sendHandOff',
@@ -105,7 +105,7 @@ export function phaseWorld() {
     source: lifecycleSource,
     notifiedAtMs: clock.now(),
     requestId: 'request-1',
-    plan: () => deadlines(),
+    deadlinesFrom: () => deadlines(),
     ending: lifecycleEnding(
       { ...action, time: new Date(clock.now()), destination: undefined },
       { lifecycle, log, clock },

@@ -39,7 +39,7 @@ const terminateNode = (o: TerminateOptions, deps: TerminateDeps) =>
       source: lifecycleAction(o.action.lifecycleActionToken, o.action.lifecycleHookName),
       notifiedAtMs: o.notifiedAtMs,
       requestId: o.requestId,
-      plan: () => ({
+      deadlinesFrom: () => ({
         drainDeadlineMs: o.drainDeadlineMs,
         latestDrainEndMs: o.latestDrainEndMs,
         invocationStopMs: o.invocationStopMs,

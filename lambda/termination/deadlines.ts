@@ -7,7 +7,7 @@ import { actionCapSeconds, type Config } from '../shared/config.js';
 import { handOffShare } from '../shared/resume-window.js';
 import type { Deadlines } from './state.js';
 
-export interface PlanInput {
+export interface DeadlinesInput {
   readonly notifiedAtMs: number;
   readonly nowMs: number;
   /** When Lambda ends this invocation. */
@@ -15,7 +15,7 @@ export interface PlanInput {
   readonly canHandOff: boolean;
 }
 
-export function planTermination(config: Config, p: PlanInput): Deadlines {
+export function lifecycleDeadlines(config: Config, p: DeadlinesInput): Deadlines {
   const { notifiedAtMs, nowMs, invocationEndMs } = p;
   const marginMs = config.invocationMarginSeconds * 1000;
   const loadBalancerMs = settleReserveSeconds(config) * 1000;
