@@ -1,6 +1,7 @@
 // Routes each delivery to the trigger of its kind. One bad or failing record never stops the
 // others; each record's log keys are reset by the logger before the next; each record's Events
-// are written before the next begins. A new trigger is one file and one line in `routes`.
+// are written before the next begins. A new trigger is its own file and one line in `routes` (one
+// that drains also its DrainSource case: docs/architecture.md#where-new-code-goes).
 import type { ClusterGateway } from './cluster/ports/cluster-gateway.js';
 import { describeEvent, toDeliveries, UnsupportedEventError, type Delivery } from './inbound/deliveries.js';
 import { launchHook } from './launch/launch-hook.js';

@@ -3,10 +3,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { withTable } from './config-table.js';
 import { withParameterTables } from './release-docs.js';
+import { withFileMap } from './architecture-map.js';
 
 for (const [file, rewrite] of [
   ['../docs/configuration.md', withTable],
   ['../docs/cloudformation.md', withParameterTables],
+  ['../docs/architecture.md', (page: string) => withFileMap(page)],
 ] as const) {
   const page = fileURLToPath(new URL(file, import.meta.url));
   writeFileSync(page, rewrite(readFileSync(page, 'utf8')));
