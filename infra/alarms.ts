@@ -90,9 +90,16 @@ export class Alarms extends Construct {
       this.alarm(
         'FailedNotificationsVisible',
         'Lifecycle notifications the drainer could not process are waiting in the queue.',
-        props.failedNotifications.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes, statistic: 'Maximum' }),
+        props.failedNotifications.metricApproximateNumberOfMessagesVisible({
+          period: fiveMinutes,
+          statistic: 'Maximum',
+        }),
       ),
-      this.alarm('DrainsTimedOut', 'A drain reached its deadline with pods still on the node (see the DrainTimedOut Event for the blocking PDBs).', m.metricDrainsTimedOut()),
+      this.alarm(
+        'DrainsTimedOut',
+        'A drain reached its deadline with pods still on the node (see the DrainTimedOut Event for the blocking PDBs).',
+        m.metricDrainsTimedOut(),
+      ),
       this.alarm(
         'LaunchesUnchecked',
         'A launch was admitted without a health check because the cluster could not be reached (access entry, RBAC, network, endpoint).',
@@ -105,7 +112,8 @@ export class Alarms extends Construct {
       ),
       ...this.optionalAlarms(),
     ];
-    this.topic = props.alarmTopic ?? (props.alarmEmail !== undefined ? this.createEmailTopic(props.alarmEmail) : undefined);
+    this.topic =
+      props.alarmTopic ?? (props.alarmEmail !== undefined ? this.createEmailTopic(props.alarmEmail) : undefined);
     if (this.topic) {
       // OK too: a page that resolved itself says so.
       const action = new cloudwatchActions.SnsAction(this.topic);
@@ -175,13 +183,22 @@ export class Alarms extends Construct {
   /** An encrypted topic for the alarms, with one email subscription. */
   private createEmailTopic(email: string): sns.Topic {
     const { key, deploymentName } = this.props;
-    const topic = new sns.Topic(this, 'AlarmTopic', { masterKey: key, enforceSSL: true, displayName: 'Graceful node termination alarms' });
+    const topic = new sns.Topic(this, 'AlarmTopic', {
+      masterKey: key,
+      enforceSSL: true,
+      displayName: 'Graceful node termination alarms',
+    });
     topic.addSubscription(new subscriptions.EmailSubscription(email));
     // CloudWatch publishes the alarms, so it must be able to use the key: only for this
     // account's alarms of this deployment (confused-deputy guard).
     // https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/Cross-service-confused-deputy-prevention.html
     const stack = Stack.of(this);
-    const ourAlarms = stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: `${deploymentName}-*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    const ourAlarms = stack.formatArn({
+      service: 'cloudwatch',
+      resource: 'alarm',
+      resourceName: `${deploymentName}-*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
     key.addToResourcePolicy(
       new iam.PolicyStatement({
         principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
@@ -193,14 +210,22 @@ export class Alarms extends Construct {
     // The topic policy (enforceSSL makes one) replaces SNS's default policy, which is what let
     // CloudWatch publish: allow it again, for this account's alarms only.
     // https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/Notify_Users_Alarm_Changes.html
-    const accountAlarms = stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    const accountAlarms = stack.formatArn({
+      service: 'cloudwatch',
+      resource: 'alarm',
+      resourceName: '*',
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
     topic.addToResourcePolicy(
       new iam.PolicyStatement({
         sid: 'AllowCloudWatchAlarms',
         principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
         actions: ['sns:Publish'],
         resources: [topic.topicArn],
-        conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ArnLike: { 'aws:SourceArn': accountAlarms } },
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': stack.account },
+          ArnLike: { 'aws:SourceArn': accountAlarms },
+        },
       }),
     );
     return topic;

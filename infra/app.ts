@@ -39,7 +39,9 @@ export function readContext(app: App): AppContext {
     const raw = get(key);
     if (raw === undefined) return undefined;
     if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-      throw new Error(`context ${key}=${raw} is invalid: expected a whole number of ${unit}${max < Number.MAX_SAFE_INTEGER ? ` from ${min} to ${max}` : ''}`);
+      throw new Error(
+        `context ${key}=${raw} is invalid: expected a whole number of ${unit}${max < Number.MAX_SAFE_INTEGER ? ` from ${min} to ${max}` : ''}`,
+      );
     }
     return Number(raw);
   };
@@ -50,7 +52,8 @@ export function readContext(app: App): AppContext {
     return raw === 'true';
   };
   const alarmEmail = get('alarmEmail');
-  if (alarmEmail !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(alarmEmail)) throw new Error(`context alarmEmail=${alarmEmail} is invalid: expected an email address`);
+  if (alarmEmail !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(alarmEmail))
+    throw new Error(`context alarmEmail=${alarmEmail} is invalid: expected an email address`);
   return {
     clusterName,
     autoScalingGroupNames,
@@ -78,11 +81,13 @@ export function buildApp(app: App): Stack {
     alarmTopic: context.alarmTopicArn ? sns.Topic.fromTopicArn(stack, 'AlarmTopic', context.alarmTopicArn) : undefined,
     alarmEmail: context.alarmEmail,
     spotInterruptions: context.spotInterruptions,
-    loadBalancerDelay: context.loadBalancerDelaySeconds !== undefined ? Duration.seconds(context.loadBalancerDelaySeconds) : undefined,
+    loadBalancerDelay:
+      context.loadBalancerDelaySeconds !== undefined ? Duration.seconds(context.loadBalancerDelaySeconds) : undefined,
     drainTimeout: context.drainTimeoutSeconds !== undefined ? Duration.seconds(context.drainTimeoutSeconds) : undefined,
     manageKubernetesAccess: context.manageKubernetesAccess,
     reconcileMarks: context.reconcileMarks,
-    reconcileInterval: context.reconcileIntervalMinutes !== undefined ? Duration.minutes(context.reconcileIntervalMinutes) : undefined,
+    reconcileInterval:
+      context.reconcileIntervalMinutes !== undefined ? Duration.minutes(context.reconcileIntervalMinutes) : undefined,
     dashboard: context.dashboard,
   });
   addOutputs(stack, construct);

@@ -43,7 +43,10 @@ export interface Drainer {
 
 export function createDrainer(scope: Construct, o: DrainerOptions): Drainer {
   const { settings } = o;
-  const logGroup = new logs.LogGroup(scope, 'Logs', { retention: settings.logRetention, removalPolicy: settings.removalPolicy });
+  const logGroup = new logs.LogGroup(scope, 'Logs', {
+    retention: settings.logRetention,
+    removalPolicy: settings.removalPolicy,
+  });
   const role = new iam.Role(scope, 'Role', {
     assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
     description: `Graceful node termination for ${settings.clusterName}: completes lifecycle actions, reads the cluster endpoint`,
@@ -183,7 +186,12 @@ function grantUnscopedReads(role: iam.Role, s: Settings): void {
 }
 
 export function grantLogs(role: iam.Role, logGroup: logs.ILogGroup): void {
-  role.addToPolicy(new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }));
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+      resources: [logGroup.logGroupArn],
+    }),
+  );
 }
 
 /**

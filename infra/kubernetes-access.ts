@@ -2,7 +2,17 @@
 // resource with its own function, role and access entry) that applies the ClusterRole,
 // ClusterRoleBinding and flow control objects the entry's group is bound by.
 import { createHash } from 'node:crypto';
-import { CfnElement, CustomResource, Duration, Stack, aws_eks as eks, aws_iam as iam, aws_lambda as lambda, aws_logs as logs, type RemovalPolicy } from 'aws-cdk-lib';
+import {
+  CfnElement,
+  CustomResource,
+  Duration,
+  Stack,
+  aws_eks as eks,
+  aws_iam as iam,
+  aws_lambda as lambda,
+  aws_logs as logs,
+  type RemovalPolicy,
+} from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import type { DeadlinePolicy } from '../lambda/shared/config.js';
 import { renderRbacYaml, renderSurgeYaml } from '../lambda/installer/rbac.js';
@@ -60,7 +70,8 @@ export class KubernetesAccess extends Construct {
         KubernetesGroup: props.kubernetesGroup,
         RbacDigest: createHash('sha256')
           .update(
-            renderRbacYaml(props.kubernetesGroup, props.deadlinePolicy, props.deploymentName) + (props.surge ? renderSurgeYaml(props.kubernetesGroup, props.deploymentName) : ''),
+            renderRbacYaml(props.kubernetesGroup, props.deadlinePolicy, props.deploymentName) +
+              (props.surge ? renderSurgeYaml(props.kubernetesGroup, props.deploymentName) : ''),
           )
           .digest('hex')
           .slice(0, 16),
@@ -94,8 +105,16 @@ export class KubernetesAccess extends Construct {
       description: `Installs the graceful node termination ClusterRole in ${props.clusterName} during deployment`,
     });
     role.addToPolicy(new iam.PolicyStatement({ actions: ['eks:DescribeCluster'], resources: [props.clusterArn] }));
-    const ownEntry = stack.formatArn({ service: 'eks', resource: 'access-entry', resourceName: `${props.clusterName}/role/${stack.account}/${role.roleName}/*` });
-    const clusterAdmin = { ArnEquals: { 'eks:policyArn': `arn:${stack.partition}:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy` } };
+    const ownEntry = stack.formatArn({
+      service: 'eks',
+      resource: 'access-entry',
+      resourceName: `${props.clusterName}/role/${stack.account}/${role.roleName}/*`,
+    });
+    const clusterAdmin = {
+      ArnEquals: {
+        'eks:policyArn': `arn:${stack.partition}:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy`,
+      },
+    };
     role.addToPolicy(
       new iam.PolicyStatement({
         actions: ['eks:AssociateAccessPolicy'],
@@ -105,7 +124,13 @@ export class KubernetesAccess extends Construct {
     );
     // Taking the policy away only lowers rights, so no scope condition: a disassociation names
     // no scope, and a condition on a key its request may lack would deny the revoke.
-    role.addToPolicy(new iam.PolicyStatement({ actions: ['eks:DisassociateAccessPolicy'], resources: [ownEntry], conditions: clusterAdmin }));
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ['eks:DisassociateAccessPolicy'],
+        resources: [ownEntry],
+        conditions: clusterAdmin,
+      }),
+    );
     acknowledgeNag(
       role,
       `IAM5[Resource::arn:<AWS::Partition>:eks:<AWS::Region>:<AWS::AccountId>:access-entry/${flattenForNag(stack.resolve(props.clusterName))}/role/<AWS::AccountId>/<${stableLogicalId(role.node.defaultChild as CfnElement)}>/*]`,
@@ -116,7 +141,10 @@ export class KubernetesAccess extends Construct {
   }
 
   private createInstaller(props: KubernetesAccessProps): lambda.Function {
-    const logGroup = new logs.LogGroup(this, 'RbacInstallerLogs', { retention: props.logRetention, removalPolicy: props.removalPolicy });
+    const logGroup = new logs.LogGroup(this, 'RbacInstallerLogs', {
+      retention: props.logRetention,
+      removalPolicy: props.removalPolicy,
+    });
     grantLogs(this.installerRole, logGroup);
     return new lambda.Function(this, 'RbacInstaller', {
       description: `Installs the graceful node termination RBAC in ${props.clusterName} (CloudFormation custom resource)`,

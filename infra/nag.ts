@@ -15,7 +15,8 @@ export const kmsGrantReason =
 /** Lambda in a VPC. */
 export const vpcAccessReason =
   "In a VPC, Lambda manages the function's network interfaces with its execution role: this AWS managed policy is what Lambda documents for it (and what CDK gives the roles it creates itself).";
-export const vpcAccessRule = 'IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]';
+export const vpcAccessRule =
+  'IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]';
 
 /**
  * A resolved CloudFormation value as cdk-nag writes it into a finding's id (its

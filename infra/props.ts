@@ -1,15 +1,25 @@
 // The construct's properties: flat, strongly typed, each optional one with its default.
-import type { Duration, RemovalPolicy, aws_autoscaling as autoscaling, aws_ec2 as ec2, aws_eks as eks, aws_iam as iam, aws_logs as logs, aws_sns as sns } from 'aws-cdk-lib';
+import type {
+  Duration,
+  RemovalPolicy,
+  aws_autoscaling as autoscaling,
+  aws_ec2 as ec2,
+  aws_eks as eks,
+  aws_iam as iam,
+  aws_logs as logs,
+} from 'aws-cdk-lib';
 import { DeadlinePolicy, Mode } from '../lambda/shared/config.js';
 import type { TerminationPolicyOptions } from './termination-policy.js';
 import type { RepairProps } from './repair-props.js';
 import type { DrainRuleProps } from './drain-rule-props.js';
 import type { SurgeProps } from './surge-props.js';
+import type { SettleProps } from './settle-props.js';
+import type { ObservabilityProps } from './observability-props.js';
 
 export { DeadlinePolicy, Mode };
 export type { TerminationPolicyOptions };
 
-export interface GracefulNodeTerminationProps extends DrainRuleProps, SurgeProps {
+export interface GracefulNodeTerminationProps extends SettleProps, DrainRuleProps, SurgeProps, ObservabilityProps {
   /** Name of the EKS cluster the node groups join. Pass this or `cluster`. @default - the name of `cluster` */
   readonly clusterName?: string;
   /**
@@ -38,45 +48,6 @@ export interface GracefulNodeTerminationProps extends DrainRuleProps, SurgeProps
    * @default Duration.minutes(15)
    */
   readonly drainTimeout?: Duration;
-  /**
-   * Wait after the drain so load balancers deregister the node. EKS waits 60 seconds.
-   * @default Duration.seconds(60)
-   */
-  readonly loadBalancerDelay?: Duration;
-  /**
-   * Release the instance when the load balancers really let it go: after the drain, read the
-   * ELBv2 instance target groups and Classic Load Balancers tagged for the cluster (by the AWS
-   * Load Balancer Controller or the in-tree service controller, or with `loadBalancerTags`) and
-   * wait until none still has the instance registered or draining, between `loadBalancerMinWait`
-   * and `loadBalancerMaxWait`. Grants the elasticloadbalancing Describe actions. When false, or
-   * when they cannot be read, `loadBalancerDelay` applies.
-   * @default true
-   */
-  readonly waitForTargets?: boolean;
-  /**
-   * With `waitForTargets`: the shortest wait after the drain, for the controllers to react.
-   * @default Duration.seconds(5)
-   */
-  readonly loadBalancerMinWait?: Duration;
-  /**
-   * With `waitForTargets`: the longest wait after the drain for the load balancers to let the
-   * instance go (ELBv2's default deregistration delay is 300 s).
-   * @default Duration.seconds(300)
-   */
-  readonly loadBalancerMaxWait?: Duration;
-  /**
-   * More tags that make a target group or Classic Load Balancer the cluster's; an empty value
-   * matches any value.
-   * @default - only elbv2.k8s.aws/cluster=<clusterName> and kubernetes.io/cluster/<clusterName>
-   */
-  readonly loadBalancerTags?: Record<string, string>;
-  /**
-   * Release the instance only once the volumes of the pods that left it are detached (their
-   * VolumeAttachments gone), within the drain deadline, so their replacements attach them
-   * elsewhere at once.
-   * @default true
-   */
-  readonly waitForVolumeDetach?: boolean;
   /**
    * With `deadlinePolicy: DeadlinePolicy.RETAIN` and groups given by name: their instance lifecycle policy
    * is already set to retain on ABANDON (the construct cannot set it on a group it does not
@@ -209,31 +180,6 @@ export interface GracefulNodeTerminationProps extends DrainRuleProps, SurgeProps
    * @default true
    */
   readonly manageKubernetesAccess?: boolean;
-  /**
-   * Where alarms are sent.
-   * @default - alarms are created without actions
-   */
-  readonly alarmTopic?: sns.ITopic;
-  /**
-   * Where alarms are sent by email: the construct creates an encrypted alarm topic with this
-   * subscription (confirm the email AWS sends). Without this or `alarmTopic`, the synth warns:
-   * alarms nobody receives protect nobody.
-   * @default - none
-   */
-  readonly alarmEmail?: string;
-  /**
-   * Build a CloudWatch dashboard `<deploymentName>-<region>`: terminations by outcome, drain
-   * duration p50/p99, evictions blocked by cause, settle waits, retained instances, reconciler
-   * actions and errors. (The saved Logs Insights queries are made either way.)
-   * @default false
-   */
-  readonly dashboard?: boolean;
-  /**
-   * Where the alarms' runbook is: each alarm's description ends with `<runbookUrl>#alarm-<name>`
-   * (docs/operations.md has an anchor for each). Point it at your own copy or wiki.
-   * @default - docs/operations.md in the project's repository
-   */
-  readonly runbookUrl?: string;
   /**
    * Drain on EC2 Spot interruption warnings (two minutes' notice, no lifecycle action) and
    * count rebalance recommendations: EventBridge rules for `EC2 Spot Instance Interruption

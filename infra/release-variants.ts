@@ -3,11 +3,25 @@
 // setting the base (the construct's defaults) changes under one condition.
 import { DrainBehavior } from './drain-rule-props.js';
 import { join } from 'node:path';
-import { App, DefaultStackSynthesizer, Duration, Stack, Validations, aws_ec2 as ec2, aws_iam as iam, aws_logs as logs, aws_sns as sns } from 'aws-cdk-lib';
+import {
+  App,
+  DefaultStackSynthesizer,
+  Duration,
+  Stack,
+  Validations,
+  aws_ec2 as ec2,
+  aws_iam as iam,
+  aws_logs as logs,
+  aws_sns as sns,
+} from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { addOutputs } from './app.js';
-import { DeadlinePolicy, GracefulNodeTermination, type GracefulNodeTerminationProps } from './graceful-node-termination.js';
-import { conditionNames as c } from './release-parameters.js';
+import {
+  DeadlinePolicy,
+  GracefulNodeTermination,
+  type GracefulNodeTerminationProps,
+} from './graceful-node-termination.js';
+import { conditionNames as c } from './release-names.js';
 import type { JsonObject } from './release-rewrite.js';
 
 export interface Sentinels {
@@ -113,19 +127,36 @@ export interface Dimension {
 
 export const dimensions: readonly Dimension[] = [
   { condition: c.releases, inverse: c.retain, props: () => ({ deadlinePolicy: DeadlinePolicy.FORCE }) },
-  { condition: c.alarmTopic, props: (stack, s) => ({ alarmTopic: sns.Topic.fromTopicArn(stack, 'AlarmTopic', s.alarmTopicArn) }) },
+  {
+    condition: c.alarmTopic,
+    props: (stack, s) => ({ alarmTopic: sns.Topic.fromTopicArn(stack, 'AlarmTopic', s.alarmTopicArn) }),
+  },
   { condition: c.alarmEmail, props: (_, s) => ({ alarmEmail: s.alarmEmail }) },
   { condition: c.inVpc, props: inVpc },
   { condition: c.withoutAccess, inverse: c.managesAccess, props: () => ({ manageKubernetesAccess: false }) },
   { condition: c.spot, props: () => ({ spotInterruptions: true }) },
   // Repair runs on the reconciler's schedule: without it, without repair (a rule says so).
-  { condition: c.withoutReconciler, inverse: c.reconciles, props: () => ({ reconcileMarks: false, repair: undefined }) },
+  {
+    condition: c.withoutReconciler,
+    inverse: c.reconciles,
+    props: () => ({ reconcileMarks: false, repair: undefined }),
+  },
   // RepairsNodes holds only with the reconciler: what both drop is there under it.
-  { condition: c.withoutRepair, inverse: c.repairs, covers: [c.withoutReconciler], props: () => ({ repair: undefined }) },
+  {
+    condition: c.withoutRepair,
+    inverse: c.repairs,
+    covers: [c.withoutReconciler],
+    props: () => ({ repair: undefined }),
+  },
   { condition: c.withoutTargetWait, props: () => ({ waitForTargets: false }) },
   { condition: c.withoutVolumeWait, props: () => ({ waitForVolumeDetach: false }) },
   { condition: c.dashboard, props: () => ({ dashboard: true }) },
-  { condition: c.boundary, props: (stack, s) => ({ permissionsBoundary: iam.ManagedPolicy.fromManagedPolicyArn(stack, 'Boundary', s.permissionsBoundary) }) },
+  {
+    condition: c.boundary,
+    props: (stack, s) => ({
+      permissionsBoundary: iam.ManagedPolicy.fromManagedPolicyArn(stack, 'Boundary', s.permissionsBoundary),
+    }),
+  },
 ];
 
 /** The two alarm destinations exclude each other (HasAlarmEmail requires no topic), and so do the two ways repair is off. */
@@ -136,8 +167,14 @@ export const exclusive = (a: string, b: string): boolean =>
   ].some((pair) => [a, b].sort().join() === [...pair].sort().join());
 
 function inVpc(stack: Stack, s: Sentinels): Partial<GracefulNodeTerminationProps> {
-  const vpc = ec2.Vpc.fromVpcAttributes(stack, 'Vpc', { vpcId: 'vpc-0release', availabilityZones: ['az-a', 'az-b'], privateSubnetIds: [...s.subnets] });
-  const securityGroups = s.securityGroups.map((id, i) => ec2.SecurityGroup.fromSecurityGroupId(stack, `SecurityGroup${i}`, id));
+  const vpc = ec2.Vpc.fromVpcAttributes(stack, 'Vpc', {
+    vpcId: 'vpc-0release',
+    availabilityZones: ['az-a', 'az-b'],
+    privateSubnetIds: [...s.subnets],
+  });
+  const securityGroups = s.securityGroups.map((id, i) =>
+    ec2.SecurityGroup.fromSecurityGroupId(stack, `SecurityGroup${i}`, id),
+  );
   return { vpc, securityGroups };
 }
 
@@ -151,8 +188,13 @@ export interface Synthesized {
 
 /** The construct in a stack of its own, as `cdk synth` makes it, through cdk-nag, with `extra` over the sentinels. */
 export function synthesize(s: Sentinels, extra: (stack: Stack) => Partial<GracefulNodeTerminationProps>): Synthesized {
-  const app = new App({ analyticsReporting: false, context: { 'aws:cdk:enable-path-metadata': false, 'aws:cdk:enable-asset-metadata': false } });
-  const stack = new Stack(app, 'GracefulNodeTermination', { synthesizer: new DefaultStackSynthesizer({ generateBootstrapVersionRule: false }) });
+  const app = new App({
+    analyticsReporting: false,
+    context: { 'aws:cdk:enable-path-metadata': false, 'aws:cdk:enable-asset-metadata': false },
+  });
+  const stack = new Stack(app, 'GracefulNodeTermination', {
+    synthesizer: new DefaultStackSynthesizer({ generateBootstrapVersionRule: false }),
+  });
   const construct = new GracefulNodeTermination(stack, 'GracefulNodeTermination', {
     clusterName: s.clusterName,
     autoScalingGroupNames: [...s.groups],
@@ -169,7 +211,11 @@ export function synthesize(s: Sentinels, extra: (stack: Stack) => Partial<Gracef
     logRetention: s.logRetention,
     rolePath: s.rolePath,
     runbookUrl: s.runbookUrl,
-    terminationPolicy: { maximumDeferral: Duration.seconds(s.terminationDeferral), maintenanceWindows: [s.maintenanceWindow], maintenanceTimeZone: s.maintenanceTimeZone },
+    terminationPolicy: {
+      maximumDeferral: Duration.seconds(s.terminationDeferral),
+      maintenanceWindows: [s.maintenanceWindow],
+      maintenanceTimeZone: s.maintenanceTimeZone,
+    },
     drainRules: [{ name: s.drainRule, behavior: DrainBehavior.SKIP }],
     // The template's users set the groups' instance lifecycle policy themselves (docs/cloudformation.md).
     retentionSetOutside: true,

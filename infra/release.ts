@@ -9,9 +9,28 @@ import { isDeepStrictEqual } from 'node:util';
 import { DeadlinePolicy, defaultRepairSettings, formatRepairSettings, Mode } from '../lambda/shared/config.js';
 import { renderRbacYaml } from '../lambda/installer/rbac.js';
 import { mergeConditional } from './release-merge.js';
-import { conditionNames, parameterNames as p, reconcileMapping, releaseConditions, releaseMappings, releaseParameters, releaseRules } from './release-parameters.js';
-import { firstDifference, isObject, loopPerGroupResources, mapJson, parameterise, rewriteGroupLists, type GroupLoop, type Json, type JsonObject } from './release-rewrite.js';
-import { dimensions, exclusive, sentinelSets, synthesize, type Sentinels, type Synthesized } from './release-variants.js';
+import { releaseConditions, releaseMappings, releaseRules } from './release-conditions.js';
+import { conditionNames, parameterNames as p, reconcileMapping } from './release-names.js';
+import { releaseParameters } from './release-parameters.js';
+import {
+  firstDifference,
+  isObject,
+  loopPerGroupResources,
+  mapJson,
+  parameterise,
+  rewriteGroupLists,
+  type GroupLoop,
+  type Json,
+  type JsonObject,
+} from './release-rewrite.js';
+import {
+  dimensions,
+  exclusive,
+  sentinelSets,
+  synthesize,
+  type Sentinels,
+  type Synthesized,
+} from './release-variants.js';
 import type { GracefulNodeTerminationProps } from './props.js';
 import type { Stack } from 'aws-cdk-lib';
 
@@ -39,7 +58,9 @@ type Extra = (stack: Stack, s: Sentinels) => Partial<GracefulNodeTerminationProp
 /** Sentinels that stand for a parameter wherever they occur whole (numbers also as the strings of the handler's environment). */
 function exactSentinels(s: Sentinels): Map<string, Json> {
   const ref = (parameter: string): Json => ({ Ref: parameter });
-  const reconcile = (column: string): Json => ({ 'Fn::FindInMap': [reconcileMapping, { Ref: p.reconcileInterval }, column] });
+  const reconcile = (column: string): Json => ({
+    'Fn::FindInMap': [reconcileMapping, { Ref: p.reconcileInterval }, column],
+  });
   const numbers: [number, Json][] = [
     [s.heartbeatTimeout, ref(p.heartbeatTimeout)],
     [s.drainTimeout, ref(p.drainTimeout)],
@@ -83,15 +104,26 @@ function exactSentinels(s: Sentinels): Map<string, Json> {
 /** CDK names the e-mail subscription after the address: in the template it is `<topic>Email`. */
 function withoutEmailInIds(template: JsonObject, email: string): JsonObject {
   const inId = email.replace(/[^A-Za-z0-9]/g, '');
-  const resources = Object.entries(template['Resources'] as JsonObject).map(([id, r]) => [id.includes(inId) ? `${id.split(inId)[0]}Email` : id, r]);
+  const resources = Object.entries(template['Resources'] as JsonObject).map(([id, r]) => [
+    id.includes(inId) ? `${id.split(inId)[0]}Email` : id,
+    r,
+  ]);
   return { ...template, Resources: Object.fromEntries(resources) as JsonObject };
 }
 
 /** One synthesized variant in parameterised form. */
 function parameterised(s: Sentinels, template: JsonObject): JsonObject {
-  const loop: GroupLoop = { groups: s.groups, parameter: p.groups, identifier: 'GroupName', loopName: 'LifecycleHooks' };
+  const loop: GroupLoop = {
+    groups: s.groups,
+    parameter: p.groups,
+    identifier: 'GroupName',
+    loopName: 'LifecycleHooks',
+  };
   const assetsReplaced = replaceAssets(template) as JsonObject;
-  const looped = { ...assetsReplaced, Resources: loopPerGroupResources(assetsReplaced['Resources'] as JsonObject, loop) };
+  const looped = {
+    ...assetsReplaced,
+    Resources: loopPerGroupResources(assetsReplaced['Resources'] as JsonObject, loop),
+  };
   const digested = mapJson(rewriteGroupLists(withoutEmailInIds(looped, s.alarmEmail), loop), (n) =>
     isObject(n) && typeof n['RbacDigest'] === 'string' ? { ...n, RbacDigest: rbacDigest() } : n,
   );
@@ -110,11 +142,21 @@ function variantTemplate(extra: Extra): Synthesized {
     return { ...synthesized, template: parameterised(s, synthesized.template) };
   }) as [Synthesized, Synthesized];
   if (!isDeepStrictEqual(first.template, second.template)) {
-    throw new Error(`release: a value derived from a parameter is left in the template: ${firstDifference(first.template, second.template)}`);
+    throw new Error(
+      `release: a value derived from a parameter is left in the template: ${firstDifference(first.template, second.template)}`,
+    );
   }
   const text = JSON.stringify(first.template);
   for (const s of sentinelSets)
-    for (const value of [s.clusterName, s.deploymentName, ...s.groups, ...s.subnets, ...s.securityGroups, s.rolePath, s.runbookUrl]) {
+    for (const value of [
+      s.clusterName,
+      s.deploymentName,
+      ...s.groups,
+      ...s.subnets,
+      ...s.securityGroups,
+      s.rolePath,
+      s.runbookUrl,
+    ]) {
       if (text.includes(value)) throw new Error(`release: ${value} left in the template`);
     }
   return first;
@@ -126,10 +168,16 @@ function variantTemplate(extra: Extra): Synthesized {
  */
 function mergedTemplate(): Synthesized {
   const base = variantTemplate(() => ({}));
-  const variants = dimensions.map((d) => ({ condition: d.condition, inverse: d.inverse, covers: d.covers, template: variantTemplate((stack, s) => d.props(stack, s)).template }));
+  const variants = dimensions.map((d) => ({
+    condition: d.condition,
+    inverse: d.inverse,
+    covers: d.covers,
+    template: variantTemplate((stack, s) => d.props(stack, s)).template,
+  }));
   const force = variants.find((v) => v.condition === conditionNames.releases)!.template;
   const leave = variantTemplate(() => ({ deadlinePolicy: DeadlinePolicy.LEAVE })).template;
-  if (!isDeepStrictEqual(force, leave)) throw new Error(`release: force and leave differ beyond the parameter: ${firstDifference(force, leave)}`);
+  if (!isDeepStrictEqual(force, leave))
+    throw new Error(`release: force and leave differ beyond the parameter: ${firstDifference(force, leave)}`);
   return { ...base, template: mergeConditional(base.template, variants, exclusive) };
 }
 

@@ -66,7 +66,9 @@ export interface RepairProps {
 export function repairSettingsOf(props: RepairProps): RepairSettings {
   const minutes = (d: Duration) => d.toMinutes({ integral: false });
   const raw = JSON.stringify({
-    ...(props.repairAfter ? { repairAfterMinutes: Object.fromEntries(Object.entries(props.repairAfter).map(([k, d]) => [k, minutes(d)])) } : {}),
+    ...(props.repairAfter
+      ? { repairAfterMinutes: Object.fromEntries(Object.entries(props.repairAfter).map(([k, d]) => [k, minutes(d)])) }
+      : {}),
     maxUnhealthyNodeThresholdCount: props.maxUnhealthyCount,
     maxUnhealthyNodeThresholdPercentage: props.maxUnhealthyPercentage,
     maxParallelNodesRepairedCount: props.maxParallelCount,
@@ -84,6 +86,7 @@ export function repairSettingsOf(props: RepairProps): RepairSettings {
     nodeSelector: props.nodeSelector,
   });
   const settings = parseRepairSettings(raw);
-  if (settings === 'off' || 'problem' in settings) throw new Error(`repair: ${settings === 'off' ? 'off' : settings.problem} (docs/repair.md)`);
+  if (settings === 'off' || 'problem' in settings)
+    throw new Error(`repair: ${settings === 'off' ? 'off' : settings.problem} (docs/repair.md)`);
   return settings;
 }

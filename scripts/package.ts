@@ -44,6 +44,8 @@ step('sources copied to packages/construct/src', () => {
       'infra/props.ts': ['DeadlinePolicy', 'Mode', 'GracefulNodeTerminationProps', 'AddAutoScalingGroupOptions'],
       'infra/repair-props.ts': ['RepairAction', 'RepairProps', 'RepairOverride'],
       'infra/surge-props.ts': ['SurgeBeforeEvictProps', 'SurgeProps'],
+      'infra/settle-props.ts': ['SettleProps'],
+      'infra/observability-props.ts': ['ObservabilityProps'],
       'infra/termination-policy.ts': ['TerminationPolicyOptions'],
       'infra/drain-rule-props.ts': [
         'DrainBehavior',

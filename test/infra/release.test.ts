@@ -417,8 +417,10 @@ describe('the release parameters', () => {
     ...propsSource
       .slice(0, propsSource.indexOf('export interface AddAutoScalingGroupOptions'))
       .matchAll(/^ {2}readonly (\w+)\??:/gm),
+    ...extended('settle-props.ts', 'SettleProps'),
     ...extended('drain-rule-props.ts', 'DrainRuleProps'),
     ...extended('surge-props.ts', 'SurgeProps'),
+    ...extended('observability-props.ts', 'ObservabilityProps'),
   ].map((m) => m[1]!);
   const parameters = Object.keys(releaseParameters('key.zip'));
 
