@@ -5,7 +5,6 @@ import { drainRuleSpecs } from './drain-rule-props.js';
 import {
   Duration,
   Lazy,
-  Stack,
   aws_iam as iam,
   aws_lambda as lambda,
   aws_lambda_destinations as destinations,
@@ -22,6 +21,7 @@ import type { GracefulNodeTerminationProps } from './props.js';
 import type { Settings, VpcPlacement } from './settings.js';
 import { allowTerminationPolicyCalls, terminationPolicyEnvironment } from './termination-policy.js';
 import { surgeEnvironment } from './surge-props.js';
+import { grantUnscopedReads } from './unscoped-reads.js';
 
 export interface DrainerOptions {
   readonly settings: Settings;
@@ -130,59 +130,6 @@ function drainerEnvironment({ settings: s, props, topic, groupNames }: DrainerOp
     // The `service` of every log line and metric: the alarms count only this deployment's.
     POWERTOOLS_SERVICE_NAME: s.deploymentName,
   };
-}
-
-/**
- * Reads that IAM cannot scope to a resource (the Service Authorization Reference lists none
- * for them), so "*", limited to this stack's region (aws:RequestedRegion, the only condition
- * they take). The handler only ever asks about its own groups and refuses instances of others.
- * - ec2:DescribeInstances: the instance's private DNS name, its node's name, so a lookup is one
- *   GET and not a list of the cluster.
- * - ec2:DescribeLaunchTemplates (refresh marks): which nodes a refresh replaces.
- * - ec2:DescribeSpotInstanceRequests (Spot interruptions): whether EC2 gave the instance notice;
- *   a Spot warning is believed only then (DescribeInstances says whether it is Spot at all).
- * - autoscaling:DescribeAutoScalingGroups: the group's other terminating instances (sibling
- *   cordoning), a refresh's launch template (refresh marks), the groups' tags (reconciler).
- * - autoscaling:DescribeInstanceRefreshes: whether a refresh is still on (refresh marks, reconciler).
- * - autoscaling:DescribeAutoScalingInstances: always; a launch checks whether its instance is on
- *   its way back, a Spot warning names only the instance, the reconciler asks who owns a mark.
- * - elasticloadbalancing:Describe* (waitForTargets), five of them: which target groups and
- *   Classic Load Balancers are the cluster's (DescribeTargetGroups, DescribeLoadBalancers,
- *   DescribeTags) and whether they still hold the instance (DescribeTargetHealth,
- *   DescribeInstanceHealth). Nothing that registers or deregisters.
- */
-function grantUnscopedReads(role: iam.Role, s: Settings): void {
-  const refreshReads = s.markOutdatedOnRefresh || s.reconcileMarks;
-  const actions = [
-    'ec2:DescribeInstances',
-    ...(s.markOutdatedOnRefresh ? ['ec2:DescribeLaunchTemplates'] : []),
-    ...(s.spotInterruptions ? ['ec2:DescribeSpotInstanceRequests'] : []),
-    ...(refreshReads || s.cordonDoomedSiblings ? ['autoscaling:DescribeAutoScalingGroups'] : []),
-    ...(refreshReads ? ['autoscaling:DescribeInstanceRefreshes'] : []),
-    'autoscaling:DescribeAutoScalingInstances',
-    ...(s.waitForTargets
-      ? [
-          'elasticloadbalancing:DescribeTargetGroups',
-          'elasticloadbalancing:DescribeTargetHealth',
-          'elasticloadbalancing:DescribeLoadBalancers',
-          'elasticloadbalancing:DescribeInstanceHealth',
-          'elasticloadbalancing:DescribeTags',
-        ]
-      : []),
-  ];
-  role.addToPolicy(
-    new iam.PolicyStatement({
-      sid: 'ReadsWithoutResourceScope',
-      actions,
-      resources: ['*'],
-      conditions: { StringEquals: { 'aws:RequestedRegion': Stack.of(role).region } },
-    }),
-  );
-  acknowledgeNag(
-    role,
-    'IAM5[Resource::*]',
-    `${actions.join(', ')}: read-only actions with no resource-level permissions in IAM, limited to this region; the handler asks only about its own groups and refuses instances of others.`,
-  );
 }
 
 export function grantLogs(role: iam.Role, logGroup: logs.ILogGroup): void {

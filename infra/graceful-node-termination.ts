@@ -238,7 +238,7 @@ export class GracefulNodeTermination extends Construct {
     if (alarms.topic === undefined) {
       Annotations.of(this).addWarningV2(
         'graceful-node-termination:alarms-unrouted',
-        'The alarms notify no one: pass alarmEmail (cdk deploy -c alarmEmail=you@example.com) or alarmTopic.',
+        'The alarms notify no one: pass alarmEmail (cdk deploy -c alarmEmail=<address>) or alarmTopic.',
       );
     }
     return [...alarms.alarms];

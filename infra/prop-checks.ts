@@ -9,7 +9,7 @@ import { validateTerminationPolicy } from './termination-policy.js';
 /** The handler keeps this much of an invocation free to complete the action. */
 export const invocationMarginSeconds = configVariables.invocationMarginSeconds.default!;
 
-const clusterNamePattern = /^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/;
+export const clusterNamePattern = /^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/;
 
 /** The cluster's name, from `cluster` or `clusterName`: one of them, or both naming the same cluster. */
 export function resolveClusterName(props: GracefulNodeTerminationProps): string {

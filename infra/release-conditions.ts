@@ -32,6 +32,27 @@ export function releaseConditions(): JsonObject {
     [c.withoutVolumeWait]: equals(p.waitForVolumeDetach, 'false'),
     [c.boundary]: not(equals(p.permissionsBoundary, '')),
     [c.dashboard]: equals(p.dashboard, 'true'),
+    ...settingConditions(),
+  };
+}
+
+/** The conditions of the settings that change one or two things each. */
+function settingConditions(): JsonObject {
+  const c = conditionNames;
+  return {
+    [c.kubernetesGroup]: not(equals(p.kubernetesGroup, '')),
+    [c.evictsDaemonSetPods]: equals(p.evictDaemonSetPods, 'true'),
+    [c.withoutSiblingCordon]: equals(p.cordonDoomedSiblings, 'false'),
+    [c.withoutOutOfService]: equals(p.outOfServiceAfterRelease, 'false'),
+    [c.outOfService]: equals(p.outOfServiceAfterRelease, 'true'),
+    [c.surges]: equals(p.surgeBeforeEvict, 'true'),
+    [c.withoutRefreshMarks]: equals(p.markOutdatedOnRefresh, 'false'),
+    [c.marksRefreshes]: equals(p.markOutdatedOnRefresh, 'true'),
+    // A Number parameter's Ref is its text.
+    [c.reservedConcurrency]: not(equals(p.reservedConcurrency, '0')),
+    [c.retainsData]: equals(p.removalPolicy, 'retain'),
+    [c.serviceLinkedRole]: not(equals(p.serviceLinkedRole, '')),
+    [c.runbook]: not(equals(p.runbookUrl, '')),
   };
 }
 
@@ -60,6 +81,15 @@ export function releaseRules(): JsonObject {
     RepairNeedsReconciler: {
       RuleCondition: not(equals(p.repair, 'off')),
       ...assert(equals(p.reconcileMarks, 'true'), 'Repair needs ReconcileMarks=true'),
+    },
+    // The construct refuses retain for groups it does not define unless told their policy is set.
+    RetainNeedsRetentionSetOutside: {
+      RuleCondition: equals(p.deadlinePolicy, DeadlinePolicy.RETAIN),
+      ...assert(
+        equals(p.retentionSetOutside, 'true'),
+        "DeadlinePolicy=retain needs RetentionSetOutside=true: first set each group's instance lifecycle policy to " +
+          'retain on ABANDON (docs/cloudformation.md), or ABANDON terminates the instance like CONTINUE',
+      ),
     },
     SecurityGroupsWithSubnets: {
       RuleCondition: not({ 'Fn::Contains': [{ Ref: p.subnetIds }, ''] }),

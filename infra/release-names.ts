@@ -1,7 +1,10 @@
 // The names the release template's parts go by: its parameters (as the template and
 // docs/cloudformation.md spell them), the conditions its variants merge under, and the
 // reconciler's intervals it offers.
-/** Parameter names, as the template and docs/cloudformation.md spell them. */
+/**
+ * Parameter names, as the template and docs/cloudformation.md spell them: the options'
+ * (options/options.ts) and the code's (release.test.ts checks they are the same set).
+ */
 export const parameterNames = {
   clusterName: 'ClusterName',
   groups: 'AutoScalingGroupNames',
@@ -36,6 +39,23 @@ export const parameterNames = {
   alarmEmail: 'AlarmEmail',
   runbookUrl: 'RunbookUrl',
   dashboard: 'Dashboard',
+  kubernetesGroup: 'KubernetesGroup',
+  retentionSetOutside: 'RetentionSetOutside',
+  minEvictionWindow: 'MinEvictionWindowSeconds',
+  evictDaemonSetPods: 'EvictDaemonSetPods',
+  cordonDoomedSiblings: 'CordonDoomedSiblings',
+  evictionConcurrency: 'EvictionConcurrency',
+  loadBalancerTags: 'LoadBalancerTags',
+  outOfServiceAfterRelease: 'OutOfServiceAfterRelease',
+  surgeBeforeEvict: 'SurgeBeforeEvict',
+  surgeNamespaces: 'SurgeNamespaces',
+  surgePodSelector: 'SurgePodSelector',
+  surgeTimeout: 'SurgeTimeoutSeconds',
+  surgeUntouchableManagers: 'SurgeUntouchableManagers',
+  markOutdatedOnRefresh: 'MarkOutdatedOnRefresh',
+  serviceLinkedRole: 'TerminationPolicyServiceLinkedRoleArn',
+  reservedConcurrency: 'ReservedConcurrency',
+  removalPolicy: 'RemovalPolicy',
   codeBucket: 'LambdaCodeS3Bucket',
   codeKey: 'LambdaCodeS3Key',
 } as const;
@@ -60,6 +80,18 @@ export const conditionNames = {
   withoutVolumeWait: 'WithoutVolumeDetachWait',
   boundary: 'HasPermissionsBoundary',
   dashboard: 'HasDashboard',
+  kubernetesGroup: 'HasKubernetesGroup',
+  evictsDaemonSetPods: 'EvictsDaemonSetPods',
+  withoutSiblingCordon: 'WithoutSiblingCordon',
+  withoutOutOfService: 'WithoutOutOfService',
+  outOfService: 'TaintsOutOfService',
+  surges: 'SurgesBeforeEvict',
+  withoutRefreshMarks: 'WithoutRefreshMarks',
+  marksRefreshes: 'MarksOutdatedOnRefresh',
+  reservedConcurrency: 'HasReservedConcurrency',
+  retainsData: 'RetainsData',
+  serviceLinkedRole: 'HasServiceLinkedRole',
+  runbook: 'HasRunbookUrl',
 } as const;
 
 /** The reconciler's intervals the template offers: a rate and an event age need arithmetic CloudFormation has not. */

@@ -7,11 +7,11 @@
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { DeadlinePolicy, defaultRepairSettings, formatRepairSettings, Mode } from '../lambda/shared/config.js';
-import { renderRbacYaml } from '../lambda/installer/rbac.js';
+import { renderRbacYaml, renderSurgeYaml } from '../lambda/installer/rbac.js';
 import { mergeConditional } from './release-merge.js';
 import { releaseConditions, releaseMappings, releaseRules } from './release-conditions.js';
 import { conditionNames, parameterNames as p, reconcileMapping } from './release-names.js';
-import { releaseParameters } from './release-parameters.js';
+import { releaseInterface, releaseParameters } from './release-parameters.js';
 import {
   firstDifference,
   isObject,
@@ -23,14 +23,8 @@ import {
   type Json,
   type JsonObject,
 } from './release-rewrite.js';
-import {
-  dimensions,
-  exclusive,
-  sentinelSets,
-  synthesize,
-  type Sentinels,
-  type Synthesized,
-} from './release-variants.js';
+import { sentinelSets, type Sentinels } from './release-sentinels.js';
+import { dimensions, exclusive, synthesize, type Synthesized } from './release-variants.js';
 import type { GracefulNodeTerminationProps } from './props.js';
 import type { Stack } from 'aws-cdk-lib';
 
@@ -44,13 +38,19 @@ function replaceAssets(template: Json): Json {
 
 /**
  * The RBAC custom resource re-applies when a property changes; its digest of the rendered RBAC
- * depends on the deployment name and the policy, which are parameters now: the release's own
- * digest (its rules for every policy) and the two parameters take its place.
+ * depends on the deployment name, the policy and surge before evict, which are parameters now:
+ * the release's own digest (its rules for every policy, and surge's) and the parameters take
+ * its place. (The group is a property of its own.)
  */
 function rbacDigest(): Json {
   const rules = Object.values(DeadlinePolicy).map((policy) => renderRbacYaml('release', policy, 'release'));
-  const digest = createHash('sha256').update(rules.join('\n---\n')).digest('hex').slice(0, 16);
-  return { 'Fn::Sub': `${digest}-\${${p.deploymentName}}-\${${p.deadlinePolicy}}` };
+  const surge = renderSurgeYaml('release', 'release');
+  const digest = createHash('sha256')
+    .update([...rules, surge].join('\n---\n'))
+    .digest('hex')
+    .slice(0, 16);
+  const sub = [p.deploymentName, p.deadlinePolicy, p.surgeBeforeEvict].map((name) => `\${${name}}`).join('-');
+  return { 'Fn::Sub': `${digest}-${sub}` };
 }
 
 type Extra = (stack: Stack, s: Sentinels) => Partial<GracefulNodeTerminationProps>;
@@ -58,6 +58,7 @@ type Extra = (stack: Stack, s: Sentinels) => Partial<GracefulNodeTerminationProp
 /** Sentinels that stand for a parameter wherever they occur whole (numbers also as the strings of the handler's environment). */
 function exactSentinels(s: Sentinels): Map<string, Json> {
   const ref = (parameter: string): Json => ({ Ref: parameter });
+  const joined = (parameter: string): Json => ({ 'Fn::Join': [',', ref(parameter)] });
   const reconcile = (column: string): Json => ({
     'Fn::FindInMap': [reconcileMapping, { Ref: p.reconcileInterval }, column],
   });
@@ -72,6 +73,10 @@ function exactSentinels(s: Sentinels): Map<string, Json> {
     [s.memorySize, ref(p.memorySize)],
     [s.logRetention, ref(p.logRetention)],
     [s.terminationDeferral, ref(p.terminationDeferral)],
+    [s.minEvictionWindow, ref(p.minEvictionWindow)],
+    [s.evictionConcurrency, ref(p.evictionConcurrency)],
+    [s.reservedConcurrency, ref(p.reservedConcurrency)],
+    [s.surgeTimeout, ref(p.surgeTimeout)],
     [s.reconcileIntervalMinutes * 60, reconcile('MaxEventAge')],
   ];
   const values: [Json, Json][] = [
@@ -97,6 +102,13 @@ function exactSentinels(s: Sentinels): Map<string, Json> {
     [s.rolePath, ref(p.rolePath)],
     [[...s.subnets], ref(p.subnetIds)],
     [[...s.securityGroups], ref(p.securityGroupIds)],
+    [s.loadBalancerTag.join('='), ref(p.loadBalancerTags)],
+    [s.kubernetesGroup, ref(p.kubernetesGroup)],
+    [s.serviceLinkedRole, ref(p.serviceLinkedRole)],
+    [s.surgePodSelector, ref(p.surgePodSelector)],
+    // Lists the handler reads comma-separated.
+    [s.surgeNamespace, joined(p.surgeNamespaces)],
+    [s.surgeManager, joined(p.surgeUntouchableManagers)],
   ];
   return new Map(values.map(([from, to]) => [JSON.stringify(from), to]));
 }
@@ -156,6 +168,13 @@ function variantTemplate(extra: Extra): Synthesized {
       ...s.securityGroups,
       s.rolePath,
       s.runbookUrl,
+      ...s.loadBalancerTag,
+      s.kubernetesGroup,
+      s.serviceLinkedRole,
+      s.surgeNamespace,
+      s.surgePodSelector,
+      s.surgeManager,
+      'vpc-of-the-subnets',
     ]) {
       if (text.includes(value)) throw new Error(`release: ${value} left in the template`);
     }
@@ -205,6 +224,7 @@ export function generateRelease(version: string): Release {
       AWSTemplateFormatVersion: '2010-09-09',
       Transform: 'AWS::LanguageExtensions',
       Description: `graceful-node-termination ${version}: graceful termination for self-managed EKS node groups (lifecycle hooks, an SNS topic, the drainer Lambda). docs/cloudformation.md`,
+      Metadata: releaseInterface(),
       Parameters: releaseParameters(codeKey),
       Rules: releaseRules(),
       Mappings: releaseMappings(),

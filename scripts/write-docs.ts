@@ -1,12 +1,13 @@
 // npm run docs: regenerates the tables of docs/ from their one definition.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { withTable } from './config-table.js';
+import { withOptionsTable, withTable } from './config-table.js';
 import { withParameterTables } from './release-docs.js';
 
 for (const [file, rewrite] of [
   ['../docs/configuration.md', withTable],
   ['../docs/cloudformation.md', withParameterTables],
+  ['../docs/deploy.md', withOptionsTable],
 ] as const) {
   const page = fileURLToPath(new URL(file, import.meta.url));
   writeFileSync(page, rewrite(readFileSync(page, 'utf8')));
