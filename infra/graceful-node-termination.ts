@@ -114,6 +114,11 @@ export class GracefulNodeTermination extends Construct {
     this.applyRoleSettings(props);
   }
 
+  /** The served groups' names (tokens for groups of this app), in the order they were added. */
+  get autoScalingGroupNames(): string[] {
+    return [...this.hooks.groupNames];
+  }
+
   /**
    * Puts a launch and a terminate hook on one more group of this app (defined or imported) and
    * lets the function complete them. `options.id` names the construct that holds the group's

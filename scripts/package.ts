@@ -41,6 +41,7 @@ step('sources copied to packages/construct/src', () => {
     replacements: { 'infra/lambda-code.ts': 'packages/construct/prebuilt/lambda-code.ts' },
     exports: {
       'infra/graceful-node-termination.ts': ['GracefulNodeTermination'],
+      'infra/cluster-aspect.ts': ['GracefulNodeTerminationAspect'],
       'infra/props.ts': ['DeadlinePolicy', 'Mode', 'GracefulNodeTerminationProps', 'AddAutoScalingGroupOptions'],
       'infra/repair-props.ts': ['RepairAction', 'RepairProps', 'RepairOverride'],
       'infra/surge-props.ts': ['SurgeBeforeEvictProps', 'SurgeProps'],

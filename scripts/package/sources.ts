@@ -34,6 +34,8 @@ export function importClosure(o: SourceOptions): string[] {
     }
   };
   visit(o.entry);
+  // Exports the entry does not import (the cluster aspect imports the entry, not the other way).
+  for (const path of Object.keys(o.exports)) visit(path);
   return [...seen].sort();
 }
 
