@@ -26,10 +26,15 @@ export const terminationOutcomes = [
   'superseded',
 ] as const;
 
-/** The log messages of an eviction the API refused (lambda/eviction/drain-reports.ts). */
+/**
+ * The log messages of an eviction the API refused (lambda/eviction/drain-reports.ts): each
+ * refusal, the pod two budgets select, and a budget still refusing after minutes. The widget and
+ * the what-blocked query count the same ones.
+ */
 const blockedMessages = [
   'eviction blocked, will retry',
   'eviction impossible: more than one PodDisruptionBudget selects the pod',
+  'eviction blocked by a budget for minutes',
 ];
 
 export interface DashboardProps {
@@ -58,7 +63,7 @@ export function savedQueries(): Record<string, string> {
       '| limit 50',
     ].join('\n'),
     'what-blocked': [
-      `filter message in [${blocked}, "eviction blocked by a budget for minutes", ${JSON.stringify(drainTimedOutMessage)}]`,
+      `filter message in [${blocked}, ${JSON.stringify(drainTimedOutMessage)}]`,
       '| stats count(*) as answers, count_distinct(instanceId) as instances, latest(detail) as lastDetail by reason, budget',
       '| sort answers desc',
     ].join('\n'),

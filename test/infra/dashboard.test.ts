@@ -90,6 +90,15 @@ describe('the dashboard and the saved queries', { timeout: 120_000 }, () => {
       expect(sources).toContain(`'${outcome}'`);
   });
 
+  it('counts in its blocked-evictions widget every refused eviction the what-blocked query counts', () => {
+    const { stack } = stackWith({ dashboard: true });
+    const widget = dashboardBody(resourcesOf(stack)).widgets.find((w) => w.properties.query?.includes('blocked'))!;
+    const quoted = (text: string) => [...text.matchAll(/"([^"]+)"/g)].map((m) => m[1]!).sort();
+    const whatBlocked = quoted(savedQueries()['what-blocked']!).filter((m) => m.startsWith('eviction'));
+    expect(whatBlocked).toHaveLength(3);
+    expect(quoted(widget.properties.query!)).toEqual(whatBlocked);
+  });
+
   it('queries log messages and keys the handler writes', () => {
     for (const [name, query] of Object.entries(savedQueries())) {
       // Quoted texts are the handler's messages, but for the example instance ID.
