@@ -23,9 +23,10 @@ export interface ObservabilityProps {
    */
   readonly dashboard?: boolean;
   /**
-   * Where the alarms' runbook is: each alarm's description ends with `<runbookUrl>#alarm-<name>`
-   * (docs/operations.md has an anchor for each). Point it at your own copy or wiki.
-   * @default - docs/operations.md in the project's repository
+   * Where your runbook is: each alarm's description says what the alarm means and its first
+   * steps, then links to `<runbookUrl>#alarm-<name>` (docs/operations.md has a row with that
+   * anchor for each: point it at a copy of that page or your wiki).
+   * @default - no link: the descriptions carry the first steps themselves
    */
   readonly runbookUrl?: string;
 }
