@@ -191,9 +191,10 @@ export interface GracefulNodeTerminationProps extends SettleProps, DrainRuleProp
   readonly spotInterruptions?: boolean;
   /**
    * Place the functions in this VPC (private cluster endpoints). The subnets then need a
-   * route to the cluster endpoint and to the autoscaling, eks and sns APIs (NAT or VPC
-   * endpoints; sns carries the hand-offs of long drains; docs/deploy.md lists every route), and the
-   * cluster security group must admit the functions' security group on 443.
+   * route to the cluster endpoint and to the APIs the functions call: autoscaling, ec2, eks,
+   * elasticloadbalancing and sns (NAT or VPC endpoints; sns carries the hand-offs of long drains),
+   * and s3 for the installer's answer to CloudFormation: docs/deploy.md lists every route, from
+   * the policies. The cluster security group must admit the functions' security group on 443.
    * @default - not in a VPC
    */
   readonly vpc?: ec2.IVpc;

@@ -3,11 +3,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { withOptionsTable, withTable } from './config-table.js';
 import { withParameterTables } from './release-docs.js';
+import { withVpcRoutes } from './vpc-routes.js';
 
 for (const [file, rewrite] of [
   ['../docs/configuration.md', withTable],
   ['../docs/cloudformation.md', withParameterTables],
-  ['../docs/deploy.md', withOptionsTable],
+  ['../docs/deploy.md', (page: string) => withVpcRoutes(withOptionsTable(page))],
 ] as const) {
   const page = fileURLToPath(new URL(file, import.meta.url));
   writeFileSync(page, rewrite(readFileSync(page, 'utf8')));
