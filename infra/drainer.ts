@@ -6,6 +6,7 @@ import {
   Duration,
   Lazy,
   aws_iam as iam,
+  aws_kms as kms,
   aws_lambda as lambda,
   aws_lambda_destinations as destinations,
   aws_lambda_event_sources as sources,
@@ -16,7 +17,14 @@ import {
 import type { Construct } from 'constructs';
 import { toEnvironment } from '../lambda/shared/config.js';
 import { lambdaHandlers } from './handlers.js';
-import { acknowledgeNag, kmsGrantReason, vpcAccessReason, vpcAccessRule } from './nag.js';
+import {
+  acknowledgeNag,
+  checkovLambdaReasons,
+  kmsGrantReason,
+  skipCheckov,
+  vpcAccessReason,
+  vpcAccessRule,
+} from './nag.js';
 import type { GracefulNodeTerminationProps } from './props.js';
 import type { Settings, VpcPlacement } from './settings.js';
 import { allowTerminationPolicyCalls, terminationPolicyEnvironment } from './termination-policy.js';
@@ -33,6 +41,8 @@ export interface DrainerOptions {
   readonly groupNames: readonly string[];
   readonly clusterArn: string;
   readonly code: lambda.Code;
+  /** Encrypts the log group (notifications.ts lets CloudWatch Logs use it). */
+  readonly key: kms.IKey;
 }
 
 export interface Drainer {
@@ -44,6 +54,7 @@ export interface Drainer {
 export function createDrainer(scope: Construct, o: DrainerOptions): Drainer {
   const { settings } = o;
   const logGroup = new logs.LogGroup(scope, 'Logs', {
+    encryptionKey: o.key,
     retention: settings.logRetention,
     removalPolicy: settings.removalPolicy,
   });
@@ -82,9 +93,27 @@ export function createDrainer(scope: Construct, o: DrainerOptions): Drainer {
   fn.addEventSource(new sources.SnsEventSource(o.topic));
   allowTerminationPolicyCalls(fn, o.props.terminationPolicy);
   grantUnscopedReads(role, settings);
+  skipDrainerChecks(fn);
   acknowledgeNag(role, 'IAM5[Action::kms:GenerateDataKey*]', kmsGrantReason);
   acknowledgeNag(role, 'IAM5[Action::kms:ReEncrypt*]', kmsGrantReason);
   return { logGroup, role, function: fn };
+}
+
+/** checkov's Lambda findings that do not apply to the drainer, each with its reason (docs/security.md). */
+function skipDrainerChecks(fn: lambda.Function): void {
+  skipCheckov(
+    fn,
+    'CKV_AWS_116',
+    'Its asynchronous invocations (SNS, EventBridge) have an on-failure destination, the encrypted failed-' +
+      'notifications queue (AWS::Lambda::EventInvokeConfig), which keeps the whole record where a DLQ keeps the event.',
+  );
+  skipCheckov(
+    fn,
+    'CKV_AWS_115',
+    "Reserved concurrency is the deployer's (reservedConcurrency, ReservedConcurrency): unreserved by default, so " +
+      "a mass termination draws on the account's pool instead of a reservation taken from every other function.",
+  );
+  for (const [id, comment] of Object.entries(checkovLambdaReasons)) skipCheckov(fn, id, comment);
 }
 
 /** What the handler parses at cold start (lambda/shared/config.ts), from the same definitions. */

@@ -95,6 +95,7 @@ export class GracefulNodeTermination extends Construct {
       groupNames: this.hooks.groupNames,
       clusterArn,
       code,
+      key,
     });
     this.function = drainer.function;
     this.role = drainer.role;
@@ -102,7 +103,7 @@ export class GracefulNodeTermination extends Construct {
     for (const name of props.autoScalingGroupNames ?? []) this.addAutoScalingGroupName(name);
     for (const group of props.autoScalingGroups ?? []) this.addAutoScalingGroup(group);
     this.node.addValidation({ validate: () => (this.hooks.groupNames.length === 0 ? [noGroupMessage] : []) });
-    this.addClusterAccessAndRules(settings, props, { clusterArn, code });
+    this.addClusterAccessAndRules(settings, props, { clusterArn, code, key });
     this.alarms = this.createAlarms(settings, props, drainer.logGroup, key);
     this.dashboard = new Observability(this, 'Observability', {
       deploymentName: settings.deploymentName,
@@ -162,7 +163,7 @@ export class GracefulNodeTermination extends Construct {
   private addClusterAccessAndRules(
     settings: Settings,
     props: GracefulNodeTerminationProps,
-    { clusterArn, code }: { readonly clusterArn: string; readonly code: lambda.Code },
+    { clusterArn, code, key }: { readonly clusterArn: string; readonly code: lambda.Code; readonly key: kms.IKey },
   ): void {
     if (settings.manageKubernetesAccess) {
       const access = new KubernetesAccess(this, 'KubernetesAccess', {
@@ -170,6 +171,7 @@ export class GracefulNodeTermination extends Construct {
         clusterArn,
         drainerRole: this.role,
         code,
+        key,
         surge: props.surgeBeforeEvict !== undefined,
       });
       this.hooks.requireBeforeHooks(access.drainerEntry, access.rbac);

@@ -9,6 +9,7 @@ import {
   Stack,
   aws_eks as eks,
   aws_iam as iam,
+  aws_kms as kms,
   aws_lambda as lambda,
   aws_logs as logs,
   type RemovalPolicy,
@@ -19,7 +20,7 @@ import { renderRbacYaml, renderSurgeYaml } from '../lambda/installer/rbac.js';
 import { lambdaHandlers } from './handlers.js';
 import { grantLogs, grantVpcAccess } from './drainer.js';
 import { keepParentLogicalIds, stableLogicalId } from './logical-ids.js';
-import { acknowledgeNag, flattenForNag } from './nag.js';
+import { acknowledgeNag, checkovLambdaReasons, flattenForNag, skipCheckov } from './nag.js';
 import type { VpcPlacement } from './settings.js';
 
 export interface KubernetesAccessProps {
@@ -33,6 +34,8 @@ export interface KubernetesAccessProps {
   readonly deadlinePolicy: DeadlinePolicy;
   readonly drainerRole: iam.IRole;
   readonly code: lambda.Code;
+  /** Encrypts the installer's log group. */
+  readonly key: kms.IKey;
   readonly logRetention: logs.RetentionDays;
   readonly removalPolicy: RemovalPolicy;
   readonly vpcPlacement: VpcPlacement;
@@ -59,6 +62,17 @@ export class KubernetesAccess extends Construct {
       type: 'STANDARD',
     });
     const installer = this.createInstaller(props);
+    skipCheckov(
+      installer,
+      'CKV_AWS_116',
+      'Invoked synchronously, by CloudFormation as a custom resource: a DLQ holds only asynchronous invocations.',
+    );
+    skipCheckov(
+      installer,
+      'CKV_AWS_115',
+      "Runs once per stack create, update or delete: a reservation would take from the account's pool for nothing.",
+    );
+    for (const [id, comment] of Object.entries(checkovLambdaReasons)) skipCheckov(installer, id, comment);
     this.rbac = new CustomResource(this, 'Rbac', {
       serviceToken: installer.functionArn,
       resourceType: 'Custom::KubernetesRbac',
@@ -142,6 +156,7 @@ export class KubernetesAccess extends Construct {
 
   private createInstaller(props: KubernetesAccessProps): lambda.Function {
     const logGroup = new logs.LogGroup(this, 'RbacInstallerLogs', {
+      encryptionKey: props.key,
       retention: props.logRetention,
       removalPolicy: props.removalPolicy,
     });

@@ -1,6 +1,6 @@
 // cdk-nag findings we accept, each with its reason; anything else fails the synth
 // (Validations.of(app).addPlugins(new AwsSolutionsChecks(app)) in app.ts).
-import { Validations } from 'aws-cdk-lib';
+import { CfnResource, Validations } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 
 /** Accepts the AwsSolutions finding `rule` (e.g. `IAM5[Resource::*]`) on `construct`. */
@@ -40,3 +40,25 @@ export function flattenForNag(value: unknown): string {
   if (node['Ref']) return `<${flattenForNag(node['Ref'])}>`;
   return JSON.stringify(value);
 }
+
+/**
+ * Suppresses checkov's `checkId` on a resource, with the reason, where checkov reads it: the
+ * resource's Metadata, `checkov.skip` (docs/security.md, "For security reviewers", lists each).
+ * https://www.checkov.io/2.Basics/Suppressing%20and%20Skipping%20Policies.html
+ */
+export function skipCheckov(construct: IConstruct, checkId: string, comment: string): void {
+  const resource = construct instanceof CfnResource ? construct : construct.node.defaultChild;
+  if (!(resource instanceof CfnResource)) throw new Error(`${construct.node.path} has no CloudFormation resource`);
+  const checkov = (resource.getMetadata('checkov') ?? { skip: [] }) as { skip: { id: string; comment: string }[] };
+  resource.addMetadata('checkov', { skip: [...checkov.skip, { id: checkId, comment }] });
+}
+
+/** Why two of checkov's Lambda findings do not apply to either function, for `skipCheckov`. */
+export const checkovLambdaReasons = {
+  CKV_AWS_117:
+    "A VPC is the deployer's choice (vpc, SubnetIds): the functions need only the cluster endpoint and AWS APIs, " +
+    'public unless the cluster is private; in a VPC they get the routes docs/deploy.md lists.',
+  CKV_AWS_173:
+    'The environment holds no secret (names, ARNs and settings: lambda/shared/config-variables.ts); Lambda ' +
+    'encrypts it at rest with its AWS managed key.',
+} as const;
