@@ -12,7 +12,8 @@ export function buildApp(app: App): Stack {
   const options = readOptions(app);
   const stack = new Stack(app, String(app.node.tryGetContext('stackName') ?? 'GracefulNodeTermination'));
   const props = optionProps(options, stack);
-  stack.templateOptions.description = `Graceful termination for self-managed node groups of EKS cluster ${props.clusterName}`;
+  stack.templateOptions.description =
+    'Graceful termination for self-managed node groups of EKS cluster ' + String(props.clusterName);
   const construct = new GracefulNodeTermination(stack, 'GracefulNodeTermination', props);
   addOutputs(stack, construct);
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

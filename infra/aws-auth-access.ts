@@ -17,7 +17,9 @@ export function mapThroughAwsAuth(
 ): void {
   if (props.rolePath !== undefined && props.rolePath !== '/') {
     throw new Error(
-      `rolePath ${JSON.stringify(props.rolePath)} cannot be mapped in aws-auth, which matches role ARNs without their ` +
+      `rolePath ${JSON.stringify(props.rolePath)} cannot be mapped in aws-auth, which matches role ARNs without ` +
+        `their ` +
+        `` +
         `path: leave rolePath out for cluster ${cluster.node.path}, or give it authenticationMode API_AND_CONFIG_MAP`,
     );
   }

@@ -16,7 +16,9 @@ import { GracefulNodeTermination } from './graceful-node-termination.js';
 import type { GracefulNodeTerminationProps } from './props.js';
 import { mapThroughAwsAuth } from './aws-auth-access.js';
 
-/** The id aws-cdk-lib gives its Spot handler's Helm chart under the cluster (addHelmChart('spot-interrupt-handler')). */
+/**
+ * The id aws-cdk-lib gives its Spot handler's Helm chart under the cluster (addHelmChart('spot-interrupt-handler')).
+ */
 export const spotHandlerChartId = 'chart-spot-interrupt-handler';
 
 /** What the aspect decides for itself: passing one of these is refused. */

@@ -16,7 +16,10 @@ import { drainTimedOutMessage } from '../lambda/cluster/events.js';
 import { keepParentLogicalIds } from './logical-ids.js';
 import { deploymentMetric, type LogMessageMetric } from './metrics.js';
 
-/** What a termination ends as (lambda/termination/state.ts, TerminateOutcome, less handed-off: hand-offs emit nothing): the outcomes graph's series. */
+/**
+ * What a termination ends as (lambda/termination/state.ts, TerminateOutcome, less handed-off: hand-offs emit nothing):
+ * the outcomes graph's series.
+ */
 export const terminationOutcomes = [
   'drained',
   'timed-out',
@@ -64,7 +67,8 @@ export function savedQueries(): Record<string, string> {
     ].join('\n'),
     'what-blocked': [
       `filter message in [${blocked}, ${JSON.stringify(drainTimedOutMessage)}]`,
-      '| stats count(*) as answers, count_distinct(instanceId) as instances, latest(detail) as lastDetail by reason, budget',
+      '| stats count(*) as answers, count_distinct(instanceId) as instances, latest(detail) as lastDetail by reason, ' +
+        'budget',
       '| sort answers desc',
     ].join('\n'),
   };
@@ -103,7 +107,9 @@ const terminating = (outcome: string) => ({ Transition: 'terminating', Outcome: 
  */
 const search = (deploymentName: string, metricName: string, statistic: string) =>
   new cloudwatch.MathExpression({
-    expression: `SEARCH('{GracefulNodeTermination,Outcome,Transition,service} MetricName=${metricName} Transition="terminating" service="${deploymentName}"', '${statistic}', 300)`,
+    expression:
+      `SEARCH('{GracefulNodeTermination,Outcome,Transition,service} MetricName=${metricName} ` +
+      `Transition="terminating" service="${deploymentName}"', '${statistic}', 300)`,
     label: '',
     period: Duration.minutes(5),
   });
@@ -120,7 +126,9 @@ function createDashboard(scope: Construct, props: DashboardProps): cloudwatch.Da
     widgets: [
       [
         new cloudwatch.TextWidget({
-          markdown: `# ${props.deploymentName}\nTerminations drained by graceful-node-termination. Saved queries: Logs Insights, \`${props.deploymentName}/\`. Runbook: docs/operations.md.`,
+          markdown:
+            `# ${props.deploymentName}\nTerminations drained by graceful-node-termination. Saved queries: ` +
+            `Logs Insights, \`${props.deploymentName}/\`. Runbook: docs/operations.md.`,
           width: 24,
           height: 2,
           // Said outright: aws-cdk-lib 2.275 (the oldest the package accepts) writes no background unless given.

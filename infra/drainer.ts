@@ -60,7 +60,9 @@ export function createDrainer(scope: Construct, o: DrainerOptions): Drainer {
   });
   const role = new iam.Role(scope, 'Role', {
     assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-    description: `Graceful node termination for ${settings.clusterName}: completes lifecycle actions, reads the cluster endpoint`,
+    description:
+      `Graceful node termination for ${settings.clusterName}: completes lifecycle actions, reads the ` +
+      `cluster endpoint`,
   });
   grantLogs(role, logGroup);
   grantVpcAccess(role, settings.vpcPlacement);

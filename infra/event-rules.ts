@@ -50,7 +50,8 @@ export class EventRules extends Construct {
     if (props.outOfServiceAfterRelease) {
       new events.Rule(this, 'InstanceTerminations', {
         description:
-          "Terminated instances, to the drainer: a node our drain released with pods still on it is tainted out-of-service (EC2's events name no group: the drainer asks EC2 which group it was)",
+          'Terminated instances, to the drainer: a node our drain released with pods still on it is tainted ' +
+          "out-of-service (EC2's events name no group: the drainer asks EC2 which group it was)",
         eventPattern: {
           source: ['aws.ec2'],
           detailType: ['EC2 Instance State-change Notification'],
@@ -80,7 +81,8 @@ export class EventRules extends Construct {
   private addInstanceRefreshes(props: EventRulesProps): void {
     new events.Rule(this, 'InstanceRefreshes', {
       description:
-        'Instance refresh events of the served groups, to the drainer (it marks the outdated nodes, then takes the marks back)',
+        'Instance refresh events of the served groups, to the drainer (it marks the outdated nodes, then takes the ' +
+        'marks back)',
       eventPattern: {
         source: ['aws.autoscaling'],
         detailType: [

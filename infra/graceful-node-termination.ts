@@ -269,4 +269,5 @@ function isSnsInvokePermission(c: IConstruct): boolean {
 }
 
 const noGroupMessage =
-  'GracefulNodeTermination has no Auto Scaling group: pass autoScalingGroupNames or autoScalingGroups, or call addAutoScalingGroupName() or addAutoScalingGroup()';
+  'GracefulNodeTermination has no Auto Scaling group: pass autoScalingGroupNames or autoScalingGroups, or call ' +
+  'addAutoScalingGroupName() or addAutoScalingGroup()';

@@ -145,10 +145,14 @@ export class KubernetesAccess extends Construct {
         conditions: clusterAdmin,
       }),
     );
+    const cluster = flattenForNag(stack.resolve(props.clusterName));
+    const roleName = `<${stableLogicalId(role.node.defaultChild as CfnElement)}>`;
     acknowledgeNag(
       role,
-      `IAM5[Resource::arn:<AWS::Partition>:eks:<AWS::Region>:<AWS::AccountId>:access-entry/${flattenForNag(stack.resolve(props.clusterName))}/role/<AWS::AccountId>/<${stableLogicalId(role.node.defaultChild as CfnElement)}>/*]`,
-      'An access entry ARN ends in an id EKS generates: the entry is matched by its cluster and this role\'s own name, with "*" only in the id position, and only for the cluster admin policy.',
+      `IAM5[Resource::arn:<AWS::Partition>:eks:<AWS::Region>:<AWS::AccountId>:access-entry/${cluster}/role/` +
+        `<AWS::AccountId>/${roleName}/*]`,
+      "An access entry ARN ends in an id EKS generates: the entry is matched by its cluster and this role's own " +
+        'name, with "*" only in the id position, and only for the cluster admin policy.',
     );
     grantVpcAccess(role, props.vpcPlacement);
     return role;
@@ -162,7 +166,8 @@ export class KubernetesAccess extends Construct {
     });
     grantLogs(this.installerRole, logGroup);
     return new lambda.Function(this, 'RbacInstaller', {
-      description: `Installs the graceful node termination RBAC in ${props.clusterName} (CloudFormation custom resource)`,
+      description:
+        `Installs the graceful node termination RBAC in ${props.clusterName} (CloudFormation custom ` + `resource)`,
       runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,
       code: props.code,

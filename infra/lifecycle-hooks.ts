@@ -196,7 +196,9 @@ export class LifecycleHooks extends Construct {
     acknowledgeNag(
       this.groupPolicy,
       `IAM5[Resource::${flattenForNag(stack.resolve(groupArn(stack, name)))}]`,
-      'Auto Scaling group ARNs contain a generated id: the group is matched by its exact name with "*" only in the id position.',
+      'Auto Scaling group ARNs contain a generated id: the group is matched by its exact name with "*" only in the ' +
+        'id ' +
+        'position.',
     );
   }
 
@@ -215,8 +217,11 @@ export class LifecycleHooks extends Construct {
     }
     if (this.props.retentionSetOutside) return;
     throw new Error(
-      `deadlinePolicy 'retain' needs group ${name} to retain instances on ABANDON, and this construct cannot set that on a group it does not define. ` +
-        `Set it (aws autoscaling update-auto-scaling-group --auto-scaling-group-name ${name} --instance-lifecycle-policy 'RetentionTriggers={TerminateHookAbandon=retain}') ` +
+      `deadlinePolicy 'retain' needs group ${name} to retain instances on ABANDON, and this construct cannot set ` +
+        `that ` +
+        `on a group it does not define. ` +
+        `Set it (aws autoscaling update-auto-scaling-group --auto-scaling-group-name ${name} ` +
+        `--instance-lifecycle-policy 'RetentionTriggers={TerminateHookAbandon=retain}') ` +
         `and pass retentionSetOutside: true, or define the group in this app.`,
     );
   }

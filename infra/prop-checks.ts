@@ -28,12 +28,14 @@ export function resolveClusterName(props: GracefulNodeTerminationProps): string 
     fromCluster !== given
   ) {
     throw new Error(
-      `clusterName ${JSON.stringify(given)} is not the name of cluster ${JSON.stringify(fromCluster)}: pass one of them`,
+      `clusterName ${JSON.stringify(given)} is not the name of cluster ${JSON.stringify(fromCluster)}: pass one of ` +
+        `them`,
     );
   }
   if (!Token.isUnresolved(name) && !clusterNamePattern.test(name)) {
     throw new Error(
-      `clusterName ${JSON.stringify(name)} is not an EKS cluster name: use 1 to 100 letters, digits, "-" or "_", starting with a letter or digit`,
+      `clusterName ${JSON.stringify(name)} is not an EKS cluster name: use 1 to 100 letters, digits, "-" or "_", ` +
+        `starting with a letter or digit`,
     );
   }
   return name;
@@ -43,7 +45,8 @@ export function validateProps(props: GracefulNodeTerminationProps): void {
   const heartbeat = props.heartbeatTimeout?.toSeconds();
   if (heartbeat !== undefined && (heartbeat < 30 || heartbeat > 7200)) {
     throw new Error(
-      `heartbeatTimeout ${heartbeat} s is outside what Auto Scaling accepts: use between Duration.seconds(30) and Duration.hours(2)`,
+      `heartbeatTimeout ${heartbeat} s is outside what Auto Scaling accepts: use between Duration.seconds(30) and ` +
+        `Duration.hours(2)`,
     );
   }
   checkSeconds(props.drainTimeout, 'drainTimeout', configVariables.drainTimeoutSeconds);
@@ -53,13 +56,15 @@ export function validateProps(props: GracefulNodeTerminationProps): void {
   const [min, max] = [props.loadBalancerMinWait?.toSeconds() ?? 5, props.loadBalancerMaxWait?.toSeconds() ?? 300];
   if (min > max)
     throw new Error(
-      `loadBalancerMinWait ${min} s is longer than loadBalancerMaxWait ${max} s: the minimum must not exceed the maximum`,
+      `loadBalancerMinWait ${min} s is longer than loadBalancerMaxWait ${max} s: the minimum must not exceed the ` +
+        `maximum`,
     );
   checkSeconds(props.launchTimeout, 'launchTimeout', configVariables.launchTimeoutSeconds);
   checkSeconds(props.minEvictionWindow, 'minEvictionWindow', configVariables.minEvictionWindowSeconds);
   if (props.launchTimeout !== undefined && props.launchTimeout.toSeconds() > 15 * 60 - invocationMarginSeconds) {
     throw new Error(
-      `launchTimeout ${props.launchTimeout.toSeconds()} s is longer than one invocation allows (880 s): use at most Duration.seconds(880)`,
+      `launchTimeout ${props.launchTimeout.toSeconds()} s is longer than one invocation allows (880 s): use at most ` +
+        `Duration.seconds(880)`,
     );
   }
   validateReconcileInterval(props.reconcileInterval);
@@ -69,13 +74,15 @@ export function validateProps(props: GracefulNodeTerminationProps): void {
   validateFunctionProps(props);
   if (props.deploymentName !== undefined && !deploymentNamePattern.test(props.deploymentName)) {
     throw new Error(
-      `deploymentName ${JSON.stringify(props.deploymentName)} is invalid: use a DNS label (lowercase letters, digits and "-", at most 63, starting and ending alphanumeric)`,
+      `deploymentName ${JSON.stringify(props.deploymentName)} is invalid: use a DNS label (lowercase letters, digits ` +
+        `and "-", at most 63, starting and ending alphanumeric)`,
     );
   }
   const group = props.kubernetesGroup;
   if (group !== undefined && (group.trim() === '' || group.startsWith('system:'))) {
     throw new Error(
-      `kubernetesGroup ${JSON.stringify(group)} is invalid: EKS access entries need a non-empty group that does not start with "system:"`,
+      `kubernetesGroup ${JSON.stringify(group)} is invalid: EKS access entries need a non-empty group that does not ` +
+        `start with "system:"`,
     );
   }
   if (!props.vpc && (props.vpcSubnets || props.securityGroups)) {
@@ -116,7 +123,8 @@ function validateFunctionProps(props: GracefulNodeTerminationProps): void {
     configVariables.evictionConcurrency.parse(String(props.evictionConcurrency)) === undefined
   ) {
     throw new Error(
-      `evictionConcurrency ${props.evictionConcurrency} is invalid: expected ${configVariables.evictionConcurrency.accepts}`,
+      `evictionConcurrency ${props.evictionConcurrency} is invalid: expected ` +
+        `${configVariables.evictionConcurrency.accepts}`,
     );
   }
   const memory = props.memorySizeMiB;
@@ -126,7 +134,8 @@ function validateFunctionProps(props: GracefulNodeTerminationProps): void {
   const path = props.rolePath;
   if (path !== undefined && !Token.isUnresolved(path) && !rolePathPattern.test(path)) {
     throw new Error(
-      `rolePath ${JSON.stringify(path)} is invalid: IAM paths are "/" or start and end with "/" (printable ASCII between), at most 512 characters`,
+      `rolePath ${JSON.stringify(path)} is invalid: IAM paths are "/" or start and end with "/" (printable ASCII ` +
+        `between), at most 512 characters`,
     );
   }
 }

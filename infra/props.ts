@@ -28,9 +28,15 @@ export interface GracefulNodeTerminationProps extends SettleProps, DrainRuleProp
    * @default - the cluster named by `clusterName`
    */
   readonly cluster?: eks.ICluster;
-  /** Existing Auto Scaling groups, by name (eksctl, Terraform, CloudFormation groups). @default - none; or `autoScalingGroups`, `addAutoScalingGroupName` */
+  /**
+   * Existing Auto Scaling groups, by name (eksctl, Terraform, CloudFormation groups). @default - none; or
+   * `autoScalingGroups`, `addAutoScalingGroupName`
+   */
   readonly autoScalingGroupNames?: string[];
-  /** Auto Scaling groups defined in or imported into this CDK app. @default - none; or `autoScalingGroupNames`, `addAutoScalingGroup` */
+  /**
+   * Auto Scaling groups defined in or imported into this CDK app. @default - none; or `autoScalingGroupNames`,
+   * `addAutoScalingGroup`
+   */
   readonly autoScalingGroups?: autoscaling.IAutoScalingGroup[];
   /**
    * How long Auto Scaling waits for the handler before applying CONTINUE on its own.
@@ -76,7 +82,10 @@ export interface GracefulNodeTerminationProps extends SettleProps, DrainRuleProp
    * @default Mode.ENFORCE
    */
   readonly mode?: Mode;
-  /** After an undrained release, taint the node out-of-service once EC2 says it is terminated (OUT_OF_SERVICE_AFTER_RELEASE). @default true */
+  /**
+   * After an undrained release, taint the node out-of-service once EC2 says it is terminated
+   * (OUT_OF_SERVICE_AFTER_RELEASE). @default true
+   */
   readonly outOfServiceAfterRelease?: boolean;
   /** The custom termination policy (Auto Scaling may invoke the function; docs/termination-policy.md). */
   readonly terminationPolicy?: TerminationPolicyOptions;
@@ -119,7 +128,8 @@ export interface GracefulNodeTerminationProps extends SettleProps, DrainRuleProp
    */
   readonly reconcileMarks?: boolean;
   /**
-   * Node auto repair as managed node groups have it (docs/repair.md): a node of a served group whose condition stays bad past
+   * Node auto repair as managed node groups have it (docs/repair.md): a node of a served group whose condition stays
+   * bad past
    * its rule is replaced through Auto Scaling (its terminate hook drains it) or rebooted. Needs `reconcileMarks`;
    * grants autoscaling:SetInstanceHealth on the served groups (ec2:RebootInstances with a Reboot rule).
    * @default - off

@@ -14,7 +14,9 @@ export interface ConditionalVariant {
   readonly condition: string;
   /** Holds where it does not: the condition of the resources only the base has. */
   readonly inverse?: string;
-  /** Variants whose conditions never hold where this one's inverse does: a resource all of them drop takes this inverse. */
+  /**
+   * Variants whose conditions never hold where this one's inverse does: a resource all of them drop takes this inverse.
+   */
   readonly covers?: readonly string[];
   readonly template: JsonObject;
 }
@@ -73,7 +75,8 @@ function mergeResourceMaps(
     if (base[id] === undefined) {
       if (having.length !== 1)
         throw new Error(
-          `release: ${id} is made by more than one variant (${having.map((v) => v.condition).join(', ')}) but not by the base`,
+          `release: ${id} is made by more than one variant (${having.map((v) => v.condition).join(', ')}) but not by ` +
+            `the base`,
         );
       out[id] = withCondition(id, changes[0]!.value as JsonObject, having[0]!.condition);
       continue;
@@ -127,7 +130,8 @@ function mergeLeaf(base: Slot, differing: readonly Change[], exclusive: Exclusiv
     for (const b of differing.slice(i + 1)) {
       if (!isDeepStrictEqual(a.value, b.value) && !exclusive(a.condition, b.condition)) {
         throw new Error(
-          `release: ${a.condition} and ${b.condition} both change ${JSON.stringify(toJson(base)).slice(0, 120)}, and may hold at once`,
+          `release: ${a.condition} and ${b.condition} both change ${JSON.stringify(toJson(base)).slice(0, 120)}, and ` +
+            `may hold at once`,
         );
       }
     }

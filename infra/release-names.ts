@@ -62,7 +62,10 @@ export const parameterNames = {
 
 export type ParameterName = (typeof parameterNames)[keyof typeof parameterNames];
 
-/** The conditions the variants merge under (release.ts): each holds where its variant applies; `inverse` where it does not. */
+/**
+ * The conditions the variants merge under (release.ts): each holds where its variant applies; `inverse` where it does
+ * not.
+ */
 export const conditionNames = {
   retain: 'RetainAtDeadline',
   releases: 'ReleasesAtDeadline',

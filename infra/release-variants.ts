@@ -113,7 +113,10 @@ export const dimensions: readonly Dimension[] = [
   ...settingDimensions,
 ];
 
-/** The two alarm destinations exclude each other (HasAlarmEmail requires no topic), and so do the two ways repair is off. */
+/**
+ * The two alarm destinations exclude each other (HasAlarmEmail requires no topic), and so do the two ways repair is
+ * off.
+ */
 export const exclusive = (a: string, b: string): boolean =>
   [
     [c.alarmEmail, c.alarmTopic],

@@ -55,7 +55,10 @@ function rbacDigest(): Json {
 
 type Extra = (stack: Stack, s: Sentinels) => Partial<GracefulNodeTerminationProps>;
 
-/** Sentinels that stand for a parameter wherever they occur whole (numbers also as the strings of the handler's environment). */
+/**
+ * Sentinels that stand for a parameter wherever they occur whole (numbers also as the strings of the handler's
+ * environment).
+ */
 function exactSentinels(s: Sentinels): Map<string, Json> {
   const ref = (parameter: string): Json => ({ Ref: parameter });
   const joined = (parameter: string): Json => ({ 'Fn::Join': [',', ref(parameter)] });
@@ -155,7 +158,8 @@ function variantTemplate(extra: Extra): Synthesized {
   }) as [Synthesized, Synthesized];
   if (!isDeepStrictEqual(first.template, second.template)) {
     throw new Error(
-      `release: a value derived from a parameter is left in the template: ${firstDifference(first.template, second.template)}`,
+      `release: a value derived from a parameter is left in the template: ` +
+        `${firstDifference(first.template, second.template)}`,
     );
   }
   const text = JSON.stringify(first.template);
@@ -200,7 +204,10 @@ function mergedTemplate(): Synthesized {
   return { ...base, template: mergeConditional(base.template, variants, exclusive) };
 }
 
-/** One combination of dimensions, parameterised but not merged: what the merged template must expand to (release.test.ts). */
+/**
+ * One combination of dimensions, parameterised but not merged: what the merged template must expand to
+ * (release.test.ts).
+ */
 export function variantFor(extra: Extra): JsonObject {
   return variantTemplate(extra).template;
 }
@@ -223,7 +230,9 @@ export function generateRelease(version: string): Release {
     template: {
       AWSTemplateFormatVersion: '2010-09-09',
       Transform: 'AWS::LanguageExtensions',
-      Description: `graceful-node-termination ${version}: graceful termination for self-managed EKS node groups (lifecycle hooks, an SNS topic, the drainer Lambda). docs/cloudformation.md`,
+      Description:
+        `graceful-node-termination ${version}: graceful termination for self-managed EKS node groups ` +
+        `(lifecycle hooks, an SNS topic, the drainer Lambda). docs/cloudformation.md`,
       Metadata: releaseInterface(),
       Parameters: releaseParameters(codeKey),
       Rules: releaseRules(),

@@ -24,7 +24,8 @@ export interface RepairProps {
   /**
    * How long each condition must stay bad (False or Unknown) before its node is replaced, by
    * condition type; the ones not named keep their default.
-   * @default - AcceleratedHardwareReady 10 minutes; Ready, KernelReady, NetworkingReady, ContainerRuntimeReady, StorageReady 30 minutes
+   * @default - AcceleratedHardwareReady 10 minutes; Ready, KernelReady, NetworkingReady, ContainerRuntimeReady,
+   * StorageReady 30 minutes
    */
   readonly repairAfter?: Record<string, Duration>;
   /**

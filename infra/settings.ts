@@ -112,18 +112,24 @@ function checkResumeFits(s: Settings): void {
   const minutes = s.reconcileInterval.toMinutes();
   if (latestResumeSeconds(times, minutes) <= heartbeat) return;
   const why =
-    `a drain whose hand-off chain was lost is taken for lost after ${staleAfterSeconds(times)} s without a write, and the pass that resumes it ` +
+    `a drain whose hand-off chain was lost is taken for lost after ${staleAfterSeconds(times)} s without a write, ` +
+    `and ` +
+    `the pass that resumes it ` +
     `comes up to one interval and 60 s later: after Auto Scaling ended the action`;
   const longest = longestIntervalMinutes(times);
   if (longest < 1) {
     throw new Error(
       `heartbeatTimeout ${heartbeat} s is too short for any reconcile schedule: ${why}. ` +
-        `Use a heartbeatTimeout of at least Duration.seconds(${shortestHeartbeatSeconds(1, invocationMarginSeconds)}), or reconcileMarks: false (no resume, no reconciling of marks).`,
+        `Use a heartbeatTimeout of at least ` +
+        `Duration.seconds(${shortestHeartbeatSeconds(1, invocationMarginSeconds)}), or reconcileMarks: false (no ` +
+        `resume, no reconciling of marks).`,
     );
   }
   throw new Error(
     `reconcileInterval ${minutes} min is too long for heartbeatTimeout ${heartbeat} s: ${why}. ` +
-      `Use a reconcileInterval of at most Duration.minutes(${longest}), a heartbeatTimeout of at least Duration.seconds(${shortestHeartbeatSeconds(minutes, invocationMarginSeconds) ?? 7200}), or reconcileMarks: false.`,
+      `Use a reconcileInterval of at most Duration.minutes(${longest}), a heartbeatTimeout of at least ` +
+      `Duration.seconds(${shortestHeartbeatSeconds(minutes, invocationMarginSeconds) ?? 7200}), or reconcileMarks: ` +
+      `false.`,
   );
 }
 
@@ -152,18 +158,22 @@ function checkTimesFit(s: Settings): void {
   if (s.launchTimeout.toSeconds() > longest.launch) {
     throw new Error(
       `launchTimeout ${s.launchTimeout.toSeconds()} s does not fit in the hooks' heartbeatTimeout ${heartbeat} s ` +
-        `(the launch wait needs ${invocationMarginSeconds} s more to complete the action): shorten launchTimeout or lengthen heartbeatTimeout.`,
+        `(the launch wait needs ${invocationMarginSeconds} s more to complete the action): shorten launchTimeout or ` +
+        `lengthen heartbeatTimeout.`,
     );
   }
   if (s.drainTimeout.toSeconds() > longest.drain) {
     throw new Error(
-      `drainTimeout ${s.drainTimeout.toSeconds()} s plus the load-balancer delay exceeds what Auto Scaling lets a lifecycle action live ` +
+      `drainTimeout ${s.drainTimeout.toSeconds()} s plus the load-balancer delay exceeds what Auto Scaling lets a ` +
+        `lifecycle action live ` +
         `(min(48 h, 100 x heartbeatTimeout) = ${longest.cap} s): shorten drainTimeout or lengthen heartbeatTimeout.`,
     );
   }
   if (s.batchWait.toSeconds() > longest.batch) {
     throw new Error(
-      `batchWait ${s.batchWait.toSeconds()} s plus drainTimeout and the load-balancer delay exceeds what Auto Scaling lets a lifecycle action live ` +
+      `batchWait ${s.batchWait.toSeconds()} s plus drainTimeout and the load-balancer delay exceeds what Auto ` +
+        `Scaling ` +
+        `lets a lifecycle action live ` +
         `(${longest.cap} s): shorten batchWait or lengthen heartbeatTimeout.`,
     );
   }

@@ -45,13 +45,15 @@ export function validateTerminationPolicy(o: TerminationPolicyOptions | undefine
   const deferral = o.maximumDeferral?.toSeconds();
   if (deferral !== undefined && configVariables.terminationDeferralMaxSeconds.parse(String(deferral)) === undefined) {
     throw new Error(
-      `terminationPolicy.maximumDeferral ${deferral} s is invalid: expected ${configVariables.terminationDeferralMaxSeconds.accepts} seconds`,
+      `terminationPolicy.maximumDeferral ${deferral} s is invalid: expected ` +
+        `${configVariables.terminationDeferralMaxSeconds.accepts} seconds`,
     );
   }
   for (const w of o.maintenanceWindows ?? []) {
     if (!Token.isUnresolved(w) && (w.includes(';') || configVariables.maintenanceWindows.parse(w) === undefined)) {
       throw new Error(
-        `terminationPolicy.maintenanceWindows ${JSON.stringify(w)} is invalid: expected one window each, ${configVariables.maintenanceWindows.accepts}`,
+        `terminationPolicy.maintenanceWindows ${JSON.stringify(w)} is invalid: expected one window each, ` +
+          `${configVariables.maintenanceWindows.accepts}`,
       );
     }
   }
@@ -62,7 +64,8 @@ export function validateTerminationPolicy(o: TerminationPolicyOptions | undefine
     configVariables.maintenanceTimeZone.parse(zone) === undefined
   ) {
     throw new Error(
-      `terminationPolicy.maintenanceTimeZone ${JSON.stringify(zone)} is invalid: expected ${configVariables.maintenanceTimeZone.accepts}`,
+      `terminationPolicy.maintenanceTimeZone ${JSON.stringify(zone)} is invalid: expected ` +
+        `${configVariables.maintenanceTimeZone.accepts}`,
     );
   }
 }
@@ -70,9 +73,8 @@ export function validateTerminationPolicy(o: TerminationPolicyOptions | undefine
 /** Lets Auto Scaling's service-linked role of this account invoke the function (the unqualified ARN). */
 export function allowTerminationPolicyCalls(fn: lambda.Function, o: TerminationPolicyOptions | undefined): void {
   const stack = Stack.of(fn);
-  const role =
-    o?.serviceLinkedRoleArn ??
-    `arn:${stack.partition}:iam::${stack.account}:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling`;
+  const linkedRole = 'aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling';
+  const role = o?.serviceLinkedRoleArn ?? `arn:${stack.partition}:iam::${stack.account}:role/${linkedRole}`;
   fn.addPermission('AutoScalingTerminationPolicy', {
     principal: new iam.ArnPrincipal(role),
     action: 'lambda:InvokeFunction',

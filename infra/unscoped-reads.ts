@@ -3,7 +3,8 @@
 // condition they take). The handler only ever asks about its own groups and refuses instances
 // of others. Each feature's reads are a statement of their own, named after it, so a feature's
 // rights come and go with it (the release template turns each on and off with a parameter).
-// https://docs.aws.amazon.com/service-authorization/latest/reference/reference_policies_actions-resources-contextkeys.html
+// https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html (and the autoscaling
+// and elasticloadbalancing pages beside it: no resource type for these actions)
 import { Stack, aws_iam as iam } from 'aws-cdk-lib';
 import { acknowledgeNag } from './nag.js';
 import type { Settings } from './settings.js';

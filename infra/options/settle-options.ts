@@ -87,7 +87,8 @@ export const surgeOptions: OptionGroup = {
       label: 'Surge before evict',
       description:
         'Restart a Deployment before evicting its last Ready pod off the leaving nodes (opt-in per workload or with ' +
-        'SurgeNamespaces and SurgePodSelector); grants patch on Deployments, fenced by an admission policy (docs/surge.md).',
+        'SurgeNamespaces and SurgePodSelector); grants patch on Deployments, fenced by an admission policy ' +
+        '(docs/surge.md).',
       kind: flag(false),
       props: (on) => (on ? { surgeBeforeEvict: {} } : {}),
     }),
