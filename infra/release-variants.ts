@@ -25,6 +25,7 @@ import { conditionNames as c } from './release-names.js';
 import type { JsonObject } from './release-rewrite.js';
 import type { Sentinels } from './release-sentinels.js';
 import { subnetsOnlyVpc } from './options/operations-options.js';
+import type { SurgeBeforeEvictProps } from './surge-props.js';
 import type { TerminationPolicyOptions } from './termination-policy.js';
 
 /**
@@ -51,17 +52,7 @@ const settingDimensions: readonly Dimension[] = [
   { condition: c.evictsDaemonSetPods, props: () => ({ evictDaemonSetPods: true }) },
   { condition: c.withoutSiblingCordon, props: () => ({ cordonDoomedSiblings: false }) },
   { condition: c.withoutOutOfService, inverse: c.outOfService, props: () => ({ outOfServiceAfterRelease: false }) },
-  {
-    condition: c.surges,
-    props: (_, s) => ({
-      surgeBeforeEvict: {
-        namespaces: [s.surgeNamespace],
-        podSelector: s.surgePodSelector,
-        timeout: Duration.seconds(s.surgeTimeout),
-        untouchableManagers: [s.surgeManager],
-      },
-    }),
-  },
+  { condition: c.surges, props: (_, s) => ({ surgeBeforeEvict: surgeOf(s) }) },
   { condition: c.withoutRefreshMarks, inverse: c.marksRefreshes, props: () => ({ markOutdatedOnRefresh: false }) },
   { condition: c.reservedConcurrency, props: (_, s) => ({ reservedConcurrency: s.reservedConcurrency }) },
   { condition: c.retainsData, props: () => ({ removalPolicy: RemovalPolicy.RETAIN }) },
@@ -71,6 +62,14 @@ const settingDimensions: readonly Dimension[] = [
   },
   { condition: c.runbook, props: (_, s) => ({ runbookUrl: s.runbookUrl }) },
 ];
+
+/** Surge before evict over the sentinels: every sub-setting a parameter. */
+export const surgeOf = (s: Sentinels): SurgeBeforeEvictProps => ({
+  namespaces: [s.surgeNamespace],
+  podSelector: s.surgePodSelector,
+  timeout: Duration.seconds(s.surgeTimeout),
+  untouchableManagers: [s.surgeManager],
+});
 
 export const terminationPolicyOf = (s: Sentinels): TerminationPolicyOptions => ({
   maximumDeferral: Duration.seconds(s.terminationDeferral),

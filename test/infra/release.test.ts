@@ -5,7 +5,7 @@
 // as CloudFormation would expand it. cfn-lint runs on it in `npm run release`.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Duration, RemovalPolicy, aws_ec2 as ec2, aws_iam as iam, aws_sns as sns, type Stack } from 'aws-cdk-lib';
+import { RemovalPolicy, aws_ec2 as ec2, aws_iam as iam, aws_sns as sns, type Stack } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DeadlinePolicy, type GracefulNodeTerminationProps } from '../../infra/graceful-node-termination.js';
 import { propertyCoverage } from '../../infra/release-coverage.js';
@@ -13,7 +13,7 @@ import { parameterNames } from '../../infra/release-names.js';
 import { releaseParameters } from '../../infra/release-parameters.js';
 import type { Sentinels } from '../../infra/release-sentinels.js';
 import { generateRelease, variantFor, type Release } from '../../infra/release.js';
-import { terminationPolicyOf } from '../../infra/release-variants.js';
+import { surgeOf, terminationPolicyOf } from '../../infra/release-variants.js';
 import { withParameterTables } from '../../scripts/release-docs.js';
 import { describeFirstDeploy, type FirstDeployVariant } from './first-deploy-checks.js';
 import { root, type Resources, type Statement } from './fixtures.js';
@@ -132,15 +132,7 @@ const combinations: {
       EvictDaemonSetPods: 'true',
       LoadBalancerTags: 'team=platform,shared-lb',
     },
-    props: (_, s) => ({
-      surgeBeforeEvict: {
-        namespaces: [s.surgeNamespace],
-        podSelector: s.surgePodSelector,
-        timeout: Duration.seconds(s.surgeTimeout),
-        untouchableManagers: [s.surgeManager],
-      },
-      evictDaemonSetPods: true,
-    }),
+    props: (_, s) => ({ surgeBeforeEvict: surgeOf(s), evictDaemonSetPods: true }),
   },
   {
     name: 'no refresh marks, no sibling cordon, no reconciler, no out-of-service taint',
