@@ -17,7 +17,9 @@ import {
 } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { DeadlinePolicy, metricsNamespace } from '../lambda/shared/config.js';
+import { alarmDescription, type AlarmId } from './alarm-texts.js';
 import { keepParentLogicalIds } from './logical-ids.js';
+import { runbookAnchor } from './runbook.js';
 import { deploymentMetric, logMessageMetrics, type LogMessageMetric } from './metrics.js';
 
 /** The construct's public metric methods the alarms watch. */
@@ -51,17 +53,13 @@ export interface AlarmsProps {
   /** Encrypts the alarm topic this creates. */
   readonly key: kms.IKey;
   /**
-   * Each alarm's description links to `<runbookUrl>#alarm-<name, lowercase>`.
-   * @default defaultRunbookUrl
+   * Each alarm's description, after its first steps, links to `<runbookUrl>#alarm-<name, lowercase>`.
+   * @default - no link
    */
   readonly runbookUrl?: string;
 }
 
-/** docs/operations.md in the project's repository (packages/construct/package.json; a unit test keeps them in step). */
-export const defaultRunbookUrl = 'https://example.com/graceful-node-termination/blob/main/docs/operations.md';
-
-/** The anchor of an alarm's row in docs/operations.md. */
-export const runbookAnchor = (alarmId: string): string => `alarm-${alarmId.toLowerCase()}`;
+export { runbookAnchor };
 
 export class Alarms extends Construct {
   /** In the order: function errors, failed notifications, then the log-line alarms. */
@@ -82,30 +80,21 @@ export class Alarms extends Construct {
     const m = props.metrics;
     const fiveMinutes = Duration.minutes(5);
     this.alarms = [
-      this.alarm(
-        'FunctionErrors',
-        'The drainer failed on a notification (it retries twice, then keeps it in the failed-notifications queue).',
-        props.function.metricErrors({ period: fiveMinutes, statistic: 'Sum' }),
-      ),
+      this.alarm('FunctionErrors', props.function.metricErrors({ period: fiveMinutes, statistic: 'Sum' })),
       this.alarm(
         'FailedNotificationsVisible',
-        'Lifecycle notifications the drainer could not process are waiting in the queue.',
-        props.failedNotifications.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes, statistic: 'Maximum' }),
+        props.failedNotifications.metricApproximateNumberOfMessagesVisible({
+          period: fiveMinutes,
+          statistic: 'Maximum',
+        }),
       ),
-      this.alarm('DrainsTimedOut', 'A drain reached its deadline with pods still on the node (see the DrainTimedOut Event for the blocking PDBs).', m.metricDrainsTimedOut()),
-      this.alarm(
-        'LaunchesUnchecked',
-        'A launch was admitted without a health check because the cluster could not be reached (access entry, RBAC, network, endpoint).',
-        m.metricLaunchesUnchecked(),
-      ),
-      this.alarm(
-        'LaunchesAbandoned',
-        'A new node did not join Ready in time and its launch was abandoned (NodeCreationFailure): check the AMI, user data and bootstrap.',
-        m.metricLaunchesAbandoned(),
-      ),
+      this.alarm('DrainsTimedOut', m.metricDrainsTimedOut()),
+      this.alarm('LaunchesUnchecked', m.metricLaunchesUnchecked()),
+      this.alarm('LaunchesAbandoned', m.metricLaunchesAbandoned()),
       ...this.optionalAlarms(),
     ];
-    this.topic = props.alarmTopic ?? (props.alarmEmail !== undefined ? this.createEmailTopic(props.alarmEmail) : undefined);
+    this.topic =
+      props.alarmTopic ?? (props.alarmEmail !== undefined ? this.createEmailTopic(props.alarmEmail) : undefined);
     if (this.topic) {
       // OK too: a page that resolved itself says so.
       const action = new cloudwatchActions.SnsAction(this.topic);
@@ -122,20 +111,13 @@ export class Alarms extends Construct {
     const m = props.metrics;
     return [
       ...(props.deadlinePolicy === DeadlinePolicy.RETAIN
-        ? [
-            this.alarm(
-              'InstancesRetained',
-              'A drain reached its deadline and the instance was retained (DEADLINE_POLICY=retain): it stays cordoned, outside desired capacity, until you fix what held its pods and terminate it (docs/operations.md, retained instances).',
-              m.metricInstancesRetained(),
-            ),
-          ]
+        ? [this.alarm('InstancesRetained', m.metricInstancesRetained())]
         : []),
       ...(props.repair
         ? [
             // The storm metric itself (EMF, one data point per repair pass).
             this.alarm(
               'RepairsHeld',
-              'Node auto repair held (storm control): RepairHeld Events.',
               deploymentMetric(props.deploymentName, 'RepairStorms', {}, { Transition: 'repair', Outcome: 'judged' }),
             ),
           ]
@@ -160,10 +142,10 @@ export class Alarms extends Construct {
    * deployment: `upgrade` puts DrainsTimedOut and LaunchesAbandoned in the instance refresh's
    * alarm specification by these names.
    */
-  private alarm(id: string, alarmDescription: string, metric: cloudwatch.IMetric): cloudwatch.Alarm {
+  private alarm(id: AlarmId, metric: cloudwatch.IMetric): cloudwatch.Alarm {
     return new cloudwatch.Alarm(this, id, {
       alarmName: `${this.props.deploymentName}-${id}`,
-      alarmDescription: `${alarmDescription} Runbook: ${this.props.runbookUrl ?? defaultRunbookUrl}#${runbookAnchor(id)}`,
+      alarmDescription: alarmDescription(id, this.props.runbookUrl),
       metric,
       threshold: 1,
       evaluationPeriods: 1,
@@ -175,13 +157,22 @@ export class Alarms extends Construct {
   /** An encrypted topic for the alarms, with one email subscription. */
   private createEmailTopic(email: string): sns.Topic {
     const { key, deploymentName } = this.props;
-    const topic = new sns.Topic(this, 'AlarmTopic', { masterKey: key, enforceSSL: true, displayName: 'Graceful node termination alarms' });
+    const topic = new sns.Topic(this, 'AlarmTopic', {
+      masterKey: key,
+      enforceSSL: true,
+      displayName: 'Graceful node termination alarms',
+    });
     topic.addSubscription(new subscriptions.EmailSubscription(email));
     // CloudWatch publishes the alarms, so it must be able to use the key: only for this
     // account's alarms of this deployment (confused-deputy guard).
     // https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/Cross-service-confused-deputy-prevention.html
     const stack = Stack.of(this);
-    const ourAlarms = stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: `${deploymentName}-*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    const ourAlarms = stack.formatArn({
+      service: 'cloudwatch',
+      resource: 'alarm',
+      resourceName: `${deploymentName}-*`,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
     key.addToResourcePolicy(
       new iam.PolicyStatement({
         principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
@@ -193,14 +184,22 @@ export class Alarms extends Construct {
     // The topic policy (enforceSSL makes one) replaces SNS's default policy, which is what let
     // CloudWatch publish: allow it again, for this account's alarms only.
     // https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/Notify_Users_Alarm_Changes.html
-    const accountAlarms = stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    const accountAlarms = stack.formatArn({
+      service: 'cloudwatch',
+      resource: 'alarm',
+      resourceName: '*',
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
     topic.addToResourcePolicy(
       new iam.PolicyStatement({
         sid: 'AllowCloudWatchAlarms',
         principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
         actions: ['sns:Publish'],
         resources: [topic.topicArn],
-        conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ArnLike: { 'aws:SourceArn': accountAlarms } },
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': stack.account },
+          ArnLike: { 'aws:SourceArn': accountAlarms },
+        },
       }),
     );
     return topic;

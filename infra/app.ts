@@ -1,96 +1,26 @@
-// The CDK app that cdk.json runs: one stack with the construct, configured from context.
-//   npx cdk deploy -c clusterName=prod -c autoScalingGroupNames=nodes-a,nodes-b
-// Optional: -c reconcileMarks=false, -c reconcileIntervalMinutes=10, -c dashboard=true (docs/deploy.md lists the others).
-import { App, CfnOutput, Duration, Stack, Validations, aws_sns as sns } from 'aws-cdk-lib';
+// The CDK app that cdk.json runs: one stack with the construct, configured from the context.
+// Every option of the release template is a context key, its camelCase twin (options/):
+//   npx cdk deploy -c clusterName=prod -c autoScalingGroupNames=nodes-a,nodes-b -c mode=observe
+// docs/deploy.md lists them. A bad value or an unknown key fails the synth, named; so does a
+// context without the cluster and its groups: nothing is deployed to an assumed cluster.
+import { App, CfnOutput, Stack, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { GracefulNodeTermination } from './graceful-node-termination.js';
-
-export interface AppContext {
-  readonly clusterName: string;
-  readonly autoScalingGroupNames: readonly string[];
-  readonly alarmTopicArn?: string;
-  readonly alarmEmail?: string;
-  readonly spotInterruptions: boolean;
-  readonly loadBalancerDelaySeconds?: number;
-  readonly drainTimeoutSeconds?: number;
-  readonly manageKubernetesAccess: boolean;
-  readonly reconcileMarks?: boolean;
-  readonly reconcileIntervalMinutes?: number;
-  readonly dashboard: boolean;
-}
-
-/** Reads and checks the context values; names the missing or bad one and how to pass it. */
-export function readContext(app: App): AppContext {
-  const get = (key: string): string | undefined => {
-    const value: unknown = app.node.tryGetContext(key);
-    if (value === undefined || value === null || value === '') return undefined;
-    return Array.isArray(value) ? value.join(',') : String(value);
-  };
-  const clusterName = get('clusterName');
-  if (!clusterName) throw new Error('context clusterName is required: cdk deploy -c clusterName=<your EKS cluster>');
-  const autoScalingGroupNames = (get('autoScalingGroupNames') ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (autoScalingGroupNames.length === 0) {
-    throw new Error('context autoScalingGroupNames is required: cdk deploy -c autoScalingGroupNames=<group>,<group>');
-  }
-  const wholeNumber = (key: string, unit: string, min = 0, max = Number.MAX_SAFE_INTEGER): number | undefined => {
-    const raw = get(key);
-    if (raw === undefined) return undefined;
-    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-      throw new Error(`context ${key}=${raw} is invalid: expected a whole number of ${unit}${max < Number.MAX_SAFE_INTEGER ? ` from ${min} to ${max}` : ''}`);
-    }
-    return Number(raw);
-  };
-  const flag = (key: string): boolean | undefined => {
-    const raw = get(key);
-    if (raw === undefined) return undefined;
-    if (raw !== 'true' && raw !== 'false') throw new Error(`context ${key}=${raw} is invalid: expected true or false`);
-    return raw === 'true';
-  };
-  const alarmEmail = get('alarmEmail');
-  if (alarmEmail !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(alarmEmail)) throw new Error(`context alarmEmail=${alarmEmail} is invalid: expected an email address`);
-  return {
-    clusterName,
-    autoScalingGroupNames,
-    alarmTopicArn: get('alarmTopicArn'),
-    alarmEmail,
-    spotInterruptions: flag('spotInterruptions') ?? false,
-    loadBalancerDelaySeconds: wholeNumber('loadBalancerDelaySeconds', 'seconds'),
-    drainTimeoutSeconds: wholeNumber('drainTimeoutSeconds', 'seconds'),
-    manageKubernetesAccess: flag('manageKubernetesAccess') ?? true,
-    reconcileMarks: flag('reconcileMarks'),
-    // The construct's own format (one minute to one day); it then checks the value against the heartbeat timeout.
-    reconcileIntervalMinutes: wholeNumber('reconcileIntervalMinutes', 'minutes', 1, 1440),
-    dashboard: flag('dashboard') ?? false,
-  };
-}
+import { ContextError, optionProps, readOptions } from './options/context.js';
 
 export function buildApp(app: App): Stack {
-  const context = readContext(app);
-  const stack = new Stack(app, String(app.node.tryGetContext('stackName') ?? 'GracefulNodeTermination'), {
-    description: `Graceful termination for self-managed node groups of EKS cluster ${context.clusterName}`,
-  });
-  const construct = new GracefulNodeTermination(stack, 'GracefulNodeTermination', {
-    clusterName: context.clusterName,
-    autoScalingGroupNames: [...context.autoScalingGroupNames],
-    alarmTopic: context.alarmTopicArn ? sns.Topic.fromTopicArn(stack, 'AlarmTopic', context.alarmTopicArn) : undefined,
-    alarmEmail: context.alarmEmail,
-    spotInterruptions: context.spotInterruptions,
-    loadBalancerDelay: context.loadBalancerDelaySeconds !== undefined ? Duration.seconds(context.loadBalancerDelaySeconds) : undefined,
-    drainTimeout: context.drainTimeoutSeconds !== undefined ? Duration.seconds(context.drainTimeoutSeconds) : undefined,
-    manageKubernetesAccess: context.manageKubernetesAccess,
-    reconcileMarks: context.reconcileMarks,
-    reconcileInterval: context.reconcileIntervalMinutes !== undefined ? Duration.minutes(context.reconcileIntervalMinutes) : undefined,
-    dashboard: context.dashboard,
-  });
+  const options = readOptions(app);
+  const stack = new Stack(app, String(app.node.tryGetContext('stackName') ?? 'GracefulNodeTermination'));
+  const props = optionProps(options, stack);
+  stack.templateOptions.description =
+    'Graceful termination for self-managed node groups of EKS cluster ' + String(props.clusterName);
+  const construct = new GracefulNodeTermination(stack, 'GracefulNodeTermination', props);
   addOutputs(stack, construct);
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   return stack;
 }
 
-/** The stack's outputs, the same in the release template (infra/release.ts). */
+/** The stack's outputs, the same in the release template (infra/release.ts); docs/deploy.md lists them. */
 export function addOutputs(stack: Stack, construct: GracefulNodeTermination): void {
   // What docs/deploy.md's "check it works" steps need.
   new CfnOutput(stack, 'FunctionName', { value: construct.function.functionName });
@@ -104,6 +34,13 @@ export function addOutputs(stack: Stack, construct: GracefulNodeTermination): vo
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const app = new App();
-  buildApp(app);
+  try {
+    buildApp(app);
+  } catch (error) {
+    // Said plainly, without a stack trace: it is the deployer's context, not a bug.
+    if (!(error instanceof ContextError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  }
   app.synth();
 }

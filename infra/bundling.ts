@@ -22,7 +22,8 @@ export const lambdaTarget = 'node24';
  * Some dependencies still call require(); an ESM bundle needs a real one or fails with
  * "Dynamic require of ... is not supported".
  */
-export const requireShim = "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
+export const requireShim =
+  "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
 
 /** How every Node bundle of ours is built (the Lambda asset, the CLI's bin). */
 export const nodeBundle = {
@@ -60,7 +61,8 @@ export function coldStartBytes(metafile: Metafile, entryFile: string): { bytes: 
   const visit = (file: string) => {
     if (seen.has(file)) return;
     seen.add(file);
-    for (const imp of metafile.outputs[file]?.imports ?? []) if (imp.kind === 'import-statement' && !imp.external) visit(imp.path);
+    for (const imp of metafile.outputs[file]?.imports ?? [])
+      if (imp.kind === 'import-statement' && !imp.external) visit(imp.path);
   };
   const key = Object.keys(metafile.outputs).find((path) => path.endsWith(`/${entryFile}`));
   if (!key) throw new Error(`bundle has no output ${entryFile}`);

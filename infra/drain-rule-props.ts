@@ -68,4 +68,5 @@ export interface DrainRuleProps {
 }
 
 /** The rules as DRAIN_RULES carries them (the behavior enum's values are the handler's words). */
-export const drainRuleSpecs = (rules: readonly DrainRule[] | undefined): DrainRuleSpec[] | undefined => rules?.map((r) => ({ ...r, behavior: r.behavior }));
+export const drainRuleSpecs = (rules: readonly DrainRule[] | undefined): DrainRuleSpec[] | undefined =>
+  rules?.map((r) => ({ ...r, behavior: r.behavior }));

@@ -1,6 +1,12 @@
 // What invokes the drainer besides the hooks' topic: EventBridge rules for the served groups'
 // instance refreshes, Spot interruption warnings, instance terminations, and the reconciler's schedule.
-import { Duration, Lazy, aws_events as events, aws_events_targets as eventTargets, aws_lambda as lambda } from 'aws-cdk-lib';
+import {
+  Duration,
+  Lazy,
+  aws_events as events,
+  aws_events_targets as eventTargets,
+  aws_lambda as lambda,
+} from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { keepParentLogicalIds } from './logical-ids.js';
 
@@ -31,32 +37,52 @@ export class EventRules extends Construct {
     if (props.spotInterruptions) {
       new events.Rule(this, 'SpotInterruptions', {
         description: 'Spot interruption warnings and rebalance recommendations, to the drainer',
-        eventPattern: { source: ['aws.ec2'], detailType: ['EC2 Spot Instance Interruption Warning', 'EC2 Instance Rebalance Recommendation'] },
+        eventPattern: {
+          source: ['aws.ec2'],
+          detailType: ['EC2 Spot Instance Interruption Warning', 'EC2 Instance Rebalance Recommendation'],
+        },
         // Two retries at most: a warning older than two minutes is moot.
-        targets: [new eventTargets.LambdaFunction(props.function, { retryAttempts: 2, maxEventAge: Duration.minutes(2) })],
+        targets: [
+          new eventTargets.LambdaFunction(props.function, { retryAttempts: 2, maxEventAge: Duration.minutes(2) }),
+        ],
       });
     }
     if (props.outOfServiceAfterRelease) {
       new events.Rule(this, 'InstanceTerminations', {
         description:
-          "Terminated instances, to the drainer: a node our drain released with pods still on it is tainted out-of-service (EC2's events name no group: the drainer asks EC2 which group it was)",
-        eventPattern: { source: ['aws.ec2'], detailType: ['EC2 Instance State-change Notification'], detail: { state: ['terminated'] } },
-        targets: [new eventTargets.LambdaFunction(props.function, { retryAttempts: 2, maxEventAge: Duration.hours(1) })],
+          'Terminated instances, to the drainer: a node our drain released with pods still on it is tainted ' +
+          "out-of-service (EC2's events name no group: the drainer asks EC2 which group it was)",
+        eventPattern: {
+          source: ['aws.ec2'],
+          detailType: ['EC2 Instance State-change Notification'],
+          detail: { state: ['terminated'] },
+        },
+        targets: [
+          new eventTargets.LambdaFunction(props.function, { retryAttempts: 2, maxEventAge: Duration.hours(1) }),
+        ],
       });
     }
     if (props.reconcileMarks) {
       new events.Rule(this, 'ReconcileSchedule', {
-        description: 'The reconciler: takes back marks and tags whose owner is gone, resumes drains whose hand-off was lost',
+        description:
+          'The reconciler: takes back marks and tags whose owner is gone, resumes drains whose hand-off was lost',
         // https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-scheduled-rule-pattern.html
         schedule: events.Schedule.rate(props.reconcileInterval),
-        targets: [new eventTargets.LambdaFunction(props.function, { retryAttempts: 2, maxEventAge: reconcileEventAge(props.reconcileInterval) })],
+        targets: [
+          new eventTargets.LambdaFunction(props.function, {
+            retryAttempts: 2,
+            maxEventAge: reconcileEventAge(props.reconcileInterval),
+          }),
+        ],
       });
     }
   }
 
   private addInstanceRefreshes(props: EventRulesProps): void {
     new events.Rule(this, 'InstanceRefreshes', {
-      description: 'Instance refresh events of the served groups, to the drainer (it marks the outdated nodes, then takes the marks back)',
+      description:
+        'Instance refresh events of the served groups, to the drainer (it marks the outdated nodes, then takes the ' +
+        'marks back)',
       eventPattern: {
         source: ['aws.autoscaling'],
         detailType: [

@@ -3,7 +3,6 @@
 import {
   Annotations,
   Aspects,
-  Duration,
   Stack,
   aws_autoscaling as autoscaling,
   aws_cloudwatch as cloudwatch,
@@ -23,14 +22,29 @@ import { KubernetesAccess } from './kubernetes-access.js';
 import { lambdaCode } from './lambda-code.js';
 import { LifecycleHooks } from './lifecycle-hooks.js';
 import { deploymentMetric, type LogMessageMetric } from './metrics.js';
-import { acknowledgeNag } from './nag.js';
+import { allowPublishOnlyBy, createNotifications } from './notifications.js';
 import { rebootsAny } from '../lambda/shared/config.js';
 import { DeadlinePolicy, Mode, type AddAutoScalingGroupOptions, type GracefulNodeTerminationProps } from './props.js';
 import { RepairAction, type RepairOverride, type RepairProps } from './repair-props.js';
 import { resolveSettings, type Settings } from './settings.js';
 
-export { DrainBehavior, type DrainRule, type DrainRulePods, type DrainRuleProps, type LabelSelector, type SelectorRequirement } from './drain-rule-props.js';
-export { DeadlinePolicy, Mode, RepairAction, type AddAutoScalingGroupOptions, type GracefulNodeTerminationProps, type RepairOverride, type RepairProps };
+export {
+  DrainBehavior,
+  type DrainRule,
+  type DrainRulePods,
+  type DrainRuleProps,
+  type LabelSelector,
+  type SelectorRequirement,
+} from './drain-rule-props.js';
+export {
+  DeadlinePolicy,
+  Mode,
+  RepairAction,
+  type AddAutoScalingGroupOptions,
+  type GracefulNodeTerminationProps,
+  type RepairOverride,
+  type RepairProps,
+};
 
 /**
  * Gives self-managed node groups the graceful termination of EKS managed node groups:
@@ -63,39 +77,33 @@ export class GracefulNodeTermination extends Construct {
     super(scope, id);
     const settings = resolveSettings(this, props);
     this.deploymentName = settings.deploymentName;
-    const key = new kms.Key(this, 'Key', {
-      description: `Encrypts the lifecycle notifications and failed notifications of ${id}`,
-      enableKeyRotation: true,
-      removalPolicy: settings.removalPolicy,
-    });
-    this.topic = new sns.Topic(this, 'Topic', { masterKey: key, enforceSSL: true, displayName: 'Node group lifecycle notifications' });
-    this.failedNotifications = this.createFailedNotificationsQueue(key, settings);
-
+    const { key, topic, failedNotifications } = createNotifications(this, id, settings);
+    this.topic = topic;
+    this.failedNotifications = failedNotifications;
     this.hooks = new LifecycleHooks(this, 'LifecycleHooks', { topic: this.topic, ...settings });
-    const clusterArn = Stack.of(this).formatArn({ service: 'eks', resource: 'cluster', resourceName: settings.clusterName });
+    const clusterArn = Stack.of(this).formatArn({
+      service: 'eks',
+      resource: 'cluster',
+      resourceName: settings.clusterName,
+    });
     const code = lambdaCode();
-    const drainer = createDrainer(this, { settings, props, topic: this.topic, failedNotifications: this.failedNotifications, groupNames: this.hooks.groupNames, clusterArn, code });
+    const drainer = createDrainer(this, {
+      settings,
+      props,
+      topic: this.topic,
+      failedNotifications: this.failedNotifications,
+      groupNames: this.hooks.groupNames,
+      clusterArn,
+      code,
+      key,
+    });
     this.function = drainer.function;
     this.role = drainer.role;
-    this.hooks.grantToDrainer(this.role, { deleteRefreshStrategyTag: settings.reconcileMarks, repair: settings.repair && { reboot: rebootsAny(settings.repair) } });
-    this.allowPublishOnlyBy(this.hooks.role, this.role);
-    // A termination during the first deploy must reach a drainer that can act: subscribed, SNS
-    // allowed to invoke it, its own rights (and, from grantToDrainer, its rights on the groups) in place.
-    this.hooks.requireBeforeHooks(this.role, ...this.function.node.findAll().filter((c) => c instanceof sns.Subscription || isSnsInvokePermission(c)));
+    this.connectDrainer(settings);
     for (const name of props.autoScalingGroupNames ?? []) this.addAutoScalingGroupName(name);
     for (const group of props.autoScalingGroups ?? []) this.addAutoScalingGroup(group);
     this.node.addValidation({ validate: () => (this.hooks.groupNames.length === 0 ? [noGroupMessage] : []) });
-
-    if (settings.manageKubernetesAccess) {
-      const access = new KubernetesAccess(this, 'KubernetesAccess', { ...settings, clusterArn, drainerRole: this.role, code, surge: props.surgeBeforeEvict !== undefined });
-      this.hooks.requireBeforeHooks(access.drainerEntry, access.rbac);
-    }
-    new EventRules(this, 'EventRules', {
-      ...settings,
-      function: this.function,
-      groupNames: this.hooks.groupNames,
-      outOfServiceAfterRelease: props.outOfServiceAfterRelease ?? true,
-    });
+    this.addClusterAccessAndRules(settings, props, { clusterArn, code, key });
     this.alarms = this.createAlarms(settings, props, drainer.logGroup, key);
     this.dashboard = new Observability(this, 'Observability', {
       deploymentName: settings.deploymentName,
@@ -105,6 +113,11 @@ export class GracefulNodeTermination extends Construct {
       dashboard: props.dashboard ?? false,
     }).dashboard;
     this.applyRoleSettings(props);
+  }
+
+  /** The served groups' names (tokens for groups of this app), in the order they were added. */
+  get autoScalingGroupNames(): string[] {
+    return [...this.hooks.groupNames];
   }
 
   /**
@@ -127,6 +140,48 @@ export class GracefulNodeTermination extends Construct {
    */
   addAutoScalingGroupName(name: string, options: AddAutoScalingGroupOptions = {}): void {
     this.hooks.addGroup(name, options.id);
+  }
+
+  /**
+   * The drainer's rights on the groups and the topic, and what every hook waits for: a
+   * termination during the first deploy must reach a drainer that can act: subscribed, SNS
+   * allowed to invoke it, its own rights (and, from grantToDrainer, its rights on the groups) in place.
+   */
+  private connectDrainer(settings: Settings): void {
+    this.hooks.grantToDrainer(this.role, {
+      deleteRefreshStrategyTag: settings.reconcileMarks,
+      repair: settings.repair && { reboot: rebootsAny(settings.repair) },
+    });
+    allowPublishOnlyBy(this.topic, this.hooks.role, this.role);
+    this.hooks.requireBeforeHooks(
+      this.role,
+      ...this.function.node.findAll().filter((c) => c instanceof sns.Subscription || isSnsInvokePermission(c)),
+    );
+  }
+
+  /** The Kubernetes access (unless the deployer manages it) and the EventBridge rules. */
+  private addClusterAccessAndRules(
+    settings: Settings,
+    props: GracefulNodeTerminationProps,
+    { clusterArn, code, key }: { readonly clusterArn: string; readonly code: lambda.Code; readonly key: kms.IKey },
+  ): void {
+    if (settings.manageKubernetesAccess) {
+      const access = new KubernetesAccess(this, 'KubernetesAccess', {
+        ...settings,
+        clusterArn,
+        drainerRole: this.role,
+        code,
+        key,
+        surge: props.surgeBeforeEvict !== undefined,
+      });
+      this.hooks.requireBeforeHooks(access.drainerEntry, access.rbac);
+    }
+    new EventRules(this, 'EventRules', {
+      ...settings,
+      function: this.function,
+      groupNames: this.hooks.groupNames,
+      outOfServiceAfterRelease: props.outOfServiceAfterRelease ?? true,
+    });
   }
 
   /** Drains that reached their deadline with pods still on the node. Sum over 5 minutes by default. */
@@ -158,14 +213,22 @@ export class GracefulNodeTermination extends Construct {
    * 5 minutes by default.
    */
   metricStaleMarksRemoved(options?: cloudwatch.MetricOptions): cloudwatch.Metric {
-    return deploymentMetric(this.deploymentName, 'StaleMarksRemoved', options, { Transition: 'reconcile', Outcome: 'reconciled' });
+    return deploymentMetric(this.deploymentName, 'StaleMarksRemoved', options, {
+      Transition: 'reconcile',
+      Outcome: 'reconciled',
+    });
   }
 
   private logMessageMetric(metricName: LogMessageMetric, options?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return deploymentMetric(this.deploymentName, metricName, options);
   }
 
-  private createAlarms(settings: Settings, props: GracefulNodeTerminationProps, logGroup: logs.ILogGroup, key: kms.IKey): cloudwatch.Alarm[] {
+  private createAlarms(
+    settings: Settings,
+    props: GracefulNodeTerminationProps,
+    logGroup: logs.ILogGroup,
+    key: kms.IKey,
+  ): cloudwatch.Alarm[] {
     const alarms = new Alarms(this, 'Alarms', {
       deploymentName: settings.deploymentName,
       deadlinePolicy: settings.deadlinePolicy,
@@ -182,7 +245,7 @@ export class GracefulNodeTermination extends Construct {
     if (alarms.topic === undefined) {
       Annotations.of(this).addWarningV2(
         'graceful-node-termination:alarms-unrouted',
-        'The alarms notify no one: pass alarmEmail (cdk deploy -c alarmEmail=you@example.com) or alarmTopic.',
+        'The alarms notify no one: pass alarmEmail (cdk deploy -c alarmEmail=<address>) or alarmTopic.',
       );
     }
     return [...alarms.alarms];
@@ -198,32 +261,6 @@ export class GracefulNodeTermination extends Construct {
       },
     });
   }
-
-  private createFailedNotificationsQueue(key: kms.IKey, settings: Settings): sqs.Queue {
-    const queue = new sqs.Queue(this, 'FailedNotifications', {
-      encryption: sqs.QueueEncryption.KMS,
-      encryptionMasterKey: key,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-      removalPolicy: settings.removalPolicy,
-    });
-    acknowledgeNag(queue, 'SQS3', 'This queue is itself the on-failure (dead-letter) destination of the function.');
-    return queue;
-  }
-
-  /** Only the hook role (notifications) and the drainer (its own hand-offs) may publish: a forged notification must not reach the drainer. */
-  private allowPublishOnlyBy(...roles: iam.IRole[]): void {
-    this.topic.addToResourcePolicy(
-      new iam.PolicyStatement({
-        sid: 'PublishOnlyByTheHookRole',
-        effect: iam.Effect.DENY,
-        principals: [new iam.AnyPrincipal()],
-        actions: ['sns:Publish'],
-        resources: [this.topic.topicArn],
-        conditions: { ArnNotEquals: { 'aws:PrincipalArn': roles.map((role) => role.roleArn) } },
-      }),
-    );
-  }
 }
 
 /** The Lambda permission that lets SNS invoke the function (made by its SNS event source). */
@@ -232,4 +269,5 @@ function isSnsInvokePermission(c: IConstruct): boolean {
 }
 
 const noGroupMessage =
-  'GracefulNodeTermination has no Auto Scaling group: pass autoScalingGroupNames or autoScalingGroups, or call addAutoScalingGroupName() or addAutoScalingGroup()';
+  'GracefulNodeTermination has no Auto Scaling group: pass autoScalingGroupNames or autoScalingGroups, or call ' +
+  'addAutoScalingGroupName() or addAutoScalingGroup()';

@@ -1,13 +1,22 @@
 // The served groups: per group a launch and a terminate lifecycle hook that notify the topic,
 // the role Auto Scaling publishes with, and the drainer's rights on exactly those groups.
 import { createHash } from 'node:crypto';
-import { ArnFormat, Lazy, Stack, Token, aws_autoscaling as autoscaling, aws_iam as iam, aws_sns as sns, type Duration } from 'aws-cdk-lib';
+import {
+  ArnFormat,
+  Lazy,
+  Stack,
+  Token,
+  aws_autoscaling as autoscaling,
+  aws_iam as iam,
+  aws_sns as sns,
+  type Duration,
+} from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { DeadlinePolicy } from '../lambda/shared/config.js';
 import { refreshStrategyTag } from '../lambda/shared/group-tags.js';
 import { keepParentLogicalIds } from './logical-ids.js';
 import { acknowledgeNag, flattenForNag, kmsGrantReason } from './nag.js';
-import { validateGroupName } from './settings.js';
+import { validateGroupName } from './prop-checks.js';
 
 export interface LifecycleHooksProps {
   /** Where every hook sends its notifications. */
@@ -46,14 +55,22 @@ export class LifecycleHooks extends Construct {
       // Confused-deputy guard: Auto Scaling may assume it only for our own groups.
       // https://docs.aws.amazon.com/autoscaling/ec2/userguide/cross-service-confused-deputy-prevention.html
       assumedBy: new iam.ServicePrincipal('autoscaling.amazonaws.com', {
-        conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ArnLike: { 'aws:SourceArn': this.groupArns } },
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': stack.account },
+          ArnLike: { 'aws:SourceArn': this.groupArns },
+        },
       }),
       description: 'Lets the lifecycle hooks publish to the graceful node termination topic',
     });
     props.topic.grantPublish(this.role);
     acknowledgeNag(this.role, 'IAM5[Action::kms:GenerateDataKey*]', kmsGrantReason);
     this.groupPolicy = new iam.Policy(this, 'LifecyclePolicy', {
-      statements: [new iam.PolicyStatement({ actions: ['autoscaling:CompleteLifecycleAction', 'autoscaling:RecordLifecycleActionHeartbeat'], resources: this.groupArns })],
+      statements: [
+        new iam.PolicyStatement({
+          actions: ['autoscaling:CompleteLifecycleAction', 'autoscaling:RecordLifecycleActionHeartbeat'],
+          resources: this.groupArns,
+        }),
+      ],
     });
   }
 
@@ -67,7 +84,10 @@ export class LifecycleHooks extends Construct {
    * reconciler, remove the one tag `upgrade` sets on them (aws:TagKeys: no other tag, and only
    * on these groups). https://docs.aws.amazon.com/autoscaling/ec2/userguide/control-access-using-iam.html
    */
-  grantToDrainer(role: iam.IRole, options: { readonly deleteRefreshStrategyTag: boolean; readonly repair?: { readonly reboot: boolean } | undefined }): void {
+  grantToDrainer(
+    role: iam.IRole,
+    options: { readonly deleteRefreshStrategyTag: boolean; readonly repair?: { readonly reboot: boolean } | undefined },
+  ): void {
     if (options.repair) this.grantRepair(options.repair.reboot);
     if (options.deleteRefreshStrategyTag) {
       this.groupPolicy.addStatements(
@@ -89,14 +109,18 @@ export class LifecycleHooks extends Construct {
    * https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2autoscaling.html
    */
   private grantRepair(reboot: boolean): void {
-    this.groupPolicy.addStatements(new iam.PolicyStatement({ actions: ['autoscaling:SetInstanceHealth'], resources: this.groupArns }));
+    this.groupPolicy.addStatements(
+      new iam.PolicyStatement({ actions: ['autoscaling:SetInstanceHealth'], resources: this.groupArns }),
+    );
     if (!reboot) return;
     const stack = Stack.of(this);
     this.groupPolicy.addStatements(
       new iam.PolicyStatement({
         actions: ['ec2:RebootInstances'],
         resources: [stack.formatArn({ service: 'ec2', resource: 'instance', resourceName: '*' })],
-        conditions: { StringEquals: { 'aws:ResourceTag/aws:autoscaling:groupName': Lazy.list({ produce: () => this.names }) } },
+        conditions: {
+          StringEquals: { 'aws:ResourceTag/aws:autoscaling:groupName': Lazy.list({ produce: () => this.names }) },
+        },
       }),
     );
     acknowledgeNag(
@@ -127,7 +151,12 @@ export class LifecycleHooks extends Construct {
       ['Launch', 'autoscaling:EC2_INSTANCE_LAUNCHING', hookNames.launch, 'CONTINUE'],
       // The API default is ABANDON, so set explicitly: a broken handler must not hold a node for
       // nothing. Under RETAIN every path fails towards keeping the instance, a lost notification too.
-      ['Terminate', 'autoscaling:EC2_INSTANCE_TERMINATING', hookNames.terminate, this.props.deadlinePolicy === DeadlinePolicy.RETAIN ? 'ABANDON' : 'CONTINUE'],
+      [
+        'Terminate',
+        'autoscaling:EC2_INSTANCE_TERMINATING',
+        hookNames.terminate,
+        this.props.deadlinePolicy === DeadlinePolicy.RETAIN ? 'ABANDON' : 'CONTINUE',
+      ],
     ] as const) {
       const hook = new autoscaling.CfnLifecycleHook(scope, id, {
         autoScalingGroupName: name,
@@ -167,7 +196,9 @@ export class LifecycleHooks extends Construct {
     acknowledgeNag(
       this.groupPolicy,
       `IAM5[Resource::${flattenForNag(stack.resolve(groupArn(stack, name)))}]`,
-      'Auto Scaling group ARNs contain a generated id: the group is matched by its exact name with "*" only in the id position.',
+      'Auto Scaling group ARNs contain a generated id: the group is matched by its exact name with "*" only in the ' +
+        'id ' +
+        'position.',
     );
   }
 
@@ -186,8 +217,11 @@ export class LifecycleHooks extends Construct {
     }
     if (this.props.retentionSetOutside) return;
     throw new Error(
-      `deadlinePolicy 'retain' needs group ${name} to retain instances on ABANDON, and this construct cannot set that on a group it does not define. ` +
-        `Set it (aws autoscaling update-auto-scaling-group --auto-scaling-group-name ${name} --instance-lifecycle-policy 'RetentionTriggers={TerminateHookAbandon=retain}') ` +
+      `deadlinePolicy 'retain' needs group ${name} to retain instances on ABANDON, and this construct cannot set ` +
+        `that ` +
+        `on a group it does not define. ` +
+        `Set it (aws autoscaling update-auto-scaling-group --auto-scaling-group-name ${name} ` +
+        `--instance-lifecycle-policy 'RetentionTriggers={TerminateHookAbandon=retain}') ` +
         `and pass retentionSetOutside: true, or define the group in this app.`,
     );
   }

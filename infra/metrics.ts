@@ -1,7 +1,12 @@
 // The deployment's own metrics, in the namespace the drainer writes to, with its name as the
 // `service` dimension: two deployments never count each other.
 import { aws_cloudwatch as cloudwatch } from 'aws-cdk-lib';
-import { drainTimedOutMessage, instanceRetainedMessage, launchAbandonedMessage, launchUncheckedMessage } from '../lambda/cluster/events/log-messages.js';
+import {
+  drainTimedOutMessage,
+  instanceRetainedMessage,
+  launchAbandonedMessage,
+  launchUncheckedMessage,
+} from '../lambda/cluster/events/log-messages.js';
 import { metricsNamespace } from '../lambda/shared/config.js';
 
 /** Metrics counted from one exact log message each (the alarms' metric filters count them). */

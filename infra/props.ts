@@ -1,15 +1,25 @@
 // The construct's properties: flat, strongly typed, each optional one with its default.
-import type { Duration, RemovalPolicy, aws_autoscaling as autoscaling, aws_ec2 as ec2, aws_eks as eks, aws_iam as iam, aws_logs as logs, aws_sns as sns } from 'aws-cdk-lib';
+import type {
+  Duration,
+  RemovalPolicy,
+  aws_autoscaling as autoscaling,
+  aws_ec2 as ec2,
+  aws_eks as eks,
+  aws_iam as iam,
+  aws_logs as logs,
+} from 'aws-cdk-lib';
 import { DeadlinePolicy, Mode } from '../lambda/shared/config.js';
 import type { TerminationPolicyOptions } from './termination-policy.js';
 import type { RepairProps } from './repair-props.js';
 import type { DrainRuleProps } from './drain-rule-props.js';
 import type { SurgeProps } from './surge-props.js';
+import type { SettleProps } from './settle-props.js';
+import type { ObservabilityProps } from './observability-props.js';
 
 export { DeadlinePolicy, Mode };
 export type { TerminationPolicyOptions };
 
-export interface GracefulNodeTerminationProps extends DrainRuleProps, SurgeProps {
+export interface GracefulNodeTerminationProps extends SettleProps, DrainRuleProps, SurgeProps, ObservabilityProps {
   /** Name of the EKS cluster the node groups join. Pass this or `cluster`. @default - the name of `cluster` */
   readonly clusterName?: string;
   /**
@@ -18,9 +28,15 @@ export interface GracefulNodeTerminationProps extends DrainRuleProps, SurgeProps
    * @default - the cluster named by `clusterName`
    */
   readonly cluster?: eks.ICluster;
-  /** Existing Auto Scaling groups, by name (eksctl, Terraform, CloudFormation groups). @default - none; or `autoScalingGroups`, `addAutoScalingGroupName` */
+  /**
+   * Existing Auto Scaling groups, by name (eksctl, Terraform, CloudFormation groups). @default - none; or
+   * `autoScalingGroups`, `addAutoScalingGroupName`
+   */
   readonly autoScalingGroupNames?: string[];
-  /** Auto Scaling groups defined in or imported into this CDK app. @default - none; or `autoScalingGroupNames`, `addAutoScalingGroup` */
+  /**
+   * Auto Scaling groups defined in or imported into this CDK app. @default - none; or `autoScalingGroupNames`,
+   * `addAutoScalingGroup`
+   */
   readonly autoScalingGroups?: autoscaling.IAutoScalingGroup[];
   /**
    * How long Auto Scaling waits for the handler before applying CONTINUE on its own.
@@ -38,45 +54,6 @@ export interface GracefulNodeTerminationProps extends DrainRuleProps, SurgeProps
    * @default Duration.minutes(15)
    */
   readonly drainTimeout?: Duration;
-  /**
-   * Wait after the drain so load balancers deregister the node. EKS waits 60 seconds.
-   * @default Duration.seconds(60)
-   */
-  readonly loadBalancerDelay?: Duration;
-  /**
-   * Release the instance when the load balancers really let it go: after the drain, read the
-   * ELBv2 instance target groups and Classic Load Balancers tagged for the cluster (by the AWS
-   * Load Balancer Controller or the in-tree service controller, or with `loadBalancerTags`) and
-   * wait until none still has the instance registered or draining, between `loadBalancerMinWait`
-   * and `loadBalancerMaxWait`. Grants the elasticloadbalancing Describe actions. When false, or
-   * when they cannot be read, `loadBalancerDelay` applies.
-   * @default true
-   */
-  readonly waitForTargets?: boolean;
-  /**
-   * With `waitForTargets`: the shortest wait after the drain, for the controllers to react.
-   * @default Duration.seconds(5)
-   */
-  readonly loadBalancerMinWait?: Duration;
-  /**
-   * With `waitForTargets`: the longest wait after the drain for the load balancers to let the
-   * instance go (ELBv2's default deregistration delay is 300 s).
-   * @default Duration.seconds(300)
-   */
-  readonly loadBalancerMaxWait?: Duration;
-  /**
-   * More tags that make a target group or Classic Load Balancer the cluster's; an empty value
-   * matches any value.
-   * @default - only elbv2.k8s.aws/cluster=<clusterName> and kubernetes.io/cluster/<clusterName>
-   */
-  readonly loadBalancerTags?: Record<string, string>;
-  /**
-   * Release the instance only once the volumes of the pods that left it are detached (their
-   * VolumeAttachments gone), within the drain deadline, so their replacements attach them
-   * elsewhere at once.
-   * @default true
-   */
-  readonly waitForVolumeDetach?: boolean;
   /**
    * With `deadlinePolicy: DeadlinePolicy.RETAIN` and groups given by name: their instance lifecycle policy
    * is already set to retain on ABANDON (the construct cannot set it on a group it does not
@@ -105,7 +82,10 @@ export interface GracefulNodeTerminationProps extends DrainRuleProps, SurgeProps
    * @default Mode.ENFORCE
    */
   readonly mode?: Mode;
-  /** After an undrained release, taint the node out-of-service once EC2 says it is terminated (OUT_OF_SERVICE_AFTER_RELEASE). @default true */
+  /**
+   * After an undrained release, taint the node out-of-service once EC2 says it is terminated
+   * (OUT_OF_SERVICE_AFTER_RELEASE). @default true
+   */
   readonly outOfServiceAfterRelease?: boolean;
   /** The custom termination policy (Auto Scaling may invoke the function; docs/termination-policy.md). */
   readonly terminationPolicy?: TerminationPolicyOptions;
@@ -148,7 +128,8 @@ export interface GracefulNodeTerminationProps extends DrainRuleProps, SurgeProps
    */
   readonly reconcileMarks?: boolean;
   /**
-   * Node auto repair as managed node groups have it (docs/repair.md): a node of a served group whose condition stays bad past
+   * Node auto repair as managed node groups have it (docs/repair.md): a node of a served group whose condition stays
+   * bad past
    * its rule is replaced through Auto Scaling (its terminate hook drains it) or rebooted. Needs `reconcileMarks`;
    * grants autoscaling:SetInstanceHealth on the served groups (ec2:RebootInstances with a Reboot rule).
    * @default - off
@@ -210,31 +191,6 @@ export interface GracefulNodeTerminationProps extends DrainRuleProps, SurgeProps
    */
   readonly manageKubernetesAccess?: boolean;
   /**
-   * Where alarms are sent.
-   * @default - alarms are created without actions
-   */
-  readonly alarmTopic?: sns.ITopic;
-  /**
-   * Where alarms are sent by email: the construct creates an encrypted alarm topic with this
-   * subscription (confirm the email AWS sends). Without this or `alarmTopic`, the synth warns:
-   * alarms nobody receives protect nobody.
-   * @default - none
-   */
-  readonly alarmEmail?: string;
-  /**
-   * Build a CloudWatch dashboard `<deploymentName>-<region>`: terminations by outcome, drain
-   * duration p50/p99, evictions blocked by cause, settle waits, retained instances, reconciler
-   * actions and errors. (The saved Logs Insights queries are made either way.)
-   * @default false
-   */
-  readonly dashboard?: boolean;
-  /**
-   * Where the alarms' runbook is: each alarm's description ends with `<runbookUrl>#alarm-<name>`
-   * (docs/operations.md has an anchor for each). Point it at your own copy or wiki.
-   * @default - docs/operations.md in the project's repository
-   */
-  readonly runbookUrl?: string;
-  /**
    * Drain on EC2 Spot interruption warnings (two minutes' notice, no lifecycle action) and
    * count rebalance recommendations: EventBridge rules for `EC2 Spot Instance Interruption
    * Warning` and `EC2 Instance Rebalance Recommendation` invoke the function. Only instances of
@@ -245,9 +201,10 @@ export interface GracefulNodeTerminationProps extends DrainRuleProps, SurgeProps
   readonly spotInterruptions?: boolean;
   /**
    * Place the functions in this VPC (private cluster endpoints). The subnets then need a
-   * route to the cluster endpoint and to the autoscaling, eks and sns APIs (NAT or VPC
-   * endpoints; sns carries the hand-offs of long drains; docs/deploy.md lists every route), and the
-   * cluster security group must admit the functions' security group on 443.
+   * route to the cluster endpoint and to the APIs the functions call: autoscaling, ec2, eks,
+   * elasticloadbalancing and sns (NAT or VPC endpoints; sns carries the hand-offs of long drains),
+   * and s3 for the installer's answer to CloudFormation: docs/deploy.md lists every route, from
+   * the policies. The cluster security group must admit the functions' security group on 443.
    * @default - not in a VPC
    */
   readonly vpc?: ec2.IVpc;

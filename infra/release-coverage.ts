@@ -1,9 +1,9 @@
 // Every construct property, and the release template's parameter that stands for it or the
 // reason none does. The type makes a new property without an entry a compile error;
-// test/infra/release-coverage.test.ts checks the entries against props.ts and the template, and
+// test/infra/release.test.ts checks the entries against props.ts and the template, and
 // docs/cloudformation.md's tables are generated from this list (npm run docs).
 import type { GracefulNodeTerminationProps } from './props.js';
-import { parameterNames as p, type ParameterName } from './release-parameters.js';
+import { parameterNames as p, type ParameterName } from './release-names.js';
 
 export type Coverage = { readonly parameters: readonly ParameterName[] } | { readonly reason: string };
 
@@ -18,36 +18,33 @@ export const propertyCoverage: { readonly [K in keyof Required<GracefulNodeTermi
   waitForTargets: { parameters: [p.waitForTargets] },
   loadBalancerMinWait: { parameters: [p.loadBalancerMinWait] },
   loadBalancerMaxWait: { parameters: [p.loadBalancerMaxWait] },
-  loadBalancerTags: {
-    reason:
-      'A map of tags, which no CloudFormation parameter type holds; it turns on the account-wide tag scan for load balancers other tools made, while the cluster itself names those of both load-balancer controllers (TargetGroupBindings, in-tree Services).',
-  },
+  loadBalancerTags: { parameters: [p.loadBalancerTags] },
   waitForVolumeDetach: { parameters: [p.waitForVolumeDetach] },
-  retentionSetOutside: { reason: 'Always true in the template: it cannot set the instance lifecycle policy of groups it does not define, so DeadlinePolicy=retain asks you to.' },
+  retentionSetOutside: { parameters: [p.retentionSetOutside] },
   deadlinePolicy: { parameters: [p.deadlinePolicy] },
   mode: { parameters: [p.mode] },
-  outOfServiceAfterRelease: {
-    reason: 'A safety default (on): it acts only on nodes our drain released with pods still on them, after EC2 says the instance is terminated; the construct can turn it off.',
+  outOfServiceAfterRelease: { parameters: [p.outOfServiceAfterRelease] },
+  terminationPolicy: {
+    parameters: [p.terminationDeferral, p.maintenanceWindows, p.maintenanceTimeZone, p.serviceLinkedRole],
   },
-  terminationPolicy: { parameters: [p.terminationDeferral, p.maintenanceWindows, p.maintenanceTimeZone] },
   repair: { parameters: [p.repair] },
   drainRules: { parameters: [p.drainRules] },
-  evictDaemonSetPods: { reason: 'Off, as `kubectl drain --ignore-daemonsets`; turning it on changes what every drain does to node agents, through the construct.' },
+  evictDaemonSetPods: { parameters: [p.evictDaemonSetPods] },
   surgeBeforeEvict: {
-    reason: 'Opt-in per workload or namespace, with patch on Deployments fenced by an admission policy; the construct (surgeBeforeEvict) turns it on.',
+    parameters: [p.surgeBeforeEvict, p.surgeNamespaces, p.surgePodSelector, p.surgeTimeout, p.surgeUntouchableManagers],
   },
   batchWait: { parameters: [p.batchWait] },
-  minEvictionWindow: { reason: 'A fairness floor most deployments never change; the construct default (60 s) applies.' },
-  cordonDoomedSiblings: { reason: 'A safety default (on) with no known reason to turn it off; the construct can.' },
-  markOutdatedOnRefresh: { reason: 'A safety default (on) that `upgrade` relies on; the construct can turn it off.' },
+  minEvictionWindow: { parameters: [p.minEvictionWindow] },
+  cordonDoomedSiblings: { parameters: [p.cordonDoomedSiblings] },
+  markOutdatedOnRefresh: { parameters: [p.markOutdatedOnRefresh] },
   reconcileMarks: { parameters: [p.reconcileMarks] },
   reconcileInterval: { parameters: [p.reconcileInterval] },
   launchTimeout: { parameters: [p.launchTimeout] },
-  reservedConcurrency: { reason: "Reserved concurrency takes from the account's pool; sized per account, it is left to the construct." },
-  evictionConcurrency: { reason: 'A tuning knob (32 in flight per node) measured as enough for 110 pods (docs/benchmarks.md); the construct can change it.' },
+  reservedConcurrency: { parameters: [p.reservedConcurrency] },
+  evictionConcurrency: { parameters: [p.evictionConcurrency] },
   memorySizeMiB: { parameters: [p.memorySize] },
   deploymentName: { parameters: [p.deploymentName] },
-  kubernetesGroup: { reason: 'The deployment name is the group; a different group is for clusters whose RBAC someone else manages, through the construct.' },
+  kubernetesGroup: { parameters: [p.kubernetesGroup] },
   manageKubernetesAccess: { parameters: [p.manageKubernetesAccess] },
   alarmTopic: { parameters: [p.alarmTopicArn] },
   alarmEmail: { parameters: [p.alarmEmail] },
@@ -60,7 +57,5 @@ export const propertyCoverage: { readonly [K in keyof Required<GracefulNodeTermi
   logRetention: { parameters: [p.logRetention] },
   permissionsBoundary: { parameters: [p.permissionsBoundary] },
   rolePath: { parameters: [p.rolePath] },
-  removalPolicy: {
-    reason: 'A stack-level choice CloudFormation users make with a stack policy or by retaining on delete; the template keeps the construct default (DESTROY).',
-  },
+  removalPolicy: { parameters: [p.removalPolicy] },
 };

@@ -14,7 +14,9 @@ export interface ConditionalVariant {
   readonly condition: string;
   /** Holds where it does not: the condition of the resources only the base has. */
   readonly inverse?: string;
-  /** Variants whose conditions never hold where this one's inverse does: a resource all of them drop takes this inverse. */
+  /**
+   * Variants whose conditions never hold where this one's inverse does: a resource all of them drop takes this inverse.
+   */
   readonly covers?: readonly string[];
   readonly template: JsonObject;
 }
@@ -38,9 +40,14 @@ const isIntrinsic = (o: JsonObject): boolean => {
 const isPlain = (slot: Slot): slot is JsonObject => slot !== missing && isObject(slot) && !isIntrinsic(slot);
 
 /** The base and its variants as one template: Resources merged resource by resource, the rest node by node. */
-export function mergeConditional(base: JsonObject, variants: readonly ConditionalVariant[], exclusive: Exclusive): JsonObject {
+export function mergeConditional(
+  base: JsonObject,
+  variants: readonly ConditionalVariant[],
+  exclusive: Exclusive,
+): JsonObject {
   const { Resources: baseResources, ...baseRest } = base;
-  const withoutResources = (t: JsonObject): JsonObject => Object.fromEntries(Object.entries(t).filter(([key]) => key !== 'Resources'));
+  const withoutResources = (t: JsonObject): JsonObject =>
+    Object.fromEntries(Object.entries(t).filter(([key]) => key !== 'Resources'));
   const rest = mergeNode(
     baseRest,
     variants.map((v) => ({ condition: v.condition, value: withoutResources(v.template) })),
@@ -50,14 +57,27 @@ export function mergeConditional(base: JsonObject, variants: readonly Conditiona
   return { ...rest, Resources: mapJson(resources, conditionalDependencies) };
 }
 
-function mergeResourceMaps(base: JsonObject, variants: readonly ConditionalVariant[], exclusive: Exclusive): JsonObject {
+function mergeResourceMaps(
+  base: JsonObject,
+  variants: readonly ConditionalVariant[],
+  exclusive: Exclusive,
+): JsonObject {
   const out: JsonObject = {};
-  const ids = [...new Set([...Object.keys(base), ...variants.flatMap((v) => Object.keys(v.template['Resources'] as JsonObject))])];
+  const ids = [
+    ...new Set([...Object.keys(base), ...variants.flatMap((v) => Object.keys(v.template['Resources'] as JsonObject))]),
+  ];
   for (const id of ids) {
     const having = variants.filter((v) => (v.template['Resources'] as JsonObject)[id] !== undefined);
-    const changes = having.map((v) => ({ condition: v.condition, value: (v.template['Resources'] as JsonObject)[id]! }));
+    const changes = having.map((v) => ({
+      condition: v.condition,
+      value: (v.template['Resources'] as JsonObject)[id]!,
+    }));
     if (base[id] === undefined) {
-      if (having.length !== 1) throw new Error(`release: ${id} is made by more than one variant (${having.map((v) => v.condition).join(', ')}) but not by the base`);
+      if (having.length !== 1)
+        throw new Error(
+          `release: ${id} is made by more than one variant (${having.map((v) => v.condition).join(', ')}) but not by ` +
+            `the base`,
+        );
       out[id] = withCondition(id, changes[0]!.value as JsonObject, having[0]!.condition);
       continue;
     }
@@ -65,16 +85,21 @@ function mergeResourceMaps(base: JsonObject, variants: readonly ConditionalVaria
     const merged = mergeNode(base[id], changes, exclusive) as JsonObject;
     const covering = dropping.find((v) => dropping.every((d) => d === v || v.covers?.includes(d.condition)));
     const lacking = covering === undefined ? dropping : [covering];
-    if (lacking.length > 1) throw new Error(`release: ${id} is dropped by more than one variant (${lacking.map((v) => v.condition).join(', ')})`);
+    if (lacking.length > 1)
+      throw new Error(
+        `release: ${id} is dropped by more than one variant (${lacking.map((v) => v.condition).join(', ')})`,
+      );
     const inverse = lacking[0]?.inverse;
-    if (lacking.length === 1 && inverse === undefined) throw new Error(`release: ${id} is dropped where ${lacking[0]!.condition} holds, which has no inverse condition`);
+    if (lacking.length === 1 && inverse === undefined)
+      throw new Error(`release: ${id} is dropped where ${lacking[0]!.condition} holds, which has no inverse condition`);
     out[id] = inverse === undefined ? merged : withCondition(id, merged, inverse);
   }
   return out;
 }
 
 function withCondition(id: string, resource: JsonObject, condition: string): JsonObject {
-  if (!isObject(resource) || resource['Condition'] !== undefined) throw new Error(`release: ${id} already has a condition`);
+  if (!isObject(resource) || resource['Condition'] !== undefined)
+    throw new Error(`release: ${id} already has a condition`);
   return { ...resource, Condition: condition };
 }
 
@@ -94,7 +119,8 @@ function mergeNode(base: Slot, changes: readonly Change[], exclusive: Exclusive)
     }
     return out;
   }
-  if (Array.isArray(base) && differing.every((c) => Array.isArray(c.value))) return mergeLists(base, differing, exclusive);
+  if (Array.isArray(base) && differing.every((c) => Array.isArray(c.value)))
+    return mergeLists(base, differing, exclusive);
   return mergeLeaf(base, differing, exclusive);
 }
 
@@ -103,10 +129,16 @@ function mergeLeaf(base: Slot, differing: readonly Change[], exclusive: Exclusiv
   for (const [i, a] of differing.entries())
     for (const b of differing.slice(i + 1)) {
       if (!isDeepStrictEqual(a.value, b.value) && !exclusive(a.condition, b.condition)) {
-        throw new Error(`release: ${a.condition} and ${b.condition} both change ${JSON.stringify(toJson(base)).slice(0, 120)}, and may hold at once`);
+        throw new Error(
+          `release: ${a.condition} and ${b.condition} both change ${JSON.stringify(toJson(base)).slice(0, 120)}, and ` +
+            `may hold at once`,
+        );
       }
     }
-  return differing.reduceRight<Json>((otherwise, c) => ({ 'Fn::If': [c.condition, toJson(c.value), otherwise] }), toJson(base));
+  return differing.reduceRight<Json>(
+    (otherwise, c) => ({ 'Fn::If': [c.condition, toJson(c.value), otherwise] }),
+    toJson(base),
+  );
 }
 
 /**
@@ -145,7 +177,8 @@ interface Gap {
 function gaps(a: readonly Json[], b: readonly Json[]): Gap[] {
   const lcs = Array.from({ length: a.length + 1 }, () => Array.from({ length: b.length + 1 }, () => 0));
   for (let i = a.length - 1; i >= 0; i--)
-    for (let j = b.length - 1; j >= 0; j--) lcs[i]![j] = isDeepStrictEqual(a[i], b[j]) ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+    for (let j = b.length - 1; j >= 0; j--)
+      lcs[i]![j] = isDeepStrictEqual(a[i], b[j]) ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
   const out: Gap[] = [];
   let gap: Gap = { removed: [], added: [], before: 0 };
   const flush = (before: number) => {
@@ -183,5 +216,9 @@ function conditionalDependencies(node: Json): Json {
     });
   const { DependsOn: _, ...rest } = node;
   const metadata = isObject(node['Metadata']) ? node['Metadata'] : {};
-  return { ...rest, ...(fixed.length > 0 ? { DependsOn: fixed } : {}), Metadata: { ...metadata, ConditionalDependsOn: conditional } };
+  return {
+    ...rest,
+    ...(fixed.length > 0 ? { DependsOn: fixed } : {}),
+    Metadata: { ...metadata, ConditionalDependsOn: conditional },
+  };
 }

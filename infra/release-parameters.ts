@@ -1,281 +1,63 @@
-// The release template's parameters, conditions and rules: what a CloudFormation user sets
-// instead of the construct's props. Defaults and ranges come from the handler's own variable
-// definitions (lambda/shared/config-variables.ts); release-coverage.ts says, for every prop,
-// which parameter stands for it or why none does.
-import { Duration, aws_events as events, aws_logs as logs } from 'aws-cdk-lib';
-import { configVariables, DeadlinePolicy, Mode } from '../lambda/shared/config.js';
-import { deploymentNamePattern, rbacName } from '../lambda/installer/rbac.js';
-import { shortestHeartbeatSeconds } from '../lambda/shared/resume-window.js';
-import { defaultRunbookUrl } from './alarms.js';
-import { reconcileEventAge } from './event-rules.js';
-import type { Json, JsonObject } from './release-rewrite.js';
-import { rolePathPattern } from './settings.js';
+// The release template's parameters, their console groups and labels: one parameter for each
+// option (options/options.ts, the one definition the app's context reads too) and two for where
+// the release's Lambda zip is. release-coverage.ts says, for every prop, which parameter stands
+// for it or why none does.
+import { allOptions, optionGroups } from './options/options.js';
+import type { AnyOption } from './options/option.js';
+import { parameterNames as p } from './release-names.js';
+import type { JsonObject } from './release-rewrite.js';
 
-/** Parameter names, as the template and docs/cloudformation.md spell them. */
-export const parameterNames = {
-  clusterName: 'ClusterName',
-  groups: 'AutoScalingGroupNames',
-  deploymentName: 'DeploymentName',
-  heartbeatTimeout: 'HeartbeatTimeoutSeconds',
-  drainTimeout: 'DrainTimeoutSeconds',
-  loadBalancerDelay: 'LoadBalancerDelaySeconds',
-  launchTimeout: 'LaunchTimeoutSeconds',
-  batchWait: 'BatchWaitSeconds',
-  deadlinePolicy: 'DeadlinePolicy',
-  mode: 'Mode',
-  terminationDeferral: 'TerminationDeferralMaxSeconds',
-  maintenanceWindows: 'MaintenanceWindows',
-  maintenanceTimeZone: 'MaintenanceTimeZone',
-  drainRules: 'DrainRules',
-  waitForTargets: 'WaitForTargets',
-  loadBalancerMinWait: 'LoadBalancerMinWaitSeconds',
-  loadBalancerMaxWait: 'LoadBalancerMaxWaitSeconds',
-  waitForVolumeDetach: 'WaitForVolumeDetach',
-  spotInterruptions: 'SpotInterruptions',
-  reconcileMarks: 'ReconcileMarks',
-  reconcileInterval: 'ReconcileIntervalMinutes',
-  repair: 'Repair',
-  manageKubernetesAccess: 'ManageKubernetesAccess',
-  subnetIds: 'SubnetIds',
-  securityGroupIds: 'SecurityGroupIds',
-  memorySize: 'MemorySizeMiB',
-  logRetention: 'LogRetentionDays',
-  permissionsBoundary: 'PermissionsBoundaryArn',
-  rolePath: 'RolePath',
-  alarmTopicArn: 'AlarmTopicArn',
-  alarmEmail: 'AlarmEmail',
-  runbookUrl: 'RunbookUrl',
-  dashboard: 'Dashboard',
-  codeBucket: 'LambdaCodeS3Bucket',
-  codeKey: 'LambdaCodeS3Key',
+/** The parameters an S3 bucket and key of the release's zip fill in. */
+const codeGroup = {
+  label: 'Release artifacts',
+  parameters: {
+    [p.codeBucket]: {
+      label: 'Lambda code bucket',
+      parameter: {
+        Type: 'String',
+        Description: 'S3 bucket in this region holding the Lambda zip of this release.',
+        AllowedPattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$',
+      },
+    },
+    [p.codeKey]: {
+      label: 'Lambda code key',
+      parameter: { Type: 'String', Description: "Key of the Lambda zip in that bucket (the release's file name)." },
+    },
+  },
 } as const;
 
-export type ParameterName = (typeof parameterNames)[keyof typeof parameterNames];
-const p = parameterNames;
-
-/** The conditions the variants merge under (release.ts): each holds where its variant applies; `inverse` where it does not. */
-export const conditionNames = {
-  retain: 'RetainAtDeadline',
-  releases: 'ReleasesAtDeadline',
-  alarmTopic: 'HasAlarmTopic',
-  alarmEmail: 'HasAlarmEmail',
-  inVpc: 'InVpc',
-  withoutAccess: 'WithoutKubernetesAccess',
-  managesAccess: 'ManagesKubernetesAccess',
-  spot: 'DrainsSpotInterruptions',
-  withoutReconciler: 'WithoutReconciler',
-  reconciles: 'Reconciles',
-  repairs: 'Repairs',
-  withoutRepair: 'NoRepair',
-  withoutTargetWait: 'WithoutTargetWait',
-  withoutVolumeWait: 'WithoutVolumeDetachWait',
-  boundary: 'HasPermissionsBoundary',
-  dashboard: 'HasDashboard',
-} as const;
-
-/** The reconciler's intervals the template offers: a rate and an event age need arithmetic CloudFormation has not. */
-export const reconcileIntervalChoices = [1, 2, 5, 10, 15, 30, 60, 120, 360, 720, 1440] as const;
-export const reconcileMapping = 'ReconcileIntervals';
-
-/** The log retentions CloudWatch Logs accepts (never-expire left out: choose a number of days). */
-const retentionChoices = Object.values(logs.RetentionDays).filter((d): d is number => typeof d === 'number' && d !== logs.RetentionDays.INFINITE);
-
-/** The ends of the integer range a variable's parser accepts (it accepts one interval). */
-function rangeOf(variable: { readonly default?: unknown; parse(raw: string): unknown }): [number, number] {
-  const ok = (n: number) => variable.parse(String(n)) !== undefined;
-  const edge = (yes: number, no: number): number => {
-    while (Math.abs(no - yes) > 1) {
-      const mid = Math.floor((yes + no) / 2);
-      if (ok(mid)) yes = mid;
-      else no = mid;
-    }
-    return yes;
-  };
-  const start = Number(variable.default);
-  return [ok(0) ? 0 : edge(start, 0), edge(start, 10_000_000)];
+/** An option's parameter: its kind's type and constraints with its description. */
+function parameterOf(o: AnyOption): JsonObject {
+  const { Type, ...constraints } = o.kind.parameter;
+  return { Type: Type!, Description: o.description, ...constraints };
 }
-
-const numberFrom = (description: string, variable: { readonly default?: unknown; parse(raw: string): unknown }, limits?: [number, number]): JsonObject => {
-  const [min, max] = limits ?? rangeOf(variable);
-  return { Type: 'Number', Description: description, Default: Number(variable.default), MinValue: min, MaxValue: max };
-};
-const flag = (description: string, value: boolean): JsonObject => ({ Type: 'String', Description: description, Default: String(value), AllowedValues: ['true', 'false'] });
-const optional = (description: string, pattern: string): JsonObject => ({ Type: 'String', Description: description, Default: '', AllowedPattern: `^$|${pattern}` });
-const list = (description: string): JsonObject => ({ Type: 'CommaDelimitedList', Description: description, Default: '' });
-
-/**
- * The shortest heartbeat timeout under which a reconciler every minute (the shortest
- * ReconcileIntervalMinutes) resumes a lost hand-off in time; CloudFormation cannot compare the
- * two parameters, so a longer interval with too short a timeout is refused by the function.
- */
-const minHeartbeatSeconds = shortestHeartbeatSeconds(1, configVariables.invocationMarginSeconds.default!)!;
-
-/** The longest launch wait one 15-minute invocation allows (the construct's own limit). */
-const maxLaunchTimeoutSeconds = 15 * 60 - configVariables.invocationMarginSeconds.default!;
 
 export function releaseParameters(defaultCodeKey: string): JsonObject {
-  return { ...whereParameters(), ...drainParameters(), ...featureParameters(), ...placementParameters(), ...codeParameters(defaultCodeKey) };
-}
-
-/** The cluster, the groups and the deployment's name. */
-function whereParameters(): JsonObject {
   return {
-    [p.clusterName]: {
-      Type: 'String',
-      Description: 'Name of the EKS cluster the node groups join (Kubernetes 1.29 or later).',
-      AllowedPattern: '^[0-9A-Za-z][A-Za-z0-9\\-_]{0,99}$',
-    },
-    [p.groups]: { Type: 'CommaDelimitedList', Description: 'Existing Auto Scaling groups to serve, comma-separated: each gets a launch and a terminate hook.' },
-    [p.deploymentName]: {
-      Type: 'String',
-      Description: 'Names the hooks, alarms, RBAC and metrics; one per deployment on a cluster. A DNS label.',
-      Default: rbacName,
-      AllowedPattern: deploymentNamePattern.source,
-    },
+    ...Object.fromEntries(allOptions.map((o) => [o.name, parameterOf(o)])),
+    [p.codeBucket]: codeGroup.parameters[p.codeBucket].parameter,
+    [p.codeKey]: { ...codeGroup.parameters[p.codeKey].parameter, Default: defaultCodeKey },
   };
 }
 
-/** The hook timing, the drain and the settle waits. */
-function drainParameters(): JsonObject {
-  const v = configVariables;
+/**
+ * The console's groups and labels (`AWS::CloudFormation::Interface`): the options' groups, in
+ * their order, and the release's code last. Every parameter is in one group and has a label.
+ * https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-cloudformation-interface.html
+ */
+export function releaseInterface(): JsonObject {
+  const label = (text: string) => ({ default: text });
+  const code = Object.entries(codeGroup.parameters);
   return {
-    // At least what a reconciler every minute needs to resume a lost hand-off in time (docs/limits.md).
-    [p.heartbeatTimeout]: numberFrom(
-      `The hooks' HeartbeatTimeout. At least ${minHeartbeatSeconds} s; a longer ReconcileIntervalMinutes needs more (docs/limits.md).`,
-      v.heartbeatTimeoutSeconds,
-      [minHeartbeatSeconds, 7200],
-    ),
-    [p.drainTimeout]: numberFrom('Longest time evicting and waiting for pods (docs/limits.md).', v.drainTimeoutSeconds),
-    [p.loadBalancerDelay]: numberFrom('Fixed wait after the drain when WaitForTargets is false or the load balancers cannot be read.', v.loadBalancerDelaySeconds),
-    [p.launchTimeout]: numberFrom('How long a new node has to join Ready before its launch is abandoned.', v.launchTimeoutSeconds, [30, maxLaunchTimeoutSeconds]),
-    [p.batchWait]: numberFrom('How long Jobs and do-not-disrupt pods may run to completion before they are evicted.', v.batchWaitSeconds),
-    [p.deadlinePolicy]: {
-      Type: 'String',
-      Description: 'Pods left at the drain deadline: force deletes them, leave lets them die, retain completes with ABANDON (docs/cloudformation.md).',
-      Default: DeadlinePolicy.FORCE,
-      AllowedValues: Object.values(DeadlinePolicy),
-    },
-    [p.mode]: {
-      Type: 'String',
-      Description: 'observe: say what would be done and change nothing (docs/observe-mode.md); enforce: drain.',
-      Default: Mode.ENFORCE,
-      AllowedValues: Object.values(Mode),
-    },
-    [p.waitForTargets]: flag(
-      "After the drain, wait until the cluster's load balancers let the instance go (true), or LoadBalancerDelaySeconds (false).",
-      v.waitForTargets.default!,
-    ),
-    [p.loadBalancerMinWait]: numberFrom('With WaitForTargets: the shortest wait after the drain. At most LoadBalancerMaxWaitSeconds.', v.loadBalancerMinWaitSeconds),
-    [p.loadBalancerMaxWait]: numberFrom('With WaitForTargets: the longest wait after the drain for the load balancers.', v.loadBalancerMaxWaitSeconds),
-    [p.terminationDeferral]: numberFrom('Termination policy: longest deferral of one scale-in (costly candidates, window closed).', v.terminationDeferralMaxSeconds),
-    [p.maintenanceWindows]: {
-      Type: 'String',
-      Description: "Termination policy: only inside these windows, e.g. '0 22 * * MON-FRI for 6h'. Empty: any time.",
-      Default: '',
-    },
-    [p.maintenanceTimeZone]: { Type: 'String', Description: 'IANA time zone of MaintenanceWindows.', Default: v.maintenanceTimeZone.default! },
-    [p.drainRules]: { Type: 'String', Description: 'JSON drain rules (docs/drain-rules.md).', Default: '[]' },
-    [p.waitForVolumeDetach]: flag("Release the instance only once its departed pods' volumes are detached (within the drain deadline).", v.waitForVolumeDetach.default!),
-  };
-}
-
-/** Spot, the reconciler, Kubernetes access and the alarms. */
-function featureParameters(): JsonObject {
-  const v = configVariables;
-  return {
-    [p.spotInterruptions]: flag('Drain on EC2 Spot interruption warnings for instances of the groups (EventBridge rules).', false),
-    [p.reconcileMarks]: flag('Run the reconciler: takes back marks whose owner is gone, resumes drains whose hand-off was lost.', v.reconcileMarks.default!),
-    [p.reconcileInterval]: {
-      Type: 'Number',
-      Description: 'How often the reconciler runs, in minutes.',
-      Default: 5,
-      AllowedValues: [...reconcileIntervalChoices],
-    },
-    [p.repair]: {
-      Type: 'String',
-      Description: 'Node auto repair: off, on or a JSON object of its knobs; no Reboot rules (docs/repair.md).',
-      Default: 'off',
-    },
-    [p.manageKubernetesAccess]: flag('Create the access entries and install the RBAC. false: aws-auth clusters (docs/deploy.md).', true),
-    [p.alarmTopicArn]: optional(
-      'SNS topic the alarms notify (cloudwatch.amazonaws.com may publish). Empty: AlarmEmail.',
-      '^arn:[a-z-]+:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}$',
-    ),
-    [p.alarmEmail]: optional('Without AlarmTopicArn: an encrypted alarm topic with this e-mail subscription (confirm the e-mail AWS sends).', '^[^\\s@,]+@[^\\s@,]+$'),
-    [p.runbookUrl]: { Type: 'String', Description: "Each alarm's description links to <RunbookUrl>#alarm-<name>.", Default: defaultRunbookUrl, AllowedPattern: '^https?://\\S+$' },
-    [p.dashboard]: flag('A CloudWatch dashboard <DeploymentName>-<region>.', false),
-  };
-}
-
-/** Where the functions run and what their roles and logs look like. */
-function placementParameters(): JsonObject {
-  return {
-    [p.subnetIds]: list('Subnets for the functions (private cluster endpoints), comma-separated. Empty: not in a VPC.'),
-    [p.securityGroupIds]: list('Security groups for the functions, with SubnetIds (the cluster security group must admit them on 443).'),
-    [p.memorySize]: { Type: 'Number', Description: 'Memory of the drainer, MiB.', Default: 256, MinValue: 128, MaxValue: 10240 },
-    [p.logRetention]: { Type: 'Number', Description: "Days the functions' logs are kept.", Default: logs.RetentionDays.ONE_MONTH, AllowedValues: retentionChoices },
-    [p.permissionsBoundary]: optional('Permissions boundary for every role the stack creates. Empty: none.', '^arn:aws[a-z-]*:iam::([0-9]{12}|aws):policy/.+$'),
-    [p.rolePath]: { Type: 'String', Description: 'IAM path of every role the stack creates.', Default: '/', AllowedPattern: rolePathPattern.source, MaxLength: 512 },
-  };
-}
-
-/** Where the release's Lambda zip is. */
-function codeParameters(defaultCodeKey: string): JsonObject {
-  return {
-    [p.codeBucket]: { Type: 'String', Description: 'S3 bucket in this region holding the Lambda zip of this release.', AllowedPattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$' },
-    [p.codeKey]: { Type: 'String', Description: "Key of the Lambda zip in that bucket (the release's file name).", Default: defaultCodeKey },
-  };
-}
-
-const equals = (parameter: string, value: Json): Json => ({ 'Fn::Equals': [{ Ref: parameter }, value] });
-const not = (condition: Json): Json => ({ 'Fn::Not': [condition] });
-
-export function releaseConditions(): JsonObject {
-  const c = conditionNames;
-  const noTopic = equals(p.alarmTopicArn, '');
-  return {
-    [c.retain]: equals(p.deadlinePolicy, DeadlinePolicy.RETAIN),
-    [c.releases]: not(equals(p.deadlinePolicy, DeadlinePolicy.RETAIN)),
-    [c.alarmTopic]: not(noTopic),
-    // The topic wins when both are given, as in the construct.
-    [c.alarmEmail]: { 'Fn::And': [not(equals(p.alarmEmail, '')), noTopic] },
-    [c.inVpc]: not({ 'Fn::Equals': [{ 'Fn::Join': ['', { Ref: p.subnetIds }] }, ''] }),
-    [c.withoutAccess]: equals(p.manageKubernetesAccess, 'false'),
-    [c.managesAccess]: equals(p.manageKubernetesAccess, 'true'),
-    [c.spot]: equals(p.spotInterruptions, 'true'),
-    [c.withoutReconciler]: equals(p.reconcileMarks, 'false'),
-    [c.reconciles]: equals(p.reconcileMarks, 'true'),
-    // Off by the parameter while the reconciler runs (without the reconciler, WithoutReconciler says so).
-    [c.withoutRepair]: { 'Fn::And': [equals(p.repair, 'off'), equals(p.reconcileMarks, 'true')] },
-    [c.repairs]: { 'Fn::And': [not(equals(p.repair, 'off')), equals(p.reconcileMarks, 'true')] },
-    [c.withoutTargetWait]: equals(p.waitForTargets, 'false'),
-    [c.withoutVolumeWait]: equals(p.waitForVolumeDetach, 'false'),
-    [c.boundary]: not(equals(p.permissionsBoundary, '')),
-    [c.dashboard]: equals(p.dashboard, 'true'),
-  };
-}
-
-/** The reconciler's rate and event age for each interval the template offers, as the construct makes them. */
-export function releaseMappings(): JsonObject {
-  const rows = reconcileIntervalChoices.map((minutes) => {
-    const interval = Duration.minutes(minutes);
-    return [String(minutes), { Rate: events.Schedule.rate(interval).expressionString, MaxEventAge: reconcileEventAge(interval).toSeconds() }];
-  });
-  return { [reconcileMapping]: Object.fromEntries(rows) };
-}
-
-/** What CloudFormation checks before it creates anything. */
-export function releaseRules(): JsonObject {
-  const assert = (condition: Json, description: string) => ({ Assertions: [{ Assert: condition, AssertDescription: description }] });
-  return {
-    GroupNamesNotEmpty: assert(not({ 'Fn::Contains': [{ Ref: p.groups }, ''] }), 'AutoScalingGroupNames must name at least one group, without empty entries'),
-    RepairNeedsReconciler: {
-      RuleCondition: not(equals(p.repair, 'off')),
-      ...assert(equals(p.reconcileMarks, 'true'), 'Repair needs ReconcileMarks=true'),
-    },
-    SecurityGroupsWithSubnets: {
-      RuleCondition: not({ 'Fn::Contains': [{ Ref: p.subnetIds }, ''] }),
-      ...assert(not({ 'Fn::Contains': [{ Ref: p.securityGroupIds }, ''] }), 'SubnetIds need SecurityGroupIds (no empty entries): the functions run in those security groups'),
+    'AWS::CloudFormation::Interface': {
+      ParameterGroups: [
+        ...optionGroups.map((g) => ({ Label: label(g.label), Parameters: g.options.map((o) => o.name) })),
+        { Label: label(codeGroup.label), Parameters: code.map(([name]) => name) },
+      ],
+      ParameterLabels: Object.fromEntries([
+        ...allOptions.map((o) => [o.name, label(o.label)]),
+        ...code.map(([name, c]) => [name, label(c.label)]),
+      ]),
     },
   };
 }

@@ -7,7 +7,8 @@ import { isDeepStrictEqual } from 'node:util';
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
-export const isObject = (value: Json | undefined): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isObject = (value: Json | undefined): value is JsonObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Maps a JSON tree bottom-up: `fn` may replace a node (its children already mapped). */
 export function mapJson(node: Json, fn: (node: Json) => Json): Json {
@@ -20,7 +21,8 @@ export function mapJson(node: Json, fn: (node: Json) => Json): Json {
 export function replaceText(node: Json, from: string, to: string): Json {
   if (typeof node === 'string') return node.split(from).join(to);
   if (Array.isArray(node)) return node.map((n) => replaceText(n, from, to));
-  if (isObject(node)) return Object.fromEntries(Object.entries(node).map(([k, v]) => [k.split(from).join(to), replaceText(v, from, to)]));
+  if (isObject(node))
+    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k.split(from).join(to), replaceText(v, from, to)]));
   return node;
 }
 
@@ -33,7 +35,8 @@ export const containsText = (node: Json, text: string): boolean => JSON.stringif
  * (inside an existing Fn::Sub, in place), and one equal to it a `Ref`.
  */
 export function parameterise(node: Json, exact: ReadonlyMap<string, Json>, within: ReadonlyMap<string, string>): Json {
-  const substitute = (text: string): string => [...within].reduce((s, [sentinel, parameter]) => s.split(sentinel).join(`\${${parameter}}`), text);
+  const substitute = (text: string): string =>
+    [...within].reduce((s, [sentinel, parameter]) => s.split(sentinel).join(`\${${parameter}}`), text);
   return mapJson(node, (n) => {
     if (isObject(n) && typeof n['Fn::Sub'] === 'string') return { 'Fn::Sub': substitute(n['Fn::Sub']) };
     const replacement = exact.get(JSON.stringify(n));
@@ -64,7 +67,9 @@ export function loopPerGroupResources(resources: JsonObject, loop: GroupLoop): J
   const [first, second] = loop.groups;
   const rest: JsonObject = {};
   const perGroup: JsonObject = {};
-  const twins = new Map(Object.entries(resources).filter(([, r]) => containsText(r, second) && !containsText(r, first)));
+  const twins = new Map(
+    Object.entries(resources).filter(([, r]) => containsText(r, second) && !containsText(r, first)),
+  );
   const twinIds = new Set(twins.keys());
   for (const [id, resource] of Object.entries(resources)) {
     if (twinIds.has(id)) continue;
@@ -73,14 +78,22 @@ export function loopPerGroupResources(resources: JsonObject, loop: GroupLoop): J
       continue;
     }
     const twin = [...twins].find(([, r]) => isDeepStrictEqual(r, replaceText(resource, first, second)));
-    if (twin === undefined) throw new Error(`release: ${id} names group ${first} but has no twin for ${second}: not a per-group resource`);
+    if (twin === undefined)
+      throw new Error(`release: ${id} names group ${first} but has no twin for ${second}: not a per-group resource`);
     twins.delete(twin[0]);
     const key = id
       .replace(/[0-9A-F]{8}$/, '')
       .split(first)
       .join(`&{${loop.identifier}}`);
-    if (key === id.replace(/[0-9A-F]{8}$/, '')) throw new Error(`release: per-group resource ${id} does not carry the group's name in its logical ID`);
-    perGroup[key] = mapJson(resource, (n) => (n === first ? { Ref: loop.identifier } : typeof n === 'string' ? n.split(first).join(`\${${loop.identifier}}`) : n));
+    if (key === id.replace(/[0-9A-F]{8}$/, ''))
+      throw new Error(`release: per-group resource ${id} does not carry the group's name in its logical ID`);
+    perGroup[key] = mapJson(resource, (n) =>
+      n === first
+        ? { Ref: loop.identifier }
+        : typeof n === 'string'
+          ? n.split(first).join(`\${${loop.identifier}}`)
+          : n,
+    );
   }
   if (twins.size > 0) throw new Error(`release: ${[...twins.keys()].join(', ')} name only group ${second}`);
   if (Object.keys(perGroup).length === 0) return rest;
@@ -102,13 +115,24 @@ export function rewriteGroupLists(node: Json, loop: GroupLoop): Json {
   const list = { Ref: loop.parameter };
   const rewritten = mapJson(node, (n): Json => {
     if (n === `${first},${second}`) return { 'Fn::Join': [',', list] };
-    if (!Array.isArray(n) || n.length !== 2 || !containsText(n[0]!, first) || !isDeepStrictEqual(replaceText(n[0]!, first, second), n[1])) return n;
+    if (
+      !Array.isArray(n) ||
+      n.length !== 2 ||
+      !containsText(n[0]!, first) ||
+      !isDeepStrictEqual(replaceText(n[0]!, first, second), n[1])
+    )
+      return n;
     if (n[0] === first) return list;
     const join = isObject(n[0]) ? n[0]['Fn::Join'] : undefined;
     const parts = Array.isArray(join) && join[0] === '' && Array.isArray(join[1]) ? join[1] : [];
     const pseudo = (p: Json) => isObject(p) && typeof p['Ref'] === 'string' && p['Ref'].startsWith('AWS::');
     const last = parts.at(-1);
-    if (parts.length === 0 || typeof last !== 'string' || !last.endsWith(first) || !parts.every((p) => typeof p === 'string' || pseudo(p))) {
+    if (
+      parts.length === 0 ||
+      typeof last !== 'string' ||
+      !last.endsWith(first) ||
+      !parts.every((p) => typeof p === 'string' || pseudo(p))
+    ) {
       throw new Error(`release: cannot rewrite the per-group list ${JSON.stringify(n[0])}`);
     }
     const prefix = (ref: (name: string) => string) =>
@@ -124,7 +148,8 @@ export function rewriteGroupLists(node: Json, loop: GroupLoop): Json {
   });
   const pinned = mapJson(rewritten, pinStatement);
   if (containsText(pinned, pinKey)) throw new Error('release: a list of group ARNs outside a policy statement');
-  for (const group of loop.groups) if (containsText(pinned, group)) throw new Error(`release: group ${group} left in the template`);
+  for (const group of loop.groups)
+    if (containsText(pinned, group)) throw new Error(`release: group ${group} left in the template`);
   return pinned;
 }
 
@@ -140,7 +165,10 @@ function pinStatement(node: Json): Json {
   const resource = statement['Resource'];
   if (isObject(resource) && resource[pinKey] !== undefined) {
     statement['Resource'] = resource['value']!;
-    condition['StringEquals'] = { ...(isObject(condition['StringEquals']) ? condition['StringEquals'] : {}), 'aws:RequestedRegion': { Ref: 'AWS::Region' } };
+    condition['StringEquals'] = {
+      ...(isObject(condition['StringEquals']) ? condition['StringEquals'] : {}),
+      'aws:RequestedRegion': { Ref: 'AWS::Region' },
+    };
   }
   for (const [operator, keys] of Object.entries(condition)) {
     if (!isObject(keys)) continue;

@@ -1,97 +1,32 @@
-// What the release template is synthesized from: sentinel values for every parameter that is a
-// value (two sets, each value found nowhere else in a template), and the dimensions, each a
-// setting the base (the construct's defaults) changes under one condition.
+// What the release template is synthesized from: the sentinels (release-sentinels.ts) over the
+// base, and the dimensions, each a setting the base (the construct's defaults) changes under one
+// condition.
 import { DrainBehavior } from './drain-rule-props.js';
 import { join } from 'node:path';
-import { App, DefaultStackSynthesizer, Duration, Stack, Validations, aws_ec2 as ec2, aws_iam as iam, aws_logs as logs, aws_sns as sns } from 'aws-cdk-lib';
+import {
+  App,
+  DefaultStackSynthesizer,
+  Duration,
+  RemovalPolicy,
+  Stack,
+  Validations,
+  aws_ec2 as ec2,
+  aws_iam as iam,
+  aws_sns as sns,
+} from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { addOutputs } from './app.js';
-import { DeadlinePolicy, GracefulNodeTermination, type GracefulNodeTerminationProps } from './graceful-node-termination.js';
-import { conditionNames as c } from './release-parameters.js';
+import {
+  DeadlinePolicy,
+  GracefulNodeTermination,
+  type GracefulNodeTerminationProps,
+} from './graceful-node-termination.js';
+import { conditionNames as c } from './release-names.js';
 import type { JsonObject } from './release-rewrite.js';
-
-export interface Sentinels {
-  readonly clusterName: string;
-  readonly deploymentName: string;
-  readonly groups: readonly [string, string];
-  readonly heartbeatTimeout: number;
-  readonly drainTimeout: number;
-  readonly loadBalancerDelay: number;
-  readonly launchTimeout: number;
-  readonly batchWait: number;
-  readonly loadBalancerMinWait: number;
-  readonly loadBalancerMaxWait: number;
-  readonly reconcileIntervalMinutes: number;
-  readonly memorySize: number;
-  readonly logRetention: logs.RetentionDays;
-  readonly subnets: readonly [string, string];
-  readonly securityGroups: readonly [string, string];
-  readonly permissionsBoundary: string;
-  readonly rolePath: string;
-  readonly alarmTopicArn: string;
-  readonly alarmEmail: string;
-  readonly runbookUrl: string;
-  readonly terminationDeferral: number;
-  readonly maintenanceWindow: string;
-  readonly maintenanceTimeZone: string;
-  readonly drainRule: string;
-}
-
-export const sentinelSets: readonly [Sentinels, Sentinels] = [
-  {
-    clusterName: 'gntclusteralpha',
-    deploymentName: 'gntdeployalpha',
-    groups: ['gntgroupalpha', 'gntgroupbravo'],
-    heartbeatTimeout: 3517,
-    drainTimeout: 1213,
-    loadBalancerDelay: 47,
-    launchTimeout: 613,
-    batchWait: 7211,
-    loadBalancerMinWait: 23,
-    loadBalancerMaxWait: 277,
-    reconcileIntervalMinutes: 37,
-    memorySize: 389,
-    logRetention: logs.RetentionDays.EIGHTEEN_MONTHS,
-    subnets: ['subnet-0a1a0000000000a01', 'subnet-0a1a0000000000a02'],
-    securityGroups: ['sg-0a1a0000000000a01', 'sg-0a1a0000000000a02'],
-    permissionsBoundary: 'arn:aws:iam::111111111111:policy/gntboundaryalpha',
-    rolePath: '/gntpathalpha/',
-    alarmTopicArn: 'arn:aws:sns:us-east-1:111111111111:gntalarmsalpha',
-    alarmEmail: 'gntalpha@example.com',
-    runbookUrl: 'https://gntrunbookalpha.example/ops',
-    terminationDeferral: 293,
-    maintenanceWindow: '17 3 * * TUE for 97m',
-    maintenanceTimeZone: 'Pacific/Chatham',
-    drainRule: 'gntrulealpha',
-  },
-  {
-    clusterName: 'gntclustercharlie',
-    deploymentName: 'gntdeploycharlie',
-    groups: ['gntgroupcharlie', 'gntgroupdelta'],
-    // Long enough for a reconciler every 41 minutes (the cold start and the synth check the pair).
-    heartbeatTimeout: 3601,
-    drainTimeout: 1109,
-    loadBalancerDelay: 53,
-    launchTimeout: 587,
-    batchWait: 7307,
-    loadBalancerMinWait: 29,
-    loadBalancerMaxWait: 281,
-    reconcileIntervalMinutes: 41,
-    memorySize: 421,
-    logRetention: logs.RetentionDays.SEVEN_YEARS,
-    subnets: ['subnet-0c4c0000000000c01', 'subnet-0c4c0000000000c02'],
-    securityGroups: ['sg-0c4c0000000000c01', 'sg-0c4c0000000000c02'],
-    permissionsBoundary: 'arn:aws:iam::222222222222:policy/gntboundarycharlie',
-    rolePath: '/gntpathcharlie/',
-    alarmTopicArn: 'arn:aws:sns:us-east-1:222222222222:gntalarmscharlie',
-    alarmEmail: 'gntcharlie@example.com',
-    runbookUrl: 'https://gntrunbookcharlie.example/ops',
-    terminationDeferral: 307,
-    maintenanceWindow: '19 5 * * THU for 83m',
-    maintenanceTimeZone: 'America/St_Johns',
-    drainRule: 'gntrulecharlie',
-  },
-];
+import type { Sentinels } from './release-sentinels.js';
+import { subnetsOnlyVpc } from './options/operations-options.js';
+import type { SurgeBeforeEvictProps } from './surge-props.js';
+import type { TerminationPolicyOptions } from './termination-policy.js';
 
 /**
  * A setting the release offers as a condition: the props that differ from the base's. The base
@@ -111,24 +46,76 @@ export interface Dimension {
   props(stack: Stack, s: Sentinels): Partial<GracefulNodeTerminationProps>;
 }
 
+/** Settings that change one or two things each: a variable, a statement, a rule, a resource attribute. */
+const settingDimensions: readonly Dimension[] = [
+  { condition: c.kubernetesGroup, props: (_, s) => ({ kubernetesGroup: s.kubernetesGroup }) },
+  { condition: c.evictsDaemonSetPods, props: () => ({ evictDaemonSetPods: true }) },
+  { condition: c.withoutSiblingCordon, props: () => ({ cordonDoomedSiblings: false }) },
+  { condition: c.withoutOutOfService, inverse: c.outOfService, props: () => ({ outOfServiceAfterRelease: false }) },
+  { condition: c.surges, props: (_, s) => ({ surgeBeforeEvict: surgeOf(s) }) },
+  { condition: c.withoutRefreshMarks, inverse: c.marksRefreshes, props: () => ({ markOutdatedOnRefresh: false }) },
+  { condition: c.reservedConcurrency, props: (_, s) => ({ reservedConcurrency: s.reservedConcurrency }) },
+  { condition: c.retainsData, props: () => ({ removalPolicy: RemovalPolicy.RETAIN }) },
+  {
+    condition: c.serviceLinkedRole,
+    props: (_, s) => ({ terminationPolicy: { ...terminationPolicyOf(s), serviceLinkedRoleArn: s.serviceLinkedRole } }),
+  },
+  { condition: c.runbook, props: (_, s) => ({ runbookUrl: s.runbookUrl }) },
+];
+
+/** Surge before evict over the sentinels: every sub-setting a parameter. */
+export const surgeOf = (s: Sentinels): SurgeBeforeEvictProps => ({
+  namespaces: [s.surgeNamespace],
+  podSelector: s.surgePodSelector,
+  timeout: Duration.seconds(s.surgeTimeout),
+  untouchableManagers: [s.surgeManager],
+});
+
+export const terminationPolicyOf = (s: Sentinels): TerminationPolicyOptions => ({
+  maximumDeferral: Duration.seconds(s.terminationDeferral),
+  maintenanceWindows: [s.maintenanceWindow],
+  maintenanceTimeZone: s.maintenanceTimeZone,
+});
+
 export const dimensions: readonly Dimension[] = [
   { condition: c.releases, inverse: c.retain, props: () => ({ deadlinePolicy: DeadlinePolicy.FORCE }) },
-  { condition: c.alarmTopic, props: (stack, s) => ({ alarmTopic: sns.Topic.fromTopicArn(stack, 'AlarmTopic', s.alarmTopicArn) }) },
+  {
+    condition: c.alarmTopic,
+    props: (stack, s) => ({ alarmTopic: sns.Topic.fromTopicArn(stack, 'AlarmTopic', s.alarmTopicArn) }),
+  },
   { condition: c.alarmEmail, props: (_, s) => ({ alarmEmail: s.alarmEmail }) },
   { condition: c.inVpc, props: inVpc },
   { condition: c.withoutAccess, inverse: c.managesAccess, props: () => ({ manageKubernetesAccess: false }) },
   { condition: c.spot, props: () => ({ spotInterruptions: true }) },
   // Repair runs on the reconciler's schedule: without it, without repair (a rule says so).
-  { condition: c.withoutReconciler, inverse: c.reconciles, props: () => ({ reconcileMarks: false, repair: undefined }) },
+  {
+    condition: c.withoutReconciler,
+    inverse: c.reconciles,
+    props: () => ({ reconcileMarks: false, repair: undefined }),
+  },
   // RepairsNodes holds only with the reconciler: what both drop is there under it.
-  { condition: c.withoutRepair, inverse: c.repairs, covers: [c.withoutReconciler], props: () => ({ repair: undefined }) },
+  {
+    condition: c.withoutRepair,
+    inverse: c.repairs,
+    covers: [c.withoutReconciler],
+    props: () => ({ repair: undefined }),
+  },
   { condition: c.withoutTargetWait, props: () => ({ waitForTargets: false }) },
   { condition: c.withoutVolumeWait, props: () => ({ waitForVolumeDetach: false }) },
   { condition: c.dashboard, props: () => ({ dashboard: true }) },
-  { condition: c.boundary, props: (stack, s) => ({ permissionsBoundary: iam.ManagedPolicy.fromManagedPolicyArn(stack, 'Boundary', s.permissionsBoundary) }) },
+  {
+    condition: c.boundary,
+    props: (stack, s) => ({
+      permissionsBoundary: iam.ManagedPolicy.fromManagedPolicyArn(stack, 'Boundary', s.permissionsBoundary),
+    }),
+  },
+  ...settingDimensions,
 ];
 
-/** The two alarm destinations exclude each other (HasAlarmEmail requires no topic), and so do the two ways repair is off. */
+/**
+ * The two alarm destinations exclude each other (HasAlarmEmail requires no topic), and so do the two ways repair is
+ * off.
+ */
 export const exclusive = (a: string, b: string): boolean =>
   [
     [c.alarmEmail, c.alarmTopic],
@@ -136,8 +123,10 @@ export const exclusive = (a: string, b: string): boolean =>
   ].some((pair) => [a, b].sort().join() === [...pair].sort().join());
 
 function inVpc(stack: Stack, s: Sentinels): Partial<GracefulNodeTerminationProps> {
-  const vpc = ec2.Vpc.fromVpcAttributes(stack, 'Vpc', { vpcId: 'vpc-0release', availabilityZones: ['az-a', 'az-b'], privateSubnetIds: [...s.subnets] });
-  const securityGroups = s.securityGroups.map((id, i) => ec2.SecurityGroup.fromSecurityGroupId(stack, `SecurityGroup${i}`, id));
+  const vpc = subnetsOnlyVpc(stack, s.subnets);
+  const securityGroups = s.securityGroups.map((id, i) =>
+    ec2.SecurityGroup.fromSecurityGroupId(stack, `SecurityGroup${i}`, id),
+  );
   return { vpc, securityGroups };
 }
 
@@ -151,8 +140,13 @@ export interface Synthesized {
 
 /** The construct in a stack of its own, as `cdk synth` makes it, through cdk-nag, with `extra` over the sentinels. */
 export function synthesize(s: Sentinels, extra: (stack: Stack) => Partial<GracefulNodeTerminationProps>): Synthesized {
-  const app = new App({ analyticsReporting: false, context: { 'aws:cdk:enable-path-metadata': false, 'aws:cdk:enable-asset-metadata': false } });
-  const stack = new Stack(app, 'GracefulNodeTermination', { synthesizer: new DefaultStackSynthesizer({ generateBootstrapVersionRule: false }) });
+  const app = new App({
+    analyticsReporting: false,
+    context: { 'aws:cdk:enable-path-metadata': false, 'aws:cdk:enable-asset-metadata': false },
+  });
+  const stack = new Stack(app, 'GracefulNodeTermination', {
+    synthesizer: new DefaultStackSynthesizer({ generateBootstrapVersionRule: false }),
+  });
   const construct = new GracefulNodeTermination(stack, 'GracefulNodeTermination', {
     clusterName: s.clusterName,
     autoScalingGroupNames: [...s.groups],
@@ -168,9 +162,11 @@ export function synthesize(s: Sentinels, extra: (stack: Stack) => Partial<Gracef
     memorySizeMiB: s.memorySize,
     logRetention: s.logRetention,
     rolePath: s.rolePath,
-    runbookUrl: s.runbookUrl,
-    terminationPolicy: { maximumDeferral: Duration.seconds(s.terminationDeferral), maintenanceWindows: [s.maintenanceWindow], maintenanceTimeZone: s.maintenanceTimeZone },
+    terminationPolicy: terminationPolicyOf(s),
     drainRules: [{ name: s.drainRule, behavior: DrainBehavior.SKIP }],
+    minEvictionWindow: Duration.seconds(s.minEvictionWindow),
+    evictionConcurrency: s.evictionConcurrency,
+    loadBalancerTags: { [s.loadBalancerTag[0]]: s.loadBalancerTag[1] },
     // The template's users set the groups' instance lifecycle policy themselves (docs/cloudformation.md).
     retentionSetOutside: true,
     ...baseProps,

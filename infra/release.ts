@@ -7,11 +7,24 @@
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { DeadlinePolicy, defaultRepairSettings, formatRepairSettings, Mode } from '../lambda/shared/config.js';
-import { renderRbacYaml } from '../lambda/installer/rbac-yaml.js';
+import { renderRbacYaml, renderSurgeYaml } from '../lambda/installer/rbac-yaml.js';
 import { mergeConditional } from './release-merge.js';
-import { conditionNames, parameterNames as p, reconcileMapping, releaseConditions, releaseMappings, releaseParameters, releaseRules } from './release-parameters.js';
-import { firstDifference, isObject, loopPerGroupResources, mapJson, parameterise, rewriteGroupLists, type GroupLoop, type Json, type JsonObject } from './release-rewrite.js';
-import { dimensions, exclusive, sentinelSets, synthesize, type Sentinels, type Synthesized } from './release-variants.js';
+import { releaseConditions, releaseMappings, releaseRules } from './release-conditions.js';
+import { conditionNames, parameterNames as p, reconcileMapping } from './release-names.js';
+import { releaseInterface, releaseParameters } from './release-parameters.js';
+import {
+  firstDifference,
+  isObject,
+  loopPerGroupResources,
+  mapJson,
+  parameterise,
+  rewriteGroupLists,
+  type GroupLoop,
+  type Json,
+  type JsonObject,
+} from './release-rewrite.js';
+import { sentinelSets, type Sentinels } from './release-sentinels.js';
+import { dimensions, exclusive, synthesize, type Synthesized } from './release-variants.js';
 import type { GracefulNodeTerminationProps } from './props.js';
 import type { Stack } from 'aws-cdk-lib';
 
@@ -25,21 +38,33 @@ function replaceAssets(template: Json): Json {
 
 /**
  * The RBAC custom resource re-applies when a property changes; its digest of the rendered RBAC
- * depends on the deployment name and the policy, which are parameters now: the release's own
- * digest (its rules for every policy) and the two parameters take its place.
+ * depends on the deployment name, the policy and surge before evict, which are parameters now:
+ * the release's own digest (its rules for every policy, and surge's) and the parameters take
+ * its place. (The group is a property of its own.)
  */
 function rbacDigest(): Json {
   const rules = Object.values(DeadlinePolicy).map((policy) => renderRbacYaml('release', policy, 'release'));
-  const digest = createHash('sha256').update(rules.join('\n---\n')).digest('hex').slice(0, 16);
-  return { 'Fn::Sub': `${digest}-\${${p.deploymentName}}-\${${p.deadlinePolicy}}` };
+  const surge = renderSurgeYaml('release', 'release');
+  const digest = createHash('sha256')
+    .update([...rules, surge].join('\n---\n'))
+    .digest('hex')
+    .slice(0, 16);
+  const sub = [p.deploymentName, p.deadlinePolicy, p.surgeBeforeEvict].map((name) => `\${${name}}`).join('-');
+  return { 'Fn::Sub': `${digest}-${sub}` };
 }
 
 type Extra = (stack: Stack, s: Sentinels) => Partial<GracefulNodeTerminationProps>;
 
-/** Sentinels that stand for a parameter wherever they occur whole (numbers also as the strings of the handler's environment). */
+/**
+ * Sentinels that stand for a parameter wherever they occur whole (numbers also as the strings of the handler's
+ * environment).
+ */
 function exactSentinels(s: Sentinels): Map<string, Json> {
   const ref = (parameter: string): Json => ({ Ref: parameter });
-  const reconcile = (column: string): Json => ({ 'Fn::FindInMap': [reconcileMapping, { Ref: p.reconcileInterval }, column] });
+  const joined = (parameter: string): Json => ({ 'Fn::Join': [',', ref(parameter)] });
+  const reconcile = (column: string): Json => ({
+    'Fn::FindInMap': [reconcileMapping, { Ref: p.reconcileInterval }, column],
+  });
   const numbers: [number, Json][] = [
     [s.heartbeatTimeout, ref(p.heartbeatTimeout)],
     [s.drainTimeout, ref(p.drainTimeout)],
@@ -51,6 +76,10 @@ function exactSentinels(s: Sentinels): Map<string, Json> {
     [s.memorySize, ref(p.memorySize)],
     [s.logRetention, ref(p.logRetention)],
     [s.terminationDeferral, ref(p.terminationDeferral)],
+    [s.minEvictionWindow, ref(p.minEvictionWindow)],
+    [s.evictionConcurrency, ref(p.evictionConcurrency)],
+    [s.reservedConcurrency, ref(p.reservedConcurrency)],
+    [s.surgeTimeout, ref(p.surgeTimeout)],
     [s.reconcileIntervalMinutes * 60, reconcile('MaxEventAge')],
   ];
   const values: [Json, Json][] = [
@@ -76,6 +105,13 @@ function exactSentinels(s: Sentinels): Map<string, Json> {
     [s.rolePath, ref(p.rolePath)],
     [[...s.subnets], ref(p.subnetIds)],
     [[...s.securityGroups], ref(p.securityGroupIds)],
+    [s.loadBalancerTag.join('='), ref(p.loadBalancerTags)],
+    [s.kubernetesGroup, ref(p.kubernetesGroup)],
+    [s.serviceLinkedRole, ref(p.serviceLinkedRole)],
+    [s.surgePodSelector, ref(p.surgePodSelector)],
+    // Lists the handler reads comma-separated.
+    [s.surgeNamespace, joined(p.surgeNamespaces)],
+    [s.surgeManager, joined(p.surgeUntouchableManagers)],
   ];
   return new Map(values.map(([from, to]) => [JSON.stringify(from), to]));
 }
@@ -83,15 +119,26 @@ function exactSentinels(s: Sentinels): Map<string, Json> {
 /** CDK names the e-mail subscription after the address: in the template it is `<topic>Email`. */
 function withoutEmailInIds(template: JsonObject, email: string): JsonObject {
   const inId = email.replace(/[^A-Za-z0-9]/g, '');
-  const resources = Object.entries(template['Resources'] as JsonObject).map(([id, r]) => [id.includes(inId) ? `${id.split(inId)[0]}Email` : id, r]);
+  const resources = Object.entries(template['Resources'] as JsonObject).map(([id, r]) => [
+    id.includes(inId) ? `${id.split(inId)[0]}Email` : id,
+    r,
+  ]);
   return { ...template, Resources: Object.fromEntries(resources) as JsonObject };
 }
 
 /** One synthesized variant in parameterised form. */
 function parameterised(s: Sentinels, template: JsonObject): JsonObject {
-  const loop: GroupLoop = { groups: s.groups, parameter: p.groups, identifier: 'GroupName', loopName: 'LifecycleHooks' };
+  const loop: GroupLoop = {
+    groups: s.groups,
+    parameter: p.groups,
+    identifier: 'GroupName',
+    loopName: 'LifecycleHooks',
+  };
   const assetsReplaced = replaceAssets(template) as JsonObject;
-  const looped = { ...assetsReplaced, Resources: loopPerGroupResources(assetsReplaced['Resources'] as JsonObject, loop) };
+  const looped = {
+    ...assetsReplaced,
+    Resources: loopPerGroupResources(assetsReplaced['Resources'] as JsonObject, loop),
+  };
   const digested = mapJson(rewriteGroupLists(withoutEmailInIds(looped, s.alarmEmail), loop), (n) =>
     isObject(n) && typeof n['RbacDigest'] === 'string' ? { ...n, RbacDigest: rbacDigest() } : n,
   );
@@ -110,11 +157,29 @@ function variantTemplate(extra: Extra): Synthesized {
     return { ...synthesized, template: parameterised(s, synthesized.template) };
   }) as [Synthesized, Synthesized];
   if (!isDeepStrictEqual(first.template, second.template)) {
-    throw new Error(`release: a value derived from a parameter is left in the template: ${firstDifference(first.template, second.template)}`);
+    throw new Error(
+      `release: a value derived from a parameter is left in the template: ` +
+        `${firstDifference(first.template, second.template)}`,
+    );
   }
   const text = JSON.stringify(first.template);
   for (const s of sentinelSets)
-    for (const value of [s.clusterName, s.deploymentName, ...s.groups, ...s.subnets, ...s.securityGroups, s.rolePath, s.runbookUrl]) {
+    for (const value of [
+      s.clusterName,
+      s.deploymentName,
+      ...s.groups,
+      ...s.subnets,
+      ...s.securityGroups,
+      s.rolePath,
+      s.runbookUrl,
+      ...s.loadBalancerTag,
+      s.kubernetesGroup,
+      s.serviceLinkedRole,
+      s.surgeNamespace,
+      s.surgePodSelector,
+      s.surgeManager,
+      'vpc-of-the-subnets',
+    ]) {
       if (text.includes(value)) throw new Error(`release: ${value} left in the template`);
     }
   return first;
@@ -126,14 +191,23 @@ function variantTemplate(extra: Extra): Synthesized {
  */
 function mergedTemplate(): Synthesized {
   const base = variantTemplate(() => ({}));
-  const variants = dimensions.map((d) => ({ condition: d.condition, inverse: d.inverse, covers: d.covers, template: variantTemplate((stack, s) => d.props(stack, s)).template }));
+  const variants = dimensions.map((d) => ({
+    condition: d.condition,
+    inverse: d.inverse,
+    covers: d.covers,
+    template: variantTemplate((stack, s) => d.props(stack, s)).template,
+  }));
   const force = variants.find((v) => v.condition === conditionNames.releases)!.template;
   const leave = variantTemplate(() => ({ deadlinePolicy: DeadlinePolicy.LEAVE })).template;
-  if (!isDeepStrictEqual(force, leave)) throw new Error(`release: force and leave differ beyond the parameter: ${firstDifference(force, leave)}`);
+  if (!isDeepStrictEqual(force, leave))
+    throw new Error(`release: force and leave differ beyond the parameter: ${firstDifference(force, leave)}`);
   return { ...base, template: mergeConditional(base.template, variants, exclusive) };
 }
 
-/** One combination of dimensions, parameterised but not merged: what the merged template must expand to (release.test.ts). */
+/**
+ * One combination of dimensions, parameterised but not merged: what the merged template must expand to
+ * (release.test.ts).
+ */
 export function variantFor(extra: Extra): JsonObject {
   return variantTemplate(extra).template;
 }
@@ -156,7 +230,10 @@ export function generateRelease(version: string): Release {
     template: {
       AWSTemplateFormatVersion: '2010-09-09',
       Transform: 'AWS::LanguageExtensions',
-      Description: `graceful-node-termination ${version}: graceful termination for self-managed EKS node groups (lifecycle hooks, an SNS topic, the drainer Lambda). docs/cloudformation.md`,
+      Description:
+        `graceful-node-termination ${version}: graceful termination for self-managed EKS node groups ` +
+        `(lifecycle hooks, an SNS topic, the drainer Lambda). docs/cloudformation.md`,
+      Metadata: releaseInterface(),
       Parameters: releaseParameters(codeKey),
       Rules: releaseRules(),
       Mappings: releaseMappings(),

@@ -24,7 +24,8 @@ export interface RepairProps {
   /**
    * How long each condition must stay bad (False or Unknown) before its node is replaced, by
    * condition type; the ones not named keep their default.
-   * @default - AcceleratedHardwareReady 10 minutes; Ready, KernelReady, NetworkingReady, ContainerRuntimeReady, StorageReady 30 minutes
+   * @default - AcceleratedHardwareReady 10 minutes; Ready, KernelReady, NetworkingReady, ContainerRuntimeReady,
+   * StorageReady 30 minutes
    */
   readonly repairAfter?: Record<string, Duration>;
   /**
@@ -66,7 +67,9 @@ export interface RepairProps {
 export function repairSettingsOf(props: RepairProps): RepairSettings {
   const minutes = (d: Duration) => d.toMinutes({ integral: false });
   const raw = JSON.stringify({
-    ...(props.repairAfter ? { repairAfterMinutes: Object.fromEntries(Object.entries(props.repairAfter).map(([k, d]) => [k, minutes(d)])) } : {}),
+    ...(props.repairAfter
+      ? { repairAfterMinutes: Object.fromEntries(Object.entries(props.repairAfter).map(([k, d]) => [k, minutes(d)])) }
+      : {}),
     maxUnhealthyNodeThresholdCount: props.maxUnhealthyCount,
     maxUnhealthyNodeThresholdPercentage: props.maxUnhealthyPercentage,
     maxParallelNodesRepairedCount: props.maxParallelCount,
@@ -84,6 +87,7 @@ export function repairSettingsOf(props: RepairProps): RepairSettings {
     nodeSelector: props.nodeSelector,
   });
   const settings = parseRepairSettings(raw);
-  if (settings === 'off' || 'problem' in settings) throw new Error(`repair: ${settings === 'off' ? 'off' : settings.problem} (docs/repair.md)`);
+  if (settings === 'off' || 'problem' in settings)
+    throw new Error(`repair: ${settings === 'off' ? 'off' : settings.problem} (docs/repair.md)`);
   return settings;
 }

@@ -53,6 +53,8 @@ export function surgeEnvironment(p: SurgeBeforeEvictProps | undefined): Partial<
     ...(p.namespaces !== undefined && p.namespaces.length > 0 ? { surgeNamespaces: p.namespaces } : {}),
     ...(p.podSelector !== undefined ? { surgePodSelector: p.podSelector } : {}),
     ...(p.timeout !== undefined ? { surgeTimeoutSeconds: p.timeout.toSeconds() } : {}),
-    ...(p.untouchableManagers !== undefined && p.untouchableManagers.length > 0 ? { surgeUntouchableManagers: p.untouchableManagers } : {}),
+    ...(p.untouchableManagers !== undefined && p.untouchableManagers.length > 0
+      ? { surgeUntouchableManagers: p.untouchableManagers }
+      : {}),
   };
 }

@@ -44,22 +44,39 @@ export function validateTerminationPolicy(o: TerminationPolicyOptions | undefine
   if (o === undefined) return;
   const deferral = o.maximumDeferral?.toSeconds();
   if (deferral !== undefined && configVariables.terminationDeferralMaxSeconds.parse(String(deferral)) === undefined) {
-    throw new Error(`terminationPolicy.maximumDeferral ${deferral} s is invalid: expected ${configVariables.terminationDeferralMaxSeconds.accepts} seconds`);
+    throw new Error(
+      `terminationPolicy.maximumDeferral ${deferral} s is invalid: expected ` +
+        `${configVariables.terminationDeferralMaxSeconds.accepts} seconds`,
+    );
   }
   for (const w of o.maintenanceWindows ?? []) {
     if (!Token.isUnresolved(w) && (w.includes(';') || configVariables.maintenanceWindows.parse(w) === undefined)) {
-      throw new Error(`terminationPolicy.maintenanceWindows ${JSON.stringify(w)} is invalid: expected one window each, ${configVariables.maintenanceWindows.accepts}`);
+      throw new Error(
+        `terminationPolicy.maintenanceWindows ${JSON.stringify(w)} is invalid: expected one window each, ` +
+          `${configVariables.maintenanceWindows.accepts}`,
+      );
     }
   }
   const zone = o.maintenanceTimeZone;
-  if (zone !== undefined && !Token.isUnresolved(zone) && configVariables.maintenanceTimeZone.parse(zone) === undefined) {
-    throw new Error(`terminationPolicy.maintenanceTimeZone ${JSON.stringify(zone)} is invalid: expected ${configVariables.maintenanceTimeZone.accepts}`);
+  if (
+    zone !== undefined &&
+    !Token.isUnresolved(zone) &&
+    configVariables.maintenanceTimeZone.parse(zone) === undefined
+  ) {
+    throw new Error(
+      `terminationPolicy.maintenanceTimeZone ${JSON.stringify(zone)} is invalid: expected ` +
+        `${configVariables.maintenanceTimeZone.accepts}`,
+    );
   }
 }
 
 /** Lets Auto Scaling's service-linked role of this account invoke the function (the unqualified ARN). */
 export function allowTerminationPolicyCalls(fn: lambda.Function, o: TerminationPolicyOptions | undefined): void {
   const stack = Stack.of(fn);
-  const role = o?.serviceLinkedRoleArn ?? `arn:${stack.partition}:iam::${stack.account}:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling`;
-  fn.addPermission('AutoScalingTerminationPolicy', { principal: new iam.ArnPrincipal(role), action: 'lambda:InvokeFunction' });
+  const linkedRole = 'aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling';
+  const role = o?.serviceLinkedRoleArn ?? `arn:${stack.partition}:iam::${stack.account}:role/${linkedRole}`;
+  fn.addPermission('AutoScalingTerminationPolicy', {
+    principal: new iam.ArnPrincipal(role),
+    action: 'lambda:InvokeFunction',
+  });
 }

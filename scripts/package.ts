@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundleLambda } from '../infra/bundling.js';
-import { writeSources } from './package/sources.js';
+import { constructExports, writeSources } from './package/sources.js';
 
 const root = join(import.meta.dirname, '..');
 const packageDir = join(root, 'packages', 'construct');
@@ -39,21 +39,7 @@ step('sources copied to packages/construct/src', () => {
     packageDir,
     entry: 'infra/graceful-node-termination.ts',
     replacements: { 'infra/lambda-code.ts': 'packages/construct/prebuilt/lambda-code.ts' },
-    exports: {
-      'infra/graceful-node-termination.ts': ['GracefulNodeTermination'],
-      'infra/props.ts': ['DeadlinePolicy', 'Mode', 'GracefulNodeTerminationProps', 'AddAutoScalingGroupOptions'],
-      'infra/repair-props.ts': ['RepairAction', 'RepairProps', 'RepairOverride'],
-      'infra/surge-props.ts': ['SurgeBeforeEvictProps', 'SurgeProps'],
-      'infra/termination-policy.ts': ['TerminationPolicyOptions'],
-      'infra/drain-rule-props.ts': [
-        'DrainBehavior',
-        'DrainRule',
-        'DrainRulePods',
-        'DrainRuleProps',
-        'LabelSelector',
-        'SelectorRequirement',
-      ],
-    },
+    exports: constructExports,
   });
   console.log(`package: ${files.length} files: ${files.join(' ')}`);
 });

@@ -1,8 +1,10 @@
 // docs/cloudformation.md's parameter tables, generated from the release template's parameters
-// (infra/release-parameters.ts) and the property coverage (infra/release-coverage.ts):
+// (infra/release-parameters.ts, from the options in infra/options/) and the property coverage
+// (infra/release-coverage.ts):
 // rewritten by `npm run docs`; test/infra/release.test.ts fails when the committed page differs.
 import { propertyCoverage } from '../infra/release-coverage.js';
-import { releaseParameters } from '../infra/release-parameters.js';
+import { allOptions } from '../infra/options/options.js';
+import { releaseInterface, releaseParameters } from '../infra/release-parameters.js';
 
 interface Parameter {
   readonly Type: string;
@@ -15,10 +17,14 @@ interface Parameter {
 
 const cell = (s: string) => s.replaceAll('|', '\\|').replaceAll('\n', ' ');
 
-/** What a parameter accepts, in words. */
-function accepts(p: Parameter): string {
+/** What a parameter accepts, in words: its constraints, else its option's own words (infra/options/). */
+function accepts(name: string, p: Parameter): string {
+  const option = allOptions.find((o) => o.name === name);
   if (p.AllowedValues) return p.AllowedValues.map((v) => `\`${String(v)}\``).join(', ');
-  if (p.MinValue !== undefined) return `${p.MinValue} to ${p.MaxValue}`;
+  // The template's own range, which may be narrower than the construct's (below the table).
+  if (p.MinValue !== undefined)
+    return p.MaxValue === undefined ? `${p.MinValue} or more` : `${p.MinValue} to ${p.MaxValue}`;
+  if (option !== undefined) return option.kind.accepts;
   return p.Type === 'CommaDelimitedList' ? 'comma-separated list' : 'text';
 }
 
@@ -28,16 +34,20 @@ function parameterTable(): string {
     if ('parameters' in coverage)
       for (const name of coverage.parameters) props.set(name, [...(props.get(name) ?? []), `\`${prop}\``]);
   }
-  const rows = Object.entries(releaseParameters('<the release zip>') as unknown as Record<string, Parameter>).map(
-    ([name, p]) => {
-      const value = p.Default === undefined ? '(required)' : p.Default === '' ? 'empty' : `\`${String(p.Default)}\``;
-      return `| \`${name}\` | ${value} | ${cell(accepts(p))} | ${cell(p.Description)} | ${(props.get(name) ?? []).join(', ')} |`;
-    },
-  );
+  const parameters = releaseParameters('<the release zip>') as unknown as Record<string, Parameter>;
+  const { ParameterGroups: groups } = releaseInterface()['AWS::CloudFormation::Interface'] as unknown as {
+    ParameterGroups: { Label: { default: string }; Parameters: string[] }[];
+  };
+  const row = (name: string): string => {
+    const p = parameters[name]!;
+    const value = p.Default === undefined ? '(required)' : p.Default === '' ? 'empty' : `\`${String(p.Default)}\``;
+    return `| \`${name}\` | ${value} | ${cell(accepts(name, p))} | ${cell(p.Description)} | ${(props.get(name) ?? []).join(', ')} |`;
+  };
   return [
     '| Parameter | Default | Accepts | What it does | Construct property |',
     '| --- | --- | --- | --- | --- |',
-    ...rows,
+    // The console's groups, in its order.
+    ...groups.flatMap((g) => [`| **${g.Label.default}** | | | | |`, ...g.Parameters.map(row)]),
   ].join('\n');
 }
 

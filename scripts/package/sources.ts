@@ -34,6 +34,8 @@ export function importClosure(o: SourceOptions): string[] {
     }
   };
   visit(o.entry);
+  // Exports the entry does not import (the cluster aspect imports the entry, not the other way).
+  for (const path of Object.keys(o.exports)) visit(path);
   return [...seen].sort();
 }
 
@@ -56,3 +58,23 @@ export function writeSources(o: SourceOptions): string[] {
   );
   return files;
 }
+
+/** The construct package's public API: repository path -> names its main exports (docs' snippets import them too). */
+export const constructExports: Readonly<Record<string, readonly string[]>> = {
+  'infra/graceful-node-termination.ts': ['GracefulNodeTermination'],
+  'infra/cluster-aspect.ts': ['GracefulNodeTerminationAspect'],
+  'infra/props.ts': ['DeadlinePolicy', 'Mode', 'GracefulNodeTerminationProps', 'AddAutoScalingGroupOptions'],
+  'infra/repair-props.ts': ['RepairAction', 'RepairProps', 'RepairOverride'],
+  'infra/surge-props.ts': ['SurgeBeforeEvictProps', 'SurgeProps'],
+  'infra/settle-props.ts': ['SettleProps'],
+  'infra/observability-props.ts': ['ObservabilityProps'],
+  'infra/termination-policy.ts': ['TerminationPolicyOptions'],
+  'infra/drain-rule-props.ts': [
+    'DrainBehavior',
+    'DrainRule',
+    'DrainRulePods',
+    'DrainRuleProps',
+    'LabelSelector',
+    'SelectorRequirement',
+  ],
+};

@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { defaultRunbookUrl, runbookAnchor } from '../../infra/alarms.js';
+import { runbookAnchor } from '../../infra/alarms.js';
 import { savedQueries } from '../../infra/dashboard.js';
 import { DeadlinePolicy } from '../../infra/graceful-node-termination.js';
 import { logMessageMetrics } from '../../infra/metrics.js';
@@ -90,6 +90,15 @@ describe('the dashboard and the saved queries', { timeout: 120_000 }, () => {
       expect(sources).toContain(`'${outcome}'`);
   });
 
+  it('counts in its blocked-evictions widget every refused eviction the what-blocked query counts', () => {
+    const { stack } = stackWith({ dashboard: true });
+    const widget = dashboardBody(resourcesOf(stack)).widgets.find((w) => w.properties.query?.includes('blocked'))!;
+    const quoted = (text: string) => [...text.matchAll(/"([^"]+)"/g)].map((m) => m[1]!).sort();
+    const whatBlocked = quoted(savedQueries()['what-blocked']!).filter((m) => m.startsWith('eviction'));
+    expect(whatBlocked).toHaveLength(3);
+    expect(quoted(widget.properties.query!)).toEqual(whatBlocked);
+  });
+
   it('queries log messages and keys the handler writes', () => {
     for (const [name, query] of Object.entries(savedQueries())) {
       // Quoted texts are the handler's messages, but for the example instance ID.
@@ -111,20 +120,23 @@ describe('the dashboard and the saved queries', { timeout: 120_000 }, () => {
     }
   });
 
-  it('links every alarm to its row in docs/operations.md and notifies on OK as on ALARM', () => {
+  it('describes each alarm with what it means and its first steps, has a row for it in docs/operations.md, and notifies on OK as on ALARM', () => {
     const operations = readFileSync(join(root, 'docs', 'operations.md'), 'utf8');
     const { stack, construct } = stackWith({
       alarmEmail: 'oncall@example.com',
       deadlinePolicy: DeadlinePolicy.RETAIN,
       retentionSetOutside: true,
+      repair: {},
     });
     const alarms = ofType(resourcesOf(stack), 'AWS::CloudWatch::Alarm');
-    expect(alarms).toHaveLength(6);
+    expect(alarms).toHaveLength(7);
     for (const [, alarm] of alarms) {
       const id = String(alarm.Properties['AlarmName']).slice(construct.deploymentName.length + 1);
-      expect(alarm.Properties['AlarmDescription']).toMatch(
-        new RegExp(` Runbook: ${defaultRunbookUrl}#${runbookAnchor(id)}$`),
-      );
+      const description = String(alarm.Properties['AlarmDescription']);
+      expect(description).toMatch(/\. First steps: \S.{40,}$/);
+      // Without runbookUrl, no link: the steps are in the description itself.
+      expect(description).not.toMatch(/Runbook:|example\.com|https?:/);
+      expect(description.length, id).toBeLessThanOrEqual(1024);
       expect(operations, `docs/operations.md has no anchor ${runbookAnchor(id)}`).toContain(
         `<a id="${runbookAnchor(id)}"></a>`,
       );
@@ -133,17 +145,14 @@ describe('the dashboard and the saved queries', { timeout: 120_000 }, () => {
     }
   });
 
-  it("links to the runbook the runbookUrl prop names, by default the project's repository", () => {
-    const { repository } = JSON.parse(readFileSync(join(root, 'packages', 'construct', 'package.json'), 'utf8')) as {
-      repository: { url: string };
-    };
-    expect(defaultRunbookUrl).toBe(`${repository.url.replace(/\.git$/, '')}/blob/main/docs/operations.md`);
-    const [, alarm] = ofType(
-      resourcesOf(stackWith({ runbookUrl: 'https://wiki.example.com/gnt' }).stack),
+  it('links each alarm to its row of the runbook the runbookUrl prop names, after its first steps', () => {
+    const alarms = ofType(
+      resourcesOf(stackWith({ runbookUrl: 'https://wiki.internal/gnt' }).stack),
       'AWS::CloudWatch::Alarm',
-    )[0]!;
-    expect(alarm.Properties['AlarmDescription']).toMatch(
-      / Runbook: https:\/\/wiki\.example\.com\/gnt#alarm-functionerrors$/,
     );
+    for (const [, alarm] of alarms)
+      expect(alarm.Properties['AlarmDescription']).toMatch(
+        / First steps: .+ Runbook: https:\/\/wiki\.internal\/gnt#alarm-[a-z]+$/,
+      );
   });
 });

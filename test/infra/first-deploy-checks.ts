@@ -15,6 +15,7 @@ import {
   target,
   waitsFor,
 } from './template-checks.js';
+import { unscopedReads } from '../../infra/unscoped-reads.js';
 
 export interface FirstDeployVariant {
   readonly name: string;
@@ -144,7 +145,9 @@ export function describeFirstDeploy(variant: FirstDeployVariant, load: () => Res
             [s.Resource].flat().includes('*') &&
             [s.Action].flat().some((a) => a.startsWith('autoscaling:') || a.startsWith('eks:')),
         );
-      for (const s of onEverything) expect(s.Sid).toBe('ReadsWithoutResourceScope');
+      // Each feature's reads, exactly as unscoped-reads.ts names and lists them.
+      for (const s of onEverything)
+        expect([s.Action].flat()).toEqual(unscopedReads.find((r) => r.sid === s.Sid)?.actions);
     });
 
     if (nagClean) it('has zero unacknowledged cdk-nag AwsSolutions findings', () => expect(nagClean).not.toThrow());

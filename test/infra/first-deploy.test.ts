@@ -35,7 +35,7 @@ interface Variant extends FirstDeployVariant {
 }
 
 const variants: readonly Variant[] = [
-  { name: 'the example stack (cdk.json)', build: () => example(), vpcFunctions: 0, alarmTopics: 0 },
+  { name: 'the example stack (npm run synth)', build: () => example(), vpcFunctions: 0, alarmTopics: 0 },
   { name: 'vpc', build: () => stackWith({ setup: inVpc }), vpcFunctions: 2, alarmTopics: 0 },
   { name: 'alarmEmail', build: () => example({ alarmEmail }), vpcFunctions: 0, alarmTopics: 1 },
   { name: 'spotInterruptions', build: () => example({ spotInterruptions: 'true' }), vpcFunctions: 0, alarmTopics: 0 },

@@ -5,18 +5,21 @@
 // as CloudFormation would expand it. cfn-lint runs on it in `npm run release`.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { aws_ec2 as ec2, aws_iam as iam, aws_sns as sns, type Stack } from 'aws-cdk-lib';
+import { RemovalPolicy, aws_ec2 as ec2, aws_iam as iam, aws_sns as sns, type Stack } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DeadlinePolicy, type GracefulNodeTerminationProps } from '../../infra/graceful-node-termination.js';
 import { propertyCoverage } from '../../infra/release-coverage.js';
+import { parameterNames } from '../../infra/release-names.js';
 import { releaseParameters } from '../../infra/release-parameters.js';
-import type { Sentinels } from '../../infra/release-variants.js';
+import type { Sentinels } from '../../infra/release-sentinels.js';
 import { generateRelease, variantFor, type Release } from '../../infra/release.js';
+import { surgeOf, terminationPolicyOf } from '../../infra/release-variants.js';
 import { withParameterTables } from '../../scripts/release-docs.js';
 import { describeFirstDeploy, type FirstDeployVariant } from './first-deploy-checks.js';
 import { root, type Resources, type Statement } from './fixtures.js';
 import { expandRelease, pseudo } from './release-expand.js';
 import { drainerPrerequisites, grants, ofType, statementsOf, waitsFor } from './template-checks.js';
+import { unscopedReads } from '../../infra/unscoped-reads.js';
 
 const groups = ['prod-workers-a', 'prod_workers.b'];
 const subnets = ['subnet-0123456789abcdef0', 'subnet-0123456789abcdef1'];
@@ -86,6 +89,7 @@ const combinations: {
       WaitForVolumeDetach: 'false',
       AlarmEmail: 'oncall@example.com',
       DeadlinePolicy: 'retain',
+      RetentionSetOutside: 'true',
       PermissionsBoundaryArn: 'arn:aws:iam::123456789012:policy/boundary',
       Dashboard: 'true',
       RunbookUrl: 'https://wiki.example.com/gnt',
@@ -115,6 +119,52 @@ const combinations: {
       ...vpc(stack),
       alarmTopic: sns.Topic.fromTopicArn(stack, 'AlarmTopic', s.alarmTopicArn),
       alarmEmail: s.alarmEmail,
+    }),
+  },
+  {
+    name: 'surge before evict, DaemonSet pods, more load-balancer tags',
+    values: {
+      SurgeBeforeEvict: 'true',
+      SurgeNamespaces: ['web', 'api'],
+      SurgePodSelector: 'tier=frontend',
+      SurgeTimeoutSeconds: '240',
+      SurgeUntouchableManagers: ['argocd-controller'],
+      EvictDaemonSetPods: 'true',
+      LoadBalancerTags: 'team=platform,shared-lb',
+    },
+    props: (_, s) => ({ surgeBeforeEvict: surgeOf(s), evictDaemonSetPods: true }),
+  },
+  {
+    name: 'no refresh marks, no sibling cordon, no reconciler, no out-of-service taint',
+    values: {
+      MarkOutdatedOnRefresh: 'false',
+      CordonDoomedSiblings: 'false',
+      ReconcileMarks: 'false',
+      OutOfServiceAfterRelease: 'false',
+    },
+    props: () => ({
+      markOutdatedOnRefresh: false,
+      cordonDoomedSiblings: false,
+      reconcileMarks: false,
+      outOfServiceAfterRelease: false,
+    }),
+  },
+  {
+    name: 'a Kubernetes group, a custom service-linked role, a runbook, data retained, reserved concurrency',
+    values: {
+      KubernetesGroup: 'platform-drainers',
+      TerminationPolicyServiceLinkedRoleArn:
+        'arn:aws:iam::123456789012:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling_eks',
+      RunbookUrl: 'https://wiki.internal/runbooks/gnt',
+      RemovalPolicy: 'retain',
+      ReservedConcurrency: '20',
+    },
+    props: (_, s) => ({
+      kubernetesGroup: s.kubernetesGroup,
+      terminationPolicy: { ...terminationPolicyOf(s), serviceLinkedRoleArn: s.serviceLinkedRole },
+      runbookUrl: s.runbookUrl,
+      removalPolicy: RemovalPolicy.RETAIN,
+      reservedConcurrency: s.reservedConcurrency,
     }),
   },
 ];
@@ -164,26 +214,41 @@ describe('the release template', () => {
       'ClusterName',
       'AutoScalingGroupNames',
       'DeploymentName',
+      'KubernetesGroup',
+      'ManageKubernetesAccess',
+      'Mode',
       'HeartbeatTimeoutSeconds',
       'DrainTimeoutSeconds',
-      'LoadBalancerDelaySeconds',
-      'LaunchTimeoutSeconds',
-      'BatchWaitSeconds',
       'DeadlinePolicy',
-      'Mode',
+      'RetentionSetOutside',
+      'BatchWaitSeconds',
+      'MinEvictionWindowSeconds',
+      'DrainRules',
+      'EvictDaemonSetPods',
+      'CordonDoomedSiblings',
+      'EvictionConcurrency',
+      'LaunchTimeoutSeconds',
       'WaitForTargets',
       'LoadBalancerMinWaitSeconds',
       'LoadBalancerMaxWaitSeconds',
-      'TerminationDeferralMaxSeconds',
-      'MaintenanceWindows',
-      'MaintenanceTimeZone',
-      'DrainRules',
+      'LoadBalancerDelaySeconds',
+      'LoadBalancerTags',
       'WaitForVolumeDetach',
+      'OutOfServiceAfterRelease',
+      'SurgeBeforeEvict',
+      'SurgeNamespaces',
+      'SurgePodSelector',
+      'SurgeTimeoutSeconds',
+      'SurgeUntouchableManagers',
       'SpotInterruptions',
+      'MarkOutdatedOnRefresh',
       'ReconcileMarks',
       'ReconcileIntervalMinutes',
       'Repair',
-      'ManageKubernetesAccess',
+      'TerminationDeferralMaxSeconds',
+      'MaintenanceWindows',
+      'MaintenanceTimeZone',
+      'TerminationPolicyServiceLinkedRoleArn',
       'AlarmTopicArn',
       'AlarmEmail',
       'RunbookUrl',
@@ -191,12 +256,15 @@ describe('the release template', () => {
       'SubnetIds',
       'SecurityGroupIds',
       'MemorySizeMiB',
+      'ReservedConcurrency',
       'LogRetentionDays',
+      'RemovalPolicy',
       'PermissionsBoundaryArn',
       'RolePath',
       'LambdaCodeS3Bucket',
       'LambdaCodeS3Key',
     ]);
+    expect(new Set(Object.keys(parameters))).toEqual(new Set(Object.values(parameterNames)));
     expect(parameters['AutoScalingGroupNames']!.Type).toBe('CommaDelimitedList');
     expect(parameters['HeartbeatTimeoutSeconds']).toMatchObject({ Type: 'Number', Default: 1800 });
     expect(parameters['DeadlinePolicy']).toMatchObject({
@@ -328,7 +396,9 @@ describe('the release template', () => {
           [s.Resource].flat().includes('*') &&
           [s.Action].flat().some((a) => a.startsWith('autoscaling:') || a.startsWith('eks:')),
       );
-    for (const s of onEverything) expect(s.Sid).toBe('ReadsWithoutResourceScope');
+    // Each feature's reads, exactly as unscoped-reads.ts names and lists them.
+    for (const s of onEverything)
+      expect([s.Action].flat()).toEqual(unscopedReads.find((r) => r.sid === s.Sid)?.actions);
   });
 
   it('follows the deadline policy: ABANDON and the retained-instances alarm only under retain', () => {
@@ -382,8 +452,41 @@ describe('the release template', () => {
     expect(JSON.stringify(resources)).not.toContain('"REPAIR"');
   });
 
-  it('fits in a TemplateBody, so aws cloudformation deploy needs no bucket for it', () => {
-    expect(Buffer.byteLength(`${JSON.stringify(release.template)}\n`)).toBeLessThan(51_200);
+  // Every documented route uploads the template to S3 (TemplateURL): its quotas, not TemplateBody's
+  // 51,200 bytes, are the limits. https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/cloudformation-limits.html
+  it("fits CloudFormation's quotas for a template in S3: 1 MB, 200 parameters, 200 outputs, 500 resources", () => {
+    expect(Buffer.byteLength(`${JSON.stringify(release.template)}\n`)).toBeLessThan(1_000_000);
+    expect(Object.keys(release.template['Parameters'] as object).length).toBeLessThanOrEqual(200);
+    expect(Object.keys(release.template['Outputs'] as object).length).toBeLessThanOrEqual(200);
+    // The resource quota counts the template as processed: a hundred groups (two hooks each), every option on.
+    const hundred = Array.from({ length: 100 }, (_, i) => `workers-${i}`);
+    const everything = values({
+      ...vpcValues,
+      AutoScalingGroupNames: hundred,
+      AlarmEmail: 'oncall@example.com',
+      SpotInterruptions: 'true',
+      Repair: 'on',
+      Dashboard: 'true',
+      DeadlinePolicy: 'retain',
+      RetentionSetOutside: 'true',
+    });
+    expect(Object.keys(expandRelease(release.template, everything)).length).toBeLessThanOrEqual(500);
+  });
+
+  it('groups and labels every parameter for the console, each in one group', () => {
+    const ui = (release.template['Metadata'] as Record<string, unknown>)['AWS::CloudFormation::Interface'] as {
+      ParameterGroups: { Label: { default: string }; Parameters: string[] }[];
+      ParameterLabels: Record<string, { default: string }>;
+    };
+    const parameters = Object.keys(release.template['Parameters'] as object);
+    const grouped = ui.ParameterGroups.flatMap((g) => g.Parameters);
+    expect([...grouped].sort()).toEqual([...parameters].sort());
+    expect(new Set(grouped).size).toBe(grouped.length);
+    expect(Object.keys(ui.ParameterLabels).sort()).toEqual([...parameters].sort());
+    for (const [name, label] of Object.entries(ui.ParameterLabels))
+      expect(label.default.length, name).toBeGreaterThan(3);
+    for (const g of ui.ParameterGroups) expect(g.Parameters.length, g.Label.default).toBeGreaterThan(0);
+    expect(ui.ParameterGroups[0]!.Parameters.slice(0, 2)).toEqual(['ClusterName', 'AutoScalingGroupNames']);
   });
 
   // Each parameter combination must expand to what the construct itself synthesizes with those
@@ -417,8 +520,10 @@ describe('the release parameters', () => {
     ...propsSource
       .slice(0, propsSource.indexOf('export interface AddAutoScalingGroupOptions'))
       .matchAll(/^ {2}readonly (\w+)\??:/gm),
+    ...extended('settle-props.ts', 'SettleProps'),
     ...extended('drain-rule-props.ts', 'DrainRuleProps'),
     ...extended('surge-props.ts', 'SurgeProps'),
+    ...extended('observability-props.ts', 'ObservabilityProps'),
   ].map((m) => m[1]!);
   const parameters = Object.keys(releaseParameters('key.zip'));
 

@@ -71,6 +71,13 @@ gnt.add_auto_scaling_group(autoscaling.AutoScalingGroup.from_auto_scaling_group_
 app.synth()
 `;
 
+/** cluster-capacity.ts as a second app of the same fresh directory (the package installed already). */
+const clusterApp = readFileSync(join(import.meta.dirname, 'cluster-capacity.ts'), 'utf8')
+  .replace("from '../../infra/cluster-aspect.js'", "from 'cdk-graceful-node-termination'")
+  .concat(
+    "\nconst app = new App({ outdir: 'cdk.out-cluster', analyticsReporting: false });\nclusterCapacityStack(app);\napp.synth();\n",
+  );
+
 export interface SynthesizedApp {
   readonly dir: string;
   readonly template: Record<string, unknown>;
@@ -115,6 +122,19 @@ export async function typescriptAppFrom(
   await run(dir, join(root, 'node_modules', '.bin', 'tsc'), ['-p', '.']);
   await run(dir, 'node', ['app.js']);
   return { dir, template: template(dir) };
+}
+
+/** The aspect's app in a TypeScript app directory typescriptAppFrom made: tsc, node, its template. */
+export async function clusterAppIn(dir: string): Promise<Record<string, unknown>> {
+  writeFileSync(join(dir, 'cluster-app.ts'), clusterApp);
+  const tsconfig = JSON.parse(readFileSync(join(dir, 'tsconfig.json'), 'utf8')) as { files: string[] };
+  writeFileSync(join(dir, 'tsconfig.cluster.json'), JSON.stringify({ ...tsconfig, files: ['cluster-app.ts'] }));
+  await run(dir, join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.cluster.json']);
+  await run(dir, 'node', ['cluster-app.js']);
+  return JSON.parse(readFileSync(join(dir, 'cdk.out-cluster', 'EksCapacity.template.json'), 'utf8')) as Record<
+    string,
+    unknown
+  >;
 }
 
 /** A venv, `pip install <wheel>` with aws-cdk-lib and constructs from PyPI, python app.py. */

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   built,
+  clusterAppIn,
   packageDir,
   pythonAppFrom,
   run,
@@ -16,10 +17,13 @@ import {
   withoutAssetHashes,
   type SynthesizedApp,
 } from './apps.js';
+import { clusterCapacityStack } from './cluster-capacity.js';
 import { twoGroupStack } from './two-groups.js';
 
 const work = mkdtempSync(join(tmpdir(), 'gnt-package-'));
 const apps: Record<'commonjs' | 'module' | 'python', SynthesizedApp> = {} as never;
+/** The aspect's app (cluster-capacity.ts), from the package in the CommonJS app's directory. */
+let clusterTemplate: Record<string, unknown>;
 
 /** The same stack as the apps build, from the repository's own construct (infra/). */
 function repositoryTemplate(): Record<string, unknown> {
@@ -37,6 +41,7 @@ beforeAll(async () => {
     pythonAppFrom(join(work, 'python'), wheel),
   ]);
   Object.assign(apps, { commonjs, module, python });
+  clusterTemplate = await clusterAppIn(commonjs.dir);
 }, 900_000);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -108,5 +113,38 @@ describe('the construct package', () => {
     );
     for (const file of files.filter((f) => f.endsWith('.js')))
       expect(readFileSync(join(packageDir, file), 'utf8')).not.toContain('sourceMappingURL');
+  });
+
+  it("serves an eks.Cluster's self-managed groups with the aspect in a fresh app, as the repository does, without aws-cdk-lib's Spot handler", () => {
+    type Resource = { Type: string; Properties: Record<string, unknown> };
+    const ours = (t: Record<string, unknown>) =>
+      withoutAssetHashes(
+        Object.fromEntries(
+          Object.entries(t['Resources'] as Record<string, Resource>).filter(([id]) =>
+            id.includes('GracefulNodeTermination'),
+          ),
+        ),
+      );
+    const app = new App({ outdir: join(work, 'repository-cluster.out'), analyticsReporting: false });
+    const repository = Template.fromStack(clusterCapacityStack(app)).toJSON() as Record<string, unknown>;
+    expect(ours(clusterTemplate)).toEqual(ours(repository));
+    const resources = Object.values(clusterTemplate['Resources'] as Record<string, Resource>);
+    const hooked = resources
+      .filter((r) => r.Type === 'AWS::AutoScaling::LifecycleHook')
+      .map((r) => String((r.Properties['AutoScalingGroupName'] as { Ref: string }).Ref).replace(/ASG[0-9A-F]*$/, ''));
+    expect(hooked.sort()).toEqual([
+      'ClusterOnDemand',
+      'ClusterOnDemand',
+      'ClusterSpot',
+      'ClusterSpot',
+      'Connected',
+      'Connected',
+    ]);
+    expect(resources.filter((r) => r.Type === 'Custom::AWSCDK-EKS-HelmChart')).toEqual([]);
+    expect(JSON.stringify(clusterTemplate)).toContain('"SPOT_INTERRUPTIONS":"true"');
+    // aws-cdk-lib's default authentication mode is aws-auth: the drainer is mapped there, its RBAC applied with kubectl.
+    expect(JSON.stringify(clusterTemplate)).toMatch(
+      /ClusterGracefulNodeTerminationRole[^]*ClusterRoleBinding|ClusterRoleBinding[^]*ClusterGracefulNodeTerminationRole/,
+    );
   });
 });
