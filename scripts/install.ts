@@ -276,7 +276,9 @@ export function parseSettings(pairs: readonly string[], release: ReleaseFiles): 
     if (ownParameters.includes(key))
       throw new UsageError(`${key} is set by install itself (--cluster, --group or --eksctl-cluster, --bucket)`);
     if (!settable.includes(key)) {
-      const nearest = [...settable].sort((a, b) => distance(key, a) - distance(key, b)).slice(0, 3);
+      // A parameter that contains what was typed first (DrainTimeout: DrainTimeoutSeconds), then the closest spelling.
+      const score = (name: string) => (name.toLowerCase().includes(key.toLowerCase()) ? -1 : distance(key, name));
+      const nearest = [...settable].sort((a, b) => score(a) - score(b)).slice(0, 3);
       throw new UsageError(
         `the template has no parameter ${key}; nearest: ${nearest.join(', ')} (docs/cloudformation.md lists them)`,
       );

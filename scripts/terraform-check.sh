@@ -21,7 +21,7 @@ if [ ! -x "$tofu" ]; then
   trap 'rm -rf "$src"' EXIT
   cp -r "$dir/." "$src" && chmod -R u+w "$src"
   mkdir -p "$(dirname "$tofu")"
-  (cd "$src" && go build -trimpath -ldflags "-s -w" -o "$OLDPWD/$tofu" ./cmd/tofu)
+  (cd "$src" && go build -trimpath -ldflags "-s -w -X github.com/opentofu/opentofu/version.dev=no" -o "$OLDPWD/$tofu" ./cmd/tofu)
   echo "[terraform] built in $(( $(date +%s) - started )) s"
 fi
 

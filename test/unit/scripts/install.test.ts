@@ -62,6 +62,7 @@ const parameters = {
   Mode: { Default: 'enforce' },
   AlarmEmail: { Default: '' },
   DrainTimeoutSeconds: { Default: 900 },
+  DrainRules: { Default: '[]' },
 };
 writeFileSync(join(dir, template), JSON.stringify({ Parameters: parameters }));
 writeFileSync(join(dir, code), 'zip bytes');
@@ -137,7 +138,7 @@ describe('the release files', () => {
   it('take --parameter Key=Value for the settings, and name the nearest parameter for a typo', () => {
     expect(parseSettings(['Mode=observe', 'AlarmEmail=a@b'], release)).toEqual({ Mode: 'observe', AlarmEmail: 'a@b' });
     expect(() => parseSettings(['DrainTimeout=60'], release)).toThrow(
-      'the template has no parameter DrainTimeout; nearest: DrainTimeoutSeconds',
+      'the template has no parameter DrainTimeout; nearest: DrainTimeoutSeconds, DrainRules',
     );
     expect(() => parseSettings(['ClusterName=x'], release)).toThrow(/set by install itself/);
     expect(() => parseSettings(['Mode'], release)).toThrow(/is not Key=Value/);
