@@ -40,13 +40,18 @@ export interface UninstallPlan {
   readonly region: string;
   /** undefined: there is no such stack (deleted already, or never made). */
   readonly status: string | undefined;
-  readonly deployment: string;
+  /**
+   * Whose marks to take back: --deployment, else the stack's output. undefined without either: a
+   * stack that is not there under this name may be another name's, and guessing the default
+   * deployment name could take back the marks of a deployment that is alive.
+   */
+  readonly deployment: string | undefined;
   readonly groups: readonly string[];
   readonly refused: readonly string[];
   /** Groups whose termination policies name the stack's function: what disabling changes. */
   readonly policies: readonly PolicyPlan[];
-  /** The marks the deployment left (cleanup's dry run). */
-  readonly marks: Awaited<ReturnType<typeof runCleanup>>;
+  /** The marks the deployment left (cleanup's dry run); undefined when no deployment is known. */
+  readonly marks: Awaited<ReturnType<typeof runCleanup>> | undefined;
   readonly done: readonly string[];
 }
 
@@ -76,7 +81,7 @@ export async function planUninstall(
   deps: UninstallDeps,
 ): Promise<UninstallPlan> {
   const stack = await describeStack(deps.cloudFormation, o.stack);
-  const deployment = o.deployment ?? (stack && outputOf(stack, 'DeploymentName')) ?? rbacName;
+  const deployment = o.deployment ?? (stack && (outputOf(stack, 'DeploymentName') ?? rbacName));
   const groups = groupsOf(stack, o.groups);
   const existing = groups.length > 0 ? await liveGroups(deps.autoScaling, groups) : [];
   const refused = existing.length > 0 ? await groupRefusals(deps.autoScaling, existing) : [];
@@ -89,7 +94,10 @@ export async function planUninstall(
     const plan = await planPolicy(deps.autoScaling, 'disable', group, undefined);
     if (plan.before.includes(arn!)) policies.push(plan);
   }
-  const marks = await runCleanup({ deployment, dryRun: true, groups: existing }, deps.cleanup);
+  const marks =
+    deployment === undefined
+      ? undefined
+      : await runCleanup({ deployment, dryRun: true, groups: existing }, deps.cleanup);
   return {
     stack: o.stack,
     region: deps.region,
@@ -128,6 +136,7 @@ export async function applyUninstall(plan: UninstallPlan, deps: UninstallDeps): 
     }
     done.push(`stack ${plan.stack}: deleted`);
   }
+  if (plan.deployment === undefined || plan.marks === undefined) return { ...plan, done };
   const marks = await runCleanup(
     { deployment: plan.deployment, dryRun: false, groups: plan.marks.groups },
     deps.cleanup,
@@ -138,7 +147,7 @@ export async function applyUninstall(plan: UninstallPlan, deps: UninstallDeps): 
 
 export function renderUninstall(plan: UninstallPlan): string {
   const lines = [
-    `uninstall: stack ${plan.stack} in ${plan.region}: ${plan.status ?? 'not there (deleted already, or another name: --stack-name)'}; deployment ${plan.deployment}`,
+    `uninstall: stack ${plan.stack} in ${plan.region}: ${plan.status ?? 'not there (deleted already, or another name: --stack-name)'}; deployment ${plan.deployment ?? 'unknown'}`,
   ];
   for (const r of plan.refused) lines.push(`refused: ${r}`);
   if (plan.refused.length > 0) return lines.join('\n');
@@ -153,10 +162,16 @@ export function renderUninstall(plan: UninstallPlan): string {
       ? '  2. the stack: nothing to delete'
       : `  2. delete stack ${plan.stack}: the hooks on ${plan.groups.join(', ') || 'its groups'}, the topic, the functions, their roles and alarms`,
   );
-  const count = plan.marks.nodes.reduce((n, x) => n + x.marks.length, 0);
-  lines.push(
-    `  3. take back the marks of ${plan.deployment}: ${count} on ${plan.marks.nodes.length} node(s), ${plan.marks.groups.length} group tag(s)`,
-  );
+  if (plan.marks === undefined)
+    lines.push(
+      '  3. the marks: no stack to name the deployment; to take back the marks of one whose stack is gone, pass --deployment',
+    );
+  else {
+    const count = plan.marks.nodes.reduce((n, x) => n + x.marks.length, 0);
+    lines.push(
+      `  3. take back the marks of ${plan.deployment}: ${count} on ${plan.marks.nodes.length} node(s), ${plan.marks.groups.length} group tag(s)`,
+    );
+  }
   for (const line of plan.done) lines.push(`done: ${line}`);
   return lines.join('\n');
 }

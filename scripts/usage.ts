@@ -161,7 +161,7 @@ options:
   --cluster C              the stack graceful-node-termination-<C> (install's default name)
   --stack-name S           ...or the stack by name
   --deployment NAME        the deployment whose marks to take back (default: the stack's output
-                           DeploymentName; without the stack, graceful-node-termination)
+                           DeploymentName; once the stack is gone, name it)
   --group G                also untag this group (repeatable), when the stack is gone already
   --force                  go on while a lifecycle action waits (a drain in progress is cut short)
   --approve                uninstall without asking

@@ -458,6 +458,16 @@ describe('uninstall', () => {
     expect(cfn.commandCalls(DeleteStackCommand)).toHaveLength(0);
   });
 
+  it('without a stack and without --deployment takes back no marks: a live deployment is never guessed at', async () => {
+    cfn.on(DescribeStacksCommand).rejects(noStack());
+    const plan = await planUninstall({ stack: 'typo', groups: [], force: false }, deps());
+    expect(renderUninstall(plan)).toContain(
+      '  3. the marks: no stack to name the deployment; to take back the marks of one whose stack is gone, pass --deployment',
+    );
+    expect((await applyUninstall(plan, deps())).done).toEqual([]);
+    expect(order).toEqual([]);
+  });
+
   it('refuses while a lifecycle action waits on an instance (a drain running), unless forced', async () => {
     cfn.on(DescribeStacksCommand).resolves({ Stacks: [stack] });
     asg.on(DescribeAutoScalingGroupsCommand).resolves({
