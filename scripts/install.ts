@@ -37,6 +37,7 @@ import {
   templateUrl,
   uploadOnce,
   waitForStack,
+  type PlannedChange,
   type ReleaseFiles,
 } from './release-stack.js';
 import { runAsCommand } from './run-command.js';
@@ -85,7 +86,7 @@ export interface InstallPlan {
   /** Keys uploaded now (a key the bucket already had with the same bytes is not). */
   readonly uploaded: readonly string[];
   /** undefined: nothing to change (or refused). */
-  readonly changes?: readonly { action: string; resource: string; type: string; replacement: string }[] | undefined;
+  readonly changes?: readonly PlannedChange[] | undefined;
   readonly applied: boolean;
   readonly status?: string | undefined;
   readonly outputs: Readonly<Record<string, string>>;
@@ -183,12 +184,7 @@ export async function planInstall(r: InstallRequest, deps: InstallDeps): Promise
     },
     deps.sleep,
   );
-  const changes = planned.changes?.map((c) => ({
-    action: c.ResourceChange?.Action ?? '',
-    resource: c.ResourceChange?.LogicalResourceId ?? '',
-    type: c.ResourceChange?.ResourceType ?? '',
-    replacement: c.ResourceChange?.Replacement ?? '',
-  }));
+  const changes = planned.changes;
   return { ...base, ...empty, refused, type, changeSet: changes ? changeSet : undefined, uploaded, changes, status };
 }
 
@@ -223,18 +219,7 @@ export function renderInstall(plan: InstallPlan): string {
     lines.push(`nothing to change: the stack already runs this release with these settings`);
   else {
     lines.push(`plan (${plan.type === 'CREATE' ? 'a new stack' : 'an update'}, ${plan.changes.length} change(s)):`);
-    lines.push(
-      ...renderChanges(
-        plan.changes.map((c) => ({
-          ResourceChange: {
-            Action: c.action as never,
-            LogicalResourceId: c.resource,
-            ResourceType: c.type,
-            Replacement: c.replacement as never,
-          },
-        })),
-      ),
-    );
+    lines.push(...renderChanges(plan.changes));
   }
   return lines.join('\n');
 }

@@ -122,10 +122,26 @@ export interface ChangeSetRequest {
   readonly tags: Readonly<Record<string, string>>;
 }
 
+/** One resource change of a change set, as the plan shows it. */
+export interface PlannedChange {
+  readonly action: string;
+  readonly resource: string;
+  readonly type: string;
+  /** True, False or Conditional (CloudFormation's words), empty for an Add. */
+  readonly replacement: string;
+}
+
 export interface PlannedChangeSet {
   /** undefined: CloudFormation found nothing to change. */
-  readonly changes: readonly Change[] | undefined;
+  readonly changes: readonly PlannedChange[] | undefined;
 }
+
+const planned = (c: Change): PlannedChange => ({
+  action: c.ResourceChange?.Action ?? '',
+  resource: c.ResourceChange?.LogicalResourceId ?? '',
+  type: c.ResourceChange?.ResourceType ?? '',
+  replacement: c.ResourceChange?.Replacement ?? '',
+});
 
 const noChanges = /didn't contain changes|No updates are to be performed/;
 
@@ -164,16 +180,15 @@ export async function planChangeSet(
     changes.push(...(page.Changes ?? []));
     NextToken = page.NextToken;
   } while (NextToken);
-  return { changes };
+  return { changes: changes.map(planned) };
 }
 
 /** The plan in lines: one per resource, as the console's change set tab shows it. */
-export function renderChanges(changes: readonly Change[]): string[] {
+export function renderChanges(changes: readonly PlannedChange[]): string[] {
   return changes.map((c) => {
-    const r = c.ResourceChange;
     const replacement =
-      r?.Replacement === 'True' ? ' (replaced)' : r?.Replacement === 'Conditional' ? ' (may be replaced)' : '';
-    return `  ${(r?.Action ?? '?').padEnd(7)} ${r?.LogicalResourceId ?? '?'}  ${r?.ResourceType ?? ''}${replacement}`;
+      c.replacement === 'True' ? ' (replaced)' : c.replacement === 'Conditional' ? ' (may be replaced)' : '';
+    return `  ${c.action.padEnd(7)} ${c.resource}  ${c.type}${replacement}`;
   });
 }
 
