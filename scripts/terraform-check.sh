@@ -7,9 +7,10 @@
 #      (test/terraform/aws-stand-in: the real provider cannot be had here) served from a
 #      filesystem mirror: references, types, functions and the attributes the module uses;
 #   3. tofu test: the fixture (test/terraform/fixture) applies the module on the release in
-#      dist/release/, the stand-in checking the stack as CloudFormation would (parameters,
-#      capabilities, template URL, code object) — then a plan with a bad setting must fail at
-#      the module's validation.
+#      dist/release/, then updates it to a next release, the stand-in checking the stack as
+#      CloudFormation would (parameters, capabilities, template URL, code object, the previous
+#      code kept for a rollback); then a plan with a bad setting must fail at the module's
+#      validation.
 # OpenTofu and the stand-in are built from the Go module proxy into the git-ignored .cache/tofu/
 # (OpenTofu about 7.5 min and the stand-in 1.3 min on 2 cores with empty Go caches, then seconds);
 # TOFU=<path> uses a tofu you have.
@@ -68,7 +69,7 @@ cp -r terraform "$work/module"
 (cd "$work/module" && "$tofu" init -input=false -no-color >/dev/null && "$tofu" validate -no-color)
 echo "[terraform] 2. tofu validate: the module, against the stand-in's schema"
 
-release=$(ls dist/release/graceful-node-termination-*.template.json 2>/dev/null | head -1)
+release=$(ls "$repo"/dist/release/graceful-node-termination-*.template.json 2>/dev/null | head -1)
 [ -n "$release" ] || { echo "[terraform] no release in dist/release/: run npm run release first" >&2; exit 1; }
 cp -r test/terraform/fixture "$work/fixture"
 sed -i "s|\"../../../terraform\"|\"$repo/terraform\"|" "$work/fixture/main.tf"
@@ -76,10 +77,17 @@ export GNT_AWS_STAND_IN_ROOT=$work/aws
 mkdir -p "$GNT_AWS_STAND_IN_ROOT/s3/artifacts"
 cd "$work/fixture"
 "$tofu" init -input=false -no-color >/dev/null
-"$tofu" test -no-color -var "release_directory=$repo/dist/release"
+# The next release: the same files under another version's names, for the update run.
+next=$work/next-release
+mkdir -p "$next"
+current=$(basename "$release" .template.json | sed 's/^graceful-node-termination-//')
+for file in "$(dirname "$release")"/graceful-node-termination-"$current"{.template.json,-lambda-*.zip}; do
+  cp "$file" "$next/$(basename "$file" | sed "s/$current/$current.next/")"
+done
+"$tofu" test -no-color -var "release_directory=$repo/dist/release" -var "next_release_directory=$next"
 if "$tofu" plan -no-color -input=false -var "release_directory=$repo/dist/release" -var mode=loud >"$work/bad.txt" 2>&1; then
   echo "[terraform] a plan with mode = \"loud\" passed; the module's validation should have refused it" >&2
   exit 1
 fi
 grep -q 'mode must be one of enforce, observe' "$work/bad.txt" || { cat "$work/bad.txt" >&2; exit 1; }
-echo "[terraform] 3. tofu test: the module applied on $(basename "$release" .template.json) against the stand-in; a bad setting refused at plan"
+echo "[terraform] 3. tofu test: the module applied on $(basename "$release" .template.json) and updated to a next release against the stand-in; a bad setting refused at plan"

@@ -27,6 +27,10 @@ resource "aws_s3_object" "code" {
   tags        = var.tags
 
   lifecycle {
+    # A new release is a new key, so a new object: create it first and delete the old one only
+    # after the stack's update, which CloudFormation may roll back to the old code.
+    create_before_destroy = true
+
     precondition {
       condition     = length(local.codes) == 1
       error_message = "release_directory (${local.release_directory}) must hold exactly one graceful-node-termination-*-lambda-*.zip; it holds ${length(local.codes)}. Use the release archive as it is, or point release_directory at the dist/release/ of npm run release."
@@ -43,6 +47,8 @@ resource "aws_s3_object" "template" {
   tags         = var.tags
 
   lifecycle {
+    create_before_destroy = true
+
     precondition {
       condition     = length(local.templates) == 1
       error_message = "release_directory (${local.release_directory}) must hold exactly one graceful-node-termination-*.template.json; it holds ${length(local.templates)}."

@@ -300,9 +300,21 @@ func (s *stack) Read(ctx context.Context, req resource.ReadRequest, resp *resour
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
+// Update deploys as Create does, and first checks what a rollback of the update would need:
+// CloudFormation rolls a failed update back to the previous template and code, so the previous
+// code object must still be in the bucket while the update runs.
 func (s *stack) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var m stackModel
+	var m, prior stackModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &prior)...)
+	before := map[string]string{}
+	prior.Parameters.ElementsAs(ctx, &before, false)
+	if key := before["LambdaCodeS3Key"]; key != "" {
+		if _, err := os.Stat(filepath.Join(s.w.root, "s3", before["LambdaCodeS3Bucket"], filepath.FromSlash(key))); err != nil {
+			resp.Diagnostics.AddError("updating CloudFormation Stack", fmt.Sprintf("the previous code object s3://%s/%s is gone while the update runs: a rollback would fail (UPDATE_ROLLBACK_FAILED)", before["LambdaCodeS3Bucket"], key))
+			return
+		}
+	}
 	if problems := s.deploy(ctx, &m); len(problems) > 0 {
 		resp.Diagnostics.AddError("updating CloudFormation Stack: ValidationError", strings.Join(problems, "; "))
 		return
