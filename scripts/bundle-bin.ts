@@ -5,10 +5,11 @@
 // in one line before the bundle is even read (on Node 20 the bundled SDK crashes at load with
 // a minified dump), answers --version without loading 2 MB, and turns on Node's compile cache
 // so the bundle is compiled once per machine, not on every run.
-import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildSync } from 'esbuild';
 import { nodeBundle, projectRoot, requireShim } from '../infra/bundling.js';
+import { buildVersion } from './build-version.js';
 
 export const cliPackageDir = join(projectRoot, 'packages', 'cli');
 export const binFile = join(cliPackageDir, 'bin', 'graceful-node-termination.mjs');
@@ -36,7 +37,8 @@ await import('./cli.mjs');
 
 /** Builds both files; returns the bundle's size in bytes. */
 export function bundleBin(): number {
-  const { version } = JSON.parse(readFileSync(join(cliPackageDir, 'package.json'), 'utf8')) as { version: string };
+  // The build's version (0.4.0-dev.<commits>+<commit> unless the commit is the tag v0.4.0).
+  const { version } = buildVersion(projectRoot);
   buildSync({
     entryPoints: [join(projectRoot, 'scripts', 'cli.ts')],
     outfile: bundleFile,

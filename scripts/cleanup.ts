@@ -196,7 +196,7 @@ export async function main(args: readonly string[] = process.argv.slice(2)): Pro
 }
 
 /** A merge patch conditional on the node as read: the owner label, a stray claim or record. */
-async function removeLeftovers(kube: KubeHttp, node: NodeInfo): Promise<PatchResult> {
+export async function removeLeftovers(kube: KubeHttp, node: NodeInfo): Promise<PatchResult> {
   const body = {
     metadata: {
       resourceVersion: node.resourceVersion,

@@ -11,6 +11,8 @@ commands:
   migrate --from OLD --to NEW    move every node of a group to a new group, drained, then leave the old one at zero
   termination-policy <enable|disable> <auto-scaling-group>
                                  make the drainer the group's custom termination policy, or stop
+  install --bucket B --group G   deploy this release as a CloudFormation stack (or --eksctl-cluster C)
+  uninstall --cluster C          termination policy off, stack deleted, marks taken back
   rbac --deployment NAME         the Kubernetes RBAC of a deployment on an aws-auth cluster: print it, or --apply
 
 graceful-node-termination <command> --help shows a command's options; --version its version.
@@ -117,6 +119,56 @@ ${commonUsage}
 Ctrl-C stops after the current step and takes the marks back. exit code: 0 when the old group is
 at zero (or only the plan was shown), 1 when a drain timed out or the new group did not get
 Ready, 2 on bad usage, 3 when a group is not served by the deployment, 130 when interrupted`;
+
+export const installUsage = `usage: graceful-node-termination install --bucket B (--group G ... | --eksctl-cluster C) [options]
+       (npm run release:install -- ...)
+
+Deploys this release (the template and Lambda zip shipped with this command, or --release-dir)
+as a CloudFormation stack: uploads both to the bucket, shows the change set as the plan, and
+deploys it only with --approve (or a "yes" on a terminal). Refused while an instance refresh runs
+on a group. Run it again with a new release, or other --parameter values, to update the stack;
+with nothing to change it says so and changes nothing.
+
+options:
+  --bucket B               an S3 bucket in the region for the template and the Lambda zip
+  --group G                an Auto Scaling group to serve (repeatable)
+  --eksctl-cluster C       ...or the groups of eksctl cluster C's unmanaged nodegroups (found by their tags)
+  --nodegroup N            with --eksctl-cluster: only this nodegroup (repeatable)
+  --cluster C              the EKS cluster (default: the --eksctl-cluster)
+  --stack-name S           the stack (default graceful-node-termination-<cluster>)
+  --parameter K=V          a template parameter, e.g. Mode=observe or AlarmEmail=<address> (repeatable;
+                           on an update the others keep their values)
+  --prefix P               key prefix in the bucket (default graceful-node-termination/)
+  --release-dir DIR        the release's template and zip (default: those shipped with this command)
+  --approve                deploy without asking
+  -o, --output FORMAT      table (default), json or yaml; --json is -o json
+  --region R               the AWS region (default: the SDK's chain: AWS_REGION, the profile's region)
+  --profile P              the AWS profile (default: AWS_PROFILE, then default)
+  -h, --help               this text
+
+exit code: 0 deployed, nothing to change, or only the plan shown; 1 on a failure; 2 on bad usage;
+3 when refused (an instance refresh running, the stack busy or failed)`;
+
+export const uninstallUsage = `usage: graceful-node-termination uninstall (--cluster C | --stack-name S) [options]
+       (npm run release:uninstall -- ...)
+
+Removes a deployment in the safe order: the drainer taken out of the groups' termination
+policies, the stack deleted (its hooks with it), then every mark the deployment left on nodes and
+groups taken back (as cleanup does). The plan first; nothing changes without --approve or a "yes".
+Refused while an instance refresh runs on a served group or a lifecycle action waits on an
+instance. Safe to run again after a failure: each step finds its work done.
+
+options:
+  --cluster C              the stack graceful-node-termination-<C> (install's default name)
+  --stack-name S           ...or the stack by name
+  --deployment NAME        the deployment whose marks to take back (default: the stack's output
+                           DeploymentName; once the stack is gone, name it)
+  --group G                also untag this group (repeatable), when the stack is gone already
+  --force                  go on while a lifecycle action waits (a drain in progress is cut short)
+  --approve                uninstall without asking
+${commonUsage}
+
+exit code: 0 done (or only the plan shown), 1 on a failure, 2 on bad usage, 3 when refused`;
 
 export const rbacUsage = `usage: graceful-node-termination rbac --deployment NAME [options]
        graceful-node-termination rbac --function F [options]

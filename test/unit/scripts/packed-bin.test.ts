@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { loadAll } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installedObjects } from '../../../lambda/installer/installed-objects.js';
+import { buildVersion } from '../../../scripts/build-version.js';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 const cliDir = join(root, 'packages', 'cli');
@@ -60,8 +61,8 @@ describe('the packed graceful-node-termination CLI', { timeout: 120_000 }, () =>
   }, 120_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('holds the bin, the package.json and the README, nothing else, and no dependency', () => {
-    expect(files).toEqual(['README.md', 'bin/cli.mjs', bin, 'package.json']);
+  it('holds the bin, the package.json, the README and the licence, nothing else, and no dependency', () => {
+    expect(files).toEqual(['LICENSE', 'README.md', 'bin/cli.mjs', bin, 'package.json']);
     const manifest = JSON.parse(readFileSync(join(dir, 'package', 'package.json'), 'utf8')) as Record<string, unknown>;
     expect(manifest['bin']).toEqual({ 'graceful-node-termination': bin });
     expect(manifest['dependencies']).toBeUndefined();
@@ -72,14 +73,20 @@ describe('the packed graceful-node-termination CLI', { timeout: 120_000 }, () =>
   it('says its version, prints its usage for --help (0) and refuses a missing or unknown command (2)', () => {
     const version = run('--version');
     expect(version.status, version.stderr).toBe(0);
-    const { version: expected } = JSON.parse(readFileSync(join(cliDir, 'package.json'), 'utf8')) as { version: string };
+    // The build's version: 0.4.0 only on the tag v0.4.0; from main it names the commit.
+    const { version: expected } = buildVersion(root);
     expect(version.stdout.trim()).toBe(`graceful-node-termination ${expected} (node ${process.versions.node})`);
+    const head = execFileSync('git', ['rev-parse', '--short=7', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+    if (!execFileSync('git', ['tag', '--points-at', 'HEAD'], { cwd: root, encoding: 'utf8' }).includes('v')) {
+      expect(version.stdout).toContain('-dev.');
+      expect(version.stdout).toContain(`+${head}`);
+    }
     expect(run('--help').stdout).toContain('usage: graceful-node-termination <command>');
     expect(run().status).toBe(2);
     const unknown = run('drain');
     expect(unknown.status).toBe(2);
     expect(unknown.stderr.trim()).toBe(
-      'unknown command "drain"; commands: check, upgrade, cleanup, migrate, termination-policy, rbac (graceful-node-termination --help)',
+      'unknown command "drain"; commands: check, upgrade, cleanup, migrate, termination-policy, install, uninstall, rbac (graceful-node-termination --help)',
     );
   });
 
@@ -94,6 +101,27 @@ describe('the packed graceful-node-termination CLI', { timeout: 120_000 }, () =>
     expect(rbac.status, rbac.stderr).toBe(0);
     expect(loadAll(rbac.stdout)).toEqual(installedObjects('gnt-prod', 'retain', 'gnt-prod', { surge: false }));
     expect(run('rbac', '--help').stdout).toContain('usage: graceful-node-termination rbac --deployment NAME');
+  });
+
+  it.each([
+    ['install', 'usage: graceful-node-termination install --bucket B (--group G ... | --eksctl-cluster C)'],
+    ['uninstall', 'usage: graceful-node-termination uninstall (--cluster C | --stack-name S)'],
+  ])('prints the usage of %s for --help and exits 0', (command, usage) => {
+    const help = run(command, '--help');
+    expect(help.status, help.stderr).toBe(0);
+    expect(help.stdout).toContain(usage);
+  });
+
+  it('refuses install without a bucket, and one without its release files, in one line each (exit 2)', () => {
+    const noBucket = run('install', '--group', 'g', '--cluster', 'c');
+    expect(noBucket.status).toBe(2);
+    expect(noBucket.stderr).toBe(
+      'install: name the S3 bucket for the template and the Lambda zip with --bucket (see install --help)\n',
+    );
+    // The packed tarball was built by npm pack alone: no release files beside the bin.
+    const noRelease = run('install', '--bucket', 'b', '--group', 'g', '--cluster', 'c', '--release-dir', dir);
+    expect(noRelease.status).toBe(2);
+    expect(noRelease.stderr).toMatch(/^install: .* must hold one release .* it holds 0 template\(s\) and 0 zip\(s\)/);
   });
 
   it('refuses an unknown option and a bad value with exit 2, naming the valid ones', () => {
