@@ -31,9 +31,11 @@ export const alarmTexts = {
     '(kubectl drain <node>), then aws autoscaling terminate-instance-in-auto-scaling-group --instance-id <id> ' +
     '--no-should-decrement-desired-capacity.',
   RepairsHeld:
-    'Node auto repair held back (storm control): too many unhealthy nodes in a group, or Auto Scaling already ' +
-    'replacing instances. First steps: the RepairHeld Events name the nodes and why; many bad at once is rarely the ' +
-    "nodes' fault (a CNI, an AMI, a zone): fix the cause, or repair by hand.",
+    'Node auto repair held back: too many unhealthy nodes in a group (storm control), Auto Scaling already ' +
+    'replacing instances, or a process a replacement needs suspended on the group (ReplaceUnhealthy, Terminate, ' +
+    'Launch). First steps: the RepairHeld Events name the nodes and why; resume a suspended process if nobody ' +
+    "needs it suspended; many bad at once is rarely the nodes' fault (a CNI, an AMI, a zone): fix the cause, or " +
+    'repair by hand.',
 } as const;
 
 export type AlarmId = keyof typeof alarmTexts;

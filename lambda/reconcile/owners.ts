@@ -5,6 +5,7 @@ import type { DrainRecord, MigrationRecord, RepairRecord } from '../cluster/mode
 import type { InstanceState } from '../shared/aws-ports.js';
 import { keepsDrainMarks, mayHoldTerminateAction } from '../shared/lifecycle-states.js';
 import { traitsOf } from '../cluster/rules/drain-source.js';
+import { rebootEscalationMs } from '../repair/reboot.js';
 
 /** A record this young is left alone: Auto Scaling's reads may not show its action yet. */
 export const freshRecordMs = 120_000;
@@ -66,10 +67,12 @@ function actionOwner(
 /** Auto Scaling acts on SetInstanceHealth at its next health check: a replacement not begun by then never will. */
 export const replaceOwnerMs = 15 * 60_000;
 /**
- * A reboot's record outlives its repair pass at most this long (the pass replaces a node still bad 30 min after its
- * reboot).
+ * A reboot's record is owned by its repair pass for at least this long, and for its own phases (its drain until the
+ * drain deadline, then the escalation window after the reboot) and rebootSlackMs more: a record past both is a pass
+ * that died, or REPAIR turned off.
  */
 export const rebootOwnerMs = 2 * 60 * 60_000;
+export const rebootSlackMs = 30 * 60_000;
 
 /**
  * A repair's record is owned by the replacement while Auto Scaling carries it out (the
@@ -81,14 +84,21 @@ export function repairOwner(
   record: RepairRecord,
   state: InstanceState | undefined,
   nowMs: number,
+  drainTimeoutMs = 0,
 ): { readonly kind: 'alive' } | { readonly kind: 'gone'; readonly why: string } {
   const ageMs = nowMs - record.decidedAtMs;
   if (ageMs < freshRecordMs) return { kind: 'alive' };
   if (state === undefined) return { kind: 'gone', why: 'the instance is in no Auto Scaling group any more' };
-  if (record.action === 'reboot')
-    return ageMs > rebootOwnerMs
+  if (record.action === 'reboot') {
+    // From what the record says now: draining until its deadline, then rebooted and watched for the escalation.
+    const phaseEndMs =
+      record.rebootedAtMs !== undefined
+        ? record.rebootedAtMs + rebootEscalationMs
+        : record.decidedAtMs + drainTimeoutMs;
+    return nowMs > Math.max(record.decidedAtMs + rebootOwnerMs, phaseEndMs + rebootSlackMs)
       ? { kind: 'gone', why: `the reboot was decided ${Math.round(ageMs / 60_000)} min ago and never finished` }
       : { kind: 'alive' };
+  }
   if (keepsDrainMarks(state.lifecycleState)) return { kind: 'alive' };
   return ageMs > replaceOwnerMs
     ? {

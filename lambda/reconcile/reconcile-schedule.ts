@@ -45,6 +45,7 @@ export const reconcileSchedule: Trigger<DeliveryOf<'event'>, Schedule> = {
       instances: ctx.instances,
       lifecycle: ctx.lifecycle,
       handOffs: ctx.handOffs,
+      repairs: ctx.repairs,
       config: ctx.config,
       clock: ctx.clock,
       log: ctx.log,

@@ -6,10 +6,9 @@
 // conditionally on the node as read, with an Event; a drain whose hand-off chain was lost is
 // handed on again. With nothing marked, a pass costs one list and one describe.
 import type { ClusterGateway } from '../cluster/ports/cluster-gateway.js';
-import type { NodeInfo, DrainRecord, RepairRecord } from '../cluster/model.js';
+import type { NodeInfo, DrainRecord } from '../cluster/model.js';
 import { drainMarksRemoved } from '../cluster/events/mark-events.js';
 import { drainResumed } from '../cluster/events/termination-events.js';
-import { repairMarksRemoved } from '../cluster/events/repair-events.js';
 import { refreshLabel } from '../cluster/marks/mark-keys.js';
 
 import { handOffMessage } from '../inbound/lifecycle-message.js';
@@ -18,7 +17,13 @@ import { activeRefreshStatuses } from '../refresh/refresh-event.js';
 import { removeRefreshMarks } from '../refresh/outdated-marks.js';
 import { boundRefresh, isStaleStrategyTag } from '../refresh/strategy-tag.js';
 import { refreshStrategyTag } from '../shared/group-tags.js';
-import type { AutoScalingInstances, HandOffs, InstanceState, LifecycleActions } from '../shared/aws-ports.js';
+import type {
+  AutoScalingInstances,
+  HandOffs,
+  InstanceRepairs,
+  InstanceState,
+  LifecycleActions,
+} from '../shared/aws-ports.js';
 import type { Clock } from '../shared/clock.js';
 import type { Config } from '../shared/config.js';
 import { asError, type Log } from '../shared/log.js';
@@ -27,15 +32,18 @@ import { parseClaim } from '../termination/claim.js';
 import { takeBackDeferral } from '../termination-policy/deferral.js';
 import { takeBackOutOfService } from '../termination/instance-terminated.js';
 import { reconcileMigration } from './migration-marks.js';
-import { drainOwner, repairOwner, type DrainOwner } from './owners.js';
+import { drainOwner, type DrainOwner } from './owners.js';
 import { actionIdOfInstance } from '../cluster/marks/action-id.js';
 import { instanceIdOf } from '../cluster/rules/provider-id.js';
+import { reconcileRepair } from './repair-marks.js';
 
 export interface ReconcileDeps {
   readonly cluster: ClusterGateway;
   readonly instances: AutoScalingInstances;
   readonly lifecycle: LifecycleActions;
   readonly handOffs: HandOffs | undefined;
+  /** SetInstanceHealth, to take back our Unhealthy mark with its record; absent unless REPAIR is on. */
+  readonly repairs?: Pick<InstanceRepairs, 'setHealthy'> | undefined;
   readonly config: Config;
   readonly clock: Clock;
   readonly log: Log;
@@ -260,19 +268,4 @@ async function reconcileRefresh(
     log: deps.log,
   });
   report.refreshMarksRemoved.push(...undone);
-}
-
-/** A repair record whose replacement or reboot is over or never happened: taken back, with our cordon. */
-async function reconcileRepair(
-  deps: ReconcileDeps,
-  node: NodeInfo,
-  record: RepairRecord,
-  state: InstanceState | undefined,
-  report: { repairMarksRemoved: string[] },
-) {
-  const owner = repairOwner(record, state, deps.clock.now());
-  if (owner.kind === 'alive' || (await deps.cluster.unmarkRepair(node, record)) !== 'patched') return;
-  deps.log.info('took back the record of a repair whose owner is gone', { node: node.name, why: owner.why });
-  await deps.cluster.record(repairMarksRemoved(node, owner.why, record.cordoned && node.drain === undefined));
-  report.repairMarksRemoved.push(node.name);
 }

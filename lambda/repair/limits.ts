@@ -25,3 +25,25 @@ export function stormOf(total: number, unhealthy: number, max: Limit | undefined
 export function parallelLimit(unhealthy: number, max: Limit): number {
   return 'count' in max ? max.count : Math.max(1, Math.floor((unhealthy * max.percentage) / 100));
 }
+
+/** The processes a replacement (SetInstanceHealth Unhealthy) needs: ReplaceUnhealthy terminates, Launch replaces. */
+const replacementProcesses = ['ReplaceUnhealthy', 'Terminate', 'Launch'] as const;
+
+/**
+ * Why Auto Scaling would not carry out a replacement in this group now, from its suspended processes, or undefined:
+ * with ReplaceUnhealthy or Terminate suspended an instance marked Unhealthy stays (and is replaced whenever the
+ * process resumes, however healthy by then); with Launch suspended it is terminated and nothing launches in its place.
+ * https://docs.aws.amazon.com/autoscaling/ec2/userguide/understand-how-suspending-processes-affects-other-processes.html
+ */
+export function replacementHeld(suspendedProcesses: readonly string[]): string | undefined {
+  const held = replacementProcesses.filter((p) => suspendedProcesses.includes(p));
+  if (held.length === 0) return undefined;
+  const what =
+    held.length === 1 && held[0] === 'Launch'
+      ? 'it would terminate the instance and launch none in its place'
+      : 'an instance marked Unhealthy would not be replaced';
+  return (
+    `Auto Scaling's ${held.join(', ')} ${held.length === 1 ? 'process is' : 'processes are'} suspended on the ` +
+    `group: ${what}`
+  );
+}

@@ -6,7 +6,9 @@
 // the node is empty or the drain deadline passed, EC2 reboots the instance. The cordon is taken
 // back once every monitored condition is healthy again; a node still bad 30 min after its
 // reboot is replaced instead.
-import { repairRebooted, repairRecovered, repairReplacing } from '../cluster/events/repair-events.js';
+import { repairHeld, repairRebooted, repairRecovered, repairReplacing } from '../cluster/events/repair-events.js';
+import { repairSuspendedMessage } from '../cluster/events/log-messages.js';
+import { replacementHeld } from './limits.js';
 import type { RepairRecord } from '../cluster/model.js';
 import { drainNode, type DrainResult } from '../eviction/drain-node.js';
 import { ReturnedPods } from '../eviction/returned-pods.js';
@@ -85,18 +87,30 @@ async function drainThenReboot(deps: RepairDeps, j: Judged, record: RepairRecord
   await deps.cluster.record(repairRebooted(j.node, record.instanceId, podsLeft));
 }
 
+/**
+ * Still bad 30 min after the reboot: replaced, decided now (the replacement's owner window runs from here, not from
+ * the reboot's decision), unless Auto Scaling would not carry it out (a process suspended on the group).
+ */
 async function escalate(deps: RepairDeps, j: Judged, record: RepairRecord, report: RepairReport): Promise<void> {
   const state = (await deps.instances.describe([record.instanceId])).get(record.instanceId);
   if (state?.lifecycleState !== 'InService') return;
+  const bad = j.verdict.kind === 'healthy' ? undefined : j.verdict.bad;
+  const held = replacementHeld(j.member.suspendedProcesses);
+  if (held !== undefined) {
+    deps.log.warn(repairSuspendedMessage, { node: j.node.name, instanceId: record.instanceId, why: held });
+    report.held.push(j.member.group);
+    if (bad !== undefined) await deps.cluster.record(repairHeld(j.node, bad, held));
+    return;
+  }
   const replaced: RepairRecord = {
     ...record,
     action: 'replace',
     reason: `${record.reason}; still unhealthy after the reboot`,
+    decidedAtMs: deps.clock.now(),
     rebootedAtMs: undefined,
   };
   if ((await deps.cluster.markRepair(j.node, replaced, deps.config.deploymentName)) !== 'patched') return;
   await deps.repairs.setUnhealthy(record.instanceId);
   report.replacing.push(j.node.name);
-  const bad = j.verdict.kind === 'healthy' ? undefined : j.verdict.bad;
   if (bad !== undefined) await deps.cluster.record(repairReplacing(j.node, bad, record.instanceId));
 }

@@ -73,7 +73,8 @@ async function repairGroup(
       (j): j is Judged & { verdict: Extract<Verdict, { kind: 'due' }> } =>
         j.verdict.kind === 'due' && j.node.repair === undefined,
     )
-    .sort((a, b) => a.verdict.sinceMs - b.verdict.sinceMs);
+    // Oldest first, by name on a tie: two passes of one schedule (a duplicated event) pick the same node.
+    .sort((a, b) => a.verdict.sinceMs - b.verdict.sinceMs || a.node.name.localeCompare(b.node.name));
   if (due.length === 0) return;
   for (const j of due.filter((d) => d.verdict.action === RepairAction.NO_ACTION)) {
     report.noAction.push(j.node.name);
@@ -104,7 +105,7 @@ async function repairGroup(
       await deps.cluster.record(repairDeferred(j.node, j.verdict.bad, { inFlight: limit - slots, limit }));
       continue;
     }
-    if (await startRepair(deps, j, report)) slots--;
+    if ((await startRepair(deps, j, report)) !== 'none') slots--;
   }
 }
 

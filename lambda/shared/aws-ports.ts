@@ -29,6 +29,8 @@ export interface InstanceState {
   readonly group: string;
   /** InService, Pending:Wait, Terminating:Wait, Terminating:Retained, Warmed:Pending:Wait, ... */
   readonly lifecycleState: string;
+  /** HEALTHY or UNHEALTHY, as DescribeAutoScalingInstances says (undefined: not read). */
+  readonly healthStatus?: string | undefined;
 }
 
 /** One group as the reconciler needs it: the strategy tag `upgrade` sets. */
@@ -168,6 +170,11 @@ export interface GroupMember {
    * instance.
    */
   readonly healthStatus: string;
+  /**
+   * The group's suspended processes (DescribeAutoScalingGroups' SuspendedProcesses): with ReplaceUnhealthy,
+   * Terminate or Launch among them, an instance marked Unhealthy is not replaced, or not replaced in full.
+   */
+  readonly suspendedProcesses: readonly string[];
 }
 
 /** What node auto repair asks of Auto Scaling and EC2 (repair/). */
@@ -176,6 +183,8 @@ export interface InstanceRepairs {
   members(groups: readonly string[]): Promise<readonly GroupMember[]>;
   /** SetInstanceHealth Unhealthy, respecting the group's health check grace period: the group replaces it. */
   setUnhealthy(instanceId: string): Promise<void>;
+  /** SetInstanceHealth Healthy: our Unhealthy mark taken back, so a resumed process replaces nothing on our word. */
+  setHealthy(instanceId: string): Promise<void>;
   /** EC2 RebootInstances. */
   reboot(instanceId: string): Promise<void>;
 }

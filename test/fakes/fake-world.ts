@@ -189,8 +189,9 @@ export class FakeCluster {
       ...(this.attachedBefore(name).length > 0 ? { attachedVolumes: this.attachedBefore(name) } : {}),
       ...extra,
     };
-    this.nodes.set(name, node);
-    return node;
+    // As the API server: every node read has a resourceVersion, so a conditional write is conditional.
+    this.putNode(node);
+    return this.nodes.get(name)!;
   }
 
   addPod(p: FakePod): FakePod {
@@ -868,7 +869,10 @@ export class FakeAutoScaling implements AutoScalingInstances, InstanceRepairs {
     const out = new Map<string, InstanceState>();
     for (const id of ids) {
       const group = this.groups.get(id);
-      if (group !== undefined) out.set(id, { instanceId: id, group, lifecycleState: this.stateOf(id) });
+      if (group !== undefined) {
+        const healthStatus = (this.health.get(id) ?? 'Healthy').toUpperCase();
+        out.set(id, { instanceId: id, group, lifecycleState: this.stateOf(id), healthStatus });
+      }
     }
     return out;
   }
@@ -913,7 +917,14 @@ export class FakeAutoScaling implements AutoScalingInstances, InstanceRepairs {
         group,
         lifecycleState: this.stateOf(instanceId),
         healthStatus: this.health.get(instanceId) ?? 'Healthy',
+        suspendedProcesses: this.suspended.get(group) ?? [],
       }));
+  }
+  /** Each group's suspended processes (SuspendProcesses), as DescribeAutoScalingGroups says them. */
+  readonly suspended = new Map<string, string[]>();
+  async setHealthy(instanceId: string): Promise<void> {
+    this.calls.push('SetInstanceHealth');
+    this.health.set(instanceId, 'Healthy');
   }
   async setUnhealthy(instanceId: string): Promise<void> {
     this.calls.push('SetInstanceHealth');

@@ -161,6 +161,7 @@ async function describeInstances(
             instanceId: i.InstanceId,
             group: i.AutoScalingGroupName,
             lifecycleState: i.LifecycleState ?? '',
+            healthStatus: i.HealthStatus,
           });
       }
       token = answer.NextToken;

@@ -34,6 +34,7 @@ export function createInstanceRepairs(client: AutoScalingClient, ec2: QueryOptio
                   group: g.AutoScalingGroupName ?? '',
                   lifecycleState: i.LifecycleState ?? '',
                   healthStatus: i.HealthStatus ?? 'Healthy',
+                  suspendedProcesses: (g.SuspendedProcesses ?? []).flatMap((p) => p.ProcessName ?? []),
                 });
           token = answer.NextToken;
         } while (token);
@@ -50,6 +51,9 @@ export function createInstanceRepairs(client: AutoScalingClient, ec2: QueryOptio
           ShouldRespectGracePeriod: true,
         }),
       );
+    },
+    async setHealthy(instanceId) {
+      await client.send(new SetInstanceHealthCommand({ InstanceId: instanceId, HealthStatus: 'Healthy' }));
     },
     async reboot(instanceId) {
       await query.call('RebootInstances', { 'InstanceId.1': instanceId });

@@ -21,6 +21,10 @@ export const launchAbandonedMessage =
  */
 export const repairHeldMessage = 'node auto repair held (storm control)';
 
+/**
+ * Logged when node auto repair holds a replacement Auto Scaling would not carry out (a process suspended on the group).
+ */
+export const repairSuspendedMessage = 'node auto repair held: a process a replacement needs is suspended on the group';
 /** Logged when the cluster refused the drainer (RBAC, access entry); the FunctionErrors alarm fires with it. */
 export const accessDeniedMessage = 'the cluster refused the drainer; check its access entry and ClusterRole';
 
