@@ -6,6 +6,7 @@
 //   npm run bench -- --sections settle --handler-tree <checkout of 0b7823b>  (the settle at 20 and 2,000 nodes, both handlers)
 //   npm run bench -- --sections choice   (the termination policy: a decision at 20 and 2,000 nodes; a scale-in with it and without)
 //   npm run bench -- --sections surge    (a one-replica Deployment under minAvailable 1: surge before evict against plain eviction)
+//   npm run bench -- --sections repair --handler-tree <checkout of the previous version>  (a pass at 20, 2,000, 5,000 nodes, both bundles)
 // Each plane starts only once no other kube-apiserver runs on the machine (--wait-minutes).
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -69,6 +70,10 @@ const { values } = parseArgs({
     /** The surge section: runs of each drain, and the plain drain's deadline (its budget holds it that long). */
     'surge-runs': { type: 'string', default: '3' },
     'surge-drain-timeout': { type: 'string', default: '30' },
+    /** The repair section's cluster sizes; two bad and the storm run at the largest. */
+    'repair-nodes': { type: 'string', default: '20,2000,5000' },
+    /** The function's memory setting the repair passes run under (Lambda's V8 flags for it). */
+    'lambda-memory': { type: 'string', default: '256' },
   },
 });
 const pods = integerOption('pods', values.pods, 5);
@@ -128,7 +133,18 @@ const upgrade = sections.has('upgrade') ? await idle().then(() => runUpgradeBenc
 // Node auto repair's decision cost per pass at fleet size.
 const repair = sections.has('repair')
   ? await idle().then(() =>
-      runRepairBench({ say, bundlePath: join(root, 'dist', 'lambda', 'index.mjs'), nodes: fleetNodes }),
+      runRepairBench({
+        say,
+        bundlePath: join(root, 'dist', 'lambda', 'index.mjs'),
+        ...(values['handler-tree']
+          ? {
+              previousBundlePath: bundleTree(values['handler-tree']),
+              previousCommit: commitOf(values['handler-tree']),
+            }
+          : {}),
+        sizes: (values['repair-nodes'] ?? '').split(',').map((x) => integerOption('repair-nodes', x, 1)),
+        lambdaMemoryMiB: integerOption('lambda-memory', values['lambda-memory'], 128),
+      }),
     )
   : undefined;
 const wave = sections.has('wave')
@@ -230,6 +246,14 @@ if (packaged)
     `\npackage: npm tarball ${kib(packaged.package.tarballBytes)}, Python wheel ${kib(packaged.package.wheelBytes)}, asset ${kib(packaged.package.assetBytes)}; entry file ${kib(packaged.package.coldStart.bytes)}, +${packaged.package.coldStart.initAboveEmptyMs} ms over an empty node (median of ${packaged.package.coldStart.runs})\n`,
   );
 say(`written to ${values.out}`);
+
+/** Another tree's handler bundled by that tree's own bundling, in its dist/lambda: the bundle's path. */
+function bundleTree(tree: string): string {
+  say(`bundling the handler of ${tree}`);
+  const code = "import { bundleLambda } from './infra/bundling.ts'; bundleLambda('dist/lambda');";
+  execFileSync(join(root, 'node_modules', '.bin', 'tsx'), ['--eval', code], { cwd: tree, stdio: 'inherit' });
+  return join(tree, 'dist', 'lambda', 'index.mjs');
+}
 
 /** The single-node drain beside kubectl, memory, the 20-node scale-in and the cold start. */
 async function runDrain() {
@@ -490,7 +514,7 @@ function keptSections(
 function commitOf(dir: string): string | undefined {
   try {
     const git = (...args: string[]) => execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8' }).trim();
-    return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain') ? '+dirty' : ''}`;
+    return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--', '.', ':!node_modules') ? '+dirty' : ''}`;
   } catch {
     return undefined;
   }

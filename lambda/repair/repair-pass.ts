@@ -1,8 +1,9 @@
-// One node auto repair pass, on the reconciler's schedule. One list reads the nodes with their
-// conditions (label-selected with REPAIR's nodeSelector); one DescribeAutoScalingGroups (per
+// One node auto repair pass, on the reconciler's schedule. One DescribeAutoScalingGroups (per
 // 100 groups) says which served group each instance is in and what Auto Scaling is doing
-// there. Each group is judged on its own, as managed node groups are: storm control first
-// (too many unhealthy, or Auto Scaling already replacing instances we did not mark: nothing is
+// there; one paged list reads the nodes with their conditions (label-selected with REPAIR's
+// nodeSelector), each judged as it is read and kept only if unhealthy or ours. Each
+// group is judged on its own, as managed node groups are: storm control first (too many
+// unhealthy, or Auto Scaling already replacing instances we did not mark: nothing is
 // repaired, a Warning Event and the alarmed log line), then at most the parallel limit of
 // due nodes, oldest first, each confirmed again before anything is written (start.ts). The
 // decision is our repair record on the node, written conditionally: exactly once across passes.
@@ -24,21 +25,9 @@ import { startRepair } from './start.js';
 export const heldEventsPerGroup = 10;
 
 export async function repairPass(deps: RepairDeps): Promise<RepairReport> {
-  const nodes = await deps.cluster.listNodeHealth(deps.settings.nodeSelector);
   const members = await deps.repairs.members([...deps.config.autoScalingGroupNames]);
-  const memberOf = new Map(members.map((m) => [m.instanceId, m]));
-  const report = emptyReport(nodes.length);
-  const now = deps.clock.now();
-  const byGroup = new Map<string, Judged[]>();
-  for (const node of nodes) {
-    const member = memberOf.get(instanceIdOf(node.providerId) ?? '');
-    // Only nodes of the groups we serve, as Auto Scaling says: never a name or label's word.
-    if (member === undefined || !deps.config.autoScalingGroupNames.has(member.group)) continue;
-    byGroup.set(member.group, [
-      ...(byGroup.get(member.group) ?? []),
-      { node, member, verdict: judge(node, deps.settings, now) },
-    ]);
-  }
+  const { byGroup, nodes } = await judgeNodes(deps, members);
+  const report = emptyReport(nodes);
   for (const [group, judged] of byGroup) {
     try {
       await repairGroup(
@@ -56,6 +45,32 @@ export async function repairPass(deps: RepairDeps): Promise<RepairReport> {
   }
   emitMetrics(deps, report);
   return report;
+}
+
+/**
+ * Every node judged as it is read; kept only when the pass may act on it (unhealthy, or
+ * carrying our record), so the pass holds the bad nodes, not the cluster.
+ */
+async function judgeNodes(
+  deps: RepairDeps,
+  members: readonly GroupMember[],
+): Promise<{ byGroup: Map<string, Judged[]>; nodes: number }> {
+  const memberOf = new Map(members.map((m) => [m.instanceId, m]));
+  const now = deps.clock.now();
+  const { picked, listed } = await deps.cluster.listNodeHealth(deps.settings.nodeSelector, (node) => {
+    const member = memberOf.get(instanceIdOf(node.providerId) ?? '');
+    // Only nodes of the groups we serve, as Auto Scaling says: never a name or label's word.
+    if (member === undefined || !deps.config.autoScalingGroupNames.has(member.group)) return undefined;
+    const verdict = judge(node, deps.settings, now);
+    return verdict.kind === 'healthy' && node.repair === undefined ? undefined : { node, member, verdict };
+  });
+  const byGroup = new Map<string, Judged[]>();
+  for (const j of picked) {
+    const group = byGroup.get(j.member.group) ?? [];
+    group.push(j);
+    byGroup.set(j.member.group, group);
+  }
+  return { byGroup, nodes: listed };
 }
 
 async function repairGroup(

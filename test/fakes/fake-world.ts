@@ -477,10 +477,19 @@ export class FakeCluster {
   }
 
   // --- RepairGateway
-  async listNodeHealth(selector: string | undefined): Promise<readonly NodeInfo[]> {
+  async listNodeHealth<T>(
+    selector: string | undefined,
+    pick: (node: NodeInfo) => T | undefined,
+  ): Promise<{ picked: T[]; listed: number }> {
     this.log('list-node-health', selector ?? '');
     const [key, value] = (selector ?? '').split('=');
-    return [...this.nodes.values()].filter((n) => selector === undefined || n.labels[key!] === value);
+    const nodes = [...this.nodes.values()].filter((n) => selector === undefined || n.labels[key!] === value);
+    const picked: T[] = [];
+    for (const node of nodes) {
+      const kept = pick(node);
+      if (kept !== undefined) picked.push(kept);
+    }
+    return { picked, listed: nodes.length };
   }
   async getNodeHealth(name: string): Promise<NodeInfo | undefined> {
     this.log('get-node-health', name);

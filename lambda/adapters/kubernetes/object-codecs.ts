@@ -28,6 +28,24 @@ export interface WireList<T> {
   readonly items: readonly T[];
 }
 
+/**
+ * What toNodeInfo never reads of a node, passed over unbuilt when a list is read item by item
+ * (list-stream.ts): the bulk of a node's JSON (cached images, managedFields).
+ */
+export const nodeFieldsNotRead = [
+  'metadata.managedFields',
+  'status.images',
+  'status.nodeInfo',
+  'status.capacity',
+  'status.allocatable',
+  'status.addresses',
+  'status.daemonEndpoints',
+  'status.volumesInUse',
+  'status.config',
+  'status.features',
+  'status.runtimeHandlers',
+] as const;
+
 export function toNodeInfo(node: V1Node): NodeInfo {
   const annotations = node.metadata?.annotations ?? {};
   return {

@@ -1,6 +1,6 @@
 // Node auto repair's node reads and patches: the nodes with their conditions in one paged,
-// gzipped list (label-selected when REPAIR names a nodeSelector), one GET before acting, and
-// merge patches of our repair record, conditional on the node as read.
+// gzipped list read item by item (label-selected when REPAIR names a nodeSelector), one GET
+// before acting, and merge patches of our repair record, conditional on the node as read.
 import type { V1Node } from '@kubernetes/client-node';
 import type { NodeInfo, PatchResult, RepairRecord } from '../../cluster/model.js';
 import type { RepairGateway } from '../../cluster/ports/repair-gateway.js';
@@ -10,14 +10,14 @@ import { ownerLabel, repairAnnotation } from '../../cluster/marks/mark-keys.js';
 import { otherMarksOfOurs } from '../../cluster/marks/our-marks.js';
 import { call, classify, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
-import { toNodeInfo, type WireList } from './object-codecs.js';
+import { nodeFieldsNotRead, toNodeInfo, type WireList } from './object-codecs.js';
 
 const mergePatch = 'application/merge-patch+json';
 /**
- * Nodes per page: one page of full objects in memory at a time (a worker node is ~15 KB of
- * JSON, its cached images most of it); each is cut down to what repair judges at once.
+ * Nodes per page, as kubectl's --chunk-size. Read item by item (list-stream.ts): a page's JSON
+ * (~15 KB a worker node, its cached images and managedFields most of it) is never held whole.
  */
-export const healthPageSize = 100;
+export const healthPageSize = 500;
 /** Conditional writes retried after a conflict (a kubelet status update in between). */
 const conflictAttempts = 5;
 
@@ -42,7 +42,7 @@ export function createRepairNodeApi(kube: KubeHttp): RepairGateway {
     }
   };
   return {
-    listNodeHealth: (selector) => listNodeHealth(kube, selector),
+    listNodeHealth: (selector, pick) => listNodeHealth(kube, selector, pick),
     getNodeHealth: get,
     markRepair(node, record, owner) {
       return patch(node.name, {
@@ -83,9 +83,17 @@ function unmarkRepairPatch(node: NodeInfo, record: RepairRecord): object {
   };
 }
 
-/** The nodes with their conditions: one paged list, label-selected when a selector is given. */
-async function listNodeHealth(kube: KubeHttp, selector: string | undefined): Promise<readonly NodeInfo[]> {
-  const nodes: NodeInfo[] = [];
+/**
+ * The nodes with their conditions, each handed to `pick` as it is read (list-stream.ts): one
+ * paged list, label-selected when a selector is given. What pick declines is never kept.
+ */
+async function listNodeHealth<T>(
+  kube: KubeHttp,
+  selector: string | undefined,
+  pick: (node: NodeInfo) => T | undefined,
+): Promise<{ picked: T[]; listed: number }> {
+  const picked: T[] = [];
+  let listed = 0;
   let cont: string | undefined;
   do {
     // Not resourceVersion=0: the watch cache would answer every node at once, ignoring limit.
@@ -94,11 +102,18 @@ async function listNodeHealth(kube: KubeHttp, selector: string | undefined): Pro
       continue: cont,
       ...(selector !== undefined ? { labelSelector: selector } : {}),
     };
+    // Every item answers (a retried page is read again from its start): the count is the page's.
+    const itemOf = (raw: unknown) => ({ kept: pick(toNodeInfo(raw as V1Node)) });
     const page = await call('list nodes with their conditions', () =>
-      kube.request<WireList<V1Node>>('GET', '/api/v1/nodes', { query, compressed: true }),
+      kube.request<WireList<{ kept: T | undefined }>>('GET', '/api/v1/nodes', {
+        query,
+        compressed: true,
+        items: { itemOf, skip: nodeFieldsNotRead },
+      }),
     );
-    nodes.push(...page.items.map(toNodeInfo));
+    listed += page.items.length;
+    for (const item of page.items) if (item.kept !== undefined) picked.push(item.kept);
     cont = page.metadata?.continue || undefined;
   } while (cont);
-  return nodes;
+  return { picked, listed };
 }

@@ -3,8 +3,14 @@ import type { NodeInfo, PatchResult, RepairRecord } from '../model.js';
 
 /** Node auto repair's reads and writes (repair/). */
 export interface RepairGateway {
-  /** The nodes with their conditions: one paged list, label-selected when a selector is given. */
-  listNodeHealth(selector: string | undefined): Promise<readonly NodeInfo[]>;
+  /**
+   * The nodes with their conditions (label-selected when a selector is given), each handed to
+   * `pick` as it is read: the pass keeps what it may act on, never the whole cluster.
+   */
+  listNodeHealth<T>(
+    selector: string | undefined,
+    pick: (node: NodeInfo) => T | undefined,
+  ): Promise<{ readonly picked: readonly T[]; readonly listed: number }>;
   /** One node read again, just before acting on it. */
   getNodeHealth(name: string): Promise<NodeInfo | undefined>;
   /** Our record and owner label (and the cordon the record says we set), conditional on the node as read. */

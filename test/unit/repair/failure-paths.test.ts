@@ -106,8 +106,8 @@ describe('node auto repair on its failure paths', () => {
     let listed = 0;
     let release = () => {};
     const bothListed = new Promise<void>((resolve) => (release = resolve));
-    world.cluster.listNodeHealth = async (selector) => {
-      const nodes = await list(selector);
+    world.cluster.listNodeHealth = async (selector, pick) => {
+      const nodes = await list(selector, pick);
       if (++listed === 2) release();
       await bothListed;
       return nodes;

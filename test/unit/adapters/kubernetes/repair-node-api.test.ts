@@ -72,7 +72,7 @@ describe('repair node requests', () => {
     respond = (_url, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
   });
 
-  it('lists in gzipped pages of 100, label-selected, never resourceVersion=0 (which would answer every node at once)', async () => {
+  it('lists in gzipped pages of 500, label-selected, never resourceVersion=0 (which would answer every node at once)', async () => {
     respond = (url, res) => {
       const body = url.searchParams.get('continue')
         ? { metadata: {}, items: [node('b')] }
@@ -81,8 +81,9 @@ describe('repair node requests', () => {
         .writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' })
         .end(gzipSync(JSON.stringify(body)));
     };
-    const nodes = await gateway.listNodeHealth('eks.amazonaws.com/nodegroup=workers');
+    const { picked: nodes, listed } = await gateway.listNodeHealth('eks.amazonaws.com/nodegroup=workers', (n) => n);
     expect(nodes.map((n) => n.name)).toEqual(['a', 'b']);
+    expect(listed).toBe(2);
     expect(nodes[0]).toMatchObject({
       repair: record,
       conditions: [
@@ -95,22 +96,23 @@ describe('repair node requests', () => {
       ],
     });
     for (const s of seen) {
-      expect(s.url.searchParams.get('limit')).toBe('100');
+      expect(s.url.searchParams.get('limit')).toBe('500');
       expect(s.url.searchParams.get('labelSelector')).toBe('eks.amazonaws.com/nodegroup=workers');
       expect(s.url.searchParams.get('resourceVersion')).toBeNull();
       expect(s.headers['accept-encoding']).toBe('gzip');
     }
     expect(seen).toHaveLength(2);
+    // What pick declines is not kept, but counted.
+    expect(await gateway.listNodeHealth(undefined, () => undefined)).toEqual({ picked: [], listed: 2 });
   });
 
   it('writes the record, the owner label and our cordon in one merge patch conditional on the node as read', async () => {
-    const [read] = (await (async () => {
-      respond = (_url, res) =>
-        res
-          .writeHead(200, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ metadata: {}, items: [node('a')] }));
-      return gateway.listNodeHealth(undefined);
-    })()) as [Awaited<ReturnType<typeof gateway.listNodeHealth>>[number]];
+    respond = (_url, res) =>
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ metadata: {}, items: [node('a')] }));
+    const [read] = (await gateway.listNodeHealth(undefined, (n) => n)).picked;
+    if (read === undefined) throw new Error('no node listed');
     seen = [];
     respond = (_url, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     expect(await gateway.markRepair(read, record, 'gnt')).toBe('patched');
