@@ -7,7 +7,7 @@ import { spotDeadlines } from '../../../lambda/termination/spot-interruption.js'
 import { isStop, type Deadlines, type Drained } from '../../../lambda/termination/state.js';
 import type { TargetReading } from '../../../lambda/shared/aws-ports.js';
 import { pod } from '../../fakes/fake-world.js';
-import { instanceId, phaseWorld } from './phase-world.js';
+import { instanceId, phaseWorld } from '../../fakes/phase-world.js';
 import { lifecycleAction } from '../../fixtures/drain-sources.js';
 
 type World = ReturnType<typeof phaseWorld>;

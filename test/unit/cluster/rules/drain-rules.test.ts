@@ -7,12 +7,12 @@ import {
   podRule,
   type DrainRuleSettings,
   type WaitRule,
-} from '../../../lambda/cluster/rules/drain-rules.js';
+} from '../../../../lambda/cluster/rules/drain-rules.js';
 
-import { parseGoDurationMs } from '../../../lambda/cluster/rules/do-not-disrupt.js';
-import { drainRuleProblems } from '../../../lambda/shared/drain-rule-variables.js';
-import { parseConfig, toEnvironment } from '../../../lambda/shared/config.js';
-import { pod } from '../../fakes/fake-world.js';
+import { parseGoDurationMs } from '../../../../lambda/cluster/rules/do-not-disrupt.js';
+import { drainRuleProblems } from '../../../../lambda/shared/drain-rule-variables.js';
+import { parseConfig, toEnvironment } from '../../../../lambda/shared/config.js';
+import { pod } from '../../../fakes/fake-world.js';
 
 const now = Date.parse('2026-11-27T12:00:00Z');
 const rule = (p: Parameters<typeof pod>[0], settings: DrainRuleSettings = defaultDrainRuleSettings) =>
@@ -255,7 +255,7 @@ describe('DRAIN_RULES shapes Cluster API refuses', () => {
 
 describe('karpenter.sh/do-not-disrupt durations, from the wire', () => {
   it('count from the pod’s status.startTime, as Karpenter 1.12 does (IsDoNotDisruptActive), not from its binding', async () => {
-    const { toPodInfo } = await import('../../../lambda/adapters/kubernetes/object-codecs.js');
+    const { toPodInfo } = await import('../../../../lambda/adapters/kubernetes/object-codecs.js');
     const boundMs = now - 75_000;
     const wire = {
       metadata: { name: 'trainer', namespace: 'ml', uid: 'u-1', annotations: { 'karpenter.sh/do-not-disrupt': '1m' } },

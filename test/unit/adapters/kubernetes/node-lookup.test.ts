@@ -1,16 +1,16 @@
-// The node lookup (lambda/node-lookup.ts): by EC2's private DNS name in one GET, decided by
+// The node lookup (lambda/adapters/kubernetes/node-lookup.ts): by EC2's private DNS name in one GET, decided by
 // spec.providerID, scanning the node list only when the name does not lead to the node.
 import { describe, expect, it } from 'vitest';
-import { createNodeApi } from '../../../lambda/adapters/kubernetes/node-api.js';
-import { createNodeLookup } from '../../../lambda/adapters/kubernetes/node-lookup.js';
-import { type NodeReader } from '../../../lambda/adapters/kubernetes/node-reader.js';
-import { instanceMatches } from '../../../lambda/cluster/rules/provider-id.js';
-import type { NodeInfo } from '../../../lambda/cluster/model.js';
-import type { NodeWatch } from '../../../lambda/cluster/ports/node-gateway.js';
-import type { InstanceDirectory } from '../../../lambda/shared/aws-ports.js';
-import { ServiceBusyError } from '../../../lambda/shared/errors.js';
-import { FakeClock, MemoryLog } from '../../fakes/fake-world.js';
-import { fakeKube, wire } from '../../fakes/node-kube.js';
+import { createNodeApi } from '../../../../lambda/adapters/kubernetes/node-api.js';
+import { createNodeLookup } from '../../../../lambda/adapters/kubernetes/node-lookup.js';
+import { type NodeReader } from '../../../../lambda/adapters/kubernetes/node-reader.js';
+import { instanceMatches } from '../../../../lambda/cluster/rules/provider-id.js';
+import type { NodeInfo } from '../../../../lambda/cluster/model.js';
+import type { NodeWatch } from '../../../../lambda/cluster/ports/node-gateway.js';
+import type { InstanceDirectory } from '../../../../lambda/shared/aws-ports.js';
+import { ServiceBusyError } from '../../../../lambda/shared/errors.js';
+import { FakeClock, MemoryLog } from '../../../fakes/fake-world.js';
+import { fakeKube, wire } from '../../../fakes/node-kube.js';
 
 const node = (name: string, instanceId: string): NodeInfo => ({
   name,
