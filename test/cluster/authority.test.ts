@@ -2,7 +2,7 @@
 // Scaling before it writes, a hand-off is a pointer and not a state, the policies fail safe.
 // Observed as the scenarios observe: the cluster, the audit log and the AWS calls.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { formatDrainRecord } from '../../lambda/cluster/marks/drain-record.js';
 import { lifecycleAction } from '../fixtures/drain-sources.js';
 import { spotInterruptionWarning, sqsEvent } from '../fixtures/deliveries.js';
@@ -16,11 +16,9 @@ import {
   terminateHookName,
 } from './drainer.js';
 import {
-  admin,
   byDrainer,
   createDeployment,
   createPdb,
-  ensureNamespace,
   eventsFor,
   nodeWithDeployment,
   podsOn,
@@ -30,19 +28,10 @@ import {
   waitDeploymentReady,
 } from './kube.js';
 import { testAws } from './plane/token-webhook.js';
+import { a, blockNamespace, drainerWrites, plane } from './head.js';
 
-const plane = inject('plane');
-const a = admin(plane);
 const ns = 'authority';
-const writesSince = (since: number) =>
-  readAudit(
-    plane,
-    (e) =>
-      byDrainer(e) &&
-      e.atMs >= since &&
-      ['create', 'update', 'patch', 'delete'].includes(e.verb) &&
-      e.resource !== 'events',
-  );
+const writesSince = drainerWrites;
 const message = (instanceId: string, token: string | undefined, o: Record<string, unknown> = {}) =>
   lifecycleMessage({
     EC2InstanceId: instanceId,
@@ -72,7 +61,7 @@ async function blockedNode(name: string, o: { terminationGracePeriodSeconds?: nu
 }
 
 describe('every write on a live word', () => {
-  beforeAll(() => ensureNamespace(a, ns));
+  blockNamespace(ns);
 
   it('a stale launch notification mid-drain touches nothing: the drain carries on and completes', async () => {
     const { instanceId, node } = await blockedNode('stale-launch');
@@ -285,7 +274,6 @@ describe('every write on a live word', () => {
   });
 
   afterAll(() => {
-    a.kubectl('delete', 'namespace', ns, '--wait=false');
     a.kubectl('delete', 'deployment,pdb', '-n', 'kube-system', 'tiers-dns', 'tiers-dns-pdb', '--ignore-not-found');
   });
 });
@@ -295,14 +283,9 @@ describe('every write on a live word: a forged Spot warning, a resume on an old 
   // The review's own namespace, and its writes named as verb, resource and name.
   const ns = 'review-attacks';
   const writesSince = (since: number) =>
-    readAudit(
-      plane,
-      (e) =>
-        byDrainer(e) &&
-        e.atMs >= since &&
-        ['create', 'update', 'patch', 'delete'].includes(e.verb) &&
-        e.resource !== 'events',
-    ).map((e) => `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ''} ${e.name ?? ''}`);
+    drainerWrites(since).map(
+      (e) => `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ''} ${e.name ?? ''}`,
+    );
 
   /** A node whose pods a budget never lets go. */
   async function blockedNode(name: string) {
@@ -311,10 +294,7 @@ describe('every write on a live word: a forged Spot warning, a resume on an old 
     return node;
   }
 
-  beforeAll(() => ensureNamespace(a, ns));
-  afterAll(() => {
-    a.kubectl('delete', 'namespace', ns, '--wait=false');
-  });
+  blockNamespace(ns);
 
   // Found (high): a Spot warning is confirmed only by the instance's group.
   it('a forged Spot warning for an InService instance writes nothing to the cluster', async () => {

@@ -2,14 +2,11 @@
 // drain ends without it; a Job pod labelled wait-completed is never evicted, even past the batch
 // wait, and the action completes only once it has finished; orders leave one after the other
 // (a pod's own order, the default, a deployment-wide rule), read from the audit log.
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startDrainer, type Drainer } from './drainer.js';
+import { describe, expect, it } from 'vitest';
 import {
-  admin,
   byDrainer,
   createDeployment,
   createKwokNode,
-  ensureNamespace,
   eventsFor,
   newInstanceId,
   podsOn,
@@ -18,27 +15,24 @@ import {
   waitDeploymentReady,
   waitNodeReady,
 } from './kube.js';
+import { a, blockDrainer, plane } from './head.js';
 
-const plane = inject('plane');
-const a = admin(plane);
 const ns = 'drain-rules';
 const onNode = { nodeSelector: { scenario: 'drain-rules' } };
 
 describe('drain rules', () => {
-  let drainer: Drainer;
-  beforeAll(async () => {
-    await ensureNamespace(a, ns);
-    const rules = [
-      { name: 'db-last', behavior: 'Drain', order: 100, pods: [{ selector: { matchLabels: { tier: 'db' } } }] },
-    ];
-    drainer = startDrainer(plane, {
+  const rules = [
+    { name: 'db-last', behavior: 'Drain', order: 100, pods: [{ selector: { matchLabels: { tier: 'db' } } }] },
+  ];
+  const drainer = blockDrainer(
+    {
       handOff: true,
       drainTimeoutSeconds: 120,
       loadBalancerDelaySeconds: 1,
       env: { DRAIN_RULES: JSON.stringify(rules), BATCH_WAIT_SECONDS: '2' },
-    });
-  });
-  afterAll(() => drainer?.restore());
+    },
+    { namespace: ns },
+  );
 
   it('skips, waits for completion and keeps the order, as Cluster API documents them', async () => {
     const instanceId = newInstanceId();
@@ -129,19 +123,17 @@ describe('drain rules', () => {
 describe('drain rules under the force policy: a wait-completed pod that never finishes', () => {
   const ns = 'drain-rules-review';
   const onNode = { nodeSelector: { scenario: 'drain-rules-review' } };
-  let drainer: Drainer;
-  beforeAll(async () => {
-    await ensureNamespace(a, ns);
-    drainer = startDrainer(plane, {
+  const drainer = blockDrainer(
+    {
       handOff: true,
       drainTimeoutSeconds: 20,
       minEvictionWindowSeconds: 5,
       deadlinePolicy: 'force',
       loadBalancerDelaySeconds: 1,
       env: { BATCH_WAIT_SECONDS: '0' },
-    });
-  });
-  afterAll(() => drainer?.restore());
+    },
+    { namespace: ns },
+  );
 
   it('ends a force drain at its deadline when a wait-completed pod never finishes, across hand-offs, without touching it', async () => {
     const instanceId = newInstanceId();

@@ -1,7 +1,7 @@
 // The RBAC installer against the real API server: server-side apply creates exactly the
 // shipped ClusterRole and binding, is idempotent, and Delete removes them. It ends by
 // re-installing them, as the rest of the suite relies on them.
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { KubeEndpoint } from '../../lambda/adapters/kubernetes/kube-http.js';
 import { physicalIdFor } from '../../lambda/installer/custom-resource.js';
 import {
@@ -12,11 +12,9 @@ import {
 import { flowControlObjects } from '../../lambda/installer/flow-control.js';
 import { rbacName, rbacRules } from '../../lambda/installer/rbac.js';
 import { MemoryLog } from '../fakes/fake-world.js';
-import { admin, readAudit, until } from './kube.js';
+import { readAudit, until } from './kube.js';
 import { adminToken } from './plane/plane.js';
-
-const plane = inject('plane');
-const a = admin(plane);
+import { a, plane } from './head.js';
 
 const endpoint: KubeEndpoint = {
   server: plane.server,

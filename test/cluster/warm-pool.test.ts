@@ -2,16 +2,14 @@
 // registers); a scale-in that returns the instance to the pool drains it, and when it leaves
 // the pool again its node gets back exactly what our drain took: others' marks stay.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { refreshEvent as localRefreshEvent } from '../../demo/instance-refresh.js';
 import { boundStrategyTag } from '../../lambda/refresh/strategy-tag.js';
 import { refreshStrategyTag } from '../../lambda/shared/group-tags.js';
-import { autoScalingGroupName, startDrainer, statusOf, type Drainer } from './drainer.js';
+import { autoScalingGroupName, startDrainer, statusOf } from './drainer.js';
 import {
-  admin,
   byDrainer,
   createKwokNode,
-  ensureNamespace,
   eventsFor,
   newInstanceId,
   nodeWithDeployment,
@@ -20,18 +18,12 @@ import {
   until,
   waitNodeReady,
 } from './kube.js';
+import { a, blockDrainer, plane } from './head.js';
 
-const plane = inject('plane');
-const a = admin(plane);
 const lbLabel = 'node.kubernetes.io/exclude-from-external-load-balancers';
 
 describe('warm pools', () => {
-  let drainer: Drainer;
-  beforeAll(async () => {
-    await ensureNamespace(a, 'warm');
-    drainer = startDrainer(plane, { loadBalancerDelaySeconds: 1, launchTimeoutSeconds: 30 });
-  });
-  afterAll(() => drainer?.restore());
+  const drainer = blockDrainer({ loadBalancerDelaySeconds: 1, launchTimeoutSeconds: 30 }, { namespace: 'warm' });
 
   it('completes a launch into the warm pool at once, though no node ever registers', async () => {
     const instanceId = newInstanceId();
