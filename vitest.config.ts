@@ -1,10 +1,10 @@
 import { defineConfig } from 'vitest/config';
-import { NameOrderSequencer } from './test/cluster/sequencer.js';
+import { ClusterOrderSequencer } from './test/cluster/sequencer.js';
 
 export default defineConfig({
   test: {
-    // Cluster files run in name order (see the sequencer); unit files do not care.
-    sequence: { sequencer: NameOrderSequencer },
+    // Cluster files run in name order, the ones the sequencer lists last; unit files do not care.
+    sequence: { sequencer: ClusterOrderSequencer },
     projects: [
       {
         test: {

@@ -2,16 +2,23 @@
 // Scaling before it writes, a hand-off is a pointer and not a state, the policies fail safe.
 // Observed as the scenarios observe: the cluster, the audit log and the AWS calls.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { formatDrainRecord } from '../../lambda/cluster/marks/drain-record.js';
+import { lifecycleAction } from '../fixtures/drain-sources.js';
 import { spotInterruptionWarning, sqsEvent } from '../fixtures/deliveries.js';
 import { lifecycleMessage, snsEvent } from '../fixtures/notifications.js';
-import { autoScalingGroupName, launchHookName, startDrainer, statusOf, terminateHookName } from './drainer.js';
 import {
-  admin,
+  autoScalingGroupName,
+  launchHookName,
+  scheduledEvent,
+  startDrainer,
+  statusOf,
+  terminateHookName,
+} from './drainer.js';
+import {
   byDrainer,
   createDeployment,
   createPdb,
-  ensureNamespace,
   eventsFor,
   nodeWithDeployment,
   podsOn,
@@ -21,19 +28,10 @@ import {
   waitDeploymentReady,
 } from './kube.js';
 import { testAws } from './plane/token-webhook.js';
+import { a, blockNamespace, drainerWrites, plane } from './head.js';
 
-const plane = inject('plane');
-const a = admin(plane);
 const ns = 'authority';
-const writesSince = (since: number) =>
-  readAudit(
-    plane,
-    (e) =>
-      byDrainer(e) &&
-      e.atMs >= since &&
-      ['create', 'update', 'patch', 'delete'].includes(e.verb) &&
-      e.resource !== 'events',
-  );
+const writesSince = drainerWrites;
 const message = (instanceId: string, token: string | undefined, o: Record<string, unknown> = {}) =>
   lifecycleMessage({
     EC2InstanceId: instanceId,
@@ -63,7 +61,7 @@ async function blockedNode(name: string, o: { terminationGracePeriodSeconds?: nu
 }
 
 describe('every write on a live word', () => {
-  beforeAll(() => ensureNamespace(a, ns));
+  blockNamespace(ns);
 
   it('a stale launch notification mid-drain touches nothing: the drain carries on and completes', async () => {
     const { instanceId, node } = await blockedNode('stale-launch');
@@ -276,7 +274,89 @@ describe('every write on a live word', () => {
   });
 
   afterAll(() => {
-    a.kubectl('delete', 'namespace', ns, '--wait=false');
     a.kubectl('delete', 'deployment,pdb', '-n', 'kube-system', 'tiers-dns', 'tiers-dns-pdb', '--ignore-not-found');
+  });
+});
+
+// From the adversarial review of issue 19 (each broke e12925a; was test/cluster/review-attacks.test.ts).
+describe('every write on a live word: a forged Spot warning, a resume on an old record', () => {
+  // The review's own namespace, and its writes named as verb, resource and name.
+  const ns = 'review-attacks';
+  const writesSince = (since: number) =>
+    drainerWrites(since).map(
+      (e) => `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ''} ${e.name ?? ''}`,
+    );
+
+  /** A node whose pods a budget never lets go. */
+  async function blockedNode(name: string) {
+    const node = await nodeWithDeployment(a, ns, name, 2, { terminationGracePeriodSeconds: 2 });
+    await createPdb(a, ns, `${name}-pdb`, name, 2);
+    return node;
+  }
+
+  blockNamespace(ns);
+
+  // Found (high): a Spot warning is confirmed only by the instance's group.
+  it('a forged Spot warning for an InService instance writes nothing to the cluster', async () => {
+    const { instanceId } = await blockedNode('forged-spot');
+    const drainer = startDrainer(plane, { deadlinePolicy: 'force' });
+    try {
+      drainer.groups.set(instanceId, autoScalingGroupName); // InService, On-Demand: EC2 warned nobody
+      const since = Date.now();
+      const result = await drainer.invoke(
+        spotInterruptionWarning(instanceId, new Date(Date.now() - 100_000).toISOString()),
+      );
+      expect({ status: statusOf(result), writes: writesSince(since) }).toEqual({ status: 'refused', writes: [] });
+    } finally {
+      drainer.restore();
+    }
+  });
+
+  // Found (high): a by-instance resume adopts a record of an earlier action of the instance.
+  it('a drain the reconciler resumes for a new action does not complete at once on an old record', async () => {
+    const { instanceId, node } = await blockedNode('stale-resume');
+    const old = Date.now() - 2 * 86_400_000;
+    const record = formatDrainRecord({
+      source: lifecycleAction(`sha256:${'0'.repeat(32)}`, terminateHookName),
+      notifiedAtMs: old,
+      startedAtMs: old,
+      updatedAtMs: old,
+      set: ['exclude-from-load-balancers', 'cordon'],
+      drained: { atMs: old + 60_000, outcome: 'drained' },
+    });
+    // What a warm-pool return admitted unchecked (or a retained instance) leaves on its node.
+    a.kubectl('cordon', node);
+    a.kubectl(
+      'label',
+      'node',
+      node,
+      'node.kubernetes.io/exclude-from-external-load-balancers=true',
+      'graceful-node-termination/owner=review-stale',
+    );
+    a.kubectl('annotate', 'node', node, `graceful-node-termination/drain=${record}`);
+    const drainer = startDrainer(plane, {
+      handOff: true,
+      deadlinePolicy: 'force',
+      drainTimeoutSeconds: 600,
+      deploymentName: 'review-stale',
+    });
+    try {
+      drainer.groups.set(instanceId, autoScalingGroupName);
+      drainer.terminating.add(instanceId);
+      // A new terminate action holds the instance; its notification has not been handled yet.
+      expect(
+        statusOf(await drainer.invoke(scheduledEvent(), { activeToken: randomUUID(), activeInstance: instanceId })),
+      ).toBe('reconciled');
+      expect(drainer.handOffs).toHaveLength(1);
+      const status = statusOf(await drainer.deliver(drainer.handOffs[0]!, { remainingMs: 15_000 }));
+      const left = (await podsOn(a, node)).filter((p) => p.metadata?.namespace === ns).length;
+      expect({ status, completions: drainer.completions.map((c) => c.result), left }).toEqual({
+        status: 'handed-off',
+        completions: [],
+        left: 2,
+      });
+    } finally {
+      drainer.restore();
+    }
   });
 });

@@ -1,13 +1,10 @@
 // Batch work on the real plane: a running Job pod is not evicted; the node's other pods
 // drain at once, and the action completes only after the Job has finished.
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startDrainer, type Drainer } from './drainer.js';
+import { describe, expect, it } from 'vitest';
 import {
-  admin,
   byDrainer,
   createDeployment,
   createKwokNode,
-  ensureNamespace,
   eventsFor,
   newInstanceId,
   podsOn,
@@ -16,17 +13,13 @@ import {
   waitDeploymentReady,
   waitNodeReady,
 } from './kube.js';
-
-const plane = inject('plane');
-const a = admin(plane);
+import { a, blockDrainer, plane } from './head.js';
 
 describe('a Job running on the terminating node', () => {
-  let drainer: Drainer;
-  beforeAll(async () => {
-    await ensureNamespace(a, 'batch');
-    drainer = startDrainer(plane, { handOff: true, drainTimeoutSeconds: 60, loadBalancerDelaySeconds: 1 });
-  });
-  afterAll(() => drainer?.restore());
+  const drainer = blockDrainer(
+    { handOff: true, drainTimeoutSeconds: 60, loadBalancerDelaySeconds: 1 },
+    { namespace: 'batch' },
+  );
 
   it('is allowed to finish before the node is released', async () => {
     const instanceId = newInstanceId();

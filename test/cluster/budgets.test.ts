@@ -1,8 +1,7 @@
 // Scenarios b, c, d: PodDisruptionBudgets as the real disruption controller and eviction
 // handler enforce them.
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  admin,
   byDrainer,
   createDeployment,
   createKwokNode,
@@ -18,9 +17,7 @@ import {
   type PodTemplateOptions,
 } from './kube.js';
 import { startDrainer, type Drainer } from './drainer.js';
-
-const plane = inject('plane');
-const a = admin(plane);
+import { a, blockDrainer, plane } from './head.js';
 
 async function readyPods(namespace: string, app: string): Promise<number> {
   const pods = await a.core.listNamespacedPod({ namespace, labelSelector: `app=${app}` });
@@ -174,13 +171,7 @@ describe('budgets hold (b)', () => {
 });
 
 describe('deadlock (c) and two budgets over one pod (d), DEADLINE_POLICY=leave', () => {
-  let drainer: Drainer;
-
-  beforeAll(async () => {
-    await ensureNamespace(a, 'deadlock');
-    drainer = startDrainer(plane, { drainTimeoutSeconds: 6, deadlinePolicy: 'leave' });
-  });
-  afterAll(() => drainer?.restore());
+  const drainer = blockDrainer({ drainTimeoutSeconds: 6, deadlinePolicy: 'leave' }, { namespace: 'deadlock' });
 
   it('stops at its deadline, names the blocking budget in Events and the log, and completes CONTINUE', async () => {
     const instanceId = await nodeHeldByBudget('deadlock', 'ledger', 'ledger-pdb');
@@ -260,13 +251,7 @@ describe('deadlock (c) and two budgets over one pod (d), DEADLINE_POLICY=leave',
 });
 
 describe('deadlock with DEADLINE_POLICY=force (the default)', () => {
-  let drainer: Drainer;
-
-  beforeAll(async () => {
-    await ensureNamespace(a, 'forced');
-    drainer = startDrainer(plane, { drainTimeoutSeconds: 5, loadBalancerDelaySeconds: 2 });
-  });
-  afterAll(() => drainer?.restore());
+  const drainer = blockDrainer({ drainTimeoutSeconds: 5, loadBalancerDelaySeconds: 2 }, { namespace: 'forced' });
 
   it('deletes the pods the budget still protects at the deadline minus their grace, clamped to the deadline, then completes', async () => {
     const instanceId = await nodeHeldByBudget('forced', 'vault', 'vault-pdb', { terminationGracePeriodSeconds: 45 });
@@ -300,13 +285,10 @@ describe('deadlock with DEADLINE_POLICY=force (the default)', () => {
 });
 
 describe('deadlock with DEADLINE_POLICY=retain', () => {
-  let drainer: Drainer;
-
-  beforeAll(async () => {
-    await ensureNamespace(a, 'retained');
-    drainer = startDrainer(plane, { drainTimeoutSeconds: 5, loadBalancerDelaySeconds: 2, deadlinePolicy: 'retain' });
-  });
-  afterAll(() => drainer?.restore());
+  const drainer = blockDrainer(
+    { drainTimeoutSeconds: 5, loadBalancerDelaySeconds: 2, deadlinePolicy: 'retain' },
+    { namespace: 'retained' },
+  );
 
   it('deletes nothing, completes ABANDON at the deadline, leaves the node cordoned and names the budget', async () => {
     const instanceId = await nodeHeldByBudget('retained', 'ledger', 'ledger-pdb');
@@ -334,18 +316,15 @@ describe('deadlock with DEADLINE_POLICY=retain', () => {
 });
 
 describe('a budget blocked for minutes, because its replacement cannot be scheduled', () => {
-  let drainer: Drainer;
-
-  beforeAll(async () => {
-    await ensureNamespace(a, 'stuck');
-    drainer = startDrainer(plane, {
+  const drainer = blockDrainer(
+    {
       drainTimeoutSeconds: 8,
       blockedReportSeconds: 3,
       deadlinePolicy: 'leave',
       loadBalancerDelaySeconds: 0,
-    });
-  });
-  afterAll(() => drainer?.restore());
+    },
+    { namespace: 'stuck' },
+  );
 
   it("names the pending replacement and the scheduler's reason", async () => {
     const instanceId = newInstanceId();

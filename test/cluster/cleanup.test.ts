@@ -4,17 +4,16 @@
 // nothing; `cleanup` takes back every mark and leaves everything else on the nodes as it was:
 // other people's labels, taints and cordon, and the marks of another deployment.
 import type { V1Node } from '@kubernetes/client-node';
-import { afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { actionOf } from '../../lambda/cluster/rules/drain-source.js';
 import { type DrainRecord } from '../../lambda/cluster/model.js';
 import { nodeMarkKeys } from '../../lambda/cluster/marks/mark-inventory.js';
 import { kubeconfigGateway } from '../../scripts/cluster-access.js';
 import { main, renderCleanup, type CleanupResult } from '../../scripts/cleanup.js';
-import { admin, createKwokNode, newInstanceId, waitNodeReady } from './kube.js';
+import { createKwokNode, newInstanceId, waitNodeReady } from './kube.js';
 import { lifecycleAction } from '../fixtures/drain-sources.js';
+import { a, plane } from './head.js';
 
-const plane = inject('plane');
-const a = admin(plane);
 const deployment = 'gnt-cleanup';
 const other = 'gnt-other';
 const group = 'cleanup-workers';

@@ -2,24 +2,14 @@
 // SQS record drains like an SNS one; a Spot interruption warning drains a node of a configured
 // group within the two minutes and is refused for any other group.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventBridgeLifecycle, spotInterruptionWarning, sqsEvent } from '../fixtures/deliveries.js';
 import { lifecycleMessage } from '../fixtures/notifications.js';
-import { autoScalingGroupName, startDrainer, statusOf, terminateHookName, type Drainer } from './drainer.js';
-import {
-  admin,
-  byDrainer,
-  ensureNamespace,
-  eventsFor,
-  newInstanceId,
-  nodeWithDeployment,
-  podsOn,
-  readAudit,
-} from './kube.js';
+import { autoScalingGroupName, statusOf, terminateHookName } from './drainer.js';
+import { byDrainer, eventsFor, newInstanceId, nodeWithDeployment, podsOn, readAudit } from './kube.js';
 import { testAws } from './plane/token-webhook.js';
+import { a, blockDrainer, plane } from './head.js';
 
-const plane = inject('plane');
-const a = admin(plane);
 const nodeWithPods = (name: string) => nodeWithDeployment(a, 'shapes', name, 2);
 
 const ours = (instanceId: string, token: string) => ({
@@ -31,12 +21,7 @@ const ours = (instanceId: string, token: string) => ({
 });
 
 describe('delivery shapes', () => {
-  let drainer: Drainer;
-  beforeAll(async () => {
-    await ensureNamespace(a, 'shapes');
-    drainer = startDrainer(plane, { loadBalancerDelaySeconds: 1 });
-  });
-  afterAll(() => drainer?.restore());
+  const drainer = blockDrainer({ loadBalancerDelaySeconds: 1 }, { namespace: 'shapes' });
 
   it('drains a terminate delivered as an EventBridge event', async () => {
     const { instanceId, node } = await nodeWithPods('via-eventbridge');

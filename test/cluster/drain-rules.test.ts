@@ -2,14 +2,11 @@
 // drain ends without it; a Job pod labelled wait-completed is never evicted, even past the batch
 // wait, and the action completes only once it has finished; orders leave one after the other
 // (a pod's own order, the default, a deployment-wide rule), read from the audit log.
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startDrainer, type Drainer } from './drainer.js';
+import { describe, expect, it } from 'vitest';
 import {
-  admin,
   byDrainer,
   createDeployment,
   createKwokNode,
-  ensureNamespace,
   eventsFor,
   newInstanceId,
   podsOn,
@@ -18,27 +15,24 @@ import {
   waitDeploymentReady,
   waitNodeReady,
 } from './kube.js';
+import { a, blockDrainer, plane } from './head.js';
 
-const plane = inject('plane');
-const a = admin(plane);
 const ns = 'drain-rules';
 const onNode = { nodeSelector: { scenario: 'drain-rules' } };
 
 describe('drain rules', () => {
-  let drainer: Drainer;
-  beforeAll(async () => {
-    await ensureNamespace(a, ns);
-    const rules = [
-      { name: 'db-last', behavior: 'Drain', order: 100, pods: [{ selector: { matchLabels: { tier: 'db' } } }] },
-    ];
-    drainer = startDrainer(plane, {
+  const rules = [
+    { name: 'db-last', behavior: 'Drain', order: 100, pods: [{ selector: { matchLabels: { tier: 'db' } } }] },
+  ];
+  const drainer = blockDrainer(
+    {
       handOff: true,
       drainTimeoutSeconds: 120,
       loadBalancerDelaySeconds: 1,
       env: { DRAIN_RULES: JSON.stringify(rules), BATCH_WAIT_SECONDS: '2' },
-    });
-  });
-  afterAll(() => drainer?.restore());
+    },
+    { namespace: ns },
+  );
 
   it('skips, waits for completion and keeps the order, as Cluster API documents them', async () => {
     const instanceId = newInstanceId();
@@ -122,5 +116,58 @@ describe('drain rules', () => {
     expect(events.find((e) => e.reason === 'WaitingForBatchPods')!.message).toMatch(
       /drain-rules\/export-\S+ \(label cluster.x-k8s.io\/drain=wait-completed\) until they finish or the drain deadline/,
     );
+  });
+});
+
+// From a review of the drain rules (05eb718; was test/cluster/drain-rules-review.test.ts).
+describe('drain rules under the force policy: a wait-completed pod that never finishes', () => {
+  const ns = 'drain-rules-review';
+  const onNode = { nodeSelector: { scenario: 'drain-rules-review' } };
+  const drainer = blockDrainer(
+    {
+      handOff: true,
+      drainTimeoutSeconds: 20,
+      minEvictionWindowSeconds: 5,
+      deadlinePolicy: 'force',
+      loadBalancerDelaySeconds: 1,
+      env: { BATCH_WAIT_SECONDS: '0' },
+    },
+    { namespace: ns },
+  );
+
+  it('ends a force drain at its deadline when a wait-completed pod never finishes, across hand-offs, without touching it', async () => {
+    const instanceId = newInstanceId();
+    await createKwokNode(a, 'rules-review-1', instanceId, { scenario: 'drain-rules-review' });
+    await waitNodeReady(a, 'rules-review-1');
+    await createDeployment(a, ns, 'web', 1, onNode);
+    await createDeployment(a, ns, 'etl', 1, { ...onNode, labels: { 'cluster.x-k8s.io/drain': 'wait-completed' } });
+    for (const name of ['web', 'etl']) await waitDeploymentReady(a, ns, name, 1);
+    const since = Date.now();
+
+    // Invocations of 15 s: the drain is handed on several times within its 20 s deadline and after.
+    const statuses: unknown[] = [await drainer.terminate(instanceId, { remainingMs: 15_000 })];
+    while (drainer.handOffs.length >= statuses.length && Date.now() - since < 90_000) {
+      statuses.push(await drainer.deliver(drainer.handOffs[statuses.length - 1]!, { remainingMs: 15_000 }));
+    }
+
+    const completion = drainer.completions.find((c) => c.instanceId === instanceId);
+    expect(completion).toMatchObject({ result: 'CONTINUE' });
+    // The deadline is 20 s after the drain began (no batch wait to extend it); a few seconds for the passes and the settle phase.
+    expect(completion!.atMs - since).toBeLessThan(35_000);
+    const touched = readAudit(
+      plane,
+      (e) =>
+        byDrainer(e) &&
+        e.atMs >= since &&
+        e.namespace === ns &&
+        e.name?.startsWith('etl-') === true &&
+        ['create', 'delete'].includes(e.verb),
+    );
+    expect(touched).toEqual([]);
+    expect(
+      (await podsOn(a, 'rules-review-1')).some(
+        (p) => p.metadata?.labels?.['app'] === 'etl' && !p.metadata?.deletionTimestamp,
+      ),
+    ).toBe(true);
   });
 });

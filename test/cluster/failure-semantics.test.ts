@@ -4,12 +4,11 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actionIdOfToken } from '../../lambda/cluster/marks/action-id.js';
 import { startDrainer, statusOf } from './drainer.js';
 import { apiFailure, startFaultProxy, type FaultProxy, type Intercept } from './fault-proxy.js';
 import {
-  admin,
   byDrainer,
   createKwokNode,
   createPod,
@@ -24,18 +23,7 @@ import {
   until,
   waitNodeReady,
 } from './kube.js';
-
-const plane = inject('plane');
-const a = admin(plane);
-const drainerWrites = (since: number) =>
-  readAudit(
-    plane,
-    (e) =>
-      byDrainer(e) &&
-      e.atMs >= since &&
-      ['create', 'update', 'patch', 'delete'].includes(e.verb) &&
-      e.resource !== 'events',
-  );
+import { a, drainerWrites, plane } from './head.js';
 
 const nodeWithPods = (namespace: string, name: string, replicas: number, o: PodTemplateOptions = {}) =>
   nodeWithDeployment(a, namespace, name, replicas, o);

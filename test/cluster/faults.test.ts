@@ -1,11 +1,10 @@
 // Injected API faults: a proxy answers 503 to a share of the drainer's requests and resets
 // the connection of another share. No drain may be lost: every pod is evicted, the
 // lifecycle action is completed exactly once.
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDrainer, type Drainer } from './drainer.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
 import {
-  admin,
   createDeployment,
   createKwokNode,
   ensureNamespace,
@@ -14,9 +13,8 @@ import {
   waitDeploymentReady,
   waitNodeReady,
 } from './kube.js';
+import { a, plane } from './head.js';
 
-const plane = inject('plane');
-const a = admin(plane);
 const pods = 20;
 
 describe('API faults between the drainer and the API server', () => {

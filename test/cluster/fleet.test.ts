@@ -4,12 +4,11 @@
 // requests run in a priority level of their own.
 import { execFileSync } from 'node:child_process';
 import { request } from 'node:https';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mintEksToken } from '../../lambda/adapters/aws/eks-token.js';
 import { testAws } from './plane/token-webhook.js';
-import { autoScalingGroupName, startDrainer, statusOf, type Drainer } from './drainer.js';
+import { autoScalingGroupName, statusOf } from './drainer.js';
 import {
-  admin,
   byDrainer,
   createDeployment,
   createKwokNode,
@@ -22,9 +21,8 @@ import {
   waitDeploymentReady,
   waitNodeReady,
 } from './kube.js';
+import { a, blockDrainer, plane } from './head.js';
 
-const plane = inject('plane');
-const a = admin(plane);
 const lbLabel = 'node.kubernetes.io/exclude-from-external-load-balancers';
 
 /** One request as the drainer (a token minted as the handler mints it): the classification headers. */
@@ -62,11 +60,7 @@ const describeRequest = (e: {
 }) => `${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ''}${e.name ? ` ${e.name}` : ''}`;
 
 describe('fleet-aware lookup, admission and marking', () => {
-  let drainer: Drainer;
-  beforeAll(() => {
-    drainer = startDrainer(plane, { launchTimeoutSeconds: 30 });
-  });
-  afterAll(() => drainer?.restore());
+  const drainer = blockDrainer({ launchTimeoutSeconds: 30 });
 
   it("finds the node under its EC2 name with one GET: no list of the cluster's nodes", async () => {
     const instanceId = newInstanceId();

@@ -1,18 +1,11 @@
 // The launch hook on the real plane: a node that joins Ready is admitted (CONTINUE); one that
 // keeps a startup taint is abandoned (ABANDON) with a Warning Event on it.
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startDrainer, type Drainer } from './drainer.js';
-import { admin, createKwokNode, eventsFor, newInstanceId, sleep } from './kube.js';
-
-const plane = inject('plane');
-const a = admin(plane);
+import { describe, expect, it } from 'vitest';
+import { createKwokNode, eventsFor, newInstanceId, sleep } from './kube.js';
+import { a, blockDrainer } from './head.js';
 
 describe('the launch hook', () => {
-  let drainer: Drainer;
-  beforeAll(() => {
-    drainer = startDrainer(plane, { launchTimeoutSeconds: 30 });
-  });
-  afterAll(() => drainer?.restore());
+  const drainer = blockDrainer({ launchTimeoutSeconds: 30 });
 
   it('waits for the node to register and become Ready, then completes CONTINUE', async () => {
     const instanceId = newInstanceId();

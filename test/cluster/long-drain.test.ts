@@ -3,14 +3,11 @@
 // from the cluster's state, and completes the lifecycle action exactly once. A hand-off
 // delivered twice is carried on by one delivery only (the node annotation's
 // compare-and-swap against the real API server's optimistic concurrency).
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startDrainer, type Drainer } from './drainer.js';
+import { describe, expect, it } from 'vitest';
 import {
-  admin,
   byDrainer,
   createDeployment,
   createKwokNode,
-  ensureNamespace,
   eventsFor,
   newInstanceId,
   podsOn,
@@ -18,19 +15,16 @@ import {
   waitDeploymentReady,
   waitNodeReady,
 } from './kube.js';
+import { a, blockDrainer, plane } from './head.js';
 
-const plane = inject('plane');
-const a = admin(plane);
 // Each invocation may work 4 s (9 s budget minus the 5 s margin).
 const remainingMs = 9_000;
 
 describe('a drain longer than one invocation', () => {
-  let drainer: Drainer;
-  beforeAll(async () => {
-    await ensureNamespace(a, 'long');
-    drainer = startDrainer(plane, { handOff: true, drainTimeoutSeconds: 120, loadBalancerDelaySeconds: 2 });
-  });
-  afterAll(() => drainer?.restore());
+  const drainer = blockDrainer(
+    { handOff: true, drainTimeoutSeconds: 120, loadBalancerDelaySeconds: 2 },
+    { namespace: 'long' },
+  );
 
   it('hands on, heart-beats, resumes and completes once', async () => {
     const instanceId = newInstanceId();

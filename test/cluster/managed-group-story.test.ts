@@ -1,8 +1,7 @@
 // Scenario a: what EKS does for a managed node, read back from the audit log; then the same
 // drain authenticated through KUBECONFIG_PATH.
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  admin,
   byDrainer,
   createDaemonSet,
   createDeployment,
@@ -18,9 +17,7 @@ import {
 } from './kube.js';
 import { startDrainer, type Drainer } from './drainer.js';
 import { kubeconfigDrainerUser } from './plane/plane.js';
-
-const plane = inject('plane');
-const a = admin(plane);
+import { a, plane } from './head.js';
 
 describe('the managed-node-group story', () => {
   const node = 'story-1';

@@ -3,26 +3,15 @@
 // while the cluster was unreachable, a hand-off chain that was lost: each converges, through
 // the events when they come and through the reconciler's scheduled pass when they do not.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refreshEvent as localRefreshEvent } from '../../demo/instance-refresh.js';
 import { boundStrategyTag } from '../../lambda/refresh/strategy-tag.js';
 import { refreshStrategyTag } from '../../lambda/shared/group-tags.js';
 import { autoScalingGroupName, startDrainer, statusOf } from './drainer.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
-import {
-  admin,
-  createKwokNode,
-  ensureNamespace,
-  eventsFor,
-  newInstanceId,
-  nodeWithDeployment,
-  podsOn,
-  until,
-  waitNodeReady,
-} from './kube.js';
+import { createKwokNode, eventsFor, newInstanceId, nodeWithDeployment, podsOn, until, waitNodeReady } from './kube.js';
+import { a, blockNamespace, plane } from './head.js';
 
-const plane = inject('plane');
-const a = admin(plane);
 const taintKey = 'graceful-node-termination/outdated';
 const refreshEvent = (what: string, refreshId: string) =>
   localRefreshEvent(what, { id: refreshId, group: autoScalingGroupName });
@@ -155,8 +144,7 @@ describe('marks converge', () => {
 });
 
 describe('drain marks converge', () => {
-  beforeAll(() => ensureNamespace(a, 'converge'));
-  afterAll(() => a.kubectl('delete', 'namespace', 'converge', '--wait=false'));
+  blockNamespace('converge');
 
   it('a warm-pool return admitted while the cluster was unreachable keeps our marks only until the next pass', async () => {
     const { instanceId, node: name } = await nodeWithDeployment(a, 'converge', 'warm-unreachable', 1);

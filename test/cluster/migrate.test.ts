@@ -6,7 +6,7 @@
 // twice, from the audit log), the batch Job finishes where it runs, and the old group is at zero.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startEnvironment, type Environment } from '../../demo/environment.js';
 import { playScaleIns } from '../../demo/scale-in.js';
 import { localAwsEnvironment } from '../../demo/local-aws.js';
@@ -27,8 +27,8 @@ import {
   waitNodeReady,
 } from './kube.js';
 import { testAws } from './plane/token-webhook.js';
+import { plane } from './head.js';
 
-const plane = inject('plane');
 const from = 'migrate-old';
 const to = 'migrate-new';
 const repo = join(import.meta.dirname, '..', '..');

@@ -2,10 +2,9 @@
 // MaintenancePlanned and DrainInProgress when it marks the node, DrainInProgress False and
 // Drained True when the pods are gone; the kubelet's own conditions stay. When the action is
 // over and the reconciler takes the marks back, ours go with them.
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { autoScalingGroupName, startDrainer, statusOf } from './drainer.js';
 import {
-  admin,
   createDeployment,
   createKwokNode,
   ensureNamespace,
@@ -15,9 +14,8 @@ import {
   waitDeploymentReady,
   waitNodeReady,
 } from './kube.js';
+import { a, plane } from './head.js';
 
-const plane = inject('plane');
-const a = admin(plane);
 const conditionsOf = async (name: string) =>
   Object.fromEntries(
     ((await a.core.readNode({ name })).status?.conditions ?? []).map((c) => [

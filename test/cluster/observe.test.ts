@@ -2,10 +2,9 @@
 // nothing to the cluster but Events (the audit log says so), completes CONTINUE once, and its
 // Events name the pods it would evict and the budget that would block one; with surge before
 // evict on, which Deployments it would restart first and which it would refuse, by name.
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { autoScalingGroupName, startDrainer, statusOf } from './drainer.js';
 import {
-  admin,
   byDrainer,
   createDeployment,
   createKwokNode,
@@ -18,9 +17,8 @@ import {
   waitDeploymentReady,
   waitNodeReady,
 } from './kube.js';
+import { a, plane } from './head.js';
 
-const plane = inject('plane');
-const a = admin(plane);
 const writes = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 
 describe('observe mode (MODE=observe)', () => {

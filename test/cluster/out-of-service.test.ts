@@ -2,11 +2,10 @@
 // and our drain had released it with pods still on its node: the node is tainted
 // node.kubernetes.io/out-of-service and the taint manager lets its pods go at once. While EC2
 // says the instance runs, nothing is written whatever the event says.
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { drainAnnotation, ownerLabel } from '../../lambda/cluster/marks/mark-keys.js';
 import { autoScalingGroupName, startDrainer } from './drainer.js';
 import {
-  admin,
   byDrainer,
   createDeployment,
   createKwokNode,
@@ -19,9 +18,8 @@ import {
   waitDeploymentReady,
   waitNodeReady,
 } from './kube.js';
+import { a, plane } from './head.js';
 
-const plane = inject('plane');
-const a = admin(plane);
 const owner = 'graceful-node-termination';
 const stateChange = (instanceId: string) => ({
   'detail-type': 'EC2 Instance State-change Notification',

@@ -1,12 +1,10 @@
 // Scenarios e, f, g, h: which pods are evicted, waited for, reported or left alone.
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
-  admin,
   byDrainer,
   createDeployment,
   createKwokNode,
   createPod,
-  ensureNamespace,
   eventsFor,
   newInstanceId,
   podsOn,
@@ -15,20 +13,11 @@ import {
   waitDeploymentReady,
   waitNodeReady,
 } from './kube.js';
-import { startDrainer, type Drainer } from './drainer.js';
-
-const plane = inject('plane');
-const a = admin(plane);
+import { a, blockDrainer, plane } from './head.js';
 
 describe('pod kinds', () => {
-  let drainer: Drainer;
-
-  beforeAll(async () => {
-    await ensureNamespace(a, 'kinds');
-    // A short load-balancer wait: a pod that tolerates the cordon usually lands back during it.
-    drainer = startDrainer(plane, { drainTimeoutSeconds: 60, loadBalancerDelaySeconds: 2 });
-  });
-  afterAll(() => drainer?.restore());
+  // A short load-balancer wait: a pod that tolerates the cordon usually lands back during it.
+  const drainer = blockDrainer({ drainTimeoutSeconds: 60, loadBalancerDelaySeconds: 2 }, { namespace: 'kinds' });
 
   async function nodeWithInstance(name: string): Promise<string> {
     const instanceId = newInstanceId();

@@ -1,11 +1,10 @@
 // The drainability preflight (npm run check) against the real plane: budgets as the
 // disruption controller computes them, pods as the scheduler placed them.
 import { CoreV1Api, PolicyV1Api } from '@kubernetes/client-node';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { checkNodes } from '../../scripts/check.js';
 import { hasBlocker, renderFindings } from '../../scripts/preflight.js';
 import {
-  admin,
   createDeployment,
   createKwokNode,
   createPdb,
@@ -15,9 +14,7 @@ import {
   waitDeploymentReady,
   waitNodeReady,
 } from './kube.js';
-
-const plane = inject('plane');
-const a = admin(plane);
+import { a } from './head.js';
 
 describe('the drainability preflight on a real API server', () => {
   it('names the budget whose healthy pods all sit on the nodes to be replaced, and lets the others pass', async () => {

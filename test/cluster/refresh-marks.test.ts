@@ -4,14 +4,13 @@
 // takes back exactly what it set, leaving other taints and other people's cordons alone.
 import { randomUUID } from 'node:crypto';
 import { refreshEvent as localRefreshEvent } from '../../demo/instance-refresh.js';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boundStrategyTag } from '../../lambda/refresh/strategy-tag.js';
 import { refreshStrategyTag } from '../../lambda/shared/group-tags.js';
 import { autoScalingGroupName, startDrainer, statusOf, type Drainer } from './drainer.js';
-import { admin, createKwokNode, eventsFor, newInstanceId, waitNodeReady } from './kube.js';
+import { createKwokNode, eventsFor, newInstanceId, waitNodeReady } from './kube.js';
+import { a, plane } from './head.js';
 
-const plane = inject('plane');
-const a = admin(plane);
 const taintKey = 'graceful-node-termination/outdated';
 
 const refreshEvent = (what: string, refreshId: string) =>

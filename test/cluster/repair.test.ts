@@ -4,12 +4,11 @@
 // its rule is marked Unhealthy exactly once and drained by our own terminate hook while a
 // second bad node waits for the parallel limit; a storm repairs nothing and writes the storm
 // metric; a node that recovers before its rule fires is left alone.
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { repairHeldMessage } from '../../lambda/cluster/events/log-messages.js';
 import { repairAnnotation } from '../../lambda/cluster/marks/mark-keys.js';
 import { autoScalingGroupName, startDrainer, statusOf, type Drainer } from './drainer.js';
 import {
-  admin,
   byDrainer,
   createDeployment,
   createKwokNode,
@@ -21,9 +20,8 @@ import {
   waitDeploymentReady,
   waitNodeReady,
 } from './kube.js';
+import { a, plane } from './head.js';
 
-const plane = inject('plane');
-const a = admin(plane);
 const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
 
 /** The agent's condition on the node, as a status patch (merged by type with kwok's own conditions). */

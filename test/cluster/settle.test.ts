@@ -3,11 +3,10 @@
 // Query APIs at a local stand-in, test/fakes/elb-stub.ts). The test plays the attach-detach
 // controller and the CSI driver (it deletes the attachment) and the load balancer controller
 // and ELB (it moves the target through draining), as no local component does either.
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startElbStub, type ElbStub } from '../fakes/elb-stub.js';
 import { startDrainer, statusOf, type Drainer } from './drainer.js';
 import {
-  admin,
   attachVolume,
   byDrainer,
   createBoundClaim,
@@ -25,9 +24,8 @@ import {
   waitNodeReady,
 } from './kube.js';
 import { testAws } from './plane/token-webhook.js';
+import { a, plane } from './head.js';
 
-const plane = inject('plane');
-const a = admin(plane);
 const ns = 'settle';
 
 /** `<name>-1` runs one pod of Deployment `name` whose volume is PersistentVolume `<name>-pv`; `<name>-2` takes the replacement. */

@@ -8,10 +8,9 @@
 // GitOps tool or an HPA writes are each refused by name, the last two before any restart.
 import { randomUUID } from 'node:crypto';
 import { AppsV1Api, ApiException, PatchStrategy, setHeaderOptions, type V1Deployment } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { autoScalingGroupName, scheduledEvent, statusOf, startDrainer, type Drainer } from './drainer.js';
 import {
-  admin,
   byDrainer,
   surgeFile,
   watchReady,
@@ -28,9 +27,8 @@ import {
   waitNodeReady,
   type DeploymentOptions,
 } from './kube.js';
+import { a, plane } from './head.js';
 
-const plane = inject('plane');
-const a = admin(plane);
 const namespace = 'surge';
 
 /** A Deployment as a user writes one that may surge: a readiness probe, annotated unless told. */

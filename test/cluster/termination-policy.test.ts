@@ -3,12 +3,11 @@
 // idle node instead, with the reasons in Events. A group where every candidate is costly is
 // deferred (a mark on the node, the audit log shows it), then past the maximum Auto Scaling's
 // own suggestion stands. A cluster it cannot reach answers the suggestion at once.
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { deferralAnnotation } from '../../lambda/cluster/marks/mark-keys.js';
 import { choicePayload } from '../fixtures/choice.js';
 import { autoScalingGroupName, startDrainer } from './drainer.js';
 import {
-  admin,
   byDrainer,
   createDeployment,
   createKwokNode,
@@ -22,9 +21,7 @@ import {
   waitDeploymentReady,
   waitNodeReady,
 } from './kube.js';
-
-const plane = inject('plane');
-const a = admin(plane);
+import { a, plane } from './head.js';
 
 async function runningJob(namespace: string, name: string, scenario: string): Promise<void> {
   await a.batch.createNamespacedJob({

@@ -6,11 +6,10 @@
 // old nodes could run is left unavailable: the command names it and exits 1. Asked for 1.35,
 // newer than the control plane, it refuses in one line and creates nothing.
 import type { V1Node } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { localAwsEnvironment, localLaunchTemplate, startLocalAws, type LocalAws } from '../../demo/local-aws.js';
 import { main } from '../../scripts/upgrade-command.js';
 import {
-  admin,
   createDeployment,
   ensureNamespace,
   newInstanceId,
@@ -20,9 +19,8 @@ import {
   waitNodeReady,
 } from './kube.js';
 import { testAws } from './plane/token-webhook.js';
+import { a, plane } from './head.js';
 
-const plane = inject('plane');
-const a = admin(plane);
 const group = 'release-workers';
 const oldImage = 'ami-0a1b2c3d4e5f60001';
 const newImage = 'ami-0a1b2c3d4e5f60002';

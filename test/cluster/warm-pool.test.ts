@@ -1,31 +1,29 @@
 // Warm pools on the real plane: a launch into the pool is completed at once (no node ever
 // registers); a scale-in that returns the instance to the pool drains it, and when it leaves
 // the pool again its node gets back exactly what our drain took: others' marks stay.
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startDrainer, statusOf, type Drainer } from './drainer.js';
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { refreshEvent as localRefreshEvent } from '../../demo/instance-refresh.js';
+import { boundStrategyTag } from '../../lambda/refresh/strategy-tag.js';
+import { refreshStrategyTag } from '../../lambda/shared/group-tags.js';
+import { autoScalingGroupName, startDrainer, statusOf } from './drainer.js';
 import {
-  admin,
   byDrainer,
-  ensureNamespace,
+  createKwokNode,
   eventsFor,
   newInstanceId,
   nodeWithDeployment,
   podsOn,
   readAudit,
   until,
+  waitNodeReady,
 } from './kube.js';
+import { a, blockDrainer, plane } from './head.js';
 
-const plane = inject('plane');
-const a = admin(plane);
 const lbLabel = 'node.kubernetes.io/exclude-from-external-load-balancers';
 
 describe('warm pools', () => {
-  let drainer: Drainer;
-  beforeAll(async () => {
-    await ensureNamespace(a, 'warm');
-    drainer = startDrainer(plane, { loadBalancerDelaySeconds: 1, launchTimeoutSeconds: 30 });
-  });
-  afterAll(() => drainer?.restore());
+  const drainer = blockDrainer({ loadBalancerDelaySeconds: 1, launchTimeoutSeconds: 30 }, { namespace: 'warm' });
 
   it('completes a launch into the warm pool at once, though no node ever registers', async () => {
     const instanceId = newInstanceId();
@@ -74,5 +72,43 @@ describe('warm pools', () => {
       Object.keys(node.metadata?.annotations ?? {}).filter((k) => k.startsWith('graceful-node-termination/')),
     ).toEqual([]);
     expect((await eventsFor(a, 'Node', 'warm-1')).map((e) => e.reason)).toContain('DrainMarksRemoved');
+  });
+});
+
+// From the adversarial review of issue 19 (each broke e12925a; was test/cluster/review-attacks.test.ts).
+describe('warm pools: a node a refresh cordoned, drained into the pool and back', () => {
+  // Found (medium): the refresh leaves its cordon to a drain whose record does not list it.
+  it('a node cordoned by a refresh and drained into the warm pool is schedulable again when it comes back', async () => {
+    const instanceId = newInstanceId();
+    const node = 'review-warm-1';
+    await createKwokNode(a, node, instanceId, { scenario: 'review-warm' });
+    await waitNodeReady(a, node);
+    const drainer = startDrainer(plane, { loadBalancerDelaySeconds: 0 });
+    const refreshId = randomUUID();
+    const event = (what: string) => localRefreshEvent(what, { id: refreshId, group: autoScalingGroupName });
+    try {
+      drainer.groups.set(instanceId, autoScalingGroupName);
+      drainer.refreshes.set(refreshId, { status: 'InProgress', desiredVersion: '2' });
+      drainer.groupTags.set(refreshStrategyTag, boundStrategyTag(refreshId));
+      expect(statusOf(await drainer.invoke(event('Started')))).toBe('refresh-marked');
+      expect((await a.core.readNode({ name: node })).spec?.unschedulable).toBe(true);
+
+      drainer.states.set(instanceId, 'Warmed:Pending:Wait');
+      expect(statusOf(await drainer.terminate(instanceId, { destination: 'WarmPool' }))).toBe('drained');
+      drainer.states.set(instanceId, 'Warmed:Stopped');
+      drainer.refreshes.set(refreshId, { status: 'Cancelled', desiredVersion: '2' });
+      expect(statusOf(await drainer.invoke(event('Cancelled')))).toBe('refresh-unmarked');
+
+      drainer.states.set(instanceId, 'Pending:Wait');
+      expect(statusOf(await drainer.launch(instanceId, { origin: 'WarmPool', destination: 'AutoScalingGroup' }))).toBe(
+        'launch-admitted',
+      );
+      const after = await a.core.readNode({ name: node });
+      const ours = Object.keys(after.metadata?.labels ?? {}).filter((k) => k.startsWith('graceful-node-termination/'));
+      expect({ unschedulable: after.spec?.unschedulable ?? false, ours }).toEqual({ unschedulable: false, ours: [] });
+    } finally {
+      drainer.restore();
+      a.kubectl('delete', 'node', node, '--wait=false');
+    }
   });
 });

@@ -5,7 +5,7 @@ import * as rules from '../../../lambda/eviction/rules.js';
 import type { DrainMoment } from '../../../lambda/eviction/rules.js';
 import { defaultDrainRuleSettings, podRule } from '../../../lambda/cluster/rules/drain-rules.js';
 import { evictionOrder } from '../../../lambda/cluster/rules/drain-plan.js';
-import { phaseWorld, instanceId } from '../termination/phase-world.js';
+import { phaseWorld, instanceId } from '../../fakes/phase-world.js';
 import { drain } from '../../../lambda/termination/drain.js';
 import { mark } from '../../../lambda/termination/mark.js';
 import type { Marked } from '../../../lambda/termination/state.js';

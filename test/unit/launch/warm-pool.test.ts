@@ -3,8 +3,11 @@
 // (a launch into the pool is Origin EC2 -> Destination WarmPool; out of it WarmPool ->
 // AutoScalingGroup; a scale-in that reuses the instance AutoScalingGroup -> WarmPool).
 import { beforeEach, describe, expect, it } from 'vitest';
+import { ownerLabel, refreshCordonedLabel } from '../../../lambda/cluster/marks/mark-keys.js';
+import { boundStrategyTag } from '../../../lambda/refresh/strategy-tag.js';
 import { handlerWorld, pod, type FakeCluster, type FakeLifecycleActions } from '../../fakes/fake-world.js';
-import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
+import { refreshEvent } from '../../fixtures/deliveries.js';
+import { handOffDeploymentEnv, instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
 
 const env = {
   CLUSTER_NAME: 'prod',
@@ -100,5 +103,56 @@ describe('warm pools', () => {
     if (!parsed.ok) throw new Error('did not parse');
     const message = handOffMessage(parsed.notification, { count: 1, claim: 'sha256:ab/1/r' });
     expect(message).toMatchObject({ Origin: 'AutoScalingGroup', Destination: 'WarmPool' });
+  });
+});
+
+// From the adversarial review of issue 19 ("Found": broke e12925a; was test/unit/review/attacks.test.ts).
+describe('warm pools: a node a refresh cordoned, drained into the pool and back', () => {
+  // The deployment the review played against (it hands drains on), not this file's.
+  const env = handOffDeploymentEnv;
+  const refreshId = 'c613620e-07e2-4ed2-a9e2-ef8258911ade';
+  const launchMessage = (o: Record<string, unknown> = {}) =>
+    lifecycleMessage({
+      LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING',
+      LifecycleHookName: 'workers-launch',
+      LifecycleActionToken: 'launch-token',
+      ...o,
+    });
+  let world: ReturnType<typeof handlerWorld>;
+  // Found (medium). A refresh (strategy minimal) cordons an outdated node; scale-in returns
+  // that instance to the warm pool: the drain finds it cordoned already, so its record does not
+  // list the cordon. The refresh then ends (cancelled, failed) and leaves the cordon to "the
+  // drain that owns it now", dropping its refresh-cordoned label. When the instance comes back,
+  // the launch hook takes back what the record lists: not the cordon. The node stays
+  // unschedulable forever, with no owner label for the reconciler to find.
+  it('a node cordoned by a refresh and drained into the warm pool is schedulable again when it comes back', async () => {
+    world = handlerWorld({ ...env, LOAD_BALANCER_DELAY_SECONDS: '0' });
+    world.groups.set(instanceId, 'workers');
+    world.cluster.addNode('node-a', instanceId);
+    world.refreshes.set(refreshId, {
+      strategyTag: boundStrategyTag(refreshId),
+      outdated: [instanceId],
+      desired: 'lt-0abc version 7',
+    });
+    await world.invokeRaw(world.handler(), refreshEvent('Started'));
+    expect(world.cluster.nodes.get('node-a')!.labels[refreshCordonedLabel]).toBe('true');
+
+    world.autoScaling.states.set(instanceId, 'Warmed:Pending:Wait');
+    await world.runChain({}, lifecycleMessage({ Destination: 'WarmPool' }));
+    world.autoScaling.states.set(instanceId, 'Warmed:Stopped');
+    world.autoScaling.refreshStatus.set(refreshId, 'Cancelled');
+    await world.invokeRaw(world.handler(), refreshEvent('Cancelled'));
+
+    world.autoScaling.states.set(instanceId, 'Pending:Wait');
+    const launch = await world.invoke(
+      world.handler(),
+      launchMessage({ Origin: 'WarmPool', Destination: 'AutoScalingGroup' }),
+    );
+    expect(launch.records[0]!.status).toBe('launch-admitted');
+    const node = world.cluster.nodes.get('node-a')!;
+    expect({ unschedulable: node.unschedulable, owner: node.labels[ownerLabel] }).toEqual({
+      unschedulable: false,
+      owner: undefined,
+    });
   });
 });

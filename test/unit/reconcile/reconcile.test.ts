@@ -1,7 +1,7 @@
 // The reconciler: every mark of ours converges to what its owner says, whatever event was
 // lost. Owners are asked at Auto Scaling's edge (the fake), marks are read from the nodes.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { excludeFromLoadBalancersLabel } from '../../../lambda/cluster/marks/mark-keys.js';
+import { excludeFromLoadBalancersLabel, ownerLabel } from '../../../lambda/cluster/marks/mark-keys.js';
 import { type DrainRecord } from '../../../lambda/cluster/model.js';
 import { boundStrategyTag } from '../../../lambda/refresh/strategy-tag.js';
 import { refreshStrategyTag } from '../../../lambda/shared/group-tags.js';
@@ -267,5 +267,39 @@ describe('reconciler', () => {
     world.clock.advanceTo(world.clock.now() + 5 * 60_000);
     await pass();
     expect(world.cluster.nodes.get('node-a')).toMatchObject({ unschedulable: false, drain: undefined });
+  });
+});
+
+// From the adversarial review of issue 19 (it held; was test/unit/review/attacks.test.ts).
+describe('the reconciler and marks that are not its to take back', () => {
+  it("the reconciler leaves a retained instance's cordon and a warm-pool instance's marks, and never touches another deployment's", async () => {
+    const world = handlerWorld(env);
+    const t = world.clock.now();
+    const record: DrainRecord = {
+      source: lifecycleAction('sha256:x', 'workers-terminate'),
+      notifiedAtMs: t,
+      startedAtMs: t,
+      updatedAtMs: t,
+      set: ['cordon'],
+    };
+    for (const [i, state] of [
+      'Terminating:Retained',
+      'Warmed:Stopped',
+      'Warmed:Pending:Wait',
+      'Warmed:Hibernated',
+    ].entries()) {
+      const id = `i-0${String(i).repeat(16)}`;
+      world.groups.set(id, 'workers');
+      world.autoScaling.states.set(id, state);
+      world.cluster.addNode(`n-${i}`, id, { unschedulable: true, labels: owner, drain: record });
+    }
+    world.cluster.addNode('theirs', instanceId, {
+      unschedulable: true,
+      labels: { [ownerLabel]: 'gnt-b' },
+      drain: record,
+    });
+    world.clock.advanceTo(t + 5 * 60_000);
+    await world.invokeRaw(world.handler(), scheduledEvent());
+    expect([...world.cluster.nodes.values()].every((n) => n.unschedulable)).toBe(true);
   });
 });

@@ -2,8 +2,12 @@
 // event shapes of the Auto Scaling docs:
 // https://docs.aws.amazon.com/autoscaling/ec2/userguide/instance-refresh-eventbridge-events.html
 import { beforeEach, describe, expect, it } from 'vitest';
+import { createNodeApi } from '../../../lambda/adapters/kubernetes/node-api.js';
+import { createNodeLookup } from '../../../lambda/adapters/kubernetes/node-lookup.js';
+import { markOutdatedNodes } from '../../../lambda/refresh/outdated-marks.js';
 import { boundStrategyTag } from '../../../lambda/refresh/strategy-tag.js';
-import { handlerWorld, type FakeCluster } from '../../fakes/fake-world.js';
+import { FakeClock, handlerWorld, MemoryLog, type FakeCluster } from '../../fakes/fake-world.js';
+import { fakeKube, wire } from '../../fakes/node-kube.js';
 import { refreshEvent } from '../../fixtures/deliveries.js';
 import { lifecycleAction } from '../../fixtures/drain-sources.js';
 
@@ -173,5 +177,40 @@ describe('instance refresh marks', () => {
     const result = await world.invokeRaw(world.handler(), { ...event, detail: { AutoScalingGroupName: 'workers' } });
     expect(result.records).toEqual([{ status: 'malformed' }]);
     expect(world.log.lines.find((l) => l.level === 'error')?.fields['field']).toBe('detail.InstanceRefreshId');
+  });
+});
+
+// From the review of the wave change (these held; was test/unit/review/wave-review.test.ts).
+describe('instance refresh marks after a conflict', () => {
+  it('an outdated node whose first read was stale is marked after the conflict (fresh re-read)', async () => {
+    const etcd = [wire('ip-10-0-0-1.ec2.internal', 'i-01', '9', 'ip-10-0-0-1.ec2.internal')];
+    const cache = [wire('ip-10-0-0-1.ec2.internal', 'i-01', '5', 'ip-10-0-0-1.ec2.internal')];
+    const { kube, requests } = fakeKube(etcd, cache);
+    const log = new MemoryLog();
+    const lookup = createNodeLookup(
+      createNodeApi(kube as never, log),
+      { privateDnsNames: async () => new Map([['i-01', 'ip-10-0-0-1.ec2.internal']]) },
+      new FakeClock(),
+      log,
+    );
+    // The server's conditional patch: refused (409 -> 'changed') unless made on the current version.
+    const nodes = {
+      ...lookup,
+      markOutdated: async (node: { resourceVersion?: string }) =>
+        node.resourceVersion === '9' ? 'patched' : 'changed',
+    } as never;
+    const view = { outdated: ['i-01'], desired: 'lt-1:2', strategyTag: undefined };
+    const result = await markOutdatedNodes('workers', 'r-1', {
+      nodes,
+      instances: { refresh: async () => view },
+      events: { record: async () => {} },
+      clock: new FakeClock(),
+      log,
+      owner: 'drainer',
+    } as never);
+    expect({ marked: result.marked, reads: requests.length }).toEqual({
+      marked: ['ip-10-0-0-1.ec2.internal'],
+      reads: expect.any(Number),
+    });
   });
 });

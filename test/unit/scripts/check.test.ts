@@ -3,6 +3,7 @@
 import type { CoreV1Api, PolicyV1Api, V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { checkNodes, podListConcurrency } from '../../../scripts/check.js';
+import { UsageError } from '../../../scripts/command-options.js';
 import { renderRules, rulesFromOptions, rulesFromVariables } from '../../../scripts/drain-rules-option.js';
 
 describe('checkNodes', () => {
@@ -99,5 +100,22 @@ describe('each pod’s drain rule', () => {
       drainRules: [],
       evictDaemonSetPods: true,
     });
+  });
+});
+
+// From a review of the drain rules' check (51d1ae0; was test/unit/scripts/drain-rules-option-review.test.ts).
+describe('check --drain-rules @file', () => {
+  it('names the option and the file it cannot read, as bad usage (exit 2), not a failure', () => {
+    const read = () => rulesFromOptions({ 'drain-rules': '@no-such-rules.json' });
+    expect(read).toThrow(UsageError);
+    expect(read).toThrow(/--drain-rules: cannot read no-such-rules\.json/);
+  });
+});
+
+// From a review of the drain rules' check (51d1ae0; was test/unit/scripts/drain-rules-option-review.test.ts).
+describe('check --function', () => {
+  it('reads EVICT_DAEMONSET_PODS as the function does (" true " is true there)', async () => {
+    const { rulesFromVariables } = await import('../../../scripts/drain-rules-option.js');
+    expect(rulesFromVariables({ EVICT_DAEMONSET_PODS: ' true ' }).evictDaemonSetPods).toBe(true);
   });
 });

@@ -159,3 +159,87 @@ describe('the drainability preflight', () => {
     expect(renderFindings(['a', 'b'], [])).toBe('2 node(s) checked: every pod can leave now.');
   });
 });
+
+// From a review of the drain rules' check (51d1ae0; was test/unit/scripts/drain-rules-option-review.test.ts).
+describe('check --evict-daemonset-pods', () => {
+  it('does not warn that a DaemonSet pod tolerates the cordon (its controller adds that toleration; the one put back is not chased)', async () => {
+    const { analyseDrainability } = await import('../../../scripts/preflight.js');
+    const agent = {
+      metadata: {
+        name: 'agent-1',
+        namespace: 'logging',
+        uid: 'a1',
+        ownerReferences: [{ kind: 'DaemonSet', name: 'agent', uid: 'ds', apiVersion: 'apps/v1', controller: true }],
+      },
+      spec: {
+        nodeName: 'node-a',
+        containers: [],
+        tolerations: [{ key: 'node.kubernetes.io/unschedulable', operator: 'Exists', effect: 'NoSchedule' }],
+      },
+      status: { phase: 'Running' },
+    };
+    const findings = analyseDrainability({
+      nodes: ['node-a'],
+      pods: [agent],
+      budgets: [],
+      rules: { drainRules: [], evictDaemonSetPods: true },
+    });
+    expect(findings.filter((f) => f.kind === 'tolerates-cordon')).toEqual([]);
+  });
+});
+
+// From a review of the drain rules' check (51d1ae0; was test/unit/scripts/drain-rules-option-review.test.ts).
+describe('check --strategy minimal under drain rules', () => {
+  it('does not count pods the rules leave running in a budget deadlock (they never need to leave)', async () => {
+    const { analyseDrainability } = await import('../../../scripts/preflight.js');
+    const cache = (n: number) => ({
+      metadata: {
+        name: `cache-${n}`,
+        namespace: 'shop',
+        uid: `c${n}`,
+        labels: { app: 'cache', 'cluster.x-k8s.io/drain': 'skip' },
+        ownerReferences: [{ kind: 'ReplicaSet', name: 'cache', uid: 'rs', apiVersion: 'apps/v1', controller: true }],
+      },
+      spec: { nodeName: 'node-a', containers: [] },
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+    const budget = {
+      metadata: { name: 'cache', namespace: 'shop' },
+      spec: { selector: { matchLabels: { app: 'cache' } }, minAvailable: 1 },
+      status: { disruptionsAllowed: 1, currentHealthy: 2, desiredHealthy: 1 },
+    };
+    const findings = analyseDrainability({
+      nodes: ['node-a'],
+      pods: [cache(1), cache(2)],
+      budgets: [budget],
+      terminateFirst: true,
+    });
+    expect(findings.filter((f) => f.kind === 'budget-deadlock-terminate-first')).toEqual([]);
+  });
+});
+
+// From a review of the drain rules' check (51d1ae0; was test/unit/scripts/drain-rules-option-review.test.ts).
+describe('check: budgets of pods the drain never evicts', () => {
+  it('does not report a blocker for the budget of a Cluster API wait-completed pod (it is waited for, never evicted)', async () => {
+    const { analyseDrainability, hasBlocker } = await import('../../../scripts/preflight.js');
+    const etl = {
+      metadata: {
+        name: 'etl-0',
+        namespace: 'shop',
+        uid: 'e0',
+        labels: { app: 'etl', 'cluster.x-k8s.io/drain': 'wait-completed' },
+        ownerReferences: [{ kind: 'StatefulSet', name: 'etl', uid: 'ss', apiVersion: 'apps/v1', controller: true }],
+      },
+      spec: { nodeName: 'node-a', containers: [] },
+      status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] },
+    };
+    const budget = {
+      metadata: { name: 'etl', namespace: 'shop' },
+      spec: { selector: { matchLabels: { app: 'etl' } }, minAvailable: 1 },
+      status: { disruptionsAllowed: 0, currentHealthy: 1, desiredHealthy: 1 },
+    };
+    const findings = analyseDrainability({ nodes: ['node-a'], pods: [etl], budgets: [budget] });
+    expect(hasBlocker(findings)).toBe(false);
+    expect(findings.map((f) => f.kind)).toEqual(['waits-for-completion']);
+  });
+});

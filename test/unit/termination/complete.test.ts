@@ -1,7 +1,7 @@
 // Phase 5, complete: the trigger's ending completes the action and tells it on the node.
 import { describe, expect, it } from 'vitest';
 import { complete } from '../../../lambda/termination/complete.js';
-import { action, instanceId, phaseWorld } from './phase-world.js';
+import { action, instanceId, phaseWorld } from '../../fakes/phase-world.js';
 
 describe('complete', () => {
   it('completes with the verdict and tells the node', async () => {

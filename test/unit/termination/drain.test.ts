@@ -6,7 +6,7 @@ import { drain, drainDeadlineOf } from '../../../lambda/termination/drain.js';
 import { mark } from '../../../lambda/termination/mark.js';
 import type { Marked } from '../../../lambda/termination/state.js';
 import { pdbBlocks, pod } from '../../fakes/fake-world.js';
-import { instanceId, phaseWorld } from './phase-world.js';
+import { instanceId, phaseWorld } from '../../fakes/phase-world.js';
 
 async function marked(w: ReturnType<typeof phaseWorld>, o: Parameters<typeof w.run>[0] = {}): Promise<Marked> {
   w.cluster.addNode('node-a', instanceId);

@@ -3,6 +3,7 @@
 // and duplicate hand-off deliveries that never fork the work.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../lambda/shared/config.js';
+import { ServiceBusyError } from '../../../lambda/shared/errors.js';
 import { lifecycleDeadlines } from '../../../lambda/termination/deadlines.js';
 import { actionIdOfToken } from '../../../lambda/cluster/marks/action-id.js';
 import { parseLifecycleMessage } from '../../../lambda/inbound/lifecycle-message.js';
@@ -15,7 +16,7 @@ import {
   pdbBlocks,
   pod,
 } from '../../fakes/fake-world.js';
-import { instanceId, lifecycleMessage, snsEvent } from '../../fixtures/notifications.js';
+import { handOffDeploymentEnv, instanceId, lifecycleMessage, snsEvent } from '../../fixtures/notifications.js';
 
 const baseEnv = {
   CLUSTER_NAME: 'prod',
@@ -208,5 +209,32 @@ describe('lifecycleDeadlines', () => {
       ok: false,
       field: 'GracefulNodeTerminationHandOff.claim',
     });
+  });
+});
+
+// From the review of issues 20 and 21 (each failed on d77bbb3; was test/unit/review/attacks-3.test.ts).
+describe('a hand-off whose heartbeat is throttled', () => {
+  // Found (medium). retryLater() redelivers only while the notification's Time is within one
+  // heartbeat timeout (30 min by default). A hand-off keeps the original Time (for the log), so
+  // every hand-off of a drain longer than that (DRAIN_TIMEOUT_SECONDS and BATCH_WAIT_SECONDS may
+  // each be an hour; every hand-off heartbeats the action) fails its invocation when Auto
+  // Scaling throttles the heartbeat, although the action was extended moments ago: the chain
+  // is left to Lambda's two retries, which issue 21 says throttling must never cost while the
+  // hook has time. Bound it by when the hand-off was sent (or the action's cap), not by Time.
+  it('a hand-off of a drain older than the heartbeat timeout, heartbeat throttled: sent again, not failed', async () => {
+    const world = handlerWorld(handOffDeploymentEnv);
+    world.cluster.addNode('node-a', instanceId);
+    world.lifecycle.failWith = new ServiceBusyError(
+      'autoscaling:heartbeat was throttled through every retry: Rate exceeded',
+    );
+    const handOff = lifecycleMessage({
+      Service: 'graceful-node-termination',
+      Time: new Date(world.clock.now() - 2 * 3600_000).toISOString(),
+      GracefulNodeTerminationHandOff: { count: 4, claim: 'hand-off-4' },
+    });
+    const result = await world.invoke(world.handler(), handOff);
+    expect(result.records[0]!.status).toBe('retried-later');
+    expect(world.handOffs.sent).toHaveLength(1);
+    expect(world.cluster.calls).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@ import { excludeFromLoadBalancersLabel } from '../../../lambda/cluster/marks/mar
 import { AwsCallCount, patient } from '../../../lambda/adapters/aws/aws-patience.js';
 import { mark } from '../../../lambda/termination/mark.js';
 import { surveyPatienceMs } from '../../../lambda/termination/siblings.js';
-import { instanceId, phaseWorld, token } from './phase-world.js';
+import { instanceId, phaseWorld, token } from '../../fakes/phase-world.js';
 import { lifecycleAction, markedAhead } from '../../fixtures/drain-sources.js';
 
 describe('mark', () => {

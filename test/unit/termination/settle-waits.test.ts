@@ -3,9 +3,11 @@
 import { describe, expect, it } from 'vitest';
 import { settle } from '../../../lambda/termination/settle.js';
 import { callBudget, pollIntervalMs, within } from '../../../lambda/termination/settle-targets.js';
+import { spotDeadlines } from '../../../lambda/termination/spot-interruption.js';
 import { isStop, type Deadlines, type Drained } from '../../../lambda/termination/state.js';
+import type { TargetReading } from '../../../lambda/shared/aws-ports.js';
 import { pod } from '../../fakes/fake-world.js';
-import { instanceId, phaseWorld } from './phase-world.js';
+import { instanceId, phaseWorld } from '../../fakes/phase-world.js';
 import { lifecycleAction } from '../../fixtures/drain-sources.js';
 
 type World = ReturnType<typeof phaseWorld>;
@@ -42,6 +44,9 @@ const settled = async (w: World, d: Drained, o: Parameters<World['run']>[0] = {}
   const step = await settle(w.run(o), d);
   return { step, seconds: (w.clock.now() - start) / 1000 };
 };
+
+/** A drain that ended now, its deadlines given alone (as the cases from the review of issues 20 and 21 give them). */
+const drainedWithin = (w: World, deadlines: Partial<Deadlines> = {}): Drained => drained(w, { deadlines });
 
 describe('settle: volumes', () => {
   it('releases only after the departed pod’s VolumeAttachment is gone, and says how long it took', async () => {
@@ -390,5 +395,109 @@ describe('settle: volumes after any drain, and read by name', () => {
     w.clock.after(7_000, () => w.cluster.detach('pv-data'));
     const { seconds } = await settled(w, { ...d, node: w.cluster.nodes.get('node-a')!, record, result: undefined });
     expect(seconds).toBe(7);
+  });
+});
+
+// From the review of issues 20 and 21 (each failed on d77bbb3; was test/unit/review/attacks-3.test.ts).
+describe('settle: the volume of a drained pod still terminating, a PersistentVolume it cannot read', () => {
+  const drained = drainedWithin;
+
+  // Found (medium). A pod the drain evicted that is still terminating when the drain gives up
+  // on it (a finalizer nobody removes: cannotLeave, 30 s past its grace period) is a pod it
+  // DRAINED, not one it left; yet its claim counts as "in use by a pod on the node", so the
+  // attachment of its volume holds nothing and the instance is released at once, while the
+  // kubelet has stopped its containers and the attach-detach controller is detaching the volume
+  // (it treats a deleted pod whose containers ended as terminated). Issue 20: wait for the
+  // VolumeAttachments "of the pods it drained"; only DaemonSets and pods it left do not hold.
+  it('the volume of a drained pod still terminating on the node (stuck on a finalizer) holds the release until it detaches', async () => {
+    const w = phaseWorld();
+    w.cluster.addPod(
+      pod({
+        name: 'db-0',
+        controllerKind: 'StatefulSet',
+        claims: ['data-db-0'],
+        deletionTimestamp: new Date(w.clock.now() - 60_000),
+        finalizers: ['example.com/backup'],
+      }),
+    );
+    w.cluster.attach('pv-db');
+    w.cluster.volumeClaims.set('pv-db', 'default/data-db-0');
+    w.clock.after(8_000, () => w.cluster.detach('pv-db'));
+    const { seconds } = await settled(w, drained(w));
+    expect(seconds).toBe(8);
+    expect(w.cluster.reasons()).toContain('Node/VolumesDetached');
+  });
+
+  // Found (low). With `get persistentvolumes` denied, the claim is never cached: every wake of
+  // the settle loop (each target look, each attachment change) GETs every held PV again and
+  // logs the same warning again, for up to the whole drain deadline.
+  it('a PersistentVolume that cannot be read is asked for (and warned about) once, not on every wake', async () => {
+    const w = phaseWorld();
+    w.deps.loadBalancers = w.loadBalancers;
+    w.loadBalancers.hold(instanceId, 'k8s-default-web', w.clock.now() + 120_000);
+    w.cluster.addPod(pod({ name: 'agent', controllerKind: 'DaemonSet', claims: ['agent-cache'] }));
+    w.cluster.attach('pv-agent');
+    let gets = 0;
+    w.cluster.claimOfVolume = async () => {
+      gets++;
+      throw Object.assign(new Error('persistentvolumes "pv-agent" is forbidden'), { status: 403 });
+    };
+    await settled(w, drained(w, { loadBalancerWait: { minMs: 5_000, maxMs: 300_000 }, loadBalancerDelayMs: 60_000 }));
+    expect(w.log.messages('warn').filter((m) => m.startsWith('could not read a PersistentVolume'))).toHaveLength(1);
+    expect(gets).toBe(1);
+  });
+});
+
+// From the review of issues 20 and 21 (each failed on d77bbb3; was test/unit/review/attacks-3.test.ts).
+describe('settle: a look at the load balancers that hangs or fails', () => {
+  const drained = drainedWithin;
+
+  // Found (medium). A look at the load balancers is not bounded by the time the settle phase
+  // has: an ELB endpoint that accepts and never answers costs 3 attempts x 5 s (+ backoff)
+  // per look (runtime.ts), and the loop only checks its deadlines between looks. On a Spot
+  // interruption whose drain ran to its deadline (reclaim - 15 s), the settle phase ends ~1 s
+  // AFTER EC2 reclaims the instance, past settleEndMs (reclaim - 2 s) and the fixed delay
+  // (13 s). The same overrun applies to LOAD_BALANCER_MAX_WAIT_SECONDS and to invocationStopMs
+  // (20 s of margin before the Lambda timeout, 16 s of it spent in one look).
+  it('a hanging ELB read does not carry the Spot settle past the reclaim', async () => {
+    const w = phaseWorld();
+    const reclaimAtMs = w.clock.now() + 15_000;
+    w.deps.loadBalancers = {
+      async holding(): Promise<TargetReading> {
+        // As the runtime builds the client: 2 attempts of 3 s and the backoff between; a
+        // reading that takes longer in real time is cut off (within(), tested below).
+        await w.clock.sleep(6_400);
+        return {
+          read: false,
+          denied: false,
+          error: new Error('elbv2 DescribeTargetGroups: no answer within 5000 ms'),
+          calls: 3,
+        };
+      },
+    };
+    const d = drained(w, spotDeadlines(reclaimAtMs, 60, { minSeconds: 5 }));
+    await settled(w, d);
+    expect(w.clock.now()).toBeLessThanOrEqual(reclaimAtMs - 2_000);
+  });
+
+  // Found (medium). One failed look after successful ones (a throttled burst in a wave, an
+  // endpoint timing out for 15 s) switches the wait to the fixed delay for good; since the
+  // fixed delay is dated from the drain's end it is usually over already, so the instance is
+  // released at once although the last reading said the target group was still draining it.
+  // A failure should keep the last reading and look again (within the maximum); only a wait
+  // that could never read the load balancers falls back to the fixed delay.
+  it('a transient failure in the middle of the wait does not release an instance a target group is still draining', async () => {
+    const w = phaseWorld();
+    w.deps.loadBalancers = w.loadBalancers;
+    w.loadBalancers.hold(instanceId, 'k8s-default-web', w.clock.now() + 200_000);
+    w.clock.after(90_000, () => (w.loadBalancers.failure = { denied: false }));
+    w.clock.after(110_000, () => (w.loadBalancers.failure = undefined));
+    const { step, seconds } = await settled(
+      w,
+      drained(w, { loadBalancerWait: { minMs: 5_000, maxMs: 300_000 }, loadBalancerDelayMs: 60_000 }),
+    );
+    expect(isStop(step)).toBe(false);
+    expect(seconds).toBeGreaterThanOrEqual(200);
+    expect(w.cluster.reasons()).toContain('Node/TargetsDeregistered');
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { settle } from '../../../lambda/termination/settle.js';
 import type { Drained } from '../../../lambda/termination/state.js';
 import { pod } from '../../fakes/fake-world.js';
-import { instanceId, phaseWorld } from './phase-world.js';
+import { instanceId, phaseWorld } from '../../fakes/phase-world.js';
 import { lifecycleAction } from '../../fixtures/drain-sources.js';
 
 function drained(

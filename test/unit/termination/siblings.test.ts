@@ -2,6 +2,7 @@
 // terminates several instances at once, the first drain marks the others' nodes before it
 // evicts anything, so no evicted pod lands on a node that is about to be drained too.
 import { beforeEach, describe, expect, it } from 'vitest';
+import { AwsCallCount, patient } from '../../../lambda/adapters/aws/aws-patience.js';
 import { handlerWorld, pod, type FakeCluster } from '../../fakes/fake-world.js';
 import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
 import { actionIdOfToken } from '../../../lambda/cluster/marks/action-id.js';
@@ -304,5 +305,91 @@ describe('cordon every doomed node first', () => {
   it('a share that covered every unmarked sibling needs no second pass', async () => {
     await world.invoke(world.handler(), lifecycleMessage());
     expect(cluster.calls.filter((c) => c.op === 'list-marked')).toHaveLength(1);
+  });
+});
+
+// From the review of the wave change (dd06939; was test/unit/review/wave-review.test.ts).
+const reset = () => Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+
+describe('cordon every doomed node first: an Auto Scaling endpoint that resets', () => {
+  it('a failing Auto Scaling endpoint does not hold the first eviction for a minute in the best-effort sibling survey', async () => {
+    const world = handlerWorld(env);
+    const { cluster, clock } = world;
+    cluster.addNode('node-a', instanceId);
+    cluster.addNode('node-b', 'i-0bbbbbbbbbbbbbbbb');
+    cluster.addPod(pod({ name: 'web-1', nodeName: 'node-a' }));
+    for (const id of [instanceId, 'i-0bbbbbbbbbbbbbbbb']) {
+      world.groups.set(id, 'workers');
+      world.terminating.add(id);
+    }
+    // As runtime.ts wires it: the Auto Scaling port patient (60 s); DescribeAutoScalingGroups resets.
+    const wrapped = patient(
+      { leavingGroup: async (_g: string): Promise<readonly string[]> => Promise.reject(reset()) },
+      'autoscaling',
+      { clock, count: new AwsCallCount() },
+    );
+    world.autoScaling.leavingGroup = wrapped.leavingGroup;
+    await world.invoke(world.handler(), lifecycleMessage());
+    const markAt = cluster.calls.find((c) => c.op === 'mark')!.atMs;
+    const evictAt = cluster.calls.find((c) => c.op === 'evict')!.atMs;
+    // Before dd06939 a reset connection failed at once (after the SDK's own quick retries).
+    expect(evictAt - markAt).toBeLessThan(5_000);
+  });
+});
+
+// From the review of the wave change (these held; was test/unit/review/wave-review.test.ts).
+describe('cordon every doomed node first: the marking passes of a wave', () => {
+  function wave(n: number) {
+    const world = handlerWorld(env);
+    const { cluster } = world;
+    cluster.addNode('node-a', instanceId);
+    cluster.addPod(pod({ name: 'web-1', nodeName: 'node-a' }));
+    world.groups.set(instanceId, 'workers');
+    world.terminating.add(instanceId);
+    const ids = Array.from({ length: n }, (_, k) => `i-0${String(k).padStart(16, '0')}`);
+    ids.forEach((id, k) => {
+      cluster.addNode(`wave-${k}`, id);
+      world.groups.set(id, 'workers');
+      world.terminating.add(id);
+    });
+    cluster.addNode('other-group', 'i-0eeeeeeeeeeeeeeee');
+    world.groups.set('i-0eeeeeeeeeeeeeeee', 'other');
+    world.terminating.add('i-0eeeeeeeeeeeeeeee');
+    return { world, cluster, ids };
+  }
+
+  it('400 siblings: at most 12 passes (300), one pause, never another group, and the drain goes on', async () => {
+    const { world, cluster } = wave(400);
+    const status = (await world.invoke(world.handler(), lifecycleMessage())).records[0]!.status;
+    expect(status).toBe('drained');
+    expect(cluster.calls.filter((c) => c.op === 'list-marked')).toHaveLength(12);
+    const marked = [...cluster.nodes.values()].filter((n) => n.drain?.aheadOf === instanceId);
+    expect(marked).toHaveLength(300);
+    expect(cluster.nodes.get('other-group')).toMatchObject({ unschedulable: false });
+    const markAt = cluster.calls.find((c) => c.op === 'mark')!.atMs;
+    const evictAt = cluster.calls.find((c) => c.op === 'evict')!.atMs;
+    expect(evictAt - markAt).toBeLessThanOrEqual(1_500);
+  });
+
+  it('a lookup failing in the second pass stops the passes; the drain goes on', async () => {
+    const { world, cluster } = wave(60);
+    let n = 0;
+    const real = cluster.findNodesOfInstances.bind(cluster);
+    cluster.findNodesOfInstances = async (ids, o) => (++n === 2 ? Promise.reject(new Error('boom')) : real(ids, o));
+    expect((await world.invoke(world.handler(), lifecycleMessage())).records[0]!.status).toBe('drained');
+    expect(cluster.calls.filter((c) => c.op === 'list-marked')).toHaveLength(2);
+  });
+
+  it('26 unmarked siblings: the pause is paid once for a single leftover; 25 or fewer: no pause', async () => {
+    for (const [count, pauses] of [
+      [25, false],
+      [26, true],
+    ] as const) {
+      const { world, cluster } = wave(count);
+      await world.invoke(world.handler(), lifecycleMessage());
+      const markAt = cluster.calls.find((c) => c.op === 'mark')!.atMs;
+      const evictAt = cluster.calls.find((c) => c.op === 'evict')!.atMs;
+      expect(evictAt - markAt >= 500).toBe(pauses);
+    }
   });
 });

@@ -4,8 +4,9 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { actionIdOfToken } from '../../../lambda/cluster/marks/action-id.js';
 import { AccessDeniedError, ServiceBusyError } from '../../../lambda/shared/errors.js';
+import { isDrainable } from '../../../lambda/cluster/rules/pods.js';
 import { handlerWorld, pdbBlocks, pod } from '../../fakes/fake-world.js';
-import { instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
+import { handOffDeploymentEnv, instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
 import { lifecycleAction } from '../../fixtures/drain-sources.js';
 
 const token = '71cd9f4c-aaaa-bbbb-cccc-ddddeeeeffff';
@@ -188,5 +189,85 @@ describe('the terminate hook under throttling', () => {
     const old = lifecycleMessage({ Time: new Date(world.clock.now() - 3 * 3600_000).toISOString() });
     await expect(world.invoke(world.handler(), old)).rejects.toThrow(/throttled/);
     expect(world.handOffs.sent).toEqual([]);
+  });
+});
+
+// From the adversarial review of issue 19 ("Found": broke e12925a; was test/unit/review/attacks.test.ts).
+describe('the terminate hook under retain', () => {
+  const env = handOffDeploymentEnv;
+
+  // Found (medium). Pods that tolerate the cordon and land on the node after the drain began
+  // are "returned": reported, not evicted, not counted. Under retain the drain then reads as
+  // drained and completes CONTINUE with an evictable pod on the node: it dies with the
+  // instance, its budget never asked.
+  it('under retain, never CONTINUE while a drainable pod is on the node', async () => {
+    const world = handlerWorld({ ...env, DEADLINE_POLICY: 'retain', LOAD_BALANCER_DELAY_SECONDS: '0' });
+    world.cluster.addNode('node-a', instanceId);
+    world.cluster.addPod(pod({ name: 'web' }));
+    world.cluster.onEvicted = (p) => {
+      // Its replacement tolerates every taint (a common "run anywhere" toleration) and is bound back here.
+      if (p.name === 'web') world.cluster.addPod(pod({ name: 'web-2', tolerations: [{ operator: 'Exists' }] }));
+    };
+    await world.runChain();
+    const left = world.cluster
+      .podsOn('node-a')
+      .filter(isDrainable)
+      .map((p) => p.name);
+    const results = world.lifecycle.completions.map((c) => c.result);
+    expect({ results, left }).not.toEqual({ results: ['CONTINUE'], left: ['web-2'] });
+  });
+});
+
+// From the adversarial review of issue 19 (these held; was test/unit/review/attacks.test.ts).
+describe('the terminate hook and forged or replayed hand-offs, and its token', () => {
+  const env = handOffDeploymentEnv;
+
+  it('a forged by-instance hand-off (resumedBy reconciler, no token) for an instance with no live action writes nothing', async () => {
+    const world = handlerWorld(env);
+    world.cluster.addNode('node-a', instanceId);
+    world.cluster.addPod(pod({ name: 'web' }));
+    // Complete the (only) action so Auto Scaling has none for this instance.
+    await world.lifecycle.complete(
+      { autoScalingGroupName: 'workers', lifecycleHookName: 'workers-terminate', instanceId },
+      'CONTINUE',
+    );
+    const forged = lifecycleMessage({
+      LifecycleActionToken: undefined,
+      GracefulNodeTerminationHandOff: { count: 1, resumedBy: 'reconciler' },
+    });
+    const result = await world.invoke(world.handler(), forged);
+    expect(result.records[0]!.status).toBe('superseded');
+    expect(world.cluster.calls).toEqual([]);
+  });
+
+  it('a hand-off replayed after the chain moved on stands down without a write', async () => {
+    const world = handlerWorld({ ...env, DRAIN_TIMEOUT_SECONDS: '3600' });
+    world.cluster.addNode('node-a', instanceId);
+    const web = world.cluster.addPod(pod({ name: 'web' }));
+    world.cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
+    const handle = world.handler();
+    await world.invoke(handle, lifecycleMessage(), 200_000);
+    const h1 = world.handOffs.sent.at(-1)!;
+    await world.invoke(handle, h1, 200_000);
+    const writesBefore = world.cluster.calls.filter((c) =>
+      ['mark', 'claim-hand-off', 'evict', 'delete'].includes(c.op),
+    ).length;
+    expect((await world.invoke(handle, h1, 200_000)).records[0]!.status).toBe('superseded');
+    expect(world.cluster.calls.filter((c) => ['mark', 'claim-hand-off', 'evict', 'delete'].includes(c.op)).length).toBe(
+      writesBefore,
+    );
+  });
+
+  it('never writes a lifecycle token where `get nodes`, the log or an Event can read it', async () => {
+    const world = handlerWorld({ ...env, DRAIN_TIMEOUT_SECONDS: '3600' });
+    world.cluster.addNode('node-a', instanceId);
+    const web = world.cluster.addPod(pod({ name: 'web' }));
+    world.cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
+    await world.invoke(world.handler(), lifecycleMessage(), 200_000);
+    const token = lifecycleMessage()['LifecycleActionToken'] as string;
+    expect(JSON.stringify([...world.cluster.nodes.values()])).not.toContain(token);
+    expect(JSON.stringify(world.log.lines)).not.toContain(token);
+    expect(JSON.stringify(world.cluster.events)).not.toContain(token);
+    expect(JSON.stringify(world.metrics)).not.toContain(token);
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { actionIdOfToken } from '../../../lambda/cluster/marks/action-id.js';
 import { isStop } from '../../../lambda/termination/state.js';
 import { verify } from '../../../lambda/termination/verify.js';
-import { instanceId, phaseWorld, token } from './phase-world.js';
+import { instanceId, phaseWorld, token } from '../../fakes/phase-world.js';
 import { lifecycleAction, resumedAction } from '../../fixtures/drain-sources.js';
 
 const record = {

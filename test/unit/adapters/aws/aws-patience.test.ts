@@ -125,3 +125,18 @@ describe('patience with throttling', () => {
     );
   });
 });
+
+// From the review of the wave change (dd06939; was test/unit/review/wave-review.test.ts).
+describe('patience with a connection that is refused', () => {
+  it('a permanent connection failure (ECONNREFUSED: wrong endpoint, no route) fails fast rather than after the whole patience', async () => {
+    const clock = new FakeClock();
+    const started = clock.now();
+    const refused = Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'), { code: 'ECONNREFUSED' });
+    const port = patient({ describe: async () => Promise.reject(refused) }, 'autoscaling', {
+      clock,
+      count: new AwsCallCount(),
+    });
+    await expect(port.describe()).rejects.toThrow('ECONNREFUSED');
+    expect(clock.now() - started).toBeLessThan(10_000);
+  });
+});

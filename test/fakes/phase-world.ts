@@ -1,17 +1,17 @@
 // A termination's Run in the fake world, for the tests of one phase at a time.
-import { actionIdOfToken } from '../../../lambda/cluster/marks/action-id.js';
-import type { DrainSource } from '../../../lambda/cluster/model.js';
-import { DeadlinePolicy } from '../../../lambda/shared/deadline-policy.js';
+import { actionIdOfToken } from '../../lambda/cluster/marks/action-id.js';
+import type { DrainSource } from '../../lambda/cluster/model.js';
+import { DeadlinePolicy } from '../../lambda/shared/deadline-policy.js';
 import type {
   Deadlines,
   Run,
   TerminationRequest,
   TerminationSettings,
   Verified,
-} from '../../../lambda/termination/state.js';
-import { lifecycleEnding } from '../../../lambda/termination/terminate-hook.js';
-import type { LoadBalancerTargets } from '../../../lambda/shared/aws-ports.js';
-import type { LoadBalancerSources } from '../../../lambda/cluster/ports/load-balancer-sources.js';
+} from '../../lambda/termination/state.js';
+import { lifecycleEnding } from '../../lambda/termination/terminate-hook.js';
+import type { LoadBalancerTargets } from '../../lambda/shared/aws-ports.js';
+import type { LoadBalancerSources } from '../../lambda/cluster/ports/load-balancer-sources.js';
 import {
   FakeAutoScaling,
   FakeClock,
@@ -19,7 +19,7 @@ import {
   FakeLifecycleActions,
   FakeLoadBalancers,
   MemoryLog,
-} from '../../fakes/fake-world.js';
+} from './fake-world.js';
 
 export const instanceId = 'i-0123456789abcdef0';
 export const token = 'token-1';

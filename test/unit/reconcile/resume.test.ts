@@ -1,84 +1,21 @@
-// Attacks from an adversarial review of issue 19 (every write on a live word, pointer
-// hand-offs, owned marks, the reconciler, fail-safe policies), kept as regression tests. Each
-// states the behaviour the design promises; those marked "Found" broke an earlier version
-// (e12925a), with how badly; the last block held from the start.
+// The reconciler's resume of a lost drain (reconcile/reconcile.ts, termination/verify.ts): a resumed drain for a
+// new action starts afresh whatever record an earlier action left on the node, a late or forged hand-off never
+// ends or doubles a running drain, and a resume whose action is gone writes nothing.
 import { beforeEach, describe, expect, it } from 'vitest';
-import {
-  excludeFromLoadBalancersLabel,
-  ownerLabel,
-  refreshCordonedLabel,
-  refreshLabel,
-} from '../../../lambda/cluster/marks/mark-keys.js';
+import { excludeFromLoadBalancersLabel, refreshLabel } from '../../../lambda/cluster/marks/mark-keys.js';
 import { type DrainRecord } from '../../../lambda/cluster/model.js';
-import { isDrainable } from '../../../lambda/cluster/rules/pods.js';
-import { boundStrategyTag } from '../../../lambda/refresh/strategy-tag.js';
-import { ServiceBusyError } from '../../../lambda/shared/errors.js';
 import { handlerWorld, pdbBlocks, pod } from '../../fakes/fake-world.js';
-import { refreshEvent, scheduledEvent, spotInterruptionWarning } from '../../fixtures/deliveries.js';
+import { scheduledEvent } from '../../fixtures/deliveries.js';
 import { gntAOwner, handOffDeploymentEnv, instanceId, lifecycleMessage } from '../../fixtures/notifications.js';
 import { lifecycleAction, resumedAction } from '../../fixtures/drain-sources.js';
 
 const env = handOffDeploymentEnv;
 const owner = gntAOwner;
-const refreshId = 'c613620e-07e2-4ed2-a9e2-ef8258911ade';
-type World = ReturnType<typeof handlerWorld>;
-const launchMessage = (o: Record<string, unknown> = {}) =>
-  lifecycleMessage({
-    LifecycleTransition: 'autoscaling:EC2_INSTANCE_LAUNCHING',
-    LifecycleHookName: 'workers-launch',
-    LifecycleActionToken: 'launch-token',
-    ...o,
-  });
+const byReconciler = (m: Record<string, unknown>) =>
+  (m['GracefulNodeTerminationHandOff'] as { resumedBy?: string } | undefined)?.resumedBy === 'reconciler';
 
-describe('review: writes without a confirmation by AWS', () => {
-  // Found (high). A Spot warning was "confirmed" only by the instance's group: nothing asked
-  // AWS whether EC2 really scheduled an interruption, or whether the instance is Spot at all.
-  // Anyone who may invoke the function (the threat the terminate hook's heartbeat answers)
-  // cordoned any InService node of the group and, under force, deleted its pods past their
-  // budgets ~105 s later. Being Spot is no confirmation either: EC2 marks the Spot request
-  // (marked-for-termination, or instance-terminated-no-capacity at once) when it gives notice.
-  // Found again by the second review (high): any failure to ask EC2 let the warning stand, but
-  // EC2's request rate is per account and Region: whoever can invoke the function (sending
-  // forged warnings in bulk, each up to six EC2 calls) or holds any ec2:Describe* right can make
-  // it throttle. Throttled or failing (5xx) through every retry, EC2 is busy, not absent.
-  it.each([
-    ['On-Demand', () => {}],
-    [
-      'Spot that EC2 never warned (its request read three times, 2 s apart)',
-      (w: World) => w.ec2.spot.set(instanceId, 'fulfilled'),
-    ],
-    [
-      'On-Demand while EC2 throttles the drainer',
-      (w: World) =>
-        (w.ec2.failure = new ServiceBusyError(
-          'ec2:DescribeInstances failed after 4 attempts: HTTP 503 RequestLimitExceeded: Request limit exceeded.',
-        )),
-    ],
-  ])(
-    'a forged Spot warning for an InService %s instance writes nothing',
-    async (_what, setUp: (w: World) => unknown) => {
-      const world = handlerWorld(env);
-      world.cluster.addNode('node-a', instanceId);
-      world.groups.set(instanceId, 'workers');
-      setUp(world);
-      const web = world.cluster.addPod(pod({ name: 'web' }));
-      world.cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
-
-      const result = await world.invokeRaw(
-        world.handler(),
-        spotInterruptionWarning(instanceId, new Date(world.clock.now()).toISOString()),
-      );
-
-      expect({
-        status: result.records[0]!.status,
-        cordoned: world.cluster.nodes.get('node-a')!.unschedulable,
-        forceDeleted: world.cluster.deletions.map((d) => d.pod),
-      }).toEqual({ status: 'refused', cordoned: false, forceDeleted: [] });
-    },
-  );
-});
-
-describe('review: the reconciler and the record it resumes from', () => {
+// From the adversarial review of issue 19 ("Found": broke e12925a; was test/unit/review/attacks.test.ts).
+describe('the reconciler and the record it resumes from', () => {
   let world: ReturnType<typeof handlerWorld>;
   let t0: number;
   const pass = () => world.invokeRaw(world.handler(), scheduledEvent());
@@ -297,148 +234,132 @@ describe('review: the reconciler and the record it resumes from', () => {
   });
 });
 
-describe('review: marks left behind', () => {
+// From the second adversarial review ("Found": broke 31bd7d5; was test/unit/review/attacks-2.test.ts).
+describe('by-instance resumes', () => {
   let world: ReturnType<typeof handlerWorld>;
-  // Found (medium). A refresh (strategy minimal) cordons an outdated node; scale-in returns
-  // that instance to the warm pool: the drain finds it cordoned already, so its record does not
-  // list the cordon. The refresh then ends (cancelled, failed) and leaves the cordon to "the
-  // drain that owns it now", dropping its refresh-cordoned label. When the instance comes back,
-  // the launch hook takes back what the record lists: not the cordon. The node stays
-  // unschedulable forever, with no owner label for the reconciler to find.
-  it('a node cordoned by a refresh and drained into the warm pool is schedulable again when it comes back', async () => {
-    world = handlerWorld({ ...env, LOAD_BALANCER_DELAY_SECONDS: '0' });
+  let t0: number;
+  const pass = () => world.invokeRaw(world.handler(), scheduledEvent());
+  beforeEach(() => {
+    world = handlerWorld(env);
+    t0 = world.clock.now();
     world.groups.set(instanceId, 'workers');
-    world.cluster.addNode('node-a', instanceId);
-    world.refreshes.set(refreshId, {
-      strategyTag: boundStrategyTag(refreshId),
-      outdated: [instanceId],
-      desired: 'lt-0abc version 7',
-    });
-    await world.invokeRaw(world.handler(), refreshEvent('Started'));
-    expect(world.cluster.nodes.get('node-a')!.labels[refreshCordonedLabel]).toBe('true');
-
-    world.autoScaling.states.set(instanceId, 'Warmed:Pending:Wait');
-    await world.runChain({}, lifecycleMessage({ Destination: 'WarmPool' }));
-    world.autoScaling.states.set(instanceId, 'Warmed:Stopped');
-    world.autoScaling.refreshStatus.set(refreshId, 'Cancelled');
-    await world.invokeRaw(world.handler(), refreshEvent('Cancelled'));
-
-    world.autoScaling.states.set(instanceId, 'Pending:Wait');
-    const launch = await world.invoke(
-      world.handler(),
-      launchMessage({ Origin: 'WarmPool', Destination: 'AutoScalingGroup' }),
-    );
-    expect(launch.records[0]!.status).toBe('launch-admitted');
-    const node = world.cluster.nodes.get('node-a')!;
-    expect({ unschedulable: node.unschedulable, owner: node.labels[ownerLabel] }).toEqual({
-      unschedulable: false,
-      owner: undefined,
-    });
   });
-});
 
-describe('review: retain fails safe', () => {
-  // Found (medium). Pods that tolerate the cordon and land on the node after the drain began
-  // are "returned": reported, not evicted, not counted. Under retain the drain then reads as
-  // drained and completes CONTINUE with an evictable pod on the node: it dies with the
-  // instance, its budget never asked.
-  it('under retain, never CONTINUE while a drainable pod is on the node', async () => {
-    const world = handlerWorld({ ...env, DEADLINE_POLICY: 'retain', LOAD_BALANCER_DELAY_SECONDS: '0' });
-    world.cluster.addNode('node-a', instanceId);
-    world.cluster.addPod(pod({ name: 'web' }));
-    world.cluster.onEvicted = (p) => {
-      // Its replacement tolerates every taint (a common "run anywhere" toleration) and is bound back here.
-      if (p.name === 'web') world.cluster.addPod(pod({ name: 'web-2', tolerations: [{ operator: 'Exists' }] }));
+  // Found (high). The first review's fix gave a by-instance resume a timeline of its own, but
+  // mark.ts still adopts any record whose action is `instance:<id>` as "ours". Every by-instance
+  // drain of an instance has that same id, so when the record on the node is an EARLIER
+  // termination's by-instance drain (that termination was itself resumed by the reconciler; the
+  // instance went to the warm pool, came back with its give-back lost, and is leaving again),
+  // the new resume inherits its deadlines and phase: a record whose drain had ended completes
+  // CONTINUE at once with every pod still on the node (the sha256 form of this attack is
+  // the first test of the block above, which passes).
+  it('a resumed drain for a new action does not inherit an earlier by-instance drain that had ended', async () => {
+    const old = t0 - 2 * 86_400_000;
+    const earlier: DrainRecord = {
+      source: resumedAction(instanceId, 'workers-terminate'),
+      notifiedAtMs: old,
+      startedAtMs: old,
+      updatedAtMs: old,
+      set: ['exclude-from-load-balancers', 'cordon'],
+      drained: { atMs: old + 60_000, outcome: 'drained' },
     };
-    await world.runChain();
-    const left = world.cluster
-      .podsOn('node-a')
-      .filter(isDrainable)
-      .map((p) => p.name);
-    const results = world.lifecycle.completions.map((c) => c.result);
-    expect({ results, left }).not.toEqual({ results: ['CONTINUE'], left: ['web-2'] });
+    world.cluster.addNode('node-a', instanceId, {
+      unschedulable: true,
+      labels: { ...owner, [excludeFromLoadBalancersLabel]: 'true' },
+      drain: earlier,
+      handOffClaim: `instance:${instanceId}/3/request-old`,
+    });
+    const web = world.cluster.addPod(pod({ name: 'web' }));
+    world.cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
+    // A new terminate action holds the instance; its own notification is still on its way.
+    world.terminating.add(instanceId);
+    await pass();
+    const resumed = world.handOffs.sent.find(byReconciler);
+    expect(resumed).toBeDefined();
+    const started = world.clock.now();
+
+    await world.invoke(world.handler(), resumed!, 300_000);
+
+    // A fresh drain (DRAIN_TIMEOUT_SECONDS 900 from the resume) would still be evicting after five minutes.
+    expect({
+      completions: world.lifecycle.completions.map((c) => ({
+        result: c.result,
+        afterSeconds: (c.atMs - started) / 1000,
+      })),
+      podsLeft: world.cluster.podsOn('node-a').map((p) => p.name),
+    }).toEqual({ completions: [], podsLeft: ['web'] });
+  });
+
+  // Found (medium). docs/reconciler.md: "a notification of the same action that arrives after
+  // the resume (a delayed delivery) stands down (superseded): the by-instance drain carries that
+  // action". verify.ts only looks for a by-instance CLAIM, which the by-instance drain writes
+  // when it first hands on, up to 15 minutes after it began (never, if it ends within one
+  // invocation). A notification delivered in that window starts a second drain of the same
+  // node: another DrainStarted, its own record over the by-instance one, and two invocations
+  // evicting at once until one of them loses the claim.
+  it('a delayed notification of the action a by-instance drain carries stands down while that drain is in its first invocation', async () => {
+    world.cluster.addNode('node-a', instanceId, {
+      unschedulable: true,
+      labels: { ...owner, [excludeFromLoadBalancersLabel]: 'true' },
+      // An earlier termination's record (no claim): stalled as soon as the new action holds the instance.
+      drain: {
+        source: lifecycleAction('earlier-token', 'workers-terminate'),
+        notifiedAtMs: t0 - 86_400_000,
+        startedAtMs: t0 - 86_400_000,
+        updatedAtMs: t0 - 86_400_000,
+        set: ['cordon'],
+      },
+    });
+    const web = world.cluster.addPod(pod({ name: 'web' }));
+    world.cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
+    world.terminating.add(instanceId);
+    // The new action began at t0 (the notification's Time); the reconciler finds it a minute later.
+    world.clock.advanceTo(t0 + 60_000);
+    await pass();
+    const resumed = world.handOffs.sent.find(byReconciler)!;
+    expect(resumed).toBeDefined();
+
+    let late: string | undefined;
+    let pending: Promise<unknown> | undefined;
+    // Two minutes into the by-instance drain, the action's own notification finally arrives.
+    world.clock.at(world.clock.now() + 120_000, () => {
+      pending = world.invoke(world.handler(), lifecycleMessage(), 120_000).then((r) => (late = r.records[0]!.status));
+    });
+    await world.invoke(world.handler(), resumed, 600_000);
+    await pending;
+
+    expect({ late, drainsStarted: world.cluster.reasons().filter((r) => r === 'Node/DrainStarted').length }).toEqual({
+      late: 'superseded',
+      drainsStarted: 0,
+    });
   });
 });
 
-// Regression tests for attacks that turned out fine.
-describe('review: attacks that failed (kept as regression tests)', () => {
-  it('a forged by-instance hand-off (resumedBy reconciler, no token) for an instance with no live action writes nothing', async () => {
+// From the second adversarial review (it held; was test/unit/review/attacks-2.test.ts).
+describe('a resume whose action is gone', () => {
+  it('a reconciler resume whose heartbeat finds no action of our hook publishes nothing and touches nothing', async () => {
     const world = handlerWorld(env);
-    world.cluster.addNode('node-a', instanceId);
-    world.cluster.addPod(pod({ name: 'web' }));
-    // Complete the (only) action so Auto Scaling has none for this instance.
+    const t = world.clock.now();
+    world.groups.set(instanceId, 'workers');
+    world.terminating.add(instanceId);
+    world.cluster.addNode('node-a', instanceId, {
+      unschedulable: true,
+      labels: owner,
+      drain: {
+        source: lifecycleAction('x', 'workers-terminate'),
+        notifiedAtMs: t - 86_400_000,
+        startedAtMs: t - 86_400_000,
+        updatedAtMs: t - 86_400_000,
+        set: ['cordon'],
+      },
+    });
     await world.lifecycle.complete(
       { autoScalingGroupName: 'workers', lifecycleHookName: 'workers-terminate', instanceId },
       'CONTINUE',
     );
-    const forged = lifecycleMessage({
-      LifecycleActionToken: undefined,
-      GracefulNodeTerminationHandOff: { count: 1, resumedBy: 'reconciler' },
-    });
-    const result = await world.invoke(world.handler(), forged);
-    expect(result.records[0]!.status).toBe('superseded');
-    expect(world.cluster.calls).toEqual([]);
-  });
-
-  it('a hand-off replayed after the chain moved on stands down without a write', async () => {
-    const world = handlerWorld({ ...env, DRAIN_TIMEOUT_SECONDS: '3600' });
-    world.cluster.addNode('node-a', instanceId);
-    const web = world.cluster.addPod(pod({ name: 'web' }));
-    world.cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
-    const handle = world.handler();
-    await world.invoke(handle, lifecycleMessage(), 200_000);
-    const h1 = world.handOffs.sent.at(-1)!;
-    await world.invoke(handle, h1, 200_000);
-    const writesBefore = world.cluster.calls.filter((c) =>
-      ['mark', 'claim-hand-off', 'evict', 'delete'].includes(c.op),
-    ).length;
-    expect((await world.invoke(handle, h1, 200_000)).records[0]!.status).toBe('superseded');
-    expect(world.cluster.calls.filter((c) => ['mark', 'claim-hand-off', 'evict', 'delete'].includes(c.op)).length).toBe(
-      writesBefore,
-    );
-  });
-
-  it("the reconciler leaves a retained instance's cordon and a warm-pool instance's marks, and never touches another deployment's", async () => {
-    const world = handlerWorld(env);
-    const t = world.clock.now();
-    const record: DrainRecord = {
-      source: lifecycleAction('sha256:x', 'workers-terminate'),
-      notifiedAtMs: t,
-      startedAtMs: t,
-      updatedAtMs: t,
-      set: ['cordon'],
-    };
-    for (const [i, state] of [
-      'Terminating:Retained',
-      'Warmed:Stopped',
-      'Warmed:Pending:Wait',
-      'Warmed:Hibernated',
-    ].entries()) {
-      const id = `i-0${String(i).repeat(16)}`;
-      world.groups.set(id, 'workers');
-      world.autoScaling.states.set(id, state);
-      world.cluster.addNode(`n-${i}`, id, { unschedulable: true, labels: owner, drain: record });
-    }
-    world.cluster.addNode('theirs', instanceId, {
-      unschedulable: true,
-      labels: { [ownerLabel]: 'gnt-b' },
-      drain: record,
-    });
-    world.clock.advanceTo(t + 5 * 60_000);
+    const before = world.cluster.nodes.get('node-a')!.drain;
     await world.invokeRaw(world.handler(), scheduledEvent());
-    expect([...world.cluster.nodes.values()].every((n) => n.unschedulable)).toBe(true);
-  });
-
-  it('never writes a lifecycle token where `get nodes`, the log or an Event can read it', async () => {
-    const world = handlerWorld({ ...env, DRAIN_TIMEOUT_SECONDS: '3600' });
-    world.cluster.addNode('node-a', instanceId);
-    const web = world.cluster.addPod(pod({ name: 'web' }));
-    world.cluster.evictionRules.push(pdbBlocks('web-pdb', (p) => p.uid === web.uid));
-    await world.invoke(world.handler(), lifecycleMessage(), 200_000);
-    const token = lifecycleMessage()['LifecycleActionToken'] as string;
-    expect(JSON.stringify([...world.cluster.nodes.values()])).not.toContain(token);
-    expect(JSON.stringify(world.log.lines)).not.toContain(token);
-    expect(JSON.stringify(world.cluster.events)).not.toContain(token);
-    expect(JSON.stringify(world.metrics)).not.toContain(token);
+    expect(world.handOffs.sent).toEqual([]);
+    expect(world.cluster.nodes.get('node-a')!.drain).toEqual(before);
   });
 });

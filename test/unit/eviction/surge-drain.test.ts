@@ -9,7 +9,7 @@ import { mark } from '../../../lambda/termination/mark.js';
 import type { Marked } from '../../../lambda/termination/state.js';
 import { pdbBlocks, pod } from '../../fakes/fake-world.js';
 import { FakeSurgeApi } from '../../fixtures/surge.js';
-import { instanceId, phaseWorld } from '../termination/phase-world.js';
+import { instanceId, phaseWorld } from '../../fakes/phase-world.js';
 
 const settings = (timeoutSeconds: number) =>
   surgeSettings({

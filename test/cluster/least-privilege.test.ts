@@ -1,11 +1,10 @@
 // Scenario i: the drainer's identity, authenticated the EKS way through the plane's token
 // webhook and bound only by the shipped ClusterRole, may do what a drain needs and nothing more.
 import { ApiException, CoreV1Api } from '@kubernetes/client-node';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { admin, byDrainer, drainerKubeConfig, readAudit } from './kube.js';
 import { drainerUsername } from './plane/token-webhook.js';
-
-const plane = inject('plane');
+import { plane } from './head.js';
 
 const drainerApi = async (clusterName?: string): Promise<CoreV1Api> =>
   (await drainerKubeConfig(plane, clusterName)).makeApiClient(CoreV1Api);

@@ -1,9 +1,9 @@
 // Where one more pod of a Deployment may go (cluster/rules/placement.ts): the room the anti-affinity
 // refusal counts honours the template's nodeSelector and tolerations, as the scheduler would.
 import { describe, expect, it } from 'vitest';
-import { toDeploymentInfo } from '../../../lambda/adapters/kubernetes/deployment-api.js';
-import { admits, nodeSelectorQuery, toleratesTaint } from '../../../lambda/cluster/rules/placement.js';
-import { type Placement } from '../../../lambda/cluster/model.js';
+import { toDeploymentInfo } from '../../../../lambda/adapters/kubernetes/deployment-api.js';
+import { admits, nodeSelectorQuery, toleratesTaint } from '../../../../lambda/cluster/rules/placement.js';
+import { type Placement } from '../../../../lambda/cluster/model.js';
 
 const node = (labels: Record<string, string>, taints: { key: string; value?: string; effect: string }[] = []) => ({
   name: 'n',

@@ -2,10 +2,10 @@
 // version wrote it (`action`, `hook`, `spot`), so a record on a node reads the same before and after an upgrade
 // of the function, and the reconciler of either version understands the other's.
 import { describe, expect, it } from 'vitest';
-import { actionIdOfToken } from '../../../lambda/cluster/marks/action-id.js';
-import { formatDrainRecord, parseDrainRecord } from '../../../lambda/cluster/marks/drain-record.js';
-import type { DrainRecord, DrainSource } from '../../../lambda/cluster/model.js';
-import { lifecycleAction, markedAhead, resumedAction, spotInterruption } from '../../fixtures/drain-sources.js';
+import { actionIdOfToken } from '../../../../lambda/cluster/marks/action-id.js';
+import { formatDrainRecord, parseDrainRecord } from '../../../../lambda/cluster/marks/drain-record.js';
+import type { DrainRecord, DrainSource } from '../../../../lambda/cluster/model.js';
+import { lifecycleAction, markedAhead, resumedAction, spotInterruption } from '../../../fixtures/drain-sources.js';
 
 const times = { notifiedAt: '2026-11-28T10:00:00.000Z', startedAt: '2026-11-28T10:00:05.000Z' };
 const wire = (fields: Record<string, unknown>) =>

@@ -6,7 +6,7 @@ import {
   inTreeLoadBalancerName,
   servedBy,
   type ServiceView,
-} from '../../../lambda/cluster/rules/served-load-balancers.js';
+} from '../../../../lambda/cluster/rules/served-load-balancers.js';
 
 const arn = (name: string) =>
   `arn:aws:elasticloadbalancing:eu-west-1:111122223333:targetgroup/${name}/0123456789abcdef`;

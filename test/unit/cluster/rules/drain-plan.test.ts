@@ -11,9 +11,9 @@ import {
   planRank,
   waitEndMs,
   waitsUntilDeadline,
-} from '../../../lambda/cluster/rules/drain-plan.js';
-import { defaultDrainRuleSettings, podRule, type PodRule } from '../../../lambda/cluster/rules/drain-rules.js';
-import { pod } from '../../fakes/fake-world.js';
+} from '../../../../lambda/cluster/rules/drain-plan.js';
+import { defaultDrainRuleSettings, podRule, type PodRule } from '../../../../lambda/cluster/rules/drain-rules.js';
+import { pod } from '../../../fakes/fake-world.js';
 
 const now = Date.parse('2026-11-27T12:00:00Z');
 const settings = {

@@ -1,7 +1,7 @@
 // The RBAC installer against the real API server: server-side apply creates exactly the
 // shipped ClusterRole and binding, is idempotent, and Delete removes them. It ends by
 // re-installing them, as the rest of the suite relies on them.
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { KubeEndpoint } from '../../lambda/adapters/kubernetes/kube-http.js';
 import { physicalIdFor } from '../../lambda/installer/custom-resource.js';
 import {
@@ -12,11 +12,9 @@ import {
 import { flowControlObjects } from '../../lambda/installer/flow-control.js';
 import { rbacName, rbacRules } from '../../lambda/installer/rbac.js';
 import { MemoryLog } from '../fakes/fake-world.js';
-import { admin, readAudit, until } from './kube.js';
+import { readAudit, until } from './kube.js';
 import { adminToken } from './plane/plane.js';
-
-const plane = inject('plane');
-const a = admin(plane);
+import { a, plane } from './head.js';
 
 const endpoint: KubeEndpoint = {
   server: plane.server,
@@ -248,5 +246,65 @@ describe('the RBAC installer (CloudFormation custom resource) on a real API serv
     // Cluster admin was held only around each request.
     expect(grants).toEqual(['grant', 'revoke', 'grant', 'revoke', 'grant', 'revoke']);
     await installerOf(name, 'stack-c', 'team-new')(eventOf('Delete', 'stack-c', physicalIdFor(name, 'team-new')));
+  });
+});
+
+// From the adversarial review of issue 19 (it broke e12925a; was test/cluster/review-attacks.test.ts).
+// Found (medium): server-side apply with force takes over a same-named deployment's objects.
+describe('the RBAC installer and a same-named deployment of another stack', () => {
+  const responses: CustomResourceResponse[] = [];
+  const name = 'graceful-node-termination-0000eeee';
+  const installerOf = (stackId: string) =>
+    createInstallerHandler({
+      settings: {
+        name,
+        clusterName: 'local-plane',
+        group: name,
+        deadlinePolicy: 'force',
+        region: 'eu-west-1',
+        stackId,
+      },
+      connect: async () => endpoint,
+      respond: async (_url, response) => void responses.push(response),
+      log: new MemoryLog(),
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      authRetryMs: 0,
+    });
+  const request = (type: CustomResourceEvent['RequestType'], stackId: string): CustomResourceEvent => ({
+    RequestType: type,
+    ResponseURL: 'https://cloudformation-custom-resource-response-euwest1.s3.eu-west-1.amazonaws.com/response',
+    StackId: stackId,
+    RequestId: `req-${responses.length}`,
+    LogicalResourceId: 'Rbac',
+    PhysicalResourceId: type === 'Create' ? undefined : physicalIdFor(name, name),
+    ResourceProperties: {},
+  });
+  const binding = () => {
+    try {
+      return JSON.parse(a.kubectl('get', 'clusterrolebinding', name, '-o', 'json')) as {
+        metadata: { annotations?: Record<string, string> };
+      };
+    } catch {
+      return undefined;
+    }
+  };
+  afterAll(() => {
+    a.kubectl(
+      'delete',
+      'clusterrole,clusterrolebinding,flowschema,prioritylevelconfiguration',
+      name,
+      '--ignore-not-found',
+    );
+  });
+
+  it("a second stack's Create does not take over the first stack's objects, and its Delete leaves them", async () => {
+    await installerOf('stack-a')(request('Create', 'stack-a'));
+    await installerOf('stack-b')(request('Create', 'stack-b'));
+    const ownerAfterB = binding()?.metadata.annotations?.['graceful-node-termination/owner'];
+    await installerOf('stack-b')(request('Delete', 'stack-b'));
+    expect({ ownerAfterB, aStillInstalled: binding() !== undefined }).toEqual({
+      ownerAfterB: 'stack-a/Rbac',
+      aStillInstalled: true,
+    });
   });
 });

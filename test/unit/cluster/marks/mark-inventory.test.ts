@@ -4,9 +4,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { NodeInfo } from '../../../lambda/cluster/model.js';
-import { marksOnNode, nodeMarkKeys } from '../../../lambda/cluster/marks/mark-inventory.js';
-import { lifecycleAction } from '../../fixtures/drain-sources.js';
+import type { NodeInfo } from '../../../../lambda/cluster/model.js';
+import { marksOnNode, nodeMarkKeys } from '../../../../lambda/cluster/marks/mark-inventory.js';
+import { lifecycleAction } from '../../../fixtures/drain-sources.js';
 
 const node = (o: Partial<NodeInfo>): NodeInfo => ({
   name: 'n',
@@ -22,7 +22,7 @@ const drain = { source: lifecycleAction('sha256:a', 'h'), notifiedAtMs: 0, start
 
 describe('the node mark inventory', () => {
   it('has every key in docs/marks.md', () => {
-    const doc = readFileSync(join(import.meta.dirname, '..', '..', '..', 'docs', 'marks.md'), 'utf8');
+    const doc = readFileSync(join(import.meta.dirname, '..', '..', '..', '..', 'docs', 'marks.md'), 'utf8');
     for (const key of [...nodeMarkKeys.labels, ...nodeMarkKeys.annotations, ...nodeMarkKeys.taints])
       expect(doc, key).toContain(`\`${key}\``);
   });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { defaultDrainRuleSettings, podRule } from '../../../lambda/cluster/rules/drain-rules.js';
-import { evictionOrder } from '../../../lambda/cluster/rules/drain-plan.js';
-import { isDrainable, toleratesUnschedulable } from '../../../lambda/cluster/rules/pods.js';
-import { pod } from '../../fakes/fake-world.js';
+import { defaultDrainRuleSettings, podRule } from '../../../../lambda/cluster/rules/drain-rules.js';
+import { evictionOrder } from '../../../../lambda/cluster/rules/drain-plan.js';
+import { isDrainable, toleratesUnschedulable } from '../../../../lambda/cluster/rules/pods.js';
+import { pod } from '../../../fakes/fake-world.js';
 
 describe('pod filters', () => {
   it.each([

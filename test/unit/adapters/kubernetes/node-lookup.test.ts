@@ -1,14 +1,16 @@
-// The node lookup (lambda/node-lookup.ts): by EC2's private DNS name in one GET, decided by
+// The node lookup (lambda/adapters/kubernetes/node-lookup.ts): by EC2's private DNS name in one GET, decided by
 // spec.providerID, scanning the node list only when the name does not lead to the node.
 import { describe, expect, it } from 'vitest';
-import { createNodeLookup } from '../../../lambda/adapters/kubernetes/node-lookup.js';
-import { type NodeReader } from '../../../lambda/adapters/kubernetes/node-reader.js';
-import { instanceMatches } from '../../../lambda/cluster/rules/provider-id.js';
-import type { NodeInfo } from '../../../lambda/cluster/model.js';
-import type { NodeWatch } from '../../../lambda/cluster/ports/node-gateway.js';
-import type { InstanceDirectory } from '../../../lambda/shared/aws-ports.js';
-import { ServiceBusyError } from '../../../lambda/shared/errors.js';
-import { FakeClock, MemoryLog } from '../../fakes/fake-world.js';
+import { createNodeApi } from '../../../../lambda/adapters/kubernetes/node-api.js';
+import { createNodeLookup } from '../../../../lambda/adapters/kubernetes/node-lookup.js';
+import { type NodeReader } from '../../../../lambda/adapters/kubernetes/node-reader.js';
+import { instanceMatches } from '../../../../lambda/cluster/rules/provider-id.js';
+import type { NodeInfo } from '../../../../lambda/cluster/model.js';
+import type { NodeWatch } from '../../../../lambda/cluster/ports/node-gateway.js';
+import type { InstanceDirectory } from '../../../../lambda/shared/aws-ports.js';
+import { ServiceBusyError } from '../../../../lambda/shared/errors.js';
+import { FakeClock, MemoryLog } from '../../../fakes/fake-world.js';
+import { fakeKube, wire } from '../../../fakes/node-kube.js';
 
 const node = (name: string, instanceId: string): NodeInfo => ({
   name,
@@ -254,5 +256,96 @@ describe('node lookup', () => {
     // A second pass asks EC2 nothing again: an instance's name does not change.
     await lookup.findNodesOfInstances(['i-01', 'i-02'], { scan: false });
     expect(directory.asked).toEqual([['i-01', 'i-02', 'i-03', 'i-04']]);
+  });
+});
+
+// From the review of issues 20 and 21 (each failed on d77bbb3; was test/unit/review/attacks-3.test.ts).
+describe('node lookup: a launch whose EC2 lookup was throttled', () => {
+  // Found (low). When EC2 finally names the instance, the watch under the name opens but
+  // lastScanMs is still -Infinity (no scan ever ran), so the very next wait scans the whole
+  // node list at once, before the node had any time to register under its name. Opened at
+  // first try, the same watch scans only after scanEveryMs (60 s). In a wave of launches with
+  // EC2 throttled, that is one full node-list scan per launch.
+  it('opening the watch under the EC2 name after a throttled lookup does not scan the node list at once', async () => {
+    const clock = new FakeClock();
+    const calls: string[] = [];
+    const nodes: NodeInfo[] = [];
+    const reader: NodeReader = {
+      getNode: async (name) => nodes.find((n) => n.name === name),
+      getNodesNamed: async () => [],
+      scanForInstances: async (ids) => {
+        calls.push('scan');
+        return new Map(
+          ids.flatMap((id) => nodes.filter((n) => instanceMatches(n.providerId, id)).map((n) => [id, n] as const)),
+        );
+      },
+      watchNodeNamed: async (name): Promise<NodeWatch> => {
+        calls.push(`watch ${name}`);
+        return { current: () => nodes.find((n) => n.name === name), changed: (ms) => clock.sleep(ms), close: () => {} };
+      },
+    };
+    let busy = 1;
+    const directory: Pick<InstanceDirectory, 'privateDnsNames'> = {
+      privateDnsNames: async (ids) => {
+        if (busy-- > 0) throw new ServiceBusyError('ec2:DescribeInstances throttled');
+        return new Map(ids.map((id) => [id, 'ip-10-0-0-9'] as const));
+      },
+    };
+    const watch = await createNodeLookup(reader, directory, clock, new MemoryLog()).watchNodeOf('i-0late');
+    while (!calls.includes('watch ip-10-0-0-9')) await watch.changed(10_000);
+    const namedAtMs = clock.now();
+    // The node has not registered yet: the wait goes on under the name, for 30 s.
+    while (clock.now() < namedAtMs + 30_000) await watch.changed(10_000);
+    expect(calls).toEqual(['watch ip-10-0-0-9']);
+  });
+});
+
+// From the review of the wave change (these held; was test/unit/review/wave-review.test.ts).
+describe('node lookup: siblings read by the hostname label', () => {
+  const long = `i-0aaaaaaaaaaaaaaaa.${'x'.repeat(50)}.compute.internal`;
+  it('a name that is no label value is left out of the selector and read by name; a look-alike of another instance is never taken', async () => {
+    const etcd = [
+      wire('ip-10-0-0-1.ec2.internal', 'i-01', '5', 'ip-10-0-0-1.ec2.internal'),
+      // Another group's node that carries i-02's name as its hostname label.
+      wire('other-node', 'i-0other', '6', 'ip-10-0-0-2.ec2.internal'),
+      wire('ip-10-0-0-2.ec2.internal', 'i-02', '7', 'ip-10-0-0-2'),
+      wire(long, 'i-03', '8', 'whatever'),
+    ];
+    const { kube, requests } = fakeKube(etcd);
+    const log = new MemoryLog();
+    const api = createNodeApi(kube as never, log);
+    const names: Record<string, string> = {
+      'i-01': 'ip-10-0-0-1.ec2.internal',
+      'i-02': 'ip-10-0-0-2.ec2.internal',
+      'i-03': long,
+    };
+    const dir = {
+      privateDnsNames: async (ids: readonly string[]) => new Map(ids.map((id) => [id, names[id]!] as const)),
+    };
+    const lookup = createNodeLookup(api, dir, new FakeClock(), log);
+    const found = await lookup.findNodesOfInstances(['i-01', 'i-02', 'i-03'], { scan: false });
+    expect([...found].map(([id, n]) => `${id}=${n.name}`).sort()).toEqual([
+      'i-01=ip-10-0-0-1.ec2.internal',
+      'i-02=ip-10-0-0-2.ec2.internal',
+      `i-03=${long}`,
+    ]);
+    expect(requests.filter((r) => r.startsWith('GET /api/v1/nodes ')).length).toBe(1);
+    expect(requests.some((r) => r.includes(long) && r.includes('hostname'))).toBe(false);
+  });
+
+  it('a re-read after a conflict (refresh markOne) is a consistent read, not a resourceVersion=0 read of the watch cache', async () => {
+    const etcd = [wire('ip-10-0-0-1.ec2.internal', 'i-01', '9', 'ip-10-0-0-1.ec2.internal')];
+    const cache = [wire('ip-10-0-0-1.ec2.internal', 'i-01', '5', 'ip-10-0-0-1.ec2.internal')];
+    const { kube } = fakeKube(etcd, cache);
+    const log = new MemoryLog();
+    const lookup = createNodeLookup(
+      createNodeApi(kube as never, log),
+      { privateDnsNames: async () => new Map([['i-01', 'ip-10-0-0-1.ec2.internal']]) },
+      new FakeClock(),
+      log,
+    );
+    // outdated-marks.ts markOne: after 'changed' it re-reads with findNodesOfInstances([id]) and retries with that resourceVersion.
+    const again = (await lookup.findNodesOfInstances(['i-01'])).get('i-01');
+    expect(again?.resourceVersion).toBe('9');
   });
 });
