@@ -131,6 +131,26 @@ describe('node auto repair pass', () => {
     expect(reasons('node-2')).toEqual([]);
   });
 
+  it('keeps of the node list only the nodes it may act on: the bad ones and those carrying its record', async () => {
+    addNodes(10, { 2: 40, 5: 10 });
+    const list = world.cluster.listNodeHealth.bind(world.cluster);
+    const kept: string[][] = [];
+    world.cluster.listNodeHealth = async (selector, pick) => {
+      const answer = await list(selector, pick);
+      kept.push(answer.picked.map((j) => (j as { node: { name: string } }).node.name));
+      return answer;
+    };
+    await pass();
+    // node-2 is due (replaced), node-5 bad inside its wait; the eight healthy ones are judged and let go.
+    expect(kept).toEqual([['node-2', 'node-5']]);
+    expect(world.autoScaling.unhealthy).toEqual([id(2)]);
+    world.clock.advanceTo(world.clock.now() + 20 * min);
+    world.cluster.updateNode('node-5', { conditions: conditions(undefined) });
+    await pass();
+    // node-2 carries the record now (kept to be followed up); node-5 recovered: let go.
+    expect(kept[1]).toEqual(['node-2']);
+  });
+
   it('takes its record back when Auto Scaling refuses SetInstanceHealth, so a later pass decides again', async () => {
     addNodes(1, { 1: 40 });
     world.autoScaling.setUnhealthy = async () => {

@@ -1,10 +1,9 @@
 // The construct's hooks of a group added with an id (infra/): the logical IDs version 0.1 gave them, and the Spot
-// request read granted only with Spot draining. It synthesizes a stack, so it belongs with the construct's tests in
-// test/infra/ (it moves there once that folder's rework has landed).
+// request read granted only with Spot draining.
 import { App, CfnResource, Fn, Stack } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { describe, expect, it } from 'vitest';
-import { grantsOf, resourcesOf, stackWith } from '../../infra/fixtures.js';
+import { grantsOf, resourcesOf, stackWith } from './fixtures.js';
 
 // From the second adversarial review (it held; was test/unit/review/attacks-2.test.ts).
 describe('addAutoScalingGroupName with an id', () => {
