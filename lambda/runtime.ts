@@ -7,7 +7,9 @@ import { AutoScalingClient } from '@aws-sdk/client-auto-scaling';
 import { EKSClient } from '@aws-sdk/client-eks';
 import { createAutoScalingInstances, createLifecycleActions } from './adapters/aws/auto-scaling.js';
 import { AwsCallCount, patient } from './adapters/aws/aws-patience.js';
+import { AwsQuery } from './adapters/aws/aws-query.js';
 import { createEc2Instances } from './adapters/aws/ec2-instances.js';
+import { autoScalingApi, type QueryCaller } from './adapters/aws/group-reads.js';
 import { createInstanceRepairs } from './adapters/aws/instance-repairs.js';
 import { connectToEks } from './adapters/aws/eks-connection.js';
 import { createEmfMetrics } from './adapters/aws/emf-metrics.js';
@@ -31,6 +33,8 @@ export interface RuntimeOverrides {
   readonly instanceDirectory?: InstanceDirectory;
   /** EC2's reboot (the cluster suite has no EC2 stand-in); Auto Scaling's calls stay the SDK's. */
   readonly reboot?: InstanceRepairs['reboot'];
+  /** Auto Scaling's Query answers to the lean group reads (group-reads.ts), where no endpoint serves them. */
+  readonly autoScalingQuery?: QueryCaller;
 }
 
 export function createRuntime(
@@ -95,6 +99,16 @@ function createAwsPorts(
   // patience (a Spot warning has two minutes).
   const ec2Endpoint = env['AWS_ENDPOINT_URL_EC2'] ?? env['AWS_ENDPOINT_URL'];
   const credentials = autoScaling.config.credentials;
+  // DescribeAutoScalingGroups read lean (group-reads.ts): one attempt, as the client's.
+  const groups =
+    overrides.autoScalingQuery ??
+    new AwsQuery(autoScalingApi, {
+      region,
+      credentials,
+      endpoint: env['AWS_ENDPOINT_URL_AUTO_SCALING'] ?? env['AWS_ENDPOINT_URL'],
+      timeoutMs: 10_000,
+      maxAttempts: 1,
+    });
   const ec2 = patiently(
     overrides.instanceDirectory ?? createEc2Instances({ region, credentials, endpoint: ec2Endpoint }),
     'ec2',
@@ -102,10 +116,10 @@ function createAwsPorts(
   );
   const ports: AwsPorts = {
     lifecycle: patiently(createLifecycleActions(autoScaling), 'autoscaling'),
-    instances: patiently(createAutoScalingInstances(autoScaling, ec2), 'autoscaling'),
+    instances: patiently(createAutoScalingInstances(autoScaling, groups, ec2), 'autoscaling'),
     repairs:
       config.repair !== undefined
-        ? patiently(repairsOf(autoScaling, env, region, overrides), 'autoscaling')
+        ? patiently(repairsOf(autoScaling, groups, { env, region }, overrides), 'autoscaling')
         : undefined,
     awsCalls: () => awsCalls.take(),
     ec2,
@@ -121,11 +135,11 @@ function createAwsPorts(
 /** Node auto repair's Auto Scaling and EC2 calls (REPAIR). */
 function repairsOf(
   autoScaling: AutoScalingClient,
-  env: Readonly<Record<string, string | undefined>>,
-  region: string,
+  groups: QueryCaller,
+  { env, region }: { readonly env: Readonly<Record<string, string | undefined>>; readonly region: string },
   overrides: RuntimeOverrides,
 ): InstanceRepairs {
-  const repairs = createInstanceRepairs(autoScaling, {
+  const repairs = createInstanceRepairs(autoScaling, groups, {
     region,
     credentials: autoScaling.config.credentials,
     endpoint: env['AWS_ENDPOINT_URL_EC2'] ?? env['AWS_ENDPOINT_URL'],

@@ -19,6 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { createRuntime, type LambdaHandler } from '../../lambda/runtime.js';
 import { lifecycleMessage, snsEvent } from '../fixtures/notifications.js';
 import { scheduledEvent as scheduledEventAt } from '../fixtures/deliveries.js';
+import { describeGroupsXml, groupNamesOf } from '../fakes/auto-scaling-xml.js';
 import { captureHandlerLogs } from './handler-logs.js';
 import type { PlaneInfo } from './plane/plane.js';
 import { testAws } from './plane/token-webhook.js';
@@ -246,8 +247,8 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
   const refreshes = new Map<string, { status: string; desiredVersion: string }>();
   const groupTags = new Map<string, string>();
   const template = { LaunchTemplateId: 'lt-0123456789abcdef0', LaunchTemplateName: 'workers' };
-  asg.on(DescribeAutoScalingGroupsCommand).callsFake(async (input) => ({
-    AutoScalingGroups: (input.AutoScalingGroupNames ?? []).map((group: string) => ({
+  const describeGroups = (names: readonly string[]) =>
+    names.map((group: string) => ({
       AutoScalingGroupName: group,
       Instances: [...groups]
         .filter(([, g]) => g === group)
@@ -267,8 +268,17 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
               ResourceType: 'auto-scaling-group',
             }))
           : [],
-    })),
-  }));
+    }));
+  asg
+    .on(DescribeAutoScalingGroupsCommand)
+    .callsFake(async (input) => ({ AutoScalingGroups: describeGroups(input.AutoScalingGroupNames ?? []) }));
+  // The handler's lean group reads (group-reads.ts) get the same groups as Query XML.
+  const autoScalingQuery = {
+    call: async (action: string, params: Readonly<Record<string, string>>) => {
+      if (action !== 'DescribeAutoScalingGroups') throw new Error(`unexpected Auto Scaling Query call ${action}`);
+      return describeGroupsXml(describeGroups(groupNamesOf(params)));
+    },
+  };
   const deletedTags: { group: string; key: string }[] = [];
   asg.on(DeleteTagsCommand).callsFake(async (input) => {
     for (const t of input.Tags ?? []) {
@@ -394,7 +404,7 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
       AWS_REGION: testAws.region,
       ...options.env,
     },
-    { instanceDirectory, reboot: async (id) => void reboots.push(id) },
+    { instanceDirectory, reboot: async (id) => void reboots.push(id), autoScalingQuery },
   );
 
   /** Sends a notification shaped as Auto Scaling sends it and runs the handler on it. */

@@ -13,7 +13,6 @@ import {
 } from '@aws-sdk/client-auto-scaling';
 import type {
   AutoScalingInstances,
-  GroupView,
   InstanceDirectory,
   InstanceState,
   LifecycleActionRef,
@@ -22,6 +21,7 @@ import type {
 import { chunks } from '../../shared/concurrency.js';
 import { refreshStrategyTag } from '../../shared/group-tags.js';
 import { leavingStates } from '../../shared/lifecycle-states.js';
+import { readGroups, type QueryCaller } from './group-reads.js';
 import { outdatedInstances } from './launch-templates.js';
 
 /**
@@ -73,13 +73,16 @@ export function createLifecycleActions(client: AutoScalingClient): LifecycleActi
 
 /** DescribeAutoScalingInstances takes at most 50 ids; DescribeAutoScalingGroups 100 names. */
 const instancesPerCall = 50;
-const groupsPerCall = 100;
 
 /**
  * The Describe calls cannot be scoped to groups in IAM (they take no resource): the handler
  * refuses instances of other groups, and asks only about groups it serves.
  */
-export function createAutoScalingInstances(client: AutoScalingClient, ec2?: InstanceDirectory): AutoScalingInstances {
+export function createAutoScalingInstances(
+  client: AutoScalingClient,
+  groups: QueryCaller,
+  ec2?: InstanceDirectory,
+): AutoScalingInstances {
   const describeGroup = async (group: string): Promise<AutoScalingGroup | undefined> =>
     (await client.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [group] })))
       .AutoScalingGroups?.[0];
@@ -87,9 +90,10 @@ export function createAutoScalingInstances(client: AutoScalingClient, ec2?: Inst
     describe: (instanceIds) => describeInstances(client, instanceIds),
 
     async leavingGroup(group) {
-      return ((await describeGroup(group))?.Instances ?? [])
-        .filter((i) => leavingStates.has(i.LifecycleState ?? ''))
-        .flatMap((i) => (i.InstanceId ? [i.InstanceId] : []));
+      return (await readGroups(groups, [group], { instances: true }))
+        .flatMap((g) => g.instances)
+        .filter((i) => leavingStates.has(i.lifecycleState) && i.instanceId !== '')
+        .map((i) => i.instanceId);
     },
 
     async refreshStatuses(group, refreshIds) {
@@ -116,7 +120,9 @@ export function createAutoScalingInstances(client: AutoScalingClient, ec2?: Inst
       return { outdated, desired, strategyTag: g.Tags?.find((t) => t.Key === refreshStrategyTag)?.Value };
     },
 
-    describeGroups: (names) => describeGroups(client, names),
+    async describeGroups(names) {
+      return (await readGroups(groups, names, { instances: false })).map((g) => ({ name: g.name, tags: g.tags }));
+    },
 
     async removeTag(group, key) {
       await client.send(
@@ -124,25 +130,6 @@ export function createAutoScalingInstances(client: AutoScalingClient, ec2?: Inst
       );
     },
   };
-}
-
-async function describeGroups(client: AutoScalingClient, names: readonly string[]): Promise<GroupView[]> {
-  const views: GroupView[] = [];
-  for (const batch of chunks(names, groupsPerCall)) {
-    let token: string | undefined;
-    do {
-      const answer = await client.send(
-        new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: batch, NextToken: token }),
-      );
-      for (const g of answer.AutoScalingGroups ?? [])
-        views.push({
-          name: g.AutoScalingGroupName ?? '',
-          tags: Object.fromEntries((g.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? ''])),
-        });
-      token = answer.NextToken;
-    } while (token);
-  }
-  return views;
 }
 
 /** Which group each instance is in and its lifecycle state, 50 instances a call. */

@@ -13,6 +13,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createAutoScalingInstances, createLifecycleActions } from '../../../../lambda/adapters/aws/auto-scaling.js';
 import { refreshStrategyTag } from '../../../../lambda/shared/group-tags.js';
+import { AwsQuery } from '../../../../lambda/adapters/aws/aws-query.js';
+import { autoScalingApi } from '../../../../lambda/adapters/aws/group-reads.js';
 
 const action = {
   autoScalingGroupName: 'workers',
@@ -105,6 +107,14 @@ describe('hand-offs adapter', () => {
   });
 });
 
+/** The refresh view reads groups through the SDK client: the lean reader is never called (nothing listens there). */
+const unusedGroups = new AwsQuery(autoScalingApi, {
+  region: 'eu-west-1',
+  credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' },
+  endpoint: 'http://127.0.0.1:9',
+  maxAttempts: 1,
+});
+
 describe('instance refresh view', () => {
   const asg = mockClient(AutoScalingClient);
   beforeEach(() => asg.reset());
@@ -164,10 +174,11 @@ describe('instance refresh view', () => {
       spotRequestStatus: async () => undefined,
       launchTemplateVersions: async (t: unknown) => (asked.push(t), { latest: '7', default: '6' }),
     };
-    const view = await createAutoScalingInstances(new AutoScalingClient({ region: 'eu-west-1' }), ec2).refresh(
-      'workers',
-      'r-1',
-    );
+    const view = await createAutoScalingInstances(
+      new AutoScalingClient({ region: 'eu-west-1' }),
+      unusedGroups,
+      ec2,
+    ).refresh('workers', 'r-1');
     expect(view).toEqual({ strategyTag: 'minimal:r-1', outdated: ['i-01', 'i-04'], desired: 'lt-0abc version 7' });
     expect(asked).toEqual([{ id: 'lt-0abc', name: undefined }]);
   });
@@ -177,7 +188,10 @@ describe('instance refresh view', () => {
       .on(DescribeInstanceRefreshesCommand)
       .resolves({ InstanceRefreshes: [{ InstanceRefreshId: 'r-1', Status: 'Successful' }] });
     await expect(
-      createAutoScalingInstances(new AutoScalingClient({ region: 'eu-west-1' })).refresh('workers', 'r-1'),
+      createAutoScalingInstances(new AutoScalingClient({ region: 'eu-west-1' }), unusedGroups).refresh(
+        'workers',
+        'r-1',
+      ),
     ).resolves.toBeUndefined();
     expect(asg.commandCalls(DescribeAutoScalingGroupsCommand)).toHaveLength(0);
   });
