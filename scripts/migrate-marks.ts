@@ -1,7 +1,10 @@
 // The marks `migrate` sets on the old nodes and takes back: written through the gateway the
 // handler uses (migration-node-api.ts), owned by the command through a lease it renews every
 // third of the lease; the reconciler takes them back once the lease is over (a command that
-// died), and the command itself when it ends, whatever the way.
+// died), and the command itself when it ends, whatever the way. A run that finds another
+// migration's marks on the old nodes decides from what the nodes say now: a command that still
+// renews its lease owns them (this run refuses), one that stopped renewing is gone, and its marks
+// are taken over with what they set, its cordon included.
 import type { EventRecorder } from '../lambda/cluster/ports/event-recorder.js';
 import type { NodeGateway } from '../lambda/cluster/ports/node-gateway.js';
 import type { NodeInfo, MigrationRecord } from '../lambda/cluster/model.js';
@@ -54,9 +57,12 @@ export async function markOldNodes(
   for (const name of nodes) {
     const done = await withNode(deps, name, async (node) => {
       const cordon = request.cordonAll && !node.unschedulable;
+      // An earlier migration's cordon (a killed run's, taken over): its record said it was ours to
+      // lift, so this record says so too, or nothing would ever lift it once this run ends.
+      const inherited = node.migration?.cordoned === true && node.unschedulable;
       const taint = !request.cordonAll && !node.taints.some((t) => t.key === migratingTaintKey);
       const result = await deps.cluster.markMigrating(node, {
-        record: record(cordon),
+        record: record(cordon || inherited),
         owner: deps.owner,
         taint,
         cordon,
@@ -113,4 +119,76 @@ export async function takeBackMarks(id: string, nodes: readonly string[], deps: 
     if (done) undone++;
   }
   if (undone > 0) deps.out(`took back the marks of migration ${id} on ${undone} node(s) still there`);
+}
+
+/** What another migration's marks on the old nodes decide: nothing, a live owner, or Ctrl-C. */
+export type EarlierMigration = 'none' | 'taken-over' | 'interrupted' | { readonly refused: string };
+
+export interface WatchDeps extends Pick<MarkDeps, 'cluster' | 'out'> {
+  readonly sleep: (ms: number) => Promise<void>;
+  readonly pollMs: number;
+  readonly interrupted?: (() => boolean) | undefined;
+}
+
+/**
+ * How long after its last renewal a command that renews every third of its lease is gone: a
+ * third of the lease and a grace (half of that, at least 5 s, for a slow API server), never past
+ * the lease itself, when the reconciler takes its marks back anyway.
+ */
+export function goneAfterMs(record: MigrationRecord): number {
+  const leaseMs = record.leaseSeconds * 1000;
+  return Math.min(leaseMs, leaseMs / 3 + Math.max(5_000, leaseMs / 6));
+}
+
+/** Other migrations' records on these nodes: node name -> record. */
+async function othersOn(deps: Pick<MarkDeps, 'cluster'>, id: string, nodes: readonly string[]) {
+  const found = new Map<string, MigrationRecord>();
+  for (const name of nodes) {
+    const node = await deps.cluster.getNode(name);
+    if (node?.migration !== undefined && node.labels[migrationLabel] === node.migration.id && node.migration.id !== id)
+      found.set(name, node.migration);
+  }
+  return found;
+}
+
+/**
+ * Another migration's marks on the old nodes (a run killed inside its lease, or one still
+ * running): watched until its command renews them (alive: refused, so two runs never shrink the
+ * group at once) or until it has been quiet for longer than it renews (gone: this run takes the
+ * marks over, markOldNodes keeping the cordon it set). Never longer than the rest of its lease.
+ */
+export async function awaitEarlierMigration(
+  id: string,
+  nodes: readonly string[],
+  deps: WatchDeps,
+): Promise<EarlierMigration> {
+  const first = await othersOn(deps, id, nodes);
+  if (first.size === 0) return 'none';
+  const ids = [...new Set([...first.values()].map((r) => r.id))].join(', ');
+  const goneAtMs = Math.max(...[...first.values()].map((r) => r.renewedAtMs + goneAfterMs(r)));
+  const last = Math.max(...[...first.values()].map((r) => r.renewedAtMs));
+  if (goneAtMs > Date.now())
+    deps.out(
+      `${first.size} old node(s) carry the marks of migration ${ids} (lease last renewed ${new Date(last).toISOString()}): ` +
+        `watching up to ${Math.ceil((goneAtMs - Date.now()) / 1000)} s whether its command still renews it`,
+    );
+  for (;;) {
+    if (deps.interrupted?.()) return 'interrupted';
+    const now = await othersOn(deps, id, [...first.keys()]);
+    for (const [name, record] of now) {
+      const before = first.get(name);
+      if (before?.id === record.id && record.renewedAtMs > before.renewedAtMs)
+        return {
+          refused:
+            `migration ${record.id} is still running: its command renewed its lease on ${name} at ` +
+            `${new Date(record.renewedAtMs).toISOString()}; let it finish, or stop it (Ctrl-C) and run again`,
+        };
+    }
+    if (now.size === 0) return 'none';
+    if (Date.now() >= goneAtMs) {
+      deps.out(`migration ${ids} stopped renewing its lease: its command is gone; taking over its marks`);
+      return 'taken-over';
+    }
+    await deps.sleep(Math.max(0, Math.min(deps.pollMs, goneAtMs - Date.now())));
+  }
 }

@@ -4,7 +4,10 @@
 // owned marks whose lease it renews, so the reconciler takes them back if it dies), lets the
 // batch pods on them finish, then shrinks the old group --max-unavailable instances at a time
 // (TerminateInstanceInAutoScalingGroup, decrementing) so the terminate hook drains each node,
-// stops on the first drain that times out, and leaves the old group at zero.
+// stops on the first drain that times out, and leaves the old group at zero. Each step decides
+// from what the cluster and Auto Scaling say when it runs: the new group's Ready nodes are
+// counted again before every batch (an hour of batch pods is long enough to lose them), and
+// Ctrl-C at any wait changes nothing more (the old group's MinSize included).
 import {
   DescribeAutoScalingGroupsCommand,
   TerminateInstanceInAutoScalingGroupCommand,
@@ -24,7 +27,7 @@ import {
   type MigratePlan,
   type MigrateRequest,
 } from './migrate-plan.js';
-import { markOldNodes, takeBackMarks, type MarkDeps } from './migrate-marks.js';
+import { awaitEarlierMigration, markOldNodes, takeBackMarks, type MarkDeps } from './migrate-marks.js';
 import { currentDrains } from './upgrade.js';
 
 export interface MigrateDeps {
@@ -51,6 +54,8 @@ export interface MigrateResult {
   /** Old instances terminated, in order. */
   readonly terminated?: readonly string[];
 }
+
+const sleepMs = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Pods owned by a Job, not finished, on these nodes: `namespace/name on node`. */
 async function batchPodsOn(core: CoreV1Api, nodes: readonly string[]): Promise<string[]> {
@@ -129,11 +134,34 @@ export async function runMigrate(request: MigrateRequest, deps: MigrateDeps): Pr
       reason: `${request.to} has not ${plan.minReady} Ready node(s)`,
       plan,
     };
+  return { ...(await moveOff(request, deps, plan, oldNodes)), plan };
+}
+
+/**
+ * Marks the old nodes (once another migration's marks on them have no live owner), lets the
+ * batch pods on them finish, shrinks the old group; its marks taken back whatever the end.
+ */
+async function moveOff(
+  request: MigrateRequest,
+  deps: MigrateDeps,
+  plan: MigratePlan,
+  oldNodes: ReadonlyMap<string, string>,
+): Promise<MigrateResult> {
   const id = `m-${Math.floor(Date.now() / 1000)}-${randomBytes(2).toString('hex')}`;
+  const earlier = await awaitEarlierMigration(id, [...oldNodes.values()], {
+    ...deps,
+    sleep: deps.sleep ?? sleepMs,
+    pollMs: deps.pollMs ?? 5_000,
+  });
+  if (earlier === 'interrupted') return { exitCode: 130, status: 'interrupted', reason: 'interrupted' };
+  if (typeof earlier === 'object') {
+    deps.out(`refusing: ${earlier.refused}`);
+    return { exitCode: 3, status: 'refused', reason: earlier.refused };
+  }
   const markDeps: MarkDeps = { cluster: deps.cluster, out: deps.out, owner: plan.deployment };
   const lease = await markOldNodes(request, id, [...oldNodes.values()], markDeps);
   try {
-    await waitFor(deps, request.batchTimeoutSeconds, async () => {
+    const batch = await waitFor(deps, request.batchTimeoutSeconds, async () => {
       const left = await batchPodsOn(deps.core, [...oldNodes.values()]);
       return {
         done: left.length === 0,
@@ -143,7 +171,9 @@ export async function runMigrate(request: MigrateRequest, deps: MigrateDeps): Pr
             : `waiting for ${left.length} batch pod(s) to finish: ${left.join(', ')}`,
       };
     });
-    return { ...(await shrink(request, deps, oldNodes)), plan };
+    // Timed out, the drains still wait for the batch pods (their own rule); interrupted, nothing moves.
+    if (batch === 'interrupted') return { exitCode: 130, status: 'interrupted', reason: 'interrupted', terminated: [] };
+    return await shrink(request, deps, oldNodes, plan.minReady);
   } finally {
     lease.stop();
     await takeBackMarks(id, [...oldNodes.values()], markDeps);
@@ -158,13 +188,13 @@ async function waitFor(
   seconds: number,
   probe: () => Promise<{ done: boolean; line: string }>,
 ): Promise<Waited> {
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const sleep = deps.sleep ?? sleepMs;
   const deadline = Date.now() + seconds * 1000;
   let last = '';
   for (;;) {
     if (deps.interrupted?.()) return 'interrupted';
     const { done, line } = await probe();
-    if (line !== last) deps.out((last = line));
+    if (line !== '' && line !== last) deps.out((last = line));
     if (done) return 'done';
     if (Date.now() >= deadline) {
       deps.out(`gave up waiting after ${seconds} s`);
@@ -174,27 +204,59 @@ async function waitFor(
   }
 }
 
+/**
+ * The new group's Ready nodes as they are now, before a batch: at least minReady, or the reason to
+ * stop (waited --ready-timeout for them, or Ctrl-C) with nothing more terminated.
+ */
+async function newCapacity(
+  request: MigrateRequest,
+  deps: MigrateDeps,
+  minReady: number,
+): Promise<Pick<MigrateResult, 'exitCode' | 'status' | 'reason'> | undefined> {
+  const waited = await waitFor(deps, request.readyTimeoutSeconds, async () => {
+    const ready = await readyCount(deps, request.to);
+    // Silent while the capacity holds; a line only when a batch has to wait for it.
+    return {
+      done: ready >= minReady,
+      line:
+        ready >= minReady
+          ? ''
+          : `waiting for ${minReady} Ready node(s) in ${request.to} before the next batch: ${ready}`,
+    };
+  });
+  if (waited === 'done') return undefined;
+  if (waited === 'interrupted') return { exitCode: 130, status: 'interrupted', reason: 'interrupted' };
+  const reason = `${request.to} has fewer than ${minReady} Ready node(s): stopped before the next batch, the rest of ${request.from} stays`;
+  deps.out(reason);
+  return { exitCode: 1, status: 'stopped', reason };
+}
+
 /** Terminates the old instances a batch at a time, each batch drained before the next. */
 async function shrink(
   request: MigrateRequest,
   deps: MigrateDeps,
   oldNodes: ReadonlyMap<string, string>,
+  minReady: number,
 ): Promise<MigrateResult> {
   const { autoScaling, out } = deps;
   const describe = async () =>
     (await autoScaling.send(new DescribeAutoScalingGroupsCommand({ AutoScalingGroupNames: [request.from] })))
       .AutoScalingGroups?.[0];
-  const first = await describe();
-  // Auto Scaling refuses to decrement below MinSize: the old group goes to zero.
-  if ((first?.MinSize ?? 0) > 0) {
-    await autoScaling.send(new UpdateAutoScalingGroupCommand({ AutoScalingGroupName: request.from, MinSize: 0 }));
-    out(`set the min size of ${request.from} from ${first?.MinSize} to 0`);
-  }
   const startedMs = Date.now();
   const terminated: string[] = [];
-  const total = liveInstances(first ?? {}).length;
-  for (let live = liveInstances(first ?? {}); live.length > 0; live = liveInstances((await describe()) ?? {})) {
-    if (deps.interrupted?.()) return { exitCode: 130, status: 'interrupted', reason: 'interrupted', terminated };
+  let g = await describe();
+  const total = liveInstances(g ?? {}).length;
+  while (liveInstances(g ?? {}).length > 0) {
+    const short = await newCapacity(request, deps, minReady);
+    if (short) return { ...short, terminated };
+    g = await describe();
+    const live = liveInstances(g ?? {});
+    if (live.length === 0) break;
+    // Auto Scaling refuses to decrement below MinSize: the old group goes to zero (once, before its first batch).
+    if ((g?.MinSize ?? 0) > 0) {
+      await autoScaling.send(new UpdateAutoScalingGroupCommand({ AutoScalingGroupName: request.from, MinSize: 0 }));
+      out(`set the min size of ${request.from} from ${g?.MinSize} to 0`);
+    }
     const batch = live.slice(0, request.maxUnavailable);
     for (const instanceId of batch) {
       await autoScaling.send(
@@ -214,9 +276,9 @@ async function shrink(
       batch.map((i) => oldNodes.get(i) ?? i),
       startedMs,
       async () => {
-        const g = await describe();
+        const now = await describe();
         return batch.every(
-          (i) => !(g?.Instances ?? []).some((x) => x.InstanceId === i && x.LifecycleState !== 'Terminated'),
+          (i) => !(now?.Instances ?? []).some((x) => x.InstanceId === i && x.LifecycleState !== 'Terminated'),
         );
       },
     );
@@ -227,8 +289,8 @@ async function shrink(
         reason: stopped,
         terminated,
       };
+    g = await describe();
   }
-  const g = await describe();
   out(
     `${request.from} is at zero (desired ${g?.DesiredCapacity ?? 0}, ${g?.Instances?.length ?? 0} instance(s)): every old node drained; delete the group in your IaC`,
   );
@@ -243,7 +305,7 @@ async function followBatch(
   sinceMs: number,
   gone: () => Promise<boolean>,
 ): Promise<string | undefined> {
-  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const sleep = deps.sleep ?? sleepMs;
   let last = '';
   for (;;) {
     if (deps.interrupted?.()) return 'interrupted';

@@ -233,4 +233,95 @@ describe('migrate', () => {
       [true, false, true],
     ]);
   });
+
+  it("Ctrl-C while the batch pods finish terminates nothing and leaves the old group's MinSize as it was", async () => {
+    const w = world();
+    let marked = false;
+    const mark = w.deps.cluster.markMigrating;
+    w.deps.cluster.markMigrating = async (node, marks) => ((marked = true), mark(node, marks));
+    // Ctrl-C arrives once the old nodes are marked: during the wait for the batch pods.
+    const result = await runMigrate(request, { ...w.deps, interrupted: () => marked });
+
+    expect(result).toMatchObject({ exitCode: 130, status: 'interrupted' });
+    expect(asg.commandCalls(UpdateAutoScalingGroupCommand)).toHaveLength(0);
+    expect(w.terminated).toEqual([]);
+    for (const name of ['node-o1', 'node-o2']) expect(w.nodes.get(name)).toMatchObject({ migration: undefined });
+  });
+
+  it("counts the new group's Ready nodes again before it shrinks: fewer than asked, it stops before terminating", async () => {
+    const w = world();
+    const mark = w.deps.cluster.markMigrating;
+    // While the batch pods finish, the new group's nodes stop being Ready (scaled in, or NotReady).
+    w.deps.cluster.markMigrating = async (node, marks) => {
+      for (const name of ['node-n1', 'node-n2']) w.nodes.set(name, { ...w.nodes.get(name)!, ready: false });
+      return mark(node, marks);
+    };
+    const result = await runMigrate(request, w.deps);
+
+    expect(result).toMatchObject({
+      exitCode: 1,
+      status: 'stopped',
+      reason: expect.stringMatching(/^new has fewer than 2 Ready node\(s\): stopped before the next batch/),
+    });
+    expect(w.terminated).toEqual([]);
+    expect(asg.commandCalls(UpdateAutoScalingGroupCommand)).toHaveLength(0);
+    for (const name of ['node-o1', 'node-o2']) expect(w.nodes.get(name)).toMatchObject({ migration: undefined });
+  });
+
+  /** The old nodes as another migration left them: its label, record, and its taint or cordon. */
+  function markedBy(w: ReturnType<typeof world>, o: Pick<MigrationRecord, 'id' | 'renewedAtMs' | 'cordoned'>) {
+    const other: MigrationRecord = { ...o, from: 'old', to: 'new', leaseSeconds: 300 };
+    for (const name of ['node-o1', 'node-o2']) {
+      const n = w.nodes.get(name)!;
+      w.nodes.set(name, {
+        ...n,
+        labels: { ...n.labels, [migrationLabel]: other.id },
+        migration: other,
+        unschedulable: other.cordoned,
+        taints: other.cordoned ? [] : [{ key: migratingTaintKey, effect: 'PreferNoSchedule', value: other.id }],
+      });
+    }
+    return other;
+  }
+
+  it('refuses while another migrate still renews its lease on the old nodes, and changes nothing', async () => {
+    const w = world();
+    const other = markedBy(w, { id: 'm-1700000000-aaaa', renewedAtMs: Date.now() - 1_000, cordoned: false });
+    // Its command renews the lease (every third of it) while this run watches.
+    const sleep = async () => {
+      for (const name of ['node-o1', 'node-o2']) {
+        const n = w.nodes.get(name)!;
+        w.nodes.set(name, { ...n, migration: { ...n.migration!, renewedAtMs: Date.now() } });
+      }
+    };
+    const result = await runMigrate(request, { ...w.deps, sleep });
+
+    expect(result).toMatchObject({
+      exitCode: 3,
+      status: 'refused',
+      reason: expect.stringMatching(/^migration m-1700000000-aaaa is still running: its command renewed its lease/),
+    });
+    for (const name of ['node-o1', 'node-o2']) expect(w.nodes.get(name)!.labels[migrationLabel]).toBe(other.id);
+    expect(w.terminated).toEqual([]);
+    expect(asg.commandCalls(UpdateAutoScalingGroupCommand)).toHaveLength(0);
+  });
+
+  it("re-run inside a killed --cordon-all run's lease: takes its marks over, the record owning the cordon it set", async () => {
+    const w = world({ timedOutOn: 'node-o1' });
+    // Killed 200 s ago, lease 300 s: inside the lease, but quiet for longer than its command renews.
+    const killed = markedBy(w, { id: 'm-1700000000-bbbb', renewedAtMs: Date.now() - 200_000, cordoned: true });
+    const asked: { record: MigrationRecord; cordon: boolean }[] = [];
+    const mark = w.deps.cluster.markMigrating;
+    w.deps.cluster.markMigrating = async (node, marks) => (asked.push(marks), mark(node, marks));
+    await runMigrate({ ...request, cordonAll: true }, w.deps);
+
+    expect(w.lines).toContain(
+      'migration m-1700000000-bbbb stopped renewing its lease: its command is gone; taking over its marks',
+    );
+    // Already cordoned (by the killed run): not cordoned again, but the cordon is this record's to lift.
+    expect(asked.map((m) => [m.record.id === killed.id, m.cordon, m.record.cordoned])).toEqual([
+      [false, false, true],
+      [false, false, true],
+    ]);
+  });
 });
