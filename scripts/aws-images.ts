@@ -73,6 +73,18 @@ export function createVersionQuery(
   };
 }
 
+/**
+ * The DescribeImages form for one image. An ImageId.N the account cannot see fails the call
+ * (InvalidAMIID.NotFound): a filter does not. But a filter does not name the image the way
+ * "specify its ID" does, and EC2 leaves a deprecated AMI out of DescribeImages unless asked for
+ * it; AWS deprecates its public AMIs two years after they are made, so exactly the oldest groups,
+ * the ones to upgrade, run one. IncludeDeprecated keeps them found.
+ * https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ami-deprecate.html
+ */
+export function describeImageQuery(imageId: string): Record<string, string> {
+  return { 'Filter.1.Name': 'image-id', 'Filter.1.Value.1': imageId, IncludeDeprecated: 'true' };
+}
+
 export function parseTemplateVersion(xml: string): TemplateVersion | undefined {
   const root = parseAnswer(xml)['DescribeLaunchTemplateVersionsResponse'] as Xml | undefined;
   const item = listOf(root?.['launchTemplateVersionSet'])[0];
@@ -119,8 +131,7 @@ export function createImageCatalog(
       return parseTemplateVersion(xml);
     },
     async image(imageId) {
-      // An ImageId.N the account cannot see fails the call (InvalidAMIID.NotFound): a filter does not.
-      return parseImage(await ec2.call('DescribeImages', { 'Filter.1.Name': 'image-id', 'Filter.1.Value.1': imageId }));
+      return parseImage(await ec2.call('DescribeImages', describeImageQuery(imageId)));
     },
     async createVersion(template, imageId, description) {
       return parseCreatedVersion(

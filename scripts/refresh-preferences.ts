@@ -20,6 +20,8 @@ export interface UpgradeOptions {
   readonly launchTemplateVersion?: string | undefined;
   /** The group's launch template, when a version is given. */
   readonly launchTemplate?: { readonly id?: string | undefined; readonly name?: string | undefined } | undefined;
+  /** The launch template version the group itself is on when the refresh starts ("6", "$Latest", "$Default"). */
+  readonly groupVersion?: string | undefined;
   readonly autoRollback: boolean;
   /** CloudWatch alarms that stop (and with autoRollback roll back) the refresh: at most 10. */
   readonly alarms: readonly string[];
@@ -74,6 +76,15 @@ export function refreshPreferences(o: UpgradeOptions): RefreshPreferences {
   if (o.autoRollback && (o.launchTemplateVersion === '$Latest' || o.launchTemplateVersion === '$Default')) {
     throw new UpgradeOptionsError(
       `--auto-rollback cannot roll back to ${o.launchTemplateVersion}: Auto Scaling refuses it; name a version number`,
+    );
+  }
+  // A rollback restores the group's own configuration, and AWS supports none when the group uses
+  // $Latest or $Default (RefreshPreferences AutoRollback; RollbackInstanceRefresh):
+  // https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_RollbackInstanceRefresh.html
+  if (o.autoRollback && (o.groupVersion === '$Latest' || o.groupVersion === '$Default')) {
+    throw new UpgradeOptionsError(
+      `--auto-rollback is refused: ${o.group} uses its launch template's ${o.groupVersion}, and Auto Scaling rolls back ` +
+        'to no $Latest or $Default version; set the group to a version number (in its IaC), or run without --auto-rollback',
     );
   }
   const healthy =

@@ -7,7 +7,14 @@
 // the existing upgrade (upgrade.ts). After the refresh: every Deployment, StatefulSet and
 // DaemonSet available before is available again, and every node of the group is Ready at the
 // new version; otherwise it names those that are not and exits 1.
-import { DescribeAutoScalingGroupsCommand } from '@aws-sdk/client-auto-scaling';
+//
+// Its failure paths decide from what AWS says now (upgrade-release-state.ts): a refresh of the
+// group that is not over refuses the run before anything is made (Auto Scaling would refuse the
+// start); a group on $Latest is set to the number $Latest is now before the version is made, so a
+// refresh refused, failed or interrupted after it leaves nothing launching from the new version;
+// and a re-run compares what each instance runs with the release's image, so it rolls the
+// instances an earlier run left behind instead of saying "nothing to do".
+import { DescribeAutoScalingGroupsCommand, UpdateAutoScalingGroupCommand } from '@aws-sdk/client-auto-scaling';
 import type { AppsV1Api } from '@kubernetes/client-node';
 import {
   amiReleaseOf,
@@ -18,7 +25,22 @@ import {
   type AmiRelease,
 } from './ami-release.js';
 import type { ImageCatalog, TemplateVersion } from './aws-images.js';
-import { runUpgrade, type UpgradeDeps, type UpgradeRequest, type UpgradeResult } from './upgrade.js';
+import {
+  activeRefresh,
+  refreshInProgress,
+  runUpgrade,
+  type UpgradeDeps,
+  type UpgradeRequest,
+  type UpgradeResult,
+} from './upgrade.js';
+import {
+  describeBehind,
+  instanceImages,
+  launchesLine,
+  releaseStep,
+  type InstanceImage,
+  type ReleaseStep,
+} from './upgrade-release-state.js';
 import { skewProblem } from './version-skew.js';
 import {
   lostAvailability,
@@ -30,7 +52,14 @@ import {
 
 /** What the plan shows of the release, and what the approved command creates. */
 export interface ReleasePlan {
+  /** The group's launch template version, resolved to its number. */
   readonly template: TemplateVersion;
+  /** The version as the group names it: "6", "$Latest" or "$Default". */
+  readonly groupVersion: string;
+  /** The group's live instances and the image each runs; those not on the release's image. */
+  readonly instances: readonly InstanceImage[];
+  readonly behind: readonly InstanceImage[];
+  readonly step: ReleaseStep;
   readonly from: AmiRelease & { readonly imageId: string };
   readonly to: {
     readonly kubernetes: string;
@@ -74,6 +103,8 @@ async function resolveRelease(request: ReleaseRequest, deps: ReleaseDeps): Promi
       exitCode: 2,
       reason: `no Auto Scaling group named ${request.group}${request.region ? ` in ${request.region}` : ''}`,
     };
+  const active = await activeRefresh(deps.autoScaling, request.group);
+  if (active) return refused(3, refreshInProgress(request.group, active), out);
   const spec = group.LaunchTemplate;
   if (spec === undefined)
     return {
@@ -113,8 +144,14 @@ async function resolveRelease(request: ReleaseRequest, deps: ReleaseDeps): Promi
       exitCode: 2,
       reason: `no ${describeFamily(from)} release ${request.release} for Kubernetes ${target}: SSM has no parameter ${parameter}`,
     };
+  const instancesNow = await instanceImages(group, deps.catalog);
+  const behind = instancesNow.filter((i) => i.imageId !== imageId);
   return {
     template,
+    groupVersion: spec.Version ?? '$Default',
+    instances: instancesNow,
+    behind,
+    step: releaseStep({ groupImage: template.imageId, targetImage: imageId, behind }),
     from: { ...from, imageId: template.imageId },
     to: { kubernetes: target, release: request.release, imageId, parameter },
     controlPlane,
@@ -122,11 +159,15 @@ async function resolveRelease(request: ReleaseRequest, deps: ReleaseDeps): Promi
 }
 
 export function renderRelease(plan: ReleasePlan): string[] {
-  const { from, to, template } = plan;
+  const { from, to, template, instances, behind } = plan;
   return [
     `  release:                 ${describeFamily(from)}: Kubernetes ${from.kubernetes} ${from.release} -> ${to.kubernetes} ${to.release} (control plane ${plan.controlPlane})`,
     `  image:                   ${from.imageId} -> ${to.imageId} (${to.parameter})`,
-    `  new template version:    ${template.templateId} from version ${template.version}, only the image changed (created once approved)`,
+    plan.step === 'create'
+      ? `  new template version:    ${template.templateId} from version ${template.version}, only the image changed (created once approved)`
+      : `  template version:        ${template.templateId} version ${template.version} has the image already`,
+    `  launches:                ${launchesLine(plan.step, plan.groupVersion, template.version)}`,
+    `  instances on the image:  ${instances.length - behind.length} of ${instances.length}${behind.length > 0 ? `; not: ${describeBehind(behind)}` : ''}`,
   ];
 }
 
@@ -137,30 +178,80 @@ export async function runReleaseUpgrade(
   const { out } = deps;
   const plan = await resolveRelease(request, deps);
   if ('exitCode' in plan) return plan;
-  if (plan.to.imageId === plan.from.imageId) {
+  if (plan.step === 'up-to-date') {
     out(
-      `nothing to do: ${request.group} already runs ${plan.to.imageId}, the image of ${describeFamily(plan.from)} ${plan.to.kubernetes} ${plan.to.release}`,
+      `nothing to do: ${request.group} uses version ${plan.template.version} with ${plan.to.imageId}, the image of ${describeFamily(plan.from)} ${plan.to.kubernetes} ${plan.to.release}, and every instance (${plan.instances.length}) runs it`,
     );
     return { exitCode: 0, status: 'up-to-date', release: plan };
   }
   const before = await readAvailability(deps.apps);
-  let created: string | undefined;
-  const result = await runUpgrade(
-    { ...request, launchTemplateVersion: 'new', releaseLines: renderRelease(plan) },
-    {
-      ...deps,
-      beforeStart: async () => {
-        const description = `${describeFamily(plan.from)} ${plan.to.kubernetes} ${plan.to.release} (${plan.to.imageId}) by graceful-node-termination upgrade --release`;
-        created = await deps.catalog.createVersion(plan.template, plan.to.imageId, description);
-        out(
-          `created launch template version ${created} of ${plan.template.templateId}: version ${plan.template.version} with image ${plan.to.imageId}`,
-        );
-        return created;
+  const made: { version?: string } = {};
+  const pinned = plan.step === 'create' && plan.groupVersion === '$Latest';
+  let result: UpgradeResult | undefined;
+  try {
+    result = await runUpgrade(
+      {
+        ...request,
+        // The refresh step rolls to the group's own version, as a number (a rollback needs one).
+        launchTemplateVersion: plan.step === 'create' ? 'new' : plan.template.version,
+        releaseLines: renderRelease(plan),
+        groupVersionAtStart: pinned ? plan.template.version : undefined,
       },
-    },
+      plan.step === 'create' ? { ...deps, beforeStart: () => createVersion(request, deps, plan, pinned, made) } : deps,
+    );
+  } finally {
+    if (made.version !== undefined && result?.refreshId === undefined)
+      out(
+        `launch template version ${made.version} of ${plan.template.templateId} stays, and nothing launches from it: ` +
+          `${pinned ? `the group was set from $Latest to version ${plan.template.version}` : `the group uses ${plan.groupVersion}`}` +
+          '; run the command again to roll the group to it',
+      );
+  }
+  if (result.exitCode !== 0 || result.status === 'planned') return { ...result, release: plan };
+  return afterUpgrade(request, deps, plan, before, result);
+}
+
+/**
+ * Once approved: a $Latest group set to the number it launches now (so the new version is never
+ * live before a refresh moves the group to it), then the version made. Its ClientToken makes a
+ * retry or a re-run get the same version back (aws-images.ts).
+ */
+async function createVersion(
+  request: ReleaseRequest,
+  deps: ReleaseDeps,
+  plan: ReleasePlan,
+  pin: boolean,
+  made: { version?: string },
+): Promise<string> {
+  const { out } = deps;
+  if (pin) {
+    await deps.autoScaling.send(
+      new UpdateAutoScalingGroupCommand({
+        AutoScalingGroupName: request.group,
+        LaunchTemplate: { LaunchTemplateId: plan.template.templateId, Version: plan.template.version },
+      }),
+    );
+    out(
+      `set ${request.group} from $Latest to version ${plan.template.version}: the new version launches nothing before the refresh moves the group to it`,
+    );
+  }
+  const description = `${describeFamily(plan.from)} ${plan.to.kubernetes} ${plan.to.release} (${plan.to.imageId}) by graceful-node-termination upgrade --release`;
+  made.version = await deps.catalog.createVersion(plan.template, plan.to.imageId, description);
+  out(
+    `created launch template version ${made.version} of ${plan.template.templateId}: version ${plan.template.version} with image ${plan.to.imageId}`,
   );
-  if (result.exitCode !== 0 || created === undefined || result.status === 'planned')
-    return { ...result, release: plan };
+  return made.version;
+}
+
+/** The checks after a refresh that ended well: every workload back, every node Ready at the version. */
+async function afterUpgrade(
+  request: ReleaseRequest,
+  deps: ReleaseDeps,
+  plan: ReleasePlan,
+  before: Availability,
+  result: UpgradeResult,
+): Promise<UpgradeResult & { readonly release: ReleasePlan; readonly unavailable: readonly string[] }> {
+  const { out } = deps;
   const unavailable = await afterChecks(request, deps, plan, before);
   if (unavailable.length === 0) {
     out(

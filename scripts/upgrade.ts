@@ -44,6 +44,8 @@ export interface UpgradeRequest {
   readonly region?: string | undefined;
   /** `--release`: the plan's lines for the launch template version made once approved (upgrade-release.ts). */
   readonly releaseLines?: readonly string[] | undefined;
+  /** The version the group is on when the refresh starts, when not its own (`--release` sets a $Latest group to a number). */
+  readonly groupVersionAtStart?: string | undefined;
 }
 
 export interface UpgradeDeps {
@@ -65,7 +67,10 @@ export interface UpgradeDeps {
   readonly sleep?: (ms: number) => Promise<void>;
   /** Set by Ctrl-C: stop following, leave the refresh running. */
   readonly interrupted?: () => boolean;
-  /** Once approved, before the refresh starts: makes the launch template version to roll to (`--release`). */
+  /**
+   * Once approved, before the refresh starts: makes the launch template version to roll to (`--release`). Called
+   * only while no refresh of the group is active, the one thing that makes Auto Scaling refuse the start.
+   */
   readonly beforeStart?: () => Promise<string>;
   /** What the group's custom termination policy (a function ARN) means for the refresh: its maintenance windows. */
   readonly windowNote?: (functionArn: string) => Promise<string>;
@@ -87,6 +92,30 @@ const ended: ReadonlySet<string> = new Set([
   'RollbackFailed',
   'Baking',
 ]);
+/**
+ * A refresh in these states is not over, and Auto Scaling refuses to start another beside it
+ * (StartInstanceRefresh: InstanceRefreshInProgress, "an active instance refresh already exists"; Baking
+ * still ends in a rollback or a success):
+ * https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_StartInstanceRefresh.html
+ * https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_InstanceRefresh.html
+ */
+const active: ReadonlySet<string> = new Set(['Pending', 'InProgress', 'Cancelling', 'RollbackInProgress', 'Baking']);
+
+/** The group's refresh that is not over, as Auto Scaling says now; undefined when there is none. */
+export async function activeRefresh(
+  autoScaling: AutoScalingClient,
+  group: string,
+): Promise<{ readonly id: string; readonly status: string } | undefined> {
+  const answer = await autoScaling.send(new DescribeInstanceRefreshesCommand({ AutoScalingGroupName: group }));
+  const found = answer?.InstanceRefreshes?.find((r) => active.has(r.Status ?? ''));
+  return found ? { id: found.InstanceRefreshId ?? '?', status: found.Status! } : undefined;
+}
+
+/** The one-line refusal for a group whose refresh is not over. */
+export const refreshInProgress = (group: string, refresh: { id: string; status: string }) =>
+  `refusing: instance refresh ${refresh.id} of ${group} is ${refresh.status}, and Auto Scaling starts no second one ` +
+  `(InstanceRefreshInProgress); wait for it to end, or cancel it: aws autoscaling cancel-instance-refresh --auto-scaling-group-name ${group}`;
+
 /** Reasons of our Events that say where a drain stands. */
 const progressReasons: ReadonlySet<string> = new Set([
   'DrainStarted',
@@ -160,6 +189,9 @@ async function prepare(
       launchTemplate: group.LaunchTemplate
         ? { id: group.LaunchTemplate.LaunchTemplateId, name: group.LaunchTemplate.LaunchTemplateName }
         : undefined,
+      groupVersion:
+        request.groupVersionAtStart ??
+        (group.LaunchTemplate ?? group.MixedInstancesPolicy?.LaunchTemplate?.LaunchTemplateSpecification)?.Version,
       autoRollback: request.autoRollback,
       alarms,
     });
@@ -206,14 +238,9 @@ export async function runUpgrade(request: UpgradeRequest, deps: UpgradeDeps): Pr
     }
   }
   if (deps.beforeStart) {
-    const version = await deps.beforeStart();
-    input = {
-      ...input,
-      DesiredConfiguration: {
-        ...input.DesiredConfiguration,
-        LaunchTemplate: { ...input.DesiredConfiguration?.LaunchTemplate, Version: version },
-      },
-    };
+    const made = await makeTarget(request, deps, deps.beforeStart, input);
+    if ('exitCode' in made) return { ...made, plan };
+    input = made;
   }
   const alarms = plan.alarms;
   const tag = {
@@ -233,9 +260,13 @@ export async function runUpgrade(request: UpgradeRequest, deps: UpgradeDeps): Pr
     if (tagged) await setTag(pendingStrategyTag(Date.now()));
     if (deps.interrupted?.()) return { exitCode: 130, reason: 'interrupted before the refresh started' };
     const startedMs = Date.now();
-    const { InstanceRefreshId: refreshId } = await autoScaling.send(new StartInstanceRefreshCommand(input));
-    started = { refreshId: refreshId!, startedMs };
-    if (tagged) await setTag(boundStrategyTag(refreshId!));
+    const refreshId = await startRefresh(autoScaling, input);
+    if (refreshId === undefined) {
+      out(`refused by Auto Scaling: another instance refresh of ${request.group} started meanwhile`);
+      return { exitCode: 3, status: 'refused', reason: 'instance refresh in progress', plan };
+    }
+    started = { refreshId, startedMs };
+    if (tagged) await setTag(boundStrategyTag(refreshId));
     const p = input.Preferences!;
     out(
       `instance refresh ${refreshId} started: strategy ${request.strategy} (MinHealthyPercentage ${p.MinHealthyPercentage}, MaxHealthyPercentage ${p.MaxHealthyPercentage}), ` +
@@ -272,6 +303,46 @@ export async function runUpgrade(request: UpgradeRequest, deps: UpgradeDeps): Pr
   }
   out(`instance refresh ${refreshId} ended ${status} after ${seconds} s${reason ? `: ${reason}` : ''}`);
   return { exitCode: 1, refreshId, status, reason, plan };
+}
+
+/**
+ * `--release`'s version made, and the refresh's input pointed at it: only when no Ctrl-C came and
+ * no refresh of the group is active, asked again now that it was approved (a prompt can wait
+ * long), so nothing is made for a refresh Auto Scaling would refuse.
+ */
+async function makeTarget(
+  request: UpgradeRequest,
+  deps: UpgradeDeps,
+  make: () => Promise<string>,
+  input: StartInstanceRefreshCommandInput,
+): Promise<StartInstanceRefreshCommandInput | UpgradeResult> {
+  if (deps.interrupted?.()) return { exitCode: 130, reason: 'interrupted before the refresh started' };
+  const running = await activeRefresh(deps.autoScaling, request.group);
+  if (running) {
+    deps.out(refreshInProgress(request.group, running));
+    return { exitCode: 3, status: 'refused', reason: 'instance refresh in progress' };
+  }
+  const version = await make();
+  return {
+    ...input,
+    DesiredConfiguration: {
+      ...input.DesiredConfiguration,
+      LaunchTemplate: { ...input.DesiredConfiguration?.LaunchTemplate, Version: version },
+    },
+  };
+}
+
+/** The refresh's id; undefined when Auto Scaling refused it for one that began since the plan (an overlapping run). */
+async function startRefresh(
+  autoScaling: AutoScalingClient,
+  input: StartInstanceRefreshCommandInput,
+): Promise<string | undefined> {
+  try {
+    return (await autoScaling.send(new StartInstanceRefreshCommand(input))).InstanceRefreshId!;
+  } catch (error) {
+    if ((error as Error).name === 'InstanceRefreshInProgressFault') return undefined;
+    throw error;
+  }
 }
 
 interface Followed {

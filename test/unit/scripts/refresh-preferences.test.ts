@@ -95,4 +95,21 @@ describe('refresh preferences from upgrade options', () => {
     );
     expect(startRefreshInput(base).DesiredConfiguration).toBeUndefined();
   });
+
+  it('refuses --auto-rollback for a group that uses $Latest or $Default itself, whatever version it rolls to', () => {
+    // AutoRollback: "A rollback is not supported ... The Auto Scaling group uses the launch template's $Latest or
+    // $Default version." https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_RefreshPreferences.html
+    for (const groupVersion of ['$Latest', '$Default'])
+      expect(() =>
+        refreshPreferences({ ...base, autoRollback: true, launchTemplateVersion: '7', groupVersion }),
+      ).toThrow(new RegExp(`^--auto-rollback is refused: workers uses its launch template's \\${groupVersion}`));
+    expect(
+      refreshPreferences({ ...base, autoRollback: true, launchTemplateVersion: '7', groupVersion: '6' }),
+    ).toMatchObject({
+      AutoRollback: true,
+    });
+    expect(refreshPreferences({ ...base, launchTemplateVersion: '7', groupVersion: '$Latest' })).toMatchObject({
+      AutoRollback: false,
+    });
+  });
 });

@@ -6,7 +6,9 @@ import {
   DescribeAutoScalingGroupsCommand,
   DescribeInstanceRefreshesCommand,
   DescribeLifecycleHooksCommand,
+  InstanceRefreshInProgressFault,
   StartInstanceRefreshCommand,
+  UpdateAutoScalingGroupCommand,
   type Instance,
 } from '@aws-sdk/client-auto-scaling';
 import type { AppsV1Api, CoreV1Api, PolicyV1Api, V1Deployment } from '@kubernetes/client-node';
@@ -229,6 +231,7 @@ describe('runReleaseUpgrade', () => {
       LifecycleState: 'InService',
       HealthStatus: 'Healthy',
       ProtectedFromScaleIn: false,
+      LaunchTemplate: { LaunchTemplateId: 'lt-0abc', Version: '6' },
     },
     {
       InstanceId: 'i-2',
@@ -236,6 +239,7 @@ describe('runReleaseUpgrade', () => {
       LifecycleState: 'InService',
       HealthStatus: 'Healthy',
       ProtectedFromScaleIn: false,
+      LaunchTemplate: { LaunchTemplateId: 'lt-0abc', Version: '6' },
     },
   ];
   beforeEach(() => {
@@ -388,5 +392,212 @@ describe('runReleaseUpgrade', () => {
     w.deps.catalog.parameter = async () => 'ami-0old';
     expect(await runReleaseUpgrade(request, w.deps)).toMatchObject({ exitCode: 0, status: 'up-to-date' });
     expect(w.created).toEqual([]);
+  });
+
+  /**
+   * The group as Auto Scaling and EC2 keep it, for the failure paths: the version the group names
+   * (a number, $Latest or $Default), the template's versions and their images, and the instances'
+   * versions. $Latest is the highest version and launches use it the moment it exists; a refresh
+   * that succeeds leaves the group on the version it rolled to; UpdateAutoScalingGroup sets it.
+   * https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_LaunchTemplateSpecification.html
+   * https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_StartInstanceRefresh.html
+   */
+  function fleet(o: { groupVersion: string; versions: Record<string, string>; instanceVersion: string }) {
+    const w = world();
+    const versions = new Map(Object.entries(o.versions));
+    const group = { version: o.groupVersion };
+    const resolve = (v: string) =>
+      v === '$Latest' ? String(Math.max(...[...versions.keys()].map(Number))) : v === '$Default' ? '6' : v;
+    const steps: string[] = [];
+    asg.on(DescribeAutoScalingGroupsCommand).callsFake(async () => ({
+      AutoScalingGroups: [
+        {
+          AutoScalingGroupName: 'workers',
+          DesiredCapacity: 2,
+          MinSize: 0,
+          MaxSize: 4,
+          DefaultCooldown: 300,
+          AvailabilityZones: [],
+          HealthCheckType: 'EC2',
+          CreatedTime: new Date(),
+          Instances: instances.map((i) => ({
+            ...i,
+            LaunchTemplate: { LaunchTemplateId: 'lt-0abc', Version: o.instanceVersion },
+          })),
+          LaunchTemplate: { LaunchTemplateId: 'lt-0abc', Version: group.version },
+        },
+      ],
+    }));
+    asg.on(UpdateAutoScalingGroupCommand).callsFake(async (input: { LaunchTemplate?: { Version?: string } }) => {
+      steps.push(`set the group to version ${input.LaunchTemplate?.Version}`);
+      group.version = input.LaunchTemplate?.Version ?? group.version;
+      return {};
+    });
+    w.deps.catalog.templateVersion = async (_t, v) => {
+      const n = resolve(v);
+      return versions.has(n) ? { templateId: 'lt-0abc', version: n, imageId: versions.get(n) } : undefined;
+    };
+    w.deps.catalog.createVersion = async (_t, imageId) => {
+      const n = String(Math.max(...[...versions.keys()].map(Number)) + 1);
+      versions.set(n, imageId);
+      steps.push(`created version ${n}`);
+      return n;
+    };
+    // The refresh replaces the nodes: afterwards they run the new kubelet.
+    let refreshed = false;
+    asg.on(StartInstanceRefreshCommand).callsFake(async () => ((refreshed = true), { InstanceRefreshId: 'r-1' }));
+    const deps: ReleaseDeps = {
+      ...w.deps,
+      nodeVersions: async (names) =>
+        names.map((name) => ({ name, ready: true, kubeletVersion: refreshed ? 'v1.34.1' : 'v1.33.4' })),
+    };
+    /** The image a launch of the group uses now (scale-out, health replacement, rebalancing). */
+    const launches = () => versions.get(resolve(group.version));
+    return { ...w, deps, steps, launches, group };
+  }
+  const plan = (w: { plans: UpgradePlan[] }) => renderPlan(w.plans[0]!).join('\n');
+
+  it('on a $Latest group: the plan says a new version would be what every launch uses at once; the group is set to the number first', async () => {
+    const w = fleet({ groupVersion: '$Latest', versions: { '6': 'ami-0old' }, instanceVersion: '6' });
+    const result = await runReleaseUpgrade({ ...request, kubernetesVersion: '1.34' }, w.deps);
+
+    expect(plan(w)).toMatch(
+      /launches: +the group uses \$Latest \(version 6 now\): a new version would be what every launch uses at once, so the group is set to version 6 first/,
+    );
+    expect(result).toMatchObject({ exitCode: 0, status: 'Successful' });
+    // Set to 6 before 7 exists: no launch ever took the new image outside the refresh.
+    expect(w.steps).toEqual(['set the group to version 6', 'created version 7']);
+    expect(asg.commandCalls(StartInstanceRefreshCommand)[0]!.args[0].input.DesiredConfiguration).toEqual({
+      LaunchTemplate: { LaunchTemplateId: 'lt-0abc', Version: '7' },
+    });
+  });
+
+  it('the refresh refused after the version was made (another refresh started meanwhile): the new version launches nothing', async () => {
+    const w = fleet({ groupVersion: '$Latest', versions: { '6': 'ami-0old' }, instanceVersion: '6' });
+    // StartInstanceRefresh's InstanceRefreshInProgress: "an active instance refresh already exists".
+    // https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_StartInstanceRefresh.html
+    asg
+      .on(StartInstanceRefreshCommand)
+      .rejects(
+        new InstanceRefreshInProgressFault({ message: 'An Instance Refresh is already in progress', $metadata: {} }),
+      );
+    const result = await runReleaseUpgrade({ ...request, kubernetesVersion: '1.34' }, w.deps).catch((e: unknown) => e);
+
+    expect(w.launches()).toBe('ami-0old');
+    expect(result).toMatchObject({ exitCode: 3, status: 'refused' });
+    expect(w.lines).toContain(
+      'launch template version 7 of lt-0abc stays, and nothing launches from it: the group was set from $Latest to version 6; run the command again to roll the group to it',
+    );
+  });
+
+  it('Ctrl-C between the new version and the start: nothing launches from the version', async () => {
+    const w = fleet({ groupVersion: '$Latest', versions: { '6': 'ami-0old' }, instanceVersion: '6' });
+    const result = await runReleaseUpgrade(
+      { ...request, kubernetesVersion: '1.34' },
+      { ...w.deps, interrupted: () => w.steps.includes('created version 7') },
+    );
+
+    expect(result).toMatchObject({ exitCode: 130 });
+    expect(asg.commandCalls(StartInstanceRefreshCommand)).toHaveLength(0);
+    expect(w.launches()).toBe('ami-0old');
+  });
+
+  it('refuses, before anything is made, while a refresh of the group is not over (Auto Scaling would refuse the start)', async () => {
+    const w = fleet({ groupVersion: '6', versions: { '6': 'ami-0old' }, instanceVersion: '6' });
+    asg.on(DescribeInstanceRefreshesCommand).callsFake(async (input: { InstanceRefreshIds?: string[] }) => ({
+      InstanceRefreshes: input.InstanceRefreshIds
+        ? [{ InstanceRefreshId: 'r-1', Status: 'Successful', PercentageComplete: 100 }]
+        : [{ InstanceRefreshId: 'r-0', Status: 'InProgress', PercentageComplete: 40 }],
+    }));
+    const result = await runReleaseUpgrade({ ...request, kubernetesVersion: '1.34' }, w.deps);
+
+    expect(result).toMatchObject({
+      exitCode: 3,
+      reason: expect.stringMatching(
+        /^refusing: instance refresh r-0 of workers is InProgress, and Auto Scaling starts no second one/,
+      ),
+    });
+    expect(w.steps).toEqual([]);
+    expect(asg.commandCalls(StartInstanceRefreshCommand)).toHaveLength(0);
+  });
+
+  it('refuses --auto-rollback for a group on $Default before anything is made (AWS rolls back to no $Latest or $Default)', async () => {
+    // https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_RollbackInstanceRefresh.html
+    const w = fleet({ groupVersion: '$Default', versions: { '6': 'ami-0old' }, instanceVersion: '6' });
+    const result = await runReleaseUpgrade({ ...request, kubernetesVersion: '1.34', autoRollback: true }, w.deps);
+
+    expect(result).toMatchObject({
+      exitCode: 2,
+      reason: expect.stringMatching(/^--auto-rollback is refused: workers uses its launch template's \$Default/),
+    });
+    expect(w.steps).toEqual([]);
+    expect(asg.commandCalls(StartInstanceRefreshCommand)).toHaveLength(0);
+  });
+
+  it('re-run after a refresh that never ran: the version has the image, the instances do not; it rolls them, no "nothing to do"', async () => {
+    // What an earlier run left: version 7 with the new image, the group on $Latest, every instance on 6.
+    const w = fleet({ groupVersion: '$Latest', versions: { '6': 'ami-0old', '7': 'ami-0new' }, instanceVersion: '6' });
+    const result = await runReleaseUpgrade({ ...request, kubernetesVersion: '1.34' }, w.deps);
+
+    expect(result).toMatchObject({ exitCode: 0, status: 'Successful' });
+    expect(w.steps).toEqual([]);
+    expect(plan(w)).toMatch(/template version: +lt-0abc version 7 has the image already/);
+    expect(plan(w)).toMatch(
+      /instances on the image: +0 of 2; not: i-1 \(ami-0old, version 6\), i-2 \(ami-0old, version 6\)/,
+    );
+    expect(asg.commandCalls(StartInstanceRefreshCommand)[0]!.args[0].input.DesiredConfiguration).toEqual({
+      LaunchTemplate: { LaunchTemplateId: 'lt-0abc', Version: '7' },
+    });
+  });
+
+  it('nothing to do only when the version has the image and every instance runs it', async () => {
+    const w = fleet({ groupVersion: '7', versions: { '6': 'ami-0old', '7': 'ami-0new' }, instanceVersion: '7' });
+    expect(await runReleaseUpgrade({ ...request, kubernetesVersion: '1.34' }, w.deps)).toMatchObject({
+      exitCode: 0,
+      status: 'up-to-date',
+    });
+    expect(w.lines.at(-1)).toMatch(
+      /^nothing to do: workers uses version 7 with ami-0new, .* and every instance \(2\) runs it$/,
+    );
+    expect(asg.commandCalls(StartInstanceRefreshCommand)).toHaveLength(0);
+  });
+});
+
+describe('the image of a group on a deprecated AMI', () => {
+  // EC2 as the AMI user guide says: a deprecated AMI is left out of DescribeImages for its users
+  // unless they specify its ID (ImageId.N) or ask for deprecated AMIs (IncludeDeprecated).
+  // https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ami-deprecate.html
+  const deprecated = { id: 'ami-0deprecated', name: 'amazon-eks-node-al2023-x86_64-standard-1.31-v20231101' };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const form = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
+      const named = form['ImageId.1'] === deprecated.id || form['Filter.1.Value.1'] === deprecated.id;
+      const shown = named && (form['ImageId.1'] !== undefined || form['IncludeDeprecated'] === 'true');
+      res.writeHead(200, { 'content-type': 'text/xml' });
+      res.end(
+        `<DescribeImagesResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/"><requestId>r</requestId><imagesSet>${
+          shown
+            ? `<item><imageId>${deprecated.id}</imageId><name>${deprecated.name}</name><architecture>x86_64</architecture><deprecationTime>2025-11-01T00:00:00.000Z</deprecationTime></item>`
+            : ''
+        }</imagesSet></DescribeImagesResponse>`,
+      );
+    });
+  });
+  beforeAll(() => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve)));
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('is still found (and its family read), two years after AWS deprecated it', async () => {
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const catalog = createImageCatalog({
+      region: 'eu-west-1',
+      credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' },
+      endpoint: url,
+    });
+    const image = await catalog.image(deprecated.id);
+
+    expect(image).toMatchObject({ imageId: deprecated.id, name: deprecated.name });
+    expect(amiReleaseOf(image!)).toMatchObject({ os: 'al2023', kubernetes: '1.31', release: 'v20231101' });
   });
 });

@@ -8,6 +8,7 @@ import {
   DescribeAutoScalingGroupsCommand,
   DescribeInstanceRefreshesCommand,
   DescribeLifecycleHooksCommand,
+  InstanceRefreshInProgressFault,
   StartInstanceRefreshCommand,
   type DescribeAutoScalingGroupsCommandOutput,
   type Instance,
@@ -394,5 +395,32 @@ describe('upgrade', () => {
         Date.parse('2026-11-23T10:00:00Z'),
       ),
     ).toEqual(['old-1: EvictionBlocked payments-1: budget payments']);
+  });
+
+  it('refuses --auto-rollback on a group that uses $Latest before anything starts (Auto Scaling would refuse the refresh)', async () => {
+    // https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_RollbackInstanceRefresh.html
+    const answer = groupAnswer(4);
+    answer.AutoScalingGroups![0]!.LaunchTemplate = { LaunchTemplateId: 'lt-0abc', Version: '$Latest' };
+    asg.on(DescribeAutoScalingGroupsCommand).resolves(answer);
+    const result = await runUpgrade({ ...request, autoRollback: true }, deps().d).catch((e: unknown) => e);
+
+    expect(asg.commandCalls(StartInstanceRefreshCommand)).toHaveLength(0);
+    expect(result).toMatchObject({ exitCode: 2, reason: expect.stringMatching(/^--auto-rollback is refused/) });
+  });
+
+  it('says a refresh Auto Scaling refused because another started meanwhile as a refusal, and takes its tag off', async () => {
+    // StartInstanceRefresh's InstanceRefreshInProgress ("an active instance refresh already exists"):
+    // https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_StartInstanceRefresh.html
+    asg
+      .on(StartInstanceRefreshCommand)
+      .rejects(
+        new InstanceRefreshInProgressFault({ message: 'An Instance Refresh is already in progress', $metadata: {} }),
+      );
+    const { d, lines } = deps();
+    const result = await runUpgrade({ ...request, strategy: 'minimal' }, d);
+
+    expect(result).toMatchObject({ exitCode: 3, status: 'refused' });
+    expect(lines.at(-1)).toMatch(/^refused by Auto Scaling: another instance refresh of workers started meanwhile/);
+    expect(asg.commandCalls(DeleteTagsCommand)).toHaveLength(1);
   });
 });
