@@ -121,8 +121,9 @@ export async function takeBackMarks(id: string, nodes: readonly string[], deps: 
   if (undone > 0) deps.out(`took back the marks of migration ${id} on ${undone} node(s) still there`);
 }
 
-/** What another migration's marks on the old nodes decide: nothing, a live owner, or Ctrl-C. */
-export type EarlierMigration = 'none' | 'taken-over' | 'interrupted' | { readonly refused: string };
+/** What another migration's marks on the old nodes decide: nothing, marks to take over (their ids), a live owner, Ctrl-C. */
+export type EarlierMigration =
+  'none' | 'interrupted' | { readonly takenOver: readonly string[] } | { readonly refused: string };
 
 export interface WatchDeps extends Pick<MarkDeps, 'cluster' | 'out'> {
   readonly sleep: (ms: number) => Promise<void>;
@@ -141,7 +142,7 @@ export function goneAfterMs(record: MigrationRecord): number {
 }
 
 /** Other migrations' records on these nodes: node name -> record. */
-async function othersOn(deps: Pick<MarkDeps, 'cluster'>, id: string, nodes: readonly string[]) {
+export async function othersOn(deps: Pick<MarkDeps, 'cluster'>, id: string, nodes: readonly string[]) {
   const found = new Map<string, MigrationRecord>();
   for (const name of nodes) {
     const node = await deps.cluster.getNode(name);
@@ -164,7 +165,8 @@ export async function awaitEarlierMigration(
 ): Promise<EarlierMigration> {
   const first = await othersOn(deps, id, nodes);
   if (first.size === 0) return 'none';
-  const ids = [...new Set([...first.values()].map((r) => r.id))].join(', ');
+  const owners = [...new Set([...first.values()].map((r) => r.id))];
+  const ids = owners.join(', ');
   const goneAtMs = Math.max(...[...first.values()].map((r) => r.renewedAtMs + goneAfterMs(r)));
   const last = Math.max(...[...first.values()].map((r) => r.renewedAtMs));
   if (goneAtMs > Date.now())
@@ -187,7 +189,7 @@ export async function awaitEarlierMigration(
     if (now.size === 0) return 'none';
     if (Date.now() >= goneAtMs) {
       deps.out(`migration ${ids} stopped renewing its lease: its command is gone; taking over its marks`);
-      return 'taken-over';
+      return { takenOver: owners };
     }
     await deps.sleep(Math.max(0, Math.min(deps.pollMs, goneAtMs - Date.now())));
   }

@@ -27,7 +27,7 @@ import {
   type MigratePlan,
   type MigrateRequest,
 } from './migrate-plan.js';
-import { awaitEarlierMigration, markOldNodes, takeBackMarks, type MarkDeps } from './migrate-marks.js';
+import { awaitEarlierMigration, markOldNodes, othersOn, takeBackMarks, type MarkDeps } from './migrate-marks.js';
 import { currentDrains } from './upgrade.js';
 
 export interface MigrateDeps {
@@ -109,6 +109,15 @@ async function planMigration(
 }
 
 export async function runMigrate(request: MigrateRequest, deps: MigrateDeps): Promise<MigrateResult> {
+  const result = await migrate(request, deps);
+  if (result.status === 'interrupted')
+    deps.out(
+      `interrupted: nothing more is changed (${result.terminated?.length ?? 0} instance(s) of ${request.from} terminated before; their drains go on through the hook)`,
+    );
+  return result;
+}
+
+async function migrate(request: MigrateRequest, deps: MigrateDeps): Promise<MigrateResult> {
   const planned = await planMigration(request, deps);
   if ('exitCode' in planned) {
     // Bad usage (exit 2) is said once, by the command; a refusal here.
@@ -154,13 +163,24 @@ async function moveOff(
     pollMs: deps.pollMs ?? 5_000,
   });
   if (earlier === 'interrupted') return { exitCode: 130, status: 'interrupted', reason: 'interrupted' };
-  if (typeof earlier === 'object') {
+  if (typeof earlier === 'object' && 'refused' in earlier) {
     deps.out(`refusing: ${earlier.refused}`);
     return { exitCode: 3, status: 'refused', reason: earlier.refused };
   }
+  const takenOver = typeof earlier === 'object' ? earlier.takenOver : [];
   const markDeps: MarkDeps = { cluster: deps.cluster, out: deps.out, owner: plan.deployment };
   const lease = await markOldNodes(request, id, [...oldNodes.values()], markDeps);
   try {
+    // Two runs that looked at the same moment: the one whose marks were overwritten leaves the group to the other.
+    const overwritten = [...(await othersOn(deps, id, [...oldNodes.values()])).values()].filter(
+      (r) => !takenOver.includes(r.id),
+    );
+    if (overwritten.length > 0) {
+      const by = [...new Set(overwritten.map((r) => r.id))].join(', ');
+      const reason = `migration ${by} marked ${overwritten.length} old node(s) at the same time as this run: it moves the group`;
+      deps.out(`refusing: ${reason}`);
+      return { exitCode: 3, status: 'refused', reason, terminated: [] };
+    }
     const batch = await waitFor(deps, request.batchTimeoutSeconds, async () => {
       const left = await batchPodsOn(deps.core, [...oldNodes.values()]);
       return {

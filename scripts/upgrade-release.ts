@@ -160,10 +160,13 @@ async function resolveRelease(request: ReleaseRequest, deps: ReleaseDeps): Promi
 
 export function renderRelease(plan: ReleasePlan): string[] {
   const { from, to, template, instances, behind } = plan;
+  const create = plan.step === 'create';
   return [
-    `  release:                 ${describeFamily(from)}: Kubernetes ${from.kubernetes} ${from.release} -> ${to.kubernetes} ${to.release} (control plane ${plan.controlPlane})`,
-    `  image:                   ${from.imageId} -> ${to.imageId} (${to.parameter})`,
-    plan.step === 'create'
+    create
+      ? `  release:                 ${describeFamily(from)}: Kubernetes ${from.kubernetes} ${from.release} -> ${to.kubernetes} ${to.release} (control plane ${plan.controlPlane})`
+      : `  release:                 ${describeFamily(from)}: Kubernetes ${to.kubernetes} ${to.release} (control plane ${plan.controlPlane})`,
+    `  image:                   ${create ? `${from.imageId} -> ` : ''}${to.imageId} (${to.parameter})`,
+    create
       ? `  new template version:    ${template.templateId} from version ${template.version}, only the image changed (created once approved)`
       : `  template version:        ${template.templateId} version ${template.version} has the image already`,
     `  launches:                ${launchesLine(plan.step, plan.groupVersion, template.version)}`,

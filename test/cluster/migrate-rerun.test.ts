@@ -64,7 +64,12 @@ function startMigrate(env: Environment): Run {
   const run: Run = {
     child,
     output: '',
-    exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))),
+    exited: new Promise((resolve) =>
+      child.once('exit', (code) => {
+        if (process.env['GNT_DEBUG']) process.stderr.write(`migrate (exit ${code}):\n${run.output}\n`);
+        resolve(code);
+      }),
+    ),
   };
   child.stdout.on('data', (c: Buffer) => (run.output += c.toString()));
   child.stderr.on('data', (c: Buffer) => (run.output += c.toString()));
@@ -135,9 +140,12 @@ describe("migrate --cordon-all, run again inside a killed run's lease", () => {
     });
   });
   afterAll(async () => {
+    // The suite's plane goes on to other files: nothing of this scenario stays on it.
     await env?.admin.batch
       .deleteNamespacedJob({ namespace: 'migrate-rerun', name: 'long', propagationPolicy: 'Background' })
       .catch(() => undefined);
+    for (const name of [...oldNodes, 'rerun-new-1', 'rerun-new-2'])
+      await env?.admin.core.deleteNode({ name }).catch(() => undefined);
     await env?.stop();
   });
 

@@ -324,4 +324,37 @@ describe('migrate', () => {
       [false, false, true],
     ]);
   });
+
+  it('two runs that marked at the same moment: the one whose marks were overwritten refuses and leaves the group to the other', async () => {
+    const w = world();
+    const mark = w.deps.cluster.markMigrating;
+    const other: MigrationRecord = {
+      id: 'm-1700000000-cccc',
+      from: 'old',
+      to: 'new',
+      renewedAtMs: Date.now(),
+      leaseSeconds: 300,
+      cordoned: false,
+    };
+    // The other run's write lands on node-o2 right after this run's.
+    w.deps.cluster.markMigrating = async (node, marks) => {
+      const result = await mark(node, marks);
+      if (node.name === 'node-o2') {
+        const n = w.nodes.get('node-o2')!;
+        w.nodes.set('node-o2', { ...n, labels: { ...n.labels, [migrationLabel]: other.id }, migration: other });
+      }
+      return result;
+    };
+    const result = await runMigrate(request, w.deps);
+
+    expect(result).toMatchObject({
+      exitCode: 3,
+      status: 'refused',
+      reason: 'migration m-1700000000-cccc marked 1 old node(s) at the same time as this run: it moves the group',
+    });
+    expect(w.terminated).toEqual([]);
+    expect(asg.commandCalls(UpdateAutoScalingGroupCommand)).toHaveLength(0);
+    expect(w.nodes.get('node-o1')).toMatchObject({ migration: undefined });
+    expect(w.nodes.get('node-o2')!.migration).toEqual(other);
+  });
 });
