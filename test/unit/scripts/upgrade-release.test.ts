@@ -521,6 +521,30 @@ describe('runReleaseUpgrade', () => {
     expect(asg.commandCalls(StartInstanceRefreshCommand)).toHaveLength(0);
   });
 
+  it('asks again once approved: a refresh started while the prompt waited refuses the run, nothing made', async () => {
+    const w = fleet({ groupVersion: '$Latest', versions: { '6': 'ami-0old' }, instanceVersion: '6' });
+    let started = false;
+    asg.on(DescribeInstanceRefreshesCommand).callsFake(async (input: { InstanceRefreshIds?: string[] }) => ({
+      InstanceRefreshes: input.InstanceRefreshIds
+        ? [{ InstanceRefreshId: 'r-1', Status: 'Successful', PercentageComplete: 100 }]
+        : started
+          ? [{ InstanceRefreshId: 'r-0', Status: 'Pending' }]
+          : [],
+    }));
+    // Someone starts a refresh of the group while the operator reads the plan.
+    const confirm = async () => ((started = true), true);
+    const result = await runReleaseUpgrade(
+      { ...request, kubernetesVersion: '1.34', approve: false },
+      { ...w.deps, confirm },
+    );
+
+    expect(w.steps).toEqual([]);
+    expect(result).toMatchObject({ exitCode: 3, status: 'refused' });
+    expect(w.lines).toContain(
+      'refusing: instance refresh r-0 of workers is Pending, and Auto Scaling starts no second one (InstanceRefreshInProgress); wait for it to end, or cancel it: aws autoscaling cancel-instance-refresh --auto-scaling-group-name workers',
+    );
+  });
+
   it('refuses --auto-rollback for a group on $Default before anything is made (AWS rolls back to no $Latest or $Default)', async () => {
     // https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_RollbackInstanceRefresh.html
     const w = fleet({ groupVersion: '$Default', versions: { '6': 'ami-0old' }, instanceVersion: '6' });
