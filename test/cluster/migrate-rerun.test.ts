@@ -7,16 +7,16 @@
 // spec.unschedulable, lifted only by the conditional JSON patch the record allows.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEnvironment, type Environment } from '../../demo/environment.js';
 import { localAwsEnvironment } from '../../demo/local-aws.js';
 import { playScaleIns } from '../../demo/scale-in.js';
 import { migrationLabel } from '../../lambda/cluster/marks/mark-keys.js';
 import { scheduledEvent } from '../fixtures/deliveries.js';
+import { plane } from './head.js';
 import { ensureNamespace, newInstanceId, sleep, until, waitNodeReady } from './kube.js';
 import { testAws } from './plane/token-webhook.js';
 
-const plane = inject('plane');
 const from = 'rerun-old';
 const to = 'rerun-new';
 const repo = join(import.meta.dirname, '..', '..');
