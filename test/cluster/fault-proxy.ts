@@ -1,6 +1,8 @@
 // A loopback HTTP proxy in front of the API server that fails a share of requests on
 // purpose: some get a 503, some have their connection reset before any answer. The rest are
-// forwarded (streams too, so watches work) to the real API server over TLS.
+// forwarded (streams too, so watches work) to the real API server over TLS. An intercept can
+// answer a request itself, forward it late, or forward it and cut the connection a while after
+// (a dropped watch, an answer lost).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -23,7 +25,9 @@ export type Intercept =
       readonly answer: { readonly status: number; readonly body: unknown; readonly headers?: Record<string, string> };
       readonly delayMs?: number;
     }
-  | { readonly forwardAfterMs: number };
+  | { readonly forwardAfterMs: number }
+  /** Forwarded, then the connection is cut this long after (a watch the server or a load balancer drops). */
+  | { readonly forwardThenDropAfterMs: number };
 
 /** An answer shaped as the API server writes a failure (a metav1.Status). */
 export function apiFailure(
@@ -92,6 +96,12 @@ export async function startFaultProxy(
         res.writeHead(decision.answer.status, { 'content-type': 'application/json', ...decision.answer.headers });
         res.end(JSON.stringify(decision.answer.body));
       }, decision.delayMs ?? 0);
+      return;
+    }
+    if (decision && 'forwardThenDropAfterMs' in decision) {
+      const drop = setTimeout(() => res.destroy(), decision.forwardThenDropAfterMs);
+      res.on('close', () => clearTimeout(drop));
+      forwardRequest(req, res);
       return;
     }
     if (decision) {
