@@ -23,6 +23,8 @@ export interface RunResult {
   readonly durationMs: number;
   /** The handler's log lines, in the order they came. */
   readonly logs: readonly Record<string, unknown>[];
+  /** Every invocation and delivery Lambda made (--keep writes them). */
+  readonly lambda: { readonly invocations: readonly unknown[]; readonly deliveries: readonly unknown[] };
 }
 
 export interface RunOptions {
@@ -51,7 +53,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions): Promise<Ru
     await Promise.all(
       scenario.timeline.map(async (event) => {
         await sleep(startMs + event.atMs - clock.realNow());
-        const outcome = await play(world, event).catch((error: unknown) => `failed: ${String(error)}`);
+        const outcome = await play(world, event, clock).catch((error: unknown) => `failed: ${String(error)}`);
         played.push({ event, outcome });
         say(`+${((clock.realNow() - startMs) / 1000).toFixed(1)}s ${describe(event)}: ${outcome}`);
       }),
@@ -70,6 +72,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions): Promise<Ru
       stats: statsOf(world, played),
       durationMs: clock.realNow() - t0,
       logs: world.logs,
+      lambda: { invocations: world.lambda.invocations, deliveries: world.lambda.deliveries },
     };
   } finally {
     await world.stop();
@@ -78,7 +81,7 @@ export async function runScenario(scenario: Scenario, o: RunOptions): Promise<Ru
 }
 
 /** One event of the timeline, on the world as it is now; what happened, in words. */
-async function play(w: World, event: TimedEvent): Promise<string> {
+async function play(w: World, event: TimedEvent, clock: SoakClock): Promise<string> {
   const as = w.autoScaling;
   const at = (list: readonly NodeSpec[], pick: number) => list[Math.floor(pick * list.length)];
   switch (event.kind) {
@@ -129,8 +132,23 @@ async function play(w: World, event: TimedEvent): Promise<string> {
       w.faults.startAws(event.service, event.seconds);
       return 'on';
     case 'clock-skip':
-      return 'skipped: not yet played';
+      return skipClock(w, event.seconds, clock);
   }
+}
+
+/**
+ * Soak time jumps, once nothing is in flight and no pod is shutting down (kwok keeps real time:
+ * a pod terminating across a skip would look stuck to the drainer), never to within 90 s of a
+ * hook's timeout; the reconciler's schedule then runs the pass it would have run meanwhile.
+ */
+async function skipClock(w: World, seconds: number, clock: SoakClock): Promise<string> {
+  if (!(await waitQuiet(w, 30_000, clock.realNow))) return 'skipped: never quiet for 2 s';
+  const skipMs = Math.min(seconds * 1000, w.autoScaling.soonestTimeoutSoakMs() - clock.now() - 90_000);
+  if (skipMs <= 0) return "skipped: a hook's timeout is near";
+  clock.skip(skipMs);
+  w.autoScaling.tick();
+  w.autoScaling.reconcile(once);
+  return `soak time +${(skipMs / 1000).toFixed(0)} s, then a reconcile pass`;
 }
 
 export function describe(event: TimedEvent): string {
@@ -178,11 +196,14 @@ export function describe(event: TimedEvent): string {
   }
 }
 
-async function waitIdle(w: World, limitMs: number, now: () => number): Promise<boolean> {
+/** Nothing in flight (no invocation running or about to) and no pod shutting down, for 2 s. */
+async function waitQuiet(w: World, limitMs: number, now: () => number): Promise<boolean> {
+  const terminating = () =>
+    [...w.recorder.pods.values()].some((p) => p.deletionMs !== undefined && p.goneMs === undefined);
   const until = now() + limitMs;
   let quietSince = now();
   while (now() < until) {
-    if (!w.lambda.idle()) quietSince = now();
+    if (!w.lambda.idle() || terminating()) quietSince = now();
     else if (now() - quietSince >= 2_000) return true;
     await sleep(250);
   }
@@ -199,7 +220,7 @@ async function settle(w: World, scenario: Scenario, o: RunOptions): Promise<void
   const until = clock.realNow() + (o.settleLimitMs ?? 6 * 60_000);
   while (clock.realNow() < until) {
     if (w.autoScaling.openActions() === 0 && w.lambda.idle() && !w.autoScaling.timersPending()) break;
-    if (w.autoScaling.openActions() > 0 && (await waitIdle(w, 5_000, clock.realNow))) {
+    if (w.autoScaling.openActions() > 0 && (await waitQuiet(w, 5_000, clock.realNow))) {
       const skipMs = Math.min(staleAfterMs + 5_000, w.autoScaling.soonestTimeoutSoakMs() - clock.now() - 30_000);
       if (skipMs > 0) {
         say(
@@ -213,12 +234,12 @@ async function settle(w: World, scenario: Scenario, o: RunOptions): Promise<void
     await sleep(1_000);
   }
   // Records younger than 2 minutes are left alone by a pass (docs/reconciler.md): one pass after that.
-  await waitIdle(w, 60_000, clock.realNow);
+  await waitQuiet(w, 60_000, clock.realNow);
   clock.skip(130_000);
   w.autoScaling.tick();
   w.autoScaling.reconcile(once);
   await sleep(1_000);
-  await waitIdle(w, 60_000, clock.realNow);
+  await waitQuiet(w, 60_000, clock.realNow);
   // Nodes of terminated instances go a few seconds after them.
   await sleep(12_000);
 }

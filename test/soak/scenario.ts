@@ -151,7 +151,7 @@ function drawSettings(r: Random): SoakSettings {
   return {
     deadlinePolicy: r.pick(['force', 'leave'] as const),
     drainTimeoutSeconds: r.int(45, 90),
-    invocationSeconds: r.pick([12, 20, 30, 60]),
+    invocationSeconds: r.pick([12, 20, 30]),
     invocationMarginSeconds: 5,
     // The shortest the reconciler can resume a lost chain within, with passes every minute (limits.md).
     heartbeatTimeoutSeconds: 750,
@@ -184,9 +184,12 @@ export function drawInstance(r: Random, group: string, zone: string, serial: num
 
 function drawNodes(r: Random, groups: readonly string[]): NodeSpec[] {
   let serial = 0;
-  return groups.flatMap((group) =>
+  const nodes = groups.flatMap((group) =>
     Array.from({ length: r.int(3, 5) }, () => drawInstance(r, group, r.pick(zones), ++serial, r.chance(0.3))),
   );
+  // At least one Spot instance, so every soak can see a Spot warning.
+  if (!nodes.some((n) => n.spot)) nodes[r.int(0, nodes.length - 1)] = { ...nodes.at(-1)!, spot: true };
+  return nodes;
 }
 
 function drawWorkloads(r: Random): WorkloadSpec[] {
@@ -278,11 +281,11 @@ function drawTimeline(
   const add = (atMs: number, event: SoakEvent) => events.push({ ...event, atMs, id: ++id });
   const sizes = new Map(w.groups.map((g) => [g, w.nodes.filter((n) => n.group === g).length]));
   let serial = w.nodes.length;
-  for (let t = r.int(5_000, 15_000); t < endMs; t += r.int(8_000, 30_000)) {
+  for (let t = r.int(5_000, 10_000); t < endMs; t += r.int(5_000, 18_000)) {
     const roll = r.fraction();
     const group = r.pick(w.groups);
     const size = sizes.get(group)!;
-    if (roll < 0.4 && size > 2) {
+    if (roll < 0.3 && size > 2) {
       const count = size > 4 && r.chance(0.3) ? 2 : 1;
       sizes.set(group, size - count);
       const late = r.chance(0.15);
@@ -301,15 +304,15 @@ function drawTimeline(
         add(t + r.int(5_000, 25_000), { kind: 'scale-out', node, fate: drawFate(r, { mayBeLost: false }) });
         sizes.set(group, sizes.get(group)! + 1);
       }
-    } else if (roll < 0.5) {
+    } else if (roll < 0.4) {
       add(t, { kind: 'spot-warning', pick: r.fraction(), fate: drawFate(r, { mayBeLost: false }) });
-    } else if (roll < 0.58) {
+    } else if (roll < 0.46) {
       add(t, { kind: 'forged', what: r.pick(['terminate', 'spot-warning'] as const), pick: r.fraction() });
-    } else if (roll < 0.62) {
+    } else if (roll < 0.49) {
       add(t, { kind: 'rebalance', pick: r.fraction() });
-    } else if (roll < 0.72) {
+    } else if (roll < 0.57) {
       add(t, { kind: 'reconcile', fate: drawFate(r, { mayBeLost: false }) });
-    } else if (roll < 0.8) {
+    } else if (roll < 0.64) {
       const n = ++serial;
       add(t, {
         kind: 'job',
@@ -322,24 +325,26 @@ function drawTimeline(
               completeAfterSeconds: r.int(10, 90),
             },
       });
-    } else if (roll < 0.92) {
+    } else if (roll < 0.82) {
       add(t, {
         kind: 'api-faults',
-        seconds: r.int(5, 30),
+        seconds: r.int(10, 40),
         rates: {
-          throttled: r.pick([0, 0.1, 0.3]),
+          throttled: r.pick([0.05, 0.2, 0.4]),
           unavailable: r.pick([0, 0.1, 0.2]),
-          timeout: r.pick([0, 0, 0.03]),
-          reset: r.pick([0, 0.05]),
-          watchDrop: r.pick([0, 0.3, 0.8]),
+          timeout: r.pick([0, 0.02, 0.05]),
+          reset: r.pick([0, 0.05, 0.1]),
+          watchDrop: r.pick([0.2, 0.5, 0.9]),
         },
       });
-    } else {
+    } else if (roll < 0.93) {
       add(t, {
         kind: 'aws-throttling',
         seconds: r.int(5, 20),
         service: r.pick(['autoscaling', 'ec2', 'elb'] as const),
       });
+    } else {
+      add(t, { kind: 'clock-skip', seconds: r.int(30, 700) });
     }
   }
   return events.sort((x, y) => x.atMs - y.atMs || x.id - y.id);

@@ -77,7 +77,7 @@ export const invariants: readonly {
   },
   {
     name: 'policyAnswersWithinAsk',
-    says: 'the termination policy never answers an instance outside the suggestion nor more than asked',
+    says: 'the termination policy never answers an instance outside the suggestion nor more than asked (but its fail-open answer, the suggestion whole)',
     check: policyAnswersWithinAsk,
     counts: (o) => o.policyCalls.length,
   },

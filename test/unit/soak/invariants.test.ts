@@ -360,9 +360,16 @@ describe('the soak invariants', () => {
       expect(policyAnswersWithinAsk(call(['i-09'])).map((v) => v.message)).toEqual([
         expect.stringMatching(/i-09, outside/),
       ]);
-      expect(policyAnswersWithinAsk(call(['i-01', 'i-02'])).map((v) => v.message)).toEqual([
+      const asked = call(['i-01', 'i-02']).policyCalls[0]!;
+      const third = { instanceId: 'i-03', zone: 'eu-west-1a', market: 'on-demand' };
+      const moreThanAsked = observations({ policyCalls: [{ ...asked, suggested: [...asked.suggested, third] }] });
+      expect(policyAnswersWithinAsk(moreThanAsked).map((v) => v.message)).toEqual([
         expect.stringMatching(/answered 2 instances in eu-west-1a \(on-demand\) .* where 1 were asked/),
       ]);
+    });
+
+    it("lets the fail-open answer, Auto Scaling's own suggestion whole, stand (Auto Scaling picks among them)", () => {
+      expect(policyAnswersWithinAsk(call(['i-02', 'i-01']))).toEqual([]);
     });
 
     it('passes an answer within the ask, and a deferral (nothing)', () => {
