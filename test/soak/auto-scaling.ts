@@ -11,7 +11,12 @@ import type { Admin } from '../cluster/kube.js';
 import { testAws } from '../cluster/plane/token-webhook.js';
 import type { StubTargetGroup } from '../fakes/elb-stub.js';
 import { groupArnOf } from '../fixtures/choice.js';
-import { rebalanceRecommendation, scheduledEvent, spotInterruptionWarning } from '../fixtures/deliveries.js';
+import {
+  rebalanceRecommendation,
+  refreshEvent,
+  scheduledEvent,
+  spotInterruptionWarning,
+} from '../fixtures/deliveries.js';
 import { lifecycleMessage, snsEvent } from '../fixtures/notifications.js';
 import type { AwsCall, LocalAws } from '../../demo/local-aws.js';
 import type { SoakClock } from './clock.js';
@@ -50,10 +55,14 @@ export interface AutoScalingDeps {
   /** Creates the node of a new instance and waits until it is Ready. */
   readonly addNode: (spec: NodeSpec) => Promise<void>;
   readonly say: (line: string) => void;
+  /** When the run's world was made (real time): older Events are an earlier run's. */
+  readonly startedMs: number;
 }
 
 interface LiveAction extends ActionRecord {
   lastHeartbeatSoakMs: number;
+  /** A scale-in into the warm pool (AutoScalingGroup -> WarmPool), or a launch out of it (WarmPool -> AutoScalingGroup). */
+  readonly warmPool?: 'into' | 'out-of';
 }
 
 export class AutoScaling {
@@ -87,6 +96,8 @@ export class AutoScaling {
       privateDnsName: spec.privateDnsName,
       group: spec.group,
       lifecycleState: state,
+      // Launched from the group's launch template version of the moment (an instance refresh raises it).
+      version: this.d.aws.groups.get(spec.group)?.version ?? '1',
       ...(spec.spot ? { spot: { requestId: `sir-${spec.instanceId.slice(2, 10)}`, status: 'fulfilled' } } : {}),
     });
     this.instanceStates.push({ instanceId: spec.instanceId, state, atMs: this.d.clock.realNow() });
@@ -149,7 +160,12 @@ export class AutoScaling {
     return this.actions.filter((a) => a.expiredMs === undefined && !a.completions.some((c) => c.accepted)).length;
   }
 
-  private open(spec: NodeSpec, transition: 'terminate' | 'launch', lateSeconds: number): LiveAction {
+  private open(
+    spec: NodeSpec,
+    transition: 'terminate' | 'launch',
+    lateSeconds: number,
+    warmPool?: LiveAction['warmPool'],
+  ): LiveAction {
     const token = this.d.random.uuid();
     this.d.aws.openAction(token, spec.instanceId);
     const nowReal = this.d.clock.realNow();
@@ -164,6 +180,7 @@ export class AutoScaling {
       heartbeatsMs: [],
       completions: [],
       lastHeartbeatSoakMs: this.d.clock.now(),
+      ...(warmPool ? { warmPool } : {}),
     };
     this.actions.push(action);
     return action;
@@ -178,7 +195,9 @@ export class AutoScaling {
         AutoScalingGroupName: spec.group,
         LifecycleHookName: action.transition === 'launch' ? launchHook : terminateHook,
         LifecycleTransition: `autoscaling:EC2_INSTANCE_${action.transition === 'launch' ? 'LAUNCHING' : 'TERMINATING'}`,
-        ...(action.transition === 'launch' ? { Origin: 'EC2', Destination: 'AutoScalingGroup' } : {}),
+        ...(action.transition === 'launch'
+          ? { Origin: action.warmPool === 'out-of' ? 'WarmPool' : 'EC2', Destination: 'AutoScalingGroup' }
+          : { Origin: 'AutoScalingGroup', Destination: action.warmPool === 'into' ? 'WarmPool' : 'EC2' }),
         Time: new Date(action.notifiedSoakMs).toISOString(),
         NotificationMetadata: JSON.stringify({ clusterName: testAws.clusterName }),
       }),
@@ -198,6 +217,77 @@ export class AutoScaling {
     await this.d.addNode(spec);
     const action = this.open(spec, 'launch', 0);
     this.d.lambda.deliver(this.notification(spec, action), fate, `launch:${action.token}`);
+  }
+
+  /**
+   * A scale-in that keeps the instance in the warm pool: drained through the terminate hook
+   * (AutoScalingGroup -> WarmPool), stopped there with its node (kwok keeps it Ready: nothing
+   * runs on it, it stays cordoned), and back after a while through the launch hook
+   * (WarmPool -> AutoScalingGroup), where our marks must be taken back.
+   */
+  toWarmPool(spec: NodeSpec, o: { backAfterMs: number; fate: DeliveryFate }): void {
+    this.setState(spec.instanceId, 'Warmed:Pending:Wait');
+    const action = this.open(spec, 'terminate', 0, 'into');
+    this.d.lambda.deliver(this.notification(spec, action), o.fate, `terminate:${action.token}`);
+    this.backAfter.set(spec.instanceId, { afterMs: o.backAfterMs, fate: o.fate });
+  }
+
+  private backAfter = new Map<string, { afterMs: number; fate: DeliveryFate }>();
+
+  private outOfWarmPool(spec: NodeSpec, fate: DeliveryFate): void {
+    this.setState(spec.instanceId, 'Pending:Wait');
+    const action = this.open(spec, 'launch', 0, 'out-of');
+    this.d.lambda.deliver(this.notification(spec, action), fate, `launch:${action.token}`);
+  }
+
+  /**
+   * An instance refresh of the group: the launch template's next version, the Started event, then
+   * one outdated instance at a time replaced (a new one launched, the old one terminated through the
+   * hook), until none is left (Succeeded) or `cancelAfter` were replaced (Cancelled).
+   */
+  async refresh(
+    group: string,
+    o: { strategy: 'default' | 'minimal'; cancelAfter: number | undefined; everyMs: number; fate: DeliveryFate },
+    launchNew: (group: string) => NodeSpec,
+  ): Promise<string> {
+    const id = this.d.random.uuid();
+    const desired = String(Number(this.d.aws.groups.get(group)?.version ?? '1') + 1);
+    this.d.aws.groups.set(group, { ...this.d.aws.groups.get(group), version: desired });
+    if (o.strategy === 'minimal')
+      this.d.aws.tags.set(group, new Map([['graceful-node-termination/refresh-strategy', `minimal:${id}`]]));
+    const outdated = () =>
+      this.inService(group).filter((s) => (this.d.aws.instances.get(s.instanceId)?.version ?? '1') !== desired);
+    const refresh = {
+      id,
+      group,
+      status: 'InProgress',
+      percentageComplete: 0,
+      instancesToUpdate: outdated().length,
+      desiredVersion: desired,
+      minHealthyPercentage: 90,
+      maxHealthyPercentage: 110,
+      alarms: [],
+    };
+    this.d.aws.refreshes.set(id, refresh);
+    this.refreshEvent('Started', group, id, o.fate);
+    let replaced = 0;
+    while (outdated().length > 0 && (o.cancelAfter === undefined || replaced < o.cancelAfter)) {
+      await new Promise((resolve) => setTimeout(resolve, o.everyMs));
+      const old = outdated()[0];
+      if (old === undefined) break;
+      await this.launch(launchNew(group), o.fate);
+      this.terminate(old, { lateSeconds: 0, fate: o.fate });
+      refresh.percentageComplete = Math.round((++replaced / refresh.instancesToUpdate) * 100);
+    }
+    const ended = outdated().length === 0 ? 'Successful' : 'Cancelled';
+    refresh.status = ended;
+    this.refreshEvent(ended === 'Successful' ? 'Succeeded' : 'Cancelled', group, id, o.fate);
+    return `${ended}: ${replaced} of ${refresh.instancesToUpdate} replaced`;
+  }
+
+  private refreshEvent(what: string, group: string, id: string, fate: DeliveryFate): void {
+    const event = { ...refreshEvent(what, group, id), time: new Date(this.d.clock.now()).toISOString() };
+    this.deliverEvent(event, fate, `refresh-${what.toLowerCase()}:${group}`);
   }
 
   /** EC2's two-minute warning; the instance goes when they are up. */
@@ -366,13 +456,17 @@ export class AutoScaling {
       await this.readAbandoned(action.instanceId, atMs);
       return this.letGo(action.instanceId);
     }
-    this.setState(action.instanceId, 'Terminating:Proceed');
+    this.setState(action.instanceId, action.warmPool === 'into' ? 'Warmed:Pending:Proceed' : 'Terminating:Proceed');
     const snapshot = await this.snapshot(action, result, atMs).catch((error: unknown) => {
       this.d.say(`could not read the cluster at the release of ${action.instanceId}: ${String(error)}`);
       return undefined;
     });
     if (snapshot) this.releases.push(snapshot);
-    this.letGo(action.instanceId);
+    const back = action.warmPool === 'into' ? this.backAfter.get(action.instanceId) : undefined;
+    if (back === undefined) return this.letGo(action.instanceId);
+    const spec = this.specs.get(action.instanceId)!;
+    setTimeout(() => this.setState(spec.instanceId, 'Warmed:Stopped'), 1_000);
+    this.at(this.d.clock.now() + back.afterMs, () => this.outOfWarmPool(spec, back.fate));
   };
 
   /** The node of a launch being abandoned, as it is now. */
@@ -419,6 +513,8 @@ export class AutoScaling {
         { targetGroup: this.d.targetGroup.name, state: this.d.targetGroup.targets.get(action.instanceId) ?? 'unused' },
       ],
       events: events.items
+        // Only this run's: an earlier run's node of the same name may have left Events.
+        .filter((e) => (e.metadata?.creationTimestamp?.getTime() ?? 0) >= this.d.startedMs - 1_000)
         .filter((e) => e.source?.component === 'graceful-node-termination')
         .map((e) => ({ reason: e.reason ?? '', message: e.message ?? '' })),
     };

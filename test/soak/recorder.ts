@@ -106,7 +106,7 @@ export class Recorder {
           `/api/v1/namespaces/${where}/events`,
           () => a.core.listNamespacedEvent({ namespace: where }),
           (type, event) => type !== 'DELETED' && this.event(event),
-          (items) => items.forEach((e) => this.event(e)),
+          (items) => this.relistEvents(items),
         ),
       ),
     );
@@ -176,6 +176,19 @@ export class Recorder {
     const unschedulable = node.spec?.unschedulable === true;
     const last = r.cordons.at(-1)?.unschedulable ?? r.initial.unschedulable;
     if (unschedulable !== last) r.cordons.push({ atMs: this.now(), unschedulable });
+  }
+
+  private baselined = new Set<string>();
+
+  /** The first list of a namespace's Events is what was there before the run (an earlier run's): only remembered. */
+  private relistEvents(items: CoreV1Event[]): void {
+    const namespace = items[0]?.metadata?.namespace ?? '';
+    if (items.length > 0 && !this.baselined.has(namespace)) {
+      this.baselined.add(namespace);
+      for (const e of items) this.seenEvents.add(e.metadata?.uid ?? '');
+      return;
+    }
+    for (const e of items) this.event(e);
   }
 
   private event(e: CoreV1Event): void {

@@ -3,6 +3,7 @@
 // waited for by skipping soak time to when the reconciler takes it for lost, as its schedule
 // would), soak time moved past the reconciler's two minutes for young records and one last pass;
 // then the observations read and every invariant checked.
+import { StorageV1Api } from '@kubernetes/client-node';
 import type { PlaneInfo } from '../cluster/plane/plane.js';
 import { byDrainer, readAudit } from '../cluster/kube.js';
 import type { SoakClock } from './clock.js';
@@ -76,9 +77,12 @@ export async function runScenario(scenario: Scenario, o: RunOptions): Promise<Ru
     };
   } finally {
     await world.stop();
-    void cleanUp(world);
+    await cleanUp(world);
   }
 }
+
+/** Groups with an instance refresh under way (one at a time, as Auto Scaling allows). */
+const refreshing = new Set<string>();
 
 /** One event of the timeline, on the world as it is now; what happened, in words. */
 async function play(w: World, event: TimedEvent, clock: SoakClock): Promise<string> {
@@ -112,6 +116,27 @@ async function play(w: World, event: TimedEvent, clock: SoakClock): Promise<stri
       if (spec === undefined) return 'skipped: no instance in service';
       as.forge(spec, event.what);
       return `forged for ${spec.name}`;
+    }
+    case 'warm-pool': {
+      const candidates = as.inService(event.group);
+      if (candidates.length < 3) return 'skipped: the group is at its minimum';
+      const spec = at(candidates, event.pick)!;
+      as.toWarmPool(spec, { backAfterMs: event.backAfterSeconds * 1000, fate: event.fate });
+      return `into the warm pool: ${spec.name}, back in ${event.backAfterSeconds} s`;
+    }
+    case 'refresh': {
+      const key = `${w.namespace}/${event.group}`;
+      if (refreshing.has(key)) return 'skipped: a refresh of the group is under way';
+      refreshing.add(key);
+      const next = [...event.replacements];
+      const launchNew = () => next.shift()!;
+      const o = {
+        strategy: event.strategy,
+        cancelAfter: Math.min(event.cancelAfter ?? 6, 6),
+        everyMs: event.everySeconds * 1000,
+        fate: event.fate,
+      };
+      return as.refresh(event.group, o, launchNew).finally(() => refreshing.delete(key));
     }
     case 'rebalance': {
       const spec = at(as.inService(), event.pick);
@@ -181,6 +206,16 @@ export function describe(event: TimedEvent): string {
       return `#${event.id} forged ${event.what}`;
     case 'rebalance':
       return `#${event.id} rebalance recommendation`;
+    case 'warm-pool':
+      return withFate(
+        `#${event.id} scale-in of ${event.group} into the warm pool, back after ${event.backAfterSeconds} s`,
+        event.fate,
+      );
+    case 'refresh':
+      return withFate(
+        `#${event.id} instance refresh of ${event.group} (${event.strategy}${event.cancelAfter !== undefined ? `, cancelled after ${event.cancelAfter}` : ''}, every ${event.everySeconds} s)`,
+        event.fate,
+      );
     case 'reconcile':
       return withFate(`#${event.id} reconcile pass`, event.fate);
     case 'job':
@@ -257,7 +292,7 @@ async function observe(w: World, scenario: Scenario, o: RunOptions, startMs: num
     (e.resource === 'nodes' && w.recorder.nodes.has(e.name ?? '')) || e.namespace === w.namespace;
   const audit = readAudit(
     o.plane,
-    (e) => byDrainer(e) && e.receivedMs >= startMs - 60_000 && e.resource !== 'events' && ours(e),
+    (e) => byDrainer(e) && e.receivedMs >= startMs && e.resource !== 'events' && ours(e),
   );
   const firstAttempt = (label: string) =>
     Math.min(
@@ -323,8 +358,17 @@ function statsOf(w: World, played: readonly { event: TimedEvent; outcome: string
   };
 }
 
-/** The run's nodes and namespace go once it is over (in the background: the next run uses other names). */
+/**
+ * The run's nodes, their VolumeAttachments and the run's volumes go before the next run (the shrinker's runs of a
+ * seed reuse its node names); the namespace goes in the background (the next run has its own).
+ */
 async function cleanUp(w: World): Promise<void> {
-  for (const name of w.recorder.nodes.keys()) await w.admin.core.deleteNode({ name }).catch(() => undefined);
-  await w.admin.core.deleteNamespace({ name: w.namespace }).catch(() => undefined);
+  const storage = w.admin.kc.makeApiClient(StorageV1Api);
+  const nodes = new Set(w.recorder.nodes.keys());
+  for (const name of nodes) await w.admin.core.deleteNode({ name }).catch(() => undefined);
+  const attachments = await storage.listVolumeAttachment().catch(() => ({ items: [] }));
+  for (const va of attachments.items.filter((v) => nodes.has(v.spec.nodeName)))
+    await storage.deleteVolumeAttachment({ name: va.metadata!.name! }).catch(() => undefined);
+  for (const pv of w.volumes.values()) await w.admin.core.deletePersistentVolume({ name: pv }).catch(() => undefined);
+  void w.admin.core.deleteNamespace({ name: w.namespace }).catch(() => undefined);
 }

@@ -115,6 +115,25 @@ export type SoakEvent =
       readonly pick: number;
     }
   | { readonly kind: 'rebalance'; readonly pick: number }
+  | {
+      /** A scale-in into the warm pool, and the instance back out of it a while later. */
+      readonly kind: 'warm-pool';
+      readonly group: string;
+      readonly pick: number;
+      readonly backAfterSeconds: number;
+      readonly fate: DeliveryFate;
+    }
+  | {
+      /** An instance refresh: one outdated instance replaced at a time; cancelled after some, or to the end. */
+      readonly kind: 'refresh';
+      readonly group: string;
+      readonly strategy: 'default' | 'minimal';
+      readonly cancelAfter: number | undefined;
+      readonly everySeconds: number;
+      /** The instances it launches, in order. */
+      readonly replacements: readonly NodeSpec[];
+      readonly fate: DeliveryFate;
+    }
   | { readonly kind: 'reconcile'; readonly fate: DeliveryFate }
   | { readonly kind: 'job'; readonly workload: WorkloadSpec & { readonly kind: 'job' | 'pod' } }
   | { readonly kind: 'api-faults'; readonly seconds: number; readonly rates: ApiFaultRates }
@@ -151,7 +170,7 @@ function drawSettings(r: Random): SoakSettings {
   return {
     deadlinePolicy: r.pick(['force', 'leave'] as const),
     drainTimeoutSeconds: r.int(45, 90),
-    invocationSeconds: r.pick([12, 20, 30]),
+    invocationSeconds: r.pick([12, 20, 45, 120]),
     invocationMarginSeconds: 5,
     // The shortest the reconciler can resume a lost chain within, with passes every minute (limits.md).
     heartbeatTimeoutSeconds: 750,
@@ -188,7 +207,10 @@ function drawNodes(r: Random, groups: readonly string[]): NodeSpec[] {
     Array.from({ length: r.int(3, 5) }, () => drawInstance(r, group, r.pick(zones), ++serial, r.chance(0.3))),
   );
   // At least one Spot instance, so every soak can see a Spot warning.
-  if (!nodes.some((n) => n.spot)) nodes[r.int(0, nodes.length - 1)] = { ...nodes.at(-1)!, spot: true };
+  if (!nodes.some((n) => n.spot)) {
+    const i = r.int(0, nodes.length - 1);
+    nodes[i] = { ...nodes[i]!, spot: true };
+  }
   return nodes;
 }
 
@@ -281,6 +303,7 @@ function drawTimeline(
   const add = (atMs: number, event: SoakEvent) => events.push({ ...event, atMs, id: ++id });
   const sizes = new Map(w.groups.map((g) => [g, w.nodes.filter((n) => n.group === g).length]));
   let serial = w.nodes.length;
+  let refreshes = 0;
   for (let t = r.int(5_000, 10_000); t < endMs; t += r.int(5_000, 18_000)) {
     const roll = r.fraction();
     const group = r.pick(w.groups);
@@ -304,8 +327,32 @@ function drawTimeline(
         add(t + r.int(5_000, 25_000), { kind: 'scale-out', node, fate: drawFate(r, { mayBeLost: false }) });
         sizes.set(group, sizes.get(group)! + 1);
       }
-    } else if (roll < 0.4) {
+    } else if (roll < 0.36) {
       add(t, { kind: 'spot-warning', pick: r.fraction(), fate: drawFate(r, { mayBeLost: false }) });
+    } else if (roll < 0.4) {
+      if (r.chance(0.5) || refreshes >= 1) {
+        add(t, {
+          kind: 'warm-pool',
+          group,
+          pick: r.fraction(),
+          backAfterSeconds: r.int(20, 90),
+          fate: drawFate(r, { mayBeLost: false }),
+        });
+      } else {
+        refreshes++;
+        const replacements = Array.from({ length: 6 }, () =>
+          drawInstance(r, group, r.pick(zones), ++serial, r.chance(0.3)),
+        );
+        add(t, {
+          kind: 'refresh',
+          group,
+          strategy: r.pick(['default', 'minimal'] as const),
+          cancelAfter: r.chance(0.4) ? r.int(1, 2) : undefined,
+          everySeconds: r.int(8, 20),
+          replacements,
+          fate: drawFate(r, { mayBeLost: false }),
+        });
+      }
     } else if (roll < 0.46) {
       add(t, { kind: 'forged', what: r.pick(['terminate', 'spot-warning'] as const), pick: r.fraction() });
     } else if (roll < 0.49) {

@@ -42,6 +42,8 @@ export interface World {
   readonly autoScaling: AutoScaling;
   readonly recorder: Recorder;
   readonly targetGroup: StubTargetGroup;
+  /** The persistent volumes of the run's claims, by claim. */
+  readonly volumes: ReadonlyMap<string, string>;
   /** A workload more (a Job, a pod the timeline starts). */
   addWorkload(w: WorkloadSpec): Promise<void>;
   /** Handler log lines by message, counted (the report's numbers). */
@@ -130,6 +132,7 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     volumes,
     addNode,
     say,
+    startedMs: clock.realNow(),
   });
   autoScaling.start();
   aws.onPublish((topic, message) => topic === handOffTopicArn && autoScaling!.handOff(message));
@@ -161,6 +164,7 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     targetGroup,
     logCounts,
     logs,
+    volumes,
     addWorkload: (w) => createWorkload(a, namespace, w, context),
     async stop() {
       for (const p of players) p.stop();

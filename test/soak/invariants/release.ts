@@ -9,13 +9,19 @@ const finished = (phase: string) => phase === 'Succeeded' || phase === 'Failed';
 const said = (r: ReleaseSnapshot, reason: string) => r.events.some((e) => e.reason === reason);
 const continued = (o: Observations) => o.releases.filter((r) => r.result === 'CONTINUE' && r.node !== undefined);
 
-/** No CONTINUE while a pod that must leave still runs, unless the deadline policy allowed it and DrainTimedOut says so. */
+/**
+ * No CONTINUE while a pod that must leave still runs, unless the deadline policy allowed it and DrainTimedOut says
+ * so. A DaemonSet pod that came after the drain began is its controller's replacement: not chased, it goes with the
+ * instance (docs/drain-rules.md, DaemonSet pods last).
+ */
 export function noReleaseWhilePodsMustLeave(o: Observations): Violation[] {
   return continued(o).flatMap((r) => {
+    const began = o.actions.find((a) => a.token === r.token)?.openedMs ?? -Infinity;
     const stuck = r.pods.filter((p) => {
       const record = o.pods.find((q) => q.uid === p.uid);
       const rule = record ? documentedRule(record, o.settings) : { behavior: 'Drain' };
-      return rule.behavior !== 'Skip' && !finished(p.phase);
+      const cameBack = record?.ownerKind === 'DaemonSet' && record.createdMs > began;
+      return rule.behavior !== 'Skip' && !finished(p.phase) && !cameBack;
     });
     if (stuck.length === 0 || said(r, 'DrainTimedOut')) return [];
     return [

@@ -61,6 +61,23 @@ describe('the soak invariants', () => {
     });
   });
 
+  it('noReleaseWhilePodsMustLeave: with DaemonSet pods evicted, one left behind is found, its replacement is not', () => {
+    const evicting = { ...observations().settings, evictDaemonSetPods: true };
+    const agent = (createdAt: number) =>
+      pod('agent-1', 'n-1', { ownerKind: 'DaemonSet', createdMs: at(createdAt), boundMs: at(createdAt) });
+    const on = release({
+      pods: [
+        { uid: 'uid-agent-1', namespace: 'soak-1', name: 'agent-1', phase: 'Running', terminating: false, volumes: [] },
+      ],
+    });
+    expect(
+      names(noReleaseWhilePodsMustLeave(observations({ settings: evicting, pods: [agent(-100)], releases: [on] }))),
+    ).toEqual(['noReleaseWhilePodsMustLeave']);
+    expect(
+      noReleaseWhilePodsMustLeave(observations({ settings: evicting, pods: [agent(20)], releases: [on] })),
+    ).toEqual([]);
+  });
+
   describe('noReleaseWhileVolumesOrTargetsHold', () => {
     const attached = { volumeAttachments: [{ name: 'csi-1', persistentVolume: 'pv-db-0' }] };
 

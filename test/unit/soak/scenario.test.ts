@@ -45,6 +45,19 @@ describe('the soak scenario', () => {
       ]),
     );
     expect(renamed).toBeGreaterThan(0);
+    for (let seed = 1; seed <= 20; seed++) {
+      const s = generateScenario(seed, 10);
+      const names = [
+        ...s.nodes,
+        ...s.timeline.flatMap((e) => (e.kind === 'scale-out' ? [e.node] : e.kind === 'refresh' ? e.replacements : [])),
+      ];
+      expect(new Set(names.map((n) => n.name)).size, `seed ${seed}: node names`).toBe(names.length);
+      expect(new Set(names.map((n) => n.instanceId)).size, `seed ${seed}: instance ids`).toBe(names.length);
+      expect(
+        s.nodes.some((n) => n.spot),
+        `seed ${seed}: a Spot instance`,
+      ).toBe(true);
+    }
   });
 
   it('draws ids as AWS writes them, the same for the same seed', () => {
