@@ -26,6 +26,7 @@ import type {
   InstanceState,
   LaunchAbandon,
   PolicyCall,
+  RefreshRecord,
   ReleaseSnapshot,
   SpotRecord,
 } from './observations.js';
@@ -71,6 +72,7 @@ export class AutoScaling {
   readonly launchAbandons: LaunchAbandon[] = [];
   readonly instanceStates: InstanceState[] = [];
   readonly spots: SpotRecord[] = [];
+  readonly refreshes: RefreshRecord[] = [];
   readonly policyCalls: PolicyCall[] = [];
   readonly specs = new Map<string, NodeSpec>();
   readonly forged: { what: string; instanceId: string; atMs: number }[] = [];
@@ -269,6 +271,8 @@ export class AutoScaling {
       alarms: [],
     };
     this.d.aws.refreshes.set(id, refresh);
+    const record: RefreshRecord = { id, group, startedMs: this.d.clock.realNow() };
+    this.refreshes.push(record);
     this.refreshEvent('Started', group, id, o.fate);
     let replaced = 0;
     while (outdated().length > 0 && (o.cancelAfter === undefined || replaced < o.cancelAfter)) {
@@ -281,6 +285,7 @@ export class AutoScaling {
     }
     const ended = outdated().length === 0 ? 'Successful' : 'Cancelled';
     refresh.status = ended;
+    record.endedMs = this.d.clock.realNow();
     this.refreshEvent(ended === 'Successful' ? 'Succeeded' : 'Cancelled', group, id, o.fate);
     return `${ended}: ${replaced} of ${refresh.instancesToUpdate} replaced`;
   }

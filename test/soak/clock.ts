@@ -1,9 +1,13 @@
 // Soak time: the real clock plus an offset that only grows, shared by the soak's process and
 // every Lambda container (a SharedArrayBuffer). A clock fault skips it forward while nothing is
 // in flight, so what waits on time in minutes (the reconciler taking a lost hand-off chain for
-// lost, a lifecycle hook's heartbeat timeout, a drain deadline) comes within a short soak. The
-// handler, the token webhook and the AWS stand-ins read soak time through Date; the API server,
-// kwok and the audit log keep real time, and the skip log converts between the two.
+// lost, a lifecycle hook's heartbeat timeout, a deferral's maximum) comes within a short soak.
+// The handler, the token webhook and the AWS stand-ins read soak time through Date; the API
+// server, kwok and the audit log keep real time. Between the handler and the API server the
+// fault proxy moves every timestamp field by the offset (shiftTimestamps), so what the server
+// stamps (a pod's deletion, its start, a condition's transition) ages in real time, as kwok's
+// pods do, and the handler and the server never disagree on the time; the skip log converts
+// the audit log's times.
 
 export interface SoakClock {
   /** Shared with the Lambda containers (installSoakClock in each). */
@@ -50,7 +54,8 @@ export function installSoakClock(buffer = new SharedArrayBuffer(8)): SoakClock {
     now: () => realNow() + offset(),
     offsetMs: offset,
     skip(ms) {
-      Atomics.add(cell, 0, BigInt(Math.round(ms)));
+      // Whole seconds: a timestamp keeps its fraction when shifted (shiftTimestamps).
+      Atomics.add(cell, 0, BigInt(Math.round(ms / 1000) * 1000));
       skips.push({ atRealMs: realNow(), offsetMs: offset() });
     },
     skips,
@@ -60,4 +65,21 @@ export function installSoakClock(buffer = new SharedArrayBuffer(8)): SoakClock {
       return soakMs - applies;
     },
   };
+}
+
+/** The timestamp fields of Kubernetes objects (metadata, pod and container status, conditions, Events, managedFields). */
+const stamped =
+  /"(creationTimestamp|deletionTimestamp|startTime|lastTransitionTime|lastHeartbeatTime|lastProbeTime|lastUpdateTime|eventTime|firstTimestamp|lastTimestamp|time|startedAt|finishedAt|renewTime|acquireTime)":"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?Z"/g;
+
+/**
+ * Moves every timestamp field of a JSON text by whole seconds (answers into soak time, requests
+ * back into real time). Values inside strings, such as our own records in annotations, are
+ * escaped (\"startedAt\") and left alone: they are soak time already.
+ */
+export function shiftTimestamps(text: string, byMs: number): string {
+  if (byMs === 0) return text;
+  return text.replace(stamped, (_match, key: string, base: string, fraction: string | undefined) => {
+    const shifted = new Date(Date.parse(`${base}Z`) + byMs).toISOString().slice(0, 19);
+    return `"${key}":"${shifted}${fraction ?? ''}Z"`;
+  });
 }

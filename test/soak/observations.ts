@@ -115,6 +115,14 @@ export interface SpotRecord {
   readonly confirmed: boolean;
 }
 
+/** An instance refresh of a group, from its start until Auto Scaling ended it. */
+export interface RefreshRecord {
+  readonly id: string;
+  readonly group: string;
+  readonly startedMs: number;
+  endedMs?: number | undefined;
+}
+
 /** Auto Scaling's lifecycle state of an instance, from when. */
 export interface InstanceState {
   readonly instanceId: string;
@@ -150,6 +158,7 @@ export interface Observations {
   readonly events: readonly ClusterEventRecord[];
   readonly policyCalls: readonly PolicyCall[];
   readonly spots: readonly SpotRecord[];
+  readonly refreshes: readonly RefreshRecord[];
   readonly instanceStates: readonly InstanceState[];
   /** ELB DescribeTargetHealth calls: when, whether answered (not throttled nor failed). */
   readonly targetReads: readonly { readonly atMs: number; readonly answered: boolean }[];

@@ -162,9 +162,9 @@ async function play(w: World, event: TimedEvent, clock: SoakClock): Promise<stri
 }
 
 /**
- * Soak time jumps, once nothing is in flight and no pod is shutting down (kwok keeps real time:
- * a pod terminating across a skip would look stuck to the drainer), never to within 90 s of a
- * hook's timeout; the reconciler's schedule then runs the pass it would have run meanwhile.
+ * Soak time jumps, once nothing is in flight (an invocation's own waits would jump with it),
+ * never to within 90 s of a hook's timeout; the reconciler's schedule then runs the pass it
+ * would have run meanwhile.
  */
 async function skipClock(w: World, seconds: number, clock: SoakClock): Promise<string> {
   if (!(await waitQuiet(w, 30_000, clock.realNow))) return 'skipped: never quiet for 2 s';
@@ -231,14 +231,12 @@ export function describe(event: TimedEvent): string {
   }
 }
 
-/** Nothing in flight (no invocation running or about to) and no pod shutting down, for 2 s. */
+/** Nothing in flight (no invocation running or about to), for 2 s. */
 async function waitQuiet(w: World, limitMs: number, now: () => number): Promise<boolean> {
-  const terminating = () =>
-    [...w.recorder.pods.values()].some((p) => p.deletionMs !== undefined && p.goneMs === undefined);
   const until = now() + limitMs;
   let quietSince = now();
   while (now() < until) {
-    if (!w.lambda.idle() || terminating()) quietSince = now();
+    if (!w.lambda.idle()) quietSince = now();
     else if (now() - quietSince >= 2_000) return true;
     await sleep(250);
   }
@@ -322,6 +320,7 @@ async function observe(w: World, scenario: Scenario, o: RunOptions, startMs: num
     events: w.recorder.events,
     policyCalls: w.autoScaling.policyCalls,
     spots: w.autoScaling.spots,
+    refreshes: w.autoScaling.refreshes,
     instanceStates: w.autoScaling.instanceStates,
     targetReads: w.elb.calls
       .filter((c) => c.action === 'DescribeTargetHealth')

@@ -76,6 +76,6 @@ export async function shrink(
   const before = failed.scenario.timeline.filter((e) => e.atMs <= firstMs);
   let timeline = failed.scenario.timeline;
   if (before.length < timeline.length && before.length > 0 && (await fails(before))) timeline = before;
-  await minimize(timeline, fails, (o.budget ?? 6) - runs);
+  await minimize(timeline, fails, (o.budget ?? 4) - runs);
   return { ...best, runs };
 }

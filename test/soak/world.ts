@@ -22,7 +22,7 @@ import { testAws } from '../cluster/plane/token-webhook.js';
 import { startElbStub, type ElbStub, type StubTargetGroup } from '../fakes/elb-stub.js';
 import { localAwsEnvironment, startLocalAws, type LocalAws } from '../../demo/local-aws.js';
 import { AutoScaling, launchHook, terminateHook } from './auto-scaling.js';
-import type { SoakClock } from './clock.js';
+import { shiftTimestamps, type SoakClock } from './clock.js';
 import { Faults } from './faults.js';
 import { LambdaModel } from './lambda.js';
 import { playTargets, playVolumes, type Player } from './players.js';
@@ -83,7 +83,13 @@ export async function startWorld(o: WorldOptions): Promise<World> {
   const random = new Random(scenario.seed).fork(`run/${o.run}`);
   const elb = await startElbStub();
   const faults = new Faults(random.fork('faults'), clock.realNow, elb);
-  const proxy = await startFaultProxy(o.plane, { intercept: faults.intercept });
+  const proxy = await startFaultProxy(o.plane, {
+    intercept: faults.intercept,
+    rewrite: {
+      request: (text) => shiftTimestamps(text, -clock.offsetMs()),
+      response: (text) => shiftTimestamps(text, clock.offsetMs()),
+    },
+  });
   let autoScaling: AutoScaling | undefined;
   const aws = await startLocalAws(
     { name: testAws.clusterName, endpoint: proxy.url, caPem: o.plane.caPem },

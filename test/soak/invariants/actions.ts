@@ -61,6 +61,11 @@ export function setsMark(entry: AuditEntry): boolean {
   );
 }
 
+/** An instance refresh of the group under way then (its marks on the group's nodes). */
+function refreshing(o: Observations, group: string | undefined, atMs: number, slackMs = 5_000): boolean {
+  return o.refreshes.some((r) => r.group === group && r.startedMs <= atMs && (r.endedMs ?? Infinity) + slackMs >= atMs);
+}
+
 /** Whether Auto Scaling (or EC2) had confirmed, at that moment, a reason for us to act on the instance. */
 function confirmedOwner(o: Observations, instanceId: string, atMs: number, slackMs = 5_000): boolean {
   const action = o.actions.some(
@@ -71,7 +76,10 @@ function confirmedOwner(o: Observations, instanceId: string, atMs: number, slack
   return action || leaving || spot;
 }
 
-/** No write to the cluster on behalf of an action Auto Scaling (or EC2, for a Spot warning) does not confirm. */
+/**
+ * No write to the cluster on behalf of an action Auto Scaling (or EC2, for a Spot warning) does not confirm: a mark
+ * needs an action open on the instance, the instance leaving, a Spot notice, or a refresh of its group under way.
+ */
 export function noWriteWithoutConfirmation(o: Observations): Violation[] {
   const out: Violation[] = [];
   const flag = (e: AuditEntry, what: string) =>
@@ -87,7 +95,8 @@ export function noWriteWithoutConfirmation(o: Observations): Violation[] {
       const deferral =
         deferralOnly(e) &&
         o.policyCalls.some((c) => c.group === node?.group && Math.abs(c.atMs - e.receivedMs) < 30_000);
-      if (node && !deferral && !confirmedOwner(o, node.instanceId, e.receivedMs))
+      const refresh = refreshing(o, node?.group, e.receivedMs);
+      if (node && !deferral && !refresh && !confirmedOwner(o, node.instanceId, e.receivedMs))
         flag(e, `a mark on node ${node.name}`);
     } else if (e.resource === 'pods' && (e.subresource === 'eviction' || (e.verb === 'delete' && !e.subresource))) {
       const pod = podAt(o.pods, e.namespace, e.name, e.receivedMs);

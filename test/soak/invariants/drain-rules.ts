@@ -47,8 +47,11 @@ export function drainRulesKept(o: Observations): Violation[] {
     const deadlineMs = action.notifiedSoakMs + o.settings.drainTimeoutSeconds * 1000;
     const timedOut = nodeEvents(o, pod.node, entry.receivedMs).some((e) => e.reason === 'DrainTimedOut');
     if (timedOut || soakMs >= deadlineMs - seenWithinMs) continue;
+    // A pod still terminating 30 s past its grace period is reported and no longer waited for (docs/how-it-works.md).
+    const given = nodeEvents(o, pod.node, entry.receivedMs).filter((e) => e.reason === 'PodsNotWaitedFor');
     const lower = o.pods.filter((q) => {
       if (q.uid === pod.uid || !onNodeAt(q, pod.node!, entry.receivedMs + seenWithinMs)) return false;
+      if (given.some((e) => e.message.includes(`${q.namespace}/${q.name}`))) return false;
       if ((q.boundMs ?? q.createdMs) > action.openedMs) return false;
       const r = documentedRule(q, o.settings);
       return r.behavior === 'Drain' && r.order < rule.order && (q.finishedMs ?? Infinity) > entry.receivedMs;

@@ -176,6 +176,16 @@ describe('the soak invariants', () => {
       expect(noWriteWithoutConfirmation(observations({ audit: [takeBack] }))).toEqual([]);
     });
 
+    it("lets an instance refresh of the node's group mark it while the refresh lasts, not after", () => {
+      const refresh = { id: 'r-1', group: 'soak-a', startedMs: at(5), endedMs: at(30) };
+      expect(noWriteWithoutConfirmation(observations({ audit: [cordon('n-2', 10)], refreshes: [refresh] }))).toEqual(
+        [],
+      );
+      expect(
+        names(noWriteWithoutConfirmation(observations({ audit: [cordon('n-2', 40)], refreshes: [refresh] }))),
+      ).toEqual(['noWriteWithoutConfirmation']);
+    });
+
     it('finds an eviction and a Deployment restart for a node nobody confirmed leaving', () => {
       const p = pod('web-2', 'n-2', { deployment: 'soak-1/web' });
       const restart = audit({
@@ -241,6 +251,16 @@ describe('the soak invariants', () => {
       ]);
       expect(check({ pods: [{ ...api, goneMs: at(9.5) }, web], audit: [evictionOf(web, 10)] })).toEqual([]);
       expect(check({ pods: [{ ...api, goneMs: at(90) }, web], audit: [evictionOf(web, 61)] })).toEqual([]);
+      const given = [
+        {
+          reason: 'PodsNotWaitedFor',
+          message: 'Not waiting for soak-1/api-1: …',
+          kind: 'Node',
+          name: 'n-1',
+          atMs: at(9),
+        },
+      ];
+      expect(check({ pods: [api, web], audit: [evictionOf(web, 10)], events: given })).toEqual([]);
     });
   });
 

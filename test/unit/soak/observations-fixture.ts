@@ -136,6 +136,7 @@ export function observations(o: Partial<Observations> = {}): Observations {
     events: [],
     policyCalls: [],
     spots: [],
+    refreshes: [],
     instanceStates: [
       { instanceId: 'i-01', state: 'InService', atMs: at(-120) },
       { instanceId: 'i-02', state: 'InService', atMs: at(-120) },
