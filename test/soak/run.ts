@@ -15,6 +15,7 @@ import { generateScenario } from './scenario.js';
 import { runScenario, describe, type RunResult } from './runner.js';
 import { shrink } from './shrink.js';
 import { summary } from './report.js';
+import { invariants } from './invariants/index.js';
 import { parseOptions } from './options.js';
 
 async function main(): Promise<number> {
@@ -62,24 +63,34 @@ async function main(): Promise<number> {
     await plane.stop();
   }
   if (options.report) {
-    writeFileSync(
-      options.report,
-      JSON.stringify(
-        results.map((r) => ({
-          seed: r.scenario.seed,
-          minutes: r.scenario.minutes,
-          stats: r.stats,
-          violations: r.violations,
-          durationMs: r.durationMs,
-        })),
-        null,
-        2,
-      ),
-    );
+    writeFileSync(options.report, JSON.stringify(results.map(reportOf), null, 2));
     say(`report written to ${options.report}`);
   }
   say(failed ? 'FAILED: an invariant was violated' : `passed: ${results.length} run(s), no invariant violated`);
   return failed ? 1 : 0;
+}
+
+/** A run in numbers (docs/reliability.md's table is made from these). */
+function reportOf(r: RunResult): Record<string, unknown> {
+  const events: Record<string, number> = {};
+  for (const p of r.played) events[p.event.kind] = (events[p.event.kind] ?? 0) + 1;
+  return {
+    seed: r.scenario.seed,
+    minutes: r.scenario.minutes,
+    durationMs: r.durationMs,
+    settings: r.scenario.settings,
+    nodes: r.scenario.nodes.length,
+    events,
+    stats: r.stats,
+    checks: Object.fromEntries(
+      invariants.map((i) => [
+        i.name,
+        { checked: i.counts(r.observations), violations: r.violations.filter((v) => v.invariant === i.name).length },
+      ]),
+    ),
+    violations: r.violations,
+    timeline: r.played.map((p) => `${(p.event.atMs / 1000).toFixed(1)}s ${describe(p.event)} -> ${p.outcome}`),
+  };
 }
 
 function keepRun(dir: string, r: RunResult): void {

@@ -1,7 +1,8 @@
-// The drain rules from outside: no eviction (nor deletion) of a pod whose rule is Skip or
-// WaitCompleted, a batch pod only once its wait is over, orders kept (a higher order only once
-// every pod of the lower ones is gone); and no pod evicted twice in a wave (its replacement
-// landing on a node already known to be leaving).
+// The drain rules from outside: no eviction (nor deletion) of a pod whose rule is Skip, nor of a
+// WaitCompleted pod but by a Spot interruption's drain (which waits for nothing, documented), a
+// batch pod only once its wait is over, orders kept (a higher order only once every pod of the
+// lower ones is gone); and no pod evicted twice in a wave (its replacement landing on a node
+// already known to be leaving).
 import type { ActionRecord, Observations, Violation } from '../observations.js';
 import { documentedRule, evicted, nodeEvents, nodeNamed, onNodeAt, podWrites, soakTimeOf } from './reading.js';
 
@@ -25,7 +26,9 @@ export function drainRulesKept(o: Observations): Violation[] {
     if (pod === undefined || pod.node === undefined) continue;
     const rule = documentedRule(pod, o.settings);
     const what = `${entry.subresource === 'eviction' ? 'eviction' : 'deletion'} of ${pod.namespace}/${pod.name}`;
-    if (rule.behavior === 'Skip' || (rule.behavior === 'WaitCompleted' && rule.bound === 'deadline')) {
+    // A Spot interruption waits for nothing (docs/drain-rules.md): its two minutes evict WaitCompleted pods too.
+    const spot = spotDrain(o, nodeNamed(o, pod.node)?.instanceId ?? '', entry.receivedMs);
+    if (rule.behavior === 'Skip' || (rule.behavior === 'WaitCompleted' && rule.bound === 'deadline' && !spot)) {
       flag(entry.receivedMs, `${what}, whose rule is ${rule.behavior}, on node ${pod.node}`);
       continue;
     }

@@ -226,6 +226,15 @@ describe('the soak invariants', () => {
       ]);
     });
 
+    it('lets a Spot interruption evict a WaitCompleted pod (it waits for nothing), never a Skip pod', () => {
+      const skip = pod('cache-1', 'n-2', { labels: { 'cluster.x-k8s.io/drain': 'skip' } });
+      const wait = pod('export-1', 'n-2', { ownerKind: '', labels: { 'cluster.x-k8s.io/drain': 'wait-completed' } });
+      const spots = [{ instanceId: 'i-02', warnedMs: at(1), reclaimMs: at(121), confirmed: true }];
+      expect(check({ pods: [skip, wait], spots, audit: [evictionOf(skip, 5), evictionOf(wait, 6)] })).toEqual([
+        expect.stringMatching(/cache-1, whose rule is Skip/),
+      ]);
+    });
+
     it('finds a batch pod evicted before its wait was over, not after; a do-not-disrupt duration ends the wait sooner', () => {
       const job = pod('report-1', 'n-1', { ownerKind: 'Job' });
       expect(check({ pods: [job], audit: [evictionOf(job, 10)] })).toEqual([
