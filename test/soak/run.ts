@@ -29,6 +29,12 @@ async function main(): Promise<number> {
   let started = false;
   const plane = await startPlane({ log: (line) => (!started || / exited /.test(line)) && say(`plane: ${line}`) });
   started = true;
+  // Ctrl-C or a CI timeout: the plane's processes go with the soak, not left behind.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      say(`${signal}: stopping the control plane`);
+      void plane.stop().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+    });
   const results: RunResult[] = [];
   let failed = false;
   let run = 0;
