@@ -62,7 +62,7 @@ export interface AutoScalingDeps {
 
 interface LiveAction extends ActionRecord {
   lastHeartbeatSoakMs: number;
-  /** A scale-in into the warm pool (AutoScalingGroup -> WarmPool), or a launch out of it (WarmPool -> AutoScalingGroup). */
+  /** A scale-in into the warm pool (AutoScalingGroup -> WarmPool), or a launch out of it (the other way). */
   readonly warmPool?: 'into' | 'out-of';
 }
 

@@ -67,9 +67,28 @@ export function installSoakClock(buffer = new SharedArrayBuffer(8)): SoakClock {
   };
 }
 
-/** The timestamp fields of Kubernetes objects (metadata, pod and container status, conditions, Events, managedFields). */
-const stamped =
-  /"(creationTimestamp|deletionTimestamp|startTime|lastTransitionTime|lastHeartbeatTime|lastProbeTime|lastUpdateTime|eventTime|firstTimestamp|lastTimestamp|time|startedAt|finishedAt|renewTime|acquireTime)":"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?Z"/g;
+/** Timestamp fields of Kubernetes objects: metadata, pod and container status, conditions, Events, managedFields. */
+const timestampFields = [
+  'creationTimestamp',
+  'deletionTimestamp',
+  'startTime',
+  'lastTransitionTime',
+  'lastHeartbeatTime',
+  'lastProbeTime',
+  'lastUpdateTime',
+  'eventTime',
+  'firstTimestamp',
+  'lastTimestamp',
+  'time',
+  'startedAt',
+  'finishedAt',
+  'renewTime',
+  'acquireTime',
+];
+const stamped = new RegExp(
+  `"(${timestampFields.join('|')})":"(\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2})(\\.\\d+)?Z"`,
+  'g',
+);
 
 /**
  * Moves every timestamp field of a JSON text by whole seconds (answers into soak time, requests

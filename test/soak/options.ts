@@ -10,7 +10,8 @@ export interface Options {
 }
 
 const usage =
-  'usage: npm run soak -- --seed <integer> --minutes <number> [--seeds 1,2,3] [--no-shrink] [--report <file.json>] [--keep <dir>]';
+  'usage: npm run soak -- --seed <integer> --minutes <number> [--seeds 1,2,3] [--no-shrink] ' +
+  '[--report <file.json>] [--keep <dir>]';
 
 export function parseOptions(args: readonly string[]): Options {
   let seeds: number[] = [1];

@@ -42,7 +42,8 @@ async function main(): Promise<number> {
     for (const seed of options.seeds) {
       const scenario = generateScenario(seed, options.minutes);
       say(
-        `seed ${seed}: ${scenario.timeline.length} events over ${options.minutes} min; settings ${JSON.stringify(scenario.settings)}`,
+        `seed ${seed}: ${scenario.timeline.length} events over ${options.minutes} min; ` +
+          `settings ${JSON.stringify(scenario.settings)}`,
       );
       const result = await runScenario(scenario, { plane, run: ++run, clock, say });
       results.push(result);
@@ -58,7 +59,8 @@ async function main(): Promise<number> {
       if (options.shrink) {
         const shortest = await shrink(result, { plane, clock, say, nextRun: () => ++run });
         console.log(
-          `\nshortest timeline that still fails (${shortest.scenario.timeline.length} of ${scenario.timeline.length} events, ${shortest.runs} runs):`,
+          `\nshortest timeline that still fails (${shortest.scenario.timeline.length} of ` +
+            `${scenario.timeline.length} events, ${shortest.runs} runs):`,
         );
         for (const e of shortest.scenario.timeline)
           console.log(`  ${(e.atMs / 1000).toFixed(1).padStart(6)}s ${describe(e)}`);

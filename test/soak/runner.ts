@@ -192,7 +192,8 @@ export function describe(event: TimedEvent): string {
   switch (event.kind) {
     case 'scale-in':
       return withFate(
-        `#${event.id} scale-in ${event.group} by ${event.count}${event.viaPolicy ? ' via the policy' : ''}${event.lateSeconds ? `, notified ${event.lateSeconds} s late` : ''}`,
+        `#${event.id} scale-in ${event.group} by ${event.count}${event.viaPolicy ? ' via the policy' : ''}` +
+          (event.lateSeconds ? `, notified ${event.lateSeconds} s late` : ''),
         event.fate,
       );
     case 'scale-out':
@@ -213,7 +214,9 @@ export function describe(event: TimedEvent): string {
       );
     case 'refresh':
       return withFate(
-        `#${event.id} instance refresh of ${event.group} (${event.strategy}${event.cancelAfter !== undefined ? `, cancelled after ${event.cancelAfter}` : ''}, every ${event.everySeconds} s)`,
+        `#${event.id} instance refresh of ${event.group} (${event.strategy}` +
+          (event.cancelAfter !== undefined ? `, cancelled after ${event.cancelAfter}` : '') +
+          `, every ${event.everySeconds} s)`,
         event.fate,
       );
     case 'reconcile':
@@ -222,7 +225,10 @@ export function describe(event: TimedEvent): string {
       return `#${event.id} ${event.workload.kind} ${event.workload.name}`;
     case 'api-faults': {
       const r = event.rates;
-      return `#${event.id} API faults for ${event.seconds} s: 429 ${r.throttled}, 503 ${r.unavailable}, timeout ${r.timeout}, reset ${r.reset}, watch drop ${r.watchDrop}`;
+      return (
+        `#${event.id} API faults for ${event.seconds} s: 429 ${r.throttled}, 503 ${r.unavailable}, ` +
+        `timeout ${r.timeout}, reset ${r.reset}, watch drop ${r.watchDrop}`
+      );
     }
     case 'aws-throttling':
       return `#${event.id} ${event.service} throttling for ${event.seconds} s`;
@@ -243,7 +249,7 @@ async function waitQuiet(w: World, limitMs: number, now: () => number): Promise<
   return false;
 }
 
-/** The end: faults off, every action finished (resumed by the reconciler when its chain was lost), then the last pass. */
+/** The end: faults off, every action finished (resumed by the reconciler when its chain was lost), the last pass. */
 async function settle(w: World, scenario: Scenario, o: RunOptions): Promise<void> {
   const { clock, say } = o;
   w.faults.stop();
@@ -257,7 +263,8 @@ async function settle(w: World, scenario: Scenario, o: RunOptions): Promise<void
       const skipMs = Math.min(staleAfterMs + 5_000, w.autoScaling.soonestTimeoutSoakMs() - clock.now() - 30_000);
       if (skipMs > 0) {
         say(
-          `nothing in flight with ${w.autoScaling.openActions()} action(s) open: soak time skips ${(skipMs / 1000).toFixed(0)} s to the reconciler's next pass`,
+          `nothing in flight with ${w.autoScaling.openActions()} action(s) open: soak time skips ` +
+            `${(skipMs / 1000).toFixed(0)} s to the reconciler's next pass`,
         );
         clock.skip(skipMs);
         w.autoScaling.tick();

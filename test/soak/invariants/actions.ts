@@ -86,7 +86,10 @@ export function noWriteWithoutConfirmation(o: Observations): Violation[] {
     out.push({
       invariant: 'noWriteWithoutConfirmation',
       atMs: e.receivedMs,
-      message: `${what} (${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ''} ${e.namespace ? `${e.namespace}/` : ''}${e.name}, HTTP ${e.code}) with no lifecycle action, leaving state or Spot notice confirmed by AWS`,
+      message:
+        `${what} (${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ''} ` +
+        `${e.namespace ? `${e.namespace}/` : ''}${e.name}, HTTP ${e.code}) with no lifecycle action, leaving state ` +
+        'or Spot notice confirmed by AWS',
     });
   for (const e of o.audit) {
     if (e.code >= 400 && e.code !== 429) continue;
@@ -114,13 +117,13 @@ export function noWriteWithoutConfirmation(o: Observations): Violation[] {
   return out;
 }
 
-/** The termination policy's own mark (graceful-node-termination/deferred and the owner label): its owner is the call. */
+/** The termination policy's own mark (graceful-node-termination/deferred, the owner label): the call owns it. */
 function deferralOnly(e: AuditEntry): boolean {
   const body = e.requestObject as { metadata?: { annotations?: Record<string, unknown> } } | undefined;
   return body?.metadata?.annotations?.['graceful-node-termination/deferred'] !== undefined;
 }
 
-/** A launch is abandoned only when its node has not joined healthy (docs/how-it-works.md, Launches): never a good one. */
+/** A launch is abandoned only when its node has not joined healthy (docs/how-it-works.md, Launches). */
 export function noHealthyLaunchAbandoned(o: Observations): Violation[] {
   return o.launchAbandons
     .filter((l) => l.nodeHealthy)

@@ -18,6 +18,9 @@ function actionAt(o: Observations, instanceId: string, atMs: number): ActionReco
 const spotDrain = (o: Observations, instanceId: string, atMs: number) =>
   o.spots.some((s) => s.instanceId === instanceId && s.confirmed && s.warnedMs <= atMs);
 
+const orderOf = (q: Parameters<typeof documentedRule>[0]) =>
+  (documentedRule(q, { evictDaemonSetPods: true }) as { order?: number }).order;
+
 /** No eviction of a Skip or WaitCompleted pod; a batch pod only after its wait; orders kept. */
 export function drainRulesKept(o: Observations): Violation[] {
   const out: Violation[] = [];
@@ -62,7 +65,9 @@ export function drainRulesKept(o: Observations): Violation[] {
     if (lower.length > 0)
       flag(
         entry.receivedMs,
-        `${what} (order ${rule.order}) while ${lower.map((q) => `${q.namespace}/${q.name} (order ${(documentedRule(q, o.settings) as { order: number }).order})`).join(', ')} of a lower order was still on node ${pod.node}`,
+        `${what} (order ${rule.order}) while ` +
+          `${lower.map((q) => `${q.namespace}/${q.name} (order ${orderOf(q)})`).join(', ')} ` +
+          `of a lower order was still on node ${pod.node}`,
       );
   }
   return out;
@@ -96,7 +101,8 @@ export function noPodEvictedTwice(o: Observations): Violation[] {
         invariant: 'noPodEvictedTwice',
         atMs: entry.receivedMs,
         message:
-          `${pod.namespace}/${pod.name} landed on node ${pod.node} ${((pod.boundMs - known) / 1000).toFixed(1)} s after ` +
+          `${pod.namespace}/${pod.name} landed on node ${pod.node} ` +
+          `${((pod.boundMs - known) / 1000).toFixed(1)} s after ` +
           `the drainer knew its instance ${node!.instanceId} was leaving, and was evicted again from there`,
       });
   }

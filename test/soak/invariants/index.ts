@@ -23,13 +23,17 @@ export const invariants: readonly {
 }[] = [
   {
     name: 'noReleaseWhilePodsMustLeave',
-    says: 'no CONTINUE while a pod that must leave still runs, unless the deadline policy allowed it and the Event says so',
+    says:
+      'no CONTINUE while a pod that must leave still runs, unless the deadline policy allowed it and the Event ' +
+      'says so',
     check: noReleaseWhilePodsMustLeave,
     counts: continued,
   },
   {
     name: 'noReleaseWhileVolumesOrTargetsHold',
-    says: "no CONTINUE while a drained pod's volume is attached or a target group routes to the instance, but at the documented maximum",
+    says:
+      "no CONTINUE while a drained pod's volume is attached or a target group routes to the instance, but at " +
+      'the documented maximum',
     check: noReleaseWhileVolumesOrTargetsHold,
     counts: continued,
   },
@@ -53,7 +57,9 @@ export const invariants: readonly {
   },
   {
     name: 'surgeKeepsOneReady',
-    says: 'a surge-opted Deployment never below one Ready pod when a replacement could be placed; never restarted twice for one drain',
+    says:
+      'a surge-opted Deployment never below one Ready pod when a replacement could be placed; never restarted ' +
+      'twice for one drain',
     check: surgeKeepsOneReady,
     counts: (o) => o.pods.filter((p) => o.surgeDeployments.includes(p.deployment ?? '')).length,
   },
@@ -77,7 +83,9 @@ export const invariants: readonly {
   },
   {
     name: 'policyAnswersWithinAsk',
-    says: 'the termination policy never answers an instance outside the suggestion nor more than asked (but its fail-open answer, the suggestion whole)',
+    says:
+      'the termination policy never answers an instance outside the suggestion nor more than asked (but its ' +
+      'fail-open answer, the suggestion whole)',
     check: policyAnswersWithinAsk,
     counts: (o) => o.policyCalls.length,
   },

@@ -25,7 +25,7 @@ export function ourMarks(state: NodeState): string[] {
 
 const deferredKey = 'graceful-node-termination/deferred';
 
-/** Every mark of ours gone after its owner ended (the last pass made); the cluster as before on every node that stays. */
+/** Every mark of ours gone after its owner ended (the last pass made); every node that stays as before. */
 export function marksGoneAfterOwnerEnded(o: Observations): Violation[] {
   // A deferral's owner lives TERMINATION_DEFERRAL_MAX_SECONDS + 15 minutes (docs/marks.md): it may stay until then.
   const deferralLivesMs = (o.settings.terminationDeferralMaxSeconds + 15 * 60) * 1000;

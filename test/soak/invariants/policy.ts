@@ -16,7 +16,9 @@ export function policyAnswersWithinAsk(o: Observations): Violation[] {
       out.push({
         invariant: 'policyAnswersWithinAsk',
         atMs: call.atMs,
-        message: `the termination policy answered ${outside.join(', ')}, outside Auto Scaling's suggestion for ${call.group}`,
+        message:
+          `the termination policy answered ${outside.join(', ')}, outside Auto Scaling's suggestion ` +
+          `for ${call.group}`,
       });
     const whole =
       call.answer.length === call.suggested.length && call.suggested.every((s) => call.answer!.includes(s.instanceId));
@@ -29,7 +31,9 @@ export function policyAnswersWithinAsk(o: Observations): Violation[] {
         out.push({
           invariant: 'policyAnswersWithinAsk',
           atMs: call.atMs,
-          message: `the termination policy answered ${taken.length} instances in ${ask.zone} (${ask.market}) of ${call.group}, where ${ask.capacity} were asked`,
+          message:
+            `the termination policy answered ${taken.length} instances in ${ask.zone} (${ask.market}) of ` +
+            `${call.group}, where ${ask.capacity} were asked`,
         });
     }
     return out;

@@ -29,14 +29,15 @@ export function noReleaseWhilePodsMustLeave(o: Observations): Violation[] {
         invariant: 'noReleaseWhilePodsMustLeave',
         atMs: r.atMs,
         message:
-          `CONTINUE for ${r.instanceId} (node ${r.node}) while ${stuck.map((p) => `${p.namespace}/${p.name}`).join(', ')} ` +
+          `CONTINUE for ${r.instanceId} (node ${r.node}) while ` +
+          `${stuck.map((p) => `${p.namespace}/${p.name}`).join(', ')} ` +
           `still ran there, and no DrainTimedOut Event said the deadline policy let it go`,
       },
     ];
   });
 }
 
-/** No CONTINUE while a drained pod's volume is attached or a target group routes to the instance, but at the maximum. */
+/** No CONTINUE while a drained pod's volume is attached or a target group routes to the instance, but at the end. */
 export function noReleaseWhileVolumesOrTargetsHold(o: Observations): Violation[] {
   return continued(o).flatMap((r) => {
     const out: Violation[] = [];
@@ -58,7 +59,8 @@ export function noReleaseWhileVolumesOrTargetsHold(o: Observations): Violation[]
         invariant: 'noReleaseWhileVolumesOrTargetsHold',
         atMs: r.atMs,
         message:
-          `CONTINUE for ${r.instanceId} (node ${r.node}) while ${routing.map((t) => `${t.targetGroup} (${t.state})`).join(', ')} ` +
+          `CONTINUE for ${r.instanceId} (node ${r.node}) while ` +
+          `${routing.map((t) => `${t.targetGroup} (${t.state})`).join(', ')} ` +
           `still routed to it, and no TargetsNotDeregistered Event said LOAD_BALANCER_MAX_WAIT_SECONDS was reached`,
       });
     return out;

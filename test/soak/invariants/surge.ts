@@ -106,7 +106,9 @@ function restartsPerDrain(o: Observations, deployment: string, pods: readonly Po
       out.push({
         invariant: 'surgeKeepsOneReady',
         atMs: second,
-        message: `${deployment} was restarted twice (${new Date(first).toISOString()}, ${new Date(second).toISOString()}) for the drain of ${held.node}, whose pod ${held.name} was still there`,
+        message:
+          `${deployment} was restarted twice (${new Date(first).toISOString()}, ${new Date(second).toISOString()}) ` +
+          `for the drain of ${held.node}, whose pod ${held.name} was still there`,
       });
   }
   return out;
