@@ -12,7 +12,12 @@
 // versions and images (DescribeLaunchTemplateVersions, DescribeImages, CreateLaunchTemplateVersion
 // on the one local template), SSM GetParameter (JSON protocol) from `parameters`, the groups'
 // lifecycle hooks from `hooks`, and scale-in (TerminateInstanceInAutoScalingGroup, a lower
-// desired capacity), passed to onScaleIn to be played (demo/scale-in.ts).
+// desired capacity), passed to onScaleIn to be played (demo/scale-in.ts). For the soak
+// (test/soak/): an action is found by its instance when a call names no token (the reconciler's
+// heartbeat, a resumed drain's completion), closeAction ends one as the hook's timeout does,
+// DescribeInstances says each instance's state and whether it is Spot and DescribeSpotInstanceRequests
+// its request's status, `throttle` refuses a call as the service would, and `beforeAnswer` runs
+// once a completion is accepted, before its answer.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -37,6 +42,10 @@ export interface LocalInstance {
   version?: string;
   /** Auto Scaling's HealthStatus (default Healthy); SetInstanceHealth sets it. */
   healthStatus?: string;
+  /** EC2's instance state (default running); a `terminated` instance is in no group for Auto Scaling. */
+  ec2State?: string;
+  /** A Spot instance: its request and the request's status code (`fulfilled`, `marked-for-termination`, ...). */
+  spot?: { readonly requestId: string; status: string };
 }
 
 /** An instance refresh as the local endpoint keeps it; the demo's player moves it along. */
@@ -77,8 +86,13 @@ export interface LocalAws {
   onScaleIn(listener: (request: ScaleIn) => void): void;
   /** Called when StartInstanceRefresh is answered (the demo's player runs the refresh). */
   onStartInstanceRefresh(listener: (refresh: LocalRefresh) => void): void;
-  /** A lifecycle action that may now be completed (what Auto Scaling does before notifying). */
-  openAction(token: string): void;
+  /**
+   * A lifecycle action that may now be completed (what Auto Scaling does before notifying), of
+   * `instanceId` when given: a heartbeat or completion naming the instance and no token finds it.
+   */
+  openAction(token: string, instanceId?: string): void;
+  /** Ends an action as its hook's timeout does: afterwards it cannot be completed. False when it was not open. */
+  closeAction(token: string): boolean;
   onCall(listener: (call: AwsCall) => void): void;
   /** Receives each message published to the topic (SNS's delivery to the function). */
   onPublish(listener: (topicArn: string, message: string) => void): void;
@@ -106,6 +120,10 @@ const ec2Xmlns = 'http://ec2.amazonaws.com/doc/2016-11-15/';
 export interface LocalAwsOptions {
   /** Token buckets per action family (aws-rate-limits.ts); none: nothing is throttled. */
   readonly rateLimits?: readonly RateLimit[];
+  /** Throttles a call the rate limits let through when it says so (the soak's planned throttling). */
+  readonly throttle?: (service: ThrottledService, action: string) => boolean;
+  /** Awaited once a CompleteLifecycleAction is accepted, before it is answered (the soak reads the cluster then). */
+  readonly beforeAnswer?: (call: AwsCall) => Promise<void>;
 }
 
 /** The Query API a call is for, from its Version (Auto Scaling 2011-01-01, EC2 2016-11-15). */
@@ -114,7 +132,8 @@ const serviceOf = (version: string | undefined): ThrottledService | undefined =>
 
 export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOptions = {}): Promise<LocalAws> {
   const limiter = options.rateLimits ? createRateLimiter(options.rateLimits) : undefined;
-  const open = new Set<string>();
+  /** Open lifecycle actions: token -> instance id ('' when not told). */
+  const open = new Map<string, string>();
   const calls: AwsCall[] = [];
   const instances = new Map<string, LocalInstance>();
   const refreshes = new Map<string, LocalRefresh>();
@@ -213,7 +232,7 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
     if (action === 'TerminateInstanceInAutoScalingGroup' || action === 'UpdateAutoScalingGroup')
       return answerScaleIn(action, params, res, requestId);
     const service = serviceOf(params['Version']);
-    if (limiter && service && action && !limiter.admit(service, action)) {
+    if (service && action && ((limiter && !limiter.admit(service, action)) || options.throttle?.(service, action))) {
       record({ action, atMs: Date.now(), params: {}, outcome: 'throttled' });
       const answer = throttledAnswer(service, requestId);
       res.writeHead(answer.status, { 'content-type': 'text/xml' });
@@ -241,13 +260,33 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
       record({ action, atMs: Date.now(), params: { InstanceIds: ids.join(',') }, outcome: 'ok' });
       const known = ids.flatMap((id) => {
         const i = instances.get(id);
-        return i
-          ? [`<item><instanceId>${id}</instanceId><privateDnsName>${i.privateDnsName}</privateDnsName></item>`]
-          : [];
+        if (i === undefined) return [];
+        // What the handler reads beyond the name: the state, Spot and its request, the group tag Auto Scaling set.
+        const spot = i.spot
+          ? `<instanceLifecycle>spot</instanceLifecycle><spotInstanceRequestId>${i.spot.requestId}</spotInstanceRequestId>`
+          : '';
+        const state = `<instanceState><name>${i.ec2State ?? 'running'}</name></instanceState>`;
+        const tag = `<tagSet><item><key>aws:autoscaling:groupName</key><value>${i.group}</value></item></tagSet>`;
+        return [
+          `<item><instanceId>${id}</instanceId><privateDnsName>${i.privateDnsName}</privateDnsName>${state}${spot}${tag}</item>`,
+        ];
       });
       res.writeHead(200, { 'content-type': 'text/xml' });
       res.end(
         `<DescribeInstancesResponse xmlns="${ec2Xmlns}"><requestId>${requestId}</requestId><reservationSet>${known.length ? `<item><instancesSet>${known.join('')}</instancesSet></item>` : ''}</reservationSet></DescribeInstancesResponse>`,
+      );
+      return;
+    }
+    if (action === 'DescribeSpotInstanceRequests') {
+      const id = params['Filter.1.Value.1'] ?? '';
+      record({ action, atMs: Date.now(), params: { SpotInstanceRequestId: id }, outcome: 'ok' });
+      const spot = [...instances.values()].find((i) => i.spot?.requestId === id)?.spot;
+      const item = spot
+        ? `<item><spotInstanceRequestId>${id}</spotInstanceRequestId><status><code>${spot.status}</code></status></item>`
+        : '';
+      res.writeHead(200, { 'content-type': 'text/xml' });
+      res.end(
+        `<DescribeSpotInstanceRequestsResponse xmlns="${ec2Xmlns}"><requestId>${requestId}</requestId><spotInstanceRequestSet>${item}</spotInstanceRequestSet></DescribeSpotInstanceRequestsResponse>`,
       );
       return;
     }
@@ -265,7 +304,7 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
         );
       const known = (ids.length > 0 ? ids : [...instances.keys()]).flatMap((id) => {
         const i = instances.get(id);
-        if (i === undefined) return [];
+        if (i === undefined || i.ec2State === 'terminated') return [];
         return [
           `<member><InstanceId>${id}</InstanceId><AutoScalingGroupName>${i.group}</AutoScalingGroupName><AvailabilityZone>eu-west-1a</AvailabilityZone><LifecycleState>${i.lifecycleState}</LifecycleState><HealthStatus>HEALTHY</HealthStatus>${template(i.version ?? '1')}<ProtectedFromScaleIn>false</ProtectedFromScaleIn></member>`,
         ];
@@ -279,7 +318,7 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
         named.length > 0 ? named : [...new Set([...[...instances.values()].map((i) => i.group), ...tags.keys()])];
       record({ action, atMs: Date.now(), params: { group: groups.join(',') }, outcome: 'ok' });
       const groupXml = (group: string) => {
-        const inGroup = [...instances].filter(([, i]) => i.group === group);
+        const inGroup = [...instances].filter(([, i]) => i.group === group && i.ec2State !== 'terminated');
         const instanceXml = inGroup.map(
           ([id, i]) =>
             `<member><InstanceId>${id}</InstanceId><LifecycleState>${i.lifecycleState}</LifecycleState><HealthStatus>${i.healthStatus ?? 'Healthy'}</HealthStatus>${template(i.version ?? '1')}</member>`,
@@ -403,7 +442,10 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
         requestId,
       );
     }
-    const token = params['LifecycleActionToken'] ?? '';
+    // As Auto Scaling: the token names the action, or without one the instance's action does.
+    const named = params['LifecycleActionToken'] ?? '';
+    const instanceId = params['InstanceId'] ?? '';
+    const token = named !== '' ? named : ([...open].find(([, id]) => id !== '' && id === instanceId)?.[0] ?? '');
     if (!open.has(token)) {
       record({ action, atMs: Date.now(), params, outcome: 'no-active-action' });
       return queryError(
@@ -414,16 +456,18 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
         requestId,
       );
     }
+    const call: AwsCall = { action, atMs: Date.now(), params: { ...params, ResolvedToken: token }, outcome: 'ok' };
     if (action === 'CompleteLifecycleAction') {
-      open.delete(token);
       // The instance moves on: a terminating one to Terminating:Proceed, a launching one in service.
-      const instance = instances.get(params['InstanceId'] ?? '');
+      const instance = instances.get(open.get(token) || instanceId);
+      open.delete(token);
       if (instance)
         instance.lifecycleState = instance.lifecycleState.startsWith('Terminating')
           ? 'Terminating:Proceed'
           : 'InService';
+      await options.beforeAnswer?.(call);
     }
-    record({ action, atMs: Date.now(), params, outcome: 'ok' });
+    record(call);
     ok(res, action, '', requestId);
   }
 
@@ -531,7 +575,8 @@ export async function startLocalAws(cluster: ClusterForEks, options: LocalAwsOpt
     parameters,
     onScaleIn: (listener) => void scaleInListeners.push(listener),
     onStartInstanceRefresh: (listener) => void refreshListeners.push(listener),
-    openAction: (token) => void open.add(token),
+    openAction: (token, instanceId = '') => void open.set(token, instanceId),
+    closeAction: (token) => open.delete(token),
     onCall: (listener) => void listeners.push(listener),
     onPublish: (listener) => void publishListeners.push(listener),
     stop: () =>

@@ -85,7 +85,10 @@ class Admission {
         if (look === 'healthy') return await this.admit();
         if (look === 'denied') break; // a setup error: waiting will not fix it
         const now = this.deps.clock.now();
-        if (now >= this.o.deadlineMs) break;
+        if (now >= this.o.deadlineMs) {
+          if (look === 'not-yet' && (await this.lastLook())) return await this.admit();
+          break;
+        }
         if (now >= this.o.invocationStopMs) return 'continue-later';
         const waitMs = Math.min(this.o.deadlineMs - now, Math.max(0, this.o.invocationStopMs - now));
         // Without a watch (it could not be opened) wait a little before trying again.
@@ -116,6 +119,13 @@ class Admission {
       this.deps.log.warn('could not ask the cluster about the new node; retrying', this.lastError);
       return 'not-yet';
     }
+  }
+
+  /** The deadline: one look beyond the node's EC2 name before abandoning (a node named otherwise, scanned for). */
+  private async lastLook(): Promise<boolean> {
+    if (this.watch?.lastLook === undefined) return false;
+    await this.watch.lastLook();
+    return (await this.look()) === 'healthy';
   }
 
   private async admit(): Promise<'admitted'> {

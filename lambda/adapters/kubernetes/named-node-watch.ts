@@ -76,6 +76,11 @@ export class NamedNodeWatch implements NodeWatch {
     else await this.clock.sleep(waitMs);
   }
 
+  /** A scan now unless the node shows under its name: the scans' minute may not come before the caller's deadline. */
+  async lastLook(): Promise<void> {
+    if (this.nameRetry === undefined && this.fromWatch() === undefined) await this.scan();
+  }
+
   close(): void {
     this.named?.close();
   }

@@ -127,5 +127,10 @@ export interface NodeWatch {
   current(): NodeInfo | undefined;
   /** Resolves when the node may have changed since the last call, or after timeoutMs. */
   changed(timeoutMs: number): Promise<void>;
+  /**
+   * Before the caller gives up on the node: looks for it beyond its name once more, so a node
+   * registered under another name since the last look is seen. Absent where every look sees every node.
+   */
+  lastLook?(): Promise<void>;
   close(): void;
 }

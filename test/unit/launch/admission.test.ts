@@ -75,6 +75,32 @@ describe('launch admission', () => {
     expect(lifecycle.completions[0]!.atMs - startMs()).toBeLessThanOrEqual(95_000);
   });
 
+  it('at the deadline looks once more beyond the EC2 name: a Ready node named otherwise is admitted (soak seed 1)', async () => {
+    // The node is there and Ready, but the watch (under the EC2 name) never shows it; only a last look finds it.
+    cluster.addNode('soak-b-node-9', instanceId);
+    let lastLooks = 0;
+    const watchNodeOf = async (id: string) => {
+      const inner = await cluster.watchNodeOf(id);
+      let found = false;
+      return {
+        current: () => (found ? inner.current() : undefined),
+        changed: (ms: number) => inner.changed(ms),
+        lastLook: async () => {
+          lastLooks++;
+          found = true;
+        },
+        close: () => inner.close(),
+      };
+    };
+    connect = async () =>
+      new Proxy(cluster, { get: (t, p, r) => (p === 'watchNodeOf' ? watchNodeOf : Reflect.get(t, p, r)) });
+    const result = await handler()(launch(), context());
+    expect(result.records).toEqual([{ status: 'launch-admitted', instanceId }]);
+    expect(lifecycle.completions.map((c) => c.result)).toEqual(['CONTINUE']);
+    expect(lastLooks).toBe(1);
+    expect(lifecycle.completions[0]!.atMs - startMs()).toBeGreaterThanOrEqual(300_000);
+  });
+
   it('abandons a node that never becomes Ready, with a Warning Event and an error log', async () => {
     cluster.addNode('new-node', instanceId, { ready: false });
     const result = await handler()(launch(), context());

@@ -168,6 +168,25 @@ describe('node lookup', () => {
     expect(calls).toEqual(['watch ip-10-0-0-7', 'scan i-0new', 'close ip-10-0-0-7', 'watch worker-7']);
   });
 
+  it('a last look before giving up scans for a node named otherwise, whatever the minute (soak seed 1)', async () => {
+    // npm run soak -- --seed 1: a launch with LAUNCH_TIMEOUT_SECONDS=60 whose node registered as
+    // soak-b-node-9, not under its EC2 name, was abandoned Ready: the scan was due only at 60 s.
+    const c = new FakeClock();
+    const nodes: NodeInfo[] = [];
+    const { r, calls } = reader(nodes, c);
+    const lookup = createNodeLookup(r, ec2({ 'i-0new': 'ip-10-0-0-7' }), c, new MemoryLog());
+    const watch = await lookup.watchNodeOf('i-0new');
+    nodes.push(node('soak-b-node-9', 'i-0new'));
+    await watch.changed(45_000);
+    expect(watch.current()).toBeUndefined();
+    await watch.lastLook!();
+    expect(watch.current()).toMatchObject({ name: 'soak-b-node-9' });
+    expect(calls).toEqual(['watch ip-10-0-0-7', 'scan i-0new', 'close ip-10-0-0-7', 'watch soak-b-node-9']);
+    // Found under its name: no scan.
+    await watch.lastLook!();
+    expect(calls.filter((x) => x.startsWith('scan'))).toHaveLength(1);
+  });
+
   it('without an EC2 name, scans at once and then every 10 s; a failed scan is an error, not "no node"', async () => {
     const c = new FakeClock();
     let fail = false;

@@ -1,0 +1,68 @@
+// What must hold when Auto Scaling accepts a CONTINUE for a terminating instance: the node has
+// let go of everything that must leave, its drained pods' volumes are detached and no target group
+// routes to it, unless the documented maximum was reached and the Event says so
+// (docs/how-it-works.md: the deadline, the settle phase).
+import type { Observations, ReleaseSnapshot, Violation } from '../observations.js';
+import { documentedRule } from './reading.js';
+
+const finished = (phase: string) => phase === 'Succeeded' || phase === 'Failed';
+const said = (r: ReleaseSnapshot, reason: string) => r.events.some((e) => e.reason === reason);
+const continued = (o: Observations) => o.releases.filter((r) => r.result === 'CONTINUE' && r.node !== undefined);
+
+/**
+ * No CONTINUE while a pod that must leave still runs, unless the deadline policy allowed it and DrainTimedOut says
+ * so. A DaemonSet pod that came after the drain began is its controller's replacement: not chased, it goes with the
+ * instance (docs/drain-rules.md, DaemonSet pods last).
+ */
+export function noReleaseWhilePodsMustLeave(o: Observations): Violation[] {
+  return continued(o).flatMap((r) => {
+    const began = o.actions.find((a) => a.token === r.token)?.openedMs ?? -Infinity;
+    const stuck = r.pods.filter((p) => {
+      const record = o.pods.find((q) => q.uid === p.uid);
+      const rule = record ? documentedRule(record, o.settings) : { behavior: 'Drain' };
+      const cameBack = record?.ownerKind === 'DaemonSet' && record.createdMs > began;
+      return rule.behavior !== 'Skip' && !finished(p.phase) && !cameBack;
+    });
+    if (stuck.length === 0 || said(r, 'DrainTimedOut')) return [];
+    return [
+      {
+        invariant: 'noReleaseWhilePodsMustLeave',
+        atMs: r.atMs,
+        message:
+          `CONTINUE for ${r.instanceId} (node ${r.node}) while ` +
+          `${stuck.map((p) => `${p.namespace}/${p.name}`).join(', ')} ` +
+          `still ran there, and no DrainTimedOut Event said the deadline policy let it go`,
+      },
+    ];
+  });
+}
+
+/** No CONTINUE while a drained pod's volume is attached or a target group routes to the instance, but at the end. */
+export function noReleaseWhileVolumesOrTargetsHold(o: Observations): Violation[] {
+  return continued(o).flatMap((r) => {
+    const out: Violation[] = [];
+    const inUse = new Set(r.pods.filter((p) => !finished(p.phase)).flatMap((p) => p.volumes));
+    const attached = r.volumeAttachments.filter((v) => !inUse.has(v.persistentVolume));
+    if (attached.length > 0 && !said(r, 'VolumesNotDetached'))
+      out.push({
+        invariant: 'noReleaseWhileVolumesOrTargetsHold',
+        atMs: r.atMs,
+        message:
+          `CONTINUE for ${r.instanceId} (node ${r.node}) while ${attached.map((v) => v.persistentVolume).join(', ')} ` +
+          `of departed pods was still attached, and no VolumesNotDetached Event said the deadline was reached`,
+      });
+    const routing = r.targets.filter((t) => t.state !== 'unused');
+    // Never read at all (throttled, failing): the fixed LOAD_BALANCER_DELAY_SECONDS applies instead, documented.
+    const read = o.targetReads.some((c) => c.answered && c.atMs <= r.atMs);
+    if (routing.length > 0 && read && !said(r, 'TargetsNotDeregistered'))
+      out.push({
+        invariant: 'noReleaseWhileVolumesOrTargetsHold',
+        atMs: r.atMs,
+        message:
+          `CONTINUE for ${r.instanceId} (node ${r.node}) while ` +
+          `${routing.map((t) => `${t.targetGroup} (${t.state})`).join(', ')} ` +
+          `still routed to it, and no TargetsNotDeregistered Event said LOAD_BALANCER_MAX_WAIT_SECONDS was reached`,
+      });
+    return out;
+  });
+}
