@@ -10,6 +10,7 @@ import type {
   InstanceDirectory,
   InstanceRepairs,
   LifecycleActions,
+  LoadBalancerRegistry,
   LoadBalancerTargets,
   MetricsSink,
 } from './shared/aws-ports.js';
@@ -96,7 +97,7 @@ export interface TriggerContext {
   /** Node auto repair's Auto Scaling and EC2 calls; absent unless REPAIR is on. */
   readonly repairs?: InstanceRepairs | undefined;
   /** The cluster's load balancers (WAIT_FOR_TARGETS); absent: the settle phase waits the fixed delay. */
-  readonly loadBalancers?: LoadBalancerTargets | undefined;
+  readonly loadBalancers?: (LoadBalancerTargets & Partial<LoadBalancerRegistry>) | undefined;
   /** Connects on first use (once per container): confirming never needs the cluster. */
   cluster(): Promise<ClusterGateway>;
   readonly invocation: Invocation;

@@ -5,13 +5,18 @@ import { KubeApiError } from '../adapters/kubernetes/kube-api-error.js';
 import { type KubeHttp } from '../adapters/kubernetes/kube-http.js';
 import { ConfigError } from '../shared/errors.js';
 import { installedObjects } from './installed-objects.js';
+import { readingRoleName } from './reading-rbac.js';
 import { ownerAnnotation, type KubernetesObject } from './rbac.js';
 
 const admission = '/apis/admissionregistration.k8s.io/v1';
 const flowControl = '/apis/flowcontrol.apiserver.k8s.io/v1';
 const surge = (name: string) => encodeURIComponent(`${name}-surge`);
+const inNamespace = (name: string) => `/apis/rbac.authorization.k8s.io/v1/namespaces/${encodeURIComponent(name)}`;
 const paths = (name: string) =>
   ({
+    Namespace: `/api/v1/namespaces/${encodeURIComponent(name)}`,
+    Role: `${inNamespace(name)}/roles/${encodeURIComponent(readingRoleName(name))}`,
+    RoleBinding: `${inNamespace(name)}/rolebindings/${encodeURIComponent(readingRoleName(name))}`,
     ClusterRole: `/apis/rbac.authorization.k8s.io/v1/clusterroles/${encodeURIComponent(name)}`,
     ClusterRoleBinding: `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${encodeURIComponent(name)}`,
     PriorityLevelConfiguration: `${flowControl}/prioritylevelconfigurations/${encodeURIComponent(name)}`,
@@ -50,6 +55,9 @@ export async function applyRbac(kube: KubeHttp, r: ApplyRequest): Promise<void> 
     // its Delete would then take away the RBAC the first deployment drains with.
     if (r.owner !== undefined)
       await refuseOthers(kube, p[object.kind as Kind], `${object.kind} ${r.name}`, { ...r, owner: r.owner });
+    // A namespace of this name made by someone else (or by hand) is used as it is, never marked
+    // ours: a Delete would take it away with everything in it.
+    if (object.kind === 'Namespace' && (await unownedNamespace(kube, p.Namespace))) continue;
     await kube.request('PATCH', p[object.kind as Kind], {
       // Our own objects only: force takes back fields another manager changed on them.
       query: { fieldManager: r.name, force: true },
@@ -84,6 +92,11 @@ async function refuseOthers(
     `${what} belongs to another stack (${named}): two deployments cannot share the name ` +
       `${JSON.stringify(r.name)}; give this one another deploymentName`,
   ]);
+}
+
+async function unownedNamespace(kube: KubeHttp, path: string): Promise<boolean> {
+  const existing = await read(kube, path);
+  return existing !== undefined && existing.metadata.annotations?.[ownerAnnotation] === undefined;
 }
 
 /** The stack part of an owner (`<stack id>/<logical id>`): a resource replaced within one stack stays its owner. */
@@ -121,10 +134,15 @@ export async function deleteRbac(kube: KubeHttp, name: string, owner: string, un
     'ValidatingAdmissionPolicy',
     'FlowSchema',
     'PriorityLevelConfiguration',
+    'RoleBinding',
+    'Role',
     'ClusterRoleBinding',
     'ClusterRole',
   ] as const;
-  return deleteObjects(kube, name, owner, unownedOk, kinds);
+  const leftAlone = await deleteObjects(kube, name, owner, unownedOk, kinds);
+  // The namespace (and the readings in it) only when it names this stack: one of that name made
+  // by someone else, or by hand, is never taken away with its contents.
+  return [...leftAlone, ...(await deleteObjects(kube, name, owner, false, ['Namespace']))];
 }
 
 async function deleteObjects(

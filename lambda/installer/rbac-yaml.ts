@@ -4,6 +4,7 @@ import { surgeRbacRule } from './surge-policy.js';
 import { yamlOf } from './yaml.js';
 import { rbacName, labelsFor, surgeObjects, rbacObjects, rbacRulesFor } from './rbac.js';
 import { flowControlObjects } from './flow-control.js';
+import { readingObjects, readingRule } from './reading-rbac.js';
 
 /**
  * surge.yaml: for rbac.yaml users who turn on SURGE_BEFORE_EVICT, its own ClusterRole and binding and the policy that
@@ -82,6 +83,9 @@ export function renderRbacYaml(
     '  - apiGroup: rbac.authorization.k8s.io',
     '    kind: Group',
     `    name: ${group}`,
+    '---',
+    `# ${readingRule.why}`,
+    ...readingObjects(group, name).flatMap((o, i) => [...(i > 0 ? ['---'] : []), ...yamlOf(o)]),
     '---',
     "# API Priority and Fairness: the drainer's requests get a priority level of their own",
     '# (lambda/rbac.ts explains the numbers).',

@@ -140,6 +140,7 @@ export interface KubernetesObject {
   readonly kind: string;
   readonly metadata: {
     readonly name: string;
+    readonly namespace?: string;
     readonly labels: Readonly<Record<string, string>>;
     readonly annotations?: Readonly<Record<string, string>>;
   };

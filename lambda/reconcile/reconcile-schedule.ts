@@ -7,6 +7,7 @@ import type { DeliveryOf } from '../inbound/deliveries.js';
 import { confirmed, detailType, type Trigger } from '../trigger.js';
 import { repairOnSchedule } from '../repair/repair-schedule.js';
 import { reconcile } from './reconcile.js';
+import { forgetReadings } from './reading-leases.js';
 
 export interface Schedule {
   readonly rule: string | undefined;
@@ -40,8 +41,9 @@ export const reconcileSchedule: Trigger<DeliveryOf<'event'>, Schedule> = {
 
   async act(_s, ctx) {
     const started = ctx.clock.now();
+    const cluster = await ctx.cluster();
     const report = await reconcile({
-      cluster: await ctx.cluster(),
+      cluster,
       instances: ctx.instances,
       lifecycle: ctx.lifecycle,
       handOffs: ctx.handOffs,
@@ -59,7 +61,8 @@ export const reconcileSchedule: Trigger<DeliveryOf<'event'>, Schedule> = {
         StaleTagsRemoved: { unit: 'Count', value: report.tagsRemoved.length },
       },
     );
-    ctx.log.info('reconcile pass', { ...report, durationMs: ctx.clock.now() - started });
+    const readingsForgotten = (await forgetReadings(cluster, ctx)).length;
+    ctx.log.info('reconcile pass', { ...report, readingsForgotten, durationMs: ctx.clock.now() - started });
     await repairOnSchedule(ctx);
     return 'reconciled';
   },

@@ -160,6 +160,25 @@ export interface LoadBalancerTargets {
   holding(instanceId: string, scope?: TargetScope): Promise<TargetReading>;
 }
 
+/** Every instance one load balancer has registered and its state; a reading that failed says why. */
+export type Registered =
+  | { readonly read: true; readonly targets: ReadonlyMap<string, string>; readonly calls: number }
+  | {
+      readonly read: false;
+      readonly denied: boolean;
+      readonly throttled: boolean;
+      readonly error: Error;
+      readonly calls: number;
+    };
+
+/** The load balancers read once for every instance they hold: what a shared reading publishes (shared-targets.ts). */
+export interface LoadBalancerRegistry {
+  /** The load balancers that can hold the cluster's instances, each `unknown`. */
+  candidates(served: ServedLoadBalancers | undefined): Promise<readonly TargetHold[]>;
+  /** Every instance one of them has registered: one call, whatever the instances waiting. */
+  registered(lb: TargetHold): Promise<Registered>;
+}
+
 /** One instance of a group, as DescribeAutoScalingGroups lists it. */
 export interface GroupMember {
   readonly instanceId: string;

@@ -34,8 +34,11 @@ export class TransientError extends Error {
  * can cause this, so nothing may be believed on the strength of it.
  */
 export class ServiceBusyError extends TransientError {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** The service's error code of the last answer, when there was one (Throttling, InternalFailure, ...). */
+  readonly code: string | undefined;
+  constructor(message: string, options?: { cause?: unknown; code?: string }) {
     super(message, options);
     this.name = 'ServiceBusyError';
+    this.code = options?.code;
   }
 }

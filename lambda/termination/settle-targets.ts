@@ -12,9 +12,9 @@
 import type { TargetsReading } from '../cluster/model.js';
 import { targetsDeregistered, targetsNotDeregistered, waitingForTargets } from '../cluster/events/settle-events.js';
 import type { TargetHold, TargetReading } from '../shared/aws-ports.js';
-import { AccessDeniedError } from '../shared/errors.js';
-import { asError } from '../shared/log.js';
 import type { Drained, Run } from './state.js';
+import type { SharedTargets } from './shared-targets.js';
+import { readTargets, sharedTargetsOf, type Look } from './target-reads.js';
 
 /** Looks get sparser as the wait goes on: 2 s, 3 s, 4.5 s, ... up to 10 s, jittered. */
 export function pollIntervalMs(look: number, random: () => number = Math.random): number {
@@ -28,18 +28,19 @@ export const readBudgetMs = 8_000;
 /** ELB calls one termination's wait may make, over all its invocations: then the last reading stands. */
 export const callBudget = 400;
 
-/** The reading, or a failed one once limitMs passed (the request may still answer; nobody waits). */
-export async function within(reading: Promise<TargetReading>, limitMs: number): Promise<TargetReading> {
+/** The look, or a failed reading once limitMs passed (the request may still answer; nobody waits). */
+export async function within(look: Promise<Look>, limitMs: number): Promise<Look> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<TargetReading>((resolve) => {
+  const late = new Promise<Look>((resolve) => {
+    const error = new Error(`no answer within ${limitMs} ms`);
     // Node's timers hold at most 2^31 - 1 ms (a longer one would fire at once).
     timer = setTimeout(
-      () => resolve({ read: false, denied: false, error: new Error(`no answer within ${limitMs} ms`), calls: 0 }),
+      () => resolve({ reading: { read: false, denied: false, error, calls: 0 }, pending: [] }),
       Math.min(limitMs, 2 ** 31 - 1),
     );
   });
   try {
-    return await Promise.race([reading, late]);
+    return await Promise.race([look, late]);
   } finally {
     clearTimeout(timer);
   }
@@ -60,8 +61,11 @@ export class TargetWait {
   private failedSince = false;
   private looks = 0;
   private readonly callsBefore: number;
-  /** AWS calls this invocation made for the wait. */
+  /** AWS calls this invocation made for the wait (and, as the shared reader, for everyone's). */
   calls = 0;
+  private readonly shared: SharedTargets | undefined;
+  /** The last look was the deployment's shared readings (no budget of its own then). */
+  private sharing = false;
 
   constructor(
     private readonly run: Run,
@@ -71,6 +75,7 @@ export class TargetWait {
   ) {
     this.mode =
       d.deadlines.loadBalancerWait !== undefined && run.deps.loadBalancers !== undefined ? 'targets' : 'fixed';
+    this.shared = this.mode === 'targets' ? sharedTargetsOf(run) : undefined;
     const last = d.record.targets;
     this.callsBefore = last?.calls ?? 0;
     if (last !== undefined && this.mode === 'targets') {
@@ -119,7 +124,7 @@ export class TargetWait {
       else this.nextLookMs = Number.POSITIVE_INFINITY;
       return;
     }
-    if (this.callsBefore + this.calls >= callBudget) {
+    if (!this.sharing && this.callsBefore + this.calls >= callBudget) {
       if (this.nextLookMs !== Number.POSITIVE_INFINITY)
         this.run.deps.log.warn(
           'the load-balancer wait used its ELB call budget; the last reading stands until the maximum wait',
@@ -132,31 +137,30 @@ export class TargetWait {
       if (this.holds === undefined) this.fallBack('the ELB call budget was used up', undefined);
       return;
     }
-    const reading = await within(this.read(), Math.min(this.maxUntilMs, this.stopAtMs) - now);
+    const untilMs = Math.min(this.maxUntilMs, this.stopAtMs);
+    const look = await within(
+      readTargets(this.run, this.d, { holds: this.holds, shared: this.shared, untilMs }),
+      untilMs - now,
+    );
+    const { reading } = look;
     this.calls += reading.calls;
+    this.sharing = look.nextAtMs !== undefined;
     const after = this.run.deps.clock.now();
     if (!reading.read) return this.failed(reading, after);
     this.failedSince = false;
-    this.took(reading.holds, reading.unread, after);
-    this.nextLookMs = after + pollIntervalMs(this.looks++);
+    this.took(reading.holds, reading.unread, after, look.pending);
+    this.nextLookMs = look.nextAtMs ?? after + pollIntervalMs(this.looks++);
   }
 
-  /** A first look asks the cluster which load balancers it serves; later ones re-read what held. */
-  private async read(): Promise<TargetReading> {
-    const { loadBalancers, served } = this.run.deps;
-    const instanceId = this.run.request.instance.instanceId;
-    if (this.holds !== undefined) return loadBalancers!.holding(instanceId, { among: this.holds });
-    try {
-      return await loadBalancers!.holding(instanceId, {
-        served: served !== undefined ? await served.servedLoadBalancers() : undefined,
-      });
-    } catch (error) {
-      return { read: false, denied: error instanceof AccessDeniedError, error: asError(error), calls: 0 };
-    }
+  /** The shared reader's turn given back, the readings' watch closed. */
+  async close(): Promise<void> {
+    await this.shared?.close();
   }
 
   private failed(reading: Extract<TargetReading, { read: false }>, after: number): void {
-    if (this.holds === undefined) return this.fallBack(reading.denied ? 'access denied' : 'unavailable', reading);
+    // Never read (the shared reader had not read them yet, and now ELB denies it): as a first look.
+    const neverRead = this.holds === undefined || (reading.denied && this.holds.every((h) => h.state === 'pending'));
+    if (neverRead) return this.fallBack(reading.denied ? 'access denied' : 'unavailable', reading);
     // Read before (here or in an earlier invocation): the last reading stands; look again later.
     if (!this.failedSince)
       this.run.deps.log.warn(
@@ -167,16 +171,26 @@ export class TargetWait {
     this.nextLookMs = after + pollIntervalMs(this.looks++);
   }
 
-  private took(holds: readonly TargetHold[], unread: readonly TargetHold[], after: number): void {
+  private took(
+    holds: readonly TargetHold[],
+    unread: readonly TargetHold[],
+    after: number,
+    pending: readonly TargetHold[],
+  ): void {
     for (const [id, hold] of this.seen) {
-      const still = holds.some((h) => h.id === id) || unread.some((h) => h.id === id);
+      const still = [holds, unread, pending].some((list) => list.some((h) => h.id === id));
       if (!still && !this.let.some((x) => x.name === hold.name))
         this.let.push({ name: hold.name, seconds: seconds(after - this.d.drainedAtMs) });
     }
     for (const h of holds) this.seen.set(h.id, h);
     if (this.holds === undefined) this.firstLookMs = after;
-    // An unread one keeps the state it had (or `unknown`): it is read again at the next look.
-    this.holds = [...holds, ...unread.map((u) => this.seen.get(u.id) ?? u)];
+    // An unread one keeps the state it had (or `unknown`): it is read again at the next look. One
+    // the shared reader has not read since this wait began holds as it was (`pending` at first).
+    const pendingState = (p: TargetHold) => {
+      const last = this.seen.get(p.id);
+      return last !== undefined && last.state !== 'unknown' ? last : { ...p, state: 'pending' };
+    };
+    this.holds = [...holds, ...pending.map(pendingState), ...unread.map((u) => this.seen.get(u.id) ?? u)];
     this.readAtMs = after;
     if (unread.length > 0)
       this.run.deps.log.warn(

@@ -67,6 +67,7 @@ export async function settle(run: Run, d: Drained): Promise<Step<Settled>> {
     };
   } finally {
     volumes?.close();
+    await targets.close();
   }
 }
 

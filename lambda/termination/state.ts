@@ -7,11 +7,17 @@ import type { DrainRecord, DrainSource, NodeInfo } from '../cluster/model.js';
 import type { PodGateway, PodWatch } from '../cluster/ports/pod-gateway.js';
 import type { VolumeGateway } from '../cluster/ports/volume-gateway.js';
 import type { LoadBalancerSources } from '../cluster/ports/load-balancer-sources.js';
+import type { TargetReadingsSource } from '../cluster/ports/target-readings.js';
 import type { SurgeGateway } from '../cluster/ports/surge-gateway.js';
 
 import type { DrainResult } from '../eviction/drain-node.js';
 import type { ReturnedPods } from '../eviction/returned-pods.js';
-import type { AutoScalingInstances, LifecycleActions, LoadBalancerTargets } from '../shared/aws-ports.js';
+import type {
+  AutoScalingInstances,
+  LifecycleActions,
+  LoadBalancerRegistry,
+  LoadBalancerTargets,
+} from '../shared/aws-ports.js';
 import type { Clock } from '../shared/clock.js';
 import type { Config } from '../shared/config.js';
 import { DeadlinePolicy } from '../shared/deadline-policy.js';
@@ -106,9 +112,11 @@ export interface TerminateDeps {
   readonly volumes: VolumeGateway;
   readonly lifecycle: LifecycleActions;
   /** The cluster's load balancers; absent: the fixed delay. */
-  readonly loadBalancers?: LoadBalancerTargets | undefined;
+  readonly loadBalancers?: (LoadBalancerTargets & Partial<LoadBalancerRegistry>) | undefined;
   /** Which load balancers the cluster serves (TargetGroupBindings, in-tree Services); absent: none. */
   readonly served?: LoadBalancerSources | undefined;
+  /** Where the deployment's load-balancer readings are shared (shared-targets.ts); absent: each reads its own. */
+  readonly readings?: TargetReadingsSource | undefined;
   readonly clock: Clock;
   readonly log: Log;
   /** Which instances the group is letting go too (sibling marking); absent: not asked. */
@@ -127,9 +135,11 @@ export function terminateDeps(
     EventRecorder &
     VolumeGateway &
     Partial<LoadBalancerSources> &
-    Partial<SurgeGateway>,
+    Partial<SurgeGateway> &
+    Partial<TargetReadingsSource>,
 ): TerminateDeps {
   return {
+    readings: cluster.targetReadings !== undefined ? (cluster as TargetReadingsSource) : undefined,
     surge: cluster.restartDeployment !== undefined ? (cluster as SurgeGateway) : undefined,
     served: cluster.servedLoadBalancers !== undefined ? (cluster as LoadBalancerSources) : undefined,
     nodes: cluster,

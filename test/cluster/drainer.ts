@@ -361,7 +361,7 @@ export function startDrainer(plane: PlaneInfo, options: DrainerOptions = {}): Dr
   });
 
   const logs: Record<string, unknown>[] = [];
-  const stopCapture = captureHandlerLogs((entry) => logs.push(entry));
+  const stopCapture = captureHandlerLogs((entry) => logs.push(entry), options.deploymentName);
 
   // The default credential chain picks these up: the webhook knows the same test key.
   process.env['AWS_ACCESS_KEY_ID'] = testAws.accessKeyId;

@@ -55,14 +55,25 @@ describe('least privilege', () => {
     expect(await status(call(await drainerApi()))).toBe(403);
   });
 
-  it('every rule of the shipped ClusterRole was used by the suite (no unused rights)', async () => {
+  it('every rule of the shipped ClusterRole and Role was used by the suite (no unused rights)', async () => {
     // This file runs last (test/cluster/sequencer.ts), after every scenario.
     // With surge before evict's role (surge.yaml, applied by surge.test.ts) when the suite applied it.
     const roles = ['graceful-node-termination', 'graceful-node-termination-surge'].flatMap((name) => {
       const out = admin(plane).kubectl('get', 'clusterrole', name, '-o', 'json', '--ignore-not-found');
       return out.trim() === '' ? [] : [JSON.parse(out) as { rules: { resources: string[]; verbs: string[] }[] }];
     });
-    expect(roles.length).toBeGreaterThan(0);
+    // And the Role on leases in the deployment's namespace: the shared load-balancer readings (settle.test.ts).
+    const readings = admin(plane).kubectl(
+      'get',
+      'role',
+      'graceful-node-termination-target-readings',
+      '-n',
+      'graceful-node-termination',
+      '-o',
+      'json',
+    );
+    roles.push(JSON.parse(readings) as { rules: { resources: string[]; verbs: string[] }[] });
+    expect(roles.length).toBeGreaterThan(1);
     const used = new Set(
       readAudit(plane, (e) => byDrainer(e) && e.user === drainerUsername && e.code < 400).map(
         (e) => `${e.resource}${e.subresource ? `/${e.subresource}` : ''}:${e.verb}`,

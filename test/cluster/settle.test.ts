@@ -329,27 +329,36 @@ describe('settle: release when the load balancers let go', () => {
     expect(deregistered?.message).toMatch(/k8s-settle-legacy \d/);
   });
 
-  it('a TargetGroupBinding’s target group made outside Kubernetes (no cluster tag) holds the release until it lets go, read on the Service’s NodePort (issue 27)', async () => {
-    const { instanceId, node } = await nodeWithVolume('lb-binding');
+  /** A TargetGroupBinding's untagged group holding `instanceId`, among 50 other teams' groups; the Service's NodePort. */
+  const boundGroup = async (name: string, instanceId: string) => {
     await installTargetGroupBindingCrd(a);
     const svc = await a.core.createNamespacedService({
       namespace: ns,
       body: {
-        metadata: { name: 'lb-binding' },
-        spec: { type: 'NodePort', selector: { app: 'lb-binding' }, ports: [{ port: 80, targetPort: 8080 }] },
+        metadata: { name },
+        spec: { type: 'NodePort', selector: { app: name }, ports: [{ port: 80, targetPort: 8080 }] },
       },
     });
-    const nodePort = svc.spec!.ports![0]!.nodePort!;
     // Terraform's: untagged; the account is full of other teams' groups, none read.
-    const bound = elb.addTargetGroup('tf-web-bound', { targets: new Map([[instanceId, 'healthy']]) });
-    for (let i = 0; i < 50; i++)
-      elb.addTargetGroup(`other-team-${i}`, { tags: { team: 'other' }, targets: new Map([[instanceId, 'healthy']]) });
+    const bound = elb.addTargetGroup(`tf-${name}`, { targets: new Map([[instanceId, 'healthy']]) });
+    const others = Array.from({ length: 50 }, (_, i) =>
+      elb.addTargetGroup(`${name}-other-team-${i}`, {
+        tags: { team: 'other' },
+        targets: new Map([[instanceId, 'healthy']]),
+      }),
+    );
     a.kubectlApply({
       apiVersion: 'elbv2.k8s.aws/v1beta1',
       kind: 'TargetGroupBinding',
-      metadata: { name: 'lb-binding', namespace: ns },
-      spec: { targetGroupARN: bound.arn, targetType: 'instance', serviceRef: { name: 'lb-binding', port: 80 } },
+      metadata: { name, namespace: ns },
+      spec: { targetGroupARN: bound.arn, targetType: 'instance', serviceRef: { name, port: 80 } },
     });
+    return { bound, others: new Set(others.map((g) => g.arn)), nodePort: svc.spec!.ports![0]!.nodePort! };
+  };
+
+  it('a TargetGroupBinding’s target group made outside Kubernetes (no cluster tag) holds the release until it lets go; shared, the whole group is read (issue 27)', async () => {
+    const { instanceId, node } = await nodeWithVolume('lb-binding');
+    const { bound, others } = await boundGroup('lb-binding', instanceId);
     const gone = deregisterWhenExcluded(node, instanceId, [bound], 8_000);
     const before = elb.calls.length;
     const since = Date.now();
@@ -364,18 +373,111 @@ describe('settle: release when the load balancers let go', () => {
     const goneMs = await gone;
     expect(completedMs).toBeGreaterThanOrEqual(goneMs);
     const calls = elb.calls.slice(before);
-    expect(calls.every((c) => c.action === 'DescribeTargetHealth' && c.form['TargetGroupArn'] === bound.arn)).toBe(
-      true,
-    );
-    expect(calls[0]!.form).toMatchObject({
-      'Targets.member.1.Id': instanceId,
-      'Targets.member.1.Port': String(nodePort),
-    });
-    const reads = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.verb === 'list').map((e) => e.resource);
-    expect(reads).toEqual(expect.arrayContaining(['targetgroupbindings', 'services']));
+    expect(calls.every((c) => c.action === 'DescribeTargetHealth')).toBe(true);
+    expect(calls.some((c) => others.has(c.form['TargetGroupArn'] ?? ''))).toBe(false);
+    // One reading of the group answers for every instance it holds: no Targets filter.
+    const reads = calls.filter((c) => c.form['TargetGroupArn'] === bound.arn);
+    expect(reads.length).toBeGreaterThan(0);
+    expect(reads.every((c) => c.form['Targets.member.1.Id'] === undefined)).toBe(true);
+    const lists = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.verb === 'list').map((e) => e.resource);
+    expect(lists).toEqual(expect.arrayContaining(['targetgroupbindings', 'services', 'leases']));
     expect((await eventsFor(a, 'Node', node)).find((e) => e.reason === 'TargetsDeregistered')?.message).toMatch(
-      /tf-web-bound \d/,
+      /tf-lb-binding \d/,
     );
+  });
+
+  it('reading alone (no namespace for shared readings), the instance is read on the Service’s NodePort (issue 27)', async () => {
+    const { instanceId, node } = await nodeWithVolume('lb-alone');
+    const { bound, nodePort, others } = await boundGroup('lb-alone', instanceId);
+    const gone = deregisterWhenExcluded(node, instanceId, [bound], 6_000);
+    const before = elb.calls.length;
+    const drainer = startDrainer(plane, {
+      loadBalancerDelaySeconds: 5,
+      waitForVolumeDetach: false,
+      // RBAC of an older release: no namespace, no Role on its leases.
+      deploymentName: 'gnt-without-readings',
+      loadBalancers: { url: elb.url, minWaitSeconds: 2 },
+    });
+    const logs = drainer.logs;
+    const { completedMs } = await run(drainer, instanceId);
+    expect(completedMs).toBeGreaterThanOrEqual(await gone);
+    const calls = elb.calls.slice(before);
+    // Every instance target group bound in the cluster is a candidate (the earlier test's too); the others' never.
+    expect(calls.every((c) => c.action === 'DescribeTargetHealth')).toBe(true);
+    expect(calls.some((c) => others.has(c.form['TargetGroupArn'] ?? ''))).toBe(false);
+    const reads = calls.filter((c) => c.form['TargetGroupArn'] === bound.arn);
+    expect(reads.length).toBeGreaterThan(0);
+    for (const read of reads)
+      expect(read.form).toMatchObject({ 'Targets.member.1.Id': instanceId, 'Targets.member.1.Port': String(nodePort) });
+    expect(
+      logs.filter((l) => String(l['message']).startsWith('shared load-balancer readings are not allowed')),
+    ).toHaveLength(1);
+  });
+
+  it('two terminations behind one target group share its readings: one reading a round for both, kept in a Lease the reconciler takes back', async () => {
+    const nodes = ['lb-shared-a', 'lb-shared-b'];
+    const ids = nodes.map(() => newInstanceId());
+    for (const [i, name] of nodes.entries()) await createKwokNode(a, name, ids[i]!, { scenario: 'lb-shared' });
+    for (const name of nodes) await waitNodeReady(a, name);
+    const group = elb.addTargetGroup('k8s-settle-shared', {
+      tags: { 'elbv2.k8s.aws/cluster': testAws.clusterName },
+      targets: new Map(ids.map((id) => [id, 'healthy'])),
+    });
+    const gone = nodes.map((name, i) => deregisterWhenExcluded(name, ids[i]!, [group], 6_000));
+    const before = elb.calls.length;
+    const startMs = Date.now();
+    const drainer = startDrainer(plane, {
+      loadBalancerDelaySeconds: 60,
+      waitForVolumeDetach: false,
+      loadBalancers: { url: elb.url, minWaitSeconds: 2, tags: 'team=web' },
+    });
+    try {
+      const results = await Promise.all(ids.map((id) => drainer.terminate(id)));
+      expect(results.map(statusOf)).toEqual(['drained', 'drained']);
+      const goneMs = await Promise.all(gone);
+      for (const [i, id] of ids.entries()) {
+        const completedMs = drainer.completions.find((c) => c.instanceId === id)!.atMs;
+        expect(completedMs).toBeGreaterThanOrEqual(goneMs[i]!);
+        expect(completedMs - goneMs[i]!).toBeLessThan(8_000);
+      }
+      const reads = elb.calls
+        .slice(before)
+        .filter((c) => c.action === 'DescribeTargetHealth' && c.form['TargetGroupArn'] === group.arn);
+      // At most one reading of the group every 2 s (minReadIntervalMs) for both; alone, each read its own.
+      expect(reads.length).toBeGreaterThan(0);
+      expect(reads.length).toBeLessThanOrEqual(Math.ceil((Date.now() - startMs) / 2_000) + 1);
+    } finally {
+      drainer.restore();
+    }
+    const namespace = 'graceful-node-termination';
+    const leases = () =>
+      (
+        JSON.parse(a.kubectl('get', 'leases', '-n', namespace, '-o', 'json')) as {
+          items: { metadata: { name: string; annotations?: Record<string, string> } }[];
+        }
+      ).items;
+    const lease = leases().find((l) =>
+      l.metadata.annotations?.['graceful-node-termination/load-balancer']?.includes(group.arn),
+    );
+    expect(lease?.metadata.annotations?.['graceful-node-termination/reading']).toMatch(/\d{4}-\d\d-\d\dT/);
+    // Wanted by nobody for longer than the reconciler keeps a reading: the next pass deletes it.
+    const longAgo = new Date(Date.now() - 11 * 60_000).toISOString();
+    a.kubectl(
+      'annotate',
+      'lease',
+      '-n',
+      namespace,
+      lease!.metadata.name,
+      '--overwrite',
+      `graceful-node-termination/wanted-until=${longAgo}`,
+    );
+    const reconciler = startDrainer(plane, { loadBalancers: { url: elb.url } });
+    try {
+      await reconciler.reconcile();
+    } finally {
+      reconciler.restore();
+    }
+    expect(leases().map((l) => l.metadata.name)).not.toContain(lease!.metadata.name);
   });
 
   it('in no target group: completes at the minimum wait, not the fixed delay', async () => {

@@ -170,17 +170,22 @@ function answerClassic(stub: ElbStub, action: string, form: Record<string, strin
   if (action === 'DescribeInstanceHealth') {
     const balancer = stub.classic.find((b) => b.name === form['LoadBalancerName']);
     if (balancer === undefined) return [400, fail('LoadBalancerNotFound', 'There is no ACTIVE Load Balancer')];
-    const id = form['Instances.member.1.InstanceId'] ?? '';
+    const stateXml = (id: string, state: { state: string; description: string }) =>
+      `<InstanceId>${id}</InstanceId><State>${state.state}</State><ReasonCode>N/A</ReasonCode><Description>${state.description}</Description>`;
+    const id = form['Instances.member.1.InstanceId'];
+    // No instance named: every registered instance, as the API answers then.
+    if (id === undefined)
+      return [
+        200,
+        ok(
+          action,
+          classicNs,
+          `<InstanceStates>${members([...balancer.instances].map(([i, s]) => stateXml(i, s)))}</InstanceStates>`,
+        ),
+      ];
     const state = balancer.instances.get(id);
     if (state === undefined) return [400, fail('InvalidInstance', `Could not find EC2 instance ${id}.`)];
-    return [
-      200,
-      ok(
-        action,
-        classicNs,
-        `<InstanceStates>${members([`<InstanceId>${id}</InstanceId><State>${state.state}</State><ReasonCode>N/A</ReasonCode><Description>${state.description}</Description>`])}</InstanceStates>`,
-      ),
-    ];
+    return [200, ok(action, classicNs, `<InstanceStates>${members([stateXml(id, state)])}</InstanceStates>`)];
   }
   return [400, fail('InvalidAction', `${action} is not served by this stand-in`)];
 }

@@ -16,6 +16,8 @@ import type {
   DeferralMark,
 } from '../../lambda/cluster/model.js';
 import type { ClusterGateway } from '../../lambda/cluster/ports/cluster-gateway.js';
+import type { TargetReadings } from '../../lambda/cluster/ports/target-readings.js';
+import { FakeReadingStore } from './fake-target-readings.js';
 import type { NodeMarks, NodeWatch, OutdatedMarks, OutdatedUnmarked } from '../../lambda/cluster/ports/node-gateway.js';
 import type { PodWatch } from '../../lambda/cluster/ports/pod-gateway.js';
 import type { VolumeAttachmentWatch } from '../../lambda/cluster/ports/volume-gateway.js';
@@ -43,6 +45,7 @@ import type {
   LifecycleActionRef,
   LifecycleActions,
   LifecycleResult,
+  LoadBalancerRegistry,
   LoadBalancerTargets,
   MetricsSink,
   Purchase,
@@ -159,6 +162,11 @@ export function pod(overrides: Partial<FakePod> & { name: string }): FakePod {
 }
 
 export class FakeCluster {
+  /** The shared load-balancer readings of every deployment (one store: tests use one deployment). */
+  readonly readingStore = new FakeReadingStore();
+  targetReadings(_deployment: string): TargetReadings {
+    return this.readingStore.readingsFor();
+  }
   readonly nodes = new Map<string, NodeInfo & { providerId: string }>();
   readonly pods = new Map<string, FakePod>();
   readonly events: ClusterEvent[] = [];
@@ -971,6 +979,39 @@ export class FakeLoadBalancers implements LoadBalancerTargets {
 
   /** What the cluster served at each first look. */
   readonly served: (ServedLoadBalancers | undefined)[] = [];
+  /** Shared readings (shared-targets.ts): each group read once for every instance it holds. */
+  candidates?: LoadBalancerRegistry['candidates'];
+  registered?: LoadBalancerRegistry['registered'];
+  /** registered() calls, by load balancer name. */
+  readonly registeredCalls: string[] = [];
+
+  /** Offers the registry, so terminations share their readings (off by default: each reads its own). */
+  share(): this {
+    this.candidates = async (served) => {
+      this.served.push(served);
+      const all = new Map<string, TargetHold>();
+      for (const holds of this.holds.values())
+        for (const h of holds) all.set(h.id, { kind: h.kind, id: h.id, name: h.name, state: 'unknown' });
+      return [...all.values()];
+    };
+    this.registered = async (lb) => {
+      this.registeredCalls.push(lb.name);
+      if (this.failure)
+        return {
+          read: false,
+          denied: this.failure.denied,
+          throttled: false,
+          error: new Error(this.failure.denied ? 'AccessDenied' : 'unavailable'),
+          calls: 1,
+        };
+      const now = this.clock.now();
+      const targets = new Map<string, string>();
+      for (const [instanceId, holds] of this.holds)
+        for (const h of holds) if (h.id === lb.id && now < h.releaseAtMs) targets.set(instanceId, h.state);
+      return { read: true, targets, calls: 1 };
+    };
+    return this;
+  }
 
   async holding(instanceId: string, scope: TargetScope = {}): Promise<TargetReading> {
     const among = scope.among;

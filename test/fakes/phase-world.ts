@@ -10,7 +10,8 @@ import type {
   Verified,
 } from '../../lambda/termination/state.js';
 import { lifecycleEnding } from '../../lambda/termination/terminate-hook.js';
-import type { LoadBalancerTargets } from '../../lambda/shared/aws-ports.js';
+import type { LoadBalancerRegistry, LoadBalancerTargets } from '../../lambda/shared/aws-ports.js';
+import type { TargetReadingsSource } from '../../lambda/cluster/ports/target-readings.js';
 import type { LoadBalancerSources } from '../../lambda/cluster/ports/load-balancer-sources.js';
 import {
   FakeAutoScaling,
@@ -83,8 +84,9 @@ export function phaseWorld() {
     clock,
     log,
     instances: autoScaling,
-    loadBalancers: undefined as LoadBalancerTargets | undefined,
+    loadBalancers: undefined as (LoadBalancerTargets & Partial<LoadBalancerRegistry>) | undefined,
     served: undefined as LoadBalancerSources | undefined,
+    readings: undefined as TargetReadingsSource | undefined,
   };
   const deadlines = (o: Partial<Deadlines> = {}): Deadlines => ({
     drainDeadlineMs: clock.now() + 300_000,

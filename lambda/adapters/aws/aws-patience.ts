@@ -22,6 +22,9 @@ const throttlingNames = new Set([
   'RequestThrottled',
 ]);
 
+/** An error code that says throttled (not busy, not failing). */
+export const isThrottlingCode = (code: string | undefined): boolean => throttlingNames.has(code ?? '');
+
 /** A throttled (or busy: 503) answer from an SDK client or our own Query client. */
 export function isThrottled(error: unknown): boolean {
   if (error instanceof ServiceBusyError) return true;

@@ -129,10 +129,12 @@ export class AwsQuery {
     for (let attempt = 1; ; attempt++) {
       let failure: string;
       let answered = false;
+      let lastCode: string | undefined;
       try {
         const answer = await this.post(query);
         if (answer.status === 200) return answer.body;
         const { code, message } = queryErrorOf(answer.body);
+        lastCode = code;
         failure = `HTTP ${answer.status} ${code}: ${message}`;
         if (!(answer.status >= 500 || retryableCodes.has(code)))
           throw new QueryRefusedError(`${this.api.label}:${action} failed: ${failure}`, code, answer.status);
@@ -143,7 +145,7 @@ export class AwsQuery {
       }
       if (attempt >= this.maxAttempts) {
         const message = `${this.api.label}:${action} failed after ${attempt} attempts: ${failure}`;
-        throw answered ? new ServiceBusyError(message) : new TransientError(message);
+        throw answered ? new ServiceBusyError(message, { code: lastCode }) : new TransientError(message);
       }
       await this.sleep(Math.round(Math.random() * Math.min(4000, 200 * 2 ** attempt)));
     }

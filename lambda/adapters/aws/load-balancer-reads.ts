@@ -72,6 +72,45 @@ export async function targetGroupHold(
   };
 }
 
+/**
+ * Every instance one target group has registered, with its state (draining before any other
+ * when an instance is registered on several ports): one DescribeTargetHealth without Targets,
+ * which answers for every target, whatever the instances waiting on it. Gone: none.
+ */
+export async function registeredInGroup(call: Counted, v2: AwsQuery, arn: string): Promise<Map<string, string>> {
+  const registered = new Map<string, string>();
+  const xml = await notGone(call(v2, 'DescribeTargetHealth', { TargetGroupArn: arn }));
+  if (xml === undefined) return registered;
+  for (const d of listOf(result(xml, 'DescribeTargetHealth')['TargetHealthDescriptions'], 'member')) {
+    const id = text((d['Target'] as Xml | undefined)?.['Id']);
+    const state = text((d['TargetHealth'] as Xml | undefined)?.['State']);
+    if (id === '' || !heldByTargetGroup(state) || registered.get(id) === 'draining') continue;
+    registered.set(id, state);
+  }
+  return registered;
+}
+
+/** Every instance a Classic Load Balancer has registered, with its state: one DescribeInstanceHealth. */
+export async function registeredInClassic(
+  call: Counted,
+  classic: AwsQuery,
+  name: string,
+): Promise<Map<string, string>> {
+  const registered = new Map<string, string>();
+  let xml: string;
+  try {
+    xml = await call(classic, 'DescribeInstanceHealth', { LoadBalancerName: name });
+  } catch (error) {
+    // Only the load balancer gone means none: asked for every instance, nothing else is "not registered".
+    if (error instanceof QueryRefusedError && error.code === 'LoadBalancerNotFound') return registered;
+    throw error;
+  }
+  for (const s of listOf(result(xml, 'DescribeInstanceHealth')['InstanceStates'], 'member'))
+    if (heldByClassic(text(s['State']), text(s['Description'])))
+      registered.set(text(s['InstanceId']), text(s['State']));
+  return registered;
+}
+
 export interface ServedTarget {
   readonly arn: string;
   readonly name: string;

@@ -18,18 +18,28 @@
 // Scaling client (486,531 -> 607,553; esbuild, node24, both clients); this is a few KiB over
 // the Query client EC2 already uses.
 import type { ServedLoadBalancers, ServedTargetGroup } from '../../shared/served-load-balancers.js';
-import type { LoadBalancerTargets, TargetHold, TargetReading } from '../../shared/aws-ports.js';
+import type {
+  LoadBalancerRegistry,
+  LoadBalancerTargets,
+  Registered,
+  TargetHold,
+  TargetReading,
+} from '../../shared/aws-ports.js';
 import { mapWithConcurrency } from '../../shared/concurrency.js';
 import { asError } from '../../shared/log.js';
 import { AwsQuery, QueryRefusedError, type QueryOptions } from './aws-query.js';
 import {
   classicHold,
+  registeredInClassic,
+  registeredInGroup,
   targetGroupHold,
   targetGroupName,
   type Counted,
   type ServedTarget,
 } from './load-balancer-reads.js';
 import { discoverTagged, networkTargetGroups } from './load-balancer-discovery.js';
+import { isThrottlingCode } from './aws-patience.js';
+import { ServiceBusyError } from '../../shared/errors.js';
 
 export { heldByClassic, heldByTargetGroup } from './load-balancer-reads.js';
 export { taggedForCluster } from './load-balancer-discovery.js';
@@ -83,7 +93,7 @@ function cachedFor<T>(cacheMs: number, now: () => number): (key: string, find: (
   };
 }
 
-export function createLoadBalancerTargets(options: LoadBalancerOptions): LoadBalancerTargets {
+export function createLoadBalancerTargets(options: LoadBalancerOptions): LoadBalancerTargets & LoadBalancerRegistry {
   const v2 = new AwsQuery(v2Api, { ...options, endpoint: options.endpoints?.v2 });
   const classic = new AwsQuery(classicApi, { ...options, endpoint: options.endpoints?.classic });
   const concurrency = options.concurrency ?? elbConcurrency;
@@ -117,6 +127,8 @@ export function createLoadBalancerTargets(options: LoadBalancerOptions): LoadBal
   };
 
   return {
+    candidates: async (served) => holdsOf(await candidates((api, action, params) => api.call(action, params), served)),
+    registered: (lb) => registered({ v2, classic }, lb),
     async holding(instanceId, scope = {}): Promise<TargetReading> {
       let calls = 0;
       let nextAtMs = 0;
@@ -137,6 +149,29 @@ export function createLoadBalancerTargets(options: LoadBalancerOptions): LoadBal
       }
     },
   };
+}
+
+const holdsOf = (from: Candidates): TargetHold[] => [
+  ...from.targetGroups.map((tg) => asHold('target-group', tg.arn, tg.name, tg.port)),
+  ...from.classic.map((name) => asHold('classic', name, name)),
+];
+
+/** Every instance one load balancer has registered: one call, counted. */
+async function registered(apis: { v2: AwsQuery; classic: AwsQuery }, lb: TargetHold): Promise<Registered> {
+  let calls = 0;
+  const call: Counted = (api, action, params) => (calls++, api.call(action, params));
+  try {
+    const targets =
+      lb.kind === 'target-group'
+        ? await registeredInGroup(call, apis.v2, lb.id)
+        : await registeredInClassic(call, apis.classic, lb.id);
+    return { read: true, targets, calls };
+  } catch (e) {
+    const error = asError(e);
+    // Throttled, not failing: the shared reader backs off (a 5xx after retries is a failed reading).
+    const throttled = error instanceof ServiceBusyError && isThrottlingCode(error.code);
+    return { read: false, denied: isDenied(error), throttled, error, calls };
+  }
 }
 
 const isDenied = (error: unknown) => error instanceof QueryRefusedError && deniedCodes.has(error.code);

@@ -18,6 +18,7 @@ import { createMigrationNodeApi } from './migration-node-api.js';
 import { createOutdatedNodeApi } from './outdated-node-api.js';
 import { createPodApi } from './pod-api.js';
 import { createRepairNodeApi } from './repair-node-api.js';
+import { createTargetReadingApi } from './target-reading-api.js';
 import { createVolumeApi } from './volume-api.js';
 
 /** Shows in the API server's audit log, as EKS's own drainer shows as vpcLambda. */
@@ -57,5 +58,7 @@ export function createKubernetesGateway(
     ...createConditionsApi(kube),
     ...createDeploymentApi(kube),
     ...createEventWriter(kube, options.log),
+    targetReadings: (deployment) =>
+      createTargetReadingApi(kube, { namespace: deployment, owner: deployment, log: options.log }),
   };
 }

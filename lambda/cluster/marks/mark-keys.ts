@@ -61,3 +61,15 @@ export const restartedAtAnnotation = 'kubectl.kubernetes.io/restartedAt';
 
 /** Per workload, on the Deployment or its pods: "true" opts in, "false" marks it untouchable. */
 export const surgeAnnotation = 'graceful-node-termination/surge-before-evict';
+
+/** On the Leases of shared load-balancer readings: `load-balancer` (one reading) or `reader` (the turn). */
+export const targetReadingLabel = 'graceful-node-termination/target-reading';
+
+/** Which load balancer a reading Lease is about (JSON, LoadBalancerRef). */
+export const loadBalancerAnnotation = 'graceful-node-termination/load-balancer';
+
+/** Until when a waiting termination wants it read (epoch milliseconds). */
+export const wantedUntilAnnotation = 'graceful-node-termination/wanted-until';
+
+/** The last reading (JSON, ReadingResult): registered instances and their states, or why it failed. */
+export const readingAnnotation = 'graceful-node-termination/reading';

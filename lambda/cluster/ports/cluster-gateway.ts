@@ -9,6 +9,7 @@ import { type NodeGateway } from './node-gateway.js';
 import { type PodGateway } from './pod-gateway.js';
 import { type EventRecorder } from './event-recorder.js';
 import { type VolumeGateway } from './volume-gateway.js';
+import { type TargetReadingsSource } from './target-readings.js';
 
 /** Everything a use case may ask of the cluster. */
 export type ClusterGateway = NodeGateway &
@@ -19,4 +20,5 @@ export type ClusterGateway = NodeGateway &
   DrainabilityGateway &
   ChoiceGateway &
   OutOfServiceGateway &
-  RepairGateway;
+  RepairGateway &
+  TargetReadingsSource;

@@ -218,13 +218,18 @@ describe('flow control for the drainer', () => {
     const { flowControlObjects } = await import('../../../lambda/installer/flow-control.js');
     const { installedObjects } = await import('../../../lambda/installer/installed-objects.js');
     const docs = loadAll(renderRbacYaml('team-drainers', 'force', 'gnt-1')) as { kind: string }[];
+    const { readingObjects } = await import('../../../lambda/installer/reading-rbac.js');
     expect(docs.map((d) => d.kind)).toEqual([
       'ClusterRole',
       'ClusterRoleBinding',
+      'Namespace',
+      'Role',
+      'RoleBinding',
       'PriorityLevelConfiguration',
       'FlowSchema',
     ]);
-    expect(docs.slice(2)).toEqual(JSON.parse(JSON.stringify(flowControlObjects('team-drainers', 'gnt-1'))));
+    expect(docs.slice(2, 5)).toEqual(JSON.parse(JSON.stringify(readingObjects('team-drainers', 'gnt-1'))));
+    expect(docs.slice(5)).toEqual(JSON.parse(JSON.stringify(flowControlObjects('team-drainers', 'gnt-1'))));
     expect(installedObjects('team-drainers', 'force', 'gnt-1').map((o) => o.kind)).toEqual(docs.map((d) => d.kind));
     const schema = flowControlObjects('team-drainers', 'gnt-1')[1] as unknown as {
       spec: { rules: { subjects: unknown[] }[]; priorityLevelConfiguration: { name: string } };

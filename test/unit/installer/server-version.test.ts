@@ -108,14 +108,14 @@ describe('the Kubernetes versions the RBAC installer applies to', () => {
     expect(server.calls).toEqual(['GET /version']);
   });
 
-  it('applies on 1.29 and later: the version is read first, then the four objects', async () => {
+  it('applies on 1.29 and later: the version is read first, then the seven objects', async () => {
     for (const minor of [29, 31, 34]) {
       const server = apiServer(eks(minor));
       const { handle, responses } = installerOn(server.kube);
       await handle(request());
       expect(responses).toEqual([expect.objectContaining({ Status: 'SUCCESS' })]);
       expect(server.calls[0]).toBe('GET /version');
-      expect(server.writes()).toHaveLength(4);
+      expect(server.writes()).toHaveLength(7);
     }
   });
 

@@ -249,4 +249,60 @@ describe('reading the load balancers the cluster serves', () => {
       denied: false,
     });
   });
+
+  it('shared: one call answers for every instance a group or Classic Load Balancer has registered', async () => {
+    const g = elb.addTargetGroup('k8s-web', {
+      targets: new Map([
+        [instance, 'draining'],
+        ['i-0aaaaaaaaaaaaaaaa', 'healthy'],
+        ['i-0bbbbbbbbbbbbbbbb', 'unused'],
+      ]),
+    });
+    elb.addClassic('a1b2c3', {
+      instances: new Map([
+        [instance, { state: 'InService', description: 'Instance deregistration currently in progress.' }],
+        [
+          'i-0cccccccccccccccc',
+          { state: 'OutOfService', description: 'Instance is not currently registered with the LoadBalancer.' },
+        ],
+      ]),
+    });
+    const t = targets();
+    const [group, classic] = await t.candidates(
+      served({ targetGroups: [{ arn: g.arn, port: 30080 }], classicNames: ['a1b2c3'] }),
+    );
+    expect(group).toMatchObject({ kind: 'target-group', id: g.arn, name: 'k8s-web', state: 'unknown', port: 30080 });
+    expect(await t.registered(group!)).toEqual({
+      read: true,
+      targets: new Map([
+        [instance, 'draining'],
+        ['i-0aaaaaaaaaaaaaaaa', 'healthy'],
+      ]),
+      calls: 1,
+    });
+    expect(await t.registered(classic!)).toEqual({ read: true, targets: new Map([[instance, 'InService']]), calls: 1 });
+    // Every target, not one: no Targets nor Instances asked for.
+    const asked = elb.calls.filter((c) => c.action === 'DescribeTargetHealth' || c.action === 'DescribeInstanceHealth');
+    expect(asked.map((c) => Object.keys(c.form).filter((k) => k.includes('member')))).toEqual([[], []]);
+  });
+
+  it('shared: a deleted group is none registered; denied, failing and throttled say so', async () => {
+    const t = targets();
+    const gone = {
+      kind: 'target-group' as const,
+      id: 'arn:aws:elasticloadbalancing:eu-west-1:1:targetgroup/x/1',
+      name: 'x',
+      state: 'unknown',
+    };
+    expect(await t.registered(gone)).toEqual({ read: true, targets: new Map(), calls: 1 });
+    const g = elb.addTargetGroup('k8s-failing');
+    elb.failing.add(g.arn);
+    expect(await t.registered({ ...gone, id: g.arn })).toMatchObject({ read: false, denied: false, throttled: false });
+    elb.failing.clear();
+    elb.bucket = { capacity: 0, refillPerSecond: 0 };
+    expect(await t.registered({ ...gone, id: g.arn })).toMatchObject({ read: false, denied: false, throttled: true });
+    elb.bucket = undefined;
+    elb.denied = true;
+    expect(await t.registered({ ...gone, id: g.arn })).toMatchObject({ read: false, denied: true });
+  });
 });

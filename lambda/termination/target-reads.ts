@@ -1,0 +1,61 @@
+// How the settle phase's load-balancer wait reads (settle-targets.ts): from the readings the
+// deployment shares (shared-targets.ts) when the cluster keeps them and the load balancers can
+// be read for everyone, otherwise on its own, as before sharing: its own DescribeTargetHealth
+// per group, paced, within a budget of calls.
+import type { TargetReading, TargetHold } from '../shared/aws-ports.js';
+import { AccessDeniedError } from '../shared/errors.js';
+import { asError } from '../shared/log.js';
+import { SharedTargets } from './shared-targets.js';
+import type { Drained, Run } from './state.js';
+
+/** A reading, and (shared) what was not read since the wait began and when to look next. */
+export interface Look {
+  readonly reading: TargetReading;
+  readonly pending: readonly TargetHold[];
+  readonly nextAtMs?: number | undefined;
+}
+
+/** Sharing when the cluster keeps the readings and the load balancers can be read for everyone. */
+export function sharedTargetsOf(run: Run): SharedTargets | undefined {
+  const { readings, loadBalancers, clock, log } = run.deps;
+  if (readings === undefined || loadBalancers?.registered === undefined || loadBalancers.candidates === undefined)
+    return undefined;
+  return new SharedTargets(
+    {
+      readings: readings.targetReadings(run.request.settings.deploymentName),
+      registry: { candidates: loadBalancers.candidates, registered: loadBalancers.registered },
+      clock,
+      log,
+    },
+    run.request.requestId,
+  );
+}
+
+/** A first look asks the cluster which load balancers it serves; later ones re-read what held. */
+export async function readTargets(
+  run: Run,
+  d: Drained,
+  o: { readonly holds: readonly TargetHold[] | undefined; readonly shared: SharedTargets | undefined; untilMs: number },
+): Promise<Look> {
+  const { loadBalancers, served } = run.deps;
+  const instanceId = run.request.instance.instanceId;
+  try {
+    const scope =
+      o.holds !== undefined ? undefined : served !== undefined ? await served.servedLoadBalancers() : undefined;
+    if (o.shared !== undefined && loadBalancers?.candidates !== undefined) {
+      const candidates = o.holds ?? (await loadBalancers.candidates(scope));
+      const look = await o.shared.look(instanceId, candidates, d.drainedAtMs, o.untilMs);
+      if (look !== undefined) return look;
+    }
+    const reading = await loadBalancers!.holding(
+      instanceId,
+      o.holds !== undefined ? { among: o.holds } : { served: scope },
+    );
+    return { reading, pending: [] };
+  } catch (error) {
+    return {
+      reading: { read: false, denied: error instanceof AccessDeniedError, error: asError(error), calls: 0 },
+      pending: [],
+    };
+  }
+}
