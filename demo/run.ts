@@ -310,12 +310,16 @@ try {
     }
   });
   elb.onCall = (call, answer) => {
-    const state = /<State>([^<]+)<\/State>/.exec(answer)?.[1];
+    // A shared reading asks for the whole group (no Targets): the instance's own member says its state.
+    const member = answer.split('</member>').find((m) => m.includes(`<Id>${target.instanceId}</Id>`));
+    const state = member === undefined ? 'not registered' : /<State>([^<]+)<\/State>/.exec(member)?.[1];
+    const whole = call.form['Targets.member.1.Id'] === undefined;
+    const targets = answer.split('<Target>').length - 1;
     add(
       'elb',
       `${call.api} ${call.action}`,
       call.action === 'DescribeTargetHealth'
-        ? `instance ${target.instanceId}: ${answer.includes(target.instanceId) ? state : 'not registered'}`
+        ? `${whole ? `whole group (${targets} targets), ` : ''}instance ${target.instanceId}: ${state}`
         : undefined,
     );
   };
