@@ -86,8 +86,13 @@ export class TargetWait {
     }
   }
 
+  // The floors too end by the settle end: a drain that ended late (its last pass at the deadline
+  // takes seconds) leaves less than them, and waking past it eats the margin kept to complete.
   private get minUntilMs(): number {
-    return this.d.drainedAtMs + (this.d.deadlines.loadBalancerWait?.minMs ?? 0);
+    return Math.min(
+      this.d.drainedAtMs + (this.d.deadlines.loadBalancerWait?.minMs ?? 0),
+      this.d.deadlines.settleEndMs ?? Infinity,
+    );
   }
 
   private get maxUntilMs(): number {
@@ -98,7 +103,10 @@ export class TargetWait {
   }
 
   private get fixedUntilMs(): number {
-    return this.d.drainedAtMs + this.d.deadlines.loadBalancerDelayMs;
+    return Math.min(
+      this.d.drainedAtMs + this.d.deadlines.loadBalancerDelayMs,
+      this.d.deadlines.settleEndMs ?? Infinity,
+    );
   }
 
   /**

@@ -173,6 +173,21 @@ describe('settle: load balancers', () => {
     ).toHaveLength(1);
   });
 
+  // Found by the settle property (test/unit/termination/settle-targets.property.test.ts): a drain that
+  // ended past its latest end leaves less than the minimum before the settle end; waking at the
+  // minimum (or the fixed delay) ate the margin kept to complete the action.
+  it('a drain that ended late: the minimum wait and the fixed delay end by the settle end', async () => {
+    const w = phaseWorld();
+    w.deps.loadBalancers = w.loadBalancers;
+    const late = { ...wait, settleEndMs: w.clock.now() + 3_000 };
+    expect((await settled(w, drained(w, { deadlines: late }))).seconds).toBe(3);
+    const denied = phaseWorld();
+    denied.deps.loadBalancers = denied.loadBalancers;
+    denied.loadBalancers.failure = { denied: true };
+    const end = { ...wait, settleEndMs: denied.clock.now() + 3_000 };
+    expect((await settled(denied, drained(denied, { deadlines: end }))).seconds).toBe(3);
+  });
+
   it('held past the maximum: released then, with a Warning naming what held it', async () => {
     const w = phaseWorld();
     w.deps.loadBalancers = w.loadBalancers;
