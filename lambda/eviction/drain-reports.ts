@@ -16,7 +16,7 @@ import {
 } from '../cluster/events/eviction-events.js';
 import { podKey } from '../cluster/rules/pods.js';
 import { asError, type Log } from '../shared/log.js';
-import { stuckTerminatingMarginMs } from './rules.js';
+import { longBlockReportAtMs, stuckTerminatingMarginMs, type Attempt } from './rules.js';
 
 export interface ReportDeps {
   readonly pods: Pick<PodGateway, 'pendingReplacements'>;
@@ -87,6 +87,28 @@ export async function reportLongBlock(
   await deps.events.record(
     evictionBlockedLong(node, pod, { budget, minutes, detail: result.message ?? '', replacements }),
   );
+}
+
+/** Each pod a budget has refused for blockedReportMs is reported once (reportLongBlock), when that time comes. */
+export async function reportLongBlocks(
+  node: NodeRef,
+  remaining: readonly PodInfo[],
+  o: {
+    readonly attempts: ReadonlyMap<string, Attempt>;
+    readonly accepted: ReadonlySet<string>;
+    readonly blockedReportMs: number;
+    readonly nowMs: number;
+  },
+  deps: ReportDeps,
+): Promise<void> {
+  for (const pod of remaining) {
+    const attempt = o.attempts.get(pod.uid);
+    const at = longBlockReportAtMs(attempt, o.accepted.has(pod.uid), o.blockedReportMs);
+    if (at === undefined || at > o.nowMs || attempt?.lastBlock === undefined || attempt.blockedSinceMs === undefined)
+      continue;
+    attempt.reportedLong = true;
+    await reportLongBlock(node, pod, attempt.lastBlock, o.nowMs - attempt.blockedSinceMs, deps);
+  }
 }
 
 export async function reportForced(
