@@ -1,7 +1,7 @@
 // Pods a PodDisruptionBudget refused wait on that budget instead of asking again. In a wave every
 // invocation drains its own node against the same budgets; asked on the retry cadence, each budget
-// answered most of them 429 (issue 40). The budget that refused is watched (one request, shared by
-// the node's pods under it) and a waiting pod is asked again only when the budget allows a
+// answered most of them 429 (issue 40). A budget that refused a pod twice is watched (one request,
+// shared by the node's pods under it) and the pod is asked again only when the budget allows a
 // disruption. It is looked at on today's retry cadence, jittered (equal jitter: half the delay plus
 // a random half), so waiting invocations do not all ask at the same instant: the first to look
 // takes the disruption, and the eviction lowers disruptionsAllowed, which the others see before
@@ -15,6 +15,8 @@ import { retryDelayMs, type Attempt } from './rules.js';
 
 interface Wait {
   readonly budget: string;
+  /** Refusals by this budget (in this invocation). */
+  refusals: number;
   /** Looks that found the budget closed: each stands for a refusal the drain no longer spends. */
   looks: number;
 }
@@ -28,11 +30,19 @@ export class BudgetWaits {
     private readonly random: () => number,
   ) {}
 
-  /** The named budget refused this pod: from now on the pod waits until it allows a disruption. */
-  refused(pod: PodInfo, budgetName: string): void {
+  /**
+   * The named budget refused this pod; returns how many times in a row. From the second the pod waits on the budget:
+   * most refusals in a wave are over at the first retry, which costs no more than opening the watch would.
+   */
+  refused(pod: PodInfo, budgetName: string): number {
     const budget = `${pod.namespace}/${budgetName}`;
-    if (!this.watches.has(budget)) this.watches.set(budget, this.pods.watchBudget(pod.namespace, budgetName));
-    if (this.waits.get(pod.uid)?.budget !== budget) this.waits.set(pod.uid, { budget, looks: 0 });
+    const previous = this.waits.get(pod.uid);
+    const wait = previous?.budget === budget ? previous : { budget, refusals: 0, looks: 0 };
+    wait.refusals++;
+    this.waits.set(pod.uid, wait);
+    if (wait.refusals >= 2 && !this.watches.has(budget))
+      this.watches.set(budget, this.pods.watchBudget(pod.namespace, budgetName));
+    return wait.refusals;
   }
 
   /** The pod's eviction was accepted, or it is gone: nothing to wait for. */

@@ -10,7 +10,7 @@ import { mapWithConcurrency } from '../shared/concurrency.js';
 import type { Log } from '../shared/log.js';
 import {
   announceWaitsAndSkips,
-  reportBlocked,
+  tellBlocked,
   reportForced,
   reportLongBlocks,
   reportNotWaitedFor,
@@ -75,7 +75,7 @@ class NodeDrain {
   private forced = 0;
   private lastProgressLogMs = 0;
   private held: ReadonlySet<string> = new Set();
-  /** (pod, reason, budget) told once each: answers that alternate (a budget, a 504, the budget) are not told again. */
+  /** What tellBlocked told: each (pod, reason, budget) once. */
   private readonly told = new Set<string>();
   private readonly budgets: BudgetWaits;
 
@@ -177,13 +177,8 @@ class NodeDrain {
       blockedSinceMs: budget ? (previous?.blockedSinceMs ?? now) : undefined,
       reportedLong: budget && (previous?.reportedLong ?? false),
     });
-    if (answer.reason === 'disruption-budget' && answer.budgetName !== undefined)
-      this.budgets.refused(pod, answer.budgetName);
-    const told = `${pod.uid} ${answer.reason} ${answer.budgetName ?? ''}`;
-    if (!this.told.has(told)) {
-      this.told.add(told);
-      await reportBlocked(this.o.node, pod, answer, this.reportDeps());
-    }
+    const budgetRefusals = budget && answer.budgetName ? this.budgets.refused(pod, answer.budgetName) : 0;
+    await tellBlocked(this.told, { node: this.o.node, pod, result: answer, budgetRefusals }, this.reportDeps());
   }
 
   private isForceDue(pod: PodInfo, m: DrainMoment): boolean {

@@ -30,18 +30,44 @@ const recordAll = async (deps: ReportDeps, events: readonly Parameters<EventReco
   for (const event of events) await deps.events.record(event);
 };
 
-export async function reportBlocked(node: NodeRef, pod: PodInfo, result: Blocked, deps: ReportDeps): Promise<void> {
+/**
+ * A refusal, told once per (pod, reason, budget) in the log and as Events, so answers that alternate (the budget, a
+ * 504, the budget) are not told again. A budget's Event waits for its second refusal of the pod: in a wave most are
+ * turn-taking, over at the first retry, and two Warning Events each would be most of what a wave spends beyond its
+ * drains (issue 40). A budget that holds on is told half a second later.
+ */
+export async function tellBlocked(
+  told: Set<string>,
+  o: { readonly node: NodeRef; readonly pod: PodInfo; readonly result: Blocked; readonly budgetRefusals: number },
+  deps: ReportDeps,
+): Promise<void> {
+  const key = `${o.pod.uid} ${o.result.reason} ${o.result.budgetName ?? ''}`;
+  const log = !told.has(`log ${key}`);
+  const event = !told.has(`event ${key}`) && (o.result.reason !== 'disruption-budget' || o.budgetRefusals !== 1);
+  if (log) told.add(`log ${key}`);
+  if (event) told.add(`event ${key}`);
+  await reportBlocked(o.node, o.pod, o.result, deps, { log, event });
+}
+
+export async function reportBlocked(
+  node: NodeRef,
+  pod: PodInfo,
+  result: Blocked,
+  deps: ReportDeps,
+  tell = { log: true, event: true },
+): Promise<void> {
   const fields = { pod: podKey(pod), reason: result.reason, budget: result.budgetName, detail: result.message };
-  if (result.reason === 'multiple-budgets') {
+  if (tell.log && result.reason === 'multiple-budgets') {
     // Never succeeds on its own: the eviction subresource refuses pods under two PDBs.
     deps.log.error('eviction impossible: more than one PodDisruptionBudget selects the pod', fields);
-  } else {
+  } else if (tell.log) {
     deps.log.warn('eviction blocked, will retry', fields);
   }
   if (
-    result.reason !== 'disruption-budget' &&
-    result.reason !== 'multiple-budgets' &&
-    result.reason !== 'admission-denied'
+    !tell.event ||
+    (result.reason !== 'disruption-budget' &&
+      result.reason !== 'multiple-budgets' &&
+      result.reason !== 'admission-denied')
   )
     return;
   const what =

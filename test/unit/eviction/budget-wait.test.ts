@@ -40,12 +40,13 @@ describe('a pod its budget refused', () => {
     const step = await drainIt();
 
     expect(step).toMatchObject({ outcome: 'drained', evictedTotal: 1 });
-    // Refused once, then asked once more after the opening (within a look: at most 10 s), not every few seconds.
+    // Refused, refused again at the first retry (the watch opens), then asked once more after the
+    // opening (within a look: at most 10 s), not every few seconds.
     const at = evictions('web-1');
-    expect(at).toHaveLength(2);
-    expect(at[0]).toBe(0);
-    expect(at[1]).toBeGreaterThanOrEqual(30);
-    expect(at[1]).toBeLessThanOrEqual(40);
+    expect(at).toHaveLength(3);
+    expect(at.slice(0, 2)).toEqual([0, 0.5]);
+    expect(at[2]).toBeGreaterThanOrEqual(30);
+    expect(at[2]).toBeLessThanOrEqual(40);
     expect(w.cluster.calls.filter((c) => c.op === 'watch-budget').map((c) => c.target)).toEqual(['default/web']);
     expect(w.cluster.budgetWatches.every((b) => b.closed)).toBe(true);
     expect(w.cluster.reasons().filter((r) => r.endsWith('/EvictionBlocked'))).toEqual([
@@ -70,9 +71,9 @@ describe('a pod its budget refused', () => {
     const step = await drainIt();
 
     expect(step).toMatchObject({ outcome: 'drained', evictedTotal: 4 });
-    // The first pass asks all four (nothing known yet): one goes, three are refused. After that
-    // every ask is granted: one per opening.
-    expect(evictions()).toHaveLength(4 + 3);
+    // The first pass asks all four (nothing known yet): one goes, three are refused, and again at
+    // their first retry (the watch opens). After that every ask is granted: one per opening.
+    expect(evictions()).toHaveLength(4 + 3 + 3);
     expect(w.cluster.calls.filter((c) => c.op === 'watch-budget')).toHaveLength(1);
   });
 
@@ -102,9 +103,23 @@ describe('a pod its budget refused', () => {
 
     expect(watched.deletions).toEqual(unwatched.deletions);
     expect(watched.deletions).toHaveLength(1);
-    // Asked once while watched, against one ask every 10 s until the deadline without.
-    expect(watched.asks).toBe(1);
+    // Asked twice while watched, against one ask every 10 s until the deadline without.
+    expect(watched.asks).toBe(2);
     expect(unwatched.asks).toBeGreaterThan(25);
+  });
+
+  it('is told by an Event only when its budget refuses it a second time', async () => {
+    const { w, evictions, drainIt } = world();
+    w.cluster.addPod(pod({ name: 'web-1' }));
+    let n = 0;
+    w.cluster.evictionRules.push((p) => (++n === 1 ? pdbBlocks('web', () => true)(p) : 'accept'));
+
+    await drainIt();
+
+    expect(evictions('web-1')).toEqual([0, 0.5]);
+    expect(w.cluster.reasons().filter((r) => r.endsWith('/EvictionBlocked'))).toEqual([]);
+    expect(w.log.lines.filter((l) => l.message === 'eviction blocked, will retry')).toHaveLength(1);
+    expect(w.cluster.calls.filter((c) => c.op === 'watch-budget')).toHaveLength(0);
   });
 
   it('is told once per budget even when the answers alternate (a budget, a server error, the budget)', async () => {
@@ -113,7 +128,7 @@ describe('a pod its budget refused', () => {
     let n = 0;
     w.cluster.evictionRules.push((p) => {
       n++;
-      if (n >= 4) return 'accept';
+      if (n >= 5) return 'accept';
       return n === 2
         ? {
             kind: 'blocked',
@@ -127,8 +142,11 @@ describe('a pod its budget refused', () => {
 
     await drainIt();
 
-    expect(n).toBe(4);
-    expect(w.cluster.reasons().filter((r) => r === 'Pod/EvictionBlocked')).toHaveLength(1);
+    expect(n).toBe(5);
+    expect(w.cluster.reasons().filter((r) => r.endsWith('/EvictionBlocked'))).toEqual([
+      'Pod/EvictionBlocked',
+      'Node/EvictionBlocked',
+    ]);
     expect(w.log.lines.filter((l) => l.message === 'eviction blocked, will retry')).toHaveLength(2);
   });
 });
@@ -152,7 +170,7 @@ describe('BudgetWaits', () => {
     const attempts = new Map([[p.uid, attempt(1)]]);
     const at = (random: number) => {
       const waits = new BudgetWaits({ watchBudget }, () => random);
-      waits.refused(p, 'web');
+      expect([waits.refused(p, 'web'), waits.refused(p, 'web')]).toEqual([1, 2]);
       expect(waits.admit([p], attempts, 1_000)).toEqual([]);
       return attempts.get(p.uid)!.nextAtMs;
     };
@@ -163,6 +181,7 @@ describe('BudgetWaits', () => {
     expect(at(0)).toBe(1_500);
     views.set('default/web', { disruptionsAllowed: 1, processed: true });
     const waits = new BudgetWaits({ watchBudget }, () => 0);
+    waits.refused(p, 'web');
     waits.refused(p, 'web');
     expect(waits.admit([p], attempts, 1_000)).toEqual([p]);
   });
