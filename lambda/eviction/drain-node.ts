@@ -10,12 +10,13 @@ import { mapWithConcurrency } from '../shared/concurrency.js';
 import type { Log } from '../shared/log.js';
 import {
   announceWaitsAndSkips,
-  reportBlocked,
+  tellBlocked,
   reportForced,
-  reportLongBlock,
+  reportLongBlocks,
   reportNotWaitedFor,
 } from './drain-reports.js';
 import { describeStuck, forcedGone, type DrainResult, type StuckPod } from './drain-result.js';
+import { BudgetWaits } from './budget-waits.js';
 import { passView, type PassOptions, type PassView } from './pass-view.js';
 import type { ReturnedPods } from './returned-pods.js';
 import * as rules from './rules.js';
@@ -23,10 +24,12 @@ import type { Attempt, DrainMoment } from './rules.js';
 import type { SurgeGate } from './surge-gate.js';
 
 export interface DrainDeps {
-  readonly pods: Pick<PodGateway, 'evictPod' | 'deletePod' | 'pendingReplacements'>;
+  readonly pods: Pick<PodGateway, 'evictPod' | 'deletePod' | 'pendingReplacements' | 'watchBudget'>;
   readonly events: EventRecorder;
   readonly clock: Clock;
   readonly log: Log;
+  /** The jitter of looks at a budget a pod waits on (Math.random unless a test fixes it). */
+  readonly random?: () => number;
 }
 
 /** What the drain fixes for its whole run; the deadlines, the window and the rules are the pass's (pass-view.ts). */
@@ -49,8 +52,13 @@ export interface DrainOptions extends PassOptions {
 
 export type { DrainResult, StuckPod };
 
-export function drainNode(options: DrainOptions, deps: DrainDeps): Promise<DrainResult> {
-  return new NodeDrain(options, deps).run();
+export async function drainNode(options: DrainOptions, deps: DrainDeps): Promise<DrainResult> {
+  const drain = new NodeDrain(options, deps);
+  try {
+    return await drain.run();
+  } finally {
+    drain.close();
+  }
 }
 
 class NodeDrain {
@@ -67,11 +75,20 @@ class NodeDrain {
   private forced = 0;
   private lastProgressLogMs = 0;
   private held: ReadonlySet<string> = new Set();
+  /** What tellBlocked told: each (pod, reason, budget) once. */
+  private readonly told = new Set<string>();
+  private readonly budgets: BudgetWaits;
 
   constructor(
     private readonly o: DrainOptions,
     private readonly deps: DrainDeps,
-  ) {}
+  ) {
+    this.budgets = new BudgetWaits(deps.pods, deps.random ?? Math.random);
+  }
+
+  close(): void {
+    this.budgets.close();
+  }
 
   async run(): Promise<DrainResult> {
     for (;;) {
@@ -123,7 +140,11 @@ class NodeDrain {
 
   /** Each answer is handled as it arrives, so the log and Events follow the evictions live. */
   private async evictDue(view: PassView, toForce: readonly PodInfo[]): Promise<void> {
-    const due = view.evictable.filter((p) => rules.isDue(p, view.moment) && !toForce.includes(p));
+    const due = this.budgets.admit(
+      view.evictable.filter((p) => rules.isDue(p, view.moment) && !toForce.includes(p)),
+      this.attempts,
+      view.moment.nowMs,
+    );
     // Terminating pods too: the gate tells when a rollout took a held pod out itself.
     this.held = (await this.o.surge?.held([...due, ...view.evictable.filter(isTerminating)], view.moment)) ?? this.held;
     const free = due.filter((p) => !this.held.has(p.uid));
@@ -139,6 +160,7 @@ class NodeDrain {
     const answer = await this.deps.pods.evictPod(pod);
     if (answer.kind === 'evicted' || answer.kind === 'gone') {
       this.accepted.add(pod.uid);
+      this.budgets.done(pod);
       if (answer.kind === 'evicted') this.evicted++;
       this.deps.log.info(answer.kind === 'evicted' ? 'pod evicted' : 'pod already gone', { pod: podKey(pod) });
       return;
@@ -155,9 +177,8 @@ class NodeDrain {
       blockedSinceMs: budget ? (previous?.blockedSinceMs ?? now) : undefined,
       reportedLong: budget && (previous?.reportedLong ?? false),
     });
-    if (previous?.lastBlock?.reason !== answer.reason || previous.lastBlock.budgetName !== answer.budgetName) {
-      await reportBlocked(this.o.node, pod, answer, this.reportDeps());
-    }
+    const budgetRefusals = budget && answer.budgetName ? this.budgets.refused(pod, answer.budgetName) : 0;
+    await tellBlocked(this.told, { node: this.o.node, pod, result: answer, budgetRefusals }, this.reportDeps());
   }
 
   private isForceDue(pod: PodInfo, m: DrainMoment): boolean {
@@ -184,31 +205,13 @@ class NodeDrain {
 
   /** A budget still refusing a pod after blockedReportMs is reported when that time comes. */
   private reportAtMs(pod: PodInfo): number | undefined {
-    const attempt = this.attempts.get(pod.uid);
-    if (attempt?.blockedSinceMs === undefined || attempt.reportedLong || this.accepted.has(pod.uid)) return undefined;
-    return attempt.blockedSinceMs + this.o.blockedReportMs;
+    return rules.longBlockReportAtMs(this.attempts.get(pod.uid), this.accepted.has(pod.uid), this.o.blockedReportMs);
   }
 
   private async reportLongBlocks(view: PassView): Promise<void> {
-    for (const pod of view.remaining) {
-      const at = this.reportAtMs(pod);
-      const attempt = this.attempts.get(pod.uid);
-      if (
-        at === undefined ||
-        at > this.deps.clock.now() ||
-        attempt?.lastBlock === undefined ||
-        attempt.blockedSinceMs === undefined
-      )
-        continue;
-      attempt.reportedLong = true;
-      await reportLongBlock(
-        this.o.node,
-        pod,
-        attempt.lastBlock,
-        this.deps.clock.now() - attempt.blockedSinceMs,
-        this.reportDeps(),
-      );
-    }
+    const { attempts, accepted } = this;
+    const due = { attempts, accepted, blockedReportMs: this.o.blockedReportMs, nowMs: this.deps.clock.now() };
+    await reportLongBlocks(this.o.node, view.remaining, due, this.reportDeps());
   }
 
   /**

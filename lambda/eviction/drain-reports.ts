@@ -16,7 +16,7 @@ import {
 } from '../cluster/events/eviction-events.js';
 import { podKey } from '../cluster/rules/pods.js';
 import { asError, type Log } from '../shared/log.js';
-import { stuckTerminatingMarginMs } from './rules.js';
+import { longBlockReportAtMs, stuckTerminatingMarginMs, type Attempt } from './rules.js';
 
 export interface ReportDeps {
   readonly pods: Pick<PodGateway, 'pendingReplacements'>;
@@ -30,18 +30,44 @@ const recordAll = async (deps: ReportDeps, events: readonly Parameters<EventReco
   for (const event of events) await deps.events.record(event);
 };
 
-export async function reportBlocked(node: NodeRef, pod: PodInfo, result: Blocked, deps: ReportDeps): Promise<void> {
+/**
+ * A refusal, told once per (pod, reason, budget) in the log and as Events, so answers that alternate (the budget, a
+ * 504, the budget) are not told again. A budget's Event waits for its second refusal of the pod: in a wave most are
+ * turn-taking, over at the first retry, and two Warning Events each would be most of what a wave spends beyond its
+ * drains (issue 40). A budget that holds on is told half a second later.
+ */
+export async function tellBlocked(
+  told: Set<string>,
+  o: { readonly node: NodeRef; readonly pod: PodInfo; readonly result: Blocked; readonly budgetRefusals: number },
+  deps: ReportDeps,
+): Promise<void> {
+  const key = `${o.pod.uid} ${o.result.reason} ${o.result.budgetName ?? ''}`;
+  const log = !told.has(`log ${key}`);
+  const event = !told.has(`event ${key}`) && (o.result.reason !== 'disruption-budget' || o.budgetRefusals !== 1);
+  if (log) told.add(`log ${key}`);
+  if (event) told.add(`event ${key}`);
+  await reportBlocked(o.node, o.pod, o.result, deps, { log, event });
+}
+
+export async function reportBlocked(
+  node: NodeRef,
+  pod: PodInfo,
+  result: Blocked,
+  deps: ReportDeps,
+  tell = { log: true, event: true },
+): Promise<void> {
   const fields = { pod: podKey(pod), reason: result.reason, budget: result.budgetName, detail: result.message };
-  if (result.reason === 'multiple-budgets') {
+  if (tell.log && result.reason === 'multiple-budgets') {
     // Never succeeds on its own: the eviction subresource refuses pods under two PDBs.
     deps.log.error('eviction impossible: more than one PodDisruptionBudget selects the pod', fields);
-  } else {
+  } else if (tell.log) {
     deps.log.warn('eviction blocked, will retry', fields);
   }
   if (
-    result.reason !== 'disruption-budget' &&
-    result.reason !== 'multiple-budgets' &&
-    result.reason !== 'admission-denied'
+    !tell.event ||
+    (result.reason !== 'disruption-budget' &&
+      result.reason !== 'multiple-budgets' &&
+      result.reason !== 'admission-denied')
   )
     return;
   const what =
@@ -87,6 +113,28 @@ export async function reportLongBlock(
   await deps.events.record(
     evictionBlockedLong(node, pod, { budget, minutes, detail: result.message ?? '', replacements }),
   );
+}
+
+/** Each pod a budget has refused for blockedReportMs is reported once (reportLongBlock), when that time comes. */
+export async function reportLongBlocks(
+  node: NodeRef,
+  remaining: readonly PodInfo[],
+  o: {
+    readonly attempts: ReadonlyMap<string, Attempt>;
+    readonly accepted: ReadonlySet<string>;
+    readonly blockedReportMs: number;
+    readonly nowMs: number;
+  },
+  deps: ReportDeps,
+): Promise<void> {
+  for (const pod of remaining) {
+    const attempt = o.attempts.get(pod.uid);
+    const at = longBlockReportAtMs(attempt, o.accepted.has(pod.uid), o.blockedReportMs);
+    if (at === undefined || at > o.nowMs || attempt?.lastBlock === undefined || attempt.blockedSinceMs === undefined)
+      continue;
+    attempt.reportedLong = true;
+    await reportLongBlock(node, pod, attempt.lastBlock, o.nowMs - attempt.blockedSinceMs, deps);
+  }
 }
 
 export async function reportForced(

@@ -70,6 +70,16 @@ export function isBudgetBlock(reason: BlockReason): boolean {
   return reason === 'disruption-budget' || reason === 'multiple-budgets';
 }
 
+/** When a budget still refusing a pod is reported as a long block (undefined: not refused by a budget, or told). */
+export function longBlockReportAtMs(
+  attempt: Attempt | undefined,
+  accepted: boolean,
+  blockedReportMs: number,
+): number | undefined {
+  if (attempt?.blockedSinceMs === undefined || attempt.reportedLong || accepted) return undefined;
+  return attempt.blockedSinceMs + blockedReportMs;
+}
+
 /** Bound to the node since then (the API server keeps whole seconds): a DaemonSet pod its controller put back. */
 export function boundSince(pod: PodInfo, sinceMs: number): boolean {
   return pod.startedAt !== undefined && pod.startedAt.getTime() > sinceMs - 1_000;

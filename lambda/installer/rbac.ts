@@ -80,10 +80,11 @@ export const rbacRules: readonly RbacRule[] = [
   {
     apiGroups: ['policy'],
     resources: ['poddisruptionbudgets'],
-    verbs: ['list'],
+    verbs: ['list', 'watch'],
     why:
       'Observe mode (MODE=observe): say which budget would hold each eviction up, without evicting (the analysis ' +
-      '`check` runs); the termination policy: which candidate a budget would hold up.',
+      '`check` runs); the termination policy: which candidate a budget would hold up; a drain: wait on the budget ' +
+      'that refused an eviction (a watch by name) until it allows a disruption, instead of asking again.',
   },
   {
     apiGroups: ['apps'],

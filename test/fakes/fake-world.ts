@@ -19,7 +19,7 @@ import type { ClusterGateway } from '../../lambda/cluster/ports/cluster-gateway.
 import type { TargetReadings } from '../../lambda/cluster/ports/target-readings.js';
 import { FakeReadingStore } from './fake-target-readings.js';
 import type { NodeMarks, NodeWatch, OutdatedMarks, OutdatedUnmarked } from '../../lambda/cluster/ports/node-gateway.js';
-import type { PodWatch } from '../../lambda/cluster/ports/pod-gateway.js';
+import type { BudgetWatch, PodWatch } from '../../lambda/cluster/ports/pod-gateway.js';
 import type { VolumeAttachmentWatch } from '../../lambda/cluster/ports/volume-gateway.js';
 import {
   excludeFromLoadBalancersLabel,
@@ -124,6 +124,7 @@ export interface Call {
     | 'unmark'
     | 'watch-pods'
     | 'evict'
+    | 'watch-budget'
     | 'claim-hand-off'
     | 'save-drain-record'
     | 'delete'
@@ -582,6 +583,21 @@ export class FakeCluster {
     return { kind: 'evicted' };
   }
 
+  /** PodDisruptionBudgets by namespace/name as their watches show them (budgetRefuses keeps them). */
+  readonly budgets = new Map<string, { disruptionsAllowed: number; processed: boolean }>();
+  /** Budget watches opened, and whether the drain closed them. */
+  readonly budgetWatches: { budget: string; closed: boolean }[] = [];
+
+  watchBudget(namespace: string, name: string): BudgetWatch {
+    this.log('watch-budget', `${namespace}/${name}`);
+    const watch = { budget: `${namespace}/${name}`, closed: false };
+    this.budgetWatches.push(watch);
+    return {
+      current: () => (watch.closed ? undefined : this.budgets.get(watch.budget)),
+      close: () => void (watch.closed = true),
+    };
+  }
+
   readonly deletions: { pod: string; gracePeriodSeconds: number; atMs: number }[] = [];
   /** What pendingReplacements answers (the scheduler's view, set by a test). */
   pending: { pod: string; reason: string }[] = [];
@@ -791,6 +807,22 @@ export const pdbBlocks =
           budgetName,
         }
       : 'accept';
+
+/**
+ * A budget as the eviction API applies it: refuses (429, naming it) while cluster.budgets shows no disruption
+ * allowed, and takes one when it lets a pod go, so a later look sees it (as the eviction lowers the status).
+ */
+export const budgetRefuses =
+  (cluster: FakeCluster, budget: string, matches: (p: FakePod) => boolean): EvictionRule =>
+  (p) => {
+    if (!matches(p)) return 'accept';
+    const view = cluster.budgets.get(`${p.namespace}/${budget}`);
+    if (view !== undefined && view.processed && view.disruptionsAllowed > 0) {
+      cluster.budgets.set(`${p.namespace}/${budget}`, { ...view, disruptionsAllowed: view.disruptionsAllowed - 1 });
+      return 'accept';
+    }
+    return pdbBlocks(budget, () => true)(p);
+  };
 
 export class FakeLifecycleActions implements LifecycleActions {
   readonly completions: { action: LifecycleActionRef; result: LifecycleResult; atMs: number }[] = [];

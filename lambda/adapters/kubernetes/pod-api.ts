@@ -1,10 +1,12 @@
 // The pods of a draining node: a live view, evictions through the eviction API (budgets
-// hold), the force policy's DELETE, and the pending replacements a long block is told with.
+// hold), the budget that refused one, the force policy's DELETE, and the pending replacements
+// a long block is told with.
 import type { V1Eviction, V1Pod } from '@kubernetes/client-node';
 import type { PodInfo } from '../../cluster/model.js';
 import type { PodGateway } from '../../cluster/ports/pod-gateway.js';
 import type { Log } from '../../shared/log.js';
 import { call, classify, mapEvictionError, statusOf } from './api-errors.js';
+import { openBudgetWatch } from './budget-watch.js';
 import type { KubeHttp } from './kube-http.js';
 import { openPodWatch } from './list-watch.js';
 import type { WireList } from './object-codecs.js';
@@ -33,6 +35,8 @@ export function createPodApi(kube: KubeHttp, log: Log): PodGateway {
     },
 
     deletePod: (pod, gracePeriodSeconds) => deletePod(kube, pod, gracePeriodSeconds),
+
+    watchBudget: (namespace, name) => openBudgetWatch(kube, namespace, name, log),
 
     async pendingReplacements(pod) {
       if (!pod.controllerUid) return [];

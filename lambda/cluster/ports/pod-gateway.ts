@@ -15,6 +15,20 @@ export interface PodWatch {
   close(): void;
 }
 
+/** A PodDisruptionBudget as its watch last saw it. */
+export interface BudgetView {
+  readonly disruptionsAllowed: number;
+  /** The disruption controller has seen the budget's latest spec (else the eviction API refuses). */
+  readonly processed: boolean;
+}
+
+/** One PodDisruptionBudget, watched: opened in the background, so current() is undefined until it answers. */
+export interface BudgetWatch {
+  /** undefined: not seen yet, deleted, or the watch failed (then the caller retries as it would without it). */
+  current(): BudgetView | undefined;
+  close(): void;
+}
+
 export interface PodGateway {
   watchPodsOnNode(nodeName: string): Promise<PodWatch>;
   /** policy/v1 Eviction with a UID precondition. Throws AccessDeniedError only on our own RBAC 403. */
@@ -25,6 +39,8 @@ export interface PodGateway {
    * pod was already terminating and the DELETE moved nothing earlier.
    */
   deletePod(pod: PodInfo, gracePeriodSeconds: number): Promise<'deleted' | 'unchanged' | 'gone'>;
+  /** Watches the budget that refused an eviction, so retries wait until it allows a disruption. */
+  watchBudget(namespace: string, name: string): BudgetWatch;
   /** Pending pods of the same controller, with the scheduler's reason (diagnosis only). */
   pendingReplacements(pod: PodInfo): Promise<readonly { readonly pod: string; readonly reason: string }[]>;
 }
