@@ -123,7 +123,7 @@ describe('the quoted blocks', () => {
   it('the scale-in shows the settle phase: the target group read and waited for, and the volume', () => {
     const block = quote('npm run demo');
     for (const line of [
-      /elb +elbv2 DescribeTargetHealth {2}instance i-\w+: draining/,
+      /elb +elbv2 DescribeTargetHealth {2}whole group \(\d+ targets\), instance i-\w+: draining/,
       /handler +LB wait {2}k8s-shop-nginx-\w+ \(draining\): released once none does/,
       /handler +LB let go {2}k8s-shop-nginx-\w+ after [\d.]+ s/,
       /handler +volumes detached {2}pvc-\w+-db after [\d.]+ s/,
