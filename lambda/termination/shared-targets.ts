@@ -31,7 +31,7 @@ export const elbReadsPerSecond = 5;
 export const minReadIntervalMs = 2_000;
 /** A reader's turn, renewed while it reads; another invocation takes it once it lapses. */
 export const turnMs = 15_000;
-/** A want lasts this long; a waiter renews it when it has less than a third left. */
+/** A want lasts this long; a waiter renews it when it has less than a third to a half left. */
 export const wantMs = 60_000;
 /** How long one look may read for everyone before it returns to its own wait. */
 const readSliceMs = 2_000;
@@ -48,6 +48,8 @@ export interface SharedTargetsDeps {
   readonly registry: LoadBalancerRegistry;
   readonly clock: Clock;
   readonly log: Log;
+  /** In [0, 1): where in its window this waiter renews a want (Math.random). */
+  readonly random?: (() => number) | undefined;
 }
 
 export class SharedTargets {
@@ -59,12 +61,20 @@ export class SharedTargets {
   private throttledFor = 0;
   /** ELB calls this invocation made for everyone. */
   calls = 0;
+  /**
+   * A want is renewed when less than this is left: each waiter draws its own point between a
+   * third and a half of wantMs, so the first to reach it renews for all and the others, seeing
+   * it on the watch, do not (one shared threshold had every waiter of a group write at once).
+   */
+  private readonly renewAheadMs: number;
 
   constructor(
     private readonly deps: SharedTargetsDeps,
     /** This invocation (its request id): the reader's identity. */
     private readonly me: string,
-  ) {}
+  ) {
+    this.renewAheadMs = wantMs / 3 + (wantMs / 6) * (deps.random ?? Math.random)();
+  }
 
   /** One look for `instanceId` at `candidates`; undefined when sharing is unavailable (the caller reads alone). */
   async look(instanceId: string, candidates: readonly TargetHold[], sinceMs: number, untilMs: number) {
@@ -145,11 +155,11 @@ export class SharedTargets {
     });
   }
 
-  /** Each candidate wanted at least a third of wantMs ahead: a write only when it would lapse. */
+  /** Each candidate wanted at least renewAheadMs ahead: a write only when it would lapse. */
   private async want(candidates: readonly TargetHold[], readings: readonly SharedReading[], now: number) {
     const lapsing = candidates.filter((c) => {
       const r = readings.find((x) => sameLb(x.lb, c));
-      return r === undefined || r.wantedUntilMs <= now + wantMs / 3;
+      return r === undefined || r.wantedUntilMs <= now + this.renewAheadMs;
     });
     // Side by side: a first look of a termination behind many groups is not held up by its wants.
     await Promise.all(
