@@ -3,6 +3,7 @@
 //   npm run bench -- --pods 110 --scale-nodes 20 --pods-per-scale-node 10 --cold-runs 20
 //   npm run bench -- --sections drain,fleet --label current --out bench/results/current.json
 //   npm run bench -- --sections wave --handler-tree /work/prev-main   (the wave, this tree's handler and that tree's)
+//   npm run bench -- --sections wave --wave-target-groups 60 --handler-tree <dir>  (the same wave behind 60 target groups)
 //   npm run bench -- --sections settle --handler-tree <checkout of 0b7823b>  (the settle at 20 and 2,000 nodes, both handlers)
 //   npm run bench -- --sections choice   (the termination policy: a decision at 20 and 2,000 nodes; a scale-in with it and without)
 //   npm run bench -- --sections surge    (a one-replica Deployment under minAvailable 1: surge before evict against plain eviction)
@@ -35,7 +36,8 @@ import { runUpgradeBench, type UpgradeRun } from './upgrade.js';
 import { runSettleSection } from './settle.js';
 import { choiceTable, runChoiceSection } from './choice.js';
 import { settleTable } from './settle-report.js';
-import { runWaveSection, waveTable } from './wave.js';
+import { runWaveSection } from './wave.js';
+import { waveTable } from './wave-report.js';
 import { repairTable, runRepairBench } from './repair.js';
 import { requestsByKind } from './wire.js';
 import { runSurgeBench, surgeTable } from './surge.js';
@@ -55,6 +57,13 @@ const { values } = parseArgs({
     'wave-pods-per-node': { type: 'string', default: '5' },
     /** Auto Scaling's bucket in the wave, capacity/refill per second (AWS publishes none; see bench/wave.ts). */
     'wave-autoscaling-bucket': { type: 'string', default: '40/10' },
+    /** The wave behind this many target groups, the Load Balancer Controller played (0: none, the wave as before). */
+    'wave-target-groups': { type: 'string', default: '0' },
+    /** Of those, the groups each node is registered in; their deregistration delays, min-max seconds. */
+    'wave-groups-per-node': { type: 'string', default: '6' },
+    'wave-deregistration-delays': { type: 'string', default: '5-60' },
+    /** The controller reads each group about this often besides its reconciles (0: never). */
+    'wave-controller-read-seconds': { type: 'string', default: '10' },
     /** The wave again with another tree's handler (its lambda/runtime.ts), written under wave.previous; the settle's drains beside this one's. */
     'handler-tree': { type: 'string' },
     /** The settle section's cluster sizes (small,large) and the large one's VolumeAttachments of other nodes. */
@@ -92,6 +101,24 @@ if (waveAsCapacity === undefined || waveAsRefill === undefined)
   throw new Error(
     `--wave-autoscaling-bucket ${values['wave-autoscaling-bucket']} is invalid: expected capacity/refill, e.g. 40/10`,
   );
+const waveTargetGroups = integerOption('wave-target-groups', values['wave-target-groups'], 0);
+const [delayLow, delayHigh] = (values['wave-deregistration-delays'] ?? '')
+  .split('-')
+  .map((x, i) => integerOption(`wave-deregistration-delays (${i === 0 ? 'min' : 'max'})`, x, 0));
+if (delayLow === undefined || delayHigh === undefined || delayHigh < delayLow)
+  throw new Error(
+    `--wave-deregistration-delays ${values['wave-deregistration-delays']} is invalid: expected min-max seconds, e.g. 5-60`,
+  );
+const targetGroups = {
+  groups: waveTargetGroups,
+  groupsPerNode: integerOption('wave-groups-per-node', values['wave-groups-per-node'], 1),
+  delaySeconds: [delayLow, delayHigh] as const,
+  controllerReadSeconds: integerOption('wave-controller-read-seconds', values['wave-controller-read-seconds'], 0),
+};
+if (targetGroups.groupsPerNode > Math.max(1, waveTargetGroups))
+  throw new Error(
+    `--wave-groups-per-node ${targetGroups.groupsPerNode} is invalid: more than the ${waveTargetGroups} target groups`,
+  );
 const [settleSmall, settleLarge] = (values['settle-nodes'] ?? '')
   .split(',')
   .map((x, i) => integerOption(`settle-nodes (${i === 0 ? 'small' : 'large'})`, x, 4));
@@ -99,12 +126,14 @@ if (settleSmall === undefined || settleLarge === undefined || settleLarge < sett
   throw new Error(`--settle-nodes ${values['settle-nodes']} is invalid: expected small,large, e.g. 20,2000`);
 const settleAttachments = integerOption('settle-attachments', values['settle-attachments'], 0);
 const settleServices = integerOption('settle-services', values['settle-services'], 0);
-const sections = new Set(values.sections!.split(',').map((x) => x.trim()));
-for (const section of sections)
+const asked = new Set(values.sections!.split(',').map((x) => x.trim()));
+for (const section of asked)
   if (!['drain', 'fleet', 'upgrade', 'wave', 'settle', 'choice', 'package', 'repair', 'surge'].includes(section))
     throw new Error(
       `--sections ${values.sections} is invalid: expected drain, fleet, upgrade, wave, settle, choice, repair, surge and/or package`,
     );
+// The wave behind target groups is kept under a key of its own (waveTargetGroups), beside the plain wave's.
+const sections = new Set([...asked].map((s) => (s === 'wave' && waveTargetGroups > 0 ? 'wave-target-groups' : s)));
 
 // Pods shut down in 1 to 5 s (kwok deletes each this long after its deletion starts).
 const shutdownDelaysSeconds = [1, 2, 3, 4, 5];
@@ -147,7 +176,7 @@ const repair = sections.has('repair')
       }),
     )
   : undefined;
-const wave = sections.has('wave')
+const wave = asked.has('wave')
   ? await idle().then(() =>
       runWaveSection({
         say,
@@ -155,6 +184,7 @@ const wave = sections.has('wave')
         waveSize,
         podsPerNode: wavePodsPerNode,
         autoScalingBucket: { capacity: waveAsCapacity, refillPerSecond: waveAsRefill },
+        targetGroups,
         handlerTree: values['handler-tree'],
         beforeEachPlane: idle,
       }).then((w) => ({
@@ -224,7 +254,7 @@ const output = {
   ...drain,
   ...(fleet ? { fleet } : {}),
   ...(upgrade ? { upgrade } : {}),
-  ...(wave ? { wave } : {}),
+  ...(wave ? (waveTargetGroups > 0 ? { waveTargetGroups: wave } : { wave }) : {}),
   ...(settle ? { settle } : {}),
   ...(choice ? { choice } : {}),
   ...(repair ? { repair } : {}),
@@ -496,6 +526,7 @@ function keptSections(
     fleet: ['fleet'],
     upgrade: ['upgrade'],
     wave: ['wave'],
+    'wave-target-groups': ['waveTargetGroups'],
     settle: ['settle'],
     choice: ['choice'],
     repair: ['repair'],

@@ -30,13 +30,17 @@ export interface ElbStub {
   readonly url: string;
   readonly targetGroups: StubTargetGroup[];
   readonly classic: StubClassic[];
-  /** Every call, in order: which API, the action and its form; `throttled` when the bucket refused it. */
+  /**
+   * Every call, in order: which API, the action and its form; `throttled` when the bucket refused it;
+   * `agent`, the caller's User-Agent when it sent one (a bench tells the Load Balancer Controller's calls by it).
+   */
   readonly calls: {
     api: 'elbv2' | 'elb';
     action: string;
     form: Record<string, string>;
     atMs: number;
     throttled?: boolean;
+    agent?: string;
   }[];
   /**
    * ELB's Describe token bucket, one for the account (AWS publishes none; issue 27 measured about
@@ -253,7 +257,15 @@ export async function startElbStub(): Promise<ElbStub> {
       const api = form['Version'] === '2012-06-01' ? 'elb' : 'elbv2';
       const action = form['Action'] ?? '';
       const throttled = !take();
-      stub.calls.push({ api, action, form, atMs: Date.now(), ...(throttled ? { throttled } : {}) });
+      const agent = req.headers['user-agent'];
+      stub.calls.push({
+        api,
+        action,
+        form,
+        atMs: Date.now(),
+        ...(throttled ? { throttled } : {}),
+        ...(agent !== undefined ? { agent } : {}),
+      });
       const [status, body] = stub.denied
         ? [403, fail('AccessDenied', `User is not authorized to perform: elasticloadbalancing:${action}`)]
         : throttled

@@ -1,0 +1,154 @@
+// What the wave section reports: the wave's numbers by kind (refusals, AWS calls by action,
+// the rate limits it ran under) and its table, this tree's beside the previous version's.
+import type { RateLimit } from '../demo/aws-rate-limits.js';
+import type { AwsCall } from '../demo/local-aws.js';
+import type { AuditEntry } from '../test/cluster/kube.js';
+import { peakConcurrency } from './fleet.js';
+import type { LambdaPlay } from './wave-lambda.js';
+import { kindOf, requestsByKind } from './wire.js';
+
+/** What a span (a wave, a rotation) cost: the drainer's requests, the AWS calls, Lambda's invocations. */
+export function spanSummary(
+  requests: readonly AuditEntry[],
+  aws: readonly AwsCall[],
+  lambda: LambdaPlay,
+  containers: number,
+) {
+  const invocations = lambda.invocations;
+  return {
+    requestsByKind: requestsByKind(requests),
+    /** The refused ones among them, by kind and status (a budget's 429, a conflict's 409, APF's 429). */
+    refusedByKind: refusedByKind(requests),
+    peakRequestsInFlight: peakConcurrency(requests.filter((e) => e.verb !== 'watch')),
+    throttled429: requests.filter((e) => e.code === 429 && !/disruption budget/i.test(e.message)).length,
+    awsCallsReportedByHandler: lambda.awsCallsReported(),
+    awsCalls: awsByAction(aws),
+    throttledCalls: aws.filter((c) => c.outcome === 'throttled').length,
+    invocations: invocations.started,
+    containers,
+    handOffs: invocations.handOffs,
+    invocationsFailed: invocations.failed,
+    invocationsRetried: invocations.retried,
+    failures: [...new Set(invocations.failures)].slice(0, 5),
+    handlerLog: lambda.handlerLog(),
+  };
+}
+
+export function refusedByKind(
+  requests: readonly {
+    verb: string;
+    resource: string;
+    subresource: string | undefined;
+    code: number;
+    message: string;
+  }[],
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const e of requests) {
+    if (e.code < 300) continue;
+    const why = e.code === 429 ? (/disruption budget/i.test(e.message) ? ' (budget)' : ' (APF)') : '';
+    const key = `${kindOf(e)} ${e.code}${why}`;
+    out[key] = (out[key] ?? 0) + 1;
+  }
+  return out;
+}
+
+export function awsByAction(
+  calls: readonly { action: string; outcome: string }[],
+): Record<string, { calls: number; throttled: number }> {
+  const out: Record<string, { calls: number; throttled: number }> = {};
+  for (const c of calls) {
+    const row = (out[c.action] ??= { calls: 0, throttled: 0 });
+    row.calls++;
+    if (c.outcome === 'throttled') row.throttled++;
+  }
+  return out;
+}
+
+export function rateLimitsOf(limits: readonly RateLimit[]) {
+  return limits.map((l) => ({
+    family: l.family,
+    capacity: l.capacity,
+    refillPerSecond: l.refillPerSecond,
+    bucket: l.perAction ? 'one per action' : 'one for the family',
+  }));
+}
+
+type Results = Record<string, unknown>;
+
+/** The wave behind target groups (bench/wave-targets.ts), with the issue's targets. */
+const targetGroupRows: [string, string, string, string?][] = [
+  ['ELB calls per termination, the handler’s', 'loadBalancers.handlerCallsPerTermination', ''],
+  ['single drain: ELB calls', 'singleDrain.elbCalls', ''],
+  ['ELB calls throttled, the handler’s', 'loadBalancers.handlerThrottled', '', '0'],
+  ['ELB calls of the controller: reconciles + periodic reads', 'loadBalancers.controllerCallsByKind.reconcile', ''],
+  ['ELB calls throttled, the controller’s', 'loadBalancers.controllerThrottled', '', '0'],
+  ['controller reconciles failed (requeued)', 'loadBalancers.controller.reconcilesFailed', ''],
+  ['released after the last group let go: median / p99 / max (s)', 'loadBalancers.release.medianSeconds', '', '≤ 15'],
+  ['of them within 15 s', 'loadBalancers.release.within15Seconds', ''],
+  ['released while a group still held the instance', 'loadBalancers.release.releasedWhileHeld', '', '0'],
+  ['released at the maximum wait', 'loadBalancers.release.atMaximumWait', '', '0'],
+  ['released at the fixed delay (the groups unread)', 'loadBalancers.release.atFallback', '', '0'],
+];
+
+/** The wave's numbers, this tree's beside the previous version's when it ran, with the issue's targets. */
+export function waveTable(w: Results): string {
+  const p = w['previous'] as Results | undefined;
+  const cell = (r: Results | undefined, key: string, unit = '') => {
+    const v = key
+      .split('.')
+      .reduce<unknown>((x, k) => (typeof x === 'object' && x !== null ? (x as Results)[k] : undefined), r);
+    return v === undefined ? '' : `${typeof v === 'number' ? String(v) : JSON.stringify(v)}${unit}`;
+  };
+  const lb = w['loadBalancers'] !== undefined;
+  // The issue's time target holds for the wave without load balancers (a fixed 2 s delay).
+  const budget = lb ? '' : `≤ ${Number(w['slowestShutdownSeconds']) + Number(w['loadBalancerDelaySeconds']) + 15} s`;
+  const rows: [string, string, string, string?][] = [
+    ['Kubernetes requests per terminated node / a single drain’s', 'requestsPerNodeRatio', '', '≤ 1.15'],
+    ['requests per terminated node (single drain)', 'requestsPerNode', ''],
+    ['single drain: requests', 'singleDrain.requests', ''],
+    ['response bytes per terminated node / a single drain’s', 'bytesPerNodeRatio', ''],
+    ['response bytes per terminated node', 'bytesPerNode', ' B'],
+    ['single drain: response bytes', 'singleDrain.responseBytes', ' B'],
+    ['AWS calls per termination (every call, throttled ones included)', 'awsCallsPerTermination', '', '≤ 6'],
+    ['AWS calls answered (not throttled) per termination', 'awsCallsAnsweredPerTermination', ''],
+    ['AWS calls throttled', 'throttledCalls', '', ''],
+    ['invocations (hand-offs, Lambda retries) / containers', 'invocations', ''],
+    ['invocations failed', 'invocationsFailed', '', '0'],
+    ['actions completed (of the wave)', 'actionsCompleted', ''],
+    ['every action completed exactly once', 'actionsCompletedExactlyOnce', '', 'true'],
+    ['evictions per original pod', 'evictionsPerOriginalPod', '', '1.00'],
+    ['pods evicted twice', 'podsEvictedTwice', '', '0'],
+    ['last completion, from the first notification', 'lastCompletionSeconds', ' s', budget],
+    ['slowest termination, notification to completion', 'terminationSecondsMax', ' s'],
+    ['peak drainer requests in flight (audit log)', 'peakRequestsInFlight', ''],
+    ['APF 429s', 'throttled429', ''],
+    ['probe p99 before → during (ms)', 'probe.p99BeforeMs', ''],
+    ['probe p99 during / before', 'probeP99Ratio', '', '≤ 2'],
+    ['probe p99 in the API server (audit) before → during (ms)', 'probeServerP99Ms.before', ''],
+    ...(lb ? targetGroupRows : []),
+  ];
+  const behind = lb ? `, behind ${String((w['loadBalancers'] as Results)['groups'])} target groups` : '';
+  const lines = [
+    `| wave: ${w['waveSize']} of ${w['nodes']} nodes, ${w['podsPerNode']} pods each${behind} | this tree | previous | target |`,
+    '|---|---|---|---|',
+  ];
+  for (const [label, key, unit, target] of rows) {
+    const extra = (r: Results | undefined) =>
+      key === 'invocations'
+        ? ` (${cell(r, 'handOffs')} hand-offs, ${cell(r, 'invocationsRetried')} retries) / ${cell(r, 'containers')}`
+        : key === 'probe.p99BeforeMs'
+          ? ` → ${cell(r, 'probe.p99DuringMs')}`
+          : key === 'probeServerP99Ms.before'
+            ? ` → ${cell(r, 'probeServerP99Ms.during')}`
+            : key === 'loadBalancers.release.medianSeconds'
+              ? ` / ${cell(r, 'loadBalancers.release.p99Seconds')} / ${cell(r, 'loadBalancers.release.maxSeconds')}`
+              : key === 'loadBalancers.controllerCallsByKind.reconcile'
+                ? ` + ${cell(r, 'loadBalancers.controllerCallsByKind.periodic')}`
+                : '';
+    lines.push(
+      `| ${label} | ${cell(w, key, unit)}${extra(w)} | ${p ? `${cell(p, key, unit)}${extra(p)}` : ''} | ${target ?? ''} |`,
+    );
+  }
+  return lines.join('\n');
+}
