@@ -115,7 +115,7 @@ const targetGroups = {
   delaySeconds: [delayLow, delayHigh] as const,
   controllerReadSeconds: integerOption('wave-controller-read-seconds', values['wave-controller-read-seconds'], 0),
 };
-if (targetGroups.groupsPerNode > Math.max(1, waveTargetGroups))
+if (waveTargetGroups > 0 && targetGroups.groupsPerNode > waveTargetGroups)
   throw new Error(
     `--wave-groups-per-node ${targetGroups.groupsPerNode} is invalid: more than the ${waveTargetGroups} target groups`,
   );
