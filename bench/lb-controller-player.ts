@@ -52,6 +52,8 @@ export interface ControllerPlayerOptions {
 }
 
 export interface ControllerPlayer {
+  /** instance -> when the controller saw its node stop being a traffic proxy (excluded or cordoned). */
+  readonly unsuitableAtMs: ReadonlyMap<string, number>;
   /** instance -> group ARN -> when its target went draining (DeregisterTargets). */
   readonly deregisteredAtMs: ReadonlyMap<string, ReadonlyMap<string, number>>;
   /** instance -> group ARN -> when its target left the group (the deregistration delay over). */
@@ -128,8 +130,9 @@ export function startControllerPlayer(o: ControllerPlayerOptions): ControllerPla
   const record = (m: Map<string, Map<string, number>>, id: string, arn: string) =>
     m.set(id, (m.get(id) ?? new Map<string, number>()).set(arn, Date.now()));
   const byArn = new Map(o.groups.map((g) => [g.group.arn, g]));
-  /** Nodes seen unsuitable as traffic proxies, by instance. */
-  const unsuitable = new Set<string>();
+  /** Nodes seen unsuitable as traffic proxies, by instance, and when. */
+  const unsuitableAtMs = new Map<string, number>();
+  const unsuitable = { has: (id: string) => unsuitableAtMs.has(id) };
   /** The controller's cache of each group's targets: when read in full, and the targets not healthy. */
   const cache = new Map<string, { fullAtMs: number; notHealthy: Set<string> }>();
 
@@ -241,7 +244,7 @@ export function startControllerPlayer(o: ControllerPlayerOptions): ControllerPla
     const id = o.instanceOf(node.metadata?.name ?? '');
     if (id === undefined || unsuitable.has(id)) return;
     if (!(excludeLabel in (node.metadata?.labels ?? {})) && node.spec?.unschedulable !== true) return;
-    unsuitable.add(id);
+    unsuitableAtMs.set(id, Date.now());
     for (const p of o.groups) if (p.group.targets.has(id)) enqueue(p.group.arn);
   };
   const stopFeed = o.nodes(seen);
@@ -270,12 +273,13 @@ export function startControllerPlayer(o: ControllerPlayerOptions): ControllerPla
       `${o.periodicReadSeconds > 0 ? `each group read every ~${o.periodicReadSeconds} s` : 'no periodic reads'}`,
   );
   return {
+    unsuitableAtMs,
     deregisteredAtMs,
     letGoAtMs,
     counts,
     holding: (id) => o.groups.filter((p) => p.group.targets.has(id)).map((p) => p.group),
     forget(id) {
-      unsuitable.delete(id);
+      unsuitableAtMs.delete(id);
       for (const p of o.groups) p.group.targets.delete(id);
     },
     stop() {

@@ -161,6 +161,12 @@ export function targetGroupSummary(
     if (stillHeld) releasedWhileHeld++;
     else if (left.length > 0) delays.push((r.releasedAtMs - Math.max(...left)) / 1000);
   }
+  // How long the controller took to deregister a node's targets once it saw it excluded or cordoned.
+  const lags: number[] = [];
+  for (const r of w.released)
+    for (const atMs of player.deregisteredAtMs.get(r.instanceId)?.values() ?? [])
+      lags.push((atMs - (player.unsuitableAtMs.get(r.instanceId) ?? atMs)) / 1000);
+  lags.sort((x, y) => x - y);
   const sorted = delays.sort((x, y) => x - y);
   const stat = (p: number) => (sorted.length > 0 ? round(percentile(sorted, p)) : undefined);
   return {
@@ -180,7 +186,15 @@ export function targetGroupSummary(
       periodic: controller.filter((c) => c.agent?.endsWith('periodic')).length,
     },
     controllerThrottled: controller.filter((c) => c.throttled).length,
-    controller: { ...player.counts },
+    controller: {
+      ...player.counts,
+      /** Seconds from a node seen excluded or cordoned to its target deregistered, over every (node, group). */
+      deregistrationLagSeconds: {
+        median: lags.length > 0 ? round(percentile(lags, 0.5)) : undefined,
+        p99: lags.length > 0 ? round(percentile(lags, 0.99)) : undefined,
+        max: lags.length > 0 ? round(lags.at(-1)!) : undefined,
+      },
+    },
     release: {
       /** Released after every group let the instance go: seconds from the last one's letting go. */
       measured: sorted.length,
