@@ -5,6 +5,7 @@
 //   npm run bench -- --sections wave --handler-tree /work/prev-main   (the wave, this tree's handler and that tree's)
 //   npm run bench -- --sections wave --wave-target-groups 60 --handler-tree <dir>  (the same wave behind 60 target groups)
 //   npm run bench -- --sections settle --handler-tree <checkout of 0b7823b>  (the settle at 20 and 2,000 nodes, both handlers)
+//   npm run bench -- --sections rotation --handler-tree <dir>  (1,000 nodes rotated by an instance refresh, both handlers)
 //   npm run bench -- --sections choice   (the termination policy: a decision at 20 and 2,000 nodes; a scale-in with it and without)
 //   npm run bench -- --sections surge    (a one-replica Deployment under minAvailable 1: surge before evict against plain eviction)
 //   npm run bench -- --sections repair --handler-tree <checkout of the previous version>  (a pass at 20, 2,000, 5,000 nodes, both bundles)
@@ -38,6 +39,8 @@ import { choiceTable, runChoiceSection } from './choice.js';
 import { settleTable } from './settle-report.js';
 import { runWaveSection } from './wave.js';
 import { waveTable } from './wave-report.js';
+import { rotationTable } from './rotation-report.js';
+import { runRotationSection } from './rotation.js';
 import { repairTable, runRepairBench } from './repair.js';
 import { requestsByKind } from './wire.js';
 import { runSurgeBench, surgeTable } from './surge.js';
@@ -66,6 +69,10 @@ const { values } = parseArgs({
     'wave-controller-read-seconds': { type: 'string', default: '10' },
     /** The wave again with another tree's handler (its lambda/runtime.ts), written under wave.previous; the settle's drains beside this one's. */
     'handler-tree': { type: 'string' },
+    /** The rotation: nodes replaced by an instance refresh, pods per node, and the batch (percent of the group). */
+    'rotation-nodes': { type: 'string', default: '1000' },
+    'rotation-pods-per-node': { type: 'string', default: '5' },
+    'rotation-batch-percent': { type: 'string', default: '10' },
     /** The settle section's cluster sizes (small,large) and the large one's VolumeAttachments of other nodes. */
     'settle-nodes': { type: 'string', default: '20,2000' },
     'settle-attachments': { type: 'string', default: '5000' },
@@ -128,9 +135,13 @@ const settleAttachments = integerOption('settle-attachments', values['settle-att
 const settleServices = integerOption('settle-services', values['settle-services'], 0);
 const asked = new Set(values.sections!.split(',').map((x) => x.trim()));
 for (const section of asked)
-  if (!['drain', 'fleet', 'upgrade', 'wave', 'settle', 'choice', 'package', 'repair', 'surge'].includes(section))
+  if (
+    !['drain', 'fleet', 'upgrade', 'wave', 'rotation', 'settle', 'choice', 'package', 'repair', 'surge'].includes(
+      section,
+    )
+  )
     throw new Error(
-      `--sections ${values.sections} is invalid: expected drain, fleet, upgrade, wave, settle, choice, repair, surge and/or package`,
+      `--sections ${values.sections} is invalid: expected drain, fleet, upgrade, wave, rotation, settle, choice, repair, surge and/or package`,
     );
 // The wave behind target groups is kept under a key of its own (waveTargetGroups), beside the plain wave's.
 const sections = new Set([...asked].map((s) => (s === 'wave' && waveTargetGroups > 0 ? 'wave-target-groups' : s)));
@@ -191,6 +202,19 @@ const wave = asked.has('wave')
         ...w,
         commit: commitOf(root),
       })),
+    )
+  : undefined;
+const rotation = sections.has('rotation')
+  ? await idle().then(() =>
+      runRotationSection({
+        say,
+        nodes: integerOption('rotation-nodes', values['rotation-nodes'], 2),
+        podsPerNode: integerOption('rotation-pods-per-node', values['rotation-pods-per-node'], 1),
+        batchPercent: integerOption('rotation-batch-percent', values['rotation-batch-percent'], 1),
+        autoScalingBucket: { capacity: waveAsCapacity, refillPerSecond: waveAsRefill },
+        handlerTree: values['handler-tree'],
+        beforeEachPlane: idle,
+      }).then((r) => ({ ...r, commit: commitOf(root) })),
     )
   : undefined;
 const settle = sections.has('settle')
@@ -255,6 +279,7 @@ const output = {
   ...(fleet ? { fleet } : {}),
   ...(upgrade ? { upgrade } : {}),
   ...(wave ? (waveTargetGroups > 0 ? { waveTargetGroups: wave } : { wave }) : {}),
+  ...(rotation ? { rotation } : {}),
   ...(settle ? { settle } : {}),
   ...(choice ? { choice } : {}),
   ...(repair ? { repair } : {}),
@@ -267,6 +292,7 @@ if (drain) console.log('\n' + table(output as Parameters<typeof table>[0]) + '\n
 if (fleet) console.log('\n' + fleetTable(fleet as Parameters<typeof fleetTable>[0]) + '\n');
 if (upgrade) console.log('\n' + upgradeTable(upgrade as Parameters<typeof upgradeTable>[0]) + '\n');
 if (wave) console.log('\n' + waveTable(wave) + '\n');
+if (rotation) console.log('\n' + rotationTable(rotation) + '\n');
 if (settle) console.log('\n' + settleTable(settle) + '\n');
 if (choice) console.log('\n' + choiceTable(choice as unknown as Parameters<typeof choiceTable>[0]) + '\n');
 if (repair) console.log('\n' + repairTable(repair) + '\n');
@@ -527,6 +553,7 @@ function keptSections(
     upgrade: ['upgrade'],
     wave: ['wave'],
     'wave-target-groups': ['waveTargetGroups'],
+    rotation: ['rotation'],
     settle: ['settle'],
     choice: ['choice'],
     repair: ['repair'],
