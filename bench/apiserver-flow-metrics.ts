@@ -12,7 +12,7 @@ import type { Environment } from '../demo/environment.js';
 import { adminToken } from '../test/cluster/plane/plane.js';
 import { round } from './fleet.js';
 
-interface Sample {
+export interface Sample {
   readonly name: string;
   readonly labels: Readonly<Record<string, string>>;
   readonly value: number;
@@ -45,6 +45,11 @@ export async function scrapeFlowMetrics(env: Environment, agent?: Agent): Promis
     req.on('error', reject);
     req.end();
   });
+  return parseFlowMetrics(text);
+}
+
+/** The apiserver_flowcontrol_* samples of a /metrics answer (Prometheus' text exposition format). */
+export function parseFlowMetrics(text: string): Sample[] {
   const samples: Sample[] = [];
   for (const line of text.split('\n')) {
     if (!line.startsWith(prefix)) continue;
@@ -71,7 +76,7 @@ const byLabel = (samples: readonly Sample[], name: string, match: Record<string,
 };
 
 /** The bucket bound under which fraction q of a histogram's observations between two scrapes fall. */
-function quantileOf(
+export function quantileOf(
   before: readonly Sample[],
   after: readonly Sample[],
   name: string,
