@@ -2,7 +2,8 @@
 // control plane: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok), their
 // resident set from /proc/<pid>/status sampled every few seconds. Only descendants count, so
 // another agent's plane on a shared machine does not. The rotation bench reports it to say why
-// its size fits the machine.
+// its size fits the machine, and how often another kube-apiserver ran beside its own (the
+// machine is shared: a plane of another's takes CPU from this one's).
 import { readdirSync, readFileSync } from 'node:fs';
 
 function processes(): Map<number, { name: string; parent: number; rssKiB: number }> {
@@ -24,8 +25,8 @@ function processes(): Map<number, { name: string; parent: number; rssKiB: number
   return out;
 }
 
-/** Resident MiB of this process and its descendants, by process name ("bench" for this one). */
-function sample(): Record<string, number> {
+/** Resident MiB of this process and its descendants, by process name ("bench" for this one); others' API servers. */
+function sample(): { mib: Record<string, number>; otherApiServers: number } {
   const all = processes();
   const ours = new Set([process.pid]);
   // Parents come before children in no particular order: repeat until nothing is added.
@@ -44,15 +45,25 @@ function sample(): Record<string, number> {
     const key = pid === process.pid ? 'bench' : p.name;
     mib[key] = (mib[key] ?? 0) + p.rssKiB / 1024;
   }
-  return mib;
+  const otherApiServers = [...all].filter(([pid, p]) => p.name === 'kube-apiserver' && !ours.has(pid)).length;
+  return { mib, otherApiServers };
 }
 
 /** Samples every `everyMs` until the returned function is called: peak MiB by process name and in total. */
-export function startPeakMemory(everyMs = 2_000): () => { peakTotalMiB: number; peakMiB: Record<string, number> } {
+export function startPeakMemory(everyMs = 2_000): () => {
+  peakTotalMiB: number;
+  peakMiB: Record<string, number>;
+  /** Of the samples, the share that saw another's kube-apiserver running, and the most at once. */
+  otherPlanes: { shareOfSamples: number; most: number };
+} {
   const peak: Record<string, number> = {};
   let peakTotal = 0;
+  const others = { samples: 0, seen: 0, most: 0 };
   const take = () => {
-    const s = sample();
+    const { mib: s, otherApiServers } = sample();
+    others.samples++;
+    if (otherApiServers > 0) others.seen++;
+    others.most = Math.max(others.most, otherApiServers);
     for (const [name, mib] of Object.entries(s)) peak[name] = Math.max(peak[name] ?? 0, mib);
     peakTotal = Math.max(
       peakTotal,
@@ -71,6 +82,7 @@ export function startPeakMemory(everyMs = 2_000): () => { peakTotalMiB: number; 
           .sort(([, x], [, y]) => y - x)
           .map(([name, mib]) => [name, Math.round(mib)]),
       ),
+      otherPlanes: { shareOfSamples: Math.round((100 * others.seen) / others.samples) / 100, most: others.most },
     };
   };
 }

@@ -70,6 +70,10 @@ const rows: readonly [string, (r: Results) => string][] = [
     (r) =>
       `${mib(at(r, 'memory.peakTotalMiB'))} of ${mib(at(r, 'memory.machineMiB'))} (${mib(at(r, 'memory.peakMiB.kube-apiserver'))}, ${mib(at(r, 'memory.peakMiB.etcd'))})`,
   ],
+  [
+    'another’s kube-apiserver beside ours: share of the run / most at once',
+    (r) => `${shown(at(r, 'memory.otherPlanes.shareOfSamples'))} / ${shown(at(r, 'memory.otherPlanes.most'))}`,
+  ],
 ];
 
 export function rotationTable(r: Results): string {
