@@ -88,6 +88,8 @@ export function playRefresh(
     readonly firstNewIndex: number;
     readonly idle: () => boolean;
     readonly say: (line: string) => void;
+    /** Called after the Started event and after each batch ("started", "batch N"); the play waits for it. */
+    readonly afterStep?: (after: string) => Promise<void>;
   },
 ): RefreshPlay {
   const random = seeded(40);
@@ -150,12 +152,14 @@ export function playRefresh(
     await env
       .deliver(refreshEvent('Started', refresh))
       .catch((e: unknown) => o.say(`the Started event failed: ${String(e)}`));
+    await o.afterStep?.('started');
     for (let i = 0; i < o.old.length; i += batch) {
       const old = o.old.slice(i, i + batch);
       const t0 = Date.now();
       await launch(old.length);
       const t1 = Date.now();
       await terminate(old);
+      await o.afterStep?.(`batch ${play.batches.length + 1}`);
       play.batches.push({
         instances: old.length,
         launchSeconds: round((t1 - t0) / 1000),

@@ -23,6 +23,7 @@ import { fillerNode, round } from './fleet.js';
 import { sampleSeats } from './apiserver-flow-metrics.js';
 import { startCpuCount } from './process-cpu.js';
 import { startPeakMemory } from './process-memory.js';
+import { census, type Census } from './rotation-census.js';
 import { playRefresh } from './rotation-refresh.js';
 import {
   apps,
@@ -51,6 +52,8 @@ export interface RotationOptions extends SectionOptions {
   readonly podsPerNode: number;
   /** Of the group, replaced at a time (the upgrade command's --max-unavailable-percentage). */
   readonly batchPercent: number;
+  /** Counts where the moved pods went after each step (lists every pod: slows the rotation a little). */
+  readonly census?: boolean;
 }
 
 export async function runRotationSection(o: RotationOptions): Promise<Record<string, unknown>> {
@@ -87,7 +90,17 @@ async function runRotation(o: RotationOptions, handler: Handler | undefined): Pr
     const answers = env.proxy!.counts.answers.length;
     const containersBefore = env.containers();
     lambda.start();
-    const play = await startRefresh(env, o, old, lambda.idle, say);
+    // Where the moved pods went, after the Started event and each batch (the bench's own reads).
+    const censuses: Census[] = [];
+    const oldNames = new Set(old.map((n) => n.name));
+    const afterStep = async (after: string) => {
+      const c = await census(env, after, originals, oldNames);
+      censuses.push(c);
+      say(
+        `after ${after}: ${c.oldNodesTainted} of ${c.oldNodes} old nodes tainted; ${c.movedPods} pods moved, ${c.movedOnOldNodes} of them onto old nodes (${c.movedOnTaintedOldNodes} tainted)`,
+      );
+    };
+    const play = await startRefresh(env, o, old, { idle: lambda.idle, say, ...(o.census ? { afterStep } : {}) });
     await play.done;
     await until('every invocation and retry over', 10 * 60_000, async () => lambda.idle(), 500);
     const endedMs = Date.now();
@@ -122,6 +135,8 @@ async function runRotation(o: RotationOptions, handler: Handler | undefined): Pr
         batchPercent: o.batchPercent,
         batches: play.batches.length,
         batchTimings: play.batches,
+        /** Pods moved since the start on old nodes (each to be evicted again), after each step. */
+        census: censuses,
       },
       rateLimits: rateLimitsOf(rateLimits(o.autoScalingBucket)),
       rotated: play.terminations.filter((t) => t.completedMs !== undefined).length,
@@ -161,8 +176,7 @@ async function startRefresh(
   env: Environment,
   o: RotationOptions,
   old: Parameters<typeof playRefresh>[2]['old'],
-  idle: () => boolean,
-  say: (line: string) => void,
+  play: Pick<Parameters<typeof playRefresh>[2], 'idle' | 'say' | 'afterStep'>,
 ) {
   let refresh: LocalRefresh | undefined;
   env.aws.onStartInstanceRefresh((r) => (refresh = r));
@@ -179,5 +193,5 @@ async function startRefresh(
   });
   await new AutoScalingClient({ region: testAws.region }).send(new StartInstanceRefreshCommand(input));
   if (refresh === undefined) throw new Error('the local Auto Scaling did not start the instance refresh');
-  return playRefresh(env, refresh, { old, firstNewIndex: o.nodes, idle, say });
+  return playRefresh(env, refresh, { old, firstNewIndex: o.nodes, ...play });
 }

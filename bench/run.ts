@@ -73,6 +73,8 @@ const { values } = parseArgs({
     'rotation-nodes': { type: 'string', default: '1000' },
     'rotation-pods-per-node': { type: 'string', default: '5' },
     'rotation-batch-percent': { type: 'string', default: '10' },
+    /** After the Started event and each batch, where the pods moved so far went (old nodes or new). */
+    'rotation-census': { type: 'boolean', default: false },
     /** The settle section's cluster sizes (small,large) and the large one's VolumeAttachments of other nodes. */
     'settle-nodes': { type: 'string', default: '20,2000' },
     'settle-attachments': { type: 'string', default: '5000' },
@@ -211,6 +213,7 @@ const rotation = sections.has('rotation')
         nodes: integerOption('rotation-nodes', values['rotation-nodes'], 2),
         podsPerNode: integerOption('rotation-pods-per-node', values['rotation-pods-per-node'], 1),
         batchPercent: integerOption('rotation-batch-percent', values['rotation-batch-percent'], 1),
+        census: values['rotation-census'],
         autoScalingBucket: { capacity: waveAsCapacity, refillPerSecond: waveAsRefill },
         handlerTree: values['handler-tree'],
         beforeEachPlane: idle,
