@@ -12,6 +12,7 @@
 // The store: ports/target-readings.ts (Leases in the deployment's namespace).
 import type {
   ReaderTurn,
+  ReadingResult,
   SharedReading,
   TargetReadings,
   TargetReadingsWatch,
@@ -33,6 +34,13 @@ export const minReadIntervalMs = 2_000;
 export const turnMs = 15_000;
 /** A want lasts this long; a waiter renews it when it has less than a third to a half left. */
 export const wantMs = 60_000;
+/**
+ * A reading that says what the last one this reader published said is published again only
+ * this long after it: a Lease write per ELB call doubled a lone termination's requests (398
+ * behind 6 groups in the wave bench). A waiter whose wait began since sees the group pending
+ * meanwhile, as before a first reading; a change is published at once.
+ */
+export const republishMs = 10_000;
 /** How long one look may read for everyone before it returns to its own wait. */
 const readSliceMs = 2_000;
 
@@ -55,6 +63,8 @@ export interface SharedTargetsDeps {
 export class SharedTargets {
   private watch: TargetReadingsWatch | undefined;
   private unavailable = false;
+  /** What this invocation last published of each group. */
+  private readonly published = new Map<string, ReadingResult>();
   /** This invocation's own readings, used before the watch brings them back. */
   private readonly own = new Map<string, SharedReading>();
   private nextCallAtMs = 0;
@@ -225,7 +235,11 @@ export class SharedTargets {
         ? { targets: Object.fromEntries(answer.targets) }
         : { failure: answer.denied ? ('denied' as const) : ('unavailable' as const) }),
     };
-    this.own.set(`${r.lb.kind}:${r.lb.id}`, { ...r, reading });
+    const key = `${r.lb.kind}:${r.lb.id}`;
+    this.own.set(key, { ...r, reading });
+    const last = this.published.get(key);
+    if (last !== undefined && last.atMs + republishMs > reading.atMs && sameReading(last, reading)) return true;
+    this.published.set(key, reading);
     await readings
       .publish(r.lb, reading)
       .catch((error: unknown) =>
@@ -236,6 +250,14 @@ export class SharedTargets {
 }
 
 const sameLb = (a: { kind: string; id: string }, b: { kind: string; id: string }) => a.kind === b.kind && a.id === b.id;
+
+/** The same failure, or the same instances in the same states. */
+function sameReading(a: ReadingResult, b: ReadingResult): boolean {
+  if (a.failure !== b.failure) return false;
+  const x = Object.entries(a.targets ?? {});
+  const y = b.targets ?? {};
+  return x.length === Object.keys(y).length && x.every(([id, state]) => y[id] === state);
+}
 
 /** What the readings taken since `sinceMs` say of one instance. */
 function verdict(

@@ -4,7 +4,7 @@
 // every half second, as the settle loop would.
 import { describe, expect, it } from 'vitest';
 import { settle } from '../../../lambda/termination/settle.js';
-import { SharedTargets, elbReadsPerSecond, turnMs } from '../../../lambda/termination/shared-targets.js';
+import { SharedTargets, elbReadsPerSecond, republishMs, turnMs } from '../../../lambda/termination/shared-targets.js';
 import { isStop, type Drained } from '../../../lambda/termination/state.js';
 import type { TargetHold } from '../../../lambda/shared/aws-ports.js';
 import { FakeClock, FakeLoadBalancers, MemoryLog } from '../../fakes/fake-world.js';
@@ -102,6 +102,17 @@ describe('load-balancer readings shared across invocations', () => {
       expect(at).toBeGreaterThanOrEqual(lastLetGoMs);
       expect(at - lastLetGoMs).toBeLessThanOrEqual(roundMs + 1_000);
     }
+  });
+
+  it('publishes a reading that says nothing new at most every republishMs, a change at once', async () => {
+    const w = world(1, 1, () => 40_000);
+    const { freeAt } = await run(w, { untilMs: w.start + 120_000, candidates: groupsOf(1) });
+    const publishes = w.store.writes.filter((x) => x.startsWith('publish ')).length;
+    // Read every 2 s for 40 s (about 20 readings): one Lease write each before.
+    expect(w.elb.registeredCalls.length).toBeGreaterThanOrEqual(15);
+    expect(publishes).toBeLessThanOrEqual(Math.ceil(40_000 / republishMs) + 2);
+    // The let-go itself is not held back.
+    expect(freeAt.get(0)! - w.start).toBeLessThanOrEqual(40_000 + 2_500);
   });
 
   it('takes no reading from before the wait began for a let-go', async () => {
