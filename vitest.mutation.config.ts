@@ -1,0 +1,22 @@
+import { defineConfig } from 'vitest/config';
+
+// The unit tests Stryker runs against the mutated core (stryker.config.json, npm run mutation): the unit project
+// without the folders that test no lambda/ logic (the plane's download scripts, the docs, the demo transcript, the
+// Terraform module) and without test/infra's CDK synths. One project, so no cluster globalSetup starts a plane.
+export default defineConfig({
+  test: {
+    name: 'mutation',
+    include: ['test/unit/**/*.test.ts'],
+    exclude: [
+      'test/unit/plane/**',
+      'test/unit/docs/**',
+      'test/unit/demo/**',
+      'test/unit/terraform/**',
+      'test/unit/scripts/packed-bin*.test.ts',
+      'test/unit/scripts/release*.test.ts',
+    ],
+    environment: 'node',
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+  },
+});
