@@ -19,6 +19,16 @@ import { doNotDisruptAnnotation } from '../../lambda/cluster/rules/do-not-disrup
 import { mirrorPodAnnotation } from '../../lambda/cluster/rules/pods.js';
 import type { DrainRuleSpec } from '../../lambda/shared/drain-rule-variables.js';
 
+// PROPERTY_RUNS=5000 searches deeper than the default 100 runs a property; PROPERTY_SEED replays one run (fast-check
+// prints the seed of a failure). The mutation run fixes the seed (vitest.mutation.config.ts), so a mutant is judged
+// by the same inputs every time.
+const runs = process.env['PROPERTY_RUNS'];
+const seed = process.env['PROPERTY_SEED'];
+fc.configureGlobal({
+  ...(runs !== undefined ? { numRuns: Number(runs) } : {}),
+  ...(seed !== undefined ? { seed: Number(seed) } : {}),
+});
+
 /** Names every plain object answers to: an untrusted key must never find one of these. */
 export const prototypeNames = ['constructor', '__proto__', 'toString', 'valueOf', 'hasOwnProperty'] as const;
 
