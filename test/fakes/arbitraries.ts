@@ -135,11 +135,16 @@ export function podArb(index: number, nowMs = t0): fc.Arbitrary<PodInfo> {
     });
 }
 
-/** Up to `max` pods, each with its own uid and name. */
-export function podsArb(max = 12, nowMs = t0): fc.Arbitrary<PodInfo[]> {
+/** Up to `max` values, the i-th drawn from `arbOf(i)` (each its own name and uid, say). */
+export function indexedArray<T>(max: number, arbOf: (i: number) => fc.Arbitrary<T>): fc.Arbitrary<T[]> {
   return fc
     .integer({ min: 0, max })
-    .chain((n) => (n === 0 ? fc.constant([]) : fc.tuple(...Array.from({ length: n }, (_, i) => podArb(i, nowMs)))));
+    .chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => arbOf(i))).map((values): T[] => [...values]));
+}
+
+/** Up to `max` pods, each with its own uid and name. */
+export function podsArb(max = 12, nowMs = t0): fc.Arbitrary<PodInfo[]> {
+  return indexedArray(max, (i) => podArb(i, nowMs));
 }
 
 const selectorArb = fc.record(
