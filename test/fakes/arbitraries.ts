@@ -277,14 +277,35 @@ export const drainRecordArb: fc.Arbitrary<DrainRecord> = fc
   )
   .map((r) => r as DrainRecord);
 
+/** Objects JSON can carry that trip code treating them as plain values: own properties named like Object's own. */
+export const jsonTraps: fc.Arbitrary<unknown> = fc.constantFrom(
+  ...[
+    '{"toString":1}',
+    '{"valueOf":{},"toString":{}}',
+    '{"__proto__":{"x":1}}',
+    '{"constructor":"x"}',
+    '[{"toString":1}]',
+  ].map((text) => JSON.parse(text) as unknown),
+);
+
 /**
- * Untrusted JSON-ish input: anything JSON can hold, objects whose keys include the prototype's names, and the
- * shapes of our messages with each field replaced by something else.
+ * Untrusted JSON-ish input: anything JSON can hold, objects whose keys include the prototype's names, objects that
+ * cannot be turned into a string, and the shapes of our messages with each field replaced by something else.
  */
 export const untrusted: fc.Arbitrary<unknown> = fc.oneof(
   fc.anything({ withObjectString: true, withNullPrototype: true, maxDepth: 3 }),
   fc.jsonValue({ maxDepth: 3 }),
+  jsonTraps,
   fc.dictionary(fc.constantFrom(...prototypeNames, 'Records', 'detail-type', 'detail', 'Sns'), fc.jsonValue(), {
     maxKeys: 4,
   }),
 );
+
+/** A record's stored text with some of its keys replaced by untrusted values: what a hand edit or another version leaves. */
+export function nearRecords(validText: fc.Arbitrary<string>, keys: readonly string[]): fc.Arbitrary<string> {
+  return validText.chain((text) =>
+    fc
+      .dictionary(fc.constantFrom(...keys), untrusted, { minKeys: 1, maxKeys: 3 })
+      .map((over) => JSON.stringify({ ...(JSON.parse(text) as object), ...over }) ?? ''),
+  );
+}
