@@ -29,6 +29,9 @@ fc.configureGlobal({
   ...(seed !== undefined ? { seed: Number(seed) } : {}),
 });
 
+/** A property's own run count (a slow one runs fewer than 100), unless PROPERTY_RUNS asks for more. */
+export const numRuns = (n: number): number => (runs !== undefined ? Number(runs) : n);
+
 /** Names every plain object answers to: an untrusted key must never find one of these. */
 export const prototypeNames = ['constructor', '__proto__', 'toString', 'valueOf', 'hasOwnProperty'] as const;
 

@@ -6,6 +6,7 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { nextOpening, openWindow, parseWindows } from '../../../lambda/shared/maintenance-windows.js';
+import { numRuns } from '../../fakes/arbitraries.js';
 
 const minuteMs = 60_000;
 const fromMs = Date.parse('2026-01-01T00:00:00Z');
@@ -57,7 +58,7 @@ describe('maintenance windows (properties)', () => {
     },
   );
 
-  test.prop([cronArb, timeArb, zoneArb], { numRuns: 50 })(
+  test.prop([cronArb, timeArb, zoneArb], { numRuns: numRuns(50) })(
     'in every zone, open at t exactly when an opening lies within the duration before t',
     (cron, t, zone) => {
       const windows = parseWindows(cron)!;
