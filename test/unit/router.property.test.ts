@@ -51,6 +51,37 @@ const envelopeArb = fc.record({
   detail: fc.oneof({ arbitrary: detailArb, weight: 3 }, untrusted),
 });
 
+/** A custom termination policy call as Auto Scaling makes it, each field plausible or anything else. */
+const choiceArb = fc.record({
+  AutoScalingGroupName: field(fc.constant('workers')),
+  AutoScalingGroupARN: field(
+    fc.constant('arn:aws:autoscaling:eu-west-1:123456789012:autoScalingGroup:uuid:autoScalingGroupName/workers'),
+  ),
+  Cause: field(fc.constantFrom('SCALE_IN', 'INSTANCE_REFRESH', 'REBALANCE')),
+  CapacityToTerminate: field(
+    fc.array(
+      fc.record({
+        AvailabilityZone: field(fc.constant('eu-west-1a')),
+        Capacity: field(fc.integer({ min: 0, max: 3 })),
+        InstanceMarketOption: field(fc.constant('on-demand')),
+      }),
+      { maxLength: 2 },
+    ),
+  ),
+  Instances: field(
+    fc.array(
+      fc.record({
+        InstanceId: field(fc.constantFrom(instanceId, 'i-0fedcba9876543210')),
+        AvailabilityZone: field(fc.constant('eu-west-1a')),
+        InstanceType: field(fc.constant('m5.large')),
+        InstanceMarketOption: field(fc.constant('on-demand')),
+      }),
+      { maxLength: 3 },
+    ),
+  ),
+  HasMoreInstances: field(fc.boolean()),
+});
+
 describe('the router on anything a record may hold (property)', () => {
   test.prop([envelopeArb, detailArb, untrusted])(
     'no record of bad input fails (to be retried): each ends malformed, refused or an outcome of its own',
@@ -74,6 +105,23 @@ describe('the router on anything a record may hold (property)', () => {
       const result = await w.invokeRaw(w.handler(), event, 60_000);
       expect(result.records?.map((r) => r.status)).not.toContain('failed');
       expect(w.log.lines.filter((l) => l.message === 'record failed; it is retried')).toEqual([]);
+    },
+  );
+
+  test.prop([choiceArb])(
+    'a termination policy call is always answered, and only with instance ids the call listed',
+    async (payload) => {
+      const w = handlerWorld(handOffDeploymentEnv);
+      w.cluster.addNode('node-a', instanceId);
+      const answer = await w.invokeChoice(w.handler(), payload);
+      const listed = Array.isArray(payload.Instances)
+        ? payload.Instances.map((i: unknown) => (i as { InstanceId?: unknown } | null)?.InstanceId)
+        : [];
+      expect(Array.isArray(answer.InstanceIDs)).toBe(true);
+      for (const id of answer.InstanceIDs) expect(listed).toContain(id);
+      // Each instance once, when the call listed each once.
+      if (new Set(listed).size === listed.length)
+        expect(new Set(answer.InstanceIDs).size).toBe(answer.InstanceIDs.length);
     },
   );
 
