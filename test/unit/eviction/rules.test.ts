@@ -116,3 +116,63 @@ describe('tiers through a drain', () => {
     expect(step).toMatchObject({ outcome: 'timed-out' });
   });
 });
+
+// Found by the mutation score: the small rules of a pass, each at its edges.
+describe("a pass's small rules", () => {
+  it('a budget block is one of the two budget reasons; everything else is retried at the same pace', () => {
+    expect(rules.isBudgetBlock('disruption-budget')).toBe(true);
+    expect(rules.isBudgetBlock('multiple-budgets')).toBe(true);
+    for (const reason of ['throttled', 'namespace-terminating', 'admission-denied', 'conflict'] as const)
+      expect(rules.isBudgetBlock(reason)).toBe(false);
+  });
+
+  it('a pod is bound since a moment when it started after it, within the whole second the server keeps', () => {
+    const startedAt = new Date(t0);
+    expect(rules.boundSince(pod({ name: 'ds' }), t0)).toBe(false);
+    expect(rules.boundSince(pod({ name: 'ds', startedAt }), t0 - 5_000)).toBe(true);
+    expect(rules.boundSince(pod({ name: 'ds', startedAt }), t0 + 999)).toBe(true);
+    expect(rules.boundSince(pod({ name: 'ds', startedAt }), t0 + 1_000)).toBe(false);
+  });
+
+  it('a terminating pod outlives a deadline only when its deletion ends more than a second after it', () => {
+    expect(rules.outlivesDeadline(web, t0)).toBe(true);
+    expect(rules.outlivesDeadline(pod({ name: 'x', deletionTimestamp: new Date(t0 + 1_000) }), t0)).toBe(false);
+    expect(rules.outlivesDeadline(pod({ name: 'x', deletionTimestamp: new Date(t0 + 1_001) }), t0)).toBe(true);
+  });
+
+  it('a terminating pod cannot leave once its grace period ended by the margin, or at once without a kubelet', () => {
+    const stuck = pod({ name: 'x', deletionTimestamp: new Date(t0) });
+    expect(rules.cannotLeave(stuck, t0 + rules.stuckTerminatingMarginMs - 1, false)).toBe(false);
+    expect(rules.cannotLeave(stuck, t0 + rules.stuckTerminatingMarginMs, false)).toBe(true);
+    expect(rules.cannotLeave(stuck, t0, true)).toBe(true);
+    expect(rules.cannotLeave(web, t0 + 3_600_000, true)).toBe(false);
+  });
+});
+
+// Found by the mutation score: the next wake-up, each bound in turn the earliest.
+describe('the next wake-up', () => {
+  const asked = (nextAtMs: number) =>
+    moment({
+      attempts: new Map([
+        [web.uid, { count: 1, nextAtMs, lastBlock: undefined, blockedSinceMs: undefined, reportedLong: false }],
+      ]),
+    });
+  const bounds = (o: { batchUntilMs?: number; stopMs?: number } = {}) => ({
+    lastPodDeadlineMs: t0 + 120_000,
+    stopMs: o.stopMs ?? t0 + 600_000,
+    batchUntilMs: o.batchUntilMs,
+    reportAtMs: () => undefined,
+  });
+  const pods = { remaining: [web], evictable: [web] };
+
+  it("wakes for a pod's retry, else its force time (its deadline less its grace), else the deadline", () => {
+    expect(rules.nextWakeMs(pods, asked(t0 + 5_000), bounds())).toBe(t0 + 5_000);
+    expect(rules.nextWakeMs(pods, asked(t0 + 100_000), bounds())).toBe(t0 + 90_000);
+    expect(rules.nextWakeMs({ remaining: [], evictable: [] }, asked(t0 + 100_000), bounds())).toBe(t0 + 120_000);
+  });
+
+  it('wakes at the end of the batch wait or the stop when they come first', () => {
+    expect(rules.nextWakeMs(pods, asked(t0 + 100_000), bounds({ batchUntilMs: t0 + 30_000 }))).toBe(t0 + 30_000);
+    expect(rules.nextWakeMs(pods, asked(t0 + 100_000), bounds({ stopMs: t0 + 20_000 }))).toBe(t0 + 20_000);
+  });
+});
