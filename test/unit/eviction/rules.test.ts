@@ -176,3 +176,28 @@ describe('the next wake-up', () => {
     expect(rules.nextWakeMs(pods, asked(t0 + 100_000), bounds({ stopMs: t0 + 20_000 }))).toBe(t0 + 20_000);
   });
 });
+
+// Found by the mutation score: force times and deadlines of pods leaving, held back or backing off.
+describe('force times at their edges', () => {
+  it('hurries a pod already shutting down only in the last 10 s before its deadline', () => {
+    const m = moment({ accepted: new Set([web.uid]) });
+    expect(rules.forceAtMs(web, m)).toBe(t0 + 110_000);
+    expect(rules.forceAtMs(web, moment())).toBe(t0 + 90_000);
+  });
+
+  it("expects a tier not yet reached a window after the deadline, and gives its pod that window's time", () => {
+    const dns = pod({ name: 'dns', priorityClassName: 'system-cluster-critical', terminationGracePeriodSeconds: 30 });
+    expect(rules.podDeadlineMs(dns, moment())).toBe(t0 + 210_000);
+  });
+
+  it('is not due before its retry time, though eligible', () => {
+    const m = moment({
+      attempts: new Map([
+        [web.uid, { count: 1, nextAtMs: t0 + 1, lastBlock: undefined, blockedSinceMs: undefined, reportedLong: false }],
+      ]),
+    });
+    expect(rules.isEligible(web, m)).toBe(true);
+    expect(rules.isDue(web, m)).toBe(false);
+    expect(rules.isDue(web, { ...m, nowMs: t0 + 1 })).toBe(true);
+  });
+});

@@ -340,6 +340,20 @@ describe('the source a rule names', () => {
     expect(podRule(pod(started), defaultDrainRuleSettings, now - 1)).toMatchObject({ behavior: 'WaitCompleted' });
   });
 
+  it('gives a pod our skip label a Skip rule and nothing more', () => {
+    expect(rule({ name: 'f', labels: { 'graceful-node-termination/drain': 'skip' } })).toEqual({
+      behavior: 'Skip',
+      source: 'graceful-node-termination/drain=skip',
+    });
+  });
+
+  it('reads an order annotation around its blanks (an annotation, unlike a label, may hold them)', () => {
+    expect(rule({ name: 'g', annotations: { 'graceful-node-termination/drain-order': ' 12 ' } })).toMatchObject({
+      behavior: 'Drain',
+      order: 12,
+    });
+  });
+
   it('applies a rule without pods to every pod', () => {
     expect(rule({ name: 'web' }, settings([{ name: 'all', behavior: 'Skip' }]))).toEqual({
       behavior: 'Skip',
