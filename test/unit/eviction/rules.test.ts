@@ -171,6 +171,14 @@ describe('the next wake-up', () => {
     expect(rules.nextWakeMs({ remaining: [], evictable: [] }, asked(t0 + 100_000), bounds())).toBe(t0 + 120_000);
   });
 
+  it('wakes for no force time of a pod the force policy will not delete', () => {
+    // Shutting down, done by its deadline: its give-up time (30 s past its deletion) lies past the deadline.
+    const leaving = pod({ name: 'leaving', deletionTimestamp: new Date(t0 + 100_000) });
+    expect(rules.nextWakeMs({ remaining: [leaving], evictable: [] }, moment(), bounds())).toBe(t0 + 120_000);
+    const accepted = moment({ accepted: new Set([web.uid]) });
+    expect(rules.nextWakeMs({ remaining: [], evictable: [web] }, accepted, bounds())).toBe(t0 + 120_000);
+  });
+
   it('wakes at the end of the batch wait or the stop when they come first', () => {
     expect(rules.nextWakeMs(pods, asked(t0 + 100_000), bounds({ batchUntilMs: t0 + 30_000 }))).toBe(t0 + 30_000);
     expect(rules.nextWakeMs(pods, asked(t0 + 100_000), bounds({ stopMs: t0 + 20_000 }))).toBe(t0 + 20_000);
