@@ -354,7 +354,31 @@ describe('the source a rule names', () => {
     });
   });
 
-  it('applies a rule without pods to every pod', () => {
+  it('names the order beside our behavior label', () => {
+    const labels = { 'graceful-node-termination/drain': 'drain', 'graceful-node-termination/drain-order': '5' };
+    expect(rule({ name: 'h', labels })).toEqual({
+      behavior: 'Drain',
+      order: 5,
+      source: 'graceful-node-termination/drain=drain, graceful-node-termination/drain-order=5',
+    });
+  });
+
+  it('applies a rule to a pod any one of its pod selectors selects', () => {
+    const either = settings([
+      {
+        name: 'web-or-api',
+        behavior: 'Skip',
+        pods: [{ selector: { matchLabels: { app: 'web' } } }, { selector: { matchLabels: { app: 'api' } } }],
+      },
+    ]);
+    expect(rule({ name: 'w', labels: { app: 'web' } }, either)).toMatchObject({ source: 'rule web-or-api' });
+    expect(rule({ name: 'o', labels: { app: 'other' } }, either)).toMatchObject({ source: 'default' });
+  });
+
+  it('applies a rule without pods, or with an empty list (which the configuration refuses), to every pod', () => {
+    expect(rule({ name: 'web' }, settings([{ name: 'all', behavior: 'Skip', pods: [] }]))).toMatchObject({
+      source: 'rule all',
+    });
     expect(rule({ name: 'web' }, settings([{ name: 'all', behavior: 'Skip' }]))).toEqual({
       behavior: 'Skip',
       source: 'rule all',
