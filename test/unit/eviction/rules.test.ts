@@ -209,3 +209,25 @@ describe('force times at their edges', () => {
     expect(rules.isDue(web, { ...m, nowMs: t0 + 1 })).toBe(true);
   });
 });
+
+// Found by the mutation score: a long budget block is reported once, blockedReportMs after the budget first refused.
+describe('the long-block report', () => {
+  const attempt = (o: { blockedSinceMs?: number; reportedLong?: boolean } = {}) => ({
+    count: 3,
+    nextAtMs: t0,
+    lastBlock: undefined,
+    blockedSinceMs: o.blockedSinceMs,
+    reportedLong: o.reportedLong ?? false,
+  });
+  it('comes blockedReportMs after the first refusal by a budget', () => {
+    expect(rules.longBlockReportAtMs(attempt({ blockedSinceMs: t0 }), false, 60_000)).toBe(t0 + 60_000);
+  });
+  it('never comes for a pod no budget refused, one already told, or one whose eviction was accepted', () => {
+    expect(rules.longBlockReportAtMs(undefined, false, 60_000)).toBeUndefined();
+    expect(rules.longBlockReportAtMs(attempt(), false, 60_000)).toBeUndefined();
+    expect(
+      rules.longBlockReportAtMs(attempt({ blockedSinceMs: t0, reportedLong: true }), false, 60_000),
+    ).toBeUndefined();
+    expect(rules.longBlockReportAtMs(attempt({ blockedSinceMs: t0 }), true, 60_000)).toBeUndefined();
+  });
+});
