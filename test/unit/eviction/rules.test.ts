@@ -231,3 +231,29 @@ describe('the long-block report', () => {
     expect(rules.longBlockReportAtMs(attempt({ blockedSinceMs: t0 }), true, 60_000)).toBeUndefined();
   });
 });
+
+// Found by the mutation score: a pod held back by its tier, whose own tier was reached before (a lower order came
+// back since), is forced at its force time, and the next wake-up waits for it.
+describe('a pod held back by its tier', () => {
+  const dns = pod({ name: 'dns', priorityClassName: 'system-cluster-critical', terminationGracePeriodSeconds: 30 });
+  const m = moment({
+    tierReachedMs: new Map([
+      [0, t0],
+      [2000, t0],
+    ]),
+  });
+  it('becomes eligible at its force time, not before', () => {
+    expect(rules.forceAtMs(dns, m)).toBe(t0 + 90_000);
+    expect(rules.isEligible(dns, { ...m, nowMs: t0 + 89_999 })).toBe(false);
+    expect(rules.isEligible(dns, { ...m, nowMs: t0 + 90_000 })).toBe(true);
+  });
+  it('wakes the drain at that force time', () => {
+    const bounds = {
+      lastPodDeadlineMs: t0 + 120_000,
+      stopMs: t0 + 600_000,
+      batchUntilMs: undefined,
+      reportAtMs: () => undefined,
+    };
+    expect(rules.nextWakeMs({ remaining: [dns], evictable: [dns] }, m, bounds)).toBe(t0 + 90_000);
+  });
+});
