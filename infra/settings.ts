@@ -95,7 +95,10 @@ export function resolveSettings(scope: Construct, props: GracefulNodeTermination
         }
       : {},
   };
-  checkTimesFit(settings);
+  checkTimesFit(
+    settings,
+    props.loadBalancerMinWait?.toSeconds() ?? configVariables.loadBalancerMinWaitSeconds.default!,
+  );
   checkResumeFits(settings);
   return settings;
 }
@@ -147,14 +150,21 @@ function defaultSeconds(variable: { readonly default?: number }): Duration {
 }
 
 /** The waits must fit in what one lifecycle action may last (the rule the cold start checks too). */
-function checkTimesFit(s: Settings): void {
+function checkTimesFit(s: Settings, loadBalancerMinWaitSeconds: number): void {
   const heartbeat = s.heartbeatTimeout.toSeconds();
   const longest = longestWaits({
     heartbeatTimeoutSeconds: heartbeat,
     invocationMarginSeconds,
     drainTimeoutSeconds: s.drainTimeout.toSeconds(),
     loadBalancerDelaySeconds: s.loadBalancerDelay.toSeconds(),
+    waitForTargets: s.waitForTargets,
+    loadBalancerMinWaitSeconds,
   });
+  // The settle reserve the deadlines keep after the drain: the minimum wait when it is the longer (waitForTargets).
+  const reserve =
+    s.waitForTargets && loadBalancerMinWaitSeconds > s.loadBalancerDelay.toSeconds()
+      ? 'the load-balancer minimum wait (loadBalancerMinWait)'
+      : 'the load-balancer delay';
   if (s.launchTimeout.toSeconds() > longest.launch) {
     throw new Error(
       `launchTimeout ${s.launchTimeout.toSeconds()} s does not fit in the hooks' heartbeatTimeout ${heartbeat} s ` +
@@ -164,14 +174,14 @@ function checkTimesFit(s: Settings): void {
   }
   if (s.drainTimeout.toSeconds() > longest.drain) {
     throw new Error(
-      `drainTimeout ${s.drainTimeout.toSeconds()} s plus the load-balancer delay exceeds what Auto Scaling lets a ` +
+      `drainTimeout ${s.drainTimeout.toSeconds()} s plus ${reserve} exceeds what Auto Scaling lets a ` +
         `lifecycle action live ` +
         `(min(48 h, 100 x heartbeatTimeout) = ${longest.cap} s): shorten drainTimeout or lengthen heartbeatTimeout.`,
     );
   }
   if (s.batchWait.toSeconds() > longest.batch) {
     throw new Error(
-      `batchWait ${s.batchWait.toSeconds()} s plus drainTimeout and the load-balancer delay exceeds what Auto ` +
+      `batchWait ${s.batchWait.toSeconds()} s plus drainTimeout and ${reserve} exceeds what Auto ` +
         `Scaling ` +
         `lets a lifecycle action live ` +
         `(${longest.cap} s): shorten batchWait or lengthen heartbeatTimeout.`,

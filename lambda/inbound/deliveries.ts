@@ -63,10 +63,11 @@ const lifecycleDetailTypes: ReadonlySet<string> = new Set([
   'EC2 Instance-terminate Lifecycle Action',
 ]);
 
-const transitions: Readonly<Record<string, 'terminate' | 'launch'>> = {
-  'autoscaling:EC2_INSTANCE_LAUNCHING': 'launch',
-  'autoscaling:EC2_INSTANCE_TERMINATING': 'terminate',
-};
+/** A Map, not an object: a transition named `constructor` or `__proto__` must find nothing. */
+const transitions: ReadonlyMap<string, 'terminate' | 'launch'> = new Map([
+  ['autoscaling:EC2_INSTANCE_LAUNCHING', 'launch'],
+  ['autoscaling:EC2_INSTANCE_TERMINATING', 'terminate'],
+]);
 
 /** The deliveries of one invocation; throws only when the invocation itself is of no known shape. */
 export function toDeliveries(event: unknown): Delivery[] {
@@ -140,12 +141,12 @@ function fromLifecycleMessage(message: Record<string, unknown>, envelope: Envelo
   const transition = message['LifecycleTransition'];
   if (typeof transition !== 'string')
     return { kind: 'malformed', field: 'LifecycleTransition', reason: 'is missing or not a string', ...envelope };
-  const kind = transitions[transition];
+  const kind = transitions.get(transition);
   if (kind === undefined) {
     return {
       kind: 'malformed',
       field: 'LifecycleTransition',
-      reason: `is ${JSON.stringify(transition)}, expected one of ${Object.keys(transitions).join(', ')}`,
+      reason: `is ${JSON.stringify(transition)}, expected one of ${[...transitions.keys()].join(', ')}`,
       ...envelope,
     };
   }

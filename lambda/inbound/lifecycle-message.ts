@@ -50,10 +50,11 @@ export type ParseResult =
   | { readonly ok: true; readonly notification: LifecycleNotification }
   | { readonly ok: false; readonly field: string; readonly reason: string };
 
-const transitions: Readonly<Record<string, LifecycleTransition>> = {
-  'autoscaling:EC2_INSTANCE_LAUNCHING': 'launching',
-  'autoscaling:EC2_INSTANCE_TERMINATING': 'terminating',
-};
+/** A Map, not an object: a transition named `constructor` or `__proto__` must find nothing. */
+const transitions: ReadonlyMap<string, LifecycleTransition> = new Map([
+  ['autoscaling:EC2_INSTANCE_LAUNCHING', 'launching'],
+  ['autoscaling:EC2_INSTANCE_TERMINATING', 'terminating'],
+]);
 
 export const instanceIdPattern = /^i-[0-9a-f]{8,17}$/;
 
@@ -66,11 +67,13 @@ const text = (message: Readonly<Record<string, unknown>>, field: string): string
 
 /** Parses one lifecycle message, however it arrived (deliveries.ts unwraps SNS, SQS and EventBridge). */
 export function parseLifecycleMessage(message: Readonly<Record<string, unknown>>): ParseResult {
-  const transition = transitions[String(message['LifecycleTransition'])];
+  // Only a string names a transition: String() of an object without a callable toString throws.
+  const raw = message['LifecycleTransition'];
+  const transition = typeof raw === 'string' ? transitions.get(raw) : undefined;
   if (transition === undefined)
     return bad(
       'LifecycleTransition',
-      `is ${JSON.stringify(message['LifecycleTransition'])}, expected one of ${Object.keys(transitions).join(', ')}`,
+      `is ${JSON.stringify(message['LifecycleTransition'])}, expected one of ${[...transitions.keys()].join(', ')}`,
     );
   let handOff: HandOff | undefined;
   if (message[handOffField] !== undefined) {

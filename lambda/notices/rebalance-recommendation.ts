@@ -21,7 +21,9 @@ export const rebalanceRecommendation: Trigger<
       });
       return { status: 'malformed' };
     }
-    return { work: { instanceId, time: String(d.time) } };
+    // Logged as EventBridge wrote it; anything else (a queue carries any JSON) as its JSON, never String() of an
+    // object, which throws for one whose toString is not a function.
+    return { work: { instanceId, time: typeof d.time === 'string' ? d.time : (JSON.stringify(d.time) ?? '') } };
   },
   keys: (w) => ({ instanceId: w.instanceId, transition: 'rebalance-recommendation' }),
   async confirm(w, { instances, config, log }) {

@@ -22,8 +22,10 @@ interface Rule {
 export function ruleFor(settings: RepairSettings, condition: string, reason: string): Rule | undefined {
   const o = settings.overrides.find((x) => x.nodeMonitoringCondition === condition && x.nodeUnhealthyReason === reason);
   if (o !== undefined) return { minutes: o.minRepairWaitTimeMins, action: o.repairAction };
-  const minutes = settings.repairAfterMinutes[condition];
-  return minutes === undefined ? undefined : { minutes, action: RepairAction.REPLACE };
+  // Own keys only: a condition type named like what every object inherits (constructor, toString) is monitored
+  // only when the settings name it.
+  if (!Object.hasOwn(settings.repairAfterMinutes, condition)) return undefined;
+  return { minutes: settings.repairAfterMinutes[condition]!, action: RepairAction.REPLACE };
 }
 
 /** True is healthy for every monitored condition (the agent's and the kubelet's Ready); False and Unknown are not. */

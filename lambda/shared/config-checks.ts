@@ -17,24 +17,50 @@ export function actionCapSeconds(heartbeatTimeoutSeconds: number): number {
   return Math.min(48 * 3600, 100 * heartbeatTimeoutSeconds);
 }
 
+/** What the settle phase needs free after the drain: the fixed delay, or the minimum wait when it reads targets. */
+export interface SettleTimes {
+  readonly loadBalancerDelaySeconds: number;
+  readonly waitForTargets?: boolean | undefined;
+  readonly loadBalancerMinWaitSeconds?: number | undefined;
+}
+
+/**
+ * The settle time the deadlines keep free after the latest drain end (termination/deadlines.ts): the fixed delay,
+ * or with the load balancers read, the larger of it and the minimum wait.
+ */
+export function settleReserveSeconds(t: SettleTimes): number {
+  return t.waitForTargets
+    ? Math.max(t.loadBalancerDelaySeconds, t.loadBalancerMinWaitSeconds ?? 0)
+    : t.loadBalancerDelaySeconds;
+}
+
+/** The variable the settle reserve comes from (with its value, where an error gives it), as an error names it. */
+function settleReserveNamed(t: SettleTimes, withValue: boolean): string {
+  return settleReserveSeconds(t) > t.loadBalancerDelaySeconds
+    ? `LOAD_BALANCER_MIN_WAIT_SECONDS (${withValue ? `${t.loadBalancerMinWaitSeconds}, ` : ''}with WAIT_FOR_TARGETS)`
+    : `LOAD_BALANCER_DELAY_SECONDS${withValue ? ` (${t.loadBalancerDelaySeconds})` : ''}`;
+}
+
 /**
  * The longest each wait may be, the others as they are: the launch wait within the heartbeat
- * timeout (it does not heartbeat), the drain with the fixed delay and the margin within the
- * action's cap, the batch wait on top of those. The construct checks its props with the same.
+ * timeout (it does not heartbeat), the drain with the settle reserve (the deadlines keep it, deadlines.ts) and the
+ * margin within the action's cap, the batch wait on top of those. The construct checks its props with the same.
  */
-export function longestWaits(t: {
-  heartbeatTimeoutSeconds: number;
-  invocationMarginSeconds: number;
-  drainTimeoutSeconds: number;
-  loadBalancerDelaySeconds: number;
-}) {
+export function longestWaits(
+  t: {
+    heartbeatTimeoutSeconds: number;
+    invocationMarginSeconds: number;
+    drainTimeoutSeconds: number;
+  } & SettleTimes,
+) {
   const cap = actionCapSeconds(t.heartbeatTimeoutSeconds);
   const margin = t.invocationMarginSeconds;
+  const reserve = settleReserveSeconds(t);
   return {
     cap,
     launch: t.heartbeatTimeoutSeconds - margin,
-    drain: cap - t.loadBalancerDelaySeconds - margin,
-    batch: cap - t.drainTimeoutSeconds - t.loadBalancerDelaySeconds - margin,
+    drain: cap - reserve - margin,
+    batch: cap - t.drainTimeoutSeconds - reserve - margin,
   };
 }
 
@@ -45,6 +71,8 @@ export interface CheckedValues {
   readonly launchTimeoutSeconds?: number;
   readonly drainTimeoutSeconds?: number;
   readonly loadBalancerDelaySeconds?: number;
+  readonly waitForTargets?: boolean;
+  readonly loadBalancerMinWaitSeconds?: number;
   readonly batchWaitSeconds?: number;
   readonly reconcileMarks?: boolean;
   readonly handOffTopicArn?: string;
@@ -62,11 +90,16 @@ export function timeoutProblems(v: CheckedValues): string[] {
     batchWaitSeconds: batch,
     launchTimeoutSeconds: launch,
   } = v;
+  const settle = {
+    loadBalancerDelaySeconds: delay ?? 0,
+    waitForTargets: v.waitForTargets,
+    loadBalancerMinWaitSeconds: v.loadBalancerMinWaitSeconds,
+  };
   const longest = longestWaits({
     heartbeatTimeoutSeconds: heartbeat,
     invocationMarginSeconds: margin,
     drainTimeoutSeconds: drain ?? 0,
-    loadBalancerDelaySeconds: delay ?? 0,
+    ...settle,
   });
   if (launch !== undefined && launch > longest.launch) {
     problems.push(
@@ -79,14 +112,14 @@ export function timeoutProblems(v: CheckedValues): string[] {
   if (drain === undefined || delay === undefined) return [...problems, ...resumeProblems(v, heartbeat, margin)];
   if (drain > longest.drain) {
     problems.push(
-      `DRAIN_TIMEOUT_SECONDS (${drain}) plus LOAD_BALANCER_DELAY_SECONDS (${delay}) and INVOCATION_MARGIN_SECONDS ` +
+      `DRAIN_TIMEOUT_SECONDS (${drain}) plus ${settleReserveNamed(settle, true)} and INVOCATION_MARGIN_SECONDS ` +
         `(${margin}) exceeds what Auto Scaling lets a lifecycle action live ` +
         `(min(48 h, 100 x HEARTBEAT_TIMEOUT_SECONDS) = ${longest.cap} s): use DRAIN_TIMEOUT_SECONDS of at most ` +
         `${Math.max(0, longest.drain)} or a longer HEARTBEAT_TIMEOUT_SECONDS`,
     );
   } else if (batch !== undefined && batch > longest.batch) {
     problems.push(
-      `BATCH_WAIT_SECONDS (${batch}) plus DRAIN_TIMEOUT_SECONDS, LOAD_BALANCER_DELAY_SECONDS and ` +
+      `BATCH_WAIT_SECONDS (${batch}) plus DRAIN_TIMEOUT_SECONDS, ${settleReserveNamed(settle, false)} and ` +
         `INVOCATION_MARGIN_SECONDS exceeds what Auto Scaling lets a lifecycle action live ` +
         `(${longest.cap} s): use BATCH_WAIT_SECONDS of at most ${longest.batch} or a longer HEARTBEAT_TIMEOUT_SECONDS`,
     );

@@ -14,11 +14,15 @@ export interface LabelSelector {
 
 export const selectorOperators: readonly string[] = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
 
-/** True when every requirement holds; an empty selector selects everything. */
+/**
+ * True when every requirement holds; an empty selector selects everything. A label is one the map holds itself: a
+ * key such as `toString` or `constructor` would otherwise find what every object inherits, and `Exists` hold.
+ */
 export function matchesSelector(selector: LabelSelector, labels: Readonly<Record<string, string>>): boolean {
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) return false;
+  const labelOf = (key: string) => (Object.hasOwn(labels, key) ? labels[key] : undefined);
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labelOf(k) !== v) return false;
   for (const e of selector.matchExpressions ?? []) {
-    const value = labels[e.key];
+    const value = labelOf(e.key);
     const values = e.values ?? [];
     if (e.operator === 'In' && (value === undefined || !values.includes(value))) return false;
     if (e.operator === 'NotIn' && value !== undefined && values.includes(value)) return false;

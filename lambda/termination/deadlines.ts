@@ -4,6 +4,7 @@
 // must also fit this invocation. Every invocation starts with a heartbeat (confirm), which
 // restarts the hook's timer: it hands on well before that runs out again.
 import { actionCapSeconds, type Config } from '../shared/config.js';
+import { settleReserveSeconds } from '../shared/config-checks.js';
 import { handOffShare } from '../shared/resume-window.js';
 import type { Deadlines } from './state.js';
 
@@ -42,15 +43,5 @@ export function lifecycleDeadlines(config: Config, p: DeadlinesInput): Deadlines
   };
 }
 
-/**
- * The settle time kept free after the latest drain end: the fixed delay, or with the load
- * balancers read, the larger of it and the minimum. A longer wait for targets or volumes
- * uses what the drain left, up to settleEndMs; it never shortens the drain.
- */
-export function settleReserveSeconds(
-  config: Pick<Config, 'loadBalancerDelaySeconds' | 'waitForTargets' | 'loadBalancerMinWaitSeconds'>,
-): number {
-  return config.waitForTargets
-    ? Math.max(config.loadBalancerDelaySeconds, config.loadBalancerMinWaitSeconds)
-    : config.loadBalancerDelaySeconds;
-}
+// The settle reserve is the cold-start check's own (config-checks.ts), so a configuration it accepts keeps its waits.
+export { settleReserveSeconds };

@@ -5,6 +5,7 @@ import type { DrainSource, NodeInfo } from '../cluster/model.js';
 import { actionIdOfInstance } from '../cluster/marks/action-id.js';
 import { actionOf, sameSource } from '../cluster/rules/drain-source.js';
 import { parseClaim } from './claim.js';
+import type { HandOff } from '../inbound/lifecycle-message.js';
 import type { Run, Step, Verified } from './state.js';
 
 export async function verify(run: Run): Promise<Step<Verified>> {
@@ -28,6 +29,15 @@ export async function verify(run: Run): Promise<Step<Verified>> {
   log.appendKeys?.({ node: node.name });
   const { actionId } = source;
   const base = { node };
+  // The reconciler resumed this termination after its chain went quiet: its drain (by instance) carries the action
+  // now. A late delivery of the old chain (its hand-off, Lambda's retry of one of its invocations, the notification
+  // again) stands down: taking the node back would start the record over, its surges forgotten.
+  if (source.kind !== 'resumed' && resumesThisAction(run, node)) {
+    log.info('the reconciler resumed this termination; this delivery of the chain it replaced stands down', {
+      current: node.handOffClaim,
+    });
+    return { stop: { end: 'superseded' } };
+  }
 
   // Ours from a crashed earlier attempt of this very invocation (Lambda retried it with the
   // same request id): carry on and publish what it could not.
@@ -38,27 +48,9 @@ export async function verify(run: Run): Promise<Step<Verified>> {
     });
     return { ...base, claim: undefined, ownPendingClaim: node.handOffClaim };
   }
-  if (handOff !== undefined) {
-    if (node.handOffClaim !== handOff.claim) {
-      log.info('this hand-off was already taken up by another delivery; nothing to do', {
-        handOff: handOff.count,
-        current: node.handOffClaim,
-      });
-      return { stop: { end: 'superseded' } };
-    }
-    // A hand-off that names its action by instance (the reconciler's) carries on the record the
-    // reconciler wrote for it (on a timeline of its own), never another one.
-    if (source.kind === 'resumed' && (node.drain === undefined || !sameSource(node.drain.source, source))) {
-      log.info('a hand-off by instance, but no drain the reconciler resumed is on the node; nothing to do', {
-        current: (node.drain && actionOf(node.drain.source)) ?? null,
-      });
-      return { stop: { end: 'superseded' } };
-    }
-    return { ...base, claim: handOff.claim, ownPendingClaim: undefined };
-  }
-  if (onNode?.actionId === actionId || resumesThisAction(run, node)) {
-    // A chain for this very action runs already (or the reconciler's, which carries the live
-    // action of this instance): this is a late duplicate of the notification.
+  if (handOff !== undefined) return carriesHandOff(run, node, handOff);
+  if (onNode?.actionId === actionId) {
+    // A chain for this very action runs already: this is a late duplicate of the notification.
     log.info('a hand-off chain already carries this termination; this delivery stands down', {
       current: node.handOffClaim,
     });
@@ -66,6 +58,28 @@ export async function verify(run: Run): Promise<Step<Verified>> {
   }
   // A claim of an earlier, finished termination of this instance (it came back) is replaced.
   return { ...base, claim: node.handOffClaim, ownPendingClaim: undefined };
+}
+
+/** A hand-off is carried on only by the delivery whose claim the node holds, and only for the drain on the node. */
+function carriesHandOff(run: Run, node: NodeInfo, handOff: HandOff): Step<Verified> {
+  const { source } = run.request;
+  const { log } = run.deps;
+  if (node.handOffClaim !== handOff.claim) {
+    log.info('this hand-off was already taken up by another delivery; nothing to do', {
+      handOff: handOff.count,
+      current: node.handOffClaim,
+    });
+    return { stop: { end: 'superseded' } };
+  }
+  // A hand-off that names its action by instance (the reconciler's) carries on the record the
+  // reconciler wrote for it (on a timeline of its own), never another one.
+  if (source.kind === 'resumed' && (node.drain === undefined || !sameSource(node.drain.source, source))) {
+    log.info('a hand-off by instance, but no drain the reconciler resumed is on the node; nothing to do', {
+      current: (node.drain && actionOf(node.drain.source)) ?? null,
+    });
+    return { stop: { end: 'superseded' } };
+  }
+  return { node, claim: handOff.claim, ownPendingClaim: undefined };
 }
 
 /**

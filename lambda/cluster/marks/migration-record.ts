@@ -28,8 +28,9 @@ export function parseMigrationRecord(raw: string | undefined): MigrationRecord |
     return undefined;
   return {
     id: v['id'],
-    from: String(v['from'] ?? ''),
-    to: String(v['to'] ?? ''),
+    // A group name is a string; anything else reads as none (String() of an object JSON can carry may throw).
+    from: typeof v['from'] === 'string' ? v['from'] : '',
+    to: typeof v['to'] === 'string' ? v['to'] : '',
     renewedAtMs,
     leaseSeconds,
     cordoned: v['cordoned'] === true,

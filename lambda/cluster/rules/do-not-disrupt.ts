@@ -31,13 +31,14 @@ export function parseGoDurationMs(raw: string): number | undefined {
 
 /**
  * Until when the annotation protects the pod: Infinity for "true", the bind time plus the duration
- * for a duration, undefined for a value Karpenter ignores. A pod not yet bound counts from now.
+ * for a duration, undefined for a value Karpenter ignores. A pod not yet bound counts from `nowMs`, the
+ * caller's clock (never the machine's: the rules are a function of the moment they are asked about).
  */
-export function doNotDisruptUntilMs(pod: Pick<PodInfo, 'startedAt'>, value: string): number | undefined {
+export function doNotDisruptUntilMs(pod: Pick<PodInfo, 'startedAt'>, value: string, nowMs: number): number | undefined {
   if (value === 'true') return Number.POSITIVE_INFINITY;
   const ms = parseGoDurationMs(value);
   if (ms === undefined) return undefined;
-  return (pod.startedAt?.getTime() ?? Date.now()) + ms;
+  return (pod.startedAt?.getTime() ?? nowMs) + ms;
 }
 
 /** The value is one Karpenter would ignore (shown by `check`). */

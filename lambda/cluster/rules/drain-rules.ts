@@ -116,7 +116,7 @@ function fromBatchMarks(pod: PodInfo, nowMs: number): PodRule | undefined {
     return { behavior: 'WaitCompleted', source: `${waitForCompletionAnnotation}=true`, bound: 'batch-wait' };
   const value = pod.annotations[doNotDisruptAnnotation];
   if (value === undefined) return undefined;
-  const untilMs = doNotDisruptUntilMs(pod, value);
+  const untilMs = doNotDisruptUntilMs(pod, value, nowMs);
   if (untilMs === undefined || untilMs <= nowMs) return undefined; // invalid (Karpenter ignores it) or elapsed
   return {
     behavior: 'WaitCompleted',

@@ -116,3 +116,144 @@ describe('tiers through a drain', () => {
     expect(step).toMatchObject({ outcome: 'timed-out' });
   });
 });
+
+// Found by the mutation score: the small rules of a pass, each at its edges.
+describe("a pass's small rules", () => {
+  it('a budget block is one of the two budget reasons; everything else is retried at the same pace', () => {
+    expect(rules.isBudgetBlock('disruption-budget')).toBe(true);
+    expect(rules.isBudgetBlock('multiple-budgets')).toBe(true);
+    for (const reason of ['throttled', 'namespace-terminating', 'admission-denied', 'conflict'] as const)
+      expect(rules.isBudgetBlock(reason)).toBe(false);
+  });
+
+  it('a pod is bound since a moment when it started after it, within the whole second the server keeps', () => {
+    const startedAt = new Date(t0);
+    expect(rules.boundSince(pod({ name: 'ds' }), t0)).toBe(false);
+    expect(rules.boundSince(pod({ name: 'ds', startedAt }), t0 - 5_000)).toBe(true);
+    expect(rules.boundSince(pod({ name: 'ds', startedAt }), t0 + 999)).toBe(true);
+    expect(rules.boundSince(pod({ name: 'ds', startedAt }), t0 + 1_000)).toBe(false);
+  });
+
+  it('a terminating pod outlives a deadline only when its deletion ends more than a second after it', () => {
+    expect(rules.outlivesDeadline(web, t0)).toBe(true);
+    expect(rules.outlivesDeadline(pod({ name: 'x', deletionTimestamp: new Date(t0 + 1_000) }), t0)).toBe(false);
+    expect(rules.outlivesDeadline(pod({ name: 'x', deletionTimestamp: new Date(t0 + 1_001) }), t0)).toBe(true);
+  });
+
+  it('a terminating pod cannot leave once its grace period ended by the margin, or at once without a kubelet', () => {
+    const stuck = pod({ name: 'x', deletionTimestamp: new Date(t0) });
+    expect(rules.cannotLeave(stuck, t0 + rules.stuckTerminatingMarginMs - 1, false)).toBe(false);
+    expect(rules.cannotLeave(stuck, t0 + rules.stuckTerminatingMarginMs, false)).toBe(true);
+    expect(rules.cannotLeave(stuck, t0, true)).toBe(true);
+    expect(rules.cannotLeave(web, t0 + 3_600_000, true)).toBe(false);
+  });
+});
+
+// Found by the mutation score: the next wake-up, each bound in turn the earliest.
+describe('the next wake-up', () => {
+  const asked = (nextAtMs: number) =>
+    moment({
+      attempts: new Map([
+        [web.uid, { count: 1, nextAtMs, lastBlock: undefined, blockedSinceMs: undefined, reportedLong: false }],
+      ]),
+    });
+  const bounds = (o: { batchUntilMs?: number; stopMs?: number } = {}) => ({
+    lastPodDeadlineMs: t0 + 120_000,
+    stopMs: o.stopMs ?? t0 + 600_000,
+    batchUntilMs: o.batchUntilMs,
+    reportAtMs: () => undefined,
+  });
+  const pods = { remaining: [web], evictable: [web] };
+
+  it("wakes for a pod's retry, else its force time (its deadline less its grace), else the deadline", () => {
+    expect(rules.nextWakeMs(pods, asked(t0 + 5_000), bounds())).toBe(t0 + 5_000);
+    expect(rules.nextWakeMs(pods, asked(t0 + 100_000), bounds())).toBe(t0 + 90_000);
+    expect(rules.nextWakeMs({ remaining: [], evictable: [] }, asked(t0 + 100_000), bounds())).toBe(t0 + 120_000);
+  });
+
+  it('wakes for no force time of a pod the force policy will not delete', () => {
+    // Shutting down, done by its deadline: its give-up time (30 s past its deletion) lies past the deadline.
+    const leaving = pod({ name: 'leaving', deletionTimestamp: new Date(t0 + 100_000) });
+    expect(rules.nextWakeMs({ remaining: [leaving], evictable: [] }, moment(), bounds())).toBe(t0 + 120_000);
+    const accepted = moment({ accepted: new Set([web.uid]) });
+    expect(rules.nextWakeMs({ remaining: [], evictable: [web] }, accepted, bounds())).toBe(t0 + 120_000);
+  });
+
+  it('wakes at the end of the batch wait or the stop when they come first', () => {
+    expect(rules.nextWakeMs(pods, asked(t0 + 100_000), bounds({ batchUntilMs: t0 + 30_000 }))).toBe(t0 + 30_000);
+    expect(rules.nextWakeMs(pods, asked(t0 + 100_000), bounds({ stopMs: t0 + 20_000 }))).toBe(t0 + 20_000);
+  });
+});
+
+// Found by the mutation score: force times and deadlines of pods leaving, held back or backing off.
+describe('force times at their edges', () => {
+  it('hurries a pod already shutting down only in the last 10 s before its deadline', () => {
+    const m = moment({ accepted: new Set([web.uid]) });
+    expect(rules.forceAtMs(web, m)).toBe(t0 + 110_000);
+    expect(rules.forceAtMs(web, moment())).toBe(t0 + 90_000);
+  });
+
+  it("expects a tier not yet reached a window after the deadline, and gives its pod that window's time", () => {
+    const dns = pod({ name: 'dns', priorityClassName: 'system-cluster-critical', terminationGracePeriodSeconds: 30 });
+    expect(rules.podDeadlineMs(dns, moment())).toBe(t0 + 210_000);
+  });
+
+  it('is not due before its retry time, though eligible', () => {
+    const m = moment({
+      attempts: new Map([
+        [web.uid, { count: 1, nextAtMs: t0 + 1, lastBlock: undefined, blockedSinceMs: undefined, reportedLong: false }],
+      ]),
+    });
+    expect(rules.isEligible(web, m)).toBe(true);
+    expect(rules.isDue(web, m)).toBe(false);
+    expect(rules.isDue(web, { ...m, nowMs: t0 + 1 })).toBe(true);
+  });
+});
+
+// Found by the mutation score: a long budget block is reported once, blockedReportMs after the budget first refused.
+describe('the long-block report', () => {
+  const attempt = (o: { blockedSinceMs?: number; reportedLong?: boolean } = {}) => ({
+    count: 3,
+    nextAtMs: t0,
+    lastBlock: undefined,
+    blockedSinceMs: o.blockedSinceMs,
+    reportedLong: o.reportedLong ?? false,
+  });
+  it('comes blockedReportMs after the first refusal by a budget', () => {
+    expect(rules.longBlockReportAtMs(attempt({ blockedSinceMs: t0 }), false, 60_000)).toBe(t0 + 60_000);
+  });
+  it('never comes for a pod no budget refused, one already told, or one whose eviction was accepted', () => {
+    expect(rules.longBlockReportAtMs(undefined, false, 60_000)).toBeUndefined();
+    expect(rules.longBlockReportAtMs(attempt(), false, 60_000)).toBeUndefined();
+    expect(
+      rules.longBlockReportAtMs(attempt({ blockedSinceMs: t0, reportedLong: true }), false, 60_000),
+    ).toBeUndefined();
+    expect(rules.longBlockReportAtMs(attempt({ blockedSinceMs: t0 }), true, 60_000)).toBeUndefined();
+  });
+});
+
+// Found by the mutation score: a pod held back by its tier, whose own tier was reached before (a lower order came
+// back since), is forced at its force time, and the next wake-up waits for it.
+describe('a pod held back by its tier', () => {
+  const dns = pod({ name: 'dns', priorityClassName: 'system-cluster-critical', terminationGracePeriodSeconds: 30 });
+  const m = moment({
+    tierReachedMs: new Map([
+      [0, t0],
+      [2000, t0],
+    ]),
+  });
+  it('becomes eligible at its force time, not before', () => {
+    expect(rules.forceAtMs(dns, m)).toBe(t0 + 90_000);
+    expect(rules.isEligible(dns, { ...m, nowMs: t0 + 89_999 })).toBe(false);
+    expect(rules.isEligible(dns, { ...m, nowMs: t0 + 90_000 })).toBe(true);
+  });
+  it('wakes the drain at that force time', () => {
+    const bounds = {
+      lastPodDeadlineMs: t0 + 120_000,
+      stopMs: t0 + 600_000,
+      batchUntilMs: undefined,
+      reportAtMs: () => undefined,
+    };
+    expect(rules.nextWakeMs({ remaining: [dns], evictable: [dns] }, m, bounds)).toBe(t0 + 90_000);
+  });
+});

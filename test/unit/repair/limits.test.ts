@@ -1,6 +1,6 @@
 // Storm control and the parallel limit, each rule alone, with managed groups' defaults.
 import { describe, expect, it } from 'vitest';
-import { parallelLimit, stormOf } from '../../../lambda/repair/limits.js';
+import { parallelLimit, replacementHeld, stormOf } from '../../../lambda/repair/limits.js';
 
 describe('storm control', () => {
   it('by default holds only a group of more than 5 nodes with more than 20 % unhealthy', () => {
@@ -26,5 +26,27 @@ describe('parallel limit', () => {
   it('a percentage is of the unhealthy nodes, at least one', () => {
     expect(parallelLimit(10, { percentage: 30 })).toBe(3);
     expect(parallelLimit(2, { percentage: 10 })).toBe(1);
+  });
+});
+
+// Found by the mutation score: the reason a replacement is held names the suspended processes and what follows.
+describe('a replacement held by suspended processes', () => {
+  it('is not held by processes a replacement does not need', () => {
+    expect(replacementHeld([])).toBeUndefined();
+    expect(replacementHeld(['AZRebalance', 'AlarmNotification'])).toBeUndefined();
+  });
+
+  it('says what each suspension does, in the order Auto Scaling runs them', () => {
+    expect(replacementHeld(['Launch'])).toBe(
+      "Auto Scaling's Launch process is suspended on the group: it would terminate the instance and launch none in " +
+        'its place',
+    );
+    expect(replacementHeld(['Terminate', 'AZRebalance'])).toBe(
+      "Auto Scaling's Terminate process is suspended on the group: an instance marked Unhealthy would not be replaced",
+    );
+    expect(replacementHeld(['Launch', 'ReplaceUnhealthy'])).toBe(
+      "Auto Scaling's ReplaceUnhealthy, Launch processes are suspended on the group: an instance marked Unhealthy " +
+        'would not be replaced',
+    );
   });
 });

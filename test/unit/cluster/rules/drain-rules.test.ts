@@ -273,3 +273,115 @@ describe('karpenter.sh/do-not-disrupt durations, from the wire', () => {
     });
   });
 });
+
+// Found by the mutation score: an order is an int32, as Cluster API's; one outside it is ignored, not clamped.
+describe('a drain order label', () => {
+  const order = (value: string) => rule({ name: 'web', labels: { 'graceful-node-termination/drain-order': value } });
+  it('is read at both ends of int32', () => {
+    expect(order('2147483647')).toMatchObject({ behavior: 'Drain', order: 2_147_483_647 });
+    expect(order('-2147483648')).toMatchObject({ behavior: 'Drain', order: -2_147_483_648 });
+  });
+  it('is ignored just past them', () => {
+    expect(order('2147483648')).toMatchObject({ order: 0, source: 'default' });
+    expect(order('-2147483649')).toMatchObject({ order: 0, source: 'default' });
+  });
+});
+
+// Found by the mutation score: the source each rule gives a pod is what the Events and the log say it waits by.
+describe('the source a rule names', () => {
+  it('names each built-in rule', () => {
+    const sources = [
+      [{ name: 's', annotations: { 'kubernetes.io/config.mirror': 'x' } }, 'static pod (the kubelet owns it)', true],
+      [{ name: 'ds', controllerKind: 'DaemonSet' }, 'DaemonSet pod (EVICT_DAEMONSET_PODS off)', true],
+      [{ name: 'job', controllerKind: 'Job' }, 'Job pod', true],
+      [{ name: 'dns', priorityClassName: 'system-cluster-critical' }, 'critical (system-cluster-critical)', true],
+    ] as const;
+    for (const [p, source, builtIn] of sources) expect(rule(p)).toMatchObject({ source, builtIn });
+    const daemons = settings([], true);
+    expect(rule({ name: 'ds', controllerKind: 'DaemonSet' }, daemons)).toMatchObject({ source: 'DaemonSet pod' });
+    expect(
+      rule({ name: 'ds', controllerKind: 'DaemonSet', priorityClassName: 'system-node-critical' }, daemons),
+    ).toMatchObject({ source: 'critical DaemonSet pod' });
+  });
+
+  it("names the pod's own label or annotation, with its value", () => {
+    expect(rule({ name: 'a', labels: { 'cluster.x-k8s.io/drain': 'wait-completed' } })).toEqual({
+      behavior: 'WaitCompleted',
+      source: 'label cluster.x-k8s.io/drain=wait-completed',
+      bound: 'deadline',
+    });
+    expect(rule({ name: 'b', labels: { 'graceful-node-termination/drain-order': '5' } })).toEqual({
+      behavior: 'Drain',
+      order: 5,
+      source: 'graceful-node-termination/drain-order=5',
+    });
+    expect(rule({ name: 'c', annotations: { 'graceful-node-termination/wait-for-completion': 'true' } })).toEqual({
+      behavior: 'WaitCompleted',
+      source: 'graceful-node-termination/wait-for-completion=true',
+      bound: 'batch-wait',
+    });
+    expect(rule({ name: 'd', annotations: { 'graceful-node-termination/wait-for-completion': 'yes' } })).toMatchObject({
+      behavior: 'Drain',
+      source: 'default',
+    });
+    expect(rule({ name: 'e', annotations: { 'karpenter.sh/do-not-disrupt': '5m' } })).toMatchObject({
+      behavior: 'WaitCompleted',
+      source: 'karpenter.sh/do-not-disrupt=5m',
+    });
+  });
+
+  it('lets a do-not-disrupt duration go at the moment it elapses', () => {
+    const started = {
+      name: 'e',
+      startedAt: new Date(now - 300_000),
+      annotations: { 'karpenter.sh/do-not-disrupt': '5m' },
+    };
+    expect(rule(started)).toMatchObject({ behavior: 'Drain', source: 'default' });
+    expect(podRule(pod(started), defaultDrainRuleSettings, now - 1)).toMatchObject({ behavior: 'WaitCompleted' });
+  });
+
+  it('gives a pod our skip label a Skip rule and nothing more', () => {
+    expect(rule({ name: 'f', labels: { 'graceful-node-termination/drain': 'skip' } })).toEqual({
+      behavior: 'Skip',
+      source: 'graceful-node-termination/drain=skip',
+    });
+  });
+
+  it('reads an order annotation around its blanks (an annotation, unlike a label, may hold them)', () => {
+    expect(rule({ name: 'g', annotations: { 'graceful-node-termination/drain-order': ' 12 ' } })).toMatchObject({
+      behavior: 'Drain',
+      order: 12,
+    });
+  });
+
+  it('names the order beside our behavior label', () => {
+    const labels = { 'graceful-node-termination/drain': 'drain', 'graceful-node-termination/drain-order': '5' };
+    expect(rule({ name: 'h', labels })).toEqual({
+      behavior: 'Drain',
+      order: 5,
+      source: 'graceful-node-termination/drain=drain, graceful-node-termination/drain-order=5',
+    });
+  });
+
+  it('applies a rule to a pod any one of its pod selectors selects', () => {
+    const either = settings([
+      {
+        name: 'web-or-api',
+        behavior: 'Skip',
+        pods: [{ selector: { matchLabels: { app: 'web' } } }, { selector: { matchLabels: { app: 'api' } } }],
+      },
+    ]);
+    expect(rule({ name: 'w', labels: { app: 'web' } }, either)).toMatchObject({ source: 'rule web-or-api' });
+    expect(rule({ name: 'o', labels: { app: 'other' } }, either)).toMatchObject({ source: 'default' });
+  });
+
+  it('applies a rule without pods, or with an empty list (which the configuration refuses), to every pod', () => {
+    expect(rule({ name: 'web' }, settings([{ name: 'all', behavior: 'Skip', pods: [] }]))).toMatchObject({
+      source: 'rule all',
+    });
+    expect(rule({ name: 'web' }, settings([{ name: 'all', behavior: 'Skip' }]))).toEqual({
+      behavior: 'Skip',
+      source: 'rule all',
+    });
+  });
+});
