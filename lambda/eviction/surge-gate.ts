@@ -18,6 +18,7 @@ import type { SurgeSettings } from '../shared/surge-variables.js';
 import { forceAtMs, type DrainMoment } from './rules.js';
 import { readyElsewhere, refusalText, restartValue, type SurgeRefusal } from './surge-rules.js';
 import { SurgeReadings } from './surge-readings.js';
+import { SurgeTries } from './surge-tries.js';
 import { deploymentsByReplicaSet, surgeVerdict, type SurgeReads } from './surge-verdict.js';
 
 /** What the drain asks of the gate. */
@@ -59,6 +60,7 @@ export class DeploymentSurge implements SurgeGate {
   private readonly reads: SurgeReads;
   /** Pods decided in this invocation that never take part (not asked, not needed, no Deployment). */
   private readonly passed = new Set<string>();
+  private readonly tries = new SurgeTries();
   private readonly lastCheckMs = new Map<string, number>();
   private readonly readings: SurgeReadings;
   private holding = false;
@@ -102,7 +104,11 @@ export class DeploymentSurge implements SurgeGate {
         const mark = this.surges.find((s) => s.uid === pod.uid) ?? (await this.decide(pod));
         if (mark?.state === 'waiting' && (await this.stillWaiting(pod, mark, m))) out.add(pod.uid);
       } catch (error) {
-        // Our own failure never holds a pod: it is evicted as any other (its budget decides).
+        if (this.tries.again(pod, error, this.deps.log)) {
+          out.add(pod.uid);
+          continue;
+        }
+        // Our own failure never holds a pod for long: it is evicted as any other (its budget decides).
         this.deps.log.warn('surge before evict could not be decided; evicting as any other pod', {
           pod: podKey(pod),
           error: asError(error),
@@ -153,7 +159,12 @@ export class DeploymentSurge implements SurgeGate {
       this.surges.pop();
       return this.refuse(pod, `Deployment ${name}`, 'not-recorded', d);
     }
-    if ((await this.deps.api.restartDeployment(d, mark.restartedAt!)) === 'gone') {
+    const restarted = await this.deps.api.restartDeployment(d, mark.restartedAt!).catch((error: unknown) => {
+      // Asked again at the next pass: the Deployment read again, the restart written if missing.
+      this.readings.forget(d);
+      throw error;
+    });
+    if (restarted === 'gone') {
       await this.settle(mark, 'refused', 'gone');
       return this.pass(pod);
     }

@@ -30,6 +30,11 @@ export class SurgeReadings {
     this.deployments.set(deploymentKey(d), d);
   }
 
+  /** A restart that got no answer: read again, so the restart the record names is written if it is missing. */
+  forget(d: Pick<DeploymentInfo, 'namespace' | 'name'>): void {
+    this.deployments.delete(deploymentKey(d));
+  }
+
   /**
    * The Deployment of a surge, read once per invocation; a resumed surge writes a restart the record names but the
    * template lacks.

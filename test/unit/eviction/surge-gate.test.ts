@@ -7,6 +7,8 @@ import type { ClusterEvent, DrainRecord } from '../../../lambda/cluster/model.js
 import type { DrainMoment } from '../../../lambda/eviction/rules.js';
 import { DeploymentSurge, unschedulableAfterMs } from '../../../lambda/eviction/surge-gate.js';
 import { surgeSettings } from '../../../lambda/shared/surge-variables.js';
+import { TransientError } from '../../../lambda/shared/errors.js';
+import { transientTries } from '../../../lambda/eviction/surge-tries.js';
 import { FakeClock, MemoryLog, pod, type FakePod } from '../../fakes/fake-world.js';
 import { deployment, FakeSurgeApi } from '../../fixtures/surge.js';
 import { lifecycleAction } from '../../fixtures/drain-sources.js';
@@ -156,6 +158,41 @@ describe('surge gate', () => {
     expect((await gate().held([old], moment())).size).toBe(0);
     expect(api.restarts).toEqual([]);
     expect(events[0]!.message).toContain('(not-recorded)');
+  });
+
+  // Found by the soak (seed 16): a restart that got no answer (an API timeout) ended the surge at
+  // once and evicted a Deployment's only Ready pod, while a node that stays could take a replacement.
+  it('holds the pod through a transient failure of its restart, writes the restart at the next pass, and lets go once Ready elsewhere', async () => {
+    const restart = api.restartDeployment.bind(api);
+    let failures = 1;
+    api.restartDeployment = async (d, at) => {
+      if (failures-- > 0) throw new TransientError('restart deployment default/web failed: no answer within 10 s');
+      return restart(d, at);
+    };
+    const g = gate();
+    expect([...(await g.held([old], moment()))]).toEqual([old.uid]);
+    expect(api.restarts).toEqual([]);
+    clock.advanceTo(clock.now() + 2_000);
+    expect((await g.held([old], moment())).size).toBe(1);
+    expect(api.restarts).toHaveLength(1);
+    api.pods.push(replacement({ ready: true }));
+    clock.advanceTo(clock.now() + 2_000);
+    expect((await g.held([old], moment())).size).toBe(0);
+    expect(reasons()).toContain('SurgeReady');
+  });
+
+  it('a failure that lasts holds the pod no more than transientTries passes, then it is evicted as any other', async () => {
+    api.restartDeployment = async () => {
+      throw new TransientError('restart deployment default/web failed: 503');
+    };
+    const g = gate();
+    const held: number[] = [];
+    for (let pass = 0; pass < transientTries + 2; pass++) {
+      held.push((await g.held([old], moment())).size);
+      clock.advanceTo(clock.now() + 2_000);
+    }
+    expect(held).toEqual([...Array.from({ length: transientTries - 1 }, () => 1), 0, 0, 0]);
+    expect(log.messages('warn')).toContain('surge before evict could not be decided; evicting as any other pod');
   });
 
   it('lets the pod go at its surge timeout, with SurgeTimedOut', async () => {
