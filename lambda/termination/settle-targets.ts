@@ -14,7 +14,7 @@ import { targetsDeregistered, targetsNotDeregistered, waitingForTargets } from '
 import type { TargetHold, TargetReading } from '../shared/aws-ports.js';
 import type { Drained, Run } from './state.js';
 import type { SharedTargets } from './shared-targets.js';
-import { readTargets, sharedTargetsOf, type Look } from './target-reads.js';
+import { readTargets, sharedTargetsOf, within } from './target-reads.js';
 
 /** Looks get sparser as the wait goes on: 2 s, 3 s, 4.5 s, ... up to 10 s, jittered. */
 export function pollIntervalMs(look: number, random: () => number = Math.random): number {
@@ -27,24 +27,6 @@ const seconds = (ms: number) => Math.max(0, Math.round(ms / 100) / 10);
 export const readBudgetMs = 8_000;
 /** ELB calls one termination's wait may make, over all its invocations: then the last reading stands. */
 export const callBudget = 400;
-
-/** The look, or a failed reading once limitMs passed (the request may still answer; nobody waits). */
-export async function within(look: Promise<Look>, limitMs: number): Promise<Look> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<Look>((resolve) => {
-    const error = new Error(`no answer within ${limitMs} ms`);
-    // Node's timers hold at most 2^31 - 1 ms (a longer one would fire at once).
-    timer = setTimeout(
-      () => resolve({ reading: { read: false, denied: false, error, calls: 0 }, pending: [] }),
-      Math.min(limitMs, 2 ** 31 - 1),
-    );
-  });
-  try {
-    return await Promise.race([look, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 const known = (holds: readonly TargetHold[]) => holds.filter((h) => h.state !== 'unknown');
 

@@ -59,3 +59,21 @@ export async function readTargets(
     };
   }
 }
+
+/** The look, or a failed reading once limitMs passed (the request may still answer; nobody waits). */
+export async function within(look: Promise<Look>, limitMs: number): Promise<Look> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<Look>((resolve) => {
+    const error = new Error(`no answer within ${limitMs} ms`);
+    // Node's timers hold at most 2^31 - 1 ms (a longer one would fire at once).
+    timer = setTimeout(
+      () => resolve({ reading: { read: false, denied: false, error, calls: 0 }, pending: [] }),
+      Math.min(limitMs, 2 ** 31 - 1),
+    );
+  });
+  try {
+    return await Promise.race([look, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

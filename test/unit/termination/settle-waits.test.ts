@@ -2,7 +2,8 @@
 // the load balancers let it go, both re-derived (a hand-off resumes the same wait).
 import { describe, expect, it } from 'vitest';
 import { settle } from '../../../lambda/termination/settle.js';
-import { callBudget, pollIntervalMs, within } from '../../../lambda/termination/settle-targets.js';
+import { callBudget, pollIntervalMs } from '../../../lambda/termination/settle-targets.js';
+import { within } from '../../../lambda/termination/target-reads.js';
 import { spotDeadlines } from '../../../lambda/termination/spot-interruption.js';
 import { isStop, type Deadlines, type Drained } from '../../../lambda/termination/state.js';
 import type { TargetReading } from '../../../lambda/shared/aws-ports.js';
