@@ -56,8 +56,6 @@ export interface SharedTargetsDeps {
   readonly registry: LoadBalancerRegistry;
   readonly clock: Clock;
   readonly log: Log;
-  /** In [0, 1): where in its window this waiter renews a want (Math.random). */
-  readonly random?: (() => number) | undefined;
 }
 
 export class SharedTargets {
@@ -83,7 +81,7 @@ export class SharedTargets {
     /** This invocation (its request id): the reader's identity. */
     private readonly me: string,
   ) {
-    this.renewAheadMs = wantMs / 3 + (wantMs / 6) * (deps.random ?? Math.random)();
+    this.renewAheadMs = wantMs / 3 + (wantMs / 6) * Math.random();
   }
 
   /** One look for `instanceId` at `candidates`; undefined when sharing is unavailable (the caller reads alone). */

@@ -30,7 +30,7 @@ export function formatReading(r: ReadingResult): string {
   });
 }
 
-const failures = new Set(['denied', 'unavailable', 'throttled']);
+const failures = new Set(['denied', 'unavailable']);
 
 /** A reading without a time, or with neither targets nor a known failure, is absent (never read). */
 export function parseReading(raw: string | undefined): ReadingResult | undefined {

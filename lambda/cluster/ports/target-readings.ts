@@ -17,7 +17,7 @@ export interface ReadingResult {
   /** The invocation that read it. */
   readonly by: string;
   readonly targets?: Readonly<Record<string, string>> | undefined;
-  readonly failure?: 'denied' | 'unavailable' | 'throttled' | undefined;
+  readonly failure?: 'denied' | 'unavailable' | undefined;
 }
 
 export interface SharedReading {
