@@ -156,10 +156,19 @@ export async function createKwokNode(
   });
 }
 
+/**
+ * Ready as the scheduler sees it: the Ready condition True and the node lifecycle controller's
+ * not-ready/unreachable taints gone. The controller takes its taint off asynchronously after the
+ * condition turns True, so a test that compares a node's taints right after the condition alone
+ * can see `node.kubernetes.io/not-ready` (it did, once, in CI).
+ * https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/#taint-nodes-by-condition
+ */
 export async function waitNodeReady(a: Admin, name: string, timeoutMs = 30_000): Promise<void> {
+  const controllerTaints = new Set(['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable']);
   await until(`node ${name} Ready`, timeoutMs, async () => {
     const node = await a.core.readNode({ name });
-    return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+    const ready = node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+    return ready && !(node.spec?.taints ?? []).some((t) => controllerTaints.has(t.key));
   });
 }
 
