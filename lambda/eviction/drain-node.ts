@@ -24,7 +24,7 @@ import type { Attempt, DrainMoment } from './rules.js';
 import type { SurgeGate } from './surge-gate.js';
 
 export interface DrainDeps {
-  readonly pods: Pick<PodGateway, 'evictPod' | 'deletePod' | 'pendingReplacements' | 'watchBudget'>;
+  readonly pods: Pick<PodGateway, 'evictPod' | 'deletePod' | 'pendingReplacements' | 'watchBudgets'>;
   readonly events: EventRecorder;
   readonly clock: Clock;
   readonly log: Log;
@@ -140,11 +140,16 @@ class NodeDrain {
 
   /** Each answer is handled as it arrives, so the log and Events follow the evictions live. */
   private async evictDue(view: PassView, toForce: readonly PodInfo[]): Promise<void> {
-    const due = this.budgets.admit(
+    const { ask: due, firstClosed } = this.budgets.admit(
       view.evictable.filter((p) => rules.isDue(p, view.moment) && !toForce.includes(p)),
       this.attempts,
       view.moment.nowMs,
     );
+    for (const pod of firstClosed) {
+      const result = this.attempts.get(pod.uid)?.lastBlock;
+      if (result === undefined) continue;
+      await tellBlocked(this.told, { node: this.o.node, pod, result, budgetRefusals: 2 }, this.reportDeps());
+    }
     // Terminating pods too: the gate tells when a rollout took a held pod out itself.
     this.held = (await this.o.surge?.held([...due, ...view.evictable.filter(isTerminating)], view.moment)) ?? this.held;
     const free = due.filter((p) => !this.held.has(p.uid));

@@ -84,7 +84,8 @@ export const rbacRules: readonly RbacRule[] = [
     why:
       'Observe mode (MODE=observe): say which budget would hold each eviction up, without evicting (the analysis ' +
       '`check` runs); the termination policy: which candidate a budget would hold up; a drain: wait on the budget ' +
-      'that refused an eviction (a watch by name) until it allows a disruption, instead of asking again.',
+      "that refused an eviction (a watch of its namespace's budgets) until it allows a disruption, instead of asking " +
+      'again.',
   },
   {
     apiGroups: ['apps'],

@@ -13,7 +13,7 @@ import type { Verdict } from './rules.js';
 export interface RepairDeps {
   readonly cluster: RepairGateway &
     EventRecorder &
-    Pick<PodGateway, 'watchPodsOnNode' | 'evictPod' | 'deletePod' | 'pendingReplacements' | 'watchBudget'>;
+    Pick<PodGateway, 'watchPodsOnNode' | 'evictPod' | 'deletePod' | 'pendingReplacements' | 'watchBudgets'>;
   readonly instances: Pick<AutoScalingInstances, 'describe'>;
   readonly repairs: InstanceRepairs;
   readonly config: Config;

@@ -1,5 +1,5 @@
-// Issue 40: concurrent drains under one PodDisruptionBudget wait on the budget (a watch of it by
-// name) instead of asking again on the retry cadence. Four nodes drain at once, eight pods under a
+// Issue 40: concurrent drains under one PodDisruptionBudget wait on the budget (a watch of the
+// namespace's budgets) instead of asking again on the retry cadence. Four nodes drain at once, eight pods under a
 // budget that allows one disruption at a time, the real disruption controller and eviction
 // handler deciding: the budget's 429s stay near one per pod plus one per opening, each pod is
 // evicted once, and the budget never lets Ready replicas drop below minAvailable.
@@ -62,14 +62,15 @@ describe('concurrent drains under one budget (issue 40)', () => {
     expect(accepted.map((e) => e.name).sort()).toEqual([...original].sort());
     // Every first ask can be refused (nothing is known of the budget before it answers), and
     // each of the 7 openings after the first eviction can cost at most one lost race more.
-    // The first retry of each may be refused too (the watch opens from the second refusal). Asked
-    // on the retry cadence instead (500 ms doubling to 10 s), the same drains were refused 35
-    // times and took 48 s (main 705b2c3), against 14 and 26 s here (one run each).
+    // The namespace's budgets are watched from the first refusal on. Asked on the retry cadence
+    // instead (500 ms doubling to 10 s), the same drains were refused 35 times and took 48 s (main
+    // 705b2c3); watched from each pod's second refusal, 14 and 26 s; from the first, 7 and 32 s
+    // with the CI suite running beside it (one run each).
     if (process.env['DEBUG_BUDGETS']) console.log(refused.map((e) => [e.name, e.receivedMs - since]));
-    expect(refused.length).toBeLessThanOrEqual(2 * original.size + 7);
+    expect(refused.length).toBeLessThanOrEqual(original.size + 7);
     const perPod = new Map<string, number>();
     for (const e of refused) perPod.set(e.name!, (perPod.get(e.name!) ?? 0) + 1);
-    // Per pod: its first ask, its first retry, and rarely more than one lost race.
+    // Per pod: its first ask, and rarely more than one lost race.
     expect(Math.max(0, ...perPod.values())).toBeLessThanOrEqual(4);
     // The budget was watched by name, not read again and again.
     const reads = audit.filter((e) => e.resource === 'poddisruptionbudgets');

@@ -585,15 +585,15 @@ export class FakeCluster {
 
   /** PodDisruptionBudgets by namespace/name as their watches show them (budgetRefuses keeps them). */
   readonly budgets = new Map<string, { disruptionsAllowed: number; processed: boolean }>();
-  /** Budget watches opened, and whether the drain closed them. */
-  readonly budgetWatches: { budget: string; closed: boolean }[] = [];
+  /** Budget watches opened (one per namespace), and whether the drain closed them. */
+  readonly budgetWatches: { namespace: string; closed: boolean }[] = [];
 
-  watchBudget(namespace: string, name: string): BudgetWatch {
-    this.log('watch-budget', `${namespace}/${name}`);
-    const watch = { budget: `${namespace}/${name}`, closed: false };
+  watchBudgets(namespace: string): BudgetWatch {
+    this.log('watch-budget', namespace);
+    const watch = { namespace, closed: false };
     this.budgetWatches.push(watch);
     return {
-      current: () => (watch.closed ? undefined : this.budgets.get(watch.budget)),
+      current: (name) => (watch.closed ? undefined : this.budgets.get(`${namespace}/${name}`)),
       close: () => void (watch.closed = true),
     };
   }

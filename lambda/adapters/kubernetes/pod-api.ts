@@ -36,7 +36,7 @@ export function createPodApi(kube: KubeHttp, log: Log): PodGateway {
 
     deletePod: (pod, gracePeriodSeconds) => deletePod(kube, pod, gracePeriodSeconds),
 
-    watchBudget: (namespace, name) => openBudgetWatch(kube, namespace, name, log),
+    watchBudgets: (namespace) => openBudgetWatch(kube, namespace, log),
 
     async pendingReplacements(pod) {
       if (!pod.controllerUid) return [];

@@ -22,10 +22,13 @@ export interface BudgetView {
   readonly processed: boolean;
 }
 
-/** One PodDisruptionBudget, watched: opened in the background, so current() is undefined until it answers. */
+/**
+ * A namespace's PodDisruptionBudgets, watched: opened in the background, so current() is undefined until the budget's
+ * first event arrives.
+ */
 export interface BudgetWatch {
   /** undefined: not seen yet, deleted, or the watch failed (then the caller retries as it would without it). */
-  current(): BudgetView | undefined;
+  current(name: string): BudgetView | undefined;
   close(): void;
 }
 
@@ -39,8 +42,11 @@ export interface PodGateway {
    * pod was already terminating and the DELETE moved nothing earlier.
    */
   deletePod(pod: PodInfo, gracePeriodSeconds: number): Promise<'deleted' | 'unchanged' | 'gone'>;
-  /** Watches the budget that refused an eviction, so retries wait until it allows a disruption. */
-  watchBudget(namespace: string, name: string): BudgetWatch;
+  /**
+   * Watches the budgets of the namespace where one refused an eviction (one request for every budget there), so
+   * retries wait until theirs allows a disruption.
+   */
+  watchBudgets(namespace: string): BudgetWatch;
   /** Pending pods of the same controller, with the scheduler's reason (diagnosis only). */
   pendingReplacements(pod: PodInfo): Promise<readonly { readonly pod: string; readonly reason: string }[]>;
 }

@@ -40,14 +40,14 @@ describe('a pod its budget refused', () => {
     const step = await drainIt();
 
     expect(step).toMatchObject({ outcome: 'drained', evictedTotal: 1 });
-    // Refused, refused again at the first retry (the watch opens), then asked once more after the
+    // Refused (the namespace's budgets are watched from then on), then asked once more after the
     // opening (within a look: at most 10 s), not every few seconds.
     const at = evictions('web-1');
-    expect(at).toHaveLength(3);
-    expect(at.slice(0, 2)).toEqual([0, 0.5]);
-    expect(at[2]).toBeGreaterThanOrEqual(30);
-    expect(at[2]).toBeLessThanOrEqual(40);
-    expect(w.cluster.calls.filter((c) => c.op === 'watch-budget').map((c) => c.target)).toEqual(['default/web']);
+    expect(at).toHaveLength(2);
+    expect(at[0]).toBe(0);
+    expect(at[1]).toBeGreaterThanOrEqual(30);
+    expect(at[1]).toBeLessThanOrEqual(40);
+    expect(w.cluster.calls.filter((c) => c.op === 'watch-budget').map((c) => c.target)).toEqual(['default']);
     expect(w.cluster.budgetWatches.every((b) => b.closed)).toBe(true);
     expect(w.cluster.reasons().filter((r) => r.endsWith('/EvictionBlocked'))).toEqual([
       'Pod/EvictionBlocked',
@@ -71,10 +71,32 @@ describe('a pod its budget refused', () => {
     const step = await drainIt();
 
     expect(step).toMatchObject({ outcome: 'drained', evictedTotal: 4 });
-    // The first pass asks all four (nothing known yet): one goes, three are refused, and again at
-    // their first retry (the watch opens). After that every ask is granted: one per opening.
-    expect(evictions()).toHaveLength(4 + 3 + 3);
+    // The first pass asks all four (nothing known yet): one goes, three are refused (the watch
+    // opens). After that every ask is granted: one per opening.
+    expect(evictions()).toHaveLength(4 + 3);
     expect(w.cluster.calls.filter((c) => c.op === 'watch-budget')).toHaveLength(1);
+  });
+
+  it('watches a namespace’s budgets once for all its refused pods, each waiting on its own budget', async () => {
+    const { w, t0, evictions, drainIt } = world();
+    for (const app of ['web', 'cart']) {
+      w.cluster.addPod(pod({ name: `${app}-1`, labels: { app } }));
+      w.cluster.budgets.set(`default/${app}`, { disruptionsAllowed: 0, processed: true });
+      w.cluster.evictionRules.push(budgetRefuses(w.cluster, app, (p) => p.labels?.['app'] === app));
+    }
+    w.clock.at(t0 + 20_000, () => w.cluster.budgets.set('default/cart', { disruptionsAllowed: 1, processed: true }));
+    w.clock.at(t0 + 40_000, () => w.cluster.budgets.set('default/web', { disruptionsAllowed: 1, processed: true }));
+
+    const step = await drainIt();
+
+    expect(step).toMatchObject({ outcome: 'drained', evictedTotal: 2 });
+    expect(w.cluster.calls.filter((c) => c.op === 'watch-budget').map((c) => c.target)).toEqual(['default']);
+    const [cart, web] = [evictions('cart-1'), evictions('web-1')];
+    expect([cart.length, web.length]).toEqual([2, 2]);
+    expect(cart[1]).toBeGreaterThanOrEqual(20);
+    expect(cart[1]).toBeLessThan(web[1]!);
+    expect(web[1]).toBeGreaterThanOrEqual(40);
+    expect(w.cluster.budgetWatches.every((b) => b.closed)).toBe(true);
   });
 
   it('is retried on today’s cadence when its budget cannot be watched (not seen, RBAC without watch)', async () => {
@@ -103,12 +125,12 @@ describe('a pod its budget refused', () => {
 
     expect(watched.deletions).toEqual(unwatched.deletions);
     expect(watched.deletions).toHaveLength(1);
-    // Asked twice while watched, against one ask every 10 s until the deadline without.
-    expect(watched.asks).toBe(2);
+    // Asked once while watched, against one ask every 10 s until the deadline without.
+    expect(watched.asks).toBe(1);
     expect(unwatched.asks).toBeGreaterThan(25);
   });
 
-  it('is told by an Event only when its budget refuses it a second time', async () => {
+  it('is told by an Event only when its budget refuses it a second time (or a look finds it closed)', async () => {
     const { w, evictions, drainIt } = world();
     w.cluster.addPod(pod({ name: 'web-1' }));
     let n = 0;
@@ -119,7 +141,10 @@ describe('a pod its budget refused', () => {
     expect(evictions('web-1')).toEqual([0, 0.5]);
     expect(w.cluster.reasons().filter((r) => r.endsWith('/EvictionBlocked'))).toEqual([]);
     expect(w.log.lines.filter((l) => l.message === 'eviction blocked, will retry')).toHaveLength(1);
-    expect(w.cluster.calls.filter((c) => c.op === 'watch-budget')).toHaveLength(0);
+    // The namespace's budgets were watched from the refusal on (this one was not seen there: asked on the retry
+    // cadence), and the watch closed with the drain.
+    expect(w.cluster.calls.filter((c) => c.op === 'watch-budget')).toHaveLength(1);
+    expect(w.cluster.budgetWatches.every((b) => b.closed)).toBe(true);
   });
 
   it('is told once per budget even when the answers alternate (a budget, a server error, the budget)', async () => {
@@ -162,16 +187,17 @@ describe('BudgetWaits', () => {
 
   it('looks at a closed budget again on the retry cadence, jittered between half and all of it', () => {
     const views = new Map([['default/web', { disruptionsAllowed: 0, processed: true }]]);
-    const watchBudget = (namespace: string, name: string) => ({
-      current: () => views.get(`${namespace}/${name}`),
+    const watchBudgets = (namespace: string) => ({
+      current: (name: string) => views.get(`${namespace}/${name}`),
       close: () => {},
     });
     const p = pod({ name: 'web-1' });
     const attempts = new Map([[p.uid, attempt(1)]]);
     const at = (random: number) => {
-      const waits = new BudgetWaits({ watchBudget }, () => random);
-      expect([waits.refused(p, 'web'), waits.refused(p, 'web')]).toEqual([1, 2]);
-      expect(waits.admit([p], attempts, 1_000)).toEqual([]);
+      const waits = new BudgetWaits({ watchBudgets }, () => random);
+      expect(waits.refused(p, 'web')).toBe(1);
+      // The first look that finds it closed is told, as a second refusal would have been.
+      expect(waits.admit([p], attempts, 1_000)).toEqual({ ask: [], firstClosed: [p] });
       return attempts.get(p.uid)!.nextAtMs;
     };
     // One refusal and one closed look: the delay of a second refusal (1 s).
@@ -180,9 +206,8 @@ describe('BudgetWaits', () => {
     views.set('default/web', { disruptionsAllowed: 3, processed: false });
     expect(at(0)).toBe(1_500);
     views.set('default/web', { disruptionsAllowed: 1, processed: true });
-    const waits = new BudgetWaits({ watchBudget }, () => 0);
+    const waits = new BudgetWaits({ watchBudgets }, () => 0);
     waits.refused(p, 'web');
-    waits.refused(p, 'web');
-    expect(waits.admit([p], attempts, 1_000)).toEqual([p]);
+    expect(waits.admit([p], attempts, 1_000)).toEqual({ ask: [p], firstClosed: [] });
   });
 });
