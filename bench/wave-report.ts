@@ -86,6 +86,18 @@ const targetGroupRows: [string, string, string, string?][] = [
   ['controller reconciles failed (requeued)', 'loadBalancers.controller.reconcilesFailed', ''],
   ['released after the last group let go: median / p99 / max (s)', 'loadBalancers.release.medianSeconds', '', '≤ 15'],
   ['of them within 15 s', 'loadBalancers.release.within15Seconds', ''],
+  [
+    'released after the later of the last group letting go and the drain’s end: median / p99 / max (s)',
+    'loadBalancers.release.afterDrainAndLetGo.medianSeconds',
+    '',
+    '≤ 15',
+  ],
+  ['of them within 15 s (of those measured)', 'loadBalancers.release.afterDrainAndLetGo.within15Seconds', ''],
+  [
+    'the settle saw the last group let go after: median / p99 / max (s)',
+    'loadBalancers.release.seenAfterLetGo.medianSeconds',
+    '',
+  ],
   ['released while a group still held the instance', 'loadBalancers.release.releasedWhileHeld', '', '0'],
   ['released at the maximum wait', 'loadBalancers.release.atMaximumWait', '', '0'],
   ['released at the fixed delay (the groups unread)', 'loadBalancers.release.atFallback', '', '0'],
@@ -143,9 +155,13 @@ export function waveTable(w: Results): string {
             ? ` → ${cell(r, 'probeServerP99Ms.during')}`
             : key === 'loadBalancers.release.medianSeconds'
               ? ` / ${cell(r, 'loadBalancers.release.p99Seconds')} / ${cell(r, 'loadBalancers.release.maxSeconds')}`
-              : key === 'loadBalancers.controllerCallsByKind.reconcile'
-                ? ` + ${cell(r, 'loadBalancers.controllerCallsByKind.periodic')}`
-                : '';
+              : key.endsWith('.medianSeconds')
+                ? ` / ${cell(r, key.replace(/medianSeconds$/, 'p99Seconds'))} / ${cell(r, key.replace(/medianSeconds$/, 'maxSeconds'))}`
+                : key === 'loadBalancers.release.afterDrainAndLetGo.within15Seconds'
+                  ? ` of ${cell(r, 'loadBalancers.release.afterDrainAndLetGo.measured')}`
+                  : key === 'loadBalancers.controllerCallsByKind.reconcile'
+                    ? ` + ${cell(r, 'loadBalancers.controllerCallsByKind.periodic')}`
+                    : '';
     lines.push(
       `| ${label} | ${cell(w, key, unit)}${extra(w)} | ${p ? `${cell(p, key, unit)}${extra(p)}` : ''} | ${target ?? ''} |`,
     );

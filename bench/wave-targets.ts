@@ -136,6 +136,9 @@ export function targetGroupSummary(
     /** Instances the handler said it released at LOAD_BALANCER_MAX_WAIT_SECONDS, or at the fixed delay. */
     readonly atMaximumWait: ReadonlySet<string>;
     readonly atFallback: ReadonlySet<string>;
+    /** When each instance's drain ended, and when its settle logged the groups letting it go (the handler's log). */
+    readonly drainedAtMs: ReadonlyMap<string, number>;
+    readonly letGoSeenAtMs: ReadonlyMap<string, number>;
   },
 ) {
   const calls = elb.calls.filter((c) => c.atMs >= w.fromMs && c.atMs <= w.toMs);
@@ -149,6 +152,9 @@ export function targetGroupSummary(
   };
   const player = world.controller!;
   const delays: number[] = [];
+  /** From the later of the last group letting go and the drain's end; from the last letting go to the settle seeing it. */
+  const afterReady: number[] = [];
+  const seen: number[] = [];
   let releasedWhileHeld = 0;
   let neverDeregistered = 0;
   for (const r of w.released) {
@@ -159,7 +165,13 @@ export function targetGroupSummary(
     const stillHeld = groupsOf.length > left.length || left.some((t) => t > r.releasedAtMs);
     if (!player.deregisteredAtMs.has(r.instanceId) && groupsOf.length > 0) neverDeregistered++;
     if (stillHeld) releasedWhileHeld++;
-    else if (left.length > 0) delays.push((r.releasedAtMs - Math.max(...left)) / 1000);
+    if (stillHeld || left.length === 0) continue;
+    const lastMs = Math.max(...left);
+    delays.push((r.releasedAtMs - lastMs) / 1000);
+    const drainedMs = w.drainedAtMs.get(r.instanceId);
+    if (drainedMs !== undefined) afterReady.push((r.releasedAtMs - Math.max(lastMs, drainedMs)) / 1000);
+    const seenMs = w.letGoSeenAtMs.get(r.instanceId);
+    if (seenMs !== undefined && seenMs >= lastMs) seen.push((seenMs - lastMs) / 1000);
   }
   // How long the controller took to deregister a node's targets once it saw it excluded or cordoned.
   const lags: number[] = [];
@@ -169,6 +181,17 @@ export function targetGroupSummary(
   lags.sort((x, y) => x - y);
   const sorted = delays.sort((x, y) => x - y);
   const stat = (p: number) => (sorted.length > 0 ? round(percentile(sorted, p)) : undefined);
+  const spread = (xs: number[]) => {
+    const s = [...xs].sort((x, y) => x - y);
+    const at = (p: number) => (s.length > 0 ? round(percentile(s, p)) : undefined);
+    return {
+      measured: s.length,
+      medianSeconds: at(0.5),
+      p99Seconds: at(0.99),
+      maxSeconds: at(1),
+      within15Seconds: s.filter((d) => d <= 15).length,
+    };
+  };
   return {
     groups: s.groups,
     groupsPerNode: s.groups / slotsOf(s),
@@ -208,6 +231,12 @@ export function targetGroupSummary(
       neverDeregistered,
       atMaximumWait: w.atMaximumWait.size,
       atFallback: w.atFallback.size,
+      /**
+       * The same from the later of the last group letting go and the drain's end (a release cannot come before
+       * either); and from the last group letting go to the settle seeing it (the shared reading's lag alone).
+       */
+      afterDrainAndLetGo: spread(afterReady),
+      seenAfterLetGo: spread(seen),
     },
   };
 }

@@ -127,6 +127,7 @@ async function runWave(o: WaveOptions, handler: Handler | undefined): Promise<Re
             released: wave.released,
             atMaximumWait: wave.releasedAt.maximumWait,
             atFallback: wave.releasedAt.fallback,
+            ...wave.phases,
           })
         : undefined;
     const result = {
@@ -236,6 +237,9 @@ async function theWave(env: Environment, fleet: Fleet, o: WaveOptions, say: (lin
   const lambda = playLambda(env);
   // Which instances the handler released at the maximum wait, or at the fixed delay (its log lines carry the instance).
   const releasedAt = { maximumWait: new Set<string>(), fallback: new Set<string>() };
+  // When each drain ended (drained, or at its deadline) and when its settle saw the groups let it go: a release
+  // waits for the drain as much as for the load balancers, and the reading's own lag is told apart.
+  const phases = { drainedAtMs: new Map<string, number>(), letGoSeenAtMs: new Map<string, number>() };
   const waveIds = new Set(fleet.wave.map((n) => n.instanceId));
   env.onHandlerLog((log) => {
     const message = String(log['message']);
@@ -243,6 +247,10 @@ async function theWave(env: Environment, fleet: Fleet, o: WaveOptions, say: (lin
     if (!waveIds.has(id)) return;
     if (message.startsWith('releasing while load balancers still hold the instance')) releasedAt.maximumWait.add(id);
     if (message.startsWith('could not read the load balancers (')) releasedAt.fallback.add(id);
+    const drained = message === 'node drained' || message.startsWith('drain deadline reached');
+    if (drained && !phases.drainedAtMs.has(id)) phases.drainedAtMs.set(id, Date.now());
+    if (message.startsWith('load balancers let the instance go') && !phases.letGoSeenAtMs.has(id))
+      phases.letGoSeenAtMs.set(id, Date.now());
   });
 
   // Auto Scaling picks the whole wave at once; the notifications follow, jittered.
@@ -327,5 +335,5 @@ async function theWave(env: Environment, fleet: Fleet, o: WaveOptions, say: (lin
     instanceId: tokens.get(c.params['LifecycleActionToken']!)!.instanceId,
     releasedAtMs: c.atMs,
   }));
-  return { startedMs, endedMs, summary, released, releasedAt };
+  return { startedMs, endedMs, summary, released, releasedAt, phases };
 }
