@@ -19,6 +19,8 @@ export function spanSummary(
     requestsByKind: requestsByKind(requests),
     /** The refused ones among them, by kind and status (a budget's 429, a conflict's 409, APF's 429). */
     refusedByKind: refusedByKind(requests),
+    /** Node patches answered 409: what each most likely lost to. */
+    conflictsAfter: conflictSources(requests),
     peakRequestsInFlight: peakConcurrency(requests.filter((e) => e.verb !== 'watch')),
     throttled429: requests.filter((e) => e.code === 429 && !/disruption budget/i.test(e.message)).length,
     awsCallsReportedByHandler: lambda.awsCallsReported(),
@@ -32,6 +34,33 @@ export function spanSummary(
     failures: [...new Set(invocations.failures)].slice(0, 5),
     handlerLog: lambda.handlerLog(),
   };
+}
+
+/**
+ * What a node patch answered 409 most likely lost to: the drainer's last successful write to that node that finished
+ * within 5 s before the refused one was received (a sibling's marking ahead, a drain's own marking, a conditions
+ * patch of the status), else something the audit log does not show (the kubelet's stand-in, the node controllers).
+ */
+export function conflictSources(requests: readonly AuditEntry[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  const writes = requests.filter((e) => e.resource === 'nodes' && e.verb === 'patch');
+  for (const c of writes) {
+    if (c.code !== 409) continue;
+    let last: AuditEntry | undefined;
+    for (const w of writes)
+      if (w.name === c.name && w.code < 300 && w.atMs <= c.receivedMs && w.atMs >= c.receivedMs - 5_000) last = w;
+    const body = JSON.stringify(last?.requestObject ?? '');
+    const key =
+      last === undefined
+        ? 'no write of ours within 5 s'
+        : last.subresource === 'status'
+          ? 'a conditions patch (status)'
+          : body.includes('marked-ahead')
+            ? "a sibling's marking ahead"
+            : 'a marking or record of a drain';
+    out[key] = (out[key] ?? 0) + 1;
+  }
+  return out;
 }
 
 export function refusedByKind(
