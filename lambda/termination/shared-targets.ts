@@ -95,9 +95,13 @@ export class SharedTargets {
     const before = this.calls;
     // The candidates just wanted count as wanted before the watch brings them back.
     const known = [...view.readings, ...this.unseen(candidates, view.readings, now)];
-    if (mine) await this.readForEveryone(known, Math.min(now + readSliceMs, untilMs));
+    const dueMs = mine ? await this.readForEveryone(known, Math.min(now + readSliceMs, untilMs)) : undefined;
     const look = verdict(instanceId, candidates, this.merged(known), sinceMs);
-    const nextAtMs = this.deps.clock.now() + (mine ? 500 : 1_000);
+    const after = this.deps.clock.now();
+    // The reader comes back when its next call may go (a slice's end left groups due) or the next group is due: a
+    // fixed pause after each slice read at 4 calls a second, not 5, and every group a fifth less often.
+    const nextAtMs =
+      dueMs === undefined ? after + 1_000 : Math.min(after + 500, Math.max(after + 50, this.nextCallAtMs, dueMs));
     return { ...look, reading: { ...look.reading, calls: this.calls - before }, nextAtMs } satisfies SharedLook;
   }
 
@@ -194,21 +198,25 @@ export class SharedTargets {
     }
   }
 
-  /** Reads the wanted groups whose reading is due, oldest first, at most elbReadsPerSecond, until `endMs`. */
-  private async readForEveryone(readings: readonly SharedReading[], endMs: number): Promise<void> {
+  /**
+   * Reads the wanted groups whose reading is due, oldest first, at most elbReadsPerSecond, until `endMs`. Returns
+   * when the next group is due (now when some were left).
+   */
+  private async readForEveryone(readings: readonly SharedReading[], endMs: number): Promise<number> {
     const { clock } = this.deps;
     const wanted = this.merged(readings).filter((r) => r.wantedUntilMs > clock.now());
     const intervalMs = Math.max(minReadIntervalMs, (wanted.length * 1000) / elbReadsPerSecond);
-    const due = wanted
-      .filter((r) => r.reading === undefined || r.reading.atMs + intervalMs <= clock.now())
-      .sort((a, b) => (a.reading?.atMs ?? 0) - (b.reading?.atMs ?? 0));
+    const dueAt = (r: SharedReading) => (r.reading === undefined ? 0 : r.reading.atMs + intervalMs);
+    const due = wanted.filter((r) => dueAt(r) <= clock.now()).sort((a, b) => dueAt(a) - dueAt(b));
     for (const r of due) {
       const startMs = Math.max(clock.now(), this.nextCallAtMs);
-      if (startMs >= endMs) return;
+      if (startMs >= endMs) return clock.now();
       if (startMs > clock.now()) await clock.sleep(startMs - clock.now());
       this.nextCallAtMs = startMs + 1000 / elbReadsPerSecond;
-      if (!(await this.readOne(r))) return;
+      if (!(await this.readOne(r))) return this.nextCallAtMs;
     }
+    const later = wanted.filter((r) => !due.includes(r)).map(dueAt);
+    return Math.min(clock.now() + intervalMs, ...later);
   }
 
   /** One group read and published; false when ELB throttled (the reader backs off, the last readings stand). */

@@ -104,6 +104,23 @@ describe('load-balancer readings shared across invocations', () => {
     }
   });
 
+  it('a reader that comes back when it says reads at elbReadsPerSecond, not a fifth slower for its pauses', async () => {
+    const groups = 60;
+    const w = world(groups, 1, () => 600_000);
+    const [reader] = w.waiters;
+    // Back exactly when the look says (the settle loop's wake), for a minute.
+    for (let at = w.clock.now(); at < w.start + 60_000;) {
+      w.clock.advanceTo(at);
+      const look = await reader!.look(id(0), groupsOf(groups), w.start, w.start + 600_000);
+      expect(look!.nextAtMs).toBeGreaterThan(w.clock.now());
+      at = look!.nextAtMs;
+    }
+    const inMinute = w.calls.filter((c) => c < w.start + 60_000).length;
+    // 5 a second is 300; a 500 ms pause after each 2 s slice made it 4 a second (240).
+    expect(inMinute).toBeGreaterThanOrEqual(60 * elbReadsPerSecond - 10);
+    expect(inMinute).toBeLessThanOrEqual(60 * elbReadsPerSecond + 1);
+  });
+
   it('publishes a reading that says nothing new at most every republishMs, a change at once', async () => {
     const w = world(1, 1, () => 40_000);
     const { freeAt } = await run(w, { untilMs: w.start + 120_000, candidates: groupsOf(1) });
