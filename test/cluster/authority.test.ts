@@ -223,15 +223,19 @@ describe('every write on a live word', () => {
       // Refused, it then waits on its namespace's budget watch (issue 40 item 2) instead of asking again a
       // budget that stays closed, and is deleted at the window's end.
       expect(ofDns('evict')).toHaveLength(1);
-      const watched = readAudit(
-        plane,
-        (e) =>
-          byDrainer(e) &&
-          e.atMs >= since &&
-          e.resource === 'poddisruptionbudgets' &&
-          e.verb === 'watch' &&
-          e.namespace === 'kube-system',
-      );
+      // A watch's audit entry is written once the server has seen it end (the drain closed it): a moment later.
+      const watched = await until('the budget watch in the audit log', 5_000, async () => {
+        const found = readAudit(
+          plane,
+          (e) =>
+            byDrainer(e) &&
+            e.atMs >= since &&
+            e.resource === 'poddisruptionbudgets' &&
+            e.verb === 'watch' &&
+            e.namespace === 'kube-system',
+        );
+        return found.length > 0 ? found : undefined;
+      }).catch(() => []);
       expect(watched.length).toBeGreaterThan(0);
       console.log(
         `[tiers] coredns stand-in asked ${ofDns('evict').length} times over ${((deleted.atMs - firstEviction.atMs) / 1000).toFixed(1)} s before it was deleted`,

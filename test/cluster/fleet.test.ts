@@ -126,7 +126,13 @@ describe('fleet-aware lookup, admission and marking', () => {
     await registering;
 
     expect(result).toEqual({ records: [{ status: 'launch-admitted', instanceId }] });
-    const requests = requestsSince(started);
+    // A watch's audit entry is written when the server has seen it end (the launch closed it): under load a moment
+    // after the launch returns (CI once read the log before it). Read again for up to 5 s, then judge what is there.
+    let requests = requestsSince(started);
+    await until('the node watch in the audit log', 5_000, async () => {
+      requests = requestsSince(started);
+      return requests.some((e) => e.verb === 'watch');
+    }).catch(() => undefined);
     expect(requests.map(describeRequest)).toEqual([
       'list nodes fleet-launch',
       'watch nodes fleet-launch',
