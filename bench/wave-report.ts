@@ -21,6 +21,8 @@ export function spanSummary(
     refusedByKind: refusedByKind(requests),
     /** Node patches answered 409: what each most likely lost to. */
     conflictsAfter: conflictSources(requests),
+    /** The Events created, by reason and kind of object: what a wave tells beyond its drains. */
+    eventsByReason: eventsByReason(requests),
     peakRequestsInFlight: peakConcurrency(requests.filter((e) => e.verb !== 'watch')),
     throttled429: requests.filter((e) => e.code === 429 && !/disruption budget/i.test(e.message)).length,
     awsCallsReportedByHandler: lambda.awsCallsReported(),
@@ -58,6 +60,17 @@ export function conflictSources(requests: readonly AuditEntry[]): Record<string,
           : body.includes('marked-ahead')
             ? "a sibling's marking ahead"
             : 'a marking or record of a drain';
+    out[key] = (out[key] ?? 0) + 1;
+  }
+  return out;
+}
+
+export function eventsByReason(requests: readonly AuditEntry[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const e of requests) {
+    if (e.resource !== 'events' || e.verb !== 'create' || e.code >= 300) continue;
+    const o = e.requestObject as { reason?: string; regarding?: { kind?: string }; involvedObject?: { kind?: string } };
+    const key = `${o?.regarding?.kind ?? o?.involvedObject?.kind ?? '?'}/${o?.reason ?? '?'}`;
     out[key] = (out[key] ?? 0) + 1;
   }
   return out;
