@@ -380,6 +380,9 @@ describe('settle: release when the load balancers let go', () => {
     expect(reads.length).toBeGreaterThan(0);
     expect(reads.every((c) => c.form['Targets.member.1.Id'] === undefined)).toBe(true);
     const lists = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.verb === 'list').map((e) => e.resource);
+    if (process.env['DEBUG_LEASES'])
+      for (const e of readAudit(plane, (x) => byDrainer(x) && x.atMs >= since && x.resource === 'leases'))
+        console.log(e.receivedMs - since, e.verb, e.name, e.code, JSON.stringify(e.requestObject ?? '').slice(0, 160));
     expect(lists).toEqual(expect.arrayContaining(['targetgroupbindings', 'services', 'leases']));
     expect((await eventsFor(a, 'Node', node)).find((e) => e.reason === 'TargetsDeregistered')?.message).toMatch(
       /tf-lb-binding \d/,

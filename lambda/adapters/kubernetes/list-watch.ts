@@ -9,14 +9,8 @@ import { call, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
 import { toPodInfo, type WireList } from './object-codecs.js';
 
-/**
- * What the server is asked to keep a quiet watch open for (kube.watch idles out 15 s later). Each end is one more
- * request: at 25 s a drain of a wave (60 to 90 s with its settle) opened 2.5 pod watches (issue 40). A minute is what
- * the API server's watch cache paces its bookmarks by, so a resumed watch starts from a recent resourceVersion; a
- * connection that died without a word is found within 75 s.
- * https://kubernetes.io/docs/reference/using-api/api-concepts/#watch-bookmarks
- */
-export const watchTimeoutSeconds = 60;
+/** What the server is asked to keep a quiet watch open for (kube.watch idles out later). */
+export const watchTimeoutSeconds = 25;
 
 interface ListWatchOptions<T> {
   /** For messages: "pods on node x", "node x". */

@@ -116,8 +116,9 @@ describe('load-balancer readings shared across invocations', () => {
       at = look!.nextAtMs;
     }
     const inMinute = w.calls.filter((c) => c < w.start + 60_000).length;
-    // 5 a second is 300; a 500 ms pause after each 2 s slice made it 4 a second (240).
-    expect(inMinute).toBeGreaterThanOrEqual(60 * elbReadsPerSecond - 10);
+    // 5 a second is 300; a 500 ms pause after each 2 s slice made it about 4 a second (260 here). Coming back a moment
+    // after the first group is due (to read those due together in one look) costs a little of it.
+    expect(inMinute).toBeGreaterThanOrEqual(0.93 * 60 * elbReadsPerSecond);
     expect(inMinute).toBeLessThanOrEqual(60 * elbReadsPerSecond + 1);
   });
 
