@@ -22,10 +22,10 @@ interface Wait {
   looks: number;
 }
 
-/** What admit decided: the pods to ask now, and those whose first look found their budget closed (to be told). */
+/** What admit decided: the pods to ask now, and those whose budget a second look found still closed (to be told). */
 export interface Admitted {
   readonly ask: PodInfo[];
-  readonly firstClosed: PodInfo[];
+  readonly stillClosed: PodInfo[];
 }
 
 export class BudgetWaits {
@@ -66,7 +66,7 @@ export class BudgetWaits {
    */
   admit(due: readonly PodInfo[], attempts: ReadonlyMap<string, Attempt>, nowMs: number): Admitted {
     const left = new Map<string, number>();
-    const firstClosed: PodInfo[] = [];
+    const stillClosed: PodInfo[] = [];
     const ask = due.filter((pod) => {
       const wait = this.waits.get(pod.uid);
       const attempt = attempts.get(pod.uid);
@@ -77,13 +77,14 @@ export class BudgetWaits {
       left.set(key, allowed - 1);
       if (allowed > 0) return true;
       wait.looks++;
-      // Told as a second refusal would have been (drain-reports.ts: the first one is not told).
-      if (wait.looks === 1) firstClosed.push(pod);
+      // Told as a second refusal would have been (drain-reports.ts: the first one is not told), at the second look
+      // (a second or so after the refusal): in a wave most budgets are turn-taking, open again by then.
+      if (wait.looks === 2) stillClosed.push(pod);
       const delayMs = retryDelayMs(attempt.count + wait.looks, undefined);
       attempt.nextAtMs = nowMs + Math.round(delayMs * (0.5 + 0.5 * this.random()));
       return false;
     });
-    return { ask, firstClosed };
+    return { ask, stillClosed };
   }
 
   close(): void {

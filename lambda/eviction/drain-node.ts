@@ -140,12 +140,12 @@ class NodeDrain {
 
   /** Each answer is handled as it arrives, so the log and Events follow the evictions live. */
   private async evictDue(view: PassView, toForce: readonly PodInfo[]): Promise<void> {
-    const { ask: due, firstClosed } = this.budgets.admit(
+    const { ask: due, stillClosed } = this.budgets.admit(
       view.evictable.filter((p) => rules.isDue(p, view.moment) && !toForce.includes(p)),
       this.attempts,
       view.moment.nowMs,
     );
-    for (const pod of firstClosed) {
+    for (const pod of stillClosed) {
       const result = this.attempts.get(pod.uid)?.lastBlock;
       if (result === undefined) continue;
       await tellBlocked(this.told, { node: this.o.node, pod, result, budgetRefusals: 2 }, this.reportDeps());

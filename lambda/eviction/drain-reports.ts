@@ -32,7 +32,7 @@ const recordAll = async (deps: ReportDeps, events: readonly Parameters<EventReco
 
 /**
  * A refusal, told once per (pod, reason, budget) in the log and as Events, so answers that alternate (the budget, a
- * 504, the budget) are not told again. A budget's Event waits for its second refusal of the pod, or the first look
+ * 504, the budget) are not told again. A budget's Event waits for its second refusal of the pod, or the second look
  * that finds the budget still closed (budget-waits.ts): in a wave most are turn-taking, over at the first retry, and
  * two Warning Events each would be most of what a wave spends beyond its drains (issue 40). A budget that holds on
  * is told half a second later.

@@ -196,9 +196,12 @@ describe('BudgetWaits', () => {
     const at = (random: number) => {
       const waits = new BudgetWaits({ watchBudgets }, () => random);
       expect(waits.refused(p, 'web')).toBe(1);
-      // The first look that finds it closed is told, as a second refusal would have been.
-      expect(waits.admit([p], attempts, 1_000)).toEqual({ ask: [], firstClosed: [p] });
-      return attempts.get(p.uid)!.nextAtMs;
+      // The first look that finds it closed is not told; the second is, as a second refusal would have been.
+      expect(waits.admit([p], attempts, 1_000)).toEqual({ ask: [], stillClosed: [] });
+      const firstLookNextAtMs = attempts.get(p.uid)!.nextAtMs;
+      expect(waits.admit([p], attempts, firstLookNextAtMs)).toEqual({ ask: [], stillClosed: [p] });
+      attempts.get(p.uid)!.nextAtMs = 0;
+      return firstLookNextAtMs;
     };
     // One refusal and one closed look: the delay of a second refusal (1 s).
     expect([at(0), at(0.999_999)]).toEqual([1_500, 2_000]);
@@ -208,6 +211,6 @@ describe('BudgetWaits', () => {
     views.set('default/web', { disruptionsAllowed: 1, processed: true });
     const waits = new BudgetWaits({ watchBudgets }, () => 0);
     waits.refused(p, 'web');
-    expect(waits.admit([p], attempts, 1_000)).toEqual({ ask: [p], firstClosed: [] });
+    expect(waits.admit([p], attempts, 1_000)).toEqual({ ask: [p], stillClosed: [] });
   });
 });
