@@ -5,6 +5,7 @@
 import type { TargetReading, TargetHold } from '../shared/aws-ports.js';
 import { AccessDeniedError } from '../shared/errors.js';
 import { asError } from '../shared/log.js';
+import { servedForNode } from '../cluster/rules/served-load-balancers.js';
 import { SharedTargets } from './shared-targets.js';
 import type { Drained, Run } from './state.js';
 
@@ -40,8 +41,12 @@ export async function readTargets(
   const { loadBalancers, served } = run.deps;
   const instanceId = run.request.instance.instanceId;
   try {
-    const scope =
-      o.holds !== undefined ? undefined : served !== undefined ? await served.servedLoadBalancers() : undefined;
+    const all = o.holds !== undefined || served === undefined ? undefined : await served.servedLoadBalancers();
+    const ours = {
+      setExclusion: d.record.set.includes('exclude-from-load-balancers'),
+      priorExclusion: d.record.priorLabel,
+    };
+    const scope = all && servedForNode(all, d.node.labels, ours);
     if (o.shared !== undefined && loadBalancers?.candidates !== undefined) {
       const candidates = o.holds ?? (await loadBalancers.candidates(scope));
       const look = await o.shared.look(instanceId, candidates, d.drainedAtMs, o.untilMs);

@@ -5,6 +5,7 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { servedBy, type BindingView, type ServiceView } from '../../cluster/rules/served-load-balancers.js';
 import { type LoadBalancerSources } from '../../cluster/ports/load-balancer-sources.js';
+import type { LabelSelector } from '../../shared/label-selector.js';
 import { type ServedLoadBalancers } from '../../shared/served-load-balancers.js';
 import { classify, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
@@ -15,6 +16,7 @@ interface WireBinding {
     readonly targetGroupARN?: string;
     readonly targetType?: string;
     readonly serviceRef?: { readonly name?: string; readonly port?: number | string };
+    readonly nodeSelector?: LabelSelector;
   };
   readonly metadata?: { readonly namespace?: string };
 }
@@ -30,6 +32,7 @@ function toBinding(b: WireBinding): BindingView {
       ref?.name !== undefined
         ? { namespace: b.metadata?.namespace ?? 'default', name: ref.name, port: ref.port }
         : undefined,
+    ...(b.spec?.nodeSelector !== undefined ? { nodeSelector: b.spec.nodeSelector } : {}),
   };
 }
 

@@ -6,7 +6,9 @@
 // answer is the cluster's, whatever else the account holds.
 //   https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/targetgroupbinding/targetgroupbinding/
 //   https://github.com/kubernetes/cloud-provider/blob/v0.34.4/cloud.go (DefaultLoadBalancerName)
+import { matchesSelector, selectorOperators, type LabelSelector } from '../../shared/label-selector.js';
 import { type ServedLoadBalancers, type ServedTargetGroup } from '../../shared/served-load-balancers.js';
+import { excludeFromLoadBalancersLabel } from '../marks/mark-keys.js';
 
 /**
  * The name the in-tree cloud provider gives a Service's load balancer: "a" + its UID without dashes, 32 characters at
@@ -36,6 +38,8 @@ export interface BindingView {
   readonly targetType: string | undefined;
   readonly service:
     { readonly namespace: string; readonly name: string; readonly port: number | string | undefined } | undefined;
+  /** spec.nodeSelector: the controller registers only the nodes it selects (undefined: every node). */
+  readonly nodeSelector?: LabelSelector | undefined;
 }
 
 const typeAnnotation = 'service.beta.kubernetes.io/aws-load-balancer-type';
@@ -62,9 +66,16 @@ export function servedBy(bindings: readonly BindingView[], services: readonly Se
     )?.nodePort;
     // Two bindings of one group on different ports: every target is read.
     const known = targetGroups.get(b.targetGroupArn);
+    const selector = usableSelector(b.nodeSelector);
+    // A binding of every node makes the group every node's; else the group is of the nodes any of its bindings select.
+    const nodeSelectors =
+      selector === undefined || (known !== undefined && known.nodeSelectors === undefined)
+        ? undefined
+        : [...(known?.nodeSelectors ?? []), selector];
     targetGroups.set(b.targetGroupArn, {
       arn: b.targetGroupArn,
       port: known !== undefined && known.port !== port ? undefined : port,
+      ...(nodeSelectors !== undefined ? { nodeSelectors } : {}),
     });
   }
   const classicNames: string[] = [];
@@ -75,4 +86,35 @@ export function servedBy(bindings: readonly BindingView[], services: readonly Se
     if (kind === 'network') networkNames.push(inTreeLoadBalancerName(s.uid));
   }
   return { targetGroups: [...targetGroups.values()], classicNames, networkNames };
+}
+
+/** A selector we can read as the controller does; anything else (an operator we do not know) counts as every node. */
+function usableSelector(selector: LabelSelector | undefined): LabelSelector | undefined {
+  if (selector === undefined || selector === null) return undefined;
+  const known = (selector.matchExpressions ?? []).every((e) => selectorOperators.includes(e.operator));
+  const empty = Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0;
+  return known && !empty ? selector : undefined;
+}
+
+/**
+ * What can hold this node's instance: a target group whose bindings select other nodes does not (the AWS Load Balancer
+ * Controller registers, for instance targets, only the nodes a binding's nodeSelector selects), so a termination
+ * neither waits on it nor asks the shared reader to read it: behind 60 groups of which a node is in 6, a lone
+ * termination wanted and read all 60 (issue 40). The node's labels as they were before our marks: a selector on the
+ * exclusion label itself is judged on the value the node had.
+ * https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/targetgroupbinding/spec/
+ */
+export function servedForNode(
+  served: ServedLoadBalancers,
+  labels: Readonly<Record<string, string>>,
+  ours: { readonly setExclusion: boolean; readonly priorExclusion: string | undefined },
+): ServedLoadBalancers {
+  const before: Record<string, string> = { ...labels };
+  if (ours.setExclusion) delete before[excludeFromLoadBalancersLabel];
+  if (ours.setExclusion && ours.priorExclusion !== undefined)
+    before[excludeFromLoadBalancersLabel] = ours.priorExclusion;
+  const targetGroups = served.targetGroups.filter(
+    (g) => g.nodeSelectors === undefined || g.nodeSelectors.some((s) => matchesSelector(s, before)),
+  );
+  return { ...served, targetGroups };
 }

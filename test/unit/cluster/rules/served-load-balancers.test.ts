@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import {
   inTreeLoadBalancerName,
   servedBy,
+  servedForNode,
   type ServiceView,
 } from '../../../../lambda/cluster/rules/served-load-balancers.js';
 
@@ -87,5 +88,62 @@ describe('the load balancers the cluster serves', () => {
     expect(served.classicNames).toEqual(['a0000000000000000000000000000000']);
     expect(served.networkNames).toEqual(['a0000000000000000000000000000000']);
     expect(served.classicNames[0]).toBe(inTreeLoadBalancerName('00000000-0000-0000-0000-00000000000a'));
+  });
+
+  describe('for one node: the groups whose bindings select it (spec.nodeSelector)', () => {
+    const binding = (name: string, nodeSelector?: object) => ({
+      targetGroupArn: arn(name),
+      targetType: 'instance',
+      service: { namespace: 'web', name: 'front', port: 80 },
+      ...(nodeSelector !== undefined ? { nodeSelector } : {}),
+    });
+    const served = servedBy(
+      [
+        binding('slot-a', { matchLabels: { slot: 'a' } }),
+        binding('slot-b', { matchExpressions: [{ key: 'slot', operator: 'In', values: ['b'] }] }),
+        binding('every-node'),
+        binding('empty-selector', {}),
+        binding('unknown-operator', { matchExpressions: [{ key: 'slot', operator: 'Gt', values: ['1'] }] }),
+        // One group, two bindings: a node either selects.
+        binding('shared', { matchLabels: { slot: 'a' } }),
+        binding('shared', { matchLabels: { slot: 'c' } }),
+        // Not excluded from load balancers: judged on the label as it was before our marks.
+        binding('not-excluded', {
+          matchExpressions: [
+            { key: 'node.kubernetes.io/exclude-from-external-load-balancers', operator: 'DoesNotExist' },
+          ],
+        }),
+      ],
+      [service({ name: 'front' })],
+    );
+    const names = (labels: Record<string, string>, setExclusion = true, priorExclusion?: string) =>
+      servedForNode(served, labels, { setExclusion, priorExclusion }).targetGroups.map((g) => g.arn.split('/')[1]);
+    const excluded = { 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' };
+
+    it('keeps the groups that select the node, every node, or a selector it cannot read; leaves the others out', () => {
+      expect(names({ slot: 'a', ...excluded })).toEqual([
+        'slot-a',
+        'every-node',
+        'empty-selector',
+        'unknown-operator',
+        'shared',
+        'not-excluded',
+      ]);
+      expect(names({ slot: 'c', ...excluded })).toEqual([
+        'every-node',
+        'empty-selector',
+        'unknown-operator',
+        'shared',
+        'not-excluded',
+      ]);
+      expect(names({ slot: 'b', ...excluded })).toContain('slot-b');
+      expect(names({ slot: 'b', ...excluded })).not.toContain('shared');
+    });
+
+    it('judges the exclusion label by its value before our marks, and as it is when someone else set it', () => {
+      expect(names({ slot: 'z', ...excluded }, true, undefined)).toContain('not-excluded');
+      expect(names({ slot: 'z', ...excluded }, true, 'true')).not.toContain('not-excluded');
+      expect(names({ slot: 'z', ...excluded }, false)).not.toContain('not-excluded');
+    });
   });
 });
