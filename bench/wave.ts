@@ -249,8 +249,8 @@ async function theWave(env: Environment, fleet: Fleet, o: WaveOptions, say: (lin
     if (message.startsWith('could not read the load balancers (')) releasedAt.fallback.add(id);
     const drained = message === 'node drained' || message.startsWith('drain deadline reached');
     if (drained && !phases.drainedAtMs.has(id)) phases.drainedAtMs.set(id, Date.now());
-    if (message.startsWith('load balancers let the instance go') && !phases.letGoSeenAtMs.has(id))
-      phases.letGoSeenAtMs.set(id, Date.now());
+    // Told once per look that saw a group let go: the last one is the settle seeing the last group.
+    if (message.startsWith('load balancers let the instance go')) phases.letGoSeenAtMs.set(id, Date.now());
   });
 
   // Auto Scaling picks the whole wave at once; the notifications follow, jittered.
