@@ -13,6 +13,7 @@ import { attachmentNameOf, csiVolumeName } from '../lambda/cluster/rules/volume-
 import type { ElbStub, StubTargetGroup } from '../test/fakes/elb-stub.js';
 import {
   attachVolume,
+  bindTargetGroup,
   createDeployment,
   ensureNamespace,
   installTargetGroupBindingCrd,
@@ -63,19 +64,7 @@ export async function createWorld(env: Environment, elb: ElbStub): Promise<World
       },
     });
     clusterGroups.push(group);
-    await a.core.createNamespacedService({
-      namespace,
-      body: {
-        metadata: { name },
-        spec: { type: 'NodePort', selector: { app: name }, ports: [{ port: 80, targetPort: 8080 }] },
-      },
-    });
-    a.kubectlApply({
-      apiVersion: 'elbv2.k8s.aws/v1beta1',
-      kind: 'TargetGroupBinding',
-      metadata: { name, namespace },
-      spec: { targetGroupARN: group.arn, targetType: 'instance', serviceRef: { name, port: 80 } },
-    });
+    await bindTargetGroup(a, { namespace, service: name, targetGroupArn: group.arn });
   }
   for (let i = 0; i < otherGroupCount; i++) {
     const targets = new Map(Array.from({ length: 10 }, () => [newInstanceId(), 'healthy'] as [string, string]));

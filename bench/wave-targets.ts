@@ -9,7 +9,7 @@
 // the drainer released it.
 import type { Environment } from '../demo/environment.js';
 import type { ElbStub } from '../test/fakes/elb-stub.js';
-import { ensureNamespace, installTargetGroupBindingCrd } from '../test/cluster/kube.js';
+import { bindTargetGroup, ensureNamespace, installTargetGroupBindingCrd } from '../test/cluster/kube.js';
 import { testAws } from '../test/cluster/plane/token-webhook.js';
 import { round } from './fleet.js';
 import {
@@ -69,23 +69,11 @@ export async function createTargetGroups(env: Environment, elb: ElbStub, s: Targ
     const group = elb.addTargetGroup(name, {
       tags: { 'elbv2.k8s.aws/cluster': testAws.clusterName, 'service.k8s.aws/stack': `${lbNamespace}/${name}` },
     });
-    await a.core.createNamespacedService({
+    await bindTargetGroup(a, {
       namespace: lbNamespace,
-      body: {
-        metadata: { name },
-        spec: { type: 'NodePort', selector: { app: name }, ports: [{ port: 80, targetPort: 8080 }] },
-      },
-    });
-    a.kubectlApply({
-      apiVersion: 'elbv2.k8s.aws/v1beta1',
-      kind: 'TargetGroupBinding',
-      metadata: { name, namespace: lbNamespace },
-      spec: {
-        targetGroupARN: group.arn,
-        targetType: 'instance',
-        serviceRef: { name, port: 80 },
-        nodeSelector: { matchLabels: { [slotLabel]: String(k % slots) } },
-      },
+      service: name,
+      targetGroupArn: group.arn,
+      nodeSelector: { matchLabels: { [slotLabel]: String(k % slots) } },
     });
     const delay = s.groups === 1 ? low : Math.round(low + ((high - low) * k) / (s.groups - 1));
     groups.push({ group, deregistrationDelaySeconds: delay });

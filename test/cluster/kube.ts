@@ -97,6 +97,49 @@ export async function installTargetGroupBindingCrd(a: Admin): Promise<void> {
   });
 }
 
+/**
+ * What the AWS Load Balancer Controller leaves for a Service it exposes through an instance target group: the
+ * NodePort Service (port 80) and the TargetGroupBinding naming the group, with a nodeSelector when given. Returns the
+ * Service's NodePort.
+ */
+export async function bindTargetGroup(
+  a: Admin,
+  o: {
+    readonly namespace: string;
+    /** The Service's name (its pods' app label). */
+    readonly service: string;
+    /** The binding's name: the Service's unless given. */
+    readonly binding?: string;
+    readonly targetGroupArn: string;
+    readonly targetPort?: number;
+    readonly nodeSelector?: object;
+  },
+): Promise<number> {
+  const svc = await a.core.createNamespacedService({
+    namespace: o.namespace,
+    body: {
+      metadata: { name: o.service },
+      spec: {
+        type: 'NodePort',
+        selector: { app: o.service },
+        ports: [{ port: 80, targetPort: o.targetPort ?? 8080 }],
+      },
+    },
+  });
+  a.kubectlApply({
+    apiVersion: 'elbv2.k8s.aws/v1beta1',
+    kind: 'TargetGroupBinding',
+    metadata: { name: o.binding ?? o.service, namespace: o.namespace },
+    spec: {
+      targetGroupARN: o.targetGroupArn,
+      targetType: 'instance',
+      serviceRef: { name: o.service, port: 80 },
+      ...(o.nodeSelector !== undefined ? { nodeSelector: o.nodeSelector } : {}),
+    },
+  });
+  return svc.spec!.ports![0]!.nodePort!;
+}
+
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function until<T>(

@@ -8,6 +8,7 @@ import { startElbStub, type ElbStub } from '../fakes/elb-stub.js';
 import { startDrainer, statusOf, type Drainer } from './drainer.js';
 import {
   attachVolume,
+  bindTargetGroup,
   byDrainer,
   createBoundClaim,
   createKwokNode,
@@ -332,13 +333,6 @@ describe('settle: release when the load balancers let go', () => {
   /** A TargetGroupBinding's untagged group holding `instanceId`, among 50 other teams' groups; the Service's NodePort. */
   const boundGroup = async (name: string, instanceId: string) => {
     await installTargetGroupBindingCrd(a);
-    const svc = await a.core.createNamespacedService({
-      namespace: ns,
-      body: {
-        metadata: { name },
-        spec: { type: 'NodePort', selector: { app: name }, ports: [{ port: 80, targetPort: 8080 }] },
-      },
-    });
     // Terraform's: untagged; the account is full of other teams' groups, none read.
     const bound = elb.addTargetGroup(`tf-${name}`, { targets: new Map([[instanceId, 'healthy']]) });
     const others = Array.from({ length: 50 }, (_, i) =>
@@ -347,13 +341,8 @@ describe('settle: release when the load balancers let go', () => {
         targets: new Map([[instanceId, 'healthy']]),
       }),
     );
-    a.kubectlApply({
-      apiVersion: 'elbv2.k8s.aws/v1beta1',
-      kind: 'TargetGroupBinding',
-      metadata: { name, namespace: ns },
-      spec: { targetGroupARN: bound.arn, targetType: 'instance', serviceRef: { name, port: 80 } },
-    });
-    return { bound, others: new Set(others.map((g) => g.arn)), nodePort: svc.spec!.ports![0]!.nodePort! };
+    const nodePort = await bindTargetGroup(a, { namespace: ns, service: name, targetGroupArn: bound.arn });
+    return { bound, others: new Set(others.map((g) => g.arn)), nodePort };
   };
 
   it('a TargetGroupBinding’s target group made outside Kubernetes (no cluster tag) holds the release until it lets go; shared, the whole group is read (issue 27)', async () => {
@@ -380,9 +369,6 @@ describe('settle: release when the load balancers let go', () => {
     expect(reads.length).toBeGreaterThan(0);
     expect(reads.every((c) => c.form['Targets.member.1.Id'] === undefined)).toBe(true);
     const lists = readAudit(plane, (e) => byDrainer(e) && e.atMs >= since && e.verb === 'list').map((e) => e.resource);
-    if (process.env['DEBUG_LEASES'])
-      for (const e of readAudit(plane, (x) => byDrainer(x) && x.atMs >= since && x.resource === 'leases'))
-        console.log(e.receivedMs - since, e.verb, e.name, e.code, JSON.stringify(e.requestObject ?? '').slice(0, 160));
     expect(lists).toEqual(expect.arrayContaining(['targetgroupbindings', 'services', 'leases']));
     expect((await eventsFor(a, 'Node', node)).find((e) => e.reason === 'TargetsDeregistered')?.message).toMatch(
       /tf-lb-binding \d/,

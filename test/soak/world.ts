@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   admin,
+  bindTargetGroup,
   createBoundClaim,
   ensureNamespace,
   installTargetGroupBindingCrd,
@@ -375,24 +376,14 @@ async function createSoakDeployment(
       namespace,
       body: { metadata: { name: w.name }, spec: { ...w.budget, selector: { matchLabels: { app: w.name } } } },
     });
-  if (w.targetGroup) await bindTargetGroup(a, namespace, w.name, c.targetGroup);
-}
-
-/** What the AWS Load Balancer Controller leaves for a Service it exposes through an instance target group. */
-async function bindTargetGroup(a: Admin, namespace: string, app: string, group: StubTargetGroup): Promise<void> {
-  await a.core.createNamespacedService({
-    namespace,
-    body: {
-      metadata: { name: app },
-      spec: { type: 'NodePort', selector: { app }, ports: [{ port: 80, targetPort: 80 }] },
-    },
-  });
-  a.kubectlApply({
-    apiVersion: 'elbv2.k8s.aws/v1beta1',
-    kind: 'TargetGroupBinding',
-    metadata: { name: group.name, namespace },
-    spec: { targetGroupARN: group.arn, targetType: 'instance', serviceRef: { name: app, port: 80 } },
-  });
+  if (w.targetGroup)
+    await bindTargetGroup(a, {
+      namespace,
+      service: w.name,
+      binding: c.targetGroup.name,
+      targetGroupArn: c.targetGroup.arn,
+      targetPort: 80,
+    });
 }
 
 async function createStatefulSet(
