@@ -7,6 +7,7 @@
 // timeline tells the settle phase's log lines.
 import {
   attachVolume,
+  bindTargetGroup,
   createBoundClaim,
   detachVolume,
   installTargetGroupBindingCrd,
@@ -42,22 +43,16 @@ export async function playTargetGroup(
   },
 ): Promise<StubTargetGroup> {
   await installTargetGroupBindingCrd(a);
-  await a.core.createNamespacedService({
-    namespace: 'shop',
-    body: {
-      metadata: { name: 'nginx' },
-      spec: { type: 'NodePort', selector: { app: 'nginx' }, ports: [{ port: 80, targetPort: 80 }] },
-    },
-  });
   const group = elb.addTargetGroup(demoTargetGroupName, {
     tags: { 'elbv2.k8s.aws/cluster': o.clusterName, 'service.k8s.aws/stack': 'shop/nginx' },
     targets: new Map(o.instances.map((id) => [id, 'healthy'])),
   });
-  a.kubectlApply({
-    apiVersion: 'elbv2.k8s.aws/v1beta1',
-    kind: 'TargetGroupBinding',
-    metadata: { name: demoTargetGroupName, namespace: 'shop' },
-    spec: { targetGroupARN: group.arn, targetType: 'instance', serviceRef: { name: 'nginx', port: 80 } },
+  await bindTargetGroup(a, {
+    namespace: 'shop',
+    service: 'nginx',
+    binding: demoTargetGroupName,
+    targetGroupArn: group.arn,
+    targetPort: 80,
   });
   void until(
     'the node excluded from load balancers',
