@@ -19,6 +19,8 @@ import { forceAtMs, type DrainMoment } from './rules.js';
 import { readyElsewhere, refusalText, restartValue, type SurgeRefusal } from './surge-rules.js';
 import { SurgeReadings } from './surge-readings.js';
 import { SurgeTries } from './surge-tries.js';
+import { SurgeBook } from './surge-book.js';
+import { restartedSince, restartOnce } from './surge-restart.js';
 import { deploymentsByReplicaSet, surgeVerdict, type SurgeReads } from './surge-verdict.js';
 
 /** What the drain asks of the gate. */
@@ -48,6 +50,8 @@ export interface SurgeGateOptions {
   readonly saveSurges: (surges: readonly SurgeMark[]) => Promise<PatchResult>;
   /** The deployment: the owner of the marks that say which nodes are leaving. */
   readonly owner: string;
+  /** When the drain began (its record's startedAt): a restart written since is this drain's, joined. */
+  readonly drainStartedAtMs: number;
 }
 
 /** Replacement readiness is polled this often while a pod is held. */
@@ -56,7 +60,7 @@ export const surgePollMs = 2_000;
 export const unschedulableAfterMs = 10_000;
 
 export class DeploymentSurge implements SurgeGate {
-  private readonly surges: SurgeMark[];
+  private readonly book: SurgeBook;
   private readonly reads: SurgeReads;
   /** Pods decided in this invocation that never take part (not asked, not needed, no Deployment). */
   private readonly passed = new Set<string>();
@@ -69,19 +73,19 @@ export class DeploymentSurge implements SurgeGate {
     private readonly o: SurgeGateOptions,
     private readonly deps: SurgeGateDeps,
   ) {
-    this.surges = [...o.surges];
+    this.book = new SurgeBook(o.surges, o.saveSurges, deps.log);
     this.readings = new SurgeReadings(deps, { node: o.node.name, owner: o.owner });
     this.reads = {
       deploymentOf: deploymentsByReplicaSet(deps.api),
       replicaPods: (d) => deps.api.replicaPods(d),
       leaving: () => this.readings.leaving(),
       schedulableNodes: (placement) => deps.api.schedulableNodes(placement),
-      started: (deployment) => this.waitingSurgeOf(deployment) !== undefined,
+      started: (d) => this.book.waitingOf(d) !== undefined || restartedSince(d, this.o.drainStartedAtMs) !== undefined,
     };
   }
 
   marks(): readonly SurgeMark[] {
-    return this.surges;
+    return this.book.all();
   }
 
   nextCheckMs(): number {
@@ -101,7 +105,7 @@ export class DeploymentSurge implements SurgeGate {
       if (this.passed.has(pod.uid)) continue;
       if (pod.controllerKind !== 'ReplicaSet' && pod.controllerKind !== 'StatefulSet') continue;
       try {
-        const mark = this.surges.find((s) => s.uid === pod.uid) ?? (await this.decide(pod));
+        const mark = this.book.of(pod.uid) ?? (await this.decide(pod));
         if (mark?.state === 'waiting' && (await this.stillWaiting(pod, mark, m))) out.add(pod.uid);
       } catch (error) {
         if (this.tries.again(pod, error, this.deps.log)) {
@@ -125,56 +129,64 @@ export class DeploymentSurge implements SurgeGate {
     const v = await surgeVerdict(pod, this.o.settings, this.reads);
     if (v.kind === 'pass') return this.pass(pod);
     if (v.kind === 'refuse') return this.refuse(pod, v.owner, v.reason, v.deployment);
-    if (v.kind === 'start') {
-      this.readings.remember(v.d);
-      return this.start(pod, v.d);
-    }
+    if (v.kind === 'start') return this.start(pod, v.d);
     // Joined, not cached: a surge resumed from the record may still owe its restart, which
     // deployment(mark) writes on its first read.
-    return this.add({ ...this.waitingSurgeOf(v.d)!, pod: podKey(pod), uid: pod.uid });
+    const waiting = this.book.waitingOf(v.d);
+    // A restart made since the drain began that this invocation's record does not name yet: a twin's, joined.
+    if (waiting === undefined) return this.start(pod, v.d);
+    return this.book.add({ ...waiting, pod: podKey(pod), uid: pod.uid });
   }
 
-  private waitingSurgeOf(deployment: DeploymentRef): SurgeMark | undefined {
-    const key = deploymentKey(deployment);
-    return this.surges.find(
-      (s) =>
-        s.deployment && deploymentKey(s.deployment) === key && s.restartedAt !== undefined && s.state === 'waiting',
-    );
-  }
-
-  /** Recorded first, restarted after: a restart is never made that the record does not name. */
+  /**
+   * Recorded first, restarted after: a restart is never made that the record does not name. A restart written since
+   * the drain began (a twin invocation's, after a duplicated delivery) is joined, never made again (surge-restart.ts).
+   */
   private async start(pod: PodInfo, d: DeploymentInfo): Promise<SurgeMark | undefined> {
-    const name = deploymentKey(d);
     const now = this.deps.clock.now();
+    const made = restartedSince(d, this.o.drainStartedAtMs);
     const mark: SurgeMark = {
       pod: podKey(pod),
       uid: pod.uid,
       deployment: { namespace: d.namespace, name: d.name },
-      restartedAt: restartValue(now),
+      restartedAt: made ?? restartValue(now),
       atMs: now,
       state: 'waiting',
     };
-    this.surges.push(mark);
-    if ((await this.save()) !== 'patched') {
-      this.surges.pop();
-      return this.refuse(pod, `Deployment ${name}`, 'not-recorded', d);
-    }
-    const restarted = await this.deps.api.restartDeployment(d, mark.restartedAt!).catch((error: unknown) => {
+    if (!(await this.book.record(mark))) return this.refuse(pod, `Deployment ${deploymentKey(d)}`, 'not-recorded', d);
+    if (made !== undefined) return this.joined(mark, d);
+    const outcome = await restartOnce(this.deps.api, d, mark.restartedAt!).catch((error: unknown) => {
       // Asked again at the next pass: the Deployment read again, the restart written if missing.
       this.readings.forget(d);
       throw error;
     });
-    if (restarted === 'gone') {
-      await this.settle(mark, 'refused', 'gone');
+    if (outcome.kind === 'gone') {
+      await this.book.settle(mark, 'refused', 'gone');
       return this.pass(pod);
     }
-    this.lastCheckMs.set(name, now);
+    if (outcome.kind === 'joined') {
+      return this.joined(await this.book.change(mark, { ...mark, restartedAt: outcome.restartedAt }), outcome.d);
+    }
+    this.readings.remember(outcome.d);
+    this.lastCheckMs.set(deploymentKey(d), now);
     this.deps.log.info('surge before evict: Deployment restarted', {
       pod: mark.pod,
-      deployment: name,
+      deployment: deploymentKey(d),
       restartedAt: mark.restartedAt,
     });
-    await this.tell(surgeStarted(this.o.node, pod, name, Math.round(this.o.settings.timeoutMs / 1000)));
+    await this.tell(surgeStarted(this.o.node, pod, deploymentKey(d), Math.round(this.o.settings.timeoutMs / 1000)));
+    return mark;
+  }
+
+  /** Waits with a restart someone else wrote since the drain began: no second one, no second SurgeStarted. */
+  private joined(mark: SurgeMark, d: DeploymentInfo): SurgeMark {
+    this.readings.remember(d);
+    this.lastCheckMs.set(deploymentKey(d), this.deps.clock.now());
+    this.deps.log.info('surge before evict: the Deployment was restarted since the drain began; waiting with it', {
+      pod: mark.pod,
+      deployment: deploymentKey(d),
+      restartedAt: mark.restartedAt,
+    });
     return mark;
   }
 
@@ -185,7 +197,7 @@ export class DeploymentSurge implements SurgeGate {
     const d = await this.readings.deployment(mark);
     const name = mark.deployment && deploymentKey(mark.deployment);
     if (d === undefined || name === undefined) {
-      await this.settle(mark, 'refused', 'gone');
+      await this.book.settle(mark, 'refused', 'gone');
       return false;
     }
     if (now < (this.lastCheckMs.get(name) ?? 0) + surgePollMs && now < endMs) return true;
@@ -203,14 +215,14 @@ export class DeploymentSurge implements SurgeGate {
         deployment: name,
         seconds,
       });
-      await this.settle(mark, 'timed-out');
+      await this.book.settle(mark, 'timed-out');
       const why =
         now >= mark.atMs + this.o.settings.timeoutMs ? 'SURGE_TIMEOUT_SECONDS' : 'the drain deadline comes first';
       await this.tell(surgeTimedOut(this.o.node, pod, { deployment: name, seconds, why }));
       return false;
     }
     if (now - mark.atMs >= unschedulableAfterMs && replicas.some((p: ReplicaPod) => p.unschedulable)) {
-      await this.settle(mark, 'refused', 'no-capacity');
+      await this.book.settle(mark, 'refused', 'no-capacity');
       await this.tell(
         surgeRefused(this.o.node, pod, {
           owner: `Deployment ${name}`,
@@ -225,7 +237,8 @@ export class DeploymentSurge implements SurgeGate {
 
   /** The rollout deleted the old pod itself (its replacement Ready, maxUnavailable 0): the surge did its work. */
   private async leftByRollout(pod: PodInfo): Promise<void> {
-    const mark = this.surges.find((s) => s.uid === pod.uid && s.state === 'waiting');
+    const mark = this.book.of(pod.uid);
+    if (mark?.state !== 'waiting') return;
     const d = mark && (await this.readings.deployment(mark));
     if (mark === undefined || d === undefined) return;
     const ready = readyElsewhere(await this.deps.api.replicaPods(d), pod.uid, await this.readings.leaving());
@@ -242,7 +255,7 @@ export class DeploymentSurge implements SurgeGate {
   private async readied(pod: PodInfo, mark: SurgeMark, ready: ReplicaPod, message: string): Promise<void> {
     const seconds = Math.round((this.deps.clock.now() - mark.atMs) / 1000);
     this.deps.log.info(message, { pod: mark.pod, replacement: ready.name, on: ready.nodeName, seconds });
-    await this.settle(mark, 'ready');
+    await this.book.settle(mark, 'ready');
     const deployment = mark.deployment ? deploymentKey(mark.deployment) : '';
     await this.tell(
       surgeReady(this.o.node, pod, { deployment, replacement: ready.name, on: ready.nodeName!, seconds }),
@@ -264,32 +277,15 @@ export class DeploymentSurge implements SurgeGate {
       state: 'refused',
       reason,
     };
-    this.add(mark);
+    this.book.add(mark);
     this.deps.log.info('surge before evict refused', { pod: mark.pod, owner, reason });
     await this.tell(surgeRefused(this.o.node, pod, { owner, reason, why: refusalText[reason] }));
-    return mark;
-  }
-
-  private add(mark: SurgeMark): SurgeMark {
-    this.surges.push(mark);
     return mark;
   }
 
   private pass(pod: PodInfo): undefined {
     this.passed.add(pod.uid);
     return undefined;
-  }
-
-  private async settle(mark: SurgeMark, state: SurgeMark['state'], reason?: string): Promise<void> {
-    const i = this.surges.indexOf(mark);
-    if (i >= 0) this.surges[i] = { ...mark, state, ...(reason !== undefined ? { reason } : {}) };
-    await this.save().catch((error: unknown) =>
-      this.deps.log.warn('could not record the surge outcome', { error: asError(error) }),
-    );
-  }
-
-  private save(): Promise<PatchResult> {
-    return this.o.saveSurges(this.surges);
   }
 
   private async tell(events: readonly Parameters<EventRecorder['record']>[0][]): Promise<void> {

@@ -8,6 +8,7 @@ import { deploymentKey } from '../cluster/marks/surge-marks.js';
 import type { Clock } from '../shared/clock.js';
 import type { Log } from '../shared/log.js';
 import { restartStillToWrite } from './surge-rules.js';
+import { restartOnce } from './surge-restart.js';
 
 const leavingTtlMs = 10_000;
 
@@ -51,7 +52,10 @@ export class SurgeReadings {
         'surge before evict: writing the restart the record names (the previous invocation stopped before it)',
         { deployment: key },
       );
-      await this.deps.api.restartDeployment(found, mark.restartedAt);
+      const outcome = await restartOnce(this.deps.api, found, mark.restartedAt);
+      if (outcome.kind === 'gone') return undefined;
+      this.deployments.set(key, outcome.d);
+      return outcome.d;
     } else {
       this.deps.log.info('surge before evict resumed: the Deployment already carries the restart', {
         deployment: key,

@@ -33,8 +33,11 @@ export interface SurgeReads {
   /** The node being drained and every node leaving with it. */
   leaving(): Promise<ReadonlySet<string>>;
   schedulableNodes(placement: Placement): Promise<readonly string[]>;
-  /** A surge of this Deployment was started in this drain and still waits. */
-  started(deployment: DeploymentRef): boolean;
+  /**
+   * A surge of this Deployment was started in this drain and still waits, or the Deployment was restarted since the
+   * drain began (by a twin invocation of the same drain): a restart is under way.
+   */
+  started(deployment: DeploymentInfo): boolean;
 }
 
 const pass: SurgeVerdict = { kind: 'pass' };
@@ -59,8 +62,8 @@ export async function surgeVerdict(pod: PodInfo, s: SurgeSettings, r: SurgeReads
   const replicas = await r.replicaPods(d);
   const leaving = await r.leaving();
   if (readyElsewhere(replicas, pod.uid, leaving) !== undefined) return pass;
-  // Another pod of the same Deployment already restarted it: its generation is not observed
-  // yet, so the refusals would wrongly say not-settled.
+  // Another pod of the same Deployment, or another invocation of this drain, already restarted
+  // it: its generation may not be observed yet, so the refusals would wrongly say not-settled.
   if (r.started(d)) return { kind: 'join', d };
   const room = d.selfAntiAffinityOnHostname
     ? antiAffinityRoom(await r.schedulableNodes(d.placement), leaving, replicas)

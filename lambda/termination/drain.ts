@@ -156,7 +156,14 @@ function openSurge(run: Run, m: Marked): DeploymentSurge | undefined {
   const saveSurges = (surges: readonly SurgeMark[]) =>
     nodes.saveDrainRecord(m.node.name, { ...m.record, surges, updatedAtMs: clock.now() });
   return new DeploymentSurge(
-    { settings, node: m.node, surges: m.record.surges ?? [], saveSurges, owner: run.request.settings.deploymentName },
+    {
+      settings,
+      node: m.node,
+      surges: m.record.surges ?? [],
+      saveSurges,
+      owner: run.request.settings.deploymentName,
+      drainStartedAtMs: m.record.startedAtMs,
+    },
     { api, nodes, events, clock, log },
   );
 }

@@ -28,6 +28,9 @@ import {
   type DeploymentOptions,
 } from './kube.js';
 import { a, plane } from './head.js';
+import { createDeploymentApi } from '../../lambda/adapters/kubernetes/deployment-api.js';
+import { createKubeHttp } from '../../lambda/adapters/kubernetes/kube-http.js';
+import { endpointFromKubeConfig } from '../../scripts/cluster-access.js';
 
 const namespace = 'surge';
 
@@ -146,6 +149,24 @@ describe('surge before evict', () => {
     const d: V1Deployment = await a.apps.readNamespacedDeployment({ namespace, name: 'fence' });
     expect(d.spec?.replicas).toBe(1);
     expect(d.spec?.template.metadata?.labels).toEqual({ app: 'fence' });
+  });
+
+  // Two invocations of one drain (a duplicated delivery) must not both restart it: the restart
+  // carries the resourceVersion it was decided on, and the API server refuses it once the
+  // Deployment changed (eviction/surge-restart.ts; the soak, seed 1, saw two restarts 8 ms apart).
+  it('refuses a restart written over a version that is no longer current (409), and the policy admits the precondition', async () => {
+    const api = createDeploymentApi(
+      createKubeHttp(endpointFromKubeConfig(await drainerKubeConfig(plane)), {
+        userAgent: 'surge-test',
+        timeoutMs: 10_000,
+      }),
+    );
+    const read = (await api.readDeployment(namespace, 'fence'))!;
+    const base = Math.floor(Date.now() / 1000) * 1000;
+    const [first, second] = [1, 2].map((s) => new Date(base + s * 1000).toISOString().replace('.000Z', 'Z'));
+    expect(await api.restartDeployment(read, first!)).toBe('patched');
+    expect(await api.restartDeployment(read, second!)).toBe('conflict');
+    expect((await api.readDeployment(namespace, 'fence'))!.restartedAt).toBe(first);
   });
 
   it('keeps one Ready pod at every instant for a one-replica Deployment under minAvailable: 1, and ends long before the deadline', async () => {

@@ -9,7 +9,12 @@ import { restartedAtAnnotation } from '../../cluster/marks/mark-keys.js';
 import { matchesSelector } from '../../shared/label-selector.js';
 import { admits, nodeSelectorQuery, type CandidateNode } from '../../cluster/rules/placement.js';
 
-import { type DeploymentInfo, type ReplicaPod, type SurgeGateway } from '../../cluster/ports/surge-gateway.js';
+import {
+  type DeploymentInfo,
+  type ReplicaPod,
+  type RestartResult,
+  type SurgeGateway,
+} from '../../cluster/ports/surge-gateway.js';
 import { classify, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
 import type { WireList } from './object-codecs.js';
@@ -61,12 +66,18 @@ class DeploymentRequests {
   }
 
   async restartDeployment(
-    d: Pick<DeploymentInfo, 'namespace' | 'name'>,
+    d: Pick<DeploymentInfo, 'namespace' | 'name' | 'resourceVersion'>,
     restartedAt: string,
-  ): Promise<'patched' | 'gone'> {
+  ): Promise<RestartResult> {
     // A strategic merge patch of the template's annotation, as kubectl sends it; never retried
-    // by the client (the value is the same either way, but one restart is one request).
-    const body = { spec: { template: { metadata: { annotations: { [restartedAtAnnotation]: restartedAt } } } } };
+    // by the client (the value is the same either way, but one restart is one request). The
+    // resourceVersion in the body is a precondition: the server answers 409 when the object
+    // changed since it was read, so two invocations of one drain never both restart it.
+    // https://kubernetes.io/docs/reference/using-api/api-concepts/#resource-versions
+    const body = {
+      ...(d.resourceVersion !== '' ? { metadata: { resourceVersion: d.resourceVersion } } : {}),
+      spec: { template: { metadata: { annotations: { [restartedAtAnnotation]: restartedAt } } } },
+    };
     try {
       await this.kube.request('PATCH', `${ns(d.namespace)}/deployments/${encodeURIComponent(d.name)}`, {
         body,
@@ -76,6 +87,7 @@ class DeploymentRequests {
       return 'patched';
     } catch (error) {
       if (statusOf(error) === 404) return 'gone';
+      if (statusOf(error) === 409) return 'conflict';
       throw classify(error, `restart deployment ${d.namespace}/${d.name}`);
     }
   }
@@ -149,6 +161,7 @@ export function toDeploymentInfo(d: V1Deployment): DeploymentInfo {
     namespace: d.metadata?.namespace ?? '',
     name: d.metadata?.name ?? '',
     uid: d.metadata?.uid ?? '',
+    resourceVersion: d.metadata?.resourceVersion ?? '',
     generation: d.metadata?.generation ?? 0,
     observedGeneration: d.status?.observedGeneration ?? 0,
     paused: spec?.paused === true,

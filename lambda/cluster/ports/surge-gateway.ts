@@ -13,6 +13,8 @@ export interface DeploymentInfo {
   readonly namespace: string;
   readonly name: string;
   readonly uid: string;
+  /** metadata.resourceVersion as read: the restart is written only over this version. */
+  readonly resourceVersion: string;
   readonly generation: number;
   readonly observedGeneration: number;
   readonly paused: boolean;
@@ -47,6 +49,8 @@ export interface ReplicaPod {
   readonly unschedulable: boolean;
 }
 
+export type RestartResult = 'patched' | 'gone' | 'conflict';
+
 export interface SurgeGateway {
   /** The Deployment that owns the pod through its ReplicaSet; undefined: none (a bare ReplicaSet, gone). */
   deploymentOfPod(pod: Pick<PodInfo, 'namespace' | 'name' | 'controllerUid'>): Promise<DeploymentInfo | undefined>;
@@ -54,8 +58,14 @@ export interface SurgeGateway {
   readDeployment(namespace: string, name: string): Promise<DeploymentInfo | undefined>;
   /** Every pod its selector selects, one list in its namespace. */
   replicaPods(d: Pick<DeploymentInfo, 'namespace' | 'selector'>): Promise<readonly ReplicaPod[]>;
-  /** The restart, exactly as `kubectl rollout restart` patches it; 'gone': the Deployment is no more. */
-  restartDeployment(d: Pick<DeploymentInfo, 'namespace' | 'name'>, restartedAt: string): Promise<'patched' | 'gone'>;
+  /**
+   * The restart, exactly as `kubectl rollout restart` patches it, over the version read only: 'conflict' when the
+   * Deployment changed since (another invocation of the same drain may have restarted it); 'gone': it is no more.
+   */
+  restartDeployment(
+    d: Pick<DeploymentInfo, 'namespace' | 'name' | 'resourceVersion'>,
+    restartedAt: string,
+  ): Promise<RestartResult>;
   /**
    * Nodes a replacement with hostname anti-affinity may go to, by name: not cordoned, carrying
    * the template's nodeSelector labels, every NoSchedule/NoExecute taint tolerated.

@@ -6,20 +6,12 @@ import type { ClusterEvent, DrainRecord } from '../../../lambda/cluster/model.js
 
 import type { DrainMoment } from '../../../lambda/eviction/rules.js';
 import { DeploymentSurge, unschedulableAfterMs } from '../../../lambda/eviction/surge-gate.js';
-import { surgeSettings } from '../../../lambda/shared/surge-variables.js';
 import { TransientError } from '../../../lambda/shared/errors.js';
 import { transientTries } from '../../../lambda/eviction/surge-tries.js';
 import { FakeClock, MemoryLog, pod, type FakePod } from '../../fakes/fake-world.js';
-import { deployment, FakeSurgeApi } from '../../fixtures/surge.js';
-import { lifecycleAction } from '../../fixtures/drain-sources.js';
+import { deployment, FakeSurgeApi, lastReadyPod, surgeOn, surgeRecord } from '../../fixtures/surge.js';
 
-const settings = surgeSettings({
-  surgeBeforeEvict: true,
-  surgeNamespaces: undefined,
-  surgePodSelector: undefined,
-  surgeTimeoutSeconds: 60,
-  surgeUntouchableManagers: undefined,
-})!;
+const settings = surgeOn;
 const node = { name: 'node-a', uid: 'n-1' };
 
 describe('surge gate', () => {
@@ -39,17 +31,8 @@ describe('surge gate', () => {
     events = [];
     log = new MemoryLog();
     marked = new Set(['node-a', 'node-s']);
-    record = {
-      source: lifecycleAction('sha256:x', 'hook'),
-      notifiedAtMs: clock.now(),
-      startedAtMs: clock.now(),
-      updatedAtMs: clock.now(),
-      set: ['cordon'],
-    };
-    old = pod({ name: 'web-abc12-xyz12', controllerKind: 'ReplicaSet' });
-    api.pods = [
-      { name: old.name, uid: old.uid, nodeName: 'node-a', ready: true, terminating: false, unschedulable: false },
-    ];
+    record = surgeRecord(clock.now());
+    old = lastReadyPod(api);
   });
 
   const gate = (r: DrainRecord = record) =>
@@ -60,6 +43,7 @@ describe('surge gate', () => {
         surges: r.surges ?? [],
         saveSurges: (surges) => api.saveDrainRecord(node.name, { ...r, updatedAtMs: clock.now(), surges }),
         owner: 'gnt',
+        drainStartedAtMs: r.startedAtMs,
       },
       {
         api,

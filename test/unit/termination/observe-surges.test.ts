@@ -3,7 +3,6 @@
 // line, never the others'; with the surge off, or a cluster that serves no Deployments, nothing.
 import { describe, expect, it } from 'vitest';
 import type { ClusterGateway } from '../../../lambda/cluster/ports/cluster-gateway.js';
-import { surgeSettings } from '../../../lambda/shared/surge-variables.js';
 import {
   describeSurges,
   leavingWith,
@@ -11,15 +10,9 @@ import {
   surgeLookBudgetMs,
 } from '../../../lambda/termination/observe-surges.js';
 import { FakeClock, MemoryLog, pod } from '../../fakes/fake-world.js';
-import { deployment, FakeSurgeApi } from '../../fixtures/surge.js';
+import { deployment, FakeSurgeApi, surgeOn } from '../../fixtures/surge.js';
 
-const settings = surgeSettings({
-  surgeBeforeEvict: true,
-  surgeNamespaces: undefined,
-  surgePodSelector: undefined,
-  surgeTimeoutSeconds: 60,
-  surgeUntouchableManagers: undefined,
-});
+const settings = surgeOn;
 const asCluster = (api: FakeSurgeApi) => api as unknown as ClusterGateway & FakeSurgeApi;
 const leaving = async () => new Set(['node-a']);
 
