@@ -8,7 +8,7 @@
 // groups. Each waiting termination says which groups it waits on (wanted), watches the
 // readings (one list, one watch) and takes the turn when nobody holds it. A group read before
 // this wait began says nothing about it (pending); one that could not be read is unread, as
-// in a reading of its own; a throttled reader backs off and the last readings stand.
+// in a reading of its own; a throttled reader slows down (reader-pace.ts) and the last readings stand.
 // The store: ports/target-readings.ts (Leases in the deployment's namespace).
 import type {
   ReaderTurn,
@@ -21,13 +21,9 @@ import type { LoadBalancerRegistry, TargetHold, TargetReading } from '../shared/
 import { AccessDeniedError } from '../shared/errors.js';
 import type { Clock } from '../shared/clock.js';
 import { asError, type Log } from '../shared/log.js';
+import { ReaderPace } from './reader-pace.js';
+import { sameLb, sameReading, verdict } from './shared-targets-verdict.js';
 
-/**
- * ELB calls a second for the whole deployment: half of the Describe bucket's refill (about 10
- * a second per account and Region), the other half left to the AWS Load Balancer Controller.
- * https://docs.aws.amazon.com/elasticloadbalancing/latest/userguide/elb-api-throttling.html
- */
-export const elbReadsPerSecond = 5;
 /** A group is read at most this often, however few are wanted. */
 export const minReadIntervalMs = 2_000;
 /** A reader's turn, renewed while it reads; another invocation takes it once it lapses. */
@@ -67,8 +63,7 @@ export class SharedTargets {
   private readonly published = new Map<string, ReadingResult>();
   /** This invocation's own readings, used before the watch brings them back. */
   private readonly own = new Map<string, SharedReading>();
-  private nextCallAtMs = 0;
-  private throttledFor = 0;
+  private readonly pace: ReaderPace;
   /** ELB calls this invocation made for everyone. */
   calls = 0;
   /**
@@ -84,6 +79,7 @@ export class SharedTargets {
     private readonly me: string,
   ) {
     this.renewAheadMs = wantMs / 3 + (wantMs / 6) * Math.random();
+    this.pace = new ReaderPace(deps.clock);
   }
 
   /** One look for `instanceId` at `candidates`; undefined when sharing is unavailable (the caller reads alone). */
@@ -106,7 +102,7 @@ export class SharedTargets {
     const nextAtMs =
       dueMs === undefined
         ? after + 1_000
-        : Math.min(after + 500, Math.max(after + 50, this.nextCallAtMs, dueMs + coalesceMs));
+        : Math.min(after + 500, Math.max(after + 50, this.pace.nextAtMs, dueMs + coalesceMs));
     return { ...look, reading: { ...look.reading, calls: this.calls - before }, nextAtMs } satisfies SharedLook;
   }
 
@@ -195,7 +191,7 @@ export class SharedTargets {
     try {
       const taken = (await this.deps.readings.takeTurn(this.me, now, turnMs, turn)) === 'taken';
       // A turn just taken: the previous reader's last call may be a moment ago; keep the spacing.
-      if (taken && !ours) this.nextCallAtMs = Math.max(this.nextCallAtMs, now + 1000 / elbReadsPerSecond);
+      if (taken && !ours) this.pace.taken(now);
       return taken;
     } catch (error) {
       this.failed(error, 'take the turn');
@@ -204,21 +200,18 @@ export class SharedTargets {
   }
 
   /**
-   * Reads the wanted groups whose reading is due, oldest first, at most elbReadsPerSecond, until `endMs`. Returns
+   * Reads the wanted groups whose reading is due, oldest first, at the reader's pace, until `endMs`. Returns
    * when the next group is due (now when some were left).
    */
   private async readForEveryone(readings: readonly SharedReading[], endMs: number): Promise<number> {
     const { clock } = this.deps;
     const wanted = this.merged(readings).filter((r) => r.wantedUntilMs > clock.now());
-    const intervalMs = Math.max(minReadIntervalMs, (wanted.length * 1000) / elbReadsPerSecond);
+    const intervalMs = Math.max(minReadIntervalMs, (wanted.length * 1000) / this.pace.perSecond);
     const dueAt = (r: SharedReading) => (r.reading === undefined ? 0 : r.reading.atMs + intervalMs);
     const due = wanted.filter((r) => dueAt(r) <= clock.now()).sort((a, b) => dueAt(a) - dueAt(b));
     for (const r of due) {
-      const startMs = Math.max(clock.now(), this.nextCallAtMs);
-      if (startMs >= endMs) return clock.now();
-      if (startMs > clock.now()) await clock.sleep(startMs - clock.now());
-      this.nextCallAtMs = startMs + 1000 / elbReadsPerSecond;
-      if (!(await this.readOne(r))) return this.nextCallAtMs;
+      if (!(await this.pace.slot(endMs))) return clock.now();
+      if (!(await this.readOne(r))) return this.pace.nextAtMs;
     }
     const later = wanted.filter((r) => !due.includes(r)).map(dueAt);
     return Math.min(clock.now() + intervalMs, ...later);
@@ -230,15 +223,15 @@ export class SharedTargets {
     const answer = await registry.registered({ ...r.lb, state: 'unknown' });
     this.calls += answer.calls;
     if (!answer.read && answer.throttled) {
-      this.throttledFor++;
-      this.nextCallAtMs = clock.now() + Math.min(30_000, 1000 * 2 ** this.throttledFor);
+      const backoffMs = this.pace.throttled();
       log.warn('ELB throttled the shared load-balancer reading; backing off', {
         lb: r.lb.name,
-        backoffMs: this.nextCallAtMs - clock.now(),
+        backoffMs,
+        callsPerSecond: this.pace.perSecond,
       });
       return false;
     }
-    this.throttledFor = 0;
+    this.pace.answered();
     const reading = {
       atMs: clock.now(),
       by: this.me,
@@ -258,43 +251,4 @@ export class SharedTargets {
       );
     return true;
   }
-}
-
-const sameLb = (a: { kind: string; id: string }, b: { kind: string; id: string }) => a.kind === b.kind && a.id === b.id;
-
-/** The same failure, or the same instances in the same states. */
-function sameReading(a: ReadingResult, b: ReadingResult): boolean {
-  if (a.failure !== b.failure) return false;
-  const x = Object.entries(a.targets ?? {});
-  const y = b.targets ?? {};
-  return x.length === Object.keys(y).length && x.every(([id, state]) => y[id] === state);
-}
-
-/** What the readings taken since `sinceMs` say of one instance. */
-function verdict(
-  instanceId: string,
-  candidates: readonly TargetHold[],
-  readings: readonly SharedReading[],
-  sinceMs: number,
-): { reading: TargetReading; pending: TargetHold[] } {
-  const holds: TargetHold[] = [];
-  const unread: TargetHold[] = [];
-  const pending: TargetHold[] = [];
-  let denied = 0;
-  for (const c of candidates) {
-    const r = readings.find((x) => sameLb(x.lb, c))?.reading;
-    if (r === undefined || r.atMs < sinceMs) pending.push(c);
-    else if (r.failure !== undefined) {
-      unread.push(c);
-      if (r.failure === 'denied') denied++;
-    } else {
-      const state = r.targets?.[instanceId];
-      if (state !== undefined) holds.push({ ...c, state });
-    }
-  }
-  if (candidates.length > 0 && denied === candidates.length) {
-    const error = new AccessDeniedError('the shared reading of every load balancer was denied', 403);
-    return { reading: { read: false, denied: true, error, calls: 0 }, pending: [] };
-  }
-  return { reading: { read: true, holds, unread, calls: 0 }, pending };
 }

@@ -8,7 +8,13 @@ import { elbCallSpacingMs, elbConcurrency } from '../../../lambda/adapters/aws/l
 import { namedPollMs } from '../../../lambda/adapters/kubernetes/named-attachments.js';
 import { lastRequestMs } from '../../../lambda/router.js';
 import { callBudget, pollIntervalMs } from '../../../lambda/termination/settle-targets.js';
-import { elbReadsPerSecond, minReadIntervalMs } from '../../../lambda/termination/shared-targets.js';
+import { minReadIntervalMs } from '../../../lambda/termination/shared-targets.js';
+import {
+  elbReadsPerSecond,
+  maxBackoffMs,
+  minReadsPerSecond,
+  recoverEveryMs,
+} from '../../../lambda/termination/reader-pace.js';
 import { surveyPatienceMs } from '../../../lambda/termination/siblings.js';
 
 const limits = readFileSync(join(import.meta.dirname, '..', '..', '..', 'docs', 'limits.md'), 'utf8').replace(
@@ -35,6 +41,10 @@ describe('docs/limits.md states what the code does', () => {
     expect(limits).toContain(`at most ${elbReadsPerSecond} ELB calls a second`);
     expect(limits).toContain(`each group read at most every ${minReadIntervalMs / 1000} s`);
     expect(limits).toContain(`(every \`groups / ${elbReadsPerSecond}\` s when more are wanted)`);
+    expect(limits).toContain(
+      `backing off 2 s doubling to ${maxBackoffMs / 1000} s and halving its rate (to ${minReadsPerSecond} call a second ` +
+        `at the least), one call a second given back each ${recoverEveryMs / 1000} s`,
+    );
     // Looks grow to 10 s apart, 12 s with the jitter.
     expect(pollIntervalMs(30, () => 1)).toBe(12_000);
     expect(limits).toContain('Looks grow up to 10 s apart (12 s with jitter)');

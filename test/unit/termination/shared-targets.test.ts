@@ -4,7 +4,8 @@
 // every half second, as the settle loop would.
 import { describe, expect, it } from 'vitest';
 import { settle } from '../../../lambda/termination/settle.js';
-import { SharedTargets, elbReadsPerSecond, republishMs, turnMs } from '../../../lambda/termination/shared-targets.js';
+import { SharedTargets, republishMs, turnMs } from '../../../lambda/termination/shared-targets.js';
+import { elbReadsPerSecond } from '../../../lambda/termination/reader-pace.js';
 import { isStop, type Drained } from '../../../lambda/termination/state.js';
 import type { TargetHold } from '../../../lambda/shared/aws-ports.js';
 import { FakeClock, FakeLoadBalancers, MemoryLog } from '../../fakes/fake-world.js';
