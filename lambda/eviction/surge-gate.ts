@@ -74,7 +74,11 @@ export class DeploymentSurge implements SurgeGate {
     private readonly deps: SurgeGateDeps,
   ) {
     this.book = new SurgeBook(o.surges, o.saveSurges, deps.log);
-    this.readings = new SurgeReadings(deps, { node: o.node.name, owner: o.owner });
+    this.readings = new SurgeReadings(deps, {
+      node: o.node.name,
+      owner: o.owner,
+      drainStartedAtMs: o.drainStartedAtMs,
+    });
     this.reads = {
       deploymentOf: deploymentsByReplicaSet(deps.api),
       replicaPods: (d) => deps.api.replicaPods(d),

@@ -8,7 +8,7 @@ import { deploymentKey } from '../cluster/marks/surge-marks.js';
 import type { Clock } from '../shared/clock.js';
 import type { Log } from '../shared/log.js';
 import { restartStillToWrite } from './surge-rules.js';
-import { restartOnce } from './surge-restart.js';
+import { restartedSince, restartOnce } from './surge-restart.js';
 
 const leavingTtlMs = 10_000;
 
@@ -23,7 +23,7 @@ export class SurgeReadings {
       readonly clock: Clock;
       readonly log: Log;
     },
-    private readonly o: { readonly node: string; readonly owner: string },
+    private readonly o: { readonly node: string; readonly owner: string; readonly drainStartedAtMs: number },
   ) {}
 
   /** A Deployment this invocation restarted itself: already as it should be. */
@@ -47,7 +47,9 @@ export class SurgeReadings {
     if (known !== undefined) return known;
     const found = await this.deps.api.readDeployment(mark.deployment.namespace, mark.deployment.name);
     if (found === undefined) return undefined;
-    if (mark.restartedAt !== undefined && restartStillToWrite(found.restartedAt, mark.restartedAt)) {
+    // A restart made since the drain began (a twin invocation's, whose write came first) serves this drain too.
+    const fresh = restartedSince(found, this.o.drainStartedAtMs) !== undefined;
+    if (mark.restartedAt !== undefined && !fresh && restartStillToWrite(found.restartedAt, mark.restartedAt)) {
       this.deps.log.info(
         'surge before evict: writing the restart the record names (the previous invocation stopped before it)',
         { deployment: key },

@@ -12,6 +12,7 @@ import { sameSource } from '../cluster/rules/drain-source.js';
 
 import { TransientError } from '../shared/errors.js';
 import { markDoomedSiblings, surveyTakesMs } from './siblings.js';
+import { claimValue, firstInvocation, ownedByAnother } from './claim.js';
 import type { Marked, Run, Step, Verified } from './state.js';
 
 export async function mark(run: Run, v: Verified): Promise<Step<Marked>> {
@@ -39,7 +40,13 @@ const surveyFreshMs = 60_000;
 async function markOnce(run: Run, v: Verified): Promise<Step<Marked> | 'changed'> {
   const { request, deps } = run;
   const { node } = v;
+  if (twinOfAnother(run, node)) return { stop: { end: 'superseded' } };
   const ours = node.drain !== undefined && sameSource(node.drain.source, request.source) ? node.drain : undefined;
+  // The first invocation claims the drain with its marks, in the same conditional write.
+  const claim =
+    request.handOff === undefined && ours === undefined
+      ? claimValue(request.source.actionId, firstInvocation, request.requestId)
+      : undefined;
   const label = node.labels[excludeFromLoadBalancersLabel];
   const needLabel = label !== 'true';
   const needCordon = !node.unschedulable;
@@ -55,6 +62,7 @@ async function markOnce(run: Run, v: Verified): Promise<Step<Marked> | 'changed'
         cordon: needCordon,
         drain: record,
         owner: request.settings.deploymentName,
+        claim,
       },
       node.resourceVersion,
     );
@@ -70,31 +78,63 @@ async function markOnce(run: Run, v: Verified): Promise<Step<Marked> | 'changed'
       unschedulable: true,
       labels: { ...node.labels, [excludeFromLoadBalancersLabel]: 'true' },
       drain: record,
+      handOffClaim: claim ?? node.handOffClaim,
     };
   }
-  if (request.handOff === undefined && ours === undefined) {
+  await tellMarked(run, node, { first: ours === undefined, cordoned: needCordon });
+  const state: Marked = {
+    ...v,
+    // The hand-off replaces the claim now on the node: ours, when this write made it.
+    claim: claim ?? v.claim,
+    node: marked,
+    record,
+    deadlines: request.deadlinesFrom(record.notifiedAtMs),
+  };
+  // Once per termination: not again on a hand-off, nor when our record was already there (a
+  // Lambda retry: the first attempt did it).
+  if (request.handOff === undefined && ours === undefined && request.settings.cordonDoomedSiblings)
+    await surveyWave(run, state, node);
+  return state;
+}
+
+/** A second delivery of the notification that read the node before the first invocation marked it (claim.ts). */
+function twinOfAnother(run: Run, node: NodeInfo): boolean {
+  const { request, deps } = run;
+  if (request.handOff !== undefined || !ownedByAnother(node.handOffClaim, request.source.actionId, request.requestId))
+    return false;
+  deps.log.info('another invocation carries this termination (the notification came twice); this one stands down', {
+    current: node.handOffClaim,
+  });
+  return true;
+}
+
+/** DrainStarted and the conditions once per termination; Cordoned when this write cordoned the node. */
+async function tellMarked(run: Run, node: NodeInfo, o: { first: boolean; cordoned: boolean }): Promise<void> {
+  const { request, deps } = run;
+  if (request.handOff !== undefined) return;
+  if (o.first) {
     await deps.events.record(drainStarted(node, request.ending.startedMessage()));
     await tellConditions(deps.nodes, deps.log, node.name, [
       planned(request.ending.startedMessage()),
       drainInProgress('evicting its pods through the eviction API (PodDisruptionBudgets hold)'),
     ]);
   }
-  if (request.handOff === undefined && (needCordon || ours === undefined)) {
+  if (o.cordoned || o.first) {
     deps.log.info('node labelled for exclusion from external load balancers and cordoned');
     await deps.events.record(cordoned(node, markedAheadBy(node)));
   }
-  const state: Marked = { ...v, node: marked, record, deadlines: request.deadlinesFrom(record.notifiedAtMs) };
-  // Once per termination: not again on a hand-off, nor when our record was already there (a
-  // Lambda retry or a second delivery of the notification: the first did it); nor when a
-  // sibling's drain marked this node ahead moments ago: that drain surveyed the wave (Auto
-  // Scaling, EC2, the cluster) and the drains not marked ahead keep surveying it.
-  if (request.handOff !== undefined || ours !== undefined || !request.settings.cordonDoomedSiblings) return state;
-  const aheadSinceMs = markedAheadBy(node) !== undefined ? deps.clock.now() - node.drain!.startedAtMs : undefined;
+}
+
+/**
+ * The group's other leaving nodes marked ahead, unless a sibling's drain marked this node ahead moments ago: that
+ * drain surveyed the wave (Auto Scaling, EC2, the cluster) and the drains not marked ahead keep surveying it.
+ */
+async function surveyWave(run: Run, state: Marked, node: NodeInfo): Promise<void> {
+  const aheadSinceMs = markedAheadBy(node) !== undefined ? run.deps.clock.now() - node.drain!.startedAtMs : undefined;
   if (aheadSinceMs === undefined || aheadSinceMs >= surveyFreshMs) await markDoomedSiblings(run, state);
   // That sibling may still be marking the rest of the wave (its pause and passes): pods
   // evicted now could land on nodes it has not reached. Its survey is given the time it takes.
-  else await deps.clock.sleep(Math.min(surveyTakesMs, Math.max(0, surveyTakesMs - aheadSinceMs)));
-  return state;
+  else await run.deps.clock.sleep(Math.min(surveyTakesMs, Math.max(0, surveyTakesMs - aheadSinceMs)));
 }
 
 /**

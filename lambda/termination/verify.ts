@@ -4,7 +4,7 @@
 import type { DrainSource, NodeInfo } from '../cluster/model.js';
 import { actionIdOfInstance } from '../cluster/marks/action-id.js';
 import { actionOf, sameSource } from '../cluster/rules/drain-source.js';
-import { parseClaim } from './claim.js';
+import { firstInvocation, parseClaim } from './claim.js';
 import type { HandOff } from '../inbound/lifecycle-message.js';
 import type { Run, Step, Verified } from './state.js';
 
@@ -49,9 +49,13 @@ export async function verify(run: Run): Promise<Step<Verified>> {
     return { ...base, claim: undefined, ownPendingClaim: node.handOffClaim };
   }
   if (handOff !== undefined) return carriesHandOff(run, node, handOff);
+  // Lambda's retry of the first invocation, its claim written with the marks: carry on.
+  if (onNode?.actionId === actionId && onNode.requestId === requestId && onNode.count === firstInvocation)
+    return { ...base, claim: node.handOffClaim, ownPendingClaim: undefined };
   if (onNode?.actionId === actionId) {
-    // A chain for this very action runs already: this is a late duplicate of the notification.
-    log.info('a hand-off chain already carries this termination; this delivery stands down', {
+    // Another invocation carries this very action (its first, or a hand-off chain): this is a duplicate of the
+    // notification, and two invocations never drain one node side by side.
+    log.info('another invocation already carries this termination; this delivery stands down', {
       current: node.handOffClaim,
     });
     return { stop: { end: 'superseded' } };

@@ -19,7 +19,7 @@ import type { ClusterGateway } from '../../lambda/cluster/ports/cluster-gateway.
 import type { TargetReadings } from '../../lambda/cluster/ports/target-readings.js';
 import { FakeReadingStore } from './fake-target-readings.js';
 import type { NodeMarks, NodeWatch, OutdatedMarks, OutdatedUnmarked } from '../../lambda/cluster/ports/node-gateway.js';
-import type { BudgetWatch, PodWatch } from '../../lambda/cluster/ports/pod-gateway.js';
+import type { BudgetView, BudgetWatch, PodWatch } from '../../lambda/cluster/ports/pod-gateway.js';
 import type { VolumeAttachmentWatch } from '../../lambda/cluster/ports/volume-gateway.js';
 import {
   excludeFromLoadBalancersLabel,
@@ -323,6 +323,7 @@ export class FakeCluster {
       },
       unschedulable: node.unschedulable || marks.cordon,
       drain: marks.drain,
+      ...(marks.claim !== undefined ? { handOffClaim: marks.claim } : {}),
     });
     return 'patched';
   }
@@ -584,7 +585,7 @@ export class FakeCluster {
   }
 
   /** PodDisruptionBudgets by namespace/name as their watches show them (budgetRefuses keeps them). */
-  readonly budgets = new Map<string, { disruptionsAllowed: number; processed: boolean }>();
+  readonly budgets = new Map<string, BudgetView>();
   /** Budget watches opened (one per namespace), and whether the drain closed them. */
   readonly budgetWatches: { namespace: string; closed: boolean }[] = [];
 

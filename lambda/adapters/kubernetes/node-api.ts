@@ -172,7 +172,10 @@ class NodeRequests {
           [ownerLabel]: marks.owner,
           ...(marks.excludeFromLoadBalancers ? { [excludeFromLoadBalancersLabel]: 'true' } : {}),
         },
-        annotations: { [drainAnnotation]: formatDrainRecord(marks.drain) },
+        annotations: {
+          [drainAnnotation]: formatDrainRecord(marks.drain),
+          ...(marks.claim !== undefined ? { [handOffAnnotation]: marks.claim } : {}),
+        },
       },
       ...(marks.cordon ? { spec: { unschedulable: true } } : {}),
     });

@@ -10,6 +10,8 @@ export interface NodeMarks {
   readonly drain: DrainRecord;
   /** The deployment: the owner label's value. */
   readonly owner: string;
+  /** The hand-off claim written with the marks: a first invocation's own (claim.ts, count 0). */
+  readonly claim?: string | undefined;
 }
 
 /** What a refresh of ours sets on an outdated node: only that is taken back. */

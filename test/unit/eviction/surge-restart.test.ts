@@ -152,4 +152,19 @@ describe('two invocations of one drain', () => {
     expect(api.restarts).toEqual([]);
     expect(api.d!.restartedAt).toBe(mark.restartedAt);
   });
+
+  it('a resumed record whose own restart lost to an earlier one of a twin (since the drain began) is not written again', async () => {
+    // The twin restarted at the drain's start; this record names a restart a second later, refused then.
+    api.changed({ restartedAt: '2026-11-22T10:00:00Z' });
+    const mark: SurgeMark = {
+      pod: `default/${old.name}`,
+      uid: old.uid,
+      deployment: { namespace: 'default', name: 'web' },
+      restartedAt: '2026-11-22T10:00:01Z',
+      atMs: clock.now(),
+      state: 'waiting',
+    };
+    expect((await gate([mark]).held([old], moment())).size).toBe(1);
+    expect(api.restarts).toEqual([]);
+  });
 });
