@@ -10,7 +10,7 @@
 // at once, and an unknown budget (not seen yet, deleted, the watch failed) is asked as before.
 // https://kubernetes.io/docs/concepts/workloads/pods/disruptions/#pod-disruption-budgets
 import type { PodInfo } from '../cluster/model.js';
-import type { BudgetWatch, PodGateway } from '../cluster/ports/pod-gateway.js';
+import type { BudgetView, BudgetWatch, PodGateway } from '../cluster/ports/pod-gateway.js';
 import { retryDelayMs, type Attempt } from './rules.js';
 
 interface Wait {
@@ -85,6 +85,12 @@ export class BudgetWaits {
       return false;
     });
     return { ask, stillClosed };
+  }
+
+  /** The pod's budget as the watch sees it now (undefined: the pod waits on none, or it is not seen). */
+  budgetOf(pod: PodInfo): BudgetView | undefined {
+    const wait = this.waits.get(pod.uid);
+    return wait && this.watches.get(wait.namespace)?.current(wait.budget);
   }
 
   close(): void {

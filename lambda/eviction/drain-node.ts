@@ -216,7 +216,7 @@ class NodeDrain {
   private async reportLongBlocks(view: PassView): Promise<void> {
     const { attempts, accepted } = this;
     const due = { attempts, accepted, blockedReportMs: this.o.blockedReportMs, nowMs: this.deps.clock.now() };
-    await reportLongBlocks(this.o.node, view.remaining, due, this.reportDeps());
+    await reportLongBlocks(this.o.node, view.remaining, { ...due, budgets: this.budgets }, this.reportDeps());
   }
 
   /**

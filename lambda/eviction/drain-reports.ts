@@ -3,7 +3,7 @@
 // pods waited for, pods that cannot leave. A log line for each, and the Events people read.
 import type { Blocked, NodeInfo, PodInfo } from '../cluster/model.js';
 import type { EventRecorder } from '../cluster/ports/event-recorder.js';
-import type { PodGateway } from '../cluster/ports/pod-gateway.js';
+import type { BudgetView, PodGateway } from '../cluster/ports/pod-gateway.js';
 import type { PodRule, WaitRule } from '../cluster/rules/drain-rules.js';
 import { isWaitedFor, waitEndMs, waitsUntilDeadline, type Planned } from '../cluster/rules/drain-plan.js';
 import {
@@ -125,6 +125,8 @@ export async function reportLongBlocks(
     readonly accepted: ReadonlySet<string>;
     readonly blockedReportMs: number;
     readonly nowMs: number;
+    /** The pod's budget as the drain's watch sees it now, if it waits on one. */
+    readonly budgets?: { budgetOf(pod: PodInfo): BudgetView | undefined };
   },
   deps: ReportDeps,
 ): Promise<void> {
@@ -134,8 +136,23 @@ export async function reportLongBlocks(
     if (at === undefined || at > o.nowMs || attempt?.lastBlock === undefined || attempt.blockedSinceMs === undefined)
       continue;
     attempt.reportedLong = true;
-    await reportLongBlock(node, pod, attempt.lastBlock, o.nowMs - attempt.blockedSinceMs, deps);
+    const block = asNow(attempt.lastBlock, o.budgets?.budgetOf(pod));
+    await reportLongBlock(node, pod, block, o.nowMs - attempt.blockedSinceMs, deps);
   }
+}
+
+/**
+ * The refusal told with the budget's health as its status says now: a pod waiting on the budget watch was last asked
+ * minutes ago, when the refusal counted a pod then leaving (found by the cluster suite: "has 2 currently" told of a
+ * budget that had 1). The eviction API's own words, from the same status fields.
+ */
+function asNow(block: Blocked, view: BudgetView | undefined): Blocked {
+  if (view?.currentHealthy === undefined || view.desiredHealthy === undefined || block.budgetName === undefined)
+    return block;
+  const message =
+    `The disruption budget ${block.budgetName} needs ${view.desiredHealthy} healthy pods and has ` +
+    `${view.currentHealthy} currently.`;
+  return { ...block, message };
 }
 
 export async function reportForced(

@@ -18,6 +18,8 @@ export function toBudgetView(budget: V1PodDisruptionBudget): BudgetView {
   return {
     disruptionsAllowed: budget.status?.disruptionsAllowed ?? 0,
     processed: observed >= (budget.metadata?.generation ?? 0),
+    currentHealthy: budget.status?.currentHealthy,
+    desiredHealthy: budget.status?.desiredHealthy,
   };
 }
 

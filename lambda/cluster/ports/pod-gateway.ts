@@ -20,6 +20,9 @@ export interface BudgetView {
   readonly disruptionsAllowed: number;
   /** The disruption controller has seen the budget's latest spec (else the eviction API refuses). */
   readonly processed: boolean;
+  /** status.currentHealthy and status.desiredHealthy: what the budget says now (a long block is told with them). */
+  readonly currentHealthy?: number | undefined;
+  readonly desiredHealthy?: number | undefined;
 }
 
 /**

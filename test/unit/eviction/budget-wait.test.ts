@@ -110,6 +110,28 @@ describe('a pod its budget refused', () => {
     expect(evictions('web-1').slice(0, 7)).toEqual([0, 0.5, 1.5, 3.5, 7.5, 15.5, 25.5]);
   });
 
+  // Found by the cluster suite: the pod was refused while another pod of the budget was leaving ("has 2 currently"),
+  // then waited on the watch unasked; minutes later the long-block report told that old answer.
+  it('tells a long block with the budget as its status says now, without asking the pod again', async () => {
+    const { w, evictions, drainIt } = world();
+    w.cluster.addPod(pod({ name: 'web-1', labels: { app: 'web' } }));
+    w.cluster.budgets.set('default/web', {
+      disruptionsAllowed: 0,
+      processed: true,
+      currentHealthy: 1,
+      desiredHealthy: 1,
+    });
+    w.cluster.evictionRules.push(budgetRefuses(w.cluster, 'web', () => true));
+
+    await drainIt({ settings: { deadlinePolicy: DeadlinePolicy.LEAVE, blockedReportSeconds: 60 } });
+
+    const long = w.cluster.events.filter((e) => e.reason === 'EvictionBlockedLong' && e.regarding.kind === 'Node');
+    expect(long).toHaveLength(1);
+    expect(long[0]!.message).toContain('The disruption budget web needs 1 healthy pods and has 1 currently.');
+    expect(long[0]!.message).not.toContain('has 2 currently');
+    expect(evictions('web-1')).toHaveLength(1);
+  });
+
   it('is forced at the same moment as without the watch when the budget never opens', async () => {
     const forcedAt = async (watched: boolean) => {
       const { w, evictions, drainIt } = world();
