@@ -39,8 +39,34 @@ export function parseClaim(value: string | undefined): Claim | undefined {
   };
 }
 
-/** Another invocation's claim on this action: a twin of this first invocation (a duplicated delivery) stands down. */
-export function ownedByAnother(value: string | undefined, actionId: ActionId, requestId: string): boolean {
-  const claim = parseClaim(value);
-  return claim !== undefined && claim.actionId === actionId && claim.requestId !== requestId;
+/** The invocation about to mark the node, as the claims see it. */
+export interface Carrier {
+  readonly actionId: ActionId;
+  readonly requestId: string;
+  /** The hand-off it carries on (its number and the claim it was published under); none for a first invocation. */
+  readonly handOff: { readonly count: number; readonly claim: string | undefined } | undefined;
+  /** Its own claim, left by an earlier attempt of it that crashed between claiming and publishing. */
+  readonly ownPendingClaim: string | undefined;
+}
+
+/**
+ * The claim an invocation writes with its marks, taking up the drain: the first invocation's (count 0, when it
+ * starts the drain's record) and a hand-off's recipient's (the hand-off's count, its own request id), so a second
+ * delivery of the same notification or hand-off finds the drain taken and stands down.
+ */
+export function claimToWrite(c: Carrier, onNode: string | undefined, newDrain: boolean): string | undefined {
+  if (c.ownPendingClaim !== undefined) return undefined;
+  if (c.handOff === undefined) return newDrain ? claimValue(c.actionId, firstInvocation, c.requestId) : undefined;
+  const mine = claimValue(c.actionId, c.handOff.count, c.requestId);
+  return onNode === mine ? undefined : mine;
+}
+
+/** The claim on the node is not one this invocation may carry on from: another delivery took the drain up. */
+export function carriedByAnother(c: Carrier, onNode: string | undefined): boolean {
+  if (c.ownPendingClaim !== undefined) return onNode !== c.ownPendingClaim;
+  if (c.handOff === undefined) {
+    const claim = parseClaim(onNode);
+    return claim !== undefined && claim.actionId === c.actionId && claim.requestId !== c.requestId;
+  }
+  return onNode !== c.handOff.claim && onNode !== claimValue(c.actionId, c.handOff.count, c.requestId);
 }

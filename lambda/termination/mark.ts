@@ -12,7 +12,7 @@ import { sameSource } from '../cluster/rules/drain-source.js';
 
 import { TransientError } from '../shared/errors.js';
 import { markDoomedSiblings, surveyTakesMs } from './siblings.js';
-import { claimValue, firstInvocation, ownedByAnother } from './claim.js';
+import { carriedByAnother, claimToWrite, type Carrier } from './claim.js';
 import type { Marked, Run, Step, Verified } from './state.js';
 
 export async function mark(run: Run, v: Verified): Promise<Step<Marked>> {
@@ -40,13 +40,11 @@ const surveyFreshMs = 60_000;
 async function markOnce(run: Run, v: Verified): Promise<Step<Marked> | 'changed'> {
   const { request, deps } = run;
   const { node } = v;
-  if (twinOfAnother(run, node)) return { stop: { end: 'superseded' } };
+  const carrier = { ...request.source, requestId: request.requestId, handOff: request.handOff, ...v };
+  if (twinOfAnother(run, carrier, node)) return { stop: { end: 'superseded' } };
   const ours = node.drain !== undefined && sameSource(node.drain.source, request.source) ? node.drain : undefined;
-  // The first invocation claims the drain with its marks, in the same conditional write.
-  const claim =
-    request.handOff === undefined && ours === undefined
-      ? claimValue(request.source.actionId, firstInvocation, request.requestId)
-      : undefined;
+  // The drain is taken up with the marks, in the same conditional write (claim.ts).
+  const claim = claimToWrite(carrier, node.handOffClaim, ours === undefined);
   const label = node.labels[excludeFromLoadBalancersLabel];
   const needLabel = label !== 'true';
   const needCordon = !node.unschedulable;
@@ -54,7 +52,7 @@ async function markOnce(run: Run, v: Verified): Promise<Step<Marked> | 'changed'
     ? carriedOn(run, ours, node, { needLabel, needCordon })
     : newRecord(run, v, { label, needLabel, needCordon });
   let marked: NodeInfo = node;
-  if (needLabel || needCordon || record !== ours) {
+  if (needLabel || needCordon || record !== ours || claim !== undefined) {
     const result = await deps.nodes.mark(
       node.name,
       {
@@ -97,12 +95,10 @@ async function markOnce(run: Run, v: Verified): Promise<Step<Marked> | 'changed'
   return state;
 }
 
-/** A second delivery of the notification that read the node before the first invocation marked it (claim.ts). */
-function twinOfAnother(run: Run, node: NodeInfo): boolean {
-  const { request, deps } = run;
-  if (request.handOff !== undefined || !ownedByAnother(node.handOffClaim, request.source.actionId, request.requestId))
-    return false;
-  deps.log.info('another invocation carries this termination (the notification came twice); this one stands down', {
+/** A second delivery (of the notification, of a hand-off) that read the node before another took the drain up. */
+function twinOfAnother(run: Run, carrier: Carrier, node: NodeInfo): boolean {
+  if (!carriedByAnother(carrier, node.handOffClaim)) return false;
+  run.deps.log.info('another invocation carries this termination (a delivery came twice); this one stands down', {
     current: node.handOffClaim,
   });
   return true;

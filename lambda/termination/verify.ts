@@ -4,7 +4,7 @@
 import type { DrainSource, NodeInfo } from '../cluster/model.js';
 import { actionIdOfInstance } from '../cluster/marks/action-id.js';
 import { actionOf, sameSource } from '../cluster/rules/drain-source.js';
-import { firstInvocation, parseClaim } from './claim.js';
+import { claimValue, firstInvocation, parseClaim } from './claim.js';
 import type { HandOff } from '../inbound/lifecycle-message.js';
 import type { Run, Step, Verified } from './state.js';
 
@@ -68,7 +68,9 @@ export async function verify(run: Run): Promise<Step<Verified>> {
 function carriesHandOff(run: Run, node: NodeInfo, handOff: HandOff): Step<Verified> {
   const { source } = run.request;
   const { log } = run.deps;
-  if (node.handOffClaim !== handOff.claim) {
+  // Taken up by this very invocation before Lambda retried it: carry on.
+  const taken = claimValue(source.actionId, handOff.count, run.request.requestId);
+  if (node.handOffClaim !== handOff.claim && node.handOffClaim !== taken) {
     log.info('this hand-off was already taken up by another delivery; nothing to do', {
       handOff: handOff.count,
       current: node.handOffClaim,
@@ -83,7 +85,7 @@ function carriesHandOff(run: Run, node: NodeInfo, handOff: HandOff): Step<Verifi
     });
     return { stop: { end: 'superseded' } };
   }
-  return { node, claim: handOff.claim, ownPendingClaim: undefined };
+  return { node, claim: node.handOffClaim, ownPendingClaim: undefined };
 }
 
 /**

@@ -1,10 +1,10 @@
-// A notification delivered twice (SNS delivers at least once) while its first invocation drains:
-// the first invocation claims the drain with its marks (claim.ts, count 0), so the second
-// delivery stands down instead of draining the same node side by side (the soak's seed 1 saw
-// two such twins restart one Deployment twice); Lambda's retry of the first invocation, with its
-// request id, carries on.
+// A notification or a hand-off delivered twice (SNS delivers at least once) while the drain runs:
+// the invocation that takes the drain up claims it with its marks (claim.ts: count 0 for the first,
+// the hand-off's count for its recipient), so the second delivery stands down instead of draining
+// the same node side by side (the soak's seed 1 saw two such twins restart one Deployment twice);
+// Lambda's retry of that invocation, with its request id, carries on.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { handlerWorld, FakeClock, FakeCluster, FakeLifecycleActions, pod } from '../../fakes/fake-world.js';
+import { handlerWorld, pdbBlocks, pod } from '../../fakes/fake-world.js';
 import { instanceId, lifecycleMessage, snsEvent } from '../../fixtures/notifications.js';
 import { parseClaim } from '../../../lambda/termination/claim.js';
 
@@ -18,24 +18,29 @@ const env = {
 };
 const invocationMs = 900_000;
 
+type World = ReturnType<typeof handlerWorld>;
+
 describe('a notification delivered twice', () => {
-  let clock: FakeClock;
-  let cluster: FakeCluster;
-  let lifecycle: FakeLifecycleActions;
+  let clock: World['clock'];
+  let cluster: World['cluster'];
+  let lifecycle: World['lifecycle'];
+  let handOffs: World['handOffs'];
+  let deliver: (message: Record<string, unknown>, requestId: string) => Promise<{ records?: { status: string }[] }>;
   let run: (requestId: string) => Promise<{ records?: { status: string }[] }>;
 
   beforeEach(() => {
     const world = handlerWorld(env);
-    ({ clock, cluster, lifecycle } = world);
+    ({ clock, cluster, lifecycle, handOffs } = world);
     cluster.addNode('node-a', instanceId);
-    const handle = world.handler({ DRAIN_TIMEOUT_SECONDS: '600' });
-    run = (awsRequestId) => {
+    const handle = world.handler({ DRAIN_TIMEOUT_SECONDS: '7200' });
+    deliver = (message, awsRequestId) => {
       const end = clock.now() + invocationMs;
-      return handle(snsEvent(lifecycleMessage()), {
+      return handle(snsEvent(message), {
         awsRequestId,
         getRemainingTimeInMillis: () => end - clock.now(),
       }) as Promise<{ records?: { status: string }[] }>;
     };
+    run = (awsRequestId) => deliver(lifecycleMessage(), awsRequestId);
   });
 
   const evictions = () => cluster.calls.filter((c) => c.op === 'evict').map((c) => c.target);
@@ -88,5 +93,46 @@ describe('a notification delivered twice', () => {
     expect((await run('request-1')).records![0]!.status).toBe('drained');
     expect(evictions()).toHaveLength(tried + 1);
     expect(lifecycle.completions).toHaveLength(1);
+  });
+
+  it('two deliveries of the same hand-off at once: the one that took the drain up carries on, the other stands down', async () => {
+    cluster.addPod(pod({ name: 'web-1' }));
+    let twin: (() => Promise<{ records?: { status: string }[] }>) | undefined;
+    let second: Promise<{ records?: { status: string }[] }> | undefined;
+    cluster.evictionRules.push((p) => {
+      // The hand-off's second delivery arrives while the first one evicts.
+      if (twin !== undefined) second ??= twin();
+      return pdbBlocks('web-pdb', () => true)(p);
+    });
+    expect((await run('request-1')).records![0]!.status).toBe('handed-off');
+    const first = handOffs.sent[0]!;
+    twin = () => deliver(first, 'request-3');
+
+    const a = await deliver(first, 'request-2');
+    const b = await second!;
+
+    expect(a.records![0]!.status).toBe('handed-off');
+    expect(b.records![0]!.status).toBe('superseded');
+    const counts = handOffs.sent.map((m) => (m['GracefulNodeTerminationHandOff'] as { count: number }).count);
+    expect(counts).toEqual([1, 2]);
+  });
+
+  it("Lambda's retry of a hand-off's recipient carries on; a late second delivery of that hand-off does not", async () => {
+    cluster.addPod(pod({ name: 'web-1' }));
+    let crash = false;
+    cluster.evictionRules.push((p) => {
+      if (crash) throw new Error('the invocation was killed here');
+      return pdbBlocks('web-pdb', () => true)(p);
+    });
+    expect((await run('request-1')).records![0]!.status).toBe('handed-off');
+    const first = handOffs.sent[0]!;
+    crash = true;
+    await deliver(first, 'request-2').catch(() => undefined);
+    expect(parseClaim(cluster.nodes.get('node-a')?.handOffClaim)).toMatchObject({ count: 1, requestId: 'request-2' });
+    crash = false;
+
+    expect((await deliver(first, 'request-3')).records![0]!.status).toBe('superseded');
+    expect((await deliver(first, 'request-2')).records![0]!.status).toBe('handed-off');
+    expect(handOffs.sent).toHaveLength(2);
   });
 });

@@ -41,7 +41,8 @@ describe('mark', () => {
     // A forged or replayed hand-off with an old Time: the plan is still asked about the record's.
     const step = await mark(
       w.run({
-        handOff: { count: 1, claim: undefined, byReconciler: false },
+        // Published under the claim the node holds (verify lets no other hand-off this far).
+        handOff: { count: 1, claim: w.cluster.nodes.get('node-a')!.handOffClaim, byReconciler: false },
         notifiedAtMs: 0,
         deadlinesFrom: (ms) => (planned.push(ms), w.deadlines()),
       }),
@@ -62,7 +63,8 @@ describe('mark', () => {
     await mark(w.run(), w.verified());
     expect(w.cluster.nodes.get('node-a')!.drain!.set).toEqual(['exclude-from-load-balancers']);
     w.cluster.updateNode('node-a', { unschedulable: false });
-    await mark(w.run({ handOff: { count: 1, claim: undefined, byReconciler: false } }), w.verified());
+    const claim = w.cluster.nodes.get('node-a')!.handOffClaim;
+    await mark(w.run({ handOff: { count: 1, claim, byReconciler: false } }), w.verified());
     expect(w.cluster.nodes.get('node-a')).toMatchObject({
       unschedulable: true,
       drain: { set: ['exclude-from-load-balancers', 'cordon'] },
