@@ -15,7 +15,7 @@ import {
   waitDeploymentReady,
   waitNodeReady,
 } from './kube.js';
-import { startDrainer, type Drainer } from './drainer.js';
+import { startDrainer, statusOf, type Drainer } from './drainer.js';
 import { kubeconfigDrainerUser } from './plane/plane.js';
 import { a, plane } from './head.js';
 
@@ -70,8 +70,8 @@ describe('the managed-node-group story', () => {
       ['create', 'pods', 'eviction', before.find((p) => p.includes('coredns-story'))!.split('/')[1], 201],
       ['patch', 'nodes', 'status', node, 200],
     ]);
-    // One merge patch: our owner label, the load-balancer label, the cordon, and our drain
-    // record, which names the action by a hash of its token, never the token itself;
+    // One merge patch: our owner label, the load-balancer label, the cordon, our drain record
+    // and our claim on it, which name the action by a hash of its token, never the token itself;
     // conditional on the node as read (its resourceVersion: a conflict is read again).
     expect(writes[0]!.requestObject).toEqual({
       metadata: {
@@ -84,6 +84,8 @@ describe('the managed-node-group story', () => {
           'graceful-node-termination/drain': expect.stringMatching(
             /^\{"action":"sha256:[0-9a-f]{32}","hook":"workers-terminate","notifiedAt":"[^"]+","startedAt":"[^"]+","updatedAt":"[^"]+","set":\["exclude-from-load-balancers","cordon"\]\}$/,
           ),
+          // The first invocation's claim on the drain (count 0, its request id): a second delivery stands down.
+          'graceful-node-termination/hand-off': expect.stringMatching(/^sha256:[0-9a-f]{32}\/0\/.+$/),
         },
       },
       spec: { unschedulable: true },
@@ -106,7 +108,9 @@ describe('the managed-node-group story', () => {
     expect(node1.spec?.unschedulable).toBe(true);
   });
 
-  it('the same notification delivered twice, even concurrently, ends in the same state without error', async () => {
+  // SNS delivers at least once: the second delivery finds the drain taken up (the first invocation's claim, written
+  // with its marks) and stands down; one drain, one completion, each pod evicted once.
+  it('the same notification delivered twice, even concurrently, ends in the same state without error, drained once', async () => {
     const token = 'duplicate-token';
     const instance2 = newInstanceId();
     await createKwokNode(a, 'story-3', instance2, { scenario: 'story-dup' });
@@ -117,24 +121,30 @@ describe('the managed-node-group story', () => {
     await createKwokNode(a, 'story-4', newInstanceId(), { scenario: 'story-dup' });
     await waitNodeReady(a, 'story-4');
 
+    const since = Date.now();
     const results = await Promise.all([
       drainer.terminate(instance2, { token }),
       drainer.terminate(instance2, { token }),
     ]);
 
-    expect(results).toEqual([
-      { records: [{ status: 'drained', instanceId: instance2 }] },
-      { records: [{ status: 'drained', instanceId: instance2 }] },
-    ]);
+    expect(results.map((r) => statusOf(r)).sort()).toEqual(['drained', 'superseded']);
+    expect(results).toEqual([0, 1].map(() => ({ records: [expect.objectContaining({ instanceId: instance2 })] })));
     const forToken = drainer.completions.filter((c) => c.token === token);
-    expect(forToken.map((c) => c.outcome).sort()).toEqual(['already-completed', 'completed']);
+    expect(forToken.map((c) => c.outcome)).toEqual(['completed']);
     expect(
       drainer.logs.some(
         (l) =>
-          l['message'] ===
-          'lifecycle action was already completed (duplicate delivery or timed out); nothing left to do',
+          String(l['message']).includes('this delivery stands down') ||
+          String(l['message']).includes('this one stands down'),
       ),
     ).toBe(true);
+    const evicted = readAudit(
+      plane,
+      (e) =>
+        byDrainer(e) && e.atMs >= since && e.subresource === 'eviction' && e.namespace === 'story' && e.code === 201,
+    ).map((e) => e.name);
+    expect(evicted).toHaveLength(2);
+    expect(new Set(evicted).size).toBe(2);
     expect(drainer.logs.filter((l) => l['level'] === 'ERROR' || l['level'] === 'WARN')).toEqual([]);
   });
 });
