@@ -4,7 +4,7 @@
 import type { DrainSource, NodeInfo } from '../cluster/model.js';
 import { actionIdOfInstance } from '../cluster/marks/action-id.js';
 import { actionOf, sameSource } from '../cluster/rules/drain-source.js';
-import { claimValue, firstInvocation, parseClaim } from './claim.js';
+import { carriedByAnother, parseClaim } from './claim.js';
 import type { HandOff } from '../inbound/lifecycle-message.js';
 import type { Run, Step, Verified } from './state.js';
 
@@ -49,12 +49,9 @@ export async function verify(run: Run): Promise<Step<Verified>> {
     return { ...base, claim: undefined, ownPendingClaim: node.handOffClaim };
   }
   if (handOff !== undefined) return carriesHandOff(run, node, handOff);
-  // Lambda's retry of the first invocation, its claim written with the marks: carry on.
-  if (onNode?.actionId === actionId && onNode.requestId === requestId && onNode.count === firstInvocation)
-    return { ...base, claim: node.handOffClaim, ownPendingClaim: undefined };
-  if (onNode?.actionId === actionId) {
-    // Another invocation carries this very action (its first, or a hand-off chain): this is a duplicate of the
-    // notification, and two invocations never drain one node side by side.
+  // Lambda's retry of the first invocation (its claim written with the marks) carries on; any other claim on this
+  // action means another invocation carries it (claim.ts, the rule mark applies again after a lost race).
+  if (carriedByAnother({ actionId, requestId, handOff: undefined, ownPendingClaim: undefined }, node.handOffClaim)) {
     log.info('another invocation already carries this termination; this delivery stands down', {
       current: node.handOffClaim,
     });
@@ -68,9 +65,9 @@ export async function verify(run: Run): Promise<Step<Verified>> {
 function carriesHandOff(run: Run, node: NodeInfo, handOff: HandOff): Step<Verified> {
   const { source } = run.request;
   const { log } = run.deps;
-  // Taken up by this very invocation before Lambda retried it: carry on.
-  const taken = claimValue(source.actionId, handOff.count, run.request.requestId);
-  if (node.handOffClaim !== handOff.claim && node.handOffClaim !== taken) {
+  // The claim it was published under, or the one this very invocation took it up with before Lambda retried it.
+  const carrier = { actionId: source.actionId, requestId: run.request.requestId, handOff, ownPendingClaim: undefined };
+  if (carriedByAnother(carrier, node.handOffClaim)) {
     log.info('this hand-off was already taken up by another delivery; nothing to do', {
       handOff: handOff.count,
       current: node.handOffClaim,
