@@ -169,7 +169,7 @@ export class DeploymentSurge implements SurgeGate {
       return this.pass(pod);
     }
     if (outcome.kind === 'joined') {
-      return this.joined(await this.book.change(mark, { ...mark, restartedAt: outcome.restartedAt }), outcome.d);
+      return this.joined(await this.book.change(mark, { ...mark, restartedAt: outcome.d.restartedAt }), outcome.d);
     }
     this.readings.remember(outcome.d);
     this.lastCheckMs.set(deploymentKey(d), now);

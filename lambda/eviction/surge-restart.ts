@@ -10,7 +10,7 @@ export type RestartOutcome =
   /** Our restart is written. */
   | { readonly kind: 'restarted'; readonly d: DeploymentInfo }
   /** Someone restarted it since we read it (or since the drain began): its restart serves this drain. */
-  | { readonly kind: 'joined'; readonly d: DeploymentInfo; readonly restartedAt: string }
+  | { readonly kind: 'joined'; readonly d: DeploymentInfo & { readonly restartedAt: string } }
   | { readonly kind: 'gone' };
 
 /** Conflicts from changes that are not restarts (status, scale) are tried again this many times. */
@@ -41,7 +41,7 @@ export async function restartOnce(
     const now = await api.readDeployment(d.namespace, d.name);
     if (now === undefined || now.uid !== read.uid) return { kind: 'gone' };
     if (now.restartedAt !== read.restartedAt && now.restartedAt !== undefined)
-      return { kind: 'joined', d: now, restartedAt: now.restartedAt };
+      return { kind: 'joined', d: { ...now, restartedAt: now.restartedAt } };
     d = now;
   }
   throw new TransientError(

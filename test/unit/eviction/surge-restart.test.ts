@@ -27,7 +27,7 @@ describe('restartOnce', () => {
     const read = api.d!;
     api.changed({ restartedAt: '2026-11-22T09:59:59Z' });
     const out = await restartOnce(api, read, '2026-11-22T10:00:00Z');
-    expect(out).toEqual(expect.objectContaining({ kind: 'joined', restartedAt: '2026-11-22T09:59:59Z' }));
+    expect(out).toEqual({ kind: 'joined', d: expect.objectContaining({ restartedAt: '2026-11-22T09:59:59Z' }) });
     expect(api.restarts).toEqual([]);
   });
 
