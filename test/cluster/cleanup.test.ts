@@ -8,6 +8,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { actionOf } from '../../lambda/cluster/rules/drain-source.js';
 import { type DrainRecord } from '../../lambda/cluster/model.js';
 import { nodeMarkKeys } from '../../lambda/cluster/marks/mark-inventory.js';
+import { unschedulableTaintKey } from '../../lambda/cluster/rules/pods.js';
 import { kubeconfigGateway } from '../../scripts/cluster-access.js';
 import { main, renderCleanup, type CleanupResult } from '../../scripts/cleanup.js';
 import { createKwokNode, newInstanceId, waitNodeReady } from './kube.js';
@@ -18,11 +19,18 @@ const deployment = 'gnt-cleanup';
 const other = 'gnt-other';
 const group = 'cleanup-workers';
 
-/** What cleanup may change on a node: labels, annotations, taints, the cordon. */
+/**
+ * What cleanup may change on a node: labels, annotations, taints, the cordon. The node lifecycle
+ * controller's node.kubernetes.io/unschedulable taint is left out: it mirrors `spec.unschedulable`
+ * (compared here) a moment after every cordon and uncordon, so reading it races the controller
+ * (https://kubernetes.io/docs/reference/labels-annotations-taints/#node-kubernetes-io-unschedulable).
+ */
 const shape = (n: V1Node) => ({
   labels: n.metadata?.labels ?? {},
   annotations: n.metadata?.annotations ?? {},
-  taints: (n.spec?.taints ?? []).map((t) => ({ key: t.key, value: t.value, effect: t.effect })),
+  taints: (n.spec?.taints ?? [])
+    .filter((t) => t.key !== unschedulableTaintKey)
+    .map((t) => ({ key: t.key, value: t.value, effect: t.effect })),
   unschedulable: n.spec?.unschedulable ?? false,
 });
 const read = async (name: string) => shape(await a.core.readNode({ name }));
