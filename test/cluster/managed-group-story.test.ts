@@ -70,45 +70,26 @@ describe('the managed-node-group story', () => {
       ['create', 'pods', 'eviction', before.find((p) => p.includes('coredns-story'))!.split('/')[1], 201],
       ['patch', 'nodes', 'status', node, 200],
     ]);
-    // One JSON patch: first what the mark decided on, tested as read (no claim, no record, neither label, not
-    // cordoned: a conflict is read again), then our drain record and our claim on it, which name the action by a
-    // hash of its token, never the token itself; our owner label, the load-balancer label, the cordon.
-    const key = (k: string) => k.replaceAll('/', '~1');
-    expect(writes[0]!.requestObject).toEqual([
-      { op: 'test', path: `/metadata/annotations/${key('graceful-node-termination/hand-off')}`, value: null },
-      { op: 'test', path: `/metadata/annotations/${key('graceful-node-termination/drain')}`, value: null },
-      {
-        op: 'add',
-        path: `/metadata/annotations/${key('graceful-node-termination/drain')}`,
-        value: expect.stringMatching(
-          /^\{"action":"sha256:[0-9a-f]{32}","hook":"workers-terminate","notifiedAt":"[^"]+","startedAt":"[^"]+","updatedAt":"[^"]+","set":\["exclude-from-load-balancers","cordon"\]\}$/,
-        ),
+    // One merge patch: our owner label, the load-balancer label, the cordon, our drain record
+    // and our claim on it, which name the action by a hash of its token, never the token itself;
+    // conditional on the node as read (its resourceVersion: a conflict is read again).
+    expect(writes[0]!.requestObject).toEqual({
+      metadata: {
+        resourceVersion: expect.stringMatching(/^\d+$/),
+        labels: {
+          'graceful-node-termination/owner': 'graceful-node-termination',
+          'node.kubernetes.io/exclude-from-external-load-balancers': 'true',
+        },
+        annotations: {
+          'graceful-node-termination/drain': expect.stringMatching(
+            /^\{"action":"sha256:[0-9a-f]{32}","hook":"workers-terminate","notifiedAt":"[^"]+","startedAt":"[^"]+","updatedAt":"[^"]+","set":\["exclude-from-load-balancers","cordon"\]\}$/,
+          ),
+          // The first invocation's claim on the drain (count 0, its request id): a second delivery stands down.
+          'graceful-node-termination/hand-off': expect.stringMatching(/^sha256:[0-9a-f]{32}\/0\/.+$/),
+        },
       },
-      // The first invocation's claim on the drain (count 0, its request id): a second delivery stands down.
-      {
-        op: 'add',
-        path: `/metadata/annotations/${key('graceful-node-termination/hand-off')}`,
-        value: expect.stringMatching(/^sha256:[0-9a-f]{32}\/0\/.+$/),
-      },
-      {
-        op: 'test',
-        path: `/metadata/labels/${key('node.kubernetes.io/exclude-from-external-load-balancers')}`,
-        value: null,
-      },
-      { op: 'test', path: `/metadata/labels/${key('graceful-node-termination/refresh-cordoned')}`, value: null },
-      {
-        op: 'add',
-        path: `/metadata/labels/${key('graceful-node-termination/owner')}`,
-        value: 'graceful-node-termination',
-      },
-      {
-        op: 'add',
-        path: `/metadata/labels/${key('node.kubernetes.io/exclude-from-external-load-balancers')}`,
-        value: 'true',
-      },
-      { op: 'test', path: '/spec/unschedulable', value: null },
-      { op: 'add', path: '/spec/unschedulable', value: true },
-    ]);
+      spec: { unschedulable: true },
+    });
     expect(writes.every((e) => e.userAgent.startsWith('graceful-node-termination/'))).toBe(true);
 
     // Then, after the load-balancer wait, CompleteLifecycleAction CONTINUE, once.
