@@ -39,7 +39,7 @@ export function spanSummary(
 }
 
 /**
- * What a node patch answered 409 (or 422: a JSON patch whose `test` failed, drain-mark-api.ts) most likely lost to: the drainer's last successful write to that node that finished
+ * What a node patch answered 409 most likely lost to: the drainer's last successful write to that node that finished
  * within 5 s before the refused one was received (a sibling's marking ahead, a drain's own marking, a conditions
  * patch of the status), else something the audit log does not show (the kubelet's stand-in, the node controllers).
  */
@@ -47,7 +47,7 @@ export function conflictSources(requests: readonly AuditEntry[]): Record<string,
   const out: Record<string, number> = {};
   const writes = requests.filter((e) => e.resource === 'nodes' && e.verb === 'patch');
   for (const c of writes) {
-    if (c.code !== 409 && c.code !== 422) continue;
+    if (c.code !== 409) continue;
     let last: AuditEntry | undefined;
     for (const w of writes)
       if (w.name === c.name && w.code < 300 && w.atMs <= c.receivedMs && w.atMs >= c.receivedMs - 5_000) last = w;

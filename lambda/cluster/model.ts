@@ -28,8 +28,6 @@ export interface NodeInfo {
   readonly hasAnnotations?: boolean | undefined;
   /** metadata.resourceVersion as read: a write can be made conditional on it. */
   readonly resourceVersion?: string | undefined;
-  /** What a drain's marks are decided on, as stored: a mark on this read is conditional on it. */
-  readonly markBasis?: MarkBasis | undefined;
   /** status.volumesAttached[].name: the unique names of the volumes attached to it (volume-names.ts). */
   readonly attachedVolumes?: readonly string[] | undefined;
   /** The termination policy's deferral mark (deferralAnnotation). */
@@ -40,16 +38,6 @@ export interface NodeInfo {
   readonly conditions?: readonly NodeCondition[] | undefined;
   /** Our repair record on the node, when a repair of ours decided it. */
   readonly repair?: RepairRecord | undefined;
-}
-
-/**
- * The fields a drain's marks are decided on that NodeInfo keeps parsed or defaulted, exactly as stored: the drain
- * annotation's text, and spec.unschedulable with its absence (undefined: not set). With the hand-off claim and the
- * labels, a mark written on the node as read tests them (adapters/kubernetes/drain-mark-api.ts).
- */
-export interface MarkBasis {
-  readonly drainText?: string | undefined;
-  readonly unschedulable?: boolean | undefined;
 }
 
 export interface Toleration {

@@ -209,7 +209,7 @@ async function resumeDrain(
     (await deps.cluster.mark(
       node.name,
       { excludeFromLoadBalancers: false, cordon: false, drain: resumed, owner: deps.config.deploymentName },
-      node,
+      node.resourceVersion,
     )) !== 'patched'
   )
     return false;

@@ -1,4 +1,4 @@
-// Phase 2, mark: exclude the node from external load balancers and cordon it, in one
+// Phase 2, mark: exclude the node from external load balancers and cordon it, in one merge
 // patch with our drain record (which action, when it was notified and first seen, which marks
 // we set ourselves and what the label was before). Label first in spirit: deregistration takes
 // minutes, pods can be gone in seconds. Then the group's other leaving nodes (siblings.ts).
@@ -62,7 +62,7 @@ async function markOnce(run: Run, v: Verified): Promise<Step<Marked> | 'changed'
         owner: request.settings.deploymentName,
         claim,
       },
-      node,
+      node.resourceVersion,
     );
     if (result === 'changed') return 'changed';
     if (result === 'node-gone') {

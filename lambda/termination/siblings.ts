@@ -250,5 +250,5 @@ async function markSibling(run: Run, own: Marked, node: NodeInfo): Promise<boole
     drain: record,
     owner: run.request.settings.deploymentName,
   };
-  return (await run.deps.nodes.mark(node.name, marks, node)) === 'patched';
+  return (await run.deps.nodes.mark(node.name, marks, node.resourceVersion)) === 'patched';
 }

@@ -32,7 +32,6 @@ import {
 } from '../../lambda/cluster/marks/mark-keys.js';
 
 import { otherMarksOfOurs } from '../../lambda/cluster/marks/our-marks.js';
-import { formatDrainRecord } from '../../lambda/cluster/marks/drain-record.js';
 import { createRouter, type HandlerResult } from '../../lambda/router.js';
 import type { ChoiceAnswer } from '../../lambda/termination-policy/answer.js';
 import type {
@@ -305,12 +304,16 @@ export class FakeCluster {
     return [...this.nodes.values()].filter((n) => n.labels[ownerLabel] === owner);
   }
 
-  async mark(name: string, marks: NodeMarks, asRead?: NodeInfo): Promise<PatchResult> {
+  async mark(name: string, marks: NodeMarks, ifResourceVersion?: string): Promise<PatchResult> {
     this.log('mark', `${name}${marks.excludeFromLoadBalancers ? ' label' : ''}${marks.cordon ? ' cordon' : ''}`);
     const node = this.nodes.get(name);
     if (!node) return 'node-gone';
-    // As the adapter's JSON patch tests them: the claim, the record, the exclusion label, the cordon as read.
-    if (asRead !== undefined && markBasisMoved(asRead, node)) return 'changed';
+    if (
+      ifResourceVersion !== undefined &&
+      node.resourceVersion !== undefined &&
+      ifResourceVersion !== node.resourceVersion
+    )
+      return 'changed';
     this.putNode({
       ...node,
       labels: {
@@ -533,12 +536,7 @@ export class FakeCluster {
 
   /** Every write moves the node's resourceVersion on, as the API server does. */
   private putNode(node: NodeInfo & { providerId: string }): void {
-    // Read back as the adapter reads it: the record's text and the cordon as stored (absent when false).
-    const markBasis = {
-      drainText: node.drain === undefined ? undefined : formatDrainRecord(node.drain),
-      unschedulable: node.unschedulable ? true : undefined,
-    };
-    this.nodes.set(node.name, { ...node, markBasis, resourceVersion: String(++this.resourceVersion) });
+    this.nodes.set(node.name, { ...node, resourceVersion: String(++this.resourceVersion) });
     this.version++;
   }
   private resourceVersion = 1;
@@ -1217,20 +1215,4 @@ export function handlerWorld(env: Record<string, string>) {
     invokeChoice,
     runChain,
   };
-}
-
-/**
- * A field a drain's mark decided on moved since the read (the adapter's `test` operations, drain-mark-api.ts); read
- * without them (a node a test built), anything moved: the adapter's resourceVersion precondition.
- */
-function markBasisMoved(read: NodeInfo, now: NodeInfo): boolean {
-  if (read.markBasis === undefined)
-    return read.resourceVersion !== undefined && now.resourceVersion !== read.resourceVersion;
-  const label = (n: NodeInfo, key: string) => n.labels[key];
-  return (
-    read.handOffClaim !== now.handOffClaim ||
-    read.markBasis.drainText !== now.markBasis?.drainText ||
-    read.markBasis.unschedulable !== now.markBasis?.unschedulable ||
-    [excludeFromLoadBalancersLabel, refreshCordonedLabel].some((key) => label(read, key) !== label(now, key))
-  );
 }

@@ -30,8 +30,6 @@ export type TlsAndHeaders = Pick<https.RequestOptions, 'ca' | 'cert' | 'key' | '
 export interface RequestOptions {
   readonly query?: Readonly<Record<string, string | number | boolean | undefined>>;
   readonly body?: unknown;
-  /** The body already serialised, sent as it is (instead of `body`). */
-  readonly payload?: string;
   readonly contentType?: string;
   /** Ask for a gzipped answer (large lists only). */
   readonly compressed?: boolean;
@@ -225,7 +223,7 @@ class KubeClient {
 
   private async once<T>(method: string, path: string, o: RequestOptions): Promise<T> {
     const what = `${method} ${path}`;
-    const payload = o.payload ?? (o.body === undefined ? undefined : JSON.stringify(o.body));
+    const payload = o.body === undefined ? undefined : JSON.stringify(o.body);
     const req = await this.open(method, this.url(path, o.query), o, payload);
     // The API server gzips answers over 128 KiB when asked (APIResponseCompression, on by
     // default). Asked only where it pays: a page of 100 node objects (1.5 MB of JSON) shrinks

@@ -1,9 +1,8 @@
 // Node reads and the drain's node patches: one GET by name, a paged scan only as the
-// lookup's fallback, the owner-label list, merge patches taking back our marks and for the hand-off claim
-// (the marks themselves: drain-mark-api.ts).
+// lookup's fallback, the owner-label list, merge patches for our marks and the hand-off claim.
 import { sameSource } from '../../cluster/rules/drain-source.js';
 import type { V1Node } from '@kubernetes/client-node';
-import type { NodeGateway, NodeWatch } from '../../cluster/ports/node-gateway.js';
+import type { NodeGateway, NodeMarks, NodeWatch } from '../../cluster/ports/node-gateway.js';
 import type { NodeInfo, PatchResult, DrainRecord } from '../../cluster/model.js';
 import type { NodeReader } from './node-reader.js';
 import { instanceMatches } from '../../cluster/rules/provider-id.js';
@@ -22,7 +21,6 @@ import { call, classify, statusOf } from './api-errors.js';
 import type { KubeHttp } from './kube-http.js';
 import { openListWatch } from './list-watch.js';
 import { createConditionsApi } from './node-conditions-api.js';
-import { markNode } from './drain-mark-api.js';
 import { toNodeInfo, type WireList } from './object-codecs.js';
 
 const mergePatch = 'application/merge-patch+json';
@@ -51,7 +49,7 @@ export function createNodeApi(kube: KubeHttp, log: Log): NodeApi {
     watchNodeNamed: (name) => api.watchNodeNamed(name),
     listMarked: (owner) => api.listMarked(owner),
     drainMarkedNames: (owner) => api.drainMarkedNames(owner),
-    mark: (name, marks, asRead) => markNode(kube, name, marks, asRead),
+    mark: (name, marks, ifResourceVersion) => api.mark(name, marks, ifResourceVersion),
     unmark: (node, record) => api.unmark(node, record),
     claimHandOff: (name, expected, next, record) => api.claimHandOff(name, expected, next, record),
   };
@@ -164,6 +162,23 @@ class NodeRequests {
       cont = page.metadata?.continue || undefined;
     } while (cont);
     return names;
+  }
+
+  mark(name: string, marks: NodeMarks, ifResourceVersion?: string): Promise<PatchResult> {
+    return this.patch(name, {
+      metadata: {
+        ...(ifResourceVersion !== undefined ? { resourceVersion: ifResourceVersion } : {}),
+        labels: {
+          [ownerLabel]: marks.owner,
+          ...(marks.excludeFromLoadBalancers ? { [excludeFromLoadBalancersLabel]: 'true' } : {}),
+        },
+        annotations: {
+          [drainAnnotation]: formatDrainRecord(marks.drain),
+          ...(marks.claim !== undefined ? { [handOffAnnotation]: marks.claim } : {}),
+        },
+      },
+      ...(marks.cordon ? { spec: { unschedulable: true } } : {}),
+    });
   }
 
   async unmark(first: NodeInfo, record: DrainRecord): Promise<PatchResult> {

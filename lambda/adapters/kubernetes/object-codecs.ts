@@ -68,7 +68,6 @@ export function toNodeInfo(node: V1Node): NodeInfo {
       : {}),
     hasAnnotations: node.metadata?.annotations !== undefined,
     resourceVersion: node.metadata?.resourceVersion,
-    markBasis: { drainText: annotations[drainAnnotation], unschedulable: node.spec?.unschedulable },
     ...(node.status?.volumesAttached !== undefined
       ? { attachedVolumes: node.status.volumesAttached.map((v) => v.name) }
       : {}),

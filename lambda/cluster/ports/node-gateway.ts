@@ -64,12 +64,8 @@ export interface NodeGateway extends Partial<ConditionsGateway> {
    * The names of the nodes a drain of this owner marked (its owner label and the exclusion label): one list of names.
    */
   drainMarkedNames(owner: string): Promise<ReadonlySet<string>>;
-  /**
-   * The owner label, the exclusion label and cordon where asked, the record (and claim) in one patch. Given the node as
-   * read, conditional on what a mark decides on: its claim, record, exclusion label and cordon ('changed' when another
-   * writer moved one of them), not on the node's status or other fields.
-   */
-  mark(nodeName: string, marks: NodeMarks, asRead?: NodeInfo): Promise<PatchResult>;
+  /** One merge patch: the owner label, the exclusion label and cordon where asked, the record. */
+  mark(nodeName: string, marks: NodeMarks, ifResourceVersion?: string): Promise<PatchResult>;
   /**
    * Takes back exactly what our drain record says we set (the load-balancer label restored
    * to its prior value, the cordon) and removes our record and hand-off annotations; the owner

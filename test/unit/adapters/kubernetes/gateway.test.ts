@@ -25,8 +25,6 @@ interface Seen {
   url: URL;
   headers: IncomingMessage['headers'];
   body: unknown;
-  /** The body as it came on the wire. */
-  raw: string;
 }
 
 describe('Kubernetes adapter', () => {
@@ -47,7 +45,6 @@ describe('Kubernetes adapter', () => {
           url: new URL(req.url ?? '/', 'http://x'),
           headers: req.headers,
           body: raw ? JSON.parse(raw) : undefined,
-          raw,
         };
         seen.push(entry);
         respond(entry, res);
@@ -103,119 +100,6 @@ describe('Kubernetes adapter', () => {
         labels: { 'graceful-node-termination/owner': owner },
         annotations: { 'graceful-node-termination/drain': expect.stringContaining('"action":"sha256:ab"') },
       },
-    });
-  });
-
-  describe('a mark on the node as read', () => {
-    const asRead = {
-      name: 'node-a',
-      uid: 'n',
-      providerId: 'aws:///z/i-0123456789abcdef0',
-      unschedulable: false,
-      labels: { 'kubernetes.io/hostname': 'node-a' },
-      ready: true,
-      taints: [],
-      hasAnnotations: true,
-      handOffClaim: 'sha256:ab/0/request-1',
-      resourceVersion: '7',
-      // The API server leaves out unschedulable: false (omitempty): not set, as read.
-      markBasis: { drainText: '{"old":"text"}', unschedulable: undefined },
-    };
-    const marks = { excludeFromLoadBalancers: true, cordon: true, drain: record(), owner, claim: 'sha256:ab/0/r2' };
-
-    it('is one JSON patch testing what the mark decided on, exactly as read, then setting the marks', async () => {
-      await expect(gateway.mark('node-a', marks, asRead)).resolves.toBe('patched');
-      expect(seen[0]!.headers['content-type']).toBe('application/json-patch+json');
-      expect(seen[0]!.body).toEqual([
-        {
-          op: 'test',
-          path: '/metadata/annotations/graceful-node-termination~1hand-off',
-          value: 'sha256:ab/0/request-1',
-        },
-        { op: 'test', path: '/metadata/annotations/graceful-node-termination~1drain', value: '{"old":"text"}' },
-        {
-          op: 'add',
-          path: '/metadata/annotations/graceful-node-termination~1drain',
-          value: expect.stringContaining('"action":"sha256:ab"'),
-        },
-        { op: 'add', path: '/metadata/annotations/graceful-node-termination~1hand-off', value: 'sha256:ab/0/r2' },
-        { op: 'test', path: '/metadata/labels/node.kubernetes.io~1exclude-from-external-load-balancers', value: null },
-        { op: 'test', path: '/metadata/labels/graceful-node-termination~1refresh-cordoned', value: null },
-        { op: 'add', path: '/metadata/labels/graceful-node-termination~1owner', value: owner },
-        { op: 'add', path: '/metadata/labels/node.kubernetes.io~1exclude-from-external-load-balancers', value: 'true' },
-        { op: 'test', path: '/spec/unschedulable', value: null },
-        { op: 'add', path: '/spec/unschedulable', value: true },
-      ]);
-      // Not on the node's resourceVersion: its status and other fields do not make it a conflict.
-      expect(JSON.stringify(seen[0]!.body)).not.toContain('resourceVersion');
-    });
-
-    it('sends <, > and & escaped as the API server writes them, so a record naming such a volume tests equal', async () => {
-      const volumes = ['kubernetes.io/csi/s3.csi.aws.com^bucket&prefix<a>'];
-      const text = JSON.stringify({ volumes });
-      await gateway.mark(
-        'node-a',
-        { ...marks, drain: record({ volumes }) },
-        {
-          ...asRead,
-          markBasis: { drainText: text },
-        },
-      );
-      const raw = JSON.stringify(seen[0]!.body);
-      const sent = seen[0]!.raw;
-      expect(seen[0]!.body).toContainEqual({ op: 'test', path: expect.stringContaining('drain'), value: text });
-      // What went on the wire: Go's escapes, never the characters themselves.
-      expect(sent).toContain('bucket\\u0026prefix\\u003ca\\u003e');
-      expect(sent).not.toMatch(/[<>&]/);
-      expect(raw).toContain('&');
-    });
-
-    it('tests absent fields as null, and creates the maps a node did not have', async () => {
-      const bare = { ...asRead, labels: {}, hasAnnotations: false, handOffClaim: undefined, markBasis: {} };
-      await gateway.mark('node-a', { ...marks, cordon: false, claim: undefined }, bare);
-      expect(seen[0]!.body).toEqual([
-        { op: 'test', path: '/metadata/annotations', value: null },
-        { op: 'add', path: '/metadata/annotations', value: { 'graceful-node-termination/drain': expect.any(String) } },
-        { op: 'test', path: '/metadata/labels', value: null },
-        {
-          op: 'add',
-          path: '/metadata/labels',
-          value: {
-            'graceful-node-termination/owner': owner,
-            'node.kubernetes.io/exclude-from-external-load-balancers': 'true',
-          },
-        },
-        { op: 'test', path: '/spec/unschedulable', value: null },
-      ]);
-    });
-
-    it("answers 'changed' when a test failed (422 without causes) or the node moved on (409); throws on a real refusal", async () => {
-      respond = (_req, res) =>
-        json(res, 422, {
-          kind: 'Status',
-          code: 422,
-          reason: 'Invalid',
-          message: 'the server rejected our request due to an error in our request',
-          details: {},
-        });
-      await expect(gateway.mark('node-a', marks, asRead)).resolves.toBe('changed');
-      respond = (_req, res) => json(res, 409, { kind: 'Status', code: 409, reason: 'Conflict', message: 'conflict' });
-      await expect(gateway.mark('node-a', marks, asRead)).resolves.toBe('changed');
-      respond = (_req, res) =>
-        json(res, 422, {
-          kind: 'Status',
-          code: 422,
-          reason: 'Invalid',
-          message: 'Node "node-a" is invalid: metadata.labels: Invalid value',
-          details: { causes: [{ reason: 'FieldValueInvalid', field: 'metadata.labels' }] },
-        });
-      await expect(gateway.mark('node-a', marks, asRead)).rejects.toThrow(/HTTP 422/);
-    });
-
-    it('read without the fields as stored (another codec), it is conditional on the whole resourceVersion', async () => {
-      await gateway.mark('node-a', marks, { ...asRead, markBasis: undefined });
-      expect(seen[0]!.headers['content-type']).toBe('application/merge-patch+json');
-      expect(seen[0]!.body).toMatchObject({ metadata: { resourceVersion: '7' }, spec: { unschedulable: true } });
     });
   });
 
@@ -496,7 +380,6 @@ describe('Kubernetes adapter', () => {
       refreshGroup: undefined,
       hasAnnotations: false,
       resourceVersion: undefined,
-      markBasis: { drainText: undefined, unschedulable: true },
       // Without a lastTransitionTime, the repair rules never count the wait (repair/rules.ts).
       conditions: [{ type: 'Ready', status: 'True', reason: '', sinceMs: Number.NaN }],
     });
