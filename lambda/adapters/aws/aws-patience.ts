@@ -70,24 +70,6 @@ function asBusy(error: unknown, what: string): Error {
   });
 }
 
-/**
- * The wait before asking a throttled call again: "full jitter", anywhere from a quarter second up
- * to 2 s, doubling, at most 8 s. The bucket is the account's and refills at a steady rate: many
- * callers refused together (a wave's releases, seen in one shared reading) get its tokens back
- * soonest when their asks spread over the whole window, not crowd its second half as "equal
- * jitter" (half the cap, plus up to half) did: the wave's last releases came 15-20 s after the
- * groups let go (docs/benchmarks.md, tg4). https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/
- */
-export function throttledRetryMs(attempt: number, draw: number): number {
-  const capMs = Math.min(8_000, 2_000 * 2 ** attempt);
-  return Math.round(Math.max(250, capMs * draw));
-}
-
-/** After a transient failure (a reset connection, a 5xx): 0.5-1 s, then 1-2 s. */
-function transientRetryMs(attempt: number, draw: number): number {
-  return Math.round(Math.min(8_000, 1_000 * 2 ** attempt) * (0.5 + draw / 2));
-}
-
 /** AWS calls made, per service, since the last reset (one record at a time). */
 export class AwsCallCount {
   private counts = new Map<string, number>();
@@ -126,8 +108,11 @@ export function patient<T extends object>(
           return await (fn as (...a: unknown[]) => Promise<unknown>).apply(port, args);
         } catch (error) {
           const throttled = isThrottled(error);
-          const draw = Math.random();
-          const waitMs = throttled ? throttledRetryMs(attempt, draw) : transientRetryMs(attempt, draw);
+          // Throttled: the bucket is the account's and empty for seconds; asking sooner is only
+          // refused, asking much later leaves its tokens to others (1-2 s, doubling, up to 4-8 s).
+          const waitMs = Math.round(
+            Math.min(8_000, (throttled ? 2_000 : 1_000) * 2 ** attempt) * (0.5 + Math.random() / 2),
+          );
           if (!throttled && (!isTransient(error) || attempt >= transientRetries)) throw error;
           // Still throttled: the use cases see one kind of error for it, whatever the service.
           // Still failing otherwise: the error as it came (a transient infrastructure failure).

@@ -1,13 +1,7 @@
 // Throttled AWS calls are asked again for a while before they fail, and every call is counted
 // (lambda/adapters/aws/aws-patience.ts).
 import { describe, expect, it } from 'vitest';
-import {
-  AwsCallCount,
-  isThrottled,
-  isTransient,
-  patient,
-  throttledRetryMs,
-} from '../../../../lambda/adapters/aws/aws-patience.js';
+import { AwsCallCount, isThrottled, isTransient, patient } from '../../../../lambda/adapters/aws/aws-patience.js';
 import { ServiceBusyError } from '../../../../lambda/shared/errors.js';
 import { budgetUntilMs, withinBudget } from '../../../../lambda/shared/time-budget.js';
 import { FakeClock } from '../../../fakes/fake-world.js';
@@ -48,20 +42,6 @@ describe('patience with throttling', () => {
     expect(count.take()).toEqual({ autoscaling: 4 });
     expect(count.take()).toEqual({});
     expect(clock.now() - Date.parse('2026-11-22T10:00:00Z')).toBeLessThan(60_000);
-  });
-
-  it('spreads throttled asks over the whole window (full jitter), from a quarter second to 2 s, doubling, capped at 8 s', () => {
-    // Callers refused together come back anywhere in the window, the earliest a quarter second later.
-    expect(throttledRetryMs(0, 0)).toBe(250);
-    expect(throttledRetryMs(0, 0.3)).toBe(600);
-    expect(throttledRetryMs(0, 1)).toBe(2_000);
-    expect(throttledRetryMs(1, 0.5)).toBe(2_000);
-    expect(throttledRetryMs(2, 1)).toBe(8_000);
-    expect(throttledRetryMs(6, 1)).toBe(8_000);
-    // Over many draws the first retries fill the window evenly: a quarter of them within its first half second.
-    const draws = Array.from({ length: 1_000 }, (_, i) => throttledRetryMs(0, (i + 0.5) / 1_000));
-    expect(draws.filter((ms) => ms <= 500).length).toBe(250);
-    expect(Math.max(...draws)).toBeLessThanOrEqual(2_000);
   });
 
   it('gives up after its patience with one kind of error for the use cases, and never retries anything else', async () => {
