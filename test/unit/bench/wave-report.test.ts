@@ -1,0 +1,51 @@
+// What the wave bench says a refused node patch lost to (bench/wave-report.ts conflictSources): a marking in the
+// 5 s before it wins over the conditions patch its drain makes right after, which is often the last write before.
+import { describe, expect, it } from 'vitest';
+import { conflictSources } from '../../../bench/wave-report.js';
+import type { AuditEntry } from '../../cluster/kube.js';
+
+const entry = (o: Partial<AuditEntry> & Pick<AuditEntry, 'atMs'>): AuditEntry => ({
+  verb: 'patch',
+  user: 'drainer',
+  groups: [],
+  userAgent: 'graceful-node-termination/1',
+  code: 200,
+  message: '',
+  resource: 'nodes',
+  subresource: undefined,
+  namespace: undefined,
+  name: 'node-b',
+  requestURI: '/api/v1/nodes/node-b',
+  requestObject: {},
+  receivedMs: o.atMs - 5,
+  ...o,
+});
+
+describe('what a refused node patch lost to', () => {
+  it('names the marking, not the conditions patch its drain made just after it', () => {
+    const requests = [
+      entry({ atMs: 1_000, requestObject: { metadata: { annotations: { d: '{"action":"sha256:ab"}' } } } }),
+      entry({ atMs: 1_020, subresource: 'status' }),
+      entry({ atMs: 1_060, receivedMs: 1_050, code: 409 }),
+    ];
+    expect(conflictSources(requests)).toEqual({ 'a marking or record of a drain': 1 });
+  });
+
+  it("tells a sibling's marking ahead, a conditions patch alone, and nothing of ours", () => {
+    const requests = [
+      entry({ atMs: 1_000, requestObject: { metadata: { annotations: { d: '{"kind":"marked-ahead"}' } } } }),
+      entry({ atMs: 1_100, receivedMs: 1_090, code: 409 }),
+      entry({ atMs: 20_000, subresource: 'status', name: 'node-c' }),
+      entry({ atMs: 20_100, receivedMs: 20_090, code: 409, name: 'node-c' }),
+      entry({ atMs: 40_000, receivedMs: 39_990, code: 409, name: 'node-d' }),
+      // Older than 5 s: not what it lost to.
+      entry({ atMs: 50_000, name: 'node-e' }),
+      entry({ atMs: 56_000, receivedMs: 55_990, code: 409, name: 'node-e' }),
+    ];
+    expect(conflictSources(requests)).toEqual({
+      "a sibling's marking ahead": 1,
+      'a conditions patch (status)': 1,
+      'no write of ours within 5 s': 2,
+    });
+  });
+});
