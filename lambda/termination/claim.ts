@@ -61,6 +61,10 @@ export function claimToWrite(c: Carrier, onNode: string | undefined, newDrain: b
   return onNode === mine ? undefined : mine;
 }
 
+/** Logged when carriedByAnother: a second delivery (of the notification, of a hand-off) leaves the drain to it. */
+export const standsDownMessage =
+  'another invocation carries this termination (a notification or hand-off delivered twice); this one stands down';
+
 /** The claim on the node is not one this invocation may carry on from: another delivery took the drain up. */
 export function carriedByAnother(c: Carrier, onNode: string | undefined): boolean {
   if (c.ownPendingClaim !== undefined) return onNode !== c.ownPendingClaim;

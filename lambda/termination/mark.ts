@@ -12,7 +12,7 @@ import { sameSource } from '../cluster/rules/drain-source.js';
 
 import { TransientError } from '../shared/errors.js';
 import { markDoomedSiblings, surveyTakesMs } from './siblings.js';
-import { carriedByAnother, claimToWrite, type Carrier } from './claim.js';
+import { carriedByAnother, claimToWrite, standsDownMessage, type Carrier } from './claim.js';
 import type { Marked, Run, Step, Verified } from './state.js';
 
 export async function mark(run: Run, v: Verified): Promise<Step<Marked>> {
@@ -98,9 +98,7 @@ async function markOnce(run: Run, v: Verified): Promise<Step<Marked> | 'changed'
 /** A second delivery (of the notification, of a hand-off) that read the node before another took the drain up. */
 function twinOfAnother(run: Run, carrier: Carrier, node: NodeInfo): boolean {
   if (!carriedByAnother(carrier, node.handOffClaim)) return false;
-  run.deps.log.info('another invocation carries this termination (a delivery came twice); this one stands down', {
-    current: node.handOffClaim,
-  });
+  run.deps.log.info(standsDownMessage, { current: node.handOffClaim });
   return true;
 }
 

@@ -4,8 +4,7 @@
 import type { DrainSource, NodeInfo } from '../cluster/model.js';
 import { actionIdOfInstance } from '../cluster/marks/action-id.js';
 import { actionOf, sameSource } from '../cluster/rules/drain-source.js';
-import { carriedByAnother, parseClaim } from './claim.js';
-import type { HandOff } from '../inbound/lifecycle-message.js';
+import { carriedByAnother, parseClaim, standsDownMessage, type Carrier } from './claim.js';
 import type { Run, Step, Verified } from './state.js';
 
 export async function verify(run: Run): Promise<Step<Verified>> {
@@ -48,32 +47,23 @@ export async function verify(run: Run): Promise<Step<Verified>> {
     });
     return { ...base, claim: undefined, ownPendingClaim: node.handOffClaim };
   }
-  if (handOff !== undefined) return carriesHandOff(run, node, handOff);
-  // Lambda's retry of the first invocation (its claim written with the marks) carries on; any other claim on this
-  // action means another invocation carries it (claim.ts, the rule mark applies again after a lost race).
-  if (carriedByAnother({ actionId, requestId, handOff: undefined, ownPendingClaim: undefined }, node.handOffClaim)) {
-    log.info('another invocation already carries this termination; this delivery stands down', {
-      current: node.handOffClaim,
-    });
+  // A first delivery: Lambda's retry of the first invocation (its claim written with the marks) carries on, any other
+  // claim on this action means another invocation carries it. A hand-off: the claim it was published under, or the
+  // one this very invocation took it up with before Lambda retried it. The rule mark applies again (claim.ts).
+  const carrier: Carrier = { actionId, requestId, handOff, ownPendingClaim: undefined };
+  if (carriedByAnother(carrier, node.handOffClaim)) {
+    log.info(standsDownMessage, { current: node.handOffClaim, handOff: handOff?.count ?? null });
     return { stop: { end: 'superseded' } };
   }
+  if (handOff !== undefined) return carriesHandOff(run, node);
   // A claim of an earlier, finished termination of this instance (it came back) is replaced.
   return { ...base, claim: node.handOffClaim, ownPendingClaim: undefined };
 }
 
-/** A hand-off is carried on only by the delivery whose claim the node holds, and only for the drain on the node. */
-function carriesHandOff(run: Run, node: NodeInfo, handOff: HandOff): Step<Verified> {
+/** A hand-off the node's claim lets this delivery carry on: only for the drain on the node. */
+function carriesHandOff(run: Run, node: NodeInfo): Step<Verified> {
   const { source } = run.request;
   const { log } = run.deps;
-  // The claim it was published under, or the one this very invocation took it up with before Lambda retried it.
-  const carrier = { actionId: source.actionId, requestId: run.request.requestId, handOff, ownPendingClaim: undefined };
-  if (carriedByAnother(carrier, node.handOffClaim)) {
-    log.info('this hand-off was already taken up by another delivery; nothing to do', {
-      handOff: handOff.count,
-      current: node.handOffClaim,
-    });
-    return { stop: { end: 'superseded' } };
-  }
   // A hand-off that names its action by instance (the reconciler's) carries on the record the
   // reconciler wrote for it (on a timeline of its own), never another one.
   if (source.kind === 'resumed' && (node.drain === undefined || !sameSource(node.drain.source, source))) {
