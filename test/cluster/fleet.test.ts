@@ -213,9 +213,15 @@ describe('fleet-aware lookup, admission and marking', () => {
     expect(JSON.parse(node.metadata?.annotations?.['graceful-node-termination/drain'] ?? '{}')).toMatchObject({
       set: ['exclude-from-load-balancers', 'cordon'],
     });
-    expect(
-      requestsSince(second).filter((e) => e.verb === 'patch' && !e.subresource && e.name === 'fleet-doomed-2'),
-    ).toHaveLength(1);
+    // One write of the node: a patch refused 409 lost to a write the test does not make (the kubelet's stand-in
+    // updating the node's status between the drain's read and its patch) and is read again, as every mark is.
+    const patches = requestsSince(second).filter(
+      (e) => e.verb === 'patch' && !e.subresource && e.name === 'fleet-doomed-2',
+    );
+    expect(patches.filter((e) => e.code < 300)).toHaveLength(1);
+    expect(patches.filter((e) => e.code >= 300).map((e) => e.code)).toEqual(
+      patches.filter((e) => e.code >= 300).map(() => 409),
+    );
     for (const n of doomed) drainer.terminating.delete(n.instanceId);
   });
 
