@@ -19,7 +19,7 @@ const spotDrain = (o: Observations, instanceId: string, atMs: number) =>
   o.spots.some((s) => s.instanceId === instanceId && s.confirmed && s.warnedMs <= atMs);
 
 const orderOf = (q: Parameters<typeof documentedRule>[0]) =>
-  (documentedRule(q, { evictDaemonSetPods: true }) as { order?: number }).order;
+  (documentedRule(q, { evictDaemonSetPods: true }, -Infinity) as { order?: number }).order;
 
 /** No eviction of a Skip or WaitCompleted pod; a batch pod only after its wait; orders kept. */
 export function drainRulesKept(o: Observations): Violation[] {
@@ -27,7 +27,9 @@ export function drainRulesKept(o: Observations): Violation[] {
   const flag = (atMs: number, message: string) => out.push({ invariant: 'drainRulesKept', atMs, message });
   for (const { entry, pod } of podWrites(o)) {
     if (pod === undefined || pod.node === undefined) continue;
-    const rule = documentedRule(pod, o.settings);
+    // Finished only when it finished before the drainer could have read it so (a pod failed by the pod garbage
+    // collector after its eviction, or while the eviction was on its way, was evicted as a running pod).
+    const rule = documentedRule(pod, o.settings, entry.receivedMs - seenWithinMs);
     const what = `${entry.subresource === 'eviction' ? 'eviction' : 'deletion'} of ${pod.namespace}/${pod.name}`;
     // A Spot interruption waits for nothing (docs/drain-rules.md): its two minutes evict WaitCompleted pods too.
     const spot = spotDrain(o, nodeNamed(o, pod.node)?.instanceId ?? '', entry.receivedMs);
@@ -59,7 +61,7 @@ export function drainRulesKept(o: Observations): Violation[] {
       if (q.uid === pod.uid || !onNodeAt(q, pod.node!, entry.receivedMs + seenWithinMs)) return false;
       if (given.some((e) => e.message.includes(`${q.namespace}/${q.name}`))) return false;
       if ((q.boundMs ?? q.createdMs) > action.openedMs) return false;
-      const r = documentedRule(q, o.settings);
+      const r = documentedRule(q, o.settings, entry.receivedMs);
       return r.behavior === 'Drain' && r.order < rule.order && (q.finishedMs ?? Infinity) > entry.receivedMs;
     });
     if (lower.length > 0)

@@ -20,9 +20,17 @@ export function goDurationMs(value: string): number | undefined {
   return total;
 }
 
-/** docs/drain-rules.md, "Where a pod's rule comes from" (the soak sets no DRAIN_RULES). */
-export function documentedRule(pod: PodRecord, settings: Pick<SoakSettings, 'evictDaemonSetPods'>): DocumentedRule {
-  if (pod.annotations['kubernetes.io/config.mirror'] !== undefined || pod.finishedMs !== undefined)
+/**
+ * docs/drain-rules.md, "Where a pod's rule comes from" (the soak sets no DRAIN_RULES), for the pod as it was at
+ * `atMs`: a pod that finished later (the pod garbage collector fails the pods of a deleted node) was not finished
+ * then, and its rule then is what the drainer had to keep.
+ */
+export function documentedRule(
+  pod: PodRecord,
+  settings: Pick<SoakSettings, 'evictDaemonSetPods'>,
+  atMs: number,
+): DocumentedRule {
+  if (pod.annotations['kubernetes.io/config.mirror'] !== undefined || (pod.finishedMs ?? Infinity) <= atMs)
     return { behavior: 'Skip' };
   if (pod.ownerKind === 'DaemonSet')
     return settings.evictDaemonSetPods ? { behavior: 'Drain', order: 1000 } : { behavior: 'Skip' };

@@ -7,6 +7,16 @@ import { documentedRule } from './reading.js';
 
 const finished = (phase: string) => phase === 'Succeeded' || phase === 'Failed';
 const said = (r: ReleaseSnapshot, reason: string) => r.events.some((e) => e.reason === reason);
+const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
+/** Pods the drainer said, before the release, it no longer waits for (docs/how-it-works.md, docs/drain-rules.md). */
+function givenUp(r: ReleaseSnapshot, pod: { namespace: string; name: string }): boolean {
+  const named = new RegExp(`(^|[\\s,])${escaped(`${pod.namespace}/${pod.name}`)}([\\s,:]|$)`);
+  return r.events.some(
+    (e) => (e.reason === 'PodsNotWaitedFor' || e.reason === 'PodRescheduledOnDrainingNode') && named.test(e.message),
+  );
+}
+
 const continued = (o: Observations) => o.releases.filter((r) => r.result === 'CONTINUE' && r.node !== undefined);
 
 /**
@@ -19,9 +29,10 @@ export function noReleaseWhilePodsMustLeave(o: Observations): Violation[] {
     const began = o.actions.find((a) => a.token === r.token)?.openedMs ?? -Infinity;
     const stuck = r.pods.filter((p) => {
       const record = o.pods.find((q) => q.uid === p.uid);
-      const rule = record ? documentedRule(record, o.settings) : { behavior: 'Drain' };
+      // The rule at the release: a pod that ran then and failed later (its node deleted) had to leave.
+      const rule = record ? documentedRule(record, o.settings, r.atMs) : { behavior: 'Drain' };
       const cameBack = record?.ownerKind === 'DaemonSet' && record.createdMs > began;
-      return rule.behavior !== 'Skip' && !finished(p.phase) && !cameBack;
+      return rule.behavior !== 'Skip' && !finished(p.phase) && !cameBack && !givenUp(r, p);
     });
     if (stuck.length === 0 || said(r, 'DrainTimedOut')) return [];
     return [

@@ -61,6 +61,30 @@ describe('the soak invariants', () => {
     });
   });
 
+  it('noReleaseWhilePodsMustLeave: a pod running at the release and failed later (its node deleted) still had to leave', () => {
+    const web = (finishedAt: number) => pod('web-1', 'n-1', { finishedMs: at(finishedAt) });
+    const running = release({
+      pods: [
+        { uid: 'uid-web-1', namespace: 'soak-1', name: 'web-1', phase: 'Running', terminating: false, volumes: [] },
+      ],
+    });
+    expect(names(noReleaseWhilePodsMustLeave(observations({ pods: [web(80)], releases: [running] })))).toEqual([
+      'noReleaseWhilePodsMustLeave',
+    ]);
+    const failed = release({
+      pods: [
+        { uid: 'uid-web-1', namespace: 'soak-1', name: 'web-1', phase: 'Failed', terminating: false, volumes: [] },
+      ],
+    });
+    expect(noReleaseWhilePodsMustLeave(observations({ pods: [web(40)], releases: [failed] }))).toEqual([]);
+    // Unless the drainer said before the release that it no longer waits for that very pod.
+    const notWaited = (names: string) => ({ reason: 'PodsNotWaitedFor', message: `Not waiting for ${names}: gone.` });
+    const given = (names: string) => ({ ...running, events: [{ reason: 'Drained', message: '' }, notWaited(names)] });
+    const found = (names: string) =>
+      noReleaseWhilePodsMustLeave(observations({ pods: [web(80)], releases: [given(names)] })).length;
+    expect([found('soak-1/api-1, soak-1/web-1'), found('soak-1/web-10'), found('soak-1/web-1x')]).toEqual([0, 1, 1]);
+  });
+
   it('noReleaseWhilePodsMustLeave: with DaemonSet pods evicted, one left behind is found, its replacement is not', () => {
     const evicting = { ...observations().settings, evictDaemonSetPods: true };
     const agent = (createdAt: number) =>
@@ -223,6 +247,16 @@ describe('the soak invariants', () => {
       expect(check({ pods: [skip, wait], audit: [evictionOf(skip, 5, 429), evictionOf(wait, 6)] })).toEqual([
         expect.stringMatching(/cache-1, whose rule is Skip/),
         expect.stringMatching(/export-1, whose rule is WaitCompleted/),
+      ]);
+    });
+
+    it('reads a finished pod as Skip from when the drainer could see it finished, not before', () => {
+      // The pod garbage collector fails the pods of a deleted node: an eviction sent while the pod ran is kept.
+      const web = (finishedAt: number) => pod('web-1', 'n-1', { finishedMs: at(finishedAt) });
+      expect(check({ pods: [web(12)], audit: [evictionOf(web(12), 10)] })).toEqual([]);
+      expect(check({ pods: [web(9)], audit: [evictionOf(web(9), 10)] })).toEqual([]);
+      expect(check({ pods: [web(5)], audit: [evictionOf(web(5), 10)] })).toEqual([
+        expect.stringMatching(/web-1, whose rule is Skip/),
       ]);
     });
 
