@@ -19,6 +19,8 @@ export function spanSummary(
     requestsByKind: requestsByKind(requests),
     /** The refused ones among them, by kind and status (a budget's 429, a conflict's 409, APF's 429). */
     refusedByKind: refusedByKind(requests),
+    /** Evictions a budget refused: at the pod's first ask or again, and when (seconds into the span). */
+    budgetRefusals: budgetRefusals(requests),
     /** Node patches answered 409: what each most likely lost to. */
     conflictsAfter: conflictSources(requests),
     /** The Events created, by reason and kind of object: what a wave tells beyond its drains. */
@@ -64,6 +66,36 @@ export function conflictSources(requests: readonly AuditEntry[]): Record<string,
           ? 'a conditions patch (status)'
           : 'no write of ours within 5 s';
     out[key] = (out[key] ?? 0) + 1;
+  }
+  return out;
+}
+
+const refusedByBudget = (e: AuditEntry) => e.code === 429 && /disruption budget/i.test(e.message);
+
+/**
+ * The evictions a budget refused, split by whether the drainer had asked for that pod before (a pod's first ask meets
+ * the budget unwatched; a pod asked again waited on the budget's watch first, eviction/budget-waits.ts), and by the
+ * span's seconds in which they came (0-5, 5-10, 10-20, 20+ from the span's first request).
+ */
+export function budgetRefusals(requests: readonly AuditEntry[]): {
+  firstAsk: number;
+  askedAgain: number;
+  bySeconds: Record<string, number>;
+} {
+  const evictions = requests.filter((e) => e.subresource === 'eviction').sort((x, y) => x.receivedMs - y.receivedMs);
+  const startMs = Math.min(...requests.map((e) => e.receivedMs));
+  const asked = new Set<string>();
+  const out = { firstAsk: 0, askedAgain: 0, bySeconds: {} as Record<string, number> };
+  for (const e of evictions) {
+    const pod = `${e.namespace}/${e.name}`;
+    const again = asked.has(pod);
+    asked.add(pod);
+    if (!refusedByBudget(e)) continue;
+    if (again) out.askedAgain++;
+    else out.firstAsk++;
+    const s = (e.receivedMs - startMs) / 1000;
+    const bucket = s < 5 ? '0-5 s' : s < 10 ? '5-10 s' : s < 20 ? '10-20 s' : '20 s and later';
+    out.bySeconds[bucket] = (out.bySeconds[bucket] ?? 0) + 1;
   }
   return out;
 }

@@ -1,7 +1,7 @@
 // What the wave bench says a refused node patch lost to (bench/wave-report.ts conflictSources): a marking in the
 // 5 s before it wins over the conditions patch its drain makes right after, which is often the last write before.
 import { describe, expect, it } from 'vitest';
-import { conflictSources } from '../../../bench/wave-report.js';
+import { budgetRefusals, conflictSources } from '../../../bench/wave-report.js';
 import type { AuditEntry } from '../../cluster/kube.js';
 
 const entry = (o: Partial<AuditEntry> & Pick<AuditEntry, 'atMs'>): AuditEntry => ({
@@ -46,6 +46,37 @@ describe('what a refused node patch lost to', () => {
       "a sibling's marking ahead": 1,
       'a conditions patch (status)': 1,
       'no write of ours within 5 s': 2,
+    });
+  });
+});
+
+describe("a budget's refusals, by ask and by time", () => {
+  const eviction = (name: string, receivedMs: number, code: number) =>
+    entry({
+      atMs: receivedMs + 5,
+      receivedMs,
+      verb: 'create',
+      resource: 'pods',
+      subresource: 'eviction',
+      namespace: 'shop',
+      name,
+      code,
+      message: code === 429 ? "Cannot evict pod as it would violate the pod's disruption budget." : '',
+    });
+
+  it("splits the refusals at a pod's first ask from those of a pod asked again, and counts them by seconds", () => {
+    const requests = [
+      eviction('web-1', 1_000, 429),
+      eviction('web-2', 1_200, 201),
+      eviction('web-1', 7_000, 429),
+      eviction('web-3', 12_000, 429),
+      eviction('web-1', 25_000, 201),
+      entry({ atMs: 26_000, code: 429, message: 'Too many requests, please try again later.' }),
+    ];
+    expect(budgetRefusals(requests)).toEqual({
+      firstAsk: 2,
+      askedAgain: 1,
+      bySeconds: { '0-5 s': 1, '5-10 s': 1, '10-20 s': 1 },
     });
   });
 });
