@@ -17,6 +17,14 @@ function givenUp(r: ReleaseSnapshot, pod: { namespace: string; name: string }): 
   );
 }
 
+/**
+ * docs/how-it-works.md: a reading of the load balancers may take 8 s, and an invocation with less than that before it
+ * hands on (its timeout less INVOCATION_MARGIN_SECONDS) never reads: the settle phase waits the fixed delay.
+ */
+const readingMayTakeSeconds = 8;
+const invocationsRead = (o: Observations) =>
+  o.settings.invocationSeconds - o.settings.invocationMarginSeconds >= readingMayTakeSeconds;
+
 const continued = (o: Observations) => o.releases.filter((r) => r.result === 'CONTINUE' && r.node !== undefined);
 
 /**
@@ -63,8 +71,9 @@ export function noReleaseWhileVolumesOrTargetsHold(o: Observations): Violation[]
           `of departed pods was still attached, and no VolumesNotDetached Event said the deadline was reached`,
       });
     const routing = r.targets.filter((t) => t.state !== 'unused');
-    // Never read at all (throttled, failing): the fixed LOAD_BALANCER_DELAY_SECONDS applies instead, documented.
-    const read = o.targetReads.some((c) => c.answered && c.atMs <= r.atMs);
+    // Never read at all (throttled, failing), or invocations too short for any reading: the fixed
+    // LOAD_BALANCER_DELAY_SECONDS applies instead, documented.
+    const read = o.targetReads.some((c) => c.answered && c.atMs <= r.atMs) && invocationsRead(o);
     if (routing.length > 0 && read && !said(r, 'TargetsNotDeregistered'))
       out.push({
         invariant: 'noReleaseWhileVolumesOrTargetsHold',

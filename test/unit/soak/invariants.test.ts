@@ -123,13 +123,21 @@ describe('the soak invariants', () => {
       expect(noReleaseWhileVolumesOrTargetsHold(observations({ releases: [used] }))).toEqual([]);
     });
 
-    it('finds a CONTINUE while a target group still routes to the instance, unless at the maximum or never read', () => {
+    it('finds a CONTINUE while a target group still routes to the instance, unless at the maximum or unread', () => {
       const routing = release({ targets: [{ targetGroup: 'k8s-soak-web', state: 'draining' }] });
       expect(names(noReleaseWhileVolumesOrTargetsHold(observations({ releases: [routing] })))).toEqual([
         'noReleaseWhileVolumesOrTargetsHold',
       ]);
       const atMaximum = { ...routing, events: [{ reason: 'TargetsNotDeregistered', message: '' }] };
       expect(noReleaseWhileVolumesOrTargetsHold(observations({ releases: [atMaximum] }))).toEqual([]);
+      // Read for others, but this drain's invocations are too short for any reading (12 s less a 5 s margin is
+      // under a reading's 8 s): the fixed delay, documented.
+      const short = { ...observations().settings, invocationSeconds: 12, invocationMarginSeconds: 5 };
+      expect(noReleaseWhileVolumesOrTargetsHold(observations({ settings: short, releases: [routing] }))).toEqual([]);
+      const enough = { ...short, invocationSeconds: 13 };
+      expect(
+        names(noReleaseWhileVolumesOrTargetsHold(observations({ settings: enough, releases: [routing] }))),
+      ).toEqual(['noReleaseWhileVolumesOrTargetsHold']);
       const neverRead = observations({ releases: [routing], targetReads: [{ atMs: at(45), answered: false }] });
       expect(noReleaseWhileVolumesOrTargetsHold(neverRead)).toEqual([]);
     });
