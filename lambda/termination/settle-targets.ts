@@ -10,23 +10,19 @@
 // failing from the first look) the fixed delay applies, as managed node groups do.
 // Requested of the Node Termination Handler since 2020: https://github.com/aws/aws-node-termination-handler/issues/316
 import type { TargetsReading } from '../cluster/model.js';
-import { targetsDeregistered, targetsNotDeregistered, waitingForTargets } from '../cluster/events/settle-events.js';
+import {
+  targetsDeregistered,
+  targetsNotDeregistered,
+  targetsNotRead,
+  waitingForTargets,
+} from '../cluster/events/settle-events.js';
 import type { TargetHold, TargetReading } from '../shared/aws-ports.js';
 import type { Drained, Run } from './state.js';
 import type { SharedTargets } from './shared-targets.js';
 import { readTargets, sharedTargetsOf, within } from './target-reads.js';
-
-/** Looks get sparser as the wait goes on: 2 s, 3 s, 4.5 s, ... up to 10 s, jittered. */
-export function pollIntervalMs(look: number, random: () => number = Math.random): number {
-  return Math.round(Math.min(10_000, 2000 * 1.5 ** look) * (0.8 + 0.4 * random()));
-}
+import { callBudget, pollIntervalMs, readBudgetMs } from './target-wait-pace.js';
 
 const seconds = (ms: number) => Math.max(0, Math.round(ms / 100) / 10);
-
-/** The longest one reading may take: two attempts of 3 s and the backoff between (runtime.ts). */
-export const readBudgetMs = 8_000;
-/** ELB calls one termination's wait may make, over all its invocations: then the last reading stands. */
-export const callBudget = 400;
 
 const known = (holds: readonly TargetHold[]) => holds.filter((h) => h.state !== 'unknown');
 
@@ -48,6 +44,10 @@ export class TargetWait {
   private readonly shared: SharedTargets | undefined;
   /** The last look was the deployment's shared readings (no budget of its own then). */
   private sharing = false;
+  /** A fixed delay fallen back to after an answer keeps the minimum wait an answer brings. */
+  private fixedFloorMs = 0;
+  /** Why this invocation fell back to the fixed delay, until the Event says it (once). */
+  private fellBack: string | undefined;
 
   constructor(
     private readonly run: Run,
@@ -86,7 +86,7 @@ export class TargetWait {
 
   private get fixedUntilMs(): number {
     return Math.min(
-      this.d.drainedAtMs + this.d.deadlines.loadBalancerDelayMs,
+      Math.max(this.d.drainedAtMs + this.d.deadlines.loadBalancerDelayMs, this.fixedFloorMs),
       this.d.deadlines.settleEndMs ?? Infinity,
     );
   }
@@ -148,9 +148,16 @@ export class TargetWait {
   }
 
   private failed(reading: Extract<TargetReading, { read: false }>, after: number): void {
-    // Never read (the shared reader had not read them yet, and now ELB denies it): as a first look.
-    const neverRead = this.holds === undefined || (reading.denied && this.holds.every((h) => h.state === 'pending'));
-    if (neverRead) return this.fallBack(reading.denied ? 'access denied' : 'unavailable', reading);
+    // Never read (the shared reader had not read them yet, or could not, and now ELB denies it): as a first look. A
+    // group pending would otherwise hold until the maximum, though nothing will read it.
+    const neverRead =
+      this.holds === undefined ||
+      (reading.denied && this.holds.every((h) => h.state === 'pending' || h.state === 'unknown'));
+    if (neverRead) {
+      // After an answer (this invocation's or one a hand-off carried), the minimum wait it brought still holds.
+      if (this.holds !== undefined) this.fixedFloorMs = this.minUntilMs;
+      return this.fallBack(reading.denied ? 'access denied' : 'unavailable', reading);
+    }
     // Read before (here or in an earlier invocation): the last reading stands; look again later.
     if (!this.failedSince)
       this.run.deps.log.warn(
@@ -195,6 +202,7 @@ export class TargetWait {
   /** Never read: the fixed delay, as without the feature. */
   private fallBack(why: string, reading: Extract<TargetReading, { read: false }> | undefined): void {
     this.mode = 'fixed';
+    this.fellBack = why;
     const hint = reading?.denied
       ? ': the role needs the elasticloadbalancing Describe actions, and RBAC list on targetgroupbindings and services'
       : '';
@@ -255,7 +263,14 @@ export class TargetWait {
   /** Tells what let the instance go and after how long (once each), and at the end what still held it. */
   async report(o: { readonly final: boolean }): Promise<{ readonly seconds: number | undefined }> {
     const { log, events } = this.run.deps;
-    if (this.mode === 'fixed') return { seconds: undefined };
+    if (this.mode === 'fixed') {
+      // The log alone said it: a release on the fixed delay, unconfirmed, is told where people look (the node).
+      const why = this.fellBack;
+      this.fellBack = undefined;
+      if (why !== undefined)
+        await events.record(targetsNotRead(this.d.node, why, seconds(this.fixedUntilMs - this.d.drainedAtMs)));
+      return { seconds: undefined };
+    }
     const untold = this.let.slice(this.told);
     this.told = this.let.length;
     if (untold.length > 0) {

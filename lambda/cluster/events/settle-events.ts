@@ -70,3 +70,13 @@ export const targetsNotDeregistered = (
     `Releasing the instance ${seconds} s after the drain (its longest wait) while ${holds.length} load ` +
       `balancer(s) still hold it: ${listed(holds.map((h) => `${h.name} (${h.state})`))}.`,
   );
+
+/** The load balancers could not be read: the fixed delay stands in for their deregistration, unconfirmed. */
+export const targetsNotRead = (node: NodeRef, why: string, delaySeconds: number) =>
+  onNode(
+    node,
+    'Warning',
+    'TargetsNotRead',
+    `Could not read the load balancers (${why}): waiting the fixed LOAD_BALANCER_DELAY_SECONDS, ` +
+      `${delaySeconds} s after the drain, without knowing whether they let the instance go.`,
+  );

@@ -7,7 +7,7 @@ import { throttledPatienceMs, transientRetries } from '../../../lambda/adapters/
 import { elbCallSpacingMs, elbConcurrency } from '../../../lambda/adapters/aws/load-balancers.js';
 import { namedPollMs } from '../../../lambda/adapters/kubernetes/named-attachments.js';
 import { lastRequestMs } from '../../../lambda/router.js';
-import { callBudget, pollIntervalMs } from '../../../lambda/termination/settle-targets.js';
+import { callBudget, pollIntervalMs } from '../../../lambda/termination/target-wait-pace.js';
 import { minReadIntervalMs } from '../../../lambda/termination/shared-targets.js';
 import {
   elbReadsPerSecond,

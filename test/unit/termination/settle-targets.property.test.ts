@@ -169,4 +169,20 @@ describe('the load-balancer wait over readings that fail and recover (properties
     const r = await release(s, { settleEndSeconds: 8 });
     expect(r.atMs).toBeLessThanOrEqual(r.drainedAtMs + 8_000);
   });
+
+  // Found by these properties while a denied reading after one that knew nothing was made to fall back to the fixed
+  // delay (not the maximum): an answer, partial, brings the minimum wait, and the fallback keeps it.
+  it('denied after a partial answer: the fixed delay, never before the minimum wait the answer brought', async () => {
+    const s: Scenario = {
+      groups: [undefined],
+      script: ['partial', 'denied'],
+      minSeconds: 9,
+      maxExtraSeconds: 1,
+      delaySeconds: 0,
+      stretchSeconds: 0,
+      settleEndExtraSeconds: undefined,
+    };
+    const r = await release(s);
+    expect(r.atMs).toBeGreaterThanOrEqual(r.drainedAtMs + 9_000);
+  });
 });

@@ -2,7 +2,7 @@
 // the load balancers let it go, both re-derived (a hand-off resumes the same wait).
 import { describe, expect, it } from 'vitest';
 import { settle } from '../../../lambda/termination/settle.js';
-import { callBudget, pollIntervalMs } from '../../../lambda/termination/settle-targets.js';
+import { callBudget, pollIntervalMs } from '../../../lambda/termination/target-wait-pace.js';
 import { within } from '../../../lambda/termination/target-reads.js';
 import { spotDeadlines } from '../../../lambda/termination/spot-interruption.js';
 import { isStop, type Deadlines, type Drained } from '../../../lambda/termination/state.js';
@@ -172,6 +172,12 @@ describe('settle: load balancers', () => {
     expect(
       w.log.messages('warn').filter((m) => m.startsWith('could not read the load balancers (access denied')),
     ).toHaveLength(1);
+    // Told on the node too, once: the release on the fixed delay is not confirmed by the load balancers.
+    expect(w.cluster.reasons()).toEqual(['Node/TargetsNotRead']);
+    expect(w.cluster.events[0]!.message).toBe(
+      'Could not read the load balancers (access denied): waiting the fixed LOAD_BALANCER_DELAY_SECONDS, 60 s ' +
+        'after the drain, without knowing whether they let the instance go.',
+    );
   });
 
   // Found by the settle property (test/unit/termination/settle-targets.property.test.ts): a drain that
@@ -288,6 +294,39 @@ describe('settle: what the cluster serves, and a wait that survives hand-offs an
     expect(w.log.messages('warn').some((m) => m.includes('fixed LOAD_BALANCER_DELAY_SECONDS'))).toBe(false);
   });
 
+  it('denied after a hand-off whose reading knew nothing (groups pending or unread): the fixed delay, not the maximum', async () => {
+    const w = phaseWorld();
+    w.deps.loadBalancers = w.loadBalancers;
+    w.loadBalancers.failure = { denied: true };
+    const group = (name: string, state: string) => ({
+      kind: 'target-group' as const,
+      id: `arn:tg/${name}`,
+      name,
+      state,
+    });
+    const d = drained(w, { deadlines: wait });
+    // The earlier invocation's look: one group the shared reader had not read since the wait began, one unread.
+    const holds = [group('web', 'pending'), group('api', 'unknown')];
+    const resumed = {
+      ...d,
+      record: { ...d.record, targets: { atMs: w.clock.now(), holds, calls: 0 } },
+      result: undefined,
+    };
+    const { seconds } = await settled(w, resumed);
+    expect(seconds).toBe(60);
+    expect(
+      w.log.messages('warn').filter((m) => m.startsWith('could not read the load balancers (access denied')),
+    ).toHaveLength(1);
+    // One group the earlier reading saw held: it stands (denied now), until the maximum.
+    const w2 = phaseWorld();
+    w2.deps.loadBalancers = w2.loadBalancers;
+    w2.loadBalancers.failure = { denied: true };
+    const d2 = drained(w2, { deadlines: wait });
+    const seen = [group('web', 'draining'), group('api', 'unknown')];
+    const held = { ...d2, record: { ...d2.record, targets: { atMs: w2.clock.now(), holds: seen, calls: 0 } } };
+    expect((await settled(w2, { ...held, result: undefined })).seconds).toBe(300);
+  });
+
   it('a drain that ends within a reading’s time of the hand-off point hands the first look on instead of calling ELB “unavailable”', async () => {
     const w = phaseWorld();
     w.deps.loadBalancers = w.loadBalancers;
@@ -299,6 +338,7 @@ describe('settle: what the cluster serves, and a wait that survives hand-offs an
     };
     expect(w.loadBalancers.readings).toBe(0);
     expect(w.log.messages('warn').filter((m) => m.includes('could not read the load balancers'))).toEqual([]);
+    expect(w.cluster.reasons()).not.toContain('Node/TargetsNotRead');
     const resumed = await settled(w, {
       ...d,
       record: handOffRecord(first.step),
@@ -319,6 +359,8 @@ describe('settle: what the cluster serves, and a wait that survives hand-offs an
     expect(seconds).toBe(1);
     expect(w.loadBalancers.readings).toBe(0);
     expect(w.log.messages('warn').some((m) => m.includes('each invocation is too short for a reading'))).toBe(true);
+    expect(w.cluster.reasons()).toEqual(['Node/TargetsNotRead']);
+    expect(w.cluster.events[0]!.message).toMatch(/^Could not read the load balancers \(each invocation is too short/);
   });
 
   it('a load balancer that could not be read holds at least the fixed delay, never released on a partial answer', async () => {
