@@ -7,6 +7,9 @@ import { peakConcurrency } from './fleet.js';
 import type { LambdaPlay } from './wave-lambda.js';
 import { kindOf, requestsByKind } from './wire.js';
 
+const refusedByBudget = (e: Pick<AuditEntry, 'code' | 'message'>) =>
+  e.code === 429 && /disruption budget/i.test(e.message);
+
 /** What a span (a wave, a rotation) cost: the drainer's requests, the AWS calls, Lambda's invocations. */
 export function spanSummary(
   requests: readonly AuditEntry[],
@@ -26,7 +29,7 @@ export function spanSummary(
     /** The Events created, by reason and kind of object: what a wave tells beyond its drains. */
     eventsByReason: eventsByReason(requests),
     peakRequestsInFlight: peakConcurrency(requests.filter((e) => e.verb !== 'watch')),
-    throttled429: requests.filter((e) => e.code === 429 && !/disruption budget/i.test(e.message)).length,
+    throttled429: requests.filter((e) => e.code === 429 && !refusedByBudget(e)).length,
     awsCallsReportedByHandler: lambda.awsCallsReported(),
     awsCalls: awsByAction(aws),
     throttledCalls: aws.filter((c) => c.outcome === 'throttled').length,
@@ -69,8 +72,6 @@ export function conflictSources(requests: readonly AuditEntry[]): Record<string,
   }
   return out;
 }
-
-const refusedByBudget = (e: AuditEntry) => e.code === 429 && /disruption budget/i.test(e.message);
 
 /**
  * The evictions a budget refused, split by whether the drainer had asked for that pod before (a pod's first ask meets
@@ -123,7 +124,7 @@ export function refusedByKind(
   const out: Record<string, number> = {};
   for (const e of requests) {
     if (e.code < 300) continue;
-    const why = e.code === 429 ? (/disruption budget/i.test(e.message) ? ' (budget)' : ' (APF)') : '';
+    const why = e.code === 429 ? (refusedByBudget(e) ? ' (budget)' : ' (APF)') : '';
     const key = `${kindOf(e)} ${e.code}${why}`;
     out[key] = (out[key] ?? 0) + 1;
   }

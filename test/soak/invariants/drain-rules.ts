@@ -4,7 +4,16 @@
 // lower ones is gone); and no pod evicted twice in a wave (its replacement landing on a node
 // already known to be leaving).
 import type { ActionRecord, Observations, Violation } from '../observations.js';
-import { documentedRule, evicted, nodeEvents, nodeNamed, onNodeAt, podWrites, soakTimeOf } from './reading.js';
+import {
+  documentedRule,
+  evicted,
+  namesPod,
+  nodeEvents,
+  nodeNamed,
+  onNodeAt,
+  podWrites,
+  soakTimeOf,
+} from './reading.js';
 
 /** How long the drainer may take to see what the soak's watch saw (a pod gone, a node leaving). */
 const seenWithinMs = 2_000;
@@ -59,7 +68,7 @@ export function drainRulesKept(o: Observations): Violation[] {
     const given = nodeEvents(o, pod.node, entry.receivedMs).filter((e) => e.reason === 'PodsNotWaitedFor');
     const lower = o.pods.filter((q) => {
       if (q.uid === pod.uid || !onNodeAt(q, pod.node!, entry.receivedMs + seenWithinMs)) return false;
-      if (given.some((e) => e.message.includes(`${q.namespace}/${q.name}`))) return false;
+      if (given.some((e) => namesPod(e.message, q))) return false;
       if ((q.boundMs ?? q.createdMs) > action.openedMs) return false;
       const r = documentedRule(q, o.settings, entry.receivedMs);
       return r.behavior === 'Drain' && r.order < rule.order && (q.finishedMs ?? Infinity) > entry.receivedMs;

@@ -108,3 +108,10 @@ export function soakTimeOf(o: Pick<Observations, 'skips'>, realMs: number): numb
   for (const s of o.skips) if (s.atRealMs <= realMs) offset = s.offsetMs;
   return realMs + offset;
 }
+
+const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
+/** Whether an Event's message names the pod exactly ("ns/web-1" is not named by "ns/web-10"). */
+export function namesPod(message: string, pod: { readonly namespace: string; readonly name: string }): boolean {
+  return new RegExp(`(^|[\\s,])${escaped(`${pod.namespace}/${pod.name}`)}([\\s,:.]|$)`).test(message);
+}

@@ -3,19 +3,15 @@
 // routes to it, unless the documented maximum was reached and the Event says so
 // (docs/how-it-works.md: the deadline, the settle phase).
 import type { Observations, ReleaseSnapshot, Violation } from '../observations.js';
-import { documentedRule } from './reading.js';
+import { documentedRule, namesPod } from './reading.js';
 
 const finished = (phase: string) => phase === 'Succeeded' || phase === 'Failed';
 const said = (r: ReleaseSnapshot, reason: string) => r.events.some((e) => e.reason === reason);
-const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-
 /** Pods the drainer said, before the release, it no longer waits for (docs/how-it-works.md, docs/drain-rules.md). */
-function givenUp(r: ReleaseSnapshot, pod: { namespace: string; name: string }): boolean {
-  const named = new RegExp(`(^|[\\s,])${escaped(`${pod.namespace}/${pod.name}`)}([\\s,:]|$)`);
-  return r.events.some(
-    (e) => (e.reason === 'PodsNotWaitedFor' || e.reason === 'PodRescheduledOnDrainingNode') && named.test(e.message),
+const givenUp = (r: ReleaseSnapshot, pod: { namespace: string; name: string }) =>
+  r.events.some(
+    (e) => (e.reason === 'PodsNotWaitedFor' || e.reason === 'PodRescheduledOnDrainingNode') && namesPod(e.message, pod),
   );
-}
 
 /**
  * docs/how-it-works.md: a reading of the load balancers may take 8 s, and an invocation with less than that before it

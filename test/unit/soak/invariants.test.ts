@@ -312,6 +312,9 @@ describe('the soak invariants', () => {
         },
       ];
       expect(check({ pods: [api, web], audit: [evictionOf(web, 10)], events: given })).toEqual([]);
+      // Named exactly: another pod whose name begins the same excuses nothing.
+      const other = [{ ...given[0]!, message: 'Not waiting for soak-1/api-10: …' }];
+      expect(check({ pods: [api, web], audit: [evictionOf(web, 10)], events: other })).toHaveLength(1);
     });
   });
 
