@@ -62,6 +62,8 @@ export function fleetEnvironment(
     countBytes: true,
     // The probe's requests too: the API server's own timing of them (serverLatenciesMs).
     auditUsers: [probeUser],
+    // Which node each replacement went to: a pod evicted twice is traced to its node's marks.
+    auditBindings: true,
     awsRateLimits: rateLimits(o.autoScalingBucket),
     containerPerInvocation: true,
     // kube-controller-manager at 200 requests a second (not 20): the ReplicaSets must replace a

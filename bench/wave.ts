@@ -45,6 +45,7 @@ import {
 } from './wave-environment.js';
 import { probeSummary, startProbe } from './wave-probe.js';
 import { rateLimitsOf, spanSummary } from './wave-report.js';
+import { markCoverage, traceTwiceEvicted } from './wave-twice.js';
 import {
   createTargetGroups,
   elbAnswerDelayMs,
@@ -310,6 +311,18 @@ async function theWave(env: Environment, fleet: Fleet, o: WaveOptions, say: (lin
     .sort((x, y) => x - y);
   const evictions = requests.filter((e) => e.subresource === 'eviction' && e.code === 201 && e.namespace === namespace);
   const aws = env.aws.calls.filter((c) => c.atMs >= startedMs && c.atMs <= endedMs);
+  const notifiedMsByNode = new Map(
+    [...tokens.values()].map((t) => [fleet.wave.find((n) => n.instanceId === t.instanceId)!.name, t.notifiedMs]),
+  );
+  const evictedTwice = traceTwiceEvicted(
+    {
+      evictedTwice: evictions.filter((e) => !originalNames.has(e.name ?? '')),
+      bindings: readAudit(env.plane, (e) => e.subresource === 'binding' && e.namespace === namespace),
+      requests,
+      notifiedMsByNode,
+    },
+    startedMs,
+  );
   const summary = {
     requestsPerNode: round(requests.length / fleet.wave.length),
     bytesPerNode: Math.round(bytes / fleet.wave.length),
@@ -325,7 +338,15 @@ async function theWave(env: Environment, fleet: Fleet, o: WaveOptions, say: (lin
     podsPerTerminatedNode: round(onDoomed / fleet.wave.length),
     evictions: evictions.length,
     evictionsPerOriginalPod: round(evictions.length / Math.max(1, onDoomed)),
-    podsEvictedTwice: evictions.filter((e) => !originalNames.has(e.name ?? '')).length,
+    podsEvictedTwice: evictedTwice.length,
+    /** Each pod evicted twice: its node, and when it was bound, notified and first marked (wave-twice.ts). */
+    evictedTwice,
+    /** When the wave's nodes were marked, against the first eviction (wave-twice.ts). */
+    marking: markCoverage(
+      requests,
+      fleet.wave.map((n) => n.name),
+      startedMs,
+    ),
     lastCompletionSeconds: done.length ? round((Math.max(...done.map((c) => c.atMs)) - startedMs) / 1000) : undefined,
     lastNotificationSeconds: round((offsets.at(-1)! - first) / 1000),
     terminationSecondsMedian: round(perTermination[Math.floor(perTermination.length / 2)] ?? 0),

@@ -22,6 +22,8 @@ export interface EnvironmentOptions {
   readonly drainTimeoutSeconds?: number;
   /** Users whose requests the audit log also records (the benchmark audits kubectl). */
   readonly auditUsers?: readonly string[];
+  /** Audit the scheduler's bindings too (PlaneOptions.auditBindings). */
+  readonly auditBindings?: boolean;
   /**
    * Time each invocation gets (Lambda's timeout: 900). Shorter, a drain hands on through the
    * local SNS endpoint to fresh invocations, as it does in AWS when it outlasts one run.
@@ -134,6 +136,7 @@ export async function startEnvironment(options: EnvironmentOptions): Promise<Env
     : await startPlane({
         log: options.log,
         auditUsers: options.auditUsers,
+        auditBindings: options.auditBindings,
         manyNodesWithoutKubelet: options.manyNodesWithoutKubelet,
       });
   const groups = options.groups ?? [groupName];

@@ -94,13 +94,14 @@ async function survey(run: Run, own: Marked): Promise<void> {
     looked = await markPass(run, own, ids, share, tally);
   } while (looked && tally.unmarked > siblingLimit && passes < maxPasses);
   if (looked) await markUnmatched(run, own, ids, tally);
+  await tellMarkedAhead(run, own, tally.marked);
   log.info("marked the nodes of the group's other leaving instances before evicting", {
     leavingSiblings: ids.length,
     unmarkedAtFirst: tally.unmarkedAtFirst ?? 0,
     passes,
     nodesRead: tally.read,
     marked: tally.marked.length,
-    nodes: tally.marked,
+    nodes: tally.marked.map((m) => m.node.name),
     scannedForOthers: tally.scanned,
   });
 }
@@ -110,7 +111,8 @@ interface Tally {
   unmarkedAtFirst: number | undefined;
   unmarked: number;
   read: number;
-  readonly marked: string[];
+  /** Marked by this survey, told (Event, conditions) once the passes are over. */
+  readonly marked: { readonly instanceId: string; readonly node: NodeInfo }[];
   /**
    * Siblings whose node was found (by name), tried by name, offered to a pass at all; the names marked at the last
    * look.
@@ -182,29 +184,39 @@ async function markUnmatched(run: Run, own: Marked, ids: readonly string[], tall
   await markNodes(run, own, nodesOf, tally);
 }
 
+/** The nodes' marks only: each pass cordons its share at once, and what it marked is told after the passes. */
 async function markNodes(run: Run, own: Marked, nodesOf: ReadonlyMap<string, NodeInfo>, tally: Tally): Promise<void> {
-  const { instance } = run.request;
-  const { log } = run.deps;
   await mapWithConcurrency([...nodesOf], concurrency, async ([instanceId, node]) => {
     try {
-      if (await markSibling(run, own, node)) {
-        tally.marked.push(node.name);
-        const o = {
-          instanceId,
-          group: instance.group,
-          drainedInstance: instance.instanceId,
-          drainedNode: own.node.name,
-        };
-        await run.deps.events.record(cordonedAhead(node, o));
-        await tellConditions(run.deps.nodes, log, node.name, [
-          planned(
-            `${instance.group} is terminating this instance too (marked ahead by the drain of ` +
-              `${instance.instanceId})`,
-          ),
-        ]);
-      }
+      if (await markSibling(run, own, node)) tally.marked.push({ instanceId, node });
     } catch (error) {
-      log.warn("could not mark a leaving sibling's node; its own drain will", {
+      run.deps.log.warn("could not mark a leaving sibling's node; its own drain will", {
+        node: node.name,
+        error: asError(error),
+      });
+    }
+  });
+}
+
+/**
+ * The CordonedAhead Event and the MaintenancePlanned condition of each node the survey marked, after its passes: told
+ * between the marks, they held each pass's next share for two more requests a node, while the evictions of drains
+ * already going on landed pods on the nodes not cordoned yet (issue 40, the wave bench's pods evicted twice).
+ */
+async function tellMarkedAhead(run: Run, own: Marked, marked: Tally['marked']): Promise<void> {
+  const { instance } = run.request;
+  const { log } = run.deps;
+  await mapWithConcurrency(marked, concurrency, async ({ instanceId, node }) => {
+    try {
+      const o = { instanceId, group: instance.group, drainedInstance: instance.instanceId, drainedNode: own.node.name };
+      await run.deps.events.record(cordonedAhead(node, o));
+      await tellConditions(run.deps.nodes, log, node.name, [
+        planned(
+          `${instance.group} is terminating this instance too (marked ahead by the drain of ${instance.instanceId})`,
+        ),
+      ]);
+    } catch (error) {
+      log.warn("could not tell a leaving sibling's node it was marked ahead", {
         node: node.name,
         error: asError(error),
       });

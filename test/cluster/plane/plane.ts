@@ -35,6 +35,8 @@ export interface PlaneOptions {
   readonly log?: (line: string) => void;
   /** Extra audit rules placed before the drainer's (the benchmark audits kubectl too). */
   readonly auditUsers?: readonly string[];
+  /** Audit the scheduler's bindings too (which node each pod went to): the wave bench traces a pod evicted twice. */
+  readonly auditBindings?: boolean;
   /** Keep the folder after stop, for inspection. */
   readonly keepDir?: boolean;
   /**
@@ -149,6 +151,13 @@ export async function startPlane(options: PlaneOptions = {}): Promise<Plane> {
         `    userGroups: ["${drainerGroup}"]`,
         ...(auditUsers.length
           ? ['  - level: Request', `    users: [${auditUsers.map((u) => `"${u}"`).join(', ')}]`]
+          : []),
+        ...(options.auditBindings
+          ? [
+              '  - level: Request',
+              '    verbs: ["create"]',
+              '    resources: [{ group: "", resources: ["pods/binding"] }]',
+            ]
           : []),
         '  - level: None',
         '',

@@ -2,24 +2,9 @@
 // 5 s before it wins over the conditions patch its drain makes right after, which is often the last write before.
 import { describe, expect, it } from 'vitest';
 import { budgetRefusals, conflictSources } from '../../../bench/wave-report.js';
-import type { AuditEntry } from '../../cluster/kube.js';
+import { auditEntry } from './audit-entry.js';
 
-const entry = (o: Partial<AuditEntry> & Pick<AuditEntry, 'atMs'>): AuditEntry => ({
-  verb: 'patch',
-  user: 'drainer',
-  groups: [],
-  userAgent: 'graceful-node-termination/1',
-  code: 200,
-  message: '',
-  resource: 'nodes',
-  subresource: undefined,
-  namespace: undefined,
-  name: 'node-b',
-  requestURI: '/api/v1/nodes/node-b',
-  requestObject: {},
-  receivedMs: o.atMs - 5,
-  ...o,
-});
+const entry = auditEntry;
 
 describe('what a refused node patch lost to', () => {
   it('names the marking, not the conditions patch its drain made just after it', () => {

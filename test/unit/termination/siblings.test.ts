@@ -380,6 +380,24 @@ describe('cordon every doomed node first: the marking passes of a wave', () => {
     expect(cluster.calls.filter((c) => c.op === 'list-marked')).toHaveLength(2);
   });
 
+  it('cordons every share first and tells (CordonedAhead) after the passes: a pass never waits on the Events', async () => {
+    const { world, cluster } = wave(60);
+    const marksAtEachTell: number[] = [];
+    const record = cluster.record.bind(cluster);
+    cluster.record = async (event) => {
+      if (event.reason === 'CordonedAhead')
+        marksAtEachTell.push(cluster.calls.filter((c) => c.op === 'mark' && c.target.startsWith('wave-')).length);
+      return record(event);
+    };
+    expect((await world.invoke(world.handler(), lifecycleMessage())).records[0]!.status).toBe('drained');
+    expect(cluster.calls.filter((c) => c.op === 'list-marked')).toHaveLength(3);
+    expect(marksAtEachTell).toEqual(Array.from({ length: 60 }, () => 60));
+    const told = cluster.events.filter((e) => e.reason === 'CordonedAhead').map((e) => e.regarding.name);
+    expect(new Set(told).size).toBe(60);
+    const evictAt = cluster.calls.find((c) => c.op === 'evict')!.atMs;
+    expect(cluster.calls.filter((c) => c.op === 'mark' && c.atMs > evictAt)).toEqual([]);
+  });
+
   it('26 unmarked siblings: the pause is paid once for a single leftover; 25 or fewer: no pause', async () => {
     for (const [count, pauses] of [
       [25, false],
