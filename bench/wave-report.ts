@@ -209,6 +209,11 @@ export function waveTable(w: Results): string {
     ['every action completed exactly once', 'actionsCompletedExactlyOnce', '', 'true'],
     ['evictions per original pod', 'evictionsPerOriginalPod', '', '1.00'],
     ['pods evicted twice', 'podsEvictedTwice', '', '0'],
+    [
+      "the wave's nodes all marked / the first eviction, from the first notification",
+      'marking.markedSeconds.all',
+      ' s',
+    ],
     ['last completion, from the first notification', 'lastCompletionSeconds', ' s', budget],
     ['slowest termination, notification to completion', 'terminationSecondsMax', ' s'],
     ['peak drainer requests in flight (audit log)', 'peakRequestsInFlight', ''],
@@ -237,9 +242,11 @@ export function waveTable(w: Results): string {
                 ? ` / ${cell(r, key.replace(/medianSeconds$/, 'p99Seconds'))} / ${cell(r, key.replace(/medianSeconds$/, 'maxSeconds'))}`
                 : key === 'loadBalancers.release.afterDrainAndLetGo.within15Seconds'
                   ? ` of ${cell(r, 'loadBalancers.release.afterDrainAndLetGo.measured')}`
-                  : key === 'loadBalancers.controllerCallsByKind.reconcile'
-                    ? ` + ${cell(r, 'loadBalancers.controllerCallsByKind.periodic')}`
-                    : '';
+                  : key === 'marking.markedSeconds.all'
+                    ? ` / ${cell(r, 'marking.firstEvictionSeconds', ' s')}`
+                    : key === 'loadBalancers.controllerCallsByKind.reconcile'
+                      ? ` + ${cell(r, 'loadBalancers.controllerCallsByKind.periodic')}`
+                      : '';
     lines.push(
       `| ${label} | ${cell(w, key, unit)}${extra(w)} | ${p ? `${cell(p, key, unit)}${extra(p)}` : ''} | ${target ?? ''} |`,
     );
