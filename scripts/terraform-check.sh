@@ -60,7 +60,9 @@ provider_installation {
 EOF
 # Only the mirror: no registry, no plugin cache, nothing from the network.
 export TF_CLI_CONFIG_FILE=$work/tofurc TF_IN_AUTOMATION=1
-"$tofu" version | head -1
+# sed, not head: head leaves at the first line, and under pipefail the SIGPIPE tofu may meet
+# writing the rest fails the check (exit 141, as a CI run did).
+"$tofu" version | sed -n 1p
 
 "$tofu" fmt -check -recursive -diff terraform test/terraform/fixture
 echo "[terraform] 1. tofu fmt -check: terraform/ (with its example) and the fixture parse and are formatted"
@@ -69,7 +71,7 @@ cp -r terraform "$work/module"
 (cd "$work/module" && "$tofu" init -input=false -no-color >/dev/null && "$tofu" validate -no-color)
 echo "[terraform] 2. tofu validate: the module, against the stand-in's schema"
 
-release=$(ls "$repo"/dist/release/graceful-node-termination-*.template.json 2>/dev/null | head -1)
+release=$(ls "$repo"/dist/release/graceful-node-termination-*.template.json 2>/dev/null | sed -n 1p || true)
 [ -n "$release" ] || { echo "[terraform] no release in dist/release/: run npm run release first" >&2; exit 1; }
 cp -r test/terraform/fixture "$work/fixture"
 sed -i "s|\"../../../terraform\"|\"$repo/terraform\"|" "$work/fixture/main.tf"
