@@ -76,7 +76,25 @@ export function buildPlane(log: (line: string) => void = () => {}): string {
   }
 }
 
+/**
+ * The ports are chosen free, then let go before etcd and kube-apiserver bind them: a server this process (or another)
+ * starts meanwhile can take one (a CI soak's etcd met a Node HTTP server on its port: "bind: address already in use").
+ * Then the plane starts again on fresh ports, up to three times; any other failure is the plane's, told at once.
+ */
 export async function startPlane(options: PlaneOptions = {}): Promise<Plane> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startPlaneOnce(options);
+    } catch (error) {
+      if (attempt >= 3 || !(error as Error).message.includes('address already in use')) throw error;
+      options.log?.(
+        `a port was taken before the plane bound it; starting again on fresh ports (attempt ${attempt + 1})`,
+      );
+    }
+  }
+}
+
+async function startPlaneOnce(options: PlaneOptions): Promise<Plane> {
   const log = options.log ?? (() => {});
   const binDir = buildPlane(log);
   const bin = (name: string) => join(binDir, name);
