@@ -6,9 +6,26 @@ import type { AuditEntry } from '../test/cluster/kube.js';
 import { peakConcurrency } from './fleet.js';
 import type { LambdaPlay } from './wave-lambda.js';
 import { kindOf, requestsByKind } from './wire.js';
+import { parseDrainRecord } from '../lambda/cluster/marks/drain-record.js';
+import { drainAnnotation } from '../lambda/cluster/marks/mark-keys.js';
 
 const refusedByBudget = (e: Pick<AuditEntry, 'code' | 'message'>) =>
   e.code === 429 && /disruption budget/i.test(e.message);
+
+/** A patch of a node itself (not its status): a marking, a drain's record, or their taking back. */
+export const isNodePatch = (e: AuditEntry) =>
+  e.verb === 'patch' && e.resource === 'nodes' && e.subresource === undefined;
+
+/**
+ * Whether a node patch wrote a sibling's marking ahead: its drain record read as the handler reads it (drain-record.ts:
+ * the record of a marking ahead names no action). A drain's own record keeps `aheadOf` after adopting those marks.
+ */
+export function marksAhead(e: AuditEntry): boolean {
+  const annotations = (e.requestObject as { metadata?: { annotations?: Record<string, unknown> } } | undefined)
+    ?.metadata?.annotations;
+  const raw = annotations?.[drainAnnotation];
+  return parseDrainRecord(typeof raw === 'string' ? raw : undefined)?.source.kind === 'marked-ahead';
+}
 
 /** What a span (a wave, a rotation) cost: the drainer's requests, the AWS calls, Lambda's invocations. */
 export function spanSummary(
@@ -59,10 +76,10 @@ export function conflictSources(requests: readonly AuditEntry[]): Record<string,
     const before = writes.filter(
       (w) => w.name === c.name && w.code < 300 && w.atMs <= c.receivedMs && w.atMs >= c.receivedMs - 5_000,
     );
-    const marking = before.filter((w) => w.subresource !== 'status').at(-1);
+    const marking = before.filter(isNodePatch).at(-1);
     const key =
       marking !== undefined
-        ? JSON.stringify(marking.requestObject ?? '').includes('marked-ahead')
+        ? marksAhead(marking)
           ? "a sibling's marking ahead"
           : 'a marking or record of a drain'
         : before.length > 0

@@ -5,6 +5,7 @@
 // from the first notification: which of them came first says where the mark was late.
 import type { AuditEntry } from '../test/cluster/kube.js';
 import { round } from './fleet.js';
+import { isNodePatch, marksAhead } from './wave-report.js';
 
 export interface TwiceEvicted {
   readonly pod: string;
@@ -12,7 +13,7 @@ export interface TwiceEvicted {
   readonly boundSeconds: number | undefined;
   readonly notifiedSeconds: number | undefined;
   readonly firstMarkSeconds: number | undefined;
-  /** Whether that first mark was a sibling's drain marking it ahead (its record names the drain: aheadOf). */
+  /** Whether that first mark was a sibling's drain marking it ahead (wave-report.ts marksAhead). */
   readonly markedAhead: boolean | undefined;
   /** Refused node patches (409) by drains of ours before the first mark. */
   readonly conflictsBeforeMark: number;
@@ -35,9 +36,7 @@ export function traceTwiceEvicted(
   }
   return o.evictedTwice.map((e) => {
     const bound = nodeOf.get(e.name ?? '');
-    const patches = o.requests.filter(
-      (r) => r.verb === 'patch' && r.resource === 'nodes' && r.subresource === undefined && r.name === bound?.node,
-    );
+    const patches = o.requests.filter((r) => isNodePatch(r) && r.name === bound?.node);
     const firstMark = patches.find((r) => r.code === 200);
     const conflicts = patches.filter((r) => r.code === 409 && (firstMark === undefined || r.atMs < firstMark.atMs));
     return {
@@ -46,7 +45,7 @@ export function traceTwiceEvicted(
       boundSeconds: at(bound?.atMs),
       notifiedSeconds: at(bound === undefined ? undefined : o.notifiedMsByNode.get(bound.node)),
       firstMarkSeconds: at(firstMark?.atMs),
-      markedAhead: firstMark === undefined ? undefined : JSON.stringify(firstMark.requestObject).includes('aheadOf'),
+      markedAhead: firstMark === undefined ? undefined : marksAhead(firstMark),
       conflictsBeforeMark: conflicts.length,
     };
   });
@@ -63,8 +62,8 @@ export function markCoverage(
 ): { firstEvictionSeconds: number | undefined; markedSeconds: Record<string, number | undefined> } {
   const firstMarkMs = new Map<string, number>();
   for (const r of requests) {
-    const mark = r.verb === 'patch' && r.resource === 'nodes' && r.subresource === undefined && r.code === 200;
-    if (mark && r.name !== undefined && !firstMarkMs.has(r.name)) firstMarkMs.set(r.name, r.atMs);
+    if (isNodePatch(r) && r.code === 200 && r.name !== undefined && !firstMarkMs.has(r.name))
+      firstMarkMs.set(r.name, r.atMs);
   }
   const times = waveNodes.map((n) => firstMarkMs.get(n) ?? Number.POSITIVE_INFINITY).sort((x, y) => x - y);
   const at = (ms: number | undefined) =>

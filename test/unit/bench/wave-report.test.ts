@@ -2,14 +2,15 @@
 // 5 s before it wins over the conditions patch its drain makes right after, which is often the last write before.
 import { describe, expect, it } from 'vitest';
 import { budgetRefusals, conflictSources } from '../../../bench/wave-report.js';
-import { auditEntry } from './audit-entry.js';
+import { auditEntry, recordPatch } from './audit-entry.js';
 
 const entry = auditEntry;
 
 describe('what a refused node patch lost to', () => {
   it('names the marking, not the conditions patch its drain made just after it', () => {
     const requests = [
-      entry({ atMs: 1_000, requestObject: { metadata: { annotations: { d: '{"action":"sha256:ab"}' } } } }),
+      // A drain's own record that adopted a marking ahead: still a drain's record, not a marking ahead.
+      entry({ atMs: 1_000, requestObject: recordPatch('own', { aheadOf: 'i-0a' }) }),
       entry({ atMs: 1_020, subresource: 'status' }),
       entry({ atMs: 1_060, receivedMs: 1_050, code: 409 }),
     ];
@@ -18,7 +19,7 @@ describe('what a refused node patch lost to', () => {
 
   it("tells a sibling's marking ahead, a conditions patch alone, and nothing of ours", () => {
     const requests = [
-      entry({ atMs: 1_000, requestObject: { metadata: { annotations: { d: '{"kind":"marked-ahead"}' } } } }),
+      entry({ atMs: 1_000, requestObject: recordPatch('marked-ahead', { aheadOf: 'i-0a' }) }),
       entry({ atMs: 1_100, receivedMs: 1_090, code: 409 }),
       entry({ atMs: 20_000, subresource: 'status', name: 'node-c' }),
       entry({ atMs: 20_100, receivedMs: 20_090, code: 409, name: 'node-c' }),

@@ -2,7 +2,7 @@
 // marked before or after, ahead by a sibling's drain or by its own.
 import { describe, expect, it } from 'vitest';
 import { markCoverage, traceTwiceEvicted } from '../../../bench/wave-twice.js';
-import { auditEntry } from './audit-entry.js';
+import { auditEntry, recordPatch } from './audit-entry.js';
 
 const entry = auditEntry;
 const binding = (pod: string, node: string, atMs: number) =>
@@ -22,10 +22,10 @@ const eviction = (pod: string, atMs: number) =>
 describe('a pod evicted twice, traced', () => {
   it('tells the node it was bound to, when, and the first mark that came after, with the conflicts before it', () => {
     const requests = [
-      entry({ atMs: 2_000, code: 409, requestObject: { metadata: { annotations: { d: '{"aheadOf":"i-1"}' } } } }),
+      entry({ atMs: 2_000, code: 409, requestObject: recordPatch('marked-ahead', { aheadOf: 'i-1' }) }),
       entry({ atMs: 2_500, subresource: 'status' }),
-      entry({ atMs: 3_000, requestObject: { metadata: { annotations: { d: '{"aheadOf":"i-1"}' } } } }),
-      entry({ atMs: 9_000, requestObject: { metadata: { annotations: { d: '{"kind":"termination"}' } } } }),
+      entry({ atMs: 3_000, requestObject: recordPatch('marked-ahead', { aheadOf: 'i-1' }) }),
+      entry({ atMs: 9_000, requestObject: recordPatch('own', { aheadOf: 'i-1' }) }),
       entry({ atMs: 4_000, name: 'node-c' }),
     ];
     const traced = traceTwiceEvicted(
@@ -65,9 +65,8 @@ describe('a pod evicted twice, traced', () => {
       {
         evictedTwice: [eviction('a', 5_000), eviction('b', 6_000)],
         bindings: [binding('a', 'node-b', 1_000), binding('b', 'node-x', 1_000)],
-        requests: [
-          entry({ atMs: 2_000, requestObject: { metadata: { annotations: { d: '{"kind":"termination"}' } } } }),
-        ],
+        // Its own record, first, though it names a drain that marked it ahead once (an earlier termination's).
+        requests: [entry({ atMs: 2_000, requestObject: recordPatch('own', { aheadOf: 'i-9' }) })],
         notifiedMsByNode: new Map(),
       },
       0,
